@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: unit and integration tests (Maven), then the end-to-end suites that drive
+# the server and envd with the unmodified npm `e2b` SDK (Node's built-in test runner).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/env.sh
+
+mvn -B -ntp verify
+
+( cd e2e && { [ -d node_modules/e2b ] && npm ls --silent >/dev/null 2>&1 || npm ci --no-audit --no-fund; } )
+shopt -s nullglob
+suites=(e2e/tests/*.test.mjs)
+if (( ${#suites[@]} )); then
+  node --test --test-concurrency=1 "${suites[@]}"
+fi
