@@ -1,0 +1,43 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.spi.SandboxId;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A typed failure of a lifecycle operation. {@link #getMessage()} is written for API clients: it never contains host
+ * paths, commands, tokens or backend output (those stay in the cause, which is only logged).
+ */
+public final class AgentEnvException extends RuntimeException {
+    private final ErrorKind kind;
+
+    public AgentEnvException(ErrorKind kind, String clientMessage, Throwable cause) {
+        super(requireNonNull(clientMessage, "clientMessage is null"), cause);
+        this.kind = requireNonNull(kind, "kind is null");
+    }
+
+    public AgentEnvException(ErrorKind kind, String clientMessage) {
+        this(kind, clientMessage, null);
+    }
+
+    public ErrorKind kind() {
+        return kind;
+    }
+
+    public static AgentEnvException notFound(SandboxId id) {
+        return new AgentEnvException(ErrorKind.NOT_FOUND, "sandbox " + id.value() + " not found");
+    }
+
+    public static AgentEnvException invalidState(SandboxId id, SandboxState state, String operation) {
+        return new AgentEnvException(ErrorKind.CONFLICT,
+                "sandbox " + id.value() + " cannot " + operation + " while " + state.name().toLowerCase(java.util.Locale.ROOT));
+    }
+
+    public static AgentEnvException invalidArgument(String message) {
+        return new AgentEnvException(ErrorKind.INVALID_ARGUMENT, message);
+    }
+
+    public static AgentEnvException unavailable() {
+        return new AgentEnvException(ErrorKind.UNAVAILABLE, "server is shutting down");
+    }
+}

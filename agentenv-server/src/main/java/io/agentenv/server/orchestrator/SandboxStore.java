@@ -1,0 +1,63 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Durable sandbox records, the snapshot catalog and the token seed. Every mutating method returns only after its
+ * change is durable (or throws {@link StoreException} and changed nothing). Implementations must be safe for
+ * concurrent use; the conditional methods are atomic and are the orchestrator's per-sandbox lock.
+ */
+public interface SandboxStore extends AutoCloseable {
+    /** Adds a new record; throws StoreException if the id exists. */
+    void insert(SandboxRecord record);
+
+    Optional<SandboxRecord> get(SandboxId id);
+
+    /** Sets the state to {@code to} iff the current state is in {@code from}. False: missing, or another state won. */
+    boolean transition(SandboxId id, Set<SandboxState> from, SandboxState to);
+
+    /** Replaces the whole record iff the stored state is in {@code expected}. */
+    boolean replace(SandboxRecord record, Set<SandboxState> expected);
+
+    /** Deletes the record iff its state is in {@code expected}. */
+    boolean delete(SandboxId id, Set<SandboxState> expected);
+
+    /** Ids of RUNNING sandboxes whose expiresAt is at or before {@code now}, soonest first. */
+    List<SandboxId> listExpired(Instant now);
+
+    /** Keyset-paginated list in (startedAt, id) order. */
+    Page<SandboxRecord> list(SandboxQuery query);
+
+    /** Every record, for restart recovery and shutdown. */
+    List<SandboxRecord> all();
+
+    /**
+     * Adds a snapshot; each of its aliases is moved to it from whatever snapshot held it before (the newest snapshot
+     * with a name wins, as in E2B).
+     */
+    void insertSnapshot(SnapshotRecord snapshot);
+
+    /** By id, else by alias. */
+    Optional<SnapshotRecord> findSnapshot(String idOrAlias);
+
+    /** Newest first by (createdAt, id). */
+    Page<SnapshotRecord> listSnapshots(SnapshotQuery query);
+
+    /** Removes the snapshot and its aliases; false if it did not exist. */
+    boolean deleteSnapshot(TemplateId id);
+
+    /**
+     * The seed for envd and traffic token derivation: 64 lowercase hex characters, created from a SecureRandom on
+     * first use and the same on every later call and after a restart.
+     */
+    String tokenSeed();
+
+    @Override
+    void close();
+}

@@ -1,0 +1,28 @@
+package io.agentenv.spi;
+
+import java.util.Map;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What a backend needs to bring one sandbox up: its identity, what the guest agent is initialised with, and the policy
+ * to enforce.
+ *
+ * @param id            the sandbox's id; backends label every host resource with it
+ * @param template      the template or snapshot it comes from (informational for Paused sources)
+ * @param envVars       default environment of every process started in the sandbox
+ * @param defaultUser   the user processes run as when a request does not name one
+ * @param accessToken   the token the guest agent requires on every request (X-Access-Token)
+ * @param network       the egress/ingress policy to enforce
+ */
+public record LaunchSpec(SandboxId id, TemplateId template, Map<String, String> envVars, String defaultUser,
+                         AccessToken accessToken, NetworkPolicy network) {
+    public LaunchSpec {
+        requireNonNull(id, "id is null");
+        requireNonNull(template, "template is null");
+        envVars = Map.copyOf(envVars);
+        requireNonNull(defaultUser, "defaultUser is null");
+        requireNonNull(accessToken, "accessToken is null");
+        requireNonNull(network, "network is null");
+    }
+}

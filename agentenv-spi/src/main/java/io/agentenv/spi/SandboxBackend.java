@@ -1,0 +1,54 @@
+package io.agentenv.spi;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * One sandbox instance of a backend (an OCI container restored with CRIU, a microVM, ...). Created by
+ * {@link SandboxBackendFactory#prepare}, which reserves what it needs without running anything; {@link #start} runs it.
+ *
+ * <p>The orchestrator guarantees that at most one lifecycle call (start, pause, freeze/thaw, snapshot, updateNetwork)
+ * runs at a time on an instance, and never holds a lock while calling. {@link #guest()} and {@link #resources()} may
+ * be called concurrently with anything and must not block on I/O.
+ */
+public interface SandboxBackend extends AutoCloseable {
+    /**
+     * Boots or restores the instance and returns once the guest agent answers and has been initialised with the
+     * {@link LaunchSpec}'s env vars, default user and access token. On failure the caller closes the instance.
+     */
+    void start(Duration readyTimeout) throws BackendException;
+
+    /**
+     * Pauses to disk. On success the instance is stopped (its RAM released) and the result holds everything needed to
+     * resume it from {@code artifactDir}, which the orchestrator created, owns and deletes. On {@link
+     * BackendException.Recoverable} the sandbox is running as before; on Terminal it must be closed.
+     */
+    PausedState pause(PauseMode mode, Path artifactDir) throws BackendException;
+
+    /** Pauses in place (for example the cgroup freezer): processes stop, memory stays. Idempotent. */
+    void freeze() throws BackendException;
+
+    /** Undoes {@link #freeze()}. Idempotent. */
+    void thaw() throws BackendException;
+
+    /**
+     * Captures memory and filesystem while staying up (the backend may freeze briefly). On success and on
+     * {@link BackendException.Recoverable} the sandbox is running; on Terminal it must be closed. {@code artifactDir}
+     * is created and owned by the orchestrator and must not be referenced by this instance afterwards.
+     */
+    SnapshotState snapshot(Path artifactDir) throws BackendException;
+
+    /** Replaces the enforced network policy. Recoverable failures leave the previous policy in force. */
+    void updateNetwork(NetworkPolicy policy) throws BackendException;
+
+    /** How to reach the guest agent; empty while the instance is not running. */
+    Optional<GuestEndpoint> guest();
+
+    /** The real resources of this instance. */
+    Resources resources();
+
+    /** Stops the instance and releases everything it holds. Idempotent; "already gone" is success. */
+    @Override
+    void close() throws BackendException;
+}

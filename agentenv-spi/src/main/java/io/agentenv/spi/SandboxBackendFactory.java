@@ -1,0 +1,39 @@
+package io.agentenv.spi;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A kind of backend, found by {@link #name()} through {@link java.util.ServiceLoader}. Implementations must be safe for
+ * concurrent use: the orchestrator prepares many sandboxes at once (fork restores children concurrently).
+ */
+public interface SandboxBackendFactory {
+    /** The name the server is configured with (AENV_BACKEND), for example {@code container}. */
+    String name();
+
+    /** The templates this backend boots without a snapshot; at least {@code base} for a usable backend. */
+    List<TemplateDescriptor> templates();
+
+    /**
+     * Builds (but does not start) an instance for {@code spec}. A backend that can share memory between children of
+     * one snapshot does so here when several {@link LaunchSource.Snapshot} launches name the same state. Nothing runs
+     * and nothing needs closing when this throws.
+     */
+    SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException;
+
+    /** Re-creates a paused state from {@link PausedState#encode()} after a restart; artifacts are under artifactDir. */
+    PausedState decodePausedState(byte[] encoded, Path artifactDir) throws BackendException;
+
+    /** Re-creates a snapshot state from {@link SnapshotState#encode()}; artifacts are under artifactDir. */
+    SnapshotState decodeSnapshotState(byte[] encoded, Path artifactDir) throws BackendException;
+
+    /**
+     * After a server restart: returns a handle to a sandbox that kept running (for example a container that outlived
+     * the server), or empty when it is gone; an empty answer makes the orchestrator reconcile the record. The default
+     * is "nothing survives a restart".
+     */
+    default Optional<SandboxBackend> reattach(LaunchSpec spec) throws BackendException {
+        return Optional.empty();
+    }
+}
