@@ -11,7 +11,7 @@ public sealed interface CreateSandboxRequest permits NewSandbox, NewSandboxV2 {
 
     int defaultTimeoutSeconds();
 
-    /** True: pause on timeout; false: kill. Null means the default, pause. */
+    /** True: pause on timeout; false: kill. Null means E2B's default, kill. */
     Boolean autoPause();
 
     AutoResume autoResume();
@@ -26,6 +26,11 @@ public sealed interface CreateSandboxRequest permits NewSandbox, NewSandboxV2 {
 
     Map<String, Object> customExtensionParams();
 
+    /** With autoPause: whether the timeout pause keeps memory (E2B autoPauseMemory, v2 only; default true). */
+    default boolean autoPauseMemoryOrDefault() {
+        return true;
+    }
+
     /** Whether the envd port requires the access token. */
     boolean secureOrDefault();
 
@@ -34,6 +39,6 @@ public sealed interface CreateSandboxRequest permits NewSandbox, NewSandboxV2 {
     }
 
     default boolean autoPauseOrDefault() {
-        return autoPause() == null || autoPause();
+        return autoPause() != null && autoPause();
     }
 }

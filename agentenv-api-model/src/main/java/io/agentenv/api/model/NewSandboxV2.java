@@ -6,7 +6,7 @@ import java.util.Map;
 
 /**
  * Body of {@code POST /v2/sandboxes} (SDK 2.51+): default timeout 300 s, always secured (no {@code secure} field),
- * snake_case {@code allow_internet_access}. {@code autoPauseMemory}, {@code mcp}, {@code iam}, {@code volumeMounts}
+ * snake_case {@code allow_internet_access}, {@code autoPauseMemory}. {@code mcp}, {@code iam}, {@code volumeMounts}
  * and any other unknown field are accepted and ignored.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
@@ -14,6 +14,7 @@ public record NewSandboxV2(
         @JsonProperty("templateID") String templateID,
         Integer timeout,
         Boolean autoPause,
+        Boolean autoPauseMemory,
         AutoResume autoResume,
         @JsonProperty("allow_internet_access") Boolean allowInternetAccess,
         SandboxNetworkConfig network,
@@ -34,6 +35,11 @@ public record NewSandboxV2(
     @Override
     public int defaultTimeoutSeconds() {
         return DEFAULT_TIMEOUT_SECONDS;
+    }
+
+    @Override
+    public boolean autoPauseMemoryOrDefault() {
+        return autoPauseMemory == null || autoPauseMemory;
     }
 
     @Override

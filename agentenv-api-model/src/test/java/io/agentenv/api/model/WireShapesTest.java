@@ -28,7 +28,7 @@ class WireShapesTest {
         // given
         String body = """
                 {"templateID":"base","metadata":{"a":"b"},"envVars":{"FOO":"bar"},"allow_internet_access":false,
-                 "mcp":null,"iam":{"tokens":{}},"autoPauseMemory":true,"network":{"allowOut":["1.1.1.1"],"maskRequestHost":"x"}}""";
+                 "mcp":null,"iam":{"tokens":{}},"autoPauseMemory":false,"network":{"allowOut":["1.1.1.1"],"maskRequestHost":"x"}}""";
         // when
         NewSandboxV2 req = json.readValue(body, NewSandboxV2.class);
         // then
@@ -38,7 +38,8 @@ class WireShapesTest {
         assertThat(req.network().allowOut()).containsExactly("1.1.1.1");
         assertThat(req.timeoutOrDefault()).isEqualTo(300);
         assertThat(req.secureOrDefault()).isTrue();
-        assertThat(req.autoPauseOrDefault()).isTrue();
+        assertThat(req.autoPauseOrDefault()).isFalse();
+        assertThat(req.autoPauseMemoryOrDefault()).isFalse();
     }
 
     @Test
