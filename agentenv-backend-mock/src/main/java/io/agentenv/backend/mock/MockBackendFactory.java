@@ -1,0 +1,258 @@
+package io.agentenv.backend.mock;
+
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.GuestEndpoint;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.PausedState;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxBackendFactory;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SnapshotState;
+import io.agentenv.spi.TemplateDescriptor;
+import io.agentenv.spi.TemplateId;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A scriptable in-memory backend for tests (ServiceLoader name {@code mock}). It runs nothing: instances only track a
+ * status. Per operation, a test can queue outcomes (succeed, fail recoverable/terminal, delay, hold at a {@link Gate}),
+ * read call counters, and forbid locks that must not be held while the backend is called (as OkHttp's
+ * {@code RecordingEventListener.forbidLock}).
+ */
+public final class MockBackendFactory implements SandboxBackendFactory {
+    public static final String NAME = "mock";
+    public static final Resources BASE_RESOURCES = new Resources(2, 512, 1024);
+
+    private final Map<MockOp, Deque<MockAction>> scripts = new EnumMap<>(MockOp.class);
+    private final Map<MockOp, AtomicInteger> calls = new EnumMap<>(MockOp.class);
+    private final List<Object> forbiddenLocks = new CopyOnWriteArrayList<>();
+    private final List<String> violations = new CopyOnWriteArrayList<>();
+    private final List<MockSandbox> instances = new CopyOnWriteArrayList<>();
+    private final Map<SandboxId, MockSandbox> live = new ConcurrentHashMap<>();
+    private final Map<TemplateId, TemplateDescriptor> templates = new ConcurrentHashMap<>();
+    private volatile Optional<GuestEndpoint> guestEndpoint = Optional.empty();
+
+    /** The ServiceLoader constructor: knows the built-in template {@code base}. */
+    public MockBackendFactory() {
+        for (MockOp op : MockOp.values()) {
+            scripts.put(op, new ConcurrentLinkedDeque<>());
+            calls.put(op, new AtomicInteger());
+        }
+        addTemplate(new TemplateDescriptor(new TemplateId("base"), BASE_RESOURCES));
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public List<TemplateDescriptor> templates() {
+        return List.copyOf(templates.values());
+    }
+
+    public void addTemplate(TemplateDescriptor template) {
+        templates.put(template.id(), template);
+    }
+
+    @Override
+    public SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException {
+        requireNonNull(spec, "spec is null");
+        requireNonNull(source, "source is null");
+        enter(MockOp.PREPARE, null);
+        Resources resources = switch (source) {
+            case LaunchSource.Template t -> {
+                TemplateDescriptor template = templates.get(t.template());
+                if (template == null) {
+                    throw new BackendException.Terminal("mock backend has no template " + t.template());
+                }
+                yield template.resources();
+            }
+            case LaunchSource.Snapshot s -> s.state().resources();
+            case LaunchSource.Paused p -> p.state().resources();
+        };
+        MockSandbox sandbox = new MockSandbox(this, spec, source, resources);
+        instances.add(sandbox);
+        MockSandbox previous = live.put(spec.id(), sandbox);
+        if (previous != null && previous.status() != MockSandbox.Status.CLOSED
+                && previous.status() != MockSandbox.Status.STOPPED) {
+            violations.add("two live instances for sandbox " + spec.id());
+        }
+        return sandbox;
+    }
+
+    @Override
+    public PausedState decodePausedState(byte[] encoded, Path artifactDir) throws BackendException {
+        enter(MockOp.DECODE_PAUSED, null);
+        requireArtifacts(artifactDir);
+        return MockPausedState.decode(encoded);
+    }
+
+    @Override
+    public SnapshotState decodeSnapshotState(byte[] encoded, Path artifactDir) throws BackendException {
+        enter(MockOp.DECODE_SNAPSHOT, null);
+        requireArtifacts(artifactDir);
+        return MockSnapshotState.decode(encoded);
+    }
+
+    /** A RUNNING instance of this factory survives a server restart; call {@link #loseAllInstances()} to simulate a host reboot. */
+    @Override
+    public Optional<SandboxBackend> reattach(LaunchSpec spec) throws BackendException {
+        enter(MockOp.REATTACH, null);
+        MockSandbox sandbox = live.get(spec.id());
+        if (sandbox == null || sandbox.status() != MockSandbox.Status.RUNNING) {
+            return Optional.empty();
+        }
+        return Optional.of(sandbox);
+    }
+
+    // ---- scripting ---------------------------------------------------------------------------------------------
+
+    /** Queues outcomes for the next calls of {@code op}, in order. */
+    public void script(MockOp op, MockAction... actions) {
+        for (MockAction action : actions) {
+            scripts.get(op).addLast(requireNonNull(action, "action is null"));
+        }
+    }
+
+    public void failNext(MockOp op, BackendException error) {
+        script(op, new MockAction.Fail(error));
+    }
+
+    /** The next call of {@code op} blocks at the returned gate, then succeeds. */
+    public Gate holdNext(MockOp op) {
+        return holdNext(op, new MockAction.Succeed());
+    }
+
+    /** The next call of {@code op} blocks at the returned gate, then does {@code then}. */
+    public Gate holdNext(MockOp op, MockAction then) {
+        Gate gate = new Gate();
+        script(op, new MockAction.Hold(gate, then));
+        return gate;
+    }
+
+    public int count(MockOp op) {
+        return calls.get(op).get();
+    }
+
+    /** Every later backend call records a violation (and fails) when the calling thread holds {@code lock}. */
+    public void forbidLock(Object lock) {
+        forbiddenLocks.add(requireNonNull(lock, "lock is null"));
+    }
+
+    /** Contract violations seen so far: backend calls under a forbidden lock, two live instances for one sandbox. */
+    public List<String> violations() {
+        return List.copyOf(violations);
+    }
+
+    public void guestEndpoint(GuestEndpoint endpoint) {
+        this.guestEndpoint = Optional.of(endpoint);
+    }
+
+    Optional<GuestEndpoint> guestEndpoint() {
+        return guestEndpoint;
+    }
+
+    // ---- observation -------------------------------------------------------------------------------------------
+
+    /** Every instance ever prepared, oldest first. */
+    public List<MockSandbox> instances() {
+        return List.copyOf(instances);
+    }
+
+    /** The newest instance prepared for {@code id}. */
+    public Optional<MockSandbox> instance(SandboxId id) {
+        List<MockSandbox> all = new ArrayList<>(instances);
+        for (int i = all.size() - 1; i >= 0; i--) {
+            if (all.get(i).spec().id().equals(id)) {
+                return Optional.of(all.get(i));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Instances holding resources: prepared, running, frozen or broken, and not yet closed. */
+    public List<MockSandbox> openInstances() {
+        return instances.stream().filter(s -> switch (s.status()) {
+            case PREPARED, RUNNING, FROZEN, BROKEN -> true;
+            case STOPPED, CLOSED -> false;
+        }).toList();
+    }
+
+    /** Simulates a host reboot: every instance is gone without a close call. */
+    public void loseAllInstances() {
+        Collection<MockSandbox> all = new ArrayList<>(instances);
+        all.forEach(MockSandbox::vanish);
+        live.clear();
+    }
+
+    // ---- internals ---------------------------------------------------------------------------------------------
+
+    void stopped(MockSandbox sandbox) {
+        live.remove(sandbox.spec().id(), sandbox);
+    }
+
+    /** First line of every backend call: check locks, count, then run the scripted action. */
+    void enter(MockOp op, MockSandbox target) throws BackendException {
+        for (Object lock : forbiddenLocks) {
+            if (Thread.holdsLock(lock)) {
+                String violation = op + " called while holding a forbidden lock";
+                violations.add(violation);
+                throw new IllegalStateException(violation);
+            }
+        }
+        calls.get(op).incrementAndGet();
+        MockAction action = scripts.get(op).pollFirst();
+        run(action == null ? new MockAction.Succeed() : action, target);
+    }
+
+    private static void run(MockAction action, MockSandbox target) throws BackendException {
+        switch (action) {
+            case MockAction.Succeed s -> {
+            }
+            case MockAction.Fail f -> {
+                if (f.error() instanceof BackendException.Terminal && target != null) {
+                    target.broken();
+                }
+                throw f.error();
+            }
+            case MockAction.Delay d -> pause(d.delay());
+            case MockAction.Hold h -> {
+                h.gate().block();
+                run(h.then(), target);
+            }
+        }
+    }
+
+    private static void pause(Duration delay) throws BackendException {
+        try {
+            Thread.sleep(delay);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Recoverable("interrupted during a scripted delay", e);
+        }
+    }
+
+    private static void requireArtifacts(Path artifactDir) throws BackendException {
+        if (!Files.isRegularFile(artifactDir.resolve(MockSandbox.ARTIFACT_FILE))) {
+            throw new BackendException.Terminal("mock artifacts missing under " + artifactDir);
+        }
+    }
+}

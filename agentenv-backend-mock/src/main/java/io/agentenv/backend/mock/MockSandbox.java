@@ -1,0 +1,172 @@
+package io.agentenv.backend.mock;
+
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.GuestEndpoint;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.PauseMode;
+import io.agentenv.spi.PausedState;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SnapshotState;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static java.util.Objects.requireNonNull;
+
+/** One fake sandbox instance. Its {@link Status} lets tests see what the orchestrator did to it. */
+public final class MockSandbox implements SandboxBackend {
+    public enum Status {
+        PREPARED,
+        RUNNING,
+        FROZEN,
+        /** Paused to disk: stopped, state written to the artifact dir. */
+        STOPPED,
+        /** A terminal failure happened; only close() is allowed. */
+        BROKEN,
+        CLOSED
+    }
+
+    static final String ARTIFACT_FILE = "mock-state";
+
+    private final MockBackendFactory factory;
+    private final LaunchSpec spec;
+    private final LaunchSource source;
+    private final Resources resources;
+    private final AtomicReference<Status> status = new AtomicReference<>(Status.PREPARED);
+    private volatile NetworkPolicy network;
+
+    MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources) {
+        this.factory = requireNonNull(factory, "factory is null");
+        this.spec = requireNonNull(spec, "spec is null");
+        this.source = requireNonNull(source, "source is null");
+        this.resources = requireNonNull(resources, "resources is null");
+        this.network = spec.network();
+    }
+
+    public LaunchSpec spec() {
+        return spec;
+    }
+
+    public LaunchSource source() {
+        return source;
+    }
+
+    public Status status() {
+        return status.get();
+    }
+
+    public NetworkPolicy network() {
+        return network;
+    }
+
+    @Override
+    public void start(Duration readyTimeout) throws BackendException {
+        factory.enter(MockOp.START, this);
+        expect(Status.PREPARED, "start");
+        status.set(Status.RUNNING);
+    }
+
+    @Override
+    public PausedState pause(PauseMode mode, Path artifactDir) throws BackendException {
+        factory.enter(MockOp.PAUSE, this);
+        expect(Status.RUNNING, "pause");
+        MockPausedState state = new MockPausedState(mode, resources, spec.id().value());
+        writeArtifact(artifactDir, state.encode());
+        status.set(Status.STOPPED);
+        factory.stopped(this);
+        return state;
+    }
+
+    @Override
+    public void freeze() throws BackendException {
+        factory.enter(MockOp.FREEZE, this);
+        if (status.get() == Status.FROZEN) {
+            return;
+        }
+        expect(Status.RUNNING, "freeze");
+        status.set(Status.FROZEN);
+    }
+
+    @Override
+    public void thaw() throws BackendException {
+        factory.enter(MockOp.THAW, this);
+        if (status.get() == Status.RUNNING) {
+            return;
+        }
+        expect(Status.FROZEN, "thaw");
+        status.set(Status.RUNNING);
+    }
+
+    @Override
+    public SnapshotState snapshot(Path artifactDir) throws BackendException {
+        factory.enter(MockOp.SNAPSHOT, this);
+        expect(Status.RUNNING, "snapshot");
+        MockSnapshotState state = new MockSnapshotState(resources, spec.id().value());
+        writeArtifact(artifactDir, state.encode());
+        return state;
+    }
+
+    @Override
+    public void updateNetwork(NetworkPolicy policy) throws BackendException {
+        requireNonNull(policy, "policy is null");
+        factory.enter(MockOp.UPDATE_NETWORK, this);
+        expect(Status.RUNNING, "update the network of");
+        network = policy;
+    }
+
+    @Override
+    public Optional<GuestEndpoint> guest() {
+        Status now = status.get();
+        return now == Status.RUNNING || now == Status.FROZEN ? factory.guestEndpoint() : Optional.empty();
+    }
+
+    @Override
+    public Resources resources() {
+        return resources;
+    }
+
+    @Override
+    public void close() throws BackendException {
+        factory.enter(MockOp.CLOSE, this);
+        status.set(Status.CLOSED);
+        factory.stopped(this);
+    }
+
+    /** A scripted Terminal failure leaves the instance unusable, as a real backend's would. */
+    void broken() {
+        status.updateAndGet(s -> s == Status.CLOSED ? s : Status.BROKEN);
+    }
+
+    /** The process behind it vanished (for example the host rebooted): not running, nothing to release. */
+    void vanish() {
+        status.set(Status.CLOSED);
+    }
+
+    private void expect(Status wanted, String operation) throws BackendException {
+        Status now = status.get();
+        if (now != wanted) {
+            throw new BackendException.Terminal("cannot " + operation + " a mock sandbox in status " + now);
+        }
+    }
+
+    private static void writeArtifact(Path artifactDir, byte[] content) throws BackendException {
+        try {
+            Files.createDirectories(artifactDir);
+            Files.write(artifactDir.resolve(ARTIFACT_FILE), content);
+        } catch (IOException e) {
+            throw new BackendException.Recoverable("cannot write mock artifacts", e);
+        }
+    }
+
+    static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}
