@@ -1,0 +1,103 @@
+# Sandbox egress: IPv4 forwarding plus one nftables table, "ip agentenv", that holds every rule this project adds
+# (find it with `nft list table ip agentenv`, remove it with `nft delete table ip agentenv`).
+# Sourced by scripts/setup-host.sh.
+
+# Sandbox addressing: slot N of the netns pool owns the /30 at SANDBOX_CIDR + 4N (host end .1, sandbox end .2).
+SANDBOX_CIDR=${AENV_SANDBOX_CIDR:-10.200.0.0/16}
+# Every netns and host-side veth the pool creates starts with this; the rules below match interfaces by it.
+NAME_PREFIX=${AENV_NAME_PREFIX:-aenv}
+# Ranges sandboxes may never reach (besides each other and this host): private, shared, link-local, loopback,
+# multicast and reserved space. The host's own directly connected subnets are added at run time.
+INTERNAL_RANGES=(0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.168.0.0/16
+  224.0.0.0/4 240.0.0.0/4)
+
+# Resolvers from the host's resolv.conf that a sandbox can reach through NAT (loopback stubs cannot be).
+host_resolvers() {
+  awk '$1 == "nameserver" && $2 ~ /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/ && $2 !~ /^127\./ { print $2 }' /etc/resolv.conf 2>/dev/null
+}
+
+setup_network() {
+  local state="$AENV_CACHE_DIR/host-state"
+  mkdir -p "$state"
+  # Remember the host's own setting once, so --undo can restore it and so forwarding that this setup switched on
+  # is used for sandboxes only.
+  [[ -f $state/ip_forward.orig ]] || cat /proc/sys/net/ipv4/ip_forward > "$state/ip_forward.orig"
+  [[ $(</proc/sys/net/ipv4/ip_forward) == 1 ]] || sysctl -qw net.ipv4.ip_forward=1
+
+  local resolvers connected
+  mapfile -t resolvers < <(host_resolvers)
+  # Directly connected host subnets, except the sandboxes' own /30 links.
+  mapfile -t connected < <(ip -4 -o route show scope link | awk -v p="$NAME_PREFIX" '{ for (i = 1; i < NF; i++) if ($i == "dev" && index($(i + 1), p) != 1) print $1 }' | grep -v '^default' || true)
+
+  local internal resolver_set="" foreign_forward=""
+  internal=$(IFS=,; echo "${INTERNAL_RANGES[*]}${connected:+,}${connected[*]}")
+  local resolver_elems=""
+  if (( ${#resolvers[@]} )); then
+    resolver_set=$(IFS=,; echo "${resolvers[*]}")
+    resolver_elems="elements = { $resolver_set }"
+  fi
+  # Forwarding was off before this project turned it on: keep the host from routing anyone else's traffic.
+  if [[ $(<"$state/ip_forward.orig") == 0 ]]; then
+    foreign_forward="iifname != \"$NAME_PREFIX*\" oifname != \"$NAME_PREFIX*\" drop"
+  fi
+
+  local rules="$state/agentenv.nft"
+  cat > "$rules.new" <<NFT
+# Written by scripts/setup-host.sh (AgentENV sandbox egress). Reapplied atomically on every run.
+table ip agentenv
+delete table ip agentenv
+table ip agentenv {
+	comment "agentenv: sandbox egress and isolation, see docs/host-setup.md"
+	set resolvers {
+		type ipv4_addr
+		$resolver_elems
+	}
+	set internal {
+		type ipv4_addr
+		flags interval
+		auto-merge
+		elements = { $internal }
+	}
+	chain forward {
+		type filter hook forward priority filter; policy accept;
+		iifname "$NAME_PREFIX*" oifname "$NAME_PREFIX*" drop comment "sandboxes never reach each other"
+		oifname "$NAME_PREFIX*" ct state established,related accept
+		oifname "$NAME_PREFIX*" drop comment "no unsolicited traffic into sandboxes"
+		iifname "$NAME_PREFIX*" ip daddr @resolvers meta l4proto { tcp, udp } th dport 53 accept comment "DNS"
+		iifname "$NAME_PREFIX*" ip daddr @internal drop comment "no internal ranges"
+		iifname "$NAME_PREFIX*" accept
+		$foreign_forward
+	}
+	chain input {
+		type filter hook input priority filter; policy accept;
+		iifname "$NAME_PREFIX*" ct state established,related accept
+		iifname "$NAME_PREFIX*" drop comment "sandboxes never reach the host's services"
+	}
+	chain postrouting {
+		type nat hook postrouting priority srcnat; policy accept;
+		ip saddr $SANDBOX_CIDR oifname != "$NAME_PREFIX*" masquerade
+	}
+}
+NFT
+  nft -f "$rules.new" || fail "nftables rejected the sandbox ruleset ($rules.new)"
+  mv -f "$rules.new" "$rules"
+
+  # The resolv.conf every sandbox gets (bind-mounted read-only by the backend).
+  local resolv="$AENV_CACHE_DIR/resolv.conf"
+  { echo "# Written by scripts/setup-host.sh from the host's reachable resolvers."
+    local r; for r in "${resolvers[@]}"; do echo "nameserver $r"; done; } > "$resolv.new"
+  mv -f "$resolv.new" "$resolv"
+
+  local dns="DNS via ${resolver_set:-none (no non-loopback resolver on the host)}"
+  note "ip_forward=1, nft table 'ip agentenv' (NAT for $SANDBOX_CIDR, $dns)"
+}
+
+undo_network() {
+  local state="$AENV_CACHE_DIR/host-state"
+  nft delete table ip agentenv 2>/dev/null || true
+  if [[ -f $state/ip_forward.orig ]]; then
+    sysctl -qw net.ipv4.ip_forward="$(<"$state/ip_forward.orig")"
+    rm -f "$state/ip_forward.orig"
+  fi
+  note "nft table removed, ip_forward restored"
+}

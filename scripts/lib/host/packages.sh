@@ -1,0 +1,29 @@
+# Debian packages the host needs. Sourced by scripts/setup-host.sh.
+
+# Run time: the OCI runtime, rootfs builder, netns/veth, firewall/NAT, mount and namespace tools,
+# and the shared libraries the CRIU build links against (pulled in by the -dev packages below).
+HOST_PACKAGES=(runc debootstrap debian-archive-keyring iproute2 nftables util-linux procps kmod xz-utils ca-certificates)
+# Build dependencies of CRIU (bookworm's versions; runtime-findings.md, "Debian-only path").
+CRIU_BUILD_DEPS=(build-essential pkg-config libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+  libnl-3-dev libnet1-dev libcap-dev libbsd-dev libgnutls28-dev libnftables-dev uuid-dev)
+
+missing_packages() {
+  local p status
+  for p in "$@"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [[ $status == "install ok installed" ]] || printf '%s\n' "$p"
+  done
+}
+
+install_packages() {
+  local missing
+  mapfile -t missing < <(missing_packages "${HOST_PACKAGES[@]}" "${CRIU_BUILD_DEPS[@]}")
+  if (( ${#missing[@]} == 0 )); then
+    note "all $(( ${#HOST_PACKAGES[@]} + ${#CRIU_BUILD_DEPS[@]} )) present"
+    return
+  fi
+  apt-get update -q || fail "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
+    || fail "apt-get install failed for: ${missing[*]}"
+  note "installed ${#missing[@]}: ${missing[*]}"
+}
