@@ -1,0 +1,86 @@
+package io.agentenv.server.api;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.orchestrator.Orchestrator;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.VirtualThreadPool;
+
+/**
+ * The E2B-compatible REST API on Jetty 12 (core handlers, no servlets). Requests run on virtual threads; how many run
+ * at once is bounded by {@link ServerConfig#maxConcurrentRequests()}. {@link #close()} stops accepting, lets in-flight
+ * requests finish (bounded by {@link ServerConfig#shutdownGrace()}) and releases the port.
+ */
+public final class ApiServer implements AutoCloseable {
+    private final Server server;
+    private final ServerConnector connector;
+
+    private ApiServer(Server server, ServerConnector connector) {
+        this.server = server;
+        this.connector = connector;
+    }
+
+    /** Builds the routes over {@code orchestrator} and starts listening on {@code config.listen()}. */
+    public static ApiServer start(ServerConfig config, Orchestrator orchestrator, ApiKey apiKey, SandboxTokens tokens,
+                                  Clock clock) throws Exception {
+        requireNonNull(config, "config is null");
+        requireNonNull(orchestrator, "orchestrator is null");
+        requireNonNull(apiKey, "apiKey is null");
+        requireNonNull(tokens, "tokens is null");
+        requireNonNull(clock, "clock is null");
+
+        Json json = new Json();
+        WireMapping wire = new WireMapping(tokens, config.sandboxDomain(), clock);
+        PrometheusMetrics metrics = new PrometheusMetrics(orchestrator);
+        Router router = new Router()
+                .addPublic("GET", "/health", ex -> Reply.NO_CONTENT)
+                .addPublic("GET", "/metrics", ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+        new SandboxEndpoints(orchestrator, wire, json, new SandboxEndpoints.Defaults(config.defaultTimeoutV1(),
+                config.defaultTimeoutV2(), config.defaultTimeoutV2(), config.defaultTimeoutV1(), config.defaultTimeoutV1(),
+                config.defaultTimeoutV1())).register(router);
+        new ListEndpoints(orchestrator, wire, json).register(router);
+
+        VirtualThreadPool threads = new VirtualThreadPool();
+        threads.setName("aenv-api");
+        threads.setMaxConcurrentTasks(config.maxConcurrentRequests());
+        Server server = new Server(threads);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendDateHeader(true);
+        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        InetSocketAddress listen = config.listen();
+        connector.setHost(listen.getHostString());
+        connector.setPort(listen.getPort());
+        server.addConnector(connector);
+        server.setHandler(new GracefulHandler(new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes())));
+        server.setErrorHandler(new JsonErrorHandler(json));
+        server.setStopTimeout(config.shutdownGrace().toMillis());
+        server.setStopAtShutdown(false); // Main owns the shutdown order (API first, then the orchestrator)
+        try {
+            server.start();
+        } catch (Exception e) {
+            server.stop();
+            throw e;
+        }
+        return new ApiServer(server, connector);
+    }
+
+    /** The bound port (useful with port 0). */
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.stop();
+    }
+}

@@ -1,0 +1,124 @@
+package io.agentenv.server.api;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.api.model.ApiError;
+import io.agentenv.api.model.ListedSandbox;
+import io.agentenv.api.model.OnTimeout;
+import io.agentenv.api.model.Sandbox;
+import io.agentenv.api.model.SandboxDetail;
+import io.agentenv.api.model.SandboxLifecycle;
+import io.agentenv.api.model.SandboxNetworkConfig;
+import io.agentenv.api.model.SandboxState;
+import io.agentenv.api.model.SnapshotInfo;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.orchestrator.ForkResult;
+import io.agentenv.server.orchestrator.SandboxView;
+import io.agentenv.server.orchestrator.SnapshotView;
+import io.agentenv.server.orchestrator.TimeoutAction;
+import io.agentenv.spi.NetworkPolicy;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Domain views to E2B wire records. The projection of internal states onto E2B's {@code running}/{@code paused}
+ * happens here and nowhere else.
+ */
+final class WireMapping {
+    /** The envd version reported to SDKs: a semver at or above 0.6.4 unlocks every SDK feature. */
+    static final String ENVD_VERSION = "0.6.13";
+    /** E2B reports "no TTL" as a far-away end. */
+    private static final Duration NO_TTL = Duration.ofDays(365L * 100);
+
+    private final SandboxTokens tokens;
+    private final Optional<String> domain;
+    private final Clock clock;
+
+    WireMapping(SandboxTokens tokens, Optional<String> domain, Clock clock) {
+        this.tokens = requireNonNull(tokens, "tokens is null");
+        this.domain = requireNonNull(domain, "domain is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    static SandboxState project(io.agentenv.server.orchestrator.SandboxState state) {
+        return switch (state) {
+            case CREATING, RESUMING, RUNNING, SNAPSHOTTING, FORKING, KILLING -> SandboxState.RUNNING;
+            case PAUSING, PAUSED -> SandboxState.PAUSED;
+        };
+    }
+
+    /** The internal states a wire state stands for (list filters). */
+    static Set<io.agentenv.server.orchestrator.SandboxState> expand(SandboxState state) {
+        Set<io.agentenv.server.orchestrator.SandboxState> states = EnumSet.noneOf(io.agentenv.server.orchestrator.SandboxState.class);
+        for (io.agentenv.server.orchestrator.SandboxState s : io.agentenv.server.orchestrator.SandboxState.visible()) {
+            if (project(s) == state) {
+                states.add(s);
+            }
+        }
+        return states;
+    }
+
+    Sandbox sandbox(SandboxView view) {
+        String id = view.id().value();
+        return new Sandbox(view.template().value(), id, view.alias().orElse(null), "", ENVD_VERSION,
+                tokens.envdAccessToken(id), trafficToken(view), domain.orElse(null));
+    }
+
+    SandboxDetail detail(SandboxView view) {
+        String id = view.id().value();
+        return new SandboxDetail(view.template().value(), view.alias().orElse(null), id, "", view.startedAt(),
+                endAt(view), ENVD_VERSION, tokens.envdAccessToken(id), domain.orElse(null),
+                view.resources().cpuCount(), view.resources().memoryMiB(), view.resources().diskSizeMiB(),
+                view.metadata(), project(view.state()), internetAccess(view.network()), network(view.network()),
+                new SandboxLifecycle(view.autoResume(), view.onTimeout() == TimeoutAction.PAUSE ? OnTimeout.PAUSE : OnTimeout.KILL));
+    }
+
+    ListedSandbox listed(SandboxView view) {
+        return new ListedSandbox(view.template().value(), view.alias().orElse(null), view.id().value(), "",
+                view.startedAt(), endAt(view), view.resources().cpuCount(), view.resources().memoryMiB(),
+                view.resources().diskSizeMiB(), view.metadata(), project(view.state()), ENVD_VERSION);
+    }
+
+    static SnapshotInfo snapshot(SnapshotView view) {
+        return new SnapshotInfo(view.id().value(), view.names(), view.resources().cpuCount(),
+                view.resources().memoryMiB(), view.resources().diskSizeMiB(), view.createdAt(), view.updatedAt());
+    }
+
+    io.agentenv.api.model.SandboxForkResult forkResult(ForkResult result) {
+        return switch (result) {
+            case ForkResult.Child child -> io.agentenv.api.model.SandboxForkResult.of(sandbox(child.sandbox()));
+            case ForkResult.Failed failed ->
+                    io.agentenv.api.model.SandboxForkResult.of(new ApiError(ErrorStatus.of(failed.kind()), failed.message()));
+        };
+    }
+
+    private String trafficToken(SandboxView view) {
+        return view.network().publicTraffic() == NetworkPolicy.PublicTraffic.TOKEN_REQUIRED
+                ? tokens.trafficAccessToken(view.id().value())
+                : null;
+    }
+
+    private Instant endAt(SandboxView view) {
+        return view.expiresAt().orElseGet(() -> clock.instant().plus(NO_TTL));
+    }
+
+    private static Boolean internetAccess(NetworkPolicy policy) {
+        return switch (policy.internetAccess()) {
+            case DEFAULT -> null;
+            case ALLOWED -> true;
+            case DENIED -> false;
+        };
+    }
+
+    private static SandboxNetworkConfig network(NetworkPolicy policy) {
+        if (!policy.hasExplicitRules()) {
+            return null;
+        }
+        return new SandboxNetworkConfig(policy.publicTraffic() == NetworkPolicy.PublicTraffic.ALLOWED,
+                policy.allowOut(), policy.denyOut(), null);
+    }
+}

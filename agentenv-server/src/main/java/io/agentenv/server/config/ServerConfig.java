@@ -1,0 +1,195 @@
+package io.agentenv.server.config;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * The server's configuration, loaded once in {@code Main} and passed down. {@link #load(Map)} is the only reader of
+ * {@code AENV_*} environment variables and of the optional config file ({@code AENV_CONFIG}: a Java properties file
+ * with the same keys; the environment overrides it). Unknown {@code AENV_*} keys in the file are rejected so typos
+ * do not pass silently.
+ *
+ * @param listen                address the REST API binds ({@code AENV_LISTEN}, {@code host:port}, default
+ *                              {@code 0.0.0.0:3000}; port 0 picks a free port)
+ * @param dataDir               state directory: SQLite store, secrets, artifacts ({@code AENV_HOME}, default
+ *                              {@code /var/lib/agentenv})
+ * @param backend               name of the sandbox backend factory to load ({@code AENV_BACKEND}, default
+ *                              {@code container})
+ * @param sandboxDomain         the domain returned to SDKs as {@code domain} ({@code AENV_SANDBOX_DOMAIN}, default none)
+ * @param apiKey                the API key if configured ({@code AENV_API_KEY}); otherwise a managed file is used
+ * @param defaultTimeoutV1      TTL for v1 creates and the deprecated resume without a timeout
+ *                              ({@code AENV_DEFAULT_TIMEOUT_V1_SECONDS}, default 15)
+ * @param defaultTimeoutV2      TTL for v2 creates and v2 connects without a timeout
+ *                              ({@code AENV_DEFAULT_TIMEOUT_V2_SECONDS}, default 300)
+ * @param maxRequestBytes       largest accepted request body ({@code AENV_MAX_REQUEST_BYTES}, default 1 MiB)
+ * @param maxConcurrentRequests requests handled at once on virtual threads ({@code AENV_MAX_CONCURRENT_REQUESTS},
+ *                              default 1024)
+ * @param shutdownGrace         how long a graceful stop waits for in-flight requests ({@code AENV_SHUTDOWN_GRACE_SECONDS},
+ *                              default 30)
+ */
+public record ServerConfig(
+        InetSocketAddress listen,
+        Path dataDir,
+        String backend,
+        Optional<String> sandboxDomain,
+        Optional<String> apiKey,
+        Duration defaultTimeoutV1,
+        Duration defaultTimeoutV2,
+        int maxRequestBytes,
+        int maxConcurrentRequests,
+        Duration shutdownGrace) {
+
+    public static final String CONFIG = "AENV_CONFIG";
+    public static final String LISTEN = "AENV_LISTEN";
+    public static final String HOME = "AENV_HOME";
+    public static final String BACKEND = "AENV_BACKEND";
+    public static final String SANDBOX_DOMAIN = "AENV_SANDBOX_DOMAIN";
+    public static final String API_KEY = "AENV_API_KEY";
+    public static final String DEFAULT_TIMEOUT_V1 = "AENV_DEFAULT_TIMEOUT_V1_SECONDS";
+    public static final String DEFAULT_TIMEOUT_V2 = "AENV_DEFAULT_TIMEOUT_V2_SECONDS";
+    public static final String MAX_REQUEST_BYTES = "AENV_MAX_REQUEST_BYTES";
+    public static final String MAX_CONCURRENT_REQUESTS = "AENV_MAX_CONCURRENT_REQUESTS";
+    public static final String SHUTDOWN_GRACE = "AENV_SHUTDOWN_GRACE_SECONDS";
+
+    private static final Set<String> KEYS = Set.of(LISTEN, HOME, BACKEND, SANDBOX_DOMAIN, API_KEY, DEFAULT_TIMEOUT_V1,
+            DEFAULT_TIMEOUT_V2, MAX_REQUEST_BYTES, MAX_CONCURRENT_REQUESTS, SHUTDOWN_GRACE);
+    private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
+    private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
+
+    public ServerConfig {
+        requireNonNull(listen, "listen is null");
+        requireNonNull(dataDir, "dataDir is null");
+        requireNonNull(backend, "backend is null");
+        requireNonNull(sandboxDomain, "sandboxDomain is null");
+        requireNonNull(apiKey, "apiKey is null");
+        requireNonNull(defaultTimeoutV1, "defaultTimeoutV1 is null");
+        requireNonNull(defaultTimeoutV2, "defaultTimeoutV2 is null");
+        requireNonNull(shutdownGrace, "shutdownGrace is null");
+        if (!dataDir.isAbsolute()) {
+            throw new IllegalArgumentException(HOME + " must be an absolute path: " + dataDir);
+        }
+        if (!BACKEND_NAME.matcher(backend).matches()) {
+            throw new IllegalArgumentException(BACKEND + " must match " + BACKEND_NAME + ": " + backend);
+        }
+        sandboxDomain.ifPresent(d -> {
+            if (!DOMAIN.matcher(d).matches()) {
+                throw new IllegalArgumentException(SANDBOX_DOMAIN + " is not a host name: " + d);
+            }
+        });
+        if (defaultTimeoutV1.isNegative() || defaultTimeoutV2.isNegative()) {
+            throw new IllegalArgumentException("default timeouts must be >= 0");
+        }
+        if (maxRequestBytes < 1024) {
+            throw new IllegalArgumentException(MAX_REQUEST_BYTES + " must be >= 1024: " + maxRequestBytes);
+        }
+        if (maxConcurrentRequests < 1) {
+            throw new IllegalArgumentException(MAX_CONCURRENT_REQUESTS + " must be >= 1: " + maxConcurrentRequests);
+        }
+    }
+
+    /** Reads the environment (and the file it names in {@code AENV_CONFIG}); fails fast on any bad value. */
+    public static ServerConfig load(Map<String, String> env) {
+        requireNonNull(env, "env is null");
+        Map<String, String> values = new HashMap<>();
+        String file = env.get(CONFIG);
+        if (file != null && !file.isBlank()) {
+            values.putAll(readFile(Path.of(file)));
+        }
+        for (String key : KEYS) {
+            String v = env.get(key);
+            if (v != null && !v.isBlank()) {
+                values.put(key, v.strip());
+            }
+        }
+        return new ServerConfig(
+                parseListen(values.getOrDefault(LISTEN, "0.0.0.0:3000")),
+                Path.of(values.getOrDefault(HOME, "/var/lib/agentenv")),
+                values.getOrDefault(BACKEND, "container"),
+                Optional.ofNullable(values.get(SANDBOX_DOMAIN)),
+                Optional.ofNullable(values.get(API_KEY)),
+                Duration.ofSeconds(parseInt(values, DEFAULT_TIMEOUT_V1, 15)),
+                Duration.ofSeconds(parseInt(values, DEFAULT_TIMEOUT_V2, 300)),
+                parseInt(values, MAX_REQUEST_BYTES, 1 << 20),
+                parseInt(values, MAX_CONCURRENT_REQUESTS, 1024),
+                Duration.ofSeconds(parseInt(values, SHUTDOWN_GRACE, 30)));
+    }
+
+    private static Map<String, String> readFile(Path file) {
+        Properties props = new Properties();
+        try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            props.load(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read config file " + file + " (" + CONFIG + ")", e);
+        }
+        Map<String, String> values = new HashMap<>();
+        Set<String> unknown = new TreeSet<>();
+        for (String key : props.stringPropertyNames()) {
+            if (!KEYS.contains(key)) {
+                unknown.add(key);
+            } else if (!props.getProperty(key).isBlank()) {
+                values.put(key, props.getProperty(key).strip());
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("unknown keys in " + file + ": " + unknown + "; known keys: " + new TreeSet<>(KEYS));
+        }
+        return values;
+    }
+
+    static InetSocketAddress parseListen(String value) {
+        int colon = value.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException(LISTEN + " must be host:port: " + value);
+        }
+        String host = value.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(value.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(LISTEN + " has a bad port: " + value);
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException(LISTEN + " port out of range: " + value);
+        }
+        return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+    }
+
+    private static int parseInt(Map<String, String> values, String key, int defaultValue) {
+        String v = values.get(key);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            return Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be an integer: " + v);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ServerConfig[listen=" + listen + ", dataDir=" + dataDir + ", backend=" + backend
+                + ", sandboxDomain=" + sandboxDomain.orElse("-") + ", apiKey=" + (apiKey.isPresent() ? "<redacted>" : "<file>")
+                + ", defaultTimeoutV1=" + defaultTimeoutV1 + ", defaultTimeoutV2=" + defaultTimeoutV2
+                + ", maxRequestBytes=" + maxRequestBytes + ", maxConcurrentRequests=" + maxConcurrentRequests
+                + ", shutdownGrace=" + shutdownGrace + "]";
+    }
+}

@@ -1,0 +1,54 @@
+package io.agentenv.server.credentials;
+
+import static java.util.Objects.requireNonNull;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.util.HexFormat;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Derives per-sandbox tokens from the persisted seed, so they are never stored and forks get fresh ones:
+ * envd access token = hex(HMAC-SHA256(seed, sandboxId)); traffic access token =
+ * hex(HMAC-SHA256(seed, "sandbox-traffic-" + sandboxId)). The seed's UTF-8 bytes are the HMAC key. Thread-safe.
+ */
+public final class SandboxTokens {
+    private static final String ALGORITHM = "HmacSHA256";
+    private static final String TRAFFIC_PREFIX = "sandbox-traffic-";
+
+    private final SecretKeySpec key;
+
+    public SandboxTokens(String seed) {
+        requireNonNull(seed, "seed is null");
+        if (seed.isEmpty()) {
+            throw new IllegalArgumentException("seed is empty");
+        }
+        this.key = new SecretKeySpec(seed.getBytes(StandardCharsets.UTF_8), ALGORITHM);
+    }
+
+    /** Sent by clients as {@code X-Access-Token} to envd, and by the server to envd at init. */
+    public String envdAccessToken(String sandboxId) {
+        return hmacHex(requireNonNull(sandboxId, "sandboxId is null"));
+    }
+
+    /** Sent by clients as {@code e2b-traffic-access-token} to non-envd ports of private-ingress sandboxes. */
+    public String trafficAccessToken(String sandboxId) {
+        return hmacHex(TRAFFIC_PREFIX + requireNonNull(sandboxId, "sandboxId is null"));
+    }
+
+    private String hmacHex(String subject) {
+        try {
+            Mac mac = Mac.getInstance(ALGORITHM); // Mac is not thread-safe: one per call (cheap)
+            mac.init(key);
+            return HexFormat.of().formatHex(mac.doFinal(subject.getBytes(StandardCharsets.UTF_8)));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 unavailable", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxTokens[seed=<redacted>]";
+    }
+}

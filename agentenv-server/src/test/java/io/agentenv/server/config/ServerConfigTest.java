@@ -1,0 +1,88 @@
+package io.agentenv.server.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ServerConfigTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void every_default_is_pinned() {
+        ServerConfig config = ServerConfig.load(Map.of());
+        assertThat(config.listen()).isEqualTo(new InetSocketAddress("0.0.0.0", 3000));
+        assertThat(config.dataDir()).isEqualTo(Path.of("/var/lib/agentenv"));
+        assertThat(config.backend()).isEqualTo("container");
+        assertThat(config.sandboxDomain()).isEmpty();
+        assertThat(config.apiKey()).isEmpty();
+        assertThat(config.defaultTimeoutV1()).isEqualTo(Duration.ofSeconds(15));
+        assertThat(config.defaultTimeoutV2()).isEqualTo(Duration.ofSeconds(300));
+        assertThat(config.maxRequestBytes()).isEqualTo(1 << 20);
+        assertThat(config.maxConcurrentRequests()).isEqualTo(1024);
+        assertThat(config.shutdownGrace()).isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void every_key_is_read_from_the_environment() {
+        ServerConfig config = ServerConfig.load(Map.of(
+                "AENV_LISTEN", "127.0.0.1:0",
+                "AENV_HOME", dir.toString(),
+                "AENV_BACKEND", "mock",
+                "AENV_SANDBOX_DOMAIN", "localhost:3002",
+                "AENV_API_KEY", "e2b_0123456789abcdef0123",
+                "AENV_DEFAULT_TIMEOUT_V1_SECONDS", "20",
+                "AENV_DEFAULT_TIMEOUT_V2_SECONDS", "600",
+                "AENV_MAX_REQUEST_BYTES", "4096",
+                "AENV_MAX_CONCURRENT_REQUESTS", "8",
+                "AENV_SHUTDOWN_GRACE_SECONDS", "5"));
+        assertThat(config.listen()).isEqualTo(new InetSocketAddress("127.0.0.1", 0));
+        assertThat(config.dataDir()).isEqualTo(dir);
+        assertThat(config.backend()).isEqualTo("mock");
+        assertThat(config.sandboxDomain()).contains("localhost:3002");
+        assertThat(config.apiKey()).contains("e2b_0123456789abcdef0123");
+        assertThat(config.defaultTimeoutV1()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(config.defaultTimeoutV2()).isEqualTo(Duration.ofSeconds(600));
+        assertThat(config.maxRequestBytes()).isEqualTo(4096);
+        assertThat(config.maxConcurrentRequests()).isEqualTo(8);
+        assertThat(config.shutdownGrace()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(config.toString()).doesNotContain("e2b_0123456789abcdef0123");
+    }
+
+    @Test
+    void the_environment_overrides_the_config_file() throws Exception {
+        Path file = Files.writeString(dir.resolve("server.properties"), "AENV_BACKEND=mock\nAENV_LISTEN=127.0.0.1:4000\n");
+        ServerConfig config = ServerConfig.load(Map.of("AENV_CONFIG", file.toString(), "AENV_LISTEN", "127.0.0.1:5000"));
+        assertThat(config.backend()).isEqualTo("mock");
+        assertThat(config.listen().getPort()).isEqualTo(5000);
+    }
+
+    @Test
+    void an_unknown_key_in_the_config_file_is_rejected() throws Exception {
+        Path file = Files.writeString(dir.resolve("server.properties"), "AENV_BAKEND=mock\n");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CONFIG", file.toString())))
+                .hasMessageContaining("unknown keys").hasMessageContaining("AENV_BAKEND");
+    }
+
+    @Test
+    void bad_values_fail_fast_naming_the_key() {
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_LISTEN", "nowhere"))).hasMessageContaining("AENV_LISTEN");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_LISTEN", "0.0.0.0:70000"))).hasMessageContaining("AENV_LISTEN");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_HOME", "relative"))).hasMessageContaining("AENV_HOME");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_BACKEND", "Bad Name"))).hasMessageContaining("AENV_BACKEND");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_MAX_REQUEST_BYTES", "x"))).hasMessageContaining("AENV_MAX_REQUEST_BYTES");
+        assertThat(ServerConfig.load(Map.of("AENV_LISTEN", ":0")).listen().getPort()).isZero();
+        assertThat(ServerConfig.load(Map.of()).apiKey()).isEqualTo(Optional.empty());
+    }
+}
