@@ -60,6 +60,11 @@ public record SandboxRecord(SandboxId id, TemplateId template, Optional<String> 
                 timeoutPauseMode, autoResume, secure, newResources, metadata, envVars, network, customExtensionParams, paused);
     }
 
+    public SandboxRecord withMetadata(Map<String, String> newMetadata) {
+        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
+                timeoutPauseMode, autoResume, secure, resources, newMetadata, envVars, network, customExtensionParams, paused);
+    }
+
     public SandboxRecord withNetwork(NetworkPolicy newNetwork) {
         return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
                 timeoutPauseMode, autoResume, secure, resources, metadata, envVars, newNetwork, customExtensionParams, paused);

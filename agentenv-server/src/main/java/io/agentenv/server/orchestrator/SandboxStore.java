@@ -1,8 +1,10 @@
 package io.agentenv.server.orchestrator;
 
+import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -24,6 +26,12 @@ public interface SandboxStore extends AutoCloseable {
 
     /** Replaces the whole record iff the stored state is in {@code expected}. */
     boolean replace(SandboxRecord record, Set<SandboxState> expected);
+
+    /** Sets only the TTL columns iff the stored state is in {@code expected} (other writers' columns are untouched). */
+    boolean updateTtl(SandboxId id, Set<SandboxState> expected, Duration timeout, Optional<Instant> expiresAt);
+
+    /** Sets only the network policy iff the stored state is in {@code expected}. */
+    boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network);
 
     /** Deletes the record iff its state is in {@code expected}. */
     boolean delete(SandboxId id, Set<SandboxState> expected);

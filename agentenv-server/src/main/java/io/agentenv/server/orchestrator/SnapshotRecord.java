@@ -34,6 +34,11 @@ public record SnapshotRecord(TemplateId id, List<String> aliases, Optional<Sandb
         requireNonNull(updatedAt, "updatedAt is null");
     }
 
+    public SnapshotRecord withSource(SandboxId sandbox) {
+        return new SnapshotRecord(id, aliases, Optional.of(sandbox), sourceTemplate, envVars, resources, state, createdAt,
+                updatedAt);
+    }
+
     public SnapshotView view() {
         return new SnapshotView(id, aliases, sourceSandbox, resources, createdAt, updatedAt);
     }
