@@ -1,0 +1,138 @@
+package io.agentenv.server;
+
+import io.agentenv.server.api.ApiServer;
+import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKeyFile;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.orchestrator.EnvdTokenSource;
+import io.agentenv.server.orchestrator.Orchestrator;
+import io.agentenv.server.orchestrator.OrchestratorSettings;
+import io.agentenv.server.orchestrator.SandboxStore;
+import io.agentenv.server.store.SqliteSandboxStore;
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.SandboxBackendFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceLoader;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The composition root: reads the configuration, loads the backend named by {@code AENV_BACKEND} from the runtime
+ * classpath, opens the store, builds the orchestrator and the REST API, and serves until SIGTERM/SIGINT. Shutdown
+ * order: stop accepting and finish in-flight requests, pause running sandboxes (orchestrator shutdown), close the
+ * store. The only class that wires objects across packages.
+ */
+public final class Main {
+    private static final Logger log = LoggerFactory.getLogger(Main.class);
+
+    private Main() {}
+
+    public static void main(String[] args) {
+        ServerConfig config;
+        SandboxBackendFactory backend;
+        try {
+            config = ServerConfig.load(System.getenv());
+            backend = loadBackend(config.backend());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            System.err.println("agentenv-server: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        try {
+            run(config, backend);
+        } catch (Exception e) {
+            log.atError().setCause(e).log("server failed to start");
+            System.exit(1);
+        }
+    }
+
+    /** Finds the backend factory called {@code name}; the error names every backend on the classpath. */
+    static SandboxBackendFactory loadBackend(String name) {
+        List<SandboxBackendFactory> found = new ArrayList<>();
+        ServiceLoader.load(SandboxBackendFactory.class).forEach(found::add);
+        return found.stream().filter(f -> f.name().equals(name)).findFirst().orElseThrow(() -> {
+            TreeSet<String> names = new TreeSet<>();
+            found.forEach(f -> names.add(f.name()));
+            return new IllegalStateException("no sandbox backend named '" + name + "' (AENV_BACKEND); available: "
+                    + (names.isEmpty() ? "none (is the backend's jar on the classpath?)" : String.join(", ", names)));
+        });
+    }
+
+    private static void run(ServerConfig config, SandboxBackendFactory backend) throws Exception {
+        Path dataDir = prepareDataDir(config.dataDir());
+        SandboxStore store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        Orchestrator orchestrator = null;
+        ApiServer api = null;
+        try {
+            SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
+            EnvdTokenSource envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
+            orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
+                    OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of());
+            orchestrator.start();
+
+            ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
+            if (key.file().isPresent()) {
+                log.atInfo().addKeyValue("path", key.file().get()).addKeyValue("generated", key.generated())
+                        .log("API key is read from a file (send it as X-API-Key)");
+            } else {
+                log.atInfo().log("API key is taken from AENV_API_KEY");
+            }
+            api = ApiServer.start(config, orchestrator, key.key(), tokens, Clock.systemUTC());
+            log.atInfo().addKeyValue("address", config.listen().getHostString()).addKeyValue("port", api.port())
+                    .addKeyValue("backend", backend.name()).addKeyValue("data_dir", dataDir).log("agentenv server listening");
+        } catch (Exception | Error e) {
+            closeQuietly(api, orchestrator, store);
+            throw e;
+        }
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        ApiServer servingApi = api;
+        Orchestrator servingOrchestrator = orchestrator;
+        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
+            log.atInfo().log("shutting down: finishing requests, pausing running sandboxes");
+            closeQuietly(servingApi, servingOrchestrator, store);
+            log.atInfo().log("shutdown complete");
+            stopped.countDown();
+        }));
+        stopped.await();
+    }
+
+    private static Path prepareDataDir(Path dataDir) throws IOException {
+        if (!Files.isDirectory(dataDir)) {
+            Files.createDirectories(dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        }
+        return dataDir;
+    }
+
+    /** Stops in order (API, orchestrator, store); a failure in one step is logged and does not skip the next. */
+    private static void closeQuietly(ApiServer api, Orchestrator orchestrator, SandboxStore store) {
+        if (api != null) {
+            try {
+                api.close();
+            } catch (Exception e) {
+                log.atWarn().setCause(e).log("stopping the API failed");
+            }
+        }
+        if (orchestrator != null) {
+            try {
+                orchestrator.shutdown();
+            } catch (RuntimeException e) {
+                log.atWarn().setCause(e).log("orchestrator shutdown failed");
+            }
+        }
+        try {
+            store.close();
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("closing the store failed");
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package io.agentenv.server.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentenv.backend.mock.MockBackendFactory;
+import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.orchestrator.Orchestrator;
+import io.agentenv.server.orchestrator.OrchestratorSettings;
+import io.agentenv.server.orchestrator.SandboxStore;
+import io.agentenv.server.store.SqliteSandboxStore;
+import io.agentenv.spi.AccessToken;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A real server for API tests: SQLite store in a temp dir, the real orchestrator over the scriptable mock backend,
+ * and the REST API on an ephemeral port, driven with the JDK HttpClient.
+ */
+final class TestServer implements AutoCloseable {
+    static final String KEY = "e2b_0123456789abcdef0123456789abcdef01234567";
+
+    final MockBackendFactory backend = new MockBackendFactory();
+    final SandboxStore store;
+    final Orchestrator orchestrator;
+    final SandboxTokens tokens;
+    final ApiServer api;
+    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    final ObjectMapper json = new ObjectMapper();
+    final URI base;
+
+    TestServer(Path dataDir) throws Exception {
+        this(dataDir, Map.of());
+    }
+
+    TestServer(Path dataDir, Map<String, String> extraEnv) throws Exception {
+        store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        tokens = new SandboxTokens(store.tokenSeed());
+        orchestrator = new Orchestrator(store, backend, id -> new AccessToken(tokens.envdAccessToken(id.value())),
+                Clock.systemUTC(), OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of());
+        orchestrator.start();
+        Map<String, String> env = new java.util.HashMap<>(Map.of("AENV_LISTEN", "127.0.0.1:0", "AENV_HOME", dataDir.toString(),
+                "AENV_BACKEND", "mock", "AENV_MAX_REQUEST_BYTES", "65536"));
+        env.putAll(extraEnv);
+        ServerConfig config = ServerConfig.load(env);
+        api = ApiServer.start(config, orchestrator, ApiKey.of(KEY), tokens, Clock.systemUTC());
+        base = URI.create("http://127.0.0.1:" + api.port());
+    }
+
+    HttpRequest.Builder request(String path) {
+        return HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30)).header("X-API-Key", KEY);
+    }
+
+    HttpResponse<String> send(HttpRequest request) throws IOException, InterruptedException {
+        return http.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return send(request(path).GET().build());
+    }
+
+    HttpResponse<String> delete(String path) throws IOException, InterruptedException {
+        return send(request(path).DELETE().build());
+    }
+
+    HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
+        return send(request(path).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build());
+    }
+
+    HttpResponse<String> put(String path, String body) throws IOException, InterruptedException {
+        return send(request(path).header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(body)).build());
+    }
+
+    HttpResponse<String> patch(String path, String body) throws IOException, InterruptedException {
+        return send(request(path).header("Content-Type", "application/json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofString(body)).build());
+    }
+
+    JsonNode parse(HttpResponse<String> response) throws IOException {
+        return json.readTree(response.body());
+    }
+
+    /** Creates a sandbox through the API (v2) and returns its id. */
+    String create(String body) throws Exception {
+        HttpResponse<String> response = post("/v2/sandboxes", body);
+        if (response.statusCode() != 201) {
+            throw new AssertionError("create failed: " + response.statusCode() + " " + response.body());
+        }
+        return parse(response).get("sandboxID").asText();
+    }
+
+    String create() throws Exception {
+        return create("{\"templateID\":\"base\"}");
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            api.close();
+        } finally {
+            try {
+                orchestrator.shutdown();
+            } finally {
+                store.close();
+            }
+        }
+    }
+}
