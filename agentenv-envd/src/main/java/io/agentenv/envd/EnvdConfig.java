@@ -1,0 +1,98 @@
+package io.agentenv.envd;
+
+import static java.util.Objects.requireNonNull;
+
+import ch.qos.logback.classic.Level;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * envd's start-up settings, read once from the command line (and {@code ENVD_*} variables as defaults).
+ *
+ * @param defaultUser    the user processes run as when neither the request nor /init names one
+ * @param journalBytes   memory budget of the log journal served by {@code GET /logs}
+ * @param aotTraining    run a short self-exercise and exit (used to record the JDK AOT cache)
+ */
+record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String defaultUser, Duration exitedRetention,
+                  int journalBytes, Level logLevel, String sandboxId, boolean aotTraining) {
+    static final int DEFAULT_PORT = 49983;
+
+    EnvdConfig {
+        requireNonNull(listen, "listen is null");
+        requireNonNull(unixSocket, "unixSocket is null");
+        requireNonNull(defaultUser, "defaultUser is null");
+        requireNonNull(exitedRetention, "exitedRetention is null");
+        requireNonNull(logLevel, "logLevel is null");
+        requireNonNull(sandboxId, "sandboxId is null");
+        if (exitedRetention.isNegative()) {
+            throw new IllegalArgumentException("exited retention must not be negative");
+        }
+        if (journalBytes < 1024) {
+            throw new IllegalArgumentException("journal size must be at least 1024 bytes");
+        }
+    }
+
+    static final String USAGE = """
+            usage: java -jar agentenv-envd.jar [options]
+              --port <n>              TCP port (default 49983, env ENVD_PORT; 0 = any free port)
+              --host <addr>           bind address (default 0.0.0.0, env ENVD_HOST)
+              --unix-socket <path>    also listen on this unix socket (env ENVD_UNIX_SOCKET)
+              --default-user <name>   user for requests that name none (default: the user envd runs as)
+              --exited-retention <s>  seconds an exited process stays visible to Connect (default 300)
+              --journal-bytes <n>     memory for GET /logs (default 1048576)
+              --log-level <level>     TRACE, DEBUG, INFO, WARN, ERROR (default INFO, env ENVD_LOG_LEVEL)
+              --sandbox-id <id>       sandbox id put on every log line (env ENVD_SANDBOX_ID)
+              --aot-training          exercise envd once on a free port and exit (records the AOT cache)
+            """;
+
+    static EnvdConfig parse(String[] args, Map<String, String> env) {
+        String host = env.getOrDefault("ENVD_HOST", "0.0.0.0");
+        int port = integer("ENVD_PORT", env.getOrDefault("ENVD_PORT", String.valueOf(DEFAULT_PORT)), 0, 65535);
+        Optional<Path> socket = Optional.ofNullable(env.get("ENVD_UNIX_SOCKET")).filter(s -> !s.isEmpty()).map(Path::of);
+        String user = System.getProperty("user.name", "root");
+        long retention = 300;
+        int journal = 1 << 20;
+        Level level = Level.toLevel(env.getOrDefault("ENVD_LOG_LEVEL", "INFO"), Level.INFO);
+        String sandboxId = env.getOrDefault("ENVD_SANDBOX_ID", "-");
+        boolean training = false;
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            switch (arg) {
+                case "--port" -> port = integer(arg, value(args, ++i, arg), 0, 65535);
+                case "--host" -> host = value(args, ++i, arg);
+                case "--unix-socket" -> socket = Optional.of(Path.of(value(args, ++i, arg)));
+                case "--default-user" -> user = value(args, ++i, arg);
+                case "--exited-retention" -> retention = integer(arg, value(args, ++i, arg), 0, 86_400);
+                case "--journal-bytes" -> journal = integer(arg, value(args, ++i, arg), 1024, 1 << 30);
+                case "--log-level" -> level = Level.toLevel(value(args, ++i, arg), Level.INFO);
+                case "--sandbox-id" -> sandboxId = value(args, ++i, arg);
+                case "--aot-training" -> training = true;
+                default -> throw new IllegalArgumentException("unknown option " + arg + "\n" + USAGE);
+            }
+        }
+        return new EnvdConfig(new InetSocketAddress(host, training ? 0 : port), socket, user,
+                Duration.ofSeconds(retention), journal, level, sandboxId, training);
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + " needs a value\n" + USAGE);
+        }
+        return args[i];
+    }
+
+    private static int integer(String option, String value, int min, int max) {
+        try {
+            int n = Integer.parseInt(value);
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(option + " must be between " + min + " and " + max + ": " + value);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " must be an integer: " + value);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package io.agentenv.envd;
+
+import io.agentenv.envd.connect.ConnectDispatch;
+import io.agentenv.envd.connect.ConnectRouter;
+import io.agentenv.envd.http.Access;
+import io.agentenv.envd.http.EnvdHandler;
+import io.agentenv.envd.http.EnvdServer;
+import io.agentenv.envd.http.HttpRoutes;
+import io.agentenv.envd.logs.LogJournal;
+import io.agentenv.envd.logs.Logging;
+import io.agentenv.envd.logs.LogsEndpoint;
+import io.agentenv.envd.process.ProcessService;
+import io.agentenv.envd.session.Session;
+import io.agentenv.envd.session.SessionEndpoints;
+import io.agentenv.envd.users.Accounts;
+import io.agentenv.envd.users.UserDirectory;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** envd's composition root: the only place that wires services, routes and the server together. */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) throws Exception {
+        long startNanos = System.nanoTime();
+        EnvdConfig config;
+        try {
+            config = EnvdConfig.parse(args, System.getenv());
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
+        Clock clock = Clock.systemUTC();
+        LogJournal journal = new LogJournal(clock, config.journalBytes());
+        Logging.configure(journal, config.logLevel(), config.sandboxId());
+        Logger log = LoggerFactory.getLogger(Main.class);
+
+        Session session = new Session(clock);
+        Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
+        ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention());
+
+        ConnectRouter rpcs = new ConnectRouter();
+        HttpRoutes routes = new HttpRoutes();
+        processes.register(rpcs);
+        new SessionEndpoints(session).register(routes);
+        routes.add("GET", "/logs", Access.TOKEN, new LogsEndpoint(journal));
+        // part B (filesystem.Filesystem, /files, /metrics) registers here, one line each.
+
+        EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(),
+                new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), Duration.ofSeconds(2));
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("envd-shutdown").unstarted(() -> {
+            log.atInfo().log("stopping");
+            processes.close();
+            try {
+                server.close();
+            } catch (Exception e) {
+                log.atWarn().setCause(e).log("server did not stop cleanly");
+            }
+            stopped.countDown();
+        }));
+        server.start();
+        log.atInfo().addKeyValue("port", server.tcpPort())
+                .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
+                .addKeyValue("user", config.defaultUser())
+                .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
+                .log("envd ready");
+        if (config.aotTraining()) {
+            AotTraining.exercise(server.tcpPort());
+            System.exit(0);
+        }
+        stopped.await();
+    }
+}

@@ -1,0 +1,289 @@
+package io.agentenv.envd.connect;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.Message;
+import io.agentenv.envd.protocol.connect.ConnectCode;
+import io.agentenv.envd.protocol.connect.ConnectHeaders;
+import io.agentenv.envd.protocol.connect.EndStream;
+import io.agentenv.envd.protocol.connect.Envelope;
+import io.agentenv.envd.protocol.connect.RpcException;
+import io.agentenv.envd.protocol.connect.WireFormat;
+import io.agentenv.envd.users.UnknownUserException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.UUID;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves one Connect call over HTTP/1.1: decodes the request, runs the handler, encodes the response. This is the one
+ * place where handler exceptions become Connect error codes.
+ */
+public final class ConnectDispatch {
+    private static final Logger log = LoggerFactory.getLogger(ConnectDispatch.class);
+    static final int MAX_MESSAGE_BYTES = 32 << 20;
+    static final Duration DEFAULT_KEEPALIVE = Duration.ofSeconds(90);
+
+    private final Clock clock;
+
+    public ConnectDispatch(Clock clock) {
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    /** Serves {@code procedure}; the response is complete when this returns normally. */
+    public void serve(Procedure procedure, Request request, Response response) throws IOException {
+        if (!"POST".equals(request.getMethod())) {
+            response.getHeaders().put(HttpHeader.ALLOW, "POST");
+            writeUnaryError(response, 405, new RpcException(ConnectCode.UNIMPLEMENTED, "method must be POST"));
+            return;
+        }
+        String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+        switch (procedure) {
+            case Procedure.Unary<?, ?> unary -> {
+                Optional<WireFormat> format = WireFormat.ofUnary(contentType);
+                if (format.isEmpty()) {
+                    unsupportedMediaType(response, contentType);
+                    return;
+                }
+                serveUnary(unary, format.get(), request, response);
+            }
+            case Procedure.ServerStream<?, ?> stream -> {
+                Optional<WireFormat> format = WireFormat.ofStream(contentType);
+                if (format.isEmpty()) {
+                    unsupportedMediaType(response, contentType);
+                    return;
+                }
+                serveServerStream(stream, format.get(), request, response);
+            }
+            case Procedure.ClientStream<?, ?> stream -> {
+                Optional<WireFormat> format = WireFormat.ofStream(contentType);
+                if (format.isEmpty()) {
+                    unsupportedMediaType(response, contentType);
+                    return;
+                }
+                serveClientStream(stream, format.get(), request, response);
+            }
+        }
+    }
+
+    /** The error for an RPC path that is not registered. */
+    public void unknownProcedure(String path, Response response) throws IOException {
+        writeUnaryError(response, 404, new RpcException(ConnectCode.UNIMPLEMENTED, "unknown procedure " + path));
+    }
+
+    /** The error for a call without the access token. */
+    public void unauthenticated(Response response) throws IOException {
+        writeUnaryError(response, 401, new RpcException(ConnectCode.UNAUTHENTICATED,
+                "unauthorized access, please provide a valid access token"));
+    }
+
+    private void serveUnary(Procedure.Unary<?, ?> unary, WireFormat format, Request request, Response response)
+            throws IOException {
+        RpcException error;
+        try {
+            CallContext call = context(unary.name(), format, request);
+            byte[] body = readBody(request);
+            Message reply = unary.invoke(format.parse(body, unary.requestPrototype()), call);
+            byte[] bytes = format.serialize(reply);
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, format.unaryContentType());
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+            try (OutputStream out = Content.Sink.asOutputStream(response)) {
+                out.write(bytes);
+            }
+            return;
+        } catch (Exception e) {
+            error = toRpc(unary.name(), e);
+        }
+        writeUnaryError(response, error.code().httpStatus(), error);
+    }
+
+    private void serveServerStream(Procedure.ServerStream<?, ?> stream, WireFormat format, Request request,
+                                   Response response) throws IOException {
+        response.setStatus(200);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, format.streamContentType());
+        OutputStream out = Content.Sink.asOutputStream(response);
+        EndStream end;
+        try {
+            CallContext call = context(stream.name(), format, request);
+            Message message = readSingleEnvelope(Content.Source.asInputStream(request), format, stream.requestPrototype());
+            stream.invoke(message, call, reply -> {
+                byte[] frame = Envelope.message(format.serialize(reply)).encode();
+                out.write(frame);
+                out.flush();
+            });
+            end = EndStream.ok();
+        } catch (IOException e) {
+            log.atDebug().addKeyValue("procedure", stream.name()).log("client went away during a stream");
+            throw e;
+        } catch (Exception e) {
+            end = EndStream.failed(toRpc(stream.name(), e));
+        }
+        out.write(end.toEnvelope().encode());
+        out.close();
+    }
+
+    private void serveClientStream(Procedure.ClientStream<?, ?> stream, WireFormat format, Request request,
+                                   Response response) throws IOException {
+        response.setStatus(200);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, format.streamContentType());
+        OutputStream out = Content.Sink.asOutputStream(response);
+        EndStream end;
+        try {
+            CallContext call = context(stream.name(), format, request);
+            InputStream in = Content.Source.asInputStream(request);
+            Message reply = stream.invoke(new EnvelopeIterator(in, format, stream.requestPrototype()), call);
+            out.write(Envelope.message(format.serialize(reply)).encode());
+            end = EndStream.ok();
+        } catch (Exception e) {
+            end = EndStream.failed(toRpc(stream.name(), e));
+        }
+        out.write(end.toEnvelope().encode());
+        out.close();
+    }
+
+    private CallContext context(String procedure, WireFormat format, Request request) {
+        Optional<Duration> timeout = ConnectHeaders.timeout(request.getHeaders().get(ConnectHeaders.TIMEOUT_MS));
+        Duration keepalive = ConnectHeaders.keepaliveInterval(
+                request.getHeaders().get(ConnectHeaders.KEEPALIVE_PING_INTERVAL), DEFAULT_KEEPALIVE);
+        return new CallContext(procedure, format, basicAuthUser(request.getHeaders().get(HttpHeader.AUTHORIZATION)),
+                timeout.map(t -> clock.instant().plus(t)), keepalive, name -> request.getHeaders().get(name));
+    }
+
+    /** {@code Basic base64("user:")}: the user name, password ignored (E2B sends none). */
+    static Optional<String> basicAuthUser(String authorization) {
+        if (authorization == null || authorization.isBlank()) {
+            return Optional.empty();
+        }
+        String[] parts = authorization.strip().split("\\s+", 2);
+        if (parts.length != 2 || !parts[0].equalsIgnoreCase("Basic")) {
+            throw new RpcException(ConnectCode.UNAUTHENTICATED, "authorization header must use the Basic scheme");
+        }
+        String decoded;
+        try {
+            decoded = new String(Base64.getDecoder().decode(parts[1]), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw new RpcException(ConnectCode.UNAUTHENTICATED, "malformed Basic authorization header");
+        }
+        int colon = decoded.indexOf(':');
+        String user = colon < 0 ? decoded : decoded.substring(0, colon);
+        return user.isEmpty() ? Optional.empty() : Optional.of(user);
+    }
+
+    private static Message readSingleEnvelope(InputStream in, WireFormat format, Message prototype) throws IOException {
+        Envelope envelope = Envelope.read(in, MAX_MESSAGE_BYTES)
+                .orElseThrow(() -> RpcException.invalidArgument("protocol error: missing request message"));
+        if (envelope.isCompressed()) {
+            throw new RpcException(ConnectCode.INTERNAL, "protocol error: compressed messages are not supported");
+        }
+        if (Envelope.read(in, MAX_MESSAGE_BYTES).isPresent()) {
+            throw RpcException.invalidArgument("protocol error: a server stream takes exactly one request message");
+        }
+        return format.parse(envelope.payload(), prototype);
+    }
+
+    private static byte[] readBody(Request request) throws IOException {
+        InputStream in = Content.Source.asInputStream(request);
+        byte[] body = in.readNBytes(MAX_MESSAGE_BYTES + 1);
+        if (body.length > MAX_MESSAGE_BYTES) {
+            throw new RpcException(ConnectCode.RESOURCE_EXHAUSTED, "request is larger than " + MAX_MESSAGE_BYTES + " bytes");
+        }
+        return body;
+    }
+
+    private static void unsupportedMediaType(Response response, String contentType) throws IOException {
+        writeUnaryError(response, 415, new RpcException(ConnectCode.UNKNOWN,
+                "unsupported content type " + (contentType == null ? "<none>" : contentType)));
+    }
+
+    private static void writeUnaryError(Response response, int status, RpcException error) throws IOException {
+        byte[] body = error.toJson();
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+        try (OutputStream out = Content.Sink.asOutputStream(response)) {
+            out.write(body);
+        }
+    }
+
+    /** The only mapping from handler failures to Connect errors. */
+    static RpcException toRpc(String procedure, Throwable failure) {
+        return switch (failure) {
+            case RpcException rpc -> rpc;
+            case UnknownUserException unknown -> new RpcException(ConnectCode.UNAUTHENTICATED, unknown.getMessage());
+            case Procedure.ClientGone gone -> new RpcException(ConnectCode.CANCELED, "client closed the request stream");
+            case InterruptedException interrupted -> {
+                Thread.currentThread().interrupt();
+                yield new RpcException(ConnectCode.UNAVAILABLE, "envd is stopping");
+            }
+            default -> {
+                String reference = UUID.randomUUID().toString();
+                log.atError().setCause(failure).addKeyValue("procedure", procedure).addKeyValue("ref", reference)
+                        .log("rpc failed");
+                yield new RpcException(ConnectCode.INTERNAL, "internal error (ref " + reference + ")");
+            }
+        };
+    }
+
+    /** Reads client-stream envelopes lazily until the request body ends. */
+    private static final class EnvelopeIterator implements Iterator<Message> {
+        private final InputStream in;
+        private final WireFormat format;
+        private final Message prototype;
+        private Message next;
+        private boolean done;
+
+        EnvelopeIterator(InputStream in, WireFormat format, Message prototype) {
+            this.in = in;
+            this.format = format;
+            this.prototype = prototype;
+        }
+
+        @Override
+        public boolean hasNext() {
+            if (next != null) {
+                return true;
+            }
+            if (done) {
+                return false;
+            }
+            try {
+                Optional<Envelope> envelope = Envelope.read(in, MAX_MESSAGE_BYTES);
+                if (envelope.isEmpty() || envelope.get().isEndStream()) {
+                    done = true;
+                    return false;
+                }
+                if (envelope.get().isCompressed()) {
+                    throw new RpcException(ConnectCode.INTERNAL, "protocol error: compressed messages are not supported");
+                }
+                next = format.parse(envelope.get().payload(), prototype);
+                return true;
+            } catch (IOException e) {
+                throw new Procedure.ClientGone(e);
+            }
+        }
+
+        @Override
+        public Message next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            Message result = next;
+            next = null;
+            return result;
+        }
+    }
+}

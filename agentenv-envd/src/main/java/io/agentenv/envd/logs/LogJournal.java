@@ -1,0 +1,120 @@
+package io.agentenv.envd.logs;
+
+import static java.util.Objects.requireNonNull;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.OptionalInt;
+
+/**
+ * A bounded in-memory journal of envd's own log lines and of the processes' lifecycle and output, served to the host
+ * by {@code GET /logs}. The oldest entries are dropped when the byte budget is exceeded; sequence numbers keep growing,
+ * so a reader can tell what it missed.
+ */
+public final class LogJournal {
+    /** Where an entry came from. */
+    public enum Source { ENVD, PROCESS }
+
+    /**
+     * @param stream for process entries: {@code stdout}, {@code stderr}, {@code pty} or {@code event}; for envd: the logger
+     */
+    public record Entry(long seq, Instant time, Source source, String level, OptionalInt pid, String stream, String message) {
+        public Entry {
+            requireNonNull(time, "time is null");
+            requireNonNull(source, "source is null");
+            requireNonNull(level, "level is null");
+            requireNonNull(pid, "pid is null");
+            requireNonNull(stream, "stream is null");
+            requireNonNull(message, "message is null");
+        }
+
+        int cost() {
+            return 64 + message.length() + stream.length();
+        }
+    }
+
+    /** A page of entries and the cursor to continue from. */
+    public record Page(List<Entry> entries, long nextCursor, long firstAvailable) {
+        public Page {
+            entries = List.copyOf(entries);
+        }
+    }
+
+    private final Clock clock;
+    private final int maxBytes;
+    private final int maxMessageChars;
+    private final Object lock = new Object();
+    private final Deque<Entry> entries = new ArrayDeque<>(); // guarded by lock
+    private long nextSeq = 1; // guarded by lock
+    private long bytes; // guarded by lock
+
+    public LogJournal(Clock clock, int maxBytes) {
+        this.clock = requireNonNull(clock, "clock is null");
+        if (maxBytes < 1024) {
+            throw new IllegalArgumentException("maxBytes must be at least 1024: " + maxBytes);
+        }
+        this.maxBytes = maxBytes;
+        this.maxMessageChars = Math.max(256, maxBytes / 16);
+    }
+
+    public void envd(String level, String logger, String message) {
+        append(Source.ENVD, level, OptionalInt.empty(), logger, message);
+    }
+
+    public void processEvent(int pid, String message) {
+        append(Source.PROCESS, "INFO", OptionalInt.of(pid), "event", message);
+    }
+
+    public void processOutput(int pid, String stream, byte[] chunk, int length) {
+        append(Source.PROCESS, "INFO", OptionalInt.of(pid), stream, new String(chunk, 0, length, StandardCharsets.UTF_8));
+    }
+
+    private void append(Source source, String level, OptionalInt pid, String stream, String message) {
+        String text = message.length() > maxMessageChars
+                ? message.substring(0, maxMessageChars) + "…[" + (message.length() - maxMessageChars) + " chars cut]"
+                : message;
+        Instant now = clock.instant();
+        synchronized (lock) {
+            Entry entry = new Entry(nextSeq++, now, source, level, pid, stream, text);
+            entries.addLast(entry);
+            bytes += entry.cost();
+            while (bytes > maxBytes && entries.size() > 1) {
+                bytes -= entries.removeFirst().cost();
+            }
+        }
+    }
+
+    /** Entries with {@code seq >= cursor}, oldest first, at most {@code limit}; optionally only one process. */
+    public Page read(long cursor, int limit, OptionalInt pid) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be positive: " + limit);
+        }
+        List<Entry> page = new ArrayList<>();
+        long next = cursor;
+        long first;
+        synchronized (lock) {
+            first = entries.isEmpty() ? nextSeq : entries.peekFirst().seq();
+            for (Entry e : entries) {
+                if (e.seq() < cursor) {
+                    continue;
+                }
+                if (page.size() == limit) {
+                    break;
+                }
+                next = e.seq() + 1;
+                if (pid.isEmpty() || (e.pid().isPresent() && e.pid().getAsInt() == pid.getAsInt())) {
+                    page.add(e);
+                }
+            }
+            if (page.size() < limit) {
+                next = Math.max(next, nextSeq);
+            }
+        }
+        return new Page(page, next, first);
+    }
+}

@@ -1,0 +1,71 @@
+package io.agentenv.envd.logs;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import io.agentenv.envd.http.HttpEndpoint;
+import io.agentenv.envd.http.HttpException;
+import io.agentenv.envd.http.Responses;
+import java.util.OptionalInt;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Fields;
+
+/**
+ * {@code GET /logs?cursor=<seq>&limit=<n>&pid=<pid>}: envd's log and the process events/output, oldest first.
+ * Response: {@code {"entries":[{"seq":1,"timestamp":"...","source":"envd|process","level":"INFO","pid":12?,
+ * "stream":"stdout|stderr|pty|event|<logger>","message":"..."}],"nextCursor":N,"firstAvailable":M}}.
+ */
+public final class LogsEndpoint implements HttpEndpoint {
+    private static final int MAX_LIMIT = 1000;
+
+    private final LogJournal journal;
+
+    public LogsEndpoint(LogJournal journal) {
+        this.journal = requireNonNull(journal, "journal is null");
+    }
+
+    @Override
+    public void handle(Request request, Response response) throws Exception {
+        Fields query = Request.extractQueryParameters(request);
+        long cursor = number(query, "cursor", 0, 0, Long.MAX_VALUE);
+        int limit = (int) number(query, "limit", MAX_LIMIT, 1, MAX_LIMIT);
+        OptionalInt pid = query.get("pid") == null ? OptionalInt.empty()
+                : OptionalInt.of((int) number(query, "pid", 0, 1, Integer.MAX_VALUE));
+        LogJournal.Page page = journal.read(cursor, limit, pid);
+        JsonArray entries = new JsonArray();
+        for (LogJournal.Entry e : page.entries()) {
+            JsonObject o = new JsonObject();
+            o.addProperty("seq", e.seq());
+            o.addProperty("timestamp", e.time().toString());
+            o.addProperty("source", e.source().name().toLowerCase(java.util.Locale.ROOT));
+            o.addProperty("level", e.level());
+            e.pid().ifPresent(p -> o.addProperty("pid", p));
+            o.addProperty("stream", e.stream());
+            o.addProperty("message", e.message());
+            entries.add(o);
+        }
+        JsonObject body = new JsonObject();
+        body.add("entries", entries);
+        body.addProperty("nextCursor", page.nextCursor());
+        body.addProperty("firstAvailable", page.firstAvailable());
+        Responses.json(response, 200, body);
+    }
+
+    private static long number(Fields query, String name, long fallback, long min, long max) {
+        String value = query.getValue(name);
+        if (value == null || value.isEmpty()) {
+            return fallback;
+        }
+        try {
+            long n = Long.parseLong(value);
+            if (n < min || n > max) {
+                throw HttpException.badRequest(name + " must be between " + min + " and " + max);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw HttpException.badRequest(name + " must be an integer");
+        }
+    }
+}

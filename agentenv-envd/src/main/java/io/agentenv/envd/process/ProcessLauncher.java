@@ -1,0 +1,118 @@
+package io.agentenv.envd.process;
+
+import static java.util.Objects.requireNonNull;
+
+import com.pty4j.PtyProcess;
+import com.pty4j.PtyProcessBuilder;
+import io.agentenv.envd.logs.LogJournal;
+import io.agentenv.envd.protocol.connect.ConnectCode;
+import io.agentenv.envd.protocol.connect.RpcException;
+import io.agentenv.envd.users.UserAccount;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts processes as a given user: {@code setsid} puts a piped process in its own session and process group (pty4j
+ * does that itself), and util-linux {@code setpriv --reuid --regid --groups} switches to the user when envd runs as
+ * root. Nothing of envd's own environment is inherited.
+ */
+final class ProcessLauncher {
+    private static final Logger log = LoggerFactory.getLogger(ProcessLauncher.class);
+    private static final List<String> TOOL_DIRS = List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin");
+
+    private final int envdUid;
+    private final Optional<Path> setsid;
+    private final Optional<Path> setpriv;
+    private final PosixSignals signals;
+    private final LogJournal journal;
+    private final Clock clock;
+
+    ProcessLauncher(int envdUid, Optional<Path> setsid, Optional<Path> setpriv, PosixSignals signals, LogJournal journal,
+                    Clock clock) {
+        this.envdUid = envdUid;
+        this.setsid = requireNonNull(setsid, "setsid is null");
+        this.setpriv = requireNonNull(setpriv, "setpriv is null");
+        this.signals = requireNonNull(signals, "signals is null");
+        this.journal = requireNonNull(journal, "journal is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    static ProcessLauncher forThisMachine(PosixSignals signals, LogJournal journal, Clock clock) throws IOException {
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        return new ProcessLauncher(uid, tool("setsid"), tool("setpriv"), signals, journal, clock);
+    }
+
+    private static Optional<Path> tool(String name) {
+        return TOOL_DIRS.stream().map(d -> Path.of(d, name)).filter(Files::isExecutable).findFirst();
+    }
+
+    ChildProcess launch(LaunchSpec spec) {
+        List<String> argv = new ArrayList<>(privilegeDrop(spec.user()));
+        argv.add(spec.executable().toString());
+        argv.addAll(spec.args());
+        try {
+            ChildProcess child = spec.pty().isPresent() ? startPty(spec, argv) : startPiped(spec, argv);
+            journal.processEvent((int) child.pid(), "started as " + spec.user().name() + ": " + spec.config().getCmd()
+                    + " " + String.join(" ", spec.args()));
+            log.atInfo().addKeyValue("pid", child.pid()).addKeyValue("user", spec.user().name())
+                    .addKeyValue("pty", spec.pty().isPresent()).addKeyValue("cmd", spec.config().getCmd())
+                    .log("process started");
+            return child;
+        } catch (IOException e) {
+            throw new RpcException(ConnectCode.INTERNAL, "error starting process: " + e.getMessage(), e);
+        }
+    }
+
+    private ChildProcess startPiped(LaunchSpec spec, List<String> argv) throws IOException {
+        List<String> command = new ArrayList<>();
+        setsid.ifPresent(p -> command.add(p.toString()));
+        command.addAll(argv);
+        ProcessBuilder builder = new ProcessBuilder(command).directory(spec.cwd().toFile());
+        builder.environment().clear();
+        builder.environment().putAll(spec.env());
+        if (!spec.stdin()) {
+            builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        }
+        Process process = builder.start();
+        return new ChildProcess(ChildProcess.Kind.PIPES, process, spec.config(), spec.tag(), spec.stdin(), signals,
+                journal, clock);
+    }
+
+    private ChildProcess startPty(LaunchSpec spec, List<String> argv) throws IOException {
+        LaunchSpec.PtySize size = spec.pty().orElseThrow();
+        PtyProcess process = new PtyProcessBuilder(argv.toArray(String[]::new))
+                .setEnvironment(spec.env())
+                .setDirectory(spec.cwd().toString())
+                .setInitialColumns(size.cols())
+                .setInitialRows(size.rows())
+                .setConsole(false)
+                .setRedirectErrorStream(true)
+                .start();
+        return new ChildProcess(ChildProcess.Kind.PTY, process, spec.config(), spec.tag(), true, signals, journal, clock);
+    }
+
+    /** The argv prefix that makes the child run as {@code user}. */
+    List<String> privilegeDrop(UserAccount user) {
+        if (user.uid() == envdUid) {
+            return List.of();
+        }
+        if (envdUid != 0) {
+            throw new RpcException(ConnectCode.PERMISSION_DENIED,
+                    "envd does not run as root and cannot start processes as '" + user.name() + "'");
+        }
+        Path tool = setpriv.orElseThrow(() -> new RpcException(ConnectCode.FAILED_PRECONDITION,
+                "setpriv (util-linux) is not installed: cannot start processes as '" + user.name() + "'"));
+        String groups = user.groups().stream().map(String::valueOf).collect(Collectors.joining(","));
+        return List.of(tool.toString(), "--reuid=" + user.uid(), "--regid=" + user.gid(),
+                groups.isEmpty() ? "--clear-groups" : "--groups=" + groups, "--");
+    }
+}

@@ -1,0 +1,59 @@
+package io.agentenv.envd.process;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.protocol.process.ProcessSelector;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Processes by pid. Exited ones stay for {@code retention} so Connect can still report their end. */
+final class ProcessTable implements AutoCloseable {
+    private final Clock clock;
+    private final Duration retention;
+    private final Map<Long, ChildProcess> byPid = new ConcurrentHashMap<>();
+
+    ProcessTable(Clock clock, Duration retention) {
+        this.clock = requireNonNull(clock, "clock is null");
+        this.retention = requireNonNull(retention, "retention is null");
+    }
+
+    void add(ChildProcess child) {
+        evictExpired(clock.instant());
+        byPid.put(child.pid(), child); // a reused pid replaces the retained, exited entry
+    }
+
+    Optional<ChildProcess> find(ProcessSelector selector) {
+        evictExpired(clock.instant());
+        return switch (selector.getSelectorCase()) {
+            case PID -> Optional.ofNullable(byPid.get(Integer.toUnsignedLong(selector.getPid())));
+            case TAG -> byPid.values().stream()
+                    .filter(c -> c.tag().filter(selector.getTag()::equals).isPresent())
+                    .min(Comparator.comparing((ChildProcess c) -> !c.isRunning()).thenComparing(ChildProcess::pid));
+            case SELECTOR_NOT_SET -> Optional.empty();
+        };
+    }
+
+    List<ChildProcess> running() {
+        evictExpired(clock.instant());
+        return byPid.values().stream().filter(ChildProcess::isRunning)
+                .sorted(Comparator.comparingLong(ChildProcess::pid)).toList();
+    }
+
+    void evictExpired(Instant now) {
+        byPid.values().removeIf(c -> c.exitedAt().filter(t -> !t.plus(retention).isAfter(now)).isPresent());
+    }
+
+    /** Kills every running process group: nothing outlives envd. */
+    @Override
+    public void close() {
+        for (ChildProcess child : byPid.values()) {
+            child.signal(PosixSignals.SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package io.agentenv.envd.session;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
+import io.agentenv.envd.http.Access;
+import io.agentenv.envd.http.HttpException;
+import io.agentenv.envd.http.HttpRoutes;
+import io.agentenv.envd.http.Responses;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+
+/** {@code POST /init}, {@code GET /envs} and {@code GET /health}. */
+public final class SessionEndpoints {
+    private static final int MAX_INIT_BYTES = 1 << 20;
+
+    private final Session session;
+
+    public SessionEndpoints(Session session) {
+        this.session = requireNonNull(session, "session is null");
+    }
+
+    /**
+     * /init takes {@link Access#TOKEN}: the first call (no token yet) is open; once a token is set, only a caller that
+     * knows it may re-initialise (otherwise any sandboxed program could replace the token or the default user).
+     */
+    public void register(HttpRoutes routes) {
+        routes.add("GET", "/health", Access.PUBLIC, (request, response) -> Responses.noContent(response))
+                .add("POST", "/init", Access.TOKEN, this::init)
+                .add("GET", "/envs", Access.TOKEN, this::envs);
+    }
+
+    private void init(Request request, Response response) throws Exception {
+        InputStream in = Content.Source.asInputStream(request);
+        byte[] body = in.readNBytes(MAX_INIT_BYTES + 1);
+        if (body.length > MAX_INIT_BYTES) {
+            throw new HttpException(413, "init body is larger than " + MAX_INIT_BYTES + " bytes");
+        }
+        InitRequest init = parse(new String(body, StandardCharsets.UTF_8));
+        try {
+            session.init(init);
+        } catch (IllegalArgumentException e) {
+            throw HttpException.badRequest(e.getMessage());
+        }
+        Responses.noContent(response);
+    }
+
+    static InitRequest parse(String text) {
+        if (text.isBlank()) {
+            return new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.empty(), Optional.empty());
+        }
+        JsonObject json;
+        try {
+            JsonElement element = JsonParser.parseString(text);
+            if (!element.isJsonObject()) {
+                throw HttpException.badRequest("init body must be a JSON object");
+            }
+            json = element.getAsJsonObject();
+        } catch (JsonParseException e) {
+            throw HttpException.badRequest("init body is not valid JSON");
+        }
+        Map<String, String> envVars = new HashMap<>();
+        JsonElement env = json.get("envVars");
+        if (env != null && !env.isJsonNull()) {
+            if (!env.isJsonObject()) {
+                throw HttpException.badRequest("envVars must be an object of strings");
+            }
+            for (Map.Entry<String, JsonElement> e : env.getAsJsonObject().entrySet()) {
+                if (!e.getValue().isJsonPrimitive() || !e.getValue().getAsJsonPrimitive().isString()) {
+                    throw HttpException.badRequest("envVars." + e.getKey() + " must be a string");
+                }
+                envVars.put(e.getKey(), e.getValue().getAsString());
+            }
+        }
+        Optional<Instant> timestamp = string(json, "timestamp").map(t -> {
+            try {
+                return Instant.parse(t);
+            } catch (DateTimeParseException e) {
+                throw HttpException.badRequest("timestamp must be an RFC 3339 date-time");
+            }
+        });
+        return new InitRequest(string(json, "accessToken"), envVars, string(json, "defaultUser"),
+                string(json, "defaultWorkdir"), timestamp);
+    }
+
+    private static Optional<String> string(JsonObject json, String name) {
+        JsonElement value = json.get(name);
+        if (value == null || value.isJsonNull()) {
+            return Optional.empty();
+        }
+        if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isString()) {
+            throw HttpException.badRequest(name + " must be a string");
+        }
+        return Optional.of(value.getAsString());
+    }
+
+    private void envs(Request request, Response response) throws Exception {
+        JsonObject body = new JsonObject();
+        session.current().envVars().forEach(body::addProperty);
+        Responses.json(response, 200, body);
+    }
+}
