@@ -1,0 +1,130 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cgroup v1 hierarchy of this backend's sandboxes: runc creates {@code <root>/<controller>/<parent>/<id>} in every
+ * mounted controller. Reads a sandbox's usage and finds and removes cgroups nobody owns any more.
+ */
+final class CgroupTree {
+
+    private static final Logger log = LoggerFactory.getLogger(CgroupTree.class);
+    private static final Duration EMPTY_WAIT = Duration.ofSeconds(10);
+
+    private final Path root;
+    private final String parent;
+
+    CgroupTree(Path root, String parent) {
+        this.root = requireNonNull(root, "root is null");
+        this.parent = requireNonNull(parent, "parent is null");
+    }
+
+    CgroupTree(HostLayout layout) {
+        this(layout.cgroupRoot(), layout.cgroupParent());
+    }
+
+    /** Every directory of {@code name} across the mounted controllers. */
+    List<Path> pathsOf(String name) throws IOException {
+        List<Path> paths = new ArrayList<>();
+        for (Path parentDir : parentDirs()) {
+            Path dir = parentDir.resolve(name);
+            if (Files.isDirectory(dir)) {
+                paths.add(dir);
+            }
+        }
+        return paths;
+    }
+
+    /** Names of the sandbox cgroups that exist in any controller. */
+    List<String> names() throws IOException {
+        TreeSet<String> names = new TreeSet<>();
+        for (Path parentDir : parentDirs()) {
+            try (Stream<Path> children = Files.list(parentDir)) {
+                children.filter(Files::isDirectory).map(p -> p.getFileName().toString()).forEach(names::add);
+            }
+        }
+        return List.copyOf(names);
+    }
+
+    /** Bytes of memory the sandbox uses now (memory.usage_in_bytes), if its memory cgroup exists. */
+    Optional<Long> memoryUsage(ContainerId id) throws IOException {
+        Path file = root.resolve("memory").resolve(parent).resolve(id.value()).resolve("memory.usage_in_bytes");
+        try {
+            return Optional.of(Long.parseLong(Files.readString(file).strip()));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Pids (host view) of every process in the cgroup, across controllers. */
+    List<Long> pids(String name) throws IOException {
+        TreeSet<Long> pids = new TreeSet<>();
+        for (Path dir : pathsOf(name)) {
+            try {
+                for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+                    if (!line.isBlank()) {
+                        pids.add(Long.parseLong(line.strip()));
+                    }
+                }
+            } catch (NoSuchFileException gone) {
+                // removed concurrently
+            }
+        }
+        return List.copyOf(pids);
+    }
+
+    /**
+     * Kills every process left in the cgroup (thawing it first: frozen tasks cannot die) and removes its directory
+     * in every controller. For cgroups no container owns any more.
+     */
+    void reap(String name) throws IOException, InterruptedException {
+        Path freezer = root.resolve("freezer").resolve(parent).resolve(name).resolve("freezer.state");
+        if (Files.exists(freezer)) {
+            Files.writeString(freezer, "THAWED");
+        }
+        Instant deadline = Instant.now().plus(EMPTY_WAIT);
+        List<Long> pids;
+        while (!(pids = pids(name)).isEmpty()) {
+            pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+            if (Instant.now().isAfter(deadline)) {
+                throw new IOException("cgroup " + name + " still has processes " + pids + " after SIGKILL");
+            }
+            Thread.sleep(Duration.ofMillis(5)); // the kernel needs a moment to reap killed tasks
+        }
+        for (Path dir : pathsOf(name)) {
+            try {
+                Files.delete(dir);
+            } catch (NoSuchFileException gone) {
+                // removed concurrently
+            }
+        }
+        log.atInfo().addKeyValue("sandbox_id", name).log("cgroup reaped");
+    }
+
+    private List<Path> parentDirs() throws IOException {
+        List<Path> dirs = new ArrayList<>();
+        try (Stream<Path> controllers = Files.list(root)) {
+            for (Path controller : controllers.sorted().toList()) {
+                Path dir = controller.resolve(parent);
+                if (Files.isDirectory(dir)) {
+                    dirs.add(dir);
+                }
+            }
+        }
+        return dirs;
+    }
+}

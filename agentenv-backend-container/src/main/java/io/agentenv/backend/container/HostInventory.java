@@ -1,0 +1,74 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds this backend's resources on the host by name (container ids and cgroups by id prefix, netns and veths by the
+ * pool's prefixes, mounts by location) and removes them: the start-up reconciler after a crash, and the leak check
+ * after every test.
+ */
+final class HostInventory {
+
+    private static final Logger log = LoggerFactory.getLogger(HostInventory.class);
+
+    private final RuncRuntime runc;
+    private final CgroupTree cgroups;
+    private final OverlayMounts overlays;
+    private final NetnsPool pool;
+    private final Path sandboxesDir;
+
+    /**
+     * @param sandboxesDir where sandbox directories (overlay mount points, bundles) live
+     */
+    HostInventory(RuncRuntime runc, CgroupTree cgroups, OverlayMounts overlays, NetnsPool pool, Path sandboxesDir) {
+        this.runc = requireNonNull(runc, "runc is null");
+        this.cgroups = requireNonNull(cgroups, "cgroups is null");
+        this.overlays = requireNonNull(overlays, "overlays is null");
+        this.pool = requireNonNull(pool, "pool is null");
+        this.sandboxesDir = requireNonNull(sandboxesDir, "sandboxesDir is null");
+    }
+
+    /** What exists now among containers and cgroups whose id starts with {@code idPrefix}, and all mounts and slots. */
+    Leftovers scan(String idPrefix) throws IOException, CommandFailedException, InterruptedException {
+        Predicate<String> ours = name -> name.startsWith(idPrefix);
+        List<ContainerId> containers = runc.list().stream().filter(id -> ours.test(id.value())).toList();
+        List<String> groups = cgroups.names().stream().filter(ours).toList();
+        List<Long> processes = new ArrayList<>();
+        for (String group : groups) {
+            processes.addAll(cgroups.pids(group));
+        }
+        return new Leftovers(containers, groups, processes, MountTable.mountsUnder(sandboxesDir), pool.existingNames());
+    }
+
+    /**
+     * Removes what {@link #scan} finds: deletes containers (killing their processes), kills and removes orphaned
+     * cgroups, unmounts (deepest first) and deletes network slots. Only when none of them is in use.
+     */
+    Leftovers reap(String idPrefix) throws IOException, CommandFailedException, InterruptedException {
+        Leftovers found = scan(idPrefix);
+        for (ContainerId id : found.containers()) {
+            runc.delete(id);
+        }
+        for (String group : cgroups.names().stream().filter(n -> n.startsWith(idPrefix)).toList()) {
+            cgroups.reap(group);
+        }
+        for (Path mount : MountTable.mountsUnder(sandboxesDir)) {
+            overlays.unmount(mount);
+        }
+        pool.reapLeftovers();
+        if (!found.isEmpty()) {
+            log.atWarn().addKeyValue("containers", found.containers()).addKeyValue("cgroups", found.cgroups())
+                    .addKeyValue("mounts", found.mounts()).addKeyValue("network", found.network())
+                    .log("removed leftover sandbox resources");
+        }
+        return found;
+    }
+}

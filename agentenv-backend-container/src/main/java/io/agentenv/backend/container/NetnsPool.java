@@ -1,0 +1,285 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Network namespaces for sandboxes, created ahead of time so that create and restore never wait for them.
+ * Slot N is the netns {@code <prefix>-n<N>} with host veth {@code <prefix>v<N>} and the N-th /30 of the sandbox range.
+ * A released slot is destroyed (never reused with old state: conntrack entries, routes or sockets of the previous
+ * sandbox) and its index becomes free; a background refill keeps {@code warm} slots ready.
+ * Isolation and egress come from the host setup's nftables table, which matches every interface by the prefix.
+ */
+final class NetnsPool implements AutoCloseable {
+
+    static final Path NETNS_DIR = Path.of("/run/netns");
+    private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
+    private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
+
+    private final ProcessRunner runner;
+    private final SlotAddressing addressing;
+    private final String prefix;
+    private final int firstSlot;
+    private final int slotCount;
+    private final int warm;
+
+    private final Object lock = new Object();
+    /** Indexes that are ready or handed out. Guarded by lock. */
+    private final BitSet taken = new BitSet();
+    /** Created and not handed out. Guarded by lock. */
+    private final Deque<NetSlot> ready = new ArrayDeque<>();
+    private final AtomicBoolean refilling = new AtomicBoolean();
+    private volatile Thread refill;
+    private volatile boolean closed;
+
+    /**
+     * @param firstSlot the first slot index this pool may use (pools with the same prefix must not overlap)
+     * @param slotCount how many slots it may use
+     * @param warm how many slots it keeps created and ready
+     */
+    NetnsPool(ProcessRunner runner, HostLayout layout, int firstSlot, int slotCount, int warm) {
+        this.runner = requireNonNull(runner, "runner is null");
+        this.addressing = layout.addressing();
+        this.prefix = layout.namePrefix();
+        if (firstSlot < 0 || slotCount < 1 || (long) firstSlot + slotCount > addressing.slotCount()) {
+            throw new IllegalArgumentException("slots " + firstSlot + "+" + slotCount + " do not fit " + addressing.cidr());
+        }
+        if (warm < 0 || warm > slotCount) {
+            throw new IllegalArgumentException("warm must be 0.." + slotCount + ": " + warm);
+        }
+        this.firstSlot = firstSlot;
+        this.slotCount = slotCount;
+        this.warm = warm;
+    }
+
+    /** The netns name prefix of this pool's slots. */
+    String netnsPrefix() {
+        return prefix + "-n";
+    }
+
+    /** The host veth name prefix of this pool's slots. */
+    String vethPrefix() {
+        return prefix + "v";
+    }
+
+    /** Creates slots until {@code warm} are ready. */
+    void prewarm() throws CommandFailedException, InterruptedException {
+        while (!closed) {
+            int index;
+            synchronized (lock) {
+                if (ready.size() >= warm) {
+                    return;
+                }
+                index = reserveIndex();
+                if (index < 0) {
+                    return;
+                }
+            }
+            NetSlot slot = createOrFree(index);
+            synchronized (lock) {
+                if (!closed) {
+                    ready.add(slot);
+                    continue;
+                }
+            }
+            release(slot); // the pool closed while this slot was being created
+        }
+    }
+
+    /** A ready slot for one sandbox; creates one when none is ready. */
+    NetSlot acquire() throws CommandFailedException, InterruptedException {
+        if (closed) {
+            throw new IllegalStateException("the netns pool is closed");
+        }
+        NetSlot slot;
+        int index = -1;
+        synchronized (lock) {
+            slot = ready.poll();
+            if (slot == null) {
+                index = reserveIndex();
+                if (index < 0) {
+                    throw new IllegalStateException("no free network slot (" + slotCount + " in use)");
+                }
+            }
+        }
+        if (slot == null) {
+            slot = createOrFree(index);
+        }
+        refillInBackground();
+        return slot;
+    }
+
+    /** Destroys the slot (its netns and veth pair) and frees its index. The sandbox's processes must be gone. */
+    void release(NetSlot slot) throws CommandFailedException, InterruptedException {
+        try {
+            destroy(slot.netnsName(), slot.hostVeth());
+        } finally {
+            synchronized (lock) {
+                taken.clear(slot.index() - firstSlot);
+            }
+        }
+        refillInBackground();
+    }
+
+    /** Destroys the ready slots. Slots handed out stay theirs to release. */
+    @Override
+    public void close() throws CommandFailedException, InterruptedException {
+        List<NetSlot> toDestroy;
+        synchronized (lock) {
+            closed = true;
+        }
+        Thread running = refill;
+        if (running != null) {
+            running.join();
+        }
+        synchronized (lock) {
+            toDestroy = new ArrayList<>(ready);
+            ready.clear();
+        }
+        for (NetSlot slot : toDestroy) {
+            release(slot);
+        }
+    }
+
+    /**
+     * Names of network namespaces and host veths with this pool's prefixes that exist on the host: at start-up,
+     * before anything is handed out, these are a crashed server's leftovers.
+     */
+    List<String> existingNames() throws IOException {
+        List<String> names = new ArrayList<>();
+        if (Files.isDirectory(NETNS_DIR)) {
+            try (Stream<Path> entries = Files.list(NETNS_DIR)) {
+                entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(netnsPrefix())).sorted().forEach(names::add);
+            }
+        }
+        try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
+            links.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(vethPrefix())).sorted().forEach(names::add);
+        }
+        return names;
+    }
+
+    /** Deletes every netns and host veth with this pool's prefixes. Only for start-up, before the pool is used. */
+    List<String> reapLeftovers() throws IOException, CommandFailedException, InterruptedException {
+        List<String> names = existingNames();
+        for (String name : names) {
+            if (name.startsWith(netnsPrefix())) {
+                deleteNetns(name);
+            } else {
+                deleteLink(name);
+            }
+        }
+        if (!names.isEmpty()) {
+            log.atWarn().addKeyValue("removed", names).log("removed leftover network namespaces and veths");
+        }
+        return names;
+    }
+
+    private int reserveIndex() {
+        int offset = taken.nextClearBit(0);
+        if (offset >= slotCount) {
+            return -1;
+        }
+        taken.set(offset);
+        return firstSlot + offset;
+    }
+
+    private NetSlot createOrFree(int index) throws CommandFailedException, InterruptedException {
+        try {
+            return create(index);
+        } catch (CommandFailedException | InterruptedException | RuntimeException e) {
+            synchronized (lock) {
+                taken.clear(index - firstSlot);
+            }
+            throw e;
+        }
+    }
+
+    private NetSlot create(int index) throws CommandFailedException, InterruptedException {
+        NetSlot slot = new NetSlot(index, netnsPrefix() + index, vethPrefix() + index,
+                addressing.hostAddress(index), addressing.sandboxAddress(index));
+        try {
+            String host = String.join("\n",
+                    "netns add " + slot.netnsName(),
+                    "link add name " + slot.hostVeth() + " type veth peer name eth0 netns " + slot.netnsName(),
+                    "addr add " + slot.hostAddress() + "/30 dev " + slot.hostVeth(),
+                    "link set " + slot.hostVeth() + " up", "");
+            runner.run(Command.of(IP_TIMEOUT, "ip", "-batch", "-").withStdin(host.getBytes(StandardCharsets.UTF_8)));
+            String inside = String.join("\n",
+                    "addr add " + slot.sandboxAddress() + "/30 dev eth0",
+                    "link set eth0 up",
+                    "link set lo up",
+                    "route add default via " + slot.hostAddress(), "");
+            runner.run(Command.of(IP_TIMEOUT, "ip", "-n", slot.netnsName(), "-batch", "-")
+                    .withStdin(inside.getBytes(StandardCharsets.UTF_8)));
+        } catch (CommandFailedException | InterruptedException e) {
+            destroyQuietly(slot);
+            throw e;
+        }
+        log.atDebug().addKeyValue("netns", slot.netnsName()).addKeyValue("address", slot.sandboxAddress()).log("network slot created");
+        return slot;
+    }
+
+    private void destroy(String netns, String veth) throws CommandFailedException, InterruptedException {
+        deleteLink(veth); // deleting one end of a veth pair deletes both
+        deleteNetns(netns);
+    }
+
+    private void destroyQuietly(NetSlot slot) throws InterruptedException {
+        try {
+            destroy(slot.netnsName(), slot.hostVeth());
+        } catch (CommandFailedException e) {
+            log.atWarn().addKeyValue("netns", slot.netnsName()).setCause(e).log("could not remove a half-created network slot");
+        }
+    }
+
+    private void deleteLink(String name) throws CommandFailedException, InterruptedException {
+        if (!Files.exists(Path.of("/sys/class/net", name))) {
+            return;
+        }
+        try {
+            runner.run(Command.of(IP_TIMEOUT, "ip", "link", "delete", name));
+        } catch (CommandFailedException e) {
+            if (!e.stderrTail().contains("Cannot find device")) {
+                throw e;
+            }
+        }
+    }
+
+    private void deleteNetns(String name) throws CommandFailedException, InterruptedException {
+        if (!Files.exists(NETNS_DIR.resolve(name))) {
+            return;
+        }
+        runner.run(Command.of(IP_TIMEOUT, "ip", "netns", "delete", name));
+    }
+
+    private void refillInBackground() {
+        if (closed || warm == 0 || !refilling.compareAndSet(false, true)) {
+            return;
+        }
+        refill = Thread.ofVirtual().name("netns-refill").start(() -> {
+            try {
+                prewarm();
+            } catch (CommandFailedException e) {
+                log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                refilling.set(false);
+            }
+        });
+    }
+}

@@ -1,0 +1,117 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds a sandbox's OCI config in memory: mount, pid, ipc, uts and (joined by path) network namespaces; cgroup
+ * limits with no swap; a minimal capability set, no_new_privs and {@link SeccompPolicy}; runc's default masked and
+ * read-only /proc paths; the JDK bound read-only at its own path and the per-sandbox envd directory.
+ */
+final class OciSpecs {
+
+    /** Capabilities envd (root inside) needs to run commands as other users and manage their files and processes. */
+    static final List<String> CAPABILITIES = List.of(
+            "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID",
+            "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT");
+    /** runc's defaults (`runc spec`). */
+    static final List<String> MASKED_PATHS = List.of(
+            "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+            "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi");
+    static final List<String> READONLY_PATHS = List.of(
+            "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
+    static final long CPU_PERIOD_US = 100_000;
+    static final String CRIU_CONFIG_ANNOTATION = "org.criu.config";
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private final String cgroupParent;
+    private final boolean swapAccounting;
+
+    /**
+     * @param cgroupParent the cgroup every sandbox's cgroup is created under (e.g. "agentenv")
+     * @param swapAccounting whether the kernel accounts swap (memory.memsw); only then is the swap limit written
+     */
+    OciSpecs(String cgroupParent, boolean swapAccounting) {
+        this.cgroupParent = requireNonNull(cgroupParent, "cgroupParent is null");
+        this.swapAccounting = swapAccounting;
+    }
+
+    String cgroupsPath(ContainerId id) {
+        return "/" + cgroupParent + "/" + id.value();
+    }
+
+    OciSpec build(ContainerSpec spec) {
+        ContainerSpec.InitProcess init = spec.process();
+        List<String> caps = CAPABILITIES;
+        OciSpec.Process process = new OciSpec.Process(
+                false,
+                new OciSpec.User(init.uid(), init.gid()),
+                init.args(),
+                init.env(),
+                init.cwd(),
+                new OciSpec.Capabilities(caps, caps, List.of(), caps, List.of()),
+                List.of(new OciSpec.Rlimit("RLIMIT_NOFILE", spec.limits().openFiles(), spec.limits().openFiles())),
+                true,
+                null);
+
+        long memoryBytes = spec.limits().memoryMiB() * 1024 * 1024;
+        OciSpec.Resources resources = new OciSpec.Resources(
+                List.of(new OciSpec.DeviceRule(false, "a", "rwm")), // runc then allows only its default device set
+                new OciSpec.Memory(memoryBytes, swapAccounting ? memoryBytes : null), // swap limit == memory: no swap
+                new OciSpec.Cpu(spec.limits().cpuCount() * CPU_PERIOD_US, CPU_PERIOD_US),
+                new OciSpec.Pids(spec.limits().pids()));
+
+        OciSpec.Linux linux = new OciSpec.Linux(
+                List.of(new OciSpec.Namespace("pid", null),
+                        new OciSpec.Namespace("ipc", null),
+                        new OciSpec.Namespace("uts", null),
+                        new OciSpec.Namespace("mount", null),
+                        new OciSpec.Namespace("network", spec.netns().toString())),
+                resources,
+                cgroupsPath(spec.id()),
+                SeccompPolicy.profile(),
+                MASKED_PATHS,
+                READONLY_PATHS);
+
+        return new OciSpec("1.0.2", process, new OciSpec.Root(spec.rootfs().toString(), false), spec.hostname(),
+                mounts(spec), linux, Map.of(CRIU_CONFIG_ANNOTATION, spec.criuConfig().toString()));
+    }
+
+    /**
+     * The "lean" mount set of runtime-findings.md: no tmpfs on /tmp (it would be archived by every checkpoint);
+     * /sys/fs/cgroup stays so that JVMs inside see their limits.
+     */
+    private static List<OciSpec.Mount> mounts(ContainerSpec spec) {
+        List<OciSpec.Mount> mounts = new ArrayList<>(List.of(
+                new OciSpec.Mount("/proc", "proc", "proc", List.of("nosuid", "noexec", "nodev")),
+                new OciSpec.Mount("/dev", "tmpfs", "tmpfs", List.of("nosuid", "strictatime", "mode=755", "size=65536k")),
+                new OciSpec.Mount("/dev/pts", "devpts", "devpts",
+                        List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5")),
+                new OciSpec.Mount("/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=65536k")),
+                new OciSpec.Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")),
+                new OciSpec.Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")),
+                new OciSpec.Mount("/sys/fs/cgroup", "cgroup", "cgroup", List.of("nosuid", "noexec", "nodev", "relatime", "ro"))));
+        spec.jdkHome().ifPresent(jdk -> mounts.add(
+                new OciSpec.Mount(jdk.toString(), "bind", jdk.toString(), List.of("rbind", "ro", "nosuid", "nodev"))));
+        mounts.add(new OciSpec.Mount(spec.envdGuestDir(), "bind", spec.envdHostDir().toString(),
+                List.of("rbind", "rw", "nosuid", "nodev", "noexec")));
+        spec.resolvConf().ifPresent(resolv -> mounts.add(
+                new OciSpec.Mount("/etc/resolv.conf", "bind", resolv.toString(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
+        return List.copyOf(mounts);
+    }
+
+    static byte[] toJson(OciSpec spec) {
+        try {
+            return JSON.writeValueAsBytes(spec);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("OCI spec did not serialize", e); // records of strings and numbers: a bug
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * A sandbox's root filesystem: overlayfs with read-only lower layers (template, then snapshot layers on top) and a
+ * per-sandbox upper and work directory.
+ */
+final class OverlayMounts {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private final ProcessRunner runner;
+
+    OverlayMounts(ProcessRunner runner) {
+        this.runner = requireNonNull(runner, "runner is null");
+    }
+
+    /**
+     * Mounts the overlay at {@code target}, creating upper, work and target when missing.
+     *
+     * @param lowers read-only layers, topmost first (e.g. [snapshot layer, template rootfs])
+     */
+    void mount(List<Path> lowers, Path upper, Path work, Path target)
+            throws IOException, CommandFailedException, InterruptedException {
+        if (lowers.isEmpty()) {
+            throw new IllegalArgumentException("an overlay needs at least one lower layer");
+        }
+        lowers.forEach(OverlayMounts::requireSafe);
+        requireSafe(upper);
+        requireSafe(work);
+        requireSafe(target);
+        for (Path lower : lowers) {
+            if (!Files.isDirectory(lower)) {
+                throw new IOException("lower layer is not a directory: " + lower);
+            }
+        }
+        Files.createDirectories(upper);
+        Files.createDirectories(work);
+        Files.createDirectories(target);
+        String options = "lowerdir=" + lowers.stream().map(Path::toString).collect(Collectors.joining(":"))
+                + ",upperdir=" + upper + ",workdir=" + work;
+        runner.run(Command.of(TIMEOUT, "mount", "-t", "overlay", "overlay", "-o", options, target.toString()));
+    }
+
+    /** Unmounts {@code target}; nothing to do when it is not mounted. */
+    void unmount(Path target) throws IOException, CommandFailedException, InterruptedException {
+        if (!MountTable.isMountPoint(target)) {
+            return;
+        }
+        runner.run(Command.of(TIMEOUT, "umount", target.toString()));
+    }
+
+    /** overlayfs splits its options at ',' and ':'; reject paths that would be misread rather than escape them. */
+    private static void requireSafe(Path path) {
+        requireNonNull(path, "path is null");
+        String s = path.toString();
+        if (!path.isAbsolute() || s.matches(".*[,:\\\\\\s].*")) {
+            throw new IllegalArgumentException("overlay paths must be absolute without ',', ':', '\\' or spaces: " + s);
+        }
+    }
+}

@@ -1,0 +1,269 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Drives runc (Debian's 1.1.5) for this backend's containers, with its own state root, and CRIU (the host setup's
+ * build) for checkpoint and restore. Every call has a deadline; checkpoint and restore have their own, longer one.
+ * "Already gone" counts as success for delete and kill.
+ */
+final class RuncRuntime {
+
+    /** Whether the container keeps running after a checkpoint. */
+    enum AfterCheckpoint { LEAVE_RUNNING, STOP }
+
+    static final String BUNDLE_LOG = "runc.log";
+    static final String BUNDLE_PIDFILE = "init.pid";
+    private static final Logger log = LoggerFactory.getLogger(RuncRuntime.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final ProcessRunner runner;
+    private final Path runc;
+    private final Path criu;
+    private final Path root;
+    private final Duration commandTimeout;
+    private final Duration criuTimeout;
+
+    RuncRuntime(ProcessRunner runner, HostLayout layout, Duration commandTimeout, Duration criuTimeout) {
+        this.runner = requireNonNull(runner, "runner is null");
+        this.runc = layout.runc();
+        this.criu = layout.criu();
+        this.root = layout.runcRoot();
+        this.commandTimeout = requireNonNull(commandTimeout, "commandTimeout is null");
+        this.criuTimeout = requireNonNull(criuTimeout, "criuTimeout is null");
+    }
+
+    /** Writes the bundle's config.json. */
+    static void writeConfig(Path bundle, OciSpec spec) throws IOException {
+        Files.createDirectories(bundle);
+        Path tmp = bundle.resolve("config.json.tmp");
+        Files.write(tmp, OciSpecs.toJson(spec));
+        Files.move(tmp, bundle.resolve("config.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Creates the container from {@code bundle/config.json}; its init waits for {@link #start}. */
+    void create(ContainerId id, Path bundle) throws CommandFailedException, InterruptedException {
+        detached(bundle, commandTimeout, "create", "--bundle", bundle.toString(),
+                "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
+        log.atInfo().addKeyValue("sandbox_id", id.value()).log("container created");
+    }
+
+    void start(ContainerId id) throws CommandFailedException, InterruptedException {
+        run(commandTimeout, "start", id.value());
+    }
+
+    /** The container's state, or empty when runc does not know it. */
+    Optional<ContainerState> state(ContainerId id) throws CommandFailedException, InterruptedException {
+        try {
+            return Optional.of(parseState(run(commandTimeout, "state", id.value()).stdout()));
+        } catch (CommandFailedException e) {
+            if (isGone(e)) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** Ids of every container in this runtime's state root. */
+    List<ContainerId> list() throws CommandFailedException, InterruptedException {
+        String out = run(commandTimeout, "list", "--format", "json").stdout().strip();
+        List<ContainerId> ids = new ArrayList<>();
+        if (out.isEmpty() || out.equals("null")) {
+            return ids;
+        }
+        try {
+            for (JsonNode node : JSON.readTree(out)) {
+                ids.add(new ContainerId(node.path("id").asText()));
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("runc list printed something that is not JSON: " + out, e);
+        }
+        return ids;
+    }
+
+    /** Sends {@code signal} (e.g. "KILL", "TERM") to every process of the container. */
+    void kill(ContainerId id, String signal) throws CommandFailedException, InterruptedException {
+        try {
+            run(commandTimeout, "kill", "--all", id.value(), signal);
+        } catch (CommandFailedException e) {
+            if (!isGone(e) && !e.stderrTail().contains("container not running")) {
+                throw e;
+            }
+        }
+    }
+
+    /** Kills whatever still runs and deletes the container and its cgroup; success when it does not exist. */
+    void delete(ContainerId id) throws CommandFailedException, InterruptedException {
+        try {
+            run(commandTimeout, "delete", "--force", id.value());
+        } catch (CommandFailedException e) {
+            if (!isGone(e)) {
+                throw e;
+            }
+        }
+    }
+
+    /** Freezes every process (cgroup freezer). */
+    void pause(ContainerId id) throws CommandFailedException, InterruptedException {
+        run(commandTimeout, "pause", id.value());
+    }
+
+    void resume(ContainerId id) throws CommandFailedException, InterruptedException {
+        run(commandTimeout, "resume", id.value());
+    }
+
+    /** Runs a program in the running container and returns its output (a fallback path; envd is the fast one). */
+    CommandResult exec(ContainerId id, List<String> args, Duration timeout) throws CommandFailedException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of("exec", id.value()));
+        argv.addAll(args);
+        return run(timeout, argv.toArray(String[]::new));
+    }
+
+    /**
+     * Dumps the container's processes with CRIU into {@code images} (its memory, open files, sockets). The network
+     * namespace is external and not locked (org.criu.config); filesystem changes stay in the overlay upper dir.
+     */
+    void checkpoint(ContainerId id, Path images, Path work, AfterCheckpoint after)
+            throws IOException, CommandFailedException, InterruptedException {
+        Files.createDirectories(images);
+        Files.createDirectories(work);
+        List<String> args = new ArrayList<>(List.of("checkpoint", "--image-path", images.toString(), "--work-path", work.toString()));
+        if (after == AfterCheckpoint.LEAVE_RUNNING) {
+            args.add("--leave-running");
+        }
+        args.add(id.value());
+        long started = System.nanoTime();
+        try {
+            runWithCriu(criuTimeout, args);
+        } catch (CommandFailedException e) {
+            throw withCriuLog(e, work.resolve("dump.log"));
+        }
+        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container checkpointed");
+    }
+
+    /**
+     * Restores a container from {@code images} into {@code bundle} (its config.json names the rootfs, netns and
+     * cgroup, which may differ from the checkpointed container's: that is a fork), detached.
+     */
+    void restore(ContainerId id, Path bundle, Path images, Path work)
+            throws IOException, CommandFailedException, InterruptedException {
+        Files.createDirectories(work);
+        long started = System.nanoTime();
+        try {
+            detachedWithCriu(bundle, criuTimeout, "restore", "--detach", "--bundle", bundle.toString(),
+                    "--image-path", images.toString(), "--work-path", work.toString(),
+                    "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
+        } catch (CommandFailedException e) {
+            throw withCriuLog(e, work.resolve("restore.log"));
+        }
+        log.atInfo().addKeyValue("sandbox_id", id.value())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container restored");
+    }
+
+    private CommandResult run(Duration timeout, String... args) throws CommandFailedException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString()));
+        argv.addAll(List.of(args));
+        return runner.run(Command.of(timeout, argv));
+    }
+
+    private void runWithCriu(Duration timeout, List<String> args) throws CommandFailedException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString(), "--criu", criu.toString()));
+        argv.addAll(args);
+        runner.run(Command.of(timeout, argv));
+    }
+
+    /**
+     * create and restore hand runc's stdio to the container's init, so they must not be pipes this process waits on:
+     * stdio goes to /dev/null and runc's own errors to the bundle's log, whose tail becomes the error message.
+     */
+    private void detached(Path bundle, Duration timeout, String... args) throws CommandFailedException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString()));
+        detachedArgv(bundle, timeout, argv, args);
+    }
+
+    private void detachedWithCriu(Path bundle, Duration timeout, String... args) throws CommandFailedException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString(), "--criu", criu.toString()));
+        detachedArgv(bundle, timeout, argv, args);
+    }
+
+    private void detachedArgv(Path bundle, Duration timeout, List<String> argv, String... args)
+            throws CommandFailedException, InterruptedException {
+        Path logFile = bundle.resolve(BUNDLE_LOG);
+        argv.addAll(List.of("--log", logFile.toString(), "--log-format", "json"));
+        argv.addAll(List.of(args));
+        try {
+            runner.run(Command.of(timeout, argv).discardingOutput());
+        } catch (CommandFailedException e) {
+            throw new CommandFailedException(e.reason(), e.argv(), e.exitCode(), errorsFrom(logFile), e);
+        }
+    }
+
+    /** The error and fatal messages of a runc JSON log. */
+    private static String errorsFrom(Path logFile) {
+        try {
+            if (!Files.exists(logFile)) {
+                return "";
+            }
+            StringBuilder errors = new StringBuilder();
+            for (String line : Files.readAllLines(logFile)) {
+                try {
+                    JsonNode entry = JSON.readTree(line);
+                    String level = entry.path("level").asText();
+                    if (level.equals("error") || level.equals("fatal")) {
+                        errors.append(entry.path("msg").asText()).append('\n');
+                    }
+                } catch (IOException notJson) {
+                    errors.append(line).append('\n');
+                }
+            }
+            return errors.toString();
+        } catch (IOException e) {
+            return "(runc log unreadable: " + e.getMessage() + ")";
+        }
+    }
+
+    /** CRIU explains its failures in its own log; add that log's error lines to runc's message. */
+    private static CommandFailedException withCriuLog(CommandFailedException e, Path criuLog) {
+        StringBuilder detail = new StringBuilder(e.stderrTail());
+        try {
+            if (Files.exists(criuLog)) {
+                List<String> errors = Files.readAllLines(criuLog).stream()
+                        .filter(l -> l.contains("Error") || l.contains("error")).toList();
+                errors.subList(Math.max(0, errors.size() - 20), errors.size()).forEach(l -> detail.append('\n').append(l));
+            }
+        } catch (IOException ignored) {
+            // the runc message alone still says what failed
+        }
+        return new CommandFailedException(e.reason(), e.argv(), e.exitCode(), detail.toString(), e);
+    }
+
+    private static boolean isGone(CommandFailedException e) {
+        return e.reason() == CommandFailedException.Reason.EXITED_NONZERO && e.stderrTail().contains("does not exist");
+    }
+
+    private static ContainerState parseState(String json) {
+        try {
+            JsonNode node = JSON.readTree(json);
+            return new ContainerState(new ContainerId(node.path("id").asText()),
+                    ContainerState.Status.valueOf(node.path("status").asText().toUpperCase(Locale.ROOT)),
+                    node.path("pid").asLong(), Path.of(node.path("bundle").asText()));
+        } catch (IOException e) {
+            throw new IllegalStateException("runc state printed something that is not JSON: " + json, e);
+        }
+    }
+}
