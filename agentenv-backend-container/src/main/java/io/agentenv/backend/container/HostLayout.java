@@ -119,6 +119,10 @@ record HostLayout(
 
     /** The same layout with another name prefix: tests use their own so a leak check sees only their resources. */
     HostLayout withNamePrefix(String prefix) {
+        if (!prefix.startsWith(namePrefix)) {
+            // the host's firewall rules match interfaces by the setup's prefix; a slot outside it would be unisolated
+            throw new IllegalArgumentException("name prefix must extend the host's '" + namePrefix + "': " + prefix);
+        }
         return new HostLayout(cacheDir, runc, criu, criuRuncConfig, templatesDir, resolvConf, addressing, prefix,
                 cgroupParent, cgroupRoot, swapAccounting, runDir);
     }

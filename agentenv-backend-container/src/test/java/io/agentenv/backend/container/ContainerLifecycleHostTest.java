@@ -1,0 +1,158 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** The building blocks together on this host: template overlay, netns slot, runc, CRIU checkpoint, restore and fork. */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ContainerLifecycleHostTest {
+
+    /** Init: a background sleep whose pid is recorded, and a shell waiting for it. */
+    private static final List<String> INIT = List.of("/bin/sh", "-c", "sleep 1000000 & echo $! > /root/bg.pid; wait");
+    private static final Duration EXEC = Duration.ofSeconds(20);
+
+    private HostFixture host;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        host = HostFixture.create(1);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        host.close();
+    }
+
+    /** One sandbox's directories and resources. */
+    private record Sandbox(ContainerId id, Path dir, NetSlot slot) {
+        Path upper() { return dir.resolve("upper"); }
+        Path work() { return dir.resolve("work"); }
+        Path rootfs() { return dir.resolve("rootfs"); }
+        Path envd() { return dir.resolve("envd"); }
+        Path bundle() { return dir.resolve("bundle"); }
+    }
+
+    private Sandbox prepare(String name, List<Path> lowers) throws Exception {
+        Sandbox sandbox = new Sandbox(host.newId(name), host.sandboxesDir.resolve(name), host.pool.acquire());
+        Files.createDirectories(sandbox.envd());
+        host.overlays.mount(lowers, sandbox.upper(), sandbox.work(), sandbox.rootfs());
+        RuncRuntime.writeConfig(sandbox.bundle(), host.ociSpecs.build(
+                host.spec(sandbox.id(), sandbox.rootfs(), sandbox.envd(), sandbox.slot(), INIT)));
+        return sandbox;
+    }
+
+    private void destroy(Sandbox sandbox) throws Exception {
+        host.runc.delete(sandbox.id());
+        host.overlays.unmount(sandbox.rootfs());
+        host.pool.release(sandbox.slot());
+    }
+
+    private String exec(Sandbox sandbox, String... args) throws Exception {
+        return host.runc.exec(sandbox.id(), List.of(args), EXEC).stdout().strip();
+    }
+
+    private void awaitBackgroundPid(Sandbox sandbox) {
+        HostFixture.await("the init wrote its background pid", Duration.ofSeconds(10),
+                () -> Files.exists(sandbox.upper().resolve("root/bg.pid")));
+    }
+
+    @Test
+    void a_container_checkpointed_to_disk_restores_with_the_same_processes_and_files_and_forks_into_an_independent_copy()
+            throws Exception {
+        // given a running sandbox from the base template, with a background process and a file written inside
+        Path template = host.templateRootfs();
+        Sandbox original = prepare("a", List.of(template));
+        host.runc.create(original.id(), original.bundle());
+        host.runc.start(original.id());
+        ContainerState running = host.runc.state(original.id()).orElseThrow();
+        assertThat(running.status()).isEqualTo(ContainerState.Status.RUNNING);
+        awaitBackgroundPid(original);
+        String bgPid = exec(original, "cat", "/root/bg.pid");
+        assertThat(exec(original, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
+        exec(original, "sh", "-c", "echo kept > /home/user/note");
+        assertThat(exec(original, "id", "-un", "1000")).isEqualTo("user");
+        assertThat(exec(original, "ip", "-4", "-o", "addr", "show", "eth0")).contains(original.slot().sandboxAddress() + "/30");
+        assertThat(host.runc.exec(original.id(), List.of(host.spec(original.id(), original.rootfs(), original.envd(),
+                original.slot(), INIT).jdkHome().orElseThrow().resolve("bin/java").toString(), "-version"), EXEC).stderr())
+                .contains("version \"25");
+        assertThat(host.cgroups.memoryUsage(original.id())).hasValueSatisfying(bytes -> assertThat(bytes).isPositive());
+
+        // when it is checkpointed to disk and stopped
+        Path images = host.sandboxesDir.resolve("checkpoint/images");
+        host.runc.checkpoint(original.id(), images, host.sandboxesDir.resolve("checkpoint/work"), RuncRuntime.AfterCheckpoint.STOP);
+
+        // then its processes are gone and, once deleted, so is its cgroup (its memory is released)
+        HostFixture.await("the checkpointed init has exited", Duration.ofSeconds(10),
+                () -> ProcessHandle.of(running.pid()).isEmpty());
+        host.runc.delete(original.id());
+        assertThat(host.cgroups.pathsOf(original.id().value())).isEmpty();
+        assertThat(Files.readString(original.upper().resolve("home/user/note"))).isEqualTo("kept\n");
+
+        // and its filesystem changes can be captured as a layer for copies
+        Path layer = host.sandboxesDir.resolve("layer");
+        host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", original.upper().toString(), layer.toString()));
+
+        // when it is restored in place
+        host.runc.restore(original.id(), original.bundle(), images, original.dir().resolve("restore-work"));
+
+        // then the same background process (same pid inside) and the file are back
+        assertThat(host.runc.state(original.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
+        assertThat(exec(original, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
+        assertThat(exec(original, "cat", "/home/user/note")).isEqualTo("kept");
+
+        // when a second copy is restored from the same checkpoint into its own overlay (layer over template) and netns
+        Sandbox fork = prepare("b", List.of(layer, template));
+        host.runc.restore(fork.id(), fork.bundle(), images, fork.dir().resolve("restore-work"));
+
+        // then the fork runs the same process tree, sees the captured file, and has its own address and files
+        assertThat(host.runc.state(fork.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
+        assertThat(exec(fork, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
+        assertThat(exec(fork, "cat", "/home/user/note")).isEqualTo("kept");
+        assertThat(exec(fork, "ip", "-4", "-o", "addr", "show", "eth0")).contains(fork.slot().sandboxAddress() + "/30");
+        exec(fork, "sh", "-c", "echo fork > /home/user/only-in-fork");
+        assertThat(exec(original, "ls", "/home/user")).isEqualTo("note");
+        assertThat(Files.exists(fork.upper().resolve("home/user/only-in-fork"))).isTrue();
+        assertThat(host.runc.state(fork.id()).orElseThrow().pid()).isNotEqualTo(host.runc.state(original.id()).orElseThrow().pid());
+
+        // finally both are torn down; the fixture's leak check proves nothing is left
+        destroy(fork);
+        destroy(original);
+    }
+
+    @Test
+    void a_paused_container_is_frozen_and_resumes() throws Exception {
+        // given
+        Sandbox sandbox = prepare("p", List.of(host.templateRootfs()));
+        host.runc.create(sandbox.id(), sandbox.bundle());
+        host.runc.start(sandbox.id());
+        awaitBackgroundPid(sandbox);
+
+        // when
+        host.runc.pause(sandbox.id());
+
+        // then
+        assertThat(host.runc.state(sandbox.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.PAUSED);
+        Path freezer = host.cgroups.pathsOf(sandbox.id().value()).stream()
+                .filter(p -> p.startsWith(host.layout.cgroupRoot().resolve("freezer"))).findFirst().orElseThrow();
+        assertThat(Files.readString(freezer.resolve("freezer.state")).strip()).isEqualTo("FROZEN");
+
+        // when
+        host.runc.resume(sandbox.id());
+
+        // then
+        assertThat(host.runc.state(sandbox.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
+        assertThat(exec(sandbox, "cat", "/root/bg.pid")).isNotBlank();
+        destroy(sandbox);
+    }
+}

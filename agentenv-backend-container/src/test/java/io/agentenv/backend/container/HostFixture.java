@@ -1,0 +1,124 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * The real building blocks wired against this host, for tests tagged "host". Such tests need root and a host set up
+ * by scripts/setup-host.sh; otherwise they are skipped with the reason, or fail when AENV_REQUIRE_HOST_TESTS=1
+ * (scripts/test.sh sets it when it ran the setup). Every fixture uses its own container-id prefix, netns/veth prefix
+ * and slot range, and {@link #close()} asserts that nothing it created is left on the host.
+ */
+final class HostFixture implements AutoCloseable {
+
+    /** Slots far from the ones a server on the same host uses (it starts at 0). */
+    private static final int FIRST_TEST_SLOT = 16_000;
+
+    final ProcessRunner runner = new JdkProcessRunner();
+    final HostLayout layout;
+    final OciSpecs ociSpecs;
+    final OverlayMounts overlays;
+    final NetnsPool pool;
+    final RuncRuntime runc;
+    final CgroupTree cgroups;
+    final HostInventory inventory;
+    final Path sandboxesDir;
+    final String idPrefix;
+
+    private HostFixture(HostLayout layout, Path sandboxesDir, int warmSlots) {
+        this.layout = layout;
+        this.sandboxesDir = sandboxesDir;
+        this.idPrefix = "it" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting());
+        this.overlays = new OverlayMounts(runner);
+        this.pool = new NetnsPool(runner, layout, FIRST_TEST_SLOT, 64, warmSlots);
+        this.runc = new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60));
+        this.cgroups = new CgroupTree(layout);
+        this.inventory = new HostInventory(runc, cgroups, overlays, pool, sandboxesDir);
+    }
+
+    /** A fixture, or the test is skipped (failed, if host tests are required) with the reason the host is not ready. */
+    static HostFixture create(int warmSlots) throws Exception {
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        if (unready.isPresent()) {
+            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
+                fail("host tests are required but " + unready.get());
+            }
+            Assumptions.abort("host test skipped: " + unready.get());
+        }
+        HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV).withNamePrefix("aenvt");
+        Path dir = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-it-");
+        HostFixture fixture = new HostFixture(layout, dir, warmSlots);
+        fixture.pool.reapLeftovers(); // a killed earlier test run's slots (this prefix is for tests only)
+        return fixture;
+    }
+
+    ContainerId newId(String suffix) {
+        return new ContainerId(idPrefix + suffix);
+    }
+
+    Path templateRootfs() throws IOException {
+        return layout.templateRootfs("base");
+    }
+
+    /** A config for a sandbox that runs {@code args} as root in {@code rootfs}, attached to {@code slot}. */
+    ContainerSpec spec(ContainerId id, Path rootfs, Path envdDir, NetSlot slot, List<String> args) {
+        return new ContainerSpec(id, rootfs, "sandbox",
+                new ContainerSpec.InitProcess(args, List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                        "HOME=/root"), "/", 0, 0),
+                slot.netnsPath(),
+                new ContainerSpec.Limits(1, 512, 256, 16384),
+                Optional.of(Path.of(System.getProperty("java.home"))),
+                envdDir, "/run/envd",
+                Optional.of(layout.resolvConf()),
+                layout.criuRuncConfig());
+    }
+
+    /** Asserts nothing is left, then removes whatever is (so one failure does not cascade) and the temp dir. */
+    @Override
+    public void close() throws Exception {
+        try {
+            pool.close();
+            Leftovers left = inventory.scan(idPrefix);
+            assertThat(left.isEmpty()).as("host resources left behind: %s", left).isTrue();
+        } finally {
+            inventory.reap(idPrefix);
+            deleteTree(sandboxesDir);
+        }
+    }
+
+    /** Waits for a condition with a deadline (no fixed sleeps in tests). */
+    static void await(String what, Duration timeout, BooleanSupplier condition) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!condition.getAsBoolean()) {
+            if (Instant.now().isAfter(deadline)) {
+                fail("timed out after " + timeout + " waiting until " + what);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}
