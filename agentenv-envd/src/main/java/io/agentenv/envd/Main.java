@@ -2,6 +2,10 @@ package io.agentenv.envd;
 
 import io.agentenv.envd.connect.ConnectDispatch;
 import io.agentenv.envd.connect.ConnectRouter;
+import io.agentenv.envd.files.FilesEndpoints;
+import io.agentenv.envd.filesystem.FilesystemRpc;
+import io.agentenv.envd.filesystem.LocalFilesystem;
+import io.agentenv.envd.filesystem.Watchers;
 import io.agentenv.envd.http.Access;
 import io.agentenv.envd.http.EnvdHandler;
 import io.agentenv.envd.http.EnvdServer;
@@ -9,6 +13,8 @@ import io.agentenv.envd.http.HttpRoutes;
 import io.agentenv.envd.logs.LogJournal;
 import io.agentenv.envd.logs.Logging;
 import io.agentenv.envd.logs.LogsEndpoint;
+import io.agentenv.envd.metrics.MetricsEndpoint;
+import io.agentenv.envd.metrics.SandboxMetrics;
 import io.agentenv.envd.process.ProcessService;
 import io.agentenv.envd.session.Session;
 import io.agentenv.envd.session.SessionEndpoints;
@@ -49,6 +55,9 @@ public final class Main {
         new SessionEndpoints(session).register(routes);
         routes.add("GET", "/logs", Access.TOKEN, new LogsEndpoint(journal));
         // part B (filesystem.Filesystem, /files, /metrics) registers here, one line each.
+        new FilesystemRpc(new LocalFilesystem(), new Watchers(1_000, 100_000), accounts, session).register(rpcs);
+        new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
+        new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
 
         EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(),
                 new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), Duration.ofSeconds(2));
