@@ -1,0 +1,286 @@
+package io.agentenv.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import io.agentenv.api.model.AutoResume;
+import io.agentenv.api.model.ListedSandbox;
+import io.agentenv.api.model.NewSandboxV2;
+import io.agentenv.api.model.Sandbox;
+import io.agentenv.api.model.SandboxDetail;
+import io.agentenv.api.model.SandboxForkResult;
+import io.agentenv.api.model.SnapshotInfo;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ScopeType;
+
+/**
+ * {@code aenv}: drives the control plane's REST API. The server URL and key come from {@code --api-url}/{@code
+ * --api-key} or {@code AENV_API_URL}/{@code AENV_API_KEY} (default URL {@code http://localhost:3000}). Output is a
+ * table, or the wire JSON with {@code --output json}. Exit codes: 0 success, 1 the server refused or was
+ * unreachable, 2 bad usage.
+ */
+@Command(name = "aenv", mixinStandardHelpOptions = true, version = "aenv 0.1.0",
+        description = "Manage AgentENV sandboxes through the E2B-compatible REST API.",
+        subcommands = CommandLine.HelpCommand.class)
+public final class Aenv {
+    static final String DEFAULT_URL = "http://localhost:3000";
+
+    enum Output { table, json }
+
+    @Option(names = "--api-url", scope = ScopeType.INHERIT, paramLabel = "URL",
+            description = "Control-plane URL (default: $AENV_API_URL or " + DEFAULT_URL + ").")
+    private String apiUrl;
+
+    @Option(names = "--api-key", scope = ScopeType.INHERIT, paramLabel = "KEY",
+            description = "API key (default: $AENV_API_KEY).")
+    private String apiKey;
+
+    @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, paramLabel = "FORMAT",
+            description = "table or json (default: table).")
+    private Output output = Output.table;
+
+    private final Map<String, String> env;
+    private final PrintWriter out;
+    private final ObjectMapper json = JsonMapper.builder().addModule(new JavaTimeModule())
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+            .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(SerializationFeature.INDENT_OUTPUT).build();
+    /** For request bodies: compact, and absent fields are left out as the E2B SDK does. */
+    private final ObjectMapper wire = JsonMapper.builder().addModule(new JavaTimeModule())
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+            .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
+                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL, com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
+
+    Aenv(Map<String, String> env, PrintWriter out) {
+        this.env = Map.copyOf(env);
+        this.out = out;
+    }
+
+    public static void main(String[] args) {
+        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+        PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
+        System.exit(run(args, System.getenv(), out, err));
+    }
+
+    /** Runs one command line; returns the exit code. */
+    static int run(String[] args, Map<String, String> env, PrintWriter out, PrintWriter err) {
+        CommandLine cli = new CommandLine(new Aenv(env, out));
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setCaseInsensitiveEnumValuesAllowed(true);
+        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            if (e instanceof ApiException api) {
+                err.println("error: " + api.getMessage());
+                err.flush();
+                return 1;
+            }
+            if (e instanceof IllegalArgumentException bad) {
+                err.println("error: " + bad.getMessage());
+                err.flush();
+                return 2;
+            }
+            throw e;
+        });
+        return cli.execute(args);
+    }
+
+    private ApiClient client() {
+        String url = apiUrl != null ? apiUrl : env.getOrDefault("AENV_API_URL", DEFAULT_URL);
+        String key = apiKey != null ? apiKey : env.get("AENV_API_KEY");
+        if (key == null || key.isBlank()) {
+            throw new IllegalArgumentException("no API key: pass --api-key or set AENV_API_KEY");
+        }
+        URI base;
+        try {
+            base = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("bad --api-url: " + url);
+        }
+        if (base.getScheme() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
+            throw new IllegalArgumentException("--api-url must be an http(s) URL: " + url);
+        }
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        return new ApiClient(base, key, http, wire);
+    }
+
+    @Command(name = "create", description = "Create a sandbox and print its id.")
+    int create(@Parameters(index = "0", defaultValue = "base", paramLabel = "TEMPLATE",
+                       description = "Template id, snapshot id or alias (default: base).") String template,
+               @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL (server default: 300).") Integer timeout,
+               @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Metadata (repeatable).") Map<String, String> metadata,
+               @Option(names = "--env", paramLabel = "KEY=VALUE", description = "Environment variable (repeatable).") Map<String, String> envVars,
+               @Option(names = "--on-timeout", paramLabel = "ACTION", description = "kill (default) or pause.") String onTimeout,
+               @Option(names = "--auto-resume", description = "Resume on incoming traffic while paused.") boolean autoResume,
+               @Option(names = "--no-internet", description = "Deny outbound internet access.") boolean noInternet) {
+        Boolean autoPause = switch (onTimeout == null ? "" : onTimeout) {
+            case "" -> null;
+            case "kill" -> false;
+            case "pause" -> true;
+            default -> throw new IllegalArgumentException("--on-timeout must be kill or pause");
+        };
+        NewSandboxV2 body = new NewSandboxV2(template, timeout, autoPause, null, autoResume ? new AutoResume(true) : null,
+                noInternet ? Boolean.FALSE : null, null, metadata, envVars, null);
+        Sandbox sandbox = client().create(body);
+        if (output == Output.json) {
+            return printJson(sandbox);
+        }
+        out.println(sandbox.sandboxID());
+        out.flush();
+        return 0;
+    }
+
+    @Command(name = "list", aliases = "ls", description = "List sandboxes (running and paused unless --state).")
+    int list(@Option(names = "--state", paramLabel = "STATES", description = "running, paused or running,paused.") String state,
+             @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Only sandboxes with this metadata (repeatable, AND).")
+             Map<String, String> metadata) {
+        List<ListedSandbox> items = client().list(Optional.ofNullable(state), metadata == null ? Map.of() : new LinkedHashMap<>(metadata));
+        if (output == Output.json) {
+            return printJson(items);
+        }
+        Table table = new Table("SANDBOX ID", "TEMPLATE", "STATE", "STARTED", "ENDS", "CPU", "MEMORY MB", "METADATA");
+        for (ListedSandbox s : items) {
+            table.row(s.sandboxID(), s.alias() != null ? s.alias() : s.templateID(), s.state().wire(), s.startedAt(),
+                    s.endAt(), s.cpuCount(), s.memoryMB(), s.metadata().isEmpty() ? "-" : s.metadata());
+        }
+        table.print(out);
+        return 0;
+    }
+
+    @Command(name = "info", description = "Show one sandbox.")
+    int info(@Parameters(paramLabel = "SANDBOX_ID") String id) {
+        SandboxDetail d = client().info(id);
+        if (output == Output.json) {
+            return printJson(d);
+        }
+        new Table("FIELD", "VALUE")
+                .row("sandbox id", d.sandboxID())
+                .row("template", d.alias() != null ? d.alias() + " (" + d.templateID() + ")" : d.templateID())
+                .row("state", d.state().wire())
+                .row("started", d.startedAt())
+                .row("ends", d.endAt())
+                .row("on timeout", d.lifecycle().onTimeout().wire())
+                .row("cpu", d.cpuCount())
+                .row("memory MB", d.memoryMB())
+                .row("disk MB", d.diskSizeMB())
+                .row("metadata", d.metadata().isEmpty() ? "-" : d.metadata())
+                .row("envd version", d.envdVersion())
+                .print(out);
+        return 0;
+    }
+
+    @Command(name = "kill", aliases = {"rm", "delete"}, description = "Kill a sandbox (its state is deleted).")
+    int kill(@Parameters(paramLabel = "SANDBOX_ID") String id) {
+        if (!client().kill(id)) {
+            throw new ApiException(404, "sandbox " + id + " not found");
+        }
+        return say("killed " + id);
+    }
+
+    @Command(name = "pause", description = "Pause a sandbox to disk.")
+    int pause(@Parameters(paramLabel = "SANDBOX_ID") String id,
+              @Option(names = "--no-memory", description = "Keep only the filesystem.") boolean noMemory) {
+        return say(client().pause(id, !noMemory) ? "paused " + id : id + " was already paused");
+    }
+
+    @Command(name = "connect", aliases = "resume", description = "Resume a paused sandbox, or extend a running one's TTL.")
+    int connect(@Parameters(paramLabel = "SANDBOX_ID") String id,
+                @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL from now (server default: 300).") Integer timeout) {
+        ApiClient.Connected connected = client().connect(id, Optional.ofNullable(timeout));
+        if (output == Output.json) {
+            return printJson(connected.sandbox());
+        }
+        return say((connected.resumed() ? "resumed " : "running ") + id);
+    }
+
+    @Command(name = "set-timeout", aliases = "timeout", description = "Set the TTL to SECONDS from now (may shorten it).")
+    int setTimeout(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
+                   @Parameters(index = "1", paramLabel = "SECONDS") int seconds) {
+        if (seconds < 0) {
+            throw new IllegalArgumentException("SECONDS must be >= 0");
+        }
+        client().setTimeout(id, seconds);
+        return say("timeout of " + id + " set to " + seconds + " s");
+    }
+
+    @Command(name = "fork", description = "Fork a running sandbox into COUNT children.")
+    int fork(@Parameters(paramLabel = "SANDBOX_ID") String id,
+             @Option(names = "--count", defaultValue = "1", paramLabel = "COUNT", description = "1..100 (default: 1).") int count,
+             @Option(names = "--timeout", paramLabel = "SECONDS", description = "Children's TTL (default: the source's).") Integer timeout) {
+        if (count < 1 || count > 100) {
+            throw new IllegalArgumentException("--count must be between 1 and 100");
+        }
+        List<SandboxForkResult> results = client().fork(id, count, Optional.ofNullable(timeout));
+        if (output == Output.json) {
+            printJson(results);
+        } else {
+            Table table = new Table("#", "SANDBOX ID", "ERROR");
+            for (int i = 0; i < results.size(); i++) {
+                SandboxForkResult r = results.get(i);
+                table.row(i + 1, r.sandbox() == null ? null : r.sandbox().sandboxID(),
+                        r.error() == null ? null : r.error().code() + " " + r.error().message());
+            }
+            table.print(out);
+        }
+        return results.stream().allMatch(r -> r.sandbox() != null) ? 0 : 1;
+    }
+
+    @Command(name = "snapshot", description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
+    int snapshot(@Parameters(paramLabel = "SANDBOX_ID") String id,
+                 @Option(names = "--name", paramLabel = "NAME", description = "Alias ([A-Za-z0-9_-]+).") String name) {
+        SnapshotInfo info = client().snapshot(id, Optional.ofNullable(name));
+        if (output == Output.json) {
+            return printJson(info);
+        }
+        out.println(info.snapshotID());
+        out.flush();
+        return 0;
+    }
+
+    @Command(name = "snapshots", description = "List snapshots.")
+    int snapshots(@Option(names = "--sandbox-id", paramLabel = "SANDBOX_ID", description = "Only this sandbox's snapshots.") String sandboxId) {
+        List<SnapshotInfo> items = client().snapshots(Optional.ofNullable(sandboxId));
+        if (output == Output.json) {
+            return printJson(items);
+        }
+        Table table = new Table("SNAPSHOT ID", "NAMES", "CREATED", "CPU", "MEMORY MB", "DISK MB");
+        for (SnapshotInfo s : items) {
+            table.row(s.snapshotID(), s.names().isEmpty() ? "-" : String.join(",", s.names()), s.createdAt(), s.cpuCount(),
+                    s.memoryMB(), s.diskSizeMB());
+        }
+        table.print(out);
+        return 0;
+    }
+
+    private int printJson(Object value) {
+        try {
+            out.println(json.writeValueAsString(value));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("cannot print JSON", e);
+        }
+        out.flush();
+        return 0;
+    }
+
+    private int say(String line) {
+        if (output == Output.json) {
+            return printJson(Map.of("message", line));
+        }
+        out.println(line);
+        out.flush();
+        return 0;
+    }
+}

@@ -1,0 +1,214 @@
+package io.agentenv.cli;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentenv.api.model.ConnectSandbox;
+import io.agentenv.api.model.ListedSandbox;
+import io.agentenv.api.model.NewSandboxV2;
+import io.agentenv.api.model.PauseSandbox;
+import io.agentenv.api.model.Sandbox;
+import io.agentenv.api.model.SandboxDetail;
+import io.agentenv.api.model.SandboxForkRequest;
+import io.agentenv.api.model.SandboxForkResult;
+import io.agentenv.api.model.SandboxSnapshotRequest;
+import io.agentenv.api.model.SandboxTimeoutUpdate;
+import io.agentenv.api.model.SnapshotInfo;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/** The control-plane REST calls the CLI makes, with E2B's wire records. One instance per invocation. */
+final class ApiClient {
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(120);
+    private static final String NEXT_TOKEN = "x-next-token";
+
+    /** Connect's result: the sandbox, and whether the call resumed it (201) or it was running (200). */
+    record Connected(Sandbox sandbox, boolean resumed) {}
+
+    private final URI base;
+    private final String apiKey;
+    private final HttpClient http;
+    private final ObjectMapper json;
+
+    ApiClient(URI base, String apiKey, HttpClient http, ObjectMapper json) {
+        this.base = requireNonNull(base, "base is null");
+        this.apiKey = requireNonNull(apiKey, "apiKey is null");
+        this.http = requireNonNull(http, "http is null");
+        this.json = requireNonNull(json, "json is null");
+    }
+
+    Sandbox create(NewSandboxV2 body) {
+        return read(expect(send("POST", "/v2/sandboxes", body), 201), Sandbox.class);
+    }
+
+    SandboxDetail info(String id) {
+        return read(expect(send("GET", "/sandboxes/" + segment(id), null), 200), SandboxDetail.class);
+    }
+
+    /** All pages of the v2 list, newest first. */
+    List<ListedSandbox> list(Optional<String> states, Map<String, String> metadata) {
+        StringBuilder query = new StringBuilder("limit=100");
+        states.ifPresent(s -> query.append("&state=").append(URLEncoder.encode(s, StandardCharsets.UTF_8)));
+        if (!metadata.isEmpty()) {
+            query.append("&metadata=").append(metadataQuery(metadata));
+        }
+        List<ListedSandbox> all = new ArrayList<>();
+        Optional<String> token = Optional.empty();
+        do {
+            String path = "/v2/sandboxes?" + query + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8)).orElse("");
+            HttpResponse<String> response = expect(send("GET", path, null), 200);
+            all.addAll(read(response, new TypeReference<List<ListedSandbox>>() {}));
+            token = response.headers().firstValue(NEXT_TOKEN).filter(t -> !t.isEmpty());
+        } while (token.isPresent());
+        return all;
+    }
+
+    /** True when killed, false when there was no such sandbox. */
+    boolean kill(String id) {
+        HttpResponse<String> response = send("DELETE", "/sandboxes/" + segment(id), null);
+        if (response.statusCode() == 404) {
+            return false;
+        }
+        expect(response, 204);
+        return true;
+    }
+
+    /** True when this call paused it, false when it was already paused. */
+    boolean pause(String id, boolean keepMemory) {
+        HttpResponse<String> response = send("POST", "/sandboxes/" + segment(id) + "/pause", new PauseSandbox(keepMemory));
+        if (response.statusCode() == 409) {
+            return false;
+        }
+        expect(response, 204);
+        return true;
+    }
+
+    Connected connect(String id, Optional<Integer> timeoutSeconds) {
+        HttpResponse<String> response = send("POST", "/v2/sandboxes/" + segment(id) + "/connect",
+                new ConnectSandbox(timeoutSeconds.orElse(null)));
+        if (response.statusCode() != 200 && response.statusCode() != 201) {
+            throw error(response);
+        }
+        return new Connected(read(response, Sandbox.class), response.statusCode() == 201);
+    }
+
+    void setTimeout(String id, int seconds) {
+        expect(send("POST", "/sandboxes/" + segment(id) + "/timeout", new SandboxTimeoutUpdate(seconds)), 204);
+    }
+
+    List<SandboxForkResult> fork(String id, int count, Optional<Integer> timeoutSeconds) {
+        HttpResponse<String> response = expect(send("POST", "/sandboxes/" + segment(id) + "/fork",
+                new SandboxForkRequest(timeoutSeconds.orElse(null), count)), 201);
+        return read(response, new TypeReference<List<SandboxForkResult>>() {});
+    }
+
+    SnapshotInfo snapshot(String id, Optional<String> name) {
+        return read(expect(send("POST", "/sandboxes/" + segment(id) + "/snapshots",
+                new SandboxSnapshotRequest(name.orElse(null))), 201), SnapshotInfo.class);
+    }
+
+    List<SnapshotInfo> snapshots(Optional<String> sandboxId) {
+        List<SnapshotInfo> all = new ArrayList<>();
+        Optional<String> token = Optional.empty();
+        do {
+            String path = "/snapshots?limit=100"
+                    + sandboxId.map(s -> "&sandboxID=" + URLEncoder.encode(s, StandardCharsets.UTF_8)).orElse("")
+                    + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8)).orElse("");
+            HttpResponse<String> response = expect(send("GET", path, null), 200);
+            all.addAll(read(response, new TypeReference<List<SnapshotInfo>>() {}));
+            token = response.headers().firstValue(NEXT_TOKEN).filter(t -> !t.isEmpty());
+        } while (token.isPresent());
+        return all;
+    }
+
+    /**
+     * The list filter encoded like the E2B SDK does it: each key and value encoded, joined as {@code k=v&...}, and the
+     * whole string encoded twice more (the server undoes all three layers).
+     */
+    static String metadataQuery(Map<String, String> metadata) {
+        String inner = metadata.entrySet().stream()
+                .map(e -> enc(e.getKey()) + "=" + enc(e.getValue()))
+                .collect(Collectors.joining("&"));
+        return enc(enc(inner));
+    }
+
+    private static String enc(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    private static String segment(String id) {
+        return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    private HttpResponse<String> send(String method, String path, Object body) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path)).timeout(REQUEST_TIMEOUT)
+                .header("X-API-Key", apiKey).header("Accept", "application/json");
+        try {
+            if (body == null) {
+                request.method(method, HttpRequest.BodyPublishers.noBody());
+            } else {
+                request.header("Content-Type", "application/json")
+                        .method(method, HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
+            }
+            return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new ApiException(0, "cannot reach " + base + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiException(0, "interrupted");
+        }
+    }
+
+    private HttpResponse<String> expect(HttpResponse<String> response, int status) {
+        if (response.statusCode() != status) {
+            throw error(response);
+        }
+        return response;
+    }
+
+    private ApiException error(HttpResponse<String> response) {
+        String message = response.body();
+        try {
+            JsonNode node = json.readTree(response.body());
+            if (node != null && node.hasNonNull("message")) {
+                message = node.get("message").asText();
+            }
+        } catch (JsonProcessingException ignored) {
+            // not JSON: show the raw body
+        }
+        if (response.statusCode() == 401) {
+            message = message + " (check AENV_API_KEY or --api-key)";
+        }
+        return new ApiException(response.statusCode(), message == null || message.isBlank() ? "HTTP " + response.statusCode() : message);
+    }
+
+    private <T> T read(HttpResponse<String> response, Class<T> type) {
+        try {
+            return json.readValue(response.body(), type);
+        } catch (JsonProcessingException e) {
+            throw new ApiException(response.statusCode(), "unexpected response: " + e.getOriginalMessage());
+        }
+    }
+
+    private <T> T read(HttpResponse<String> response, TypeReference<T> type) {
+        try {
+            return json.readValue(response.body(), type);
+        } catch (JsonProcessingException e) {
+            throw new ApiException(response.statusCode(), "unexpected response: " + e.getOriginalMessage());
+        }
+    }
+}
