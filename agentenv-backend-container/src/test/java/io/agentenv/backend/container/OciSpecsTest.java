@@ -1,0 +1,153 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class OciSpecsTest {
+
+    private static final Path JDK = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
+
+    private static ContainerSpec aSpec(int cpus, long memoryMiB) {
+        return new ContainerSpec(new ContainerId("sbx-1"), Path.of("/var/lib/agentenv/sbx-1/rootfs"), "sbx-1",
+                new ContainerSpec.InitProcess(List.of("/bin/sh", "-c", "exec sleep 1"), List.of("PATH=/usr/bin:/bin"), "/", 0, 0),
+                Path.of("/run/netns/aenv-n7"),
+                new ContainerSpec.Limits(cpus, memoryMiB, 512, 16384),
+                Optional.of(JDK),
+                Path.of("/var/lib/agentenv/sbx-1/envd"), "/run/envd",
+                Optional.of(Path.of("/var/cache/agentenv/resolv.conf")),
+                Path.of("/var/cache/agentenv/criu-runc.conf"));
+    }
+
+    private static JsonNode json(ContainerSpec spec, boolean swapAccounting) throws Exception {
+        return new ObjectMapper().readTree(OciSpecs.toJson(new OciSpecs("agentenv", swapAccounting).build(spec)));
+    }
+
+    private static List<String> texts(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
+    @Test
+    void the_sandbox_gets_its_own_pid_ipc_uts_and_mount_namespaces_and_joins_its_pooled_netns_by_path() throws Exception {
+        JsonNode linux = json(aSpec(2, 512), true).path("linux");
+
+        assertThat(linux.path("namespaces").findValuesAsText("type")).containsExactlyInAnyOrder("pid", "ipc", "uts", "mount", "network");
+        assertThat(linux.path("namespaces").findValuesAsText("path")).containsExactly("/run/netns/aenv-n7");
+        assertThat(linux.path("namespaces").findValuesAsText("type")).doesNotContain("user", "cgroup");
+        assertThat(linux.path("cgroupsPath").asText()).isEqualTo("/agentenv/sbx-1");
+    }
+
+    @Test
+    void memory_is_limited_without_swap_cpu_by_quota_and_tasks_by_pids() throws Exception {
+        JsonNode resources = json(aSpec(2, 512), true).path("linux").path("resources");
+
+        assertThat(resources.path("memory").path("limit").asLong()).isEqualTo(512L * 1024 * 1024);
+        assertThat(resources.path("memory").path("swap").asLong()).isEqualTo(512L * 1024 * 1024);
+        assertThat(resources.path("cpu").path("quota").asLong()).isEqualTo(200_000);
+        assertThat(resources.path("cpu").path("period").asLong()).isEqualTo(100_000);
+        assertThat(resources.path("pids").path("limit").asLong()).isEqualTo(512);
+        assertThat(resources.path("devices").get(0).path("allow").asBoolean()).isFalse();
+    }
+
+    @Test
+    void without_swap_accounting_the_swap_limit_is_left_out() throws Exception {
+        JsonNode memory = json(aSpec(1, 256), false).path("linux").path("resources").path("memory");
+
+        assertThat(memory.has("swap")).isFalse();
+        assertThat(memory.path("limit").asLong()).isEqualTo(256L * 1024 * 1024);
+    }
+
+    @Test
+    void the_process_has_a_minimal_capability_set_no_new_privileges_and_a_bounded_open_files_limit() throws Exception {
+        JsonNode process = json(aSpec(1, 256), true).path("process");
+
+        assertThat(texts(process.path("capabilities").path("bounding")))
+                .containsExactlyInAnyOrderElementsOf(OciSpecs.CAPABILITIES)
+                .doesNotContain("CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_SYS_PTRACE", "CAP_SYS_MODULE", "CAP_NET_RAW", "CAP_MKNOD");
+        assertThat(process.path("capabilities").path("inheritable")).isEmpty();
+        assertThat(process.path("capabilities").path("ambient")).isEmpty();
+        assertThat(process.path("noNewPrivileges").asBoolean()).isTrue();
+        assertThat(process.path("rlimits").get(0).path("type").asText()).isEqualTo("RLIMIT_NOFILE");
+        assertThat(process.path("rlimits").get(0).path("hard").asLong()).isEqualTo(16384);
+        assertThat(process.path("terminal").asBoolean()).isFalse();
+    }
+
+    @Test
+    void the_seccomp_profile_refuses_the_dangerous_syscalls_and_new_user_namespaces() throws Exception {
+        JsonNode seccomp = json(aSpec(1, 256), true).path("linux").path("seccomp");
+
+        assertThat(seccomp.path("defaultAction").asText()).isEqualTo("SCMP_ACT_ALLOW");
+        JsonNode denyAll = seccomp.path("syscalls").get(0);
+        assertThat(denyAll.path("action").asText()).isEqualTo("SCMP_ACT_ERRNO");
+        assertThat(texts(denyAll.path("names"))).contains("keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd",
+                "mount", "umount2", "kexec_load", "init_module", "finit_module", "delete_module", "open_by_handle_at",
+                "process_vm_writev", "setns");
+        List<String> conditional = new ArrayList<>();
+        seccomp.path("syscalls").forEach(rule -> {
+            if (rule.has("args")) {
+                conditional.addAll(texts(rule.path("names")));
+            }
+        });
+        assertThat(conditional).contains("ptrace", "unshare", "clone");
+        JsonNode unshare = seccomp.path("syscalls").findParents("names").stream()
+                .filter(rule -> texts(rule.path("names")).equals(List.of("unshare"))).findFirst().orElseThrow();
+        assertThat(unshare.path("args").get(0).path("value").asLong()).isEqualTo(0x10000000L);
+        assertThat(unshare.path("args").get(0).path("op").asText()).isEqualTo("SCMP_CMP_MASKED_EQ");
+    }
+
+    @Test
+    void proc_paths_are_masked_and_read_only_as_runc_does_by_default() throws Exception {
+        JsonNode linux = json(aSpec(1, 256), true).path("linux");
+
+        assertThat(texts(linux.path("maskedPaths"))).contains("/proc/kcore", "/proc/keys", "/sys/firmware");
+        assertThat(texts(linux.path("readonlyPaths"))).contains("/proc/sys", "/proc/sysrq-trigger");
+    }
+
+    @Test
+    void the_jdk_is_bound_read_only_at_its_own_path_and_the_envd_dir_read_write() throws Exception {
+        JsonNode mounts = json(aSpec(1, 256), true).path("mounts");
+
+        JsonNode jdk = mounts.findParents("destination").stream()
+                .filter(m -> m.path("destination").asText().equals(JDK.toString())).findFirst().orElseThrow();
+        assertThat(jdk.path("source").asText()).isEqualTo(JDK.toString());
+        assertThat(texts(jdk.path("options"))).contains("rbind", "ro");
+        JsonNode envd = mounts.findParents("destination").stream()
+                .filter(m -> m.path("destination").asText().equals("/run/envd")).findFirst().orElseThrow();
+        assertThat(envd.path("source").asText()).isEqualTo("/var/lib/agentenv/sbx-1/envd");
+        assertThat(texts(envd.path("options"))).contains("rw").doesNotContain("ro");
+        assertThat(mounts.findValuesAsText("destination")).contains("/proc", "/dev", "/sys", "/etc/resolv.conf")
+                .doesNotContain("/tmp");
+    }
+
+    @Test
+    void runc_passes_the_criu_options_file_through_the_annotation() throws Exception {
+        JsonNode spec = json(aSpec(1, 256), true);
+
+        assertThat(spec.path("annotations").path("org.criu.config").asText()).isEqualTo("/var/cache/agentenv/criu-runc.conf");
+        assertThat(spec.path("root").path("path").asText()).isEqualTo("/var/lib/agentenv/sbx-1/rootfs");
+        assertThat(spec.path("ociVersion").asText()).isEqualTo("1.0.2");
+    }
+
+    @Test
+    void bad_specs_are_refused_when_built() {
+        assertThatThrownBy(() -> new ContainerSpec.Limits(0, 512, 64, 1024)).hasMessageContaining("cpuCount");
+        assertThatThrownBy(() -> new ContainerSpec.Limits(1, 4, 64, 1024)).hasMessageContaining("memoryMiB");
+        assertThatThrownBy(() -> new ContainerSpec.InitProcess(List.of(), List.of(), "/", 0, 0)).hasMessageContaining("args");
+        assertThatThrownBy(() -> new ContainerSpec.InitProcess(List.of("x"), List.of("NOEQUALS"), "/", 0, 0))
+                .hasMessageContaining("KEY=value");
+        assertThatThrownBy(() -> new ContainerId("../etc")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ContainerId("UPPER")).isInstanceOf(IllegalArgumentException.class);
+    }
+}
