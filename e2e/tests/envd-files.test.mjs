@@ -1,0 +1,244 @@
+// filesystem.Filesystem and /files end to end: the unmodified npm `e2b` SDK in debug mode against the envd jar on
+// localhost:49983, with an access token set (so every call carries X-Access-Token and download/upload URLs are signed).
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, symlinkSync, statSync, chmodSync, writeFileSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
+import { Sandbox, FileType, FilesystemEventType, NotFoundError, SandboxError } from 'e2b'
+import { startEnvd, ensureTestUser, waitFor } from '../lib/envd-harness.mjs'
+
+const TOKEN = 'e2e-files-token'
+let envd
+let sbx
+let user
+let work
+
+before(async () => {
+  user = ensureTestUser()
+  work = mkdtempSync(join(tmpdir(), 'envd-files-e2e-'))
+  chmodSync(work, 0o777)
+  const init = { accessToken: TOKEN, defaultWorkdir: work }
+  if (user) init.defaultUser = user
+  envd = await startEnvd({ init })
+  // Debug mode (localhost:49983, no API); the token makes the SDK send X-Access-Token and sign URLs, as for a
+  // sandbox created with `secure: true`.
+  sbx = new Sandbox({ sandboxId: 'debug_sandbox_id', envdVersion: '99.99.99', envdAccessToken: TOKEN, debug: true })
+})
+
+after(async () => {
+  await envd?.stop()
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+test('text written with the SDK reads back, relative to the default workdir', async () => {
+  const info = await sbx.files.write('hello.txt', 'hello world')
+  assert.deepEqual(info, { name: 'hello.txt', path: join(work, 'hello.txt'), type: 'file', metadata: undefined })
+  assert.equal(await sbx.files.read('hello.txt'), 'hello world')
+  assert.equal(readFileSync(join(work, 'hello.txt'), 'utf8'), 'hello world')
+})
+
+test('binary content survives the round trip byte for byte, and empty files read as empty', async () => {
+  const bytes = Uint8Array.from({ length: 256 }, (_, i) => i)
+  await sbx.files.write('bin/all-bytes.dat', bytes.buffer)
+  assert.deepEqual(await sbx.files.read('bin/all-bytes.dat', { format: 'bytes' }), bytes)
+  await sbx.files.write('empty.txt', '')
+  assert.equal(await sbx.files.read('empty.txt'), '')
+})
+
+test('several files go up in one request, each to its own full path', async () => {
+  const results = await sbx.files.write([
+    { path: 'multi/a.txt', data: 'A' },
+    { path: join(work, 'multi', 'b.txt'), data: 'B' },
+  ])
+  assert.deepEqual(results.map((r) => r.path), [join(work, 'multi', 'a.txt'), join(work, 'multi', 'b.txt')])
+  assert.equal(await sbx.files.read('multi/b.txt'), 'B')
+})
+
+test('files and parents created for the user are owned by the user', { skip: !user && 'needs root' }, async () => {
+  await sbx.files.write('owned/deep/file.txt', 'x')
+  const uid = Number(readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`)).split(':')[2])
+  for (const p of ['owned', 'owned/deep', 'owned/deep/file.txt']) {
+    assert.equal(statSync(join(work, p)).uid, uid, p)
+  }
+})
+
+test('reading a missing file is FileNotFoundError and reading a directory an error', async () => {
+  await assert.rejects(sbx.files.read('nope.txt'), NotFoundError)
+  await sbx.files.makeDir('a-dir')
+  await assert.rejects(sbx.files.read('a-dir'), SandboxError)
+})
+
+test('list returns children, and deeper levels with depth', async () => {
+  await sbx.files.makeDir('tree/a/b')
+  await sbx.files.write('tree/top.txt', 't')
+  await sbx.files.write('tree/a/b/leaf.txt', 'l')
+  const shallow = await sbx.files.list('tree')
+  assert.deepEqual(shallow.map((e) => e.name), ['a', 'top.txt'])
+  assert.equal(shallow[0].type, FileType.DIR)
+  const deep = await sbx.files.list('tree', { depth: 3 })
+  assert.deepEqual(deep.map((e) => e.path), [
+    join(work, 'tree/a'), join(work, 'tree/a/b'), join(work, 'tree/a/b/leaf.txt'), join(work, 'tree/top.txt'),
+  ])
+  await assert.rejects(sbx.files.list('tree/top.txt'), SandboxError)
+  await assert.rejects(sbx.files.list('no-such-dir'), NotFoundError)
+})
+
+test('exists tells files that are there from files that are not', async () => {
+  await sbx.files.write('present.txt', 'x')
+  assert.equal(await sbx.files.exists('present.txt'), true)
+  assert.equal(await sbx.files.exists('absent.txt'), false)
+})
+
+test('getInfo reports mode bits, an ls-style string, owner, size, time and symlink targets', async () => {
+  await sbx.files.write('info.txt', '12345')
+  chmodSync(join(work, 'info.txt'), 0o644)
+  const info = await sbx.files.getInfo('info.txt')
+  assert.equal(info.name, 'info.txt')
+  assert.equal(info.type, FileType.FILE)
+  assert.equal(info.path, join(work, 'info.txt'))
+  assert.equal(info.size, 5)
+  assert.equal(info.mode, 0o644)
+  assert.equal(info.permissions, '-rw-r--r--')
+  assert.equal(info.owner, user ?? 'root')
+  assert.ok(info.modifiedTime instanceof Date && Math.abs(info.modifiedTime - Date.now()) < 60_000)
+  assert.equal(info.symlinkTarget, undefined)
+
+  const dir = await sbx.files.getInfo(work)
+  assert.equal(dir.type, FileType.DIR)
+  assert.match(dir.permissions, /^drwx/)
+
+  symlinkSync(join(work, 'info.txt'), join(work, 'link-to-info'))
+  const link = await sbx.files.getInfo('link-to-info')
+  assert.equal(link.symlinkTarget, join(work, 'info.txt'))
+  assert.match(link.permissions, /^L/)
+  await assert.rejects(sbx.files.getInfo('missing'), NotFoundError)
+})
+
+test('makeDir creates parents and answers false when the directory exists', async () => {
+  assert.equal(await sbx.files.makeDir('made/x/y'), true)
+  assert.ok(statSync(join(work, 'made/x/y')).isDirectory())
+  assert.equal(await sbx.files.makeDir('made/x/y'), false)
+})
+
+test('rename moves an entry and returns where it went', async () => {
+  await sbx.files.write('before.txt', 'moving')
+  const moved = await sbx.files.rename('before.txt', 'after/renamed.txt')
+  assert.equal(moved.path, join(work, 'after/renamed.txt'))
+  assert.equal(moved.name, 'renamed.txt')
+  assert.equal(await sbx.files.exists('before.txt'), false)
+  assert.equal(await sbx.files.read('after/renamed.txt'), 'moving')
+  await assert.rejects(sbx.files.rename('never-was.txt', 'x.txt'), NotFoundError)
+})
+
+test('remove deletes files and whole directories', async () => {
+  await sbx.files.write('doomed/inner/f.txt', 'x')
+  await sbx.files.remove('doomed')
+  assert.equal(await sbx.files.exists('doomed'), false)
+})
+
+test('write metadata comes back from getInfo', async () => {
+  const written = await sbx.files.write('meta.txt', 'x', { metadata: { author: 'ada' } })
+  assert.deepEqual(written.metadata, { author: 'ada' })
+  assert.deepEqual((await sbx.files.getInfo('meta.txt')).metadata, { author: 'ada' })
+})
+
+test('watchDir reports creates, writes, renames and removes with names relative to the directory', async () => {
+  await sbx.files.makeDir('watched')
+  const events = []
+  const handle = await sbx.files.watchDir('watched', (e) => events.push(e))
+  const seen = (type, name) => events.some((e) => e.type === type && e.name === name)
+  try {
+    await sbx.files.write('watched/w.txt', 'one')
+    await waitFor(() => seen(FilesystemEventType.CREATE, 'w.txt'), { what: 'CREATE w.txt' })
+    await sbx.files.write('watched/w.txt', 'two, longer')
+    await waitFor(() => seen(FilesystemEventType.WRITE, 'w.txt'), { what: 'WRITE w.txt' })
+    await sbx.files.rename('watched/w.txt', 'watched/v.txt')
+    await waitFor(() => seen(FilesystemEventType.RENAME, 'w.txt') && seen(FilesystemEventType.CREATE, 'v.txt'),
+      { what: 'RENAME w.txt + CREATE v.txt' })
+    chmodSync(join(work, 'watched/v.txt'), 0o600)
+    await waitFor(() => seen(FilesystemEventType.CHMOD, 'v.txt'), { what: 'CHMOD v.txt' })
+    await sbx.files.remove('watched/v.txt')
+    await waitFor(() => seen(FilesystemEventType.REMOVE, 'v.txt'), { what: 'REMOVE v.txt' })
+  } finally {
+    await handle.stop()
+  }
+})
+
+test('a recursive watch sees new subdirectories and names nested files by their relative path', async () => {
+  await sbx.files.makeDir('rwatch')
+  const events = []
+  const handle = await sbx.files.watchDir('rwatch', (e) => events.push(e), { recursive: true, includeEntry: true })
+  try {
+    await sbx.files.makeDir('rwatch/nested')
+    await waitFor(() => events.some((e) => e.type === FilesystemEventType.CREATE && e.name === 'nested'), { what: 'CREATE nested' })
+    await sbx.files.write('rwatch/nested/f.txt', 'x')
+    const created = await waitFor(() => events.find((e) => e.name === 'nested/f.txt'), { what: 'event for nested/f.txt' })
+    assert.equal(created.entry?.path, join(work, 'rwatch/nested/f.txt'))
+  } finally {
+    await handle.stop()
+  }
+})
+
+test('watching a missing directory is FileNotFoundError and watching a file an error', async () => {
+  await assert.rejects(sbx.files.watchDir('no-such-dir', () => {}), NotFoundError)
+  await sbx.files.write('plain.txt', 'x')
+  await assert.rejects(sbx.files.watchDir('plain.txt', () => {}), SandboxError)
+})
+
+test('signed download and upload URLs work without the token until they expire', async () => {
+  await sbx.files.write('signed.txt', 'signed content')
+  const download = await sbx.downloadUrl('signed.txt', { useSignatureExpiration: 10_000 })
+  assert.match(download, /signature=v1_/)
+  const got = await fetch(download)
+  assert.equal(got.status, 200)
+  assert.equal(await got.text(), 'signed content')
+
+  const upload = await sbx.uploadUrl('uploaded.txt', { useSignatureExpiration: 10_000 })
+  const form = new FormData()
+  form.append('file', 'file content')
+  const put = await fetch(upload, { method: 'POST', body: form })
+  assert.equal(put.status, 200)
+  assert.deepEqual(await put.json(), [{ name: 'uploaded.txt', path: join(work, 'uploaded.txt'), type: 'file' }])
+  assert.equal(await sbx.files.read('uploaded.txt'), 'file content')
+
+  const expired = await fetch(await sbx.downloadUrl('signed.txt', { useSignatureExpiration: -10_000 }))
+  assert.equal(expired.status, 401)
+  assert.deepEqual(await expired.json(), { code: 401, message: 'signature is already expired' })
+
+  const tampered = await fetch(download.replace('signed.txt', 'hello.txt'))
+  assert.equal(tampered.status, 401)
+  const unsigned = await fetch(`${envd.url}/files?path=signed.txt`)
+  assert.equal(unsigned.status, 401)
+})
+
+test('gzip: reads can be gzip-encoded on the wire and uploads can be gzip-compressed', async () => {
+  const text = 'squeeze me '.repeat(1000)
+  await sbx.files.write('gz.txt', text, { gzip: true })
+  assert.equal(readFileSync(join(work, 'gz.txt'), 'utf8'), text)
+  assert.equal(await sbx.files.read('gz.txt', { gzip: true }), text)
+
+  const raw = await fetch(`${envd.url}/files?path=gz.txt`, { headers: { 'X-Access-Token': TOKEN, 'Accept-Encoding': 'gzip' } })
+  assert.equal(raw.headers.get('content-encoding'), 'gzip')
+  const body = Buffer.from(await raw.arrayBuffer())
+  // fetch inflates transparently; the bytes match the file whichever way they were decoded
+  assert.equal((body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body).toString(), text)
+})
+
+test('GET /metrics reports CPU, memory and disk', async () => {
+  const res = await fetch(`${envd.url}/metrics`, { headers: { 'X-Access-Token': TOKEN } })
+  assert.equal(res.status, 200)
+  const m = await res.json()
+  for (const key of ['ts', 'cpu_count', 'cpu_used_pct', 'mem_total', 'mem_used', 'mem_cache', 'mem_total_mib',
+    'mem_used_mib', 'disk_used', 'disk_total']) {
+    assert.equal(typeof m[key], 'number', key)
+  }
+  assert.ok(m.cpu_count >= 1 && m.mem_total > 0 && m.disk_total > 0)
+  assert.equal((await fetch(`${envd.url}/metrics`)).status, 401)
+})
+
+test('files created outside envd are served as they are on disk', async () => {
+  writeFileSync(join(work, 'from-node.txt'), 'made outside envd')
+  assert.equal(await sbx.files.read('from-node.txt'), 'made outside envd')
+})
