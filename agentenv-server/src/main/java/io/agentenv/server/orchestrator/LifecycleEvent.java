@@ -59,7 +59,7 @@ public sealed interface LifecycleEvent {
         }
     }
 
-    /** The TTL ran out and {@code action} was taken (a Paused or Killed event follows). */
+    /** The TTL ran out and {@code action} was taken (published after the Paused or Killed event it caused). */
     record TimedOut(SandboxId sandbox, Instant at, TimeoutAction action) implements LifecycleEvent {
         public TimedOut {
             requireNonNull(sandbox, "sandbox is null");

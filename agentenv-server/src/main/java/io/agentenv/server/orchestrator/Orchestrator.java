@@ -4,11 +4,25 @@ import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import static java.util.Objects.requireNonNull;
 
@@ -30,21 +44,51 @@ import static java.util.Objects.requireNonNull;
  * </ul>
  */
 public final class Orchestrator {
-    private final SandboxStore store;
-    private final SandboxBackendFactory backends;
-    private final EnvdTokenSource tokens;
-    private final Clock clock;
-    private final OrchestratorSettings settings;
-    private final List<LifecycleListener> listeners;
+    private static final Logger log = LoggerFactory.getLogger(Orchestrator.class);
 
+    private enum Phase { NEW, STARTED, SHUT_DOWN }
+
+    private final OperationContext ctx;
+    private final Admission admission = new Admission();
+    private final ExecutorService operations =
+            Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("aenv-op-", 0).factory());
+    private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.NEW);
+    private volatile ScheduledExecutorService scheduler;
+
+    private final CreateOperation creates;
+    private final KillOperation kills;
+    private final PauseOperation pauses;
+    private final ResumeOperation resumes;
+    private final TimeoutOperations timeouts;
+    private final ForkOperation forks;
+    private final SnapshotOperation snapshots;
+    private final NetworkUpdate networks;
+    private final CustomExtensionParams params;
+    private final Recovery recovery;
+
+    /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
     public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokenSource tokens, Clock clock,
                         OrchestratorSettings settings, List<LifecycleListener> listeners) {
-        this.store = requireNonNull(store, "store is null");
-        this.backends = requireNonNull(backends, "backends is null");
-        this.tokens = requireNonNull(tokens, "tokens is null");
-        this.clock = requireNonNull(clock, "clock is null");
-        this.settings = requireNonNull(settings, "settings is null");
-        this.listeners = List.copyOf(listeners);
+        requireNonNull(store, "store is null");
+        requireNonNull(backends, "backends is null");
+        requireNonNull(settings, "settings is null");
+        Ids ids = new Ids();
+        StateSignals signals = new StateSignals();
+        this.ctx = new OperationContext(new Records(store, signals), new SandboxRuntime(), backends, tokens, clock,
+                settings, new EventBus(listeners), new Artifacts(settings.artifactRoot(), ids), ids,
+                new TemplateCatalog(backends, store));
+        Launcher launcher = new Launcher(ctx);
+        Captures captures = new Captures(ctx);
+        this.creates = new CreateOperation(ctx, launcher);
+        this.kills = new KillOperation(ctx);
+        this.pauses = new PauseOperation(ctx);
+        this.resumes = new ResumeOperation(ctx);
+        this.timeouts = new TimeoutOperations(ctx, pauses, kills);
+        this.forks = new ForkOperation(ctx, captures, launcher);
+        this.snapshots = new SnapshotOperation(ctx, captures);
+        this.networks = new NetworkUpdate(ctx);
+        this.params = new CustomExtensionParams(ctx);
+        this.recovery = new Recovery(ctx);
     }
 
     /**
@@ -54,7 +98,15 @@ public final class Orchestrator {
      * records in a transitional state are resolved the same way (RESUMING back to PAUSED).
      */
     public void start() {
-        throw new UnsupportedOperationException("not implemented yet");
+        if (!phase.compareAndSet(Phase.NEW, Phase.STARTED)) {
+            throw new IllegalStateException("the orchestrator was already started");
+        }
+        recovery.run();
+        ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofVirtual().name("aenv-ttl-eviction").factory());
+        long interval = ctx.settings.evictionInterval().toMillis();
+        ticks.scheduleWithFixedDelay(this::evictNow, interval, interval, TimeUnit.MILLISECONDS);
+        scheduler = ticks;
     }
 
     /**
@@ -65,17 +117,24 @@ public final class Orchestrator {
      * is rolled back, nothing leaks and no record remains), UNAVAILABLE.
      */
     public SandboxView create(CreateSandbox request) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(request, "request is null");
+        CreateOperation.validate(request);
+        return mutate(() -> creates.create(request));
     }
 
     /** The sandbox in any visible state. NOT_FOUND when missing or KILLING. Never waits. */
     public SandboxView get(SandboxId id) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        return read(() -> OperationContext.view(ctx.records.visible(id)));
     }
 
     /** A page of sandboxes (KILLING never listed), ordered by (startedAt, id); {@code next} only when more remain. */
     public Page<SandboxView> list(SandboxQuery query) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(query, "query is null");
+        return read(() -> {
+            Page<SandboxRecord> page = ctx.records.store().list(query);
+            return new Page<>(page.items().stream().map(OperationContext::view).toList(), page.next());
+        });
     }
 
     /**
@@ -84,7 +143,11 @@ public final class Orchestrator {
      * wait runs out; INTERNAL when the backend cannot stop it (the previous state is restored).
      */
     public void kill(SandboxId id) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        mutate(() -> {
+            kills.kill(id);
+            return null;
+        });
     }
 
     /**
@@ -94,7 +157,9 @@ public final class Orchestrator {
      * SNAPSHOTTING), INTERNAL (a recoverable backend failure leaves it RUNNING; a terminal one removes it).
      */
     public PauseOutcome pause(SandboxId id, PauseMode mode) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNonNull(mode, "mode is null");
+        return mutate(() -> pauses.pause(id, mode));
     }
 
     /**
@@ -104,7 +169,9 @@ public final class Orchestrator {
      * resume is joined). NOT_FOUND when missing or KILLING; INTERNAL when resuming fails (it stays PAUSED).
      */
     public ConnectResult connect(SandboxId id, Duration timeout) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNotNegative(timeout);
+        return mutate(() -> resumes.run(id, timeout, ResumeOperation.Mode.CONNECT));
     }
 
     /**
@@ -113,21 +180,36 @@ public final class Orchestrator {
      * INTERNAL (stays PAUSED).
      */
     public SandboxView resume(SandboxId id, Duration timeout) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNotNegative(timeout);
+        return mutate(() -> resumes.run(id, timeout, ResumeOperation.Mode.RESUME).view());
     }
 
     /**
-     * Overwrites the TTL with {@code now + timeout}; may shorten it. Applies to RUNNING (and CREATING/RESUMING, whose
-     * TTL is set when they finish); a PAUSED sandbox only has its timeout duration recorded for its next resume.
-     * NOT_FOUND when missing or KILLING.
+     * Overwrites the TTL of a RUNNING sandbox with {@code now + timeout}; may shorten it. A PAUSED sandbox only has the
+     * duration recorded (paused sandboxes never expire). A transition in progress is waited out first (bounded).
+     * NOT_FOUND when missing or KILLING; INVALID_ARGUMENT for a negative timeout.
      */
     public void setTimeout(SandboxId id, Duration timeout) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNotNegative(timeout);
+        mutate(() -> {
+            timeouts.setTimeout(id, timeout);
+            return null;
+        });
     }
 
-    /** Extends the TTL to at least {@code now + duration}; never shortens. Same states and errors as setTimeout. */
+    /**
+     * Extends the TTL of a RUNNING sandbox to at least {@code now + duration}; never shortens; a no-op while PAUSED.
+     * Same waits and errors as setTimeout.
+     */
     public void refresh(SandboxId id, Duration duration) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNotNegative(duration);
+        mutate(() -> {
+            timeouts.refresh(id, duration);
+            return null;
+        });
     }
 
     /**
@@ -139,7 +221,10 @@ public final class Orchestrator {
      * RUNNING, terminal removes it).
      */
     public List<ForkResult> fork(SandboxId id, int count, Optional<Duration> timeout) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNonNull(timeout, "timeout is null");
+        ForkOperation.validate(count, timeout);
+        return mutate(() -> forks.fork(id, count, timeout));
     }
 
     /**
@@ -149,12 +234,16 @@ public final class Orchestrator {
      * terminal: removed).
      */
     public SnapshotView snapshot(SandboxId id, Optional<String> name) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNonNull(name, "name is null");
+        snapshots.validate(name);
+        return mutate(() -> snapshots.snapshot(id, name));
     }
 
     /** Snapshots in the catalog, newest first. */
     public Page<SnapshotView> listSnapshots(SnapshotQuery query) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(query, "query is null");
+        return read(() -> snapshots.list(query));
     }
 
     /**
@@ -162,12 +251,14 @@ public final class Orchestrator {
      * templates are not deletable: INVALID_ARGUMENT). Sandboxes already created from it are unaffected.
      */
     public boolean deleteTemplate(String idOrAlias) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(idOrAlias, "idOrAlias is null");
+        return mutate(() -> snapshots.delete(idOrAlias));
     }
 
     /** The stored custom extension params as a raw JSON object ({@code "{}"} when none). NOT_FOUND. */
     public String customExtensionParams(SandboxId id) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        return read(() -> params.get(id));
     }
 
     /**
@@ -176,7 +267,9 @@ public final class Orchestrator {
      * Returns the stored params. NOT_FOUND; CONFLICT when not RUNNING.
      */
     public String patchCustomExtensionParams(SandboxId id, String rawJsonObject) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNonNull(rawJsonObject, "rawJsonObject is null");
+        return mutate(() -> params.patch(id, rawJsonObject));
     }
 
     /**
@@ -185,7 +278,13 @@ public final class Orchestrator {
      * backend refuses (the old policy stays).
      */
     public void updateNetwork(SandboxId id, NetworkPolicy policy) {
-        throw new UnsupportedOperationException("not implemented yet");
+        requireNonNull(id, "id is null");
+        requireNonNull(policy, "policy is null");
+        NetworkRules.validate(policy);
+        mutate(() -> {
+            networks.update(id, policy);
+            return null;
+        });
     }
 
     /**
@@ -194,6 +293,142 @@ public final class Orchestrator {
      * what is left. Idempotent. The store is not closed (its owner closes it).
      */
     public void shutdown() {
-        throw new UnsupportedOperationException("not implemented yet");
+        if (!admission.close()) {
+            return;
+        }
+        phase.set(Phase.SHUT_DOWN);
+        Duration wait = ctx.settings.transitionWait();
+        ScheduledExecutorService ticks = scheduler;
+        try {
+            if (ticks != null) {
+                ticks.shutdown();
+                ticks.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            if (!admission.awaitIdle(wait)) {
+                log.atWarn().log("operations still in flight at shutdown; pausing what is running anyway");
+            }
+            pauseAllRunning();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            for (SandboxRuntime.Handle handle : ctx.runtime.all()) {
+                log.atError().addKeyValue("sandbox_id", handle.id().value())
+                        .log("sandbox could not be preserved at shutdown; stopping it");
+                ctx.runtime.detach(handle);
+                ctx.closeQuietly(handle);
+            }
+            operations.shutdown();
+            try {
+                operations.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            ctx.events.close();
+        }
+        log.atInfo().log("orchestrator shut down");
+    }
+
+    /** Applies TTL actions due at {@code now} and returns when they are done (the scheduler calls it every tick). */
+    void evictExpired(Instant now) {
+        try {
+            admission.enter();
+        } catch (AgentEnvException e) {
+            return; // shutting down: running sandboxes are being paused anyway
+        }
+        try {
+            timeouts.evictExpired(now, operations);
+        } finally {
+            admission.exit();
+        }
+    }
+
+    private void evictNow() {
+        try {
+            evictExpired(ctx.now());
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("TTL eviction tick failed");
+        }
+    }
+
+    private void pauseAllRunning() throws InterruptedException {
+        List<Future<?>> pausing = new ArrayList<>();
+        for (SandboxRecord record : ctx.records.store().all()) {
+            if (record.state() == SandboxState.RUNNING) {
+                pausing.add(operations.submit(() -> {
+                    try {
+                        pauses.pause(record.id(), PauseMode.WITH_MEMORY);
+                    } catch (RuntimeException e) {
+                        log.atError().addKeyValue("sandbox_id", record.id().value()).setCause(e)
+                                .log("pause at shutdown failed");
+                    }
+                }));
+            }
+        }
+        for (Future<?> pause : pausing) {
+            try {
+                pause.get();
+            } catch (ExecutionException e) {
+                log.atError().setCause(e.getCause()).log("pause at shutdown failed");
+            }
+        }
+    }
+
+    /** Runs a mutating operation on the operations executor: it completes even if the caller goes away. */
+    private <T> T mutate(Callable<T> work) {
+        admission.enter();
+        Future<T> future;
+        try {
+            future = operations.submit(() -> {
+                try {
+                    return work.call();
+                } finally {
+                    admission.exit();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            admission.exit();
+            throw AgentEnvException.unavailable();
+        }
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentEnvException(ErrorKind.UNAVAILABLE,
+                    "interrupted while waiting; the operation completes in the background", e);
+        } catch (ExecutionException e) {
+            throw translate(e.getCause());
+        }
+    }
+
+    private static <T> T read(Supplier<T> work) {
+        try {
+            return work.get();
+        } catch (RuntimeException e) {
+            throw translate(e);
+        }
+    }
+
+    private static RuntimeException translate(Throwable failure) {
+        return switch (failure) {
+            case AgentEnvException e -> e;
+            case StoreException e -> new AgentEnvException(ErrorKind.INTERNAL, "the state store failed", e);
+            case Error e -> throw e;
+            default -> {
+                log.atError().setCause(failure).log("unexpected failure in a lifecycle operation");
+                yield new AgentEnvException(ErrorKind.INTERNAL, "internal error", failure);
+            }
+        };
+    }
+
+    private static void requireNotNegative(Duration duration) {
+        requireNonNull(duration, "duration is null");
+        if (duration.isNegative()) {
+            throw AgentEnvException.invalidArgument("timeout must not be negative");
+        }
+    }
+
+    /** For tests in this package: the runtime registry and signal monitors, which backend calls must never hold. */
+    List<Object> internalMonitors() {
+        return List.of(ctx.runtime.monitor(), ctx.records.signalMonitor());
     }
 }

@@ -1,0 +1,38 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.spi.SandboxId;
+
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/** POST /sandboxes: validate, resolve the template, launch. */
+final class CreateOperation {
+    private final OperationContext ctx;
+    private final Launcher launcher;
+
+    CreateOperation(OperationContext ctx, Launcher launcher) {
+        this.ctx = requireNonNull(ctx, "ctx is null");
+        this.launcher = requireNonNull(launcher, "launcher is null");
+    }
+
+    /** Checks that need no I/O; run on the caller's thread so bad input fails fast. */
+    static void validate(CreateSandbox request) {
+        NetworkRules.validate(request.network());
+        CustomExtensionParams.requireEmptyWithoutExtension(request.customExtensionParams());
+    }
+
+    SandboxView create(CreateSandbox request) {
+        validate(request);
+        TemplateCatalog.Resolved resolved = ctx.templates.resolve(request.template());
+        SandboxId id = ctx.ids.newSandboxId();
+        SandboxRecord creating = new SandboxRecord(id, resolved.template(), resolved.alias(), SandboxState.CREATING,
+                ctx.now(), request.timeout(), Optional.empty(), request.onTimeout(), request.timeoutPauseMode(),
+                request.autoResume(), request.secure(), resolved.resources(), request.metadata(),
+                TemplateCatalog.merged(resolved.envVars(), request.envVars()), request.network(),
+                request.customExtensionParams(), Optional.empty());
+        SandboxView view = launcher.launch(creating, resolved.source());
+        ctx.events.publish(new LifecycleEvent.Created(id, ctx.now(), resolved.template()));
+        return view;
+    }
+}

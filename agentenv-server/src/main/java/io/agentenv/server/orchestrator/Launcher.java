@@ -1,0 +1,70 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Instant;
+import java.util.EnumSet;
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Brings a new sandbox (create or fork child) from nothing to RUNNING, one stage at a time, each stage registering its
+ * undo: prepare the instance, register it in the runtime, persist the record as CREATING, start it, then CAS
+ * CREATING to RUNNING with the TTL set. A failure at any stage undoes the earlier ones newest first (study §3.3).
+ */
+final class Launcher {
+    private static final Logger log = LoggerFactory.getLogger(Launcher.class);
+
+    private final OperationContext ctx;
+
+    Launcher(OperationContext ctx) {
+        this.ctx = requireNonNull(ctx, "ctx is null");
+    }
+
+    /** {@code creating} is the record to persist (state CREATING); returns the RUNNING view. */
+    SandboxView launch(SandboxRecord creating, LaunchSource source) {
+        SandboxId id = creating.id();
+        if (creating.state() != SandboxState.CREATING) {
+            throw new IllegalArgumentException("a launch starts from CREATING, not " + creating.state());
+        }
+        long started = System.nanoTime();
+        try (Rollback rollback = new Rollback(id)) {
+            SandboxBackend backend = ctx.backends.prepare(ctx.specFor(creating), source);
+            rollback.onFailure("close instance", backend::close);
+
+            SandboxRuntime.Handle handle = ctx.runtime.register(id, backend);
+            rollback.onFailure("detach instance", () -> ctx.runtime.detach(handle));
+
+            ctx.records.insert(creating.withResources(backend.resources()));
+            rollback.onFailure("delete record", () -> ctx.records.delete(id, EnumSet.of(SandboxState.CREATING)));
+
+            handle.call(b -> {
+                b.start(ctx.settings.readyTimeout());
+                return null;
+            });
+
+            Instant now = ctx.now();
+            SandboxRecord running = creating.withState(SandboxState.RUNNING).withResources(backend.resources())
+                    .withTtl(creating.timeout(), Optional.of(now.plus(creating.timeout())));
+            if (!ctx.records.replace(running, SandboxState.CREATING)) {
+                throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while starting");
+            }
+            rollback.commit();
+            log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("template", creating.template().value())
+                    .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("sandbox started");
+            return OperationContext.view(running);
+        } catch (BackendException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
+            throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e);
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
+            throw e;
+        }
+    }
+}

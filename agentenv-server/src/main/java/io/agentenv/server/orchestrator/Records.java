@@ -1,0 +1,112 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxId;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The store plus change signals: every successful write wakes the sandbox's waiters. Operations use this, never the
+ * store directly, so no change goes unsignalled.
+ */
+final class Records {
+    private final SandboxStore store;
+    private final StateSignals signals;
+
+    Records(SandboxStore store, StateSignals signals) {
+        this.store = requireNonNull(store, "store is null");
+        this.signals = requireNonNull(signals, "signals is null");
+    }
+
+    Object signalMonitor() {
+        return signals.monitor();
+    }
+
+    SandboxStore store() {
+        return store;
+    }
+
+    Optional<SandboxRecord> get(SandboxId id) {
+        return store.get(id);
+    }
+
+    /** The record if it exists and is not being killed; NOT_FOUND otherwise. */
+    SandboxRecord visible(SandboxId id) {
+        return store.get(id).filter(r -> r.state() != SandboxState.KILLING)
+                .orElseThrow(() -> AgentEnvException.notFound(id));
+    }
+
+    void insert(SandboxRecord record) {
+        store.insert(record);
+        signals.changed(record.id());
+    }
+
+    boolean cas(SandboxId id, Set<SandboxState> from, SandboxState to) {
+        boolean done = store.transition(id, from, to);
+        if (done) {
+            signals.changed(id);
+        }
+        return done;
+    }
+
+    boolean cas(SandboxId id, SandboxState from, SandboxState to) {
+        return cas(id, EnumSet.of(from), to);
+    }
+
+    boolean replace(SandboxRecord record, SandboxState expected) {
+        boolean done = store.replace(record, EnumSet.of(expected));
+        if (done) {
+            signals.changed(record.id());
+        }
+        return done;
+    }
+
+    boolean updateTtl(SandboxId id, SandboxState expected, Duration timeout, Optional<Instant> expiresAt) {
+        boolean done = store.updateTtl(id, EnumSet.of(expected), timeout, expiresAt);
+        if (done) {
+            signals.changed(id);
+        }
+        return done;
+    }
+
+    boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network) {
+        boolean done = store.updateNetwork(id, expected, network);
+        if (done) {
+            signals.changed(id);
+        }
+        return done;
+    }
+
+    boolean delete(SandboxId id, Set<SandboxState> expected) {
+        boolean done = store.delete(id, expected);
+        if (done) {
+            signals.changed(id);
+        }
+        return done;
+    }
+
+    /**
+     * Waits until the sandbox is no longer in {@code state} (or is gone). CONFLICT when {@code deadlineNanos} passes
+     * first: the transition is taking longer than the bounded wait.
+     */
+    void awaitLeaving(SandboxId id, SandboxState state, long deadlineNanos) {
+        try {
+            Optional<Boolean> left = signals.await(id, deadlineNanos,
+                    () -> store.get(id).map(SandboxRecord::state).filter(s -> s == state).isPresent()
+                            ? Optional.empty() : Optional.of(Boolean.TRUE));
+            if (left.isEmpty()) {
+                throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + id + " is still "
+                        + state.name().toLowerCase(java.util.Locale.ROOT) + "; try again later");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentEnvException(ErrorKind.UNAVAILABLE, "interrupted while waiting for sandbox " + id, e);
+        }
+    }
+}
