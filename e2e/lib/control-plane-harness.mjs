@@ -1,0 +1,124 @@
+// Starts the control-plane server jar for end-to-end tests and stops it again.
+//
+//   const server = await startServer({ backend: 'mock' })
+//   ... drive server.url with the e2b SDK (apiUrl / E2B_API_URL) using server.apiKey ...
+//   await server.stop()          // SIGTERM, waits for the exit, removes the temp data dir
+//
+// The server runs with a fresh temp data dir (AENV_HOME), a fixed API key (AENV_API_KEY) and a free port on 127.0.0.1.
+// With backend 'mock' the mock backend's jar is put on the classpath (it is a test double: no envd, no processes).
+// Requires the built jars (`mvn -B package -DskipTests` or `scripts/test.sh`).
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as delay } from 'node:timers/promises'
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const serverJar = join(repoRoot, 'agentenv-server', 'target', 'agentenv-server.jar')
+export const TEST_API_KEY = 'e2b_' + '0123456789abcdef'.repeat(3).slice(0, 40)
+
+function javaBinary() {
+  const home = process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64'
+  return join(home, 'bin', 'java')
+}
+
+/** The module jar (not -sources/-tests) under <module>/target. */
+export function moduleJar(module) {
+  const target = join(repoRoot, module, 'target')
+  const jar = existsSync(target)
+    ? readdirSync(target).find((f) => f.startsWith(module) && f.endsWith('.jar') && !/-(sources|tests|javadoc)\.jar$/.test(f))
+    : undefined
+  if (!jar) throw new Error(`${module} jar missing under ${target} (build it: mvn -B -pl ${module} -am package -DskipTests)`)
+  return join(target, jar)
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export async function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address()
+      probe.close(() => resolvePort(port))
+    })
+  })
+}
+
+/**
+ * Starts the server and waits until GET /health answers 204.
+ * @param {{backend?: string, extraClasspath?: string[], env?: object, readyTimeoutMs?: number}} opts
+ */
+export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, readyTimeoutMs = 30_000 } = {}) {
+  if (!existsSync(serverJar)) {
+    throw new Error(`server jar missing: ${serverJar} (build it: mvn -B -pl agentenv-server -am package -DskipTests)`)
+  }
+  const classpath = [serverJar, ...(backend === 'mock' ? [moduleJar('agentenv-backend-mock')] : []), ...extraClasspath]
+  const dataDir = mkdtempSync(join(tmpdir(), 'aenv-server-e2e-'))
+  const port = await freePort()
+  const childEnv = { ...process.env, ...env }
+  for (const k of Object.keys(childEnv)) if (k.startsWith('AENV_') && !(k in env)) delete childEnv[k]
+  Object.assign(childEnv, {
+    AENV_BACKEND: backend,
+    AENV_HOME: dataDir,
+    AENV_API_KEY: TEST_API_KEY,
+    AENV_LISTEN: `127.0.0.1:${port}`,
+    ...env,
+  })
+  const jvm = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx256m']
+  const child = spawn(javaBinary(), [...jvm, '-cp', classpath.join(':'), 'io.agentenv.server.Main'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv })
+  let output = ''
+  child.stdout.on('data', (d) => { output += d })
+  child.stderr.on('data', (d) => { output += d })
+  const exited = new Promise((resolveExit) => child.once('exit', (code, signal) => resolveExit({ code, signal })))
+  let hasExited = false
+  exited.then(() => { hasExited = true })
+
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + readyTimeoutMs
+  for (;;) {
+    if (hasExited) {
+      rmSync(dataDir, { recursive: true, force: true })
+      throw new Error(`server exited before it was ready:\n${output}`)
+    }
+    try {
+      const res = await fetch(`${url}/health`)
+      if (res.status === 204) break
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      await exited
+      rmSync(dataDir, { recursive: true, force: true })
+      throw new Error(`server not ready after ${readyTimeoutMs} ms:\n${output}`)
+    }
+    await delay(50)
+  }
+
+  return {
+    url,
+    port,
+    apiKey: TEST_API_KEY,
+    dataDir,
+    pid: child.pid,
+    output: () => output,
+    /** SIGTERM, wait (bounded) for a clean exit, remove the data dir; throws if the server had to be killed. */
+    async stop({ timeoutMs = 30_000 } = {}) {
+      if (!hasExited) child.kill('SIGTERM')
+      const timer = delay(timeoutMs).then(() => 'timeout')
+      const result = await Promise.race([exited, timer])
+      rmSync(dataDir, { recursive: true, force: true })
+      if (result === 'timeout') {
+        child.kill('SIGKILL')
+        await exited
+        throw new Error(`server did not stop within ${timeoutMs} ms:\n${output}`)
+      }
+      // a JVM stopped by SIGTERM exits with 143 after running its shutdown hooks
+      if (result.code !== 0 && result.code !== 143) {
+        throw new Error(`server exited with ${JSON.stringify(result)}:\n${output}`)
+      }
+      return result
+    },
+  }
+}
