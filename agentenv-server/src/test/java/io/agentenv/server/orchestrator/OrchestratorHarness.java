@@ -1,0 +1,84 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.backend.mock.MockBackendFactory;
+import io.agentenv.server.store.SqliteSandboxStore;
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.SandboxId;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.function.UnaryOperator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A real orchestrator on a real SQLite file, a scriptable mock backend and a fake clock. {@link #restart()} simulates a
+ * crash-restart: the orchestrator is abandoned without shutdown and a new one opens the same file and backend.
+ */
+final class OrchestratorHarness implements AutoCloseable {
+    static final Instant T0 = Instant.parse("2026-03-01T10:00:00Z");
+    static final Duration WAIT = Duration.ofSeconds(10);
+
+    final Path dir;
+    final MockBackendFactory backend;
+    final FakeClock clock = new FakeClock(T0);
+    final RecordingListener events = new RecordingListener();
+    final UnaryOperator<SandboxStore> storeWrapper;
+    final Duration transitionWait;
+    SandboxStore store;
+    Orchestrator orchestrator;
+
+    OrchestratorHarness(Path dir) {
+        this(dir, new MockBackendFactory(), UnaryOperator.identity(), Duration.ofSeconds(10));
+    }
+
+    OrchestratorHarness(Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait) {
+        this.dir = dir;
+        this.backend = backend;
+        this.storeWrapper = storeWrapper;
+        this.transitionWait = transitionWait;
+        open();
+    }
+
+    private void open() {
+        store = storeWrapper.apply(SqliteSandboxStore.open(dir.resolve("agentenv.db")));
+        orchestrator = new Orchestrator(store, backend, id -> new AccessToken("token-" + id.value()), clock,
+                new OrchestratorSettings(artifactRoot(), Duration.ofSeconds(5), transitionWait, Duration.ofHours(1), 3, "user"),
+                List.of(events));
+        orchestrator.start();
+        for (Object monitor : orchestrator.internalMonitors()) {
+            backend.forbidLock(monitor);
+        }
+    }
+
+    Path artifactRoot() {
+        return dir.resolve("artifacts");
+    }
+
+    /** Abandons the orchestrator as a crash would (no shutdown), closes the store file, and starts a new one on it. */
+    void restart() {
+        store.close();
+        open();
+    }
+
+    SandboxId create() {
+        return orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(300))).id();
+    }
+
+    SandboxState state(SandboxId id) {
+        return store.get(id).orElseThrow().state();
+    }
+
+    void assertNothingLeaked() {
+        assertThat(backend.violations()).isEmpty();
+    }
+
+    @Override
+    public void close() {
+        orchestrator.shutdown();
+        store.close();
+        assertNothingLeaked();
+    }
+}
