@@ -20,6 +20,7 @@ import java.util.Optional;
  * @param envdGuestDir where that directory appears inside (absolute)
  * @param resolvConf a file bound read-only at /etc/resolv.conf, if any
  * @param criuConfig the file runc passes to CRIU for checkpoint and restore (org.criu.config)
+ * @param privileges whether setuid programs (sudo) may raise privileges inside
  */
 record ContainerSpec(
         ContainerId id,
@@ -32,7 +33,19 @@ record ContainerSpec(
         Path envdHostDir,
         String envdGuestDir,
         Optional<Path> resolvConf,
-        Path criuConfig) {
+        Path criuConfig,
+        Privileges privileges) {
+
+    /**
+     * Whether processes may gain privileges through setuid binaries. Either way the capability bounding set, the
+     * seccomp filter and the namespaces stay: root inside is still only as strong as {@link OciSpecs#CAPABILITIES}.
+     */
+    enum Privileges {
+        /** no_new_privs: setuid binaries do not elevate; {@code sudo} fails for the default user. */
+        NO_NEW_PRIVILEGES,
+        /** setuid binaries work, so the default user's passwordless {@code sudo} does (E2B's behaviour). */
+        ALLOW_SETUID
+    }
 
     ContainerSpec {
         requireNonNull(id, "id is null");
@@ -40,6 +53,7 @@ record ContainerSpec(
         requireNonNull(limits, "limits is null");
         requireNonNull(jdkHome, "jdkHome is null");
         requireNonNull(resolvConf, "resolvConf is null");
+        requireNonNull(privileges, "privileges is null");
         requireAbsolute(rootfs, "rootfs");
         requireAbsolute(netns, "netns");
         requireAbsolute(envdHostDir, "envdHostDir");

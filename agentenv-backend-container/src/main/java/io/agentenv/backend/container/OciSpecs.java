@@ -58,7 +58,7 @@ final class OciSpecs {
                 init.cwd(),
                 new OciSpec.Capabilities(caps, caps, List.of(), caps, List.of()),
                 List.of(new OciSpec.Rlimit("RLIMIT_NOFILE", spec.limits().openFiles(), spec.limits().openFiles())),
-                true,
+                spec.privileges() == ContainerSpec.Privileges.NO_NEW_PRIVILEGES,
                 null);
 
         long memoryBytes = spec.limits().memoryMiB() * 1024 * 1024;

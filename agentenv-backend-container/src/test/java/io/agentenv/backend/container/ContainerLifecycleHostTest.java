@@ -2,6 +2,7 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.HostFixture.Sandbox;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,32 +35,16 @@ class ContainerLifecycleHostTest {
         host.close();
     }
 
-    /** One sandbox's directories and resources. */
-    private record Sandbox(ContainerId id, Path dir, NetSlot slot) {
-        Path upper() { return dir.resolve("upper"); }
-        Path work() { return dir.resolve("work"); }
-        Path rootfs() { return dir.resolve("rootfs"); }
-        Path envd() { return dir.resolve("envd"); }
-        Path bundle() { return dir.resolve("bundle"); }
-    }
-
     private Sandbox prepare(String name, List<Path> lowers) throws Exception {
-        Sandbox sandbox = new Sandbox(host.newId(name), host.sandboxesDir.resolve(name), host.pool.acquire());
-        Files.createDirectories(sandbox.envd());
-        host.overlays.mount(lowers, sandbox.upper(), sandbox.work(), sandbox.rootfs());
-        RuncRuntime.writeConfig(sandbox.bundle(), host.ociSpecs.build(
-                host.spec(sandbox.id(), sandbox.rootfs(), sandbox.envd(), sandbox.slot(), INIT)));
-        return sandbox;
+        return host.prepare(name, lowers, INIT);
     }
 
     private void destroy(Sandbox sandbox) throws Exception {
-        host.runc.delete(sandbox.id());
-        host.overlays.unmount(sandbox.rootfs());
-        host.pool.release(sandbox.slot());
+        host.destroy(sandbox);
     }
 
     private String exec(Sandbox sandbox, String... args) throws Exception {
-        return host.runc.exec(sandbox.id(), List.of(args), EXEC).stdout().strip();
+        return host.exec(sandbox, args);
     }
 
     private void awaitBackgroundPid(Sandbox sandbox) {
@@ -83,8 +68,7 @@ class ContainerLifecycleHostTest {
         exec(original, "sh", "-c", "echo kept > /home/user/note");
         assertThat(exec(original, "id", "-un", "1000")).isEqualTo("user");
         assertThat(exec(original, "ip", "-4", "-o", "addr", "show", "eth0")).contains(original.slot().sandboxAddress() + "/30");
-        assertThat(host.runc.exec(original.id(), List.of(host.spec(original.id(), original.rootfs(), original.envd(),
-                original.slot(), INIT).jdkHome().orElseThrow().resolve("bin/java").toString(), "-version"), EXEC).stderr())
+        assertThat(host.runc.exec(original.id(), List.of(HostFixture.JDK.resolve("bin/java").toString(), "-version"), EXEC).stderr())
                 .contains("version \"25");
         assertThat(host.cgroups.memoryUsage(original.id())).hasValueSatisfying(bytes -> assertThat(bytes).isPositive());
 

@@ -74,17 +74,75 @@ final class HostFixture implements AutoCloseable {
         return layout.templateRootfs("base");
     }
 
+    static final ContainerSpec.Limits LIMITS = new ContainerSpec.Limits(1, 512, 256, 16384);
+    static final Path JDK = Path.of(System.getProperty("java.home"));
+
+    /** One sandbox's directories and resources. */
+    record Sandbox(ContainerId id, Path dir, NetSlot slot) {
+        Path upper() { return dir.resolve("upper"); }
+        Path work() { return dir.resolve("work"); }
+        Path rootfs() { return dir.resolve("rootfs"); }
+        Path envd() { return dir.resolve("envd"); }
+        Path bundle() { return dir.resolve("bundle"); }
+    }
+
     /** A config for a sandbox that runs {@code args} as root in {@code rootfs}, attached to {@code slot}. */
-    ContainerSpec spec(ContainerId id, Path rootfs, Path envdDir, NetSlot slot, List<String> args) {
-        return new ContainerSpec(id, rootfs, "sandbox",
+    ContainerSpec spec(Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges) {
+        return new ContainerSpec(sandbox.id(), sandbox.rootfs(), "sandbox",
                 new ContainerSpec.InitProcess(args, List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                         "HOME=/root"), "/", 0, 0),
-                slot.netnsPath(),
-                new ContainerSpec.Limits(1, 512, 256, 16384),
-                Optional.of(Path.of(System.getProperty("java.home"))),
-                envdDir, "/run/envd",
+                sandbox.slot().netnsPath(),
+                limits,
+                Optional.of(JDK),
+                sandbox.envd(), "/run/envd",
                 Optional.of(layout.resolvConf()),
-                layout.criuRuncConfig());
+                layout.criuRuncConfig(),
+                privileges);
+    }
+
+    /** Takes a slot, mounts the overlay and writes the bundle's config; nothing runs yet. */
+    Sandbox prepare(String name, List<Path> lowers, List<String> args, ContainerSpec.Limits limits,
+                    ContainerSpec.Privileges privileges) throws Exception {
+        Sandbox sandbox = new Sandbox(newId(name), sandboxesDir.resolve(name), pool.acquire());
+        Files.createDirectories(sandbox.envd());
+        overlays.mount(lowers, sandbox.upper(), sandbox.work(), sandbox.rootfs());
+        RuncRuntime.writeConfig(sandbox.bundle(), ociSpecs.build(spec(sandbox, args, limits, privileges)));
+        return sandbox;
+    }
+
+    Sandbox prepare(String name, List<Path> lowers, List<String> args) throws Exception {
+        return prepare(name, lowers, args, LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+    }
+
+    /** Prepares, creates and starts a sandbox from the base template. */
+    Sandbox run(String name, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges)
+            throws Exception {
+        Sandbox sandbox = prepare(name, List.of(templateRootfs()), args, limits, privileges);
+        runc.create(sandbox.id(), sandbox.bundle());
+        runc.start(sandbox.id());
+        return sandbox;
+    }
+
+    /** Deletes the container, unmounts its overlay and releases its slot. */
+    void destroy(Sandbox sandbox) throws Exception {
+        runc.delete(sandbox.id());
+        overlays.unmount(sandbox.rootfs());
+        pool.release(sandbox.slot());
+    }
+
+    /** Runs a program inside and returns its stdout, stripped; fails the test on a non-zero exit. */
+    String exec(Sandbox sandbox, String... args) throws Exception {
+        return runc.exec(sandbox.id(), List.of(args), Duration.ofSeconds(30)).stdout().strip();
+    }
+
+    /** Runs a program inside and returns how it failed (it must fail). */
+    CommandFailedException execFailure(Sandbox sandbox, String... args) throws Exception {
+        try {
+            CommandResult result = runc.exec(sandbox.id(), List.of(args), Duration.ofSeconds(30));
+            return fail("expected `%s` to fail inside, it printed %s", String.join(" ", args), result.stdout());
+        } catch (CommandFailedException expected) {
+            return expected;
+        }
     }
 
     /** Asserts nothing is left, then removes whatever is (so one failure does not cascade) and the temp dir. */

@@ -19,6 +19,10 @@ class OciSpecsTest {
     private static final Path JDK = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
 
     private static ContainerSpec aSpec(int cpus, long memoryMiB) {
+        return aSpec(cpus, memoryMiB, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+    }
+
+    private static ContainerSpec aSpec(int cpus, long memoryMiB, ContainerSpec.Privileges privileges) {
         return new ContainerSpec(new ContainerId("sbx-1"), Path.of("/var/lib/agentenv/sbx-1/rootfs"), "sbx-1",
                 new ContainerSpec.InitProcess(List.of("/bin/sh", "-c", "exec sleep 1"), List.of("PATH=/usr/bin:/bin"), "/", 0, 0),
                 Path.of("/run/netns/aenv-n7"),
@@ -26,7 +30,8 @@ class OciSpecsTest {
                 Optional.of(JDK),
                 Path.of("/var/lib/agentenv/sbx-1/envd"), "/run/envd",
                 Optional.of(Path.of("/var/cache/agentenv/resolv.conf")),
-                Path.of("/var/cache/agentenv/criu-runc.conf"));
+                Path.of("/var/cache/agentenv/criu-runc.conf"),
+                privileges);
     }
 
     private static JsonNode json(ContainerSpec spec, boolean swapAccounting) throws Exception {
@@ -82,6 +87,14 @@ class OciSpecsTest {
         assertThat(process.path("rlimits").get(0).path("type").asText()).isEqualTo("RLIMIT_NOFILE");
         assertThat(process.path("rlimits").get(0).path("hard").asLong()).isEqualTo(16384);
         assertThat(process.path("terminal").asBoolean()).isFalse();
+    }
+
+    @Test
+    void allowing_setuid_only_lifts_no_new_privileges_and_keeps_the_capability_bound() throws Exception {
+        JsonNode process = json(aSpec(1, 256, ContainerSpec.Privileges.ALLOW_SETUID), true).path("process");
+
+        assertThat(process.path("noNewPrivileges").asBoolean()).isFalse();
+        assertThat(texts(process.path("capabilities").path("bounding"))).containsExactlyInAnyOrderElementsOf(OciSpecs.CAPABILITIES);
     }
 
     @Test

@@ -1,0 +1,152 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.backend.container.HostFixture.Sandbox;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** What a process inside a sandbox can and cannot do, checked from inside a real container on this host. */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ContainerIsolationHostTest {
+
+    private static final List<String> IDLE = List.of("/bin/sh", "-c", "sleep 1000000 & wait");
+    /** CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_CHROOT (bits 0 1 3-8 10 18). */
+    private static final String CAPABILITY_MASK = "00000000000405fb";
+
+    private HostFixture host;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        host = HostFixture.create(1);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        host.close();
+    }
+
+    private Sandbox idle(String name, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges) throws Exception {
+        return host.run(name, IDLE, limits, privileges);
+    }
+
+    @Test
+    void root_inside_has_only_the_minimal_capabilities_no_new_privileges_and_a_seccomp_filter() throws Exception {
+        Sandbox sandbox = idle("caps", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+
+        String status = host.exec(sandbox, "cat", "/proc/self/status");
+
+        assertThat(status).contains("CapEff:\t" + CAPABILITY_MASK, "CapBnd:\t" + CAPABILITY_MASK, "CapInh:\t0000000000000000");
+        assertThat(status).contains("NoNewPrivs:\t1", "Seccomp:\t2");
+        host.destroy(sandbox);
+    }
+
+    @Test
+    void new_user_namespaces_mounts_and_kernel_keyrings_are_refused() throws Exception {
+        Sandbox sandbox = idle("seccomp", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+
+        assertThat(host.execFailure(sandbox, "unshare", "--user", "true").stderrTail()).contains("Operation not permitted");
+        assertThat(host.execFailure(sandbox, "unshare", "--user", "--map-root-user", "--mount", "true").stderrTail())
+                .contains("Operation not permitted");
+        assertThat(host.execFailure(sandbox, "mount", "-t", "tmpfs", "none", "/mnt").stderrTail()).containsIgnoringCase("permission denied");
+        String keyctl = host.exec(sandbox, "python3", "-c",
+                "import ctypes, ctypes.util; libc = ctypes.CDLL(None, use_errno=True);"
+                        + " r = libc.syscall(250, 0, 0, 0, 0, 0); print(r, ctypes.get_errno())"); // keyctl(2)
+        assertThat(keyctl).isEqualTo("-1 1");
+        String bpf = host.exec(sandbox, "python3", "-c",
+                "import ctypes; libc = ctypes.CDLL(None, use_errno=True);"
+                        + " r = libc.syscall(321, 0, 0, 0); print(r, ctypes.get_errno())"); // bpf(2)
+        assertThat(bpf).isEqualTo("-1 1");
+        host.destroy(sandbox);
+    }
+
+    @Test
+    void the_host_filesystem_and_processes_are_not_visible_and_proc_is_masked() throws Exception {
+        Sandbox sandbox = idle("fs", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+
+        assertThat(host.exec(sandbox, "sh", "-c", "ls /var/cache/agentenv /work 2>&1 || true")).contains("No such file");
+        List<String> commands = List.of(host.exec(sandbox, "ps", "-e", "-o", "comm=").split("\n"));
+        assertThat(commands).doesNotContain("java", "systemd", "init").contains("sh", "sleep");
+        for (String masked : OciSpecs.MASKED_PATHS) {
+            Path onHost = Path.of(masked);
+            if (Files.isRegularFile(onHost) && Files.size(onHost) == 0 && !Files.readString(onHost).isEmpty()) {
+                assertThat(host.exec(sandbox, "sh", "-c", "wc -c < " + masked)).as(masked).isEqualTo("0");
+            } else if (Files.isDirectory(onHost)) {
+                assertThat(host.exec(sandbox, "ls", "-A", masked)).as(masked).isEmpty();
+            }
+        }
+        assertThat(host.execFailure(sandbox, "sh", "-c", "echo /tmp/core > /proc/sys/kernel/core_pattern").stderrTail())
+                .contains("Read-only file system");
+        assertThat(host.exec(sandbox, "sh", "-c", "touch /root/made-inside && echo ok")).isEqualTo("ok");
+        assertThat(Files.exists(host.templateRootfs().resolve("root/made-inside"))).as("the template stays untouched").isFalse();
+        assertThat(Files.exists(sandbox.upper().resolve("root/made-inside"))).isTrue();
+        assertThat(host.execFailure(sandbox, "touch", HostFixture.JDK.resolve("release").toString()).stderrTail())
+                .contains("Read-only file system");
+        host.destroy(sandbox);
+    }
+
+    @Test
+    void a_child_over_the_memory_limit_is_killed_while_the_sandbox_keeps_running() throws Exception {
+        Sandbox sandbox = idle("oom", new ContainerSpec.Limits(1, 128, 256, 16384), ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+
+        CommandFailedException oom = host.execFailure(sandbox, "python3", "-c", "b = bytearray(400 * 1024 * 1024); print(len(b))");
+
+        assertThat(oom.exitCode()).hasValue(137);
+        assertThat(host.runc.state(sandbox.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
+        assertThat(host.exec(sandbox, "echo", "alive")).isEqualTo("alive");
+        Path memory = host.cgroups.pathsOf(sandbox.id().value()).stream()
+                .filter(p -> p.startsWith(host.layout.cgroupRoot().resolve("memory"))).findFirst().orElseThrow();
+        assertThat(Files.readString(memory.resolve("memory.oom_control"))).containsPattern("oom_kill [1-9]");
+        assertThat(Long.parseLong(Files.readString(memory.resolve("memory.max_usage_in_bytes")).strip()))
+                .isLessThanOrEqualTo(128L * 1024 * 1024);
+        host.destroy(sandbox);
+    }
+
+    @Test
+    void the_pids_limit_stops_a_fork_bomb() throws Exception {
+        Sandbox sandbox = idle("pids", new ContainerSpec.Limits(1, 256, 32, 16384), ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+
+        String forked = host.exec(sandbox, "python3", "-c", String.join("\n",
+                "import os, signal",
+                "children = []",
+                "try:",
+                "    for _ in range(100):",
+                "        pid = os.fork()",
+                "        if pid == 0:",
+                "            signal.pause()",
+                "            os._exit(0)",
+                "        children.append(pid)",
+                "except OSError:",
+                "    pass",
+                "for pid in children:",
+                "    os.kill(pid, signal.SIGKILL)",
+                "    os.waitpid(pid, 0)",
+                "print(len(children))"));
+
+        assertThat(Integer.parseInt(forked)).isBetween(1, 31);
+        host.destroy(sandbox);
+    }
+
+    @Test
+    void sudo_for_the_default_user_works_only_when_setuid_is_allowed_and_root_stays_capability_bound() throws Exception {
+        Sandbox strict = idle("nnp", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+        Sandbox relaxed = idle("suid", HostFixture.LIMITS, ContainerSpec.Privileges.ALLOW_SETUID);
+
+        assertThat(host.execFailure(strict, "runuser", "-u", "user", "--", "sudo", "-n", "id", "-u").stderrTail())
+                .contains("no new privileges");
+        assertThat(host.exec(relaxed, "runuser", "-u", "user", "--", "sudo", "-n", "id", "-u")).isEqualTo("0");
+        assertThat(host.execFailure(relaxed, "runuser", "-u", "user", "--", "sudo", "-n", "mount", "-t", "tmpfs", "x", "/mnt")
+                .stderrTail()).containsIgnoringCase("permission denied");
+        assertThat(host.exec(relaxed, "runuser", "-u", "user", "--", "sh", "-c", "echo $HOME; id -un")).isEqualTo("/home/user\nuser");
+        host.destroy(strict);
+        host.destroy(relaxed);
+    }
+}
