@@ -32,7 +32,11 @@ public final class LocalFilesystem {
         } catch (NoSuchFileException e) {
             throw new FsException(FsError.NOT_FOUND, "file not found: '" + path + "'", e);
         } catch (IOException e) {
-            throw FsException.of(e, "error getting file info of", path);
+            FsException failure = FsException.of(e, "error getting file info of", path);
+            if (failure.error() == FsError.INVALID_ARGUMENT) { // a parent is a file (ENOTDIR): nothing is there
+                throw new FsException(FsError.NOT_FOUND, "file not found: '" + path + "'", e);
+            }
+            throw failure;
         }
     }
 

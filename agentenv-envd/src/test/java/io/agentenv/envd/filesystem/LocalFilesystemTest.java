@@ -93,6 +93,14 @@ class LocalFilesystemTest {
     }
 
     @Test
+    void stat_below_a_regular_file_is_not_found() throws IOException {
+        Path file = Files.writeString(dir.resolve("plain"), "");
+
+        assertThatThrownBy(() -> fs.stat(file.resolve("child")))
+                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+    }
+
+    @Test
     void stat_reports_metadata_stored_in_user_xattrs() throws IOException {
         Path file = Files.writeString(dir.resolve("m.txt"), "x");
         Metadata.replace(file, Map.of("author", "ada", "purpose", "test"));
