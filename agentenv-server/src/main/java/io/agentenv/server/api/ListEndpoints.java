@@ -153,9 +153,14 @@ final class ListEndpoints {
         };
     }
 
+    /** Bounds of a meaningful startedAfter (the store keeps nanoseconds in a long); outside them the answer is the same. */
+    private static final Instant EARLIEST = Instant.EPOCH;
+    private static final Instant LATEST = Instant.parse("2200-01-01T00:00:00Z");
+
     static Instant instant(String value) {
         try {
-            return OffsetDateTime.parse(value).toInstant();
+            Instant at = OffsetDateTime.parse(value).toInstant();
+            return at.isBefore(EARLIEST) ? EARLIEST : at.isAfter(LATEST) ? LATEST : at;
         } catch (DateTimeParseException e) {
             throw AgentEnvException.invalidArgument("startedAfter must be an ISO-8601 date-time, e.g. 2026-01-01T00:00:00Z");
         }
