@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, symlinkSync, statSync, chmodSync, writeFileSync, r
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
-import { Sandbox, FileType, FilesystemEventType, NotFoundError, SandboxError } from 'e2b'
+import { Sandbox, FileType, FilesystemEventType, NotFoundError, SandboxError, TimeoutError } from 'e2b'
 import { startEnvd, ensureTestUser, waitFor } from '../lib/envd-harness.mjs'
 
 const TOKEN = 'e2e-files-token'
@@ -62,6 +62,20 @@ test('files and parents created for the user are owned by the user', { skip: !us
   for (const p of ['owned', 'owned/deep', 'owned/deep/file.txt']) {
     assert.equal(statSync(join(work, p)).uid, uid, p)
   }
+})
+
+test('a write as another user goes to that user and a streamed body is uploaded as octet-stream', async () => {
+  const asRoot = await sbx.files.write(join(work, 'by-root.txt'), 'r', { user: 'root' })
+  assert.equal(statSync(asRoot.path).uid, 0)
+  const stream = new ReadableStream({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('streamed '))
+      controller.enqueue(new TextEncoder().encode('body'))
+      controller.close()
+    },
+  })
+  await sbx.files.write('streamed.txt', stream)
+  assert.equal(await sbx.files.read('streamed.txt'), 'streamed body')
 })
 
 test('reading a missing file is FileNotFoundError and reading a directory an error', async () => {
@@ -179,6 +193,16 @@ test('a recursive watch sees new subdirectories and names nested files by their 
   } finally {
     await handle.stop()
   }
+})
+
+test('a watch ends with a timeout error when its timeoutMs runs out', async () => {
+  await sbx.files.makeDir('short-watch')
+  let exitError
+  const exited = new Promise((resolve) => {
+    sbx.files.watchDir('short-watch', () => {}, { timeoutMs: 500, onExit: (err) => { exitError = err; resolve() } })
+  })
+  await exited
+  assert.ok(exitError instanceof TimeoutError, `expected TimeoutError, got ${exitError}`)
 })
 
 test('watching a missing directory is FileNotFoundError and watching a file an error', async () => {

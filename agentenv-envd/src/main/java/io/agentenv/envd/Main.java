@@ -55,7 +55,7 @@ public final class Main {
         new SessionEndpoints(session).register(routes);
         routes.add("GET", "/logs", Access.TOKEN, new LogsEndpoint(journal));
         // part B (filesystem.Filesystem, /files, /metrics) registers here, one line each.
-        new FilesystemRpc(new LocalFilesystem(), new Watchers(1_000, 100_000), accounts, session).register(rpcs);
+        new FilesystemRpc(new LocalFilesystem(), new Watchers(100, 10_000), accounts, session).register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
 
