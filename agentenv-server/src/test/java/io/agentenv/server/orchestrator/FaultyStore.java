@@ -1,0 +1,118 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** A real store whose next write of a given kind can be made to fail, as a full disk would. */
+final class FaultyStore implements SandboxStore {
+    enum Write { INSERT, REPLACE, TRANSITION, INSERT_SNAPSHOT }
+
+    private final SandboxStore delegate;
+    private final Set<Write> failNext = ConcurrentHashMap.newKeySet();
+
+    FaultyStore(SandboxStore delegate) {
+        this.delegate = delegate;
+    }
+
+    void failNext(Write write) {
+        failNext.add(write);
+    }
+
+    private void maybeFail(Write write) {
+        if (failNext.remove(write)) {
+            throw new StoreException("injected " + write + " failure", null);
+        }
+    }
+
+    @Override
+    public void insert(SandboxRecord record) {
+        maybeFail(Write.INSERT);
+        delegate.insert(record);
+    }
+
+    @Override
+    public Optional<SandboxRecord> get(SandboxId id) {
+        return delegate.get(id);
+    }
+
+    @Override
+    public boolean transition(SandboxId id, Set<SandboxState> from, SandboxState to) {
+        maybeFail(Write.TRANSITION);
+        return delegate.transition(id, from, to);
+    }
+
+    @Override
+    public boolean replace(SandboxRecord record, Set<SandboxState> expected) {
+        maybeFail(Write.REPLACE);
+        return delegate.replace(record, expected);
+    }
+
+    @Override
+    public boolean updateTtl(SandboxId id, Set<SandboxState> expected, Duration timeout, Optional<Instant> expiresAt) {
+        return delegate.updateTtl(id, expected, timeout, expiresAt);
+    }
+
+    @Override
+    public boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network) {
+        return delegate.updateNetwork(id, expected, network);
+    }
+
+    @Override
+    public boolean delete(SandboxId id, Set<SandboxState> expected) {
+        return delegate.delete(id, expected);
+    }
+
+    @Override
+    public List<SandboxId> listExpired(Instant now) {
+        return delegate.listExpired(now);
+    }
+
+    @Override
+    public Page<SandboxRecord> list(SandboxQuery query) {
+        return delegate.list(query);
+    }
+
+    @Override
+    public List<SandboxRecord> all() {
+        return delegate.all();
+    }
+
+    @Override
+    public void insertSnapshot(SnapshotRecord snapshot) {
+        maybeFail(Write.INSERT_SNAPSHOT);
+        delegate.insertSnapshot(snapshot);
+    }
+
+    @Override
+    public Optional<SnapshotRecord> findSnapshot(String idOrAlias) {
+        return delegate.findSnapshot(idOrAlias);
+    }
+
+    @Override
+    public Page<SnapshotRecord> listSnapshots(SnapshotQuery query) {
+        return delegate.listSnapshots(query);
+    }
+
+    @Override
+    public boolean deleteSnapshot(TemplateId id) {
+        return delegate.deleteSnapshot(id);
+    }
+
+    @Override
+    public String tokenSeed() {
+        return delegate.tokenSeed();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
