@@ -1,0 +1,128 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.backend.container.HostFixture.Sandbox;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The host's channel to an in-sandbox agent (envd's place): a unix socket in the per-sandbox host dir bound into the
+ * container, and TCP over the veth. Both listeners must survive a checkpoint to disk and come back in each fork's
+ * own dir and netns.
+ */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class GuestChannelHostTest {
+
+    private static final int PORT = 49983;
+    /** A tiny agent: answers "pong <what was sent> <its pid>" on /run/envd/agent.sock and on TCP 0.0.0.0:49983. */
+    private static final List<String> AGENT = List.of("python3", "-c", String.join("\n",
+            "import os, socket, threading",
+            "def serve(server):",
+            "    while True:",
+            "        conn, _ = server.accept()",
+            "        data = conn.recv(64)",
+            "        conn.sendall(b'pong ' + data + b' ' + str(os.getpid()).encode())",
+            "        conn.close()",
+            "unix = socket.socket(socket.AF_UNIX)",
+            "unix.bind('/run/envd/agent.sock')",
+            "unix.listen()",
+            "tcp = socket.socket()",
+            "tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)",
+            "tcp.bind(('0.0.0.0', " + PORT + "))",
+            "tcp.listen()",
+            "threading.Thread(target=serve, args=(tcp,), daemon=True).start()",
+            "serve(unix)"));
+
+    private HostFixture host;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        host = HostFixture.create(1);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        host.close();
+    }
+
+    private static String ask(SocketChannel channel, String message) throws IOException {
+        try (channel) {
+            channel.write(ByteBuffer.wrap(message.getBytes(StandardCharsets.UTF_8)));
+            ByteBuffer reply = ByteBuffer.allocate(256);
+            while (channel.read(reply) >= 0) {
+                // read until the agent closes
+            }
+            return new String(reply.array(), 0, reply.position(), StandardCharsets.UTF_8);
+        }
+    }
+
+    private static String overUnix(Sandbox sandbox, String message) throws IOException {
+        SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+        channel.connect(UnixDomainSocketAddress.of(sandbox.envd().resolve("agent.sock")));
+        return ask(channel, message);
+    }
+
+    private static String overTcp(Sandbox sandbox, String message) throws IOException {
+        SocketChannel channel = SocketChannel.open();
+        channel.socket().connect(new InetSocketAddress(sandbox.slot().sandboxAddress(), PORT), 2000);
+        return ask(channel, message);
+    }
+
+    private static void awaitSocket(Sandbox sandbox) {
+        HostFixture.await("the agent's socket appears in the host dir", Duration.ofSeconds(10),
+                () -> Files.exists(sandbox.envd().resolve("agent.sock")));
+    }
+
+    @Test
+    void the_agent_answers_over_the_unix_socket_and_tcp_before_and_after_restore_and_in_a_fork() throws Exception {
+        // given a running agent
+        Path template = host.templateRootfs();
+        Sandbox original = host.run("agent", AGENT, HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+        awaitSocket(original);
+        String before = overUnix(original, "hello");
+        assertThat(before).startsWith("pong hello ");
+        assertThat(overTcp(original, "tcp")).isEqualTo("pong tcp " + before.substring("pong hello ".length()));
+
+        // when it is checkpointed to disk, its upper captured, and restored in place
+        Path images = host.sandboxesDir.resolve("ckpt/images");
+        host.runc.checkpoint(original.id(), images, host.sandboxesDir.resolve("ckpt/work"), RuncRuntime.AfterCheckpoint.STOP);
+        host.runc.delete(original.id());
+        Path layer = host.sandboxesDir.resolve("layer");
+        host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", original.upper().toString(), layer.toString()));
+        host.runc.restore(original.id(), original.bundle(), images, original.dir().resolve("restore-work"));
+
+        // then the same agent process answers on both channels
+        assertThat(overUnix(original, "again")).isEqualTo("pong again " + before.substring("pong hello ".length()));
+        assertThat(overTcp(original, "tcp")).startsWith("pong tcp ");
+
+        // when a fork is restored from the same images into its own overlay, envd dir and netns
+        Sandbox fork = host.prepare("fork", List.of(layer, template), AGENT);
+        host.runc.restore(fork.id(), fork.bundle(), images, fork.dir().resolve("restore-work"));
+
+        // then the fork's agent answers in the fork's own dir and address, and the original still answers in its own
+        awaitSocket(fork);
+        assertThat(overUnix(fork, "fork")).startsWith("pong fork ");
+        assertThat(overTcp(fork, "fork-tcp")).startsWith("pong fork-tcp ");
+        assertThat(overUnix(original, "still")).startsWith("pong still ");
+
+        host.destroy(fork);
+        host.destroy(original);
+    }
+}
