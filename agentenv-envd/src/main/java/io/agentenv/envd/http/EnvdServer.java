@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -83,7 +84,11 @@ public final class EnvdServer implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        server.stop();
+        try {
+            server.stop();
+        } catch (TimeoutException e) {
+            // graceful stop gave up on idle keep-alive or still-open connections; Jetty closed them forcibly
+        }
         if (unixSocket.isPresent()) {
             try {
                 Files.deleteIfExists(unixSocket.get());
