@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/env.sh
 
-if [[ $EUID -eq 0 ]]; then scripts/setup-host.sh && export AENV_REQUIRE_HOST_TESTS=1; else echo "not root: host setup skipped, tests tagged host will be skipped"; fi
+if [[ $EUID -eq 0 ]]; then scripts/setup-host.sh; export AENV_REQUIRE_HOST_TESTS=1; else echo "not root: host setup skipped, tests tagged host will be skipped"; fi
 mvn -B -ntp verify
 
 ( cd e2e && { [ -d node_modules/e2b ] && npm ls --silent >/dev/null 2>&1 || npm ci --no-audit --no-fund; } )
