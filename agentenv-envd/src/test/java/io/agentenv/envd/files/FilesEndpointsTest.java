@@ -265,6 +265,15 @@ class FilesEndpointsTest {
     }
 
     @Test
+    void a_full_disk_is_507() throws Exception {
+        // /dev/full fails every write with ENOSPC; as root the ownership change is a no-op on it
+        HttpResponse<String> response = post("?path=/dev/full&username=root", "application/octet-stream", new byte[] {1, 2, 3});
+
+        assertThat(response.statusCode()).isEqualTo(507);
+        assertThat(json(response.body()).get("code").getAsInt()).isEqualTo(507);
+    }
+
+    @Test
     void metadata_headers_are_stored_as_user_xattrs_and_echoed_back() throws Exception {
         HttpResponse<String> response = post("?path=m.txt", "application/octet-stream", new byte[] {1},
                 "X-Metadata-Author", "ada", "x-metadata-purpose", "test");
