@@ -265,6 +265,15 @@ class FilesEndpointsTest {
     }
 
     @Test
+    void malformed_bodies_are_bad_requests() throws Exception {
+        assertThat(post("?path=a", "multipart/form-data; boundary=B", "no parts here".getBytes(StandardCharsets.UTF_8))
+                .statusCode()).isEqualTo(400);
+        assertThat(post("?path=a", "multipart/form-data", multipart("B", "a", "x")).statusCode()).isEqualTo(400);
+        assertThat(post("?path=a", "application/octet-stream", "not gzip".getBytes(StandardCharsets.UTF_8),
+                "Content-Encoding", "gzip").statusCode()).isEqualTo(400);
+    }
+
+    @Test
     void a_full_disk_is_507() throws Exception {
         // /dev/full fails every write with ENOSPC; as root the ownership change is a no-op on it
         HttpResponse<String> response = post("?path=/dev/full&username=root", "application/octet-stream", new byte[] {1, 2, 3});
