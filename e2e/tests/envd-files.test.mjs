@@ -152,10 +152,22 @@ test('remove deletes files and whole directories', async () => {
   assert.equal(await sbx.files.exists('doomed'), false)
 })
 
-test('write metadata comes back from getInfo', async () => {
-  const written = await sbx.files.write('meta.txt', 'x', { metadata: { author: 'ada' } })
+test('write metadata comes back from getInfo, list and rename, and an overwrite clears it', async () => {
+  const written = await sbx.files.write('meta/m.txt', 'x', { metadata: { author: 'ada' } })
   assert.deepEqual(written.metadata, { author: 'ada' })
-  assert.deepEqual((await sbx.files.getInfo('meta.txt')).metadata, { author: 'ada' })
+  assert.deepEqual((await sbx.files.getInfo('meta/m.txt')).metadata, { author: 'ada' })
+  assert.deepEqual((await sbx.files.list('meta')).find((e) => e.name === 'm.txt').metadata, { author: 'ada' })
+  assert.deepEqual((await sbx.files.rename('meta/m.txt', 'meta/n.txt')).metadata, { author: 'ada' })
+
+  const octet = await sbx.files.write('meta/o.txt', 'x', { metadata: { purpose: 'octet' }, useOctetStream: true })
+  assert.deepEqual(octet.metadata, { purpose: 'octet' })
+  const both = await sbx.files.write([{ path: 'meta/p1.txt', data: '1' }, { path: 'meta/p2.txt', data: '2' }],
+    { metadata: { source: 'suite' } })
+  assert.deepEqual(both.map((f) => f.metadata), [{ source: 'suite' }, { source: 'suite' }])
+
+  const overwritten = await sbx.files.write('meta/n.txt', 'second')
+  assert.equal(overwritten.metadata, undefined)
+  assert.equal((await sbx.files.getInfo('meta/n.txt')).metadata, undefined)
 })
 
 test('watchDir reports creates, writes, renames and removes with names relative to the directory', async () => {
