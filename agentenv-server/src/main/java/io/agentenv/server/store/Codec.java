@@ -23,8 +23,16 @@ final class Codec {
     private Codec() {
     }
 
+    /** Epoch nanoseconds, saturated outside 1677..2262 (so a far-away filter bound compares correctly). */
     static long nanos(Instant instant) {
-        return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), NANOS), instant.getNano());
+        long seconds = instant.getEpochSecond();
+        if (seconds >= Long.MAX_VALUE / NANOS) {
+            return Long.MAX_VALUE;
+        }
+        if (seconds <= Long.MIN_VALUE / NANOS) {
+            return Long.MIN_VALUE;
+        }
+        return seconds * NANOS + instant.getNano();
     }
 
     static Instant instant(long nanos) {

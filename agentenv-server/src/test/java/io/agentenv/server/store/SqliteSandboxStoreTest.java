@@ -195,6 +195,19 @@ class SqliteSandboxStoreTest {
     }
 
     @Test
+    void a_started_after_bound_far_in_the_future_or_past_is_clamped_not_an_error() {
+        // given
+        SandboxRecord record = record(RUNNING, T0);
+        store.insert(record);
+        // when / then
+        assertThat(store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of(), Optional.empty(),
+                Optional.of(Instant.parse("+100000-01-01T00:00:00Z")), SortOrder.DESC, 10, Optional.empty())).items()).isEmpty();
+        assertThat(store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of(), Optional.empty(),
+                Optional.of(Instant.parse("-100000-01-01T00:00:00Z")), SortOrder.DESC, 10, Optional.empty())).items())
+                .extracting(SandboxRecord::id).containsExactly(record.id());
+    }
+
+    @Test
     void a_snapshot_alias_moves_to_the_newest_snapshot_with_that_name() {
         // given
         SnapshotRecord first = snapshot("first", List.of("mine"), T0);
