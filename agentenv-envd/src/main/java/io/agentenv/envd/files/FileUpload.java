@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MultiPart;
 import org.eclipse.jetty.io.Content;
@@ -199,7 +200,7 @@ final class FileUpload implements HttpEndpoint {
         }
 
         @Override
-        public void onPart(String name, String fileName, org.eclipse.jetty.http.HttpFields headers) {
+        public void onPart(String name, String fileName, HttpFields headers) {
             // parts are written as they stream in (onPartHeaders/onPartContent/onPartEnd)
         }
 

@@ -2,6 +2,7 @@ package io.agentenv.envd.filesystem;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -63,7 +65,7 @@ class DirectoryWatchTest {
         Files.writeString(dir.resolve("new.txt"), "x");
 
         List<FsEvent> events = awaitEvents(watch, has("new.txt", EventType.CREATE));
-        assertThat(events.getFirst()).isEqualTo(new FsEvent("new.txt", EventType.CREATE, java.util.Optional.empty()));
+        assertThat(events.getFirst()).isEqualTo(new FsEvent("new.txt", EventType.CREATE, Optional.empty()));
     }
 
     @Test
@@ -97,8 +99,8 @@ class DirectoryWatchTest {
 
         List<FsEvent> events = awaitEvents(watch, has("new.txt", EventType.CREATE));
         assertThat(events).extracting(FsEvent::name, FsEvent::type).containsExactly(
-                org.assertj.core.groups.Tuple.tuple("old.txt", EventType.RENAME),
-                org.assertj.core.groups.Tuple.tuple("new.txt", EventType.CREATE));
+                tuple("old.txt", EventType.RENAME),
+                tuple("new.txt", EventType.CREATE));
     }
 
     @Test
