@@ -106,8 +106,10 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
     /** SIGTERM, wait (bounded) for a clean exit, remove the data dir; throws if the server had to be killed. */
     async stop({ timeoutMs = 30_000 } = {}) {
       if (!hasExited) child.kill('SIGTERM')
-      const timer = delay(timeoutMs).then(() => 'timeout')
+      const cancel = new AbortController()
+      const timer = delay(timeoutMs, 'timeout', { signal: cancel.signal }).catch(() => 'cancelled')
       const result = await Promise.race([exited, timer])
+      cancel.abort() // do not keep the event loop alive for the rest of the timeout
       rmSync(dataDir, { recursive: true, force: true })
       if (result === 'timeout') {
         child.kill('SIGKILL')
