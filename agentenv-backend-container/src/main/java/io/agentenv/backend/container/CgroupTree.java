@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,6 +25,7 @@ final class CgroupTree {
 
     private static final Logger log = LoggerFactory.getLogger(CgroupTree.class);
     private static final Duration EMPTY_WAIT = Duration.ofSeconds(10);
+    private static final Duration POLL = Duration.ofMillis(2);
 
     private final Path root;
     private final String parent;
@@ -70,6 +72,42 @@ final class CgroupTree {
         }
     }
 
+    /**
+     * Freezes every process of the sandbox through the v1 freezer (no runc process: a few ms) and waits until the
+     * kernel reports FROZEN. Used while a snapshot is captured.
+     */
+    void freeze(ContainerId id) throws IOException, InterruptedException {
+        setFreezer(id, "FROZEN");
+    }
+
+    void thaw(ContainerId id) throws IOException, InterruptedException {
+        setFreezer(id, "THAWED");
+    }
+
+    /** Nanoseconds of CPU time the sandbox's processes used (cpuacct.usage), if its cgroup exists. */
+    Optional<Long> cpuUsageNanos(ContainerId id) throws IOException {
+        Path file = root.resolve("cpuacct").resolve(parent).resolve(id.value()).resolve("cpuacct.usage");
+        try {
+            return Optional.of(Long.parseLong(Files.readString(file).strip()));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    private void setFreezer(ContainerId id, String state) throws IOException, InterruptedException {
+        Path file = root.resolve("freezer").resolve(parent).resolve(id.value()).resolve("freezer.state");
+        Files.writeString(file, state);
+        Instant deadline = Instant.now().plus(EMPTY_WAIT);
+        String now;
+        while (!(now = Files.readString(file).strip()).equals(state)) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new IOException("freezer of " + id + " stuck in " + now + " on the way to " + state);
+            }
+            Files.writeString(file, state); // FREEZING: v1 retries the freeze on each write
+            pause();
+        }
+    }
+
     /** Pids (host view) of every process in the cgroup, across controllers. */
     List<Long> pids(String name) throws IOException {
         TreeSet<Long> pids = new TreeSet<>();
@@ -103,7 +141,7 @@ final class CgroupTree {
             if (Instant.now().isAfter(deadline)) {
                 throw new IOException("cgroup " + name + " still has processes " + pids + " after SIGKILL");
             }
-            Thread.sleep(Duration.ofMillis(5)); // the kernel needs a moment to reap killed tasks
+            pause(); // the kernel needs a moment to reap killed tasks
         }
         for (Path dir : pathsOf(name)) {
             try {
@@ -113,6 +151,13 @@ final class CgroupTree {
             }
         }
         log.atInfo().addKeyValue("sandbox_id", name).log("cgroup reaped");
+    }
+
+    private static void pause() throws InterruptedException {
+        LockSupport.parkNanos(POLL.toNanos());
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
     }
 
     private List<Path> parentDirs() throws IOException {

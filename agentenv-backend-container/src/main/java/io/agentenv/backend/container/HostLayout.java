@@ -57,8 +57,12 @@ record HostLayout(
 
     /** Why this host cannot run container sandboxes right now, or empty when it can. */
     static Optional<String> unreadyReason(Path hostEnv) {
-        if (!"root".equals(System.getProperty("user.name"))) {
-            return Optional.of("not running as root (container sandboxes need root)");
+        try {
+            if (!Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
+                return Optional.of("not running as root (container sandboxes need root)");
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            return Optional.of("cannot tell whether this process is root: " + e.getMessage());
         }
         if (!Files.isRegularFile(hostEnv)) {
             return Optional.of("scripts/setup-host.sh has not been run (no " + hostEnv + ")");

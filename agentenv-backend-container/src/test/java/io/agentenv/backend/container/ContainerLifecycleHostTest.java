@@ -115,6 +115,46 @@ class ContainerLifecycleHostTest {
     }
 
     @Test
+    void a_snapshot_taken_while_frozen_leaves_the_source_running_and_restores_as_an_independent_copy() throws Exception {
+        // given a running sandbox with a file
+        Path template = host.templateRootfs();
+        Sandbox source = prepare("src", List.of(template));
+        host.runc.create(source.id(), source.bundle());
+        host.runc.start(source.id());
+        awaitBackgroundPid(source);
+        String bgPid = exec(source, "cat", "/root/bg.pid");
+        exec(source, "sh", "-c", "echo before > /root/state");
+
+        // when it is frozen through the cgroup, its upper captured, checkpointed with leave-running, and thawed
+        host.cgroups.freeze(source.id());
+        assertThat(host.runc.state(source.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.PAUSED);
+        Path layer = host.sandboxesDir.resolve("snapshot/layer");
+        Files.createDirectories(layer.getParent());
+        host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", source.upper().toString(), layer.toString()));
+        Path images = host.sandboxesDir.resolve("snapshot/images");
+        host.runc.checkpoint(source.id(), images, host.sandboxesDir.resolve("snapshot/work"), RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
+        host.cgroups.thaw(source.id());
+
+        // then the source runs on unchanged and can change further
+        assertThat(host.runc.state(source.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
+        assertThat(exec(source, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
+        exec(source, "sh", "-c", "echo after > /root/state");
+        assertThat(host.cgroups.cpuUsageNanos(source.id())).hasValueSatisfying(ns -> assertThat(ns).isPositive());
+
+        // when a copy is restored from the snapshot
+        Sandbox copy = prepare("copy", List.of(layer, template));
+        host.runc.restore(copy.id(), copy.bundle(), images, copy.dir().resolve("restore-work"));
+
+        // then it has the snapshot's state, not the source's later one
+        assertThat(exec(copy, "cat", "/root/state")).isEqualTo("before");
+        assertThat(exec(copy, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
+        assertThat(exec(source, "cat", "/root/state")).isEqualTo("after");
+
+        destroy(copy);
+        destroy(source);
+    }
+
+    @Test
     void a_paused_container_is_frozen_and_resumes() throws Exception {
         // given
         Sandbox sandbox = prepare("p", List.of(host.templateRootfs()));

@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Assumptions;
  */
 final class HostFixture implements AutoCloseable {
 
+    private static final Duration POLL = Duration.ofMillis(5);
     /** Slots far from the ones a server on the same host uses (it starts at 0). */
     private static final int FIRST_TEST_SLOT = 16_000;
 
@@ -165,7 +167,7 @@ final class HostFixture implements AutoCloseable {
             if (Instant.now().isAfter(deadline)) {
                 fail("timed out after " + timeout + " waiting until " + what);
             }
-            Thread.onSpinWait();
+            LockSupport.parkNanos(POLL.toNanos());
         }
     }
 
