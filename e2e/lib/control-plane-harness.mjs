@@ -66,7 +66,7 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
     AENV_LISTEN: `127.0.0.1:${port}`,
     ...env,
   })
-  const jvm = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx256m']
+  const jvm = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx256m', '--enable-native-access=ALL-UNNAMED']
   const child = spawn(javaBinary(), [...jvm, '-cp', classpath.join(':'), 'io.agentenv.server.Main'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv })
   let output = ''

@@ -106,6 +106,7 @@ final class TestServer implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        http.shutdownNow(); // idle keep-alive connections would otherwise hold up the server's graceful stop
         try {
             api.close();
         } finally {
