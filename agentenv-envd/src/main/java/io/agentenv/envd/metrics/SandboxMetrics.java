@@ -49,10 +49,10 @@ public final class SandboxMetrics {
         this.started = requireNonNull(started, "started is null");
     }
 
+    /** The real system; the first CPU reading covers the time since this call (envd's start). */
     public static SandboxMetrics system(Clock clock) {
         return new SandboxMetrics(Path.of("/proc"), Path.of("/sys/fs/cgroup"), Path.of("/"), clock,
-                Runtime.getRuntime()::availableProcessors,
-                ProcessHandle.current().info().startInstant().orElseGet(clock::instant));
+                Runtime.getRuntime()::availableProcessors, clock.instant());
     }
 
     MetricsSample sample() throws IOException {
