@@ -88,7 +88,7 @@ class ContainerLifecycleHostTest {
         host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", original.upper().toString(), layer.toString()));
 
         // when it is restored in place
-        host.runc.restore(original.id(), original.bundle(), images, original.dir().resolve("restore-work"));
+        host.runc.restore(original.id(), original.bundle(), images, original.restoreWork());
 
         // then the same background process (same pid inside) and the file are back
         assertThat(host.runc.state(original.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
@@ -97,7 +97,7 @@ class ContainerLifecycleHostTest {
 
         // when a second copy is restored from the same checkpoint into its own overlay (layer over template) and netns
         Sandbox fork = prepare("b", List.of(layer, template));
-        host.runc.restore(fork.id(), fork.bundle(), images, fork.dir().resolve("restore-work"));
+        host.runc.restore(fork.id(), fork.bundle(), images, fork.restoreWork());
 
         // then the fork runs the same process tree, sees the captured file, and has its own address and files
         assertThat(host.runc.state(fork.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
@@ -143,7 +143,7 @@ class ContainerLifecycleHostTest {
 
         // when a copy is restored from the snapshot
         Sandbox copy = prepare("copy", List.of(layer, template));
-        host.runc.restore(copy.id(), copy.bundle(), images, copy.dir().resolve("restore-work"));
+        host.runc.restore(copy.id(), copy.bundle(), images, copy.restoreWork());
 
         // then it has the snapshot's state, not the source's later one
         assertThat(exec(copy, "cat", "/root/state")).isEqualTo("before");

@@ -106,7 +106,7 @@ class GuestChannelHostTest {
         host.runc.delete(original.id());
         Path layer = host.sandboxesDir.resolve("layer");
         host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", original.upper().toString(), layer.toString()));
-        host.runc.restore(original.id(), original.bundle(), images, original.dir().resolve("restore-work"));
+        host.runc.restore(original.id(), original.bundle(), images, original.restoreWork());
 
         // then the same agent process answers on both channels
         assertThat(overUnix(original, "again")).isEqualTo("pong again " + before.substring("pong hello ".length()));
@@ -114,7 +114,7 @@ class GuestChannelHostTest {
 
         // when a fork is restored from the same images into its own overlay, envd dir and netns
         Sandbox fork = host.prepare("fork", List.of(layer, template), AGENT);
-        host.runc.restore(fork.id(), fork.bundle(), images, fork.dir().resolve("restore-work"));
+        host.runc.restore(fork.id(), fork.bundle(), images, fork.restoreWork());
 
         // then the fork's agent answers in the fork's own dir and address, and the original still answers in its own
         awaitSocket(fork);

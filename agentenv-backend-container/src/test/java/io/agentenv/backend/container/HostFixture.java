@@ -79,13 +79,15 @@ final class HostFixture implements AutoCloseable {
     static final ContainerSpec.Limits LIMITS = new ContainerSpec.Limits(1, 512, 256, 16384);
     static final Path JDK = Path.of(System.getProperty("java.home"));
 
-    /** One sandbox's directories and resources. */
-    record Sandbox(ContainerId id, Path dir, NetSlot slot) {
-        Path upper() { return dir.resolve("upper"); }
-        Path work() { return dir.resolve("work"); }
-        Path rootfs() { return dir.resolve("rootfs"); }
-        Path envd() { return dir.resolve("envd"); }
-        Path bundle() { return dir.resolve("bundle"); }
+    /** One sandbox's id, directories and network slot. */
+    record Sandbox(ContainerId id, SandboxDirs dirs, NetSlot slot) {
+        Path dir() { return dirs.dir(); }
+        Path upper() { return dirs.upper(); }
+        Path work() { return dirs.work(); }
+        Path rootfs() { return dirs.rootfs(); }
+        Path envd() { return dirs.envd(); }
+        Path bundle() { return dirs.bundle(); }
+        Path restoreWork() { return dirs.restoreWork(); }
     }
 
     /** A config for a sandbox that runs {@code args} as root in {@code rootfs}, attached to {@code slot}. */
@@ -105,7 +107,8 @@ final class HostFixture implements AutoCloseable {
     /** Takes a slot, mounts the overlay and writes the bundle's config; nothing runs yet. */
     Sandbox prepare(String name, List<Path> lowers, List<String> args, ContainerSpec.Limits limits,
                     ContainerSpec.Privileges privileges) throws Exception {
-        Sandbox sandbox = new Sandbox(newId(name), sandboxesDir.resolve(name), pool.acquire());
+        ContainerId id = newId(name);
+        Sandbox sandbox = new Sandbox(id, SandboxDirs.of(sandboxesDir, id), pool.acquire());
         Files.createDirectories(sandbox.envd());
         overlays.mount(lowers, sandbox.upper(), sandbox.work(), sandbox.rootfs());
         RuncRuntime.writeConfig(sandbox.bundle(), ociSpecs.build(spec(sandbox, args, limits, privileges)));

@@ -63,6 +63,12 @@ class HostLayoutTest {
     }
 
     @Test
+    void a_host_without_the_setup_is_reported_unready_with_a_reason(@TempDir Path dir) {
+        assertThat(HostLayout.unreadyReason(dir.resolve("no-host.env")))
+                .hasValueSatisfying(reason -> assertThat(reason).containsAnyOf("setup-host.sh has not been run", "not running as root"));
+    }
+
+    @Test
     void a_test_prefix_must_extend_the_hosts_prefix_so_the_firewall_rules_cover_it(@TempDir Path dir) throws Exception {
         HostLayout layout = HostLayout.load(Files.writeString(dir.resolve("host.env"), HOST_ENV.formatted(dir)));
 

@@ -1,0 +1,51 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import java.nio.file.Path;
+
+/**
+ * The host directories of one sandbox, all below {@code dir}: the overlay's {@code upper} and {@code work} dirs and its
+ * merged {@code rootfs} mount point, the {@code envd} dir bound into the container for envd's unix socket, and the
+ * runc {@code bundle} (config.json, runc.log, init.pid). Everything a sandbox leaves on disk is under {@code dir}, so
+ * removing it (after unmounting {@code rootfs}) removes the sandbox's files.
+ */
+record SandboxDirs(Path dir) {
+
+    SandboxDirs {
+        requireNonNull(dir, "dir is null");
+        if (!dir.isAbsolute()) {
+            throw new IllegalArgumentException("sandbox dir must be absolute: " + dir);
+        }
+    }
+
+    /** The directory of sandbox {@code id} under {@code sandboxesDir}. */
+    static SandboxDirs of(Path sandboxesDir, ContainerId id) {
+        return new SandboxDirs(sandboxesDir.resolve(id.value()));
+    }
+
+    Path upper() {
+        return dir.resolve("upper");
+    }
+
+    Path work() {
+        return dir.resolve("work");
+    }
+
+    Path rootfs() {
+        return dir.resolve("rootfs");
+    }
+
+    Path envd() {
+        return dir.resolve("envd");
+    }
+
+    Path bundle() {
+        return dir.resolve("bundle");
+    }
+
+    /** CRIU's work dir for one restore (its restore.log lands there). */
+    Path restoreWork() {
+        return dir.resolve("restore-work");
+    }
+}
