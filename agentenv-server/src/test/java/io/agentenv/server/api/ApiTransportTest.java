@@ -104,6 +104,16 @@ class ApiTransportTest {
     }
 
     @Test
+    void errors_jetty_raises_before_routing_use_the_json_envelope_too() throws Exception {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.base.getPort())) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write("GARBAGE\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(answer).startsWith("HTTP/1.1 400").contains("application/json").endsWith("{\"code\":400,\"message\":\"bad request\"}");
+        }
+    }
+
+    @Test
     void malformed_json_is_400() throws Exception {
         HttpResponse<String> response = server.post("/v2/sandboxes", "{\"templateID\": \"base\",");
         assertError(response, 400);
