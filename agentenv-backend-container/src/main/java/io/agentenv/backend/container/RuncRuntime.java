@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,8 +52,7 @@ final class RuncRuntime {
         Files.createDirectories(bundle);
         Path tmp = bundle.resolve("config.json.tmp");
         Files.write(tmp, OciSpecs.toJson(spec));
-        Files.move(tmp, bundle.resolve("config.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.move(tmp, bundle.resolve("config.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     /** Creates the container from {@code bundle/config.json}; its init waits for {@link #start}. */

@@ -65,6 +65,15 @@ class ContainerIsolationHostTest {
                 "import ctypes; libc = ctypes.CDLL(None, use_errno=True);"
                         + " r = libc.syscall(321, 0, 0, 0); print(r, ctypes.get_errno())"); // bpf(2)
         assertThat(bpf).isEqualTo("-1 1");
+        String bgPid = host.exec(sandbox, "pgrep", "-x", "sleep");
+        String attach = host.exec(sandbox, "python3", "-c",
+                "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True);"
+                        + " r = libc.ptrace(16, int(sys.argv[1]), 0, 0); print(r, ctypes.get_errno())", bgPid); // PTRACE_ATTACH
+        assertThat(attach).isEqualTo("-1 1");
+        String peek = host.exec(sandbox, "python3", "-c",
+                "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True);"
+                        + " r = libc.syscall(310, int(sys.argv[1]), 0, 0, 0, 0, 0); print(r, ctypes.get_errno())", bgPid); // process_vm_readv
+        assertThat(peek).isEqualTo("-1 1");
         host.destroy(sandbox);
     }
 
