@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets up this host, builds the project and runs the server with its embedded defaults:
+#   REST API on 0.0.0.0:3000 (AENV_LISTEN), state under /var/lib/agentenv (AENV_HOME), the container backend,
+#   the default template `base` (built by the host setup on first run, reused afterwards).
+# The API key is AENV_API_KEY, or the file the server names in its first log lines.
+# Everything the server reads is listed in agentenv-server's ServerConfig and in docs/architecture.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/env.sh
+
+[[ $EUID -eq 0 ]] || { echo "serve.sh: run as root (the host setup installs packages and manages cgroups, mounts and network namespaces)" >&2; exit 1; }
+
+scripts/setup-host.sh
+mvn -B -q -ntp -DskipTests package
+exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC \
+  -jar agentenv-server/target/agentenv-server.jar "$@"
