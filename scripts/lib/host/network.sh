@@ -1,4 +1,5 @@
 # Sandbox egress: IPv4 forwarding plus one nftables table, "ip agentenv", that holds every rule this project adds
+# (the backend adds one chain per sandbox with egress rules, named egress-<host veth>, and its entry in map "egress")
 # (find it with `nft list table ip agentenv`, remove it with `nft delete table ip agentenv`).
 # Sourced by scripts/setup-host.sh.
 
@@ -34,7 +35,7 @@ setup_network() {
   local resolver_elems=""
   if (( ${#resolvers[@]} )); then
     resolver_set=$(IFS=,; echo "${resolvers[*]}")
-    resolver_elems="elements = { $resolver_set }"
+    resolver_elems=1
   fi
   # Forwarding was off before this project turned it on: keep the host from routing anyone else's traffic.
   if [[ $(<"$state/ip_forward.orig") == 0 ]]; then
@@ -42,42 +43,35 @@ setup_network() {
   fi
 
   local rules="$state/agentenv.nft"
+  # Declared with "add" and refilled with "flush" in one transaction: a rerun updates the host-wide rules in place and
+  # keeps what the backend added at run time (the egress map and the per-sandbox egress-* chains).
   cat > "$rules.new" <<NFT
-# Written by scripts/setup-host.sh (AgentENV sandbox egress). Reapplied atomically on every run.
-table ip agentenv
-delete table ip agentenv
-table ip agentenv {
-	comment "agentenv: sandbox egress and isolation, see docs/host-setup.md"
-	set resolvers {
-		type ipv4_addr
-		$resolver_elems
-	}
-	set internal {
-		type ipv4_addr
-		flags interval
-		auto-merge
-		elements = { $internal }
-	}
-	chain forward {
-		type filter hook forward priority filter; policy accept;
-		iifname "$NAME_PREFIX*" oifname "$NAME_PREFIX*" drop comment "sandboxes never reach each other"
-		oifname "$NAME_PREFIX*" ct state established,related accept
-		oifname "$NAME_PREFIX*" drop comment "no unsolicited traffic into sandboxes"
-		iifname "$NAME_PREFIX*" ip daddr @resolvers meta l4proto { tcp, udp } th dport 53 accept comment "DNS"
-		iifname "$NAME_PREFIX*" ip daddr @internal drop comment "no internal ranges"
-		iifname "$NAME_PREFIX*" accept
-		$foreign_forward
-	}
-	chain input {
-		type filter hook input priority filter; policy accept;
-		iifname "$NAME_PREFIX*" ct state established,related accept
-		iifname "$NAME_PREFIX*" drop comment "sandboxes never reach the host's services"
-	}
-	chain postrouting {
-		type nat hook postrouting priority srcnat; policy accept;
-		ip saddr $SANDBOX_CIDR oifname != "$NAME_PREFIX*" masquerade
-	}
-}
+# Written by scripts/setup-host.sh (AgentENV sandbox egress). Applied atomically on every run.
+add table ip agentenv { comment "agentenv: sandbox egress and isolation, see docs/host-setup.md"; }
+add set ip agentenv resolvers { type ipv4_addr; }
+flush set ip agentenv resolvers
+${resolver_elems:+add element ip agentenv resolvers { $resolver_set \}}
+add set ip agentenv internal { type ipv4_addr; flags interval; auto-merge; }
+flush set ip agentenv internal
+add element ip agentenv internal { $internal }
+add map ip agentenv egress { type ifname : verdict; comment "host veth -> jump to that sandbox's egress chain (filled by the backend)"; }
+add chain ip agentenv forward { type filter hook forward priority filter; policy accept; }
+flush chain ip agentenv forward
+add rule ip agentenv forward iifname "$NAME_PREFIX*" oifname "$NAME_PREFIX*" drop comment "sandboxes never reach each other"
+add rule ip agentenv forward oifname "$NAME_PREFIX*" ct state established,related accept
+add rule ip agentenv forward oifname "$NAME_PREFIX*" drop comment "no unsolicited traffic into sandboxes"
+add rule ip agentenv forward iifname "$NAME_PREFIX*" ip daddr @resolvers meta l4proto { tcp, udp } th dport 53 accept comment "DNS"
+add rule ip agentenv forward iifname "$NAME_PREFIX*" ip daddr @internal drop comment "no internal ranges"
+add rule ip agentenv forward iifname "$NAME_PREFIX*" iifname vmap @egress comment "per-sandbox allowOut/denyOut/internet access"
+add rule ip agentenv forward iifname "$NAME_PREFIX*" accept
+${foreign_forward:+add rule ip agentenv forward $foreign_forward}
+add chain ip agentenv input { type filter hook input priority filter; policy accept; }
+flush chain ip agentenv input
+add rule ip agentenv input iifname "$NAME_PREFIX*" ct state established,related accept
+add rule ip agentenv input iifname "$NAME_PREFIX*" drop comment "sandboxes never reach the host's services"
+add chain ip agentenv postrouting { type nat hook postrouting priority srcnat; policy accept; }
+flush chain ip agentenv postrouting
+add rule ip agentenv postrouting ip saddr $SANDBOX_CIDR oifname != "$NAME_PREFIX*" masquerade
 NFT
   nft -f "$rules.new" || fail "nftables rejected the sandbox ruleset ($rules.new)"
   mv -f "$rules.new" "$rules"
