@@ -13,16 +13,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 
 import static java.util.Objects.requireNonNull;
 
@@ -49,9 +45,7 @@ public final class Orchestrator {
     private enum Phase { NEW, STARTED, SHUT_DOWN }
 
     private final OperationContext ctx;
-    private final Admission admission = new Admission();
-    private final ExecutorService operations =
-            Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("aenv-op-", 0).factory());
+    private final OperationRunner runner = new OperationRunner();
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.NEW);
     private volatile ScheduledExecutorService scheduler;
 
@@ -119,19 +113,19 @@ public final class Orchestrator {
     public SandboxView create(CreateSandbox request) {
         requireNonNull(request, "request is null");
         CreateOperation.validate(request);
-        return mutate(() -> creates.create(request));
+        return runner.mutate(() -> creates.create(request));
     }
 
     /** The sandbox in any visible state. NOT_FOUND when missing or KILLING. Never waits. */
     public SandboxView get(SandboxId id) {
         requireNonNull(id, "id is null");
-        return read(() -> OperationContext.view(ctx.records.visible(id)));
+        return OperationRunner.read(() -> OperationContext.view(ctx.records.visible(id)));
     }
 
     /** A page of sandboxes (KILLING never listed), ordered by (startedAt, id); {@code next} only when more remain. */
     public Page<SandboxView> list(SandboxQuery query) {
         requireNonNull(query, "query is null");
-        return read(() -> {
+        return OperationRunner.read(() -> {
             Page<SandboxRecord> page = ctx.records.store().list(query);
             return new Page<>(page.items().stream().map(OperationContext::view).toList(), page.next());
         });
@@ -144,7 +138,7 @@ public final class Orchestrator {
      */
     public void kill(SandboxId id) {
         requireNonNull(id, "id is null");
-        mutate(() -> {
+        runner.mutate(() -> {
             kills.kill(id);
             return null;
         });
@@ -159,7 +153,7 @@ public final class Orchestrator {
     public PauseOutcome pause(SandboxId id, PauseMode mode) {
         requireNonNull(id, "id is null");
         requireNonNull(mode, "mode is null");
-        return mutate(() -> pauses.pause(id, mode));
+        return runner.mutate(() -> pauses.pause(id, mode));
     }
 
     /**
@@ -171,7 +165,7 @@ public final class Orchestrator {
     public ConnectResult connect(SandboxId id, Duration timeout) {
         requireNonNull(id, "id is null");
         requireNotNegative(timeout);
-        return mutate(() -> resumes.run(id, timeout, ResumeOperation.Mode.CONNECT));
+        return runner.mutate(() -> resumes.run(id, timeout, ResumeOperation.Mode.CONNECT));
     }
 
     /**
@@ -182,7 +176,7 @@ public final class Orchestrator {
     public SandboxView resume(SandboxId id, Duration timeout) {
         requireNonNull(id, "id is null");
         requireNotNegative(timeout);
-        return mutate(() -> resumes.run(id, timeout, ResumeOperation.Mode.RESUME).view());
+        return runner.mutate(() -> resumes.run(id, timeout, ResumeOperation.Mode.RESUME).view());
     }
 
     /**
@@ -193,7 +187,7 @@ public final class Orchestrator {
     public void setTimeout(SandboxId id, Duration timeout) {
         requireNonNull(id, "id is null");
         requireNotNegative(timeout);
-        mutate(() -> {
+        runner.mutate(() -> {
             timeouts.setTimeout(id, timeout);
             return null;
         });
@@ -206,7 +200,7 @@ public final class Orchestrator {
     public void refresh(SandboxId id, Duration duration) {
         requireNonNull(id, "id is null");
         requireNotNegative(duration);
-        mutate(() -> {
+        runner.mutate(() -> {
             timeouts.refresh(id, duration);
             return null;
         });
@@ -224,7 +218,7 @@ public final class Orchestrator {
         requireNonNull(id, "id is null");
         requireNonNull(timeout, "timeout is null");
         ForkOperation.validate(count, timeout);
-        return mutate(() -> forks.fork(id, count, timeout));
+        return runner.mutate(() -> forks.fork(id, count, timeout));
     }
 
     /**
@@ -237,13 +231,13 @@ public final class Orchestrator {
         requireNonNull(id, "id is null");
         requireNonNull(name, "name is null");
         snapshots.validate(name);
-        return mutate(() -> snapshots.snapshot(id, name));
+        return runner.mutate(() -> snapshots.snapshot(id, name));
     }
 
     /** Snapshots in the catalog, newest first. */
     public Page<SnapshotView> listSnapshots(SnapshotQuery query) {
         requireNonNull(query, "query is null");
-        return read(() -> snapshots.list(query));
+        return OperationRunner.read(() -> snapshots.list(query));
     }
 
     /**
@@ -252,13 +246,13 @@ public final class Orchestrator {
      */
     public boolean deleteTemplate(String idOrAlias) {
         requireNonNull(idOrAlias, "idOrAlias is null");
-        return mutate(() -> snapshots.delete(idOrAlias));
+        return runner.mutate(() -> snapshots.delete(idOrAlias));
     }
 
     /** The stored custom extension params as a raw JSON object ({@code "{}"} when none). NOT_FOUND. */
     public String customExtensionParams(SandboxId id) {
         requireNonNull(id, "id is null");
-        return read(() -> params.get(id));
+        return OperationRunner.read(() -> params.get(id));
     }
 
     /**
@@ -269,7 +263,7 @@ public final class Orchestrator {
     public String patchCustomExtensionParams(SandboxId id, String rawJsonObject) {
         requireNonNull(id, "id is null");
         requireNonNull(rawJsonObject, "rawJsonObject is null");
-        return mutate(() -> params.patch(id, rawJsonObject));
+        return runner.mutate(() -> params.patch(id, rawJsonObject));
     }
 
     /**
@@ -281,7 +275,7 @@ public final class Orchestrator {
         requireNonNull(id, "id is null");
         requireNonNull(policy, "policy is null");
         NetworkRules.validate(policy);
-        mutate(() -> {
+        runner.mutate(() -> {
             networks.update(id, policy);
             return null;
         });
@@ -293,8 +287,8 @@ public final class Orchestrator {
      * what is left. Idempotent. The store is not closed (its owner closes it).
      */
     public void shutdown() {
-        if (!admission.close()) {
-            return;
+        if (!runner.beginShutdown()) {
+            return; // already shut down
         }
         phase.set(Phase.SHUT_DOWN);
         Duration wait = ctx.settings.transitionWait();
@@ -302,10 +296,10 @@ public final class Orchestrator {
         try {
             if (ticks != null) {
                 ticks.shutdown();
-                ticks.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
             }
-            if (!admission.awaitIdle(wait)) {
-                log.atWarn().log("operations still in flight at shutdown; pausing what is running anyway");
+            runner.awaitIdle(wait);
+            if (ticks != null) {
+                ticks.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
             }
             pauseAllRunning();
         } catch (InterruptedException e) {
@@ -317,12 +311,7 @@ public final class Orchestrator {
                 ctx.runtime.detach(handle);
                 ctx.closeQuietly(handle);
             }
-            operations.shutdown();
-            try {
-                operations.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            runner.stopExecutor(wait);
             ctx.events.close();
         }
         log.atInfo().log("orchestrator shut down");
@@ -330,16 +319,7 @@ public final class Orchestrator {
 
     /** Applies TTL actions due at {@code now} and returns when they are done (the scheduler calls it every tick). */
     void evictExpired(Instant now) {
-        try {
-            admission.enter();
-        } catch (AgentEnvException e) {
-            return; // shutting down: running sandboxes are being paused anyway
-        }
-        try {
-            timeouts.evictExpired(now, operations);
-        } finally {
-            admission.exit();
-        }
+        runner.ifAdmitted(() -> timeouts.evictExpired(now, runner.executor()));
     }
 
     private void evictNow() {
@@ -354,7 +334,7 @@ public final class Orchestrator {
         List<Future<?>> pausing = new ArrayList<>();
         for (SandboxRecord record : ctx.records.store().all()) {
             if (record.state() == SandboxState.RUNNING) {
-                pausing.add(operations.submit(() -> {
+                pausing.add(runner.executor().submit(() -> {
                     try {
                         pauses.pause(record.id(), PauseMode.WITH_MEMORY);
                     } catch (RuntimeException e) {
@@ -371,53 +351,6 @@ public final class Orchestrator {
                 log.atError().setCause(e.getCause()).log("pause at shutdown failed");
             }
         }
-    }
-
-    /** Runs a mutating operation on the operations executor: it completes even if the caller goes away. */
-    private <T> T mutate(Callable<T> work) {
-        admission.enter();
-        Future<T> future;
-        try {
-            future = operations.submit(() -> {
-                try {
-                    return work.call();
-                } finally {
-                    admission.exit();
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            admission.exit();
-            throw AgentEnvException.unavailable();
-        }
-        try {
-            return future.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AgentEnvException(ErrorKind.UNAVAILABLE,
-                    "interrupted while waiting; the operation completes in the background", e);
-        } catch (ExecutionException e) {
-            throw translate(e.getCause());
-        }
-    }
-
-    private static <T> T read(Supplier<T> work) {
-        try {
-            return work.get();
-        } catch (RuntimeException e) {
-            throw translate(e);
-        }
-    }
-
-    private static RuntimeException translate(Throwable failure) {
-        return switch (failure) {
-            case AgentEnvException e -> e;
-            case StoreException e -> new AgentEnvException(ErrorKind.INTERNAL, "the state store failed", e);
-            case Error e -> throw e;
-            default -> {
-                log.atError().setCause(failure).log("unexpected failure in a lifecycle operation");
-                yield new AgentEnvException(ErrorKind.INTERNAL, "internal error", failure);
-            }
-        };
     }
 
     private static void requireNotNegative(Duration duration) {

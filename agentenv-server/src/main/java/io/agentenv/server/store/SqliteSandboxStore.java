@@ -9,24 +9,14 @@ import io.agentenv.server.orchestrator.SandboxStore;
 import io.agentenv.server.orchestrator.SnapshotQuery;
 import io.agentenv.server.orchestrator.SnapshotRecord;
 import io.agentenv.server.orchestrator.SortOrder;
-import io.agentenv.server.orchestrator.StoreException;
-import io.agentenv.server.orchestrator.StoredState;
-import io.agentenv.server.orchestrator.TimeoutAction;
 import io.agentenv.spi.NetworkPolicy;
-import io.agentenv.spi.PauseMode;
-import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import org.sqlite.SQLiteConfig;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.locks.ReentrantLock;
 
 import static java.util.Objects.requireNonNull;
 
@@ -49,43 +38,17 @@ import static java.util.Objects.requireNonNull;
  */
 public final class SqliteSandboxStore implements SandboxStore {
     private static final String TOKEN_SEED = "token_seed";
-    private static final String COLUMNS = "id, template, alias, state, started_at, timeout_ms, expires_at, on_timeout, "
-            + "timeout_pause_mode, auto_resume, secure, cpu_count, memory_mib, disk_size_mib, metadata, env_vars, network, "
-            + "custom_extension_params, paused_state, paused_artifact_dir";
+    private static final String COLUMNS = Rows.COLUMNS;
 
-    private final Connection connection;
-    private final ReentrantLock lock = new ReentrantLock();
-    private boolean closed;
+    private final Database db;
 
-    private SqliteSandboxStore(Connection connection) {
-        this.connection = connection;
+    private SqliteSandboxStore(Database db) {
+        this.db = db;
     }
 
     /** Opens (creating if needed) the database at {@code file} and applies pending schema migrations. */
     public static SqliteSandboxStore open(Path file) {
-        requireNonNull(file, "file is null");
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            SQLiteConfig config = new SQLiteConfig();
-            config.setJournalMode(SQLiteConfig.JournalMode.WAL);
-            config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
-            config.enforceForeignKeys(true);
-            config.setBusyTimeout(10_000);
-            Connection connection = config.createConnection("jdbc:sqlite:" + file.toAbsolutePath());
-            try {
-                migrate(connection);
-                connection.setAutoCommit(false);
-            } catch (SQLException | RuntimeException e) {
-                connection.close();
-                throw e;
-            }
-            return new SqliteSandboxStore(connection);
-        } catch (SQLException | java.io.IOException e) {
-            throw new StoreException("cannot open the sandbox store at " + file, e);
-        }
+        return new SqliteSandboxStore(Database.open(file));
     }
 
     /** The schema version this code writes; {@code PRAGMA user_version} of an up-to-date file. */
@@ -93,44 +56,18 @@ public final class SqliteSandboxStore implements SandboxStore {
         return Schema.MIGRATIONS.size();
     }
 
-    private static void migrate(Connection connection) throws SQLException {
-        int current;
-        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA user_version")) {
-            current = rs.next() ? rs.getInt(1) : 0;
-        }
-        if (current > Schema.MIGRATIONS.size()) {
-            throw new SQLException("store schema version " + current + " is newer than this server ("
-                    + Schema.MIGRATIONS.size() + ")");
-        }
-        connection.setAutoCommit(false);
-        try (Statement st = connection.createStatement()) {
-            for (int version = current + 1; version <= Schema.MIGRATIONS.size(); version++) {
-                for (String sql : Schema.MIGRATIONS.get(version - 1)) {
-                    st.executeUpdate(sql);
-                }
-                st.executeUpdate("PRAGMA user_version = " + version);
-            }
-            connection.commit();
-        } catch (SQLException e) {
-            connection.rollback();
-            throw e;
-        } finally {
-            connection.setAutoCommit(true);
-        }
-    }
-
     // ---- sandboxes ---------------------------------------------------------------------------------------------
 
     @Override
     public void insert(SandboxRecord record) {
         requireNonNull(record, "record is null");
-        write("insert " + record.id(), c -> {
+        db.write("insert " + record.id(), c -> {
             try (PreparedStatement st = c.prepareStatement("INSERT INTO sandbox (" + COLUMNS + ") VALUES ("
                     + String.join(", ", Collections.nCopies(20, "?")) + ")")) {
-                bindRecord(st, record);
+                Rows.bindRecord(st, record);
                 st.executeUpdate();
             }
-            writeMetadata(c, record);
+            Rows.writeMetadata(c, record);
             return null;
         });
     }
@@ -138,11 +75,11 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {
         requireNonNull(id, "id is null");
-        return read("get " + id, c -> {
+        return db.read("get " + id, c -> {
             try (PreparedStatement st = c.prepareStatement("SELECT " + COLUMNS + " FROM sandbox WHERE id = ?")) {
                 st.setString(1, id.value());
                 try (ResultSet rs = st.executeQuery()) {
-                    return rs.next() ? Optional.of(toRecord(rs)) : Optional.<SandboxRecord>empty();
+                    return rs.next() ? Optional.of(Rows.toRecord(rs)) : Optional.<SandboxRecord>empty();
                 }
             }
         });
@@ -155,12 +92,12 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (from.isEmpty()) {
             return false;
         }
-        return write("transition " + id + " to " + to, c -> {
+        return db.write("transition " + id + " to " + to, c -> {
             try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET state = ?, version = version + 1 "
-                    + "WHERE id = ? AND state IN (" + placeholders(from.size()) + ")")) {
+                    + "WHERE id = ? AND state IN (" + Rows.placeholders(from.size()) + ")")) {
                 st.setString(1, to.name());
                 st.setString(2, id.value());
-                bindStates(st, 3, from);
+                Rows.bindStates(st, 3, from);
                 return st.executeUpdate() == 1;
             }
         });
@@ -172,13 +109,13 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return write("replace " + record.id(), c -> {
+        return db.write("replace " + record.id(), c -> {
             String assignments = String.join(" = ?, ", COLUMNS.split(", ")) + " = ?";
             try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET " + assignments
-                    + ", version = version + 1 WHERE id = ? AND state IN (" + placeholders(expected.size()) + ")")) {
-                int next = bindRecord(st, record);
+                    + ", version = version + 1 WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
+                int next = Rows.bindRecord(st, record);
                 st.setString(next++, record.id().value());
-                bindStates(st, next, expected);
+                Rows.bindStates(st, next, expected);
                 if (st.executeUpdate() != 1) {
                     return false;
                 }
@@ -187,7 +124,7 @@ public final class SqliteSandboxStore implements SandboxStore {
                 st.setString(1, record.id().value());
                 st.executeUpdate();
             }
-            writeMetadata(c, record);
+            Rows.writeMetadata(c, record);
             return true;
         });
     }
@@ -200,9 +137,9 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return write("update the TTL of " + id, c -> {
+        return db.write("update the TTL of " + id, c -> {
             try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET timeout_ms = ?, expires_at = ?, "
-                    + "version = version + 1 WHERE id = ? AND state IN (" + placeholders(expected.size()) + ")")) {
+                    + "version = version + 1 WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
                 st.setLong(1, timeout.toMillis());
                 if (expiresAt.isPresent()) {
                     st.setLong(2, Codec.nanos(expiresAt.get()));
@@ -210,7 +147,7 @@ public final class SqliteSandboxStore implements SandboxStore {
                     st.setNull(2, Types.INTEGER);
                 }
                 st.setString(3, id.value());
-                bindStates(st, 4, expected);
+                Rows.bindStates(st, 4, expected);
                 return st.executeUpdate() == 1;
             }
         });
@@ -223,12 +160,12 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return write("update the network of " + id, c -> {
+        return db.write("update the network of " + id, c -> {
             try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET network = ?, version = version + 1 "
-                    + "WHERE id = ? AND state IN (" + placeholders(expected.size()) + ")")) {
+                    + "WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
                 st.setString(1, Codec.network(network));
                 st.setString(2, id.value());
-                bindStates(st, 3, expected);
+                Rows.bindStates(st, 3, expected);
                 return st.executeUpdate() == 1;
             }
         });
@@ -240,11 +177,11 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return write("delete " + id, c -> {
+        return db.write("delete " + id, c -> {
             try (PreparedStatement st = c.prepareStatement(
-                    "DELETE FROM sandbox WHERE id = ? AND state IN (" + placeholders(expected.size()) + ")")) {
+                    "DELETE FROM sandbox WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
                 st.setString(1, id.value());
-                bindStates(st, 2, expected);
+                Rows.bindStates(st, 2, expected);
                 return st.executeUpdate() == 1;
             }
         });
@@ -253,7 +190,7 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public List<SandboxId> listExpired(Instant now) {
         requireNonNull(now, "now is null");
-        return read("list expired", c -> {
+        return db.read("list expired", c -> {
             try (PreparedStatement st = c.prepareStatement("SELECT id FROM sandbox WHERE state = 'RUNNING' "
                     + "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id")) {
                 st.setLong(1, Codec.nanos(now));
@@ -275,7 +212,7 @@ public final class SqliteSandboxStore implements SandboxStore {
             return new Page<>(List.of(), Optional.empty());
         }
         StringBuilder sql = new StringBuilder("SELECT " + COLUMNS + " FROM sandbox s WHERE state IN (")
-                .append(placeholders(query.states().size())).append(')');
+                .append(Rows.placeholders(query.states().size())).append(')');
         List<Object> args = new ArrayList<>();
         query.states().stream().map(Enum::name).sorted().forEach(args::add);
         query.template().ifPresent(template -> {
@@ -303,29 +240,29 @@ public final class SqliteSandboxStore implements SandboxStore {
         String direction = desc ? " DESC" : " ASC";
         sql.append(" ORDER BY started_at").append(direction).append(", id").append(direction).append(" LIMIT ?");
         args.add(query.limit() + 1);
-        List<SandboxRecord> rows = read("list sandboxes", c -> {
+        List<SandboxRecord> rows = db.read("list sandboxes", c -> {
             try (PreparedStatement st = c.prepareStatement(sql.toString())) {
-                bindAll(st, args);
+                Rows.bindAll(st, args);
                 List<SandboxRecord> found = new ArrayList<>();
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
-                        found.add(toRecord(rs));
+                        found.add(Rows.toRecord(rs));
                     }
                 }
                 return found;
             }
         });
-        return page(rows, query.limit(), r -> new Cursor(r.startedAt(), r.id().value()));
+        return Rows.page(rows, query.limit(), r -> new Cursor(r.startedAt(), r.id().value()));
     }
 
     @Override
     public List<SandboxRecord> all() {
-        return read("list all sandboxes", c -> {
+        return db.read("list all sandboxes", c -> {
             try (PreparedStatement st = c.prepareStatement("SELECT " + COLUMNS + " FROM sandbox ORDER BY started_at, id");
                  ResultSet rs = st.executeQuery()) {
                 List<SandboxRecord> found = new ArrayList<>();
                 while (rs.next()) {
-                    found.add(toRecord(rs));
+                    found.add(Rows.toRecord(rs));
                 }
                 return found;
             }
@@ -337,7 +274,7 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public void insertSnapshot(SnapshotRecord snapshot) {
         requireNonNull(snapshot, "snapshot is null");
-        write("insert snapshot " + snapshot.id(), c -> {
+        db.write("insert snapshot " + snapshot.id(), c -> {
             try (PreparedStatement st = c.prepareStatement("INSERT INTO snapshot (id, source_sandbox, source_template, "
                     + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at) "
                     + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
@@ -369,14 +306,14 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public Optional<SnapshotRecord> findSnapshot(String idOrAlias) {
         requireNonNull(idOrAlias, "idOrAlias is null");
-        return read("find snapshot", c -> {
+        return db.read("find snapshot", c -> {
             try (PreparedStatement st = c.prepareStatement("SELECT * FROM snapshot WHERE id = ? "
                     + "UNION ALL SELECT s.* FROM snapshot s JOIN snapshot_alias a ON a.snapshot_id = s.id WHERE a.alias = ? "
                     + "LIMIT 1")) {
                 st.setString(1, idOrAlias);
                 st.setString(2, idOrAlias);
                 try (ResultSet rs = st.executeQuery()) {
-                    return rs.next() ? Optional.of(toSnapshot(c, rs)) : Optional.<SnapshotRecord>empty();
+                    return rs.next() ? Optional.of(Rows.toSnapshot(c, rs)) : Optional.<SnapshotRecord>empty();
                 }
             }
         });
@@ -407,25 +344,25 @@ public final class SqliteSandboxStore implements SandboxStore {
         });
         sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?");
         args.add(query.limit() + 1);
-        List<SnapshotRecord> rows = read("list snapshots", c -> {
+        List<SnapshotRecord> rows = db.read("list snapshots", c -> {
             try (PreparedStatement st = c.prepareStatement(sql.toString())) {
-                bindAll(st, args);
+                Rows.bindAll(st, args);
                 List<SnapshotRecord> found = new ArrayList<>();
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
-                        found.add(toSnapshot(c, rs));
+                        found.add(Rows.toSnapshot(c, rs));
                     }
                 }
                 return found;
             }
         });
-        return page(rows, query.limit(), s -> new Cursor(s.createdAt(), s.id().value()));
+        return Rows.page(rows, query.limit(), s -> new Cursor(s.createdAt(), s.id().value()));
     }
 
     @Override
     public boolean deleteSnapshot(TemplateId id) {
         requireNonNull(id, "id is null");
-        return write("delete snapshot " + id, c -> {
+        return db.write("delete snapshot " + id, c -> {
             try (PreparedStatement st = c.prepareStatement("DELETE FROM snapshot WHERE id = ?")) {
                 st.setString(1, id.value());
                 return st.executeUpdate() == 1;
@@ -437,7 +374,7 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     @Override
     public String tokenSeed() {
-        return write("token seed", c -> {
+        return db.write("token seed", c -> {
             try (PreparedStatement st = c.prepareStatement("SELECT value FROM secret WHERE name = ?")) {
                 st.setString(1, TOKEN_SEED);
                 try (ResultSet rs = st.executeQuery()) {
@@ -460,205 +397,6 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     @Override
     public void close() {
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            connection.close();
-        } catch (SQLException e) {
-            throw new StoreException("cannot close the sandbox store", e);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    // ---- plumbing ----------------------------------------------------------------------------------------------
-
-    @FunctionalInterface
-    private interface Work<T> {
-        T run(Connection connection) throws SQLException;
-    }
-
-    @FunctionalInterface
-    private interface CursorOf<T> {
-        Cursor of(T item);
-    }
-
-    private <T> T write(String what, Work<T> work) {
-        lock.lock();
-        try {
-            checkOpen();
-            try {
-                T result = work.run(connection);
-                connection.commit();
-                return result;
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(e);
-                throw e;
-            }
-        } catch (SQLException e) {
-            throw new StoreException("store failed to " + what, e);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private <T> T read(String what, Work<T> work) {
-        lock.lock();
-        try {
-            checkOpen();
-            try {
-                return work.run(connection);
-            } finally {
-                connection.rollback(); // ends the read transaction
-            }
-        } catch (SQLException e) {
-            throw new StoreException("store failed to " + what, e);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new StoreException("the sandbox store is closed", null);
-        }
-    }
-
-    private void rollbackQuietly(Exception failure) {
-        try {
-            connection.rollback();
-        } catch (SQLException e) {
-            failure.addSuppressed(e);
-        }
-    }
-
-    private static <T> Page<T> page(List<T> rows, int limit, CursorOf<T> cursorOf) {
-        if (rows.size() <= limit) {
-            return new Page<>(rows, Optional.empty());
-        }
-        List<T> items = rows.subList(0, limit);
-        return new Page<>(items, Optional.of(cursorOf.of(items.getLast())));
-    }
-
-    private static String placeholders(int count) {
-        return String.join(", ", Collections.nCopies(count, "?"));
-    }
-
-    private static void bindStates(PreparedStatement st, int first, Set<SandboxState> states) throws SQLException {
-        int i = first;
-        for (SandboxState state : states) {
-            st.setString(i++, state.name());
-        }
-    }
-
-    private static void bindAll(PreparedStatement st, List<Object> args) throws SQLException {
-        for (int i = 0; i < args.size(); i++) {
-            switch (args.get(i)) {
-                case String s -> st.setString(i + 1, s);
-                case Long l -> st.setLong(i + 1, l);
-                case Integer n -> st.setInt(i + 1, n);
-                default -> throw new IllegalArgumentException("unsupported bind type " + args.get(i).getClass());
-            }
-        }
-    }
-
-    /** Binds the 20 columns of {@link #COLUMNS} from index 1; returns the next free index. */
-    private static int bindRecord(PreparedStatement st, SandboxRecord r) throws SQLException {
-        st.setString(1, r.id().value());
-        st.setString(2, r.template().value());
-        st.setString(3, r.alias().orElse(null));
-        st.setString(4, r.state().name());
-        st.setLong(5, Codec.nanos(r.startedAt()));
-        st.setLong(6, r.timeout().toMillis());
-        if (r.expiresAt().isPresent()) {
-            st.setLong(7, Codec.nanos(r.expiresAt().get()));
-        } else {
-            st.setNull(7, Types.INTEGER);
-        }
-        st.setString(8, r.onTimeout().name());
-        st.setString(9, r.timeoutPauseMode().name());
-        st.setInt(10, r.autoResume() ? 1 : 0);
-        st.setInt(11, r.secure() ? 1 : 0);
-        st.setInt(12, r.resources().cpuCount());
-        st.setInt(13, r.resources().memoryMiB());
-        st.setInt(14, r.resources().diskSizeMiB());
-        st.setString(15, Codec.map(r.metadata()));
-        st.setString(16, Codec.map(r.envVars()));
-        st.setString(17, Codec.network(r.network()));
-        st.setString(18, r.customExtensionParams());
-        if (r.paused().isPresent()) {
-            st.setBytes(19, r.paused().get().encoded());
-            st.setString(20, r.paused().get().artifactDir().toString());
-        } else {
-            st.setNull(19, Types.BLOB);
-            st.setNull(20, Types.VARCHAR);
-        }
-        return 21;
-    }
-
-    private static void writeMetadata(Connection c, SandboxRecord record) throws SQLException {
-        try (PreparedStatement st = c.prepareStatement(
-                "INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)")) {
-            for (Map.Entry<String, String> pair : record.metadata().entrySet()) {
-                st.setString(1, record.id().value());
-                st.setString(2, pair.getKey());
-                st.setString(3, pair.getValue());
-                st.executeUpdate();
-            }
-        }
-    }
-
-    private static SandboxRecord toRecord(ResultSet rs) throws SQLException {
-        long expires = rs.getLong("expires_at");
-        Optional<Instant> expiresAt = rs.wasNull() ? Optional.empty() : Optional.of(Codec.instant(expires));
-        byte[] pausedState = rs.getBytes("paused_state");
-        String pausedDir = rs.getString("paused_artifact_dir");
-        Optional<StoredState> paused = pausedState == null || pausedDir == null
-                ? Optional.empty() : Optional.of(new StoredState(pausedState, Path.of(pausedDir)));
-        return new SandboxRecord(
-                new SandboxId(rs.getString("id")),
-                new TemplateId(rs.getString("template")),
-                Optional.ofNullable(rs.getString("alias")),
-                SandboxState.valueOf(rs.getString("state")),
-                Codec.instant(rs.getLong("started_at")),
-                Duration.ofMillis(rs.getLong("timeout_ms")),
-                expiresAt,
-                TimeoutAction.valueOf(rs.getString("on_timeout")),
-                PauseMode.valueOf(rs.getString("timeout_pause_mode")),
-                rs.getInt("auto_resume") != 0,
-                rs.getInt("secure") != 0,
-                new Resources(rs.getInt("cpu_count"), rs.getInt("memory_mib"), rs.getInt("disk_size_mib")),
-                Codec.map(rs.getString("metadata")),
-                Codec.map(rs.getString("env_vars")),
-                Codec.network(rs.getString("network")),
-                rs.getString("custom_extension_params"),
-                paused);
-    }
-
-    private static SnapshotRecord toSnapshot(Connection c, ResultSet rs) throws SQLException {
-        String id = rs.getString("id");
-        List<String> aliases = new ArrayList<>();
-        try (PreparedStatement st = c.prepareStatement(
-                "SELECT alias FROM snapshot_alias WHERE snapshot_id = ? ORDER BY alias")) {
-            st.setString(1, id);
-            try (ResultSet names = st.executeQuery()) {
-                while (names.next()) {
-                    aliases.add(names.getString(1));
-                }
-            }
-        }
-        return new SnapshotRecord(
-                new TemplateId(id),
-                aliases,
-                Optional.ofNullable(rs.getString("source_sandbox")).map(SandboxId::new),
-                new TemplateId(rs.getString("source_template")),
-                Codec.map(rs.getString("env_vars")),
-                new Resources(rs.getInt("cpu_count"), rs.getInt("memory_mib"), rs.getInt("disk_size_mib")),
-                new StoredState(rs.getBytes("state"), Path.of(rs.getString("artifact_dir"))),
-                Codec.instant(rs.getLong("created_at")),
-                Codec.instant(rs.getLong("updated_at")));
+        db.close();
     }
 }

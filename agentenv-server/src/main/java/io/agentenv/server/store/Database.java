@@ -1,0 +1,153 @@
+package io.agentenv.server.store;
+
+import io.agentenv.server.orchestrator.StoreException;
+import org.sqlite.SQLiteConfig;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
+ * is one short transaction, committed (and so fsynced) before it returns. The lock guards only the connection.
+ */
+final class Database implements AutoCloseable {
+    private final Connection connection;
+    private final ReentrantLock lock = new ReentrantLock();
+    private boolean closed;
+
+    @FunctionalInterface
+    interface Work<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    private Database(Connection connection) {
+        this.connection = connection;
+    }
+
+    /** Opens (creating if needed) the database at {@code file} and applies pending schema migrations. */
+    static Database open(Path file) {
+        requireNonNull(file, "file is null");
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            SQLiteConfig config = new SQLiteConfig();
+            config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+            config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+            config.enforceForeignKeys(true);
+            config.setBusyTimeout(10_000);
+            Connection connection = config.createConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            try {
+                migrate(connection);
+                connection.setAutoCommit(false);
+            } catch (SQLException | RuntimeException e) {
+                connection.close();
+                throw e;
+            }
+            return new Database(connection);
+        } catch (SQLException | IOException e) {
+            throw new StoreException("cannot open the sandbox store at " + file, e);
+        }
+    }
+
+    private static void migrate(Connection connection) throws SQLException {
+        int current;
+        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA user_version")) {
+            current = rs.next() ? rs.getInt(1) : 0;
+        }
+        if (current > Schema.MIGRATIONS.size()) {
+            throw new SQLException("store schema version " + current + " is newer than this server ("
+                    + Schema.MIGRATIONS.size() + ")");
+        }
+        connection.setAutoCommit(false);
+        try (Statement st = connection.createStatement()) {
+            for (int version = current + 1; version <= Schema.MIGRATIONS.size(); version++) {
+                for (String sql : Schema.MIGRATIONS.get(version - 1)) {
+                    st.executeUpdate(sql);
+                }
+                st.executeUpdate("PRAGMA user_version = " + version);
+            }
+            connection.commit();
+        } catch (SQLException e) {
+            connection.rollback();
+            throw e;
+        } finally {
+            connection.setAutoCommit(true);
+        }
+    }
+
+    <T> T write(String what, Work<T> work) {
+        lock.lock();
+        try {
+            checkOpen();
+            try {
+                T result = work.run(connection);
+                connection.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly(e);
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("store failed to " + what, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    <T> T read(String what, Work<T> work) {
+        lock.lock();
+        try {
+            checkOpen();
+            try {
+                return work.run(connection);
+            } finally {
+                connection.rollback(); // ends the read transaction
+            }
+        } catch (SQLException e) {
+            throw new StoreException("store failed to " + what, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new StoreException("the sandbox store is closed", null);
+        }
+    }
+
+    private void rollbackQuietly(Exception failure) {
+        try {
+            connection.rollback();
+        } catch (SQLException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            connection.close();
+        } catch (SQLException e) {
+            throw new StoreException("cannot close the sandbox store", e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+}
