@@ -168,7 +168,7 @@ public final class Aenv {
         }
         new Table("FIELD", "VALUE")
                 .row("sandbox id", d.sandboxID())
-                .row("template", d.alias() != null ? d.alias() + " (" + d.templateID() + ")" : d.templateID())
+                .row("template", d.alias() != null && !d.alias().equals(d.templateID()) ? d.alias() + " (" + d.templateID() + ")" : d.templateID())
                 .row("state", d.state().wire())
                 .row("started", d.startedAt())
                 .row("ends", d.endAt())
