@@ -45,7 +45,7 @@ final class HostInventory {
         for (String group : groups) {
             processes.addAll(cgroups.pids(group));
         }
-        return new Leftovers(containers, groups, processes, MountTable.mountsUnder(sandboxesDir), pool.existingNames());
+        return new Leftovers(containers, groups, processes, MountTable.mountsUnder(sandboxesDir), pool.existingResources());
     }
 
     /**

@@ -31,6 +31,7 @@ final class NetnsPool implements AutoCloseable {
     private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
 
     private final ProcessRunner runner;
+    private final EgressFirewall firewall;
     private final SlotAddressing addressing;
     private final String prefix;
     private final int firstSlot;
@@ -51,8 +52,9 @@ final class NetnsPool implements AutoCloseable {
      * @param slotCount how many slots it may use
      * @param warm how many slots it keeps created and ready
      */
-    NetnsPool(ProcessRunner runner, HostLayout layout, int firstSlot, int slotCount, int warm) {
+    NetnsPool(ProcessRunner runner, EgressFirewall firewall, HostLayout layout, int firstSlot, int slotCount, int warm) {
         this.runner = requireNonNull(runner, "runner is null");
+        this.firewall = requireNonNull(firewall, "firewall is null");
         this.addressing = layout.addressing();
         this.prefix = layout.namePrefix();
         if (firstSlot < 0 || slotCount < 1 || (long) firstSlot + slotCount > addressing.slotCount()) {
@@ -123,9 +125,13 @@ final class NetnsPool implements AutoCloseable {
         return slot;
     }
 
-    /** Destroys the slot (its netns and veth pair) and frees its index. The sandbox's processes must be gone. */
+    /**
+     * Destroys the slot (its egress rules, netns and veth pair) and frees its index. The sandbox's processes must be
+     * gone.
+     */
     void release(NetSlot slot) throws CommandFailedException, InterruptedException {
         try {
+            firewall.remove(slot);
             destroy(slot.netnsName(), slot.hostVeth());
         } finally {
             synchronized (lock) {
@@ -172,9 +178,20 @@ final class NetnsPool implements AutoCloseable {
         return names;
     }
 
-    /** Deletes every netns and host veth with this pool's prefixes. Only for start-up, before the pool is used. */
+    /** {@link #existingNames()} plus the egress chains of this pool's veths: everything a leak check looks for. */
+    List<String> existingResources() throws IOException, CommandFailedException, InterruptedException {
+        List<String> names = new ArrayList<>(firewall.chainsFor(vethPrefix()));
+        names.addAll(existingNames());
+        return names;
+    }
+
+    /**
+     * Deletes every egress chain, netns and host veth with this pool's prefixes. Only for start-up, before the pool is
+     * used.
+     */
     List<String> reapLeftovers() throws IOException, CommandFailedException, InterruptedException {
-        List<String> names = existingNames();
+        List<String> names = new ArrayList<>(firewall.reap(vethPrefix()));
+        names.addAll(existingNames());
         for (String name : names) {
             if (name.startsWith(netnsPrefix())) {
                 deleteNetns(name);

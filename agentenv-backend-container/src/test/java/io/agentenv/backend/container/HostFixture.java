@@ -33,6 +33,7 @@ final class HostFixture implements AutoCloseable {
     final HostLayout layout;
     final OciSpecs ociSpecs;
     final OverlayMounts overlays;
+    final EgressFirewall firewall;
     final NetnsPool pool;
     final RuncRuntime runc;
     final CgroupTree cgroups;
@@ -46,7 +47,8 @@ final class HostFixture implements AutoCloseable {
         this.idPrefix = "it" + UUID.randomUUID().toString().substring(0, 8) + "-";
         this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting());
         this.overlays = new OverlayMounts(runner);
-        this.pool = new NetnsPool(runner, layout, FIRST_TEST_SLOT, 64, warmSlots);
+        this.firewall = new EgressFirewall(runner);
+        this.pool = new NetnsPool(runner, firewall, layout, FIRST_TEST_SLOT, 64, warmSlots);
         this.runc = new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60));
         this.cgroups = new CgroupTree(layout);
         this.inventory = new HostInventory(runc, cgroups, overlays, pool, sandboxesDir);

@@ -169,16 +169,17 @@ class NetnsPoolHostTest {
     @Test
     void leftovers_of_a_crashed_run_are_found_by_prefix_and_removed() throws Exception {
         // given a slot created by a pool that then vanished without releasing it
-        NetnsPool crashed = new NetnsPool(host.runner, host.layout, 16_100, 4, 0);
+        NetnsPool crashed = new NetnsPool(host.runner, host.firewall, host.layout, 16_100, 4, 0);
         NetSlot orphan = crashed.acquire();
-        assertThat(host.pool.existingNames()).contains(orphan.netnsName(), orphan.hostVeth());
+        host.firewall.apply(orphan, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
+        assertThat(host.pool.existingResources()).contains(orphan.netnsName(), orphan.hostVeth(), "egress-" + orphan.hostVeth());
 
         // when
         List<String> removed = host.pool.reapLeftovers();
 
         // then
-        assertThat(removed).contains(orphan.netnsName(), orphan.hostVeth());
-        assertThat(host.pool.existingNames()).isEmpty();
+        assertThat(removed).contains(orphan.netnsName(), orphan.hostVeth(), "egress-" + orphan.hostVeth());
+        assertThat(host.pool.existingResources()).isEmpty();
         assertThat(Files.exists(orphan.netnsPath())).isFalse();
     }
 
