@@ -85,10 +85,7 @@ final class ApiHandler extends Handler.Abstract {
             }
         } catch (HttpProblem e) {
             reply = error(e.status(), e.getMessage());
-        } catch (Exception | Error e) {
-            if (e instanceof Error err && !(err instanceof StackOverflowError)) {
-                throw err;
-            }
+        } catch (Exception e) {
             log.atError().addKeyValue("sandbox_id", sandboxId).addKeyValue("request_id", requestId)
                     .addKeyValue("route", routeLabel).setCause(e).log("unexpected error");
             reply = error(500, "internal error (reference " + requestId + ")");
