@@ -7,15 +7,17 @@
 // envd listens on TCP 49983 (what the SDK's debug mode uses) and on a unix socket in a fresh temp dir.
 // Requires the built jar (agentenv-envd/target/agentenv-envd.jar, produced by `mvn package`/`verify`).
 import { spawn, execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-export const envdJar = join(repoRoot, 'agentenv-envd', 'target', 'agentenv-envd.jar')
-export const envdAotCache = join(repoRoot, 'agentenv-envd', 'target', 'envd.aot')
+// AENV_ENVD_DIR points at another build output (a directory holding agentenv-envd.jar, lib/ and envd.aot).
+const envdDir = process.env.AENV_ENVD_DIR || join(repoRoot, 'agentenv-envd', 'target')
+export const envdJar = join(envdDir, 'agentenv-envd.jar')
+export const envdAotCache = join(envdDir, 'envd.aot')
 export const ENVD_PORT = 49983
 
 function javaBinary() {
@@ -23,9 +25,17 @@ function javaBinary() {
   return join(home, 'bin', 'java')
 }
 
+/** The JVM options envd runs with; the AOT cache must be recorded with the same ones (see bench/envd/aot-cache.sh). */
+export function envdJvmOptions() {
+  const built = join(envdDir, 'jvm.options')
+  const file = existsSync(built) ? built : join(repoRoot, 'agentenv-envd', 'jvm.options')
+  return readFileSync(file, 'utf8')
+    .split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
+}
+
 /** The JVM command line envd is started with (small heap, SerialGC, the AOT cache when the build produced one). */
 export function envdCommand(extraArgs = []) {
-  const jvm = ['-XX:+UseSerialGC', '-Xss512k', '-XX:TieredStopAtLevel=1', '-Xmx64m', '-XX:MaxMetaspaceSize=64m']
+  const jvm = envdJvmOptions()
   if (existsSync(envdAotCache)) jvm.push(`-XX:AOTCache=${envdAotCache}`)
   return [javaBinary(), [...jvm, '-jar', envdJar, ...extraArgs]]
 }

@@ -1,47 +1,57 @@
 package io.agentenv.envd.process;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.util.Objects.requireNonNull;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.invoke.MethodHandle;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
-/** {@code kill(2)} through the FFM API, so a whole process group can be signalled (the JDK only signals one pid). */
+/**
+ * Signals whole process groups with util-linux {@code kill -s SIG -- -PGID} (the JDK can only signal one pid).
+ * A command rather than an FFM call to {@code kill(2)}: the FFM linker costs ~300 classes and tens of milliseconds at
+ * start-up, a signal costs one short fork/exec and is rare.
+ */
 final class PosixSignals {
     static final int SIGKILL = 9;
     static final int SIGTERM = 15;
 
-    private final MethodHandle kill;
+    private final Optional<Path> killCommand;
 
-    private PosixSignals(MethodHandle kill) {
-        this.kill = kill;
+    PosixSignals(Optional<Path> killCommand) {
+        this.killCommand = requireNonNull(killCommand, "killCommand is null");
     }
 
-    @SuppressWarnings("restricted") // kill(2) is a plain libc call; envd is started with --enable-native-access
-    static PosixSignals load() {
-        Linker linker = Linker.nativeLinker();
-        MethodHandle kill = linker.defaultLookup().find("kill")
-                .map(address -> linker.downcallHandle(address, FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT)))
-                .orElseThrow(() -> new IllegalStateException("libc has no kill()"));
-        return new PosixSignals(kill);
+    static PosixSignals forThisMachine() {
+        return new PosixSignals(List.of("/usr/bin/kill", "/bin/kill").stream().map(Path::of)
+                .filter(Files::isExecutable).findFirst());
     }
 
     /** Signals the process group led by {@code pid}, falling back to the process alone. True if delivered. */
     boolean signalGroup(long pid, int signal) {
-        return call(-(int) pid, signal) || call((int) pid, signal) || fallback(pid, signal);
-    }
-
-    private boolean call(int target, int signal) {
-        try {
-            return (int) kill.invokeExact(target, signal) == 0;
-        } catch (Throwable e) {
-            return false;
+        if (killCommand.isPresent() && run(killCommand.get().toString(), "-s", String.valueOf(signal), "--", "-" + pid)) {
+            return true;
         }
-    }
-
-    private static boolean fallback(long pid, int signal) {
         Optional<ProcessHandle> handle = ProcessHandle.of(pid);
         return handle.map(h -> signal == SIGKILL ? h.destroyForcibly() : h.destroy()).orElse(false);
+    }
+
+    private static boolean run(String... command) {
+        try {
+            Process kill = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!kill.waitFor(5, TimeUnit.SECONDS)) {
+                kill.destroyForcibly();
+                return false;
+            }
+            return kill.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 }

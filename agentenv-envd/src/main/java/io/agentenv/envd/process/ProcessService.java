@@ -68,7 +68,7 @@ public final class ProcessService implements AutoCloseable {
     /** Builds the service for this machine (real processes, real PTYs). */
     public static ProcessService create(Accounts accounts, Session session, LogJournal journal, Clock clock,
                                         Duration exitedRetention) throws IOException {
-        ProcessLauncher launcher = ProcessLauncher.forThisMachine(PosixSignals.load(), journal, clock);
+        ProcessLauncher launcher = ProcessLauncher.forThisMachine(PosixSignals.forThisMachine(), journal, clock);
         return new ProcessService(new ProcessTable(clock, exitedRetention), launcher, accounts, session, clock);
     }
 

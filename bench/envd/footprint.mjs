@@ -1,0 +1,100 @@
+// envd footprint benchmark: time from process start to the first GET /health 204, idle RSS, and RSS with 10
+// running processes (each attached through an open Start stream, as the SDK's background commands are).
+//
+//   node bench/envd/footprint.mjs [--runs N] [--no-aot]
+//
+// Needs the built jar (mvn -B -pl agentenv-envd -am package); uses agentenv-envd/target/envd.aot when present.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { setTimeout as delay } from 'node:timers/promises'
+import { envdCommand, envdAotCache } from '../../e2e/lib/envd-harness.mjs'
+import { existsSync } from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+
+const args = process.argv.slice(2)
+const runs = Number(args[args.indexOf('--runs') + 1]) > 0 && args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 10
+const useAot = !args.includes('--no-aot') && existsSync(envdAotCache)
+const port = 49_983 + 17
+
+function rssKiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1])
+}
+
+function health() {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
+      res.resume()
+      resolve(res.statusCode === 204)
+    })
+    req.on('error', () => resolve(false))
+  })
+}
+
+async function startEnvd() {
+  const [java, argv] = envdCommand(['--port', String(port), '--log-level', 'WARN'])
+  const jvm = useAot ? argv : argv.filter((a) => !a.startsWith('-XX:AOTCache='))
+  const t0 = process.hrtime.bigint()
+  const child = spawn(java, jvm, { stdio: ['ignore', 'ignore', 'inherit'] })
+  for (;;) {
+    if (await health()) break
+    if (child.exitCode !== null) throw new Error('envd exited')
+    await delay(1)
+  }
+  const readyMs = Number(process.hrtime.bigint() - t0) / 1e6
+  return { child, readyMs }
+}
+
+async function stop(child) {
+  const exited = new Promise((r) => child.once('exit', r))
+  child.kill('SIGTERM')
+  await exited
+}
+
+function openStream(cmd) {
+  const body = Buffer.from(JSON.stringify({ process: { cmd: '/bin/bash', args: ['-l', '-c', cmd] }, stdin: false }))
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), body])
+  frame.writeUInt32BE(body.length, 1)
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1', port, path: '/process.Process/Start', method: 'POST', agent: false,
+      headers: { 'content-type': 'application/connect+json', 'content-length': frame.length },
+    }, (res) => {
+      res.once('data', () => resolve({ req, res }))
+    })
+    req.on('error', reject)
+    req.end(frame)
+  })
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
+
+const ready = []
+const idle = []
+let withProcesses = 0
+for (let i = 0; i < runs; i++) {
+  const { child, readyMs } = await startEnvd()
+  ready.push(readyMs)
+  await delay(2000)
+  idle.push(rssKiB(child.pid))
+  if (i === runs - 1) {
+    const streams = []
+    for (let p = 0; p < 10; p++) streams.push(await openStream('sleep 300'))
+    await delay(2000)
+    withProcesses = rssKiB(child.pid)
+    for (const s of streams) s.req.destroy()
+  }
+  await stop(child)
+}
+
+const cpu = os.cpus()[0]?.model ?? 'unknown'
+console.log(JSON.stringify({
+  date: new Date().toISOString(),
+  machine: `${os.cpus().length} x ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.release()}`,
+  aotCache: useAot,
+  runs,
+  startToReadyMs: { min: Math.min(...ready).toFixed(1), median: median(ready).toFixed(1), max: Math.max(...ready).toFixed(1) },
+  idleRssMiB: { min: (Math.min(...idle) / 1024).toFixed(1), median: (median(idle) / 1024).toFixed(1) },
+  rssWith10ProcessesMiB: (withProcesses / 1024).toFixed(1),
+}, null, 2))
