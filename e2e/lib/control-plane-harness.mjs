@@ -48,14 +48,15 @@ export async function freePort() {
 
 /**
  * Starts the server and waits until GET /health answers 204.
- * @param {{backend?: string, extraClasspath?: string[], env?: object, readyTimeoutMs?: number}} opts
+ * Pass `dataDir` (from a previous server's `stop({ keepDataDir: true })`) to restart on the same state.
+ * @param {{backend?: string, extraClasspath?: string[], env?: object, dataDir?: string, readyTimeoutMs?: number}} opts
  */
-export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, readyTimeoutMs = 30_000 } = {}) {
+export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, dataDir: reuseDir, readyTimeoutMs = 30_000 } = {}) {
   if (!existsSync(serverJar)) {
     throw new Error(`server jar missing: ${serverJar} (build it: mvn -B -pl agentenv-server -am package -DskipTests)`)
   }
   const classpath = [serverJar, ...(backend === 'mock' ? [moduleJar('agentenv-backend-mock')] : []), ...extraClasspath]
-  const dataDir = mkdtempSync(join(tmpdir(), 'aenv-server-e2e-'))
+  const dataDir = reuseDir ?? mkdtempSync(join(tmpdir(), 'aenv-server-e2e-'))
   const port = await freePort()
   const childEnv = { ...process.env, ...env }
   for (const k of Object.keys(childEnv)) if (k.startsWith('AENV_') && !(k in env)) delete childEnv[k]
@@ -103,14 +104,14 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
     dataDir,
     pid: child.pid,
     output: () => output,
-    /** SIGTERM, wait (bounded) for a clean exit, remove the data dir; throws if the server had to be killed. */
-    async stop({ timeoutMs = 30_000 } = {}) {
+    /** SIGTERM, wait (bounded) for a clean exit, remove the data dir (unless kept); throws if the server had to be killed. */
+    async stop({ timeoutMs = 30_000, keepDataDir = false } = {}) {
       if (!hasExited) child.kill('SIGTERM')
       const cancel = new AbortController()
       const timer = delay(timeoutMs, 'timeout', { signal: cancel.signal }).catch(() => 'cancelled')
       const result = await Promise.race([exited, timer])
       cancel.abort() // do not keep the event loop alive for the rest of the timeout
-      rmSync(dataDir, { recursive: true, force: true })
+      if (!keepDataDir || result === 'timeout') rmSync(dataDir, { recursive: true, force: true })
       if (result === 'timeout') {
         child.kill('SIGKILL')
         await exited
