@@ -29,6 +29,8 @@ done
 
 mkdir -p "$AENV_CACHE_DIR"
 STEP_LOG="$AENV_CACHE_DIR/setup-host.log"
+# Keep the log bounded: the previous one is kept once it passes 4 MiB.
+if [[ -f $STEP_LOG ]] && (( $(stat -c %s "$STEP_LOG") > 4 * 1024 * 1024 )); then mv -f "$STEP_LOG" "$STEP_LOG.old"; fi
 STEP_NOTE=$(mktemp)
 trap 'rm -f "$STEP_NOTE"' EXIT
 # One setup at a time (serve and a test run may start together).
@@ -67,7 +69,7 @@ undo_host() {
   local c mnt
   for c in "${CGROUP_CONTROLLERS[@]}"; do
     mnt=$(cgroup_v1_mount "$c")
-    [[ -n $mnt && -d $mnt/agentenv ]] && rmdir "$mnt/agentenv" 2>/dev/null || true
+    if [[ -n $mnt && -d $mnt/agentenv ]]; then rmdir "$mnt/agentenv" 2>/dev/null || true; fi
   done
   note "host-ready marker, CRIU kdat cache and empty /agentenv cgroups removed"
 }

@@ -46,9 +46,10 @@ SRC
   # the verdict: the tarball's hash against the signed .dsc is.
   (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only criu) || true
   local dsc orig version expected actual
-  dsc=$(ls "$work"/src/criu_*.dsc 2>/dev/null | head -n1)
-  orig=$(ls "$work"/src/criu_*.orig.tar.* 2>/dev/null | head -n1)
-  [[ -n $dsc && -n $orig ]] || fail "could not fetch CRIU's source from $CRIU_SUITE (no .dsc or .orig tarball)"
+  local found
+  found=("$work"/src/criu_*.dsc); dsc=${found[0]}
+  found=("$work"/src/criu_*.orig.tar.*); orig=${found[0]}
+  [[ -f $dsc && -f $orig ]] || fail "could not fetch CRIU's source from $CRIU_SUITE (no .dsc or .orig tarball)"
   expected=$(awk -v f="$(basename "$orig")" '/^Checksums-Sha256:/ { on = 1; next } /^[^ ]/ { on = 0 } on && $3 == f { print $1 }' "$dsc")
   actual=$(sha256sum "$orig" | cut -d' ' -f1)
   [[ -n $expected && $expected == "$actual" ]] || fail "CRIU tarball hash mismatch: $orig"
@@ -88,6 +89,7 @@ seed_kdat() {
   fi
   mkdir -p "$stamp_dir"
   rm -f /run/criu.kdat
+  # shellcheck disable=SC2016 # $1 expands in the inner shell
   unshare --mount --propagation private -- bash -c 'mount -t tmpfs tmpfs /run && "$1" check >/dev/null 2>&1; cat /run/criu.kdat' \
     _ "$CRIU_BIN" > /run/criu.kdat.new || true
   [[ -s /run/criu.kdat.new ]] || { rm -f /run/criu.kdat.new; fail "criu check wrote no kernel-feature cache"; }
