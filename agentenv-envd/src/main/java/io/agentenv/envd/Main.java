@@ -5,6 +5,7 @@ import io.agentenv.envd.connect.ConnectRouter;
 import io.agentenv.envd.files.FilesEndpoints;
 import io.agentenv.envd.filesystem.FilesystemRpc;
 import io.agentenv.envd.filesystem.LocalFilesystem;
+import io.agentenv.envd.filesystem.WatchHub;
 import io.agentenv.envd.filesystem.Watchers;
 import io.agentenv.envd.http.Access;
 import io.agentenv.envd.http.EnvdHandler;
@@ -55,7 +56,9 @@ public final class Main {
         new SessionEndpoints(session).register(routes);
         routes.add("GET", "/logs", Access.TOKEN, new LogsEndpoint(journal));
         // part B (filesystem.Filesystem, /files, /metrics) registers here, one line each.
-        new FilesystemRpc(new LocalFilesystem(), new Watchers(100, 10_000), accounts, session).register(rpcs);
+        WatchHub watchHub = new WatchHub();
+        new FilesystemRpc(new LocalFilesystem(), watchHub, new Watchers(watchHub, 100, 10_000), accounts, session)
+                .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
 

@@ -10,15 +10,12 @@ import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,12 +25,16 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Watches a directory (optionally its whole tree) with the JDK {@link WatchService}, which on Linux is inotify, and
+ * Watches a directory (optionally its whole tree) with the JDK {@link java.nio.file.WatchService}, which on Linux is inotify, and
  * reports changes the way E2B's envd (fsnotify) does: names relative to the watched directory, CREATE, WRITE, REMOVE,
  * RENAME and CHMOD, and newly created subdirectories watched too when recursive.
  *
@@ -49,25 +50,36 @@ import org.slf4j.LoggerFactory;
  *       CREATE of the new one, as fsnotify does; otherwise it is REMOVE, which is also what an entry moved out of the
  *       watched tree looks like.</li>
  * </ul>
- * Not thread-safe: one thread polls; {@link #close()} may be called from any thread and ends a blocked poll.
+ * All watches share one {@link WatchHub}. Not thread-safe: one thread polls; {@link #close()} may be called from any
+ * thread and ends a blocked poll.
  */
 public final class DirectoryWatch implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DirectoryWatch.class);
     /** How long to wait for the second half of a rename that crosses directories. */
     private static final Duration RENAME_GRACE = Duration.ofMillis(5);
     private static final Set<String> NETWORK_FILESYSTEMS = Set.of("nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "9p");
+    /** Deliveries a slow consumer may have queued before further ones are dropped. */
+    private static final int MAX_QUEUED = 10_000;
+    private static final Delivery CLOSED = new Delivery(null, List.of(), false);
 
     private final Path root;
     private final WatchOptions options;
-    private final WatchService service;
-    private final Map<WatchKey, Path> directories = new HashMap<>();
-    private final Map<Path, Snapshot> snapshots = new HashMap<>();
+    private final WatchHub hub;
+    private final WatchHub.Listener listener = this::enqueue;
+    private final BlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
+    private final Map<WatchKey, Path> directories = new ConcurrentHashMap<>();
+    private final Map<Path, EntrySnapshot> snapshots = new HashMap<>(); // poll thread only
+    private final AtomicBoolean dropping = new AtomicBoolean();
+    private volatile boolean closed;
 
-    private DirectoryWatch(Path root, WatchOptions options, WatchService service) {
+    private DirectoryWatch(Path root, WatchOptions options, WatchHub hub) {
         this.root = root;
         this.options = options;
-        this.service = service;
+        this.hub = hub;
     }
+
+    /** The events of one signalled key, as the hub handed them over. */
+    private record Delivery(WatchKey key, List<WatchEvent<?>> events, boolean valid) {}
 
     /**
      * Starts watching {@code dir} (an absolute path, symlinks followed).
@@ -75,9 +87,10 @@ public final class DirectoryWatch implements AutoCloseable {
      * @throws FsException NOT_FOUND if it does not exist, INVALID_ARGUMENT if it is not a directory or is on a network
      *     filesystem that the options do not allow, RESOURCE_EXHAUSTED when the inotify limits are reached
      */
-    public static DirectoryWatch start(Path dir, WatchOptions options) {
+    public static DirectoryWatch start(Path dir, WatchOptions options, WatchHub hub) {
         requireNonNull(dir, "dir is null");
         requireNonNull(options, "options is null");
+        requireNonNull(hub, "hub is null");
         if (!dir.isAbsolute()) {
             throw new IllegalArgumentException("dir must be absolute: " + dir);
         }
@@ -90,13 +103,7 @@ public final class DirectoryWatch implements AutoCloseable {
         if (options.mounts() == WatchOptions.Mounts.LOCAL_ONLY && isNetworkMount(dir)) {
             throw new FsException(FsError.INVALID_ARGUMENT, "cannot watch path on network filesystem: '" + dir + "'");
         }
-        WatchService service;
-        try {
-            service = dir.getFileSystem().newWatchService();
-        } catch (IOException e) {
-            throw new FsException(FsError.RESOURCE_EXHAUSTED, "cannot create a watcher: " + e.getMessage(), e);
-        }
-        DirectoryWatch watch = new DirectoryWatch(dir, options, service);
+        DirectoryWatch watch = new DirectoryWatch(dir, options, hub);
         try {
             watch.watchTree(dir, options.scope() == WatchOptions.Scope.RECURSIVE ? Integer.MAX_VALUE : 1);
         } catch (IOException | RuntimeException e) {
@@ -129,7 +136,7 @@ public final class DirectoryWatch implements AutoCloseable {
      * @throws ClosedWatchServiceException once the watch is closed
      */
     public List<FsEvent> poll(Duration timeout) throws InterruptedException {
-        WatchKey first = service.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        Delivery first = take(queue.poll(timeout.toNanos(), TimeUnit.NANOSECONDS));
         if (first == null) {
             return List.of();
         }
@@ -137,7 +144,7 @@ public final class DirectoryWatch implements AutoCloseable {
         process(first, batch);
         drainReady(batch);
         for (int round = 0; round < 3 && !batch.pending.isEmpty(); round++) {
-            WatchKey late = service.poll(RENAME_GRACE.toNanos(), TimeUnit.NANOSECONDS);
+            Delivery late = take(queue.poll(RENAME_GRACE.toNanos(), TimeUnit.NANOSECONDS));
             if (late == null) {
                 break;
             }
@@ -147,31 +154,55 @@ public final class DirectoryWatch implements AutoCloseable {
         return batch.finish();
     }
 
+    private Delivery take(Delivery delivery) {
+        if (delivery == CLOSED || (delivery == null && closed)) {
+            queue.offer(CLOSED); // every later poll fails too
+            throw new ClosedWatchServiceException();
+        }
+        return delivery;
+    }
+
     private void drainReady(Batch batch) {
-        for (WatchKey key = service.poll(); key != null; key = service.poll()) {
-            process(key, batch);
+        for (Delivery next = take(queue.poll()); next != null; next = take(queue.poll())) {
+            process(next, batch);
         }
     }
 
+    /** Called on the hub's thread. */
+    private void enqueue(WatchKey key, List<WatchEvent<?>> events, boolean valid) {
+        if (closed) {
+            return;
+        }
+        if (queue.size() >= MAX_QUEUED) {
+            if (dropping.compareAndSet(false, true)) {
+                log.atWarn().addKeyValue("path", root).log("watch consumer is too slow; dropping changes");
+            }
+            return;
+        }
+        dropping.set(false);
+        queue.offer(new Delivery(key, events, valid));
+    }
+
+    /** Stops watching; a blocked or later {@link #poll} throws {@link ClosedWatchServiceException}. */
     @Override
     public void close() {
-        try {
-            service.close();
-        } catch (IOException e) {
-            log.atWarn().addKeyValue("path", root).setCause(e).log("closing a directory watch failed");
+        closed = true;
+        for (WatchKey key : List.copyOf(directories.keySet())) {
+            directories.remove(key);
+            hub.release(key, listener);
         }
+        queue.offer(CLOSED);
     }
 
-    private void process(WatchKey key, Batch batch) {
-        Path dir = directories.get(key);
-        List<WatchEvent<?>> events = key.pollEvents();
-        if (!key.reset()) {
-            directories.remove(key);
+    private void process(Delivery delivery, Batch batch) {
+        Path dir = directories.get(delivery.key());
+        if (!delivery.valid()) {
+            directories.remove(delivery.key());
         }
         if (dir == null) {
             return;
         }
-        for (WatchEvent<?> event : events) {
+        for (WatchEvent<?> event : delivery.events()) {
             if (event.kind() == OVERFLOW) {
                 log.atWarn().addKeyValue("path", root).log("watch queue overflowed; some changes were not reported");
                 continue;
@@ -189,7 +220,7 @@ public final class DirectoryWatch implements AutoCloseable {
     }
 
     private void onCreate(Path child, String name, Batch batch) {
-        Snapshot now = Snapshot.of(child);
+        EntrySnapshot now = EntrySnapshot.of(child);
         if (now != null) {
             Slot renamed = batch.pending.remove(now.id());
             if (renamed != null) {
@@ -208,7 +239,7 @@ public final class DirectoryWatch implements AutoCloseable {
     }
 
     private void onDelete(Path child, String name, Batch batch) {
-        Snapshot before = snapshots.remove(child);
+        EntrySnapshot before = snapshots.remove(child);
         Slot slot = batch.add(name, EventType.REMOVE, Optional.empty());
         if (before != null) {
             batch.pending.put(before.id(), slot);
@@ -219,39 +250,16 @@ public final class DirectoryWatch implements AutoCloseable {
     }
 
     private void onModify(Path child, String name, Batch batch) {
-        Snapshot now = Snapshot.of(child);
-        if (now == null) {
-            batch.add(name, EventType.WRITE, Optional.empty()); // changed, then removed: the REMOVE follows
+        EntrySnapshot now = EntrySnapshot.of(child);
+        if (now == null) { // changed, then removed (the REMOVE follows): judge by what it was
+            EntrySnapshot last = snapshots.get(child);
+            batch.add(name, last != null && last.directory() ? EventType.CHMOD : EventType.WRITE, Optional.empty());
             return;
         }
-        Snapshot before = snapshots.put(child, now);
-        for (EventType type : classifyModification(before, now)) {
+        EntrySnapshot before = snapshots.put(child, now);
+        for (EventType type : EntrySnapshot.classify(before, now)) {
             batch.add(name, type, type == EventType.WRITE || type == EventType.CHMOD ? entryOf(child) : Optional.empty());
         }
-    }
-
-    /** What an {@code ENTRY_MODIFY} (IN_MODIFY or IN_ATTRIB) between two snapshots of one entry stands for. */
-    static List<EventType> classifyModification(Snapshot before, Snapshot now) {
-        if (now.directory()) {
-            return List.of(EventType.CHMOD);
-        }
-        boolean metadataOnlyLast = now.ctime().compareTo(now.mtime()) > 0;
-        if (before == null) {
-            return List.of(metadataOnlyLast ? EventType.CHMOD : EventType.WRITE);
-        }
-        boolean wrote = !now.mtime().equals(before.mtime()) || now.size() != before.size();
-        boolean attributes = now.mode() != before.mode() || now.uid() != before.uid() || now.gid() != before.gid()
-                || (metadataOnlyLast && !now.ctime().equals(before.ctime()));
-        if (wrote && attributes) {
-            return List.of(EventType.WRITE, EventType.CHMOD);
-        }
-        if (wrote) {
-            return List.of(EventType.WRITE);
-        }
-        if (attributes) {
-            return List.of(EventType.CHMOD);
-        }
-        return List.of(metadataOnlyLast ? EventType.CHMOD : EventType.WRITE);
     }
 
     private Optional<Entry> entryOf(Path child) {
@@ -270,8 +278,13 @@ public final class DirectoryWatch implements AutoCloseable {
         Files.walkFileTree(top, Set.of(), depth, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                WatchKey key = dir.register(service, ENTRY_CREATE, ENTRY_DELETE, ENTRY_MODIFY);
+                WatchKey key = hub.register(dir, listener);
                 directories.put(key, dir); // the JDK hands back the same key for a moved directory: re-point it
+                if (closed) { // closed meanwhile: undo, close() may have missed this key
+                    directories.remove(key);
+                    hub.release(key, listener);
+                    return FileVisitResult.TERMINATE;
+                }
                 remember(dir);
                 return FileVisitResult.CONTINUE;
             }
@@ -300,7 +313,7 @@ public final class DirectoryWatch implements AutoCloseable {
         if (path.equals(root)) {
             return;
         }
-        Snapshot snapshot = Snapshot.of(path);
+        EntrySnapshot snapshot = EntrySnapshot.of(path);
         if (snapshot != null) {
             snapshots.put(path, snapshot);
         }
@@ -311,47 +324,17 @@ public final class DirectoryWatch implements AutoCloseable {
         for (Iterator<Map.Entry<WatchKey, Path>> it = directories.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<WatchKey, Path> e = it.next();
             if (e.getValue().startsWith(dir)) {
-                e.getKey().cancel();
                 it.remove();
+                hub.release(e.getKey(), listener);
             }
         }
         snapshots.keySet().removeIf(p -> p.startsWith(dir));
     }
 
-    /** The identity and last seen state of one entry. */
-    record Snapshot(long device, long inode, FileTime mtime, FileTime ctime, long size, int mode, int uid, int gid) {
-        Snapshot {
-            requireNonNull(mtime, "mtime is null");
-            requireNonNull(ctime, "ctime is null");
-        }
-
-        static Snapshot of(Path path) {
-            try {
-                Map<String, Object> a = Files.readAttributes(path, "unix:dev,ino,lastModifiedTime,ctime,size,mode,uid,gid",
-                        LinkOption.NOFOLLOW_LINKS);
-                return new Snapshot((Long) a.get("dev"), (Long) a.get("ino"), (FileTime) a.get("lastModifiedTime"),
-                        (FileTime) a.get("ctime"), (Long) a.get("size"), (Integer) a.get("mode"), (Integer) a.get("uid"),
-                        (Integer) a.get("gid"));
-            } catch (IOException e) {
-                return null;
-            }
-        }
-
-        boolean directory() {
-            return (mode & ModeString.S_IFMT) == ModeString.S_IFDIR;
-        }
-
-        Identity id() {
-            return new Identity(device, inode);
-        }
-    }
-
-    record Identity(long device, long inode) {}
-
     /** One poll's events in order; a REMOVE may still turn into RENAME until the batch is finished. */
     private static final class Batch {
         final List<Slot> slots = new ArrayList<>();
-        final Map<Identity, Slot> pending = new HashMap<>();
+        final Map<EntrySnapshot.Identity, Slot> pending = new HashMap<>();
 
         Slot add(String name, EventType type, Optional<Entry> entry) {
             Slot slot = new Slot(name, type, entry);

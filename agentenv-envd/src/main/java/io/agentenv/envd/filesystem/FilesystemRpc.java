@@ -50,11 +50,13 @@ public final class FilesystemRpc {
 
     private final LocalFilesystem filesystem;
     private final Watchers watchers;
+    private final WatchHub hub;
     private final Accounts accounts;
     private final Session session;
 
-    public FilesystemRpc(LocalFilesystem filesystem, Watchers watchers, Accounts accounts, Session session) {
+    public FilesystemRpc(LocalFilesystem filesystem, WatchHub hub, Watchers watchers, Accounts accounts, Session session) {
         this.filesystem = requireNonNull(filesystem, "filesystem is null");
+        this.hub = requireNonNull(hub, "hub is null");
         this.watchers = requireNonNull(watchers, "watchers is null");
         this.accounts = requireNonNull(accounts, "accounts is null");
         this.session = requireNonNull(session, "session is null");
@@ -118,7 +120,7 @@ public final class FilesystemRpc {
     void watchDir(WatchDirRequest request, CallContext call, StreamSender<WatchDirResponse> out) throws InterruptedException {
         Path path = resolve(request.getPath(), user(call));
         WatchOptions options = options(request.getRecursive(), request.getIncludeEntry(), request.getAllowNetworkMounts());
-        try (DirectoryWatch watch = run(() -> DirectoryWatch.start(path, options))) {
+        try (DirectoryWatch watch = run(() -> DirectoryWatch.start(path, options, hub))) {
             out.send(WatchDirResponse.newBuilder().setStart(WatchDirResponse.StartEvent.getDefaultInstance()).build());
             while (true) {
                 Duration wait = call.keepaliveInterval();

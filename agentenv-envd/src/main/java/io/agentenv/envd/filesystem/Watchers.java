@@ -23,12 +23,14 @@ public final class Watchers implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Watchers.class);
     private static final Duration POLL = Duration.ofSeconds(1);
 
+    private final WatchHub hub;
     private final int maxBufferedEvents;
     private final int maxWatchers;
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Buffered> watchers = new ConcurrentHashMap<>();
 
-    public Watchers(int maxWatchers, int maxBufferedEvents) {
+    public Watchers(WatchHub hub, int maxWatchers, int maxBufferedEvents) {
+        this.hub = requireNonNull(hub, "hub is null");
         if (maxWatchers < 1 || maxBufferedEvents < 1) {
             throw new IllegalArgumentException("limits must be >= 1");
         }
@@ -41,7 +43,7 @@ public final class Watchers implements AutoCloseable {
         if (watchers.size() >= maxWatchers) {
             throw new FsException(FsError.RESOURCE_EXHAUSTED, "too many watchers (at most " + maxWatchers + "); remove some first");
         }
-        DirectoryWatch watch = DirectoryWatch.start(dir, options);
+        DirectoryWatch watch = DirectoryWatch.start(dir, options, hub);
         byte[] bytes = new byte[8];
         random.nextBytes(bytes);
         String id = "w" + HexFormat.of().formatHex(bytes);

@@ -30,15 +30,17 @@ class DirectoryWatchTest {
     @TempDir
     Path dir;
 
+    private final WatchHub hub = new WatchHub();
     private final List<DirectoryWatch> watches = new ArrayList<>();
 
     @AfterEach
     void closeWatches() {
         watches.forEach(DirectoryWatch::close);
+        hub.close();
     }
 
     private DirectoryWatch watch(Path path, WatchOptions options) {
-        DirectoryWatch watch = DirectoryWatch.start(path, options);
+        DirectoryWatch watch = DirectoryWatch.start(path, options, hub);
         watches.add(watch);
         return watch;
     }
@@ -180,9 +182,9 @@ class DirectoryWatchTest {
     void watching_a_missing_path_is_not_found_and_a_file_is_an_invalid_argument() throws IOException {
         Path file = Files.writeString(dir.resolve("f"), "");
 
-        assertThatThrownBy(() -> DirectoryWatch.start(dir.resolve("missing"), CHILDREN))
+        assertThatThrownBy(() -> DirectoryWatch.start(dir.resolve("missing"), CHILDREN, hub))
                 .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
-        assertThatThrownBy(() -> DirectoryWatch.start(file, CHILDREN))
+        assertThatThrownBy(() -> DirectoryWatch.start(file, CHILDREN, hub))
                 .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
     }
 

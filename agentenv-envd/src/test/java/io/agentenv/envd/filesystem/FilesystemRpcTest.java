@@ -54,6 +54,7 @@ class FilesystemRpcTest {
 
     private Path home;
     private Session session;
+    private final WatchHub hub = new WatchHub();
     private Watchers watchers;
     private FilesystemRpc rpc;
 
@@ -64,14 +65,15 @@ class FilesystemRpcTest {
                 "root:x:0:0:root:/root:/bin/bash\nuser:x:65534:65534:user:" + home + ":/bin/bash\n");
         Path group = Files.writeString(temp.resolve("group"), "root:x:0:\nuser:x:65534:\n");
         session = new Session(Clock.systemUTC());
-        watchers = new Watchers(10, 1000);
-        rpc = new FilesystemRpc(new LocalFilesystem(), watchers,
+        watchers = new Watchers(hub, 10, 1000);
+        rpc = new FilesystemRpc(new LocalFilesystem(), hub, watchers,
                 new Accounts(new UserDirectory(passwd, group), session::defaultUser, "user"), session);
     }
 
     @AfterEach
     void tearDown() {
         watchers.close();
+        hub.close();
     }
 
     private static CallContext call(Optional<String> user, Optional<Instant> deadline, Duration keepalive) {

@@ -2,7 +2,6 @@ package io.agentenv.envd.filesystem;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentenv.envd.filesystem.DirectoryWatch.Snapshot;
 import java.nio.file.attribute.FileTime;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -12,49 +11,49 @@ import org.junit.jupiter.api.Test;
 class ModificationClassificationTest {
     private static final int FILE = 0100644;
 
-    private static Snapshot file(long mtime, long ctime, long size, int mode) {
-        return new Snapshot(1, 2, FileTime.fromMillis(mtime), FileTime.fromMillis(ctime), size, mode, 0, 0);
+    private static EntrySnapshot file(long mtime, long ctime, long size, int mode) {
+        return new EntrySnapshot(1, 2, FileTime.fromMillis(mtime), FileTime.fromMillis(ctime), size, mode, 0, 0);
     }
 
     @Test
     void a_new_mtime_is_a_write() {
-        assertThat(DirectoryWatch.classifyModification(file(1, 1, 5, FILE), file(2, 2, 5, FILE)))
+        assertThat(EntrySnapshot.classify(file(1, 1, 5, FILE), file(2, 2, 5, FILE)))
                 .containsExactly(EventType.WRITE);
     }
 
     @Test
     void a_changed_mode_is_a_chmod() {
-        assertThat(DirectoryWatch.classifyModification(file(1, 1, 5, FILE), file(1, 2, 5, 0100600)))
+        assertThat(EntrySnapshot.classify(file(1, 1, 5, FILE), file(1, 2, 5, 0100600)))
                 .containsExactly(EventType.CHMOD);
     }
 
     @Test
     void a_write_followed_by_a_chmod_in_one_batch_is_both() {
-        assertThat(DirectoryWatch.classifyModification(file(1, 1, 5, FILE), file(2, 3, 9, 0100600)))
+        assertThat(EntrySnapshot.classify(file(1, 1, 5, FILE), file(2, 3, 9, 0100600)))
                 .containsExactly(EventType.WRITE, EventType.CHMOD);
     }
 
     @Test
     void a_ctime_only_change_such_as_an_xattr_or_same_owner_chown_is_a_chmod() {
-        assertThat(DirectoryWatch.classifyModification(file(1, 1, 5, FILE), file(1, 2, 5, FILE)))
+        assertThat(EntrySnapshot.classify(file(1, 1, 5, FILE), file(1, 2, 5, FILE)))
                 .containsExactly(EventType.CHMOD);
     }
 
     @Test
     void no_visible_change_with_ctime_equal_to_mtime_is_a_rewrite_within_the_clock_tick() {
-        assertThat(DirectoryWatch.classifyModification(file(2, 2, 5, FILE), file(2, 2, 5, FILE)))
+        assertThat(EntrySnapshot.classify(file(2, 2, 5, FILE), file(2, 2, 5, FILE)))
                 .containsExactly(EventType.WRITE);
     }
 
     @Test
     void a_directory_only_ever_gets_chmod() {
-        assertThat(DirectoryWatch.classifyModification(file(1, 1, 5, 040755), file(2, 2, 6, 040755)))
+        assertThat(EntrySnapshot.classify(file(1, 1, 5, 040755), file(2, 2, 6, 040755)))
                 .containsExactly(EventType.CHMOD);
     }
 
     @Test
     void without_a_previous_snapshot_the_ctime_and_mtime_order_decides() {
-        assertThat(DirectoryWatch.classifyModification(null, file(2, 2, 5, FILE))).containsExactly(EventType.WRITE);
-        assertThat(DirectoryWatch.classifyModification(null, file(2, 3, 5, FILE))).containsExactly(EventType.CHMOD);
+        assertThat(EntrySnapshot.classify(null, file(2, 2, 5, FILE))).containsExactly(EventType.WRITE);
+        assertThat(EntrySnapshot.classify(null, file(2, 3, 5, FILE))).containsExactly(EventType.CHMOD);
     }
 }

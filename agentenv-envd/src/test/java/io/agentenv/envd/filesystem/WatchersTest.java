@@ -22,11 +22,13 @@ class WatchersTest {
     @TempDir
     Path dir;
 
-    private final Watchers watchers = new Watchers(4, 100);
+    private final WatchHub hub = new WatchHub();
+    private final Watchers watchers = new Watchers(hub, 4, 100);
 
     @AfterEach
     void close() {
         watchers.close();
+        hub.close();
     }
 
     @Test
@@ -68,7 +70,7 @@ class WatchersTest {
 
     @Test
     void a_watcher_that_overflows_its_buffer_reports_resource_exhausted() throws Exception {
-        Watchers small = new Watchers(1, 3);
+        Watchers small = new Watchers(hub, 1, 3);
         try {
             String id = small.create(dir, OPTIONS);
             for (int i = 0; i < 10; i++) {
