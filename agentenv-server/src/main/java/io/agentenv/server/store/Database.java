@@ -4,8 +4,11 @@ import io.agentenv.server.orchestrator.StoreException;
 import org.sqlite.SQLiteConfig;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -16,10 +19,13 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
- * is one short transaction, committed (and so fsynced) before it returns. The lock guards only the connection.
+ * is one short transaction, committed (and so fsynced) before it returns. The lock guards only the connection. An
+ * exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart recovery would
+ * reconcile the first one's sandboxes away).
  */
 final class Database implements AutoCloseable {
     private final Connection connection;
+    private final FileChannel lockFile;
     private final ReentrantLock lock = new ReentrantLock();
     private boolean closed;
 
@@ -28,8 +34,9 @@ final class Database implements AutoCloseable {
         T run(Connection connection) throws SQLException;
     }
 
-    private Database(Connection connection) {
+    private Database(Connection connection, FileChannel lockFile) {
         this.connection = connection;
+        this.lockFile = lockFile;
     }
 
     /** Opens (creating if needed) the database at {@code file} and applies pending schema migrations. */
@@ -40,23 +47,39 @@ final class Database implements AutoCloseable {
             if (parent != null) {
                 Files.createDirectories(parent);
             }
-            SQLiteConfig config = new SQLiteConfig();
-            config.setJournalMode(SQLiteConfig.JournalMode.WAL);
-            config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
-            config.enforceForeignKeys(true);
-            config.setBusyTimeout(10_000);
-            Connection connection = config.createConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            FileChannel lockFile = FileChannel.open(Path.of(file.toAbsolutePath() + ".lock"),
+                    StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             try {
-                migrate(connection);
-                connection.setAutoCommit(false);
-            } catch (SQLException | RuntimeException e) {
-                connection.close();
+                if (lockFile.tryLock() == null) {
+                    throw new StoreException("the sandbox store at " + file + " is in use by another server", null);
+                }
+                return new Database(connect(file), lockFile);
+            } catch (SQLException | IOException | RuntimeException e) {
+                lockFile.close(); // releases the lock
                 throw e;
             }
-            return new Database(connection);
+        } catch (OverlappingFileLockException e) {
+            throw new StoreException("the sandbox store at " + file + " is already open in this process", e);
         } catch (SQLException | IOException e) {
             throw new StoreException("cannot open the sandbox store at " + file, e);
         }
+    }
+
+    private static Connection connect(Path file) throws SQLException {
+        SQLiteConfig config = new SQLiteConfig();
+        config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+        config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+        config.enforceForeignKeys(true);
+        config.setBusyTimeout(10_000);
+        Connection connection = config.createConnection("jdbc:sqlite:" + file.toAbsolutePath());
+        try {
+            migrate(connection);
+            connection.setAutoCommit(false);
+        } catch (SQLException | RuntimeException e) {
+            connection.close();
+            throw e;
+        }
+        return connection;
     }
 
     private static void migrate(Connection connection) throws SQLException {
@@ -142,12 +165,15 @@ final class Database implements AutoCloseable {
                 return;
             }
             closed = true;
-            connection.close();
-        } catch (SQLException e) {
+            try {
+                connection.close();
+            } finally {
+                lockFile.close();
+            }
+        } catch (SQLException | IOException e) {
             throw new StoreException("cannot close the sandbox store", e);
         } finally {
             lock.unlock();
         }
     }
-
 }

@@ -8,6 +8,7 @@ import io.agentenv.server.orchestrator.SandboxState;
 import io.agentenv.server.orchestrator.SnapshotQuery;
 import io.agentenv.server.orchestrator.SnapshotRecord;
 import io.agentenv.server.orchestrator.SortOrder;
+import io.agentenv.server.orchestrator.StoreException;
 import io.agentenv.server.orchestrator.StoredState;
 import io.agentenv.server.orchestrator.TimeoutAction;
 import io.agentenv.spi.NetworkPolicy;
@@ -40,6 +41,7 @@ import static io.agentenv.server.orchestrator.SandboxState.PAUSED;
 import static io.agentenv.server.orchestrator.SandboxState.PAUSING;
 import static io.agentenv.server.orchestrator.SandboxState.RUNNING;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class SqliteSandboxStoreTest {
@@ -265,6 +267,15 @@ class SqliteSandboxStoreTest {
         store = SqliteSandboxStore.open(dir.resolve("db/agentenv.db"));
         // then
         assertThat(store.all()).containsExactly(record);
+    }
+
+    @Test
+    void a_second_server_cannot_open_a_store_that_is_in_use() {
+        assertThatThrownBy(() -> SqliteSandboxStore.open(dir.resolve("db/agentenv.db")))
+                .isInstanceOf(StoreException.class).hasMessageContaining("already open");
+        store.close();
+        store = SqliteSandboxStore.open(dir.resolve("db/agentenv.db")); // released on close
+        assertThat(store.all()).isEmpty();
     }
 
     @Test
