@@ -12,6 +12,18 @@ public interface SandboxBackendFactory {
     /** The name the server is configured with (AENV_BACKEND), for example {@code container}. */
     String name();
 
+    /**
+     * Called once by the server after loading the factory and before any other call except {@link #name()}: reads the
+     * settings and checks the host (fail fast with a clear message). Instances of a previous run are left alone here:
+     * restart recovery asks for them through {@link #reattach}. The default does nothing.
+     */
+    default void initialize(BackendContext context) throws BackendException {
+    }
+
+    /** Called once at server shutdown, after the orchestrator closed or paused every instance. Idempotent. */
+    default void shutdown() {
+    }
+
     /** The templates this backend boots without a snapshot; at least {@code base} for a usable backend. */
     List<TemplateDescriptor> templates();
 

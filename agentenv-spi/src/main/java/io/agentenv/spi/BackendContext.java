@@ -1,0 +1,26 @@
+package io.agentenv.spi;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What the server gives a backend once, before any other call: a directory it owns for its own state and the
+ * backend's settings. The server's configuration loader is the only reader of the environment and the config file;
+ * a backend reads its settings from here, never from {@code System.getenv}.
+ *
+ * @param workDir  a directory owned by this backend (created by the server), e.g. {@code <data dir>/backend/<name>}
+ * @param settings backend-specific keys and values, e.g. {@code AENV_BACKEND_CACHE_DIR} passed as {@code cache_dir}
+ */
+public record BackendContext(Path workDir, Map<String, String> settings) {
+    public BackendContext {
+        requireNonNull(workDir, "workDir is null");
+        settings = Map.copyOf(settings);
+    }
+
+    public Optional<String> setting(String key) {
+        return Optional.ofNullable(settings.get(key));
+    }
+}
