@@ -82,6 +82,31 @@ class OrchestratorFailureTest {
         assertThat(orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))).state()).isEqualTo(SandboxState.RUNNING);
     }
 
+    enum ResumeStage { DECODE, PREPARE, START, PERSIST_RUNNING }
+
+    @ParameterizedTest
+    @EnumSource(ResumeStage.class)
+    void a_resume_that_fails_at_any_stage_leaves_the_sandbox_paused_with_its_state(ResumeStage stage) {
+        // given
+        SandboxId id = h.create();
+        orchestrator.pause(id, PauseMode.WITH_MEMORY);
+        StoredState paused = h.store.get(id).orElseThrow().paused().orElseThrow();
+        switch (stage) {
+            case DECODE -> h.backend.script(MockOp.DECODE_PAUSED, MockAction.terminal("corrupt"));
+            case PREPARE -> h.backend.script(MockOp.PREPARE, MockAction.recoverable("no slot"));
+            case START -> h.backend.script(MockOp.START, MockAction.terminal("restore crashed"));
+            case PERSIST_RUNNING -> faulty.get().failNext(FaultyStore.Write.REPLACE);
+        }
+        // when
+        assertKind(() -> orchestrator.connect(id, Duration.ofSeconds(10)), ErrorKind.INTERNAL);
+        // then
+        assertThat(h.state(id)).isEqualTo(SandboxState.PAUSED);
+        assertThat(h.store.get(id).orElseThrow().paused()).contains(paused);
+        assertThat(paused.artifactDir()).isNotEmptyDirectory();
+        assertThat(h.backend.openInstances()).isEmpty();
+        assertThat(orchestrator.connect(id, Duration.ofSeconds(10)).outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
+    }
+
     @Test
     void a_recoverable_pause_failure_leaves_the_sandbox_running_and_retryable() {
         // given
