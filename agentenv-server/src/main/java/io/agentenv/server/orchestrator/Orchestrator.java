@@ -87,9 +87,11 @@ public final class Orchestrator {
 
     /**
      * Reconciles what the store holds with what the backend still runs (restart recovery), then starts the TTL
-     * eviction scheduler. Call once, before serving. PAUSED records stay resumable; a RUNNING record is re-attached if
-     * the backend still runs it, else kept as PAUSED when it has a paused state, else removed (logged with a reason);
-     * records in a transitional state are resolved the same way (RESUMING back to PAUSED).
+     * eviction scheduler. Call once, before serving. PAUSED records stay resumable (removed if their paused state cannot
+     * be decoded); RUNNING records, and PAUSING/SNAPSHOTTING/FORKING ones whose operation was cut short, are re-attached
+     * and RUNNING if the backend still runs them, else removed; RESUMING goes back to PAUSED; CREATING and KILLING
+     * records are finished off (any surviving instance closed, the record removed). Every removal is logged with its
+     * reason and published as a Killed event; artifact directories no record refers to are deleted.
      */
     public void start() {
         if (!phase.compareAndSet(Phase.NEW, Phase.STARTED)) {
