@@ -22,6 +22,12 @@ function rssKiB(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1])
 }
 
+// user + system CPU time of the process so far (clock ticks of 10 ms): start-up work independent of machine load
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 function health() {
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
@@ -43,7 +49,7 @@ async function startEnvd() {
     await delay(1)
   }
   const readyMs = Number(process.hrtime.bigint() - t0) / 1e6
-  return { child, readyMs }
+  return { child, readyMs, cpuMs: cpuMs(child.pid) }
 }
 
 async function stop(child) {
@@ -71,11 +77,13 @@ function openStream(cmd) {
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 
 const ready = []
+const cpu = []
 const idle = []
 let withProcesses = 0
 for (let i = 0; i < runs; i++) {
-  const { child, readyMs } = await startEnvd()
+  const { child, readyMs, cpuMs: used } = await startEnvd()
   ready.push(readyMs)
+  cpu.push(used)
   await delay(2000)
   idle.push(rssKiB(child.pid))
   if (i === runs - 1) {
@@ -88,13 +96,15 @@ for (let i = 0; i < runs; i++) {
   await stop(child)
 }
 
-const cpu = os.cpus()[0]?.model ?? 'unknown'
+const model = os.cpus()[0]?.model ?? 'unknown'
 console.log(JSON.stringify({
   date: new Date().toISOString(),
-  machine: `${os.cpus().length} x ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.release()}`,
+  loadAverage: os.loadavg().map((l) => l.toFixed(2)).join(' '),
+  machine: `${os.cpus().length} x ${model}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.release()}`,
   aotCache: useAot,
   runs,
   startToReadyMs: { min: Math.min(...ready).toFixed(1), median: median(ready).toFixed(1), max: Math.max(...ready).toFixed(1) },
+  cpuUntilReadyMs: { min: Math.min(...cpu), median: median(cpu) },
   idleRssMiB: { min: (Math.min(...idle) / 1024).toFixed(1), median: (median(idle) / 1024).toFixed(1) },
   rssWith10ProcessesMiB: (withProcesses / 1024).toFixed(1),
 }, null, 2))

@@ -2,12 +2,13 @@ package io.agentenv.envd;
 
 import static java.util.Objects.requireNonNull;
 
-import ch.qos.logback.classic.Level;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Locale;
 import java.util.Optional;
+import org.slf4j.event.Level;
 
 /**
  * envd's start-up settings, read once from the command line (and {@code ENVD_*} variables as defaults).
@@ -55,7 +56,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
         String user = System.getProperty("user.name", "root");
         long retention = 300;
         int journal = 1 << 20;
-        Level level = Level.toLevel(env.getOrDefault("ENVD_LOG_LEVEL", "INFO"), Level.INFO);
+        Level level = level("ENVD_LOG_LEVEL", env.getOrDefault("ENVD_LOG_LEVEL", "INFO"));
         String sandboxId = env.getOrDefault("ENVD_SANDBOX_ID", "-");
         boolean training = false;
         for (int i = 0; i < args.length; i++) {
@@ -67,7 +68,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
                 case "--default-user" -> user = value(args, ++i, arg);
                 case "--exited-retention" -> retention = integer(arg, value(args, ++i, arg), 0, 86_400);
                 case "--journal-bytes" -> journal = integer(arg, value(args, ++i, arg), 1024, 1 << 30);
-                case "--log-level" -> level = Level.toLevel(value(args, ++i, arg), Level.INFO);
+                case "--log-level" -> level = level(arg, value(args, ++i, arg));
                 case "--sandbox-id" -> sandboxId = value(args, ++i, arg);
                 case "--aot-training" -> training = true;
                 default -> throw new IllegalArgumentException("unknown option " + arg + "\n" + USAGE);
@@ -82,6 +83,14 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
             throw new IllegalArgumentException(option + " needs a value\n" + USAGE);
         }
         return args[i];
+    }
+
+    private static Level level(String option, String value) {
+        try {
+            return Level.valueOf(value.strip().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + " must be one of TRACE, DEBUG, INFO, WARN, ERROR: " + value);
+        }
     }
 
     private static int integer(String option, String value, int min, int max) {

@@ -33,6 +33,7 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         long startNanos = System.nanoTime();
+        Warmup.startInBackground();
         EnvdConfig config;
         try {
             config = EnvdConfig.parse(args, System.getenv());

@@ -1,42 +1,60 @@
 package io.agentenv.envd.logs;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
-import ch.qos.logback.core.ConsoleAppender;
-import org.slf4j.LoggerFactory;
+import static java.util.Objects.requireNonNull;
 
-/** Configures logback in code (no XML parsing at start-up): key-value lines on stderr, plus the journal. */
+import java.io.PrintStream;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.event.KeyValuePair;
+import org.slf4j.event.Level;
+
+/**
+ * Where envd's log lines go: key-value lines on stderr ({@code <time> <LEVEL> <logger> sandbox_id=<id> <message> k=v...})
+ * and the {@link LogJournal}. envd ships its own tiny SLF4J provider ({@link EnvdLoggerProvider}) instead of logback:
+ * logback's initialisation (pattern parsing, date formatting with locale data, ~250 classes) cost a large share of the
+ * 150 ms start-up budget, and envd needs nothing but these two sinks.
+ */
 public final class Logging {
+    /** The sink every envd logger writes to; replaced once by {@link #configure}. */
+    record Sink(Level threshold, Optional<LogJournal> journal, String sandboxId, PrintStream out) {
+        Sink {
+            requireNonNull(threshold, "threshold is null");
+            requireNonNull(journal, "journal is null");
+            requireNonNull(sandboxId, "sandboxId is null");
+            requireNonNull(out, "out is null");
+        }
+
+        boolean enabled(Level level) {
+            return level.toInt() >= threshold.toInt();
+        }
+
+        void write(String logger, Level level, String message, List<KeyValuePair> pairs, Throwable error) {
+            StringBuilder kv = new StringBuilder();
+            if (pairs != null) {
+                for (KeyValuePair pair : pairs) {
+                    kv.append(' ').append(pair.key).append('=').append(pair.value);
+                }
+            }
+            if (error != null) {
+                kv.append(" error=\"").append(error).append('"');
+            }
+            String shortName = logger.substring(logger.lastIndexOf('.') + 1);
+            out.println(Instant.now() + " " + level + " " + shortName + " sandbox_id=" + sandboxId + " " + message + kv);
+            journal.ifPresent(j -> j.envd(level.toString(), logger, message + kv));
+        }
+    }
+
+    private static volatile Sink sink = new Sink(Level.WARN, Optional.empty(), "-", System.err);
+
     private Logging() {}
 
-    public static void configure(LogJournal journal, Level level, String sandboxId) {
-        LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
-        context.reset();
-        context.putProperty("sandbox_id", sandboxId);
+    /** Called once from {@code Main}, before anything logs. */
+    public static void configure(LogJournal journal, Level threshold, String sandboxId) {
+        sink = new Sink(threshold, Optional.of(journal), sandboxId, System.err);
+    }
 
-        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
-        encoder.setContext(context);
-        encoder.setPattern("%d{yyyy-MM-dd'T'HH:mm:ss.SSSX,UTC} %-5level %logger{0} sandbox_id=%property{sandbox_id} %msg %kvp%n");
-        encoder.start();
-
-        ConsoleAppender<ch.qos.logback.classic.spi.ILoggingEvent> console = new ConsoleAppender<>();
-        console.setContext(context);
-        console.setName("stderr");
-        console.setTarget("System.err");
-        console.setEncoder(encoder);
-        console.start();
-
-        JournalAppender journalAppender = new JournalAppender(journal);
-        journalAppender.setContext(context);
-        journalAppender.setName("journal");
-        journalAppender.start();
-
-        Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-        root.setLevel(level);
-        root.addAppender(console);
-        root.addAppender(journalAppender);
-        context.getLogger("org.eclipse.jetty").setLevel(Level.WARN);
+    static Sink sink() {
+        return sink;
     }
 }
