@@ -1,5 +1,6 @@
 package io.agentenv.server.orchestrator;
 
+import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackendFactory;
@@ -122,6 +123,21 @@ public final class Orchestrator {
     public SandboxView get(SandboxId id) {
         requireNonNull(id, "id is null");
         return OperationRunner.read(() -> OperationContext.view(ctx.records.visible(id)));
+    }
+
+    /**
+     * How to reach the guest agent (envd) of a RUNNING sandbox, for the proxy; empty while it is in any other state or
+     * has no live instance. NOT_FOUND when missing or KILLING. Never waits, never blocks on the backend.
+     */
+    public Optional<GuestEndpoint> guestEndpoint(SandboxId id) {
+        requireNonNull(id, "id is null");
+        return OperationRunner.read(() -> {
+            SandboxRecord record = ctx.records.visible(id);
+            if (record.state() != SandboxState.RUNNING) {
+                return Optional.<GuestEndpoint>empty();
+            }
+            return ctx.runtime.get(id).flatMap(handle -> handle.backend().guest());
+        });
     }
 
     /** A page of sandboxes (KILLING never listed), ordered by (startedAt, id); {@code next} only when more remain. */

@@ -2,6 +2,7 @@ package io.agentenv.server.orchestrator;
 
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
+import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
@@ -287,6 +288,20 @@ class OrchestratorLifecycleTest {
         // then
         assertThat(h.backend.instance(id).orElseThrow().network()).isEqualTo(policy);
         assertThat(orchestrator.get(id).network()).isEqualTo(policy);
+    }
+
+    @Test
+    void the_guest_endpoint_is_known_only_while_running() {
+        // given
+        h.backend.guestEndpoint(new GuestEndpoint("10.11.0.2", 49983, Optional.empty()));
+        SandboxId id = h.create();
+        // when / then
+        assertThat(orchestrator.guestEndpoint(id)).contains(new GuestEndpoint("10.11.0.2", 49983, Optional.empty()));
+        orchestrator.pause(id, PauseMode.WITH_MEMORY);
+        assertThat(orchestrator.guestEndpoint(id)).isEmpty();
+        orchestrator.kill(id);
+        assertThatThrownBy(() -> orchestrator.guestEndpoint(id)).isInstanceOfSatisfying(AgentEnvException.class,
+                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
     }
 
     @Test
