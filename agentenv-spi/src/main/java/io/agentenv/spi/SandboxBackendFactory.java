@@ -3,6 +3,7 @@ package io.agentenv.spi;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A kind of backend, found by {@link #name()} through {@link java.util.ServiceLoader}. Implementations must be safe for
@@ -18,6 +19,15 @@ public interface SandboxBackendFactory {
      * restart recovery asks for them through {@link #reattach}. The default does nothing.
      */
     default void initialize(BackendContext context) throws BackendException {
+    }
+
+    /**
+     * Called once after restart recovery with the ids of every sandbox the server still runs (re-attached); the backend
+     * removes whatever else of a previous run it finds on the host (instances, network slots, mounts, cgroups), since no
+     * record refers to it any more. Paused sandboxes hold no live resources and are not listed. The default does
+     * nothing.
+     */
+    default void reapUnclaimed(Set<SandboxId> running) throws BackendException {
     }
 
     /** Called once at server shutdown, after the orchestrator closed or paused every instance. Idempotent. */

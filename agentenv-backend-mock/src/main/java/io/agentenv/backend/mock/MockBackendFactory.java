@@ -23,6 +23,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -121,6 +122,18 @@ public final class MockBackendFactory implements SandboxBackendFactory {
             return Optional.empty();
         }
         return Optional.of(sandbox);
+    }
+
+    /** Closes every live instance whose sandbox is not in {@code running}, as a real backend reaps leftovers. */
+    @Override
+    public void reapUnclaimed(Set<SandboxId> running) throws BackendException {
+        enter(MockOp.REAP, null);
+        for (MockSandbox sandbox : List.copyOf(live.values())) {
+            if (!running.contains(sandbox.spec().id())) {
+                sandbox.vanish();
+                live.remove(sandbox.spec().id(), sandbox);
+            }
+        }
     }
 
     // ---- scripting ---------------------------------------------------------------------------------------------

@@ -12,5 +12,6 @@ public enum MockOp {
     CLOSE,
     DECODE_PAUSED,
     DECODE_SNAPSHOT,
-    REATTACH
+    REATTACH,
+    REAP
 }

@@ -24,7 +24,8 @@ import static java.util.Objects.requireNonNull;
  *   <li>RESUMING: back to PAUSED if its paused state is intact (a re-attached instance is closed first), else removed.</li>
  *   <li>CREATING (never reported as created) and KILLING: any surviving instance is closed and the record removed.</li>
  * </ul>
- * Then artifact directories that no record refers to are deleted.
+ * Then artifact directories that no record refers to are deleted, and the backend is asked to reap host resources
+ * of instances no record claims.
  */
 final class Recovery {
     private static final Logger log = LoggerFactory.getLogger(Recovery.class);
@@ -57,6 +58,14 @@ final class Recovery {
         }
         collectSnapshotDirs(keep);
         ctx.artifacts.sweepOrphans(keep);
+        Set<SandboxId> running = ctx.records.store().all().stream()
+                .filter(r -> r.state() == SandboxState.RUNNING).map(SandboxRecord::id)
+                .collect(java.util.stream.Collectors.toSet());
+        try {
+            ctx.backends.reapUnclaimed(running);
+        } catch (BackendException | RuntimeException e) {
+            log.atWarn().setCause(e).log("the backend could not reap leftovers of a previous run");
+        }
         log.atInfo().addKeyValue("kept", kept).addKeyValue("removed", removed).log("restart recovery finished");
     }
 

@@ -133,6 +133,19 @@ class OrchestratorRecoveryTest {
     }
 
     @Test
+    void a_surviving_instance_that_no_record_claims_is_reaped_after_recovery() {
+        // given: a sandbox still runs on the host, but its record is gone (deleted while the server was down)
+        SandboxId orphan = h.create();
+        SandboxId kept = h.create();
+        h.store.delete(orphan, EnumSet.allOf(SandboxState.class));
+        // when
+        h.restart();
+        // then
+        assertThat(h.backend.openInstances()).extracting(s -> s.spec().id()).containsExactly(kept);
+        assertThat(h.backend.count(MockOp.REAP)).isEqualTo(2); // once per start
+    }
+
+    @Test
     void snapshots_survive_a_restart_and_can_still_be_launched() {
         // given
         SandboxId id = h.create();
