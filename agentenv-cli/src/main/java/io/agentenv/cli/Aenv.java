@@ -172,7 +172,7 @@ public final class Aenv {
                 .row("state", d.state().wire())
                 .row("started", d.startedAt())
                 .row("ends", d.endAt())
-                .row("on timeout", d.lifecycle().onTimeout().wire())
+                .row("on timeout", d.lifecycle() == null ? null : d.lifecycle().onTimeout().wire())
                 .row("cpu", d.cpuCount())
                 .row("memory MB", d.memoryMB())
                 .row("disk MB", d.diskSizeMB())

@@ -31,6 +31,6 @@ public record ListedSandbox(
         requireNonNull(endAt, "endAt is null");
         requireNonNull(state, "state is null");
         requireNonNull(envdVersion, "envdVersion is null");
-        metadata = Map.copyOf(metadata);
+        metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
     }
 }

@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * {@code GET /sandboxes/{id}} (E2B schema {@code SandboxDetail}). {@code allowInternetAccess} is camelCase here
  * (snake_case in requests) and always present, null meaning the default; {@code network} is present only when the
- * sandbox has explicit rules or private ingress.
+ * sandbox has explicit rules or private ingress. {@code lifecycle} is optional in E2B's schema (this server always
+ * sends it); absent metadata reads as empty.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record SandboxDetail(
@@ -40,8 +41,7 @@ public record SandboxDetail(
         requireNonNull(endAt, "endAt is null");
         requireNonNull(envdVersion, "envdVersion is null");
         requireNonNull(state, "state is null");
-        requireNonNull(lifecycle, "lifecycle is null");
-        metadata = Map.copyOf(metadata);
+        metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
     }
 
     @Override
