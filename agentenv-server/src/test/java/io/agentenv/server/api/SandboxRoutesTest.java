@@ -253,5 +253,19 @@ class SandboxRoutesTest {
         assertThat(code(server.delete("/templates/" + snapshotId))).isEqualTo(404);
         assertThat(code(server.post("/sandboxes/" + id + "/snapshots", "{\"name\":\"bad name!\"}"))).isEqualTo(400);
         assertThat(code(server.post("/sandboxes/" + MISSING + "/snapshots", "{}"))).isEqualTo(404);
+        assertThat(code(server.get("/snapshots?limit=0"))).isEqualTo(400);
+        assertThat(code(server.get("/snapshots?sandboxID=not-an-id"))).isEqualTo(400);
+        assertThat(code(server.get("/snapshots?nextToken=garbage"))).isEqualTo(400);
+        server.post("/sandboxes/" + id + "/pause", "");
+        assertThat(code(server.post("/sandboxes/" + id + "/snapshots", "{}"))).isEqualTo(409);
+    }
+
+    @Test
+    void operations_that_need_a_running_sandbox_are_409_while_it_is_paused() throws Exception {
+        String id = server.create();
+        assertThat(server.post("/sandboxes/" + id + "/pause", "").statusCode()).isEqualTo(204);
+        assertThat(code(server.put("/sandboxes/" + id + "/network", "{\"allowOut\":[\"10.0.0.0/8\"]}"))).isEqualTo(409);
+        assertThat(code(server.patch("/sandboxes/" + id + "/custom-extension-params", "{}"))).isEqualTo(409);
+        assertThat(code(server.post("/sandboxes/" + id + "/fork", "{}"))).isEqualTo(409);
     }
 }
