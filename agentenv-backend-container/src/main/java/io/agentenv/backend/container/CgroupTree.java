@@ -25,6 +25,7 @@ final class CgroupTree {
 
     private static final Logger log = LoggerFactory.getLogger(CgroupTree.class);
     private static final Duration EMPTY_WAIT = Duration.ofSeconds(10);
+    private static final Duration FREEZE_WAIT = Duration.ofSeconds(3);
     private static final Duration POLL = Duration.ofMillis(2);
 
     private final Path root;
@@ -74,10 +75,17 @@ final class CgroupTree {
 
     /**
      * Freezes every process of the sandbox through the v1 freezer (no runc process: a few ms) and waits until the
-     * kernel reports FROZEN. Used while a snapshot is captured.
+     * kernel reports FROZEN. Used while a snapshot is captured. A freeze that cannot complete (a task in the middle of
+     * execve waits for threads that are already frozen, so the cgroup stays FREEZING) is undone before the error is
+     * thrown: a sandbox is never left half-frozen, and runc, which waits on FREEZING, never hangs on it.
      */
     void freeze(ContainerId id) throws IOException, InterruptedException {
-        setFreezer(id, "FROZEN");
+        try {
+            setFreezer(id, "FROZEN");
+        } catch (IOException e) {
+            setFreezer(id, "THAWED");
+            throw e;
+        }
     }
 
     void thaw(ContainerId id) throws IOException, InterruptedException {
@@ -97,7 +105,7 @@ final class CgroupTree {
     private void setFreezer(ContainerId id, String state) throws IOException, InterruptedException {
         Path file = root.resolve("freezer").resolve(parent).resolve(id.value()).resolve("freezer.state");
         Files.writeString(file, state);
-        Instant deadline = Instant.now().plus(EMPTY_WAIT);
+        Instant deadline = Instant.now().plus(FREEZE_WAIT);
         String now;
         while (!(now = Files.readString(file).strip()).equals(state)) {
             if (Instant.now().isAfter(deadline)) {

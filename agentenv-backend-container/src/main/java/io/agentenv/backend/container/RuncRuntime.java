@@ -62,6 +62,10 @@ final class RuncRuntime {
         log.atInfo().addKeyValue("sandbox_id", id.value()).log("container created");
     }
 
+    /**
+     * Lets the created container's init exec its program. Returns once runc has signalled it: the exec may still be
+     * in progress, so wait for the program to be up (e.g. envd answering) before freezing the container.
+     */
     void start(ContainerId id) throws CommandFailedException, InterruptedException {
         run(commandTimeout, "start", id.value());
     }

@@ -50,6 +50,24 @@ class GuestChannelHostTest {
             "threading.Thread(target=serve, args=(tcp,), daemon=True).start()",
             "serve(unix)"));
 
+    /** A JVM agent (envd runs on the bind-mounted JDK): answers "pong <pid>" on /run/envd/jvm.sock. */
+    private static final String JVM_AGENT = String.join("\n",
+            "import java.net.*; import java.nio.*; import java.nio.channels.*; import java.nio.file.*;",
+            "public class Agent {",
+            "    public static void main(String[] args) throws Exception {",
+            "        Path path = Path.of(\"/run/envd/jvm.sock\");",
+            "        Files.deleteIfExists(path);",
+            "        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {",
+            "            server.bind(UnixDomainSocketAddress.of(path));",
+            "            while (true) {",
+            "                try (SocketChannel c = server.accept()) {",
+            "                    c.write(ByteBuffer.wrap((\"pong \" + ProcessHandle.current().pid()).getBytes()));",
+            "                }",
+            "            }",
+            "        }",
+            "    }",
+            "}", "");
+
     private HostFixture host;
 
     @BeforeEach
@@ -74,9 +92,28 @@ class GuestChannelHostTest {
     }
 
     private static String overUnix(Sandbox sandbox, String message) throws IOException {
-        SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
-        channel.connect(UnixDomainSocketAddress.of(sandbox.envd().resolve("agent.sock")));
-        return ask(channel, message);
+        return ask(connectUnix(sandbox.envd().resolve("agent.sock")), message);
+    }
+
+    /**
+     * Connects to a unix socket, retrying briefly: the socket file appears at bind(), a moment before listen(), and a
+     * restored listener may not be accepting yet when runc returns.
+     */
+    private static SocketChannel connectUnix(Path socket) throws IOException {
+        java.time.Instant deadline = java.time.Instant.now().plusSeconds(10);
+        while (true) {
+            SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                channel.connect(UnixDomainSocketAddress.of(socket));
+                return channel;
+            } catch (IOException e) {
+                channel.close();
+                if (java.time.Instant.now().isAfter(deadline)) {
+                    throw e;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+            }
+        }
     }
 
     private static String overTcp(Sandbox sandbox, String message) throws IOException {
@@ -124,5 +161,39 @@ class GuestChannelHostTest {
 
         host.destroy(fork);
         host.destroy(original);
+    }
+
+    @Test
+    void a_jvm_on_the_read_only_jdk_survives_a_checkpoint_to_disk_and_a_restore() throws Exception {
+        // given a JVM serving on a unix socket in the envd dir
+        List<String> jvm = List.of(HostFixture.JDK.resolve("bin/java").toString(), "-Xmx64m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "/run/envd/Agent.java");
+        Sandbox sandbox = host.prepare("jvm", List.of(host.templateRootfs()), jvm);
+        Files.writeString(sandbox.envd().resolve("Agent.java"), JVM_AGENT);
+        host.runc.create(sandbox.id(), sandbox.bundle());
+        host.runc.start(sandbox.id());
+        HostFixture.await("the JVM listens", Duration.ofSeconds(60), () -> Files.exists(sandbox.envd().resolve("jvm.sock")));
+        String before = read(sandbox.envd().resolve("jvm.sock"));
+        assertThat(before).startsWith("pong ");
+
+        // when it is checkpointed to disk, stopped and restored
+        Path images = host.sandboxesDir.resolve("jvm-ckpt/images");
+        host.runc.checkpoint(sandbox.id(), images, host.sandboxesDir.resolve("jvm-ckpt/work"), RuncRuntime.AfterCheckpoint.STOP);
+        host.runc.delete(sandbox.id());
+        host.runc.restore(sandbox.id(), sandbox.bundle(), images, sandbox.restoreWork());
+
+        // then the same JVM process answers
+        assertThat(read(sandbox.envd().resolve("jvm.sock"))).isEqualTo(before);
+        host.destroy(sandbox);
+    }
+
+    private static String read(Path socket) throws IOException {
+        try (SocketChannel channel = connectUnix(socket)) {
+            ByteBuffer reply = ByteBuffer.allocate(64);
+            while (channel.read(reply) >= 0) {
+                // until the agent closes
+            }
+            return new String(reply.array(), 0, reply.position(), StandardCharsets.UTF_8);
+        }
     }
 }

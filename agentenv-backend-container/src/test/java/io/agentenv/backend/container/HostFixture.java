@@ -26,8 +26,7 @@ import org.junit.jupiter.api.Assumptions;
 final class HostFixture implements AutoCloseable {
 
     private static final Duration POLL = Duration.ofMillis(5);
-    /** Slots far from the ones a server on the same host uses (it starts at 0). */
-    private static final int FIRST_TEST_SLOT = 16_000;
+    private static final Path TEMP = Path.of("/var/tmp");
 
     final ProcessRunner runner = new JdkProcessRunner();
     final HostLayout layout;
@@ -40,15 +39,20 @@ final class HostFixture implements AutoCloseable {
     final HostInventory inventory;
     final Path sandboxesDir;
     final String idPrefix;
+    /** The pool uses the lane's first half of slots; tests may build other pools in the second half. */
+    final int firstSlot;
+    private final TestLane lane;
 
-    private HostFixture(HostLayout layout, Path sandboxesDir, int warmSlots) {
+    private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) {
+        this.lane = lane;
         this.layout = layout;
         this.sandboxesDir = sandboxesDir;
-        this.idPrefix = "it" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
         this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting());
         this.overlays = new OverlayMounts(runner);
         this.firewall = new EgressFirewall(runner);
-        this.pool = new NetnsPool(runner, firewall, layout, FIRST_TEST_SLOT, 64, warmSlots);
+        this.firstSlot = lane.firstSlot(layout.addressing());
+        this.pool = new NetnsPool(runner, firewall, layout, firstSlot, TestLane.SLOTS_PER_LANE / 2, warmSlots);
         this.runc = new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60));
         this.cgroups = new CgroupTree(layout);
         this.inventory = new HostInventory(runc, cgroups, overlays, pool, sandboxesDir);
@@ -63,11 +67,31 @@ final class HostFixture implements AutoCloseable {
             }
             Assumptions.abort("host test skipped: " + unready.get());
         }
-        HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV).withNamePrefix("aenvt");
-        Path dir = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-it-");
-        HostFixture fixture = new HostFixture(layout, dir, warmSlots);
-        fixture.pool.reapLeftovers(); // a killed earlier test run's slots (this prefix is for tests only)
-        return fixture;
+        TestLane lane = TestLane.claim();
+        try {
+            HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV).withNamePrefix(lane.namePrefix());
+            Path dir = Files.createTempDirectory(TEMP, lane.dirPrefix());
+            HostFixture fixture = new HostFixture(lane, layout, dir, warmSlots);
+            fixture.reapDeadRuns();
+            return fixture;
+        } catch (Exception | Error e) {
+            lane.close();
+            throw e;
+        }
+    }
+
+    /** Removes what dead runs that held this lane left: containers, cgroups, mounts, temp dirs, network slots. */
+    private void reapDeadRuns() throws Exception {
+        inventory.reap(lane.idPrefix()); // its mount scan covers only this run's (new, empty) dir
+        pool.reapLeftovers();
+        try (Stream<Path> dirs = Files.list(TEMP)) {
+            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix()) && !d.equals(sandboxesDir)).toList()) {
+                for (Path mount : MountTable.mountsUnder(old)) {
+                    overlays.unmount(mount);
+                }
+                deleteTree(old);
+            }
+        }
     }
 
     ContainerId newId(String suffix) {
@@ -160,8 +184,12 @@ final class HostFixture implements AutoCloseable {
             Leftovers left = inventory.scan(idPrefix);
             assertThat(left.isEmpty()).as("host resources left behind: %s", left).isTrue();
         } finally {
-            inventory.reap(idPrefix);
-            deleteTree(sandboxesDir);
+            try {
+                inventory.reap(idPrefix);
+                deleteTree(sandboxesDir);
+            } finally {
+                lane.close();
+            }
         }
     }
 

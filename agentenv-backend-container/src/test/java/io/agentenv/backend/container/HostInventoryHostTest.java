@@ -39,6 +39,8 @@ class HostInventoryHostTest {
         // given running and frozen sandboxes whose owner vanished without cleaning up
         Sandbox running = host.run("left1", IDLE, HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
         Sandbox frozen = host.run("left2", IDLE, HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+        HostFixture.await("the init has exec'd and started its child", java.time.Duration.ofSeconds(10),
+                () -> pidCount(frozen) >= 2);
         host.cgroups.freeze(frozen.id());
         long pid = host.runc.state(running.id()).orElseThrow().pid();
 
@@ -59,6 +61,14 @@ class HostInventoryHostTest {
         assertThat(host.inventory.scan(host.idPrefix).isEmpty()).isTrue();
         HostFixture.await("the sandbox's processes are gone", java.time.Duration.ofSeconds(10),
                 () -> ProcessHandle.of(pid).isEmpty());
+    }
+
+    private int pidCount(Sandbox sandbox) {
+        try {
+            return host.cgroups.pids(sandbox.id().value()).size();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test

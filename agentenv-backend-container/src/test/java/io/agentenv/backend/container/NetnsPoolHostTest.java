@@ -169,7 +169,7 @@ class NetnsPoolHostTest {
     @Test
     void leftovers_of_a_crashed_run_are_found_by_prefix_and_removed() throws Exception {
         // given a slot created by a pool that then vanished without releasing it
-        NetnsPool crashed = new NetnsPool(host.runner, host.firewall, host.layout, 16_100, 4, 0);
+        NetnsPool crashed = new NetnsPool(host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 4, 0);
         NetSlot orphan = crashed.acquire();
         host.firewall.apply(orphan, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
         assertThat(host.pool.existingResources()).contains(orphan.netnsName(), orphan.hostVeth(), "egress-" + orphan.hostVeth());
