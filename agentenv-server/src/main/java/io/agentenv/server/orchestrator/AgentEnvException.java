@@ -2,6 +2,8 @@ package io.agentenv.server.orchestrator;
 
 import io.agentenv.spi.SandboxId;
 
+import java.util.Locale;
+
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -30,7 +32,7 @@ public final class AgentEnvException extends RuntimeException {
 
     public static AgentEnvException invalidState(SandboxId id, SandboxState state, String operation) {
         return new AgentEnvException(ErrorKind.CONFLICT,
-                "sandbox " + id.value() + " cannot " + operation + " while " + state.name().toLowerCase(java.util.Locale.ROOT));
+                "sandbox " + id.value() + " cannot " + operation + " while " + state.name().toLowerCase(Locale.ROOT));
     }
 
     public static AgentEnvException invalidArgument(String message) {

@@ -10,11 +10,13 @@ import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
@@ -67,7 +69,7 @@ final class Artifacts {
      */
     void sweepOrphans(Set<Path> keep) {
         Set<Path> kept = keep.stream().map(Path::toAbsolutePath).map(Path::normalize)
-                .collect(java.util.stream.Collectors.toSet());
+                .collect(Collectors.toSet());
         for (String area : new String[]{"sandboxes", "snapshots", "forks"}) {
             Path dir = root.resolve(area);
             if (!Files.isDirectory(dir)) {
@@ -114,7 +116,7 @@ final class Artifacts {
     }
 
     private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         Files.walkFileTree(dir, new SimpleFileVisitor<>() {

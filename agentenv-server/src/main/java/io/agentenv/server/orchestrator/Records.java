@@ -6,6 +6,7 @@ import io.agentenv.spi.SandboxId;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
@@ -102,7 +103,7 @@ final class Records {
                             ? Optional.empty() : Optional.of(Boolean.TRUE));
             if (left.isEmpty()) {
                 throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + id + " is still "
-                        + state.name().toLowerCase(java.util.Locale.ROOT) + "; try again later");
+                        + state.name().toLowerCase(Locale.ROOT) + "; try again later");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
@@ -60,7 +61,7 @@ final class Recovery {
         ctx.artifacts.sweepOrphans(keep);
         Set<SandboxId> running = ctx.records.store().all().stream()
                 .filter(r -> r.state() == SandboxState.RUNNING).map(SandboxRecord::id)
-                .collect(java.util.stream.Collectors.toSet());
+                .collect(Collectors.toSet());
         try {
             ctx.backends.reapUnclaimed(running);
         } catch (BackendException | RuntimeException e) {
