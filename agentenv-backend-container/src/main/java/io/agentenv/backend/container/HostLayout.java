@@ -121,14 +121,24 @@ record HostLayout(
         return runDir.resolve("runc");
     }
 
-    /** The same layout with another name prefix: tests use their own so a leak check sees only their resources. */
-    HostLayout withNamePrefix(String prefix) {
-        if (!prefix.startsWith(namePrefix)) {
-            // the host's firewall rules match interfaces by the setup's prefix; a slot outside it would be unisolated
-            throw new IllegalArgumentException("name prefix must extend the host's '" + namePrefix + "': " + prefix);
+    /**
+     * The same host with separate names, so that a second user (tests while a server runs) never sees, and no reaper
+     * ever removes, the other's resources: another netns/veth prefix, runc state root and cgroup parent.
+     *
+     * @param prefix must extend this layout's prefix (the host's firewall rules match interfaces by it) without
+     *        making the other's veth names match ({@code <prefix>v...}), so it must not continue with "v" or "-"
+     */
+    HostLayout isolatedAs(String prefix, Path otherRunDir, String otherCgroupParent) {
+        if (!prefix.startsWith(namePrefix) || prefix.length() == namePrefix.length()
+                || prefix.charAt(namePrefix.length()) == 'v') {
+            throw new IllegalArgumentException("name prefix must extend the host's '" + namePrefix
+                    + "' with something other than 'v': " + prefix);
+        }
+        if (otherRunDir.equals(runDir) || otherCgroupParent.equals(cgroupParent)) {
+            throw new IllegalArgumentException("an isolated layout needs its own run dir and cgroup parent");
         }
         return new HostLayout(cacheDir, runc, criu, criuRuncConfig, templatesDir, resolvConf, addressing, prefix,
-                cgroupParent, cgroupRoot, swapAccounting, runDir);
+                otherCgroupParent, cgroupRoot, swapAccounting, otherRunDir);
     }
 
     private static String value(Map<String, String> env, String key, Path file) {

@@ -69,7 +69,8 @@ final class HostFixture implements AutoCloseable {
         }
         TestLane lane = TestLane.claim();
         try {
-            HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV).withNamePrefix(lane.namePrefix());
+            HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
+                    .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
             Path dir = Files.createTempDirectory(TEMP, lane.dirPrefix());
             HostFixture fixture = new HostFixture(lane, layout, dir, warmSlots);
             fixture.reapDeadRuns();

@@ -69,10 +69,16 @@ class HostLayoutTest {
     }
 
     @Test
-    void a_test_prefix_must_extend_the_hosts_prefix_so_the_firewall_rules_cover_it(@TempDir Path dir) throws Exception {
+    void an_isolated_layout_extends_the_hosts_prefix_without_overlapping_its_names(@TempDir Path dir) throws Exception {
         HostLayout layout = HostLayout.load(Files.writeString(dir.resolve("host.env"), HOST_ENV.formatted(dir)));
 
-        assertThat(layout.withNamePrefix("aenvt").namePrefix()).isEqualTo("aenvt");
-        assertThatThrownBy(() -> layout.withNamePrefix("other")).hasMessageContaining("extend");
+        HostLayout tests = layout.isolatedAs("aenvt3", Path.of("/run/agentenv/tests/3"), "agentenv-tests");
+
+        assertThat(tests.namePrefix()).isEqualTo("aenvt3");
+        assertThat(tests.runcRoot()).isEqualTo(Path.of("/run/agentenv/tests/3/runc"));
+        assertThat(tests.cgroupParent()).isEqualTo("agentenv-tests");
+        assertThatThrownBy(() -> layout.isolatedAs("other", Path.of("/x"), "y")).hasMessageContaining("extend");
+        assertThatThrownBy(() -> layout.isolatedAs("aenvv1", Path.of("/x"), "y")).hasMessageContaining("other than 'v'");
+        assertThatThrownBy(() -> layout.isolatedAs("aenvt", layout.runDir(), "y")).hasMessageContaining("own run dir");
     }
 }

@@ -18,6 +18,8 @@ final class TestLane implements AutoCloseable {
     private static final Path LOCKS = Path.of("/run/agentenv/test-lanes");
     private static final int LANES = 36;
     static final int SLOTS_PER_LANE = 64;
+    /** Test sandboxes' cgroups live apart from a server's, so its start-up reaper never touches them. */
+    static final String CGROUP_PARENT = "agentenv-tests";
 
     private final int lane;
     private final FileChannel channel;
@@ -54,6 +56,11 @@ final class TestLane implements AutoCloseable {
     /** Netns and veth names: "aenvt" plus the lane's letter (inside the host firewall's "aenv*" match). */
     String namePrefix() {
         return "aenvt" + letter();
+    }
+
+    /** This lane's run dir (its runc state root is below it), apart from a server's /run/agentenv/runc. */
+    Path runDir() {
+        return LOCKS.resolve(String.valueOf(letter()));
     }
 
     /** Container ids and cgroups of this lane start with this. */
