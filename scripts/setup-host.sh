@@ -67,11 +67,14 @@ ENV
 undo_host() {
   rm -f /run/agentenv/host-ready /run/agentenv/criu-kdat.stamp /run/criu.kdat "$HOST_ENV"
   local c mnt
+  local parent
   for c in "${CGROUP_CONTROLLERS[@]}"; do
     mnt=$(cgroup_v1_mount "$c")
-    if [[ -n $mnt && -d $mnt/agentenv ]]; then rmdir "$mnt/agentenv" 2>/dev/null || true; fi
+    for parent in agentenv agentenv-tests; do
+      if [[ -n $mnt && -d $mnt/$parent ]]; then rmdir "$mnt/$parent" 2>/dev/null || true; fi
+    done
   done
-  note "host-ready marker, CRIU kdat cache and empty /agentenv cgroups removed"
+  note "host-ready marker, CRIU kdat cache and empty /agentenv, /agentenv-tests cgroups removed"
 }
 
 purge_cache() {
