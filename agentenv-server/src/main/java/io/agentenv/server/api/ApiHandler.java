@@ -111,17 +111,36 @@ final class ApiHandler extends Handler.Abstract {
         }
     }
 
+    /**
+     * Reads the whole body, at most {@code maxRequestBytes}. An oversized body is drained up to a bounded amount
+     * before the 413, so the client reads the answer instead of a reset connection; beyond that the connection is
+     * closed by Jetty.
+     */
     private byte[] body(Request request) throws IOException {
         long declared = request.getLength();
-        if (declared > maxRequestBytes) {
-            throw new HttpProblem(413, "request body exceeds " + maxRequestBytes + " bytes");
-        }
+        long drainCap = 4L * maxRequestBytes;
         try (InputStream in = Request.asInputStream(request)) {
+            if (declared > maxRequestBytes) {
+                if (declared <= drainCap) {
+                    drain(in, drainCap);
+                }
+                throw new HttpProblem(413, "request body exceeds " + maxRequestBytes + " bytes");
+            }
             byte[] body = in.readNBytes(maxRequestBytes + 1);
             if (body.length > maxRequestBytes) {
+                drain(in, drainCap);
                 throw new HttpProblem(413, "request body exceeds " + maxRequestBytes + " bytes");
             }
             return body;
+        }
+    }
+
+    private static void drain(InputStream in, long cap) throws IOException {
+        byte[] buffer = new byte[8192];
+        long total = 0;
+        int n;
+        while (total < cap && (n = in.read(buffer, 0, (int) Math.min(buffer.length, cap - total))) > 0) {
+            total += n;
         }
     }
 
