@@ -267,7 +267,7 @@ public final class DirectoryWatch implements AutoCloseable {
             return Optional.empty();
         }
         try {
-            return Optional.of(EntryReader.read(child));
+            return Optional.of(new EntryReader().read(child));
         } catch (IOException e) {
             return Optional.empty();
         }

@@ -7,12 +7,18 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.UserPrincipal;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
-/** Builds {@link Entry} values from the filesystem, with the same field rules as E2B's envd. */
+/**
+ * Builds {@link Entry} values from the filesystem, with the same field rules as E2B's envd. Owner and group names are
+ * looked up once per id for the reader's lifetime (a name lookup costs more than the stat itself), so use one reader
+ * per operation: accounts added later are then seen by the next operation. Not thread-safe.
+ */
 final class EntryReader {
-    private EntryReader() {}
+    private final Map<Integer, String> users = new HashMap<>();
+    private final Map<Integer, String> groups = new HashMap<>();
 
     /**
      * Describes {@code path} without following it if it is a symlink; the entry's {@code path} is {@code path} as given.
@@ -21,8 +27,9 @@ final class EntryReader {
      *
      * @throws IOException when the entry cannot be read ({@link java.nio.file.NoSuchFileException} if it is gone)
      */
-    static Entry read(Path path) throws IOException {
-        Map<String, Object> attributes = Files.readAttributes(path, "unix:*", LinkOption.NOFOLLOW_LINKS);
+    Entry read(Path path) throws IOException {
+        Map<String, Object> attributes = Files.readAttributes(path, "unix:mode,uid,gid,size,lastModifiedTime",
+                LinkOption.NOFOLLOW_LINKS);
         int rawMode = (Integer) attributes.get("mode");
         FileType type = ModeString.typeOf(rawMode);
         int mode = rawMode & 0777;
@@ -51,11 +58,29 @@ final class EntryReader {
                 (Long) attributes.get("size"),
                 mode,
                 ModeString.of(rawMode),
-                ((UserPrincipal) attributes.get("owner")).getName(),
-                ((GroupPrincipal) attributes.get("group")).getName(),
+                ownerName(path, (Integer) attributes.get("uid")),
+                groupName(path, (Integer) attributes.get("gid")),
                 ((FileTime) attributes.get("lastModifiedTime")).toInstant(),
                 symlinkTarget,
                 metadata);
+    }
+
+    private String ownerName(Path path, int uid) throws IOException {
+        String name = users.get(uid);
+        if (name == null) {
+            name = ((UserPrincipal) Files.getAttribute(path, "posix:owner", LinkOption.NOFOLLOW_LINKS)).getName();
+            users.put(uid, name);
+        }
+        return name;
+    }
+
+    private String groupName(Path path, int gid) throws IOException {
+        String name = groups.get(gid);
+        if (name == null) {
+            name = ((GroupPrincipal) Files.getAttribute(path, "posix:group", LinkOption.NOFOLLOW_LINKS)).getName();
+            groups.put(gid, name);
+        }
+        return name;
     }
 
     /** The fully resolved target of a symlink, or the link itself when it dangles or loops (as envd reports it). */

@@ -28,7 +28,7 @@ public final class LocalFilesystem {
     public Entry stat(Path path) {
         requireAbsolute(path);
         try {
-            return EntryReader.read(path);
+            return new EntryReader().read(path);
         } catch (NoSuchFileException e) {
             throw new FsException(FsError.NOT_FOUND, "file not found: '" + path + "'", e);
         } catch (IOException e) {
@@ -63,11 +63,11 @@ public final class LocalFilesystem {
             throw new FsException(FsError.INVALID_ARGUMENT, "path is not a directory: '" + path + "'");
         }
         List<Entry> entries = new ArrayList<>();
-        walk(path, resolved, levels, entries);
+        walk(new EntryReader(), path, resolved, levels, entries);
         return entries;
     }
 
-    private static void walk(Path shown, Path actual, int levelsLeft, List<Entry> out) {
+    private static void walk(EntryReader reader, Path shown, Path actual, int levelsLeft, List<Entry> out) {
         List<Path> children = new ArrayList<>();
         try (DirectoryStream<Path> stream = Files.newDirectoryStream(actual)) {
             stream.forEach(children::add);
@@ -82,15 +82,16 @@ public final class LocalFilesystem {
             Path shownChild = shown.resolve(name);
             Entry entry;
             try {
-                entry = EntryReader.read(child);
+                entry = reader.read(child);
             } catch (NoSuchFileException e) {
                 continue;
             } catch (IOException e) {
                 throw FsException.of(e, "error getting file info of", shownChild);
             }
             out.add(shownChild.equals(child) ? entry : withPath(entry, shownChild));
-            if (levelsLeft > 1 && Files.isDirectory(child, LinkOption.NOFOLLOW_LINKS)) {
-                walk(shownChild, child, levelsLeft - 1, out);
+            boolean realDirectory = entry.type() == FileType.DIRECTORY && entry.symlinkTarget().isEmpty(); // not a link
+            if (levelsLeft > 1 && realDirectory) {
+                walk(reader, shownChild, child, levelsLeft - 1, out);
             }
         }
     }
