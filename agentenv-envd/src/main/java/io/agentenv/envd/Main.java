@@ -64,7 +64,7 @@ public final class Main {
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
 
         EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(),
-                new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), Duration.ofSeconds(2));
+                new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), Duration.ofSeconds(1));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("envd-shutdown").unstarted(() -> {
             log.atInfo().log("stopping");

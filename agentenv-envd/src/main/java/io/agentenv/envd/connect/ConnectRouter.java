@@ -52,7 +52,7 @@ public final class ConnectRouter {
     }
 
     /** True for paths shaped like an RPC, registered or not ({@code /a.B/C}). */
-    static boolean looksLikeRpc(String path) {
+    public static boolean looksLikeRpc(String path) {
         if (path == null || path.length() < 2 || path.charAt(0) != '/') {
             return false;
         }

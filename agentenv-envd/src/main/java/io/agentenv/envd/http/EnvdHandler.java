@@ -62,7 +62,7 @@ public final class EnvdHandler extends Handler.Abstract {
     private void serveRoute(String path, Request request, Response response) throws Exception {
         Optional<Map<String, HttpRoutes.Route>> methods = routes.forPath(path);
         if (methods.isEmpty()) {
-            if (path.length() > 1 && path.indexOf('/', 1) > 0 && path.substring(1, path.indexOf('/', 1)).indexOf('.') > 0) {
+            if (ConnectRouter.looksLikeRpc(path)) {
                 dispatch.unknownProcedure(path, response);
                 return;
             }
