@@ -43,6 +43,8 @@ final class NetnsPool implements AutoCloseable {
     private final BitSet taken = new BitSet();
     /** Created and not handed out. Guarded by lock. */
     private final Deque<NetSlot> ready = new ArrayDeque<>();
+    /** Slots being created for the ready queue. Guarded by lock. */
+    private int warming;
     private final AtomicBoolean refilling = new AtomicBoolean();
     private volatile Thread refill;
     private volatile boolean closed;
@@ -83,15 +85,23 @@ final class NetnsPool implements AutoCloseable {
         while (!closed) {
             int index;
             synchronized (lock) {
-                if (ready.size() >= warm) {
+                if (ready.size() + warming >= warm) {
                     return;
                 }
                 index = reserveIndex();
                 if (index < 0) {
                     return;
                 }
+                warming++;
             }
-            NetSlot slot = createOrFree(index);
+            NetSlot slot;
+            try {
+                slot = createOrFree(index);
+            } finally {
+                synchronized (lock) {
+                    warming--;
+                }
+            }
             synchronized (lock) {
                 if (!closed) {
                     ready.add(slot);
@@ -103,7 +113,7 @@ final class NetnsPool implements AutoCloseable {
     }
 
     /** A ready slot for one sandbox; creates one when none is ready. */
-    NetSlot acquire() throws CommandFailedException, InterruptedException {
+    NetSlot acquire() throws NoFreeSlotException, CommandFailedException, InterruptedException {
         if (closed) {
             throw new IllegalStateException("the netns pool is closed");
         }
@@ -114,7 +124,7 @@ final class NetnsPool implements AutoCloseable {
             if (slot == null) {
                 index = reserveIndex();
                 if (index < 0) {
-                    throw new IllegalStateException("no free network slot (" + slotCount + " in use)");
+                    throw new NoFreeSlotException(slotCount);
                 }
             }
         }
@@ -130,15 +140,21 @@ final class NetnsPool implements AutoCloseable {
      * gone.
      */
     void release(NetSlot slot) throws CommandFailedException, InterruptedException {
-        try {
-            firewall.remove(slot);
-            destroy(slot.netnsName(), slot.hostVeth());
-        } finally {
-            synchronized (lock) {
-                taken.clear(slot.index() - firstSlot);
-            }
+        firewall.remove(slot);
+        destroy(slot.netnsName(), slot.hostVeth());
+        // only now: an index whose netns or veth could not be removed stays taken (until the start-up reaper) rather
+        // than collide with a new slot of the same names
+        synchronized (lock) {
+            taken.clear(slot.index() - firstSlot);
         }
         refillInBackground();
+    }
+
+    /** Every slot of the pool is handed out (or being created). */
+    static final class NoFreeSlotException extends Exception {
+        NoFreeSlotException(int slotCount) {
+            super("no free network slot: all " + slotCount + " are in use");
+        }
     }
 
     /** Destroys the ready slots. Slots handed out stay theirs to release. */
