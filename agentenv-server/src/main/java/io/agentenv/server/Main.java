@@ -10,6 +10,8 @@ import io.agentenv.server.orchestrator.OrchestratorSettings;
 import io.agentenv.server.orchestrator.SandboxStore;
 import io.agentenv.server.store.SqliteSandboxStore;
 import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.BackendContext;
+import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxBackendFactory;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -73,6 +75,7 @@ public final class Main {
         Orchestrator orchestrator = null;
         ApiServer api = null;
         try {
+            initializeBackend(backend, dataDir, config);
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
             EnvdTokenSource envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
             orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
@@ -90,7 +93,7 @@ public final class Main {
             log.atInfo().addKeyValue("address", config.listen().getHostString()).addKeyValue("port", api.port())
                     .addKeyValue("backend", backend.name()).addKeyValue("data_dir", dataDir).log("agentenv server listening");
         } catch (Exception | Error e) {
-            closeQuietly(api, orchestrator, store);
+            closeQuietly(api, orchestrator, backend, store);
             throw e;
         }
 
@@ -99,7 +102,7 @@ public final class Main {
         Orchestrator servingOrchestrator = orchestrator;
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
             log.atInfo().log("shutting down: finishing requests, pausing running sandboxes");
-            closeQuietly(servingApi, servingOrchestrator, store);
+            closeQuietly(servingApi, servingOrchestrator, backend, store);
             log.atInfo().log("shutdown complete");
             stopped.countDown();
         }));
@@ -113,8 +116,19 @@ public final class Main {
         return dataDir;
     }
 
-    /** Stops in order (API, orchestrator, store); a failure in one step is logged and does not skip the next. */
-    private static void closeQuietly(ApiServer api, Orchestrator orchestrator, SandboxStore store) {
+    /** Gives the backend its own work directory and settings, once, before the orchestrator may call it. */
+    private static void initializeBackend(SandboxBackendFactory backend, Path dataDir, ServerConfig config)
+            throws IOException, BackendException {
+        Path workDir = Files.createDirectories(dataDir.resolve("backend").resolve(backend.name()));
+        backend.initialize(new BackendContext(workDir, config.backendSettings()));
+    }
+
+    /**
+     * Stops in order (API, orchestrator, which pauses running sandboxes, backend, store); a failure in one step is
+     * logged and does not skip the next.
+     */
+    private static void closeQuietly(ApiServer api, Orchestrator orchestrator, SandboxBackendFactory backend,
+                                     SandboxStore store) {
         if (api != null) {
             try {
                 api.close();
@@ -128,6 +142,11 @@ public final class Main {
             } catch (RuntimeException e) {
                 log.atWarn().setCause(e).log("orchestrator shutdown failed");
             }
+        }
+        try {
+            backend.shutdown();
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("backend shutdown failed");
         }
         try {
             store.close();

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -41,6 +42,8 @@ import java.util.regex.Pattern;
  *                              default 1024)
  * @param shutdownGrace         how long a graceful stop waits for in-flight requests ({@code AENV_SHUTDOWN_GRACE_SECONDS},
  *                              default 30)
+ * @param backendSettings       the backend's own settings: every {@code AENV_BACKEND_<KEY>} (except {@code AENV_BACKEND}
+ *                              itself) as lower-case {@code <key>}, handed to the backend once at start-up
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -52,7 +55,8 @@ public record ServerConfig(
         Duration defaultTimeoutV2,
         int maxRequestBytes,
         int maxConcurrentRequests,
-        Duration shutdownGrace) {
+        Duration shutdownGrace,
+        Map<String, String> backendSettings) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -65,6 +69,8 @@ public record ServerConfig(
     public static final String MAX_REQUEST_BYTES = "AENV_MAX_REQUEST_BYTES";
     public static final String MAX_CONCURRENT_REQUESTS = "AENV_MAX_CONCURRENT_REQUESTS";
     public static final String SHUTDOWN_GRACE = "AENV_SHUTDOWN_GRACE_SECONDS";
+    /** Prefix of the backend's own settings: {@code AENV_BACKEND_CACHE_DIR} reaches the backend as {@code cache_dir}. */
+    public static final String BACKEND_SETTING_PREFIX = "AENV_BACKEND_";
 
     private static final Set<String> KEYS = Set.of(LISTEN, HOME, BACKEND, SANDBOX_DOMAIN, API_KEY, DEFAULT_TIMEOUT_V1,
             DEFAULT_TIMEOUT_V2, MAX_REQUEST_BYTES, MAX_CONCURRENT_REQUESTS, SHUTDOWN_GRACE);
@@ -80,6 +86,7 @@ public record ServerConfig(
         requireNonNull(defaultTimeoutV1, "defaultTimeoutV1 is null");
         requireNonNull(defaultTimeoutV2, "defaultTimeoutV2 is null");
         requireNonNull(shutdownGrace, "shutdownGrace is null");
+        backendSettings = Map.copyOf(backendSettings);
         if (!dataDir.isAbsolute()) {
             throw new IllegalArgumentException(HOME + " must be an absolute path: " + dataDir);
         }
@@ -110,10 +117,9 @@ public record ServerConfig(
         if (file != null && !file.isBlank()) {
             values.putAll(readFile(Path.of(file)));
         }
-        for (String key : KEYS) {
-            String v = env.get(key);
-            if (v != null && !v.isBlank()) {
-                values.put(key, v.strip());
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            if (isKnownKey(e.getKey()) && e.getValue() != null && !e.getValue().isBlank()) {
+                values.put(e.getKey(), e.getValue().strip());
             }
         }
         return new ServerConfig(
@@ -126,7 +132,22 @@ public record ServerConfig(
                 Duration.ofSeconds(parseInt(values, DEFAULT_TIMEOUT_V2, 300)),
                 parseInt(values, MAX_REQUEST_BYTES, 1 << 20),
                 parseInt(values, MAX_CONCURRENT_REQUESTS, 1024),
-                Duration.ofSeconds(parseInt(values, SHUTDOWN_GRACE, 30)));
+                Duration.ofSeconds(parseInt(values, SHUTDOWN_GRACE, 30)),
+                backendSettings(values));
+    }
+
+    private static boolean isKnownKey(String key) {
+        return KEYS.contains(key) || key.startsWith(BACKEND_SETTING_PREFIX) && key.length() > BACKEND_SETTING_PREFIX.length();
+    }
+
+    private static Map<String, String> backendSettings(Map<String, String> values) {
+        Map<String, String> settings = new HashMap<>();
+        values.forEach((key, value) -> {
+            if (key.startsWith(BACKEND_SETTING_PREFIX)) {
+                settings.put(key.substring(BACKEND_SETTING_PREFIX.length()).toLowerCase(Locale.ROOT), value);
+            }
+        });
+        return settings;
     }
 
     private static Map<String, String> readFile(Path file) {
@@ -139,7 +160,7 @@ public record ServerConfig(
         Map<String, String> values = new HashMap<>();
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
-            if (!KEYS.contains(key)) {
+            if (!isKnownKey(key)) {
                 unknown.add(key);
             } else if (!props.getProperty(key).isBlank()) {
                 values.put(key, props.getProperty(key).strip());
@@ -190,6 +211,6 @@ public record ServerConfig(
                 + ", sandboxDomain=" + sandboxDomain.orElse("-") + ", apiKey=" + (apiKey.isPresent() ? "<redacted>" : "<file>")
                 + ", defaultTimeoutV1=" + defaultTimeoutV1 + ", defaultTimeoutV2=" + defaultTimeoutV2
                 + ", maxRequestBytes=" + maxRequestBytes + ", maxConcurrentRequests=" + maxConcurrentRequests
-                + ", shutdownGrace=" + shutdownGrace + "]";
+                + ", shutdownGrace=" + shutdownGrace + ", backendSettings=" + new TreeSet<>(backendSettings.keySet()) + "]";
     }
 }

@@ -32,6 +32,19 @@ class ServerConfigTest {
         assertThat(config.maxRequestBytes()).isEqualTo(1 << 20);
         assertThat(config.maxConcurrentRequests()).isEqualTo(1024);
         assertThat(config.shutdownGrace()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(config.backendSettings()).isEmpty();
+    }
+
+    @Test
+    void backend_settings_reach_the_backend_without_their_prefix_and_lower_cased() throws Exception {
+        Path file = Files.writeString(dir.resolve("server.properties"), "AENV_BACKEND_POOL_SIZE=2\nAENV_BACKEND_CACHE_DIR=/a\n");
+        ServerConfig config = ServerConfig.load(Map.of(
+                "AENV_CONFIG", file.toString(),
+                "AENV_BACKEND", "mock",
+                "AENV_BACKEND_CACHE_DIR", "/b"));
+        assertThat(config.backend()).isEqualTo("mock");
+        assertThat(config.backendSettings()).containsExactlyInAnyOrderEntriesOf(Map.of("pool_size", "2", "cache_dir", "/b"));
+        assertThat(config.toString()).contains("backendSettings=[cache_dir, pool_size]").doesNotContain("/b");
     }
 
     @Test
