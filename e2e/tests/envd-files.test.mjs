@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { Sandbox, FileType, FilesystemEventType, NotFoundError, SandboxError, TimeoutError } from 'e2b'
+import { Sandbox as SandboxV250 } from 'e2b-v250'
 import { startEnvd, ensureTestUser, waitFor } from '../lib/envd-harness.mjs'
 
 const TOKEN = 'e2e-files-token'
@@ -260,6 +261,16 @@ test('gzip: reads can be gzip-encoded on the wire and uploads can be gzip-compre
   const body = Buffer.from(await raw.arrayBuffer())
   // fetch inflates transparently; the bytes match the file whichever way they were decoded
   assert.equal((body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body).toString(), text)
+})
+
+test('the previous SDK release (2.50.0) reads, writes, lists and signs against the same envd', async () => {
+  const old = new SandboxV250({ sandboxId: 'debug_sandbox_id', envdVersion: '99.99.99', envdAccessToken: TOKEN, debug: true })
+  await old.files.write('v250/a.txt', 'from 2.50')
+  assert.equal(await old.files.read('v250/a.txt'), 'from 2.50')
+  assert.deepEqual((await old.files.list('v250')).map((e) => e.name), ['a.txt'])
+  assert.equal((await old.files.getInfo('v250/a.txt')).size, 9)
+  const res = await fetch(await old.downloadUrl('v250/a.txt', { useSignatureExpiration: 60 }))
+  assert.equal(await res.text(), 'from 2.50')
 })
 
 test('GET /metrics reports CPU, memory and disk', async () => {
