@@ -7,6 +7,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import io.agentenv.envd.http.Access;
+import io.agentenv.envd.http.EnvdHandler;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.http.HttpRoutes;
 import io.agentenv.envd.http.Responses;
@@ -32,12 +33,13 @@ public final class SessionEndpoints {
     }
 
     /**
-     * /init takes {@link Access#TOKEN}: the first call (no token yet) is open; once a token is set, only a caller that
-     * knows it may re-initialise (otherwise any sandboxed program could replace the token or the default user).
+     * /init checks access itself: the first call (no token yet) is open; once a token is set, only a caller that knows
+     * it may re-initialise, by sending it in {@code X-Access-Token} or as the body's {@code accessToken} (a resume that
+     * repeats the same token). Otherwise any sandboxed program could replace the token or the default user.
      */
     public void register(HttpRoutes routes) {
         routes.add("GET", "/health", Access.PUBLIC, (request, response) -> Responses.noContent(response))
-                .add("POST", "/init", Access.TOKEN, this::init)
+                .add("POST", "/init", Access.SELF_CHECKED, this::init)
                 .add("GET", "/envs", Access.TOKEN, this::envs);
     }
 
@@ -48,6 +50,11 @@ public final class SessionEndpoints {
             throw new HttpException(413, "init body is larger than " + MAX_INIT_BYTES + " bytes");
         }
         InitRequest init = parse(new String(body, StandardCharsets.UTF_8));
+        boolean knowsToken = session.isAuthorized(request.getHeaders().get(EnvdHandler.ACCESS_TOKEN_HEADER))
+                || init.accessToken().filter(session::isAuthorized).isPresent();
+        if (!knowsToken) {
+            throw HttpException.unauthorized("unauthorized access, please provide a valid access token");
+        }
         try {
             session.init(init);
         } catch (IllegalArgumentException e) {

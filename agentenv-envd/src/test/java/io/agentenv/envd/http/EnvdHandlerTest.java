@@ -112,6 +112,9 @@ class EnvdHandlerTest {
         client.post("/init", "{\"accessToken\":\"first\"}", Map.of());
 
         assertThat(client.post("/init", "{\"accessToken\":\"mine\"}", Map.of()).statusCode()).isEqualTo(401);
+        assertThat(client.post("/init", "{\"envVars\":{\"X\":\"y\"}}", Map.of()).statusCode()).isEqualTo(401);
+        assertThat(client.post("/init", "{\"accessToken\":\"first\",\"envVars\":{\"X\":\"y\"}}", Map.of()).statusCode())
+                .as("a resume repeating the same token").isEqualTo(204);
         assertThat(client.post("/init", "{\"accessToken\":\"second\",\"defaultUser\":\"root\"}",
                 Map.of("X-Access-Token", "first")).statusCode()).isEqualTo(204);
         assertThat(envd.session().isAuthorized("second")).isTrue();
