@@ -175,6 +175,17 @@ class FilesEndpointsTest {
     }
 
     @Test
+    void get_answers_304_when_the_file_is_not_newer_than_if_modified_since() throws Exception {
+        Files.writeString(home.resolve("c.txt"), "cached");
+        String lastModified = get("?path=c.txt").headers().firstValue("Last-Modified").orElseThrow();
+
+        HttpResponse<byte[]> response = get("?path=c.txt", "If-Modified-Since", lastModified);
+
+        assertThat(response.statusCode()).isEqualTo(304);
+        assertThat(response.body()).isEmpty();
+    }
+
+    @Test
     void get_of_an_unsatisfiable_range_is_416() throws Exception {
         Files.writeString(home.resolve("r.txt"), "0123");
 
