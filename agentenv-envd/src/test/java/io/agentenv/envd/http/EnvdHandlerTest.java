@@ -159,6 +159,15 @@ class EnvdHandlerTest {
     }
 
     @Test
+    void unary_calls_also_speak_binary_proto() throws Exception {
+        ConnectTestClient.Reply reply = client.unaryRaw("process.Process/List", "application/proto",
+                ListRequest.getDefaultInstance().toByteArray(), Map.of());
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.contentType()).isEqualTo("application/proto");
+        assertThat(ListResponse.parseFrom(reply.body())).isEqualTo(ListResponse.getDefaultInstance());
+    }
+
+    @Test
     void malformed_json_is_invalid_argument_with_status_400() throws Exception {
         ConnectTestClient.Reply reply = client.unaryRaw("process.Process/List", "application/json", "{\"x\":".getBytes(UTF_8), Map.of());
         assertThat(reply.status()).isEqualTo(400);
