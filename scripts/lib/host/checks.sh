@@ -26,7 +26,9 @@ check_kernel() {
   [[ -r /proc/sys/kernel/seccomp/actions_avail ]] && ! grep -qw errno /proc/sys/kernel/seccomp/actions_avail \
     && problems+=("seccomp cannot return errno")
   runc --version 2>/dev/null | grep -q libseccomp || problems+=("runc missing or built without libseccomp")
-  # veth pairs in a network namespace (the netns pool's building block).
+  # veth pairs in a network namespace (the netns pool's building block). Probes of interrupted runs are removed first.
+  local stale
+  for stale in /run/netns/aenv-probe-*; do [[ -e $stale ]] && ip netns delete "${stale##*/}"; done
   local probe="aenv-probe-$$"
   if ip netns add "$probe" 2>/dev/null; then
     ip -n "$probe" link add name probe0 type veth peer name probe1 2>/dev/null || problems+=("cannot create veth pairs (CONFIG_VETH)")
