@@ -42,6 +42,29 @@ public interface SandboxBackend extends AutoCloseable {
     /** Replaces the enforced network policy. Recoverable failures leave the previous policy in force. */
     void updateNetwork(NetworkPolicy policy) throws BackendException;
 
+    /**
+     * The host side of this instance's network (namespace path, host interaction IP), known from
+     * {@link SandboxBackendFactory#prepare} on and not blocking on I/O. Sent to the custom extension's start hooks.
+     * Empty when the backend has no per-sandbox network; the default.
+     */
+    default Optional<HostNetwork> hostNetwork() {
+        return Optional.empty();
+    }
+
+    /**
+     * Extra boot arguments returned by the custom extension's start-fresh hook, handed over after {@code prepare} and
+     * before {@link #start} of a fresh (non-snapshot) launch, at most once. The backend maps them to its own
+     * equivalent (a microVM: the kernel command line; the container backend: extra environment of the sandbox init)
+     * and documents the mapping. The argument is not blank. A backend that cannot honour them fails, so a sandbox never
+     * silently starts without what the operator's extension asked for; that is the default.
+     */
+    default void extraBootArgs(String arguments) throws BackendException {
+        throw new BackendException.Recoverable("this backend does not support extra boot arguments");
+    }
+
+    /** How to reach the guest agent; empty while the instance is not running. */
+    Optional<GuestEndpoint> guest();
+
     /** How to reach the guest agent; empty while the instance is not running. */
     Optional<GuestEndpoint> guest();
 

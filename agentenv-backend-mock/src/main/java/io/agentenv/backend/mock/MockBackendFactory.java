@@ -2,6 +2,7 @@ package io.agentenv.backend.mock;
 
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.GuestEndpoint;
+import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.PausedState;
@@ -13,6 +14,8 @@ import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateDescriptor;
 import io.agentenv.spi.TemplateId;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,6 +52,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     private final Map<SandboxId, MockSandbox> live = new ConcurrentHashMap<>();
     private final Map<TemplateId, TemplateDescriptor> templates = new ConcurrentHashMap<>();
     private volatile Optional<GuestEndpoint> guestEndpoint = Optional.empty();
+    private final AtomicInteger networkSlots = new AtomicInteger();
 
     /** The ServiceLoader constructor: knows the built-in template {@code base}. */
     public MockBackendFactory() {
@@ -89,7 +93,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
             case LaunchSource.Snapshot s -> s.state().resources();
             case LaunchSource.Paused p -> p.state().resources();
         };
-        MockSandbox sandbox = new MockSandbox(this, spec, source, resources);
+        MockSandbox sandbox = new MockSandbox(this, spec, source, resources, nextHostNetwork());
         instances.add(sandbox);
         MockSandbox previous = live.put(spec.id(), sandbox);
         if (previous != null && previous.status() != MockSandbox.Status.CLOSED
@@ -217,6 +221,17 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     }
 
     // ---- internals ---------------------------------------------------------------------------------------------
+
+    /** A fake network per prepared instance: {@code /var/run/netns/aenv-mock-<n>} and {@code 10.222.x.y}. */
+    private HostNetwork nextHostNetwork() {
+        int slot = networkSlots.incrementAndGet();
+        byte[] ip = {10, (byte) 222, (byte) ((slot >> 8) & 0xff), (byte) (slot & 0xff)};
+        try {
+            return new HostNetwork(Path.of("/var/run/netns/aenv-mock-" + slot), InetAddress.getByAddress(ip));
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("a 4-byte address is always valid", e);
+        }
+    }
 
     void stopped(MockSandbox sandbox) {
         live.remove(sandbox.spec().id(), sandbox);

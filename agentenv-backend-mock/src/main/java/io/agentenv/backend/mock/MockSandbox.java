@@ -2,6 +2,7 @@ package io.agentenv.backend.mock;
 
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.GuestEndpoint;
+import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
@@ -40,14 +41,18 @@ public final class MockSandbox implements SandboxBackend {
     private final LaunchSpec spec;
     private final LaunchSource source;
     private final Resources resources;
+    private final HostNetwork hostNetwork;
+    private final AtomicReference<Optional<String>> bootArgs = new AtomicReference<>(Optional.empty());
     private final AtomicReference<Status> status = new AtomicReference<>(Status.PREPARED);
     private volatile NetworkPolicy network;
 
-    MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources) {
+    MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources,
+                HostNetwork hostNetwork) {
         this.factory = requireNonNull(factory, "factory is null");
         this.spec = requireNonNull(spec, "spec is null");
         this.source = requireNonNull(source, "source is null");
         this.resources = requireNonNull(resources, "resources is null");
+        this.hostNetwork = requireNonNull(hostNetwork, "hostNetwork is null");
         this.network = spec.network();
     }
 
@@ -65,6 +70,26 @@ public final class MockSandbox implements SandboxBackend {
 
     public NetworkPolicy network() {
         return network;
+    }
+
+    /** The extra boot arguments handed over before start (custom extension start-fresh), if any. */
+    public Optional<String> bootArgs() {
+        return bootArgs.get();
+    }
+
+    /** A fake namespace path and a host IP unique to this instance (a resumed sandbox gets a new one). */
+    @Override
+    public Optional<HostNetwork> hostNetwork() {
+        return Optional.of(hostNetwork);
+    }
+
+    @Override
+    public void extraBootArgs(String arguments) throws BackendException {
+        requireNonNull(arguments, "arguments is null");
+        expect(Status.PREPARED, "take boot arguments for");
+        if (!bootArgs.compareAndSet(Optional.empty(), Optional.of(arguments))) {
+            throw new BackendException.Terminal("boot arguments were already given to this mock sandbox");
+        }
     }
 
     @Override

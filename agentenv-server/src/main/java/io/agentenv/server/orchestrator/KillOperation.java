@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Optional;
+import java.util.UUID;
 
 import static java.util.Objects.requireNonNull;
 
@@ -62,6 +63,7 @@ final class KillOperation {
 
     /** Owns KILLING. */
     private void finish(SandboxId id, SandboxState previous) {
+        Optional<UUID> instance = ctx.records.get(id).flatMap(SandboxRecord::instanceId);
         Optional<SandboxRuntime.Handle> handle = ctx.runtime.get(id);
         if (handle.isPresent()) {
             try {
@@ -78,6 +80,9 @@ final class KillOperation {
         }
         ctx.artifacts.deleteSandbox(id);
         ctx.records.delete(id, EnumSet.of(SandboxState.KILLING));
+        if (handle.isPresent()) { // a paused sandbox had its stop hook when it was paused
+            instance.ifPresent(started -> ctx.hooks.stop(id, started));
+        }
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", previous).log("sandbox killed");
         ctx.events.publish(new LifecycleEvent.Killed(id, ctx.now()));
     }

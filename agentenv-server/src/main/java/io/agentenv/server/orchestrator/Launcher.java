@@ -10,13 +10,19 @@ import org.slf4j.LoggerFactory;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * Brings a new sandbox (create or fork child) from nothing to RUNNING, one stage at a time, each stage registering its
- * undo: prepare the instance, register it in the runtime, persist the record as CREATING, start it, then CAS
- * CREATING to RUNNING with the TTL set. A failure at any stage undoes the earlier ones newest first (study §3.3).
+ * undo: prepare the instance (its network is reserved, nothing runs), register it in the runtime, persist the record as
+ * CREATING with a fresh instance id, call the custom extension's start hook (start-fresh for a template, start-resume
+ * for a snapshot), start it, then CAS CREATING to RUNNING with the TTL set. A failure at any stage undoes the earlier
+ * ones newest first (study §3.3); once the start hook was sent, the undo ends with a best-effort stop hook for the
+ * same instance id, after the instance was closed. The hooks run here, between backend stages, so every backend gets
+ * the same behaviour.
  */
 final class Launcher {
     private static final Logger log = LoggerFactory.getLogger(Launcher.class);
@@ -27,22 +33,36 @@ final class Launcher {
         this.ctx = requireNonNull(ctx, "ctx is null");
     }
 
-    /** {@code creating} is the record to persist (state CREATING); returns the RUNNING view. */
+    /**
+     * {@code creating} is the record to persist (state CREATING); returns the RUNNING view. A start hook the extension
+     * refuses (4xx) is INVALID_ARGUMENT, any other hook failure UPSTREAM_FAILED; a backend failure is INTERNAL.
+     */
     SandboxView launch(SandboxRecord creating, LaunchSource source) {
         SandboxId id = creating.id();
         if (creating.state() != SandboxState.CREATING) {
             throw new IllegalArgumentException("a launch starts from CREATING, not " + creating.state());
         }
         long started = System.nanoTime();
+        UUID instance = ctx.ids.newInstanceId();
+        AtomicBoolean hookSent = new AtomicBoolean();
         try (Rollback rollback = new Rollback(id)) {
+            rollback.onFailure("stop hook", () -> {
+                if (hookSent.get()) {
+                    ctx.hooks.stop(id, instance);
+                }
+            });
             SandboxBackend backend = ctx.backends.prepare(ctx.specFor(creating), source);
             rollback.onFailure("close instance", backend::close);
 
             SandboxRuntime.Handle handle = ctx.runtime.register(id, backend);
             rollback.onFailure("detach instance", () -> ctx.runtime.detach(handle));
 
-            ctx.records.insert(creating.withResources(backend.resources()));
+            SandboxRecord inserted = creating.withResources(backend.resources()).withInstanceId(instance);
+            ctx.records.insert(inserted);
             rollback.onFailure("delete record", () -> ctx.records.delete(id, EnumSet.of(SandboxState.CREATING)));
+
+            hookSent.set(true); // before the call: a start whose answer is lost still gets its stop
+            ctx.hooks.beforeStart(handle, instance, creating.customExtensionParams(), source, ErrorKind.INVALID_ARGUMENT);
 
             handle.call(b -> {
                 b.start(ctx.settings.readyTimeout());
@@ -50,7 +70,7 @@ final class Launcher {
             });
 
             Instant now = ctx.now();
-            SandboxRecord running = creating.withState(SandboxState.RUNNING).withResources(backend.resources())
+            SandboxRecord running = inserted.withState(SandboxState.RUNNING).withResources(backend.resources())
                     .withTtl(creating.timeout(), Optional.of(now.plus(creating.timeout())));
             if (!ctx.records.replace(running, SandboxState.CREATING)) {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while starting");

@@ -11,6 +11,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Optional;
+import java.util.UUID;
 
 import static java.util.Objects.requireNonNull;
 
@@ -28,10 +29,11 @@ final class OperationContext {
     final Artifacts artifacts;
     final Ids ids;
     final TemplateCatalog templates;
+    final HookCalls hooks;
 
     OperationContext(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, EnvdTokenSource tokens,
                      Clock clock, OrchestratorSettings settings, EventBus events, Artifacts artifacts, Ids ids,
-                     TemplateCatalog templates) {
+                     TemplateCatalog templates, HookCalls hooks) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.backends = requireNonNull(backends, "backends is null");
@@ -42,6 +44,7 @@ final class OperationContext {
         this.artifacts = requireNonNull(artifacts, "artifacts is null");
         this.ids = requireNonNull(ids, "ids is null");
         this.templates = requireNonNull(templates, "templates is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
     }
 
     Instant now() {
@@ -63,9 +66,11 @@ final class OperationContext {
      * in the log and as a Killed event. Never throws.
      */
     void discard(SandboxId id, Optional<SandboxRuntime.Handle> handle, String reason, Throwable cause) {
+        Optional<UUID> instance = instanceOf(id);
         handle.ifPresent(h -> {
             runtime.detach(h);
             closeQuietly(h);
+            hooks.stopLater(id, instance);
         });
         artifacts.deleteSandbox(id);
         try {
@@ -77,6 +82,16 @@ final class OperationContext {
         log.atError().addKeyValue("sandbox_id", id.value()).addKeyValue("reason", reason).setCause(cause)
                 .log("sandbox lost and removed");
         events.publish(new LifecycleEvent.Killed(id, now()));
+    }
+
+    /** The recorded instance id of the sandbox, empty when unknown or unreadable (for best-effort stop hooks). */
+    Optional<UUID> instanceOf(SandboxId id) {
+        try {
+            return records.get(id).flatMap(SandboxRecord::instanceId);
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("cannot read the instance id for the stop hook");
+            return Optional.empty();
+        }
     }
 
     void closeQuietly(SandboxRuntime.Handle handle) {

@@ -61,9 +61,15 @@ public final class Orchestrator {
     private final CustomExtensionParams params;
     private final Recovery recovery;
 
-    /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
+    /** Builds the orchestrator without a custom extension ({@link LifecycleHooks#none()}). */
     public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokenSource tokens, Clock clock,
                         OrchestratorSettings settings, List<LifecycleListener> listeners) {
+        this(store, backends, tokens, clock, settings, listeners, LifecycleHooks.none());
+    }
+
+    /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
+    public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokenSource tokens, Clock clock,
+                        OrchestratorSettings settings, List<LifecycleListener> listeners, LifecycleHooks hooks) {
         requireNonNull(store, "store is null");
         requireNonNull(backends, "backends is null");
         requireNonNull(settings, "settings is null");
@@ -71,7 +77,7 @@ public final class Orchestrator {
         StateSignals signals = new StateSignals();
         this.ctx = new OperationContext(new Records(store, signals), new SandboxRuntime(), backends, tokens, clock,
                 settings, new EventBus(listeners), new Artifacts(settings.artifactRoot(), ids), ids,
-                new TemplateCatalog(backends, store));
+                new TemplateCatalog(backends, store), new HookCalls(hooks));
         Launcher launcher = new Launcher(ctx);
         Captures captures = new Captures(ctx);
         this.creates = new CreateOperation(ctx, launcher);
@@ -115,7 +121,7 @@ public final class Orchestrator {
      */
     public SandboxView create(CreateSandbox request) {
         requireNonNull(request, "request is null");
-        CreateOperation.validate(request);
+        CreateOperation.validate(request, ctx.hooks.enabled());
         return runner.mutate(() -> creates.create(request));
     }
 
@@ -328,6 +334,7 @@ public final class Orchestrator {
                         .log("sandbox could not be preserved at shutdown; stopping it");
                 ctx.runtime.detach(handle);
                 ctx.closeQuietly(handle);
+                ctx.hooks.stopLater(handle.id(), ctx.instanceOf(handle.id()));
             }
             runner.stopExecutor(wait);
             ctx.events.close();

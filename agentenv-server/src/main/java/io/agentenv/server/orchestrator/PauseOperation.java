@@ -118,6 +118,7 @@ final class PauseOperation {
         }
         ctx.runtime.detach(handle.get());
         ctx.closeQuietly(handle.get());
+        record.instanceId().ifPresent(instance -> ctx.hooks.stop(id, instance));
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", SandboxState.RUNNING)
                 .addKeyValue("to", SandboxState.PAUSED).addKeyValue("mode", mode)
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("sandbox paused");

@@ -84,6 +84,14 @@ final class Records {
         return done;
     }
 
+    boolean updateCustomExtensionParams(SandboxId id, SandboxState expected, String params) {
+        boolean done = store.updateCustomExtensionParams(id, EnumSet.of(expected), params);
+        if (done) {
+            signals.changed(id);
+        }
+        return done;
+    }
+
     boolean delete(SandboxId id, Set<SandboxState> expected) {
         boolean done = store.delete(id, expected);
         if (done) {

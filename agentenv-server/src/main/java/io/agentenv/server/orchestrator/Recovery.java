@@ -101,6 +101,7 @@ final class Recovery {
         if (record.paused().isEmpty()) {
             return remove(record, Optional.empty(), "resume was interrupted and no paused state is left");
         }
+        ctx.hooks.stopLater(record.id(), record.instanceId()); // its start hook may have been sent
         ctx.records.cas(record.id(), SandboxState.RESUMING, SandboxState.PAUSED);
         log.atInfo().addKeyValue("sandbox_id", record.id().value()).log("interrupted resume rolled back to paused");
         return keepPaused(ctx.records.get(record.id()).orElseThrow());
@@ -117,6 +118,9 @@ final class Recovery {
 
     private boolean remove(SandboxRecord record, Optional<SandboxBackend> survivor, String reason) {
         survivor.ifPresent(backend -> closeQuietly(record.id(), backend));
+        if (record.state() != SandboxState.PAUSED) { // its instance was started and is gone now
+            ctx.hooks.stopLater(record.id(), record.instanceId());
+        }
         ctx.artifacts.deleteSandbox(record.id());
         ctx.records.delete(record.id(), EnumSet.allOf(SandboxState.class));
         log.atWarn().addKeyValue("sandbox_id", record.id().value()).addKeyValue("state", record.state())

@@ -11,6 +11,8 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.util.Objects.requireNonNull;
 
@@ -56,7 +58,7 @@ final class ResumeOperation {
                 }
                 case PAUSED -> {
                     if (ctx.records.cas(id, SandboxState.PAUSED, SandboxState.RESUMING)) {
-                        return new ConnectResult(resumeOwned(id, timeout), ConnectResult.Outcome.RESUMED);
+                        return new ConnectResult(resumeOwned(id, timeout, mode), ConnectResult.Outcome.RESUMED);
                     }
                 }
                 case RESUMING -> {
@@ -75,8 +77,13 @@ final class ResumeOperation {
         }
     }
 
-    /** Owns RESUMING. */
-    private SandboxView resumeOwned(SandboxId id, Duration timeout) {
+    /**
+     * Owns RESUMING. The new instance gets a fresh instance id (recorded before the start-resume hook is sent); a hook
+     * the extension refuses is INVALID_ARGUMENT for connect and CONFLICT for the deprecated resume route, any other
+     * hook failure UPSTREAM_FAILED. On any failure the instance is closed, a stop hook follows if the start hook was
+     * sent, and the sandbox is PAUSED again with its paused state and params.
+     */
+    private SandboxView resumeOwned(SandboxId id, Duration timeout, Mode mode) {
         long started = System.nanoTime();
         SandboxRecord record = ctx.records.get(id).orElseThrow(() -> AgentEnvException.notFound(id));
         if (record.paused().isEmpty()) {
@@ -87,11 +94,25 @@ final class ResumeOperation {
         SandboxRecord running;
         try (Rollback rollback = new Rollback(id)) {
             rollback.onFailure("back to paused", () -> ctx.records.cas(id, SandboxState.RESUMING, SandboxState.PAUSED));
+            UUID instance = ctx.ids.newInstanceId();
+            AtomicBoolean hookSent = new AtomicBoolean();
+            rollback.onFailure("stop hook", () -> {
+                if (hookSent.get()) {
+                    ctx.hooks.stop(id, instance);
+                }
+            });
             PausedState state = ctx.backends.decodePausedState(stored.encoded(), stored.artifactDir());
             SandboxBackend backend = ctx.backends.prepare(ctx.specFor(record), new LaunchSource.Paused(state));
             rollback.onFailure("close instance", backend::close);
             SandboxRuntime.Handle handle = ctx.runtime.register(id, backend);
             rollback.onFailure("detach instance", () -> ctx.runtime.detach(handle));
+            SandboxRecord resuming = ctx.records.get(id).orElseThrow().withInstanceId(instance);
+            if (!ctx.records.replace(resuming, SandboxState.RESUMING)) {
+                throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while resuming");
+            }
+            hookSent.set(true); // before the call: a start whose answer is lost still gets its stop
+            ctx.hooks.beforeStart(handle, instance, resuming.customExtensionParams(), new LaunchSource.Paused(state),
+                    mode == Mode.RESUME ? ErrorKind.CONFLICT : ErrorKind.INVALID_ARGUMENT);
             handle.call(b -> {
                 b.start(ctx.settings.readyTimeout());
                 return null;

@@ -10,18 +10,21 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * What the store keeps per sandbox, running or paused. {@code paused} is present exactly when a pause produced a state
- * that a resume can use (PAUSED, and RESUMING while it is being used).
+ * that a resume can use (PAUSED, and RESUMING while it is being used). {@code instanceId} is the custom-extension
+ * identity of the newest runtime instance (UUIDv7), written before that instance's start hook is sent; a fork child
+ * starts without one.
  */
 public record SandboxRecord(SandboxId id, TemplateId template, Optional<String> alias, SandboxState state,
                             Instant startedAt, Duration timeout, Optional<Instant> expiresAt, TimeoutAction onTimeout,
                             PauseMode timeoutPauseMode, boolean autoResume, boolean secure, Resources resources,
                             Map<String, String> metadata, Map<String, String> envVars, NetworkPolicy network,
-                            String customExtensionParams, Optional<StoredState> paused) {
+                            String customExtensionParams, Optional<StoredState> paused, Optional<UUID> instanceId) {
     public SandboxRecord {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -38,47 +41,55 @@ public record SandboxRecord(SandboxId id, TemplateId template, Optional<String> 
         requireNonNull(network, "network is null");
         requireNonNull(customExtensionParams, "customExtensionParams is null");
         requireNonNull(paused, "paused is null");
+        requireNonNull(instanceId, "instanceId is null");
     }
 
     public SandboxRecord withState(SandboxState newState) {
         return new SandboxRecord(id, template, alias, newState, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, paused);
+                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, paused, instanceId);
     }
 
     public SandboxRecord withTtl(Duration newTimeout, Optional<Instant> newExpiresAt) {
         return new SandboxRecord(id, template, alias, state, startedAt, newTimeout, newExpiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, paused);
+                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, paused, instanceId);
     }
 
     public SandboxRecord withPaused(Optional<StoredState> newPaused) {
         return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, newPaused);
+                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, newPaused, instanceId);
     }
 
     public SandboxRecord withResources(Resources newResources) {
         return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, newResources, metadata, envVars, network, customExtensionParams, paused);
+                timeoutPauseMode, autoResume, secure, newResources, metadata, envVars, network, customExtensionParams, paused, instanceId);
     }
 
     public SandboxRecord withMetadata(Map<String, String> newMetadata) {
         return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, newMetadata, envVars, network, customExtensionParams, paused);
+                timeoutPauseMode, autoResume, secure, resources, newMetadata, envVars, network, customExtensionParams, paused, instanceId);
     }
 
     public SandboxRecord withNetwork(NetworkPolicy newNetwork) {
         return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, newNetwork, customExtensionParams, paused);
+                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, newNetwork, customExtensionParams, paused, instanceId);
     }
 
     public SandboxRecord withCustomExtensionParams(String params) {
         return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, params, paused);
+                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, params, paused, instanceId);
+    }
+
+    /** The runtime instance that was (or is being) started for this sandbox; recorded before its start hook is sent. */
+    public SandboxRecord withInstanceId(UUID newInstanceId) {
+        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
+                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, paused,
+                Optional.of(newInstanceId));
     }
 
     /** A fork child: same settings, new id, started now, running with a fresh TTL, no paused state. */
     public SandboxRecord forChild(SandboxId childId, Instant now, Duration childTimeout, SandboxState childState) {
         return new SandboxRecord(childId, template, alias, childState, now, childTimeout, Optional.empty(), onTimeout,
                 timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams,
-                Optional.empty());
+                Optional.empty(), Optional.empty());
     }
 }

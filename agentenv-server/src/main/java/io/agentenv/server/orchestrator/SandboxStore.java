@@ -33,6 +33,9 @@ public interface SandboxStore extends AutoCloseable {
     /** Sets only the network policy iff the stored state is in {@code expected}. */
     boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network);
 
+    /** Sets only the custom extension params iff the stored state is in {@code expected}. */
+    boolean updateCustomExtensionParams(SandboxId id, Set<SandboxState> expected, String customExtensionParams);
+
     /** Deletes the record iff its state is in {@code expected}. */
     boolean delete(SandboxId id, Set<SandboxState> expected);
 

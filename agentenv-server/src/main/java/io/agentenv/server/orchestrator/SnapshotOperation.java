@@ -53,7 +53,8 @@ final class SnapshotOperation {
         SnapshotState state = captures.capture(id, SandboxState.SNAPSHOTTING, dir);
         Instant now = ctx.now();
         SnapshotRecord record = new SnapshotRecord(snapshotId, name.map(List::of).orElse(List.of()), Optional.of(id),
-                source.template(), source.envVars(), state.resources(), new StoredState(state.encode(), dir), now, now);
+                source.template(), source.envVars(), state.resources(), new StoredState(state.encode(), dir), now, now,
+                source.customExtensionParams());
         try {
             ctx.records.store().insertSnapshot(record);
         } catch (RuntimeException e) {

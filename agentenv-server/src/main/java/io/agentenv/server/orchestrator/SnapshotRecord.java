@@ -18,10 +18,12 @@ import static java.util.Objects.requireNonNull;
  * @param sourceSandbox  the sandbox it was captured from
  * @param sourceTemplate the template that sandbox was launched from
  * @param envVars        the source's default environment, inherited by sandboxes created from it
+ * @param customExtensionParams the source's custom extension params (raw JSON object), inherited by sandboxes created
+ *                              from it unless the create names its own
  */
 public record SnapshotRecord(TemplateId id, List<String> aliases, Optional<SandboxId> sourceSandbox,
                              TemplateId sourceTemplate, Map<String, String> envVars, Resources resources,
-                             StoredState state, Instant createdAt, Instant updatedAt) {
+                             StoredState state, Instant createdAt, Instant updatedAt, String customExtensionParams) {
     public SnapshotRecord {
         requireNonNull(id, "id is null");
         aliases = List.copyOf(aliases);
@@ -32,11 +34,12 @@ public record SnapshotRecord(TemplateId id, List<String> aliases, Optional<Sandb
         requireNonNull(state, "state is null");
         requireNonNull(createdAt, "createdAt is null");
         requireNonNull(updatedAt, "updatedAt is null");
+        requireNonNull(customExtensionParams, "customExtensionParams is null");
     }
 
     public SnapshotRecord withSource(SandboxId sandbox) {
         return new SnapshotRecord(id, aliases, Optional.of(sandbox), sourceTemplate, envVars, resources, state, createdAt,
-                updatedAt);
+                updatedAt, customExtensionParams);
     }
 
     public SnapshotView view() {

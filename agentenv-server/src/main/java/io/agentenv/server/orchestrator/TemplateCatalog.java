@@ -16,9 +16,12 @@ import static java.util.Objects.requireNonNull;
 
 /** Resolves what a create names: a backend's built-in template, else a snapshot by id or alias. */
 final class TemplateCatalog {
-    /** What a sandbox is launched from, with the name the client used and the environment it inherits. */
+    /**
+     * What a sandbox is launched from, with the name the client used, the environment and the custom extension params
+     * (raw JSON object, {@code "{}"} for a built-in template) it inherits.
+     */
     record Resolved(TemplateId template, Optional<String> alias, LaunchSource source, Map<String, String> envVars,
-                    Resources resources) {
+                    Resources resources, String customExtensionParams) {
     }
 
     private final SandboxBackendFactory backends;
@@ -38,7 +41,7 @@ final class TemplateCatalog {
         if (builtIn.isPresent()) {
             TemplateDescriptor template = builtIn.get();
             return new Resolved(template.id(), Optional.of(reference), new LaunchSource.Template(template.id()), Map.of(),
-                    template.resources());
+                    template.resources(), CustomExtensionParams.EMPTY);
         }
         SnapshotRecord snapshot = store.findSnapshot(reference)
                 .orElseThrow(() -> AgentEnvException.invalidArgument("template " + printable(reference) + " not found"));
@@ -49,7 +52,8 @@ final class TemplateCatalog {
             throw new AgentEnvException(ErrorKind.INTERNAL, "snapshot " + snapshot.id() + " cannot be restored", e);
         }
         Optional<String> alias = reference.equals(snapshot.id().value()) ? Optional.empty() : Optional.of(reference);
-        return new Resolved(snapshot.id(), alias, new LaunchSource.Snapshot(state), snapshot.envVars(), state.resources());
+        return new Resolved(snapshot.id(), alias, new LaunchSource.Snapshot(state), snapshot.envVars(), state.resources(),
+                snapshot.customExtensionParams());
     }
 
     static Map<String, String> merged(Map<String, String> base, Map<String, String> overrides) {

@@ -26,12 +26,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 
 /** Row mapping: binding records to statements and reading them back. */
 final class Rows {
     static final String COLUMNS = "id, template, alias, state, started_at, timeout_ms, expires_at, on_timeout, "
             + "timeout_pause_mode, auto_resume, secure, cpu_count, memory_mib, disk_size_mib, metadata, env_vars, network, "
-            + "custom_extension_params, paused_state, paused_artifact_dir";
+            + "custom_extension_params, paused_state, paused_artifact_dir, instance_id";
+    static final int COLUMN_COUNT = 21;
 
     @FunctionalInterface
     interface CursorOf<T> {
@@ -71,7 +73,7 @@ final class Rows {
         }
     }
 
-    /** Binds the 20 columns of {@link #COLUMNS} from index 1; returns the next free index. */
+    /** Binds the 21 columns of {@link #COLUMNS} from index 1; returns the next free index. */
     static int bindRecord(PreparedStatement st, SandboxRecord r) throws SQLException {
         st.setString(1, r.id().value());
         st.setString(2, r.template().value());
@@ -102,7 +104,8 @@ final class Rows {
             st.setNull(19, Types.BLOB);
             st.setNull(20, Types.VARCHAR);
         }
-        return 21;
+        st.setString(21, r.instanceId().map(UUID::toString).orElse(null));
+        return 22;
     }
 
     static void writeMetadata(Connection c, SandboxRecord record) throws SQLException {
@@ -141,7 +144,8 @@ final class Rows {
                 Codec.map(rs.getString("env_vars")),
                 Codec.network(rs.getString("network")),
                 rs.getString("custom_extension_params"),
-                paused);
+                paused,
+                Optional.ofNullable(rs.getString("instance_id")).map(UUID::fromString));
     }
 
     static SnapshotRecord toSnapshot(Connection c, ResultSet rs) throws SQLException {
@@ -165,6 +169,7 @@ final class Rows {
                 new Resources(rs.getInt("cpu_count"), rs.getInt("memory_mib"), rs.getInt("disk_size_mib")),
                 new StoredState(rs.getBytes("state"), Path.of(rs.getString("artifact_dir"))),
                 Codec.instant(rs.getLong("created_at")),
-                Codec.instant(rs.getLong("updated_at")));
+                Codec.instant(rs.getLong("updated_at")),
+                rs.getString("custom_extension_params"));
     }
 }

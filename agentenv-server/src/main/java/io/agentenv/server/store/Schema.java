@@ -65,7 +65,11 @@ final class Schema {
                         snapshot_id TEXT NOT NULL REFERENCES snapshot (id) ON DELETE CASCADE
                     )""",
                     "CREATE INDEX snapshot_alias_by_snapshot ON snapshot_alias (snapshot_id)",
-                    "CREATE TABLE secret (name TEXT PRIMARY KEY, value TEXT NOT NULL)"));
+                    "CREATE TABLE secret (name TEXT PRIMARY KEY, value TEXT NOT NULL)"),
+            // 2: custom extensions: the runtime instance id per sandbox, params carried into snapshots
+            List.of(
+                    "ALTER TABLE sandbox ADD COLUMN instance_id TEXT",
+                    "ALTER TABLE snapshot ADD COLUMN custom_extension_params TEXT NOT NULL DEFAULT '{}'"));
 
     private Schema() {
     }

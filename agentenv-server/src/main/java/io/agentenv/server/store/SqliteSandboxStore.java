@@ -63,7 +63,7 @@ public final class SqliteSandboxStore implements SandboxStore {
         requireNonNull(record, "record is null");
         db.write("insert " + record.id(), c -> {
             try (PreparedStatement st = c.prepareStatement("INSERT INTO sandbox (" + COLUMNS + ") VALUES ("
-                    + String.join(", ", Collections.nCopies(20, "?")) + ")")) {
+                    + String.join(", ", Collections.nCopies(Rows.COLUMN_COUNT, "?")) + ")")) {
                 Rows.bindRecord(st, record);
                 st.executeUpdate();
             }
@@ -164,6 +164,24 @@ public final class SqliteSandboxStore implements SandboxStore {
             try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET network = ?, version = version + 1 "
                     + "WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
                 st.setString(1, Codec.network(network));
+                st.setString(2, id.value());
+                Rows.bindStates(st, 3, expected);
+                return st.executeUpdate() == 1;
+            }
+        });
+    }
+
+    @Override
+    public boolean updateCustomExtensionParams(SandboxId id, Set<SandboxState> expected, String customExtensionParams) {
+        requireNonNull(id, "id is null");
+        requireNonNull(customExtensionParams, "customExtensionParams is null");
+        if (expected.isEmpty()) {
+            return false;
+        }
+        return db.write("update the custom extension params of " + id, c -> {
+            try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET custom_extension_params = ?, "
+                    + "version = version + 1 WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
+                st.setString(1, customExtensionParams);
                 st.setString(2, id.value());
                 Rows.bindStates(st, 3, expected);
                 return st.executeUpdate() == 1;
@@ -276,8 +294,8 @@ public final class SqliteSandboxStore implements SandboxStore {
         requireNonNull(snapshot, "snapshot is null");
         db.write("insert snapshot " + snapshot.id(), c -> {
             try (PreparedStatement st = c.prepareStatement("INSERT INTO snapshot (id, source_sandbox, source_template, "
-                    + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                    + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at, "
+                    + "custom_extension_params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
                 st.setString(1, snapshot.id().value());
                 st.setString(2, snapshot.sourceSandbox().map(SandboxId::value).orElse(null));
                 st.setString(3, snapshot.sourceTemplate().value());
@@ -289,6 +307,7 @@ public final class SqliteSandboxStore implements SandboxStore {
                 st.setString(9, snapshot.state().artifactDir().toString());
                 st.setLong(10, Codec.nanos(snapshot.createdAt()));
                 st.setLong(11, Codec.nanos(snapshot.updatedAt()));
+                st.setString(12, snapshot.customExtensionParams());
                 st.executeUpdate();
             }
             try (PreparedStatement st = c.prepareStatement("INSERT INTO snapshot_alias (alias, snapshot_id) VALUES (?, ?) "

@@ -66,6 +66,11 @@ final class FaultyStore implements SandboxStore {
     }
 
     @Override
+    public boolean updateCustomExtensionParams(SandboxId id, Set<SandboxState> expected, String customExtensionParams) {
+        return delegate.updateCustomExtensionParams(id, expected, customExtensionParams);
+    }
+
+    @Override
     public boolean delete(SandboxId id, Set<SandboxState> expected) {
         return delegate.delete(id, expected);
     }

@@ -301,11 +301,13 @@ class SqliteSandboxStoreTest {
     private static SandboxRecord record(SandboxState state, Instant startedAt) {
         return new SandboxRecord(SandboxId.random(RANDOM), new TemplateId("base"), Optional.of("base"), state, startedAt,
                 Duration.ofSeconds(300), Optional.empty(), TimeoutAction.PAUSE, PauseMode.WITH_MEMORY, true, true,
-                new Resources(2, 512, 1024), Map.of("k", "v"), Map.of("E", "1"), NetworkPolicy.DEFAULT, "{}", Optional.empty());
+                new Resources(2, 512, 1024), Map.of("k", "v"), Map.of("E", "1"), NetworkPolicy.DEFAULT, "{}", Optional.empty(),
+                Optional.empty());
     }
 
     private SnapshotRecord snapshot(String id, List<String> aliases, Instant createdAt) {
         return new SnapshotRecord(new TemplateId(id), aliases, Optional.empty(), new TemplateId("base"), Map.of("E", "1"),
-                new Resources(2, 512, 1024), new StoredState(new byte[]{9}, dir.resolve(id)), createdAt, createdAt);
+                new Resources(2, 512, 1024), new StoredState(new byte[]{9}, dir.resolve(id)), createdAt, createdAt,
+                "{}");
     }
 }

@@ -1,0 +1,222 @@
+package io.agentenv.server.extension;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentenv.server.orchestrator.Hook;
+import io.agentenv.server.orchestrator.HookException;
+import io.agentenv.server.orchestrator.HookStart;
+import io.agentenv.server.orchestrator.LifecycleHooks;
+import io.agentenv.spi.HostNetwork;
+import io.agentenv.spi.SandboxId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The custom extension over HTTP: every hook is {@code POST {url}/sandbox-hook/<name>} with a JSON body, one call per
+ * hook with its own deadline ({@code AENV_CUSTOM_EXTENSION_TIMEOUT_MS}, covering connect, answer and body), no retries.
+ * 2xx is success; 4xx is {@link HookException.Failure#REJECTED}; any other status FAILED; no answer in time TIMED_OUT;
+ * a refused, reset or closed connection UNREACHABLE; a 2xx whose body start-fresh or patch-params cannot use
+ * BAD_RESPONSE. Response bodies are read up to {@value #MAX_RESPONSE_BYTES} bytes. The URL (which may carry
+ * credentials) is never logged nor put in messages. The contract is in docs/custom-extension.md.
+ */
+public final class HttpLifecycleHooks implements LifecycleHooks {
+    /** Largest response body read from the extension. */
+    public static final int MAX_RESPONSE_BYTES = 1 << 20;
+    private static final Logger log = LoggerFactory.getLogger(HttpLifecycleHooks.class);
+
+    private final HttpClient http;
+    private final String baseUrl;
+    private final Duration timeout;
+    private final ObjectMapper json = new ObjectMapper();
+
+    /**
+     * @param http    the server's shared client (created once in Main)
+     * @param baseUrl the extension's base URL ({@code http} or {@code https}); hooks are under {@code /sandbox-hook/}
+     * @param timeout the deadline of one hook call
+     */
+    public HttpLifecycleHooks(HttpClient http, URI baseUrl, Duration timeout) {
+        this.http = requireNonNull(http, "http is null");
+        requireNonNull(baseUrl, "baseUrl is null");
+        String scheme = baseUrl.getScheme();
+        if (!"http".equals(scheme) && !"https".equals(scheme) || baseUrl.getHost() == null) {
+            throw new IllegalArgumentException("the custom extension URL must be an absolute http(s) URL");
+        }
+        String text = baseUrl.toString();
+        this.baseUrl = text.endsWith("/") ? text.substring(0, text.length() - 1) : text;
+        this.timeout = requireNonNull(timeout, "timeout is null");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive: " + timeout);
+        }
+    }
+
+    @Override
+    public boolean enabled() {
+        return true;
+    }
+
+    @Override
+    public Optional<String> startFresh(HookStart start) throws HookException {
+        HttpResponse<String> response = post(Hook.START_FRESH, start.sandboxId(), startBody(start));
+        JsonNode answer = object(Hook.START_FRESH, response);
+        JsonNode args = answer.get("extraBootArgs");
+        if (args == null || args.isNull()) {
+            return Optional.empty();
+        }
+        if (!args.isTextual()) {
+            throw HookException.badResponse(Hook.START_FRESH, response.statusCode(), response.body(),
+                    "extraBootArgs must be a string or null");
+        }
+        return args.asText().isBlank() ? Optional.empty() : Optional.of(args.asText());
+    }
+
+    @Override
+    public void startResume(HookStart start) throws HookException {
+        post(Hook.START_RESUME, start.sandboxId(), startBody(start)); // the answer's body is ignored
+    }
+
+    @Override
+    public String patchParams(SandboxId sandboxId, String patch) throws HookException {
+        requireNonNull(sandboxId, "sandboxId is null");
+        requireNonNull(patch, "patch is null");
+        ObjectNode body = json.createObjectNode();
+        body.put("sandboxId", sandboxId.value());
+        body.set("patch", parseObject(patch));
+        HttpResponse<String> response = post(Hook.PATCH_PARAMS, sandboxId, body);
+        JsonNode answer = object(Hook.PATCH_PARAMS, response);
+        JsonNode params = answer.get("customExtensionParams");
+        if (params == null || params.isNull()) {
+            return "{}";
+        }
+        if (!params.isObject()) {
+            throw HookException.badResponse(Hook.PATCH_PARAMS, response.statusCode(), response.body(),
+                    "customExtensionParams must be a JSON object");
+        }
+        return write(params);
+    }
+
+    @Override
+    public void stop(SandboxId sandboxId, UUID instanceId) throws HookException {
+        requireNonNull(sandboxId, "sandboxId is null");
+        requireNonNull(instanceId, "instanceId is null");
+        ObjectNode body = json.createObjectNode();
+        body.put("sandboxId", sandboxId.value());
+        body.put("sandboxInstanceId", instanceId.toString());
+        post(Hook.STOP, sandboxId, body);
+    }
+
+    private ObjectNode startBody(HookStart start) {
+        ObjectNode body = json.createObjectNode();
+        body.put("sandboxId", start.sandboxId().value());
+        body.put("sandboxInstanceId", start.instanceId().toString());
+        Optional<HostNetwork> network = start.network();
+        if (network.isPresent()) {
+            body.put("networkNamespacePath", network.get().namespacePath().toString());
+            body.put("hostInteractionIp", network.get().hostInteractionIp().getHostAddress());
+        } else {
+            body.putNull("networkNamespacePath");
+            body.putNull("hostInteractionIp");
+        }
+        body.set("customExtensionParams", parseObject(start.customExtensionParams()));
+        return body;
+    }
+
+    private HttpResponse<String> post(Hook hook, SandboxId sandboxId, ObjectNode body) throws HookException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + "/sandbox-hook/" + hook.wireName()))
+                .timeout(timeout)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(write(body), StandardCharsets.UTF_8))
+                .build();
+        long started = System.nanoTime();
+        CompletableFuture<HttpResponse<String>> call = http.sendAsync(request,
+                HttpResponse.BodyHandlers.limiting(HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8),
+                        MAX_RESPONSE_BYTES));
+        HttpResponse<String> response;
+        try {
+            response = call.get(timeout.toNanos(), TimeUnit.NANOSECONDS); // one deadline for answer and body
+        } catch (TimeoutException e) {
+            call.cancel(true);
+            throw logged(sandboxId, HookException.timedOut(hook, timeout.toMillis(), e));
+        } catch (InterruptedException e) {
+            call.cancel(true);
+            Thread.currentThread().interrupt();
+            throw logged(sandboxId, HookException.unreachable(hook, e));
+        } catch (CancellationException e) {
+            throw logged(sandboxId, HookException.unreachable(hook, e));
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof HttpTimeoutException) {
+                throw logged(sandboxId, HookException.timedOut(hook, timeout.toMillis(), cause));
+            }
+            throw logged(sandboxId, HookException.unreachable(hook, cause));
+        }
+        int status = response.statusCode();
+        log.atDebug().addKeyValue("sandbox_id", sandboxId.value()).addKeyValue("hook", hook.wireName())
+                .addKeyValue("status", status).addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .log("custom extension hook answered");
+        if (status < 200 || status > 299) {
+            throw logged(sandboxId, HookException.status(hook, status, response.body()));
+        }
+        return response;
+    }
+
+    private JsonNode object(Hook hook, HttpResponse<String> response) throws HookException {
+        JsonNode answer;
+        try {
+            answer = json.readTree(response.body());
+        } catch (JsonProcessingException e) {
+            throw HookException.badResponse(hook, response.statusCode(), response.body(), "not JSON");
+        }
+        if (answer == null || !answer.isObject()) {
+            throw HookException.badResponse(hook, response.statusCode(), response.body(), "not a JSON object");
+        }
+        return answer;
+    }
+
+    /** Raw JSON object text from the store or the API (already validated there) as a tree. */
+    private JsonNode parseObject(String rawJsonObject) {
+        try {
+            JsonNode node = json.readTree(rawJsonObject.isBlank() ? "{}" : rawJsonObject);
+            if (node == null || !node.isObject()) {
+                throw new IllegalArgumentException("custom extension params are not a JSON object");
+            }
+            return node;
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("custom extension params are not valid JSON", e);
+        }
+    }
+
+    private String write(JsonNode node) {
+        try {
+            return json.writeValueAsString(node);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a JSON tree always serialises", e);
+        }
+    }
+
+    private static HookException logged(SandboxId sandboxId, HookException e) {
+        log.atDebug().addKeyValue("sandbox_id", sandboxId.value()).addKeyValue("hook", e.hook().wireName())
+                .addKeyValue("failure", e.failure()).log("custom extension hook call failed");
+        return e;
+    }
+}
