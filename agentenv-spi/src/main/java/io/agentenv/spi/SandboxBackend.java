@@ -9,8 +9,8 @@ import java.util.Optional;
  * {@link SandboxBackendFactory#prepare}, which reserves what it needs without running anything; {@link #start} runs it.
  *
  * <p>The orchestrator guarantees that at most one lifecycle call (start, pause, freeze/thaw, snapshot, updateNetwork)
- * runs at a time on an instance, and never holds a lock while calling. {@link #guest()} and {@link #resources()} may
- * be called concurrently with anything and must not block on I/O.
+ * runs at a time on an instance, and never holds a lock while calling. {@link #guest()}, {@link #envd()} and
+ * {@link #resources()} may be called concurrently with anything and must not block on I/O.
  */
 public interface SandboxBackend extends AutoCloseable {
     /**
@@ -65,8 +65,16 @@ public interface SandboxBackend extends AutoCloseable {
     /** How to reach the guest agent; empty while the instance is not running. */
     Optional<GuestEndpoint> guest();
 
-    /** How to reach the guest agent; empty while the instance is not running. */
-    Optional<GuestEndpoint> guest();
+    /**
+     * The guest agent's API for this instance (one runtime generation): empty while the guest agent is not connected
+     * (before {@link #start} succeeded, after {@link #pause} or {@link #close}). Must not block on I/O. The handle is
+     * owned by this instance, which closes its connections when it stops, so a connection is never reused by another
+     * generation. {@link #guest()} stays for the proxy, which forwards raw bytes to the same agent. The default is
+     * empty: a backend without a guest agent.
+     */
+    default Optional<EnvdApi> envd() {
+        return Optional.empty();
+    }
 
     /** The real resources of this instance. */
     Resources resources();

@@ -1,6 +1,9 @@
 package io.agentenv.backend.mock;
 
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdApi;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
@@ -16,6 +19,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
@@ -45,6 +49,7 @@ public final class MockSandbox implements SandboxBackend {
     private final AtomicReference<Optional<String>> bootArgs = new AtomicReference<>(Optional.empty());
     private final AtomicReference<Status> status = new AtomicReference<>(Status.PREPARED);
     private volatile NetworkPolicy network;
+    private final FakeEnvd envd;
 
     MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources,
                 HostNetwork hostNetwork) {
@@ -54,6 +59,7 @@ public final class MockSandbox implements SandboxBackend {
         this.resources = requireNonNull(resources, "resources is null");
         this.hostNetwork = requireNonNull(hostNetwork, "hostNetwork is null");
         this.network = spec.network();
+        this.envd = new FakeEnvd(resources, Clock.systemUTC());
     }
 
     public LaunchSpec spec() {
@@ -70,6 +76,11 @@ public final class MockSandbox implements SandboxBackend {
 
     public NetworkPolicy network() {
         return network;
+    }
+
+    /** This instance's guest agent (one per instance, so one per runtime generation), connected or not. */
+    public FakeEnvd fakeEnvd() {
+        return envd;
     }
 
     /** The extra boot arguments handed over before start (custom extension start-fresh), if any. */
@@ -96,6 +107,13 @@ public final class MockSandbox implements SandboxBackend {
     public void start(Duration readyTimeout) throws BackendException {
         factory.enter(MockOp.START, this);
         expect(Status.PREPARED, "start");
+        try {
+            envd.health();
+            envd.init(new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
+                    Optional.empty(), Clock.systemUTC().instant()));
+        } catch (EnvdException e) {
+            throw new BackendException.Terminal("fake envd did not come up", e);
+        }
         status.set(Status.RUNNING);
     }
 
@@ -106,6 +124,7 @@ public final class MockSandbox implements SandboxBackend {
         MockPausedState state = new MockPausedState(mode, resources, spec.id().value());
         writeArtifact(artifactDir, state.encode());
         status.set(Status.STOPPED);
+        envd.disconnect();
         factory.stopped(this);
         return state;
     }
@@ -153,6 +172,13 @@ public final class MockSandbox implements SandboxBackend {
         return now == Status.RUNNING || now == Status.FROZEN ? factory.guestEndpoint() : Optional.empty();
     }
 
+    /** The fake envd while RUNNING or FROZEN (like {@link #guest()}); empty before start and once stopped. */
+    @Override
+    public Optional<EnvdApi> envd() {
+        Status now = status.get();
+        return now == Status.RUNNING || now == Status.FROZEN ? Optional.of(envd) : Optional.empty();
+    }
+
     @Override
     public Resources resources() {
         return resources;
@@ -162,17 +188,20 @@ public final class MockSandbox implements SandboxBackend {
     public void close() throws BackendException {
         factory.enter(MockOp.CLOSE, this);
         status.set(Status.CLOSED);
+        envd.disconnect();
         factory.stopped(this);
     }
 
     /** A scripted Terminal failure leaves the instance unusable, as a real backend's would. */
     void broken() {
         status.updateAndGet(s -> s == Status.CLOSED ? s : Status.BROKEN);
+        envd.disconnect();
     }
 
     /** The process behind it vanished (for example the host rebooted): not running, nothing to release. */
     void vanish() {
         status.set(Status.CLOSED);
+        envd.disconnect();
     }
 
     private void expect(Status wanted, String operation) throws BackendException {
