@@ -225,6 +225,7 @@ public final class ProcessService implements AutoCloseable {
         if (config.getCmd().isEmpty()) {
             throw RpcException.invalidArgument("process.cmd is required");
         }
+        validate(config);
         SessionState state = session.current();
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", DEFAULT_PATH);
@@ -254,6 +255,21 @@ public final class ProcessService implements AutoCloseable {
         boolean stdin = !request.hasStdin() || request.getStdin();
         Optional<String> tag = request.hasTag() ? Optional.of(request.getTag()) : Optional.empty();
         return new LaunchSpec(config, user, executable, config.getArgsList(), cwd, env, pty, stdin, tag);
+    }
+
+    /** What exec would refuse later with a less helpful error (NUL bytes; '=' or an empty name in a variable). */
+    private static void validate(ProcessConfig config) {
+        for (String arg : config.getArgsList()) {
+            if (arg.indexOf('\0') >= 0) {
+                throw RpcException.invalidArgument("process.args must not contain NUL bytes");
+            }
+        }
+        for (Map.Entry<String, String> e : config.getEnvsMap().entrySet()) {
+            if (e.getKey().isEmpty() || e.getKey().indexOf('=') >= 0 || e.getKey().indexOf('\0') >= 0
+                    || e.getValue().indexOf('\0') >= 0) {
+                throw RpcException.invalidArgument("invalid environment variable name or value: '" + e.getKey() + "'");
+            }
+        }
     }
 
     private static Path resolve(String path, UserAccount user, SessionState state) {

@@ -166,6 +166,19 @@ class ProcessServiceTest {
     }
 
     @Test
+    void malformed_env_names_and_nul_bytes_are_invalid_arguments() throws Exception {
+        for (StartRequest bad : List.of(
+                StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/true").putEnvs("A=B", "x")).build(),
+                StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/true").putEnvs("", "x")).build(),
+                StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/true").addArgs("a\0b")).build())) {
+            try (var stream = start(bad, NO_HEADERS)) {
+                assertThat(stream.rest()).isEmpty();
+                assertThat(stream.end().error().orElseThrow().code()).isEqualTo(ConnectCode.INVALID_ARGUMENT);
+            }
+        }
+    }
+
+    @Test
     void an_unknown_user_is_unauthenticated() throws Exception {
         String basic = "Basic " + java.util.Base64.getEncoder().encodeToString("nobody-here-xyz:".getBytes(StandardCharsets.UTF_8));
         try (var stream = start(bash("true"), Map.of("Authorization", basic))) {
