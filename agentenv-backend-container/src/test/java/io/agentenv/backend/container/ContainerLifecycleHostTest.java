@@ -85,7 +85,7 @@ class ContainerLifecycleHostTest {
 
         // and its filesystem changes can be captured as a layer for copies
         Path layer = host.sandboxesDir.resolve("layer");
-        host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", original.upper().toString(), layer.toString()));
+        new LayerCapture(host.runner, Duration.ofSeconds(60)).capture(original.upper(), layer);
 
         // when it is restored in place
         host.runc.restore(original.id(), original.bundle(), images, original.restoreWork());
@@ -129,8 +129,7 @@ class ContainerLifecycleHostTest {
         host.cgroups.freeze(source.id());
         assertThat(host.runc.state(source.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.PAUSED);
         Path layer = host.sandboxesDir.resolve("snapshot/layer");
-        Files.createDirectories(layer.getParent());
-        host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", source.upper().toString(), layer.toString()));
+        new LayerCapture(host.runner, Duration.ofSeconds(60)).capture(source.upper(), layer);
         Path images = host.sandboxesDir.resolve("snapshot/images");
         host.runc.checkpoint(source.id(), images, host.sandboxesDir.resolve("snapshot/work"), RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
         host.cgroups.thaw(source.id());

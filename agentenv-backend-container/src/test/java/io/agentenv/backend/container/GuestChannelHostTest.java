@@ -142,7 +142,7 @@ class GuestChannelHostTest {
         host.runc.checkpoint(original.id(), images, host.sandboxesDir.resolve("ckpt/work"), RuncRuntime.AfterCheckpoint.STOP);
         host.runc.delete(original.id());
         Path layer = host.sandboxesDir.resolve("layer");
-        host.runner.run(Command.of(Duration.ofSeconds(60), "cp", "-a", original.upper().toString(), layer.toString()));
+        new LayerCapture(host.runner, Duration.ofSeconds(60)).capture(original.upper(), layer);
         host.runc.restore(original.id(), original.bundle(), images, original.restoreWork());
 
         // then the same agent process answers on both channels

@@ -80,6 +80,41 @@ class OverlayMountsHostTest {
     }
 
     @Test
+    void a_captured_upper_stacks_as_a_layer_with_its_deletions_opaque_dirs_and_owners() throws Exception {
+        // given a sandbox-like overlay where a file was deleted, a directory replaced and a user-owned file written
+        Path template = Files.createDirectories(dir.resolve("template"));
+        Files.writeString(template.resolve("deleted"), "t");
+        Files.createDirectories(template.resolve("replaced"));
+        Files.writeString(template.resolve("replaced/old"), "t");
+        Path merged = dir.resolve("merged");
+        host.overlays.mount(List.of(template), dir.resolve("upper"), dir.resolve("work"), merged);
+        Files.delete(merged.resolve("deleted"));
+        Files.delete(merged.resolve("replaced/old"));
+        Files.delete(merged.resolve("replaced"));
+        Files.createDirectories(merged.resolve("replaced"));
+        Files.writeString(merged.resolve("replaced/new"), "sandbox");
+        Files.writeString(merged.resolve("owned"), "user");
+        Files.setAttribute(merged.resolve("owned"), "unix:uid", 1000);
+        host.overlays.unmount(merged);
+
+        // when its upper is captured and a fresh overlay stacks it over the template
+        Path layer = dir.resolve("layers/snap1");
+        new LayerCapture(host.runner, java.time.Duration.ofSeconds(60)).capture(dir.resolve("upper"), layer);
+        Path copy = dir.resolve("copy");
+        host.overlays.mount(List.of(layer, template), dir.resolve("copy-upper"), dir.resolve("copy-work"), copy);
+
+        // then the copy sees exactly the sandbox's view
+        assertThat(Files.exists(copy.resolve("deleted"))).isFalse();
+        assertThat(Files.exists(copy.resolve("replaced/old"))).isFalse();
+        assertThat(Files.readString(copy.resolve("replaced/new"))).isEqualTo("sandbox");
+        assertThat(Files.getAttribute(copy.resolve("owned"), "unix:uid")).isEqualTo(1000);
+        assertThat(Files.exists(dir.resolve("layers/.snap1.partial"))).isFalse();
+        host.overlays.unmount(copy);
+        assertThatThrownBy(() -> new LayerCapture(host.runner, java.time.Duration.ofSeconds(60)).capture(dir.resolve("upper"), layer))
+                .hasMessageContaining("already exists");
+    }
+
+    @Test
     void unmounting_what_is_not_mounted_is_a_no_op_and_unsafe_paths_are_refused() throws Exception {
         host.overlays.unmount(dir.resolve("never-mounted"));
 
