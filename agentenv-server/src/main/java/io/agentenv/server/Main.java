@@ -4,7 +4,9 @@ import io.agentenv.server.api.ApiServer;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKeyFile;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.orchestrator.EnvdTokenSource;
+import io.agentenv.server.orchestrator.LifecycleHooks;
 import io.agentenv.server.orchestrator.Orchestrator;
 import io.agentenv.server.orchestrator.OrchestratorSettings;
 import io.agentenv.server.orchestrator.SandboxStore;
@@ -14,6 +16,7 @@ import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxBackendFactory;
 import java.io.IOException;
+import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -79,7 +82,7 @@ public final class Main {
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
             EnvdTokenSource envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
             orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
-                    OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of());
+                    OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), lifecycleHooks(config));
             orchestrator.start();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
@@ -107,6 +110,18 @@ public final class Main {
             stopped.countDown();
         }));
         stopped.await();
+    }
+
+    /** The custom extension when AENV_CUSTOM_EXTENSION_URL is set: one HttpClient for every hook call. */
+    private static LifecycleHooks lifecycleHooks(ServerConfig config) {
+        if (config.customExtensionUrl().isEmpty()) {
+            return LifecycleHooks.none();
+        }
+        HttpClient http = HttpClient.newBuilder().connectTimeout(config.customExtensionTimeout())
+                .followRedirects(HttpClient.Redirect.NEVER).build();
+        log.atInfo().addKeyValue("timeout_ms", config.customExtensionTimeout().toMillis())
+                .log("custom extension hooks enabled");
+        return new HttpLifecycleHooks(http, config.customExtensionUrl().get(), config.customExtensionTimeout());
     }
 
     private static Path prepareDataDir(Path dataDir) throws IOException {

@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +46,9 @@ import java.util.regex.Pattern;
  *                              default 30)
  * @param backendSettings       the backend's own settings: every {@code AENV_BACKEND_<KEY>} (except {@code AENV_BACKEND}
  *                              itself) as lower-case {@code <key>}, handed to the backend once at start-up
+ * @param customExtensionUrl    base URL of the operator's custom extension ({@code AENV_CUSTOM_EXTENSION_URL}, absolute
+ *                              http(s), no query or fragment; default none: no hooks, non-empty params refused)
+ * @param customExtensionTimeout deadline of one hook call ({@code AENV_CUSTOM_EXTENSION_TIMEOUT_MS}, default 5000)
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -56,7 +61,9 @@ public record ServerConfig(
         int maxRequestBytes,
         int maxConcurrentRequests,
         Duration shutdownGrace,
-        Map<String, String> backendSettings) {
+        Map<String, String> backendSettings,
+        Optional<URI> customExtensionUrl,
+        Duration customExtensionTimeout) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -69,11 +76,14 @@ public record ServerConfig(
     public static final String MAX_REQUEST_BYTES = "AENV_MAX_REQUEST_BYTES";
     public static final String MAX_CONCURRENT_REQUESTS = "AENV_MAX_CONCURRENT_REQUESTS";
     public static final String SHUTDOWN_GRACE = "AENV_SHUTDOWN_GRACE_SECONDS";
+    public static final String CUSTOM_EXTENSION_URL = "AENV_CUSTOM_EXTENSION_URL";
+    public static final String CUSTOM_EXTENSION_TIMEOUT = "AENV_CUSTOM_EXTENSION_TIMEOUT_MS";
     /** Prefix of the backend's own settings: {@code AENV_BACKEND_CACHE_DIR} reaches the backend as {@code cache_dir}. */
     public static final String BACKEND_SETTING_PREFIX = "AENV_BACKEND_";
 
     private static final Set<String> KEYS = Set.of(LISTEN, HOME, BACKEND, SANDBOX_DOMAIN, API_KEY, DEFAULT_TIMEOUT_V1,
-            DEFAULT_TIMEOUT_V2, MAX_REQUEST_BYTES, MAX_CONCURRENT_REQUESTS, SHUTDOWN_GRACE);
+            DEFAULT_TIMEOUT_V2, MAX_REQUEST_BYTES, MAX_CONCURRENT_REQUESTS, SHUTDOWN_GRACE, CUSTOM_EXTENSION_URL,
+            CUSTOM_EXTENSION_TIMEOUT);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -87,6 +97,12 @@ public record ServerConfig(
         requireNonNull(defaultTimeoutV2, "defaultTimeoutV2 is null");
         requireNonNull(shutdownGrace, "shutdownGrace is null");
         backendSettings = Map.copyOf(backendSettings);
+        requireNonNull(customExtensionUrl, "customExtensionUrl is null");
+        requireNonNull(customExtensionTimeout, "customExtensionTimeout is null");
+        customExtensionUrl.ifPresent(ServerConfig::checkExtensionUrl);
+        if (customExtensionTimeout.isNegative() || customExtensionTimeout.isZero()) {
+            throw new IllegalArgumentException(CUSTOM_EXTENSION_TIMEOUT + " must be > 0: " + customExtensionTimeout.toMillis());
+        }
         if (!dataDir.isAbsolute()) {
             throw new IllegalArgumentException(HOME + " must be an absolute path: " + dataDir);
         }
@@ -133,7 +149,28 @@ public record ServerConfig(
                 parseInt(values, MAX_REQUEST_BYTES, 1 << 20),
                 parseInt(values, MAX_CONCURRENT_REQUESTS, 1024),
                 Duration.ofSeconds(parseInt(values, SHUTDOWN_GRACE, 30)),
-                backendSettings(values));
+                backendSettings(values),
+                Optional.ofNullable(values.get(CUSTOM_EXTENSION_URL)).map(ServerConfig::parseExtensionUrl),
+                Duration.ofMillis(parseInt(values, CUSTOM_EXTENSION_TIMEOUT, 5000)));
+    }
+
+    private static URI parseExtensionUrl(String value) {
+        try {
+            return new URI(value);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException(CUSTOM_EXTENSION_URL + " is not a URL");
+        }
+    }
+
+    /** The URL may carry credentials, so messages never repeat it. */
+    private static void checkExtensionUrl(URI url) {
+        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("http") && !scheme.equals("https") || url.getHost() == null) {
+            throw new IllegalArgumentException(CUSTOM_EXTENSION_URL + " must be an absolute http:// or https:// URL");
+        }
+        if (url.getRawQuery() != null || url.getRawFragment() != null) {
+            throw new IllegalArgumentException(CUSTOM_EXTENSION_URL + " must not have a query or fragment");
+        }
     }
 
     private static boolean isKnownKey(String key) {
@@ -211,6 +248,9 @@ public record ServerConfig(
                 + ", sandboxDomain=" + sandboxDomain.orElse("-") + ", apiKey=" + (apiKey.isPresent() ? "<redacted>" : "<file>")
                 + ", defaultTimeoutV1=" + defaultTimeoutV1 + ", defaultTimeoutV2=" + defaultTimeoutV2
                 + ", maxRequestBytes=" + maxRequestBytes + ", maxConcurrentRequests=" + maxConcurrentRequests
-                + ", shutdownGrace=" + shutdownGrace + ", backendSettings=" + new TreeSet<>(backendSettings.keySet()) + "]";
+                + ", shutdownGrace=" + shutdownGrace + ", backendSettings=" + new TreeSet<>(backendSettings.keySet())
+                + ", customExtension=" + customExtensionUrl.map(u -> u.getScheme() + "://" + u.getHost()
+                        + (u.getPort() < 0 ? "" : ":" + u.getPort()) + " (path and credentials redacted)").orElse("-")
+                + ", customExtensionTimeout=" + customExtensionTimeout + "]";
     }
 }
