@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox, CommandExitError, TimeoutError } from 'e2b'
+import { Sandbox as SandboxV250 } from 'e2b-v250'
 import { startEnvd, ensureTestUser, waitFor } from '../lib/envd-harness.mjs'
 
 let envd
@@ -118,4 +119,13 @@ test('commands run as the requested user with that user\'s home', { skip: !ensur
   const result = await sbx.commands.run('id -un; echo $HOME; pwd', { user: otherUser })
   assert.equal(result.stdout, `${otherUser}\n/home/${otherUser}\n/home/${otherUser}\n`)
   await assert.rejects(sbx.commands.run('true', { user: 'no-such-user-envd' }), /invalid user/)
+})
+
+test('the 2.50.0 SDK runs, lists and kills commands against the same envd', async () => {
+  const old = await SandboxV250.create({ debug: true })
+  assert.equal((await old.commands.run('echo old-sdk')).stdout, 'old-sdk\n')
+  const handle = await old.commands.run('sleep 60', { background: true, timeoutMs: 0 })
+  assert.ok((await old.commands.list()).some((p) => p.pid === handle.pid))
+  assert.equal(await old.commands.kill(handle.pid), true)
+  await assert.rejects(handle.wait(), /signal: killed/)
 })
