@@ -16,6 +16,7 @@ import java.util.Optional;
  * @param netns the path of the pre-created network namespace to join (e.g. /run/netns/aenv-n7)
  * @param limits CPU, memory, pids and open files
  * @param jdkHome a JDK to bind read-only at its own path (envd runs on it), if any
+ * @param readOnlyBinds more host paths bound read-only (e.g. envd's jar), host path to absolute guest path
  * @param envdHostDir the per-sandbox host directory bound at {@code envdGuestDir} for envd's unix socket
  * @param envdGuestDir where that directory appears inside (absolute)
  * @param resolvConf a file bound read-only at /etc/resolv.conf, if any
@@ -30,6 +31,7 @@ record ContainerSpec(
         Path netns,
         Limits limits,
         Optional<Path> jdkHome,
+        List<ReadOnlyBind> readOnlyBinds,
         Path envdHostDir,
         String envdGuestDir,
         Optional<Path> resolvConf,
@@ -52,6 +54,7 @@ record ContainerSpec(
         requireNonNull(process, "process is null");
         requireNonNull(limits, "limits is null");
         requireNonNull(jdkHome, "jdkHome is null");
+        readOnlyBinds = List.copyOf(readOnlyBinds);
         requireNonNull(resolvConf, "resolvConf is null");
         requireNonNull(privileges, "privileges is null");
         requireAbsolute(rootfs, "rootfs");
@@ -67,6 +70,17 @@ record ContainerSpec(
         requireNonNull(envdGuestDir, "envdGuestDir is null");
         if (!envdGuestDir.startsWith("/") || envdGuestDir.contains("..")) {
             throw new IllegalArgumentException("envdGuestDir must be absolute without '..': " + envdGuestDir);
+        }
+    }
+
+    /** A host file or directory that appears read-only at {@code guestPath} inside. */
+    record ReadOnlyBind(Path hostPath, String guestPath) {
+        ReadOnlyBind {
+            requireAbsolute(hostPath, "hostPath");
+            requireNonNull(guestPath, "guestPath is null");
+            if (!guestPath.startsWith("/") || guestPath.contains("..") || guestPath.equals("/")) {
+                throw new IllegalArgumentException("guestPath must be absolute, not / and without '..': " + guestPath);
+            }
         }
     }
 

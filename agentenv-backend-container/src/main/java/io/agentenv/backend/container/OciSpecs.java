@@ -100,6 +100,10 @@ final class OciSpecs {
                 new OciSpec.Mount("/sys/fs/cgroup", "cgroup", "cgroup", List.of("nosuid", "noexec", "nodev", "relatime", "ro"))));
         spec.jdkHome().ifPresent(jdk -> mounts.add(
                 new OciSpec.Mount(jdk.toString(), "bind", jdk.toString(), List.of("rbind", "ro", "nosuid", "nodev"))));
+        for (ContainerSpec.ReadOnlyBind bind : spec.readOnlyBinds()) {
+            mounts.add(new OciSpec.Mount(bind.guestPath(), "bind", bind.hostPath().toString(),
+                    List.of("rbind", "ro", "nosuid", "nodev")));
+        }
         mounts.add(new OciSpec.Mount(spec.envdGuestDir(), "bind", spec.envdHostDir().toString(),
                 List.of("rbind", "rw", "nosuid", "nodev", "noexec")));
         spec.resolvConf().ifPresent(resolv -> mounts.add(

@@ -158,4 +158,34 @@ class ContainerIsolationHostTest {
         host.destroy(strict);
         host.destroy(relaxed);
     }
+
+    @Test
+    void tini_as_pid_1_reaps_orphans_and_extra_binds_are_read_only() throws Exception {
+        // given a sandbox whose init is tini (as for envd) and a host dir bound read-only
+        Path shared = Files.createDirectories(host.sandboxesDir.resolve("shared"));
+        Files.writeString(shared.resolve("envd.txt"), "from the host");
+        List<String> init = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", "sleep 1000000");
+        Sandbox sandbox = host.prepare("tini", List.of(host.templateRootfs()), init);
+        RuncRuntime.writeConfig(sandbox.bundle(), host.ociSpecs.build(host.spec(sandbox, init, HostFixture.LIMITS,
+                ContainerSpec.Privileges.NO_NEW_PRIVILEGES, List.of(new ContainerSpec.ReadOnlyBind(shared, "/opt/agentenv")))));
+        host.runc.create(sandbox.id(), sandbox.bundle());
+        host.runc.start(sandbox.id());
+
+        // when a command leaves an orphan behind that then exits
+        host.exec(sandbox, "sh", "-c", "(sleep 0.2 &) ; true");
+
+        // then PID 1 reaps it: no zombie remains
+        HostFixture.await("the orphan is reaped", java.time.Duration.ofSeconds(10), () -> {
+            try {
+                return host.exec(sandbox, "ps", "-e", "-o", "stat=,comm=").lines().noneMatch(l -> l.startsWith("Z"))
+                        && host.exec(sandbox, "ps", "-e", "-o", "comm=").lines().filter("sleep"::equals).count() == 1;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(host.exec(sandbox, "cat", "/proc/1/comm")).isEqualTo("tini");
+        assertThat(host.exec(sandbox, "cat", "/opt/agentenv/envd.txt")).isEqualTo("from the host");
+        assertThat(host.execFailure(sandbox, "touch", "/opt/agentenv/x").stderrTail()).contains("Read-only file system");
+        host.destroy(sandbox);
+    }
 }

@@ -119,12 +119,18 @@ final class HostFixture implements AutoCloseable {
 
     /** A config for a sandbox that runs {@code args} as root in {@code rootfs}, attached to {@code slot}. */
     ContainerSpec spec(Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges) {
+        return spec(sandbox, args, limits, privileges, List.of());
+    }
+
+    ContainerSpec spec(Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges,
+                       List<ContainerSpec.ReadOnlyBind> binds) {
         return new ContainerSpec(sandbox.id(), sandbox.rootfs(), "sandbox",
                 new ContainerSpec.InitProcess(args, List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                         "HOME=/root"), "/", 0, 0),
                 sandbox.slot().netnsPath(),
                 limits,
                 Optional.of(JDK),
+                binds,
                 sandbox.envd(), "/run/envd",
                 Optional.of(layout.resolvConf()),
                 layout.criuRuncConfig(),

@@ -100,7 +100,7 @@ class HostInventoryHostTest {
             Files.createDirectories(dirs.envd());
             RuncRuntime.writeConfig(dirs.bundle(), host.ociSpecs.build(new ContainerSpec(id, dirs.rootfs(), "sandbox",
                     new ContainerSpec.InitProcess(IDLE, List.of(), "/", 0, 0), slot.netnsPath(), HostFixture.LIMITS,
-                    Optional.empty(), dirs.envd(), "/run/envd", Optional.empty(), host.layout.criuRuncConfig(),
+                    Optional.empty(), List.of(), dirs.envd(), "/run/envd", Optional.empty(), host.layout.criuRuncConfig(),
                     ContainerSpec.Privileges.NO_NEW_PRIVILEGES)));
 
             assertThatThrownBy(() -> host.runc.create(id, dirs.bundle()))

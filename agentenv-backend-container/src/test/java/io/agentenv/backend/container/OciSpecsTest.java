@@ -28,6 +28,7 @@ class OciSpecsTest {
                 Path.of("/run/netns/aenv-n7"),
                 new ContainerSpec.Limits(cpus, memoryMiB, 512, 16384),
                 Optional.of(JDK),
+                List.of(new ContainerSpec.ReadOnlyBind(Path.of("/opt/agentenv/envd"), "/opt/agentenv/envd")),
                 Path.of("/var/lib/agentenv/sbx-1/envd"), "/run/envd",
                 Optional.of(Path.of("/var/cache/agentenv/resolv.conf")),
                 Path.of("/var/cache/agentenv/criu-runc.conf"),
@@ -140,6 +141,9 @@ class OciSpecsTest {
                 .filter(m -> m.path("destination").asText().equals("/run/envd")).findFirst().orElseThrow();
         assertThat(envd.path("source").asText()).isEqualTo("/var/lib/agentenv/sbx-1/envd");
         assertThat(texts(envd.path("options"))).contains("rw").doesNotContain("ro");
+        JsonNode extra = mounts.findParents("destination").stream()
+                .filter(m -> m.path("destination").asText().equals("/opt/agentenv/envd")).findFirst().orElseThrow();
+        assertThat(texts(extra.path("options"))).contains("ro");
         assertThat(mounts.findValuesAsText("destination")).contains("/proc", "/dev", "/sys", "/etc/resolv.conf")
                 .doesNotContain("/tmp");
     }
