@@ -14,16 +14,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Per-sandbox egress rules, checked against a stand-in for an internet host: a network namespace behind its own veth
- * with a public-looking address (198.51.100.2, TEST-NET-2) that runs a TCP listener. Sandbox traffic to it is routed
+ * with a public-looking address (in 198.51.100.0/24, TEST-NET-2) that runs a TCP listener. Sandbox traffic to it is routed
  * and NAT'd by the host exactly like traffic to the internet.
  */
 @Tag("host")
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class EgressFirewallHostTest {
 
-    private static final String OUTSIDE_NS = "xegress-outside";
-    private static final String OUTSIDE_VETH = "xegress0";
-    private static final String OUTSIDE = "198.51.100.2";
     private static final String CONNECT = String.join("\n",
             "import socket, sys",
             "try:",
@@ -34,21 +31,30 @@ class EgressFirewallHostTest {
 
     private HostFixture host;
     private Process listener;
+    /** Per lane, so that concurrent test runs do not collide: a netns, a veth and a /30 inside 198.51.100.0/24. */
+    private String outsideNs;
+    private String outsideVeth;
+    private String outsideHostEnd;
+    private String outside;
 
     @BeforeEach
     void setUp() throws Exception {
         host = HostFixture.create(0);
+        outsideNs = "xegress-" + host.lane();
+        outsideVeth = "xegress" + host.lane();
+        outsideHostEnd = "198.51.100." + (4 * host.lane() + 1);
+        outside = "198.51.100." + (4 * host.lane() + 2);
         removeOutside();
         String setup = String.join("\n",
-                "netns add " + OUTSIDE_NS,
-                "link add name " + OUTSIDE_VETH + " type veth peer name eth0 netns " + OUTSIDE_NS,
-                "addr add 198.51.100.1/30 dev " + OUTSIDE_VETH,
-                "link set " + OUTSIDE_VETH + " up", "");
+                "netns add " + outsideNs,
+                "link add name " + outsideVeth + " type veth peer name eth0 netns " + outsideNs,
+                "addr add " + outsideHostEnd + "/30 dev " + outsideVeth,
+                "link set " + outsideVeth + " up", "");
         host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-batch", "-").withStdin(setup.getBytes(StandardCharsets.UTF_8)));
-        String inside = String.join("\n", "addr add " + OUTSIDE + "/30 dev eth0", "link set eth0 up", "link set lo up", "");
-        host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-n", OUTSIDE_NS, "-batch", "-")
+        String inside = String.join("\n", "addr add " + outside + "/30 dev eth0", "link set eth0 up", "link set lo up", "");
+        host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-n", outsideNs, "-batch", "-")
                 .withStdin(inside.getBytes(StandardCharsets.UTF_8)));
-        listener = new ProcessBuilder("ip", "netns", "exec", OUTSIDE_NS, "python3", "-c",
+        listener = new ProcessBuilder("ip", "netns", "exec", outsideNs, "python3", "-c",
                 "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
                         + " s.bind(('0.0.0.0', 8080)); s.listen(); print('ready', flush=True)\nwhile True: s.accept()[0].close()")
                 .redirectErrorStream(true).start();
@@ -68,14 +74,14 @@ class EgressFirewallHostTest {
     }
 
     private void removeOutside() throws Exception {
-        if (java.nio.file.Files.exists(NetnsPool.NETNS_DIR.resolve(OUTSIDE_NS))) {
-            host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "netns", "delete", OUTSIDE_NS));
+        if (java.nio.file.Files.exists(NetnsPool.NETNS_DIR.resolve(outsideNs))) {
+            host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "netns", "delete", outsideNs));
         }
     }
 
     private String reach(NetSlot slot) throws Exception {
         return host.runner.run(Command.of(Duration.ofSeconds(20),
-                List.of("ip", "netns", "exec", slot.netnsName(), "python3", "-c", CONNECT, OUTSIDE))).stdout().strip();
+                List.of("ip", "netns", "exec", slot.netnsName(), "python3", "-c", CONNECT, outside))).stdout().strip();
     }
 
     @Test
@@ -93,10 +99,10 @@ class EgressFirewallHostTest {
         host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
         assertThat(reach(slot)).isEqualTo("blocked");
 
-        host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of("198.51.100.0/24"), List.of(OUTSIDE)));
+        host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of("198.51.100.0/24"), List.of(outside)));
         assertThat(reach(slot)).isEqualTo("connected");
 
-        host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.ALLOW, List.of(), List.of(OUTSIDE)));
+        host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.ALLOW, List.of(), List.of(outside)));
         assertThat(reach(slot)).isEqualTo("blocked");
 
         host.firewall.apply(slot, EgressPolicy.OPEN);

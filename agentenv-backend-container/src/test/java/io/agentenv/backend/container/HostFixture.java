@@ -95,6 +95,11 @@ final class HostFixture implements AutoCloseable {
         }
     }
 
+    /** This run's lane (0..35): tests that need other unique host names or addresses derive them from it. */
+    int lane() {
+        return lane.number();
+    }
+
     ContainerId newId(String suffix) {
         return new ContainerId(idPrefix + suffix);
     }

@@ -49,6 +49,10 @@ final class TestLane implements AutoCloseable {
         throw new IOException("all " + LANES + " host-test lanes are taken");
     }
 
+    int number() {
+        return lane;
+    }
+
     private char letter() {
         return Character.forDigit(lane, LANES);
     }
