@@ -1,0 +1,81 @@
+// envd survives a CRIU checkpoint/restore: listeners (TCP + unix socket), the /init session and the process table
+// come back, running processes are still managed, new ones start. Needs root and the CRIU that scripts/setup-host.sh
+// builds (its path is in $AENV_CACHE_DIR/host.env); skipped otherwise.
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
+import { Sandbox, CommandExitError } from 'e2b'
+import { envdCommand, ENVD_PORT, waitFor } from '../lib/envd-harness.mjs'
+
+function criuBinary() {
+  const hostEnv = join(process.env.AENV_CACHE_DIR || '/var/cache/agentenv', 'host.env')
+  if (!existsSync(hostEnv)) return null
+  const line = readFileSync(hostEnv, 'utf8').split('\n').find((l) => l.startsWith('AENV_CRIU='))
+  const path = line?.slice('AENV_CRIU='.length).trim()
+  return path && existsSync(path) ? path : null
+}
+
+const criu = criuBinary()
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0
+const skip = !isRoot ? 'needs root' : !criu ? 'no CRIU (run scripts/setup-host.sh)' : false
+
+const dir = mkdtempSync(join(tmpdir(), 'envd-criu-'))
+let envdPid = null
+
+after(async () => {
+  if (envdPid) {
+    try { process.kill(envdPid, 'SIGTERM') } catch { /* already gone */ }
+    await waitFor(() => !alive(envdPid), { what: 'envd to exit' }).catch(() => process.kill(envdPid, 'SIGKILL'))
+  }
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function alive(pid) {
+  try { process.kill(pid, 0); return true } catch { return false }
+}
+
+async function healthy(url) {
+  try { return (await fetch(url)).status === 204 } catch { return false }
+}
+
+test('envd keeps its session, listeners and processes across a checkpoint and restore', { skip }, async () => {
+  // given: envd in its own session, not a child of this runner (a dumped child would stay a zombie holding its pid,
+  // and CRIU restores it under the same pid), with file-backed stdio (CRIU cannot dump pipes to the runner)
+  const socketPath = join(dir, 'envd.sock')
+  const [java, argv] = envdCommand(['--port', String(ENVD_PORT), '--unix-socket', socketPath])
+  const quoted = [java, ...argv].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')
+  envdPid = Number(execFileSync('sh', ['-c', `setsid ${quoted} </dev/null >'${join(dir, 'envd.log')}' 2>&1 & echo $!`])
+    .toString().trim())
+  await waitFor(() => healthy(`http://localhost:${ENVD_PORT}/health`), { timeoutMs: 20_000, what: 'envd ready' })
+
+  const init = await fetch(`http://localhost:${ENVD_PORT}/init`, {
+    method: 'POST', body: JSON.stringify({ envVars: { BEFORE: 'checkpoint' } }),
+  })
+  assert.equal(init.status, 204)
+  const sbx = await Sandbox.create({ debug: true })
+  const sleeper = await sbx.commands.run('sleep 300', { background: true, timeoutMs: 0 })
+  await sleeper.disconnect()
+
+  // when
+  const images = join(dir, 'img')
+  execFileSync('mkdir', ['-p', images])
+  execFileSync(criu, ['dump', '-t', String(envdPid), '-D', images, '--tcp-close', '--ext-unix-sk', '-o', 'dump.log'])
+  await waitFor(() => !alive(envdPid), { what: 'the dump to stop envd' })
+  execFileSync(criu, ['restore', '-D', images, '--tcp-close', '--ext-unix-sk', '-d', '-o', 'restore.log'])
+
+  // then
+  await waitFor(() => healthy(`http://localhost:${ENVD_PORT}/health`), { what: 'envd answering after restore' })
+  const overUnix = execFileSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--unix-socket', socketPath,
+    'http://envd/health']).toString()
+  assert.equal(overUnix, '204')
+  assert.ok((await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'the process table survived')
+  assert.equal((await sbx.commands.run('echo $BEFORE')).stdout, 'checkpoint\n', 'the /init env survived')
+  const again = await sbx.commands.connect(sleeper.pid, { timeoutMs: 0 })
+  assert.equal(await sbx.commands.kill(sleeper.pid), true)
+  await assert.rejects(again.wait(), (err) => err instanceof CommandExitError && /signal: killed/.test(err.error))
+  await delay(0)
+})
