@@ -27,6 +27,7 @@ final class OrchestratorHarness implements AutoCloseable {
     final RecordingListener events = new RecordingListener();
     final UnaryOperator<SandboxStore> storeWrapper;
     final Duration transitionWait;
+    final LifecycleHooks hooks;
     SandboxStore store;
     Orchestrator orchestrator;
 
@@ -35,6 +36,17 @@ final class OrchestratorHarness implements AutoCloseable {
     }
 
     OrchestratorHarness(Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait) {
+        this(dir, backend, storeWrapper, transitionWait, LifecycleHooks.none());
+    }
+
+    /** With a custom extension (the hooks tests pass real HTTP hooks against an in-process extension server). */
+    OrchestratorHarness(Path dir, LifecycleHooks hooks) {
+        this(dir, new MockBackendFactory(), UnaryOperator.identity(), Duration.ofSeconds(10), hooks);
+    }
+
+    OrchestratorHarness(Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait,
+                        LifecycleHooks hooks) {
+        this.hooks = hooks;
         this.dir = dir;
         this.backend = backend;
         this.storeWrapper = storeWrapper;
@@ -46,7 +58,7 @@ final class OrchestratorHarness implements AutoCloseable {
         store = storeWrapper.apply(SqliteSandboxStore.open(dir.resolve("agentenv.db")));
         orchestrator = new Orchestrator(store, backend, id -> new AccessToken("token-" + id.value()), clock,
                 new OrchestratorSettings(artifactRoot(), Duration.ofSeconds(5), transitionWait, Duration.ofHours(1), 3, "user"),
-                List.of(events));
+                List.of(events), hooks);
         orchestrator.start();
         for (Object monitor : orchestrator.internalMonitors()) {
             backend.forbidLock(monitor);
