@@ -153,6 +153,8 @@ final class ChildProcess {
             }
             input.write(data);
             input.flush();
+        } catch (IOException e) {
+            throw new RpcException(ConnectCode.FAILED_PRECONDITION, "input of process " + pid + " is closed: " + e.getMessage());
         } finally {
             inputOrder.unlock();
         }
