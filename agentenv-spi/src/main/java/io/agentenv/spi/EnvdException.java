@@ -26,9 +26,13 @@ public abstract sealed class EnvdException extends Exception permits EnvdExcepti
     public static final class Rejected extends EnvdException {
         private final int status;
 
-        public Rejected(int status, String message) {
-            super(message, null);
+        public Rejected(int status, String message, Throwable cause) {
+            super(message, cause);
             this.status = status;
+        }
+
+        public Rejected(int status, String message) {
+            this(status, message, null);
         }
 
         /** The HTTP status envd answered, or 0 when the status was fine but the body could not be read. */

@@ -1,0 +1,104 @@
+package io.agentenv.envd.client;
+
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.SandboxId;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
+import org.eclipse.jetty.util.thread.VirtualThreadPool;
+
+import java.time.Clock;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Opens {@link HttpEnvdClient}s, one per runtime generation of a sandbox, each with its own connection pool, sharing
+ * the thread pool (virtual threads), scheduler and buffer pool. A backend keeps one for its lifetime; closing it closes
+ * every client still open.
+ */
+public final class EnvdClients implements AutoCloseable {
+    private final EnvdClientSettings settings;
+    private final Clock clock;
+    private final VirtualThreadPool executor = new VirtualThreadPool();
+    private final ScheduledExecutorScheduler scheduler = new ScheduledExecutorScheduler("envd-client-scheduler", true);
+    private final ArrayByteBufferPool buffers = new ArrayByteBufferPool();
+    private final Set<HttpEnvdClient> open = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public EnvdClients(EnvdClientSettings settings, Clock clock) {
+        this.settings = requireNonNull(settings, "settings is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        try {
+            executor.setName("envd-client");
+            executor.start();
+            scheduler.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot start the envd client's shared threads", e);
+        }
+    }
+
+    /**
+     * A new client (a new connection pool) for one runtime generation reached at {@code address}. {@code token} is sent
+     * as {@code X-Access-Token} (an envd that was already initialised requires it, even for a new {@code /init}). Close
+     * it when that generation stops.
+     */
+    public HttpEnvdClient open(SandboxId sandbox, EnvdAddress address, Optional<AccessToken> token) {
+        requireNonNull(sandbox, "sandbox is null");
+        requireNonNull(address, "address is null");
+        requireNonNull(token, "token is null");
+        if (closed.get()) {
+            throw new IllegalStateException("envd clients are closed");
+        }
+        ClientConnector connector = new ClientConnector();
+        connector.setTCPNoDelay(true);
+        connector.setConnectTimeout(settings.connectTimeout());
+        connector.setIdleTimeout(settings.idleTimeout());
+        HttpClient http = new HttpClient(new HttpClientTransportOverHTTP(connector));
+        http.setExecutor(executor);
+        http.setScheduler(scheduler);
+        http.setByteBufferPool(buffers);
+        http.setMaxConnectionsPerDestination(settings.maxConnections());
+        http.setIdleTimeout(settings.idleTimeout().toMillis());
+        http.setFollowRedirects(false);
+        http.setUserAgentField(new HttpField(HttpHeader.USER_AGENT, "agentenv-envd-client"));
+        try {
+            http.start();
+            // added by start(): envd's 401 has no WWW-Authenticate challenge, and every answer goes to the caller
+            http.getProtocolHandlers().clear();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot start an envd client", e);
+        }
+        HttpEnvdClient client = new HttpEnvdClient(http, sandbox, address, token, settings, clock, open::remove);
+        open.add(client);
+        return client;
+    }
+
+    /** Clients open right now (closed ones are forgotten). */
+    public int openClients() {
+        return open.size();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (HttpEnvdClient client : Set.copyOf(open)) {
+            client.close();
+        }
+        try {
+            scheduler.stop();
+            executor.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot stop the envd client's shared threads", e);
+        }
+    }
+}
