@@ -6,6 +6,8 @@ import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.extension.HttpLifecycleHooks;
+import io.agentenv.server.orchestrator.LifecycleHooks;
 import io.agentenv.server.orchestrator.Orchestrator;
 import io.agentenv.server.orchestrator.OrchestratorSettings;
 import io.agentenv.server.orchestrator.SandboxStore;
@@ -43,15 +45,19 @@ final class TestServer implements AutoCloseable {
     }
 
     TestServer(Path dataDir, Map<String, String> extraEnv) throws Exception {
-        store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
-        tokens = new SandboxTokens(store.tokenSeed());
-        orchestrator = new Orchestrator(store, backend, id -> new AccessToken(tokens.envdAccessToken(id.value())),
-                Clock.systemUTC(), OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of());
-        orchestrator.start();
         Map<String, String> env = new java.util.HashMap<>(Map.of("AENV_LISTEN", "127.0.0.1:0", "AENV_HOME", dataDir.toString(),
                 "AENV_BACKEND", "mock", "AENV_MAX_REQUEST_BYTES", "65536"));
         env.putAll(extraEnv);
         ServerConfig config = ServerConfig.load(env);
+        store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        tokens = new SandboxTokens(store.tokenSeed());
+        // as Main does: the custom extension only when AENV_CUSTOM_EXTENSION_URL is set
+        LifecycleHooks hooks = config.customExtensionUrl()
+                .<LifecycleHooks>map(url -> new HttpLifecycleHooks(http, url, config.customExtensionTimeout()))
+                .orElse(LifecycleHooks.none());
+        orchestrator = new Orchestrator(store, backend, id -> new AccessToken(tokens.envdAccessToken(id.value())),
+                Clock.systemUTC(), OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), hooks);
+        orchestrator.start();
         api = ApiServer.start(config, orchestrator, ApiKey.of(KEY), tokens, Clock.systemUTC());
         base = URI.create("http://127.0.0.1:" + api.port());
     }

@@ -32,6 +32,8 @@ class ServerConfigTest {
         assertThat(config.maxRequestBytes()).isEqualTo(1 << 20);
         assertThat(config.maxConcurrentRequests()).isEqualTo(1024);
         assertThat(config.shutdownGrace()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(config.customExtensionUrl()).isEmpty();
+        assertThat(config.customExtensionTimeout()).isEqualTo(Duration.ofMillis(5000));
         assertThat(config.backendSettings()).isEmpty();
     }
 
@@ -79,6 +81,30 @@ class ServerConfigTest {
         ServerConfig config = ServerConfig.load(Map.of("AENV_CONFIG", file.toString(), "AENV_LISTEN", "127.0.0.1:5000"));
         assertThat(config.backend()).isEqualTo("mock");
         assertThat(config.listen().getPort()).isEqualTo(5000);
+    }
+
+    @Test
+    void the_custom_extension_is_configured_from_the_file_or_the_environment_and_its_url_is_never_printed() throws Exception {
+        Path file = Files.writeString(dir.resolve("server.properties"),
+                "AENV_CUSTOM_EXTENSION_URL=https://user:secret@ext.example:8443/hooks\n");
+        ServerConfig config = ServerConfig.load(Map.of("AENV_CONFIG", file.toString(),
+                "AENV_CUSTOM_EXTENSION_TIMEOUT_MS", "1500"));
+
+        assertThat(config.customExtensionUrl()).contains(java.net.URI.create("https://user:secret@ext.example:8443/hooks"));
+        assertThat(config.customExtensionTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(config.toString()).doesNotContain("secret", "/hooks").contains("https://ext.example:8443");
+    }
+
+    @Test
+    void a_bad_custom_extension_url_or_timeout_fails_fast_without_echoing_the_url() {
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_URL", "ftp://u:secret@h/")))
+                .hasMessageContaining("AENV_CUSTOM_EXTENSION_URL").hasMessageNotContaining("secret");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_URL", "http://h/x?token=secret")))
+                .hasMessageContaining("query").hasMessageNotContaining("secret");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_URL", "not a url")))
+                .hasMessageContaining("AENV_CUSTOM_EXTENSION_URL");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_TIMEOUT_MS", "0")))
+                .hasMessageContaining("AENV_CUSTOM_EXTENSION_TIMEOUT_MS");
     }
 
     @Test
