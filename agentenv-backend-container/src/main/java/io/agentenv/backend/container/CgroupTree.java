@@ -116,6 +116,29 @@ final class CgroupTree {
         }
     }
 
+    /**
+     * Resident memory of the sandbox's processes (anonymous memory plus mapped shared memory, {@code total_rss} +
+     * {@code total_mapped_file} of memory.stat; page cache excluded), if its memory cgroup exists.
+     */
+    Optional<Long> residentBytes(ContainerId id) throws IOException {
+        Path file = root.resolve("memory").resolve(parent).resolve(id.value()).resolve("memory.stat");
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file);
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+        long total = 0;
+        for (String line : lines) {
+            int space = line.indexOf(' ');
+            String key = space < 0 ? line : line.substring(0, space);
+            if (key.equals("total_rss") || key.equals("total_mapped_file")) {
+                total += Long.parseLong(line.substring(space + 1).strip());
+            }
+        }
+        return Optional.of(total);
+    }
+
     /** Pids (host view) of every process in the cgroup, across controllers. */
     List<Long> pids(String name) throws IOException {
         TreeSet<Long> pids = new TreeSet<>();

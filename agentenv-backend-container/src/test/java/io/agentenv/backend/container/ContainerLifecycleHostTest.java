@@ -71,6 +71,7 @@ class ContainerLifecycleHostTest {
         assertThat(host.runc.exec(original.id(), List.of(HostFixture.JDK.resolve("bin/java").toString(), "-version"), EXEC).stderr())
                 .contains("version \"25");
         assertThat(host.cgroups.memoryUsage(original.id())).hasValueSatisfying(bytes -> assertThat(bytes).isPositive());
+        assertThat(host.cgroups.residentBytes(original.id())).hasValueSatisfying(bytes -> assertThat(bytes).isBetween(1L, 512L << 20));
 
         // when it is checkpointed to disk and stopped
         Path images = host.sandboxesDir.resolve("checkpoint/images");
