@@ -35,6 +35,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
 import static io.agentenv.server.orchestrator.SandboxState.KILLING;
 import static io.agentenv.server.orchestrator.SandboxState.PAUSED;
@@ -119,6 +120,36 @@ class SqliteSandboxStoreTest {
         assertThat(wrongState).isFalse();
         assertThat(store.get(record.id())).contains(
                 record.withTtl(Duration.ofSeconds(9), Optional.of(T0.plusSeconds(9))).withNetwork(policy));
+    }
+
+    @Test
+    void the_instance_id_and_custom_extension_params_round_trip_and_params_have_their_own_narrow_update() {
+        // given
+        UUID instance = UUID.fromString("01939b6e-7a3c-7def-8abc-0123456789ab");
+        SandboxRecord record = record(RUNNING, T0).withInstanceId(instance).withCustomExtensionParams("{\"vpn\":\"eu\"}");
+        store.insert(record);
+        store.updateTtl(record.id(), EnumSet.of(RUNNING), Duration.ofSeconds(7), Optional.empty());
+        // when
+        boolean wrongState = store.updateCustomExtensionParams(record.id(), EnumSet.of(PAUSED), "{\"x\":1}");
+        boolean updated = store.updateCustomExtensionParams(record.id(), EnumSet.of(RUNNING), "{\"vpn\":\"us\"}");
+        // then
+        assertThat(wrongState).isFalse();
+        assertThat(updated).isTrue();
+        assertThat(store.get(record.id())).contains(record.withTtl(Duration.ofSeconds(7), Optional.empty())
+                .withCustomExtensionParams("{\"vpn\":\"us\"}"));
+        assertThat(store.get(record.id()).orElseThrow().instanceId()).contains(instance);
+    }
+
+    @Test
+    void a_snapshot_keeps_the_custom_extension_params_of_its_source() {
+        // given
+        SnapshotRecord snapshot = new SnapshotRecord(new TemplateId("snapwithparams000001"), List.of(), Optional.empty(),
+                new TemplateId("base"), Map.of(), new Resources(2, 512, 1024),
+                new StoredState(new byte[]{9}, dir.resolve("s")), T0, T0, "{\"fw\":[22]}");
+        // when
+        store.insertSnapshot(snapshot);
+        // then
+        assertThat(store.findSnapshot("snapwithparams000001").orElseThrow().customExtensionParams()).isEqualTo("{\"fw\":[22]}");
     }
 
     @Test
