@@ -115,9 +115,13 @@ public final class Orchestrator {
     /**
      * Creates and starts a sandbox from a built-in template or a snapshot (id or alias). Returns once it is RUNNING,
      * with TTL {@code now + timeout}.
+     * With a custom extension, start-fresh (built-in template) or start-resume (snapshot) is called between prepare and
+     * start; a snapshot's params are inherited unless the request names non-empty params of its own.
      * Errors: INVALID_ARGUMENT (unknown template: "template X not found"; bad network entries; non-empty
-     * customExtensionParams while no custom extension is configured), INTERNAL (the backend failed: every launch stage
-     * is rolled back, nothing leaks and no record remains), UNAVAILABLE.
+     * customExtensionParams while no custom extension is configured; the start hook refused with 4xx),
+     * UPSTREAM_FAILED (the start hook failed: 5xx, timeout, connection failure, unusable answer), INTERNAL (the
+     * backend failed). On every failure each launch stage is rolled back, a stop hook follows a sent start hook,
+     * nothing leaks and no record remains. UNAVAILABLE.
      */
     public SandboxView create(CreateSandbox request) {
         requireNonNull(request, "request is null");
@@ -184,7 +188,8 @@ public final class Orchestrator {
      * E2B connect. RUNNING (or a transition that ends RUNNING: CREATING, RESUMING, SNAPSHOTTING, FORKING, waited out
      * bounded): the TTL is only extended to at least {@code now + timeout} and the outcome is ALREADY_RUNNING.
      * PAUSING or PAUSED: waits for the pause, resumes with TTL {@code now + timeout}, outcome RESUMED (a concurrent
-     * resume is joined). NOT_FOUND when missing or KILLING; INTERNAL when resuming fails (it stays PAUSED).
+     * resume is joined). NOT_FOUND when missing or KILLING; INTERNAL when resuming fails; INVALID_ARGUMENT when the
+     * start-resume hook refuses (4xx), UPSTREAM_FAILED when it fails. On any failure it stays PAUSED, state intact.
      */
     public ConnectResult connect(SandboxId id, Duration timeout) {
         requireNonNull(id, "id is null");
@@ -194,8 +199,8 @@ public final class Orchestrator {
 
     /**
      * The deprecated resume route: PAUSED to RUNNING with TTL {@code now + timeout} (joins a concurrent resume). A
-     * RUNNING sandbox only gets its TTL set to {@code now + timeout}. NOT_FOUND, CONFLICT (other transitional states),
-     * INTERNAL (stays PAUSED).
+     * RUNNING sandbox only gets its TTL set to {@code now + timeout}. NOT_FOUND, CONFLICT (other transitional states,
+     * or the start-resume hook refused with 4xx), UPSTREAM_FAILED (the hook failed), INTERNAL; it stays PAUSED.
      */
     public SandboxView resume(SandboxId id, Duration timeout) {
         requireNonNull(id, "id is null");
@@ -234,7 +239,8 @@ public final class Orchestrator {
      * Forks a RUNNING sandbox into {@code count} (1..100) children: CAS RUNNING to FORKING, snapshot it, back to
      * RUNNING (its TTL untouched), then restore the children concurrently. Children get new ids, startedAt = now and
      * TTL {@code timeout} or, when empty, the source's timeout duration, counted from now. One result per child in
-     * order; a child that fails is rolled back and reported in its slot. Errors (before any child): NOT_FOUND,
+     * order; a child that fails is rolled back and reported in its slot, classified like a create (a refused
+     * start-resume hook INVALID_ARGUMENT, a failed one UPSTREAM_FAILED). Errors (before any child): NOT_FOUND,
      * CONFLICT (not RUNNING), INVALID_ARGUMENT (count), INTERNAL (capture failed: recoverable leaves the source
      * RUNNING, terminal removes it).
      */
@@ -280,9 +286,12 @@ public final class Orchestrator {
     }
 
     /**
-     * Patches the custom extension params of a RUNNING sandbox with a raw JSON object. Until custom extensions exist
-     * (a later issue) none is configured, so a non-empty object is INVALID_ARGUMENT and {@code "{}"} changes nothing.
-     * Returns the stored params. NOT_FOUND; CONFLICT when not RUNNING.
+     * Patches the custom extension params of a RUNNING sandbox with a raw JSON object: the extension's patch-params
+     * hook (called with no lock held) answers the full new params, which are stored only if the sandbox is still
+     * RUNNING. Returns the stored params. NOT_FOUND; CONFLICT when not RUNNING, or when it left RUNNING while the hook
+     * ran (nothing changed); INVALID_ARGUMENT when the hook refuses (4xx); UPSTREAM_FAILED when it fails. Concurrent
+     * patches: the last write wins. Without a configured extension a non-empty object is INVALID_ARGUMENT and
+     * {@code "{}"} changes nothing.
      */
     public String patchCustomExtensionParams(SandboxId id, String rawJsonObject) {
         requireNonNull(id, "id is null");
