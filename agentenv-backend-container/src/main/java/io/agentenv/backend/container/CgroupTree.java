@@ -92,6 +92,18 @@ final class CgroupTree {
         setFreezer(id, "THAWED");
     }
 
+    /** Thaws the cgroup named {@code name} when its freezer is not THAWED (no-op when it does not exist). */
+    void thawIfFrozen(String name) throws IOException {
+        Path file = root.resolve("freezer").resolve(parent).resolve(name).resolve("freezer.state");
+        try {
+            if (!Files.readString(file).strip().equals("THAWED")) {
+                Files.writeString(file, "THAWED");
+            }
+        } catch (NoSuchFileException gone) {
+            // nothing to thaw
+        }
+    }
+
     /** Nanoseconds of CPU time the sandbox's processes used (cpuacct.usage), if its cgroup exists. */
     Optional<Long> cpuUsageNanos(ContainerId id) throws IOException {
         Path file = root.resolve("cpuacct").resolve(parent).resolve(id.value()).resolve("cpuacct.usage");

@@ -49,26 +49,52 @@ final class HostInventory {
     }
 
     /**
-     * Removes what {@link #scan} finds: deletes containers (killing their processes), kills and removes orphaned
-     * cgroups, unmounts (deepest first) and deletes network slots. Only when none of them is in use.
+     * Removes what {@link #scan} finds: thaws frozen cgroups (runc waits on a stuck freeze), deletes containers
+     * (killing their processes), kills and removes orphaned cgroups, unmounts (deepest first) and deletes network
+     * slots. Only when none of them is in use. Every item is attempted; the first failure is thrown at the end with
+     * the others suppressed.
      */
-    Leftovers reap(String idPrefix) throws IOException, CommandFailedException, InterruptedException {
+    Leftovers reap(String idPrefix) throws Exception {
         Leftovers found = scan(idPrefix);
+        List<Exception> failures = new ArrayList<>();
+        for (String group : found.cgroups()) {
+            attempt(failures, () -> cgroups.thawIfFrozen(group));
+        }
         for (ContainerId id : found.containers()) {
-            runc.delete(id);
+            attempt(failures, () -> runc.delete(id));
         }
         for (String group : cgroups.names().stream().filter(n -> n.startsWith(idPrefix)).toList()) {
-            cgroups.reap(group);
+            attempt(failures, () -> cgroups.reap(group));
         }
         for (Path mount : MountTable.mountsUnder(sandboxesDir)) {
-            overlays.unmount(mount);
+            attempt(failures, () -> overlays.unmount(mount));
         }
-        pool.reapLeftovers();
+        attempt(failures, pool::reapLeftovers);
+        if (!failures.isEmpty()) {
+            Exception first = failures.getFirst();
+            failures.subList(1, failures.size()).forEach(first::addSuppressed);
+            throw first;
+        }
         if (!found.isEmpty()) {
             log.atWarn().addKeyValue("containers", found.containers()).addKeyValue("cgroups", found.cgroups())
                     .addKeyValue("mounts", found.mounts()).addKeyValue("network", found.network())
                     .log("removed leftover sandbox resources");
         }
         return found;
+    }
+
+    /** One reaping step that may fail without stopping the others. */
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static void attempt(List<Exception> failures, Step step) throws InterruptedException {
+        try {
+            step.run();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            failures.add(e);
+        }
     }
 }
