@@ -100,7 +100,12 @@ seed_kdat() {
 
 check_criu() {
   local out
-  out=$("$CRIU_BIN" check 2>&1) || { printf '%s\n' "$out"; fail "criu check failed: $(tail -n1 <<<"$out")"; }
+  local rc=0
+  out=$("$CRIU_BIN" check 2>&1) || rc=$?
+  if (( rc != 0 )); then
+    printf '%s\n' "$out"
+    fail "CRIU cannot checkpoint on this kernel: '$CRIU_BIN check' exited $rc: $(tail -n1 <<<"${out:-no output}")"
+  fi
   grep -q 'Looks good' <<<"$out" || { printf '%s\n' "$out"; fail "criu check did not say 'Looks good': $(tail -n1 <<<"$out")"; }
   note "$("$CRIU_BIN" --version | awk '/^Version:/ { print "CRIU " $2 }'): looks good"
 }
