@@ -38,8 +38,9 @@ check_kernel() {
   fi
   if (( ${#problems[@]} )); then
     printf 'missing: %s\n' "${problems[@]}"
-    local IFS=';'
-    fail "this host cannot run sandboxes: ${problems[*]}"
+    local joined
+    joined=$(printf '%s; ' "${problems[@]}")
+    fail "this host cannot run sandboxes: ${joined%; }"
   fi
   local memsw="no swap accounting"
   [[ -e $(cgroup_v1_mount memory)/memory.memsw.limit_in_bytes ]] && memsw="swap accounting"
