@@ -2,11 +2,12 @@ package io.agentenv.envd;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.envd.process.ProcessService;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.event.Level;
 
@@ -15,10 +16,11 @@ import org.slf4j.event.Level;
  *
  * @param defaultUser    the user processes run as when neither the request nor /init names one
  * @param journalBytes   memory budget of the log journal served by {@code GET /logs}
+ * @param processPath    the PATH processes start with: envd's own, else Debian's default
  * @param aotTraining    run a short self-exercise and exit (used to record the JDK AOT cache)
  */
 record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String defaultUser, Duration exitedRetention,
-                  int journalBytes, Level logLevel, String sandboxId, boolean aotTraining) {
+                  int journalBytes, Level logLevel, String sandboxId, String processPath, boolean aotTraining) {
     static final int DEFAULT_PORT = 49983;
 
     EnvdConfig {
@@ -28,6 +30,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
         requireNonNull(exitedRetention, "exitedRetention is null");
         requireNonNull(logLevel, "logLevel is null");
         requireNonNull(sandboxId, "sandboxId is null");
+        requireNonNull(processPath, "processPath is null");
         if (exitedRetention.isNegative()) {
             throw new IllegalArgumentException("exited retention must not be negative");
         }
@@ -75,7 +78,8 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
             }
         }
         return new EnvdConfig(new InetSocketAddress(host, training ? 0 : port), socket, user,
-                Duration.ofSeconds(retention), journal, level, sandboxId, training);
+                Duration.ofSeconds(retention), journal, level, sandboxId,
+                Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH), training);
     }
 
     private static String value(String[] args, int i, String option) {

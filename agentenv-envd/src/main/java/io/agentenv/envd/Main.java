@@ -49,7 +49,8 @@ public final class Main {
 
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
-        ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention());
+        ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention(),
+                config.processPath());
 
         ConnectRouter rpcs = new ConnectRouter();
         HttpRoutes routes = new HttpRoutes();

@@ -23,6 +23,8 @@ class EnvdConfigTest {
         assertThat(config.exitedRetention()).isEqualTo(Duration.ofMinutes(5));
         assertThat(config.logLevel()).isEqualTo(Level.INFO);
         assertThat(config.aotTraining()).isFalse();
+        assertThat(config.processPath()).isEqualTo("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        assertThat(EnvdConfig.parse(new String[0], Map.of("PATH", "/opt/bin:/bin")).processPath()).isEqualTo("/opt/bin:/bin");
     }
 
     @Test

@@ -47,7 +47,8 @@ import java.util.function.Function;
 
 /** {@code process.Process}: start, attach to, feed, signal and list processes. */
 public final class ProcessService implements AutoCloseable {
-    static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    /** PATH for processes when envd itself has none (E2B's envd passes its own PATH on). */
+    public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     private static final ProcessEvent KEEPALIVE =
             ProcessEvent.newBuilder().setKeepalive(ProcessEvent.KeepAlive.getDefaultInstance()).build();
 
@@ -56,20 +57,28 @@ public final class ProcessService implements AutoCloseable {
     private final Accounts accounts;
     private final Session session;
     private final Clock clock;
+    private final String searchPath;
 
-    ProcessService(ProcessTable table, ProcessLauncher launcher, Accounts accounts, Session session, Clock clock) {
+    ProcessService(ProcessTable table, ProcessLauncher launcher, Accounts accounts, Session session, Clock clock,
+                   String searchPath) {
         this.table = requireNonNull(table, "table is null");
         this.launcher = requireNonNull(launcher, "launcher is null");
         this.accounts = requireNonNull(accounts, "accounts is null");
         this.session = requireNonNull(session, "session is null");
         this.clock = requireNonNull(clock, "clock is null");
+        this.searchPath = requireNonNull(searchPath, "searchPath is null");
     }
 
-    /** Builds the service for this machine (real processes, real PTYs). */
+    /**
+     * Builds the service for this machine (real processes, real PTYs).
+     *
+     * @param searchPath the PATH processes start with (envd's own, as E2B's envd does)
+     */
     public static ProcessService create(Accounts accounts, Session session, LogJournal journal, Clock clock,
-                                        Duration exitedRetention) throws IOException {
+                                        Duration exitedRetention, String searchPath) throws IOException {
         ProcessLauncher launcher = ProcessLauncher.forThisMachine(PosixSignals.forThisMachine(), journal, clock);
-        return new ProcessService(new ProcessTable(clock, exitedRetention), launcher, accounts, session, clock);
+        return new ProcessService(new ProcessTable(clock, exitedRetention), launcher, accounts, session, clock,
+                searchPath);
     }
 
     public void register(ConnectRouter router) {
@@ -228,7 +237,7 @@ public final class ProcessService implements AutoCloseable {
         validate(config);
         SessionState state = session.current();
         Map<String, String> env = new LinkedHashMap<>();
-        env.put("PATH", DEFAULT_PATH);
+        env.put("PATH", searchPath);
         env.put("HOME", user.home().toString());
         env.put("USER", user.name());
         env.put("LOGNAME", user.name());

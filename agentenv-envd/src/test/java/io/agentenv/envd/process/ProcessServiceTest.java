@@ -58,7 +58,8 @@ class ProcessServiceTest {
         session.init(new InitRequest(Optional.empty(), Map.of("FROM_INIT", "init-value"), Optional.empty(),
                 Optional.empty(), Optional.empty()));
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, System.getProperty("user.name"));
-        processes = ProcessService.create(accounts, session, new LogJournal(clock, 1 << 20), clock, Duration.ofMinutes(1));
+        processes = ProcessService.create(accounts, session, new LogJournal(clock, 1 << 20), clock, Duration.ofMinutes(1),
+                ProcessService.DEFAULT_PATH);
         envd = TestEnvd.start(session, Optional.empty(), (rpcs, routes) -> processes.register(rpcs));
         client = envd.client();
     }
