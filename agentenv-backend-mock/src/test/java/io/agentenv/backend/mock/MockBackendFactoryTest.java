@@ -58,6 +58,23 @@ class MockBackendFactoryTest {
     }
 
     @Test
+    void each_prepared_instance_reports_its_own_fake_host_network_and_takes_boot_args_only_before_start() throws Exception {
+        // given
+        SandboxBackend first = factory.prepare(spec(), new LaunchSource.Template(new TemplateId("base")));
+        SandboxBackend second = factory.prepare(spec(), new LaunchSource.Template(new TemplateId("base")));
+        // when
+        first.extraBootArgs("vpn=1");
+        first.start(READY);
+        // then
+        assertThat(first.hostNetwork()).isPresent();
+        assertThat(first.hostNetwork().orElseThrow().namespacePath().toString()).startsWith("/var/run/netns/aenv-mock-");
+        assertThat(second.hostNetwork()).isPresent().isNotEqualTo(first.hostNetwork());
+        assertThat(((MockSandbox) first).bootArgs()).contains("vpn=1");
+        assertThatThrownBy(() -> first.extraBootArgs("late")).isInstanceOf(BackendException.class);
+        assertThat(((MockSandbox) second).bootArgs()).isEmpty();
+    }
+
+    @Test
     void a_scripted_recoverable_failure_leaves_the_instance_running() throws Exception {
         // given
         SandboxBackend sandbox = started();
