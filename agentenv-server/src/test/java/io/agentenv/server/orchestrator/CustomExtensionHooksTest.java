@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -51,19 +52,68 @@ class CustomExtensionHooksTest {
     private FakeExtensionServer extension;
     private OrchestratorHarness h;
 
+    private final List<String> lockViolations = new CopyOnWriteArrayList<>();
+
     @BeforeEach
     void start() throws Exception {
         extension = FakeExtensionServer.start();
-        h = new OrchestratorHarness(dir, extension.hooks(http, HOOK_TIMEOUT));
+        h = new OrchestratorHarness(dir, new LockCheckingHooks(extension.hooks(http, HOOK_TIMEOUT)));
     }
 
     @AfterEach
     void stop() {
         try {
             h.close();
+            assertThat(lockViolations).as("hooks called while holding an orchestrator monitor").isEmpty();
         } finally {
             extension.close();
             http.shutdownNow();
+        }
+    }
+
+    /** Records a violation whenever a hook is called while the calling thread holds an orchestrator monitor. */
+    private final class LockCheckingHooks implements LifecycleHooks {
+        private final LifecycleHooks delegate;
+
+        LockCheckingHooks(LifecycleHooks delegate) {
+            this.delegate = delegate;
+        }
+
+        private void check(String hook) {
+            for (Object monitor : h.orchestrator.internalMonitors()) {
+                if (Thread.holdsLock(monitor)) {
+                    lockViolations.add(hook);
+                }
+            }
+        }
+
+        @Override
+        public boolean enabled() {
+            return delegate.enabled();
+        }
+
+        @Override
+        public Optional<String> startFresh(HookStart start) throws HookException {
+            check("start-fresh");
+            return delegate.startFresh(start);
+        }
+
+        @Override
+        public void startResume(HookStart start) throws HookException {
+            check("start-resume");
+            delegate.startResume(start);
+        }
+
+        @Override
+        public String patchParams(SandboxId sandboxId, String patch) throws HookException {
+            check("patch-params");
+            return delegate.patchParams(sandboxId, patch);
+        }
+
+        @Override
+        public void stop(SandboxId sandboxId, UUID instanceId) throws HookException {
+            check("stop");
+            delegate.stop(sandboxId, instanceId);
         }
     }
 
