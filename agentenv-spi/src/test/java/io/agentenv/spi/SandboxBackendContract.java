@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -122,6 +123,16 @@ public abstract class SandboxBackendContract {
         // then: the source can still be captured, so it is running
         assertThatCode(() -> source.snapshot(artifacts.resolve("again"))).doesNotThrowAnyException();
         assertThat(first.resources()).isEqualTo(snapshot.resources());
+    }
+
+    @Test
+    void the_host_network_is_known_from_prepare_on_and_stays_the_same_once_started() throws Exception {
+        // custom-extension start hooks read it between prepare and start
+        SandboxBackend backend = prepare(spec(), new LaunchSource.Template(template()));
+        Optional<HostNetwork> prepared = backend.hostNetwork();
+        backend.start(readyTimeout());
+        assertThat(backend.hostNetwork()).isEqualTo(prepared);
+        prepared.ifPresent(network -> assertThat(network.namespacePath()).isAbsolute());
     }
 
     @Test
