@@ -173,16 +173,20 @@ public final class FakeEnvd implements EnvdApi {
         return token;
     }
 
+    /**
+     * Connection first, then the script: a call that got through before {@link #disconnect()} still answers after a
+     * gate, as an answer already in flight would (what the server's generation checks must handle).
+     */
     private void enter(Call call) throws EnvdException {
         calls.get(call).incrementAndGet();
+        if (!connected.get()) {
+            throw new EnvdException.Unreachable("fake envd is disconnected");
+        }
         Next next = scripts.get(call).pollFirst();
         if (next instanceof Hold(Gate gate)) {
             gate.block();
         } else if (next instanceof Fail(EnvdException error)) {
             throw error;
-        }
-        if (!connected.get()) {
-            throw new EnvdException.Unreachable("fake envd is disconnected");
         }
     }
 }

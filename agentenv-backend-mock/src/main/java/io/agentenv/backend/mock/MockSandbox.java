@@ -50,6 +50,7 @@ public final class MockSandbox implements SandboxBackend {
     private final AtomicReference<Status> status = new AtomicReference<>(Status.PREPARED);
     private volatile NetworkPolicy network;
     private final FakeEnvd envd;
+    private volatile boolean guestConnected = true;
 
     MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources,
                 HostNetwork hostNetwork) {
@@ -81,6 +82,11 @@ public final class MockSandbox implements SandboxBackend {
     /** This instance's guest agent (one per instance, so one per runtime generation), connected or not. */
     public FakeEnvd fakeEnvd() {
         return envd;
+    }
+
+    /** The guest agent's connection drops while the instance keeps running: {@link #envd()} is empty from now on. */
+    public void disconnectGuest() {
+        guestConnected = false;
     }
 
     /** The extra boot arguments handed over before start (custom extension start-fresh), if any. */
@@ -176,7 +182,7 @@ public final class MockSandbox implements SandboxBackend {
     @Override
     public Optional<EnvdApi> envd() {
         Status now = status.get();
-        return now == Status.RUNNING || now == Status.FROZEN ? Optional.of(envd) : Optional.empty();
+        return guestConnected && (now == Status.RUNNING || now == Status.FROZEN) ? Optional.of(envd) : Optional.empty();
     }
 
     @Override

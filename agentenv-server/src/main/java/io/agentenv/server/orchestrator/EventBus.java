@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+
+import static java.util.Objects.requireNonNull;
 
 /** Delivers lifecycle events to listeners in publication order on one thread, never under a caller's lock. */
 final class EventBus implements AutoCloseable {
@@ -19,7 +22,12 @@ final class EventBus implements AutoCloseable {
             Executors.newSingleThreadExecutor(Thread.ofVirtual().name("aenv-lifecycle-events").factory());
 
     EventBus(List<LifecycleListener> listeners) {
-        this.listeners = List.copyOf(listeners);
+        this.listeners = new CopyOnWriteArrayList<>(listeners);
+    }
+
+    /** Adds a listener for the events published from now on (for parts built after the orchestrator). */
+    void subscribe(LifecycleListener listener) {
+        listeners.add(requireNonNull(listener, "listener is null"));
     }
 
     void publish(LifecycleEvent event) {

@@ -129,6 +129,11 @@ public final class Orchestrator {
         return runner.mutate(() -> creates.create(request));
     }
 
+    /** What the operations share, for {@link SandboxGuests} (built by the composition root after this). */
+    OperationContext context() {
+        return ctx;
+    }
+
     /** The sandbox in any visible state. NOT_FOUND when missing or KILLING. Never waits. */
     public SandboxView get(SandboxId id) {
         requireNonNull(id, "id is null");

@@ -1,6 +1,7 @@
 package io.agentenv.server.orchestrator;
 
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 
@@ -50,6 +51,21 @@ final class SandboxRuntime {
         }
     }
 
+    /**
+     * The live instance of {@code id} and its guest agent handle, both read under the map's monitor (the backend's
+     * {@code envd()} never blocks); empty when no instance is registered. The caller does the guest I/O after this
+     * returns, holding nothing.
+     */
+    Optional<Guest> guest(SandboxId id) {
+        synchronized (monitor) {
+            Handle handle = handles.get(id);
+            return handle == null ? Optional.empty() : Optional.of(new Guest(handle, handle.backend.envd()));
+        }
+    }
+
+    /** A live instance and its guest agent (empty while the agent is not connected). */
+    record Guest(Handle handle, Optional<EnvdApi> envd) {}
+
     List<Handle> all() {
         synchronized (monitor) {
             return new ArrayList<>(handles.values());
@@ -92,6 +108,21 @@ final class SandboxRuntime {
 
         SandboxBackend backend() {
             return backend;
+        }
+
+        /**
+         * Runs {@code work} only if no other call is in progress on this instance right now (never waits): empty when
+         * the instance is busy, for example with a pause. For quick, non-blocking reads such as {@code envd()}.
+         */
+        <T> Optional<T> tryCall(BackendCall<T> work) throws BackendException {
+            if (!calls.tryLock()) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(work.call(backend));
+            } finally {
+                calls.unlock();
+            }
         }
 
         <T> T call(BackendCall<T> work) throws BackendException {

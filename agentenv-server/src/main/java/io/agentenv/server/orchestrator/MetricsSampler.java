@@ -1,0 +1,157 @@
+package io.agentenv.server.orchestrator;
+
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdApi;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.EnvdMetrics;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Samples the metrics of running sandboxes into a {@link MetricsHistory}. Per sandbox: take the envd handle with a
+ * non-blocking try-lock on the instance (a sandbox busy with a lifecycle call is skipped, never waited on), check that
+ * it is RUNNING, release everything, call envd, and keep the sample only if the same runtime generation is still the
+ * live, RUNNING one (a sample from a runtime since paused, resumed or replaced is dropped).
+ */
+final class MetricsSampler {
+    private static final Logger log = LoggerFactory.getLogger(MetricsSampler.class);
+
+    enum Outcome { SAMPLED, FRESH, BUSY, NOT_RUNNING, NOT_CONNECTED, STALE, FAILED }
+
+    /** What one round did, per sandbox. */
+    record Round(Map<SandboxId, Outcome> outcomes) {
+        Round {
+            outcomes = Map.copyOf(outcomes);
+        }
+
+        long count(Outcome outcome) {
+            return outcomes.values().stream().filter(o -> o == outcome).count();
+        }
+    }
+
+    private final OperationContext ctx;
+    private final MetricsHistory history;
+    private final Duration interval;
+    private final Map<SandboxId, Instant> lastSampled = new ConcurrentHashMap<>();
+
+    MetricsSampler(OperationContext ctx, MetricsHistory history, Duration interval) {
+        this.ctx = requireNonNull(ctx, "ctx is null");
+        this.history = requireNonNull(history, "history is null");
+        this.interval = requireNonNull(interval, "interval is null");
+    }
+
+    /**
+     * One round at {@code now}: every live instance is sampled concurrently (virtual threads; each call bounded by the
+     * envd client's own timeout) unless it was sampled less than half an interval ago. Returns when all are done. Also
+     * forgets the history of sandboxes that no longer exist.
+     */
+    Round sampleAll(Instant now) {
+        forgetRemoved();
+        List<SandboxRuntime.Handle> handles = ctx.runtime.all();
+        Map<SandboxId, Outcome> outcomes = new ConcurrentHashMap<>();
+        try (ExecutorService threads = Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name("aenv-metrics-", 0).factory())) {
+            Map<SandboxId, Future<Outcome>> running = new HashMap<>();
+            for (SandboxRuntime.Handle handle : handles) {
+                Instant last = lastSampled.get(handle.id());
+                if (last != null && last.plus(interval.dividedBy(2)).isAfter(now)) {
+                    outcomes.put(handle.id(), Outcome.FRESH);
+                    continue;
+                }
+                running.put(handle.id(), threads.submit(() -> sample(handle, now)));
+            }
+            for (Map.Entry<SandboxId, Future<Outcome>> e : running.entrySet()) {
+                outcomes.put(e.getKey(), outcome(e.getKey(), e.getValue()));
+            }
+        }
+        return new Round(outcomes);
+    }
+
+    /** Samples one live instance now (the API does this when a sandbox has no sample yet). */
+    Outcome sample(SandboxRuntime.Handle handle, Instant now) {
+        SandboxId id = handle.id();
+        Optional<Optional<EnvdApi>> taken;
+        try {
+            taken = handle.tryCall(SandboxBackend::envd);
+        } catch (BackendException e) {
+            return Outcome.FAILED; // envd() does not throw; kept for the signature
+        }
+        if (taken.isEmpty()) {
+            return Outcome.BUSY;
+        }
+        if (taken.get().isEmpty()) {
+            return Outcome.NOT_CONNECTED;
+        }
+        if (!isRunning(id)) {
+            return Outcome.NOT_RUNNING;
+        }
+        EnvdMetrics sample;
+        try {
+            sample = taken.get().get().metrics();
+        } catch (EnvdException e) {
+            log.atDebug().addKeyValue("sandbox_id", id.value()).setCause(e).log("metrics sample failed");
+            return Outcome.FAILED;
+        }
+        if (!accept(id, handle.generation(), sample)) {
+            log.atDebug().addKeyValue("sandbox_id", id.value()).addKeyValue("generation", handle.generation())
+                    .log("metrics sample dropped: its runtime is no longer the live one");
+            return Outcome.STALE;
+        }
+        lastSampled.put(id, now);
+        return Outcome.SAMPLED;
+    }
+
+    void forget(SandboxId id) {
+        history.remove(id);
+        lastSampled.remove(id);
+    }
+
+    private boolean accept(SandboxId id, long generation, EnvdMetrics sample) {
+        Optional<SandboxRuntime.Handle> current = ctx.runtime.get(id);
+        if (current.isEmpty() || current.get().generation() != generation || !isRunning(id)) {
+            return false;
+        }
+        history.add(id, sample);
+        return true;
+    }
+
+    private boolean isRunning(SandboxId id) {
+        return ctx.records.get(id).map(r -> r.state() == SandboxState.RUNNING).orElse(false);
+    }
+
+    private void forgetRemoved() {
+        for (SandboxId id : history.sandboxes()) {
+            if (ctx.records.get(id).isEmpty()) {
+                forget(id);
+            }
+        }
+    }
+
+    private static Outcome outcome(SandboxId id, Future<Outcome> future) {
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Outcome.FAILED;
+        } catch (ExecutionException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e.getCause()).log("metrics sample failed");
+            return Outcome.FAILED;
+        }
+    }
+}
