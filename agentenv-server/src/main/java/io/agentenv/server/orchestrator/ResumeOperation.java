@@ -102,7 +102,8 @@ final class ResumeOperation {
                 }
             });
             PausedState state = ctx.backends.decodePausedState(stored.encoded(), stored.artifactDir());
-            SandboxBackend backend = ctx.backends.prepare(ctx.specFor(record), new LaunchSource.Paused(state));
+            LaunchSource source = new LaunchSource.Paused(state);
+            SandboxBackend backend = ctx.backends.prepare(ctx.specFor(record), source);
             rollback.onFailure("close instance", backend::close);
             SandboxRuntime.Handle handle = ctx.runtime.register(id, backend);
             rollback.onFailure("detach instance", () -> ctx.runtime.detach(handle));
@@ -111,7 +112,7 @@ final class ResumeOperation {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while resuming");
             }
             hookSent.set(true); // before the call: a start whose answer is lost still gets its stop
-            ctx.hooks.beforeStart(handle, instance, resuming.customExtensionParams(), new LaunchSource.Paused(state),
+            ctx.hooks.beforeStart(handle, instance, resuming.customExtensionParams(), source,
                     mode == Mode.RESUME ? ErrorKind.CONFLICT : ErrorKind.INVALID_ARGUMENT);
             handle.call(b -> {
                 b.start(ctx.settings.readyTimeout());
