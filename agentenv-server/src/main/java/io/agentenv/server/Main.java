@@ -6,9 +6,11 @@ import io.agentenv.server.credentials.ApiKeyFile;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.orchestrator.EnvdTokenSource;
+import io.agentenv.server.orchestrator.GuestSettings;
 import io.agentenv.server.orchestrator.LifecycleHooks;
 import io.agentenv.server.orchestrator.Orchestrator;
 import io.agentenv.server.orchestrator.OrchestratorSettings;
+import io.agentenv.server.orchestrator.SandboxGuests;
 import io.agentenv.server.orchestrator.SandboxStore;
 import io.agentenv.server.store.SqliteSandboxStore;
 import io.agentenv.spi.AccessToken;
@@ -76,6 +78,7 @@ public final class Main {
         Path dataDir = prepareDataDir(config.dataDir());
         SandboxStore store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
         Orchestrator orchestrator = null;
+        SandboxGuests guests = null;
         ApiServer api = null;
         try {
             initializeBackend(backend, dataDir, config);
@@ -84,6 +87,8 @@ public final class Main {
             orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
                     OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), lifecycleHooks(config));
             orchestrator.start();
+            guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
+            guests.start();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
             if (key.file().isPresent()) {
@@ -92,20 +97,21 @@ public final class Main {
             } else {
                 log.atInfo().log("API key is taken from AENV_API_KEY");
             }
-            api = ApiServer.start(config, orchestrator, key.key(), tokens, Clock.systemUTC());
+            api = ApiServer.start(config, orchestrator, guests, key.key(), tokens, Clock.systemUTC());
             log.atInfo().addKeyValue("address", config.listen().getHostString()).addKeyValue("port", api.port())
                     .addKeyValue("backend", backend.name()).addKeyValue("data_dir", dataDir).log("agentenv server listening");
         } catch (Exception | Error e) {
-            closeQuietly(api, orchestrator, backend, store);
+            closeQuietly(api, guests, orchestrator, backend, store);
             throw e;
         }
 
         CountDownLatch stopped = new CountDownLatch(1);
         ApiServer servingApi = api;
         Orchestrator servingOrchestrator = orchestrator;
+        SandboxGuests servingGuests = guests;
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
             log.atInfo().log("shutting down: finishing requests, pausing running sandboxes");
-            closeQuietly(servingApi, servingOrchestrator, backend, store);
+            closeQuietly(servingApi, servingGuests, servingOrchestrator, backend, store);
             log.atInfo().log("shutdown complete");
             stopped.countDown();
         }));
@@ -139,17 +145,20 @@ public final class Main {
     }
 
     /**
-     * Stops in order (API, orchestrator, which pauses running sandboxes, backend, store); a failure in one step is
-     * logged and does not skip the next.
+     * Stops in order (API, metrics sampler, orchestrator, which pauses running sandboxes, backend, store); a failure in
+     * one step is logged and does not skip the next.
      */
-    private static void closeQuietly(ApiServer api, Orchestrator orchestrator, SandboxBackendFactory backend,
-                                     SandboxStore store) {
+    private static void closeQuietly(ApiServer api, SandboxGuests guests, Orchestrator orchestrator,
+                                     SandboxBackendFactory backend, SandboxStore store) {
         if (api != null) {
             try {
                 api.close();
             } catch (Exception e) {
                 log.atWarn().setCause(e).log("stopping the API failed");
             }
+        }
+        if (guests != null) {
+            guests.close(); // stops the metrics sampler before the orchestrator pauses everything
         }
         if (orchestrator != null) {
             try {

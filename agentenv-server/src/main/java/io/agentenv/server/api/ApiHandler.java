@@ -90,7 +90,7 @@ final class ApiHandler extends Handler.Abstract {
                     .addKeyValue("route", routeLabel).setCause(e).log("unexpected error");
             reply = error(500, "internal error (reference " + requestId + ")");
         }
-        metrics.recordRequest(method, routeLabel, reply.status());
+        metrics.recordRequest(method, routeLabel, reply.status(), System.nanoTime() - started);
         log.atDebug().addKeyValue("sandbox_id", sandboxId).addKeyValue("request_id", requestId)
                 .addKeyValue("method", method).addKeyValue("route", routeLabel).addKeyValue("status", reply.status())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("request");

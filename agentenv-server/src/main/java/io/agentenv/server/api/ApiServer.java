@@ -5,7 +5,9 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.orchestrator.GuestSettings;
 import io.agentenv.server.orchestrator.Orchestrator;
+import io.agentenv.server.orchestrator.SandboxGuests;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -29,11 +31,22 @@ public final class ApiServer implements AutoCloseable {
         this.connector = connector;
     }
 
-    /** Builds the routes over {@code orchestrator} and starts listening on {@code config.listen()}. */
+    /**
+     * As {@link #start(ServerConfig, Orchestrator, SandboxGuests, ApiKey, SandboxTokens, Clock)} with guest calls
+     * that are not sampled in the background (metrics are then read on demand).
+     */
     public static ApiServer start(ServerConfig config, Orchestrator orchestrator, ApiKey apiKey, SandboxTokens tokens,
                                   Clock clock) throws Exception {
+        return start(config, orchestrator, new SandboxGuests(orchestrator, GuestSettings.defaults(), clock), apiKey,
+                tokens, clock);
+    }
+
+    /** Builds the routes over {@code orchestrator} and {@code guests} and starts listening on {@code config.listen()}. */
+    public static ApiServer start(ServerConfig config, Orchestrator orchestrator, SandboxGuests guests, ApiKey apiKey,
+                                  SandboxTokens tokens, Clock clock) throws Exception {
         requireNonNull(config, "config is null");
         requireNonNull(orchestrator, "orchestrator is null");
+        requireNonNull(guests, "guests is null");
         requireNonNull(apiKey, "apiKey is null");
         requireNonNull(tokens, "tokens is null");
         requireNonNull(clock, "clock is null");
@@ -41,9 +54,11 @@ public final class ApiServer implements AutoCloseable {
         Json json = new Json();
         WireMapping wire = new WireMapping(tokens, config.sandboxDomain(), clock);
         PrometheusMetrics metrics = new PrometheusMetrics(orchestrator);
+        orchestrator.subscribe(metrics);
         Router router = new Router()
                 .addPublic("GET", "/health", ex -> Reply.NO_CONTENT)
                 .addPublic("GET", "/metrics", ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+        new GuestEndpoints(guests).register(router); // before SandboxEndpoints: /sandboxes/metrics is not an id
         new SandboxEndpoints(orchestrator, wire, json, new SandboxEndpoints.Defaults(config.defaultTimeoutV1(),
                 config.defaultTimeoutV2(), config.defaultTimeoutV2(), config.defaultTimeoutV1(), config.defaultTimeoutV1(),
                 config.defaultTimeoutV1())).register(router);

@@ -129,6 +129,14 @@ public final class Orchestrator {
         return runner.mutate(() -> creates.create(request));
     }
 
+    /**
+     * Adds a listener for lifecycle events published from now on, for parts built after the orchestrator (the API's
+     * metrics). Same delivery rules as the listeners given to the constructor.
+     */
+    public void subscribe(LifecycleListener listener) {
+        ctx.events.subscribe(listener);
+    }
+
     /** What the operations share, for {@link SandboxGuests} (built by the composition root after this). */
     OperationContext context() {
         return ctx;

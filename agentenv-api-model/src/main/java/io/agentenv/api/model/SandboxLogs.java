@@ -1,0 +1,13 @@
+package io.agentenv.api.model;
+
+import java.util.List;
+
+import static java.util.Objects.requireNonNull;
+
+/** The deprecated {@code GET /sandboxes/{id}/logs}: the same entries as plain lines and as structured entries. */
+public record SandboxLogs(List<SandboxLog> logs, List<SandboxLogEntry> logEntries) {
+    public SandboxLogs {
+        logs = List.copyOf(requireNonNull(logs, "logs is null"));
+        logEntries = List.copyOf(requireNonNull(logEntries, "logEntries is null"));
+    }
+}

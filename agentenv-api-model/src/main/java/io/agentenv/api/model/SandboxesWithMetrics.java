@@ -1,0 +1,12 @@
+package io.agentenv.api.model;
+
+import java.util.Map;
+
+import static java.util.Objects.requireNonNull;
+
+/** {@code GET /sandboxes/metrics?sandbox_ids=...}: the newest metric of each sandbox that has one, by sandbox id. */
+public record SandboxesWithMetrics(Map<String, SandboxMetric> sandboxes) {
+    public SandboxesWithMetrics {
+        sandboxes = Map.copyOf(requireNonNull(sandboxes, "sandboxes is null"));
+    }
+}
