@@ -342,6 +342,34 @@ class CustomExtensionHooksTest {
                 .containsExactly(instance);
     }
 
+    @Test
+    void instances_that_cannot_be_preserved_at_shutdown_get_a_fire_and_forget_stop() throws Exception {
+        SandboxId one = create("{}");
+        SandboxId two = create("{}");
+        UUID first = recordedInstance(one);
+        UUID second = recordedInstance(two);
+        // the pauses at shutdown both fail recoverably, so both instances are closed without being preserved
+        h.backend.failNext(MockOp.PAUSE, new BackendException.Recoverable("criu busy"));
+        h.backend.failNext(MockOp.PAUSE, new BackendException.Recoverable("criu busy"));
+
+        h.orchestrator.shutdown();
+
+        assertThat(extension.awaitCalls(Hook.STOP, 2, WAIT)).extracting(CustomExtensionHooksTest::instanceOf)
+                .containsExactlyInAnyOrder(first, second);
+        assertThat(h.backend.openInstances()).isEmpty();
+    }
+
+    @Test
+    void shutdown_pauses_running_sandboxes_with_their_stop() throws Exception {
+        SandboxId id = create("{}");
+        UUID instance = recordedInstance(id);
+
+        h.orchestrator.shutdown();
+
+        assertThat(h.state(id)).isEqualTo(SandboxState.PAUSED);
+        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf).containsExactly(instance);
+    }
+
     // ---- fork and snapshots ------------------------------------------------------------------------------------
 
     @Test
