@@ -15,7 +15,7 @@ import os from 'node:os'
 const args = process.argv.slice(2)
 const runs = Number(args[args.indexOf('--runs') + 1]) > 0 && args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 10
 const useAot = !args.includes('--no-aot') && existsSync(envdAotCache)
-const port = 49_983 + 17
+const port = 49_983 + 17 // not 49983: the e2e suites may be using it
 
 function rssKiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
