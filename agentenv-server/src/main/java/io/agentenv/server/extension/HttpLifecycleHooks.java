@@ -14,6 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,6 +28,7 @@ import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -36,7 +39,7 @@ import static java.util.Objects.requireNonNull;
  * hook with its own deadline ({@code AENV_CUSTOM_EXTENSION_TIMEOUT_MS}, covering connect, answer and body), no retries.
  * 2xx is success; 4xx is {@link HookException.Failure#REJECTED}; any other status FAILED; no answer in time TIMED_OUT;
  * a refused, reset or closed connection UNREACHABLE; a 2xx whose body start-fresh or patch-params cannot use
- * BAD_RESPONSE. Response bodies are read up to {@value #MAX_RESPONSE_BYTES} bytes. The URL (which may carry
+ * BAD_RESPONSE (also a 2xx body over {@value #MAX_RESPONSE_BYTES} bytes; error bodies are cut there). The URL (which may carry
  * credentials) is never logged nor put in messages. The contract is in docs/custom-extension.md.
  */
 public final class HttpLifecycleHooks implements LifecycleHooks {
@@ -47,6 +50,8 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
     private final HttpClient http;
     private final String baseUrl;
     private final Duration timeout;
+    private static final Executor VIRTUAL_THREADS = task -> Thread.ofVirtual().name("aenv-hook-read").start(task);
+
     private final ObjectMapper json = new ObjectMapper();
 
     /**
@@ -76,14 +81,14 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
 
     @Override
     public Optional<String> startFresh(HookStart start) throws HookException {
-        HttpResponse<String> response = post(Hook.START_FRESH, start.sandboxId(), startBody(start));
+        Answer response = post(Hook.START_FRESH, start.sandboxId(), startBody(start));
         JsonNode answer = object(Hook.START_FRESH, response);
         JsonNode args = answer.get("extraBootArgs");
         if (args == null || args.isNull()) {
             return Optional.empty();
         }
         if (!args.isTextual()) {
-            throw HookException.badResponse(Hook.START_FRESH, response.statusCode(), response.body(),
+            throw HookException.badResponse(Hook.START_FRESH, response.status(), response.body(),
                     "extraBootArgs must be a string or null");
         }
         return args.asText().isBlank() ? Optional.empty() : Optional.of(args.asText());
@@ -101,14 +106,14 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
         ObjectNode body = json.createObjectNode();
         body.put("sandboxId", sandboxId.value());
         body.set("patch", parseObject(patch));
-        HttpResponse<String> response = post(Hook.PATCH_PARAMS, sandboxId, body);
+        Answer response = post(Hook.PATCH_PARAMS, sandboxId, body);
         JsonNode answer = object(Hook.PATCH_PARAMS, response);
         JsonNode params = answer.get("customExtensionParams");
         if (params == null || params.isNull()) {
             return "{}";
         }
         if (!params.isObject()) {
-            throw HookException.badResponse(Hook.PATCH_PARAMS, response.statusCode(), response.body(),
+            throw HookException.badResponse(Hook.PATCH_PARAMS, response.status(), response.body(),
                     "customExtensionParams must be a JSON object");
         }
         return write(params);
@@ -140,7 +145,11 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
         return body;
     }
 
-    private HttpResponse<String> post(Hook hook, SandboxId sandboxId, ObjectNode body) throws HookException {
+    /** An answer: status and body as text, {@code complete} false when the body was cut at the size limit. */
+    private record Answer(int status, String body, boolean complete) {
+    }
+
+    private Answer post(Hook hook, SandboxId sandboxId, ObjectNode body) throws HookException {
         HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + "/sandbox-hook/" + hook.wireName()))
                 .timeout(timeout)
                 .header("Content-Type", "application/json")
@@ -148,47 +157,74 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
                 .POST(HttpRequest.BodyPublishers.ofString(write(body), StandardCharsets.UTF_8))
                 .build();
         long started = System.nanoTime();
-        CompletableFuture<HttpResponse<String>> call = http.sendAsync(request,
-                HttpResponse.BodyHandlers.limiting(HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8),
-                        MAX_RESPONSE_BYTES));
-        HttpResponse<String> response;
+        CompletableFuture<HttpResponse<InputStream>> call = http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
+        CompletableFuture<Answer> read = call.thenApplyAsync(HttpLifecycleHooks::read, VIRTUAL_THREADS);
+        Answer answer;
         try {
-            response = call.get(timeout.toNanos(), TimeUnit.NANOSECONDS); // one deadline for answer and body
+            answer = read.get(timeout.toNanos(), TimeUnit.NANOSECONDS); // one deadline for the answer and its body
         } catch (TimeoutException e) {
-            call.cancel(true);
+            abandon(call);
             throw logged(sandboxId, HookException.timedOut(hook, timeout.toMillis(), e));
         } catch (InterruptedException e) {
-            call.cancel(true);
+            abandon(call);
             Thread.currentThread().interrupt();
             throw logged(sandboxId, HookException.unreachable(hook, e));
         } catch (CancellationException e) {
             throw logged(sandboxId, HookException.unreachable(hook, e));
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
+            Throwable cause = e.getCause() instanceof UncheckedIOException unchecked ? unchecked.getCause() : e.getCause();
             if (cause instanceof HttpTimeoutException) {
                 throw logged(sandboxId, HookException.timedOut(hook, timeout.toMillis(), cause));
             }
             throw logged(sandboxId, HookException.unreachable(hook, cause));
         }
-        int status = response.statusCode();
+        int status = answer.status();
         log.atDebug().addKeyValue("sandbox_id", sandboxId.value()).addKeyValue("hook", hook.wireName())
                 .addKeyValue("status", status).addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
                 .log("custom extension hook answered");
         if (status < 200 || status > 299) {
-            throw logged(sandboxId, HookException.status(hook, status, response.body()));
+            throw logged(sandboxId, HookException.status(hook, status, answer.body()));
         }
-        return response;
+        if (!answer.complete()) {
+            throw logged(sandboxId, HookException.badResponse(hook, status, "",
+                    "larger than " + MAX_RESPONSE_BYTES + " bytes"));
+        }
+        return answer;
     }
 
-    private JsonNode object(Hook hook, HttpResponse<String> response) throws HookException {
+    /** Reads at most {@link #MAX_RESPONSE_BYTES} (on a virtual thread; closing the stream on timeout ends it). */
+    private static Answer read(HttpResponse<InputStream> response) {
+        try (InputStream in = response.body()) {
+            byte[] bytes = in.readNBytes(MAX_RESPONSE_BYTES + 1);
+            boolean complete = bytes.length <= MAX_RESPONSE_BYTES;
+            int length = complete ? bytes.length : MAX_RESPONSE_BYTES;
+            return new Answer(response.statusCode(), new String(bytes, 0, length, StandardCharsets.UTF_8), complete);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Gives up on a call: cancels it, or closes its body stream if the answer already arrived. */
+    private static void abandon(CompletableFuture<HttpResponse<InputStream>> call) {
+        call.cancel(true);
+        call.thenAccept(response -> {
+            try {
+                response.body().close();
+            } catch (IOException e) {
+                log.atDebug().setCause(e).log("closing an abandoned hook answer failed");
+            }
+        });
+    }
+
+    private JsonNode object(Hook hook, Answer response) throws HookException {
         JsonNode answer;
         try {
             answer = json.readTree(response.body());
         } catch (JsonProcessingException e) {
-            throw HookException.badResponse(hook, response.statusCode(), response.body(), "not JSON");
+            throw HookException.badResponse(hook, response.status(), response.body(), "not JSON");
         }
         if (answer == null || !answer.isObject()) {
-            throw HookException.badResponse(hook, response.statusCode(), response.body(), "not a JSON object");
+            throw HookException.badResponse(hook, response.status(), response.body(), "not a JSON object");
         }
         return answer;
     }

@@ -60,6 +60,10 @@ public final class FakeExtensionServer implements AutoCloseable {
     public record Hang() implements Answer {
     }
 
+    /** Send 200 and the start of a body, then stall (until the server closes): a body slower than any timeout. */
+    public record StallBody() implements Answer {
+    }
+
     /** Close the connection without an answer. */
     public record Drop() implements Answer {
     }
@@ -213,6 +217,13 @@ public final class FakeExtensionServer implements AutoCloseable {
         switch (answer) {
             case Reply reply -> send(exchange, reply);
             case Hang hang -> awaitQuietly(closing);
+            case StallBody stall -> {
+                exchange.sendResponseHeaders(200, 0); // chunked
+                OutputStream out = exchange.getResponseBody();
+                out.write("{\"extraBootArgs\":".getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                awaitQuietly(closing);
+            }
             case Drop drop -> {
                 // closing the exchange without response headers makes the server drop the connection
             }

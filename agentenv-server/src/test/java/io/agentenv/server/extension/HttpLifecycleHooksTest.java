@@ -127,6 +127,32 @@ class HttpLifecycleHooksTest {
     }
 
     @Test
+    void a_body_that_stalls_after_the_status_is_a_timeout_too() {
+        extension.script(Hook.START_FRESH, new FakeExtensionServer.StallBody());
+
+        assertThatThrownBy(() -> hooks.startFresh(start("{}")))
+                .isInstanceOfSatisfying(HookException.class,
+                        e -> assertThat(e.failure()).isEqualTo(HookException.Failure.TIMED_OUT));
+    }
+
+    @Test
+    void a_successful_answer_over_the_size_limit_is_unusable_and_an_oversized_error_body_is_cut() {
+        String huge = "{\"pad\":\"" + "x".repeat(HttpLifecycleHooks.MAX_RESPONSE_BYTES) + "\"}";
+        extension.script(Hook.PATCH_PARAMS, FakeExtensionServer.reply(200, huge), FakeExtensionServer.reply(400, huge));
+
+        assertThatThrownBy(() -> hooks.patchParams(ID, "{}"))
+                .isInstanceOfSatisfying(HookException.class, e -> {
+                    assertThat(e.failure()).isEqualTo(HookException.Failure.BAD_RESPONSE);
+                    assertThat(e.getMessage()).contains("larger than 1048576 bytes");
+                });
+        assertThatThrownBy(() -> hooks.patchParams(ID, "{}"))
+                .isInstanceOfSatisfying(HookException.class, e -> {
+                    assertThat(e.failure()).isEqualTo(HookException.Failure.REJECTED);
+                    assertThat(e.body().orElseThrow()).startsWith("{\"pad\":\"xxx").hasSize(HookException.MAX_BODY_CHARS + 3);
+                });
+    }
+
+    @Test
     void a_connection_closed_without_an_answer_is_unreachable() {
         extension.script(Hook.PATCH_PARAMS, new FakeExtensionServer.Drop());
 
