@@ -48,6 +48,10 @@ export async function startEnvd({ port = ENVD_PORT, init, args = [], readyTimeou
   if (!existsSync(envdJar)) {
     throw new Error(`envd jar missing: ${envdJar} (build it: mvn -B -pl agentenv-envd -am package -DskipTests)`)
   }
+  // Something already answering on the port would pass the readiness check below in our envd's place.
+  if (await fetch(`http://localhost:${port}/health`).then(() => true, () => false)) {
+    throw new Error(`port ${port} is already in use (another envd or test run?)`)
+  }
   const dir = mkdtempSync(join(tmpdir(), 'envd-e2e-'))
   const socketPath = join(dir, 'envd.sock')
   const [java, argv] = envdCommand(['--port', String(port), '--unix-socket', socketPath, '--exited-retention', '60', ...args])

@@ -45,6 +45,7 @@ async function healthy(url) {
 test('envd keeps its session, listeners and processes across a checkpoint and restore', { skip }, async () => {
   // given: envd in its own session, not a child of this runner (a dumped child would stay a zombie holding its pid,
   // and CRIU restores it under the same pid), with file-backed stdio (CRIU cannot dump pipes to the runner)
+  assert.equal(await healthy(`http://localhost:${ENVD_PORT}/health`), false, `port ${ENVD_PORT} must be free`)
   const socketPath = join(dir, 'envd.sock')
   const [java, argv] = envdCommand(['--port', String(ENVD_PORT), '--unix-socket', socketPath])
   const quoted = [java, ...argv].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')
