@@ -14,6 +14,7 @@ import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The behaviour every backend owes the orchestrator, as one abstract test: extend it once per backend (the mock in
@@ -133,6 +134,24 @@ public abstract class SandboxBackendContract {
         backend.start(readyTimeout());
         assertThat(backend.hostNetwork()).isEqualTo(prepared);
         prepared.ifPresent(network -> assertThat(network.namespacePath()).isAbsolute());
+    }
+
+    @Test
+    void the_guest_agent_is_absent_before_start_answers_while_running_and_its_handle_dies_with_its_generation()
+            throws Exception {
+        SandboxBackend backend = prepare(spec(), new LaunchSource.Template(template()));
+        assertThat(backend.envd()).isEmpty();
+        backend.start(readyTimeout());
+        Optional<EnvdApi> envd = backend.envd(); // empty only for a backend without a guest agent
+        if (envd.isPresent()) {
+            envd.get().health();
+            assertThat(envd.get().metrics().cpuCount()).isPositive();
+        }
+        backend.pause(PauseMode.WITH_MEMORY, artifacts.resolve("guest-paused"));
+        assertThat(backend.envd()).isEmpty();
+        if (envd.isPresent()) {
+            assertThatThrownBy(envd.get()::health).isInstanceOf(EnvdException.class);
+        }
     }
 
     @Test
