@@ -7,7 +7,6 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as delay } from 'node:timers/promises'
 import { Sandbox, CommandExitError } from 'e2b'
 import { envdCommand, ENVD_PORT, waitFor } from '../lib/envd-harness.mjs'
 
@@ -78,5 +77,4 @@ test('envd keeps its session, listeners and processes across a checkpoint and re
   const again = await sbx.commands.connect(sleeper.pid, { timeoutMs: 0 })
   assert.equal(await sbx.commands.kill(sleeper.pid), true)
   await assert.rejects(again.wait(), (err) => err instanceof CommandExitError && /signal: killed/.test(err.error))
-  await delay(0)
 })
