@@ -42,6 +42,18 @@ test('output callbacks receive the streamed data', async () => {
   assert.equal(chunks.join(''), 'line1\nline2\nline3\n')
 })
 
+test('a burst of output larger than any buffer arrives completely and in order', async () => {
+  // 30 MB of base64 lines: faster than the SDK reads it, so envd must slow the process down rather than drop output
+  let received = 0
+  let lines = 0
+  const result = await sbx.commands.run('head -c 22500000 /dev/zero | base64 -w 999', {
+    onStdout: (d) => { received += d.length; lines += d.split('\n').length - 1 },
+  })
+  assert.equal(result.exitCode, 0)
+  assert.equal(received, 30_030_031)
+  assert.equal(lines, 30_031)
+})
+
 test('env vars from /init are visible and per-command envs apply to that command only', async () => {
   assert.equal((await sbx.commands.run('echo $SANDBOX_VAR')).stdout, 'from-init\n')
   assert.equal((await sbx.commands.run('echo $FOO', { envs: { FOO: 'bar', SANDBOX_VAR: 'override' } })).stdout, 'bar\n')

@@ -36,7 +36,10 @@ final class ChildProcess {
     private static final Logger log = LoggerFactory.getLogger(ChildProcess.class);
     private static final int PIPE_CHUNK = 32 * 1024;
     private static final int PTY_CHUNK = 16 * 1024;
-    /** How long output still in flight after exit may delay the end event. */
+    /**
+     * After exit, how long the end event waits for output readers that make no progress (a background child may keep
+     * the pipe open for ever). Readers that are delivering to a slow client are always waited for.
+     */
     private static final Duration DRAIN = Duration.ofMillis(500);
 
     enum State { RUNNING, EXITED }
@@ -58,6 +61,9 @@ final class ChildProcess {
     private final List<Subscription> subscribers = new ArrayList<>(); // guarded by lock
     private ProcessEvent.EndEvent end; // guarded by lock
     private volatile Instant exitedAt;
+    /** Output readers currently handing a chunk to subscribers (possibly waiting for a slow client). */
+    private final AtomicInteger delivering = new AtomicInteger();
+    private volatile long lastOutputNanos = System.nanoTime();
 
     /** Serialises writes to the child's input so concurrent SendInput calls cannot interleave bytes. */
     private final ReentrantLock inputOrder = new ReentrantLock();
@@ -204,16 +210,25 @@ final class ChildProcess {
             try (in) {
                 for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                     if (n > 0) {
-                        publish(stream, buffer, n);
+                        lastOutputNanos = System.nanoTime();
+                        delivering.incrementAndGet();
+                        try {
+                            publish(stream, buffer, n);
+                        } finally {
+                            delivering.decrementAndGet();
+                            lastOutputNanos = System.nanoTime();
+                        }
                     }
                 }
             } catch (IOException e) {
                 // EIO on a pty master after the last slave closed, or a closed pipe: the end of output
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         });
     }
 
-    private void publish(String stream, byte[] buffer, int length) {
+    private void publish(String stream, byte[] buffer, int length) throws InterruptedException {
         ByteString bytes = ByteString.copyFrom(buffer, 0, length);
         ProcessEvent.DataEvent.Builder data = ProcessEvent.DataEvent.newBuilder();
         switch (stream) {
@@ -242,17 +257,24 @@ final class ChildProcess {
                 }
             }
             int status = process.waitFor();
-            long drainUntil = System.nanoTime() + DRAIN.toNanos();
-            for (Thread pump : pumps) {
-                long left = drainUntil - System.nanoTime();
-                if (left > 0) {
-                    pump.join(Duration.ofNanos(left));
-                }
-            }
+            awaitOutput(pumps);
             finish(endEvent(status));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             finish(ProcessEvent.EndEvent.newBuilder().setExitCode(-1).setStatus("unknown").setError("envd stopped").build());
+        }
+    }
+
+    /** Waits until every output reader is done, or none has delivered anything for {@link #DRAIN}. */
+    private void awaitOutput(List<Thread> pumps) throws InterruptedException {
+        for (Thread pump : pumps) {
+            while (pump.isAlive()) {
+                long idle = System.nanoTime() - lastOutputNanos;
+                if (delivering.get() == 0 && idle >= DRAIN.toNanos()) {
+                    return;
+                }
+                pump.join(delivering.get() > 0 ? DRAIN : Duration.ofNanos(Math.max(1, DRAIN.toNanos() - idle)));
+            }
         }
     }
 
