@@ -12,6 +12,8 @@ import io.agentenv.server.orchestrator.Orchestrator;
 import io.agentenv.server.orchestrator.OrchestratorSettings;
 import io.agentenv.server.orchestrator.SandboxGuests;
 import io.agentenv.server.orchestrator.SandboxStore;
+import io.agentenv.server.proxy.ProxySettings;
+import io.agentenv.server.proxy.SandboxProxy;
 import io.agentenv.server.store.SqliteSandboxStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
@@ -97,7 +99,10 @@ public final class Main {
             } else {
                 log.atInfo().log("API key is taken from AENV_API_KEY");
             }
-            api = ApiServer.start(config, orchestrator, guests, key.key(), tokens, Clock.systemUTC());
+            SandboxProxy proxy = new SandboxProxy(orchestrator, tokens, key.key(),
+                    ProxySettings.defaults(config.sandboxDomain().stream().toList()), Clock.systemUTC());
+            orchestrator.subscribe(proxy); // cuts a sandbox's proxied streams when it is paused or killed
+            api = ApiServer.start(config, orchestrator, guests, key.key(), tokens, Clock.systemUTC(), proxy::inFrontOf);
             log.atInfo().addKeyValue("address", config.listen().getHostString()).addKeyValue("port", api.port())
                     .addKeyValue("backend", backend.name()).addKeyValue("data_dir", dataDir).log("agentenv server listening");
         } catch (Exception | Error e) {

@@ -10,7 +10,9 @@ import io.agentenv.server.orchestrator.Orchestrator;
 import io.agentenv.server.orchestrator.SandboxGuests;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.function.UnaryOperator;
 import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -44,6 +46,16 @@ public final class ApiServer implements AutoCloseable {
     /** Builds the routes over {@code orchestrator} and {@code guests} and starts listening on {@code config.listen()}. */
     public static ApiServer start(ServerConfig config, Orchestrator orchestrator, SandboxGuests guests, ApiKey apiKey,
                                   SandboxTokens tokens, Clock clock) throws Exception {
+        return start(config, orchestrator, guests, apiKey, tokens, clock, UnaryOperator.identity());
+    }
+
+    /**
+     * As above, with {@code front} wrapping the API's handler on the same port (the sandbox proxy: requests it does not
+     * claim reach the API).
+     */
+    public static ApiServer start(ServerConfig config, Orchestrator orchestrator, SandboxGuests guests, ApiKey apiKey,
+                                  SandboxTokens tokens, Clock clock, UnaryOperator<Handler> front) throws Exception {
+        requireNonNull(front, "front is null");
         requireNonNull(config, "config is null");
         requireNonNull(orchestrator, "orchestrator is null");
         requireNonNull(guests, "guests is null");
@@ -76,7 +88,7 @@ public final class ApiServer implements AutoCloseable {
         connector.setHost(listen.getHostString());
         connector.setPort(listen.getPort());
         server.addConnector(connector);
-        server.setHandler(new GracefulHandler(new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes())));
+        server.setHandler(new GracefulHandler(front.apply(new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes()))));
         server.setErrorHandler(new JsonErrorHandler(json));
         server.setStopTimeout(config.shutdownGrace().toMillis());
         server.setStopAtShutdown(false); // Main owns the shutdown order (API first, then the orchestrator)

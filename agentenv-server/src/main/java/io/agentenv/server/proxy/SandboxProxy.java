@@ -1,0 +1,151 @@
+package io.agentenv.server.proxy;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.orchestrator.LifecycleEvent;
+import io.agentenv.server.orchestrator.LifecycleListener;
+import io.agentenv.server.orchestrator.Orchestrator;
+import io.agentenv.spi.SandboxId;
+import java.time.Clock;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.eclipse.jetty.client.Destination;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.component.LifeCycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sandbox proxy, in front of the REST API on the same port. {@link RouteClassifier} decides whether a request is
+ * for a sandbox (Host {@code <port>-<id>.<domain>}, the {@code E2b-Sandbox-Id}/{@code E2b-Sandbox-Port} headers,
+ * {@code /proxy/<id>/<port>/...}, or a signed {@code /files} URL); everything else goes to the wrapped API handler.
+ * {@link SandboxTargets} finds the target (auto-resuming paused sandboxes that ask for it) and checks tokens;
+ * {@link UpstreamForwarder} streams the exchange. As a {@link LifecycleListener} it cuts a sandbox's open exchanges
+ * when it is paused or killed and retires its connection pool on every lifecycle change.
+ */
+public final class SandboxProxy extends Handler.Wrapper implements LifecycleListener {
+    private static final Logger log = LoggerFactory.getLogger(SandboxProxy.class);
+
+    private final RouteClassifier classifier;
+    private final SandboxTargets targets;
+    private final UpstreamForwarder forwarder;
+    private final OpenStreams streams = new OpenStreams();
+    private final Generations generations = new Generations();
+    private final ExecutorService resumes = Executors.newVirtualThreadPerTaskExecutor();
+
+    /** Subscribe the result to {@code orchestrator} ({@link Orchestrator#subscribe}) so that it sees lifecycle events. */
+    public SandboxProxy(Orchestrator orchestrator, SandboxTokens tokens, ApiKey apiKey, ProxySettings settings,
+                        Clock clock) {
+        requireNonNull(settings, "settings is null");
+        this.classifier = new RouteClassifier(settings.domains());
+        this.targets = new SandboxTargets(orchestrator, tokens, settings, generations, resumes, clock);
+        this.forwarder = new UpstreamForwarder(settings, apiKey);
+        addBean(forwarder, true);
+    }
+
+    /** Puts this proxy in front of {@code api} and returns the handler to install on the server. */
+    public Handler inFrontOf(Handler api) {
+        setHandler(requireNonNull(api, "api is null"));
+        return this;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        HttpURI uri = request.getHttpURI();
+        ProxyRoute route = classifier.classify(request.getMethod(), request.getHeaders().get(HttpHeader.HOST),
+                uri.getPath(), uri.getQuery(), request.getHeaders());
+        try {
+            ProxyRoute.Targeted target = switch (route) {
+                case ProxyRoute.ControlPlane ignored -> null;
+                case ProxyRoute.Malformed malformed -> throw ProxyProblem.of(400, malformed.message());
+                case ProxyRoute.SignedFiles signed -> targets.bySignature(signed, request.getMethod());
+                case ProxyRoute.Targeted targeted -> targeted;
+            };
+            if (target == null) {
+                return super.handle(request, response, callback);
+            }
+            if (isWebSocketUpgrade(request)) {
+                throw ProxyProblem.of(501, "WebSocket upgrades are not proxied yet");
+            }
+            Upstream upstream = targets.resolve(target, request.getMethod(), request.getHeaders());
+            OpenStreams.Exchange exchange = streams.open(upstream.sandbox(), response, callback);
+            request.setAttribute(UpstreamForwarder.UPSTREAM_ATTRIBUTE, upstream);
+            request.setAttribute(UpstreamForwarder.EXCHANGE_ATTRIBUTE, exchange);
+            log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value()).addKeyValue("port", upstream.sandboxPort())
+                    .addKeyValue("method", request.getMethod()).log("proxy: forwarding");
+            return forwarder.handle(request, response, exchange);
+        } catch (ProxyProblem problem) {
+            log.atDebug().addKeyValue("sandbox_id", problem.sandboxId().orElse("-"))
+                    .addKeyValue("status", problem.status()).addKeyValue("message", problem.getMessage())
+                    .log("proxy: refused");
+            ProblemReply.write(response, callback, problem);
+            return true;
+        }
+    }
+
+    @Override
+    public void onEvent(LifecycleEvent event) {
+        switch (event) {
+            case LifecycleEvent.Killed killed -> {
+                stopped(killed.sandbox(), "was killed");
+                targets.forget(killed.sandbox());
+                generations.forget(killed.sandbox());
+            }
+            case LifecycleEvent.Paused paused -> stopped(paused.sandbox(), "was paused");
+            case LifecycleEvent.Resumed resumed -> retirePools(resumed.sandbox());
+            case LifecycleEvent.Created created -> retirePools(created.sandbox());
+            case LifecycleEvent.Forked forked -> retirePools(forked.sandbox());
+            case LifecycleEvent.SnapshotTaken ignored -> { }
+            case LifecycleEvent.TimedOut ignored -> { } // the Paused or Killed event came first
+        }
+    }
+
+    /** How many proxied exchanges of {@code sandbox} are open (for tests and diagnostics). */
+    int openExchanges(SandboxId sandbox) {
+        return streams.count(sandbox);
+    }
+
+    @Override
+    protected void doStop() throws Exception {
+        super.doStop();
+        resumes.shutdownNow();
+    }
+
+    private void stopped(SandboxId sandbox, String reason) {
+        int cut = streams.cut(sandbox, reason);
+        retirePools(sandbox);
+        if (cut > 0) {
+            log.atInfo().addKeyValue("sandbox_id", sandbox.value()).addKeyValue("exchanges", cut)
+                    .log("proxy: cut open exchanges of a stopped sandbox");
+        }
+    }
+
+    /** A new generation: later requests get a new pool; the old pools' connections are closed. */
+    private void retirePools(SandboxId sandbox) {
+        generations.advance(sandbox);
+        HttpClient client = forwarder.getHttpClient();
+        if (client == null) {
+            return;
+        }
+        for (Destination destination : client.getDestinations()) {
+            if (destination.getOrigin().getTag() instanceof Generations.Tag tag && tag.sandbox().equals(sandbox)
+                    && !generations.isCurrent(tag)) {
+                client.removeDestination(destination);
+                LifeCycle.stop(destination);
+            }
+        }
+    }
+
+    private static boolean isWebSocketUpgrade(Request request) {
+        String upgrade = request.getHeaders().get(HttpHeader.UPGRADE);
+        return upgrade != null && upgrade.equalsIgnoreCase("websocket");
+    }
+}

@@ -1,0 +1,214 @@
+package io.agentenv.server.proxy;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.orchestrator.AgentEnvException;
+import io.agentenv.server.orchestrator.Cursor;
+import io.agentenv.server.orchestrator.ErrorKind;
+import io.agentenv.server.orchestrator.Orchestrator;
+import io.agentenv.server.orchestrator.Page;
+import io.agentenv.server.orchestrator.SandboxQuery;
+import io.agentenv.server.orchestrator.SandboxState;
+import io.agentenv.server.orchestrator.SandboxView;
+import io.agentenv.server.orchestrator.SortOrder;
+import io.agentenv.spi.GuestEndpoint;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxId;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.eclipse.jetty.http.HttpFields;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns a routed request into an {@link Upstream}, or a {@link ProxyProblem}: finds the sandbox's guest endpoint
+ * (resuming a paused sandbox with autoResume first), and checks its tokens.
+ * <ul>
+ *   <li>Unknown, killed or not running (and not auto-resumable): 502 "The sandbox was not found".</li>
+ *   <li>Envd's port of a secure sandbox: {@code X-Access-Token} must be its envd token, except {@code /health} and a
+ *       {@code /files} request whose signature was made with that token (an expired one is 401 "signature is already
+ *       expired").</li>
+ *   <li>Other ports of a sandbox created with {@code allowPublicTraffic=false}: {@code e2b-traffic-access-token} must
+ *       be its traffic token (403 otherwise).</li>
+ * </ul>
+ * Tokens are compared in constant time and never logged.
+ */
+final class SandboxTargets {
+    private static final Logger log = LoggerFactory.getLogger(SandboxTargets.class);
+    static final String ACCESS_TOKEN_HEADER = "X-Access-Token";
+    static final String TRAFFIC_TOKEN_HEADER = "e2b-traffic-access-token";
+    private static final int SIGNATURE_SCAN_PAGE = 500;
+
+    /** What access rules a sandbox has; fixed at create, so cached until it is killed. */
+    private record Access(boolean secure, boolean trafficTokenRequired) {}
+
+    private final Orchestrator orchestrator;
+    private final SandboxTokens tokens;
+    private final ProxySettings settings;
+    private final Generations generations;
+    private final ExecutorService resumes;
+    private final Clock clock;
+    private final Map<SandboxId, Access> access = new ConcurrentHashMap<>();
+
+    SandboxTargets(Orchestrator orchestrator, SandboxTokens tokens, ProxySettings settings, Generations generations,
+                   ExecutorService resumes, Clock clock) {
+        this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
+        this.tokens = requireNonNull(tokens, "tokens is null");
+        this.settings = requireNonNull(settings, "settings is null");
+        this.generations = requireNonNull(generations, "generations is null");
+        this.resumes = requireNonNull(resumes, "resumes is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    Upstream resolve(ProxyRoute.Targeted route, String method, HttpFields headers) throws ProxyProblem {
+        SandboxId id = new SandboxId(route.sandboxId());
+        GuestEndpoint endpoint = endpoint(id);
+        Access rules = access(id);
+        String path = pathOf(route.pathAndQuery());
+        if (route.port() == settings.envdPort()) {
+            boolean validToken = matches(headers.get(ACCESS_TOKEN_HEADER), tokens.envdAccessToken(id.value()));
+            if (rules.secure() && !validToken && !"/health".equals(path)) {
+                checkSignature(id, route.pathAndQuery(), path, method, headers.get(ACCESS_TOKEN_HEADER) != null);
+            }
+            return new Upstream(id, route.port(), endpoint.host(), endpoint.port(), endpoint.unixSocket(),
+                    route.pathAndQuery(), generations.current(id), validToken);
+        }
+        if (rules.trafficTokenRequired()
+                && !matches(headers.get(TRAFFIC_TOKEN_HEADER), tokens.trafficAccessToken(id.value()))) {
+            throw ProxyProblem.of(403, "missing or invalid " + TRAFFIC_TOKEN_HEADER + " for sandbox " + id.value());
+        }
+        return new Upstream(id, route.port(), endpoint.host(), route.port(), Optional.empty(), route.pathAndQuery(),
+                generations.current(id), false);
+    }
+
+    /**
+     * The sandbox whose envd token made the signature: every RUNNING sandbox's token is tried (one HMAC and one
+     * SHA-256 each, plus a store read per 500 sandboxes), so the cost grows with the number of running sandboxes.
+     */
+    ProxyRoute.Targeted bySignature(ProxyRoute.SignedFiles route, String method) throws ProxyProblem {
+        int q = route.pathAndQuery().indexOf('?');
+        SignedUrl signed = SignedUrl.parse(q < 0 ? "" : route.pathAndQuery().substring(q + 1))
+                .orElseThrow(() -> ProxyProblem.of(401, "invalid signature"));
+        String operation = SignedUrl.operation(method).orElseThrow(() -> ProxyProblem.of(401, "invalid signature"));
+        Optional<Cursor> after = Optional.empty();
+        do {
+            Page<SandboxView> page = orchestrator.list(new SandboxQuery(EnumSet.of(SandboxState.RUNNING), Map.of(),
+                    Optional.empty(), Optional.empty(), SortOrder.DESC, SIGNATURE_SCAN_PAGE, after));
+            for (SandboxView view : page.items()) {
+                if (signed.signedWith(tokens.envdAccessToken(view.id().value()), operation)) {
+                    return new ProxyRoute.Targeted(view.id().value(), settings.envdPort(), route.pathAndQuery());
+                }
+            }
+            after = page.next();
+        } while (after.isPresent());
+        throw ProxyProblem.of(401, "invalid signature");
+    }
+
+    /** The sandbox was killed: its access rules are no longer needed. */
+    void forget(SandboxId id) {
+        access.remove(id);
+    }
+
+    private void checkSignature(SandboxId id, String pathAndQuery, String path, String method, boolean tokenSent)
+            throws ProxyProblem {
+        int q = pathAndQuery.indexOf('?');
+        Optional<SignedUrl> signed = "/files".equals(path) && q >= 0
+                ? SignedUrl.parse(pathAndQuery.substring(q + 1)) : Optional.empty();
+        if (signed.isEmpty()) {
+            throw ProxyProblem.of(401, tokenSent ? "invalid " + ACCESS_TOKEN_HEADER : "missing " + ACCESS_TOKEN_HEADER);
+        }
+        Optional<String> operation = SignedUrl.operation(method);
+        if (operation.isEmpty() || !signed.get().signedWith(tokens.envdAccessToken(id.value()), operation.get())) {
+            throw ProxyProblem.of(401, "invalid signature");
+        }
+        if (signed.get().expired(clock.instant())) {
+            throw ProxyProblem.of(401, "signature is already expired");
+        }
+    }
+
+    private GuestEndpoint endpoint(SandboxId id) throws ProxyProblem {
+        Optional<GuestEndpoint> endpoint = guestEndpoint(id);
+        if (endpoint.isPresent()) {
+            return endpoint.get();
+        }
+        SandboxView view = view(id);
+        boolean paused = view.state() == SandboxState.PAUSED || view.state() == SandboxState.PAUSING;
+        if (!paused || !view.autoResume()) {
+            throw ProxyProblem.sandboxNotFound(id.value());
+        }
+        autoResume(id);
+        return guestEndpoint(id).orElseThrow(() -> ProxyProblem.sandboxNotFound(id.value()));
+    }
+
+    /** Resumes on the orchestrator (connect: TTL at least {@code autoResumeTtl}); the request waits, bounded. */
+    private void autoResume(SandboxId id) throws ProxyProblem {
+        log.atInfo().addKeyValue("sandbox_id", id.value()).log("proxy: auto-resuming a paused sandbox on traffic");
+        Future<?> resume = resumes.submit(() -> orchestrator.connect(id, settings.autoResumeTtl()));
+        try {
+            resume.get(settings.autoResumeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw ProxyProblem.of(504, "resuming sandbox " + id.value() + " timed out");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ProxyProblem.of(503, "interrupted while resuming sandbox " + id.value());
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof AgentEnvException a && a.kind() == ErrorKind.NOT_FOUND) {
+                throw ProxyProblem.sandboxNotFound(id.value());
+            }
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e.getCause())
+                    .log("proxy: auto-resume failed");
+            throw ProxyProblem.of(502, "sandbox " + id.value() + " could not be resumed");
+        }
+    }
+
+    private Optional<GuestEndpoint> guestEndpoint(SandboxId id) throws ProxyProblem {
+        try {
+            return orchestrator.guestEndpoint(id);
+        } catch (AgentEnvException e) {
+            if (e.kind() == ErrorKind.NOT_FOUND) {
+                throw ProxyProblem.sandboxNotFound(id.value());
+            }
+            throw ProxyProblem.of(503, "sandbox " + id.value() + " is not available: " + e.getMessage());
+        }
+    }
+
+    private SandboxView view(SandboxId id) throws ProxyProblem {
+        try {
+            return orchestrator.get(id);
+        } catch (AgentEnvException e) {
+            throw ProxyProblem.sandboxNotFound(id.value());
+        }
+    }
+
+    private Access access(SandboxId id) throws ProxyProblem {
+        Access known = access.get(id);
+        if (known != null) {
+            return known;
+        }
+        SandboxView view = view(id);
+        Access rules = new Access(view.secure(),
+                view.network().publicTraffic() == NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
+        access.put(id, rules);
+        return rules;
+    }
+
+    private static boolean matches(String presented, String expected) {
+        return presented != null && MessageDigest.isEqual(presented.getBytes(UTF_8), expected.getBytes(UTF_8));
+    }
+
+    private static String pathOf(String pathAndQuery) {
+        int q = pathAndQuery.indexOf('?');
+        return q < 0 ? pathAndQuery : pathAndQuery.substring(0, q);
+    }
+}

@@ -1,0 +1,155 @@
+package io.agentenv.server.proxy;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.server.credentials.ApiKey;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.io.Transport;
+import org.eclipse.jetty.proxy.ProxyHandler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Jetty's reverse proxy, pointed at the {@link Upstream} that {@link SandboxProxy} resolved (a request attribute).
+ * Jetty streams both bodies chunk by chunk with back-pressure and strips hop-by-hop headers both ways; this class
+ * adds what the sandbox proxy needs on top: the unix-socket transport for envd, one connection pool per sandbox
+ * generation (request tag), the routing/credential headers removed, {@code X-Forwarded-*} added, a response-headers
+ * timeout (504), and JSON errors.
+ */
+final class UpstreamForwarder extends ProxyHandler {
+    private static final Logger log = LoggerFactory.getLogger(UpstreamForwarder.class);
+    static final String UPSTREAM_ATTRIBUTE = UpstreamForwarder.class.getName() + ".upstream";
+    static final String EXCHANGE_ATTRIBUTE = UpstreamForwarder.class.getName() + ".exchange";
+    private static final List<String> STRIPPED = List.of("E2b-Sandbox-Id", "x-agentenv-sandbox-id", "E2b-Sandbox-Port",
+            "x-agentenv-target-port", SandboxTargets.TRAFFIC_TOKEN_HEADER);
+
+    private final ProxySettings settings;
+    private final ApiKey apiKey;
+
+    UpstreamForwarder(ProxySettings settings, ApiKey apiKey) {
+        this.settings = requireNonNull(settings, "settings is null");
+        this.apiKey = requireNonNull(apiKey, "apiKey is null");
+    }
+
+    @Override
+    protected HttpClient newHttpClient() {
+        HttpClient client = super.newHttpClient(); // HTTP/1.1 only, as envd and sandbox servers speak it
+        if (client.getExecutor() instanceof QueuedThreadPool threads) {
+            threads.setName("aenv-proxy-client");
+        }
+        return client;
+    }
+
+    @Override
+    protected void configureHttpClient(HttpClient client) {
+        super.configureHttpClient(client);
+        client.setConnectTimeout(settings.connectTimeout().toMillis());
+        client.setIdleTimeout(settings.idleTimeout().toMillis());
+        client.setMaxConnectionsPerDestination(4096); // every open stream holds one HTTP/1.1 connection
+        client.setMaxRequestsQueuedPerDestination(4096);
+        client.setDestinationIdleTimeout(60_000); // pools of past generations go away
+        client.setUserAgentField(null); // the caller's User-Agent is copied, none is added
+    }
+
+    @Override
+    protected HttpURI rewriteHttpURI(Request request) {
+        Upstream upstream = upstream(request);
+        String host = upstream.unixSocket().isPresent() ? "localhost" : upstream.host();
+        return HttpURI.build().scheme("http").host(host).port(upstream.port()).pathQuery(upstream.pathAndQuery());
+    }
+
+    @Override
+    protected org.eclipse.jetty.client.Request newProxyToServerRequest(Request request, HttpURI target) {
+        Upstream upstream = upstream(request);
+        org.eclipse.jetty.client.Request out = super.newProxyToServerRequest(request, target)
+                .tag(upstream.tag())
+                .idleTimeout(settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        upstream.unixSocket().ifPresent(socket -> out.transport(new Transport.TCPUnix(socket)));
+        if (request.getAttribute(EXCHANGE_ATTRIBUTE) instanceof OpenStreams.Exchange exchange) {
+            exchange.upstream(out);
+        }
+        return out;
+    }
+
+    @Override
+    protected void copyRequestHeaders(Request request, org.eclipse.jetty.client.Request out) {
+        super.copyRequestHeaders(request, out);
+        Upstream upstream = upstream(request);
+        out.headers(headers -> {
+            STRIPPED.forEach(headers::remove);
+            if (!upstream.forwardAccessToken()) {
+                headers.remove(SandboxTargets.ACCESS_TOKEN_HEADER);
+            }
+            List<String> keys = request.getHeaders().getValuesList("X-API-Key");
+            if (keys.stream().anyMatch(apiKey::matches)) {
+                headers.remove("X-API-Key"); // the platform's key never reaches a sandbox; other values are app data
+            }
+        });
+    }
+
+    @Override
+    protected void addProxyHeaders(Request request, org.eclipse.jetty.client.Request out) {
+        String host = request.getHeaders().get(HttpHeader.HOST);
+        String scheme = request.isSecure() ? "https" : "http";
+        HttpURI uri = request.getHttpURI();
+        String original = uri.getPathQuery() == null ? "/" : uri.getPathQuery();
+        String client = Request.getRemoteAddr(request);
+        out.headers(headers -> {
+            String previous = headers.get(HttpHeader.X_FORWARDED_FOR);
+            headers.put(HttpHeader.X_FORWARDED_FOR, previous == null ? client : previous + ", " + client);
+            if (host != null) {
+                headers.put(HttpHeader.X_FORWARDED_HOST, host);
+            }
+            headers.put(HttpHeader.X_FORWARDED_PROTO, scheme);
+            headers.put("X-Forwarded-Method", request.getMethod());
+            headers.put("X-Forwarded-Uri", original);
+        });
+    }
+
+    @Override
+    protected void sendProxyToServerRequest(Request request, org.eclipse.jetty.client.Request out, Response response,
+                                            Callback callback) {
+        long limit = settings.headersTimeout().toMillis();
+        Scheduler.Task timeout = getHttpClient().getScheduler().schedule(() -> out.abort(
+                new TimeoutException("no response headers within " + limit + " ms")), limit, TimeUnit.MILLISECONDS);
+        out.onResponseBegin(r -> timeout.cancel());
+        out.onComplete(r -> timeout.cancel());
+        super.sendProxyToServerRequest(request, out, response, callback);
+    }
+
+    @Override
+    protected void onServerToProxyResponseFailure(Request request, org.eclipse.jetty.client.Request out,
+                                                  org.eclipse.jetty.client.Response upstreamResponse,
+                                                  Response response, Callback callback, Throwable failure) {
+        if (response.isCommitted()) {
+            super.onServerToProxyResponseFailure(request, out, upstreamResponse, response, callback, failure);
+            return;
+        }
+        Upstream upstream = upstream(request);
+        ProxyProblem problem = switch (failure) {
+            case OpenStreams.SandboxGone gone -> ProxyProblem.sandboxNotFound(gone.sandbox().value());
+            case TimeoutException timeout -> ProxyProblem.of(504,
+                    "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort() + " did not answer in time");
+            default -> ProxyProblem.of(502,
+                    "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort() + " is not reachable");
+        };
+        log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value()).addKeyValue("port", upstream.sandboxPort())
+                .addKeyValue("status", problem.status()).addKeyValue("cause", failure.toString())
+                .log("proxy: upstream failed before the response");
+        ProblemReply.write(response, callback, problem);
+    }
+
+    private static Upstream upstream(Request request) {
+        return (Upstream) requireNonNull(request.getAttribute(UPSTREAM_ATTRIBUTE), "no upstream resolved");
+    }
+}
