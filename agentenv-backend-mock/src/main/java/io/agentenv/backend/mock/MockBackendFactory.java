@@ -1,5 +1,6 @@
 package io.agentenv.backend.mock;
 
+import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
@@ -181,6 +182,34 @@ public final class MockBackendFactory implements SandboxBackendFactory {
 
     public void guestEndpoint(GuestEndpoint endpoint) {
         this.guestEndpoint = Optional.of(endpoint);
+    }
+
+    /**
+     * Settings (for end-to-end runs of the server jar, e.g. the proxy's SDK suite against one local envd):
+     * {@code guest_endpoint} = {@code host:port} makes every running instance report that guest endpoint, with the
+     * unix socket {@code guest_unix_socket} when also given.
+     */
+    @Override
+    public void initialize(BackendContext context) throws BackendException {
+        Optional<String> address = context.setting("guest_endpoint");
+        Optional<Path> socket = context.setting("guest_unix_socket").map(Path::of);
+        if (address.isEmpty()) {
+            if (socket.isPresent()) {
+                throw new BackendException.Terminal("mock setting guest_unix_socket needs guest_endpoint (host:port)");
+            }
+            return;
+        }
+        String value = address.get();
+        int colon = value.lastIndexOf(':');
+        try {
+            if (colon <= 0) {
+                throw new IllegalArgumentException("no host");
+            }
+            guestEndpoint(new GuestEndpoint(value.substring(0, colon),
+                    Integer.parseInt(value.substring(colon + 1)), socket));
+        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+            throw new BackendException.Terminal("mock setting guest_endpoint must be host:port: " + value);
+        }
     }
 
     Optional<GuestEndpoint> guestEndpoint() {
