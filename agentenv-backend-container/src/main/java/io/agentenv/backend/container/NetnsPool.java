@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -175,6 +177,38 @@ final class NetnsPool implements AutoCloseable {
         for (NetSlot slot : toDestroy) {
             release(slot);
         }
+    }
+
+    /**
+     * At start-up, before any slot is handed out: the slots of this pool's range whose network namespace a previous
+     * run left, marked taken so that no new slot collides with them. Each must be {@link #release released}, or kept
+     * by a sandbox that is re-attached.
+     */
+    Map<Integer, NetSlot> adoptExisting() throws IOException {
+        Map<Integer, NetSlot> found = new TreeMap<>();
+        if (!Files.isDirectory(NETNS_DIR)) {
+            return found;
+        }
+        List<String> names;
+        try (Stream<Path> entries = Files.list(NETNS_DIR)) {
+            names = entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(netnsPrefix())).toList();
+        }
+        synchronized (lock) {
+            for (String name : names) {
+                String suffix = name.substring(netnsPrefix().length());
+                if (!suffix.matches("[0-9]{1,6}")) {
+                    continue;
+                }
+                int index = Integer.parseInt(suffix);
+                if (index < firstSlot || index >= firstSlot + slotCount) {
+                    continue;
+                }
+                taken.set(index - firstSlot);
+                found.put(index, new NetSlot(index, name, vethPrefix() + index, addressing.hostAddress(index),
+                        addressing.sandboxAddress(index)));
+            }
+        }
+        return found;
     }
 
     /**

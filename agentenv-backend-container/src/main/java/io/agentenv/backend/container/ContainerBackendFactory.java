@@ -1,0 +1,398 @@
+package io.agentenv.backend.container;
+
+import io.agentenv.envd.client.EnvdClientSettings;
+import io.agentenv.envd.client.EnvdClients;
+import io.agentenv.spi.BackendContext;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.PausedState;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxBackendFactory;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SnapshotState;
+import io.agentenv.spi.TemplateDescriptor;
+import io.agentenv.spi.TemplateId;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code container} backend (AENV_BACKEND=container): runc containers on overlayfs, one pooled network namespace
+ * and one cgroup each, checkpointed and restored with CRIU. The composition root of this module: {@link #initialize}
+ * checks the host (scripts/setup-host.sh must have run) and wires the building blocks; see docs/architecture.md
+ * ("Container backend") for the design and settings.
+ */
+public final class ContainerBackendFactory implements SandboxBackendFactory {
+
+    private static final Logger log = LoggerFactory.getLogger(ContainerBackendFactory.class);
+    private static final List<String> ENVD_FILES = List.of("agentenv-envd.jar", "jvm.options", "envd.aot", "lib");
+
+    private final Clock clock;
+    private final AtomicBoolean shutDown = new AtomicBoolean();
+    /** Network slots a previous run left; re-attached sandboxes take theirs back, reapUnclaimed removes the rest. */
+    private final Map<Integer, NetSlot> leftoverSlots = new ConcurrentHashMap<>();
+    private volatile HostParts parts;
+    private volatile TemplateImages templates;
+
+    /** For ServiceLoader. */
+    public ContainerBackendFactory() {
+        this(Clock.systemUTC());
+    }
+
+    ContainerBackendFactory(Clock clock) {
+        this.clock = clock;
+    }
+
+    @Override
+    public String name() {
+        return "container";
+    }
+
+    @Override
+    public void initialize(BackendContext context) throws BackendException {
+        ContainerSettings settings;
+        try {
+            settings = ContainerSettings.from(context.settings(), Path.of("").toAbsolutePath());
+        } catch (IllegalArgumentException e) {
+            throw new BackendException.Terminal("container backend: " + e.getMessage(), e);
+        }
+        Optional<String> unready = HostLayout.unreadyReason(settings.hostEnv());
+        if (unready.isPresent()) {
+            throw new BackendException.Terminal("container backend: this host cannot run sandboxes: " + unready.get()
+                    + "; run scripts/setup-host.sh as root");
+        }
+        HostLayout layout;
+        try {
+            layout = HostLayout.load(settings.hostEnv());
+        } catch (IOException | IllegalArgumentException e) {
+            throw new BackendException.Terminal("container backend: cannot read " + settings.hostEnv() + ": "
+                    + e.getMessage() + "; rerun scripts/setup-host.sh", e);
+        }
+        initialize(context.workDir(), settings, layout, 0);
+    }
+
+    /**
+     * Wires the building blocks for {@code layout} (tests pass an isolated one) with network slots from
+     * {@code firstSlot} on; leaves whatever a previous run left alone (see {@link #reattach} and {@link #reapUnclaimed}).
+     */
+    void initialize(Path workDir, ContainerSettings settings, HostLayout layout, int firstSlot) throws BackendException {
+        if (parts != null) {
+            throw new IllegalStateException("already initialized");
+        }
+        if (!Files.isExecutable(settings.jdkHome().resolve("bin/java"))) {
+            throw new BackendException.Terminal("container backend: no JDK at " + settings.jdkHome()
+                    + " (AENV_BACKEND_JDK_HOME); envd runs on a JDK 25 bound read-only into every sandbox");
+        }
+        for (String file : ENVD_FILES) {
+            if (!Files.exists(settings.envdDir().resolve(file))) {
+                throw new BackendException.Terminal("container backend: envd is not built: no " + settings.envdDir().resolve(file)
+                        + " (AENV_BACKEND_ENVD_DIR; build it with `mvn -pl agentenv-envd -am package`)");
+            }
+        }
+        try {
+            ProcessRunner runner = new JdkProcessRunner();
+            Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
+            EgressFirewall firewall = new EgressFirewall(runner);
+            NetnsPool pool = new NetnsPool(runner, firewall, layout, firstSlot,
+                    Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot), settings.warmSlots());
+            leftoverSlots.putAll(pool.adoptExisting());
+            long diskMiB = Files.getFileStore(sandboxesDir).getTotalSpace() >> 20;
+            Path criuConfig = workDir.resolve("criu-runc.conf");
+            Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
+            HostParts built = new HostParts(settings, layout, runner,
+                    new OciSpecs(layout.cgroupParent(), layout.swapAccounting()),
+                    new OverlayMounts(runner), firewall, pool,
+                    new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
+                    new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
+                    new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, criuConfig,
+                    (int) Math.min(Integer.MAX_VALUE, Math.max(1, diskMiB)));
+            Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
+            templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
+            parts = built;
+            log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
+                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("privileges", settings.privileges())
+                    .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
+        } catch (IOException | CommandFailedException e) {
+            throw new BackendException.Terminal("container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("container backend: interrupted while initializing", e);
+        }
+    }
+
+    /**
+     * envd's distribution is copied once per build into the backend's work dir (keeping mtimes, which its AOT cache
+     * checks): a rebuild of envd while sandboxes run or sleep as checkpoints must not change the files their JVMs map.
+     */
+    private static Path privateEnvdCopy(HostParts parts, Path source, Path copies)
+            throws IOException, CommandFailedException, InterruptedException {
+        StringBuilder fingerprint = new StringBuilder();
+        List<Path> files;
+        try (Stream<Path> walk = Files.walk(source.resolve("lib"))) {
+            files = new ArrayList<>(walk.filter(Files::isRegularFile).sorted().toList());
+        }
+        for (String file : List.of("agentenv-envd.jar", "jvm.options", "envd.aot")) {
+            files.add(source.resolve(file));
+        }
+        for (Path file : files) {
+            fingerprint.append(source.relativize(file)).append(' ').append(Files.size(file)).append(' ')
+                    .append(Files.getLastModifiedTime(file).toMillis()).append('\n');
+        }
+        Path target = copies.resolve(sha(fingerprint.toString()));
+        if (Files.isRegularFile(target.resolve("agentenv-envd.jar"))) {
+            return target;
+        }
+        Path partial = copies.resolve(".partial-" + target.getFileName());
+        parts.deleteTree(partial);
+        Files.createDirectories(partial);
+        for (String file : ENVD_FILES) {
+            parts.runner().run(Command.of(Duration.ofMinutes(2), "cp", "-a", source.resolve(file).toString(),
+                    partial.resolve(file).toString()));
+        }
+        Files.move(partial, target);
+        return target;
+    }
+
+    private static String sha(String text) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    /**
+     * Removes everything of a previous run that no re-attached sandbox uses: containers (killing their processes),
+     * cgroups, overlay mounts, sandbox dirs and network slots.
+     */
+    @Override
+    public void reapUnclaimed(Set<SandboxId> running) throws BackendException {
+        HostParts p = requireParts();
+        Set<String> claimed = running.stream().map(id -> p.containerId(id).value()).collect(Collectors.toSet());
+        String prefix = p.settings().idPrefix();
+        List<String> removed = new ArrayList<>();
+        List<Exception> failures = new ArrayList<>();
+        try {
+            for (ContainerId id : p.runc().list()) {
+                if (id.value().startsWith(prefix) && !claimed.contains(id.value())) {
+                    attempt(failures, () -> {
+                        p.cgroups().thawIfFrozen(id.value());
+                        p.runc().delete(id);
+                    });
+                    removed.add(id.value());
+                }
+            }
+            for (String group : p.cgroups().names()) {
+                if (group.startsWith(prefix) && !claimed.contains(group)) {
+                    attempt(failures, () -> p.cgroups().reap(group));
+                }
+            }
+            for (Path mount : MountTable.mountsUnder(p.sandboxesDir())) {
+                Path dir = p.sandboxesDir().relativize(mount);
+                if (dir.getNameCount() > 0 && !claimed.contains(dir.getName(0).toString())) {
+                    attempt(failures, () -> p.overlays().unmount(mount));
+                }
+            }
+            try (Stream<Path> dirs = Files.list(p.sandboxesDir())) {
+                for (Path dir : dirs.toList()) {
+                    if (!claimed.contains(dir.getFileName().toString())) {
+                        attempt(failures, () -> p.deleteTree(dir));
+                        removed.add(dir.getFileName().toString());
+                    }
+                }
+            }
+            for (NetSlot slot : List.copyOf(leftoverSlots.values())) {
+                leftoverSlots.remove(slot.index());
+                attempt(failures, () -> p.pool().release(slot));
+                removed.add(slot.netnsName());
+            }
+        } catch (IOException | CommandFailedException e) {
+            failures.add(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while reaping leftovers", e);
+        }
+        if (!removed.isEmpty()) {
+            log.atWarn().addKeyValue("removed", removed).log("removed what a previous run left");
+        }
+        if (!failures.isEmpty()) {
+            BackendException.Terminal error = new BackendException.Terminal("could not remove every leftover: "
+                    + failures.getFirst().getMessage(), failures.getFirst());
+            failures.subList(1, failures.size()).forEach(error::addSuppressed);
+            throw error;
+        }
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static void attempt(List<Exception> failures, Step step) throws InterruptedException {
+        try {
+            step.run();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            failures.add(e);
+        }
+    }
+
+    @Override
+    public List<TemplateDescriptor> templates() {
+        HostParts p = parts;
+        if (p == null) {
+            return List.of();
+        }
+        List<TemplateDescriptor> found = new ArrayList<>();
+        try (Stream<Path> dirs = Files.list(p.layout().templatesDir())) {
+            for (Path dir : dirs.sorted().toList()) {
+                String name = dir.getFileName().toString();
+                if (Files.isDirectory(dir.resolve("current")) && TemplateId.isValid(name)) {
+                    found.add(new TemplateDescriptor(new TemplateId(name), p.resources()));
+                }
+            }
+        } catch (IOException e) {
+            log.atWarn().setCause(e).log("cannot list the templates");
+        }
+        return List.copyOf(found);
+    }
+
+    @Override
+    public SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException {
+        HostParts p = requireParts();
+        if (shutDown.get()) {
+            throw new BackendException.Recoverable("the container backend is shut down");
+        }
+        ContainerSandbox.Launch launch;
+        Resources resources;
+        switch (source) {
+            case LaunchSource.Template(TemplateId template) -> {
+                if (templates().stream().noneMatch(t -> t.id().equals(template))) {
+                    throw new BackendException.Recoverable("no template '" + template + "' on this host");
+                }
+                launch = new ContainerSandbox.Launch.FromTemplate(template.value());
+                resources = p.resources();
+            }
+            case LaunchSource.Snapshot(SnapshotState state) -> {
+                if (!(state instanceof SavedStates.Snapshot snapshot)) {
+                    throw new BackendException.Terminal("not a container snapshot: " + state.getClass().getName());
+                }
+                launch = new ContainerSandbox.Launch.FromSnapshot(snapshot);
+                resources = snapshot.resources();
+            }
+            case LaunchSource.Paused(PausedState state) -> {
+                if (!(state instanceof SavedStates.Paused paused)) {
+                    throw new BackendException.Terminal("not a container paused state: " + state.getClass().getName());
+                }
+                launch = new ContainerSandbox.Launch.FromPaused(paused);
+                resources = paused.resources();
+            }
+        }
+        NetSlot slot;
+        try {
+            slot = p.pool().acquire();
+        } catch (NetnsPool.NoFreeSlotException e) {
+            throw new BackendException.Recoverable(e.getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", e);
+        } catch (CommandFailedException e) {
+            throw new BackendException.Recoverable("cannot create a network namespace: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Recoverable("interrupted while reserving a network slot", e);
+        }
+        return new ContainerSandbox(p, templates, clock, spec, launch, slot, resources, ContainerSandbox.Phase.PREPARED);
+    }
+
+    @Override
+    public PausedState decodePausedState(byte[] encoded, Path artifactDir) throws BackendException {
+        return SavedStates.decodePaused(encoded, artifactDir);
+    }
+
+    @Override
+    public SnapshotState decodeSnapshotState(byte[] encoded, Path artifactDir) throws BackendException {
+        return SavedStates.decodeSnapshot(encoded, artifactDir);
+    }
+
+    /** A container that kept running while the server was down (runc still knows it), with its network slot. */
+    @Override
+    public Optional<SandboxBackend> reattach(LaunchSpec spec) throws BackendException {
+        HostParts p = requireParts();
+        ContainerId id = p.containerId(spec.id());
+        try {
+            Optional<ContainerState> state = p.runc().state(id);
+            if (state.isEmpty() || state.get().status() == ContainerState.Status.STOPPED
+                    || state.get().status() == ContainerState.Status.CREATED) {
+                return Optional.empty();
+            }
+            Optional<InstanceFile.Contents> instance = InstanceFile.read(p.dirs(id));
+            if (instance.isEmpty()) {
+                return Optional.empty();
+            }
+            NetSlot slot = leftoverSlots.remove(instance.get().slot());
+            if (slot == null) {
+                return Optional.empty();
+            }
+            p.cgroups().thawIfFrozen(id.value()); // a capture interrupted by the crash
+            ContainerSandbox sandbox = new ContainerSandbox(p, templates, clock, spec,
+                    new ContainerSandbox.Launch.Reattached(instance.get().lineage()), slot, p.resources(),
+                    ContainerSandbox.Phase.RUNNING);
+            sandbox.attach();
+            log.atInfo().addKeyValue("sandbox_id", spec.id().value()).log("container sandbox re-attached");
+            return Optional.of(sandbox);
+        } catch (IOException | CommandFailedException e) {
+            throw new BackendException.Terminal("cannot re-attach sandbox " + spec.id() + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while re-attaching sandbox " + spec.id(), e);
+        }
+    }
+
+    /** Destroys the pre-created network slots and the envd clients; sandboxes were closed or paused before. */
+    @Override
+    public void shutdown() {
+        HostParts p = parts;
+        if (p == null || !shutDown.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            p.pool().close();
+        } catch (CommandFailedException e) {
+            log.atWarn().setCause(e).log("could not remove every pre-created network slot");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        p.envdClients().close();
+    }
+
+    /** The wired parts (tests inspect the host through them). */
+    HostParts parts() {
+        return requireParts();
+    }
+
+    private HostParts requireParts() {
+        HostParts p = parts;
+        if (p == null) {
+            throw new IllegalStateException("the container backend is not initialized");
+        }
+        return p;
+    }
+}

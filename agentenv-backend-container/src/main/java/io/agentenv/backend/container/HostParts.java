@@ -1,0 +1,202 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.client.EnvdClients;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.SandboxId;
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The building blocks one backend instance shares between its sandboxes, and the few file and process steps they all
+ * use (envd's command line, layer copies, moves between the sandbox and artifact dirs). Built once by
+ * {@link ContainerBackendFactory#initialize}.
+ */
+record HostParts(
+        ContainerSettings settings,
+        HostLayout layout,
+        ProcessRunner runner,
+        OciSpecs ociSpecs,
+        OverlayMounts overlays,
+        EgressFirewall firewall,
+        NetnsPool pool,
+        RuncRuntime runc,
+        CgroupTree cgroups,
+        LayerCapture layerCapture,
+        EnvdClients envdClients,
+        Path sandboxesDir,
+        Path criuConfig,
+        int diskSizeMiB) {
+
+    /** envd's port inside every sandbox (E2B's). */
+    static final int ENVD_PORT = 49983;
+    /** Where the per-sandbox host dir appears inside; envd's unix socket is in it. */
+    static final String ENVD_GUEST_DIR = "/run/envd";
+    static final String ENVD_SOCKET = "envd.sock";
+    /** Where the envd distribution is bound inside (read-only). */
+    static final String ENVD_DIST = "/opt/agentenv-envd";
+    /** envd's own output, inside the sandbox's filesystem (the init has no stdio). */
+    static final String ENVD_LOG = "/var/log/agentenv-envd.log";
+    private static final Duration FILE_TIMEOUT = Duration.ofMinutes(5);
+    private static final Duration SHORT = Duration.ofSeconds(10);
+    private static final String PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+    HostParts {
+        requireNonNull(settings, "settings is null");
+        requireNonNull(layout, "layout is null");
+        requireNonNull(runner, "runner is null");
+        requireNonNull(ociSpecs, "ociSpecs is null");
+        requireNonNull(overlays, "overlays is null");
+        requireNonNull(firewall, "firewall is null");
+        requireNonNull(pool, "pool is null");
+        requireNonNull(runc, "runc is null");
+        requireNonNull(cgroups, "cgroups is null");
+        requireNonNull(layerCapture, "layerCapture is null");
+        requireNonNull(envdClients, "envdClients is null");
+        requireNonNull(sandboxesDir, "sandboxesDir is null");
+        requireNonNull(criuConfig, "criuConfig is null");
+    }
+
+    /**
+     * The CRIU options runc passes for this backend's containers: the host setup's (network lock) plus
+     * {@code tcp-close} (connections into a sandbox are cut by a checkpoint; clients reconnect) and {@code ext-unix-sk}
+     * (external unix sockets of the sandbox's own programs).
+     */
+    static String criuOptions(String setupOptions) {
+        StringBuilder options = new StringBuilder(setupOptions.strip()).append('\n');
+        for (String option : List.of("tcp-close", "ext-unix-sk")) {
+            if (!setupOptions.lines().map(String::strip).toList().contains(option)) {
+                options.append(option).append('\n');
+            }
+        }
+        return options.toString();
+    }
+
+    ContainerId containerId(SandboxId id) {
+        return new ContainerId(settings.idPrefix() + id.value());
+    }
+
+    SandboxDirs dirs(ContainerId id) {
+        return SandboxDirs.of(sandboxesDir, id);
+    }
+
+    static Path layersDir(SandboxDirs dirs) {
+        return dirs.dir().resolve("layers");
+    }
+
+    static Path envdSocket(SandboxDirs dirs) {
+        return dirs.envd().resolve(ENVD_SOCKET);
+    }
+
+    Resources resources() {
+        return new Resources(settings.cpuCount(), settings.memoryMiB(), diskSizeMiB);
+    }
+
+    /**
+     * The OCI config of one sandbox: tini as PID 1 runs envd as root (it switches users per process) on the read-only
+     * JDK, listening on {@link #ENVD_PORT} and on the unix socket in the per-sandbox host dir.
+     *
+     * @param extraEnv extra environment of the init (the custom extension's boot arguments), KEY=value entries
+     */
+    ContainerSpec spec(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
+                       Resources resources, List<String> extraEnv) {
+        Path java = settings.jdkHome().resolve("bin/java");
+        List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", "exec \"$0\" \"$@\" >>" + ENVD_LOG + " 2>&1",
+                java.toString(), "@" + ENVD_DIST + "/jvm.options", "-XX:AOTCache=" + ENVD_DIST + "/envd.aot",
+                "-jar", ENVD_DIST + "/agentenv-envd.jar",
+                "--port", Integer.toString(ENVD_PORT), "--unix-socket", ENVD_GUEST_DIR + "/" + ENVD_SOCKET);
+        List<String> env = new ArrayList<>(List.of(PATH, "HOME=/root"));
+        env.addAll(extraEnv);
+        return new ContainerSpec(id, dirs.rootfs(), hostname,
+                new ContainerSpec.InitProcess(args, env, "/", 0, 0),
+                slot.netnsPath(),
+                new ContainerSpec.Limits(resources.cpuCount(), resources.memoryMiB(), settings.pids(), 16384),
+                Optional.of(settings.jdkHome()),
+                List.of(new ContainerSpec.ReadOnlyBind(lineage.envdDir(), ENVD_DIST)),
+                dirs.envd(), ENVD_GUEST_DIR,
+                Optional.of(layout.resolvConf()),
+                criuConfig,
+                settings.privileges());
+    }
+
+    /** Sets the UTS hostname of a running container from the host (a restored one keeps its checkpoint's). */
+    void setHostname(long initPid, String hostname) throws CommandFailedException, InterruptedException {
+        runner.run(Command.of(SHORT, "nsenter", "--target", Long.toString(initPid), "--uts", "--", "hostname", hostname));
+    }
+
+    /**
+     * Copies owned layers {@code from/<old>} to {@code to/<new>}: hard links where both are on one filesystem (layers
+     * are never written to, so sharing inodes is safe and the cost grows with the number of files, not their size),
+     * else a full copy.
+     */
+    void copyLayers(Path from, Path to, List<String[]> renames) throws IOException, CommandFailedException, InterruptedException {
+        if (renames.isEmpty()) {
+            return;
+        }
+        Files.createDirectories(to);
+        for (String[] rename : renames) {
+            Path source = from.resolve(rename[0]);
+            Path target = to.resolve(rename[1]);
+            try {
+                runner.run(Command.of(FILE_TIMEOUT, "cp", "-a", "-l", source.toString(), target.toString()));
+            } catch (CommandFailedException crossDevice) {
+                deleteTree(target);
+                runner.run(Command.of(FILE_TIMEOUT, "cp", "-a", "--reflink=auto", source.toString(), target.toString()));
+            }
+        }
+    }
+
+    /** Moves a directory (a rename on one filesystem, else copy and delete); nothing to do when it does not exist. */
+    void move(Path from, Path to) throws IOException, CommandFailedException, InterruptedException {
+        if (!Files.exists(from, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Files.createDirectories(to.getParent());
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException crossDevice) {
+            deleteTree(to);
+            runner.run(Command.of(FILE_TIMEOUT, "cp", "-a", from.toString(), to.toString()));
+            deleteTree(from);
+        } catch (FileSystemException e) {
+            if (e.getMessage() != null && e.getMessage().contains("cross-device")) {
+                deleteTree(to);
+                runner.run(Command.of(FILE_TIMEOUT, "cp", "-a", from.toString(), to.toString()));
+                deleteTree(from);
+            } else {
+                throw e;
+            }
+        }
+    }
+
+    /** Removes a directory tree without crossing into mounts below it. */
+    void deleteTree(Path dir) throws CommandFailedException, InterruptedException {
+        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            runner.run(Command.of(FILE_TIMEOUT, "rm", "-rf", "--one-file-system", "--", dir.toString()));
+        }
+    }
+
+    /** The last lines of envd's log inside a sandbox's filesystem, for error messages. */
+    static String envdLogTail(SandboxDirs dirs) {
+        Path logFile = dirs.upper().resolve(ENVD_LOG.substring(1));
+        try {
+            if (!Files.isRegularFile(logFile)) {
+                return "(no envd log)";
+            }
+            List<String> lines = Files.readAllLines(logFile);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+        } catch (IOException e) {
+            return "(envd log unreadable: " + e.getMessage() + ")";
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.SandboxId;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Templates are snapshots: the first time a template is used, a container boots it (envd started, not initialised),
+ * is checkpointed to disk and stopped, and its upper dir becomes the template's boot layer. Every sandbox of the
+ * template is then a restore of that checkpoint onto {@code [boot layer, template rootfs]} plus its own upper, and
+ * envd gets its token, env vars and clock through {@code /init}.
+ *
+ * <p>An image is kept under {@code <workDir>/templates/<template>-<key>}, where the key covers the template build, the
+ * envd distribution, the JDK and the resources; a change of any of them makes a new image (old ones stay for paused
+ * sandboxes and snapshots that reference them). Concurrent first uses wait for one build; a failed build is retried
+ * by the next use.
+ */
+final class TemplateImages {
+
+    private static final Logger log = LoggerFactory.getLogger(TemplateImages.class);
+    private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
+    private static final String READY = "ready";
+
+    /** A template's boot checkpoint. */
+    record Image(Lineage lineage, Path images) {
+        Image {
+            requireNonNull(lineage, "lineage is null");
+            requireNonNull(images, "images is null");
+        }
+    }
+
+    private final HostParts parts;
+    private final Path imagesDir;
+    private final Path envdDir;
+    private final Clock clock;
+    private final Map<String, CompletableFuture<Image>> builds = new ConcurrentHashMap<>();
+
+    TemplateImages(HostParts parts, Path imagesDir, Path envdDir, Clock clock) {
+        this.parts = requireNonNull(parts, "parts is null");
+        this.imagesDir = requireNonNull(imagesDir, "imagesDir is null");
+        this.envdDir = requireNonNull(envdDir, "envdDir is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    /** The envd distribution every new sandbox runs (a private copy, see {@link ContainerBackendFactory}). */
+    Path envdDir() {
+        return envdDir;
+    }
+
+    /** The template's boot image, built on first use (blocks meanwhile; other callers wait for the same build). */
+    Image image(String template) throws BackendException {
+        Path rootfs;
+        try {
+            rootfs = parts.layout().templateRootfs(template).toRealPath();
+        } catch (IOException e) {
+            throw new BackendException.Terminal("template " + template + " is not available: " + e.getMessage()
+                    + " (run scripts/setup-host.sh)", e);
+        }
+        String key = template + "-" + key(rootfs);
+        CompletableFuture<Image> mine = new CompletableFuture<>();
+        CompletableFuture<Image> build = builds.putIfAbsent(key, mine);
+        if (build == null) {
+            build = mine;
+            try {
+                mine.complete(loadOrBuild(template, rootfs, imagesDir.resolve(key)));
+            } catch (BackendException | RuntimeException e) {
+                builds.remove(key, mine);
+                mine.completeExceptionally(e);
+            } catch (InterruptedException e) {
+                builds.remove(key, mine);
+                mine.completeExceptionally(e);
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            return build.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof BackendException be) {
+                throw new BackendException.Terminal(be.getMessage(), be);
+            }
+            throw new BackendException.Terminal("template " + template + " image failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while waiting for the image of template " + template, e);
+        }
+    }
+
+    private String key(Path rootfs) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            String text = String.join("\n", rootfs.toString(), envdDir.toString(), parts.settings().jdkHome().toString(),
+                    Integer.toString(parts.settings().cpuCount()), Integer.toString(parts.settings().memoryMiB()),
+                    parts.settings().privileges().name(), "v1");
+            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    private Image loadOrBuild(String template, Path rootfs, Path dir) throws BackendException, InterruptedException {
+        Image image = new Image(new Lineage(List.of(dir.resolve("layer").toString()), rootfs, envdDir), dir.resolve("images"));
+        if (Files.exists(dir.resolve(READY))) {
+            return image;
+        }
+        long started = System.nanoTime();
+        ContainerId id = new ContainerId(parts.settings().idPrefix() + "tpl-" + template.replace('.', '-')
+                + "-" + dir.getFileName().toString().substring(dir.getFileName().toString().length() - 8));
+        SandboxDirs dirs = parts.dirs(id);
+        Path partial = dir.resolveSibling("." + dir.getFileName() + ".partial");
+        NetSlot slot = null;
+        try {
+            parts.deleteTree(partial);
+            parts.runc().delete(id);
+            parts.overlays().unmount(dirs.rootfs());
+            parts.deleteTree(dirs.dir());
+            slot = parts.pool().acquire();
+            parts.firewall().apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
+            Files.createDirectories(dirs.envd());
+            Lineage boot = new Lineage(List.of(), rootfs, envdDir);
+            parts.overlays().mount(boot.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+            RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
+                    parts.spec(id, dirs, slot, "sandbox", boot, parts.resources(), List.of())));
+            parts.runc().create(id, dirs.bundle());
+            parts.runc().start(id);
+            try (HttpEnvdClient client = parts.envdClients().open(new SandboxId("template000000000000"),
+                    ContainerSandbox.envdAddress(slot), Optional.empty())) {
+                client.waitUntilHealthy(clock.instant().plus(BOOT_TIMEOUT));
+            }
+            Files.createDirectories(partial);
+            parts.runc().checkpoint(id, partial.resolve("images"), dirs.dir().resolve("dump-work"), RuncRuntime.AfterCheckpoint.STOP);
+            parts.runc().delete(id);
+            parts.overlays().unmount(dirs.rootfs());
+            parts.move(dirs.upper(), partial.resolve("layer"));
+            Files.writeString(partial.resolve(READY), template + "\n");
+            parts.deleteTree(dir);
+            Files.move(partial, dir);
+        } catch (IOException | CommandFailedException | EnvdException | NetnsPool.NoFreeSlotException e) {
+            throw new BackendException.Terminal("could not build the boot image of template " + template + ": "
+                    + e.getMessage() + "\nenvd log:\n" + HostParts.envdLogTail(dirs), e);
+        } finally {
+            cleanUp(id, dirs, slot, partial);
+        }
+        log.atInfo().addKeyValue("template", template).addKeyValue("dir", dir)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("template boot image built");
+        return image;
+    }
+
+    private void cleanUp(ContainerId id, SandboxDirs dirs, NetSlot slot, Path partial) throws InterruptedException {
+        try {
+            parts.runc().delete(id);
+            parts.overlays().unmount(dirs.rootfs());
+            if (slot != null) {
+                parts.pool().release(slot);
+            }
+            parts.deleteTree(dirs.dir());
+            parts.deleteTree(partial);
+        } catch (IOException | CommandFailedException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("template boot container not fully removed");
+        }
+    }
+}

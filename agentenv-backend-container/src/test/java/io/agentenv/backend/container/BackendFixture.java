@@ -1,0 +1,175 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import io.agentenv.spi.BackendException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A real {@link ContainerBackendFactory} on this host for tests tagged "host", on its own test lane (names, slots,
+ * runc root and cgroup parent apart from a server's and from other runs), with a temp work dir under /var/tmp (one
+ * filesystem with the artifacts, as in a server's data dir). {@link #assertNothingLeaked()} is the leak check after
+ * every test; {@link #close()} shuts the backend down and removes everything.
+ */
+final class BackendFixture implements AutoCloseable {
+
+    private static final Path TEMP = Path.of("/var/tmp");
+
+    final ContainerBackendFactory factory;
+    final Path workDir;
+    final String idPrefix;
+    private final TestLane lane;
+    private final HostLayout layout;
+
+    private BackendFixture(TestLane lane, HostLayout layout, Path workDir, ContainerBackendFactory factory, String idPrefix) {
+        this.lane = lane;
+        this.layout = layout;
+        this.workDir = workDir;
+        this.factory = factory;
+        this.idPrefix = idPrefix;
+    }
+
+    /** An initialized backend, or the test is skipped (failed, if host tests are required) when the host is not ready. */
+    static BackendFixture create(Map<String, String> extraSettings) throws Exception {
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        if (unready.isPresent()) {
+            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
+                fail("host tests are required but " + unready.get());
+            }
+            Assumptions.abort("host test skipped: " + unready.get());
+        }
+        TestLane lane = TestLane.claim();
+        try {
+            HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
+                    .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
+            reapDeadRuns(lane, layout);
+            Path workDir = Files.createTempDirectory(TEMP, lane.dirPrefix());
+            String idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 6) + "-";
+            Map<String, String> settings = new java.util.HashMap<>(Map.of(
+                    "envd_dir", envdDir().toString(),
+                    "jdk_home", System.getProperty("java.home"),
+                    "id_prefix", idPrefix,
+                    "max_sandboxes", Integer.toString(TestLane.SLOTS_PER_LANE / 2),
+                    "warm_slots", "1",
+                    "memory_mb", "256",
+                    "cpu_count", "1"));
+            settings.putAll(extraSettings);
+            ContainerBackendFactory factory = new ContainerBackendFactory();
+            factory.initialize(workDir, ContainerSettings.from(settings, Path.of("").toAbsolutePath()), layout,
+                    lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2);
+            factory.reapUnclaimed(java.util.Set.of());
+            return new BackendFixture(lane, layout, workDir, factory, idPrefix);
+        } catch (Exception | Error e) {
+            lane.close();
+            throw e;
+        }
+    }
+
+    /** The envd distribution Maven built (this module's tests run after agentenv-envd in the reactor). */
+    static Path envdDir() {
+        Path dir = Path.of("../agentenv-envd/target").toAbsolutePath().normalize();
+        if (!Files.isRegularFile(dir.resolve("agentenv-envd.jar"))) {
+            fail("envd is not built at " + dir + " (mvn -pl agentenv-envd -am package)");
+        }
+        return dir;
+    }
+
+    /** What dead runs on this lane left in the lane's second half of slots, runc root and cgroups. */
+    private static void reapDeadRuns(TestLane lane, HostLayout layout) throws Exception {
+        ProcessRunner runner = new JdkProcessRunner();
+        NetnsPool pool = new NetnsPool(runner, new EgressFirewall(runner), layout,
+                lane.firstSlot(layout.addressing()), TestLane.SLOTS_PER_LANE, 0);
+        new HostInventory(new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60)),
+                new CgroupTree(layout), new OverlayMounts(runner), pool, TEMP.resolve("none")).reap(lane.idPrefix());
+        try (var dirs = Files.list(TEMP)) {
+            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix())).toList()) {
+                for (Path mount : MountTable.mountsUnder(old)) {
+                    new OverlayMounts(runner).unmount(mount);
+                }
+                runner.run(Command.of(Duration.ofMinutes(2), "rm", "-rf", "--one-file-system", old.toString()));
+            }
+        }
+    }
+
+    HostParts parts() {
+        return factory.parts();
+    }
+
+    /** Runs a program in a sandbox's container (runc exec, as root) and returns its stdout, stripped. */
+    String exec(io.agentenv.spi.SandboxId id, String... args) throws Exception {
+        return parts().runc().exec(parts().containerId(id), List.of(args), Duration.ofSeconds(30)).stdout().strip();
+    }
+
+    /** Like {@link #exec} but returns the failure (the program must fail). */
+    CommandFailedException execFailure(io.agentenv.spi.SandboxId id, String... args) throws Exception {
+        try {
+            CommandResult result = parts().runc().exec(parts().containerId(id), List.of(args), Duration.ofSeconds(30));
+            return fail("expected `%s` to fail, it printed %s", String.join(" ", args), result.stdout());
+        } catch (CommandFailedException expected) {
+            return expected;
+        }
+    }
+
+    /**
+     * The leak check: no container, cgroup, process, mount or sandbox dir of this backend is left, and no network
+     * namespace beyond the pre-created ready ones.
+     */
+    void assertNothingLeaked() throws Exception {
+        HostParts p = parts();
+        HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
+        Leftovers left = inventory.scan(idPrefix);
+        assertThat(left.containers()).as("containers left").isEmpty();
+        assertThat(left.cgroups()).as("cgroups left").isEmpty();
+        assertThat(left.processes()).as("processes left").isEmpty();
+        assertThat(left.mounts()).as("mounts left").isEmpty();
+        try (var dirs = Files.list(p.sandboxesDir())) {
+            assertThat(dirs.toList()).as("sandbox dirs left").isEmpty();
+        }
+        long netns = left.network().stream().filter(n -> n.startsWith(p.pool().netnsPrefix())).count();
+        assertThat(netns).as("network namespaces beyond the warm one: %s", left.network()).isLessThanOrEqualTo(1);
+    }
+
+    /** Shuts the backend down, asserts that then nothing at all is left, and removes the work dir. */
+    @Override
+    public void close() throws Exception {
+        try {
+            factory.shutdown();
+            HostParts p = parts();
+            HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
+            Leftovers left = inventory.scan(idPrefix);
+            assertThat(left.isEmpty()).as("host resources left after shutdown: %s", left).isTrue();
+        } finally {
+            try {
+                HostParts p = parts();
+                new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir()).reap(idPrefix);
+                for (Path mount : MountTable.mountsUnder(workDir)) {
+                    p.overlays().unmount(mount);
+                }
+                p.deleteTree(workDir);
+            } finally {
+                lane.close();
+            }
+        }
+    }
+
+    static void ignore(BackendException e) {
+        // for lambdas that close quietly
+    }
+
+    HostLayout layout() {
+        return layout;
+    }
+
+    static void deleteQuietly(Path dir) throws IOException {
+        HostFixture.deleteTree(dir);
+    }
+}
