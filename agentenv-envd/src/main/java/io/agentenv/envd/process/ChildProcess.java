@@ -38,7 +38,7 @@ final class ChildProcess {
     private static final int PTY_CHUNK = 16 * 1024;
     /**
      * After exit, how long the end event waits for output readers that make no progress (a background child may keep
-     * the pipe open for ever). Readers that are delivering to a slow client are always waited for.
+     * the pipe or terminal open for ever). Readers that are delivering to a slow client are always waited for.
      */
     private static final Duration DRAIN = Duration.ofMillis(500);
 
@@ -204,6 +204,12 @@ final class ChildProcess {
         return signals.signalGroup(pid, signal);
     }
 
+    /** Kills the process group even after the leader exited (background children it left behind). */
+    void killGroup() {
+        signalSent.compareAndSet(0, PosixSignals.SIGKILL);
+        signals.signalGroupOnly(pid, PosixSignals.SIGKILL);
+    }
+
     private Thread pump(String stream, InputStream in, int chunkSize) {
         return Thread.ofVirtual().name("envd-" + stream + "-" + pid).start(() -> {
             byte[] buffer = new byte[chunkSize];
@@ -265,11 +271,17 @@ final class ChildProcess {
         }
     }
 
-    /** Waits until every output reader is done, or none has delivered anything for {@link #DRAIN}. */
+    /**
+     * Waits until the output readers have passed on everything the process wrote. A reader normally ends at EOF right
+     * after the exit; but a background child may hold the pipe or terminal open for ever, so the wait also ends once no
+     * reader has delivered anything for {@link #DRAIN} since the exit (or since its last output, if later). A reader
+     * blocked on a slow client is always waited for (flow control bounds that).
+     */
     private void awaitOutput(List<Thread> pumps) throws InterruptedException {
+        long exitedNanos = System.nanoTime();
         for (Thread pump : pumps) {
             while (pump.isAlive()) {
-                long idle = System.nanoTime() - lastOutputNanos;
+                long idle = System.nanoTime() - Math.max(lastOutputNanos, exitedNanos);
                 if (delivering.get() == 0 && idle >= DRAIN.toNanos()) {
                     return;
                 }

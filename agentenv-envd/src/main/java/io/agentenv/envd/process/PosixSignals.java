@@ -38,6 +38,11 @@ final class PosixSignals {
         return handle.map(h -> signal == SIGKILL ? h.destroyForcibly() : h.destroy()).orElse(false);
     }
 
+    /** Signals only the process group {@code pgid} (never a single process that may have reused the number). */
+    boolean signalGroupOnly(long pgid, int signal) {
+        return killCommand.isPresent() && run(killCommand.get().toString(), "-s", String.valueOf(signal), "--", "-" + pgid);
+    }
+
     private static boolean run(String... command) {
         try {
             Process kill = new ProcessBuilder(command).redirectErrorStream(true)

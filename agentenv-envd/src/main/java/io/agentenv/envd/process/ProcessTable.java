@@ -49,11 +49,14 @@ final class ProcessTable implements AutoCloseable {
         byPid.values().removeIf(c -> c.exitedAt().filter(t -> !t.plus(retention).isAfter(now)).isPresent());
     }
 
-    /** Kills every running process group: nothing outlives envd. */
+    /**
+     * Kills every known process group, including those whose leader already exited but may have left background
+     * children (retained entries only, so the group id is recent): nothing outlives envd.
+     */
     @Override
     public void close() {
         for (ChildProcess child : byPid.values()) {
-            child.signal(PosixSignals.SIGKILL);
+            child.killGroup();
         }
     }
 }

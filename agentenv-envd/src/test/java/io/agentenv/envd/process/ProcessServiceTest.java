@@ -128,6 +128,40 @@ class ProcessServiceTest {
     }
 
     @Test
+    void output_written_just_before_exit_by_a_long_silent_process_is_delivered() throws Exception {
+        try (var stream = start(bash("sleep 0.8; echo late"), NO_HEADERS)) {
+            List<StartResponse> events = stream.rest();
+            assertThat(output(events, ProcessEvent.DataEvent.OutputCase.STDOUT)).isEqualTo("late\n");
+        }
+    }
+
+    @Test
+    void a_background_child_holding_stdout_does_not_hold_back_the_end_event() throws Exception {
+        // the 5 s deadline would end the stream with deadline_exceeded if the end event waited for the child
+        try (var stream = start(bash("sleep 60 & echo $!"), Map.of("Connect-Timeout-Ms", "5000"))) {
+            List<StartResponse> events = stream.rest();
+            assertThat(stream.end().error()).isEmpty();
+            assertThat(endOf(events).getExitCode()).isZero();
+            long child = Long.parseLong(output(events, ProcessEvent.DataEvent.OutputCase.STDOUT).strip());
+            ProcessHandle.of(child).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    @Test
+    void closing_the_service_kills_background_children_of_processes_that_already_exited() throws Exception {
+        long child;
+        try (var stream = start(bash("sleep 60 & echo $!"), NO_HEADERS)) {
+            List<StartResponse> events = stream.rest();
+            child = Long.parseLong(output(events, ProcessEvent.DataEvent.OutputCase.STDOUT).strip());
+        }
+        assertThat(ProcessHandle.of(child).map(ProcessHandle::isAlive)).contains(true);
+
+        processes.close();
+
+        awaitGone(child);
+    }
+
+    @Test
     void the_binary_proto_variant_carries_the_same_events() throws Exception {
         try (var stream = client.stream("process.Process/Start", bash("printf hi"), StartResponse.getDefaultInstance(),
                 WireFormat.PROTO, NO_HEADERS)) {
