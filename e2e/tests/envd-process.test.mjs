@@ -54,6 +54,15 @@ test('a burst of output larger than any buffer arrives completely and in order',
   assert.equal(lines, 30_031)
 })
 
+test('twenty commands run in parallel each get exactly their own output', async () => {
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+    sbx.commands.run(`sleep 0.$((RANDOM % 9)); echo out-${i}; echo err-${i} >&2`)))
+  results.forEach((r, i) => {
+    assert.equal(r.stdout, `out-${i}\n`)
+    assert.equal(r.stderr, `err-${i}\n`)
+  })
+})
+
 test('env vars from /init are visible and per-command envs apply to that command only', async () => {
   assert.equal((await sbx.commands.run('echo $SANDBOX_VAR')).stdout, 'from-init\n')
   assert.equal((await sbx.commands.run('echo $FOO', { envs: { FOO: 'bar', SANDBOX_VAR: 'override' } })).stdout, 'bar\n')
