@@ -22,15 +22,23 @@ function rssKiB(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1])
 }
 
+// private (not shared with other processes) memory: what each additional envd really costs when the JDK and the
+// AOT cache are shared page cache
+function privateKiB(pid) {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+  const field = (name) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(rollup)[1])
+  return field('Private_Clean') + field('Private_Dirty')
+}
+
 // user + system CPU time of the process so far (clock ticks of 10 ms): start-up work independent of machine load
 function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
-function health() {
+function health(on = port) {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port: on, path: '/health', agent: false }, (res) => {
       res.resume()
       resolve(res.statusCode === 204)
     })
@@ -38,13 +46,13 @@ function health() {
   })
 }
 
-async function startEnvd() {
-  const [java, argv] = envdCommand(['--port', String(port), '--log-level', 'WARN'])
+async function startEnvd(on = port) {
+  const [java, argv] = envdCommand(['--port', String(on), '--log-level', 'WARN'])
   const jvm = useAot ? argv : argv.filter((a) => !a.startsWith('-XX:AOTCache='))
   const t0 = process.hrtime.bigint()
   const child = spawn(java, jvm, { stdio: ['ignore', 'ignore', 'inherit'] })
   for (;;) {
-    if (await health()) break
+    if (await health(on)) break
     if (child.exitCode !== null) throw new Error('envd exited')
     await delay(1)
   }
@@ -79,14 +87,23 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 const ready = []
 const cpu = []
 const idle = []
+const idlePrivate = []
 let withProcesses = 0
+let secondPrivate = 0
 for (let i = 0; i < runs; i++) {
   const { child, readyMs, cpuMs: used } = await startEnvd()
   ready.push(readyMs)
   cpu.push(used)
   await delay(2000)
   idle.push(rssKiB(child.pid))
+  idlePrivate.push(privateKiB(child.pid))
   if (i === runs - 1) {
+    // a second envd next to the first: its private memory is what one more sandbox costs (the JDK and the AOT
+    // cache are shared page cache between them)
+    const second = await startEnvd(port + 1)
+    await delay(2000)
+    secondPrivate = privateKiB(second.child.pid)
+    await stop(second.child)
     const streams = []
     for (let p = 0; p < 10; p++) streams.push(await openStream('sleep 300'))
     await delay(2000)
@@ -106,5 +123,7 @@ console.log(JSON.stringify({
   startToReadyMs: { min: Math.min(...ready).toFixed(1), median: median(ready).toFixed(1), max: Math.max(...ready).toFixed(1) },
   cpuUntilReadyMs: { min: Math.min(...cpu), median: median(cpu) },
   idleRssMiB: { min: (Math.min(...idle) / 1024).toFixed(1), median: (median(idle) / 1024).toFixed(1) },
+  idlePrivateMiBAlone: (median(idlePrivate) / 1024).toFixed(1),
+  idlePrivateMiBNextToAnother: (secondPrivate / 1024).toFixed(1),
   rssWith10ProcessesMiB: (withProcesses / 1024).toFixed(1),
 }, null, 2))
