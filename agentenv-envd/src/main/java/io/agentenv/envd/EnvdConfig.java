@@ -50,6 +50,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
               --log-level <level>     TRACE, DEBUG, INFO, WARN, ERROR (default INFO, env ENVD_LOG_LEVEL)
               --sandbox-id <id>       sandbox id put on every log line (env ENVD_SANDBOX_ID)
               --aot-training          exercise envd once on a free port and exit (records the AOT cache)
+              --help                  print this and exit
             """;
 
     static EnvdConfig parse(String[] args, Map<String, String> env) {

@@ -23,6 +23,7 @@ import io.agentenv.envd.users.Accounts;
 import io.agentenv.envd.users.UserDirectory;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +35,10 @@ public final class Main {
     public static void main(String[] args) throws Exception {
         long startNanos = System.nanoTime();
         Warmup.startInBackground();
+        if (Arrays.asList(args).contains("--help")) {
+            System.out.print(EnvdConfig.USAGE);
+            return;
+        }
         EnvdConfig config;
         try {
             config = EnvdConfig.parse(args, System.getenv());
