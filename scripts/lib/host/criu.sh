@@ -9,9 +9,17 @@ CRIU_BIN="$CRIU_LINK/sbin/criu"
 # Options runc hands to CRIU through the org.criu.config annotation. The sandbox netns is external (created by the
 # host, passed by path), so CRIU must not lock it; skipping also avoids needing iptables.
 CRIU_RUNC_CONF="$AENV_CACHE_DIR/criu-runc.conf"
+# Patches applied to the source before the build (criu-patches/*.patch, in order); a build records their hash, so a
+# changed set of patches rebuilds CRIU.
+CRIU_PATCH_DIR="$(dirname "${BASH_SOURCE[0]}")/criu-patches"
+
+criu_patches_hash() {
+  cat "$CRIU_PATCH_DIR"/*.patch 2>/dev/null | sha256sum | cut -c1-12
+}
 
 criu_usable() {
-  [[ -x $CRIU_BIN ]] && "$CRIU_BIN" --version 2>/dev/null | grep -q '^Version:'
+  [[ -x $CRIU_BIN ]] && "$CRIU_BIN" --version 2>/dev/null | grep -q '^Version:' \
+    && [[ $(cat "$CRIU_LINK/.aenv-patches" 2>/dev/null) == "$(criu_patches_hash)" ]]
 }
 
 build_criu() {
@@ -57,15 +65,22 @@ SRC
   dpkg --compare-versions "$version" ge "$CRIU_MIN_VERSION" || fail "$CRIU_SUITE has CRIU $version, need >= $CRIU_MIN_VERSION"
 
   tar -C "$work/src" -xf "$orig"
-  local srcdir="$work/src/criu-$version" prefix="$AENV_CACHE_DIR/criu-$version"
+  local patches srcdir="$work/src/criu-$version"
+  patches=$(criu_patches_hash)
+  local prefix="$AENV_CACHE_DIR/criu-$version-p$patches" patch
   [[ -d $srcdir ]] || fail "unexpected tarball layout: no criu-$version directory"
+  for patch in "$CRIU_PATCH_DIR"/*.patch; do
+    [[ -f $patch ]] || continue
+    patch -d "$srcdir" -p1 --quiet < "$patch" || fail "CRIU patch $(basename "$patch") does not apply to $version"
+  done
   make -C "$srcdir" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log"; fail "CRIU $version build failed"; }
   # Install into a staging root and rename into place: an interrupted install never looks finished.
   make -C "$srcdir" install-lib install-criu PREFIX="$prefix" DESTDIR="$work/dest" SKIP_PIP_INSTALL=1 >>"$work/build.log" 2>&1 \
     || { tail -n 30 "$work/build.log"; fail "CRIU $version install failed"; }
+  printf '%s\n' "$patches" > "$work/dest$prefix/.aenv-patches"
   rm -rf "$prefix"
   mv -T "$work/dest$prefix" "$prefix"
-  ln -sfn "criu-$version" "$CRIU_LINK.new" && mv -T "$CRIU_LINK.new" "$CRIU_LINK"
+  ln -sfn "$(basename "$prefix")" "$CRIU_LINK.new" && mv -T "$CRIU_LINK.new" "$CRIU_LINK"
   criu_usable || fail "the freshly built CRIU $version does not run"
   write_criu_conf
   note "built CRIU $version from $CRIU_SUITE into $prefix"

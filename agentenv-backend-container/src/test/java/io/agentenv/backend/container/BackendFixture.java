@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import io.agentenv.spi.BackendException;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -100,6 +99,11 @@ final class BackendFixture implements AutoCloseable {
         }
     }
 
+    /** This run's lane (0..35), for other per-run host names and addresses. */
+    int lane() {
+        return lane.number();
+    }
+
     HostParts parts() {
         return factory.parts();
     }
@@ -161,15 +165,18 @@ final class BackendFixture implements AutoCloseable {
         }
     }
 
-    static void ignore(BackendException e) {
-        // for lambdas that close quietly
-    }
-
     HostLayout layout() {
         return layout;
     }
 
-    static void deleteQuietly(Path dir) throws IOException {
-        HostFixture.deleteTree(dir);
+    /**
+     * A second backend on the same work dir, host layout and slots, as a restarted server would build it (the first one
+     * is abandoned without shutdown, like a process killed with -9).
+     */
+    ContainerBackendFactory restarted() throws BackendException {
+        ContainerBackendFactory again = new ContainerBackendFactory();
+        again.initialize(workDir, factory.parts().settings(), layout,
+                lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2);
+        return again;
     }
 }

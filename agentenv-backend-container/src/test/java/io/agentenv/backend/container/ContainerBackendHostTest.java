@@ -1,0 +1,303 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdApi;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.PauseMode;
+import io.agentenv.spi.PausedState;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SnapshotState;
+import io.agentenv.spi.TemplateId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Real container sandboxes through the backend's SPI: isolation and limits, pause/resume with running processes,
+ * snapshots, fork, network policy, restart recovery, with the leak check after every test. Commands run inside through
+ * {@code runc exec} (envd's process API is the SDK's business; these tests check the container underneath).
+ */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ContainerBackendHostTest {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Duration READY = Duration.ofSeconds(60);
+    private static final TemplateId BASE = new TemplateId("base");
+    private static BackendFixture backend;
+
+    private final List<SandboxBackend> opened = new ArrayList<>();
+
+    @BeforeAll
+    static void startBackend() throws Exception {
+        backend = BackendFixture.create(Map.of("pids_limit", "128"));
+    }
+
+    @AfterAll
+    static void stopBackend() throws Exception {
+        if (backend != null) {
+            backend.close();
+        }
+    }
+
+    @AfterEach
+    void closeAndCheckForLeaks() throws Exception {
+        for (SandboxBackend sandbox : opened) {
+            sandbox.close();
+        }
+        backend.assertNothingLeaked();
+    }
+
+    /** Artifact dirs on the backend's filesystem (as the server's data dir), removed after the test. */
+    private Path artifacts(String name) throws Exception {
+        Path dir = backend.workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong()));
+        Files.createDirectories(dir.getParent());
+        return dir;
+    }
+
+    private static LaunchSpec spec(Map<String, String> env, NetworkPolicy policy) {
+        return new LaunchSpec(SandboxId.random(RANDOM), BASE, env, "user", new AccessToken("tok-" + RANDOM.nextInt()), policy);
+    }
+
+    private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
+        SandboxBackend sandbox = backend.factory.prepare(spec, source);
+        opened.add(sandbox);
+        sandbox.start(READY);
+        return sandbox;
+    }
+
+    private SandboxBackend fresh(LaunchSpec spec) throws BackendException {
+        return launch(spec, new LaunchSource.Template(BASE));
+    }
+
+    private static String exec(LaunchSpec spec, String... args) throws Exception {
+        return backend.exec(spec.id(), args);
+    }
+
+    /** Starts a long `sleep` through envd (as a user's background command) and returns its pid inside. */
+    static String background(SandboxBackend sandbox, LaunchSpec spec) throws Exception {
+        return Long.toString(GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "sleep",
+                List.of("100000")));
+    }
+
+    @Test
+    void a_sandbox_sees_its_own_files_processes_hostname_and_limits_and_nothing_of_the_host_or_other_sandboxes() throws Exception {
+        LaunchSpec a = spec(Map.of("GREETING", "hello"), NetworkPolicy.DEFAULT);
+        LaunchSpec b = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend first = fresh(a);
+        fresh(b);
+
+        exec(a, "sh", "-c", "echo secret > /home/user/a-only");
+        String sleeper = background(first, a);
+        assertThat(exec(b, "sh", "-c", "ls /home/user; ps -eo comm")).doesNotContain("a-only").doesNotContain("sleep");
+        assertThat(exec(a, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        assertThat(first.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
+        assertThat(exec(a, "hostname")).isEqualTo(a.id().value());
+        assertThat(exec(b, "hostname")).isEqualTo(b.id().value());
+        assertThat(exec(a, "sh", "-c", "test -e /var/cache/agentenv || test -e /work || echo clean")).isEqualTo("clean");
+        assertThat(exec(a, "id", "-un", "1000")).isEqualTo("user");
+        assertThat(first.resources()).isEqualTo(backend.parts().resources());
+        assertThat(first.resources().diskSizeMiB()).isPositive();
+        EnvdApi envd = first.envd().orElseThrow();
+        envd.health();
+        assertThat(first.hostNetwork().orElseThrow().namespacePath().toString()).startsWith("/run/netns/");
+    }
+
+    @Test
+    void the_memory_limit_kills_only_the_greedy_process_and_the_pids_limit_stops_a_fork_bomb() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+
+        CommandFailedException oom = backend.execFailure(spec.id(), "python3", "-c", "b = bytearray(400 * 1024 * 1024); print(len(b))");
+        assertThat(oom.exitCode()).hasValue(137);
+        sandbox.envd().orElseThrow().health();
+
+        String forked = exec(spec, "python3", "-c", String.join("\n",
+                "import os, time",
+                "n = 0",
+                "for i in range(300):",
+                "    try:",
+                "        if os.fork() == 0:",
+                "            os.close(1); os.close(2); time.sleep(3); os._exit(0)",
+                "        n += 1",
+                "    except OSError:",
+                "        break",
+                "print(n)"));
+        assertThat(Integer.parseInt(forked)).isBetween(64, 127);
+        sandbox.envd().orElseThrow().health();
+    }
+
+    @Test
+    void pause_to_disk_releases_the_container_and_resume_brings_back_the_same_process_and_files() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        exec(spec, "sh", "-c", "echo kept > /home/user/note");
+        Path dir = artifacts("pause");
+
+        PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+        assertThat(backend.parts().runc().state(backend.parts().containerId(spec.id()))).isEmpty();
+        assertThat(backend.parts().cgroups().pathsOf(backend.parts().containerId(spec.id()).value())).isEmpty();
+
+        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
+                backend.factory.decodePausedState(paused.encode(), dir)));
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
+        assertThat(resumed.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
+        backend.parts().deleteTree(dir);
+    }
+
+    @Test
+    void a_filesystem_only_pause_keeps_files_and_boots_afresh() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        exec(spec, "sh", "-c", "echo kept > /home/user/note");
+        Path dir = artifacts("fs-pause");
+
+        PausedState paused = sandbox.pause(PauseMode.FILESYSTEM_ONLY, dir);
+        sandbox.close();
+        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+
+        assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
+        assertThat(exec(spec, "sh", "-c", "cat /proc/" + sleeper + "/comm 2>/dev/null || echo gone")).isNotEqualTo("sleep");
+        backend.parts().deleteTree(dir);
+    }
+
+    @Test
+    void a_snapshot_forks_into_three_children_that_diverge_independently_while_the_source_runs_on() throws Exception {
+        LaunchSpec source = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend running = fresh(source);
+        String sleeper = background(running, source);
+        exec(source, "sh", "-c", "echo before > /home/user/state");
+        Path dir = artifacts("fork");
+
+        SnapshotState snapshot = backend.factory.decodeSnapshotState(running.snapshot(dir).encode(), dir);
+        exec(source, "sh", "-c", "echo after > /home/user/state");
+        List<LaunchSpec> children = List.of(spec(Map.of(), NetworkPolicy.DEFAULT), spec(Map.of(), NetworkPolicy.DEFAULT),
+                spec(Map.of(), NetworkPolicy.DEFAULT));
+        List<SandboxBackend> prepared = new ArrayList<>();
+        for (LaunchSpec child : children) {
+            SandboxBackend sandbox = backend.factory.prepare(child, new LaunchSource.Snapshot(snapshot));
+            opened.add(sandbox);
+            prepared.add(sandbox);
+        }
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<Void>> starts = new ArrayList<>();
+            for (SandboxBackend s : prepared) {
+                starts.add(pool.submit(() -> {
+                    s.start(READY);
+                    return null;
+                }));
+            }
+            for (Future<Void> start : starts) {
+                start.get();
+            }
+        }
+        backend.parts().deleteTree(dir); // children must not depend on the capture once started
+
+        for (int i = 0; i < children.size(); i++) {
+            LaunchSpec child = children.get(i);
+            assertThat(exec(child, "cat", "/home/user/state")).isEqualTo("before");
+            assertThat(exec(child, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+            assertThat(exec(child, "hostname")).isEqualTo(child.id().value());
+            exec(child, "sh", "-c", "echo child-" + i + " > /home/user/state");
+            prepared.get(i).envd().orElseThrow().health();
+        }
+        for (int i = 0; i < children.size(); i++) {
+            assertThat(exec(children.get(i), "cat", "/home/user/state")).isEqualTo("child-" + i);
+        }
+        assertThat(exec(source, "cat", "/home/user/state")).isEqualTo("after");
+        assertThat(prepared.stream().map(s -> s.guest().orElseThrow().host()).distinct()).hasSize(3);
+    }
+
+    @Test
+    void a_snapshot_of_a_restored_child_stacks_its_layers_and_restores_again() throws Exception {
+        LaunchSpec source = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend running = fresh(source);
+        exec(source, "sh", "-c", "echo one > /home/user/one");
+        Path first = artifacts("gen1");
+        SnapshotState one = running.snapshot(first);
+        LaunchSpec child = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend middle = launch(child, new LaunchSource.Snapshot(one));
+        exec(child, "sh", "-c", "echo two > /home/user/two; rm /home/user/one");
+        Path second = artifacts("gen2");
+        SnapshotState two = middle.snapshot(second);
+        backend.parts().deleteTree(first);
+
+        LaunchSpec grandchild = spec(Map.of(), NetworkPolicy.DEFAULT);
+        launch(grandchild, new LaunchSource.Snapshot(backend.factory.decodeSnapshotState(two.encode(), second)));
+
+        assertThat(exec(grandchild, "ls", "/home/user")).isEqualTo("two");
+        backend.parts().deleteTree(second);
+    }
+
+    @Test
+    void boot_arguments_reach_the_init_as_its_environment() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        opened.add(sandbox);
+        sandbox.extraBootArgs("vpn.region=eu quiet");
+        sandbox.start(READY);
+
+        assertThat(exec(spec, "sh", "-c", "tr '\\0' '\\n' < /proc/1/environ")).contains("AENV_EXTRA_BOOT_ARGS=vpn.region=eu quiet");
+        assertThatThrownBy(() -> sandbox.extraBootArgs("late")).isInstanceOf(BackendException.Recoverable.class);
+    }
+
+    @Test
+    void the_default_user_has_passwordless_sudo() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        fresh(spec);
+        assertThat(exec(spec, "setpriv", "--reuid=1000", "--regid=1000", "--init-groups", "sudo", "-n", "id", "-u")).isEqualTo("0");
+    }
+
+    @Test
+    void sandboxes_cannot_reach_each_other_or_the_host_and_denied_internet_access_is_enforced_and_replaceable() throws Exception {
+        LaunchSpec a = spec(Map.of(), NetworkPolicy.DEFAULT);
+        LaunchSpec b = spec(Map.of(), new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of(), List.of(),
+                NetworkPolicy.PublicTraffic.ALLOWED));
+        SandboxBackend first = fresh(a);
+        SandboxBackend second = fresh(b);
+        String connect = "import socket, sys\ntry:\n    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2).close()\n"
+                + "    print('connected')\nexcept OSError:\n    print('blocked')";
+        String otherEnvd = second.guest().orElseThrow().host();
+        String own = first.guest().orElseThrow().host();
+        String gateway = own.substring(0, own.lastIndexOf('.') + 1) + (Integer.parseInt(own.substring(own.lastIndexOf('.') + 1)) - 1);
+
+        assertThat(exec(a, "python3", "-c", connect, otherEnvd, "49983")).isEqualTo("blocked");
+        try (var listener = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("0.0.0.0"))) {
+            assertThat(exec(a, "python3", "-c", connect, gateway, Integer.toString(listener.getLocalPort()))).isEqualTo("blocked");
+        }
+        assertThat(exec(b, "python3", "-c", connect, "203.0.113.7", "80")).isEqualTo("blocked");
+        second.updateNetwork(NetworkPolicy.DEFAULT);
+        assertThat(backend.parts().firewall().chainsFor(backend.parts().pool().vethPrefix())).isEmpty();
+        second.updateNetwork(new NetworkPolicy(NetworkPolicy.InternetAccess.ALLOWED, List.of(), List.of("203.0.113.0/24"),
+                NetworkPolicy.PublicTraffic.ALLOWED));
+        assertThat(backend.parts().firewall().chainsFor(backend.parts().pool().vethPrefix())).hasSize(1);
+        assertThatThrownBy(() -> second.updateNetwork(new NetworkPolicy(NetworkPolicy.InternetAccess.ALLOWED,
+                List.of("2001:db8::/32"), List.of(), NetworkPolicy.PublicTraffic.ALLOWED)))
+                .isInstanceOf(BackendException.Recoverable.class);
+    }
+}

@@ -1,0 +1,107 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.PauseMode;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** A server killed with -9 and started again: what the container backend finds and does on this host. */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ContainerRestartHostTest {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Duration READY = Duration.ofSeconds(60);
+    private static final TemplateId BASE = new TemplateId("base");
+    private BackendFixture backend;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        backend = BackendFixture.create(Map.of());
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        backend.close();
+    }
+
+    private static LaunchSpec spec() {
+        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
+                NetworkPolicy.DEFAULT);
+    }
+
+    private SandboxBackend fresh(LaunchSpec spec) throws Exception {
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        sandbox.start(READY);
+        return sandbox;
+    }
+
+    @Test
+    void a_restarted_backend_reattaches_running_sandboxes_resumes_paused_ones_and_reaps_everything_else() throws Exception {
+        // given three sandboxes with a background process each; one is paused to disk, then the backend dies
+        LaunchSpec kept = spec();
+        LaunchSpec orphan = spec();
+        LaunchSpec sleeping = spec();
+        SandboxBackend keptBefore = fresh(kept);
+        fresh(orphan);
+        SandboxBackend toPause = fresh(sleeping);
+        String keptSleeper = ContainerBackendHostTest.background(keptBefore, kept);
+        String pausedSleeper = ContainerBackendHostTest.background(toPause, sleeping);
+        Path dir = backend.workDir.resolve("artifacts-paused");
+        byte[] pausedState = toPause.pause(PauseMode.WITH_MEMORY, dir).encode();
+        toPause.close();
+
+        // when a new backend starts on the same host and work dir, and the server claims only `kept`
+        ContainerBackendFactory restarted = backend.restarted();
+        List<SandboxBackend> opened = new ArrayList<>();
+        try {
+            Optional<SandboxBackend> reattached = restarted.reattach(kept);
+            reattached.ifPresent(opened::add);
+            Optional<SandboxBackend> unknown = restarted.reattach(spec());
+            restarted.reapUnclaimed(Set.of(kept.id()));
+
+            // then `kept` runs on with its process, the orphan is gone, and the paused one resumes with its process
+            assertThat(reattached).isPresent();
+            assertThat(unknown).isEmpty();
+            assertThat(backend.parts().runc().state(backend.parts().containerId(orphan.id()))).isEmpty();
+            assertThat(backend.parts().cgroups().pathsOf(backend.parts().containerId(orphan.id()).value())).isEmpty();
+            assertThat(Files.exists(backend.parts().dirs(backend.parts().containerId(orphan.id())).dir())).isFalse();
+            assertThat(backend.exec(kept.id(), "cat", "/proc/" + keptSleeper + "/comm")).isEqualTo("sleep");
+            reattached.get().envd().orElseThrow().health();
+            SandboxBackend resumed = restarted.prepare(sleeping,
+                    new LaunchSource.Paused(restarted.decodePausedState(pausedState, dir)));
+            opened.add(resumed);
+            resumed.start(READY);
+            assertThat(backend.exec(sleeping.id(), "cat", "/proc/" + pausedSleeper + "/comm")).isEqualTo("sleep");
+        } finally {
+            for (SandboxBackend sandbox : opened) {
+                sandbox.close();
+            }
+            restarted.shutdown();
+            backend.parts().deleteTree(dir);
+        }
+        // and the fixture's leak check (on close) finds nothing of any of them
+        backend.assertNothingLeaked();
+    }
+}
