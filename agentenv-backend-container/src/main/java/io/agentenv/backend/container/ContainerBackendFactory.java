@@ -87,7 +87,17 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             throw new BackendException.Terminal("container backend: cannot read " + settings.hostEnv() + ": "
                     + e.getMessage() + "; rerun scripts/setup-host.sh", e);
         }
-        initialize(context.workDir(), settings, layout, 0);
+        int firstSlot = 0;
+        if (settings.isolation().isPresent()) {
+            ContainerSettings.Isolation isolation = settings.isolation().get();
+            try {
+                layout = layout.isolatedAs(isolation.namePrefix(), isolation.runDir(), isolation.cgroupParent());
+            } catch (IllegalArgumentException e) {
+                throw new BackendException.Terminal("container backend: " + e.getMessage(), e);
+            }
+            firstSlot = isolation.firstSlot();
+        }
+        initialize(context.workDir(), settings, layout, firstSlot);
     }
 
     /**

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.spi.BackendContext;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -31,6 +32,9 @@ import java.util.Set;
  * @param idPrefix       prefix of container ids, cgroups and dirs of this backend ({@code id_prefix}, default empty;
  *                       tests use their lane's)
  * @param criuTimeout    deadline of one checkpoint or restore ({@code criu_timeout_s}, default 120 s)
+ * @param isolation      a second instance on one host (tests while a server runs): its own netns/veth name prefix
+ *                       ({@code name_prefix}, extending the host's), runc state dir ({@code run_dir}), cgroup parent
+ *                       ({@code cgroup_parent}) and first network slot ({@code first_slot}); empty = the host's
  */
 record ContainerSettings(
         Path hostEnv,
@@ -44,10 +48,24 @@ record ContainerSettings(
         int poolSize,
         ContainerSpec.Privileges privileges,
         String idPrefix,
-        Duration criuTimeout) {
+        Duration criuTimeout,
+        Optional<Isolation> isolation) {
+
+    /** Names and slots apart from the host's defaults, so that two instances never see each other's resources. */
+    record Isolation(String namePrefix, Path runDir, String cgroupParent, int firstSlot) {
+        Isolation {
+            requireNonNull(namePrefix, "namePrefix is null");
+            requireNonNull(runDir, "runDir is null");
+            requireNonNull(cgroupParent, "cgroupParent is null");
+            if (firstSlot < 0) {
+                throw new IllegalArgumentException("AENV_BACKEND_FIRST_SLOT must be >= 0: " + firstSlot);
+            }
+        }
+    }
 
     static final Set<String> KEYS = Set.of("host_env", "envd_dir", "jdk_home", "cpu_count", "memory_mb", "pids_limit",
-            "max_sandboxes", "warm_slots", "pool_size", "no_new_privileges", "id_prefix", "criu_timeout_s");
+            "max_sandboxes", "warm_slots", "pool_size", "no_new_privileges", "id_prefix", "criu_timeout_s", "name_prefix", "run_dir", "cgroup_parent",
+            "first_slot");
 
     ContainerSettings {
         requireNonNull(hostEnv, "hostEnv is null");
@@ -56,6 +74,7 @@ record ContainerSettings(
         requireNonNull(privileges, "privileges is null");
         requireNonNull(idPrefix, "idPrefix is null");
         requireNonNull(criuTimeout, "criuTimeout is null");
+        requireNonNull(isolation, "isolation is null");
         if (!hostEnv.isAbsolute() || !envdDir.isAbsolute() || !jdkHome.isAbsolute()) {
             throw new IllegalArgumentException("host_env, envd_dir and jdk_home must be absolute paths");
         }
@@ -91,12 +110,25 @@ record ContainerSettings(
                 bool(settings, "no_new_privileges") ? ContainerSpec.Privileges.NO_NEW_PRIVILEGES
                         : ContainerSpec.Privileges.ALLOW_SETUID,
                 Optional.ofNullable(settings.get("id_prefix")).orElse(""),
-                Duration.ofSeconds(number(settings, "criu_timeout_s", 120)));
+                Duration.ofSeconds(number(settings, "criu_timeout_s", 120)),
+                isolation(settings, workingDir));
     }
 
-    ContainerSettings withPoolSize(int size) {
-        return new ContainerSettings(hostEnv, envdDir, jdkHome, cpuCount, memoryMiB, pids, maxSandboxes, warmSlots, size,
-                privileges, idPrefix, criuTimeout);
+    private static Optional<Isolation> isolation(Map<String, String> settings, Path workingDir) {
+        List<String> keys = List.of("name_prefix", "run_dir", "cgroup_parent");
+        long given = keys.stream().filter(k -> settings.get(k) != null && !settings.get(k).isBlank()).count();
+        if (given == 0) {
+            if (settings.containsKey("first_slot")) {
+                throw new IllegalArgumentException("AENV_BACKEND_FIRST_SLOT needs AENV_BACKEND_NAME_PREFIX, _RUN_DIR and _CGROUP_PARENT");
+            }
+            return Optional.empty();
+        }
+        if (given != keys.size()) {
+            throw new IllegalArgumentException("AENV_BACKEND_NAME_PREFIX, _RUN_DIR and _CGROUP_PARENT go together");
+        }
+        return Optional.of(new Isolation(settings.get("name_prefix").strip(),
+                path(settings, "run_dir", Path.of("/run/agentenv"), workingDir), settings.get("cgroup_parent").strip(),
+                number(settings, "first_slot", 0)));
     }
 
     private static Path path(Map<String, String> settings, String key, Path fallback, Path workingDir) {
