@@ -18,10 +18,15 @@ import org.eclipse.jetty.util.Callback;
  * chunk), which the E2B SDK reads as "terminated" and then, with /health answering 502, as "the sandbox was killed".
  */
 final class OpenStreams {
-    private final Map<SandboxId, Set<Exchange>> open = new ConcurrentHashMap<>();
+    private final Map<SandboxId, Set<Cuttable>> open = new ConcurrentHashMap<>();
+
+    /** Something open towards a sandbox that can be cut: a proxied exchange or a bridged WebSocket. */
+    interface Cuttable {
+        void cut(String reason);
+    }
 
     /** One proxied exchange: the Jetty callback of the client's request, completed exactly once. */
-    final class Exchange implements Callback {
+    final class Exchange implements Callback, Cuttable {
         private final SandboxId sandbox;
         private final Response response;
         private final Callback delegate;
@@ -60,7 +65,8 @@ final class OpenStreams {
         }
 
         /** Aborts upstream; a response already started is failed so that Jetty drops the client connection. */
-        void cut(String reason) {
+        @Override
+        public void cut(String reason) {
             SandboxGone gone = new SandboxGone(sandbox, reason);
             org.eclipse.jetty.client.Request request = upstream;
             if (request != null) {
@@ -90,30 +96,38 @@ final class OpenStreams {
         requireNonNull(sandbox, "sandbox is null");
         Exchange exchange = new Exchange(sandbox, requireNonNull(response, "response is null"),
                 requireNonNull(callback, "callback is null"));
-        open.computeIfAbsent(sandbox, k -> ConcurrentHashMap.newKeySet()).add(exchange);
+        register(sandbox, exchange);
         return exchange;
+    }
+
+    void register(SandboxId sandbox, Cuttable cuttable) {
+        open.computeIfAbsent(sandbox, k -> ConcurrentHashMap.newKeySet()).add(cuttable);
+    }
+
+    void unregister(SandboxId sandbox, Cuttable cuttable) {
+        open.computeIfPresent(sandbox, (k, set) -> {
+            set.remove(cuttable);
+            return set.isEmpty() ? null : set;
+        });
     }
 
     /** Cuts every exchange of {@code sandbox} open now; returns how many. */
     int cut(SandboxId sandbox, String reason) {
-        Set<Exchange> exchanges = open.remove(sandbox);
+        Set<Cuttable> exchanges = open.remove(sandbox);
         if (exchanges == null) {
             return 0;
         }
-        List<Exchange> all = List.copyOf(exchanges);
+        List<Cuttable> all = List.copyOf(exchanges);
         all.forEach(e -> e.cut(reason));
         return all.size();
     }
 
     int count(SandboxId sandbox) {
-        Set<Exchange> exchanges = open.get(sandbox);
+        Set<Cuttable> exchanges = open.get(sandbox);
         return exchanges == null ? 0 : exchanges.size();
     }
 
     private void remove(Exchange exchange) {
-        open.computeIfPresent(exchange.sandbox, (k, set) -> {
-            set.remove(exchange);
-            return set.isEmpty() ? null : set;
-        });
+        unregister(exchange.sandbox, exchange);
     }
 }

@@ -37,6 +37,7 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
     private final RouteClassifier classifier;
     private final SandboxTargets targets;
     private final UpstreamForwarder forwarder;
+    private final WebSocketBridge webSockets;
     private final OpenStreams streams = new OpenStreams();
     private final Generations generations = new Generations();
     private final ExecutorService resumes = Executors.newVirtualThreadPerTaskExecutor();
@@ -48,7 +49,9 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
         this.classifier = new RouteClassifier(settings.domains());
         this.targets = new SandboxTargets(orchestrator, tokens, settings, generations, resumes, clock);
         this.forwarder = new UpstreamForwarder(settings, apiKey);
+        this.webSockets = new WebSocketBridge(settings, apiKey);
         addBean(forwarder, true);
+        addBean(webSockets, true);
     }
 
     /** Puts this proxy in front of {@code api} and returns the handler to install on the server. */
@@ -72,10 +75,11 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
             if (target == null) {
                 return super.handle(request, response, callback);
             }
-            if (isWebSocketUpgrade(request)) {
-                throw ProxyProblem.of(501, "WebSocket upgrades are not proxied yet");
-            }
             Upstream upstream = targets.resolve(target, request.getMethod(), request.getHeaders());
+            if (isWebSocketUpgrade(request)) {
+                webSockets.bridge(request, response, callback, upstream, streams);
+                return true;
+            }
             OpenStreams.Exchange exchange = streams.open(upstream.sandbox(), response, callback);
             request.setAttribute(UpstreamForwarder.UPSTREAM_ATTRIBUTE, upstream);
             request.setAttribute(UpstreamForwarder.EXCHANGE_ATTRIBUTE, exchange);
@@ -146,6 +150,6 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
 
     private static boolean isWebSocketUpgrade(Request request) {
         String upgrade = request.getHeaders().get(HttpHeader.UPGRADE);
-        return upgrade != null && upgrade.equalsIgnoreCase("websocket");
+        return upgrade != null && upgrade.equalsIgnoreCase("websocket") && WebSocketBridge.isUpgrade(request);
     }
 }

@@ -11,6 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -19,8 +20,18 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Blocker;
+import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
+import org.eclipse.jetty.websocket.core.CloseStatus;
+import org.eclipse.jetty.websocket.core.CoreSession;
+import org.eclipse.jetty.websocket.core.Frame;
+import org.eclipse.jetty.websocket.core.FrameHandler;
+import org.eclipse.jetty.websocket.core.OpCode;
+import org.eclipse.jetty.websocket.core.WebSocketComponents;
+import org.eclipse.jetty.websocket.core.server.Handshaker;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
 
 /**
  * An in-process HTTP server standing in for envd or a user's server inside a sandbox. Paths:
@@ -36,6 +47,9 @@ final class FakeUpstream implements AutoCloseable {
     final List<Integer> clientPorts = new CopyOnWriteArrayList<>();
     final List<String> paths = new CopyOnWriteArrayList<>();
     final CountDownLatch firstPartSent = new CountDownLatch(1);
+    final List<HttpFields> wsHeaders = new CopyOnWriteArrayList<>();
+    private final WebSocketComponents components = new WebSocketComponents();
+    private final Handshaker webSockets = Handshaker.newInstance();
 
     FakeUpstream() throws Exception {
         VirtualThreadPool threads = new VirtualThreadPool();
@@ -47,12 +61,58 @@ final class FakeUpstream implements AutoCloseable {
         server.setHandler(new Handler.Abstract(org.eclipse.jetty.util.thread.Invocable.InvocationType.BLOCKING) {
             @Override
             public boolean handle(Request request, Response response, Callback callback) throws Exception {
+                if (request.getHttpURI().getPath().equals("/ws")) {
+                    clientPorts.add(Request.getRemotePort(request));
+                    wsHeaders.add(request.getHeaders().asImmutable());
+                    return webSockets.upgradeRequest(FakeUpstream::echo, request, response, callback, components, null);
+                }
                 serve(request, response);
                 callback.succeeded();
                 return true;
             }
         });
+        server.addBean(components, true);
         server.start();
+    }
+
+    /** /ws: accepts the first offered subprotocol and echoes every text or binary frame. */
+    private static FrameHandler echo(ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
+        if (!request.getSubProtocols().isEmpty()) {
+            response.setAcceptedSubProtocol(request.getSubProtocols().getFirst());
+        }
+        return new FrameHandler() {
+            private CoreSession session;
+
+            @Override
+            public void onOpen(CoreSession coreSession, Callback cb) {
+                session = coreSession;
+                cb.succeeded();
+                session.demand();
+            }
+
+            @Override
+            public void onFrame(Frame frame, Callback cb) {
+                if (frame.getOpCode() == OpCode.TEXT || frame.getOpCode() == OpCode.BINARY) {
+                    session.sendFrame(new Frame(frame.getOpCode(), frame.isFin(), BufferUtil.copy(frame.getPayload())), Callback.from(() -> {
+                        cb.succeeded();
+                        session.demand();
+                    }, cb::failed), false);
+                } else {
+                    cb.succeeded();
+                    session.demand();
+                }
+            }
+
+            @Override
+            public void onError(Throwable cause, Callback cb) {
+                cb.succeeded();
+            }
+
+            @Override
+            public void onClosed(CloseStatus closeStatus, Callback cb) {
+                cb.succeeded();
+            }
+        };
     }
 
     int port() {

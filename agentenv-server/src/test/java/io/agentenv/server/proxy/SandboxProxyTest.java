@@ -26,6 +26,7 @@ import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.InputStreamRequestContent;
 import org.eclipse.jetty.client.InputStreamResponseListener;
 import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.io.ByteBufferPool;
@@ -352,5 +353,49 @@ class SandboxProxyTest {
 
         assertThat(h.upstream.clientPorts).hasSize(3);
         assertThat(h.upstream.clientPorts.get(2)).as("a new connection after resume").isNotIn(first);
+    }
+
+    @Test
+    void websocket_upgrades_are_bridged_with_the_subprotocol_the_sandbox_chose() throws Exception {
+        String id = h.createId();
+        java.util.concurrent.LinkedBlockingQueue<String> received = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.net.http.WebSocket ws = h.jdk.newWebSocketBuilder()
+                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(h.upstream.port()))
+                .header("X-API-Key", ProxyHarness.KEY)
+                .subprotocols("echo.v1", "echo.v0")
+                .buildAsync(URI.create("ws://127.0.0.1:" + h.api.port() + "/ws"), new java.net.http.WebSocket.Listener() {
+                    @Override
+                    public java.util.concurrent.CompletionStage<?> onText(java.net.http.WebSocket socket,
+                                                                          CharSequence data, boolean last) {
+                        received.add(data.toString());
+                        socket.request(1);
+                        return null;
+                    }
+                }).get(10, TimeUnit.SECONDS);
+        assertThat(ws.getSubprotocol()).isEqualTo("echo.v1");
+        ws.sendText("hello through the proxy", true).get(10, TimeUnit.SECONDS);
+        assertThat(received.poll(10, TimeUnit.SECONDS)).isEqualTo("hello through the proxy");
+        HttpFields seen = h.upstream.wsHeaders.getFirst();
+        assertThat(seen.get("E2b-Sandbox-Id")).isNull();
+        assertThat(seen.get("X-API-Key")).isNull();
+        assertThat(seen.get(HttpHeader.X_FORWARDED_FOR)).isEqualTo("127.0.0.1");
+        assertThat(h.proxy.openExchanges(new SandboxId(id))).isEqualTo(1);
+
+        api(HttpMethod.DELETE, "/sandboxes/" + id, "");
+        await(() -> ws.isInputClosed(), "the bridged WebSocket is cut when the sandbox is killed");
+    }
+
+    @Test
+    void a_websocket_upgrade_the_sandbox_refuses_answers_with_its_status() throws Exception {
+        String id = h.createId();
+        var failure = h.jdk.newWebSocketBuilder()
+                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(h.upstream.port()))
+                .buildAsync(URI.create("ws://127.0.0.1:" + h.api.port() + "/not-a-socket"),
+                        new java.net.http.WebSocket.Listener() { })
+                .handle((socket, error) -> error).get(10, TimeUnit.SECONDS);
+        assertThat(failure).isNotNull();
+        assertThat(failure.getCause()).isInstanceOf(java.net.http.WebSocketHandshakeException.class);
+        assertThat(((java.net.http.WebSocketHandshakeException) failure.getCause()).getResponse().statusCode())
+                .isEqualTo(404);
     }
 }
