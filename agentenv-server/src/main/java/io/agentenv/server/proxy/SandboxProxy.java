@@ -85,7 +85,12 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
             request.setAttribute(UpstreamForwarder.EXCHANGE_ATTRIBUTE, exchange);
             log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value()).addKeyValue("port", upstream.sandboxPort())
                     .addKeyValue("method", request.getMethod()).log("proxy: forwarding");
-            return forwarder.handle(request, response, exchange);
+            try {
+                return forwarder.handle(request, response, exchange);
+            } catch (RuntimeException e) {
+                exchange.failed(e); // unregisters it; Jetty answers or drops the connection
+                return true;
+            }
         } catch (ProxyProblem problem) {
             log.atDebug().addKeyValue("sandbox_id", problem.sandboxId().orElse("-"))
                     .addKeyValue("status", problem.status()).addKeyValue("message", problem.getMessage())

@@ -1,0 +1,246 @@
+// The unmodified npm `e2b` SDK (latest 2.x, and e2b-v250 for the v1 routes) against the server jar with the real
+// container backend, through the sandbox proxy: E2B_API_URL = E2B_SANDBOX_URL = the server, E2B_DEBUG unset.
+// Needs root and a host prepared by scripts/setup-host.sh (the base template, runc, CRIU); skipped otherwise (failed
+// when AENV_REQUIRE_HOST_TESTS=1). The server runs with its own names (netns/veth prefix, runc state dir, cgroup
+// parent, container id prefix, network slots), so it does not touch a server or test run next to it.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { join } from 'node:path'
+import { Sandbox, CommandExitError } from 'e2b'
+import { Sandbox as SandboxV250 } from 'e2b-v250'
+import { WebSocket } from 'undici'
+import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
+import { waitFor } from '../lib/envd-harness.mjs'
+
+const DOMAIN = 'sandbox.test'
+
+function unreadyReason() {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root'
+  if (!existsSync('/run/agentenv/host-ready')) return 'scripts/setup-host.sh has not been run since this boot'
+  return null
+}
+const unready = unreadyReason()
+if (unready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${unready}`)
+const hostTest = (name, fn) => test(name, { skip: unready ? `host test skipped: ${unready}` : false, timeout: 180_000 }, fn)
+
+let server
+let opts
+
+before(async () => {
+  if (unready) return
+  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
+  server = await startServer({
+    backend: 'container',
+    readyTimeoutMs: 120_000,
+    env: {
+      AENV_SANDBOX_DOMAIN: DOMAIN,
+      AENV_BACKEND_NAME_PREFIX: 'aenvk',
+      AENV_BACKEND_RUN_DIR: '/run/agentenv/e2e-sdk',
+      AENV_BACKEND_CGROUP_PARENT: 'agentenv-e2e-sdk',
+      AENV_BACKEND_FIRST_SLOT: '12288',
+      AENV_BACKEND_ID_PREFIX: 'sdk-',
+      AENV_BACKEND_WARM_SLOTS: '1',
+      AENV_BACKEND_MAX_SANDBOXES: '16',
+      AENV_BACKEND_MEMORY_MB: '512',
+      AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+    },
+  })
+  opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+})
+
+after(async () => {
+  if (server) await server.stop({ timeoutMs: 120_000 })
+})
+
+async function withSandbox(fn, createOpts = {}) {
+  const sbx = await Sandbox.create('base', { ...opts, ...createOpts })
+  try {
+    return await fn(sbx)
+  } finally {
+    await sbx.kill().catch(() => {})
+  }
+}
+
+function rawRequest(path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${server.url}${path}`, { headers }, (res) => {
+      let data = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => { data += d })
+      res.on('end', () => resolve({ status: res.statusCode, body: data }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+hostTest('create with envs, metadata and timeout; commands, stdin and files in a real sandbox', async () => {
+  await withSandbox(async (sbx) => {
+    assert.equal(await sbx.isRunning(), true)
+    const info = await sbx.getInfo()
+    assert.deepEqual(info.metadata, { suite: 'sdk-container' })
+    assert.ok(info.endAt.getTime() - Date.now() > 100_000 && info.endAt.getTime() - Date.now() <= 120_000)
+
+    const env = await sbx.commands.run('echo "$FROM_CREATE $(whoami) $HOME"')
+    assert.equal(env.stdout, 'from-create user /home/user\n')
+    await assert.rejects(sbx.commands.run('exit 7'), (e) => e instanceof CommandExitError && e.exitCode === 7)
+
+    const cat = await sbx.commands.run('cat', { background: true, stdin: true })
+    await sbx.commands.sendStdin(cat.pid, 'stdin through the proxy\n')
+    await sbx.commands.closeStdin(cat.pid)
+    assert.equal((await cat.wait()).stdout, 'stdin through the proxy\n')
+
+    await sbx.files.write('notes/a.txt', 'hello sandbox')
+    assert.equal(await sbx.files.read('/home/user/notes/a.txt'), 'hello sandbox')
+    assert.deepEqual((await sbx.files.list('notes')).map((e) => e.name), ['a.txt'])
+    const download = await fetch(await sbx.downloadUrl('notes/a.txt'))
+    assert.equal(await download.text(), 'hello sandbox')
+  }, { envs: { FROM_CREATE: 'from-create' }, metadata: { suite: 'sdk-container' }, timeoutMs: 120_000 })
+})
+
+hostTest('pause: isRunning false; connect: the background process and the files are intact', async () => {
+  await withSandbox(async (sbx) => {
+    await sbx.files.write('/home/user/kept.txt', 'kept across pause')
+    const sleeper = await sbx.commands.run('sleep 600', { background: true })
+    assert.equal(await sbx.pause(), true)
+    assert.equal(await sbx.isRunning(), false)
+    await sbx.connect()
+    assert.equal(await sbx.isRunning(), true)
+    assert.ok((await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'the process survived the pause')
+    assert.equal(await sbx.files.read('/home/user/kept.txt'), 'kept across pause')
+    assert.equal(await sbx.commands.kill(sleeper.pid), true)
+  })
+})
+
+hostTest('fork: the child has the parent\'s files and diverges from it', async () => {
+  await withSandbox(async (sbx) => {
+    await sbx.files.write('/home/user/origin.txt', 'parent')
+    const [child] = await sbx.fork({ count: 1 })
+    assert.ok(!(child instanceof Error), String(child))
+    try {
+      assert.notEqual(child.sandboxId, sbx.sandboxId)
+      assert.equal(await child.files.read('/home/user/origin.txt'), 'parent')
+      await child.files.write('/home/user/origin.txt', 'child')
+      assert.equal(await sbx.files.read('/home/user/origin.txt'), 'parent')
+    } finally {
+      await child.kill()
+    }
+  })
+})
+
+hostTest('snapshot, then create a new sandbox from it', async () => {
+  await withSandbox(async (sbx) => {
+    await sbx.files.write('/home/user/snap.txt', 'in the snapshot')
+    const snapshot = await sbx.createSnapshot()
+    const fromSnapshot = await Sandbox.create(snapshot.snapshotId, opts)
+    try {
+      assert.equal(await fromSnapshot.files.read('/home/user/snap.txt'), 'in the snapshot')
+    } finally {
+      await fromSnapshot.kill()
+      await Sandbox.deleteSnapshot(snapshot.snapshotId, opts).catch(() => {})
+    }
+  })
+})
+
+hostTest('a user HTTP server inside the sandbox is reached through host routing and /proxy paths', async () => {
+  await withSandbox(async (sbx) => {
+    await sbx.files.write('/home/user/www/index.html', 'served from the sandbox')
+    await sbx.commands.run('python3 -m http.server 8000 --bind 0.0.0.0 --directory /home/user/www', { background: true })
+    const host = sbx.getHost(8000)
+    assert.equal(host, `8000-${sbx.sandboxId}.${DOMAIN}`)
+    const page = await waitFor(async () => {
+      const r = await rawRequest('/index.html', { Host: host })
+      return r.status === 200 ? r : null
+    }, { timeoutMs: 20_000, what: 'the sandbox HTTP server' })
+    assert.equal(page.body, 'served from the sandbox')
+    const byPath = await rawRequest(`/proxy/${sbx.sandboxId}/8000/index.html`)
+    assert.equal(byPath.body, 'served from the sandbox')
+  })
+})
+
+// A WebSocket echo server in the sandbox using only Python's standard library (the template has no WebSocket package).
+const WS_ECHO = `
+import base64, hashlib, socket, struct, threading
+GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'
+def recvn(c, n):
+    b = b''
+    while len(b) < n:
+        x = c.recv(n - len(b))
+        if not x:
+            raise EOFError
+        b += x
+    return b
+def handle(c):
+    data = b''
+    while b'\\r\\n\\r\\n' not in data:
+        data += c.recv(4096)
+    lines = data.decode().split('\\r\\n')[1:]
+    headers = {l.split(':', 1)[0].strip().lower(): l.split(':', 1)[1].strip() for l in lines if ':' in l}
+    accept = base64.b64encode(hashlib.sha1((headers['sec-websocket-key'] + GUID).encode()).digest()).decode()
+    c.sendall(('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'
+               'Sec-WebSocket-Accept: ' + accept + '\\r\\n\\r\\n').encode())
+    while True:
+        h = recvn(c, 2)
+        op, n = h[0] & 15, h[1] & 127
+        if n == 126:
+            n = struct.unpack('>H', recvn(c, 2))[0]
+        elif n == 127:
+            n = struct.unpack('>Q', recvn(c, 8))[0]
+        mask = recvn(c, 4) if h[1] & 128 else b'\\0\\0\\0\\0'
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(recvn(c, n)))
+        if op == 8:
+            c.sendall(b'\\x88\\x00')
+            return
+        if op in (1, 2):
+            size = bytes([len(payload)]) if len(payload) < 126 else b'\\x7e' + struct.pack('>H', len(payload))
+            c.sendall(bytes([0x80 | op]) + size + payload)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('0.0.0.0', 8765))
+s.listen()
+while True:
+    conn, _ = s.accept()
+    threading.Thread(target=handle, args=(conn,), daemon=True).start()
+`
+
+hostTest('a WebSocket echo inside the sandbox works through the proxy', async () => {
+  await withSandbox(async (sbx) => {
+    await sbx.files.write('/home/user/ws_echo.py', WS_ECHO)
+    await sbx.commands.run('python3 /home/user/ws_echo.py', { background: true })
+    await waitFor(async () => (await sbx.commands.run('python3 -c "import socket; socket.create_connection((\'127.0.0.1\', 8765))"')
+      .then(() => true, () => false)), { timeoutMs: 20_000, what: 'the sandbox WebSocket server' })
+    const url = server.url.replace('http://', 'ws://') + `/proxy/${sbx.sandboxId}/8765/`
+    const ws = new WebSocket(url)
+    const messages = []
+    await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject })
+    ws.onmessage = (e) => messages.push(String(e.data))
+    ws.send('echo through the proxy')
+    await waitFor(() => messages.length > 0, { what: 'the echo' })
+    assert.equal(messages[0], 'echo through the proxy')
+    ws.close()
+  })
+})
+
+hostTest('killing a sandbox while a command streams gives the SDK\'s "killed" error; then isRunning is false', async () => {
+  const sbx = await Sandbox.create('base', opts)
+  const handle = await sbx.commands.run('sleep 300', { background: true })
+  await sbx.kill()
+  await assert.rejects(handle.wait(), /killed or reached its end of life/)
+  assert.equal(await sbx.isRunning(), false)
+})
+
+hostTest('e2b 2.50 (v1 create and connect routes): commands and files, pause and connect', async () => {
+  const sbx = await SandboxV250.create('base', opts)
+  try {
+    assert.equal((await sbx.commands.run('echo v1')).stdout, 'v1\n')
+    await sbx.files.write('/home/user/v1.txt', 'v1 file')
+    assert.equal(await sbx.pause(), true)
+    assert.equal(await sbx.isRunning(), false)
+    await sbx.connect()
+    assert.equal(await sbx.files.read('/home/user/v1.txt'), 'v1 file')
+  } finally {
+    await sbx.kill()
+  }
+})
