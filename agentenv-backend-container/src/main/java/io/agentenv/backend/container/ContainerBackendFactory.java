@@ -52,6 +52,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     private final Map<Integer, NetSlot> leftoverSlots = new ConcurrentHashMap<>();
     private volatile HostParts parts;
     private volatile TemplateImages templates;
+    private volatile WarmPool warmPool;
 
     /** For ServiceLoader. */
     public ContainerBackendFactory() {
@@ -133,10 +134,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new OverlayMounts(runner), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
-                    new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, criuConfig,
+                    new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
                     (int) Math.min(Integer.MAX_VALUE, Math.max(1, diskMiB)));
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
+            warmPool = new WarmPool(built, templates, clock, settings.poolSize());
             parts = built;
             log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
                     .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("privileges", settings.privileges())
@@ -198,7 +200,14 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     @Override
     public void reapUnclaimed(Set<SandboxId> running) throws BackendException {
         HostParts p = requireParts();
-        Set<String> claimed = running.stream().map(id -> p.containerId(id).value()).collect(Collectors.toSet());
+        Set<String> claimed = new java.util.HashSet<>();
+        try {
+            for (SandboxId id : running) {
+                claimed.add(p.containerFor(id).value());
+            }
+        } catch (IOException e) {
+            throw new BackendException.Terminal("cannot read the warm-pool claims: " + e.getMessage(), e);
+        }
         String prefix = p.settings().idPrefix();
         List<String> removed = new ArrayList<>();
         List<Exception> failures = new ArrayList<>();
@@ -245,11 +254,32 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         if (!removed.isEmpty()) {
             log.atWarn().addKeyValue("removed", removed).log("removed what a previous run left");
         }
+        reapClaims(p, running);
+        if (templates().stream().anyMatch(t -> t.id().value().equals("base"))) {
+            warmPool.keepWarm("base"); // builds the boot image and fills the pool in the background
+        }
         if (!failures.isEmpty()) {
             BackendException.Terminal error = new BackendException.Terminal("could not remove every leftover: "
                     + failures.getFirst().getMessage(), failures.getFirst());
             failures.subList(1, failures.size()).forEach(error::addSuppressed);
             throw error;
+        }
+    }
+
+    /** Claim files of sandboxes that no longer run (the pool member they named was reaped). */
+    private static void reapClaims(HostParts p, Set<SandboxId> running) throws BackendException {
+        if (!Files.isDirectory(p.claimsDir())) {
+            return;
+        }
+        try (Stream<Path> claims = Files.list(p.claimsDir())) {
+            for (Path claim : claims.toList()) {
+                String name = claim.getFileName().toString();
+                if (!SandboxId.isValid(name) || !running.contains(new SandboxId(name))) {
+                    Files.deleteIfExists(claim);
+                }
+            }
+        } catch (IOException e) {
+            throw new BackendException.Terminal("cannot clean the warm-pool claims: " + e.getMessage(), e);
         }
     }
 
@@ -318,6 +348,14 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 resources = paused.resources();
             }
         }
+        if (launch instanceof ContainerSandbox.Launch.FromTemplate(String template)) {
+            warmPool.keepWarm(template);
+            Optional<WarmPool.Member> member = warmPool.take(template);
+            if (member.isPresent()) {
+                return new ContainerSandbox(p, templates, clock, spec, launch, member.get().id(), member.get().slot(),
+                        member, resources, ContainerSandbox.Phase.PREPARED);
+            }
+        }
         NetSlot slot;
         try {
             slot = p.pool().acquire();
@@ -329,7 +367,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable("interrupted while reserving a network slot", e);
         }
-        return new ContainerSandbox(p, templates, clock, spec, launch, slot, resources, ContainerSandbox.Phase.PREPARED);
+        return new ContainerSandbox(p, templates, clock, spec, launch, p.containerId(spec.id()), slot, Optional.empty(),
+                resources, ContainerSandbox.Phase.PREPARED);
     }
 
     @Override
@@ -346,8 +385,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     @Override
     public Optional<SandboxBackend> reattach(LaunchSpec spec) throws BackendException {
         HostParts p = requireParts();
-        ContainerId id = p.containerId(spec.id());
         try {
+            ContainerId id = p.containerFor(spec.id());
             Optional<ContainerState> state = p.runc().state(id);
             if (state.isEmpty() || state.get().status() == ContainerState.Status.STOPPED
                     || state.get().status() == ContainerState.Status.CREATED) {
@@ -363,8 +402,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             }
             p.cgroups().thawIfFrozen(id.value()); // a capture interrupted by the crash
             ContainerSandbox sandbox = new ContainerSandbox(p, templates, clock, spec,
-                    new ContainerSandbox.Launch.Reattached(instance.get().lineage()), slot, p.resources(),
-                    ContainerSandbox.Phase.RUNNING);
+                    new ContainerSandbox.Launch.Reattached(instance.get().lineage()), id, slot, Optional.empty(),
+                    p.resources(), ContainerSandbox.Phase.RUNNING);
             sandbox.attach();
             log.atInfo().addKeyValue("sandbox_id", spec.id().value()).log("container sandbox re-attached");
             return Optional.of(sandbox);
@@ -384,6 +423,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             return;
         }
         try {
+            warmPool.close();
             p.pool().close();
         } catch (CommandFailedException e) {
             log.atWarn().setCause(e).log("could not remove every pre-created network slot");
@@ -391,6 +431,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
         }
         p.envdClients().close();
+    }
+
+    /** The warm pool (tests watch it fill). */
+    WarmPool warmPool() {
+        return warmPool;
     }
 
     /** The wired parts (tests inspect the host through them). */

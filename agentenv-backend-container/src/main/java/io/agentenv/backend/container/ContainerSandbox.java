@@ -65,6 +65,7 @@ final class ContainerSandbox implements SandboxBackend {
 
     private final HostParts parts;
     private final TemplateImages templates;
+    private final Optional<WarmPool.Member> warm;
     private final Clock clock;
     private final LaunchSpec spec;
     private final Launch launch;
@@ -80,15 +81,20 @@ final class ContainerSandbox implements SandboxBackend {
     private volatile boolean frozen;
     private volatile List<String> bootEnv = List.of();
 
+    /**
+     * @param id   the container: the spec's own ({@link HostParts#containerId}) or a warm-pool member's
+     * @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any
+     */
     ContainerSandbox(HostParts parts, TemplateImages templates, Clock clock, LaunchSpec spec, Launch launch,
-                     NetSlot slot, Resources resources, Phase initial) {
+                     ContainerId id, NetSlot slot, Optional<WarmPool.Member> warm, Resources resources, Phase initial) {
         this.parts = requireNonNull(parts, "parts is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.spec = requireNonNull(spec, "spec is null");
         this.launch = requireNonNull(launch, "launch is null");
         this.resources = requireNonNull(resources, "resources is null");
-        this.id = parts.containerId(spec.id());
+        this.id = requireNonNull(id, "id is null");
+        this.warm = requireNonNull(warm, "warm is null");
         this.dirs = parts.dirs(id);
         this.slot = new AtomicReference<>(requireNonNull(slot, "slot is null"));
         this.liveSlot = slot;
@@ -131,7 +137,16 @@ final class ContainerSandbox implements SandboxBackend {
             Files.createDirectories(dirs.envd());
             Optional<Path> images;
             Optional<AccessToken> guestToken;
+            boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
+            if (warm.isPresent() && !claimWarm) {
+                discardWarmContainer(); // booted without the boot arguments: boot afresh in the same dirs and slot
+            }
             switch (launch) {
+                case Launch.FromTemplate(String template) when claimWarm -> {
+                    lineage = warm.get().lineage();
+                    images = Optional.empty();
+                    guestToken = Optional.empty();
+                }
                 case Launch.FromTemplate(String template) when !bootEnv.isEmpty() -> {
                     lineage = new Lineage(List.of(), parts.layout().templateRootfs(template).toRealPath(),
                             templates.envdDir());
@@ -165,11 +180,21 @@ final class ContainerSandbox implements SandboxBackend {
                 case Launch.Reattached r -> throw new BackendException.Terminal("a re-attached sandbox is already running");
             }
             NetSlot netSlot = requireSlot();
-            parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
-            RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
-                    parts.spec(id, dirs, netSlot, spec.id().value(), lineage, resources, bootEnv)));
-            parts.firewall().apply(netSlot, egress(spec.network()));
-            if (images.isPresent()) {
+            if (warm.isPresent()) {
+                parts.claim(spec.id(), id); // this sandbox runs in the member's container (restart recovery finds it)
+            }
+            if (claimWarm) {
+                parts.firewall().apply(netSlot, egress(spec.network()));
+                parts.setHostname(initPid(), spec.id().value());
+            } else {
+                parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+                RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
+                        parts.spec(id, dirs, netSlot, spec.id().value(), lineage, resources, bootEnv)));
+                parts.firewall().apply(netSlot, egress(spec.network()));
+            }
+            if (claimWarm) {
+                // restored by the pool; envd answers and waits for its /init
+            } else if (images.isPresent()) {
                 parts.runc().restore(id, dirs.bundle(), images.get(), dirs.restoreWork());
                 if (!(launch instanceof Launch.FromPaused)) {
                     parts.setHostname(initPid(), spec.id().value());
@@ -199,6 +224,15 @@ final class ContainerSandbox implements SandboxBackend {
         }
         log.atInfo().addKeyValue("sandbox_id", spec.id().value()).addKeyValue("launch", launch.getClass().getSimpleName())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container sandbox started");
+    }
+
+    /** Stops the warm member's container and empties its dirs, keeping the slot. */
+    private void discardWarmContainer() throws IOException, CommandFailedException, InterruptedException {
+        parts.runc().delete(id);
+        parts.overlays().unmount(dirs.rootfs());
+        parts.deleteTree(dirs.upper());
+        parts.deleteTree(dirs.work());
+        parts.deleteTree(dirs.restoreWork());
     }
 
     /**
@@ -255,6 +289,7 @@ final class ContainerSandbox implements SandboxBackend {
                 parts.move(HostParts.layersDir(dirs), paused.layers());
             }
             parts.deleteTree(dirs.dir());
+            parts.unclaim(spec.id()); // a resume restores into the sandbox's own container id
         } catch (IOException | CommandFailedException e) {
             phase.set(Phase.CLOSED);
             throw new BackendException.Terminal("sandbox " + spec.id() + " stopped but its files could not be kept: "
@@ -453,6 +488,7 @@ final class ContainerSandbox implements SandboxBackend {
             attempt(failures, () -> parts.overlays().unmount(dirs.rootfs()));
             attempt(failures, this::releaseSlot);
             attempt(failures, () -> parts.deleteTree(dirs.dir()));
+            attempt(failures, () -> parts.unclaim(spec.id()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Terminal("interrupted while closing sandbox " + spec.id(), e);

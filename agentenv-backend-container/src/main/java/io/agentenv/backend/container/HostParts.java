@@ -35,6 +35,7 @@ record HostParts(
         LayerCapture layerCapture,
         EnvdClients envdClients,
         Path sandboxesDir,
+        Path claimsDir,
         Path criuConfig,
         int diskSizeMiB) {
 
@@ -65,6 +66,7 @@ record HostParts(
         requireNonNull(envdClients, "envdClients is null");
         requireNonNull(sandboxesDir, "sandboxesDir is null");
         requireNonNull(criuConfig, "criuConfig is null");
+        requireNonNull(claimsDir, "claimsDir is null");
     }
 
     /**
@@ -82,8 +84,33 @@ record HostParts(
         return options.toString();
     }
 
+    /** The container id a sandbox gets when it is restored or booted for itself. */
     ContainerId containerId(SandboxId id) {
         return new ContainerId(settings.idPrefix() + id.value());
+    }
+
+    /**
+     * The container a sandbox runs in: a claimed warm-pool member's ({@link #claim}), else {@link #containerId}.
+     * Restart recovery and the reaper go through this.
+     */
+    ContainerId containerFor(SandboxId id) throws IOException {
+        Path claim = claimsDir.resolve(id.value());
+        if (Files.isRegularFile(claim)) {
+            return new ContainerId(Files.readString(claim).strip());
+        }
+        return containerId(id);
+    }
+
+    /** Records that sandbox {@code id} runs in warm-pool member {@code container} (atomically). */
+    void claim(SandboxId id, ContainerId container) throws IOException {
+        Files.createDirectories(claimsDir);
+        Path tmp = claimsDir.resolve("." + id.value() + ".tmp");
+        Files.writeString(tmp, container.value());
+        Files.move(tmp, claimsDir.resolve(id.value()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    void unclaim(SandboxId id) throws IOException {
+        Files.deleteIfExists(claimsDir.resolve(id.value()));
     }
 
     SandboxDirs dirs(ContainerId id) {

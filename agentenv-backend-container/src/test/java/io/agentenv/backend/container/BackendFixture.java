@@ -60,7 +60,8 @@ final class BackendFixture implements AutoCloseable {
                     "max_sandboxes", Integer.toString(TestLane.SLOTS_PER_LANE / 2),
                     "warm_slots", "1",
                     "memory_mb", "256",
-                    "cpu_count", "1"));
+                    "cpu_count", "1",
+                    "pool_size", "0"));
             settings.putAll(extraSettings);
             ContainerBackendFactory factory = new ContainerBackendFactory();
             factory.initialize(workDir, ContainerSettings.from(settings, Path.of("").toAbsolutePath()), layout,

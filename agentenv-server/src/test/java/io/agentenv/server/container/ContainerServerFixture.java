@@ -41,7 +41,7 @@ final class ContainerServerFixture implements AutoCloseable {
     static final Map<String, String> SETTINGS = Map.of(
             "name_prefix", "aenvs", "run_dir", RUN_DIR.toString(), "cgroup_parent", "agentenv-tests",
             "first_slot", "8192", "max_sandboxes", "32", "warm_slots", "1", "id_prefix", ID_PREFIX,
-            "memory_mb", "256", "cpu_count", "1",
+            "memory_mb", "256", "cpu_count", "1", "pool_size", "0",
             "envd_dir", Path.of("../agentenv-envd/target").toAbsolutePath().normalize().toString());
 
     final Path dataDir;

@@ -1,0 +1,221 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.SandboxId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ready sandboxes per template, so that a create is mostly a claim: each member is the template's boot image already
+ * restored into its own overlay, network slot and cgroup, with envd answering but not initialised (no token, env or
+ * user yet; the claimer's {@code /init} sets them, its hostname and egress rules are set at the claim). A member is
+ * handed out at most once ({@link #take} removes it under the pool's lock); one background thread refills, one member
+ * at a time (restores compete for the same 2 CPUs as the creates they speed up). Members are closed at
+ * {@link #close()}; a crashed server's members are reaped at the next start like any unclaimed container.
+ */
+final class WarmPool implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
+    private static final Duration READY = Duration.ofSeconds(60);
+    private static final char[] ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
+
+    /** One ready sandbox, not yet anyone's. */
+    record Member(ContainerId id, SandboxDirs dirs, NetSlot slot, Lineage lineage) {
+        Member {
+            requireNonNull(id, "id is null");
+            requireNonNull(dirs, "dirs is null");
+            requireNonNull(slot, "slot is null");
+            requireNonNull(lineage, "lineage is null");
+        }
+    }
+
+    private final HostParts parts;
+    private final TemplateImages templates;
+    private final Clock clock;
+    private final int size;
+    private final SecureRandom random = new SecureRandom();
+    private final Object lock = new Object();
+    /** Ready members per template, in the order templates were first asked for. Guarded by lock. */
+    private final Map<String, Deque<Member>> ready = new LinkedHashMap<>();
+    private final AtomicBoolean refilling = new AtomicBoolean();
+    private volatile Thread refill;
+    private volatile boolean closed;
+
+    WarmPool(HostParts parts, TemplateImages templates, Clock clock, int size) {
+        this.parts = requireNonNull(parts, "parts is null");
+        this.templates = requireNonNull(templates, "templates is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        if (size < 0) {
+            throw new IllegalArgumentException("size must be >= 0: " + size);
+        }
+        this.size = size;
+    }
+
+    /** Starts keeping {@code template} warm (idempotent); the refill runs in the background. */
+    void keepWarm(String template) {
+        if (size == 0 || closed) {
+            return;
+        }
+        synchronized (lock) {
+            ready.computeIfAbsent(template, t -> new ArrayDeque<>());
+        }
+        refillInBackground();
+    }
+
+    /** A ready member of {@code template}, never handed out before; empty when none is ready (the caller restores). */
+    Optional<Member> take(String template) {
+        if (size == 0 || closed) {
+            return Optional.empty();
+        }
+        Member member;
+        synchronized (lock) {
+            Deque<Member> members = ready.computeIfAbsent(template, t -> new ArrayDeque<>());
+            member = members.poll();
+        }
+        refillInBackground();
+        return Optional.ofNullable(member);
+    }
+
+    int readyCount(String template) {
+        synchronized (lock) {
+            Deque<Member> members = ready.get(template);
+            return members == null ? 0 : members.size();
+        }
+    }
+
+    private void refillInBackground() {
+        if (closed || !refilling.compareAndSet(false, true)) {
+            return;
+        }
+        refill = Thread.ofVirtual().name("warm-pool-refill").start(() -> {
+            try {
+                fill();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                refilling.set(false);
+            }
+        });
+    }
+
+    private void fill() throws InterruptedException {
+        while (!closed) {
+            String template = null;
+            synchronized (lock) {
+                for (Map.Entry<String, Deque<Member>> entry : ready.entrySet()) {
+                    if (entry.getValue().size() < size) {
+                        template = entry.getKey();
+                        break;
+                    }
+                }
+            }
+            if (template == null) {
+                return;
+            }
+            Member member;
+            try {
+                member = restore(template);
+            } catch (BackendException e) {
+                log.atWarn().addKeyValue("template", template).setCause(e).log("warm pool refill failed; creates restore on demand");
+                return;
+            }
+            boolean keep;
+            synchronized (lock) {
+                keep = !closed;
+                if (keep) {
+                    ready.computeIfAbsent(template, t -> new ArrayDeque<>()).add(member);
+                }
+            }
+            if (!keep) {
+                destroy(member);
+            }
+        }
+    }
+
+    /** Restores the template's boot image into a new member and waits until its envd answers. */
+    private Member restore(String template) throws BackendException, InterruptedException {
+        TemplateImages.Image image = templates.image(template);
+        ContainerId id = new ContainerId(parts.settings().idPrefix() + "w" + randomSuffix());
+        SandboxDirs dirs = parts.dirs(id);
+        NetSlot slot = null;
+        try {
+            slot = parts.pool().acquire();
+            Files.createDirectories(dirs.envd());
+            parts.overlays().mount(image.lineage().lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+            RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
+                    parts.spec(id, dirs, slot, "sandbox", image.lineage(), parts.resources(), List.of())));
+            parts.runc().restore(id, dirs.bundle(), image.images(), dirs.restoreWork());
+            try (HttpEnvdClient client = parts.envdClients().open(new SandboxId("warm0000000000000000"),
+                    ContainerSandbox.envdAddress(slot), Optional.empty())) {
+                client.waitUntilHealthy(clock.instant().plus(READY));
+            }
+            return new Member(id, dirs, slot, image.lineage());
+        } catch (IOException | CommandFailedException | EnvdException | NetnsPool.NoFreeSlotException e) {
+            Member partial = slot == null ? null : new Member(id, dirs, slot, image.lineage());
+            if (partial != null) {
+                destroy(partial);
+            }
+            throw new BackendException.Recoverable("could not restore a warm sandbox of " + template + ": " + e.getMessage(), e);
+        }
+    }
+
+    private String randomSuffix() {
+        char[] chars = new char[12];
+        for (int i = 0; i < chars.length; i++) {
+            chars[i] = ALPHABET[random.nextInt(ALPHABET.length)];
+        }
+        return new String(chars);
+    }
+
+    /** Stops a member and releases its container, overlay, cgroup, slot and dir. */
+    void destroy(Member member) throws InterruptedException {
+        try {
+            parts.runc().delete(member.id());
+            if (!parts.cgroups().pathsOf(member.id().value()).isEmpty()) {
+                parts.cgroups().reap(member.id().value());
+            }
+            parts.overlays().unmount(member.dirs().rootfs());
+            parts.pool().release(member.slot());
+            parts.deleteTree(member.dirs().dir());
+        } catch (IOException | CommandFailedException e) {
+            log.atWarn().addKeyValue("sandbox_id", member.id().value()).setCause(e).log("warm sandbox not fully removed");
+        }
+    }
+
+    /** Stops refilling and destroys every ready member. Idempotent. */
+    @Override
+    public void close() throws InterruptedException {
+        List<Member> members = new ArrayList<>();
+        synchronized (lock) {
+            closed = true;
+        }
+        Thread running = refill;
+        if (running != null) {
+            running.join();
+        }
+        synchronized (lock) {
+            ready.values().forEach(members::addAll);
+            ready.values().forEach(Deque::clear);
+        }
+        for (Member member : members) {
+            destroy(member);
+        }
+    }
+}

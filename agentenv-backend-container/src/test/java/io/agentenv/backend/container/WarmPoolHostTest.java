@@ -1,0 +1,108 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** The warm pool: creates claim ready sandboxes, each at most once, with their own identity; shutdown reaps the rest. */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class WarmPoolHostTest {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final TemplateId BASE = new TemplateId("base");
+    private BackendFixture backend;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        backend = BackendFixture.create(Map.of("pool_size", "2"));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        backend.close(); // asserts that shutdown removed the unclaimed members too
+    }
+
+    private static LaunchSpec spec() {
+        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of("WHO", "claimer"), "user",
+                new AccessToken("tok-" + RANDOM.nextInt()), NetworkPolicy.DEFAULT);
+    }
+
+    private void awaitReady(int count) {
+        Instant deadline = Instant.now().plus(Duration.ofSeconds(90));
+        while (backend.factory.warmPool().readyCount("base") < count) {
+            assertThat(Instant.now()).as("the pool has %d ready members in time", count).isBefore(deadline);
+            LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+        }
+    }
+
+    @Test
+    void creates_claim_distinct_ready_members_that_take_the_identity_of_their_sandbox() throws Exception {
+        awaitReady(2);
+        List<SandboxBackend> started = new ArrayList<>();
+        List<LaunchSpec> specs = List.of(spec(), spec());
+        try {
+            for (LaunchSpec spec : specs) {
+                SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+                started.add(sandbox);
+                sandbox.start(Duration.ofSeconds(60));
+            }
+            ContainerId first = backend.parts().containerFor(specs.get(0).id());
+            ContainerId second = backend.parts().containerFor(specs.get(1).id());
+            assertThat(first).isNotEqualTo(second);
+            assertThat(first.value()).startsWith(backend.idPrefix + "w");
+            assertThat(second.value()).startsWith(backend.idPrefix + "w");
+            for (int i = 0; i < specs.size(); i++) {
+                LaunchSpec spec = specs.get(i);
+                ContainerId container = backend.parts().containerFor(spec.id());
+                String out = backend.parts().runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
+                        .stdout().strip();
+                assertThat(out).isEqualTo(spec.id().value());
+                assertThat(started.get(i).envd().orElseThrow().processes()).isEmpty(); // answers with the new token
+            }
+        } finally {
+            for (SandboxBackend sandbox : started) {
+                sandbox.close();
+            }
+        }
+        assertThat(backend.parts().containerFor(specs.get(0).id())).isEqualTo(backend.parts().containerId(specs.get(0).id()));
+        awaitReady(2); // refilled in the background
+    }
+
+    @Test
+    void boot_arguments_on_a_claimed_member_boot_it_afresh_in_the_same_network_slot() throws Exception {
+        awaitReady(1);
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        try {
+            var network = sandbox.hostNetwork();
+            sandbox.extraBootArgs("region=eu");
+            sandbox.start(Duration.ofSeconds(60));
+            assertThat(sandbox.hostNetwork()).isEqualTo(network);
+            ContainerId container = backend.parts().containerFor(spec.id());
+            assertThat(backend.parts().runc().exec(container, List.of("sh", "-c", "tr '\\0' '\\n' < /proc/1/environ"),
+                    Duration.ofSeconds(20)).stdout()).contains("AENV_EXTRA_BOOT_ARGS=region=eu");
+        } finally {
+            sandbox.close();
+        }
+    }
+}
