@@ -61,10 +61,11 @@ public class ContainerBench {
         Path work = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-bench-");
         factory = ServiceLoader.load(SandboxBackendFactory.class).stream().map(ServiceLoader.Provider::get)
                 .filter(f -> f.name().equals("container")).findFirst().orElseThrow();
-        factory.initialize(new BackendContext(work, Map.of("name_prefix", "aenvb", "run_dir", "/run/agentenv/bench",
-                "cgroup_parent", "agentenv-tests", "first_slot", "9216", "max_sandboxes", "64", "warm_slots", "24",
-                "id_prefix", "bench-", "envd_dir", envd.toString(), "cpu_count", "1", "memory_mb", "512",
-                "pool_size", poolSize)));
+        Map<String, String> settings = new java.util.HashMap<>(Map.of("name_prefix", "aenvb",
+                "run_dir", "/run/agentenv/bench", "cgroup_parent", "agentenv-tests", "first_slot", "9216",
+                "max_sandboxes", "64", "warm_slots", "24", "id_prefix", "bench-", "envd_dir", envd.toString()));
+        settings.putAll(Map.of("cpu_count", "1", "memory_mb", "512", "pool_size", poolSize));
+        factory.initialize(new BackendContext(work, settings));
         System.out.printf(Locale.ROOT, "warm pool size %s%s%n", poolSize,
                 gapMillis > 0 ? " (sequential creates " + gapMillis + " ms apart, so the pool refills in between)" : "");
         factory.reapUnclaimed(java.util.Set.of());

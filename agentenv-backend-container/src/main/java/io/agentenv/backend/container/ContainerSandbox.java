@@ -183,14 +183,13 @@ final class ContainerSandbox implements SandboxBackend {
             if (warm.isPresent()) {
                 parts.claim(spec.id(), id); // this sandbox runs in the member's container (restart recovery finds it)
             }
+            applyInitialEgress(netSlot);
             if (claimWarm) {
-                parts.firewall().apply(netSlot, egress(spec.network()));
                 parts.setHostname(initPid(), spec.id().value());
             } else {
                 parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
                 RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
                         parts.spec(id, dirs, netSlot, spec.id().value(), lineage, resources, bootEnv)));
-                parts.firewall().apply(netSlot, egress(spec.network()));
             }
             if (claimWarm) {
                 // restored by the pool; envd answers and waits for its /init
@@ -209,7 +208,6 @@ final class ContainerSandbox implements SandboxBackend {
             opened.init(new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
                     workdir(spec.defaultUser()), clock.instant()));
             InstanceFile.write(dirs, lineage, netSlot.index());
-            parts.runc().state(id); // still there after init: a crash during boot surfaces here, not later
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             rollBackPausedFiles();
             throw new BackendException.Terminal("sandbox " + spec.id() + " did not start (" + launch.getClass().getSimpleName()
@@ -224,6 +222,18 @@ final class ContainerSandbox implements SandboxBackend {
         }
         log.atInfo().addKeyValue("sandbox_id", spec.id().value()).addKeyValue("launch", launch.getClass().getSimpleName())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container sandbox started");
+    }
+
+    /**
+     * The spec's egress rules, before the sandbox's processes run (a claimed member's envd has not been initialised,
+     * so nothing of the user's runs yet). A slot is new for every generation and has no rules of its own, so an open
+     * policy needs no firewall change at all.
+     */
+    private void applyInitialEgress(NetSlot netSlot) throws CommandFailedException, InterruptedException {
+        EgressPolicy policy = egress(spec.network());
+        if (!policy.isOpen()) {
+            parts.firewall().apply(netSlot, policy);
+        }
     }
 
     /** Stops the warm member's container and empties its dirs, keeping the slot. */
