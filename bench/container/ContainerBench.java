@@ -52,6 +52,8 @@ public class ContainerBench {
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     static SandboxBackendFactory factory;
     static long gapMillis;
+    /** Every sandbox not closed yet, closed on the way out whatever happened. */
+    static final java.util.Set<Sandbox> OPEN = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public static void main(String[] args) throws Exception {
         Path envd = Path.of(args[0]);
@@ -72,6 +74,9 @@ public class ContainerBench {
         try {
             run(n, work);
         } finally {
+            for (Sandbox s : List.copyOf(OPEN)) {
+                s.close();
+            }
             factory.shutdown();
             new ProcessBuilder("rm", "-rf", "--one-file-system", work.toString()).inheritIO().start().waitFor();
         }
@@ -126,11 +131,15 @@ public class ContainerBench {
         report("time to interactive, 20-way burst (each)", burst);
         Thread.sleep(2000);
         long rss = 0;
-        for (Sandbox s : many) {
-            rss += s.residentBytes();
+        int groups = 0;
+        try (var dirs = Files.list(Path.of("/sys/fs/cgroup/memory/agentenv-tests"))) {
+            for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith("bench-")).toList()) {
+                rss += residentBytes(dir);
+                groups++;
+            }
         }
         System.out.printf(Locale.ROOT, "resident memory per idle sandbox (cgroup total_rss+mapped_file, avg of %d): %.1f MiB%n",
-                many.size(), rss / (double) many.size() / (1 << 20));
+                groups, rss / (double) groups / (1 << 20));
         for (Sandbox s : many) {
             s.close();
         }
@@ -203,6 +212,16 @@ public class ContainerBench {
         s.close();
     }
 
+    static long residentBytes(Path cgroup) throws Exception {
+        long total = 0;
+        for (String line : Files.readAllLines(cgroup.resolve("memory.stat"))) {
+            if (line.startsWith("total_rss ") || line.startsWith("total_mapped_file ")) {
+                total += Long.parseLong(line.substring(line.indexOf(' ') + 1).strip());
+            }
+        }
+        return total;
+    }
+
     static void rm(Path dir) throws Exception {
         new ProcessBuilder("rm", "-rf", dir.toString()).start().waitFor();
     }
@@ -237,28 +256,22 @@ public class ContainerBench {
                 backend.close();
                 throw e;
             }
-            return new Sandbox(spec, backend);
+            Sandbox sandbox = new Sandbox(spec, backend);
+            OPEN.add(sandbox);
+            return sandbox;
         }
 
         Sandbox resume(PausedState paused) throws Exception {
             SandboxBackend resumed = factory.prepare(spec, new LaunchSource.Paused(paused));
             resumed.start(READY);
-            return new Sandbox(spec, resumed);
+            Sandbox sandbox = new Sandbox(spec, resumed);
+            OPEN.add(sandbox);
+            return sandbox;
         }
 
         void close() throws Exception {
+            OPEN.remove(this);
             backend.close();
-        }
-
-        long residentBytes() throws Exception {
-            String id = "bench-" + spec.id().value();
-            long total = 0;
-            for (String line : Files.readAllLines(Path.of("/sys/fs/cgroup/memory/agentenv-tests", id, "memory.stat"))) {
-                if (line.startsWith("total_rss ") || line.startsWith("total_mapped_file ")) {
-                    total += Long.parseLong(line.substring(line.indexOf(' ') + 1).strip());
-                }
-            }
-            return total;
         }
 
         /** Runs `bash -c script` through envd until its end event. */

@@ -1,0 +1,123 @@
+// The container backend measured with the unmodified npm `e2b` SDK through the server jar and its sandbox proxy on
+// loopback (what a user sees): time to interactive (Sandbox.create + commands.run('true')) sequential and as a 20-way
+// burst, commands.run('true') on a running sandbox, pause, resume (connect of a paused sandbox), snapshot, fork x1 and
+// x10. The server runs with its own names (netns prefix aenvq, runc dir /run/agentenv/bench-sdk, container ids bsdk-*)
+// and a warm pool of 2. Needs root, scripts/setup-host.sh and the built jars:
+//   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations]
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
+import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+
+const n = Number(process.argv[2] ?? 30)
+delete process.env.E2B_DEBUG
+const server = await startServer({
+  backend: 'container',
+  readyTimeoutMs: 120_000,
+  env: {
+    AENV_BACKEND_NAME_PREFIX: 'aenvq',
+    AENV_BACKEND_RUN_DIR: '/run/agentenv/bench-sdk',
+    AENV_BACKEND_CGROUP_PARENT: 'agentenv-bench',
+    AENV_BACKEND_FIRST_SLOT: '13312',
+    AENV_BACKEND_ID_PREFIX: 'bsdk-',
+    AENV_BACKEND_WARM_SLOTS: '8',
+    AENV_BACKEND_MAX_SANDBOXES: '48',
+    AENV_BACKEND_CPU_COUNT: '1',
+    AENV_BACKEND_MEMORY_MB: '512',
+    AENV_BACKEND_POOL_SIZE: '2',
+    AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+  },
+})
+const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
+
+const rows = []
+function report(what, samples) {
+  const s = [...samples].sort((a, b) => a - b)
+  const pct = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]
+  const row = { what, n: s.length, p50: pct(0.5).toFixed(1), p95: pct(0.95).toFixed(1), max: s.at(-1).toFixed(1) }
+  rows.push(row)
+  console.log(`${what.padEnd(60)} n=${String(row.n).padStart(3)}  p50 ${row.p50.padStart(7)} ms  p95 ${row.p95.padStart(7)} ms  max ${row.max.padStart(7)} ms`)
+}
+const now = () => performance.now()
+
+try {
+  const first = await Sandbox.create('base', opts) // builds the template's boot image on a fresh data dir
+  await first.kill()
+  for (let i = 0; i < 3; i++) await (await Sandbox.create('base', opts)).kill()
+
+  const tti = []
+  for (let i = 0; i < n; i++) {
+    await sleep(500) // lets the warm pool refill, as between users' creates
+    const t0 = now()
+    const sbx = await Sandbox.create('base', opts)
+    await sbx.commands.run('true')
+    tti.push(now() - t0)
+    await sbx.kill()
+  }
+  report('time to interactive (create + commands.run true)', tti)
+
+  await sleep(2000)
+  const burst = []
+  const started = now()
+  const many = await Promise.all(Array.from({ length: 20 }, async () => {
+    const t0 = now()
+    const sbx = await Sandbox.create('base', opts)
+    await sbx.commands.run('true')
+    burst.push(now() - t0)
+    return sbx
+  }))
+  console.log(`20-way burst: all interactive after ${(now() - started).toFixed(0)} ms`)
+  report('time to interactive, 20-way burst (each)', burst)
+  await Promise.all(many.map((s) => s.kill()))
+
+  const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
+  for (let i = 0; i < 10; i++) await sbx.commands.run('true')
+  const exec = []
+  for (let i = 0; i < Math.max(n, 100); i++) {
+    const t0 = now()
+    await sbx.commands.run('true')
+    exec.push(now() - t0)
+  }
+  report('commands.run true on a running sandbox', exec)
+
+  await sbx.commands.run('sleep 100000', { background: true })
+  const pause = []
+  const resume = []
+  for (let i = 0; i < n; i++) {
+    let t0 = now()
+    await sbx.pause()
+    pause.push(now() - t0)
+    t0 = now()
+    await sbx.connect()
+    await sbx.commands.run('true')
+    resume.push(now() - t0)
+  }
+  report('pause', pause)
+  report('resume (connect of a paused sandbox + commands.run true)', resume)
+
+  const snapshot = []
+  const fork1 = []
+  const fork10 = []
+  for (let i = 0; i < Math.max(5, Math.floor(n / 3)); i++) {
+    let t0 = now()
+    await sbx.createSnapshot()
+    snapshot.push(now() - t0)
+    t0 = now()
+    const [child] = await sbx.fork({ count: 1 })
+    await child.commands.run('true')
+    fork1.push(now() - t0)
+    await child.kill()
+    if (i < 5) {
+      t0 = now()
+      const children = await sbx.fork({ count: 10 })
+      fork10.push(now() - t0)
+      await Promise.all(children.map((c) => (c instanceof Error ? null : c.kill())))
+    }
+  }
+  report('snapshot (createSnapshot)', snapshot)
+  report('fork x1 (fork + commands.run true in the child; capture included)', fork1)
+  report('fork x10 (until all 10 children are returned; capture included)', fork10)
+  await sbx.kill()
+} finally {
+  await server.stop({ timeoutMs: 120_000 })
+}
