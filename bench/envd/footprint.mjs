@@ -10,12 +10,21 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { envdCommand, envdAotCache } from '../../e2e/lib/envd-harness.mjs'
 import { existsSync } from 'node:fs'
 import http from 'node:http'
+import net from 'node:net'
 import os from 'node:os'
 
 const args = process.argv.slice(2)
 const runs = Number(args[args.indexOf('--runs') + 1]) > 0 && args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 10
 const useAot = !args.includes('--no-aot') && existsSync(envdAotCache)
-const port = 49_983 + 17 // not 49983: the e2e suites may be using it
+// a free port chosen by the kernel (not 49983: the e2e suites may be using it)
+async function freePort() {
+  const server = net.createServer()
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  const { port: free } = server.address()
+  await new Promise((r) => server.close(r))
+  return free
+}
+const port = await freePort()
 
 function rssKiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -100,7 +109,7 @@ for (let i = 0; i < runs; i++) {
   if (i === runs - 1) {
     // a second envd next to the first: its private memory is what one more sandbox costs (the JDK and the AOT
     // cache are shared page cache between them)
-    const second = await startEnvd(port + 1)
+    const second = await startEnvd(await freePort())
     await delay(2000)
     secondPrivate = privateKiB(second.child.pid)
     await stop(second.child)
