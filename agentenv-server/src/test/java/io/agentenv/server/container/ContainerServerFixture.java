@@ -38,11 +38,12 @@ final class ContainerServerFixture implements AutoCloseable {
     private static final Path TEMP = Path.of("/var/tmp");
     private static final String DIR_PREFIX = "aenv-srv-";
     private static final String ID_PREFIX = "srv-";
-    static final Map<String, String> SETTINGS = Map.of(
-            "name_prefix", "aenvs", "run_dir", RUN_DIR.toString(), "cgroup_parent", "agentenv-tests",
-            "first_slot", "8192", "max_sandboxes", "32", "warm_slots", "1", "id_prefix", ID_PREFIX,
-            "memory_mb", "256", "cpu_count", "1", "pool_size", "0",
-            "envd_dir", Path.of("../agentenv-envd/target").toAbsolutePath().normalize().toString());
+    static final Map<String, String> SETTINGS = Map.ofEntries(
+            Map.entry("name_prefix", "aenvs"), Map.entry("run_dir", RUN_DIR.toString()),
+            Map.entry("cgroup_parent", "agentenv-tests"), Map.entry("first_slot", "8192"),
+            Map.entry("max_sandboxes", "32"), Map.entry("warm_slots", "1"), Map.entry("id_prefix", ID_PREFIX),
+            Map.entry("memory_mb", "256"), Map.entry("cpu_count", "1"), Map.entry("pool_size", "0"),
+            Map.entry("envd_dir", Path.of("../agentenv-envd/target").toAbsolutePath().normalize().toString()));
 
     final Path dataDir;
     private final FileChannel lockChannel;
