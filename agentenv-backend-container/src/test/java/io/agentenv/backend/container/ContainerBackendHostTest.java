@@ -255,6 +255,35 @@ class ContainerBackendHostTest {
     }
 
     @Test
+    void a_create_that_fails_leaves_nothing_behind() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        opened.add(sandbox);
+
+        assertThatThrownBy(() -> sandbox.start(Duration.ofMillis(1))).isInstanceOf(BackendException.Terminal.class);
+        // the leak check after the test (once the instance is closed, as the orchestrator does) finds nothing
+    }
+
+    @Test
+    void a_resume_that_fails_leaves_the_paused_state_resumable() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        Path dir = artifacts("failed-resume");
+        PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+
+        SandboxBackend failed = backend.factory.prepare(spec, new LaunchSource.Paused(paused));
+        opened.add(failed);
+        assertThatThrownBy(() -> failed.start(Duration.ofMillis(1))).isInstanceOf(BackendException.Terminal.class);
+        failed.close();
+        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        backend.parts().deleteTree(dir);
+    }
+
+    @Test
     void boot_arguments_reach_the_init_as_its_environment() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
