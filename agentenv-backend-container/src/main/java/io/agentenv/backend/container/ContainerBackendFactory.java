@@ -30,7 +30,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -194,106 +193,17 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     }
 
     /**
-     * Removes everything of a previous run that no re-attached sandbox uses: containers (killing their processes),
-     * cgroups, overlay mounts, sandbox dirs and network slots.
+     * Removes everything of a previous run that no re-attached sandbox uses (see {@link LeftoverReaper}), then starts
+     * keeping {@code base} warm.
      */
     @Override
     public void reapUnclaimed(Set<SandboxId> running) throws BackendException {
         HostParts p = requireParts();
-        Set<String> claimed = new java.util.HashSet<>();
-        try {
-            for (SandboxId id : running) {
-                claimed.add(p.containerFor(id).value());
-            }
-        } catch (IOException e) {
-            throw new BackendException.Terminal("cannot read the warm-pool claims: " + e.getMessage(), e);
-        }
-        String prefix = p.settings().idPrefix();
-        List<String> removed = new ArrayList<>();
-        List<Exception> failures = new ArrayList<>();
-        try {
-            for (ContainerId id : p.runc().list()) {
-                if (id.value().startsWith(prefix) && !claimed.contains(id.value())) {
-                    attempt(failures, () -> {
-                        p.cgroups().thawIfFrozen(id.value());
-                        p.runc().delete(id);
-                    });
-                    removed.add(id.value());
-                }
-            }
-            for (String group : p.cgroups().names()) {
-                if (group.startsWith(prefix) && !claimed.contains(group)) {
-                    attempt(failures, () -> p.cgroups().reap(group));
-                }
-            }
-            for (Path mount : MountTable.mountsUnder(p.sandboxesDir())) {
-                Path dir = p.sandboxesDir().relativize(mount);
-                if (dir.getNameCount() > 0 && !claimed.contains(dir.getName(0).toString())) {
-                    attempt(failures, () -> p.overlays().unmount(mount));
-                }
-            }
-            try (Stream<Path> dirs = Files.list(p.sandboxesDir())) {
-                for (Path dir : dirs.toList()) {
-                    if (!claimed.contains(dir.getFileName().toString())) {
-                        attempt(failures, () -> p.deleteTree(dir));
-                        removed.add(dir.getFileName().toString());
-                    }
-                }
-            }
-            for (NetSlot slot : List.copyOf(leftoverSlots.values())) {
-                leftoverSlots.remove(slot.index());
-                attempt(failures, () -> p.pool().release(slot));
-                removed.add(slot.netnsName());
-            }
-        } catch (IOException | CommandFailedException e) {
-            failures.add(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BackendException.Terminal("interrupted while reaping leftovers", e);
-        }
-        if (!removed.isEmpty()) {
-            log.atWarn().addKeyValue("removed", removed).log("removed what a previous run left");
-        }
-        reapClaims(p, running);
+        List<NetSlot> slots = List.copyOf(leftoverSlots.values());
+        slots.forEach(slot -> leftoverSlots.remove(slot.index()));
+        new LeftoverReaper(p).reap(running, slots);
         if (templates().stream().anyMatch(t -> t.id().value().equals("base"))) {
             warmPool.keepWarm("base"); // builds the boot image and fills the pool in the background
-        }
-        if (!failures.isEmpty()) {
-            BackendException.Terminal error = new BackendException.Terminal("could not remove every leftover: "
-                    + failures.getFirst().getMessage(), failures.getFirst());
-            failures.subList(1, failures.size()).forEach(error::addSuppressed);
-            throw error;
-        }
-    }
-
-    /** Claim files of sandboxes that no longer run (the pool member they named was reaped). */
-    private static void reapClaims(HostParts p, Set<SandboxId> running) throws BackendException {
-        if (!Files.isDirectory(p.claimsDir())) {
-            return;
-        }
-        try (Stream<Path> claims = Files.list(p.claimsDir())) {
-            for (Path claim : claims.toList()) {
-                String name = claim.getFileName().toString();
-                if (!SandboxId.isValid(name) || !running.contains(new SandboxId(name))) {
-                    Files.deleteIfExists(claim);
-                }
-            }
-        } catch (IOException e) {
-            throw new BackendException.Terminal("cannot clean the warm-pool claims: " + e.getMessage(), e);
-        }
-    }
-
-    private interface Step {
-        void run() throws Exception;
-    }
-
-    private static void attempt(List<Exception> failures, Step step) throws InterruptedException {
-        try {
-            step.run();
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
-            failures.add(e);
         }
     }
 

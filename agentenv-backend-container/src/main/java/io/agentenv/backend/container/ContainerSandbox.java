@@ -41,6 +41,10 @@ import org.slf4j.LoggerFactory;
  * <p>Phases move by compare-and-set: PREPARED → STARTING → RUNNING → (PAUSING → PAUSED) and anything → CLOSED. The
  * orchestrator runs at most one lifecycle call at a time; {@link #guest()}, {@link #envd()} and {@link #resources()}
  * only read volatile fields.
+ *
+ * <p>Longer than the house's ~400 lines on purpose: it is the one place that owns a generation's phase, slot and
+ * client, and every operation (start per launch kind, pause, snapshot, close) moves that phase; the host steps it
+ * calls are in {@link HostParts}, the states in {@link SavedStates}.
  */
 final class ContainerSandbox implements SandboxBackend {
 

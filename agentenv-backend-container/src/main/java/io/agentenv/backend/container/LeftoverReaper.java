@@ -1,0 +1,131 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.SandboxId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The start-up reconciler: removes whatever a previous run of this backend left that no re-attached sandbox uses:
+ * containers (killing their processes, thawing frozen ones first), cgroups, overlay mounts, sandbox dirs, warm-pool
+ * claims and network slots. Only this backend's: container ids and cgroups by {@code id_prefix} in its own runc state
+ * dir and cgroup parent, mounts and dirs under its sandboxes dir, slots of its range. Every item is attempted; the
+ * first failure is thrown at the end with the others suppressed.
+ */
+final class LeftoverReaper {
+
+    private static final Logger log = LoggerFactory.getLogger(LeftoverReaper.class);
+
+    private final HostParts parts;
+
+    LeftoverReaper(HostParts parts) {
+        this.parts = requireNonNull(parts, "parts is null");
+    }
+
+    /**
+     * @param running the sandboxes the server still runs (re-attached)
+     * @param slots   network slots a previous run left that no re-attached sandbox took
+     */
+    void reap(Set<SandboxId> running, List<NetSlot> slots) throws BackendException {
+        HostParts p = parts;
+        Set<String> claimed = new HashSet<>();
+        try {
+            for (SandboxId id : running) {
+                claimed.add(p.containerFor(id).value());
+            }
+        } catch (IOException e) {
+            throw new BackendException.Terminal("cannot read the warm-pool claims: " + e.getMessage(), e);
+        }
+        String prefix = p.settings().idPrefix();
+        List<String> removed = new ArrayList<>();
+        List<Exception> failures = new ArrayList<>();
+        try {
+            for (ContainerId id : p.runc().list()) {
+                if (id.value().startsWith(prefix) && !claimed.contains(id.value())) {
+                    attempt(failures, () -> {
+                        p.cgroups().thawIfFrozen(id.value());
+                        p.runc().delete(id);
+                    });
+                    removed.add(id.value());
+                }
+            }
+            for (String group : p.cgroups().names()) {
+                if (group.startsWith(prefix) && !claimed.contains(group)) {
+                    attempt(failures, () -> p.cgroups().reap(group));
+                }
+            }
+            for (Path mount : MountTable.mountsUnder(p.sandboxesDir())) {
+                Path dir = p.sandboxesDir().relativize(mount);
+                if (dir.getNameCount() > 0 && !claimed.contains(dir.getName(0).toString())) {
+                    attempt(failures, () -> p.overlays().unmount(mount));
+                }
+            }
+            try (Stream<Path> dirs = Files.list(p.sandboxesDir())) {
+                for (Path dir : dirs.toList()) {
+                    if (!claimed.contains(dir.getFileName().toString())) {
+                        attempt(failures, () -> p.deleteTree(dir));
+                        removed.add(dir.getFileName().toString());
+                    }
+                }
+            }
+            for (NetSlot slot : slots) {
+                attempt(failures, () -> p.pool().release(slot));
+                removed.add(slot.netnsName());
+            }
+            attempt(failures, () -> reapClaims(running));
+        } catch (IOException | CommandFailedException e) {
+            failures.add(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while reaping leftovers", e);
+        }
+        if (!removed.isEmpty()) {
+            log.atWarn().addKeyValue("removed", removed).log("removed what a previous run left");
+        }
+        if (!failures.isEmpty()) {
+            BackendException.Terminal error = new BackendException.Terminal("could not remove every leftover: "
+                    + failures.getFirst().getMessage(), failures.getFirst());
+            failures.subList(1, failures.size()).forEach(error::addSuppressed);
+            throw error;
+        }
+    }
+
+    /** Claim files of sandboxes that no longer run (the pool member they named was reaped). */
+    private void reapClaims(Set<SandboxId> running) throws IOException {
+        if (!Files.isDirectory(parts.claimsDir())) {
+            return;
+        }
+        try (Stream<Path> claims = Files.list(parts.claimsDir())) {
+            for (Path claim : claims.toList()) {
+                String name = claim.getFileName().toString();
+                if (!SandboxId.isValid(name) || !running.contains(new SandboxId(name))) {
+                    Files.deleteIfExists(claim);
+                }
+            }
+        }
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static void attempt(List<Exception> failures, Step step) throws InterruptedException {
+        try {
+            step.run();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            failures.add(e);
+        }
+    }
+}
