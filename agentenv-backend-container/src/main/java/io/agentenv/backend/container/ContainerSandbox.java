@@ -214,8 +214,10 @@ final class ContainerSandbox implements SandboxBackend {
             InstanceFile.write(dirs, lineage, netSlot.index());
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             rollBackPausedFiles();
+            // a template launch's files are the template's and envd's only; any other launch's are the user's (untrusted)
+            String envdLog = launch instanceof Launch.FromTemplate ? HostParts.envdLogTail(dirs) : "(not read: user files)";
             throw new BackendException.Terminal("sandbox " + spec.id() + " did not start (" + launch.getClass().getSimpleName()
-                    + "): " + e.getMessage() + "\nenvd log:\n" + HostParts.envdLogTail(dirs), e);
+                    + "): " + e.getMessage() + "\nenvd log:\n" + envdLog, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             rollBackPausedFiles();

@@ -213,16 +213,21 @@ record HostParts(
         }
     }
 
-    /** The last lines of envd's log inside a sandbox's filesystem, for error messages. */
+    /**
+     * The last lines of envd's log inside a sandbox's filesystem, for error messages. Only for filesystems no user code
+     * has written yet (a template's boot, a launch from a template): a sandbox's own files are untrusted, and a symlink
+     * there must never make the host read one of its own files. Even so the path must resolve inside the upper dir.
+     */
     static String envdLogTail(SandboxDirs dirs) {
         Path logFile = dirs.upper().resolve(ENVD_LOG.substring(1));
         try {
-            if (!Files.isRegularFile(logFile)) {
+            if (!Files.isRegularFile(logFile, LinkOption.NOFOLLOW_LINKS)
+                    || !logFile.toRealPath().startsWith(dirs.upper().toRealPath())) {
                 return "(no envd log)";
             }
             List<String> lines = Files.readAllLines(logFile);
             return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             return "(envd log unreadable: " + e.getMessage() + ")";
         }
     }
