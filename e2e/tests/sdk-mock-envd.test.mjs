@@ -8,12 +8,12 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { request as httpRequest, createServer } from 'node:http'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Sandbox, CommandExitError } from 'e2b'
 import { startServer, freePort } from '../lib/control-plane-harness.mjs'
-import { startEnvd, waitFor } from '../lib/envd-harness.mjs'
+import { startEnvd, waitFor, ensureTestUser } from '../lib/envd-harness.mjs'
 
 const DOMAIN = 'sandbox.test'
 
@@ -24,7 +24,10 @@ let workDir
 
 before(async () => {
   delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
-  envd = await startEnvd({ port: await freePort() })
+  // As root, envd's processes run as a fresh test account (its login shell reads only /etc/skel's profile, not the
+  // host root's dotfiles); otherwise as the current user.
+  const user = ensureTestUser()
+  envd = await startEnvd({ port: await freePort(), args: user ? ['--default-user', user] : [] })
   server = await startServer({
     backend: 'mock',
     env: {
@@ -35,6 +38,7 @@ before(async () => {
   })
   opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 30_000 }
   workDir = mkdtempSync(join(tmpdir(), 'sdk-mock-envd-'))
+  chmodSync(workDir, 0o777) // envd's default user writes here
 })
 
 after(async () => {
@@ -79,6 +83,27 @@ test('create with envs and metadata; getInfo and isRunning go through the proxy'
     const listed = await Sandbox.list({ ...opts, query: { metadata: { suite: 'sdk-mock-envd' } } }).nextItems()
     assert.ok(listed.some((s) => s.sandboxId === sbx.sandboxId))
   }, { envs: { SANDBOX_LEVEL: 'yes' }, metadata: { suite: 'sdk-mock-envd' } })
+})
+
+test('getInfo, list with metadata filter and pagination, setTimeout', async () => {
+  const tag = `list-${Date.now()}`
+  const a = await Sandbox.create('base', { ...opts, metadata: { tag } })
+  const b = await Sandbox.create('base', { ...opts, metadata: { tag } })
+  try {
+    const paginator = Sandbox.list({ ...opts, limit: 1, query: { metadata: { tag } } })
+    const pages = []
+    while (paginator.hasNext) pages.push(await paginator.nextItems())
+    assert.deepEqual(pages.map((p) => p.length), [1, 1])
+    assert.deepEqual(pages.flat().map((s) => s.sandboxId).sort(), [a.sandboxId, b.sandboxId].sort())
+
+    await a.setTimeout(45_000)
+    const info = await a.getInfo()
+    const left = info.endAt.getTime() - Date.now()
+    assert.ok(left > 30_000 && left <= 45_000, `TTL now ${left} ms`)
+  } finally {
+    await a.kill()
+    await b.kill()
+  }
 })
 
 test('commands: run with per-command envs, non-zero exit, background, connect, list, stdin and kill', async () => {
