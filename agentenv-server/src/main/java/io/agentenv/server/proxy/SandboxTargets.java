@@ -18,6 +18,7 @@ import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import java.security.MessageDigest;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
@@ -35,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * Turns a routed request into an {@link Upstream}, or a {@link ProxyProblem}: finds the sandbox's guest endpoint
  * (resuming a paused sandbox with autoResume first), and checks its tokens.
  * <ul>
- *   <li>Unknown, killed or not running (and not auto-resumable): 502 "The sandbox was not found".</li>
+ *   <li>Unknown, killed or paused without autoResume: 502 "The sandbox was not found". A sandbox in a transition
+ *       that ends RUNNING (snapshot or fork capture, resume, create) is waited for, bounded.</li>
  *   <li>Envd's port of a secure sandbox: {@code X-Access-Token} must be its envd token, except {@code /health} and a
  *       {@code /files} request whose signature was made with that token (an expired one is 401 "signature is already
  *       expired").</li>
@@ -143,22 +145,33 @@ final class SandboxTargets {
             return endpoint.get();
         }
         SandboxView view = view(id);
-        boolean paused = view.state() == SandboxState.PAUSED || view.state() == SandboxState.PAUSING;
-        if (!paused || !view.autoResume()) {
-            throw ProxyProblem.sandboxNotFound(id.value());
+        switch (view.state()) {
+            case PAUSED, PAUSING -> {
+                if (!view.autoResume()) {
+                    throw ProxyProblem.sandboxNotFound(id.value());
+                }
+                log.atInfo().addKeyValue("sandbox_id", id.value()).log("proxy: auto-resuming a paused sandbox on traffic");
+                connect(id, settings.autoResumeTtl());
+            }
+            // a transition that ends RUNNING (a snapshot or fork capture, a resume, a create): wait it out, bounded;
+            // connect with a zero timeout joins it and leaves the TTL as it is
+            case CREATING, RESUMING, SNAPSHOTTING, FORKING -> connect(id, Duration.ZERO);
+            case RUNNING, KILLING -> throw ProxyProblem.sandboxNotFound(id.value());
         }
-        autoResume(id);
         return guestEndpoint(id).orElseThrow(() -> ProxyProblem.sandboxNotFound(id.value()));
     }
 
-    /** Resumes on the orchestrator (connect: TTL at least {@code autoResumeTtl}); the request waits, bounded. */
-    private void autoResume(SandboxId id) throws ProxyProblem {
-        log.atInfo().addKeyValue("sandbox_id", id.value()).log("proxy: auto-resuming a paused sandbox on traffic");
-        Future<?> resume = resumes.submit(() -> orchestrator.connect(id, settings.autoResumeTtl()));
+    /**
+     * {@link Orchestrator#connect} on the proxy's executor (TTL at least {@code ttl}; a paused sandbox is resumed, a
+     * transition is waited out); the request waits at most {@code autoResumeTimeout}.
+     */
+    private void connect(SandboxId id, Duration ttl) throws ProxyProblem {
+        Future<?> resume = resumes.submit(() -> orchestrator.connect(id, ttl));
         try {
             resume.get(settings.autoResumeTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw ProxyProblem.of(504, "resuming sandbox " + id.value() + " timed out");
+            resume.cancel(true);
+            throw ProxyProblem.of(504, "sandbox " + id.value() + " did not become ready in time");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ProxyProblem.of(503, "interrupted while resuming sandbox " + id.value());

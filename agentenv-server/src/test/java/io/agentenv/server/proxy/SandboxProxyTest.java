@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentenv.backend.mock.Gate;
+import io.agentenv.backend.mock.MockOp;
 import io.agentenv.server.orchestrator.SandboxState;
 import io.agentenv.spi.SandboxId;
 import java.io.IOException;
@@ -397,5 +399,20 @@ class SandboxProxyTest {
         assertThat(failure.getCause()).isInstanceOf(java.net.http.WebSocketHandshakeException.class);
         assertThat(((java.net.http.WebSocketHandshakeException) failure.getCause()).getResponse().statusCode())
                 .isEqualTo(404);
+    }
+
+    @Test
+    void a_request_during_a_snapshot_capture_waits_for_it_instead_of_failing() throws Exception {
+        String id = h.createId();
+        Gate capture = h.backend.holdNext(MockOp.SNAPSHOT);
+        try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            var snapshot = threads.submit(() -> api(HttpMethod.POST, "/sandboxes/" + id + "/snapshots", "{}"));
+            capture.awaitEntered(Duration.ofSeconds(10));
+            var request = threads.submit(() -> envd(id, "/health"));
+            await(() -> h.upstream.paths.isEmpty() && !request.isDone(), "the request to be waiting");
+            capture.release();
+            assertThat(request.get(10, TimeUnit.SECONDS).getStatus()).isEqualTo(200);
+            assertThat(snapshot.get(10, TimeUnit.SECONDS).getStatus()).isEqualTo(201);
+        }
     }
 }
