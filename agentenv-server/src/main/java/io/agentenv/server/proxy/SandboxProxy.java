@@ -18,6 +18,7 @@ import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.component.LifeCycle;
 import org.slf4j.Logger;
@@ -120,6 +121,13 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
     /** How many proxied exchanges of {@code sandbox} are open (for tests and diagnostics). */
     int openExchanges(SandboxId sandbox) {
         return streams.count(sandbox);
+    }
+
+    /** The forwarder is a bean, not the wrapped handler: it is told the server too (Jetty handlers need it). */
+    @Override
+    public void setServer(Server server) {
+        super.setServer(server);
+        forwarder.setServer(server);
     }
 
     @Override
