@@ -17,6 +17,7 @@ import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
 import org.eclipse.jetty.websocket.core.CloseStatus;
+import org.eclipse.jetty.websocket.core.Configuration;
 import org.eclipse.jetty.websocket.core.CoreSession;
 import org.eclipse.jetty.websocket.core.Frame;
 import org.eclipse.jetty.websocket.core.FrameHandler;
@@ -51,6 +52,8 @@ final class WebSocketBridge extends ContainerLifeCycle {
     private final WebSocketComponents components = new WebSocketComponents();
     private final WebSocketCoreClient client;
     private final Handshaker handshaker = Handshaker.newInstance();
+    /** Both hops: idle as long as plain proxied connections may be (Jetty's WebSocket default is 30 s). */
+    private final Configuration.ConfigurationCustomizer hopSettings = new Configuration.ConfigurationCustomizer();
 
     WebSocketBridge(ProxySettings settings, io.agentenv.server.credentials.ApiKey apiKey) {
         this.settings = requireNonNull(settings, "settings is null");
@@ -59,6 +62,7 @@ final class WebSocketBridge extends ContainerLifeCycle {
         http.setConnectTimeout(settings.connectTimeout().toMillis());
         http.setUserAgentField(null);
         this.client = new WebSocketCoreClient(http, components);
+        hopSettings.setIdleTimeout(settings.idleTimeout());
         addBean(components, true);
         addBean(http, true);
         addBean(client, true);
@@ -75,6 +79,7 @@ final class WebSocketBridge extends ContainerLifeCycle {
             Relay relay = new Relay(upstream, streams);
             CoreClientUpgradeRequest out = CoreClientUpgradeRequest.from(client, target(upstream), relay.upstreamSide);
             out.tag(upstream.tag());
+            out.setConfiguration(hopSettings);
             out.setSubProtocols(upgradeRequest.getSubProtocols());
             out.headers(headers -> {
                 for (HttpField field : request.getHeaders()) {
@@ -118,7 +123,7 @@ final class WebSocketBridge extends ContainerLifeCycle {
             }
             return relay.clientSide;
         };
-        if (!handshaker.upgradeRequest(negotiator, request, response, callback, components, null)) {
+        if (!handshaker.upgradeRequest(negotiator, request, response, callback, components, hopSettings)) {
             ProblemReply.write(response, callback, ProxyProblem.of(400, "not a valid WebSocket upgrade"));
         }
     }
