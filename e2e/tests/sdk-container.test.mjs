@@ -223,6 +223,37 @@ hostTest('a WebSocket echo inside the sandbox works through the proxy', async ()
   })
 })
 
+hostTest('pty and a directory watch stream through the proxy', async () => {
+  await withSandbox(async (sbx) => {
+    let output = ''
+    const decoder = new TextDecoder()
+    const pty = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => { output += decoder.decode(d) } })
+    await sbx.pty.sendInput(pty.pid, new TextEncoder().encode('echo pty-$((6*7))\n'))
+    await waitFor(() => output.includes('pty-42'), { what: 'pty output' })
+    assert.equal(await sbx.pty.kill(pty.pid), true)
+
+    await sbx.files.makeDir('/home/user/watched')
+    const events = []
+    const watcher = await sbx.files.watchDir('/home/user/watched', (e) => events.push(e))
+    try {
+      await sbx.files.write('/home/user/watched/new.txt', 'x')
+      await waitFor(() => events.some((e) => e.name === 'new.txt'), { what: 'a watch event' })
+    } finally {
+      await watcher.stop()
+    }
+  })
+})
+
+hostTest('a paused sandbox with autoResume is resumed by its first proxied request', async () => {
+  await withSandbox(async (sbx) => {
+    await sbx.files.write('/home/user/before.txt', 'before the pause')
+    assert.equal(await sbx.pause(), true)
+    assert.equal((await sbx.getInfo()).state, 'paused')
+    assert.equal(await sbx.files.read('/home/user/before.txt'), 'before the pause')
+    assert.equal((await sbx.getInfo()).state, 'running')
+  }, { timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+})
+
 hostTest('killing a sandbox while a command streams gives the SDK\'s "killed" error; then isRunning is false', async () => {
   const sbx = await Sandbox.create('base', opts)
   const handle = await sbx.commands.run('sleep 300', { background: true })
