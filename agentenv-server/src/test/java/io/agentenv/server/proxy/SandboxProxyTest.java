@@ -77,7 +77,7 @@ class SandboxProxyTest {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting for " + what);
             }
-            Thread.onSpinWait();
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // poll the condition every millisecond
         }
     }
 
