@@ -32,6 +32,7 @@ final class OpenStreams {
         private final Callback delegate;
         private final AtomicBoolean completed = new AtomicBoolean();
         private volatile org.eclipse.jetty.client.Request upstream;
+        private volatile SandboxGone cutBy;
 
         private Exchange(SandboxId sandbox, Response response, Callback delegate) {
             this.sandbox = sandbox;
@@ -41,6 +42,10 @@ final class OpenStreams {
 
         void upstream(org.eclipse.jetty.client.Request request) {
             this.upstream = request;
+            SandboxGone gone = cutBy;
+            if (gone != null) {
+                request.abort(gone); // cut while the request was being prepared: answered as "not found"
+            }
         }
 
         @Override
@@ -64,15 +69,19 @@ final class OpenStreams {
             return delegate.getInvocationType();
         }
 
-        /** Aborts upstream; a response already started is failed so that Jetty drops the client connection. */
+        /**
+         * Aborts upstream (now, or as soon as the upstream request exists); a response already started is failed so
+         * that Jetty drops the client connection.
+         */
         @Override
         public void cut(String reason) {
             SandboxGone gone = new SandboxGone(sandbox, reason);
+            cutBy = gone;
             org.eclipse.jetty.client.Request request = upstream;
             if (request != null) {
-                request.abort(gone);
+                request.abort(gone); // before the response started: the forwarder answers 502 "not found"
             }
-            if (response.isCommitted() || request == null) {
+            if (response.isCommitted()) {
                 failed(gone);
             }
         }

@@ -415,4 +415,17 @@ class SandboxProxyTest {
             assertThat(snapshot.get(10, TimeUnit.SECONDS).getStatus()).isEqualTo(201);
         }
     }
+
+    @Test
+    void a_request_still_waiting_for_its_response_when_the_sandbox_is_killed_gets_the_not_found_502() throws Exception {
+        String id = h.createId();
+        try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            var waiting = threads.submit(() -> envd(id, "/hold"));
+            await(() -> h.upstream.paths.contains("/hold"), "the request to reach the upstream");
+            api(HttpMethod.DELETE, "/sandboxes/" + id, "");
+            ContentResponse response = waiting.get(10, TimeUnit.SECONDS);
+            assertThat(response.getStatus()).isEqualTo(502);
+            assertThat(h.json.readTree(response.getContentAsString()).get("sandboxId").asText()).isEqualTo(id);
+        }
+    }
 }
