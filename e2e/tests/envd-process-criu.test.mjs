@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Sandbox, CommandExitError } from 'e2b'
-import { envdCommand, ENVD_PORT, waitFor } from '../lib/envd-harness.mjs'
+import { envdCommand, ensureTestUser, ENVD_PORT, waitFor } from '../lib/envd-harness.mjs'
 
 function criuBinary() {
   const hostEnv = join(process.env.AENV_CACHE_DIR || '/var/cache/agentenv', 'host.env')
@@ -53,7 +53,8 @@ test('envd keeps its session, listeners and processes across a checkpoint and re
   await waitFor(() => healthy(`http://localhost:${ENVD_PORT}/health`), { timeoutMs: 20_000, what: 'envd ready' })
 
   const init = await fetch(`http://localhost:${ENVD_PORT}/init`, {
-    method: 'POST', body: JSON.stringify({ envVars: { BEFORE: 'checkpoint' } }),
+    // a plain account, not root's login profile (see envd-process.test.mjs)
+    method: 'POST', body: JSON.stringify({ envVars: { BEFORE: 'checkpoint' }, defaultUser: ensureTestUser('envd-e2e') }),
   })
   assert.equal(init.status, 204)
   const sbx = await Sandbox.create({ debug: true })

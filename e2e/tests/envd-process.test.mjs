@@ -7,11 +7,15 @@ import { startEnvd, ensureTestUser, waitFor } from '../lib/envd-harness.mjs'
 
 let envd
 let sbx
-let otherUser
+// As root (CI), commands run as a plain account with a stock home, like an E2B template's "user": root's own login
+// profile on these machines runs `pyenv rehash`, which is noisy under concurrency and can wait 60 s on a stale lock.
+const defaultUser = ensureTestUser('envd-e2e')
+const otherUser = ensureTestUser('envd-e2e-other')
 
 before(async () => {
-  otherUser = ensureTestUser()
-  envd = await startEnvd({ init: { envVars: { SANDBOX_VAR: 'from-init' } } })
+  envd = await startEnvd({
+    init: { envVars: { SANDBOX_VAR: 'from-init' }, ...(defaultUser ? { defaultUser } : {}) },
+  })
   sbx = await Sandbox.create({ debug: true })
 })
 
@@ -136,7 +140,9 @@ test('signalling or connecting to an unknown pid is not found', async () => {
   await assert.rejects(sbx.commands.connect(999_999))
 })
 
-test('commands run as the requested user with that user\'s home', { skip: !ensureTestUser() && 'needs root' }, async () => {
+test('commands run as the default user from /init or the requested one, with that user\'s home', { skip: !otherUser && 'needs root' }, async () => {
+  assert.equal((await sbx.commands.run('id -un; echo $HOME; pwd')).stdout,
+    `${defaultUser}\n/home/${defaultUser}\n/home/${defaultUser}\n`)
   const result = await sbx.commands.run('id -un; echo $HOME; pwd', { user: otherUser })
   assert.equal(result.stdout, `${otherUser}\n/home/${otherUser}\n/home/${otherUser}\n`)
   await assert.rejects(sbx.commands.run('true', { user: 'no-such-user-envd' }), /invalid user/)

@@ -2,13 +2,16 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from 'e2b'
-import { startEnvd, waitFor } from '../lib/envd-harness.mjs'
+import { startEnvd, ensureTestUser, waitFor } from '../lib/envd-harness.mjs'
 
 let envd
 let sbx
 
+// as root, shells run as a plain account (see envd-process.test.mjs)
+const defaultUser = ensureTestUser('envd-e2e')
+
 before(async () => {
-  envd = await startEnvd({ init: {} })
+  envd = await startEnvd({ init: defaultUser ? { defaultUser } : {} })
   sbx = await Sandbox.create({ debug: true })
 })
 
