@@ -72,7 +72,7 @@ public class ContainerBench {
                 gapMillis > 0 ? " (sequential creates " + gapMillis + " ms apart, so the pool refills in between)" : "");
         factory.reapUnclaimed(java.util.Set.of());
         try {
-            run(n, work);
+            run(n, work, args.length > 3 && args[3].equals("pause"));
         } finally {
             for (Sandbox s : List.copyOf(OPEN)) {
                 s.close();
@@ -82,7 +82,36 @@ public class ContainerBench {
         }
     }
 
-    static void run(int n, Path work) throws Exception {
+    /** Pause to disk then resume, n times, with a background process that must survive; returns the resumed sandbox. */
+    static Sandbox pauseAndResume(Sandbox s, int n, Path work) throws Exception {
+        List<Double> pause = new ArrayList<>();
+        List<Double> resume = new ArrayList<>();
+        s.background("sleep 100000");
+        for (int i = 0; i < n; i++) {
+            Path dir = work.resolve("paused-" + i);
+            long start = System.nanoTime();
+            PausedState paused = s.backend.pause(PauseMode.WITH_MEMORY, dir);
+            pause.add(ms(start));
+            s.backend.close();
+            start = System.nanoTime();
+            s = s.resume(paused);
+            s.run("true");
+            resume.add(ms(start));
+            rm(dir);
+        }
+        report("pause (checkpoint to disk, stop)", pause);
+        report("resume (restore + /init + run `true`)", resume);
+        return s;
+    }
+
+    static void run(int n, Path work, boolean pauseOnly) throws Exception {
+        if (pauseOnly) { // only the pause and resume rows: for work on the pause path
+            Sandbox.create().close(); // builds the template's boot image when needed
+            Sandbox s = Sandbox.create();
+            s.run("true");
+            pauseAndResume(s, n, work).close();
+            return;
+        }
         // the first create builds the template's boot image (boot envd, checkpoint): reported apart
         long t0 = System.nanoTime();
         Sandbox first = Sandbox.create();
@@ -156,23 +185,7 @@ public class ContainerBench {
         }
         report("run `true` on a running sandbox (envd process.Start until end)", exec);
 
-        List<Double> pause = new ArrayList<>();
-        List<Double> resume = new ArrayList<>();
-        s.background("sleep 100000");
-        for (int i = 0; i < n; i++) {
-            Path dir = work.resolve("paused-" + i);
-            long start = System.nanoTime();
-            PausedState paused = s.backend.pause(PauseMode.WITH_MEMORY, dir);
-            pause.add(ms(start));
-            s.backend.close();
-            start = System.nanoTime();
-            s = s.resume(paused);
-            s.run("true");
-            resume.add(ms(start));
-            rm(dir);
-        }
-        report("pause (checkpoint to disk, stop)", pause);
-        report("resume (restore + /init + run `true`)", resume);
+        s = pauseAndResume(s, n, work);
 
         List<Double> snap = new ArrayList<>();
         List<Double> fork1 = new ArrayList<>();
