@@ -6,13 +6,17 @@
 // aenvc, runc dir /run/agentenv/bench-capacity, cgroup parent agentenv-capacity, container ids bcap-*, network slots
 // from 2048, a fresh data dir, and no warm pool (every sandbox counted is one the API created).
 //
-//   node bench/capacity/capacity.mjs <max_sandboxes> [reserve MiB = 6144] [budget s = 420]
+//   node bench/capacity/capacity.mjs <max_sandboxes> [reserve MiB = 6144] [budget s = 420] [memory limit MiB]
+//
+// With a memory limit, the sandboxes' parent cgroup (memory v1, swap included) gets that limit before the server
+// starts, so running out of memory can be observed (which create fails, how, and what happens to the sandboxes
+// already running: OOM kills are counted) without exhausting the shared host.
 //
 // It stops at the first failed create, or (to leave the shared machine usable) when the host's MemAvailable falls
 // below the reserve, or when the time budget is spent; the report says which. Exit status 1 if anything was left.
 // Needs root, scripts/setup-host.sh and the built jars (mvn -B -q -DskipTests package).
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, rmdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
@@ -20,8 +24,10 @@ import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
 const maxSandboxes = Number(process.argv[2])
 const reserveMiB = Number(process.argv[3] ?? 6144)
 const budgetMs = Number(process.argv[4] ?? 420) * 1000
-if (!Number.isInteger(maxSandboxes) || maxSandboxes < 1 || maxSandboxes > 2048 || !(reserveMiB >= 0) || !(budgetMs > 0)) {
-  console.error('usage: node bench/capacity/capacity.mjs <max_sandboxes 1..2048> [reserve MiB] [budget s]')
+const memoryLimitMiB = process.argv[5] === undefined ? null : Number(process.argv[5])
+if (!Number.isInteger(maxSandboxes) || maxSandboxes < 1 || maxSandboxes > 2048 || !(reserveMiB >= 0) || !(budgetMs > 0)
+    || (memoryLimitMiB !== null && !(Number.isInteger(memoryLimitMiB) && memoryLimitMiB >= 256))) {
+  console.error('usage: node bench/capacity/capacity.mjs <max_sandboxes 1..2048> [reserve MiB] [budget s] [memory limit MiB >= 256]')
   process.exit(2)
 }
 if (process.getuid() !== 0) {
@@ -73,17 +79,30 @@ function leftovers(dataDir) {
   const stray = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
     try { return readFileSync(`/proc/${p}/cgroup`, 'utf8').includes(`/${CGROUP_PARENT}/`) } catch { return false }
   })
-  if (stray.length) found.push(`processes: ${stray.length}`)
+  if (stray.length) {
+    const what = stray.slice(0, 5).map((p) => { try { return `${p} ${readFileSync(`/proc/${p}/comm`, 'utf8').trim()}` } catch { return p } })
+    found.push(`processes: ${stray.length} (${what.join(', ')})`)
+  }
   const runcState = join(RUN_DIR, 'runc')
   if (existsSync(runcState) && readdirSync(runcState).length) found.push(`runc state: ${readdirSync(runcState).join(', ')}`)
   if (run('nft', ['list', 'ruleset']).includes(NAME_PREFIX)) found.push('firewall rules naming ' + NAME_PREFIX)
   return found
 }
 
+if (memoryLimitMiB !== null) {
+  const dir = join(CG, 'memory', CGROUP_PARENT)
+  mkdirSync(dir, { recursive: true })
+  const bytes = String(memoryLimitMiB * 1048576)
+  writeFileSync(join(dir, 'memory.limit_in_bytes'), bytes)
+  if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), bytes)
+}
+const oomKills = () => Number(/oom_kill (\d+)/.exec(cgroupFile('memory', 'memory.oom_control'))?.[1] ?? 0)
+
 const startedAt = Date.now()
 const memStart = meminfo()
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
-console.log(`capacity: max_sandboxes ${maxSandboxes}, reserve ${reserveMiB} MiB, budget ${budgetMs / 1000} s; ` +
+console.log(`capacity: max_sandboxes ${maxSandboxes}, reserve ${reserveMiB} MiB, budget ${budgetMs / 1000} s` +
+  `${memoryLimitMiB === null ? '' : `, sandboxes' parent cgroup limited to ${memoryLimitMiB} MiB`}; ` +
   `host MemTotal ${mib(memStart.MemTotal)}, MemAvailable ${mib(memStart.MemAvailable)}; load ${load()}`)
 
 const server = await startServer({
@@ -148,6 +167,16 @@ try {
     console.log(`  host MemAvailable drop per sandbox: ${mib((memStart.MemAvailable - mem.MemAvailable) / n)}; ` +
       `tasks (threads) per sandbox: ${(threads / n).toFixed(1)} (kernel.pid_max ${readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim()})`)
   }
+  if (memoryLimitMiB !== null) {
+    const list = await (await fetch(`${server.url}/sandboxes`, { headers })).json()
+    const alive = []
+    for (const id of ids) {
+      const r = await fetch(`${server.url}/sandboxes/${id}`, { headers })
+      if (r.status === 200) alive.push(id)
+    }
+    console.log(`  memory limit: ${oomKills()} OOM kills in the parent cgroup; API lists ${list.length} sandboxes, ` +
+      `${alive.length} of ${n} created answer GET /sandboxes/{id} 200; cgroup usage ${mib(Number(cgroupFile('memory', 'memory.usage_in_bytes')) / 1048576)}`)
+  }
   console.log(`  host at the end: MemTotal ${mib(mem.MemTotal)}, MemAvailable ${mib(mem.MemAvailable)}, ` +
     `Committed_AS ${mib(mem.Committed_AS)}; server RSS ${mib(processRssMiB(server.pid))}; load ${load()}`)
 } catch (e) {
@@ -166,7 +195,14 @@ try {
   console.log(`deleted ${ids.length - failed.length} of ${ids.length} in ${((performance.now() - t0) / 1000).toFixed(1)} s` +
     (failed.length ? `; failed: ${failed.slice(0, 5).join(', ')}` : ''))
   await server.stop({ timeoutMs: 180_000 })
-  const left = leftovers(dataDir)
+  let left = leftovers(dataDir)
+  const first = left
+  let waited = 0
+  for (; waited < 20 && left.length; waited++) { // processes killed a moment ago may still be exiting
+    await sleep(500)
+    left = leftovers(dataDir)
+  }
+  if (first.length) console.log(`right after the server stopped: ${first.join('; ')}; ${left.length ? 'still there' : 'gone'} after ${waited * 0.5} s`)
   if (left.length) {
     console.log(`LEFT BEHIND: ${left.join('; ')}`)
     exitCode = 1

@@ -3,7 +3,10 @@
 # (Debian 12's crun 1.8.1, which has no CRIU) and on podman (Debian's podman 4.3.1 on runc), with the same `base`
 # template rootfs on overlayfs and the same limits (1 CPU, 512 MiB without swap, 1024 pids). Timed with EPOCHREALTIME
 # around the CLI calls (what a user scripting the runtime pays). Needs root and scripts/setup-host.sh.
-#   bench/floor/floor.sh [iterations] [runtime...]     (default 30; runc crun podman)
+#   bench/floor/floor.sh [iterations] [runtime...]     (default 30; runc runc-envd crun podman)
+# The workload is `sleep` under `sh` (the floor of each step). `runc-envd` repeats runc's CRIU steps with the
+# backend's own workload instead: tini + this repo's envd on the read-only JDK (agentenv-envd/target must be built),
+# so checkpoint and restore move the same process tree and memory as our sandboxes do.
 # Prints one line per operation and appends "runtime<TAB>operation<TAB>n<TAB>p50<TAB>p95<TAB>max" to $FLOOR_TSV
 # when set. Installs podman and crun only when missing. Everything it creates (containers, overlay mounts, netns,
 # cgroups, podman's image and containers, work dirs) is named flb-*/agentenv-floor* and removed on exit, also on
@@ -13,7 +16,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 N=${1:-30}
 shift || true
 RUNTIMES=("$@")
-(( ${#RUNTIMES[@]} )) || RUNTIMES=(runc crun podman)
+(( ${#RUNTIMES[@]} )) || RUNTIMES=(runc runc-envd crun podman)
 [[ $EUID -eq 0 ]] || { echo "run as root (containers, mounts, network namespaces)" >&2; exit 1; }
 [[ $N =~ ^[0-9]+$ ]] && (( N >= 1 )) || { echo "iterations must be a positive number: $N" >&2; exit 2; }
 
@@ -29,6 +32,9 @@ CRIU_CONF=$AENV_CRIU_RUNC_CONF
 W=/run/agentenv-floor            # bundles, overlay dirs, images; one run at a time
 CG=agentenv-floor                # cgroup parent (all v1 controllers)
 PFX=flb                          # netns, container and podman names
+WORKLOAD=sleep                   # or envd (runtime runc-envd)
+JDK=${AENV_BACKEND_JDK_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+ENVD_DIST=$root/agentenv-envd/target
 IMAGE=localhost/agentenv-floor-base
 RUNC=(runc --root "$W/runc-state" --criu "$CRIU")
 CRUN=(crun --root "$W/crun-state")
@@ -76,11 +82,26 @@ netns() { ip netns add "$1"; ip -n "$1" link set lo up; }
 # bundle <dir> <id> <netns> [extra lower]: upper/work/rootfs dirs and config.json (runc's defaults with the backend's
 # lean mounts, capabilities, limits and CRIU config; generated before the clock starts, as the backend does in memory)
 bundle() {
-  local dir=$1 id=$2 ns=$3
-  mkdir -p "$dir/upper" "$dir/work" "$dir/rootfs"
-  jq --arg root "$dir/rootfs" --arg cg "/$CG/$id" --arg ns "/run/netns/$ns" --arg conf "$CRIU_CONF" --argjson caps "$CAPS" '
+  local dir=$1 id=$2 ns=$3 args mounts
+  mkdir -p "$dir/upper" "$dir/work" "$dir/rootfs" "$dir/envd"
+  if [[ $WORKLOAD == envd ]]; then # as HostParts.spec: tini, envd on the JDK bound read-only, its socket dir rw
+    args=$(jq -cn --arg java "$JDK/bin/java" --arg dist "$ENVD_DIST" '["/usr/bin/tini", "-s", "--", "/bin/sh", "-c",
+      "exec \"$0\" \"$@\" >>/var/log/agentenv-envd.log 2>&1", $java, "@\($dist)/jvm.options",
+      "-XX:AOTCache=\($dist)/envd.aot", "-jar", "\($dist)/agentenv-envd.jar", "--port", "49983",
+      "--unix-socket", "/run/envd/envd.sock"]')
+    mounts=$(jq -cn --arg jdk "$JDK" --arg dist "$ENVD_DIST" --arg sock "$dir/envd" '[
+      {destination: $jdk, type: "bind", source: $jdk, options: ["rbind", "ro", "nosuid", "nodev"]},
+      {destination: $dist, type: "bind", source: $dist, options: ["rbind", "ro", "nosuid", "nodev"]},
+      {destination: "/run/envd", type: "bind", source: $sock, options: ["rbind", "rw", "nosuid", "nodev", "noexec"]}]')
+  else
+    args='["/bin/sh", "-c", "exec </dev/null >/dev/null 2>&1; exec sleep infinity"]'
+    mounts='[]'
+  fi
+  jq --argjson args "$args" --argjson extra "$mounts" --arg root "$dir/rootfs" --arg cg "/$CG/$id" --arg ns "/run/netns/$ns" --arg conf "$CRIU_CONF" --argjson caps "$CAPS" '
       .process.terminal = false
-    | .process.args = ["/bin/sh", "-c", "exec </dev/null >/dev/null 2>&1; exec sleep infinity"]
+    | .process.args = $args
+    | .process.env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"]
+    | .mounts += $extra
     | .process.rlimits = [{type: "RLIMIT_NOFILE", hard: 16384, soft: 16384}]
     | .process.capabilities = {bounding: $caps, effective: $caps, permitted: $caps, inheritable: [], ambient: []}
     | .process.noNewPrivileges = false
@@ -91,6 +112,13 @@ bundle() {
     | .linux.resources = {devices: [{allow: false, type: "a", access: "rwm"}],
         memory: {limit: 536870912, swap: 536870912}, cpu: {quota: 100000, period: 100000}, pids: {limit: 1024}}
     | .annotations = {"org.criu.config": $conf}' "$W/spec.json" > "$dir/config.json"
+}
+# ready <dir>: the workload is up (envd: its unix socket exists; sleep: at once)
+ready() {
+  [[ $WORKLOAD == envd ]] || return 0
+  local i
+  for (( i = 0; i < 600; i++ )); do [[ -S $1/envd/envd.sock ]] && return 0; sleep 0.05; done
+  echo "envd did not start within 30 s in $1" >&2; return 1
 }
 overlay() { mount -t overlay overlay -o "lowerdir=$2,upperdir=$1/upper,workdir=$1/work" "$1/rootfs"; }
 # drop <runtime-array-name> <id> <dir>: delete the container, unmount, remove the dir
@@ -107,6 +135,9 @@ bench_bundle_runtime() { # <label> <runtime array name> <with CRIU: yes|no>
   local i t0 d c="$W/$label-c" cid="$PFX-$label-c"
   netns "$PFX-$label-a"; netns "$PFX-$label-b"
 
+  if [[ $WORKLOAD == envd ]]; then
+    bundle "$c" "$cid" "$PFX-$label-a"; overlay "$c" "$TPL"; quiet "${rt[@]}" run -d --bundle "$c" "$cid"; ready "$c"
+  else
   for (( i = 0; i < 3 + N; i++ )); do # time to interactive; 3 warm-up rounds
     d="$W/$label-tti"; bundle "$d" "$PFX-$label-tti" "$PFX-$label-a"
     t0=$(now_us)
@@ -131,6 +162,7 @@ bench_bundle_runtime() { # <label> <runtime array name> <with CRIU: yes|no>
   report "$label" "pause (cgroup freezer, in place)"
   for d in "${resume[@]}"; do SAMPLES+=("$(( d / 1000 )).$(printf '%03d' $(( d % 1000 )))"); done
   report "$label" "resume (cgroup freezer thaw)"
+  fi
 
   if [[ $criu != yes ]]; then
     skip "$label" "pause with memory (checkpoint to disk + stop)" "n/a: built without CRIU"
@@ -301,18 +333,22 @@ export PATH="$(dirname "$CRIU"):$PATH" # podman's runc and its CRIU version chec
 for runtime in "${RUNTIMES[@]}"; do
   case $runtime in
     runc) bench_bundle_runtime runc RUNC yes ;;
+    runc-envd)
+      [[ -f $ENVD_DIST/agentenv-envd.jar && -f $ENVD_DIST/envd.aot ]] \
+        || { echo "runc-envd needs envd built (mvn -B -q -pl agentenv-envd -am package -DskipTests)" >&2; exit 1; }
+      WORKLOAD=envd bench_bundle_runtime runc-envd RUNC yes ;;
     crun)
       # Debian's crun 1.8.1 refuses hybrid cgroups while cgroup2 still owns hugetlb; it runs in a private mount
       # namespace with hugetlb on its own v1 mount there (the host's mounts, and runc's view, stay as they are).
       if grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null; then
         unshare -m --propagation private env FLOOR_INNER=crun "$0" "$N" crun-inner
         mkdir -p "$W"
-        for (( i = 0; i < 50; i++ )); do # the kernel frees the unmounted v1 hierarchy a moment later
+        for (( i = 0; i < 300; i++ )); do # the kernel frees the unmounted v1 hierarchy once its last task is gone (seconds)
           grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.controllers && break
           sleep 0.1
         done
         grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.controllers \
-          || echo "warning: hugetlb had not returned to cgroup2 5 s after the crun run" >&2
+          || echo "warning: hugetlb had not returned to cgroup2 30 s after the crun run" >&2
       else
         bench_bundle_runtime crun CRUN no
       fi ;;

@@ -26,12 +26,15 @@ machine() {
     "kernel $(uname -r); runc $(runc --version | awk 'NR==1 {print $3}'), CRIU $("$(awk -F= '/^AENV_CRIU=/ {print $2}' /var/cache/agentenv/host.env)" --version | awk '/Version/ {print $2}')"
 }
 
+# Every part runs even when an earlier one failed; the exit status says whether all of them succeeded.
+failed=()
 machine "floor (raw runtimes)" | tee "$out/floor.txt"
-FLOOR_TSV="$out/floor.tsv" bench/floor/floor.sh "$N" runc crun podman 2>&1 | tee -a "$out/floor.txt"
+FLOOR_TSV="$out/floor.tsv" bench/floor/floor.sh "$N" runc crun podman 2>&1 | tee -a "$out/floor.txt" || failed+=(floor)
 machine "our stack through the e2b SDK" | tee "$out/sdk.txt"
-node bench/container/sdk.mjs "$N" 2>&1 | tee -a "$out/sdk.txt"
+node bench/container/sdk.mjs "$N" 2>&1 | tee -a "$out/sdk.txt" || failed+=(sdk)
 machine "our backend through the SPI (warm pool 2)" | tee "$out/spi.txt"
-bench/container/run.sh "$N" 2 2>&1 | tee -a "$out/spi.txt"
+bench/container/run.sh "$N" 2 2>&1 | tee -a "$out/spi.txt" || failed+=(spi)
 echo
-awk -f bench/floor/table.awk "$out/floor.tsv"
+[[ -s $out/floor.tsv ]] && awk -f bench/floor/table.awk "$out/floor.tsv"
 echo "raw outputs: $out"
+if (( ${#failed[@]} )); then echo "failed parts: ${failed[*]} (see their output above)" >&2; exit 1; fi
