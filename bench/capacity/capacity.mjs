@@ -147,6 +147,11 @@ try {
     }
   }
   await sleep(5000) // let the last ones settle (envd's JIT and GC after /init)
+  // CPU the idle sandboxes use together (cpuacct of their parent cgroup over 10 s), to tell idle load from others'
+  const cpuNs = () => Number(cgroupFile('cpuacct', 'cpuacct.usage').trim() || NaN)
+  const cpu0 = cpuNs()
+  await sleep(10_000)
+  const idleCpuPct = (cpuNs() - cpu0) / 1e7 // ns over 10 s -> percent of one CPU
   const mem = meminfo()
   const stat = memoryStat()
   const n = ids.length
@@ -155,8 +160,10 @@ try {
   if (stop.status) {
     console.log(`  API answer: HTTP ${stop.status} ${stop.body.slice(0, 400)}`)
     const failedId = /sandbox (\S+) could not/.exec(stop.body)?.[1]
-    const log = server.output().split('\n').filter((l) => (failedId && l.includes(failedId)) || /slot|exhaust|memory|ENOMEM|Cannot allocate/i.test(l))
-    for (const line of log.slice(-6)) console.log(`  server log: ${line.slice(0, 600)}`)
+    const lines = server.output().split('\n')
+    const at = failedId ? lines.findIndex((l) => l.includes(failedId) && /failed/.test(l)) : -1
+    const causes = at < 0 ? [] : lines.slice(at, at + 200).filter((l, i) => i === 0 || /^(Caused by|\S*Exception)/.test(l))
+    for (const line of causes.slice(0, 6)) console.log(`  server log: ${line.slice(0, 600)}`)
   }
   if (n > 0) {
     console.log(`  create latency: first 10 p50 ${pct(createMs.slice(0, 10), 0.5).toFixed(0)} ms, last 10 p50 ` +
@@ -166,6 +173,8 @@ try {
       `${mib((stat.total_rss + stat.total_cache) / 1048576 / n)}`)
     console.log(`  host MemAvailable drop per sandbox: ${mib((memStart.MemAvailable - mem.MemAvailable) / n)}; ` +
       `tasks (threads) per sandbox: ${(threads / n).toFixed(1)} (kernel.pid_max ${readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim()})`)
+    console.log(`  CPU of all ${n} idle sandboxes together over 10 s: ${idleCpuPct.toFixed(1)} % of one CPU ` +
+      `(${(idleCpuPct / n * 10).toFixed(2)} ‰ each)`)
   }
   if (memoryLimitMiB !== null) {
     const list = await (await fetch(`${server.url}/sandboxes`, { headers })).json()

@@ -74,7 +74,21 @@ report() {
   SAMPLES=()
 }
 skip() { printf '%-7s %-62s %s\n' "$1" "$2" "$3"; [[ -z ${FLOOR_TSV:-} ]] || printf '%s\t%s\t-\t-\t-\t%s\n' "$1" "$2" "$3" >> "$FLOOR_TSV"; }
-quiet() { "$@" </dev/null >/dev/null 2>"$W/last.err" || { echo "failed: $*" >&2; tail -5 "$W/last.err" >&2; return 1; }; }
+# quiet <command...>: runs it without stdio; on failure shows its stderr and, for CRIU steps, the end of CRIU's log
+# (a detached container's init inherits the runtime's stdio, so run/restore get /dev/null for stderr too: CRIU
+# cannot dump a host file outside the container's mounts)
+quiet() {
+  local err="$W/last.err" a prev="" log
+  for a in "$@"; do [[ $a == run || $a == restore ]] && err=/dev/null; done
+  "$@" </dev/null >/dev/null 2>"$err" && return 0
+  echo "failed: $*" >&2
+  [[ $err == /dev/null ]] || tail -5 "$err" >&2
+  for a in "$@"; do
+    if [[ $prev == --work-path ]]; then for log in "$a"/*.log; do [[ -f $log ]] && cp "$log" "/tmp/agentenv-floor-$(basename "$log")"; grep -m3 "Error" "$log" >&2; tail -3 "$log" >&2; done; fi
+    prev=$a
+  done
+  return 1
+}
 
 # ---- raw OCI bundles (runc and crun) ---------------------------------------------------------------------------
 # netns <name>: a network namespace with loopback up (pre-created, as the backend's pool does, so never timed)
@@ -85,13 +99,13 @@ bundle() {
   local dir=$1 id=$2 ns=$3 args mounts
   mkdir -p "$dir/upper" "$dir/work" "$dir/rootfs" "$dir/envd"
   if [[ $WORKLOAD == envd ]]; then # as HostParts.spec: tini, envd on the JDK bound read-only, its socket dir rw
-    args=$(jq -cn --arg java "$JDK/bin/java" --arg dist "$ENVD_DIST" '["/usr/bin/tini", "-s", "--", "/bin/sh", "-c",
+    args=$(jq -cn --arg java "$JDK/bin/java" --arg dist /opt/agentenv-envd '["/usr/bin/tini", "-s", "--", "/bin/sh", "-c",
       "exec \"$0\" \"$@\" >>/var/log/agentenv-envd.log 2>&1", $java, "@\($dist)/jvm.options",
       "-XX:AOTCache=\($dist)/envd.aot", "-jar", "\($dist)/agentenv-envd.jar", "--port", "49983",
       "--unix-socket", "/run/envd/envd.sock"]')
-    mounts=$(jq -cn --arg jdk "$JDK" --arg dist "$ENVD_DIST" --arg sock "$dir/envd" '[
+    mounts=$(jq -cn --arg jdk "$JDK" --arg dist "$W/envd-dist" --arg sock "$dir/envd" '[
       {destination: $jdk, type: "bind", source: $jdk, options: ["rbind", "ro", "nosuid", "nodev"]},
-      {destination: $dist, type: "bind", source: $dist, options: ["rbind", "ro", "nosuid", "nodev"]},
+      {destination: "/opt/agentenv-envd", type: "bind", source: $dist, options: ["rbind", "ro", "nosuid", "nodev"]},
       {destination: "/run/envd", type: "bind", source: $sock, options: ["rbind", "rw", "nosuid", "nodev", "noexec"]}]')
   else
     args='["/bin/sh", "-c", "exec </dev/null >/dev/null 2>&1; exec sleep infinity"]'
@@ -336,6 +350,10 @@ for runtime in "${RUNTIMES[@]}"; do
     runc-envd)
       [[ -f $ENVD_DIST/agentenv-envd.jar && -f $ENVD_DIST/envd.aot ]] \
         || { echo "runc-envd needs envd built (mvn -B -q -pl agentenv-envd -am package -DskipTests)" >&2; exit 1; }
+      # a private copy, as the backend makes one (a rebuild of agentenv-envd/target must not pull the files away
+      # from a running JVM: CRIU cannot dump a deleted mapped file of that size)
+      rm -rf "$W/envd-dist"; mkdir -p "$W/envd-dist"
+      cp -a "$ENVD_DIST"/{agentenv-envd.jar,jvm.options,envd.aot,lib} "$W/envd-dist/"
       WORKLOAD=envd bench_bundle_runtime runc-envd RUNC yes ;;
     crun)
       # Debian's crun 1.8.1 refuses hybrid cgroups while cgroup2 still owns hugetlb; it runs in a private mount
