@@ -69,11 +69,11 @@ report() {
   p50=${sorted[$(( (n * 50 + 99) / 100 - 1 ))]}
   p95=${sorted[$(( (n * 95 + 99) / 100 - 1 ))]}
   max=${sorted[$(( n - 1 ))]}
-  printf '%-7s %-62s n=%3d  p50 %8.1f ms  p95 %8.1f ms  max %8.1f ms\n' "$rt" "$what" "$n" "$p50" "$p95" "$max"
+  printf '%-9s %-62s n=%3d  p50 %8.1f ms  p95 %8.1f ms  max %8.1f ms\n' "$rt" "$what" "$n" "$p50" "$p95" "$max"
   [[ -z ${FLOOR_TSV:-} ]] || printf '%s\t%s\t%d\t%.1f\t%.1f\t%.1f\n' "$rt" "$what" "$n" "$p50" "$p95" "$max" >> "$FLOOR_TSV"
   SAMPLES=()
 }
-skip() { printf '%-7s %-62s %s\n' "$1" "$2" "$3"; [[ -z ${FLOOR_TSV:-} ]] || printf '%s\t%s\t-\t-\t-\t%s\n' "$1" "$2" "$3" >> "$FLOOR_TSV"; }
+skip() { printf '%-9s %-62s %s\n' "$1" "$2" "$3"; [[ -z ${FLOOR_TSV:-} ]] || printf '%s\t%s\t-\t-\t-\t%s\n' "$1" "$2" "$3" >> "$FLOOR_TSV"; }
 # quiet <command...>: runs it without stdio; on failure shows its stderr and, for CRIU steps, the end of CRIU's log
 # (a detached container's init inherits the runtime's stdio, so run/restore get /dev/null for stderr too: CRIU
 # cannot dump a host file outside the container's mounts)

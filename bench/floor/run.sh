@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Our stack and the floor in one run, so the tables compare numbers taken minutes apart on one machine state:
-#   1. the floor: raw runc + CRIU, Debian's crun 1.8.1 and podman 4.3.1 doing the same operations (bench/floor/floor.sh)
+#   1. the floor: raw runc + CRIU (with `sleep`, and with envd as the workload), Debian's crun 1.8.1 and podman 4.3.1
+#      doing the same operations (bench/floor/floor.sh)
 #   2. our stack through the npm e2b SDK, server and proxy (bench/container/sdk.mjs)
 #   3. our backend alone, through the SPI (bench/container/run.sh <n> 2: warm pool of 2, as the SDK run)
 # Run as root from anywhere:
@@ -23,13 +24,13 @@ out=$(mktemp -d /tmp/agentenv-floor-run.XXXXXX)
 machine() {
   echo "== $1: $(date -u +%Y-%m-%dT%H:%M:%SZ); load average $(cut -d' ' -f1-3 /proc/loadavg);" \
     "$(nproc) vCPU $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(free -g | awk '/Mem:/ {print $2}') GiB;" \
-    "kernel $(uname -r); runc $(runc --version | awk 'NR==1 {print $3}'), CRIU $("$(awk -F= '/^AENV_CRIU=/ {print $2}' /var/cache/agentenv/host.env)" --version | awk '/Version/ {print $2}')"
+    "kernel $(uname -r); runc $(runc --version | awk 'NR==1 {print $3}'), CRIU $(basename "$(readlink -f "$(dirname "$(dirname "$(awk -F= '/^AENV_CRIU=/ {print $2}' /var/cache/agentenv/host.env)")")")")"
 }
 
 # Every part runs even when an earlier one failed; the exit status says whether all of them succeeded.
 failed=()
 machine "floor (raw runtimes)" | tee "$out/floor.txt"
-FLOOR_TSV="$out/floor.tsv" bench/floor/floor.sh "$N" runc crun podman 2>&1 | tee -a "$out/floor.txt" || failed+=(floor)
+FLOOR_TSV="$out/floor.tsv" bench/floor/floor.sh "$N" runc runc-envd crun podman 2>&1 | tee -a "$out/floor.txt" || failed+=(floor)
 machine "our stack through the e2b SDK" | tee "$out/sdk.txt"
 node bench/container/sdk.mjs "$N" 2>&1 | tee -a "$out/sdk.txt" || failed+=(sdk)
 machine "our backend through the SPI (warm pool 2)" | tee "$out/spi.txt"
