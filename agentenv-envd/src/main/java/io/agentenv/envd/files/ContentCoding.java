@@ -24,7 +24,7 @@ enum ContentCoding {
         record Choice(String coding, double quality) {}
         List<Choice> choices = new ArrayList<>();
         for (String item : acceptEncoding.split(",")) {
-            String[] parts = item.split(";");
+            String[] parts = item.split(";", -1); // -1: a bare ";" gives an empty coding, not an empty array
             String coding = parts[0].trim().toLowerCase(Locale.ROOT);
             double quality = 1.0;
             for (int i = 1; i < parts.length; i++) {
@@ -72,7 +72,7 @@ enum ContentCoding {
         if (contentEncoding == null || contentEncoding.isBlank()) {
             return Optional.of(IDENTITY);
         }
-        return switch (contentEncoding.split(";")[0].trim().toLowerCase(Locale.ROOT)) {
+        return switch (contentEncoding.split(";", 2)[0].trim().toLowerCase(Locale.ROOT)) {
             case "identity" -> Optional.of(IDENTITY);
             case "gzip", "x-gzip" -> Optional.of(GZIP);
             default -> Optional.empty();
