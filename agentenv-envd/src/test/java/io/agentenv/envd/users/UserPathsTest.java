@@ -1,42 +1,70 @@
 package io.agentenv.envd.users;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.params.provider.Arguments.argumentSet;
 
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import java.util.SplittableRandom;
+import java.util.random.RandomGenerator;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
+/**
+ * Path resolution, on hand-picked edge paths and {@value #TRIES} generated ones. Every generated path is built from
+ * its own seed, shown in its name; {@code path(new SplittableRandom(seed))} rebuilds it alone.
+ */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class UserPathsTest {
     private static final UserAccount USER = new UserAccount("user", 1000, 1000, List.of(1000), Path.of("/home/user"), "/bin/bash");
+    private static final long SEED = 0xE2B_0002L;
+    private static final int TRIES = 1000;
+    private static final int MAX_SEGMENTS = 6;
+    private static final List<String> PREFIXES = List.of("", "/", "~/");
+    private static final List<String> SPECIAL_SEGMENTS = List.of(".", "..", "~", "a b", "x");
 
-    @Provide
-    Arbitrary<String> paths() {
-        Arbitrary<String> segment = Arbitraries.oneOf(Arbitraries.of(".", "..", "~", "a b", "x"),
-                Arbitraries.strings().withCharRange('a', 'z').ofMinLength(1).ofMaxLength(5));
-        return segment.list().ofMaxSize(6).flatMap(parts -> Arbitraries.of("", "/", "~/").map(p -> p + String.join("/", parts)));
+    /** Maven's report names a failing case by its index only: put the case's name, with its seed, in the failure. */
+    @RegisterExtension
+    static final TestExecutionExceptionHandler NAME_THE_FAILING_CASE = (context, failure) -> {
+        throw new AssertionError(context.getDisplayName() + " failed: " + failure, failure);
+    };
+
+    static Stream<Arguments> paths() {
+        Stream<Arguments> edges = Stream.of("", "/", "~", "~/", ".", "..", "~/..", "/..", "../../../../../../..",
+                        "~/../../../..", "~/~", "./~", "~user", "a b/~/x", "x/./../..", "a//b", "~//x", "trailing/", "...",
+                        "x/x/x/x/x/x", "abcde/abcde/abcde/abcde/abcde/abcde")
+                .map(path -> argumentSet("'" + path + "'", path));
+        Stream<Arguments> generated = new SplittableRandom(SEED).longs(TRIES)
+                .mapToObj(seed -> argumentSet("seed 0x" + Long.toHexString(seed), path(new SplittableRandom(seed))));
+        return Stream.concat(edges, generated);
     }
 
-    @Property
-    void every_resolved_path_is_absolute_and_normalized(@ForAll("paths") String path) {
+    @ParameterizedTest
+    @MethodSource("paths")
+    void every_resolved_path_is_absolute_and_normalized(String path) {
         Path resolved = UserPaths.resolve(path, USER, Optional.empty());
-        assertThat(resolved.isAbsolute()).isTrue();
-        assertThat(resolved).isEqualTo(resolved.normalize());
+        assertThat(resolved.isAbsolute()).as("'%s' resolves to %s", path, resolved).isTrue();
+        assertThat(resolved).as("'%s' resolves to %s", path, resolved).isEqualTo(resolved.normalize());
     }
 
-    @Property
-    void absolute_paths_do_not_depend_on_the_user_or_the_workdir(@ForAll("paths") String path) {
+    @ParameterizedTest
+    @MethodSource("paths")
+    void absolute_paths_do_not_depend_on_the_user_or_the_workdir(String path) {
         String absolute = "/" + path;
         assertThat(UserPaths.resolve(absolute, USER, Optional.of(Path.of("/work"))))
                 .isEqualTo(Path.of(absolute).normalize());
     }
 
-    @Example
+    @Test
     void tilde_expands_to_home_and_relative_paths_use_the_workdir_or_home() {
         assertThat(UserPaths.resolve("~", USER, Optional.empty())).isEqualTo(Path.of("/home/user"));
         assertThat(UserPaths.resolve("~/a/../b", USER, Optional.empty())).isEqualTo(Path.of("/home/user/b"));
@@ -44,5 +72,28 @@ class UserPathsTest {
         assertThat(UserPaths.resolve("file.txt", USER, Optional.of(Path.of("/work")))).isEqualTo(Path.of("/work/file.txt"));
         assertThat(UserPaths.resolve("", USER, Optional.empty())).isEqualTo(Path.of("/home/user"));
         assertThat(UserPaths.resolve("../../etc", USER, Optional.empty())).isEqualTo(Path.of("/etc"));
+    }
+
+    /**
+     * A prefix ({@code ""}, {@code "/"} or {@code "~/"}) and up to {@value #MAX_SEGMENTS} segments, each either a
+     * special one ({@code .}, {@code ..}, {@code ~}, one with a space) or one to five lowercase letters.
+     */
+    static String path(RandomGenerator random) {
+        String prefix = PREFIXES.get(random.nextInt(PREFIXES.size()));
+        return Stream.generate(() -> segment(random))
+                .limit(random.nextInt(MAX_SEGMENTS + 1))
+                .collect(Collectors.joining("/", prefix, ""));
+    }
+
+    private static String segment(RandomGenerator random) {
+        if (random.nextBoolean()) {
+            return SPECIAL_SEGMENTS.get(random.nextInt(SPECIAL_SEGMENTS.size()));
+        }
+        int length = random.nextInt(1, 6);
+        StringBuilder letters = new StringBuilder(length);
+        for (int i = 0; i < length; i++) {
+            letters.append((char) random.nextInt('a', 'z' + 1));
+        }
+        return letters.toString();
     }
 }
