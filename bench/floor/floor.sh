@@ -321,7 +321,7 @@ cleanup() {
 leftovers() {
   local found=0 c
   if awk -v w="$W/" 'index($5, w) == 1' /proc/self/mountinfo | grep -q .; then echo "left: mounts under $W" >&2; found=1; fi
-  if ip netns list | awk '{print $1}' | grep -q "^$PFX-"; then echo "left: netns $PFX-*" >&2; found=1; fi
+  if ip netns list 2>/dev/null | awk '{print $1}' | grep -q "^$PFX-"; then echo "left: netns $PFX-*" >&2; found=1; fi
   for c in /sys/fs/cgroup/*/"$CG" /sys/fs/cgroup/*/"$CG-podman"; do [[ -d $c ]] && { echo "left: cgroup $c" >&2; found=1; }; done
   if command -v podman >/dev/null && "${PODMAN[@]}" ps -a --format '{{.Names}}' | grep -q "^$PFX-"; then echo "left: podman containers" >&2; found=1; fi
   if pgrep -f "$W/" >/dev/null; then echo "left: processes under $W" >&2; found=1; fi
