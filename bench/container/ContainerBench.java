@@ -67,6 +67,10 @@ public class ContainerBench {
                 "run_dir", "/run/agentenv/bench", "cgroup_parent", "agentenv-tests", "first_slot", "9216",
                 "max_sandboxes", "64", "warm_slots", "24", "id_prefix", "bench-", "envd_dir", envd.toString()));
         settings.putAll(Map.of("cpu_count", "1", "memory_mb", "512", "pool_size", poolSize));
+        String hostEnv = System.getenv("AENV_BENCH_HOST_ENV"); // another host.env (e.g. another CRIU build) for A/B runs
+        if (hostEnv != null) {
+            settings.put("host_env", hostEnv);
+        }
         factory.initialize(new BackendContext(work, settings));
         System.out.printf(Locale.ROOT, "warm pool size %s%s%n", poolSize,
                 gapMillis > 0 ? " (sequential creates " + gapMillis + " ms apart, so the pool refills in between)" : "");
