@@ -275,3 +275,27 @@ hostTest('e2b 2.50 (v1 create and connect routes): commands and files, pause and
     await sbx.kill()
   }
 })
+
+hostTest('getMetrics reports the sandbox’s own CPU and memory limits, and logs come from its envd', async () => {
+  await withSandbox(async (sbx) => {
+    const info = await sbx.getInfo()
+    await sbx.commands.run('echo metrics-probe')
+    const metrics = await waitFor(async () => {
+      const m = await sbx.getMetrics()
+      return m.length > 0 ? m : null
+    }, { timeoutMs: 30_000, what: 'a metrics sample' })
+    const last = metrics[metrics.length - 1]
+    assert.ok(!Number.isNaN(last.timestamp.getTime()), 'timestamp is a valid date')
+    assert.ok(Math.abs(Date.now() - last.timestamp.getTime()) < 120_000, 'timestamp is recent')
+    assert.equal(last.cpuCount, info.cpuCount, 'cpuCount is the sandbox’s, not the host’s')
+    const limitBytes = info.memoryMB * 1024 * 1024
+    assert.ok(last.memTotal > 0 && last.memTotal <= limitBytes, `memTotal ${last.memTotal} is within the sandbox limit ${limitBytes}`)
+    assert.ok(last.memUsed > 0 && last.memUsed <= last.memTotal, 'memUsed is within memTotal')
+    assert.ok(last.diskTotal > 0 && last.diskUsed >= 0 && last.diskUsed <= last.diskTotal, 'disk figures are consistent')
+
+    const res = await fetch(`${server.url}/v2/sandboxes/${sbx.sandboxId}/logs`, { headers: { 'X-API-Key': server.apiKey } })
+    assert.equal(res.status, 200)
+    const body = await res.json()
+    assert.ok(Array.isArray(body.logs) && body.logs.length > 0, 'envd’s log has entries')
+  })
+})
