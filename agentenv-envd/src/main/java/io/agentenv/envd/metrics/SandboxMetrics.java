@@ -5,22 +5,20 @@ import static java.util.Objects.requireNonNull;
 import java.io.IOException;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntSupplier;
 
 /**
  * Reads the CPU, memory and disk use of the sandbox envd runs in. Inside a container the kernel's {@code /proc} shows
- * the host, so the sandbox's own cgroup (v2, found through {@code /proc/self/cgroup}) is preferred when it exists:
- * CPU time from {@code cpu.stat}, memory from {@code memory.current}/{@code memory.max}/{@code memory.stat}; otherwise
- * {@code /proc/stat} and {@code /proc/meminfo} (as E2B's envd does in its VM). CPU use is the share of the available
+ * the host, so the sandbox's own cgroup (v2 or v1, found by {@link OwnCgroups}) is preferred when it exists: its CPU
+ * time and its memory limit, usage and page cache ({@link CgroupV2}, {@link CgroupV1}); otherwise {@code /proc/stat}
+ * and {@code /proc/meminfo} (as E2B's envd does in its VM). Memory used never counts page cache, whichever the source. CPU use is the share of the available
  * CPUs used since the previous reading (since boot or cgroup creation on the first). Disk is the filesystem of
  * {@code /}. Safe for concurrent use.
  */
@@ -35,7 +33,7 @@ public final class SandboxMetrics {
 
     /**
      * @param proc where procfs is mounted ({@code /proc})
-     * @param cgroupRoot where cgroup v2 is mounted ({@code /sys/fs/cgroup})
+     * @param cgroupRoot where the cgroup filesystems are mounted ({@code /sys/fs/cgroup}); nothing outside it is read
      * @param disk a path on the filesystem to report ({@code /})
      * @param cpus the CPUs the sandbox may use (the JVM's view honours cgroup quotas and affinity)
      * @param started when the sandbox (envd) started: the first cgroup CPU reading covers the time since then
@@ -58,7 +56,7 @@ public final class SandboxMetrics {
     MetricsSample sample() throws IOException {
         Instant now = clock.instant();
         int cpuCount = Math.max(1, cpus.getAsInt());
-        Optional<Path> cgroup = ownCgroup();
+        Optional<OwnCgroup> cgroup = OwnCgroups.find(proc, cgroupRoot);
         double cpuPercent = cpuPercent(cgroup, now, cpuCount);
         Memory memory = memory(cgroup);
         FileStore store = Files.getFileStore(disk);
@@ -68,27 +66,9 @@ public final class SandboxMetrics {
                 memory.cache(), diskUsed, diskTotal);
     }
 
-    /** The cgroup v2 directory of this process, if cgroup v2 is mounted and readable. */
-    private Optional<Path> ownCgroup() {
-        try {
-            for (String line : Files.readAllLines(proc.resolve("self/cgroup"))) {
-                if (line.startsWith("0::")) {
-                    String relative = line.substring(3).replaceFirst("^/+", "");
-                    Path dir = relative.isEmpty() ? cgroupRoot : cgroupRoot.resolve(relative).normalize();
-                    if (dir.startsWith(cgroupRoot) && Files.isRegularFile(dir.resolve("cgroup.procs"))) {
-                        return Optional.of(dir);
-                    }
-                }
-            }
-        } catch (IOException e) {
-            // no cgroup v2 view: fall back to /proc
-        }
-        return Optional.empty();
-    }
-
     private record CpuReading(Instant at, double busySeconds, double totalSeconds) {}
 
-    private double cpuPercent(Optional<Path> cgroup, Instant now, int cpuCount) throws IOException {
+    private double cpuPercent(Optional<OwnCgroup> cgroup, Instant now, int cpuCount) throws IOException {
         CpuReading current = cgroupCpu(cgroup, now, cpuCount).orElse(null);
         CpuReading baseline = null;
         if (current == null) {
@@ -114,17 +94,17 @@ public final class SandboxMetrics {
     }
 
     /** Busy CPU seconds of the cgroup against the wall time elapsed times the CPUs it may use. */
-    private Optional<CpuReading> cgroupCpu(Optional<Path> cgroup, Instant now, int cpuCount) throws IOException {
-        if (cgroup.isEmpty() || cgroup.get().equals(cgroupRoot)) {
-            return Optional.empty(); // the root cgroup has no cpu.stat worth reading: that is the whole host
-        }
-        Map<String, Long> stat = keyValues(cgroup.get().resolve("cpu.stat"));
-        Long usage = stat.get("usage_usec");
-        if (usage == null) {
+    private static Optional<CpuReading> cgroupCpu(Optional<OwnCgroup> cgroup, Instant now, int cpuCount)
+            throws IOException {
+        if (cgroup.isEmpty()) {
             return Optional.empty();
         }
-        double nanosOfEpoch = now.getEpochSecond() + now.getNano() / 1e9;
-        return Optional.of(new CpuReading(now, usage / 1e6, nanosOfEpoch * cpuCount));
+        OptionalLong usage = cgroup.get().cpuNanos();
+        if (usage.isEmpty()) {
+            return Optional.empty();
+        }
+        double secondsOfEpoch = now.getEpochSecond() + now.getNano() / 1e9;
+        return Optional.of(new CpuReading(now, usage.getAsLong() / 1e9, secondsOfEpoch * cpuCount));
     }
 
     /** Busy jiffies against all jiffies, from the first line of {@code /proc/stat}. */
@@ -145,19 +125,19 @@ public final class SandboxMetrics {
 
     private record Memory(long total, long used, long cache) {}
 
-    private Memory memory(Optional<Path> cgroup) throws IOException {
-        Map<String, Long> meminfo = keyValues(proc.resolve("meminfo"));
+    /**
+     * The cgroup's limit (the host's memory when unlimited or larger), its usage without page cache (as E2B's envd
+     * reports it) and that cache; from {@code /proc/meminfo} without a readable memory cgroup.
+     */
+    private Memory memory(Optional<OwnCgroup> cgroup) throws IOException {
+        Map<String, Long> meminfo = KernelFiles.keyValues(proc.resolve("meminfo"));
         long hostTotal = kib(meminfo, "MemTotal");
-        if (cgroup.isPresent() && !cgroup.get().equals(cgroupRoot)) {
-            Optional<Long> limit = readLimit(cgroup.get().resolve("memory.max"));
-            Optional<Long> current = readLimit(cgroup.get().resolve("memory.current"));
-            if (current.isPresent()) {
-                Map<String, Long> stat = keyValues(cgroup.get().resolve("memory.stat"));
-                long cache = stat.getOrDefault("file", 0L);
-                long total = limit.filter(l -> l < hostTotal).orElse(hostTotal);
-                long used = Math.max(0, current.get() - cache);
-                return new Memory(total, Math.min(used, total), cache);
-            }
+        Optional<CgroupMemory> own = cgroup.isPresent() ? cgroup.get().memory() : Optional.empty();
+        if (own.isPresent()) {
+            CgroupMemory m = own.get();
+            long total = m.limit().filter(l -> l < hostTotal).orElse(hostTotal);
+            long used = Math.max(0, m.usage() - m.cache());
+            return new Memory(total, Math.min(used, total), m.cache());
         }
         long free = kib(meminfo, "MemFree");
         long buffers = kib(meminfo, "Buffers");
@@ -171,39 +151,5 @@ public final class SandboxMetrics {
 
     private static long kib(Map<String, Long> meminfo, String key) {
         return meminfo.getOrDefault(key, 0L) * 1024;
-    }
-
-    /** A single-number cgroup file; empty for "max" or when missing. */
-    private static Optional<Long> readLimit(Path file) throws IOException {
-        try {
-            String text = Files.readString(file).trim();
-            return text.equals("max") ? Optional.empty() : Optional.of(Long.parseLong(text));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } catch (NumberFormatException e) {
-            throw new IOException("unexpected content in " + file, e);
-        }
-    }
-
-    /** Lines like {@code key value [unit]} or {@code Key: value kB} as key to number. */
-    private static Map<String, Long> keyValues(Path file) throws IOException {
-        Map<String, Long> out = new HashMap<>();
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file);
-        } catch (NoSuchFileException e) {
-            return out;
-        }
-        for (String line : lines) {
-            String[] f = line.trim().split("[:\\s]+");
-            if (f.length >= 2) {
-                try {
-                    out.put(f[0], Long.parseLong(f[1]));
-                } catch (NumberFormatException e) {
-                    // not a numeric line
-                }
-            }
-        }
-        return out;
     }
 }

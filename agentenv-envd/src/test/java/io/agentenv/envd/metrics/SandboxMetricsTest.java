@@ -118,6 +118,181 @@ class SandboxMetricsTest {
         assertThat(metrics.sample().memTotal()).isEqualTo(8_000_000L * 1024);
     }
 
+    private static final String V1_LINES = """
+            9:name=systemd:/agentenv/sbx1
+            4:memory:/agentenv/sbx1
+            2:cpuacct:/agentenv/sbx1
+            1:cpu:/agentenv/sbx1
+            0::/""";
+    private static final long MIB = 1024 * 1024;
+    private static final String V1_NO_LIMIT = "9223372036854771712";
+
+    /** A cgroup v1 memory dir: usage includes the cache, as the kernel reports it. */
+    private static Path v1Memory(Path dir, String limit, long usage, String stat) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("memory.limit_in_bytes"), limit + "\n");
+        Files.writeString(dir.resolve("memory.usage_in_bytes"), usage + "\n");
+        Files.writeString(dir.resolve("memory.stat"), stat);
+        return dir;
+    }
+
+    private static Path v1Cpuacct(Path dir, long usageNanos) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("cpuacct.usage"), usageNanos + "\n");
+        return dir;
+    }
+
+    /** What a hierarchy's root holds and a container's own cgroup does not. */
+    private static void markHierarchyRoot(Path mount) throws IOException {
+        Files.createDirectories(mount);
+        Files.writeString(mount.resolve("release_agent"), "\n");
+    }
+
+    @Test
+    void on_cgroup_v1_a_container_whose_mounts_are_its_own_cgroups_reports_its_limit_and_cpu() throws IOException {
+        Path proc = proc(V1_LINES); // the host's path, while runc mounted the sandbox's own dir at <root>/memory
+        Path root = temp.resolve("cgroup");
+        v1Memory(root.resolve("memory"), Long.toString(512 * MIB), 300 * MIB,
+                "cache 10\nrss 1\ntotal_cache " + 100 * MIB + "\ntotal_rss " + 200 * MIB + "\n");
+        Path cpuacct = v1Cpuacct(root.resolve("cpuacct"), 1_000_000_000L);
+        SandboxMetrics metrics = new SandboxMetrics(proc, root, temp, clock(), () -> 2, T0.minusSeconds(10));
+
+        MetricsSample first = metrics.sample();
+        now.set(T0.plusSeconds(1));
+        Files.writeString(cpuacct.resolve("cpuacct.usage"), "2000000000\n"); // 1 CPU-second in 1 s of 2 CPUs
+        MetricsSample second = metrics.sample();
+
+        assertThat(first.memTotal()).isEqualTo(512 * MIB);
+        assertThat(first.memUsed()).isEqualTo(200 * MIB); // usage without the page cache, as for v2
+        assertThat(first.memCache()).isEqualTo(100 * MIB);
+        assertThat(first.cpuUsedPercent()).isEqualTo(5.0); // 1 s busy over 10 s of 2 CPUs since start
+        assertThat(second.cpuUsedPercent()).isEqualTo(50.0);
+        assertThat(first.cpuCount()).isEqualTo(2);
+    }
+
+    @Test
+    void on_cgroup_v1_a_whole_hierarchy_mount_is_followed_down_the_host_path() throws IOException {
+        Path proc = proc(V1_LINES.replace("2:cpuacct:", "2:cpu,cpuacct:").replace("1:cpu:/agentenv/sbx1\n", ""));
+        Path root = temp.resolve("cgroup");
+        markHierarchyRoot(root.resolve("memory"));
+        v1Memory(root.resolve("memory"), V1_NO_LIMIT, 5000 * MIB, "total_cache 1\n");
+        v1Memory(root.resolve("memory/agentenv/sbx1"), Long.toString(256 * MIB), 64 * MIB,
+                "total_cache " + 16 * MIB + "\n");
+        markHierarchyRoot(root.resolve("cpu,cpuacct"));
+        v1Cpuacct(root.resolve("cpu,cpuacct"), 900_000_000_000L);
+        v1Cpuacct(root.resolve("cpu,cpuacct/agentenv/sbx1"), 2_000_000_000L);
+        SandboxMetrics metrics = new SandboxMetrics(proc, root, temp, clock(), () -> 1, T0.minusSeconds(10));
+
+        MetricsSample sample = metrics.sample();
+
+        assertThat(sample.memTotal()).isEqualTo(256 * MIB);
+        assertThat(sample.memUsed()).isEqualTo(48 * MIB);
+        assertThat(sample.memCache()).isEqualTo(16 * MIB);
+        assertThat(sample.cpuUsedPercent()).isEqualTo(20.0); // 2 s busy over 10 s of 1 CPU
+    }
+
+    @Test
+    void on_cgroup_v1_no_limit_reports_the_hosts_memory_unless_a_parent_limits_it() throws IOException {
+        Path root = temp.resolve("cgroup");
+        Path memory = v1Memory(root.resolve("memory"), V1_NO_LIMIT, 30 * MIB, "cache " + 10 * MIB + "\n");
+        SandboxMetrics metrics = new SandboxMetrics(proc(V1_LINES), root, temp, clock(), () -> 1, T0);
+
+        MetricsSample unlimited = metrics.sample();
+        Files.writeString(memory.resolve("memory.stat"),
+                "cache " + 10 * MIB + "\nhierarchical_memory_limit " + 1024 * MIB + "\n");
+        MetricsSample limitedByParent = metrics.sample();
+
+        assertThat(unlimited.memTotal()).isEqualTo(8_000_000L * 1024);
+        assertThat(unlimited.memUsed()).isEqualTo(20 * MIB); // "cache" counts when there is no total_cache
+        assertThat(unlimited.memCache()).isEqualTo(10 * MIB);
+        assertThat(limitedByParent.memTotal()).isEqualTo(1024 * MIB);
+    }
+
+    @Test
+    void on_cgroup_v1_missing_controller_files_fall_back_to_proc_one_by_one() throws IOException {
+        Path root = temp.resolve("cgroup");
+        Files.createDirectories(root.resolve("memory")); // mounted but without usage_in_bytes
+        v1Cpuacct(root.resolve("cpuacct"), 1_000_000_000L);
+        SandboxMetrics cpuOnly = new SandboxMetrics(proc(V1_LINES), root, temp, clock(), () -> 2, T0.minusSeconds(10));
+
+        MetricsSample sample = cpuOnly.sample();
+
+        assertThat(sample.memTotal()).isEqualTo(8_000_000L * 1024);
+        assertThat(sample.memCache()).isEqualTo(2_000_000L * 1024);
+        assertThat(sample.cpuUsedPercent()).isEqualTo(5.0);
+
+        Files.delete(root.resolve("cpuacct/cpuacct.usage"));
+        v1Memory(root.resolve("memory"), Long.toString(512 * MIB), 3 * MIB, "total_cache " + MIB + "\n");
+        SandboxMetrics memoryOnly = new SandboxMetrics(proc(V1_LINES), root, temp, clock(), () -> 2, T0);
+
+        MetricsSample other = memoryOnly.sample();
+
+        assertThat(other.memTotal()).isEqualTo(512 * MIB);
+        assertThat(other.memUsed()).isEqualTo(2 * MIB);
+        assertThat(other.cpuUsedPercent()).isEqualTo(10.0); // /proc/stat since boot: 100 of 1000
+    }
+
+    @Test
+    void on_cgroup_v1_the_hierarchy_root_is_the_host_and_is_not_reported_as_the_sandbox() throws IOException {
+        Path root = temp.resolve("cgroup");
+        markHierarchyRoot(root.resolve("memory"));
+        v1Memory(root.resolve("memory"), V1_NO_LIMIT, 7000 * MIB, "total_cache 0\n");
+        markHierarchyRoot(root.resolve("cpuacct"));
+        v1Cpuacct(root.resolve("cpuacct"), 900_000_000_000L);
+        SandboxMetrics metrics = new SandboxMetrics(proc("4:memory:/\n2:cpuacct:/\n0::/"), root, temp, clock(),
+                () -> 2, T0);
+
+        MetricsSample sample = metrics.sample();
+
+        assertThat(sample.memUsed()).isEqualTo((8_000_000L - 2_000_000 - 500_000 - 2_000_000) * 1024); // meminfo
+        assertThat(sample.cpuUsedPercent()).isEqualTo(10.0); // /proc/stat
+    }
+
+    @Test
+    void a_cgroup_path_never_leads_outside_the_cgroup_mount() throws IOException {
+        Path root = temp.resolve("cgroup");
+        Files.createDirectories(root.resolve("memory"));
+        v1Memory(temp.resolve("outside"), Long.toString(MIB), MIB, "total_cache 0\n");
+        v1Memory(temp.resolve("cgroup/outside"), Long.toString(MIB), MIB, "total_cache 0\n");
+        Files.createDirectories(temp.resolve("v2"));
+        Files.writeString(temp.resolve("v2/cgroup.procs"), "1\n");
+        Files.writeString(temp.resolve("v2/memory.current"), "1\n");
+        SandboxMetrics metrics = new SandboxMetrics(
+                proc("4:memory:/../outside\n0::/../v2"), root, temp, clock(), () -> 1, T0);
+
+        assertThat(metrics.sample().memTotal()).isEqualTo(8_000_000L * 1024);
+    }
+
+    @Test
+    void on_cgroup_v2_a_namespaced_mount_of_the_sandboxs_own_cgroup_is_read() throws IOException {
+        Path root = Files.createDirectories(temp.resolve("cgroup"));
+        Files.writeString(root.resolve("cgroup.procs"), "1\n");
+        Files.writeString(root.resolve("cgroup.events"), "populated 1\nfrozen 0\n"); // a root cgroup has none
+        Files.writeString(root.resolve("memory.max"), 512 * MIB + "\n");
+        Files.writeString(root.resolve("memory.current"), 30 * MIB + "\n");
+        Files.writeString(root.resolve("memory.stat"), "anon 1\nfile " + 10 * MIB + "\n");
+        SandboxMetrics metrics = new SandboxMetrics(proc("0::/"), root, temp, clock(), () -> 1, T0);
+
+        MetricsSample sample = metrics.sample();
+
+        assertThat(sample.memTotal()).isEqualTo(512 * MIB);
+        assertThat(sample.memUsed()).isEqualTo(20 * MIB);
+    }
+
+    @Test
+    void on_cgroup_v2_the_hosts_root_cgroup_is_not_reported_as_the_sandbox() throws IOException {
+        Path root = Files.createDirectories(temp.resolve("cgroup"));
+        Files.writeString(root.resolve("cgroup.procs"), "1\n");
+        Files.writeString(root.resolve("memory.stat"), "anon 1\nfile 1\n");
+        Files.writeString(root.resolve("cpu.stat"), "usage_usec 900000000000\n");
+        SandboxMetrics metrics = new SandboxMetrics(proc("0::/"), root, temp, clock(), () -> 1, T0);
+
+        MetricsSample sample = metrics.sample();
+
+        assertThat(sample.memTotal()).isEqualTo(8_000_000L * 1024);
+        assertThat(sample.cpuUsedPercent()).isEqualTo(10.0); // /proc/stat
+    }
+
     @Test
     void the_json_has_envds_field_names() {
         JsonObject json = new MetricsSample(1, 2, 12.5, 2L << 20, 1L << 20, 5, 6, 7).toJson();
