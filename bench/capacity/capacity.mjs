@@ -96,7 +96,7 @@ if (memoryLimitMiB !== null) {
   writeFileSync(join(dir, 'memory.limit_in_bytes'), bytes)
   if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), bytes)
 }
-const oomKills = () => Number(/oom_kill (\d+)/.exec(cgroupFile('memory', 'memory.oom_control'))?.[1] ?? 0)
+const oomKills = () => Number(/^oom_kill (\d+)$/m.exec(cgroupFile('memory', 'memory.oom_control'))?.[1] ?? 0)
 
 const startedAt = Date.now()
 const memStart = meminfo()
@@ -183,7 +183,13 @@ try {
       const r = await fetch(`${server.url}/sandboxes/${id}`, { headers })
       if (r.status === 200) alive.push(id)
     }
-    console.log(`  memory limit: ${oomKills()} OOM kills in the parent cgroup; API lists ${list.length} sandboxes, ` +
+    const pidsDir = join(CG, 'pids', CGROUP_PARENT)
+    const withEnvd = readdirSync(pidsDir, { withFileTypes: true }).filter((d) => d.isDirectory()).filter((d) =>
+      readFileSync(join(pidsDir, d.name, 'cgroup.procs'), 'utf8').trim().split('\n').filter(Boolean).some((pid) => {
+        try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'java' } catch { return false }
+      })).length
+    console.log(`  memory limit: ${oomKills()} OOM kills in the parent cgroup; ${withEnvd} sandbox cgroups still have ` +
+      `envd's JVM; API lists ${list.length} sandboxes, ` +
       `${alive.length} of ${n} created answer GET /sandboxes/{id} 200; cgroup usage ${mib(Number(cgroupFile('memory', 'memory.usage_in_bytes')) / 1048576)}`)
   }
   console.log(`  host at the end: MemTotal ${mib(mem.MemTotal)}, MemAvailable ${mib(mem.MemAvailable)}, ` +
