@@ -170,6 +170,47 @@ class ContainerBackendHostTest {
     }
 
     @Test
+    void a_frozen_sandbox_pauses_to_disk_and_resumes_running_with_the_same_process() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        sandbox.freeze();
+        Path dir = artifacts("frozen-pause");
+
+        PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+
+        assertThat(freezerState(spec)).isEqualTo("THAWED");
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        backend.parts().deleteTree(dir);
+    }
+
+    @Test
+    void a_pause_whose_checkpoint_fails_leaves_the_sandbox_running_and_thawed() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        Path notADir = artifacts("not-a-dir");
+        Files.writeString(notADir, "a file where the images dir would go");
+
+        assertThatThrownBy(() -> sandbox.pause(PauseMode.WITH_MEMORY, notADir)).isInstanceOf(BackendException.Recoverable.class);
+
+        assertThat(freezerState(spec)).isEqualTo("THAWED");
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        Path dir = artifacts("pause-after-failure");
+        sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        Files.delete(notADir);
+        backend.parts().deleteTree(dir);
+    }
+
+    private static String freezerState(LaunchSpec spec) throws Exception {
+        Path freezer = backend.parts().cgroups().pathsOf(backend.parts().containerId(spec.id()).value()).stream()
+                .filter(p -> Files.exists(p.resolve("freezer.state"))).findFirst().orElseThrow();
+        return Files.readString(freezer.resolve("freezer.state")).strip();
+    }
+
+    @Test
     void a_filesystem_only_pause_keeps_files_and_boots_afresh() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
