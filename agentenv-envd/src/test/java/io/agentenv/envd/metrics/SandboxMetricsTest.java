@@ -142,6 +142,18 @@ class SandboxMetricsTest {
         return dir;
     }
 
+    /** A {@code /proc/self/mountinfo} line of a v1 cgroup mount that shows {@code root} of its hierarchy. */
+    private static String mountinfoLine(int id, String root, Path mountPoint, String controllers) {
+        String escaped = mountPoint.toString().replace("\\", "\\134").replace(" ", "\\040");
+        return id + " 30 0:" + id + " " + root + " " + escaped + " ro,nosuid,nodev,noexec,relatime - cgroup cgroup rw,"
+                + controllers + "\n";
+    }
+
+    private static void writeMountinfo(Path proc, String... lines) throws IOException {
+        String rootfs = "23 1 0:21 / / rw - overlay overlay rw\n";
+        Files.writeString(proc.resolve("self/mountinfo"), rootfs + String.join("", lines));
+    }
+
     /** What a hierarchy's root holds and a container's own cgroup does not. */
     private static void markHierarchyRoot(Path mount) throws IOException {
         Files.createDirectories(mount);
@@ -151,7 +163,9 @@ class SandboxMetricsTest {
     @Test
     void on_cgroup_v1_a_container_whose_mounts_are_its_own_cgroups_reports_its_limit_and_cpu() throws IOException {
         Path proc = proc(V1_LINES); // the host's path, while runc mounted the sandbox's own dir at <root>/memory
-        Path root = temp.resolve("cgroup");
+        Path root = temp.resolve("cgroup fs"); // mountinfo escapes the space
+        writeMountinfo(proc, mountinfoLine(31, "/agentenv/sbx1", root.resolve("memory"), "memory"),
+                mountinfoLine(32, "/agentenv/sbx1", root.resolve("cpuacct"), "cpuacct"));
         v1Memory(root.resolve("memory"), Long.toString(512 * MIB), 300 * MIB,
                 "cache 10\nrss 1\ntotal_cache " + 100 * MIB + "\ntotal_rss " + 200 * MIB + "\n");
         Path cpuacct = v1Cpuacct(root.resolve("cpuacct"), 1_000_000_000L);
@@ -174,6 +188,8 @@ class SandboxMetricsTest {
     void on_cgroup_v1_a_whole_hierarchy_mount_is_followed_down_the_host_path() throws IOException {
         Path proc = proc(V1_LINES.replace("2:cpuacct:", "2:cpu,cpuacct:").replace("1:cpu:/agentenv/sbx1\n", ""));
         Path root = temp.resolve("cgroup");
+        writeMountinfo(proc, mountinfoLine(31, "/", root.resolve("memory"), "memory"),
+                mountinfoLine(32, "/", root.resolve("cpu,cpuacct"), "cpu,cpuacct"));
         markHierarchyRoot(root.resolve("memory"));
         v1Memory(root.resolve("memory"), V1_NO_LIMIT, 5000 * MIB, "total_cache 1\n");
         v1Memory(root.resolve("memory/agentenv/sbx1"), Long.toString(256 * MIB), 64 * MIB,
@@ -192,7 +208,27 @@ class SandboxMetricsTest {
     }
 
     @Test
+    void on_cgroup_v1_a_mount_that_shows_another_cgroup_is_not_read() throws IOException {
+        Path proc = proc(V1_LINES); // as in a restored sandbox: memory shows some other cgroup, cpuacct the whole tree
+        Path root = temp.resolve("cgroup");
+        writeMountinfo(proc, mountinfoLine(31, "/process_api/other", root.resolve("memory"), "memory"),
+                mountinfoLine(32, "/", root.resolve("cpuacct"), "cpuacct"));
+        v1Memory(root.resolve("memory"), V1_NO_LIMIT, 5000 * MIB, "total_cache 0\n");
+        markHierarchyRoot(root.resolve("cpuacct"));
+        v1Cpuacct(root.resolve("cpuacct"), 900_000_000_000L);
+        v1Cpuacct(root.resolve("cpuacct/agentenv/sbx1"), 3_000_000_000L);
+        SandboxMetrics metrics = new SandboxMetrics(proc, root, temp, clock(), () -> 1, T0.minusSeconds(10));
+
+        MetricsSample sample = metrics.sample();
+
+        assertThat(sample.memUsed()).isEqualTo((8_000_000L - 2_000_000 - 500_000 - 2_000_000) * 1024); // meminfo
+        assertThat(sample.memTotal()).isEqualTo(8_000_000L * 1024);
+        assertThat(sample.cpuUsedPercent()).isEqualTo(30.0); // 3 s busy over 10 s of 1 CPU
+    }
+
+    @Test
     void on_cgroup_v1_no_limit_reports_the_hosts_memory_unless_a_parent_limits_it() throws IOException {
+        // no mountinfo here (nor in the tests below): the path is then tried down to the mount itself
         Path root = temp.resolve("cgroup");
         Path memory = v1Memory(root.resolve("memory"), V1_NO_LIMIT, 30 * MIB, "cache " + 10 * MIB + "\n");
         SandboxMetrics metrics = new SandboxMetrics(proc(V1_LINES), root, temp, clock(), () -> 1, T0);
