@@ -300,15 +300,22 @@ final class ContainerSandbox implements SandboxBackend {
         }
         checkpointed = System.nanoTime();
         closeClient();
-        // The checkpoint is on disk; what is left is releasing, in three independent parts that run at once: the
-        // container (runc has destroyed it after the dump: this confirms it), the network slot (its nft chain and two
-        // `ip` runs) and the files (unmount, keep upper and layers, remove the dir). Pause returns once all are done.
-        List<FutureTask<Void>> releases = List.of(
-                inBackground("pause-container-" + id.value(), () -> parts.runc().delete(id)),
-                inBackground("pause-slot-" + id.value(), this::releaseSlot));
+        // The checkpoint is on disk; what is left is releasing, in independent parts that run at once: the container
+        // (after a memory dump runc has destroyed it: this confirms it), the network slot (its nft chain and two `ip`
+        // runs) and the files (unmount, keep upper and layers, remove the dir). Pause returns once all are done. A
+        // filesystem-only pause stops the container before its files move.
+        boolean dumped = mode == PauseMode.WITH_MEMORY;
+        List<FutureTask<Void>> releases = new ArrayList<>();
+        releases.add(inBackground("pause-slot-" + id.value(), this::releaseSlot));
+        if (dumped) {
+            releases.add(inBackground("pause-container-" + id.value(), () -> parts.runc().delete(id)));
+        }
         List<Exception> failures = new ArrayList<>();
         try {
             attempt(failures, () -> {
+                if (!dumped) {
+                    parts.runc().delete(id);
+                }
                 parts.overlays().unmount(dirs.rootfs());
                 parts.move(dirs.upper(), paused.upper());
                 if (Files.isDirectory(HostParts.layersDir(dirs))) {
