@@ -27,7 +27,14 @@ import static java.util.Objects.requireNonNull;
 public final class EnvdClients implements AutoCloseable {
     private final EnvdClientSettings settings;
     private final Clock clock;
-    private final VirtualThreadPool executor = new VirtualThreadPool();
+    /**
+     * Every open client's selector keeps one task running on this pool for as long as the client is open, so the pool's
+     * cap on concurrent tasks is a cap on running sandboxes: Jetty's default (200) stopped creates at the 200th sandbox
+     * (bench/capacity). Virtual threads are cheap; the real limits are memory and the backend's own MAX_SANDBOXES.
+     */
+    static final int MAX_CONCURRENT_TASKS = 1 << 16;
+
+    private final VirtualThreadPool executor = new VirtualThreadPool(MAX_CONCURRENT_TASKS);
     private final ScheduledExecutorScheduler scheduler = new ScheduledExecutorScheduler("envd-client-scheduler", true);
     private final ArrayByteBufferPool buffers = new ArrayByteBufferPool();
     private final Set<HttpEnvdClient> open = ConcurrentHashMap.newKeySet();

@@ -118,6 +118,21 @@ class HttpEnvdClientTest {
     }
 
     @Test
+    void more_open_clients_than_jettys_default_thread_cap_all_keep_answering() throws Exception {
+        // given: every open client keeps a selector task on the shared pool; Jetty's default cap was 200
+        server.answer("/health", 204, "");
+        List<HttpEnvdClient> open = new java.util.ArrayList<>();
+        for (int i = 0; i < 210; i++) {
+            open.add(clients.open(SANDBOX, address(Via.TCP), Optional.empty()));
+        }
+        // when / then: the newest ones still get answers (before the fix the 200th onward timed out)
+        for (HttpEnvdClient client : open.subList(195, 210)) {
+            client.health();
+        }
+        assertThat(server.seen()).hasSize(15);
+    }
+
+    @Test
     void logs_and_processes_are_parsed() throws Exception {
         server.answer("/logs", 200, """
                 {"entries":[{"seq":3,"timestamp":"2026-11-29T20:46:59.743Z","source":"process","level":"INFO",
