@@ -52,6 +52,39 @@ final class CgroupTree {
         return paths;
     }
 
+    /**
+     * Creates the sandbox's cgroup in every mounted v1 hierarchy (the cgroup2 one of a hybrid host excluded: runc's
+     * v1 cgroup mounts ignore it), for a process that must already be in it when runc starts (runc then reuses it). A
+     * new cpuset cgroup gets its parent's cpus and mems: an empty cpuset admits no task. Returns the directories.
+     */
+    List<Path> prepare(ContainerId id) throws IOException {
+        List<Path> dirs = new ArrayList<>();
+        TreeSet<Path> hierarchies = new TreeSet<>();
+        try (Stream<Path> controllers = Files.list(root)) {
+            for (Path controller : controllers.filter(Files::isDirectory).toList()) {
+                if (!Files.exists(controller.resolve("cgroup.controllers")) && hierarchies.add(controller.toRealPath())) {
+                    Path parentDir = controller.resolve(parent);
+                    Path dir = parentDir.resolve(id.value());
+                    Files.createDirectories(dir);
+                    inheritCpuset(parentDir);
+                    inheritCpuset(dir);
+                    dirs.add(dir);
+                }
+            }
+        }
+        return dirs;
+    }
+
+    private static void inheritCpuset(Path dir) throws IOException {
+        for (String file : List.of("cpuset.cpus", "cpuset.mems")) {
+            Path own = dir.resolve(file);
+            Path inherited = dir.getParent().resolve(file);
+            if (Files.exists(own) && Files.exists(inherited) && Files.readString(own).isBlank()) {
+                Files.writeString(own, Files.readString(inherited).strip());
+            }
+        }
+    }
+
     /** Names of the sandbox cgroups that exist in any controller. */
     List<String> names() throws IOException {
         TreeSet<String> names = new TreeSet<>();

@@ -30,6 +30,17 @@ final class RuncRuntime {
     static final String BUNDLE_PIDFILE = "init.pid";
     private static final Logger log = LoggerFactory.getLogger(RuncRuntime.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Run by /bin/sh with only positional arguments (N, N cgroup dirs, then the program and its arguments; nothing is
+     * interpolated into the script): moves the shell into the cgroups and execs the program in its place. runc 1.1
+     * restoring on cgroup v1 without a cgroup namespace bind-mounts /sys/fs/cgroup/* inside the container from its
+     * OWN /proc/self/cgroup, so it must run in the sandbox's cgroups or the sandbox would see the server's.
+     */
+    static final String JOIN_CGROUPS_AND_EXEC = """
+            n=$1; shift
+            while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n - 1)); done
+            exec "$@"
+            """;
 
     private final ProcessRunner runner;
     private final Path runc;
@@ -37,6 +48,7 @@ final class RuncRuntime {
     private final Path root;
     private final Duration commandTimeout;
     private final Duration criuTimeout;
+    private final CgroupTree cgroups;
 
     RuncRuntime(ProcessRunner runner, HostLayout layout, Duration commandTimeout, Duration criuTimeout) {
         this.runner = requireNonNull(runner, "runner is null");
@@ -45,6 +57,7 @@ final class RuncRuntime {
         this.root = layout.runcRoot();
         this.commandTimeout = requireNonNull(commandTimeout, "commandTimeout is null");
         this.criuTimeout = requireNonNull(criuTimeout, "criuTimeout is null");
+        this.cgroups = new CgroupTree(layout);
     }
 
     /** Writes the bundle's config.json. */
@@ -168,15 +181,31 @@ final class RuncRuntime {
             throws IOException, CommandFailedException, InterruptedException {
         Files.createDirectories(work);
         long started = System.nanoTime();
+        List<Path> cgroupDirs = cgroups.prepare(id);
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", JOIN_CGROUPS_AND_EXEC, "join-cgroups", String.valueOf(cgroupDirs.size())));
+        cgroupDirs.forEach(dir -> argv.add(dir.toString()));
+        argv.addAll(List.of(runc.toString(), "--root", root.toString(), "--criu", criu.toString()));
         try {
-            detachedWithCriu(bundle, criuTimeout, "restore", "--detach", "--bundle", bundle.toString(),
+            detachedArgv(bundle, criuTimeout, argv, "restore", "--detach", "--bundle", bundle.toString(),
                     "--image-path", images.toString(), "--work-path", work.toString(),
                     "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
         } catch (CommandFailedException e) {
+            removeIfEmpty(cgroupDirs);
             throw withCriuLog(e, work.resolve("restore.log"));
         }
         log.atInfo().addKeyValue("sandbox_id", id.value())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container restored");
+    }
+
+    /** Removes the cgroups a failed restore left without tasks; one that still has some is left to the caller's cleanup. */
+    private static void removeIfEmpty(List<Path> cgroupDirs) {
+        for (Path dir : cgroupDirs) {
+            try {
+                Files.deleteIfExists(dir);
+            } catch (IOException busy) {
+                // still has tasks or children: reaped with the sandbox
+            }
+        }
     }
 
     private CommandResult run(Duration timeout, String... args) throws CommandFailedException, InterruptedException {
@@ -197,11 +226,6 @@ final class RuncRuntime {
      */
     private void detached(Path bundle, Duration timeout, String... args) throws CommandFailedException, InterruptedException {
         List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString()));
-        detachedArgv(bundle, timeout, argv, args);
-    }
-
-    private void detachedWithCriu(Path bundle, Duration timeout, String... args) throws CommandFailedException, InterruptedException {
-        List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString(), "--criu", criu.toString()));
         detachedArgv(bundle, timeout, argv, args);
     }
 

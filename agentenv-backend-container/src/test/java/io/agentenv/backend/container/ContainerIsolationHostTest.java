@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentenv.backend.container.HostFixture.Sandbox;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -187,5 +188,38 @@ class ContainerIsolationHostTest {
         assertThat(host.exec(sandbox, "cat", "/opt/agentenv/envd.txt")).isEqualTo("from the host");
         assertThat(host.execFailure(sandbox, "touch", "/opt/agentenv/x").stderrTail()).contains("Read-only file system");
         host.destroy(sandbox);
+    }
+
+    @Test
+    void a_restored_sandbox_sees_its_own_cgroups_and_memory_limit_and_never_the_servers() throws Exception {
+        // given a sandbox checkpointed to disk and stopped
+        Sandbox original = idle("cgsrc", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+        long originalPid = host.runc.state(original.id()).orElseThrow().pid();
+        Path images = host.sandboxesDir.resolve("cgroups/images");
+        host.runc.checkpoint(original.id(), images, host.sandboxesDir.resolve("cgroups/work"), RuncRuntime.AfterCheckpoint.STOP);
+        HostFixture.await("the checkpointed init has exited", Duration.ofSeconds(10), () -> ProcessHandle.of(originalPid).isEmpty());
+        host.runc.delete(original.id());
+
+        // when it is restored as a fork with a different memory limit
+        ContainerSpec.Limits limits = new ContainerSpec.Limits(1, 384, 256, 16384);
+        Sandbox fork = host.prepare("cgfork", List.of(host.templateRootfs()), IDLE, limits, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+        host.runc.restore(fork.id(), fork.bundle(), images, fork.restoreWork());
+
+        // then its cgroup mounts show its own cgroup in every controller, so it reads its own limit
+        String own = "/" + host.layout.cgroupParent() + "/" + fork.id().value();
+        List<String> cgroupMounts = host.exec(fork, "cat", "/proc/self/mountinfo").lines()
+                .filter(line -> line.contains(" - cgroup ")).toList();
+        assertThat(cgroupMounts).extracting(line -> line.split(" ")[4])
+                .contains("/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct");
+        assertThat(cgroupMounts).allSatisfy(line -> assertThat(line.split(" ")[3]).as(line).isEqualTo(own));
+        for (String serverCgroup : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+            String path = serverCgroup.substring(serverCgroup.indexOf(':', serverCgroup.indexOf(':') + 1) + 1);
+            if (!path.equals("/")) {
+                assertThat(cgroupMounts).noneSatisfy(line -> assertThat(line.split(" ")[3]).isEqualTo(path));
+            }
+        }
+        assertThat(host.exec(fork, "cat", "/sys/fs/cgroup/memory/memory.limit_in_bytes")).isEqualTo(String.valueOf(384L << 20));
+        host.destroy(fork);
+        host.destroy(original);
     }
 }

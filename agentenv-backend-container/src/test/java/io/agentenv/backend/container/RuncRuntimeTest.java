@@ -3,6 +3,7 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -41,6 +42,8 @@ class RuncRuntimeTest {
 
     @Test
     void checkpoint_and_restore_use_the_cached_criu_and_their_own_deadline(@TempDir Path dir) throws Exception {
+        RuncRuntime runc = new RuncRuntime(runner, layoutWithCgroupsIn(Files.createDirectories(dir.resolve("cgroup"))), COMMAND, CRIU);
+
         runc.checkpoint(ID, dir.resolve("images"), dir.resolve("work"), RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
         Command checkpoint = runner.last();
         runc.restore(ID, dir.resolve("bundle"), dir.resolve("images"), dir.resolve("restore"));
@@ -52,6 +55,47 @@ class RuncRuntimeTest {
                 "--bundle", dir.resolve("bundle").toString(), "--image-path", dir.resolve("images").toString());
         assertThat(restore.timeout()).isEqualTo(CRIU);
         assertThat(restore.output()).isEqualTo(Command.Output.DISCARD);
+    }
+
+    @Test
+    void restore_runs_runc_from_inside_the_sandboxs_precreated_v1_cgroups_with_no_interpolated_shell(@TempDir Path dir)
+            throws Exception {
+        Path cgroupRoot = dir.resolve("cgroup");
+        Files.createDirectories(cgroupRoot.resolve("memory/agentenv"));
+        Files.createDirectories(cgroupRoot.resolve("cpuset/agentenv"));
+        Files.createDirectories(cgroupRoot.resolve("unified/agentenv"));
+        Files.writeString(cgroupRoot.resolve("unified/cgroup.controllers"), "");
+        RuncRuntime runc = new RuncRuntime(runner, layoutWithCgroupsIn(cgroupRoot), COMMAND, CRIU);
+
+        runc.restore(ID, dir.resolve("bundle"), dir.resolve("images"), dir.resolve("restore"));
+
+        String cpuset = cgroupRoot.resolve("cpuset/agentenv/sbx-1").toString();
+        String memory = cgroupRoot.resolve("memory/agentenv/sbx-1").toString();
+        assertThat(runner.last().argv()).startsWith("/bin/sh", "-c", RuncRuntime.JOIN_CGROUPS_AND_EXEC, "join-cgroups", "2",
+                cpuset, memory, "/usr/sbin/runc", "--root", "/run/agentenv/runc");
+        assertThat(Path.of(cpuset)).isDirectory();
+        assertThat(Path.of(memory)).isDirectory();
+        assertThat(cgroupRoot.resolve("unified/agentenv/sbx-1")).doesNotExist();
+        assertThat(RuncRuntime.JOIN_CGROUPS_AND_EXEC).doesNotContain("sbx-1", "runc");
+    }
+
+    @Test
+    void a_failed_restore_removes_the_cgroups_it_created(@TempDir Path dir) throws Exception {
+        Path cgroupRoot = dir.resolve("cgroup");
+        Files.createDirectories(cgroupRoot.resolve("memory/agentenv"));
+        RuncRuntime runc = new RuncRuntime(runner, layoutWithCgroupsIn(cgroupRoot), COMMAND, CRIU);
+        runner.fail(1, "criu failed");
+
+        assertThatThrownBy(() -> runc.restore(ID, dir.resolve("bundle"), dir.resolve("images"), dir.resolve("restore")))
+                .isInstanceOf(CommandFailedException.class);
+
+        assertThat(cgroupRoot.resolve("memory/agentenv/sbx-1")).doesNotExist();
+    }
+
+    private static HostLayout layoutWithCgroupsIn(Path cgroupRoot) {
+        return new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
+                Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),
+                SlotAddressing.parse("10.200.0.0/16"), "aenv", "agentenv", cgroupRoot, true, Path.of("/run/agentenv"));
     }
 
     @Test
