@@ -51,31 +51,18 @@ public final class ConnectDispatch {
             return;
         }
         String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+        Optional<WireFormat> format = switch (procedure) {
+            case Procedure.Unary<?, ?> _ -> WireFormat.ofUnary(contentType);
+            case Procedure.ServerStream<?, ?> _, Procedure.ClientStream<?, ?> _ -> WireFormat.ofStream(contentType);
+        };
+        if (format.isEmpty()) {
+            unsupportedMediaType(response, contentType);
+            return;
+        }
         switch (procedure) {
-            case Procedure.Unary<?, ?> unary -> {
-                Optional<WireFormat> format = WireFormat.ofUnary(contentType);
-                if (format.isEmpty()) {
-                    unsupportedMediaType(response, contentType);
-                    return;
-                }
-                serveUnary(unary, format.get(), request, response);
-            }
-            case Procedure.ServerStream<?, ?> stream -> {
-                Optional<WireFormat> format = WireFormat.ofStream(contentType);
-                if (format.isEmpty()) {
-                    unsupportedMediaType(response, contentType);
-                    return;
-                }
-                serveServerStream(stream, format.get(), request, response);
-            }
-            case Procedure.ClientStream<?, ?> stream -> {
-                Optional<WireFormat> format = WireFormat.ofStream(contentType);
-                if (format.isEmpty()) {
-                    unsupportedMediaType(response, contentType);
-                    return;
-                }
-                serveClientStream(stream, format.get(), request, response);
-            }
+            case Procedure.Unary<?, ?> unary -> serveUnary(unary, format.get(), request, response);
+            case Procedure.ServerStream<?, ?> stream -> serveServerStream(stream, format.get(), request, response);
+            case Procedure.ClientStream<?, ?> stream -> serveClientStream(stream, format.get(), request, response);
         }
     }
 
