@@ -115,6 +115,9 @@ try {
   report('CPU per pause: waited-for children (runc, CRIU, umount, ip, nft)', rows.cpuChildren)
   report('resume (connect + commands.run true)', rows.resume)
   await sbx.kill()
+} catch (e) {
+  console.error(`${e.stack ?? e}\nserver log (tail):\n${server.output().split('\n').slice(-60).join('\n')}`)
+  process.exitCode = 1
 } finally {
   await server.stop({ timeoutMs: 120_000 })
 }
