@@ -130,7 +130,7 @@ final class GenerationPause {
             gen.frozen(true);
         }
         try {
-            gen.parts.runc().dump(gen.id, images, work);
+            gen.parts.runc().dump(gen.id, images, work, RuncRuntime.AfterCheckpoint.STOP);
         } catch (IOException | CommandFailedException e) {
             try {
                 cgroups.thaw(gen.id);
