@@ -270,7 +270,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         try {
             slot = p.pool().acquire();
         } catch (NetnsPool.NoFreeSlotException e) {
-            throw new BackendException.Recoverable(e.getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", e);
+            throw e.exhausted();
         } catch (CommandFailedException e) {
             throw new BackendException.Recoverable("cannot create a network namespace: " + e.getMessage(), e);
         } catch (InterruptedException e) {
