@@ -1,5 +1,6 @@
 // What an E2B SDK user sees at the edges of a container sandbox's life, with the unmodified npm `e2b` SDK against the
-// server jar and the real container backend: every sandbox slot taken (429 RateLimitError naming the limit, no retry),
+// server jar and the real container backend: every sandbox slot taken (429 RateLimitError naming the limit, no retry;
+// per child for a fork),
 // envd killed inside a sandbox (it comes back with the same env vars, user and token, and commands work again), and a
 // sandbox whose container died (it disappears: getInfo answers not found, it is no longer listed).
 // Needs root and scripts/setup-host.sh; skipped otherwise (failed when AENV_REQUIRE_HOST_TESTS=1). The server runs with
@@ -76,6 +77,29 @@ hostTest('with every sandbox slot taken, create fails at once with a RateLimitEr
   }
 })
 
+hostTest('a fork asking for more children than free slots gets the children that fit and a RateLimitError for each other', async () => {
+  const source = await Sandbox.create('base', opts)
+  const children = []
+  try {
+    const results = await source.fork({ count: 3 })
+    assert.equal(results.length, 3)
+    children.push(...results.filter((r) => !(r instanceof Error)))
+    const refused = results.filter((r) => r instanceof Error)
+    assert.equal(children.length, 1, `one slot was free: ${results.map(String).join('; ')}`)
+    assert.equal(refused.length, 2)
+    for (const e of refused) {
+      assert.ok(e instanceof RateLimitError, `expected a RateLimitError, got ${e}`)
+      assert.match(e.message, /too many sandboxes: all 2 sandbox slots/)
+    }
+    assert.equal((await children[0].commands.run('echo child')).stdout.trim(), 'child')
+    assert.equal(await source.isRunning(), true)
+    assert.equal((await Sandbox.list(opts).nextItems()).length, 2, 'no record of a refused child')
+  } finally {
+    for (const child of children) await child.kill().catch(() => {})
+    await source.kill().catch(() => {})
+  }
+})
+
 hostTest('envd killed inside the sandbox with sudo comes back: the next commands run with the same env vars and user', async () => {
   const sbx = await Sandbox.create('base', { ...opts, envs: { GREETING: 'hello' } })
   try {
@@ -91,6 +115,7 @@ hostTest('envd killed inside the sandbox with sudo comes back: the next commands
       }
     }, { timeoutMs: 60_000, what: 'commands to work again after envd was killed' })
     assert.equal(after, 'hello user /home/user')
+    assert.match(server.output(), new RegExp(`restarted envd initialised sandbox_id=${sbx.sandboxId}`))
     assert.equal(await sbx.isRunning(), true)
     assert.equal((await sbx.getInfo()).state, 'running')
   } finally {
@@ -116,4 +141,15 @@ hostTest('a sandbox whose container died is removed: getInfo is not found, it is
   assert.ok(!listed.some((s) => s.sandboxId === sbx.sandboxId))
   assert.equal(await sbx.isRunning(), false)
   assert.equal(await Sandbox.kill(sbx.sandboxId, opts), false)
+  assert.match(server.output(), new RegExp(`sandbox instance is gone on its own; removing the sandbox sandbox_id=${sbx.sandboxId}`))
+})
+
+hostTest('kill answers once nothing of the sandbox runs: the close waited for its init to be reaped', async (t) => {
+  const sbx = await Sandbox.create('base', opts)
+  const state = JSON.parse(execFileSync('runc', ['--root', join(RUN_DIR, 'runc'), 'state', ID_PREFIX + sbx.sandboxId], { encoding: 'utf8' }))
+  await sbx.commands.run("trap '' TERM; sleep 600", { background: true })
+  await sbx.kill()
+  assert.ok(!existsSync(`/proc/${state.pid}`), `the sandbox's init (pid ${state.pid}) is still in the process table`)
+  const closes = [...server.output().matchAll(/container sandbox closed.*took_ms=(\d+) reap_wait_ms=(\d+)/g)]
+  t.diagnostic(`close took_ms/reap_wait_ms so far: ${closes.map((m) => `${m[1]}/${m[2]}`).join(' ')}`)
 })

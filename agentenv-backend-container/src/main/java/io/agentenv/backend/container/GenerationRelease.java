@@ -32,7 +32,8 @@ final class GenerationRelease {
 
     /**
      * The container's init (tini) before it is killed, if the container ran: killed, it stays a zombie until its parent
-     * reaps it, and its parent is not this server (runc detached it; the host's init or a subreaper adopted it).
+     * reaps it, which is this server ({@link InitReaper}) or, where that is not possible or after a restart, the
+     * host's init.
      */
     private Optional<HostProcess> initProcess() {
         try {
@@ -45,9 +46,9 @@ final class GenerationRelease {
     }
 
     /**
-     * Returns once the init has left the process table, so a kill answers only when no process of the sandbox is
-     * left at all (its other processes are gone before its cgroup could be removed). Bounded: a host whose init does
-     * not reap is logged, not waited for.
+     * Returns once the init has left the process table (reaped at once when it is this server's child), so a kill
+     * answers only when no process of the sandbox is left at all (its other processes are gone before its cgroup could
+     * be removed). Bounded: a parent that does not reap is logged, not waited for.
      */
     private void awaitReaped(Optional<HostProcess> init) throws InterruptedException {
         if (init.isEmpty()) {
@@ -55,7 +56,7 @@ final class GenerationRelease {
         }
         long deadline = System.nanoTime() + REAP_WAIT.toNanos();
         try {
-            while (init.get().exists()) {
+            while (!gen.parts.reaper().reap(init.get())) {
                 if (System.nanoTime() > deadline) {
                     log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("pid", init.get().pid())
                             .log("the container's init was killed but its parent has not reaped it");

@@ -37,7 +37,8 @@ record HostParts(
         Path sandboxesDir,
         Path claimsDir,
         Path criuConfig,
-        int diskSizeMiB) {
+        int diskSizeMiB,
+        InitReaper reaper) {
 
     /** envd's port inside every sandbox (E2B's). */
     static final int ENVD_PORT = 49983;
@@ -73,6 +74,7 @@ record HostParts(
         requireNonNull(sandboxesDir, "sandboxesDir is null");
         requireNonNull(criuConfig, "criuConfig is null");
         requireNonNull(claimsDir, "claimsDir is null");
+        requireNonNull(reaper, "reaper is null");
     }
 
     /**

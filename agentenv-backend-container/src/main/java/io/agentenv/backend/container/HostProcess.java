@@ -65,7 +65,17 @@ record HostProcess(long pid, long startTicks) {
         }
     }
 
-    private record Stat(char state, long startTicks) {}
+    /** Its parent's pid now (0 once gone). */
+    long parentPid() throws IOException {
+        return stat(pid).filter(s -> s.startTicks() == startTicks).map(Stat::parentPid).orElse(0L);
+    }
+
+    /** A zombie: exited, waiting for its parent to reap it. */
+    boolean zombie() throws IOException {
+        return stat(pid).filter(s -> s.startTicks() == startTicks && s.state() == 'Z').isPresent();
+    }
+
+    private record Stat(char state, long parentPid, long startTicks) {}
 
     /** Fields after the command name, which is in parentheses and may itself contain spaces or parentheses. */
     private static Optional<Stat> stat(long pid) throws IOException {
@@ -76,7 +86,7 @@ record HostProcess(long pid, long startTicks) {
             return Optional.empty();
         }
         String[] fields = text.substring(text.lastIndexOf(')') + 2).split(" ");
-        // fields[0] is field 3 (state); field 22 (starttime) is fields[19]
-        return Optional.of(new Stat(fields[0].charAt(0), Long.parseLong(fields[19])));
+        // fields[0] is field 3 (state), fields[1] field 4 (ppid); field 22 (starttime) is fields[19]
+        return Optional.of(new Stat(fields[0].charAt(0), Long.parseLong(fields[1]), Long.parseLong(fields[19])));
     }
 }
