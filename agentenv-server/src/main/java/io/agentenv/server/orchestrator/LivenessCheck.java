@@ -8,7 +8,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -105,11 +104,5 @@ final class LivenessCheck {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e.getCause()).log("removing a gone sandbox failed");
             return Outcome.FAILED;
         }
-    }
-
-    /** For tests: the ids a round removed. */
-    static List<SandboxId> removed(Round round) {
-        return round.outcomes().entrySet().stream().filter(e -> e.getValue() == Outcome.REMOVED).map(Map.Entry::getKey)
-                .toList();
     }
 }
