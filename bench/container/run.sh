@@ -28,10 +28,11 @@ scripts/setup-host.sh >/dev/null
 cp_file="$(mktemp)"
 trap 'rm -f "$cp_file"' EXIT
 mvn -B -q -pl agentenv-backend-container -am package dependency:build-classpath -DskipTests \
-    -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=runtime {lock_fd}>&-
+    -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=runtime
 classpath="agentenv-backend-container/target/classes:$(cat "$cp_file")"
 rm -f "$cp_file"
 trap - EXIT
-# the JVM inherits the lock's descriptor, so the lane stays claimed until it exits
+# the lock's descriptor stays open in this shell, so in mvn and in the JVM exec'd below: the lane stays claimed until
+# the JVM exits
 exec nice -n -5 "$JAVA_HOME/bin/java" -XX:+UseSerialGC -cp "$classpath" bench/container/ContainerBench.java \
     "$root/agentenv-envd/target" "${1:-30}" "${2:-0}" ${3:+"$3"}
