@@ -14,8 +14,11 @@ import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -154,6 +157,23 @@ class OrchestratorLivenessTest {
                 e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
         inEnvd.release();
         call.get(WAIT.toSeconds(), TimeUnit.SECONDS); // the answer already in flight still arrives, to nobody's harm
+    }
+
+    @ParameterizedTest(name = "while {0}")
+    @EnumSource(value = SandboxState.class, names = {"CREATING", "RESUMING", "PAUSING", "SNAPSHOTTING", "FORKING", "KILLING"})
+    void a_dead_instance_is_left_to_the_operation_that_owns_a_transitional_state(SandboxState state) {
+        // given: the test plays the operation that owns the state
+        SandboxId id = h.create();
+        assertThat(h.store.transition(id, EnumSet.of(SandboxState.RUNNING), state)).isTrue();
+        live(id).die("gone during " + state);
+        // when
+        LivenessCheck.Round round = check();
+        // then
+        assertThat(round.of(id)).isEqualTo(LivenessCheck.Outcome.NOT_RUNNING);
+        assertThat(h.state(id)).isEqualTo(state);
+        assertThat(h.backend.count(MockOp.LIVENESS)).isZero();
+        assertThat(h.store.transition(id, EnumSet.of(state), SandboxState.RUNNING)).isTrue();
+        assertThat(check().of(id)).isEqualTo(LivenessCheck.Outcome.REMOVED); // once RUNNING again, it goes
     }
 
     @Test
