@@ -90,10 +90,12 @@ final class GenerationPause {
                 });
             });
             releases.add(inBackground("pause-sync-" + id.value(), () -> took[4] = timed(() -> syncFilesystem(artifactDir))));
-            Generation.attempt(failures, () -> took[5] = timed(() -> {
-                removeTree(dirs.dir());
-                parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
-            }));
+            if (failures.isEmpty()) { // never after a failed unmount or move: the dir may still hold the upper
+                Generation.attempt(failures, () -> took[5] = timed(() -> {
+                    removeTree(dirs.dir());
+                    parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
+                }));
+            }
             for (FutureTask<Void> release : releases) {
                 Generation.attempt(failures, () -> awaitRelease(release));
             }
