@@ -58,7 +58,7 @@ final class GenerationPause {
         gen.closeClient();
         // The checkpoint is on disk; what is left is releasing, in independent parts that run at once: the container
         // (after a memory dump runc has destroyed it: this confirms it), the network slot (its nft chain and two `ip`
-        // runs) and the files (unmount, keep upper and layers, remove the dir). Pause returns once all are done. A
+        // runs) and the files (unmount, keep the disk image and layers, remove the dir). Pause returns once all are done. A
         // filesystem-only pause stops the container before its files move.
         boolean dumped = mode == PauseMode.WITH_MEMORY;
         List<FutureTask<Void>> releases = new ArrayList<>();
@@ -72,8 +72,8 @@ final class GenerationPause {
                 if (!dumped) {
                     parts.runc().delete(id);
                 }
-                parts.overlays().unmount(dirs.rootfs());
-                parts.move(dirs.upper(), paused.upper());
+                parts.unmountRootfs(dirs);
+                parts.disks().moveImage(dirs.diskImage(), paused.diskImage());
                 if (Files.isDirectory(HostParts.layersDir(dirs))) {
                     parts.move(HostParts.layersDir(dirs), paused.layers());
                 }

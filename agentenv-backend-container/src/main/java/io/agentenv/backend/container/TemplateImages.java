@@ -131,7 +131,7 @@ final class TemplateImages {
         try {
             parts.deleteTree(partial);
             parts.runc().delete(id);
-            parts.overlays().unmount(dirs.rootfs());
+            parts.unmountRootfs(dirs);
             parts.deleteTree(dirs.dir());
             slot = parts.pool().acquire();
             parts.firewall().apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
