@@ -103,7 +103,7 @@ class SandboxDiskHostTest {
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
                 backend.factory.decodePausedState(paused.encode(), pausedDir)));
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
-        assertThat(exec(spec, "sh", "-c", "du -m /home/user/third | cut -f1")).isEqualTo(Integer.toString(DISK_MIB / 3));
+        assertThat(exec(spec, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
         CommandFailedException full = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/more",
                 "bs=1M", "count=" + (DISK_MIB * 3 / 4));
         assertThat(full.getMessage()).contains("No space left on device");
@@ -117,13 +117,43 @@ class SandboxDiskHostTest {
         backend.parts().deleteTree(pausedDir);
 
         assertThat(forked.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
-        assertThat(exec(child, "sh", "-c", "du -m /home/user/third | cut -f1")).isEqualTo(Integer.toString(DISK_MIB / 3));
+        assertThat(exec(child, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
         // the source's third is in the child's lower layer, not on its disk: the child can write three quarters more
         exec(child, "dd", "if=/dev/zero", "of=/home/user/more", "bs=1M", "count=" + (DISK_MIB * 3 / 4));
         CommandFailedException sourceFull = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/more",
                 "bs=1M", "count=" + (DISK_MIB * 3 / 4));
         assertThat(sourceFull.getMessage()).contains("No space left on device");
         forked.envd().orElseThrow().health();
+    }
+
+    @Test
+    void a_sandbox_paused_before_sandboxes_had_disks_resumes_onto_a_new_disk_with_its_files_and_processes() throws Exception {
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = ContainerBackendHostTest.background(sandbox, spec);
+        exec(spec, "sh", "-c", "echo kept > /home/user/note");
+        Path dir = artifacts("older-pause");
+        PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+        // what an older version left: the upper dir itself in the artifact dir, no disk image
+        SandboxDirs opened = new SandboxDirs(dir.resolve("opened"));
+        Files.createDirectories(opened.dir());
+        Files.move(dir.resolve("disk.img"), opened.diskImage());
+        backend.parts().disks().mount(opened);
+        backend.parts().runner().run(Command.of(Duration.ofMinutes(1), "cp", "-a", opened.upper().toString(),
+                dir.resolve("upper").toString()));
+        backend.parts().disks().unmount(opened);
+        backend.parts().deleteTree(opened.dir());
+
+        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
+                backend.factory.decodePausedState(paused.encode(), dir)));
+
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
+        assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
+                .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
+        assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
+        backend.parts().deleteTree(dir);
     }
 
     private static LaunchSpec spec() {
