@@ -101,6 +101,14 @@ final class Generation {
         }
     }
 
+    /** Gives the slot back to the pool, once, without waiting for its veth's removal ({@link NetnsPool#retire}). */
+    void retireSlot() throws CommandFailedException, InterruptedException {
+        NetSlot held = slot.getAndSet(null);
+        if (held != null) {
+            parts.pool().retire(held);
+        }
+    }
+
     void requireRunning(String what) throws BackendException {
         if (phase.get() != ContainerSandbox.Phase.RUNNING) {
             throw new BackendException.Recoverable("cannot " + what + " sandbox " + spec.id() + ": " + phase.get());

@@ -6,8 +6,13 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import java.io.IOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -17,11 +22,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Pauses a running generation into an artifact dir: with memory, a CRIU dump to disk that stops the container; then
- * releases the container, network slot and overlay, keeping the upper dir and layers in the artifact dir.
+ * releases the container, network slot, overlay and disk mount, keeping the disk image and layers in the artifact dir.
  */
 final class GenerationPause {
 
     private static final Logger log = LoggerFactory.getLogger(GenerationPause.class);
+
+    private static final Duration SYNC_TIMEOUT = Duration.ofMinutes(2);
 
     private final Generation gen;
 
@@ -56,30 +63,38 @@ final class GenerationPause {
         }
         checkpointed = System.nanoTime();
         gen.closeClient();
-        // The checkpoint is on disk; what is left is releasing, in independent parts that run at once: the container
-        // (after a memory dump runc has destroyed it: this confirms it), the network slot (its nft chain and two `ip`
-        // runs) and the files (unmount, keep the disk image and layers, remove the dir). Pause returns once all are done. A
-        // filesystem-only pause stops the container before its files move.
+        // The checkpoint is written; what is left is releasing, in independent parts that run at once: the container
+        // (after a memory dump runc has destroyed it: this confirms it), the network slot (its nft chain and netns; the
+        // kernel's removal of its veth pair finishes after the return) and the files (unmount the overlay and the
+        // sandbox's disk, move the disk image and layers into the artifact dir, then make that durable while the
+        // sandbox dir is removed). Pause returns once all are done. A filesystem-only pause stops the container
+        // before its files move.
         boolean dumped = mode == PauseMode.WITH_MEMORY;
         List<FutureTask<Void>> releases = new ArrayList<>();
-        releases.add(inBackground("pause-slot-" + id.value(), gen::releaseSlot));
+        long[] took = new long[6]; // slot, container, unmount, move, sync, remove: ms each
+        releases.add(inBackground("pause-slot-" + id.value(), () -> took[0] = timed(gen::retireSlot)));
         if (dumped) {
-            releases.add(inBackground("pause-container-" + id.value(), () -> parts.runc().delete(id)));
+            releases.add(inBackground("pause-container-" + id.value(), () -> took[1] = timed(() -> parts.runc().delete(id))));
         }
         List<Exception> failures = new ArrayList<>();
         try {
             Generation.attempt(failures, () -> {
                 if (!dumped) {
-                    parts.runc().delete(id);
+                    took[1] = timed(() -> parts.runc().delete(id));
                 }
-                parts.unmountRootfs(dirs);
-                parts.disks().moveImage(dirs.diskImage(), paused.diskImage());
-                if (Files.isDirectory(HostParts.layersDir(dirs))) {
-                    parts.move(HostParts.layersDir(dirs), paused.layers());
-                }
-                parts.deleteTree(dirs.dir());
-                parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
+                took[2] = timed(() -> parts.unmountRootfs(dirs));
+                took[3] = timed(() -> {
+                    parts.disks().moveImage(dirs.diskImage(), paused.diskImage());
+                    if (Files.isDirectory(HostParts.layersDir(dirs))) {
+                        parts.move(HostParts.layersDir(dirs), paused.layers());
+                    }
+                });
             });
+            releases.add(inBackground("pause-sync-" + id.value(), () -> took[4] = timed(() -> syncFilesystem(artifactDir))));
+            Generation.attempt(failures, () -> took[5] = timed(() -> {
+                removeTree(dirs.dir());
+                parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
+            }));
             for (FutureTask<Void> release : releases) {
                 Generation.attempt(failures, () -> awaitRelease(release));
             }
@@ -95,7 +110,9 @@ final class GenerationPause {
         long done = System.nanoTime();
         log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("mode", mode)
                 .addKeyValue("checkpoint_ms", (checkpointed - started) / 1_000_000)
-                .addKeyValue("release_ms", (done - checkpointed) / 1_000_000).log("container sandbox paused");
+                .addKeyValue("release_ms", (done - checkpointed) / 1_000_000)
+                .addKeyValue("slot_ms", took[0]).addKeyValue("container_ms", took[1]).addKeyValue("unmount_ms", took[2])
+                .addKeyValue("move_ms", took[3]).addKeyValue("sync_ms", took[4]).addKeyValue("remove_ms", took[5]).log("container sandbox paused");
         return paused;
     }
 
@@ -125,6 +142,54 @@ final class GenerationPause {
         }
         cgroups.thawIfFrozen(gen.id.value()); // runc has usually removed the cgroup by now
         gen.frozen(false);
+    }
+
+    /**
+     * Makes the artifact dir durable before pause returns: the images CRIU wrote (it never syncs them) and the disk
+     * image and layers just renamed into it. One syncfs of the filesystem holding them; CRIU has already started
+     * writing the pages out (criu-patches/0004), and the disk's unmount flushed it (a flush of a loop device fsyncs
+     * its image file), so little is left.
+     */
+    private void syncFilesystem(Path dir) throws CommandFailedException, InterruptedException {
+        gen.parts.runner().run(Command.of(SYNC_TIMEOUT, "sync", "--file-system", dir.toString()));
+    }
+
+    /**
+     * Removes the sandbox dir from here, without an {@code rm} process (~10 ms of fork and exec on a busy host): by now
+     * it holds only the backend's own files (bundle, runc's and CRIU's logs and work dirs, the empty mount points of
+     * the overlay and the disk; the overlay's work dir went with the disk). Symlinks are removed, never followed; a dir with anything still mounted below it is refused.
+     */
+    private static void removeTree(Path dir) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        List<Path> mounted = MountTable.mountsUnder(dir);
+        if (!mounted.isEmpty()) {
+            throw new IOException("not removing " + dir + ": still mounted below it: " + mounted);
+        }
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path visited, IOException failed) throws IOException {
+                if (failed != null) {
+                    throw failed;
+                }
+                Files.delete(visited);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    /** Runs a step and returns how long it took, in ms. */
+    private static long timed(Generation.Step step) throws Exception {
+        long started = System.nanoTime();
+        step.run();
+        return (System.nanoTime() - started) / 1_000_000;
     }
 
     /** Runs one release step on its own virtual thread. */
