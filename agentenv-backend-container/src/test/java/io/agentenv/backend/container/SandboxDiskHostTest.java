@@ -21,7 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -65,7 +64,6 @@ class SandboxDiskHostTest {
             sandbox.close();
         }
         backend.assertNothingLeaked();
-        assertThat(loopDevicesBackedUnder(backend.workDir)).as("loop devices left").isEmpty();
     }
 
     @Test
@@ -180,19 +178,5 @@ class SandboxDiskHostTest {
         Path dir = backend.workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong()));
         Files.createDirectories(dir.getParent());
         return dir;
-    }
-
-    /** Loop devices whose backing file is below {@code dir} (the kernel lists each in /sys/block/loopN/loop). */
-    static List<String> loopDevicesBackedUnder(Path dir) throws Exception {
-        List<String> found = new ArrayList<>();
-        try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
-            for (Path device : devices.filter(d -> d.getFileName().toString().startsWith("loop")).toList()) {
-                Path backing = device.resolve("loop/backing_file");
-                if (Files.isRegularFile(backing) && Files.readString(backing).strip().startsWith(dir.toString())) {
-                    found.add(device.getFileName() + " -> " + Files.readString(backing).strip());
-                }
-            }
-        }
-        return found;
     }
 }
