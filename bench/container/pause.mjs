@@ -1,8 +1,8 @@
 // Pause through the unmodified npm `e2b` SDK, and where its time goes. One sandbox with a background `sleep` is paused
 // and resumed (connect + commands.run('true')) n times against the server jar on loopback; for every pause the
 // server's own log gives the orchestrator's time (PauseOperation, "sandbox paused" took_ms), the backend's checkpoint
-// and release (GenerationPause, "container sandbox paused": per release part) and runc's checkpoint (RuncRuntime,
-// "container checkpointed"). CPU time (the server JVM plus its waited-for children: runc, CRIU, umount, ip, nft) is
+// and release (GenerationPause, "container sandbox paused": per release part) and the CRIU dump (RuncRuntime,
+// "container dumped"; "container checkpointed" when an older build runs CRIU through runc). CPU time (the server JVM plus its waited-for children: runc, CRIU, umount, ip, nft) is
 // read from /proc/<server>/stat around each pause: it does not depend on the machine's load, wall times do.
 // Needs root, scripts/setup-host.sh and the built jars:
 //   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations]
@@ -29,6 +29,8 @@ const server = await startServer({
     AENV_BACKEND_MEMORY_MB: '512',
     AENV_BACKEND_POOL_SIZE: '0',
     AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+    // for before/after runs against another CRIU build: a copy of the host setup's host.env naming it
+    ...(process.env.AENV_BENCH_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BENCH_HOST_ENV } : {}),
   },
 })
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
@@ -40,9 +42,9 @@ function cpuMs() {
   return { server: (utime + stime) / ticksPerMs, children: (cutime + cstime) / ticksPerMs }
 }
 
-/** The key=value pairs of the server log lines with {@code message} after {@code from} characters of output. */
-function logged(message, from) {
-  return server.output().slice(from).split('\n').filter((l) => l.includes(` ${message} `) || l.endsWith(` ${message}`))
+/** The key=value pairs of the server log lines matching {@code pattern} (logger and message) after {@code from}. */
+function logged(pattern, from) {
+  return server.output().slice(from).split('\n').filter((l) => pattern.test(l))
     .map((l) => Object.fromEntries([...l.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])))
 }
 
@@ -66,7 +68,7 @@ try {
     await sbx.commands.run('true')
   }
   const load = loadavg()
-  const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], slot: [], container: [],
+  const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
     unmount: [], move: [], sync: [], remove: [], cpuServer: [], cpuChildren: [], resume: [] }
   for (let i = 0; i < n; i++) {
     const mark = server.output().length
@@ -77,15 +79,17 @@ try {
     const cpu1 = cpuMs()
     rows.cpuServer.push(cpu1.server - cpu0.server)
     rows.cpuChildren.push(cpu1.children - cpu0.children)
-    const [op] = logged('PauseOperation sandbox paused', mark)
-    const [be] = logged('GenerationPause container sandbox paused', mark)
-    const [rc] = logged('RuncRuntime container checkpointed', mark)
+    const [op] = logged(/ PauseOperation sandbox paused /, mark)
+    const [be] = logged(/ (GenerationPause|ContainerSandbox) container sandbox paused /, mark) // the latter: older builds
+    const [rc] = logged(/ RuncRuntime container (dumped|checkpointed) /, mark)
     if (!op || !be || !rc) throw new Error(`pause ${i}: a log line is missing:\n${server.output().slice(mark)}`)
     rows.orchestrator.push(Number(op.took_ms))
     rows.checkpoint.push(Number(be.checkpoint_ms))
     rows.release.push(Number(be.release_ms))
     rows.backend.push(Number(be.checkpoint_ms) + Number(be.release_ms))
     rows.runc.push(Number(rc.took_ms))
+    rows.criu.push(Number(rc.criu_ms))
+    rows.aroundCriu.push(Number(rc.took_ms) - Number(rc.criu_ms))
     for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) rows[k].push(Number(be[`${k}_ms`]))
     t0 = performance.now()
     await sbx.connect()
@@ -97,7 +101,9 @@ try {
   report('  orchestrator PauseOperation (CAS, backend, SQLite, hooks)', rows.orchestrator)
   report('  backend pause (checkpoint + release)', rows.backend)
   report('    checkpoint (freeze, runc checkpoint, thaw)', rows.checkpoint)
-  report('      runc checkpoint (runc + CRIU dump)', rows.runc)
+  report('      dump command (CRIU direct; runc checkpoint before)', rows.runc)
+  report('        CRIU itself (its log: first to last line)', rows.criu)
+  report('        around CRIU (process start, runc if any, reading state)', rows.aroundCriu)
   report('    release (parallel parts, joined)', rows.release)
   report('      slot: nft chain and netns (veth after the return)', rows.slot)
   report('      runc delete', rows.container)
@@ -109,6 +115,9 @@ try {
   report('CPU per pause: waited-for children (runc, CRIU, umount, ip, nft)', rows.cpuChildren)
   report('resume (connect + commands.run true)', rows.resume)
   await sbx.kill()
+} catch (e) {
+  console.error(`${e.stack ?? e}\nserver log (tail):\n${server.output().split('\n').slice(-60).join('\n')}`)
+  process.exitCode = 1
 } finally {
   await server.stop({ timeoutMs: 120_000 })
 }

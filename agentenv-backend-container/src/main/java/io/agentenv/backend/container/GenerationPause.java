@@ -64,10 +64,10 @@ final class GenerationPause {
         checkpointed = System.nanoTime();
         gen.closeClient();
         // The checkpoint is written; what is left is releasing, in independent parts that run at once: the container
-        // (after a memory dump runc has destroyed it: this confirms it), the network slot (its nft chain and netns; the
-        // kernel's removal of its veth pair finishes after the return) and the files (unmount the overlay and the
-        // sandbox's disk, move the disk image and layers into the artifact dir, then make that durable while the
-        // sandbox dir is removed). Pause returns once all are done. A filesystem-only pause stops the container
+        // (after a memory dump its processes are gone: runc's state and the cgroups), the network slot (its nft chain
+        // and netns; the kernel's removal of its veth pair finishes after the return) and the files (unmount the overlay
+        // and the sandbox's disk, move the disk image and layers into the artifact dir, then make that durable while
+        // the sandbox dir is removed). Pause returns once all are done. A filesystem-only pause stops the container
         // before its files move.
         boolean dumped = mode == PauseMode.WITH_MEMORY;
         List<FutureTask<Void>> releases = new ArrayList<>();
@@ -119,9 +119,10 @@ final class GenerationPause {
     /**
      * Freezes the sandbox here, then lets CRIU dump and kill it. CRIU freezing a cgroup v1 itself re-reads the freezer
      * state every 100 ms, so its freeze costs a fixed 100 ms although the kernel freezes envd in ~2 ms; a cgroup that
-     * is FROZEN already is dumped as it is. After a successful dump CRIU kills the tasks and thaws the cgroup, and runc
-     * destroys the container (its cgroup is usually gone by the time this thaws whatever is left). After a failed one
-     * CRIU freezes the cgroup again, and this thaws it: the sandbox runs on, as before the pause.
+     * is FROZEN already is dumped as it is. CRIU runs directly ({@link RuncRuntime#dump}), not through runc. After a
+     * successful dump CRIU kills the tasks and thaws the cgroup; {@code runc delete} in the release removes runc's
+     * state and the cgroups. After a failed one CRIU freezes the cgroup again, and this thaws it: the sandbox runs
+     * on, as before the pause.
      */
     private void checkpointToDisk(Path images, Path work) throws IOException, CommandFailedException, InterruptedException {
         var cgroups = gen.parts.cgroups();
@@ -130,7 +131,7 @@ final class GenerationPause {
             gen.frozen(true);
         }
         try {
-            gen.parts.runc().checkpoint(gen.id, images, work, RuncRuntime.AfterCheckpoint.STOP);
+            gen.parts.runc().dump(gen.id, images, work);
         } catch (IOException | CommandFailedException e) {
             try {
                 cgroups.thaw(gen.id);
