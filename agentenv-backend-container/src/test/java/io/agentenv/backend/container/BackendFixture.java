@@ -141,7 +141,7 @@ final class BackendFixture implements AutoCloseable {
         try (var dirs = Files.list(p.sandboxesDir())) {
             assertThat(dirs.toList()).as("sandbox dirs left").isEmpty();
         }
-        assertThat(loopDevicesBackedUnder(workDir)).as("loop devices of sandbox disks left").isEmpty();
+        awaitNoLoopDevicesUnder(workDir);
         long netns = left.network().stream().filter(n -> n.startsWith(p.pool().netnsPrefix())).count();
         assertThat(netns).as("network namespaces beyond the warm one: %s", left.network()).isLessThanOrEqualTo(1);
     }
@@ -182,6 +182,22 @@ final class BackendFixture implements AutoCloseable {
         again.initialize(workDir, factory.parts().settings(), layout,
                 lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2);
         return again;
+    }
+
+    /**
+     * No loop device of a sandbox disk below {@code dir} is left. A disk's loop device clears itself on the last close
+     * after its unmount, which may be a moment later when another process (a concurrent {@code mount -o loop} scanning
+     * the devices) had it open: waited for, with a deadline.
+     */
+    static void awaitNoLoopDevicesUnder(Path dir) throws Exception {
+        HostFixture.await("no loop device is backed by a file under " + dir, Duration.ofSeconds(10), () -> {
+            try {
+                return loopDevicesBackedUnder(dir).isEmpty();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(loopDevicesBackedUnder(dir)).as("loop devices of sandbox disks left").isEmpty();
     }
 
     /** Loop devices whose backing file is below {@code dir} (the kernel lists each in /sys/block/loopN/loop). */

@@ -194,7 +194,7 @@ class ContainerBackendHostTest {
                     .contains("descriptors.json").anyMatch(name -> name.startsWith("pages-"));
         }
         assertThat(paused.diskImage()).as("the sandbox's disk, holding its upper").isRegularFile();
-        assertThat(BackendFixture.loopDevicesBackedUnder(sandboxDir)).as("the disk's loop device").isEmpty();
+        BackendFixture.awaitNoLoopDevicesUnder(dir); // the image moved there; its loop device is gone
         sandbox.close();
 
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
