@@ -95,7 +95,7 @@ final class SandboxDisks {
             try {
                 unmount(dirs);
                 Files.deleteIfExists(image);
-            } catch (IOException | CommandFailedException | RuntimeException cleanup) {
+            } catch (IOException | RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
             }
             throw e;
@@ -115,11 +115,12 @@ final class SandboxDisks {
         runner.run(Command.of(TIMEOUT, "mount", "-t", "ext4", "-o", MOUNT_OPTIONS, image.toString(), dirs.disk().toString()));
     }
 
-    /** Unmounts the sandbox's disk (which releases its loop device); nothing to do when it is not mounted. */
-    void unmount(SandboxDirs dirs) throws IOException, CommandFailedException, InterruptedException {
-        if (MountTable.isMountPoint(dirs.disk())) {
-            runner.run(Command.of(TIMEOUT, "umount", dirs.disk().toString()));
-        }
+    /**
+     * Unmounts the sandbox's disk (a system call, no process; its loop device then clears itself); nothing to do when
+     * it is not mounted.
+     */
+    void unmount(SandboxDirs dirs) throws IOException {
+        Unmounts.unmount(dirs.disk());
     }
 
     /** Whether the sandbox has a disk image (a sandbox dir of an older version has a plain upper dir instead). */
