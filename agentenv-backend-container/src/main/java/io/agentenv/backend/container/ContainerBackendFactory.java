@@ -123,6 +123,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: " + noDisks.get()
                     + "; run scripts/setup-host.sh as root");
         }
+        InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1));
         try {
             ProcessRunner runner = new JdkProcessRunner();
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
@@ -137,7 +138,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new OverlayMounts(runner), new SandboxDisks(runner), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
-                    new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig);
+                    new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
+                    reaper);
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
             warmPool = new WarmPool(built, templates, clock, settings.poolSize());
@@ -146,10 +148,20 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("privileges", settings.privileges())
                     .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
         } catch (IOException | CommandFailedException e) {
+            stop(reaper);
             throw new BackendException.Terminal("container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            stop(reaper);
             throw new BackendException.Terminal("container backend: interrupted while initializing", e);
+        }
+    }
+
+    private static void stop(InitReaper reaper) {
+        try {
+            reaper.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -273,7 +285,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         try {
             slot = p.pool().acquire();
         } catch (NetnsPool.NoFreeSlotException e) {
-            throw new BackendException.Recoverable(e.getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", e);
+            throw e.exhausted();
         } catch (CommandFailedException e) {
             throw new BackendException.Recoverable("cannot create a network namespace: " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -344,6 +356,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
         }
         p.envdClients().close();
+        stop(p.reaper());
     }
 
     /** The warm pool (tests watch it fill). */

@@ -9,6 +9,7 @@ import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.Liveness;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
@@ -32,8 +33,8 @@ import java.util.Optional;
  * only read volatile fields.
  *
  * <p>This is the SPI face; the generation's shared state is in {@link Generation}, and each operation in its own
- * class: {@link GenerationStart}, {@link GenerationPause}, {@link GenerationCapture} (freeze, thaw, snapshot) and
- * {@link GenerationRelease}. The host steps they call are in {@link HostParts}, the states in {@link SavedStates}.
+ * class: {@link GenerationStart}, {@link GenerationPause}, {@link GenerationCapture} (freeze, thaw, snapshot),
+ * {@link GenerationLiveness} and {@link GenerationRelease}. The host steps they call are in {@link HostParts}, the states in {@link SavedStates}.
  */
 final class ContainerSandbox implements SandboxBackend {
 
@@ -59,6 +60,7 @@ final class ContainerSandbox implements SandboxBackend {
     private final GenerationPause pausing;
     private final GenerationCapture capture;
     private final GenerationRelease release;
+    private final GenerationLiveness liveness;
     private final HostNetwork hostNetwork;
 
     /**
@@ -72,6 +74,7 @@ final class ContainerSandbox implements SandboxBackend {
         this.pausing = new GenerationPause(gen);
         this.capture = new GenerationCapture(gen);
         this.release = new GenerationRelease(gen);
+        this.liveness = new GenerationLiveness(gen, clock);
         this.hostNetwork = new HostNetwork(slot.netnsPath(), address(slot.sandboxAddress()));
     }
 
@@ -83,6 +86,7 @@ final class ContainerSandbox implements SandboxBackend {
     void attach() {
         gen.client(gen.parts.envdClients().open(gen.spec.id(), envdAddress(gen.liveSlot()),
                 Optional.of(gen.spec.accessToken())));
+        liveness.running();
     }
 
     @Override
@@ -93,6 +97,13 @@ final class ContainerSandbox implements SandboxBackend {
     @Override
     public void start(Duration readyTimeout) throws BackendException {
         starting.start(readyTimeout);
+        liveness.running();
+    }
+
+    /** Gone once the container's init exited; restarts of envd inside are noticed here and re-initialised. */
+    @Override
+    public Liveness liveness() throws BackendException {
+        return liveness.check();
     }
 
     @Override

@@ -28,6 +28,7 @@ import java.util.function.Predicate;
  *   <li>the init's stdio paths as {@code descriptors.json} in the images, which {@code runc restore} reads.</li>
  * </ul>
  * A restore therefore still goes through {@code runc restore}, which sees the same images as after its own dump.
+ * Used for pause (the tasks are killed) and snapshot (they run on, {@code --leave-running}).
  */
 final class CriuDump {
 
@@ -118,8 +119,8 @@ final class CriuDump {
                 Path.of(freezer), netnsInode, external, JSON.writeValueAsString(state.path("external_descriptors")));
     }
 
-    /** The command line: a dump that kills the tasks once written, logging at level 4 into the work dir. */
-    static List<String> argv(Path criu, Path images, Path work, Facts facts) {
+    /** The command line: a dump logging at level 4 into the work dir; the tasks are killed once written, or run on. */
+    static List<String> argv(Path criu, Path images, Path work, Facts facts, RuncRuntime.AfterCheckpoint after) {
         List<String> argv = new ArrayList<>(List.of(criu.toString(), "dump", "--no-default-config",
                 "--tree", Long.toString(facts.pid()), "--images-dir", images.toString(), "--work-dir", work.toString(),
                 "--log-file", LOG, "-v4", "--root", facts.rootfs().toString(),
@@ -128,6 +129,9 @@ final class CriuDump {
         for (String mount : facts.externalMounts()) {
             argv.add("--external");
             argv.add(mount);
+        }
+        if (after == RuncRuntime.AfterCheckpoint.LEAVE_RUNNING) {
+            argv.add("--leave-running");
         }
         facts.criuConfig().ifPresent(config -> argv.addAll(List.of("--config", config.toString())));
         return argv;

@@ -52,7 +52,7 @@ final class GenerationCapture {
 
     /**
      * Freezes (unless frozen already), copies the upper dir as layer 0 and hard-links the owned layers below it into
-     * the artifact dir, checkpoints memory with leave-running, and thaws.
+     * the artifact dir, checkpoints memory with leave-running (CRIU directly, {@link RuncRuntime#dump}), and thaws.
      */
     SnapshotState snapshot(Path artifactDir) throws BackendException {
         gen.requireRunning("snapshot");
@@ -69,7 +69,7 @@ final class GenerationCapture {
             }
             parts.layerCapture().capture(gen.dirs.upper(), snapshot.layers().resolve("0"));
             parts.copyLayers(HostParts.layersDir(gen.dirs), snapshot.layers(), current.renumbered());
-            parts.runc().checkpoint(gen.id, snapshot.images(), work, RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
+            parts.runc().dump(gen.id, snapshot.images(), work, RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
         } catch (IOException | CommandFailedException e) {
             thawAfterSnapshot(wasFrozen);
             discard(snapshot.layers(), snapshot.images(), work);

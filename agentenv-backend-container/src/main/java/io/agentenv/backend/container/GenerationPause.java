@@ -91,10 +91,12 @@ final class GenerationPause {
                 });
             });
             releases.add(inBackground("pause-sync-" + id.value(), () -> took[4] = timed(() -> syncFilesystem(artifactDir))));
-            Generation.attempt(failures, () -> took[5] = timed(() -> {
-                removeTree(dirs.dir());
-                parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
-            }));
+            if (failures.isEmpty()) { // never after a failed unmount or move: the dir may still hold the upper
+                Generation.attempt(failures, () -> took[5] = timed(() -> {
+                    removeTree(dirs.dir());
+                    parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
+                }));
+            }
             for (FutureTask<Void> release : releases) {
                 Generation.attempt(failures, () -> awaitRelease(release));
             }
@@ -131,7 +133,7 @@ final class GenerationPause {
             gen.frozen(true);
         }
         try {
-            gen.parts.runc().dump(gen.id, images, work);
+            gen.parts.runc().dump(gen.id, images, work, RuncRuntime.AfterCheckpoint.STOP);
         } catch (IOException | CommandFailedException e) {
             try {
                 cgroups.thaw(gen.id);

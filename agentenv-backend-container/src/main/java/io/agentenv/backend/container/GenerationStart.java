@@ -7,6 +7,7 @@ import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
+import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.PauseMode;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -148,8 +149,7 @@ final class GenerationStart {
             HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
             gen.client(opened);
             opened.waitUntilHealthy(deadline);
-            opened.init(new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
-                    workdir(spec.defaultUser()), clock.instant()));
+            opened.init(initFor(spec, clock));
             InstanceFile.write(dirs, lineage, netSlot.index());
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             rollBackPausedFiles();
@@ -216,6 +216,12 @@ final class GenerationStart {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** envd's {@code /init} for this sandbox: its token, env vars, default user and workdir, and the host's clock. */
+    static EnvdInit initFor(LaunchSpec spec, Clock clock) {
+        return new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
+                workdir(spec.defaultUser()), clock.instant());
     }
 
     private static Optional<String> workdir(String user) {

@@ -2,6 +2,7 @@ package io.agentenv.backend.container;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.spi.BackendException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -193,8 +194,17 @@ final class NetnsPool implements AutoCloseable {
 
     /** Every slot of the pool is handed out (or being created). */
     static final class NoFreeSlotException extends Exception {
+        private final int slotCount;
+
         NoFreeSlotException(int slotCount) {
             super("no free network slot: all " + slotCount + " are in use");
+            this.slotCount = slotCount;
+        }
+
+        /** The SPI's typed capacity failure (the API answers 429), naming the limit and the setting that raises it. */
+        BackendException.Exhausted exhausted() {
+            return new BackendException.Exhausted("all " + slotCount + " sandbox slots of this server are in use"
+                    + " (AENV_BACKEND_MAX_SANDBOXES)", getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", this);
         }
     }
 

@@ -184,10 +184,12 @@ final class RuncRuntime {
 
     /**
      * Dumps a running container's processes into {@code images} with CRIU itself, as {@code runc checkpoint} would
-     * ({@link CriuDump}: same options, same images, {@code descriptors.json} included), and kills them. runc's state
-     * still names the (now stopped) container until {@link #delete}, which also removes its cgroups.
+     * ({@link CriuDump}: same options, same images, {@code descriptors.json} included). With {@code STOP} CRIU kills
+     * them, and runc's state still names the (now stopped) container until {@link #delete}, which also removes its
+     * cgroups; with {@code LEAVE_RUNNING} they run on.
      */
-    void dump(ContainerId id, Path images, Path work) throws IOException, CommandFailedException, InterruptedException {
+    void dump(ContainerId id, Path images, Path work, AfterCheckpoint after)
+            throws IOException, CommandFailedException, InterruptedException {
         Files.createDirectories(images);
         Files.createDirectories(work);
         long started = System.nanoTime();
@@ -196,11 +198,12 @@ final class RuncRuntime {
         Files.writeString(descriptors, facts.descriptors());
         Files.setPosixFilePermissions(descriptors, PosixFilePermissions.fromString("rw-------"));
         try {
-            runner.run(Command.of(criuTimeout, CriuDump.argv(criu, images, work, facts)));
+            runner.run(Command.of(criuTimeout, CriuDump.argv(criu, images, work, facts, after)));
         } catch (CommandFailedException e) {
             throw withCriuLog(e, work.resolve(CriuDump.LOG));
         }
-        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
                 .addKeyValue("criu_ms", criuMillis(work.resolve(CriuDump.LOG)).orElse(-1)).log("container dumped");
     }
 

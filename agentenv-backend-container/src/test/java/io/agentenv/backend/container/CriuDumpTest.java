@@ -85,7 +85,7 @@ class CriuDumpTest {
     @Test
     void the_command_dumps_the_init_tree_into_the_images_with_the_netns_external_and_the_sandboxes_criu_config() throws Exception {
         List<String> argv = CriuDump.argv(Path.of("/opt/criu/sbin/criu"), Path.of("/art/images"), Path.of("/sb/dump-work"),
-                facts(""));
+                facts(""), RuncRuntime.AfterCheckpoint.STOP);
 
         assertThat(argv).startsWith("/opt/criu/sbin/criu", "dump", "--no-default-config", "--tree", "4242",
                 "--images-dir", "/art/images", "--work-dir", "/sb/dump-work", "--log-file", "dump.log", "-v4",
@@ -94,6 +94,14 @@ class CriuDumpTest {
         assertThat(argv).containsSequence("--external", "mnt[/proc/keys]:/dev/null");
         assertThat(argv).endsWith("--config", "/data/criu-runc.conf");
         assertThat(argv).doesNotContain("--leave-running");
+    }
+
+    @Test
+    void a_snapshots_dump_leaves_the_tasks_running() throws Exception {
+        List<String> argv = CriuDump.argv(Path.of("/opt/criu/sbin/criu"), Path.of("/art/images"), Path.of("/sb/work"),
+                facts(""), RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
+
+        assertThat(argv).contains("--leave-running");
     }
 
     @Test
