@@ -100,14 +100,29 @@ hostTest('create with envs, metadata and timeout; commands, stdin and files in a
   }, { envs: { FROM_CREATE: 'from-create' }, metadata: { suite: 'sdk-container' }, timeoutMs: 120_000 })
 })
 
-hostTest('pause: isRunning false; connect: the background process and the files are intact', async () => {
+async function logLines(sandboxId, query = '') {
+  const res = await fetch(`${server.url}/v2/sandboxes/${sandboxId}/logs${query}`, { headers: { 'X-API-Key': server.apiKey } })
+  assert.equal(res.status, 200, `logs answer 200 (got ${res.status})`)
+  return (await res.json()).logs.map((e) => e.message)
+}
+
+hostTest('pause: isRunning false, its logs stay readable; connect: the background process and the files are intact', async () => {
   await withSandbox(async (sbx) => {
     await sbx.files.write('/home/user/kept.txt', 'kept across pause')
+    await sbx.commands.run('echo before-pause-probe')
     const sleeper = await sbx.commands.run('sleep 600', { background: true })
     assert.equal(await sbx.pause(), true)
     assert.equal(await sbx.isRunning(), false)
+    assert.ok((await logLines(sbx.sandboxId, '?search=before-pause-probe')).length > 0, 'a paused sandbox serves its logs')
+    const v1 = await fetch(`${server.url}/sandboxes/${sbx.sandboxId}/logs?start=0`, { headers: { 'X-API-Key': server.apiKey } })
+    assert.equal(v1.status, 200)
+    assert.ok((await v1.json()).logs.some((l) => l.line.includes('before-pause-probe')), 'v1 logs of a paused sandbox')
     await sbx.connect()
     assert.equal(await sbx.isRunning(), true)
+    await sbx.commands.run('echo after-resume-probe')
+    const live = await logLines(sbx.sandboxId)
+    assert.ok(live.some((m) => m.includes('before-pause-probe')) && live.some((m) => m.includes('after-resume-probe')),
+      'a resumed sandbox serves live logs, the ones from before the pause included')
     assert.ok((await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'the process survived the pause')
     assert.equal(await sbx.files.read('/home/user/kept.txt'), 'kept across pause')
     assert.equal(await sbx.commands.kill(sleeper.pid), true)

@@ -30,10 +30,11 @@ final class OperationContext {
     final Ids ids;
     final TemplateCatalog templates;
     final HookCalls hooks;
+    final PausedLogs pausedLogs;
 
     OperationContext(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, EnvdTokenSource tokens,
                      Clock clock, OrchestratorSettings settings, EventBus events, Artifacts artifacts, Ids ids,
-                     TemplateCatalog templates, HookCalls hooks) {
+                     TemplateCatalog templates, HookCalls hooks, PausedLogs pausedLogs) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.backends = requireNonNull(backends, "backends is null");
@@ -45,6 +46,7 @@ final class OperationContext {
         this.ids = requireNonNull(ids, "ids is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.hooks = requireNonNull(hooks, "hooks is null");
+        this.pausedLogs = requireNonNull(pausedLogs, "pausedLogs is null");
     }
 
     Instant now() {

@@ -134,11 +134,45 @@ public final class SandboxGuests implements AutoCloseable {
     }
 
     /**
-     * envd's log and the processes' output of a RUNNING sandbox, filtered and ordered as {@code query} says. Reads
-     * envd's bounded journal (at most {@link GuestSettings#logPages()} pages). Errors as {@link #runningEnvd}.
+     * envd's log and the processes' output, filtered and ordered as {@code query} says. A RUNNING sandbox's are read
+     * live from envd's bounded journal (at most {@link GuestSettings#logPages()} pages; errors as {@link #runningEnvd});
+     * a PAUSED sandbox's are the ones kept when it was paused (CONFLICT when none could be kept then).
      */
     public List<EnvdLogEntry> logs(SandboxId id, LogQuery query) {
+        requireNonNull(id, "id is null");
         requireNonNull(query, "query is null");
+        List<EnvdLogEntry> all = OperationRunner.read(() -> {
+            SandboxRecord record = ctx.records.visible(id);
+            return record.state() == SandboxState.PAUSED ? keptLogs(record) : Optional.<List<EnvdLogEntry>>empty();
+        }).orElseGet(() -> liveLogs(id));
+        Stream<EnvdLogEntry> matching = all.stream()
+                .filter(e -> LogQuery.Level.ofEnvd(e.level()).compareTo(query.minLevel()) >= 0)
+                .filter(e -> query.search().map(s -> e.message().contains(s)).orElse(true));
+        if (query.cursor().isPresent()) {
+            Instant at = query.cursor().get();
+            matching = matching.filter(e -> query.direction() == LogQuery.Direction.FORWARD
+                    ? !e.timestamp().isBefore(at) : !e.timestamp().isAfter(at));
+        }
+        Comparator<EnvdLogEntry> order = Comparator.comparingLong(EnvdLogEntry::seq);
+        return matching.sorted(query.direction() == LogQuery.Direction.FORWARD ? order : order.reversed())
+                .limit(query.limit()).toList();
+    }
+
+    private Optional<List<EnvdLogEntry>> keptLogs(SandboxRecord record) {
+        StoredState paused = record.paused().orElseThrow(() -> transitioning(record.id()));
+        Optional<List<EnvdLogEntry>> kept = ctx.pausedLogs.read(record.id(), paused.artifactDir());
+        if (kept.isPresent()) {
+            return kept;
+        }
+        // resumed (and its paused state deleted) between the state read and the file read?
+        if (ctx.records.visible(record.id()).state() == SandboxState.PAUSED) {
+            throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + record.id().value()
+                    + " is paused and its logs could not be kept when it was paused; resume it to read them");
+        }
+        return Optional.empty();
+    }
+
+    private List<EnvdLogEntry> liveLogs(SandboxId id) {
         RunningEnvd guest = runningEnvd(id);
         List<EnvdLogEntry> all = new ArrayList<>();
         long cursor = 0;
@@ -151,17 +185,7 @@ public final class SandboxGuests implements AutoCloseable {
             }
             cursor = read.nextCursor();
         }
-        Stream<EnvdLogEntry> matching = all.stream()
-                .filter(e -> LogQuery.Level.ofEnvd(e.level()).compareTo(query.minLevel()) >= 0)
-                .filter(e -> query.search().map(s -> e.message().contains(s)).orElse(true));
-        if (query.cursor().isPresent()) {
-            Instant at = query.cursor().get();
-            matching = matching.filter(e -> query.direction() == LogQuery.Direction.FORWARD
-                    ? !e.timestamp().isBefore(at) : !e.timestamp().isAfter(at));
-        }
-        Comparator<EnvdLogEntry> order = Comparator.comparingLong(EnvdLogEntry::seq);
-        return matching.sorted(query.direction() == LogQuery.Direction.FORWARD ? order : order.reversed())
-                .limit(query.limit()).toList();
+        return all;
     }
 
     /** One sampling round at {@code now} (the scheduler calls it every interval; tests call it directly). */

@@ -161,10 +161,16 @@ class GuestRoutesTest {
     }
 
     @Test
-    void logs_of_a_paused_sandbox_conflict_and_without_a_guest_agent_are_a_bad_gateway() throws Exception {
+    void logs_of_a_paused_sandbox_are_the_ones_kept_at_pause_and_without_a_guest_agent_are_a_bad_gateway()
+            throws Exception {
         String paused = server.create();
+        live(paused).fakeEnvd().log(EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(3), "stdout", "kept line");
         assertThat(server.post("/sandboxes/" + paused + "/pause", "").statusCode()).isEqualTo(204);
-        assertThat(status(server.get("/v2/sandboxes/" + paused + "/logs"))).isEqualTo(409);
+        HttpResponse<String> v2 = server.get("/v2/sandboxes/" + paused + "/logs");
+        assertThat(status(v2)).isEqualTo(200);
+        assertThat(server.parse(v2).get("logs")).extracting(n -> n.get("message").asText()).containsExactly("kept line");
+        JsonNode v1 = server.parse(server.get("/sandboxes/" + paused + "/logs?start=0"));
+        assertThat(v1.get("logs")).extracting(n -> n.get("line").asText()).containsExactly("kept line");
 
         String cut = server.create();
         live(cut).disconnectGuest();

@@ -316,6 +316,53 @@ class SandboxGuestsTest {
         assertThat(envd.count(FakeEnvd.Call.LOGS)).isEqualTo(6 * 3);
     }
 
+    @Test
+    void a_paused_sandbox_serves_the_logs_kept_at_pause_even_after_a_server_restart() {
+        Orchestrator orchestrator = start();
+        SandboxId id = h.create();
+        live(id).fakeEnvd().log(EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(7), "stdout", "before pause");
+        orchestrator.pause(id, PauseMode.WITH_MEMORY);
+
+        assertThat(guests.logs(id, query(LogQuery.Direction.FORWARD))).extracting(EnvdLogEntry::message)
+                .containsExactly("before pause");
+
+        guests.close();
+        h.restart();
+        guests = new SandboxGuests(h.orchestrator, GuestSettings.defaults(), h.clock);
+        assertThat(guests.logs(id, query(LogQuery.Direction.BACKWARD))).singleElement().satisfies(e -> {
+            assertThat(e.message()).isEqualTo("before pause");
+            assertThat(e.pid()).hasValue(7);
+            assertThat(e.stream()).isEqualTo("stdout");
+        });
+    }
+
+    @Test
+    void a_resumed_sandbox_serves_live_logs_again() {
+        Orchestrator orchestrator = start();
+        SandboxId id = h.create();
+        live(id).fakeEnvd().log(EnvdLogEntry.Source.ENVD, "INFO", OptionalInt.empty(), "envd", "kept");
+        orchestrator.pause(id, PauseMode.WITH_MEMORY);
+        orchestrator.connect(id, Duration.ofMinutes(5));
+
+        live(id).fakeEnvd().log(EnvdLogEntry.Source.ENVD, "INFO", OptionalInt.empty(), "envd", "after resume");
+        assertThat(guests.logs(id, query(LogQuery.Direction.FORWARD))).extracting(EnvdLogEntry::message)
+                .contains("after resume");
+    }
+
+    @Test
+    void a_failed_fetch_at_pause_does_not_fail_the_pause_and_its_logs_are_a_conflict_while_paused() {
+        Orchestrator orchestrator = start();
+        SandboxId id = h.create();
+        live(id).fakeEnvd().failNext(FakeEnvd.Call.LOGS, new EnvdException.Unreachable("gone", null));
+
+        assertThat(orchestrator.pause(id, PauseMode.WITH_MEMORY)).isEqualTo(PauseOutcome.PAUSED);
+        assertThatThrownBy(() -> guests.logs(id, query(LogQuery.Direction.FORWARD)))
+                .isInstanceOfSatisfying(AgentEnvException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT);
+                    assertThat(e.getMessage()).contains("logs could not be kept", "resume it");
+                });
+    }
+
     private static LogQuery query(LogQuery.Direction direction) {
         return new LogQuery(Optional.empty(), 100, direction, LogQuery.Level.DEBUG, Optional.empty());
     }
