@@ -89,7 +89,8 @@ public final class Main {
             orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
                     OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), lifecycleHooks(config));
             orchestrator.start();
-            guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
+            guests = new SandboxGuests(orchestrator,
+                    GuestSettings.defaults().withSampleInterval(config.metricsSampleInterval()), Clock.systemUTC());
             guests.start();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());

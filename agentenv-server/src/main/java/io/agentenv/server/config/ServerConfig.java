@@ -49,6 +49,9 @@ import java.util.regex.Pattern;
  * @param customExtensionUrl    base URL of the operator's custom extension ({@code AENV_CUSTOM_EXTENSION_URL}, absolute
  *                              http(s), no query or fragment; default none: no hooks, non-empty params refused)
  * @param customExtensionTimeout deadline of one hook call ({@code AENV_CUSTOM_EXTENSION_TIMEOUT_MS}, default 5000)
+ * @param metricsSampleInterval how often every running sandbox's metrics are sampled from its envd
+ *                              ({@code AENV_METRICS_SAMPLE_INTERVAL_MS}, default 5000, {@value #MIN_SAMPLE_INTERVAL_MS}
+ *                              to {@value #MAX_SAMPLE_INTERVAL_MS})
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -63,7 +66,8 @@ public record ServerConfig(
         Duration shutdownGrace,
         Map<String, String> backendSettings,
         Optional<URI> customExtensionUrl,
-        Duration customExtensionTimeout) {
+        Duration customExtensionTimeout,
+        Duration metricsSampleInterval) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -78,12 +82,17 @@ public record ServerConfig(
     public static final String SHUTDOWN_GRACE = "AENV_SHUTDOWN_GRACE_SECONDS";
     public static final String CUSTOM_EXTENSION_URL = "AENV_CUSTOM_EXTENSION_URL";
     public static final String CUSTOM_EXTENSION_TIMEOUT = "AENV_CUSTOM_EXTENSION_TIMEOUT_MS";
+    public static final String METRICS_SAMPLE_INTERVAL = "AENV_METRICS_SAMPLE_INTERVAL_MS";
+    /** Below this, sampling every sandbox's envd would be load of its own. */
+    public static final int MIN_SAMPLE_INTERVAL_MS = 100;
+    /** An hour: metrics older than that are of little use to a dashboard. */
+    public static final int MAX_SAMPLE_INTERVAL_MS = 3_600_000;
     /** Prefix of the backend's own settings: {@code AENV_BACKEND_CACHE_DIR} reaches the backend as {@code cache_dir}. */
     public static final String BACKEND_SETTING_PREFIX = "AENV_BACKEND_";
 
     private static final Set<String> KEYS = Set.of(LISTEN, HOME, BACKEND, SANDBOX_DOMAIN, API_KEY, DEFAULT_TIMEOUT_V1,
             DEFAULT_TIMEOUT_V2, MAX_REQUEST_BYTES, MAX_CONCURRENT_REQUESTS, SHUTDOWN_GRACE, CUSTOM_EXTENSION_URL,
-            CUSTOM_EXTENSION_TIMEOUT);
+            CUSTOM_EXTENSION_TIMEOUT, METRICS_SAMPLE_INTERVAL);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -99,6 +108,12 @@ public record ServerConfig(
         backendSettings = Map.copyOf(backendSettings);
         requireNonNull(customExtensionUrl, "customExtensionUrl is null");
         requireNonNull(customExtensionTimeout, "customExtensionTimeout is null");
+        requireNonNull(metricsSampleInterval, "metricsSampleInterval is null");
+        if (metricsSampleInterval.compareTo(Duration.ofMillis(MIN_SAMPLE_INTERVAL_MS)) < 0
+                || metricsSampleInterval.compareTo(Duration.ofMillis(MAX_SAMPLE_INTERVAL_MS)) > 0) {
+            throw new IllegalArgumentException(METRICS_SAMPLE_INTERVAL + " must be between " + MIN_SAMPLE_INTERVAL_MS
+                    + " and " + MAX_SAMPLE_INTERVAL_MS + " (milliseconds): " + metricsSampleInterval.toMillis());
+        }
         customExtensionUrl.ifPresent(ServerConfig::checkExtensionUrl);
         if (customExtensionTimeout.isNegative() || customExtensionTimeout.isZero()) {
             throw new IllegalArgumentException(CUSTOM_EXTENSION_TIMEOUT + " must be > 0: " + customExtensionTimeout.toMillis());
@@ -151,7 +166,8 @@ public record ServerConfig(
                 Duration.ofSeconds(parseInt(values, SHUTDOWN_GRACE, 30)),
                 backendSettings(values),
                 Optional.ofNullable(values.get(CUSTOM_EXTENSION_URL)).map(ServerConfig::parseExtensionUrl),
-                Duration.ofMillis(parseInt(values, CUSTOM_EXTENSION_TIMEOUT, 5000)));
+                Duration.ofMillis(parseInt(values, CUSTOM_EXTENSION_TIMEOUT, 5000)),
+                Duration.ofMillis(parseInt(values, METRICS_SAMPLE_INTERVAL, 5000)));
     }
 
     private static URI parseExtensionUrl(String value) {
@@ -251,6 +267,7 @@ public record ServerConfig(
                 + ", shutdownGrace=" + shutdownGrace + ", backendSettings=" + new TreeSet<>(backendSettings.keySet())
                 + ", customExtension=" + customExtensionUrl.map(u -> u.getScheme() + "://" + u.getHost()
                         + (u.getPort() < 0 ? "" : ":" + u.getPort()) + " (path and credentials redacted)").orElse("-")
-                + ", customExtensionTimeout=" + customExtensionTimeout + "]";
+                + ", customExtensionTimeout=" + customExtensionTimeout
+                + ", metricsSampleInterval=" + metricsSampleInterval + "]";
     }
 }

@@ -34,6 +34,7 @@ class ServerConfigTest {
         assertThat(config.shutdownGrace()).isEqualTo(Duration.ofSeconds(30));
         assertThat(config.customExtensionUrl()).isEmpty();
         assertThat(config.customExtensionTimeout()).isEqualTo(Duration.ofMillis(5000));
+        assertThat(config.metricsSampleInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.backendSettings()).isEmpty();
     }
 
@@ -112,6 +113,21 @@ class ServerConfigTest {
         Path file = Files.writeString(dir.resolve("server.properties"), "AENV_BAKEND=mock\n");
         assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CONFIG", file.toString())))
                 .hasMessageContaining("unknown keys").hasMessageContaining("AENV_BAKEND");
+    }
+
+    @Test
+    void a_metrics_sample_interval_that_is_not_a_whole_number_of_ms_within_range_fails_fast() {
+        for (String bad : new String[]{"x", "1.5", "-1", "0", "99", "3600001"}) {
+            assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", bad)))
+                    .as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("AENV_METRICS_SAMPLE_INTERVAL_MS");
+        }
+        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "250")).metricsSampleInterval())
+                .isEqualTo(Duration.ofMillis(250));
+        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "100")).metricsSampleInterval())
+                .isEqualTo(Duration.ofMillis(100));
+        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "3600000")).metricsSampleInterval())
+                .isEqualTo(Duration.ofHours(1));
     }
 
     @Test
