@@ -1,6 +1,7 @@
 package io.agentenv.server.orchestrator;
 
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
@@ -36,7 +37,10 @@ final class Launcher {
     /**
      * {@code creating} is the record to persist (state CREATING); returns the RUNNING view. A start hook the extension
      * refuses (4xx) is INVALID_ARGUMENT, any other hook failure UPSTREAM_FAILED; a backend at capacity
-     * ({@link BackendException.Exhausted}) is RESOURCE_EXHAUSTED, any other backend failure INTERNAL.
+     * ({@link BackendException.Exhausted}) is RESOURCE_EXHAUSTED; a backend failure caused by the guest agent (an
+     * {@link EnvdException} in its causes: envd never became healthy, or refused its init) is UPSTREAM_FAILED (502, as
+     * for every other guest agent failure; E2B's SDK treats 502 and 504 alike, while 503 would read as "service busy");
+     * any other backend failure INTERNAL. Every stage done is rolled back first.
      */
     SandboxView launch(SandboxRecord creating, LaunchSource source) {
         SandboxId id = creating.id();
@@ -86,10 +90,27 @@ final class Launcher {
             throw AgentEnvException.exhausted(e);
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
-            throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e);
+            throw guestFailure(e).map(envd -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox " + id
+                    + " could not be started: " + switch (envd) {
+                        case EnvdException.Unreachable u -> "its guest agent (envd) did not become ready within "
+                                + ctx.settings.readyTimeout().toSeconds() + " s";
+                        case EnvdException.Rejected r -> "its guest agent (envd) refused to initialise";
+                    }, e))
+                    .orElseGet(() -> new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
             throw e;
         }
+    }
+
+    /** The guest agent's failure among the causes of {@code e}, if any (the backends wrap it in their own). */
+    static Optional<EnvdException> guestFailure(BackendException e) {
+        int depth = 0;
+        for (Throwable t = e.getCause(); t != null && depth < 16; t = t.getCause(), depth++) {
+            if (t instanceof EnvdException envd) {
+                return Optional.of(envd);
+            }
+        }
+        return Optional.empty();
     }
 }

@@ -3,6 +3,10 @@ package io.agentenv.server.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentenv.backend.mock.MockAction;
+import io.agentenv.backend.mock.MockOp;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -62,6 +66,19 @@ class SandboxRoutesTest {
         assertThat(body.get("trafficAccessToken").isNull()).isTrue();
         // default v2 TTL: 300 s
         assertThat(ttl(server.parse(server.get("/sandboxes/" + id)))).isBetween(Duration.ofSeconds(299), Duration.ofSeconds(301));
+    }
+
+    @Test
+    void a_create_whose_guest_agent_never_becomes_healthy_answers_502_with_a_clear_message_and_leaves_nothing()
+            throws Exception {
+        server.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal(
+                "envd of sandbox x was not healthy after 60 probes", new EnvdException.Unreachable("timeout"))));
+        HttpResponse<String> response = server.post("/v2/sandboxes", "{\"templateID\":\"base\"}");
+        assertThat(code(response)).isEqualTo(502);
+        assertThat(server.parse(response).get("message").asText())
+                .matches("sandbox [a-z0-9]{20} could not be started: its guest agent \\(envd\\) did not become ready within \\d+ s");
+        assertThat(server.parse(server.get("/v2/sandboxes?state=running,paused")).size()).isZero();
+        assertThat(server.backend.openInstances()).isEmpty();
     }
 
     @Test

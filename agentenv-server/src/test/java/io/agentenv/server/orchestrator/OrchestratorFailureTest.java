@@ -1,9 +1,13 @@
 package io.agentenv.server.orchestrator;
 
+import io.agentenv.backend.mock.FakeEnvd;
+import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockAction;
 import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
@@ -20,6 +24,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -80,6 +88,41 @@ class OrchestratorFailureTest {
         }
         // and the next create works
         assertThat(orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))).state()).isEqualTo(SandboxState.RUNNING);
+    }
+
+    @Test
+    void a_create_whose_guest_agent_never_becomes_healthy_is_an_upstream_failure_and_is_rolled_back() throws Exception {
+        Gate starting = h.backend.holdNext(MockOp.START);
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<SandboxView> create = threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))));
+            starting.awaitEntered(OrchestratorHarness.WAIT);
+            h.backend.instances().getLast().fakeEnvd()
+                    .failNext(FakeEnvd.Call.HEALTH, new EnvdException.Unreachable("not healthy after 60 probes"));
+            starting.release();
+
+            assertThatThrownBy(() -> create.get(10, TimeUnit.SECONDS)).cause()
+                    .isInstanceOfSatisfying(AgentEnvException.class, e -> {
+                        assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
+                        assertThat(e.getMessage()).endsWith("could not be started: its guest agent (envd) did not become ready within 5 s")
+                                .doesNotContain("probes");
+                    });
+        }
+        assertNothingLeftOfTheFailedLaunch();
+        assertThat(h.backend.count(MockOp.CLOSE)).isEqualTo(1);
+        assertThat(orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))).state()).isEqualTo(SandboxState.RUNNING);
+    }
+
+    @Test
+    void a_create_whose_guest_agent_refuses_its_init_is_an_upstream_failure_and_is_rolled_back() {
+        // as the container backend reports it: Terminal, with envd's error as the cause
+        h.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal("sandbox did not start: /init 500",
+                new EnvdException.Rejected(500, "bad token"))));
+        assertThatThrownBy(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))))
+                .isInstanceOfSatisfying(AgentEnvException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
+                    assertThat(e.getMessage()).endsWith("its guest agent (envd) refused to initialise");
+                });
+        assertNothingLeftOfTheFailedLaunch();
     }
 
     enum ResumeStage { DECODE, PREPARE, START, PERSIST_RUNNING }
