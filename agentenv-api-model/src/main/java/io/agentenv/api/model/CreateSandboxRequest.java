@@ -4,27 +4,48 @@ import java.util.Map;
 
 /** What both create bodies ({@link NewSandbox}, v1, and {@link NewSandboxV2}) have in common. */
 public sealed interface CreateSandboxRequest permits NewSandbox, NewSandboxV2 {
-    String templateID();
+    /** The fields both versions share (unwrapped into the body on the wire). */
+    SandboxCreateFields fields();
+
+    default String templateID() {
+        return fields().templateID();
+    }
 
     /** Seconds; null means the version's default ({@link #defaultTimeoutSeconds()}). */
-    Integer timeout();
+    default Integer timeout() {
+        return fields().timeout();
+    }
 
     int defaultTimeoutSeconds();
 
     /** True: pause on timeout; false: kill. Null means E2B's default, kill. */
-    Boolean autoPause();
+    default Boolean autoPause() {
+        return fields().autoPause();
+    }
 
-    AutoResume autoResume();
+    default AutoResume autoResume() {
+        return fields().autoResume();
+    }
 
-    Boolean allowInternetAccess();
+    default Boolean allowInternetAccess() {
+        return fields().allowInternetAccess();
+    }
 
-    SandboxNetworkConfig network();
+    default SandboxNetworkConfig network() {
+        return fields().network();
+    }
 
-    Map<String, String> metadata();
+    default Map<String, String> metadata() {
+        return fields().metadata();
+    }
 
-    Map<String, String> envVars();
+    default Map<String, String> envVars() {
+        return fields().envVars();
+    }
 
-    Map<String, Object> customExtensionParams();
+    default Map<String, Object> customExtensionParams() {
+        return fields().customExtensionParams();
+    }
 
     /** With autoPause: whether the timeout pause keeps memory (E2B autoPauseMemory, v2 only; default true). */
     default boolean autoPauseMemoryOrDefault() {

@@ -50,6 +50,36 @@ class WireShapesTest {
     }
 
     @Test
+    void both_create_bodies_write_their_shared_fields_at_the_top_level_and_read_back_equal() throws Exception {
+        NewSandboxV2 v2 = new NewSandboxV2("base", 60, true, false, new AutoResume(true), false, null,
+                Map.of("a", "b"), Map.of("FOO", "bar"), Map.of("k", 1));
+        JsonNode written = json.valueToTree(v2);
+        assertThat(written.has("fields")).isFalse();
+        assertThat(written.get("templateID").asText()).isEqualTo("base");
+        assertThat(written.get("allow_internet_access").asBoolean()).isFalse();
+        assertThat(written.get("autoPauseMemory").asBoolean()).isFalse();
+        assertThat(written.get("envVars").get("FOO").asText()).isEqualTo("bar");
+        assertThat(json.treeToValue(written, NewSandboxV2.class)).isEqualTo(v2);
+
+        NewSandbox v1 = json.readValue("""
+                {"templateID":"base","timeout":7,"secure":false,"autoPause":true,"metadata":{"m":"n"},"mcp":{"x":1}}""",
+                NewSandbox.class);
+        assertThat(v1.secureOrDefault()).isFalse();
+        assertThat(v1.timeoutOrDefault()).isEqualTo(7);
+        assertThat(v1.autoPauseOrDefault()).isTrue();
+        assertThat(v1.metadata()).containsExactly(Map.entry("m", "n"));
+        assertThat(json.treeToValue(json.valueToTree(v1), NewSandbox.class)).isEqualTo(v1);
+    }
+
+    @Test
+    void a_create_body_with_a_negative_timeout_or_a_null_env_var_is_rejected_naming_the_field() {
+        assertThatThrownBy(() -> json.readValue("{\"templateID\":\"base\",\"timeout\":-1}", NewSandbox.class))
+                .hasRootCauseMessage("timeout must be >= 0, was -1");
+        assertThatThrownBy(() -> json.readValue("{\"templateID\":\"base\",\"envVars\":{\"A\":null}}", NewSandboxV2.class))
+                .hasRootCauseMessage("envVars must map strings to strings (entry A is null)");
+    }
+
+    @Test
     void a_create_body_without_a_template_is_rejected_naming_the_field() {
         assertThatThrownBy(() -> json.readValue("{\"timeout\":5}", NewSandboxV2.class))
                 .isInstanceOf(ValueInstantiationException.class)

@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitOption;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -15,6 +16,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.EnumSet;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -115,11 +117,19 @@ final class Artifacts {
         }
     }
 
-    private static void deleteTree(Path dir) throws IOException {
+    /**
+     * Deletes {@code dir} and everything under it, never following a symbolic link: a link (the root included) is
+     * removed as a link, its target is left alone. Paused states hold the sandbox's own files (its layers), which its
+     * user controls, so a link to {@code /} in there must cost nothing but the link. Entries that vanish meanwhile are
+     * not errors. (envd's {@code LocalFilesystem.remove} has its own copy of this walk: a module shared by the guest
+     * agent and the server for twenty lines would cost more than it saves.)
+     */
+    static void deleteTree(Path dir) throws IOException {
         if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+        // no FileVisitOption.FOLLOW_LINKS: links are visited as files (visitFile), never entered
+        Files.walkFileTree(dir, EnumSet.noneOf(FileVisitOption.class), Integer.MAX_VALUE, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                 Files.deleteIfExists(file);
