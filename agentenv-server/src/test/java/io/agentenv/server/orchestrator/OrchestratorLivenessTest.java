@@ -177,14 +177,18 @@ class OrchestratorLivenessTest {
     }
 
     @Test
-    void a_sandbox_killed_by_the_user_meanwhile_is_not_removed_twice() {
+    void a_sandbox_killed_by_the_user_meanwhile_is_not_removed_twice() throws Exception {
         SandboxId id = h.create();
         live(id).die("gone");
         orchestrator.kill(id);
+        h.events.await(LifecycleEvent.Killed.class::isInstance, OrchestratorHarness.WAIT); // delivered asynchronously
 
         LivenessCheck.Round round = check();
 
         assertThat(round.outcomes()).doesNotContainKey(id);
+        // events are delivered in order: once a later sandbox's Created arrived, a second Killed would have too
+        SandboxId later = h.create();
+        h.events.await(e -> e instanceof LifecycleEvent.Created c && c.sandbox().equals(later), OrchestratorHarness.WAIT);
         assertThat(h.events.events()).filteredOn(LifecycleEvent.Killed.class::isInstance).hasSize(1);
     }
 }
