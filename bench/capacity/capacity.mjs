@@ -2,9 +2,11 @@
 // with the container backend, as the e2b SDK would create them: POST /sandboxes one at a time), what ran out (the
 // API's status code and message), resident memory per sandbox and host memory at the end; then every sandbox is
 // deleted, the server stopped, and the host checked for leftovers (netns, veths, mounts, cgroups, processes, runc
-// state, firewall chains). The server runs with its own names so it never touches another run: netns/veth prefix
-// aenvc, runc dir /run/agentenv/bench-capacity, cgroup parent agentenv-capacity, container ids bcap-*, network slots
-// from 2048, a fresh data dir, and no warm pool (every sandbox counted is one the API created).
+// state, firewall chains). Each run claims a benchmark lane L (bench/lib/lane.mjs, shared with bench/container/run.sh)
+// and the server runs with that lane's names, so it never touches another run: netns/veth prefix aenvcL, runc dir
+// /run/agentenv/bench-capacity-L, cgroup parent agentenv-bench-capacity-L, container ids bcapL-*, network slots
+// 2048 + 768 L (so at most 768 sandboxes), a fresh data dir, and no warm pool (every sandbox counted is one the API
+// created).
 //
 //   node bench/capacity/capacity.mjs <max_sandboxes> [reserve MiB = 6144] [budget s = 420] [memory limit MiB]
 //
@@ -20,14 +22,17 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileS
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
+
+const LANE_SLOTS = LAYOUTS.capacity.slots
 
 const maxSandboxes = Number(process.argv[2])
 const reserveMiB = Number(process.argv[3] ?? 6144)
 const budgetMs = Number(process.argv[4] ?? 420) * 1000
 const memoryLimitMiB = process.argv[5] === undefined ? null : Number(process.argv[5])
-if (!Number.isInteger(maxSandboxes) || maxSandboxes < 1 || maxSandboxes > 2048 || !(reserveMiB >= 0) || !(budgetMs > 0)
+if (!Number.isInteger(maxSandboxes) || maxSandboxes < 1 || maxSandboxes > LANE_SLOTS || !(reserveMiB >= 0) || !(budgetMs > 0)
     || (memoryLimitMiB !== null && !(Number.isInteger(memoryLimitMiB) && memoryLimitMiB >= 256))) {
-  console.error('usage: node bench/capacity/capacity.mjs <max_sandboxes 1..2048> [reserve MiB] [budget s] [memory limit MiB >= 256]')
+  console.error(`usage: node bench/capacity/capacity.mjs <max_sandboxes 1..${LANE_SLOTS}> [reserve MiB] [budget s] [memory limit MiB >= 256]`)
   process.exit(2)
 }
 if (process.getuid() !== 0) {
@@ -35,10 +40,12 @@ if (process.getuid() !== 0) {
   process.exit(2)
 }
 
-const NAME_PREFIX = 'aenvc'
-const RUN_DIR = '/run/agentenv/bench-capacity'
-const CGROUP_PARENT = 'agentenv-capacity'
-const ID_PREFIX = 'bcap-'
+const lane = await claimLane()
+const names = laneEnv(lane, LAYOUTS.capacity)
+const NAME_PREFIX = names.AENV_BACKEND_NAME_PREFIX
+const RUN_DIR = names.AENV_BACKEND_RUN_DIR
+const CGROUP_PARENT = names.AENV_BACKEND_CGROUP_PARENT
+const ID_PREFIX = names.AENV_BACKEND_ID_PREFIX
 const CG = '/sys/fs/cgroup'
 
 const meminfo = () => Object.fromEntries(readFileSync('/proc/meminfo', 'utf8').trim().split('\n')
@@ -109,11 +116,7 @@ const server = await startServer({
   backend: 'container',
   readyTimeoutMs: 120_000,
   env: {
-    AENV_BACKEND_NAME_PREFIX: NAME_PREFIX,
-    AENV_BACKEND_RUN_DIR: RUN_DIR,
-    AENV_BACKEND_CGROUP_PARENT: CGROUP_PARENT,
-    AENV_BACKEND_FIRST_SLOT: '2048',
-    AENV_BACKEND_ID_PREFIX: ID_PREFIX,
+    ...names,
     AENV_BACKEND_MAX_SANDBOXES: String(maxSandboxes),
     AENV_BACKEND_WARM_SLOTS: String(Math.min(8, maxSandboxes)),
     AENV_BACKEND_POOL_SIZE: '0',

@@ -4,8 +4,11 @@
 // and each release part (GenerationPause, "container sandbox paused") and the dump command with CRIU's own time in it
 // (RuncRuntime, "container dumped"; "container checkpointed" from builds that ran CRIU through runc). CPU time (the
 // server JVM plus its waited-for children: CRIU, runc, umount, sync, ip, nft) is read from /proc/<server>/stat around
-// each pause: it does not depend on the machine's load, wall times do. Needs root, scripts/setup-host.sh and the
-// built jars:
+// each pause: it does not depend on the machine's load, wall times do. Builds that keep a paused sandbox's logs
+// (PausedLogs, "logs kept at pause") also give the time that fetch took. Each run claims a benchmark lane L
+// (bench/lib/lane.mjs, shared with bench/container/run.sh) and the server runs with that lane's names (netns prefix
+// aenvpL, runc dir /run/agentenv/bench-pause-L, cgroup parent agentenv-bench-pause-L, container ids bpseL-*, network
+// slots 10752 + 16 L), so concurrent runs never collide. Needs root, scripts/setup-host.sh and the built jars:
 //   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations]
 // Before/after against another build and CRIU: AENV_BENCH_HOST_ENV=<a copy of host.env naming that CRIU> node
 // <that checkout>/bench/container/pause.mjs [iterations] (that checkout's jars built; its older log lines are read).
@@ -14,18 +17,16 @@ import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
 delete process.env.E2B_DEBUG
+const lane = await claimLane()
 const server = await startServer({
   backend: 'container',
   readyTimeoutMs: 120_000,
   env: {
-    AENV_BACKEND_NAME_PREFIX: 'aenvp',
-    AENV_BACKEND_RUN_DIR: '/run/agentenv/bench-pause',
-    AENV_BACKEND_CGROUP_PARENT: 'agentenv-bench-pause',
-    AENV_BACKEND_FIRST_SLOT: '13824',
-    AENV_BACKEND_ID_PREFIX: 'bpse-',
+    ...laneEnv(lane, LAYOUTS.pause),
     AENV_BACKEND_WARM_SLOTS: '2',
     AENV_BACKEND_MAX_SANDBOXES: '8',
     AENV_BACKEND_CPU_COUNT: '1',
@@ -72,7 +73,7 @@ try {
   }
   const load = loadavg()
   const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
-    unmount: [], move: [], sync: [], remove: [], cpuServer: [], cpuChildren: [], resume: [] }
+    unmount: [], move: [], sync: [], remove: [], keptLogs: [], cpuServer: [], cpuChildren: [], resume: [] }
   for (let i = 0; i < n; i++) {
     const mark = server.output().length
     const cpu0 = cpuMs()
@@ -94,6 +95,8 @@ try {
     rows.criu.push(Number(rc.criu_ms))
     rows.aroundCriu.push(Number(rc.took_ms) - Number(rc.criu_ms))
     for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) rows[k].push(Number(be[`${k}_ms`]))
+    const [kept] = logged(/ PausedLogs logs kept at pause /, mark) // absent in older builds, and when the fetch failed
+    if (kept) rows.keptLogs.push(Number(kept.took_ms))
     t0 = performance.now()
     await sbx.connect()
     await sbx.commands.run('true')
@@ -102,6 +105,7 @@ try {
   console.log(`pause, n=${n}, load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   report('SDK pause() (what the user sees)', rows.sdk)
   report('  orchestrator PauseOperation (CAS, backend, SQLite, hooks)', rows.orchestrator)
+  if (rows.keptLogs.length > 0) report('  logs kept at pause (fetch from envd + write, before the checkpoint)', rows.keptLogs)
   report('  backend pause (checkpoint + release)', rows.backend)
   report('    checkpoint (freeze, runc checkpoint, thaw)', rows.checkpoint)
   report('      dump command (CRIU direct; runc checkpoint before)', rows.runc)

@@ -1,25 +1,25 @@
 // The container backend measured with the unmodified npm `e2b` SDK through the server jar and its sandbox proxy on
 // loopback (what a user sees): time to interactive (Sandbox.create + commands.run('true')) sequential and as a 20-way
 // burst, commands.run('true') on a running sandbox, pause, resume (connect of a paused sandbox), snapshot, fork x1 and
-// x10. The server runs with its own names (netns prefix aenvq, runc dir /run/agentenv/bench-sdk, container ids bsdk-*)
-// and a warm pool of 2. Needs root, scripts/setup-host.sh and the built jars:
+// x10. Each run claims a benchmark lane L (bench/lib/lane.mjs, shared with bench/container/run.sh) and the server runs
+// with that lane's names (netns prefix aenvqL, runc dir /run/agentenv/bench-sdk-L, cgroup parent agentenv-bench-sdk-L,
+// container ids bsdkL-*, network slots 10240 + 64 L), so concurrent runs never collide; a warm pool of 2. Needs root,
+// scripts/setup-host.sh and the built jars:
 //   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations]
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
 delete process.env.E2B_DEBUG
+const lane = await claimLane()
 const server = await startServer({
   backend: 'container',
   readyTimeoutMs: 120_000,
   env: {
-    AENV_BACKEND_NAME_PREFIX: 'aenvq',
-    AENV_BACKEND_RUN_DIR: '/run/agentenv/bench-sdk',
-    AENV_BACKEND_CGROUP_PARENT: 'agentenv-bench',
-    AENV_BACKEND_FIRST_SLOT: '13312',
-    AENV_BACKEND_ID_PREFIX: 'bsdk-',
+    ...laneEnv(lane, LAYOUTS.sdk),
     AENV_BACKEND_WARM_SLOTS: '8',
     AENV_BACKEND_MAX_SANDBOXES: '48',
     AENV_BACKEND_CPU_COUNT: '1',
