@@ -9,7 +9,7 @@
 // (bench/lib/lane.mjs, shared with bench/container/run.sh) and the server runs with that lane's names (netns prefix
 // aenvpL, runc dir /run/agentenv/bench-pause-L, cgroup parent agentenv-bench-pause-L, container ids bpseL-*, network
 // slots 10752 + 16 L), so concurrent runs never collide. Needs root, scripts/setup-host.sh and the built jars:
-//   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations]
+//   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations] [full-journal]
 // Before/after against another build and CRIU: AENV_BENCH_HOST_ENV=<a copy of host.env naming that CRIU> node
 // <that checkout>/bench/container/pause.mjs [iterations] (that checkout's jars built; its older log lines are read).
 import { join } from 'node:path'
@@ -20,6 +20,9 @@ import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
 import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
+// 'full-journal': before every pause the sandbox prints ~1.3 MB, so envd's log journal (1 MiB) is full when the pause
+// keeps it: the worst case of the "logs kept at pause" row
+const fullJournal = process.argv[3] === 'full-journal'
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const server = await startServer({
@@ -73,8 +76,9 @@ try {
   }
   const load = loadavg()
   const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
-    unmount: [], move: [], sync: [], remove: [], keptLogs: [], cpuServer: [], cpuChildren: [], resume: [] }
+    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], cpuServer: [], cpuChildren: [], resume: [] }
   for (let i = 0; i < n; i++) {
+    if (fullJournal) await sbx.commands.run('seq 1 200000')
     const mark = server.output().length
     const cpu0 = cpuMs()
     let t0 = performance.now()
@@ -96,7 +100,7 @@ try {
     rows.aroundCriu.push(Number(rc.took_ms) - Number(rc.criu_ms))
     for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) rows[k].push(Number(be[`${k}_ms`]))
     const [kept] = logged(/ PausedLogs logs kept at pause /, mark) // absent in older builds, and when the fetch failed
-    if (kept) rows.keptLogs.push(Number(kept.took_ms))
+    if (kept) { rows.keptLogs.push(Number(kept.took_ms)); rows.keptEntries.push(Number(kept.entries)) }
     t0 = performance.now()
     await sbx.connect()
     await sbx.commands.run('true')
@@ -105,7 +109,10 @@ try {
   console.log(`pause, n=${n}, load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   report('SDK pause() (what the user sees)', rows.sdk)
   report('  orchestrator PauseOperation (CAS, backend, SQLite, hooks)', rows.orchestrator)
-  if (rows.keptLogs.length > 0) report('  logs kept at pause (fetch from envd + write, before the checkpoint)', rows.keptLogs)
+  if (rows.keptLogs.length > 0) {
+    report('  logs kept at pause (fetch from envd + write, before the checkpoint)', rows.keptLogs)
+    console.log(`    entries kept per pause: ${Math.min(...rows.keptEntries)}..${Math.max(...rows.keptEntries)}${fullJournal ? ' (full journal)' : ''}`)
+  }
   report('  backend pause (checkpoint + release)', rows.backend)
   report('    checkpoint (freeze, runc checkpoint, thaw)', rows.checkpoint)
   report('      dump command (CRIU direct; runc checkpoint before)', rows.runc)
