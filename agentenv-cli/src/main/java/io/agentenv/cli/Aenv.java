@@ -11,15 +11,16 @@ import io.agentenv.api.model.Sandbox;
 import io.agentenv.api.model.SandboxDetail;
 import io.agentenv.api.model.SandboxForkResult;
 import io.agentenv.api.model.SnapshotInfo;
+import io.agentenv.envd.protocol.connect.RpcException;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,14 +28,18 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ScopeType;
 
 /**
- * {@code aenv}: drives the control plane's REST API. The server URL and key come from {@code --api-url}/{@code
- * --api-key} or {@code AENV_API_URL}/{@code AENV_API_KEY} (default URL {@code http://localhost:3000}). Output is a
- * table, or the wire JSON with {@code --output json}. Exit codes: 0 success, 1 the server refused or was
- * unreachable, 2 bad usage.
+ * {@code aenv}: drives the control plane's REST API, and through the server's sandbox proxy the sandbox's envd
+ * ({@code exec}, {@code files}). The server URL and key come from {@code --api-url}/{@code --api-key} or
+ * {@code AENV_API_URL}/{@code AENV_API_KEY} (default URL {@code http://localhost:3000}). Output is a table, or the wire
+ * JSON with {@code --output json}. Exit codes: 0 success, 1 the server refused or was unreachable, 2 bad usage;
+ * {@code exec} exits with the command's code.
  */
 @Command(name = "aenv", mixinStandardHelpOptions = true, version = "aenv 0.1.0",
         description = "Manage AgentENV sandboxes through the E2B-compatible REST API.",
-        subcommands = CommandLine.HelpCommand.class)
+        footer = {"", "Exit codes: 0 success, 1 the server refused (its reason is printed) or was unreachable, 2 bad usage;",
+            "exec exits with the command's exit code."},
+        subcommands = {CommandLine.HelpCommand.class, ExecCommand.class, FilesCommands.class, LogsCommand.class,
+            MetricsCommand.class, NetworkCommand.class, TemplatesCommand.class})
 public final class Aenv {
     static final String DEFAULT_URL = "http://localhost:3000";
 
@@ -53,7 +58,10 @@ public final class Aenv {
     private Output output = Output.table;
 
     private final Map<String, String> env;
+    private final Stdio stdio;
     private final PrintWriter out;
+    private final PrintWriter err;
+    private final Consumer<Runnable> interrupts;
     private final ObjectMapper json = JsonMapper.builder().addModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
             .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -65,45 +73,72 @@ public final class Aenv {
             .defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
                     com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL, com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
 
-    Aenv(Map<String, String> env, PrintWriter out) {
+    /**
+     * @param interrupts registers what to do on Ctrl-C (the JVM's shutdown hook in {@link #main}; a test calls it)
+     */
+    Aenv(Map<String, String> env, Stdio stdio, Consumer<Runnable> interrupts) {
         this.env = Map.copyOf(env);
-        this.out = out;
+        this.stdio = stdio;
+        this.out = stdio.outWriter();
+        this.err = stdio.errWriter();
+        this.interrupts = interrupts;
     }
 
     public static void main(String[] args) {
-        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
-        PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
-        System.exit(run(args, System.getenv(), out, err));
+        // SIGINT runs the shutdown hooks (exec's registers one that signals the remote command), then the JVM exits 130
+        Consumer<Runnable> shutdownHooks = hook -> Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(hook));
+        System.exit(run(args, System.getenv(), Stdio.system(), shutdownHooks));
     }
 
     /** Runs one command line; returns the exit code. */
-    static int run(String[] args, Map<String, String> env, PrintWriter out, PrintWriter err) {
-        CommandLine cli = new CommandLine(new Aenv(env, out));
-        cli.setOut(out);
+    static int run(String[] args, Map<String, String> env, Stdio stdio, Consumer<Runnable> interrupts) {
+        Aenv aenv = new Aenv(env, stdio, interrupts);
+        PrintWriter err = aenv.err;
+        CommandLine cli = new CommandLine(aenv);
+        cli.setOut(aenv.out);
         cli.setErr(err);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            if (e instanceof ApiException api) {
-                err.println("error: " + api.getMessage());
-                err.flush();
-                return 1;
-            }
-            if (e instanceof IllegalArgumentException bad) {
-                err.println("error: " + bad.getMessage());
-                err.flush();
-                return 2;
-            }
-            throw e;
+            int code = switch (e) {
+                case ApiException api -> {
+                    err.println("error: " + api.getMessage());
+                    yield 1;
+                }
+                case RpcException rpc -> {
+                    err.println("error: [" + rpc.code().wireName() + "] " + rpc.getMessage());
+                    yield 1;
+                }
+                case IllegalArgumentException bad -> {
+                    err.println("error: " + bad.getMessage());
+                    yield 2;
+                }
+                default -> {
+                    // a bug: one line for the user, the trace only when asked for
+                    err.println("error: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+                    if (env.containsKey("AENV_DEBUG")) {
+                        e.printStackTrace(err);
+                    }
+                    yield 1;
+                }
+            };
+            err.flush();
+            return code;
         });
         return cli.execute(args);
     }
 
-    private ApiClient client() {
-        String url = apiUrl != null ? apiUrl : env.getOrDefault("AENV_API_URL", DEFAULT_URL);
+    ApiClient client() {
         String key = apiKey != null ? apiKey : env.get("AENV_API_KEY");
         if (key == null || key.isBlank()) {
             throw new IllegalArgumentException("no API key: pass --api-key or set AENV_API_KEY");
         }
+        URI base = baseUri();
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        return new ApiClient(base, key, http, wire);
+    }
+
+    private URI baseUri() {
+        String url = apiUrl != null ? apiUrl : env.getOrDefault("AENV_API_URL", DEFAULT_URL);
         URI base;
         try {
             base = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
@@ -113,8 +148,36 @@ public final class Aenv {
         if (base.getScheme() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
             throw new IllegalArgumentException("--api-url must be an http(s) URL: " + url);
         }
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        return new ApiClient(base, key, http, wire);
+        return base;
+    }
+
+    /** envd of a running sandbox through the server's proxy (the token from GET /sandboxes/{id}). */
+    EnvdClient envd(String sandboxId) {
+        ApiClient api = client();
+        EnvdClient.Target target = api.envdTarget(sandboxId);
+        // HTTP/1.1: no h2c upgrade attempt on the proxy's streams
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+        return new EnvdClient(baseUri(), target, http, wire);
+    }
+
+    Stdio stdio() {
+        return stdio;
+    }
+
+    PrintWriter out() {
+        return out;
+    }
+
+    PrintWriter err() {
+        return err;
+    }
+
+    Output output() {
+        return output;
+    }
+
+    void onInterrupt(Runnable action) {
+        interrupts.accept(action);
     }
 
     @Command(name = "create", description = "Create a sandbox and print its id.")
@@ -265,7 +328,7 @@ public final class Aenv {
         return 0;
     }
 
-    private int printJson(Object value) {
+    int printJson(Object value) {
         try {
             out.println(json.writeValueAsString(value));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -275,7 +338,7 @@ public final class Aenv {
         return 0;
     }
 
-    private int say(String line) {
+    int say(String line) {
         if (output == Output.json) {
             return printJson(Map.of("message", line));
         }

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -44,8 +44,8 @@ class AenvTest {
     private HttpServer http;
     private final ConcurrentLinkedDeque<Recorded> requests = new ConcurrentLinkedDeque<>();
     private final Map<String, ConcurrentLinkedDeque<Answer>> answers = new ConcurrentHashMap<>();
-    private final StringWriter out = new StringWriter();
-    private final StringWriter err = new StringWriter();
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     @BeforeEach
     void start() throws IOException {
@@ -88,7 +88,11 @@ class AenvTest {
 
     private int aenv(String... args) {
         Map<String, String> env = Map.of("AENV_API_URL", "http://127.0.0.1:" + http.getAddress().getPort(), "AENV_API_KEY", KEY);
-        return Aenv.run(args, env, new PrintWriter(out, true), new PrintWriter(err, true));
+        return Aenv.run(args, env, stdio(), hook -> { });
+    }
+
+    private Stdio stdio() {
+        return new Stdio(InputStream.nullInputStream(), out, err, false);
     }
 
     private Recorded only() {
@@ -208,8 +212,9 @@ class AenvTest {
         assertThat(aenv("info", ID)).isEqualTo(1);
         assertThat(err.toString()).contains("invalid API key").contains("AENV_API_KEY");
 
-        StringWriter err2 = new StringWriter();
-        int code = Aenv.run(new String[] {"list"}, Collections.emptyMap(), new PrintWriter(new StringWriter()), new PrintWriter(err2, true));
+        ByteArrayOutputStream err2 = new ByteArrayOutputStream();
+        int code = Aenv.run(new String[] {"list"}, Collections.emptyMap(),
+                new Stdio(InputStream.nullInputStream(), new ByteArrayOutputStream(), err2, false), hook -> { });
         assertThat(code).isEqualTo(2);
         assertThat(err2.toString()).contains("no API key");
     }
@@ -218,8 +223,8 @@ class AenvTest {
     void an_unreachable_server_exits_1() {
         int port = http.getAddress().getPort();
         http.stop(0);
-        int code = Aenv.run(new String[] {"list", "--api-url", "http://127.0.0.1:" + port}, Map.of("AENV_API_KEY", KEY),
-                new PrintWriter(out, true), new PrintWriter(err, true));
+        int code = Aenv.run(new String[] {"list", "--api-url", "http://127.0.0.1:" + port}, Map.of("AENV_API_KEY", KEY), stdio(),
+                hook -> { });
         assertThat(code).isEqualTo(1);
         assertThat(err.toString()).contains("cannot reach");
     }

@@ -1,0 +1,119 @@
+package io.agentenv.cli;
+
+import io.agentenv.envd.protocol.process.ProcessConfig;
+import io.agentenv.envd.protocol.process.StartRequest;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code aenv exec}: runs a command in a sandbox the way the E2B SDK's {@code commands.run} does. */
+@Command(name = "exec", sortOptions = false,
+        description = {
+            "Run a command in a sandbox (as /bin/bash -l -c, like the E2B SDK) and stream its output.",
+            "The arguments after -- are quoted as one argv; -c passes a shell command line as is.",
+            "The local stdin is forwarded when it is not a terminal (or with --stdin).",
+            "Exit code: the command's; 128+N when a signal N killed it; 124 when --timeout ended it;",
+            "1 when aenv itself failed (sandbox not found or paused, bad key: the reason is printed).",
+            "Ctrl-C sends SIGTERM to the command's process group, then aenv exits 130."},
+        footer = {"", "Examples:", "  aenv exec SANDBOX_ID -- ls -la /tmp", "  aenv exec SANDBOX_ID -c 'ps aux | grep java'",
+            "  tar c src | aenv exec SANDBOX_ID -- tar x -C /tmp"})
+final class ExecCommand implements Callable<Integer> {
+    private static final Pattern SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
+
+    @ParentCommand
+    private Aenv aenv;
+
+    @Parameters(index = "0", paramLabel = "SANDBOX_ID")
+    private String sandboxId;
+
+    @Parameters(index = "1..*", paramLabel = "COMMAND", description = "The command and its arguments (after --).")
+    private List<String> argv = List.of();
+
+    @Option(names = {"-c", "--command"}, paramLabel = "SHELL_COMMAND", description = "A bash command line, run as is.")
+    private String shellCommand;
+
+    @Option(names = {"-u", "--user"}, paramLabel = "USER", description = "Run as USER (default: the sandbox's default user).")
+    private String user;
+
+    @Option(names = {"-w", "--cwd"}, paramLabel = "DIR", description = "Working directory (default: the user's home).")
+    private String cwd;
+
+    @Option(names = {"-e", "--env"}, paramLabel = "KEY=VALUE", description = "Environment variable for this command (repeatable).")
+    private Map<String, String> envs = Map.of();
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0",
+            description = "Kill the command after SECONDS (default: 0, no limit).")
+    private long timeoutSeconds;
+
+    @Option(names = {"-i", "--stdin"}, description = "Forward stdin even when it is a terminal.")
+    private boolean forceStdin;
+
+    @Option(names = "--no-stdin", description = "Do not forward stdin (the command's stdin is empty).")
+    private boolean noStdin;
+
+    @Override
+    public Integer call() {
+        String commandLine = commandLine();
+        if (timeoutSeconds < 0) {
+            throw new IllegalArgumentException("--timeout must be >= 0");
+        }
+        if (forceStdin && noStdin) {
+            throw new IllegalArgumentException("--stdin and --no-stdin exclude each other");
+        }
+        Stdio stdio = aenv.stdio();
+        boolean forward = forceStdin || (!noStdin && !stdio.stdinIsTerminal());
+        ProcessConfig.Builder process = ProcessConfig.newBuilder().setCmd("/bin/bash")
+                .addAllArgs(List.of("-l", "-c", commandLine)).putAllEnvs(envs);
+        if (cwd != null) {
+            process.setCwd(cwd);
+        }
+        StartRequest start = StartRequest.newBuilder().setProcess(process).setStdin(forward).build();
+
+        EnvdClient envd = aenv.envd(sandboxId);
+        RemoteCommand command = new RemoteCommand(envd, stdio.out(), stdio.err(), aenv.err());
+        aenv.onInterrupt(() -> {
+            try {
+                if (command.interrupt()) {
+                    aenv.err().println("aenv: interrupted: sent SIGTERM to the command");
+                }
+            } catch (RuntimeException e) {
+                aenv.err().println("aenv: interrupted: could not signal the command: " + EnvdClient.describe(e));
+            }
+            aenv.err().flush();
+        });
+        Optional<InputStream> stdin = forward ? Optional.of(stdio.in()) : Optional.empty();
+        return command.run(start, timeoutSeconds == 0 ? Optional.empty() : Optional.of(Duration.ofSeconds(timeoutSeconds)),
+                Optional.ofNullable(user), stdin);
+    }
+
+    private String commandLine() {
+        if (shellCommand != null && !argv.isEmpty()) {
+            throw new IllegalArgumentException("give either -c SHELL_COMMAND or a command after --, not both");
+        }
+        if (shellCommand != null) {
+            if (shellCommand.isBlank()) {
+                throw new IllegalArgumentException("-c needs a command");
+            }
+            return shellCommand;
+        }
+        if (argv.isEmpty()) {
+            throw new IllegalArgumentException("no command: aenv exec SANDBOX_ID -- COMMAND [ARGS...]");
+        }
+        return quote(argv);
+    }
+
+    /** Joins an argv into a bash command line that runs exactly that argv. */
+    static String quote(List<String> argv) {
+        return argv.stream().map(arg -> SAFE.matcher(arg).matches() ? arg : "'" + arg.replace("'", "'\\''") + "'")
+                .collect(Collectors.joining(" "));
+    }
+}

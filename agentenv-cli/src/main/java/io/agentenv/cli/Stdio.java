@@ -1,0 +1,47 @@
+package io.agentenv.cli;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The process's standard streams as the commands use them: raw bytes for a command's output and file contents, text
+ * writers for tables and messages.
+ *
+ * @param stdinIsTerminal whether stdin is a terminal (then {@code exec} does not forward it unless told to)
+ */
+record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIsTerminal) {
+    Stdio {
+        requireNonNull(in, "in is null");
+        requireNonNull(out, "out is null");
+        requireNonNull(err, "err is null");
+    }
+
+    static Stdio system() {
+        return new Stdio(System.in, System.out, System.err, fdZeroIsTerminal());
+    }
+
+    PrintWriter outWriter() {
+        return new PrintWriter(out, true, StandardCharsets.UTF_8);
+    }
+
+    PrintWriter errWriter() {
+        return new PrintWriter(err, true, StandardCharsets.UTF_8);
+    }
+
+    /** On Linux, where fd 0 points; elsewhere whether the JVM has a console. */
+    private static boolean fdZeroIsTerminal() {
+        try {
+            String target = Files.readSymbolicLink(Path.of("/proc/self/fd/0")).toString();
+            return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            return System.console() != null;
+        }
+    }
+}
