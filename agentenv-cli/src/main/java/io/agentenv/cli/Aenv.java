@@ -36,8 +36,9 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "aenv", mixinStandardHelpOptions = true, version = "aenv 0.1.0",
         description = "Manage AgentENV sandboxes through the E2B-compatible REST API.",
-        footer = {"", "Exit codes: 0 success, 1 the server refused (its reason is printed) or was unreachable, 2 bad usage;",
-            "exec exits with the command's exit code."},
+        footer = {"", "Exit codes: 0 success; 1 the server refused (its reason is printed) or was",
+            "unreachable; 2 bad usage. exec exits with the command's exit code.",
+            "'aenv COMMAND --help' describes a command."},
         subcommands = {CommandLine.HelpCommand.class, ExecCommand.class, FilesCommands.class, LogsCommand.class,
             MetricsCommand.class, NetworkCommand.class, TemplatesCommand.class})
 public final class Aenv {
@@ -180,7 +181,7 @@ public final class Aenv {
         interrupts.accept(action);
     }
 
-    @Command(name = "create", description = "Create a sandbox and print its id.")
+    @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a sandbox and print its id.")
     int create(@Parameters(index = "0", defaultValue = "base", paramLabel = "TEMPLATE",
                        description = "Template id, snapshot id or alias (default: base).") String template,
                @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL (server default: 300).") Integer timeout,
@@ -206,7 +207,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "list", aliases = "ls", description = "List sandboxes (running and paused unless --state).")
+    @Command(name = "list", mixinStandardHelpOptions = true, aliases = "ls", description = "List sandboxes (running and paused unless --state).")
     int list(@Option(names = "--state", paramLabel = "STATES", description = "running, paused or running,paused.") String state,
              @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Only sandboxes with this metadata (repeatable, AND).")
              Map<String, String> metadata) {
@@ -223,7 +224,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "info", description = "Show one sandbox.")
+    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show one sandbox.")
     int info(@Parameters(paramLabel = "SANDBOX_ID") String id) {
         SandboxDetail d = client().info(id);
         if (output == Output.json) {
@@ -245,7 +246,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "kill", aliases = {"rm", "delete"}, description = "Kill a sandbox (its state is deleted).")
+    @Command(name = "kill", mixinStandardHelpOptions = true, aliases = {"rm", "delete"}, description = "Kill a sandbox (its state is deleted).")
     int kill(@Parameters(paramLabel = "SANDBOX_ID") String id) {
         if (!client().kill(id)) {
             throw new ApiException(404, "sandbox " + id + " not found");
@@ -253,13 +254,13 @@ public final class Aenv {
         return say("killed " + id);
     }
 
-    @Command(name = "pause", description = "Pause a sandbox to disk.")
+    @Command(name = "pause", mixinStandardHelpOptions = true, description = "Pause a sandbox to disk.")
     int pause(@Parameters(paramLabel = "SANDBOX_ID") String id,
               @Option(names = "--no-memory", description = "Keep only the filesystem.") boolean noMemory) {
         return say(client().pause(id, !noMemory) ? "paused " + id : id + " was already paused");
     }
 
-    @Command(name = "connect", aliases = "resume", description = "Resume a paused sandbox, or extend a running one's TTL.")
+    @Command(name = "connect", mixinStandardHelpOptions = true, aliases = "resume", description = "Resume a paused sandbox, or extend a running one's TTL.")
     int connect(@Parameters(paramLabel = "SANDBOX_ID") String id,
                 @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL from now (server default: 300).") Integer timeout) {
         ApiClient.Connected connected = client().connect(id, Optional.ofNullable(timeout));
@@ -269,7 +270,7 @@ public final class Aenv {
         return say((connected.resumed() ? "resumed " : "running ") + id);
     }
 
-    @Command(name = "set-timeout", aliases = "timeout", description = "Set the TTL to SECONDS from now (may shorten it).")
+    @Command(name = "set-timeout", mixinStandardHelpOptions = true, aliases = "timeout", description = "Set the TTL to SECONDS from now (may shorten it).")
     int setTimeout(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
                    @Parameters(index = "1", paramLabel = "SECONDS") int seconds) {
         if (seconds < 0) {
@@ -279,7 +280,7 @@ public final class Aenv {
         return say("timeout of " + id + " set to " + seconds + " s");
     }
 
-    @Command(name = "fork", description = "Fork a running sandbox into COUNT children.")
+    @Command(name = "fork", mixinStandardHelpOptions = true, description = "Fork a running sandbox into COUNT children.")
     int fork(@Parameters(paramLabel = "SANDBOX_ID") String id,
              @Option(names = "--count", defaultValue = "1", paramLabel = "COUNT", description = "1..100 (default: 1).") int count,
              @Option(names = "--timeout", paramLabel = "SECONDS", description = "Children's TTL (default: the source's).") Integer timeout) {
@@ -301,7 +302,7 @@ public final class Aenv {
         return results.stream().allMatch(r -> r.sandbox() != null) ? 0 : 1;
     }
 
-    @Command(name = "snapshot", description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
+    @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
     int snapshot(@Parameters(paramLabel = "SANDBOX_ID") String id,
                  @Option(names = "--name", paramLabel = "NAME", description = "Alias ([A-Za-z0-9_-]+).") String name) {
         SnapshotInfo info = client().snapshot(id, Optional.ofNullable(name));
@@ -313,7 +314,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "snapshots", description = "List snapshots.")
+    @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "List snapshots.")
     int snapshots(@Option(names = "--sandbox-id", paramLabel = "SANDBOX_ID", description = "Only this sandbox's snapshots.") String sandboxId) {
         List<SnapshotInfo> items = client().snapshots(Optional.ofNullable(sandboxId));
         if (output == Output.json) {

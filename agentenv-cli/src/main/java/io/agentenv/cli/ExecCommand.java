@@ -16,14 +16,16 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv exec}: runs a command in a sandbox the way the E2B SDK's {@code commands.run} does. */
-@Command(name = "exec", sortOptions = false,
+@Command(name = "exec", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Run a command in a sandbox (as /bin/bash -l -c, like the E2B SDK) and stream its output.",
-            "The arguments after -- are quoted as one argv; -c passes a shell command line as is.",
+            "Run a command in a sandbox and stream its stdout and stderr.",
+            "It runs as /bin/bash -l -c CMDLINE, like the E2B SDK's commands.run: the",
+            "words after -- are quoted into CMDLINE as one argv; -c gives CMDLINE as is.",
             "The local stdin is forwarded when it is not a terminal (or with --stdin).",
-            "Exit code: the command's; 128+N when a signal N killed it; 124 when --timeout ended it;",
-            "1 when aenv itself failed (sandbox not found or paused, bad key: the reason is printed).",
-            "Ctrl-C sends SIGTERM to the command's process group, then aenv exits 130."},
+            "Ctrl-C sends SIGTERM to the command's process group; aenv then exits 130.",
+            "Exit code: the command's; 128+N when signal N killed it; 124 when --timeout",
+            "ended it; 141 when the local output was closed (the command gets SIGTERM);",
+            "1 when aenv failed (sandbox not found or paused, bad key: reason printed)."},
         footer = {"", "Examples:", "  aenv exec SANDBOX_ID -- ls -la /tmp", "  aenv exec SANDBOX_ID -c 'ps aux | grep java'",
             "  tar c src | aenv exec SANDBOX_ID -- tar x -C /tmp"})
 final class ExecCommand implements Callable<Integer> {

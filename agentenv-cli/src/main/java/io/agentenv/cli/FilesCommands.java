@@ -28,7 +28,7 @@ import picocli.CommandLine.ParentCommand;
  * {@code aenv files}: copy files in and out of a sandbox and list or remove them, through envd's {@code /files} and
  * filesystem RPCs. Relative sandbox paths are relative to the user's home.
  */
-@Command(name = "files", description = "Copy files to and from a sandbox, list and remove them.",
+@Command(name = "files", mixinStandardHelpOptions = true, description = "Copy files to and from a sandbox, list and remove them.",
         subcommands = CommandLine.HelpCommand.class)
 final class FilesCommands {
     @ParentCommand
@@ -38,10 +38,10 @@ final class FilesCommands {
             description = "Act as USER in the sandbox (default: its default user).")
     private String user;
 
-    @Command(name = "get", description = "Download a file; LOCAL - (the default) writes it to stdout.")
+    @Command(name = "get", mixinStandardHelpOptions = true, description = "Download a file; LOCAL - (the default) writes it to stdout.")
     int get(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
             @Parameters(index = "1", paramLabel = "PATH") String path,
-            @Parameters(index = "2", defaultValue = "-", paramLabel = "LOCAL") String local) {
+            @Parameters(index = "2", arity = "0..1", defaultValue = "-", paramLabel = "LOCAL") String local) {
         EnvdClient envd = aenv.envd(id);
         if (local.equals("-")) {
             envd.download(path, user(), aenv.stdio().out());
@@ -75,7 +75,7 @@ final class FilesCommands {
         return 0;
     }
 
-    @Command(name = "put", description = "Upload LOCAL (- for stdin) to PATH; parent directories are created, a file is replaced.")
+    @Command(name = "put", mixinStandardHelpOptions = true, description = "Upload LOCAL (- for stdin) to PATH; parent directories are created, a file is replaced.")
     int put(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
             @Parameters(index = "1", paramLabel = "LOCAL") String local,
             @Parameters(index = "2", paramLabel = "PATH") String path) {
@@ -96,9 +96,9 @@ final class FilesCommands {
         return aenv.say("wrote " + written);
     }
 
-    @Command(name = "ls", description = "List a directory (PATH defaults to the user's home).")
+    @Command(name = "ls", mixinStandardHelpOptions = true, description = "List a directory (PATH defaults to the user's home).")
     int ls(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
-           @Parameters(index = "1", defaultValue = ".", paramLabel = "PATH") String path,
+           @Parameters(index = "1", arity = "0..1", defaultValue = ".", paramLabel = "PATH") String path,
            @Option(names = "--depth", defaultValue = "1", paramLabel = "N", description = "Levels to descend (default: 1).") int depth) {
         if (depth < 1) {
             throw new IllegalArgumentException("--depth must be >= 1");
@@ -124,7 +124,7 @@ final class FilesCommands {
         return 0;
     }
 
-    @Command(name = "rm", description = "Remove a file or a directory (recursively).")
+    @Command(name = "rm", mixinStandardHelpOptions = true, description = "Remove a file or a directory (recursively).")
     int rm(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
            @Parameters(index = "1", paramLabel = "PATH") String path) {
         aenv.envd(id).unary("filesystem.Filesystem/Remove", RemoveRequest.newBuilder().setPath(path).build(),

@@ -10,7 +10,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv logs}: the sandbox's log (envd's own entries and its processes' output), one line per entry. */
-@Command(name = "logs", description = "Print a sandbox's logs (envd and its processes' output), oldest first.")
+@Command(name = "logs", mixinStandardHelpOptions = true, description = "Print a sandbox's logs (envd and its processes' output), oldest first.")
 final class LogsCommand implements Callable<Integer> {
     @ParentCommand
     private Aenv aenv;

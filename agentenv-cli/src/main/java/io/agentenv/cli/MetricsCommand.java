@@ -9,7 +9,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv metrics}: the sandbox's sampled CPU, memory and disk use. */
-@Command(name = "metrics", description = "Print a sandbox's sampled CPU, memory and disk use, oldest first.")
+@Command(name = "metrics", mixinStandardHelpOptions = true, description = "Print a sandbox's sampled CPU, memory and disk use, oldest first.")
 final class MetricsCommand implements Callable<Integer> {
     private static final double MIB = 1024.0 * 1024.0;
 

@@ -9,7 +9,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv network}: replaces a running sandbox's egress rules ({@code PUT /sandboxes/{id}/network}). */
-@Command(name = "network", description = {
+@Command(name = "network", mixinStandardHelpOptions = true, description = {
     "Replace a sandbox's outbound network rules (no options: clear them).",
     "A CIDR is like 10.0.0.0/8 or 1.2.3.4/32; --deny-out 0.0.0.0/0 with --allow-out exceptions is an allow list."})
 final class NetworkCommand implements Callable<Integer> {

@@ -34,6 +34,8 @@ import java.util.concurrent.atomic.AtomicReference;
 final class RemoteCommand {
     /** Exit code when {@code --timeout} ended the command, as GNU timeout(1) does. */
     static final int TIMED_OUT = 124;
+    /** Exit code when the local stdout or stderr was closed (e.g. {@code | head}): a death by SIGPIPE. */
+    static final int OUTPUT_CLOSED = 128 + 13;
     private static final int STDIN_CHUNK = 32 * 1024;
     /** Go's {@code syscall.Signal.String()} names, as envd's end event status reports them ({@code "signal: killed"}). */
     private static final Map<String, Integer> SIGNALS = Map.ofEntries(
@@ -70,6 +72,14 @@ final class RemoteCommand {
         try {
             envd.serverStream("process.Process/Start", start, StartResponse.getDefaultInstance(), timeout, user,
                     response -> onEvent(response.getEvent(), user, stdin));
+        } catch (OutputClosed e) {
+            // as a pipeline would: the writer goes too (best effort; the command may have ended meanwhile)
+            try {
+                interrupt();
+            } catch (RuntimeException ignored) {
+                // nothing more to do: the exit code says what happened
+            }
+            return OUTPUT_CLOSED;
         } catch (RpcException e) {
             if (e.code() == ConnectCode.DEADLINE_EXCEEDED) {
                 messages.println("aenv: the command timed out after " + timeout.map(Duration::toSeconds).orElse(0L) + " s");
@@ -88,7 +98,7 @@ final class RemoteCommand {
     }
 
     /**
-     * Ctrl-C: sends SIGTERM to the command's process group (envd signals the group) while it runs. Returns whether a
+     * Ctrl-C (and a closed local output): sends SIGTERM to the command's process group (envd signals the group) while it runs. Returns whether a
      * signal was sent. envd's signal set is SIGTERM and SIGKILL only, so SIGINT itself cannot be forwarded.
      */
     boolean interrupt() {
@@ -127,7 +137,16 @@ final class RemoteCommand {
             bytes.writeTo(out);
             out.flush();
         } catch (IOException e) {
-            throw new ApiException(0, "cannot write the command's output: " + EnvdClient.describe(e));
+            throw new OutputClosed();
+        }
+    }
+
+    /** The local stdout or stderr cannot be written any more. */
+    private static final class OutputClosed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        OutputClosed() {
+            super("local output closed", null, false, false);
         }
     }
 

@@ -2,6 +2,9 @@ package io.agentenv.cli;
 
 import static java.util.Objects.requireNonNull;
 
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -24,7 +27,9 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
     }
 
     static Stdio system() {
-        return new Stdio(System.in, System.out, System.err, fdZeroIsTerminal());
+        // the descriptors themselves, not System.out: a PrintStream hides write errors such as a closed pipe
+        return new Stdio(new FileInputStream(FileDescriptor.in), new FileOutputStream(FileDescriptor.out),
+                new FileOutputStream(FileDescriptor.err), fdZeroIsTerminal());
     }
 
     PrintWriter outWriter() {

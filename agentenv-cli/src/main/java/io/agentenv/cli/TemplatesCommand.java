@@ -10,7 +10,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv templates}: lists templates ({@code GET /templates}); {@code templates rm} deletes one. */
-@Command(name = "templates", description = "List templates; 'templates rm ID' deletes one.",
+@Command(name = "templates", mixinStandardHelpOptions = true, description = "List templates; 'templates rm ID' deletes one.",
         subcommands = CommandLine.HelpCommand.class)
 final class TemplatesCommand implements Callable<Integer> {
     @ParentCommand
@@ -33,7 +33,7 @@ final class TemplatesCommand implements Callable<Integer> {
         return 0;
     }
 
-    @Command(name = "rm", aliases = "delete", description = "Delete a template (by id or alias).")
+    @Command(name = "rm", mixinStandardHelpOptions = true, aliases = "delete", description = "Delete a template (by id or alias).")
     int rm(@Parameters(paramLabel = "TEMPLATE_ID") String id) {
         if (!aenv.client().deleteTemplate(id)) {
             throw new ApiException(404, "template " + id + " not found");

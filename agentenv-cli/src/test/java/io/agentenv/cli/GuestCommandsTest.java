@@ -206,6 +206,27 @@ class GuestCommandsTest {
     }
 
     @Test
+    void a_closed_local_stdout_terminates_the_command_and_exits_141_like_sigpipe() {
+        server.envd("/process.Process/SendSignal", (request, ex) -> FakeSandboxServer.unary(ex, SendSignalResponse.getDefaultInstance()));
+        startAnswers(FakeSandboxServer.start(8), FakeSandboxServer.stdout("y\n"), FakeSandboxServer.stdout("y\n"),
+                FakeSandboxServer.exited(0));
+        OutputStream closedPipe = new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                throw new IOException("Broken pipe");
+            }
+        };
+        Map<String, String> env = Map.of("AENV_API_URL", server.url(), "AENV_API_KEY", KEY);
+
+        int code = Aenv.run(new String[] {"exec", ID, "--", "yes"}, env, new Stdio(InputStream.nullInputStream(), closedPipe, err, true),
+                hook -> { });
+
+        assertThat(code).isEqualTo(141);
+        assertThat(FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendSignal").getFirst(),
+                SendSignalRequest.getDefaultInstance()).getSignal()).isEqualTo(Signal.SIGNAL_SIGTERM);
+    }
+
+    @Test
     void exec_exits_124_when_envd_ends_the_call_at_its_deadline() {
         server.envd("/process.Process/Start", (request, ex) -> {
             OutputStream stream = FakeSandboxServer.openStream(ex);
