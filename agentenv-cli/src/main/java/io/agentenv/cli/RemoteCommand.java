@@ -24,6 +24,8 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -37,6 +39,7 @@ final class RemoteCommand {
     /** Exit code when the local stdout or stderr was closed (e.g. {@code | head}): a death by SIGPIPE. */
     static final int OUTPUT_CLOSED = 128 + 13;
     private static final int STDIN_CHUNK = 32 * 1024;
+    private static final Duration INTERRUPT_WAIT = Duration.ofSeconds(5);
     /** Go's {@code syscall.Signal.String()} names, as envd's end event status reports them ({@code "signal: killed"}). */
     private static final Map<String, Integer> SIGNALS = Map.ofEntries(
             Map.entry("hangup", 1), Map.entry("interrupt", 2), Map.entry("quit", 3), Map.entry("illegal instruction", 4),
@@ -53,6 +56,8 @@ final class RemoteCommand {
     private final OutputStream stderr;
     private final PrintWriter messages;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STARTING);
+    /** Open while STARTING: an interrupt then waits (bounded) for the pid rather than leave the command running. */
+    private final CountDownLatch leftStarting = new CountDownLatch(1);
     private volatile int pid;
     private volatile ProcessEvent.EndEvent end;
 
@@ -89,6 +94,7 @@ final class RemoteCommand {
             throw e;
         } finally {
             phase.set(Phase.DONE);
+            leftStarting.countDown();
         }
         ProcessEvent.EndEvent result = end;
         if (result == null) {
@@ -99,9 +105,19 @@ final class RemoteCommand {
 
     /**
      * Ctrl-C (and a closed local output): sends SIGTERM to the command's process group (envd signals the group) while it runs. Returns whether a
-     * signal was sent. envd's signal set is SIGTERM and SIGKILL only, so SIGINT itself cannot be forwarded.
+     * signal was sent. Before envd has reported the pid it waits for it (at most 5 s), so that a command interrupted
+     * while starting does not keep running. envd's signal set is SIGTERM and SIGKILL only, so SIGINT itself cannot be
+     * forwarded.
      */
     boolean interrupt() {
+        try {
+            if (!leftStarting.await(INTERRUPT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
         if (phase.get() != Phase.RUNNING) {
             return false;
         }
@@ -115,6 +131,7 @@ final class RemoteCommand {
             case START -> {
                 pid = event.getStart().getPid();
                 if (phase.compareAndSet(Phase.STARTING, Phase.RUNNING)) {
+                    leftStarting.countDown();
                     stdin.ifPresent(in -> pumpStdin(in, user));
                 }
             }

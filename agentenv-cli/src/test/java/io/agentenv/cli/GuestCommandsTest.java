@@ -206,6 +206,41 @@ class GuestCommandsTest {
     }
 
     @Test
+    void ctrl_c_before_envd_reported_the_pid_waits_for_it_and_then_terminates_the_command() {
+        CountDownLatch releaseStart = new CountDownLatch(1);
+        CountDownLatch signalled = new CountDownLatch(1);
+        server.envd("/process.Process/SendSignal", (request, ex) -> {
+            signalled.countDown();
+            FakeSandboxServer.unary(ex, SendSignalResponse.getDefaultInstance());
+        });
+        server.envd("/process.Process/Start", (request, ex) -> {
+            OutputStream stream = FakeSandboxServer.openStream(ex);
+            try {
+                assertThat(releaseStart.await(10, TimeUnit.SECONDS)).isTrue();
+                FakeSandboxServer.event(stream, FakeSandboxServer.start(31));
+                assertThat(signalled.await(10, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            FakeSandboxServer.event(stream, ProcessEvent.newBuilder().setEnd(ProcessEvent.EndEvent.newBuilder()
+                    .setExitCode(-1).setExited(false).setStatus("signal: terminated")).build());
+            FakeSandboxServer.endStream(stream, EndStream.ok());
+        });
+        AtomicReference<Integer> code = new AtomicReference<>();
+        Thread run = Thread.ofVirtual().start(() -> code.set(aenv("exec", ID, "--", "sleep", "100")));
+        await(() -> !server.envdRequests("/process.Process/Start").isEmpty() && interruptHook.get() != null, "the Start call");
+
+        Thread hook = Thread.ofPlatform().start(interruptHook.get());
+        await(() -> hook.getState() == Thread.State.TIMED_WAITING, "the interrupt to wait for the pid");
+        releaseStart.countDown();
+        await(() -> !run.isAlive() && !hook.isAlive(), "aenv and the interrupt to finish");
+
+        assertThat(code.get()).isEqualTo(143);
+        assertThat(FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendSignal").getFirst(),
+                SendSignalRequest.getDefaultInstance()).getProcess().getPid()).isEqualTo(31);
+    }
+
+    @Test
     void a_closed_local_stdout_terminates_the_command_and_exits_141_like_sigpipe() {
         server.envd("/process.Process/SendSignal", (request, ex) -> FakeSandboxServer.unary(ex, SendSignalResponse.getDefaultInstance()));
         startAnswers(FakeSandboxServer.start(8), FakeSandboxServer.stdout("y\n"), FakeSandboxServer.stdout("y\n"),
