@@ -329,14 +329,24 @@ public final class Aenv {
         return 0;
     }
 
+    /** Prints {@code value} as JSON, without the envd access token (aenv uses it itself; it is never shown). */
     int printJson(Object value) {
         try {
-            out.println(json.writeValueAsString(value));
+            com.fasterxml.jackson.databind.JsonNode tree = json.valueToTree(value);
+            withoutEnvdTokens(tree);
+            out.println(json.writeValueAsString(tree));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException("cannot print JSON", e);
         }
         out.flush();
         return 0;
+    }
+
+    private static void withoutEnvdTokens(com.fasterxml.jackson.databind.JsonNode node) {
+        if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode object) {
+            object.remove("envdAccessToken");
+        }
+        node.forEach(Aenv::withoutEnvdTokens);
     }
 
     int say(String line) {

@@ -149,10 +149,11 @@ class AenvTest {
     void info_prints_the_wire_json_with_output_json() {
         answer("GET /sandboxes/" + ID, 200, """
                 {"templateID":"base","sandboxID":"%s","clientID":"","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T00:05:00Z",
-                 "envdVersion":"0.6.13","domain":null,"cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"running",
+                 "envdVersion":"0.6.13","envdAccessToken":"secret-token","domain":null,"cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"running",
                  "allowInternetAccess":null,"lifecycle":{"autoResume":false,"onTimeout":"kill"}}""".formatted(ID));
         assertThat(aenv("info", ID, "-o", "json")).as(err.toString()).isZero();
-        assertThat(out.toString()).contains("\"sandboxID\" : \"" + ID + "\"").contains("\"state\" : \"running\"");
+        assertThat(out.toString()).contains("\"sandboxID\" : \"" + ID + "\"").contains("\"state\" : \"running\"")
+                .doesNotContain("envdAccessToken").doesNotContain("secret-token");
     }
 
     @Test
@@ -193,7 +194,7 @@ class AenvTest {
                 "[{\"snapshotID\":\"snap1\",\"names\":[\"n\"],\"cpuCount\":2,\"memoryMB\":512,\"diskSizeMB\":1024,\"createdAt\":\"2026-01-01T00:00:00Z\",\"updatedAt\":\"2026-01-01T00:00:00Z\"}]");
 
         assertThat(aenv("set-timeout", ID, "30")).isZero();
-        assertThat(aenv("fork", ID, "--count", "2")).isEqualTo(1); // one child failed
+        assertThat(aenv("fork", ID, "--count", "2", "-o", "json")).isEqualTo(1); // one child failed
         assertThat(aenv("snapshot", ID, "--name", "n")).isZero();
         assertThat(aenv("snapshots", "--sandbox-id", ID)).isZero();
 
@@ -203,7 +204,7 @@ class AenvTest {
         assertThat(all.get(1).body()).contains("\"count\":2");
         assertThat(all.get(2).body()).isEqualTo("{\"name\":\"n\"}");
         assertThat(all.get(3).rawQuery()).contains("sandboxID=" + ID);
-        assertThat(out.toString()).contains("restore failed").contains("snap1");
+        assertThat(out.toString()).contains("restore failed").contains("snap1").doesNotContain("envdAccessToken");
     }
 
     @Test
