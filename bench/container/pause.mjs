@@ -1,11 +1,14 @@
 // Pause through the unmodified npm `e2b` SDK, and where its time goes. One sandbox with a background `sleep` is paused
 // and resumed (connect + commands.run('true')) n times against the server jar on loopback; for every pause the
 // server's own log gives the orchestrator's time (PauseOperation, "sandbox paused" took_ms), the backend's checkpoint
-// and release (GenerationPause, "container sandbox paused": per release part) and the CRIU dump (RuncRuntime,
-// "container dumped"; "container checkpointed" when an older build runs CRIU through runc). CPU time (the server JVM plus its waited-for children: runc, CRIU, umount, ip, nft) is
-// read from /proc/<server>/stat around each pause: it does not depend on the machine's load, wall times do.
-// Needs root, scripts/setup-host.sh and the built jars:
+// and each release part (GenerationPause, "container sandbox paused") and the dump command with CRIU's own time in it
+// (RuncRuntime, "container dumped"; "container checkpointed" from builds that ran CRIU through runc). CPU time (the
+// server JVM plus its waited-for children: CRIU, runc, umount, sync, ip, nft) is read from /proc/<server>/stat around
+// each pause: it does not depend on the machine's load, wall times do. Needs root, scripts/setup-host.sh and the
+// built jars:
 //   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations]
+// Before/after against another build and CRIU: AENV_BENCH_HOST_ENV=<a copy of host.env naming that CRIU> node
+// <that checkout>/bench/container/pause.mjs [iterations] (that checkout's jars built; its older log lines are read).
 import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
