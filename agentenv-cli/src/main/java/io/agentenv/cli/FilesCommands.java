@@ -50,7 +50,11 @@ final class FilesCommands {
         // into a temporary file next to the target, moved into place only when complete
         Path target = Path.of(local).toAbsolutePath();
         if (Files.isDirectory(target)) {
-            target = target.resolve(Path.of(path).getFileName().toString());
+            Path name = Path.of(path).getFileName();
+            if (name == null) {
+                throw new IllegalArgumentException("name the local file: " + path + " has no file name");
+            }
+            target = target.resolve(name.toString());
         }
         Path partial;
         try {

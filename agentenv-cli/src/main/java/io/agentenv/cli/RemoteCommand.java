@@ -68,10 +68,6 @@ final class RemoteCommand {
         this.messages = requireNonNull(messages, "messages is null");
     }
 
-    Phase phase() {
-        return phase.get();
-    }
-
     /** Runs the command to its end; returns its exit code (128+N for a death by signal N, 124 on timeout). */
     int run(StartRequest start, Optional<Duration> timeout, Optional<String> user, Optional<InputStream> stdin) {
         try {
@@ -104,10 +100,10 @@ final class RemoteCommand {
     }
 
     /**
-     * Ctrl-C (and a closed local output): sends SIGTERM to the command's process group (envd signals the group) while it runs. Returns whether a
-     * signal was sent. Before envd has reported the pid it waits for it (at most 5 s), so that a command interrupted
-     * while starting does not keep running. envd's signal set is SIGTERM and SIGKILL only, so SIGINT itself cannot be
-     * forwarded.
+     * Ctrl-C (and a closed local output): sends SIGTERM to the command's process group (envd signals the group) while
+     * it runs. Returns whether a signal was sent. Before envd has reported the pid it waits for it (at most 5 s), so
+     * that a command interrupted while starting does not keep running. envd's signal set is SIGTERM and SIGKILL only,
+     * so SIGINT itself cannot be forwarded.
      */
     boolean interrupt() {
         try {
