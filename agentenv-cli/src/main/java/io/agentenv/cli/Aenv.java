@@ -102,20 +102,20 @@ public final class Aenv {
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
             int code = switch (e) {
                 case ApiException api -> {
-                    err.println("error: " + api.getMessage());
+                    err.println("error: " + Printable.of(api.getMessage()));
                     yield 1;
                 }
                 case RpcException rpc -> {
-                    err.println("error: [" + rpc.code().wireName() + "] " + rpc.getMessage());
+                    err.println("error: [" + rpc.code().wireName() + "] " + Printable.of(rpc.getMessage()));
                     yield 1;
                 }
                 case IllegalArgumentException bad -> {
-                    err.println("error: " + bad.getMessage());
+                    err.println("error: " + Printable.of(bad.getMessage()));
                     yield 2;
                 }
                 default -> {
                     // a bug: one line for the user, the trace only when asked for
-                    err.println("error: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+                    err.println("error: " + e.getClass().getSimpleName() + ": " + Printable.of(e.getMessage()));
                     if (env.containsKey("AENV_DEBUG")) {
                         e.printStackTrace(err);
                     }

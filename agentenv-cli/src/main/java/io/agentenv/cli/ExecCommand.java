@@ -88,7 +88,7 @@ final class ExecCommand implements Callable<Integer> {
                     aenv.err().println("aenv: interrupted: sent SIGTERM to the command");
                 }
             } catch (RuntimeException e) {
-                aenv.err().println("aenv: interrupted: could not signal the command: " + EnvdClient.describe(e));
+                aenv.err().println("aenv: interrupted: could not signal the command: " + Printable.of(EnvdClient.describe(e)));
             }
             aenv.err().flush();
         });

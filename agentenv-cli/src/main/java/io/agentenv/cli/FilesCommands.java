@@ -97,7 +97,7 @@ final class FilesCommands {
             }
         }
         String written = aenv.envd(id).upload(path, user(), body);
-        return aenv.say("wrote " + written);
+        return aenv.say("wrote " + Printable.of(written));
     }
 
     @Command(name = "ls", mixinStandardHelpOptions = true, description = "List a directory (PATH defaults to the user's home).")
@@ -133,7 +133,7 @@ final class FilesCommands {
            @Parameters(index = "1", paramLabel = "PATH") String path) {
         aenv.envd(id).unary("filesystem.Filesystem/Remove", RemoveRequest.newBuilder().setPath(path).build(),
                 RemoveResponse.getDefaultInstance(), user());
-        return aenv.say("removed " + path);
+        return aenv.say("removed " + Printable.of(path));
     }
 
     private Optional<String> user() {

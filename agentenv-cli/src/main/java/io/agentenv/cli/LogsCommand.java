@@ -57,7 +57,7 @@ final class LogsCommand implements Callable<Integer> {
                 }
             }
             line.append(": ").append(e.message().stripTrailing());
-            aenv.out().println(line);
+            aenv.out().println(Printable.of(line.toString()));
         }
         aenv.out().flush();
         return 0;

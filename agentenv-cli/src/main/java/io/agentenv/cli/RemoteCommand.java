@@ -182,7 +182,7 @@ final class RemoteCommand {
                         CloseStdinResponse.getDefaultInstance(), user);
             } catch (IOException | RuntimeException e) {
                 if (phase.get() == Phase.RUNNING) {
-                    messages.println("aenv: stdin not forwarded: " + EnvdClient.describe(e));
+                    messages.println("aenv: stdin not forwarded: " + Printable.of(EnvdClient.describe(e)));
                     messages.flush();
                 }
             }

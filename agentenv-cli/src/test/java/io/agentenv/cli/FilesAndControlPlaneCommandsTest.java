@@ -155,6 +155,21 @@ class FilesAndControlPlaneCommandsTest {
     }
 
     @Test
+    void names_and_errors_from_the_sandbox_cannot_write_terminal_escape_sequences() throws IOException {
+        server.envd("/filesystem.Filesystem/ListDir", (request, ex) -> FakeSandboxServer.unary(ex, ListDirResponse.newBuilder()
+                .addEntries(EntryInfo.newBuilder().setName("x\u001b[2J").setPath("/tmp/x\u001b[2J").setType(FileType.FILE_TYPE_FILE))
+                .build()));
+        server.envd("/filesystem.Filesystem/Remove", (request, ex) ->
+                FakeSandboxServer.unaryError(ex, RpcException.notFound("path '/tmp/\u001b]0;owned\u0007' does not exist")));
+
+        assertThat(aenv("files", "ls", ID, "/tmp")).isZero();
+        assertThat(aenv("files", "rm", ID, "/tmp/y")).isEqualTo(1);
+
+        assertThat(stdout()).contains("/tmp/x\\x1b[2J").doesNotContain("\u001b");
+        assertThat(stderr()).isEqualTo("error: [not_found] path '/tmp/\\x1b]0;owned\\x07' does not exist\n");
+    }
+
+    @Test
     void an_envd_error_is_printed_with_its_connect_code() {
         server.envd("/filesystem.Filesystem/Remove", (request, ex) ->
                 FakeSandboxServer.unaryError(ex, RpcException.notFound("path '/nope' does not exist")));
