@@ -133,6 +133,31 @@ test('Ctrl-C (SIGINT) terminates the remote command and exits 130', async () => 
   assert.equal(left.out.trim(), 'none', 'the remote command is gone')
 })
 
+test('killing the sandbox while exec streams ends aenv with one error line', async () => {
+  const other = await aenv(['create', 'base'])
+  assert.equal(other.code, 0, other.err)
+  const id = other.out.trim()
+  const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
+  const child = spawn(java, ['-jar', aenvJar, 'exec', id, '--no-stdin', '--timeout', '20', '-c', 'echo ready; sleep 15'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, AENV_API_URL: server.url, AENV_API_KEY: server.apiKey },
+  })
+  let err = ''
+  child.stderr.on('data', (d) => { err += d })
+  const exited = new Promise((resolve) => child.once('close', (code) => resolve(code)))
+  try {
+    await new Promise((resolve, reject) => {
+      child.stdout.on('data', (d) => { if (String(d).includes('ready')) resolve() })
+      child.once('close', () => reject(new Error(`aenv exited before the command started: ${err}`)))
+    })
+    assert.equal((await aenv(['kill', id])).code, 0)
+    assert.equal(await exited, 1, err)
+  } finally {
+    child.kill('SIGKILL')
+  }
+  assert.match(err, /^error: the stream from sandbox .* broke off .*killed or paused\?\n$/)
+})
+
 test('exec forwards stdin when it is not a terminal, byte for byte', async () => {
   const lines = await aenv(['exec', sandboxId, '--', 'wc', '-l'], { input: 'one\ntwo\nthree\n' })
   assert.equal(lines.code, 0, lines.err)

@@ -98,8 +98,7 @@ final class EnvdClient {
                 throw failure(response.statusCode(), body.readAllBytes());
             }
             while (true) {
-                Envelope envelope = Envelope.read(body, MAX_MESSAGE)
-                        .orElseThrow(() -> new RpcException(ConnectCode.UNKNOWN, "the stream ended without its end frame"));
+                Envelope envelope = nextEnvelope(body);
                 if (envelope.isCompressed()) {
                     throw new RpcException(ConnectCode.INTERNAL, "compressed frames are not supported");
                 }
@@ -113,8 +112,30 @@ final class EnvdClient {
                 onMessage.accept(CODEC.parse(envelope.payload(), responseType));
             }
         } catch (IOException e) {
-            throw new ApiException(0, "the connection to the sandbox broke: " + describe(e));
+            throw brokeOff(describe(e));
         }
+    }
+
+    /**
+     * The next frame. A stream that stops without its end frame (cleanly or inside a frame) was cut: the proxy does
+     * that when the sandbox is killed or paused.
+     */
+    private Envelope nextEnvelope(InputStream body) throws IOException {
+        Optional<Envelope> envelope;
+        try {
+            envelope = Envelope.read(body, MAX_MESSAGE);
+        } catch (RpcException e) {
+            if (e.code() == ConnectCode.INVALID_ARGUMENT) {
+                throw brokeOff("incomplete frame");
+            }
+            throw e;
+        }
+        return envelope.orElseThrow(() -> brokeOff("no end frame"));
+    }
+
+    private ApiException brokeOff(String detail) {
+        return new ApiException(0, "the stream from sandbox " + target.sandboxId() + " broke off (" + detail
+                + "); was the sandbox killed or paused?");
     }
 
     /** {@code GET /files?path=}: copies the file's bytes to {@code out}. */

@@ -261,13 +261,21 @@ class ExecCommandTest {
     }
 
     @Test
-    void a_stream_without_an_end_event_or_end_frame_is_an_error_not_a_success() {
+    void a_stream_cut_without_its_end_frame_is_an_error_that_suggests_the_sandbox_went_away() {
         server.envd("/process.Process/Start", (request, ex) -> {
             OutputStream stream = FakeSandboxServer.openStream(ex);
             FakeSandboxServer.event(stream, FakeSandboxServer.start(5));
         });
         assertThat(aenv("exec", ID, "--", "true")).isEqualTo(1);
-        assertThat(stderr()).startsWith("error: [unknown] the stream ended without its end frame");
+        assertThat(stderr()).isEqualTo("error: the stream from sandbox " + ID
+                + " broke off (no end frame); was the sandbox killed or paused?\n");
+    }
+
+    @Test
+    void a_stream_with_an_end_frame_but_no_exit_status_is_an_error_not_a_success() {
+        startAnswers(FakeSandboxServer.start(5), FakeSandboxServer.stdout("partial"));
+        assertThat(aenv("exec", ID, "--", "true")).isEqualTo(1);
+        assertThat(stderr()).isEqualTo("error: [unknown] the command's stream ended without its exit status\n");
     }
 
     @Test
