@@ -158,6 +158,32 @@ test('killing the sandbox while exec streams ends aenv with one error line', asy
   assert.match(err, /^error: the stream from sandbox .* broke off .*killed or paused\?\n$/)
 })
 
+test('exec -t attaches a remote pty of the local terminal\'s size and passes the exit code (under script(1))', async () => {
+  const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
+  const run = (command, input) => new Promise((resolve, reject) => {
+    // script gives aenv a local terminal (30 rows, 100 columns) and types `input` into it
+    const child = spawn('script', ['-qec', `stty rows 30 cols 100; ${command}`, '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, AENV_API_URL: server.url, AENV_API_KEY: server.apiKey, TERM: 'xterm' },
+    })
+    let out = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { out += d })
+    child.on('error', reject)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }) })
+    child.stdin.end(input)
+  })
+  const aenvTty = `${java} -jar ${aenvJar} exec -t ${sandboxId}`
+  const once = await run(`${aenvTty} -- bash -c 'read x; echo "got:$x"; tty; stty size; exit 5'`, 'hello\n')
+  assert.equal(once.code, 5, once.out)
+  assert.match(once.out, /got:hello\r\n\/dev\/pts\/\d+\r\n30 100\r\n/)
+
+  const shell = await run(aenvTty, 'echo "sum=$((40+2))"\nexit 3\n')
+  assert.equal(shell.code, 3, shell.out)
+  assert.match(shell.out, /sum=42/)
+})
+
 test('exec forwards stdin when it is not a terminal, byte for byte', async () => {
   const lines = await aenv(['exec', sandboxId, '--', 'wc', '-l'], { input: 'one\ntwo\nthree\n' })
   assert.equal(lines.code, 0, lines.err)

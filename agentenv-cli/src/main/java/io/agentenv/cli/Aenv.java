@@ -161,6 +161,11 @@ public final class Aenv {
         return new EnvdClient(baseUri(), target, http, wire);
     }
 
+    /** A variable of aenv's own environment. */
+    Optional<String> environment(String name) {
+        return Optional.ofNullable(env.get(name));
+    }
+
     Stdio stdio() {
         return stdio;
     }

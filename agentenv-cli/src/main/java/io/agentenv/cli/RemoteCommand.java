@@ -72,7 +72,7 @@ final class RemoteCommand {
     int run(StartRequest start, Optional<Duration> timeout, Optional<String> user, Optional<InputStream> stdin) {
         try {
             envd.serverStream("process.Process/Start", start, StartResponse.getDefaultInstance(), timeout, user,
-                    response -> onEvent(response.getEvent(), user, stdin));
+                    response -> onEvent(response.getEvent(), user, stdin, start.hasPty()));
         } catch (OutputClosed e) {
             // as a pipeline would: the writer goes too (best effort; the command may have ended meanwhile)
             try {
@@ -122,13 +122,13 @@ final class RemoteCommand {
         return true;
     }
 
-    private void onEvent(ProcessEvent event, Optional<String> user, Optional<InputStream> stdin) {
+    private void onEvent(ProcessEvent event, Optional<String> user, Optional<InputStream> stdin, boolean pty) {
         switch (event.getEventCase()) {
             case START -> {
                 pid = event.getStart().getPid();
                 if (phase.compareAndSet(Phase.STARTING, Phase.RUNNING)) {
                     leftStarting.countDown();
-                    stdin.ifPresent(in -> pumpStdin(in, user));
+                    stdin.ifPresent(in -> pumpStdin(in, user, pty));
                 }
             }
             case DATA -> {
@@ -164,22 +164,26 @@ final class RemoteCommand {
     }
 
     /**
-     * Copies the local stdin to the command in order on one daemon thread (a blocked read of a terminal must not keep
+     * Copies the local stdin to the command (its stdin, or its pseudo-terminal) in order on one daemon thread (a blocked read of a terminal must not keep
      * the JVM alive once the command has ended). Failures after the command ended are expected and ignored.
      */
-    private void pumpStdin(InputStream in, Optional<String> user) {
+    private void pumpStdin(InputStream in, Optional<String> user, boolean pty) {
         Thread.ofPlatform().daemon().name("aenv-stdin").start(() -> {
             byte[] buffer = new byte[STDIN_CHUNK];
             try {
                 for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                     if (n > 0) {
+                        ByteString bytes = ByteString.copyFrom(buffer, 0, n);
+                        ProcessInput input = pty ? ProcessInput.newBuilder().setPty(bytes).build()
+                                : ProcessInput.newBuilder().setStdin(bytes).build();
                         envd.unary("process.Process/SendInput", SendInputRequest.newBuilder().setProcess(selector())
-                                .setInput(ProcessInput.newBuilder().setStdin(ByteString.copyFrom(buffer, 0, n))).build(),
-                                SendInputResponse.getDefaultInstance(), user);
+                                .setInput(input).build(), SendInputResponse.getDefaultInstance(), user);
                     }
                 }
-                envd.unary("process.Process/CloseStdin", CloseStdinRequest.newBuilder().setProcess(selector()).build(),
-                        CloseStdinResponse.getDefaultInstance(), user);
+                if (!pty) { // a terminal has no end of input: Ctrl-D is a byte like any other
+                    envd.unary("process.Process/CloseStdin", CloseStdinRequest.newBuilder().setProcess(selector()).build(),
+                            CloseStdinResponse.getDefaultInstance(), user);
+                }
             } catch (IOException | RuntimeException e) {
                 if (phase.get() == Phase.RUNNING) {
                     messages.println("aenv: stdin not forwarded: " + Printable.of(EnvdClient.describe(e)));

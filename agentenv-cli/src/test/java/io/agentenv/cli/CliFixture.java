@@ -29,8 +29,17 @@ final class CliFixture implements AutoCloseable {
 
     /** Runs aenv with this stdin (a terminal or not) and the given stdout; returns its exit code. */
     int run(InputStream stdin, boolean terminal, OutputStream stdout, String... args) {
+        return run(new Stdio(stdin, stdout, err, terminal), args);
+    }
+
+    /** Runs aenv with stdin attached to this terminal. */
+    int run(InputStream stdin, Terminal terminal, String... args) {
+        return run(new Stdio(stdin, out, err, true, terminal), args);
+    }
+
+    private int run(Stdio stdio, String... args) {
         Map<String, String> env = Map.of("AENV_API_URL", server.url(), "AENV_API_KEY", FakeSandboxServer.KEY);
-        return Aenv.run(args, env, new Stdio(stdin, stdout, err, terminal), interruptHook::set);
+        return Aenv.run(args, env, stdio, interruptHook::set);
     }
 
     int run(InputStream stdin, boolean terminal, String... args) {

@@ -3,6 +3,7 @@ package io.agentenv.cli;
 import static io.agentenv.cli.FakeSandboxServer.ID;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.ByteString;
 import io.agentenv.envd.protocol.connect.ConnectCode;
 import io.agentenv.envd.protocol.connect.EndStream;
 import io.agentenv.envd.protocol.connect.RpcException;
@@ -23,9 +24,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -276,6 +279,70 @@ class ExecCommandTest {
         startAnswers(FakeSandboxServer.start(5), FakeSandboxServer.stdout("partial"));
         assertThat(aenv("exec", ID, "--", "true")).isEqualTo(1);
         assertThat(stderr()).isEqualTo("error: [unknown] the command's stream ended without its exit status\n");
+    }
+
+    /** A terminal of a fixed size that counts its mode switches. */
+    private static final class FakeTerminal implements Terminal {
+        final AtomicInteger raw = new AtomicInteger();
+        final AtomicInteger restored = new AtomicInteger();
+
+        @Override
+        public Optional<Size> size() {
+            return Optional.of(new Size(120, 40));
+        }
+
+        @Override
+        public Runnable enterRawMode() {
+            raw.incrementAndGet();
+            return restored::incrementAndGet;
+        }
+    }
+
+    @Test
+    void tty_starts_a_login_shell_on_a_pty_of_the_terminal_size_sends_keys_as_pty_input_and_restores_the_terminal() throws IOException {
+        CountDownLatch typed = new CountDownLatch(1);
+        server.envd("/process.Process/SendInput", (request, ex) -> {
+            typed.countDown();
+            FakeSandboxServer.unary(ex, SendInputResponse.getDefaultInstance());
+        });
+        server.envd("/process.Process/Start", (request, ex) -> {
+            OutputStream stream = FakeSandboxServer.openStream(ex);
+            FakeSandboxServer.event(stream, FakeSandboxServer.start(12));
+            try {
+                assertThat(typed.await(10, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            FakeSandboxServer.event(stream, ProcessEvent.newBuilder().setData(ProcessEvent.DataEvent.newBuilder()
+                    .setPty(ByteString.copyFromUtf8("$ exit\r\n"))).build());
+            FakeSandboxServer.event(stream, FakeSandboxServer.exited(0));
+            FakeSandboxServer.endStream(stream, EndStream.ok());
+        });
+        FakeTerminal terminal = new FakeTerminal();
+
+        int code = cli.run(new ByteArrayInputStream("exit\r".getBytes(StandardCharsets.UTF_8)), terminal, "exec", "-t", ID);
+
+        assertThat(code).as(stderr()).isZero();
+        assertThat(stdout()).isEqualTo("$ exit\r\n");
+        StartRequest start = FakeSandboxServer.streamRequest(server.envdRequests("/process.Process/Start").getFirst(),
+                StartRequest.getDefaultInstance());
+        assertThat(start.getProcess().getArgsList()).containsExactly("-i", "-l");
+        assertThat(start.getPty().getSize().getCols()).isEqualTo(120);
+        assertThat(start.getPty().getSize().getRows()).isEqualTo(40);
+        assertThat(start.getProcess().getEnvsMap()).containsEntry("TERM", "xterm-256color").containsEntry("LANG", "C.UTF-8");
+        assertThat(start.hasStdin()).isFalse();
+        SendInputRequest input = FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendInput").getFirst(),
+                SendInputRequest.getDefaultInstance());
+        assertThat(input.getInput().getPty().toStringUtf8()).isEqualTo("exit\r");
+        assertThat(server.envdRequests("/process.Process/CloseStdin")).isEmpty();
+        assertThat(terminal.raw).hasValue(1);
+        assertThat(terminal.restored).hasValue(1);
+    }
+
+    @Test
+    void tty_needs_a_terminal_on_stdin() {
+        assertThat(aenv(InputStream.nullInputStream(), false, "exec", "-t", ID)).isEqualTo(2);
+        assertThat(stderr()).contains("--tty needs stdin to be a terminal");
     }
 
     @Test
