@@ -20,10 +20,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +53,7 @@ final class ChildProcess {
     private final ProcessConfig config;
     private final Optional<String> tag;
     private final Process process;
+    private final Thread.Builder readers;
     private final PosixSignals signals;
     private final LogJournal journal;
     private final Clock clock;
@@ -61,6 +64,7 @@ final class ChildProcess {
     private final List<Subscription> subscribers = new ArrayList<>(); // guarded by lock
     private ProcessEvent.EndEvent end; // guarded by lock
     private volatile Instant exitedAt;
+    private final CompletableFuture<ChildProcess> ended = new CompletableFuture<>();
     /** Output readers currently handing a chunk to subscribers (possibly waiting for a slow client). */
     private final AtomicInteger delivering = new AtomicInteger();
     private volatile long lastOutputNanos = System.nanoTime();
@@ -69,10 +73,12 @@ final class ChildProcess {
     private final ReentrantLock inputOrder = new ReentrantLock();
     private OutputStream input; // guarded by inputOrder; null once closed or when stdin was not requested
 
-    ChildProcess(Kind kind, Process process, ProcessConfig config, Optional<String> tag, boolean stdin,
-                 PosixSignals signals, LogJournal journal, Clock clock) {
+    /** @param readers builds the threads that read the process's output (virtual unless a read pins a carrier) */
+    ChildProcess(Kind kind, Process process, Thread.Builder readers, ProcessConfig config, Optional<String> tag,
+                 boolean stdin, PosixSignals signals, LogJournal journal, Clock clock) {
         this.kind = requireNonNull(kind, "kind is null");
         this.process = requireNonNull(process, "process is null");
+        this.readers = requireNonNull(readers, "readers is null");
         this.config = requireNonNull(config, "config is null");
         this.tag = requireNonNull(tag, "tag is null");
         this.signals = requireNonNull(signals, "signals is null");
@@ -100,6 +106,11 @@ final class ChildProcess {
 
     Optional<Instant> exitedAt() {
         return Optional.ofNullable(exitedAt);
+    }
+
+    /** Runs {@code action} once the end event is set (at once if it already is). */
+    void whenEnded(Consumer<ChildProcess> action) {
+        ended.thenAccept(action);
     }
 
     ProcessInfo info() {
@@ -211,7 +222,7 @@ final class ChildProcess {
     }
 
     private Thread pump(String stream, InputStream in, int chunkSize) {
-        return Thread.ofVirtual().name("envd-" + stream + "-" + pid).start(() -> {
+        return readers.name("envd-" + stream + "-" + pid).start(() -> {
             byte[] buffer = new byte[chunkSize];
             try (in) {
                 for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
@@ -327,6 +338,7 @@ final class ChildProcess {
         } finally {
             inputOrder.unlock();
         }
+        ended.complete(this);
         journal.processEvent((int) pid, "exited: " + event.getStatus());
         log.atInfo().addKeyValue("pid", pid).addKeyValue("status", event.getStatus()).log("process ended");
         for (Subscription s : targets) {
