@@ -8,26 +8,33 @@
 //   raw/direct bash -c, /bin/true   the same without the login shell, and without any shell
 //   raw/direct List  a unary Connect round trip to envd (the transport's floor)
 // The raw rows are split by the time their frames arrive: start event, end event, end of stream.
-// Also reports envd's CPU time per exec (from /proc of its JVM) and the client's (Node's) CPU time per SDK exec.
+// Also reports the CPU time per exec of envd's JVM and of the server's JVM (from /proc; load-insensitive, unlike wall
+// time) and the client's (Node's).
 // Needs root, scripts/setup-host.sh and the built jars (envd, server, container backend):
 //   mvn -B -q -pl agentenv-server,agentenv-envd,agentenv-backend-container -am package -DskipTests
 //   node bench/exec/exec.mjs [samples per variant]          (default 200)
+// The server runs with serve.sh's JVM options (BENCH_SERVER_JVM=test: the e2e harness's C1-only ones). A/B runs:
+//   AENV_BACKEND_ENVD_DIR=<other envd build> AENV_BACKEND_HOST_ENV=<host.env naming another templates dir> node ...
 import { request, Agent } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
-import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
 
 const samplesPerVariant = Number(process.argv[2] ?? 200)
 const block = 10
 const rounds = Math.ceil(samplesPerVariant / block)
 const warmup = 3
 delete process.env.E2B_DEBUG
+// BENCH_SERVER_JVM=test runs the server with the e2e harness's quick-start options (C1 only) instead of serve.sh's.
 const server = await startServer({
   backend: 'container',
   readyTimeoutMs: 120_000,
+  jvmOptions: process.env.BENCH_SERVER_JVM === 'test' ? undefined : SERVE_JVM_OPTIONS,
   env: {
+    // another envd build or template cache (A/B runs): AENV_BACKEND_ENVD_DIR, AENV_BACKEND_HOST_ENV
+    ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
     AENV_BACKEND_NAME_PREFIX: 'aenvx',
     AENV_BACKEND_RUN_DIR: '/run/agentenv/bench-exec',
     AENV_BACKEND_CGROUP_PARENT: 'agentenv-bench-exec',
@@ -38,7 +45,7 @@ const server = await startServer({
     AENV_BACKEND_CPU_COUNT: '1',
     AENV_BACKEND_MEMORY_MB: '512',
     AENV_BACKEND_POOL_SIZE: '0',
-    AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+    AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
   },
 })
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
@@ -108,8 +115,8 @@ function summary(values) {
   return `p50 ${pct(s, 0.5).toFixed(2).padStart(6)}  p95 ${pct(s, 0.95).toFixed(2).padStart(6)}`
 }
 
-/** CPU time (ms) of the JVM processes under the sandbox's cgroup: envd's, read from /proc (utime+stime in ticks). */
-function envdCpuMs(pid) {
+/** CPU time (ms) of a process, from /proc (utime+stime in ticks; children excluded). */
+function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
@@ -140,17 +147,20 @@ try {
   ]
   const samples = new Map(variants.map(([name]) => [name, []]))
   const cpu = new Map(variants.map(([name]) => [name, 0]))
+  const serverCpu = new Map(variants.map(([name]) => [name, 0]))
   const nodeCpu = new Map(variants.map(([name]) => [name, 0]))
   for (let r = 0; r < warmup + rounds; r++) {
     for (const [name, run] of variants) {
-      const c0 = envdCpuMs(envdPid)
+      const c0 = cpuMs(envdPid)
+      const s0 = cpuMs(server.pid)
       const u0 = process.cpuUsage()
       const marks = []
       for (let i = 0; i < block; i++) marks.push(await run())
       const u = process.cpuUsage(u0)
       if (r >= warmup) {
         samples.get(name).push(...marks)
-        cpu.set(name, cpu.get(name) + envdCpuMs(envdPid) - c0)
+        cpu.set(name, cpu.get(name) + cpuMs(envdPid) - c0)
+        serverCpu.set(name, serverCpu.get(name) + cpuMs(server.pid) - s0)
         nodeCpu.set(name, nodeCpu.get(name) + (u.user + u.system) / 1000)
       }
     }
@@ -166,7 +176,7 @@ try {
       parts.push(`start→end ${summary(s.map((m) => m.end - m.start))}`)
       parts.push(`end→done ${summary(s.map((m) => m.done - m.end))}`)
     }
-    parts.push(`envd cpu ${(cpu.get(name) / n).toFixed(2)} ms`, `node cpu ${(nodeCpu.get(name) / n).toFixed(2)} ms`)
+    parts.push(`envd cpu ${(cpu.get(name) / n).toFixed(2)} ms`, `server cpu ${(serverCpu.get(name) / n).toFixed(2)} ms`, `node cpu ${(nodeCpu.get(name) / n).toFixed(2)} ms`)
     console.log(`${name.padEnd(28)} ${parts.join(' | ')}`)
   }
   await sbx.kill()
