@@ -20,7 +20,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -64,7 +63,8 @@ final class ChildProcess {
     private final List<Subscription> subscribers = new ArrayList<>(); // guarded by lock
     private ProcessEvent.EndEvent end; // guarded by lock
     private volatile Instant exitedAt;
-    private final CompletableFuture<ChildProcess> ended = new CompletableFuture<>();
+    private final List<Consumer<ChildProcess>> endListeners = new ArrayList<>(); // guarded by lock
+    private boolean endListenersRan; // guarded by lock
     /** Output readers currently handing a chunk to subscribers (possibly waiting for a slow client). */
     private final AtomicInteger delivering = new AtomicInteger();
     private volatile long lastOutputNanos = System.nanoTime();
@@ -108,9 +108,16 @@ final class ChildProcess {
         return Optional.ofNullable(exitedAt);
     }
 
-    /** Runs {@code action} once the end event is set (at once if it already is). */
+    /** Runs {@code action} once the end event is set (at once if it already is); actions run in the order given. */
     void whenEnded(Consumer<ChildProcess> action) {
-        ended.thenAccept(action);
+        requireNonNull(action, "action is null");
+        synchronized (lock) {
+            if (!endListenersRan) {
+                endListeners.add(action); // run by finish(), after those registered earlier
+                return;
+            }
+        }
+        action.accept(this);
     }
 
     ProcessInfo info() {
@@ -338,7 +345,18 @@ final class ChildProcess {
         } finally {
             inputOrder.unlock();
         }
-        ended.complete(this);
+        while (true) {
+            List<Consumer<ChildProcess>> listeners;
+            synchronized (lock) {
+                if (endListeners.isEmpty()) {
+                    endListenersRan = true;
+                    break;
+                }
+                listeners = List.copyOf(endListeners);
+                endListeners.clear();
+            }
+            listeners.forEach(listener -> listener.accept(this));
+        }
         journal.processEvent((int) pid, "exited: " + event.getStatus());
         log.atInfo().addKeyValue("pid", pid).addKeyValue("status", event.getStatus()).log("process ended");
         for (Subscription s : targets) {
