@@ -8,8 +8,8 @@
 //   raw/direct bash -c, /bin/true   the same without the login shell, and without any shell
 //   raw/direct List  a unary Connect round trip to envd (the transport's floor)
 // The raw rows are split by the time their frames arrive: start event, end event, end of stream.
-// Also reports the CPU time per exec of envd's JVM and of the server's JVM (from /proc; load-insensitive, unlike wall
-// time) and the client's (Node's).
+// Also reports CPU time per exec (load-insensitive, unlike wall time): the whole sandbox's (its cgroup's cpuacct: envd
+// plus every process the command started), envd's JVM alone and the server's JVM (from /proc), and the client's.
 // Needs root, scripts/setup-host.sh and the built jars (envd, server, container backend):
 //   mvn -B -q -pl agentenv-server,agentenv-envd,agentenv-backend-container -am package -DskipTests
 //   node bench/exec/exec.mjs [samples per variant]          (default 200)
@@ -115,6 +115,11 @@ function summary(values) {
   return `p50 ${pct(s, 0.5).toFixed(2).padStart(6)}  p95 ${pct(s, 0.95).toFixed(2).padStart(6)}`
 }
 
+/** CPU time (ms) used so far by everything in the sandbox cgroups under the bench's parent (one sandbox). */
+function sandboxCpuMs() {
+  return Number(readFileSync('/sys/fs/cgroup/cpuacct/agentenv-bench-exec/cpuacct.usage', 'utf8')) / 1e6
+}
+
 /** CPU time (ms) of a process, from /proc (utime+stime in ticks; children excluded). */
 function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
@@ -148,11 +153,13 @@ try {
   const samples = new Map(variants.map(([name]) => [name, []]))
   const cpu = new Map(variants.map(([name]) => [name, 0]))
   const serverCpu = new Map(variants.map(([name]) => [name, 0]))
+  const sandboxCpu = new Map(variants.map(([name]) => [name, 0]))
   const nodeCpu = new Map(variants.map(([name]) => [name, 0]))
   for (let r = 0; r < warmup + rounds; r++) {
     for (const [name, run] of variants) {
       const c0 = cpuMs(envdPid)
       const s0 = cpuMs(server.pid)
+      const b0 = sandboxCpuMs()
       const u0 = process.cpuUsage()
       const marks = []
       for (let i = 0; i < block; i++) marks.push(await run())
@@ -161,6 +168,7 @@ try {
         samples.get(name).push(...marks)
         cpu.set(name, cpu.get(name) + cpuMs(envdPid) - c0)
         serverCpu.set(name, serverCpu.get(name) + cpuMs(server.pid) - s0)
+        sandboxCpu.set(name, sandboxCpu.get(name) + sandboxCpuMs() - b0)
         nodeCpu.set(name, nodeCpu.get(name) + (u.user + u.system) / 1000)
       }
     }
@@ -176,7 +184,7 @@ try {
       parts.push(`start→end ${summary(s.map((m) => m.end - m.start))}`)
       parts.push(`end→done ${summary(s.map((m) => m.done - m.end))}`)
     }
-    parts.push(`envd cpu ${(cpu.get(name) / n).toFixed(2)} ms`, `server cpu ${(serverCpu.get(name) / n).toFixed(2)} ms`, `node cpu ${(nodeCpu.get(name) / n).toFixed(2)} ms`)
+    parts.push(`sandbox cpu ${(sandboxCpu.get(name) / n).toFixed(2)} ms`, `envd cpu ${(cpu.get(name) / n).toFixed(2)} ms`, `server cpu ${(serverCpu.get(name) / n).toFixed(2)} ms`, `node cpu ${(nodeCpu.get(name) / n).toFixed(2)} ms`)
     console.log(`${name.padEnd(28)} ${parts.join(' | ')}`)
   }
   await sbx.kill()
