@@ -118,6 +118,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                         + " (AENV_BACKEND_ENVD_DIR; build it with `mvn -pl agentenv-envd -am package`)");
             }
         }
+        InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1));
         try {
             ProcessRunner runner = new JdkProcessRunner();
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
@@ -134,7 +135,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
                     new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
-                    (int) Math.min(Integer.MAX_VALUE, Math.max(1, diskMiB)));
+                    (int) Math.min(Integer.MAX_VALUE, Math.max(1, diskMiB)), reaper);
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
             warmPool = new WarmPool(built, templates, clock, settings.poolSize());
@@ -143,10 +144,20 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("privileges", settings.privileges())
                     .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
         } catch (IOException | CommandFailedException e) {
+            stop(reaper);
             throw new BackendException.Terminal("container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            stop(reaper);
             throw new BackendException.Terminal("container backend: interrupted while initializing", e);
+        }
+    }
+
+    private static void stop(InitReaper reaper) {
+        try {
+            reaper.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -270,7 +281,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         try {
             slot = p.pool().acquire();
         } catch (NetnsPool.NoFreeSlotException e) {
-            throw new BackendException.Recoverable(e.getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", e);
+            throw e.exhausted();
         } catch (CommandFailedException e) {
             throw new BackendException.Recoverable("cannot create a network namespace: " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -341,6 +352,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
         }
         p.envdClients().close();
+        stop(p.reaper());
     }
 
     /** The warm pool (tests watch it fill). */

@@ -132,6 +132,10 @@ final class WarmPool implements AutoCloseable {
             Member member;
             try {
                 member = restore(template);
+            } catch (BackendException.Exhausted e) {
+                log.atInfo().addKeyValue("template", template).addKeyValue("limit", e.limit())
+                        .log("warm pool not refilled: no free sandbox slot");
+                return;
             } catch (BackendException e) {
                 log.atWarn().addKeyValue("template", template).setCause(e).log("warm pool refill failed; creates restore on demand");
                 return;
@@ -156,7 +160,11 @@ final class WarmPool implements AutoCloseable {
         SandboxDirs dirs = parts.dirs(id);
         NetSlot slot = null;
         try {
-            slot = parts.pool().acquire();
+            try {
+                slot = parts.pool().acquire();
+            } catch (NetnsPool.NoFreeSlotException e) {
+                throw e.exhausted();
+            }
             Files.createDirectories(dirs.envd());
             parts.overlays().mount(image.lineage().lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
             RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
@@ -167,7 +175,7 @@ final class WarmPool implements AutoCloseable {
                 client.waitUntilHealthy(clock.instant().plus(READY));
             }
             return new Member(id, dirs, slot, image.lineage());
-        } catch (IOException | CommandFailedException | EnvdException | NetnsPool.NoFreeSlotException e) {
+        } catch (IOException | CommandFailedException | EnvdException e) {
             Member partial = slot == null ? null : new Member(id, dirs, slot, image.lineage());
             if (partial != null) {
                 destroy(partial);

@@ -170,6 +170,39 @@ class ContainerBackendHostTest {
     }
 
     @Test
+    void when_pause_returns_the_images_and_upper_are_in_the_artifact_dir_and_the_slot_sandbox_dir_and_cgroups_are_gone()
+            throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        exec(spec, "sh", "-c", "echo kept > /home/user/note");
+        Path netns = sandbox.hostNetwork().orElseThrow().namespacePath();
+        ContainerId id = ((ContainerSandbox) sandbox).containerId();
+        Path sandboxDir = backend.parts().dirs(id).dir();
+        Path dir = artifacts("pause-release");
+
+        SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
+
+        // checked before close(), which has nothing left to release after a pause
+        assertThat(Files.exists(netns)).as("the slot's netns").isFalse();
+        assertThat(backend.parts().runc().state(id)).isEmpty();
+        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        assertThat(MountTable.mountsUnder(sandboxDir)).isEmpty();
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
+        try (var images = Files.list(paused.images())) {
+            assertThat(images.map(p -> p.getFileName().toString()).toList())
+                    .contains("descriptors.json").anyMatch(name -> name.startsWith("pages-"));
+        }
+        assertThat(Files.readString(paused.upper().resolve("home/user/note")).strip()).isEqualTo("kept");
+        sandbox.close();
+
+        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
+        backend.parts().deleteTree(dir);
+    }
+
+    @Test
     void a_frozen_sandbox_pauses_to_disk_and_resumes_running_with_the_same_process() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
