@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -78,7 +79,8 @@ final class NativeSpawn implements AutoCloseable {
     private final MethodHandle strerror;
     private final StructLayout callState;
     private final VarHandle errno;
-    private final ExecutorService reapers;
+    /** Platform threads for the blocking calls of running processes: waitpid, and reads of their pipes. */
+    private final ExecutorService blocking;
 
     private NativeSpawn(Linker linker, SymbolLookup libc) {
         FunctionDescriptor intPtr = FunctionDescriptor.of(JAVA_INT, ADDRESS);
@@ -108,7 +110,7 @@ final class NativeSpawn implements AutoCloseable {
         waitpid = linker.downcallHandle(libc.find("waitpid").orElseThrow(),
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), captureErrno);
         strerror = handle(linker, libc, "strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-        reapers = Executors.newCachedThreadPool(Thread.ofPlatform().name("envd-reaper-", 0).daemon().factory());
+        blocking = Executors.newCachedThreadPool(Thread.ofPlatform().name("envd-native-io-", 0).daemon().factory());
     }
 
     /** The native launcher, or empty (with the reason logged) where it cannot work on this machine. */
@@ -166,9 +168,12 @@ final class NativeSpawn implements AutoCloseable {
         }
     }
 
-    /** A new builder for the threads that read a native-spawned process's output: a blocking read must not pin a carrier. */
-    static Thread.Builder readers() {
-        return Thread.ofPlatform().daemon();
+    /**
+     * Runs the loops that read a native-spawned process's output: pooled platform threads (a blocking read must not
+     * pin a carrier; reusing threads keeps thread creation off each command's path).
+     */
+    Executor readers() {
+        return blocking;
     }
 
     /** Starts {@code argv} (argv[0] an absolute path) in {@code cwd} with exactly {@code env}, stdin {@code /dev/null}. */
@@ -186,7 +191,7 @@ final class NativeSpawn implements AutoCloseable {
             InputStream stderr = new FileInputStream(fdPath(err[0]));
             closeAll(open);
             SpawnedProcess process = new SpawnedProcess(pid, OutputStream.nullOutputStream(), stdout, stderr);
-            reapers.execute(() -> process.exited(awaitExit(pid)));
+            blocking.execute(() -> process.exited(awaitExit(pid)));
             return process;
         } catch (IOException | RuntimeException e) {
             closeAll(open);
@@ -319,6 +324,6 @@ final class NativeSpawn implements AutoCloseable {
     /** Stops the exit waiters' pool from growing; waiters of running processes finish when their process does. */
     @Override
     public void close() {
-        reapers.shutdown();
+        blocking.shutdown();
     }
 }

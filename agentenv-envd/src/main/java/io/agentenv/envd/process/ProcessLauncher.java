@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +30,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ProcessLauncher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessLauncher.class);
+    /** Output readers of JDK-started and pty processes: a virtual thread each (the JDK's pipe reads let the carrier go). */
+    private static final Executor VIRTUAL_READERS = task -> Thread.ofVirtual().name("envd-output-reader").start(task);
     private static final List<String> TOOL_DIRS = List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin");
 
     private final int envdUid;
@@ -88,7 +91,7 @@ final class ProcessLauncher implements AutoCloseable {
         Optional<NativeSpawn> fast = spec.stdin() ? Optional.empty() : nativeSpawn.join();
         if (fast.isPresent()) {
             Process process = fast.get().start(argv, spec.env(), spec.cwd());
-            return new ChildProcess(ChildProcess.Kind.PIPES, process, NativeSpawn.readers(), spec.config(), spec.tag(),
+            return new ChildProcess(ChildProcess.Kind.PIPES, process, fast.get().readers(), spec.config(), spec.tag(),
                     false, signals, journal, clock);
         }
         List<String> command = new ArrayList<>();
@@ -101,7 +104,7 @@ final class ProcessLauncher implements AutoCloseable {
             builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
         Process process = builder.start();
-        return new ChildProcess(ChildProcess.Kind.PIPES, process, Thread.ofVirtual(), spec.config(), spec.tag(),
+        return new ChildProcess(ChildProcess.Kind.PIPES, process, VIRTUAL_READERS, spec.config(), spec.tag(),
                 spec.stdin(), signals, journal, clock);
     }
 
@@ -115,7 +118,7 @@ final class ProcessLauncher implements AutoCloseable {
                 .setConsole(false)
                 .setRedirectErrorStream(true)
                 .start();
-        return new ChildProcess(ChildProcess.Kind.PTY, process, Thread.ofVirtual(), spec.config(), spec.tag(), true,
+        return new ChildProcess(ChildProcess.Kind.PTY, process, VIRTUAL_READERS, spec.config(), spec.tag(), true,
                 signals, journal, clock);
     }
 

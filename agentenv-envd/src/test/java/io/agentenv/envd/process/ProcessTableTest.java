@@ -52,7 +52,7 @@ class ProcessTableTest {
 
     /** A child around a fake process that has no output; {@code exit} ends it. */
     private ChildProcess child(SpawnedProcess process) {
-        ChildProcess child = new ChildProcess(ChildProcess.Kind.PIPES, process, Thread.ofVirtual(),
+        ChildProcess child = new ChildProcess(ChildProcess.Kind.PIPES, process, task -> Thread.ofVirtual().start(task),
                 ProcessConfig.newBuilder().setCmd("/bin/true").build(), Optional.empty(), false,
                 new PosixSignals(Optional.empty()), new LogJournal(clock, 1 << 16), clock);
         table.add(child);
