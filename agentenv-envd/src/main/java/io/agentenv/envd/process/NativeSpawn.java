@@ -186,13 +186,24 @@ final class NativeSpawn implements AutoCloseable {
             int[] out = pipe(arena, open);
             int[] err = pipe(arena, open);
             int pid = spawn(arena, argv, env, cwd, out, err);
-            // our ends, re-opened as JDK streams while the originals still keep both ends of every pipe open
-            InputStream stdout = new FileInputStream(fdPath(out[0]));
-            InputStream stderr = new FileInputStream(fdPath(err[0]));
-            closeAll(open);
-            SpawnedProcess process = new SpawnedProcess(pid, OutputStream.nullOutputStream(), stdout, stderr);
-            blocking.execute(() -> process.exited(awaitExit(pid)));
-            return process;
+            InputStream stdout = null;
+            try {
+                // our ends, re-opened as JDK streams while the originals still keep both ends of every pipe open
+                stdout = new FileInputStream(fdPath(out[0]));
+                InputStream stderr = new FileInputStream(fdPath(err[0]));
+                closeAll(open);
+                SpawnedProcess process = new SpawnedProcess(pid, OutputStream.nullOutputStream(), stdout, stderr);
+                blocking.execute(() -> process.exited(awaitExit(pid)));
+                return process;
+            } catch (IOException | RuntimeException e) {
+                // out of descriptors or threads: the child must not run on unobserved, nor stay a zombie
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+                Thread.ofPlatform().daemon().start(() -> awaitExit(pid));
+                if (stdout != null) {
+                    stdout.close();
+                }
+                throw e;
+            }
         } catch (IOException | RuntimeException e) {
             closeAll(open);
             throw e;

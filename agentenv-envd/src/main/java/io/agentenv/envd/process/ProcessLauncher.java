@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Starts processes as a given user: a piped process without stdin gets its own session and process group from
  * {@link NativeSpawn}'s {@code POSIX_SPAWN_SETSID}; one with stdin (or where the native launcher is unavailable) from
- * util-linux {@code setsid} started by the JDK; pty4j does that itself for a pty. util-linux {@code setpriv --reuid --regid --groups} switches
- * to the user when envd runs as root. Nothing of envd's own environment is inherited.
+ * util-linux {@code setsid} started by the JDK; pty4j does that itself for a pty. util-linux
+ * {@code setpriv --reuid --regid --groups} switches to the user when envd runs as root. Nothing of envd's own
+ * environment is inherited.
  */
 final class ProcessLauncher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessLauncher.class);
