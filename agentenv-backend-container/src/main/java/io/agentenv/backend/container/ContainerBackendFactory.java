@@ -118,6 +118,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                         + " (AENV_BACKEND_ENVD_DIR; build it with `mvn -pl agentenv-envd -am package`)");
             }
         }
+        Optional<String> noDisks = SandboxDisks.unavailableReason();
+        if (noDisks.isPresent()) {
+            throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: " + noDisks.get()
+                    + "; run scripts/setup-host.sh as root");
+        }
         InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1));
         try {
             ProcessRunner runner = new JdkProcessRunner();
@@ -126,22 +131,21 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             NetnsPool pool = new NetnsPool(runner, firewall, layout, firstSlot,
                     Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot), settings.warmSlots());
             leftoverSlots.putAll(pool.adoptExisting());
-            long diskMiB = Files.getFileStore(sandboxesDir).getTotalSpace() >> 20;
             Path criuConfig = workDir.resolve("criu-runc.conf");
             Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
             HostParts built = new HostParts(settings, layout, runner,
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting()),
-                    new OverlayMounts(runner), firewall, pool,
+                    new OverlayMounts(runner), new SandboxDisks(runner), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
                     new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
-                    (int) Math.min(Integer.MAX_VALUE, Math.max(1, diskMiB)), reaper);
+                    reaper);
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
             warmPool = new WarmPool(built, templates, clock, settings.poolSize());
             parts = built;
             log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
-                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("privileges", settings.privileges())
+                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("privileges", settings.privileges())
                     .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
         } catch (IOException | CommandFailedException e) {
             stop(reaper);

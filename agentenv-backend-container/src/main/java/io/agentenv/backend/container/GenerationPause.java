@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Pauses a running generation into an artifact dir: with memory, a CRIU dump to disk that stops the container; then
- * releases the container, network slot and overlay, keeping the upper dir and layers in the artifact dir.
+ * releases the container, network slot, overlay and disk mount, keeping the disk image and layers in the artifact dir.
  */
 final class GenerationPause {
 
@@ -64,10 +64,11 @@ final class GenerationPause {
         checkpointed = System.nanoTime();
         gen.closeClient();
         // The checkpoint is written; what is left is releasing, in independent parts that run at once: the container
-        // (after a memory dump its processes are gone: runc's state and the cgroups), the network slot (its nft chain and netns; the
-        // kernel's removal of its veth pair finishes after the return) and the files (unmount, move upper and layers
-        // into the artifact dir, then make that durable while the sandbox dir is removed). Pause returns once all
-        // are done. A filesystem-only pause stops the container before its files move.
+        // (after a memory dump its processes are gone: runc's state and the cgroups), the network slot (its nft chain
+        // and netns; the kernel's removal of its veth pair finishes after the return) and the files (unmount the overlay
+        // and the sandbox's disk, move the disk image and layers into the artifact dir, then make that durable while
+        // the sandbox dir is removed). Pause returns once all are done. A filesystem-only pause stops the container
+        // before its files move.
         boolean dumped = mode == PauseMode.WITH_MEMORY;
         List<FutureTask<Void>> releases = new ArrayList<>();
         long[] took = new long[6]; // slot, container, unmount, move, sync, remove: ms each
@@ -81,9 +82,9 @@ final class GenerationPause {
                 if (!dumped) {
                     took[1] = timed(() -> parts.runc().delete(id));
                 }
-                took[2] = timed(() -> parts.overlays().unmount(dirs.rootfs()));
+                took[2] = timed(() -> parts.unmountRootfs(dirs));
                 took[3] = timed(() -> {
-                    parts.move(dirs.upper(), paused.upper());
+                    parts.disks().moveImage(dirs.diskImage(), paused.diskImage());
                     if (Files.isDirectory(HostParts.layersDir(dirs))) {
                         parts.move(HostParts.layersDir(dirs), paused.layers());
                     }
@@ -147,9 +148,10 @@ final class GenerationPause {
     }
 
     /**
-     * Makes the artifact dir durable before pause returns: the images CRIU wrote (it never syncs them) and the upper
-     * and layers just renamed into it. One syncfs of the filesystem holding them; CRIU has already started writing the
-     * pages out (criu-patches/0004), and the overlay's unmount synced the upper's filesystem, so little is left.
+     * Makes the artifact dir durable before pause returns: the images CRIU wrote (it never syncs them) and the disk
+     * image and layers just renamed into it. One syncfs of the filesystem holding them; CRIU has already started
+     * writing the pages out (criu-patches/0004), and the disk's unmount flushed it (a flush of a loop device fsyncs
+     * its image file), so little is left.
      */
     private void syncFilesystem(Path dir) throws CommandFailedException, InterruptedException {
         gen.parts.runner().run(Command.of(SYNC_TIMEOUT, "sync", "--file-system", dir.toString()));
@@ -157,8 +159,8 @@ final class GenerationPause {
 
     /**
      * Removes the sandbox dir from here, without an {@code rm} process (~10 ms of fork and exec on a busy host): by now
-     * it holds only the backend's own files (bundle, runc's and CRIU's logs and work dirs, the empty mount point, the
-     * overlay's work dir). Symlinks are removed, never followed; a dir with anything still mounted below it is refused.
+     * it holds only the backend's own files (bundle, runc's and CRIU's logs and work dirs, the empty mount points of
+     * the overlay and the disk; the overlay's work dir went with the disk). Symlinks are removed, never followed; a dir with anything still mounted below it is refused.
      */
     private static void removeTree(Path dir) throws IOException {
         if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {

@@ -95,7 +95,7 @@ final class GenerationRelease {
                     parts.cgroups().reap(id.value());
                 }
             });
-            Generation.attempt(failures, () -> parts.overlays().unmount(gen.dirs.rootfs()));
+            Generation.attempt(failures, () -> parts.unmountRootfs(gen.dirs));
             Generation.attempt(failures, gen::releaseSlot);
             Generation.attempt(failures, () -> parts.deleteTree(gen.dirs.dir()));
             Generation.attempt(failures, () -> parts.unclaim(gen.spec.id()));

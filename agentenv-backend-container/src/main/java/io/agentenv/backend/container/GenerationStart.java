@@ -103,7 +103,13 @@ final class GenerationStart {
                     boolean memory = state.mode() == PauseMode.WITH_MEMORY;
                     SavedStates.requirePresent(state.lineage(), state.layers(),
                             memory ? Optional.of(state.images()) : Optional.empty());
-                    parts.move(state.upper(), dirs.upper());
+                    if (Files.isRegularFile(state.diskImage())) {
+                        parts.disks().moveImage(state.diskImage(), dirs.diskImage());
+                        parts.disks().mount(dirs);
+                    } else { // paused before sandboxes had their own disk: its upper moves onto a new one
+                        parts.disks().create(dirs, gen.resources.diskSizeMiB());
+                        parts.move(state.upper(), dirs.upper());
+                    }
                     parts.move(state.layers(), HostParts.layersDir(dirs));
                     lineage = state.lineage();
                     images = memory ? Optional.of(state.images()) : Optional.empty();
@@ -121,7 +127,11 @@ final class GenerationStart {
             if (claimWarm) {
                 parts.setHostname(gen.initPid(), spec.id().value());
             } else {
-                parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+                if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
+                    parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+                } else {
+                    parts.mountOnNewDisk(lineage.lowers(HostParts.layersDir(dirs)), dirs, gen.resources.diskSizeMiB());
+                }
                 RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
                         parts.spec(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv)));
             }
@@ -172,18 +182,18 @@ final class GenerationStart {
         }
     }
 
-    /** Stops the warm member's container and empties its dirs, keeping the slot. */
+    /** Stops the warm member's container and removes its disk and work files, keeping the slot. */
     private void discardWarmContainer() throws IOException, CommandFailedException, InterruptedException {
         gen.parts.runc().delete(gen.id);
-        gen.parts.overlays().unmount(gen.dirs.rootfs());
-        gen.parts.deleteTree(gen.dirs.upper());
-        gen.parts.deleteTree(gen.dirs.work());
+        gen.parts.unmountRootfs(gen.dirs);
+        Files.deleteIfExists(gen.dirs.diskImage());
         gen.parts.deleteTree(gen.dirs.restoreWork());
     }
 
     /**
-     * A resume that failed must leave the paused state resumable: stop what was started and move the upper and the
-     * layers back into the artifact dir before close() deletes the sandbox dir.
+     * A resume that failed must leave the paused state resumable: stop what was started and move the disk image (or,
+     * for a state paused before sandboxes had disks, the upper) and the layers back into the artifact dir before
+     * close() deletes the sandbox dir.
      */
     private void rollBackPausedFiles() {
         if (!(gen.launch instanceof ContainerSandbox.Launch.FromPaused(SavedStates.Paused state))) {
@@ -193,7 +203,12 @@ final class GenerationStart {
             gen.closeClient();
             gen.parts.runc().delete(gen.id);
             gen.parts.overlays().unmount(gen.dirs.rootfs());
-            gen.parts.move(gen.dirs.upper(), state.upper());
+            gen.parts.disks().unmount(gen.dirs);
+            // An older state's upper still in the artifact dir was not (fully) copied: it stays as it is. Else the disk
+            // holds the sandbox's files (the state's own image, or a new one its older upper was copied onto).
+            if (!Files.exists(state.upper()) && Files.exists(gen.dirs.diskImage())) {
+                gen.parts.disks().moveImage(gen.dirs.diskImage(), state.diskImage());
+            }
             gen.parts.move(HostParts.layersDir(gen.dirs), state.layers());
         } catch (IOException | CommandFailedException e) {
             log.atError().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)

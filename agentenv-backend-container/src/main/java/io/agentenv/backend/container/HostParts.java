@@ -28,6 +28,7 @@ record HostParts(
         ProcessRunner runner,
         OciSpecs ociSpecs,
         OverlayMounts overlays,
+        SandboxDisks disks,
         EgressFirewall firewall,
         NetnsPool pool,
         RuncRuntime runc,
@@ -37,7 +38,6 @@ record HostParts(
         Path sandboxesDir,
         Path claimsDir,
         Path criuConfig,
-        int diskSizeMiB,
         InitReaper reaper) {
 
     /** envd's port inside every sandbox (E2B's). */
@@ -65,6 +65,7 @@ record HostParts(
         requireNonNull(runner, "runner is null");
         requireNonNull(ociSpecs, "ociSpecs is null");
         requireNonNull(overlays, "overlays is null");
+        requireNonNull(disks, "disks is null");
         requireNonNull(firewall, "firewall is null");
         requireNonNull(pool, "pool is null");
         requireNonNull(runc, "runc is null");
@@ -136,8 +137,24 @@ record HostParts(
         return dirs.envd().resolve(ENVD_SOCKET);
     }
 
+    /** What a new sandbox of a template gets: the CPU and memory its cgroup enforces and the size of its own disk. */
     Resources resources() {
-        return new Resources(settings.cpuCount(), settings.memoryMiB(), diskSizeMiB);
+        return new Resources(settings.cpuCount(), settings.memoryMiB(), settings.diskMiB());
+    }
+
+    /**
+     * Makes a new disk of {@code sizeMiB} for a sandbox and mounts its overlay over {@code lowers} (topmost first).
+     */
+    void mountOnNewDisk(List<Path> lowers, SandboxDirs dirs, int sizeMiB)
+            throws IOException, CommandFailedException, InterruptedException {
+        disks.create(dirs, sizeMiB);
+        overlays.mount(lowers, dirs.upper(), dirs.work(), dirs.rootfs());
+    }
+
+    /** Unmounts a sandbox's overlay, then its disk (nothing to do for what is not mounted). */
+    void unmountRootfs(SandboxDirs dirs) throws IOException, CommandFailedException, InterruptedException {
+        overlays.unmount(dirs.rootfs());
+        disks.unmount(dirs);
     }
 
     /**

@@ -134,7 +134,7 @@ final class TemplateImages {
         try {
             parts.deleteTree(partial);
             parts.runc().delete(id);
-            parts.overlays().unmount(dirs.rootfs());
+            parts.unmountRootfs(dirs);
             parts.deleteTree(dirs.dir());
             try {
                 slot = parts.pool().acquire();
