@@ -266,6 +266,13 @@ test('logs and metrics come from the control plane', async () => {
   assert.match(table.out, /^TIME\s+CPUS\s+CPU %/)
 })
 
+test('templates lists the server\'s built-in templates (GET /templates)', async () => {
+  const r = await aenv(['templates'])
+  assert.equal(r.code, 0, r.err)
+  assert.match(r.out, /^TEMPLATE ID\s+ALIASES\s+CPU\s+MEMORY MB\s+DISK MB\s+CREATED/)
+  assert.match(r.out, /^base\s+base\s+\d+\s+\d+\s+\d+/m)
+})
+
 test('an unknown sandbox, a paused one and a wrong key are one-line errors with exit 1', async () => {
   assertOneLineError(await aenv(['exec', 'zzzzzzzzzzzzzzzzzzzz', '--', 'true']), /^error: .*not found/)
   assertOneLineError(await aenv(['files', 'ls', sandboxId, '/'], { apiKey: 'e2b_' + '0'.repeat(40) }), /^error: .*AENV_API_KEY/)

@@ -17,11 +17,13 @@ import io.agentenv.spi.TemplateId;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -233,13 +235,22 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             for (Path dir : dirs.sorted().toList()) {
                 String name = dir.getFileName().toString();
                 if (Files.isDirectory(dir.resolve("current")) && TemplateId.isValid(name)) {
-                    found.add(new TemplateDescriptor(new TemplateId(name), p.resources()));
+                    found.add(new TemplateDescriptor(new TemplateId(name), p.resources(), builtAt(dir.resolve("current"))));
                 }
             }
         } catch (IOException e) {
             log.atWarn().setCause(e).log("cannot list the templates");
         }
         return List.copyOf(found);
+    }
+
+    /** When the {@code current} link was made (scripts/lib/host/template.sh links a build once it is complete). */
+    private static Optional<Instant> builtAt(Path current) {
+        try {
+            return Optional.of(Files.getLastModifiedTime(current, LinkOption.NOFOLLOW_LINKS).toInstant());
+        } catch (IOException e) {
+            return Optional.empty();
+        }
     }
 
     @Override

@@ -75,6 +75,7 @@ public final class ApiServer implements AutoCloseable {
                 config.defaultTimeoutV2(), config.defaultTimeoutV2(), config.defaultTimeoutV1(), config.defaultTimeoutV1(),
                 config.defaultTimeoutV1())).register(router);
         new ListEndpoints(orchestrator, wire, json).register(router);
+        new TemplateEndpoints(orchestrator).register(router);
 
         VirtualThreadPool threads = new VirtualThreadPool();
         threads.setName("aenv-api");

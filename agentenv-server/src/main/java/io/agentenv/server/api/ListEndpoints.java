@@ -107,7 +107,7 @@ final class ListEndpoints {
         return Reply.NO_CONTENT;
     }
 
-    private static Reply paged(List<?> items, Optional<Cursor> next) {
+    static Reply paged(List<?> items, Optional<Cursor> next) {
         return new Reply.Json(200, items, next.map(c -> Map.of(NEXT_TOKEN_HEADER, PageToken.encode(c))).orElse(Map.of()));
     }
 

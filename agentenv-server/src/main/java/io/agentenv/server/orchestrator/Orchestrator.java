@@ -288,6 +288,21 @@ public final class Orchestrator {
         return OperationRunner.read(() -> snapshots.list(query));
     }
 
+    /** The backend's built-in templates, newest first; {@code limit} 0..1000. Snapshots are listed by {@link #listSnapshots}. */
+    public Page<TemplateView> listTemplates(int limit, Optional<Cursor> after) {
+        if (limit < 0 || limit > 1000) {
+            throw new IllegalArgumentException("limit out of range: " + limit);
+        }
+        requireNonNull(after, "after is null");
+        return OperationRunner.read(() -> ctx.templates.listBuiltIn(limit, after));
+    }
+
+    /** A built-in template or a snapshot by id or alias, as a create would resolve it; empty when there is none. */
+    public Optional<TemplateView> findTemplate(String idOrAlias) {
+        requireNonNull(idOrAlias, "idOrAlias is null");
+        return OperationRunner.read(() -> ctx.templates.find(idOrAlias));
+    }
+
     /**
      * Deletes a snapshot by id or alias, with its artifacts. Returns false when there is no such snapshot (built-in
      * templates are not deletable: INVALID_ARGUMENT). Sandboxes already created from it are unaffected.

@@ -8,7 +8,10 @@ import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateDescriptor;
 import io.agentenv.spi.TemplateId;
 
+import java.time.Instant;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -54,6 +57,48 @@ final class TemplateCatalog {
         Optional<String> alias = reference.equals(snapshot.id().value()) ? Optional.empty() : Optional.of(reference);
         return new Resolved(snapshot.id(), alias, new LaunchSource.Snapshot(state), snapshot.envVars(), state.resources(),
                 snapshot.customExtensionParams());
+    }
+
+    /** A built-in template or a snapshot, by id or alias (a built-in name wins, as in {@link #resolve}). */
+    Optional<TemplateView> find(String idOrAlias) {
+        Optional<TemplateDescriptor> builtIn = builtIn(idOrAlias);
+        if (builtIn.isPresent()) {
+            return builtIn.map(TemplateCatalog::view);
+        }
+        return store.findSnapshot(idOrAlias).map(s -> new TemplateView(s.id(), TemplateView.Source.SNAPSHOT, s.aliases(),
+                s.resources(), Optional.of(s.createdAt()), Optional.of(s.updatedAt())));
+    }
+
+    /**
+     * The backend's built-in templates newest first by (build time, id), keyset-paginated like the other lists; a
+     * template of unknown build time sorts as built at the epoch.
+     */
+    Page<TemplateView> listBuiltIn(int limit, Optional<Cursor> after) {
+        Comparator<TemplateView> newestFirst = Comparator.comparing(TemplateCatalog::sortTime)
+                .thenComparing(t -> t.id().value()).reversed();
+        List<TemplateView> remaining = backends.templates().stream().map(TemplateCatalog::view)
+                .filter(t -> after.isEmpty() || isAfter(t, after.get()))
+                .sorted(newestFirst).toList();
+        if (remaining.size() <= limit) {
+            return new Page<>(remaining, Optional.empty());
+        }
+        List<TemplateView> page = remaining.subList(0, limit);
+        TemplateView last = page.getLast();
+        return new Page<>(page, Optional.of(new Cursor(sortTime(last), last.id().value())));
+    }
+
+    private static boolean isAfter(TemplateView template, Cursor cursor) { // in newest-first order
+        int byTime = sortTime(template).compareTo(cursor.at());
+        return byTime < 0 || byTime == 0 && template.id().value().compareTo(cursor.id()) < 0;
+    }
+
+    private static Instant sortTime(TemplateView template) {
+        return template.createdAt().orElse(Instant.EPOCH);
+    }
+
+    private static TemplateView view(TemplateDescriptor template) {
+        return new TemplateView(template.id(), TemplateView.Source.BUILT_IN, List.of(template.id().value()),
+                template.resources(), template.builtAt(), template.builtAt());
     }
 
     static Map<String, String> merged(Map<String, String> base, Map<String, String> overrides) {

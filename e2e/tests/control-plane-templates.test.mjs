@@ -1,0 +1,63 @@
+// Template routes with the unmodified npm `e2b` SDK (2.51.0) against the server jar with the mock backend:
+// Template.exists (GET /templates/aliases/{alias}) for the built-in template and a named snapshot, the lists and one
+// template over plain HTTP, and Template.build, which this server answers with 501 (builds are not supported yet).
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { Sandbox, Template } from 'e2b'
+import { startServer } from '../lib/control-plane-harness.mjs'
+
+let server
+let opts
+
+before(async () => {
+  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
+  server = await startServer({ backend: 'mock' })
+  opts = { apiUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 30_000 }
+})
+
+after(async () => {
+  if (server) await server.stop()
+})
+
+async function getJson(path) {
+  const res = await fetch(server.url + path, { headers: { 'X-API-Key': server.apiKey } })
+  return { status: res.status, next: res.headers.get('x-next-token'), body: await res.json() }
+}
+
+test('Template.exists finds the built-in template and a named snapshot, and not an unknown name', async () => {
+  assert.equal(await Template.exists('base', opts), true)
+  assert.equal(await Template.exists('no-such-template', opts), false)
+
+  const sbx = await Sandbox.create('base', opts)
+  try {
+    const snapshot = await sbx.createSnapshot({ name: 'tpl-e2e' })
+    assert.equal(await Template.exists('tpl-e2e', opts), true)
+    const one = await getJson('/templates/tpl-e2e')
+    assert.equal(one.status, 200)
+    assert.equal(one.body.templateID, snapshot.snapshotId)
+    assert.deepEqual(one.body.builds.map((b) => b.buildID), [snapshot.snapshotId])
+  } finally {
+    await sbx.kill()
+  }
+})
+
+test('the v1 and v2 lists hold base with its resources; v2 pages with X-Next-Token', async () => {
+  const v1 = await getJson('/templates')
+  assert.equal(v1.status, 200)
+  const base = v1.body.find((t) => t.templateID === 'base')
+  assert.ok(base, JSON.stringify(v1.body))
+  assert.equal(base.buildID, 'base')
+  assert.equal(base.public, true)
+  assert.ok(base.cpuCount >= 1 && base.memoryMB > 0 && base.diskSizeMB > 0, JSON.stringify(base))
+
+  const v2 = await getJson('/v2/templates?limit=1')
+  assert.equal(v2.status, 200)
+  assert.equal(v2.body.length, 1)
+  assert.equal(v2.next, null) // base is the mock backend's only template
+  assert.equal((await getJson('/v2/templates?nextToken=garbage')).status, 400)
+})
+
+test('Template.build fails with the server\'s "not supported" message', async () => {
+  await assert.rejects(Template.build(Template().fromImage('ubuntu:24.04'), 'tpl-build-e2e', opts),
+    (e) => /template builds are not supported/.test(e.message))
+})
