@@ -3,7 +3,7 @@
 // RSS with 10 running processes (each attached through an open Start stream, as the SDK's background commands are).
 // With --idle-seconds N (default 30) it also reports envd's CPU per thread over N idle seconds (schedstat, in ms).
 //
-//   node bench/envd/footprint.mjs [--runs N] [--no-aot] [--idle-seconds N] [-- extra JVM options...]
+//   node bench/envd/footprint.mjs [--runs N] [--no-aot] [--idle-seconds N] [--metrics-every S] [-- extra JVM options...]
 //
 // Needs the built jar (mvn -B -pl agentenv-envd -am package); uses agentenv-envd/target/envd.aot when present.
 import { spawn } from 'node:child_process'
@@ -19,6 +19,8 @@ const args = process.argv.slice(2)
 const runs = Number(args[args.indexOf('--runs') + 1]) > 0 && args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 10
 const useAot = !args.includes('--no-aot') && existsSync(envdAotCache)
 const idleSeconds = args.includes('--idle-seconds') ? Number(args[args.indexOf('--idle-seconds') + 1]) : 30
+// --metrics-every S: during the idle window, GET /metrics every S seconds (the server samples every sandbox every 5 s)
+const metricsEvery = args.includes('--metrics-every') ? Number(args[args.indexOf('--metrics-every') + 1]) : 0
 // JVM options after `--` are added before -jar (to compare flags without rebuilding)
 const extraJvm = args.includes('--') ? args.slice(args.indexOf('--') + 1) : []
 // a free port chosen by the kernel (not 49983: the e2e suites may be using it)
@@ -66,6 +68,16 @@ function threadCpuMs(pid) {
 function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+function metrics(on = port) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port: on, path: '/metrics', agent: false }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode))
+    })
+    req.on('error', () => resolve(0))
+  })
 }
 
 function health(on = port) {
@@ -148,6 +160,8 @@ const firstStart = []
 const cpu = []
 const idlePss = []
 let idleThreads = {}
+let idleEndRss = 0
+let idleEndPrivate = 0
 const idle = []
 const idlePrivate = []
 let withProcesses = 0
@@ -164,8 +178,15 @@ for (let i = 0; i < runs; i++) {
   if (i === runs - 1) {
     if (idleSeconds > 0) {
       const before = threadCpuMs(child.pid)
-      await delay(idleSeconds * 1000)
+      const until = Date.now() + idleSeconds * 1000
+      while (metricsEvery > 0 && Date.now() + metricsEvery * 1000 <= until) {
+        await delay(metricsEvery * 1000)
+        if (await metrics() !== 200) throw new Error('GET /metrics failed')
+      }
+      await delay(Math.max(0, until - Date.now()))
       const after = threadCpuMs(child.pid)
+      idleEndRss = rssKiB(child.pid)
+      idleEndPrivate = privateKiB(child.pid)
       idleThreads = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)])
         .filter(([, v]) => v >= 0.05).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Number(v.toFixed(1))]))
     }
@@ -202,6 +223,9 @@ console.log(JSON.stringify({
   rssWith10ProcessesMiB: (withProcesses / 1024).toFixed(1),
   idleCpu: idleSeconds > 0 ? {
     seconds: idleSeconds,
+    metricsEverySeconds: metricsEvery,
+    rssAtEndMiB: (idleEndRss / 1024).toFixed(1),
+    privateAtEndMiB: (idleEndPrivate / 1024).toFixed(1),
     percentOfOneCpu: (Object.values(idleThreads).reduce((a, b) => a + b, 0) / idleSeconds / 10).toFixed(3),
     msPerThread: idleThreads,
   } : null,
