@@ -92,7 +92,9 @@ function health(on = port) {
 
 async function startEnvd(on = port) {
   const [java, argv] = envdCommand(['--port', String(on), '--log-level', 'WARN'])
-  const jvm = [...extraJvm, ...(useAot ? argv : argv.filter((a) => !a.startsWith('-XX:AOTCache=')))]
+  const base = useAot ? argv : argv.filter((a) => !a.startsWith('-XX:AOTCache='))
+  const jar = base.indexOf('-jar')
+  const jvm = [...base.slice(0, jar), ...extraJvm, ...base.slice(jar)] // after jvm.options' flags, so they win
   const t0 = process.hrtime.bigint()
   const child = spawn(java, jvm, { stdio: ['ignore', 'ignore', 'inherit'] })
   for (;;) {
