@@ -14,6 +14,7 @@ source "$REPO/scripts/lib/host/checks.sh"
 source "$REPO/scripts/lib/host/criu.sh"
 source "$REPO/scripts/lib/host/network.sh"
 source "$REPO/scripts/lib/host/template.sh"
+source "$REPO/scripts/lib/host/disk.sh"
 
 [[ $(id -u) == 0 ]] || die "run as root: the host setup installs packages, loads firewall rules and creates cgroups"
 
@@ -91,6 +92,7 @@ case $mode in
     step criu-kdat      seed_kdat
     step criu-check     check_criu
     step cgroups        prepare_cgroups
+    step sandbox-disks  check_sandbox_disks
     step network        setup_network
     step template-base  build_template base "$REPO"
     step host-env       write_host_env

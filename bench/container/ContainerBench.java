@@ -2,8 +2,10 @@
 // time to interactive (prepare + start, i.e. restore of the template's boot image and envd /init, then one `true`
 // through envd's process API), sequential and as a 20-way burst; `true` on a running sandbox; pause to disk; resume;
 // snapshot; fork x1 and x10 (prepare + start of children from one snapshot, concurrently); resident memory of an idle
-// sandbox. Runs apart from a server's names (netns prefix aenvb, its own runc dir, container ids bench-*) and removes
-// everything it created. Run through run.sh.
+// sandbox. Runs apart from a server's names and from other runs of this benchmark: run.sh claims one of 8 lanes with a
+// lock held for the whole run and passes it as AENV_BENCH_LANE; lane L uses netns/veth prefix aenvbL, runc dir
+// /run/agentenv/bench-L, container ids benchL-*, slots 9216+64L.. (64 of them). Removes everything it created (and what
+// a dead run on the same lane left). Run through run.sh.
 //
 //   bench/container/run.sh [iterations] [warm pool size]
 import com.fasterxml.jackson.databind.JsonNode;
@@ -63,16 +65,22 @@ public class ContainerBench {
         Path work = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-bench-");
         factory = ServiceLoader.load(SandboxBackendFactory.class).stream().map(ServiceLoader.Provider::get)
                 .filter(f -> f.name().equals("container")).findFirst().orElseThrow();
-        Map<String, String> settings = new java.util.HashMap<>(Map.of("name_prefix", "aenvb",
-                "run_dir", "/run/agentenv/bench", "cgroup_parent", "agentenv-tests", "first_slot", "9216",
-                "max_sandboxes", "64", "warm_slots", "24", "id_prefix", "bench-", "envd_dir", envd.toString()));
+        String laneValue = System.getenv("AENV_BENCH_LANE");
+        if (laneValue == null || !laneValue.matches("[0-7]")) {
+            throw new IllegalStateException("AENV_BENCH_LANE must be 0..7 (run through bench/container/run.sh, which claims a lane)");
+        }
+        int lane = Integer.parseInt(laneValue);
+        Map<String, String> settings = new java.util.HashMap<>(Map.of("name_prefix", "aenvb" + lane,
+                "run_dir", "/run/agentenv/bench-" + lane, "cgroup_parent", "agentenv-tests",
+                "first_slot", Integer.toString(9216 + 64 * lane), "max_sandboxes", "64", "warm_slots", "24",
+                "id_prefix", "bench" + lane + "-", "envd_dir", envd.toString()));
         settings.putAll(Map.of("cpu_count", "1", "memory_mb", "512", "pool_size", poolSize));
         String hostEnv = System.getenv("AENV_BENCH_HOST_ENV"); // another host.env (e.g. another CRIU build) for A/B runs
         if (hostEnv != null) {
             settings.put("host_env", hostEnv);
         }
         factory.initialize(new BackendContext(work, settings));
-        System.out.printf(Locale.ROOT, "warm pool size %s%s%n", poolSize,
+        System.out.printf(Locale.ROOT, "lane %d, warm pool size %s%s%n", lane, poolSize,
                 gapMillis > 0 ? " (sequential creates " + gapMillis + " ms apart, so the pool refills in between)" : "");
         factory.reapUnclaimed(java.util.Set.of());
         try {

@@ -3,16 +3,36 @@
 # uses, with commands run through envd's process API as the SDK runs them. Needs root and scripts/setup-host.sh.
 #   bench/container/run.sh [iterations] [warm pool size]   (default 30, 0; builds envd and the backend first)
 #   bench/container/run.sh 30 0 pause   (only the pause and resume rows)
+# Each run claims one of 8 lanes (a lock under /run/agentenv/bench-lanes, held until the run ends) and uses that lane's
+# names, runc dir and network slots (see ContainerBench.java), so concurrent runs never share or reap each other's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 source scripts/lib/env.sh
 [[ $EUID -eq 0 ]] || { echo "run as root (containers, mounts, network namespaces)" >&2; exit 1; }
+lanes=/run/agentenv/bench-lanes
+mkdir -p "$lanes"
+lane=""
+for candidate in 0 1 2 3 4 5 6 7; do
+    exec {lock_fd}>"$lanes/$candidate.lock"
+    if flock -n "$lock_fd"; then
+        lane=$candidate
+        break
+    fi
+    exec {lock_fd}>&-
+done
+[[ -n $lane ]] || { echo "all 8 benchmark lanes are taken (locks in $lanes); wait for another run to end" >&2; exit 1; }
+export AENV_BENCH_LANE=$lane
+echo "benchmark lane $lane" >&2
 scripts/setup-host.sh >/dev/null
 cp_file="$(mktemp)"
 trap 'rm -f "$cp_file"' EXIT
 mvn -B -q -pl agentenv-backend-container -am package dependency:build-classpath -DskipTests \
     -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=runtime
 classpath="agentenv-backend-container/target/classes:$(cat "$cp_file")"
+rm -f "$cp_file"
+trap - EXIT
+# the lock's descriptor stays open in this shell, so in mvn and in the JVM exec'd below: the lane stays claimed until
+# the JVM exits
 exec nice -n -5 "$JAVA_HOME/bin/java" -XX:+UseSerialGC -cp "$classpath" bench/container/ContainerBench.java \
     "$root/agentenv-envd/target" "${1:-30}" "${2:-0}" ${3:+"$3"}

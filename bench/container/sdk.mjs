@@ -3,13 +3,19 @@
 // burst, commands.run('true') on a running sandbox, pause, resume (connect of a paused sandbox), snapshot, fork x1 and
 // x10. The server runs with its own names (netns prefix aenvq, runc dir /run/agentenv/bench-sdk, container ids bsdk-*)
 // and a warm pool of 2. Needs root, scripts/setup-host.sh and the built jars:
-//   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations]
+//   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec]
+// With `exec` only the commands.run row is measured. The exec row runs after 200 warm-up commands on the same
+// sandbox: the server's JIT is still compiling the proxy path for the first few thousand proxied requests (a
+// long-running server is past that; bench/exec/exec.mjs shows the breakdown). AENV_BACKEND_ENVD_DIR and
+// AENV_BACKEND_HOST_ENV, when set, point the backend at another envd build or template cache (A/B runs).
 import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
 
 const n = Number(process.argv[2] ?? 30)
+const onlyExec = process.argv[3] === 'exec'
 delete process.env.E2B_DEBUG
 const server = await startServer({
   backend: 'container',
@@ -25,7 +31,8 @@ const server = await startServer({
     AENV_BACKEND_CPU_COUNT: '1',
     AENV_BACKEND_MEMORY_MB: '512',
     AENV_BACKEND_POOL_SIZE: '2',
-    AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+    AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
+    ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
   },
 })
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
@@ -46,7 +53,7 @@ try {
   for (let i = 0; i < 3; i++) await (await Sandbox.create('base', opts)).kill()
 
   const tti = []
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < (onlyExec ? 0 : n); i++) {
     await sleep(500) // lets the warm pool refill, as between users' creates
     const t0 = now()
     const sbx = await Sandbox.create('base', opts)
@@ -54,24 +61,26 @@ try {
     tti.push(now() - t0)
     await sbx.kill()
   }
-  report('time to interactive (create + commands.run true)', tti)
+  if (!onlyExec) report('time to interactive (create + commands.run true)', tti)
 
   await sleep(2000)
   const burst = []
   const started = now()
-  const many = await Promise.all(Array.from({ length: 20 }, async () => {
+  const many = await Promise.all(Array.from({ length: onlyExec ? 0 : 20 }, async () => {
     const t0 = now()
     const sbx = await Sandbox.create('base', opts)
     await sbx.commands.run('true')
     burst.push(now() - t0)
     return sbx
   }))
-  console.log(`20-way burst: all interactive after ${(now() - started).toFixed(0)} ms`)
-  report('time to interactive, 20-way burst (each)', burst)
+  if (!onlyExec) {
+    console.log(`20-way burst: all interactive after ${(now() - started).toFixed(0)} ms`)
+    report('time to interactive, 20-way burst (each)', burst)
+  }
   await Promise.all(many.map((s) => s.kill()))
 
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
-  for (let i = 0; i < 10; i++) await sbx.commands.run('true')
+  for (let i = 0; i < 200; i++) await sbx.commands.run('true')
   const exec = []
   for (let i = 0; i < Math.max(n, 100); i++) {
     const t0 = now()
@@ -79,44 +88,47 @@ try {
     exec.push(now() - t0)
   }
   report('commands.run true on a running sandbox', exec)
+  console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
-  await sbx.commands.run('sleep 100000', { background: true })
-  const pause = []
-  const resume = []
-  for (let i = 0; i < n; i++) {
-    let t0 = now()
-    await sbx.pause()
-    pause.push(now() - t0)
-    t0 = now()
-    await sbx.connect()
-    await sbx.commands.run('true')
-    resume.push(now() - t0)
-  }
-  report('pause', pause)
-  report('resume (connect of a paused sandbox + commands.run true)', resume)
-
-  const snapshot = []
-  const fork1 = []
-  const fork10 = []
-  for (let i = 0; i < Math.max(5, Math.floor(n / 3)); i++) {
-    let t0 = now()
-    await sbx.createSnapshot()
-    snapshot.push(now() - t0)
-    t0 = now()
-    const [child] = await sbx.fork({ count: 1 })
-    await child.commands.run('true')
-    fork1.push(now() - t0)
-    await child.kill()
-    if (i < 5) {
+  if (!onlyExec) {
+    await sbx.commands.run('sleep 100000', { background: true })
+    const pause = []
+    const resume = []
+    for (let i = 0; i < n; i++) {
+      let t0 = now()
+      await sbx.pause()
+      pause.push(now() - t0)
       t0 = now()
-      const children = await sbx.fork({ count: 10 })
-      fork10.push(now() - t0)
-      await Promise.all(children.map((c) => (c instanceof Error ? null : c.kill())))
+      await sbx.connect()
+      await sbx.commands.run('true')
+      resume.push(now() - t0)
     }
+    report('pause', pause)
+    report('resume (connect of a paused sandbox + commands.run true)', resume)
+
+    const snapshot = []
+    const fork1 = []
+    const fork10 = []
+    for (let i = 0; i < Math.max(5, Math.floor(n / 3)); i++) {
+      let t0 = now()
+      await sbx.createSnapshot()
+      snapshot.push(now() - t0)
+      t0 = now()
+      const [child] = await sbx.fork({ count: 1 })
+      await child.commands.run('true')
+      fork1.push(now() - t0)
+      await child.kill()
+      if (i < 5) {
+        t0 = now()
+        const children = await sbx.fork({ count: 10 })
+        fork10.push(now() - t0)
+        await Promise.all(children.map((c) => (c instanceof Error ? null : c.kill())))
+      }
+    }
+    report('snapshot (createSnapshot)', snapshot)
+    report('fork x1 (fork + commands.run true in the child; capture included)', fork1)
+    report('fork x10 (until all 10 children are returned; capture included)', fork10)
   }
-  report('snapshot (createSnapshot)', snapshot)
-  report('fork x1 (fork + commands.run true in the child; capture included)', fork1)
-  report('fork x10 (until all 10 children are returned; capture included)', fork10)
   await sbx.kill()
 } finally {
   await server.stop({ timeoutMs: 120_000 })

@@ -34,6 +34,9 @@ export function moduleJar(module) {
   return join(target, jar)
 }
 
+/** The JVM options scripts/serve.sh runs the server with (what users run; full JIT), for benchmarks. */
+export const SERVE_JVM_OPTIONS = ['-XX:+UseSerialGC', '--enable-native-access=ALL-UNNAMED']
+
 /** A TCP port that was free a moment ago on 127.0.0.1. */
 export async function freePort() {
   return new Promise((resolvePort, reject) => {
@@ -49,9 +52,10 @@ export async function freePort() {
 /**
  * Starts the server and waits until GET /health answers 204.
  * Pass `dataDir` (from a previous server's `stop({ keepDataDir: true })`) to restart on the same state.
- * @param {{backend?: string, extraClasspath?: string[], env?: object, dataDir?: string, readyTimeoutMs?: number}} opts
+ * `jvmOptions` replaces the JVM options (default: quick start-up for tests, C1 only; benchmarks pass SERVE_JVM_OPTIONS).
+ * @param {{backend?: string, extraClasspath?: string[], env?: object, dataDir?: string, readyTimeoutMs?: number, jvmOptions?: string[]}} opts
  */
-export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, dataDir: reuseDir, readyTimeoutMs = 30_000 } = {}) {
+export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, dataDir: reuseDir, readyTimeoutMs = 30_000, jvmOptions } = {}) {
   if (!existsSync(serverJar)) {
     throw new Error(`server jar missing: ${serverJar} (build it: mvn -B -pl agentenv-server -am package -DskipTests)`)
   }
@@ -67,7 +71,7 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
     AENV_LISTEN: `127.0.0.1:${port}`,
     ...env,
   })
-  const jvm = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx256m', '--enable-native-access=ALL-UNNAMED']
+  const jvm = jvmOptions ?? ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx256m', '--enable-native-access=ALL-UNNAMED']
   const child = spawn(javaBinary(), [...jvm, '-cp', classpath.join(':'), 'io.agentenv.server.Main'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv })
   let output = ''

@@ -1,8 +1,8 @@
 # Debian packages the host needs. Sourced by scripts/setup-host.sh.
 
-# Run time: the OCI runtime, rootfs builder, netns/veth, firewall/NAT, mount and namespace tools,
+# Run time: the OCI runtime, rootfs builder, netns/veth, firewall/NAT, mount and namespace tools, mkfs.ext4 (sandbox disks),
 # and the shared libraries the CRIU build links against (pulled in by the -dev packages below).
-HOST_PACKAGES=(runc debootstrap debian-archive-keyring iproute2 nftables util-linux procps kmod xz-utils ca-certificates)
+HOST_PACKAGES=(runc debootstrap debian-archive-keyring iproute2 nftables util-linux e2fsprogs procps kmod xz-utils ca-certificates)
 # Build dependencies of CRIU (bookworm's versions; runtime-findings.md, "Debian-only path").
 CRIU_BUILD_DEPS=(build-essential pkg-config libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libnl-3-dev libnet1-dev libcap-dev libbsd-dev libgnutls28-dev libnftables-dev uuid-dev)

@@ -11,15 +11,16 @@ import io.agentenv.api.model.Sandbox;
 import io.agentenv.api.model.SandboxDetail;
 import io.agentenv.api.model.SandboxForkResult;
 import io.agentenv.api.model.SnapshotInfo;
+import io.agentenv.envd.protocol.connect.RpcException;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,14 +28,19 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ScopeType;
 
 /**
- * {@code aenv}: drives the control plane's REST API. The server URL and key come from {@code --api-url}/{@code
- * --api-key} or {@code AENV_API_URL}/{@code AENV_API_KEY} (default URL {@code http://localhost:3000}). Output is a
- * table, or the wire JSON with {@code --output json}. Exit codes: 0 success, 1 the server refused or was
- * unreachable, 2 bad usage.
+ * {@code aenv}: drives the control plane's REST API, and through the server's sandbox proxy the sandbox's envd
+ * ({@code exec}, {@code files}). The server URL and key come from {@code --api-url}/{@code --api-key} or
+ * {@code AENV_API_URL}/{@code AENV_API_KEY} (default URL {@code http://localhost:3000}). Output is a table, or the wire
+ * JSON with {@code --output json}. Exit codes: 0 success, 1 the server refused or was unreachable, 2 bad usage;
+ * {@code exec} exits with the command's code.
  */
 @Command(name = "aenv", mixinStandardHelpOptions = true, version = "aenv 0.1.0",
         description = "Manage AgentENV sandboxes through the E2B-compatible REST API.",
-        subcommands = CommandLine.HelpCommand.class)
+        footer = {"", "Exit codes: 0 success; 1 the server refused (its reason is printed) or was",
+            "unreachable; 2 bad usage. exec exits with the command's exit code.",
+            "'aenv COMMAND --help' describes a command."},
+        subcommands = {CommandLine.HelpCommand.class, ExecCommand.class, FilesCommands.class, LogsCommand.class,
+            MetricsCommand.class, NetworkCommand.class, TemplatesCommand.class})
 public final class Aenv {
     static final String DEFAULT_URL = "http://localhost:3000";
 
@@ -53,7 +59,10 @@ public final class Aenv {
     private Output output = Output.table;
 
     private final Map<String, String> env;
+    private final Stdio stdio;
     private final PrintWriter out;
+    private final PrintWriter err;
+    private final Consumer<Runnable> interrupts;
     private final ObjectMapper json = JsonMapper.builder().addModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
             .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -65,45 +74,72 @@ public final class Aenv {
             .defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
                     com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL, com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
 
-    Aenv(Map<String, String> env, PrintWriter out) {
+    /**
+     * @param interrupts registers what to do on Ctrl-C (the JVM's shutdown hook in {@link #main}; a test calls it)
+     */
+    Aenv(Map<String, String> env, Stdio stdio, Consumer<Runnable> interrupts) {
         this.env = Map.copyOf(env);
-        this.out = out;
+        this.stdio = stdio;
+        this.out = stdio.outWriter();
+        this.err = stdio.errWriter();
+        this.interrupts = interrupts;
     }
 
     public static void main(String[] args) {
-        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
-        PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
-        System.exit(run(args, System.getenv(), out, err));
+        // SIGINT runs the shutdown hooks (exec's registers one that signals the remote command), then the JVM exits 130
+        Consumer<Runnable> shutdownHooks = hook -> Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(hook));
+        System.exit(run(args, System.getenv(), Stdio.system(), shutdownHooks));
     }
 
     /** Runs one command line; returns the exit code. */
-    static int run(String[] args, Map<String, String> env, PrintWriter out, PrintWriter err) {
-        CommandLine cli = new CommandLine(new Aenv(env, out));
-        cli.setOut(out);
+    static int run(String[] args, Map<String, String> env, Stdio stdio, Consumer<Runnable> interrupts) {
+        Aenv aenv = new Aenv(env, stdio, interrupts);
+        PrintWriter err = aenv.err;
+        CommandLine cli = new CommandLine(aenv);
+        cli.setOut(aenv.out);
         cli.setErr(err);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            if (e instanceof ApiException api) {
-                err.println("error: " + api.getMessage());
-                err.flush();
-                return 1;
-            }
-            if (e instanceof IllegalArgumentException bad) {
-                err.println("error: " + bad.getMessage());
-                err.flush();
-                return 2;
-            }
-            throw e;
+            int code = switch (e) {
+                case ApiException api -> {
+                    err.println("error: " + Printable.of(api.getMessage()));
+                    yield 1;
+                }
+                case RpcException rpc -> {
+                    err.println("error: [" + rpc.code().wireName() + "] " + Printable.of(rpc.getMessage()));
+                    yield 1;
+                }
+                case IllegalArgumentException bad -> {
+                    err.println("error: " + Printable.of(bad.getMessage()));
+                    yield 2;
+                }
+                default -> {
+                    // a bug: one line for the user, the trace only when asked for
+                    err.println("error: " + e.getClass().getSimpleName() + ": " + Printable.of(e.getMessage()));
+                    if (env.containsKey("AENV_DEBUG")) {
+                        e.printStackTrace(err);
+                    }
+                    yield 1;
+                }
+            };
+            err.flush();
+            return code;
         });
         return cli.execute(args);
     }
 
-    private ApiClient client() {
-        String url = apiUrl != null ? apiUrl : env.getOrDefault("AENV_API_URL", DEFAULT_URL);
+    ApiClient client() {
         String key = apiKey != null ? apiKey : env.get("AENV_API_KEY");
         if (key == null || key.isBlank()) {
             throw new IllegalArgumentException("no API key: pass --api-key or set AENV_API_KEY");
         }
+        URI base = baseUri();
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        return new ApiClient(base, key, http, wire);
+    }
+
+    private URI baseUri() {
+        String url = apiUrl != null ? apiUrl : env.getOrDefault("AENV_API_URL", DEFAULT_URL);
         URI base;
         try {
             base = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
@@ -113,11 +149,44 @@ public final class Aenv {
         if (base.getScheme() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
             throw new IllegalArgumentException("--api-url must be an http(s) URL: " + url);
         }
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        return new ApiClient(base, key, http, wire);
+        return base;
     }
 
-    @Command(name = "create", description = "Create a sandbox and print its id.")
+    /** envd of a running sandbox through the server's proxy (the token from GET /sandboxes/{id}). */
+    EnvdClient envd(String sandboxId) {
+        ApiClient api = client();
+        EnvdClient.Target target = api.envdTarget(sandboxId);
+        // HTTP/1.1: no h2c upgrade attempt on the proxy's streams
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+        return new EnvdClient(baseUri(), target, http, wire);
+    }
+
+    /** A variable of aenv's own environment. */
+    Optional<String> environment(String name) {
+        return Optional.ofNullable(env.get(name));
+    }
+
+    Stdio stdio() {
+        return stdio;
+    }
+
+    PrintWriter out() {
+        return out;
+    }
+
+    PrintWriter err() {
+        return err;
+    }
+
+    Output output() {
+        return output;
+    }
+
+    void onInterrupt(Runnable action) {
+        interrupts.accept(action);
+    }
+
+    @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a sandbox and print its id.")
     int create(@Parameters(index = "0", defaultValue = "base", paramLabel = "TEMPLATE",
                        description = "Template id, snapshot id or alias (default: base).") String template,
                @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL (server default: 300).") Integer timeout,
@@ -143,7 +212,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "list", aliases = "ls", description = "List sandboxes (running and paused unless --state).")
+    @Command(name = "list", mixinStandardHelpOptions = true, aliases = "ls", description = "List sandboxes (running and paused unless --state).")
     int list(@Option(names = "--state", paramLabel = "STATES", description = "running, paused or running,paused.") String state,
              @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Only sandboxes with this metadata (repeatable, AND).")
              Map<String, String> metadata) {
@@ -160,7 +229,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "info", description = "Show one sandbox.")
+    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show one sandbox.")
     int info(@Parameters(paramLabel = "SANDBOX_ID") String id) {
         SandboxDetail d = client().info(id);
         if (output == Output.json) {
@@ -182,7 +251,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "kill", aliases = {"rm", "delete"}, description = "Kill a sandbox (its state is deleted).")
+    @Command(name = "kill", mixinStandardHelpOptions = true, aliases = {"rm", "delete"}, description = "Kill a sandbox (its state is deleted).")
     int kill(@Parameters(paramLabel = "SANDBOX_ID") String id) {
         if (!client().kill(id)) {
             throw new ApiException(404, "sandbox " + id + " not found");
@@ -190,13 +259,13 @@ public final class Aenv {
         return say("killed " + id);
     }
 
-    @Command(name = "pause", description = "Pause a sandbox to disk.")
+    @Command(name = "pause", mixinStandardHelpOptions = true, description = "Pause a sandbox to disk.")
     int pause(@Parameters(paramLabel = "SANDBOX_ID") String id,
               @Option(names = "--no-memory", description = "Keep only the filesystem.") boolean noMemory) {
         return say(client().pause(id, !noMemory) ? "paused " + id : id + " was already paused");
     }
 
-    @Command(name = "connect", aliases = "resume", description = "Resume a paused sandbox, or extend a running one's TTL.")
+    @Command(name = "connect", mixinStandardHelpOptions = true, aliases = "resume", description = "Resume a paused sandbox, or extend a running one's TTL.")
     int connect(@Parameters(paramLabel = "SANDBOX_ID") String id,
                 @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL from now (server default: 300).") Integer timeout) {
         ApiClient.Connected connected = client().connect(id, Optional.ofNullable(timeout));
@@ -206,7 +275,7 @@ public final class Aenv {
         return say((connected.resumed() ? "resumed " : "running ") + id);
     }
 
-    @Command(name = "set-timeout", aliases = "timeout", description = "Set the TTL to SECONDS from now (may shorten it).")
+    @Command(name = "set-timeout", mixinStandardHelpOptions = true, aliases = "timeout", description = "Set the TTL to SECONDS from now (may shorten it).")
     int setTimeout(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
                    @Parameters(index = "1", paramLabel = "SECONDS") int seconds) {
         if (seconds < 0) {
@@ -216,7 +285,7 @@ public final class Aenv {
         return say("timeout of " + id + " set to " + seconds + " s");
     }
 
-    @Command(name = "fork", description = "Fork a running sandbox into COUNT children.")
+    @Command(name = "fork", mixinStandardHelpOptions = true, description = "Fork a running sandbox into COUNT children.")
     int fork(@Parameters(paramLabel = "SANDBOX_ID") String id,
              @Option(names = "--count", defaultValue = "1", paramLabel = "COUNT", description = "1..100 (default: 1).") int count,
              @Option(names = "--timeout", paramLabel = "SECONDS", description = "Children's TTL (default: the source's).") Integer timeout) {
@@ -238,7 +307,7 @@ public final class Aenv {
         return results.stream().allMatch(r -> r.sandbox() != null) ? 0 : 1;
     }
 
-    @Command(name = "snapshot", description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
+    @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
     int snapshot(@Parameters(paramLabel = "SANDBOX_ID") String id,
                  @Option(names = "--name", paramLabel = "NAME", description = "Alias ([A-Za-z0-9_-]+).") String name) {
         SnapshotInfo info = client().snapshot(id, Optional.ofNullable(name));
@@ -250,7 +319,7 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "snapshots", description = "List snapshots.")
+    @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "List snapshots.")
     int snapshots(@Option(names = "--sandbox-id", paramLabel = "SANDBOX_ID", description = "Only this sandbox's snapshots.") String sandboxId) {
         List<SnapshotInfo> items = client().snapshots(Optional.ofNullable(sandboxId));
         if (output == Output.json) {
@@ -265,9 +334,12 @@ public final class Aenv {
         return 0;
     }
 
-    private int printJson(Object value) {
+    /** Prints {@code value} as JSON, without the envd access token (aenv uses it itself; it is never shown). */
+    int printJson(Object value) {
         try {
-            out.println(json.writeValueAsString(value));
+            com.fasterxml.jackson.databind.JsonNode tree = json.valueToTree(value);
+            withoutEnvdTokens(tree);
+            out.println(json.writeValueAsString(tree));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException("cannot print JSON", e);
         }
@@ -275,7 +347,14 @@ public final class Aenv {
         return 0;
     }
 
-    private int say(String line) {
+    private static void withoutEnvdTokens(com.fasterxml.jackson.databind.JsonNode node) {
+        if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode object) {
+            object.remove("envdAccessToken");
+        }
+        node.forEach(Aenv::withoutEnvdTokens);
+    }
+
+    int say(String line) {
         if (output == Output.json) {
             return printJson(Map.of("message", line));
         }

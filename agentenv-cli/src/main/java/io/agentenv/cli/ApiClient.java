@@ -14,6 +14,10 @@ import io.agentenv.api.model.Sandbox;
 import io.agentenv.api.model.SandboxDetail;
 import io.agentenv.api.model.SandboxForkRequest;
 import io.agentenv.api.model.SandboxForkResult;
+import io.agentenv.api.model.SandboxLogEntry;
+import io.agentenv.api.model.SandboxLogsV2Response;
+import io.agentenv.api.model.SandboxMetric;
+import io.agentenv.api.model.SandboxNetworkUpdateConfig;
 import io.agentenv.api.model.SandboxSnapshotRequest;
 import io.agentenv.api.model.SandboxTimeoutUpdate;
 import io.agentenv.api.model.SnapshotInfo;
@@ -133,6 +137,56 @@ final class ApiClient {
             token = response.headers().firstValue(NEXT_TOKEN).filter(t -> !t.isEmpty());
         } while (token.isPresent());
         return all;
+    }
+
+    /**
+     * Where envd of a running sandbox is reached (through the proxy) and its token, from {@code GET /sandboxes/{id}}
+     * (which returns {@code envdAccessToken} like create and connect do, without resuming a paused sandbox).
+     */
+    EnvdClient.Target envdTarget(String id) {
+        SandboxDetail detail = info(id);
+        if (detail.state() != io.agentenv.api.model.SandboxState.RUNNING) {
+            throw new ApiException(409, "sandbox " + id + " is " + detail.state().wire() + " (resume it with: aenv connect " + id + ")");
+        }
+        return new EnvdClient.Target(detail.sandboxID(), Optional.ofNullable(detail.envdAccessToken()).filter(t -> !t.isEmpty()));
+    }
+
+    /** {@code GET /v2/sandboxes/{id}/logs}: one page from the oldest (or, backwards, the newest) entry. */
+    List<SandboxLogEntry> logs(String id, int limit, Optional<String> level, Optional<String> search, boolean newestFirst) {
+        String query = "?limit=" + limit + "&direction=" + (newestFirst ? "backward" : "forward")
+                + level.map(l -> "&level=" + enc(l)).orElse("") + search.map(s -> "&search=" + enc(s)).orElse("");
+        return read(expect(send("GET", "/v2/sandboxes/" + segment(id) + "/logs" + query, null), 200),
+                SandboxLogsV2Response.class).logs();
+    }
+
+    /** {@code GET /sandboxes/{id}/metrics}: the sampled history, oldest first. */
+    List<SandboxMetric> metrics(String id) {
+        return read(expect(send("GET", "/sandboxes/" + segment(id) + "/metrics", null), 200),
+                new TypeReference<List<SandboxMetric>>() {});
+    }
+
+    /** {@code GET /templates} (E2B's shape, read loosely: the CLI prints a few fields). */
+    JsonNode templates() {
+        HttpResponse<String> response = send("GET", "/templates", null);
+        if (response.statusCode() == 404) {
+            throw new ApiException(404, "this server does not list templates (GET /templates answered 404)");
+        }
+        return read(expect(response, 200), JsonNode.class);
+    }
+
+    /** True when deleted, false when there was no such template. */
+    boolean deleteTemplate(String idOrAlias) {
+        HttpResponse<String> response = send("DELETE", "/templates/" + segment(idOrAlias), null);
+        if (response.statusCode() == 404) {
+            return false;
+        }
+        expect(response, 204);
+        return true;
+    }
+
+    /** {@code PUT /sandboxes/{id}/network}: replaces the sandbox's egress rules. */
+    void updateNetwork(String id, SandboxNetworkUpdateConfig body) {
+        expect(send("PUT", "/sandboxes/" + segment(id) + "/network", body), 204);
     }
 
     /**

@@ -4,7 +4,7 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A plain text table: a header row and left-aligned columns padded to their widest cell. */
+/** A plain text table: a header row and left-aligned columns padded to their widest cell; control characters escaped. */
 final class Table {
     private final List<String> header;
     private final List<List<String>> rows = new ArrayList<>();
@@ -19,7 +19,7 @@ final class Table {
         }
         List<String> row = new ArrayList<>();
         for (Object cell : cells) {
-            row.add(cell == null ? "-" : cell.toString());
+            row.add(cell == null ? "-" : Printable.of(cell.toString()));
         }
         rows.add(row);
         return this;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -44,8 +44,8 @@ class AenvTest {
     private HttpServer http;
     private final ConcurrentLinkedDeque<Recorded> requests = new ConcurrentLinkedDeque<>();
     private final Map<String, ConcurrentLinkedDeque<Answer>> answers = new ConcurrentHashMap<>();
-    private final StringWriter out = new StringWriter();
-    private final StringWriter err = new StringWriter();
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     @BeforeEach
     void start() throws IOException {
@@ -88,7 +88,11 @@ class AenvTest {
 
     private int aenv(String... args) {
         Map<String, String> env = Map.of("AENV_API_URL", "http://127.0.0.1:" + http.getAddress().getPort(), "AENV_API_KEY", KEY);
-        return Aenv.run(args, env, new PrintWriter(out, true), new PrintWriter(err, true));
+        return Aenv.run(args, env, stdio(), hook -> { });
+    }
+
+    private Stdio stdio() {
+        return new Stdio(InputStream.nullInputStream(), out, err, false);
     }
 
     private Recorded only() {
@@ -145,10 +149,11 @@ class AenvTest {
     void info_prints_the_wire_json_with_output_json() {
         answer("GET /sandboxes/" + ID, 200, """
                 {"templateID":"base","sandboxID":"%s","clientID":"","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T00:05:00Z",
-                 "envdVersion":"0.6.13","domain":null,"cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"running",
+                 "envdVersion":"0.6.13","envdAccessToken":"secret-token","domain":null,"cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"running",
                  "allowInternetAccess":null,"lifecycle":{"autoResume":false,"onTimeout":"kill"}}""".formatted(ID));
         assertThat(aenv("info", ID, "-o", "json")).as(err.toString()).isZero();
-        assertThat(out.toString()).contains("\"sandboxID\" : \"" + ID + "\"").contains("\"state\" : \"running\"");
+        assertThat(out.toString()).contains("\"sandboxID\" : \"" + ID + "\"").contains("\"state\" : \"running\"")
+                .doesNotContain("envdAccessToken").doesNotContain("secret-token");
     }
 
     @Test
@@ -189,7 +194,7 @@ class AenvTest {
                 "[{\"snapshotID\":\"snap1\",\"names\":[\"n\"],\"cpuCount\":2,\"memoryMB\":512,\"diskSizeMB\":1024,\"createdAt\":\"2026-01-01T00:00:00Z\",\"updatedAt\":\"2026-01-01T00:00:00Z\"}]");
 
         assertThat(aenv("set-timeout", ID, "30")).isZero();
-        assertThat(aenv("fork", ID, "--count", "2")).isEqualTo(1); // one child failed
+        assertThat(aenv("fork", ID, "--count", "2", "-o", "json")).isEqualTo(1); // one child failed
         assertThat(aenv("snapshot", ID, "--name", "n")).isZero();
         assertThat(aenv("snapshots", "--sandbox-id", ID)).isZero();
 
@@ -199,7 +204,7 @@ class AenvTest {
         assertThat(all.get(1).body()).contains("\"count\":2");
         assertThat(all.get(2).body()).isEqualTo("{\"name\":\"n\"}");
         assertThat(all.get(3).rawQuery()).contains("sandboxID=" + ID);
-        assertThat(out.toString()).contains("restore failed").contains("snap1");
+        assertThat(out.toString()).contains("restore failed").contains("snap1").doesNotContain("envdAccessToken");
     }
 
     @Test
@@ -208,8 +213,9 @@ class AenvTest {
         assertThat(aenv("info", ID)).isEqualTo(1);
         assertThat(err.toString()).contains("invalid API key").contains("AENV_API_KEY");
 
-        StringWriter err2 = new StringWriter();
-        int code = Aenv.run(new String[] {"list"}, Collections.emptyMap(), new PrintWriter(new StringWriter()), new PrintWriter(err2, true));
+        ByteArrayOutputStream err2 = new ByteArrayOutputStream();
+        int code = Aenv.run(new String[] {"list"}, Collections.emptyMap(),
+                new Stdio(InputStream.nullInputStream(), new ByteArrayOutputStream(), err2, false), hook -> { });
         assertThat(code).isEqualTo(2);
         assertThat(err2.toString()).contains("no API key");
     }
@@ -218,8 +224,8 @@ class AenvTest {
     void an_unreachable_server_exits_1() {
         int port = http.getAddress().getPort();
         http.stop(0);
-        int code = Aenv.run(new String[] {"list", "--api-url", "http://127.0.0.1:" + port}, Map.of("AENV_API_KEY", KEY),
-                new PrintWriter(out, true), new PrintWriter(err, true));
+        int code = Aenv.run(new String[] {"list", "--api-url", "http://127.0.0.1:" + port}, Map.of("AENV_API_KEY", KEY), stdio(),
+                hook -> { });
         assertThat(code).isEqualTo(1);
         assertThat(err.toString()).contains("cannot reach");
     }

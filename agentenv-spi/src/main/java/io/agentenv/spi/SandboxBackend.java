@@ -8,8 +8,8 @@ import java.util.Optional;
  * One sandbox instance of a backend (an OCI container restored with CRIU, a microVM, ...). Created by
  * {@link SandboxBackendFactory#prepare}, which reserves what it needs without running anything; {@link #start} runs it.
  *
- * <p>The orchestrator guarantees that at most one lifecycle call (start, pause, freeze/thaw, snapshot, updateNetwork)
- * runs at a time on an instance, and never holds a lock while calling. {@link #guest()}, {@link #envd()} and
+ * <p>The orchestrator guarantees that at most one lifecycle call (start, pause, freeze/thaw, snapshot, updateNetwork,
+ * liveness) runs at a time on an instance, and never holds a lock while calling. {@link #guest()}, {@link #envd()} and
  * {@link #resources()} may be called concurrently with anything and must not block on I/O.
  */
 public interface SandboxBackend extends AutoCloseable {
@@ -74,6 +74,18 @@ public interface SandboxBackend extends AutoCloseable {
      */
     default Optional<EnvdApi> envd() {
         return Optional.empty();
+    }
+
+    /**
+     * Whether this started instance still exists. The orchestrator asks every running instance about once a second,
+     * never while a lifecycle call runs on it; the answer must come quickly from local state (no guest calls, no waits).
+     * {@link Liveness.Gone} means its processes are gone for good (the init exited, it was killed from outside): the
+     * orchestrator then removes the sandbox like a kill ({@link #close()} releases what is left). A guest agent that
+     * died and is being restarted inside a live instance is still {@link Liveness#ALIVE}. The default, for a backend
+     * that cannot tell, is ALIVE. A failure to tell (an exception) is logged and counts as alive.
+     */
+    default Liveness liveness() throws BackendException {
+        return Liveness.ALIVE;
     }
 
     /** The real resources of this instance. */

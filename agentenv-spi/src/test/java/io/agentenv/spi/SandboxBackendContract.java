@@ -155,6 +155,15 @@ public abstract class SandboxBackendContract {
     }
 
     @Test
+    void a_started_instance_is_alive_and_a_frozen_one_too() throws Exception {
+        SandboxBackend backend = started();
+        assertThat(backend.liveness()).isEqualTo(Liveness.ALIVE);
+        backend.freeze();
+        assertThat(backend.liveness()).isEqualTo(Liveness.ALIVE);
+        backend.thaw();
+    }
+
+    @Test
     void freeze_and_thaw_are_idempotent() throws Exception {
         SandboxBackend backend = started();
         backend.freeze();

@@ -118,6 +118,12 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                         + " (AENV_BACKEND_ENVD_DIR; build it with `mvn -pl agentenv-envd -am package`)");
             }
         }
+        Optional<String> noDisks = SandboxDisks.unavailableReason();
+        if (noDisks.isPresent()) {
+            throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: " + noDisks.get()
+                    + "; run scripts/setup-host.sh as root");
+        }
+        InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1));
         try {
             ProcessRunner runner = new JdkProcessRunner();
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
@@ -125,28 +131,37 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             NetnsPool pool = new NetnsPool(runner, firewall, layout, firstSlot,
                     Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot), settings.warmSlots());
             leftoverSlots.putAll(pool.adoptExisting());
-            long diskMiB = Files.getFileStore(sandboxesDir).getTotalSpace() >> 20;
             Path criuConfig = workDir.resolve("criu-runc.conf");
             Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
             HostParts built = new HostParts(settings, layout, runner,
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting()),
-                    new OverlayMounts(runner), firewall, pool,
+                    new OverlayMounts(runner), new SandboxDisks(runner), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
                     new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
-                    (int) Math.min(Integer.MAX_VALUE, Math.max(1, diskMiB)));
+                    reaper);
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
             warmPool = new WarmPool(built, templates, clock, settings.poolSize());
             parts = built;
             log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
-                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("privileges", settings.privileges())
+                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("privileges", settings.privileges())
                     .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
         } catch (IOException | CommandFailedException e) {
+            stop(reaper);
             throw new BackendException.Terminal("container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            stop(reaper);
             throw new BackendException.Terminal("container backend: interrupted while initializing", e);
+        }
+    }
+
+    private static void stop(InitReaper reaper) {
+        try {
+            reaper.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -270,7 +285,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         try {
             slot = p.pool().acquire();
         } catch (NetnsPool.NoFreeSlotException e) {
-            throw new BackendException.Recoverable(e.getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", e);
+            throw e.exhausted();
         } catch (CommandFailedException e) {
             throw new BackendException.Recoverable("cannot create a network namespace: " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -341,6 +356,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
         }
         p.envdClients().close();
+        stop(p.reaper());
     }
 
     /** The warm pool (tests watch it fill). */

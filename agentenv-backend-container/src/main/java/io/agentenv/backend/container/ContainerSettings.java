@@ -23,6 +23,8 @@ import java.util.Set;
  *                       install)
  * @param cpuCount       CPUs of every sandbox (quota) ({@code cpu_count}, default 2)
  * @param memoryMiB      memory limit without swap ({@code memory_mb}, default 512)
+ * @param diskMiB        size of every sandbox's own disk, which holds what it writes ({@code disk_mb}, default 10240;
+ *                       E2B's rule: at least 1024 and a multiple of 1024); see {@link SandboxDisks}
  * @param pids           tasks limit ({@code pids_limit}, default 1024)
  * @param maxSandboxes   network slots, so running sandboxes at most ({@code max_sandboxes}, default 1024)
  * @param warmSlots      network namespaces kept created ahead ({@code warm_slots}, default 4)
@@ -42,6 +44,7 @@ record ContainerSettings(
         Path jdkHome,
         int cpuCount,
         int memoryMiB,
+        int diskMiB,
         int pids,
         int maxSandboxes,
         int warmSlots,
@@ -63,7 +66,10 @@ record ContainerSettings(
         }
     }
 
-    static final Set<String> KEYS = Set.of("host_env", "envd_dir", "jdk_home", "cpu_count", "memory_mb", "pids_limit",
+    /** Every sandbox's disk when {@code disk_mb} is not set: 10 GiB (sparse; E2B-like). */
+    static final int DEFAULT_DISK_MIB = 10240;
+
+    static final Set<String> KEYS = Set.of("host_env", "envd_dir", "jdk_home", "cpu_count", "memory_mb", "disk_mb", "pids_limit",
             "max_sandboxes", "warm_slots", "pool_size", "no_new_privileges", "id_prefix", "criu_timeout_s", "name_prefix", "run_dir", "cgroup_parent",
             "first_slot");
 
@@ -80,6 +86,11 @@ record ContainerSettings(
         }
         range("cpu_count", cpuCount, 1, 64);
         range("memory_mb", memoryMiB, 64, 1 << 20);
+        try {
+            SandboxDisks.checkSize(diskMiB);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("AENV_BACKEND_DISK_MB: " + e.getMessage(), e);
+        }
         range("pids_limit", pids, 64, 1 << 22);
         range("max_sandboxes", maxSandboxes, 1, 8192);
         range("warm_slots", warmSlots, 0, maxSandboxes);
@@ -103,6 +114,7 @@ record ContainerSettings(
                 path(settings, "jdk_home", Path.of("/usr/lib/jvm/temurin-25-jdk-amd64"), workingDir),
                 number(settings, "cpu_count", 2),
                 number(settings, "memory_mb", 512),
+                number(settings, "disk_mb", DEFAULT_DISK_MIB),
                 number(settings, "pids_limit", 1024),
                 number(settings, "max_sandboxes", 1024),
                 number(settings, "warm_slots", 4),

@@ -28,6 +28,7 @@ record HostParts(
         ProcessRunner runner,
         OciSpecs ociSpecs,
         OverlayMounts overlays,
+        SandboxDisks disks,
         EgressFirewall firewall,
         NetnsPool pool,
         RuncRuntime runc,
@@ -37,7 +38,7 @@ record HostParts(
         Path sandboxesDir,
         Path claimsDir,
         Path criuConfig,
-        int diskSizeMiB) {
+        InitReaper reaper) {
 
     /** envd's port inside every sandbox (E2B's). */
     static final int ENVD_PORT = 49983;
@@ -48,6 +49,12 @@ record HostParts(
     static final String ENVD_DIST = "/opt/agentenv-envd";
     /** envd's own output, inside the sandbox's filesystem (the init has no stdio). */
     static final String ENVD_LOG = "/var/log/agentenv-envd.log";
+    /**
+     * The init's child: runs envd ("$0" "$@") and starts it again whenever it exits (OOM-killed, killed by a user with
+     * sudo), 0.2 s apart; the host notices the new envd and initialises it ({@link GenerationLiveness}).
+     */
+    static final String ENVD_SUPERVISOR = "while :; do \"$0\" \"$@\" >>" + ENVD_LOG + " 2>&1 </dev/null;"
+            + " echo \"agentenv: envd exited with status $?; starting it again\" >>" + ENVD_LOG + "; sleep 0.2; done";
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(5);
     private static final Duration SHORT = Duration.ofSeconds(10);
     private static final String PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -58,6 +65,7 @@ record HostParts(
         requireNonNull(runner, "runner is null");
         requireNonNull(ociSpecs, "ociSpecs is null");
         requireNonNull(overlays, "overlays is null");
+        requireNonNull(disks, "disks is null");
         requireNonNull(firewall, "firewall is null");
         requireNonNull(pool, "pool is null");
         requireNonNull(runc, "runc is null");
@@ -67,16 +75,20 @@ record HostParts(
         requireNonNull(sandboxesDir, "sandboxesDir is null");
         requireNonNull(criuConfig, "criuConfig is null");
         requireNonNull(claimsDir, "claimsDir is null");
+        requireNonNull(reaper, "reaper is null");
     }
 
     /**
      * The CRIU options runc passes for this backend's containers: the host setup's (network lock) plus
-     * {@code tcp-close} (connections into a sandbox are cut by a checkpoint; clients reconnect) and {@code ext-unix-sk}
-     * (external unix sockets of the sandbox's own programs).
+     * {@code tcp-close} (connections into a sandbox are cut by a checkpoint; clients reconnect), {@code ext-unix-sk}
+     * (external unix sockets of the sandbox's own programs) and {@code manage-cgroups=ignore}: runc creates every
+     * sandbox's cgroups and sets their limits itself, and a restore runs CRIU inside them, so CRIU neither dumps them
+     * (which mounted every v1 controller: ~19 ms of each checkpoint) nor restores them. The {@code =} matters: the
+     * option's argument is optional, so {@code manage-cgroups ignore} would be read as soft mode.
      */
     static String criuOptions(String setupOptions) {
         StringBuilder options = new StringBuilder(setupOptions.strip()).append('\n');
-        for (String option : List.of("tcp-close", "ext-unix-sk")) {
+        for (String option : List.of("tcp-close", "ext-unix-sk", "manage-cgroups=ignore")) {
             if (!setupOptions.lines().map(String::strip).toList().contains(option)) {
                 options.append(option).append('\n');
             }
@@ -125,20 +137,37 @@ record HostParts(
         return dirs.envd().resolve(ENVD_SOCKET);
     }
 
+    /** What a new sandbox of a template gets: the CPU and memory its cgroup enforces and the size of its own disk. */
     Resources resources() {
-        return new Resources(settings.cpuCount(), settings.memoryMiB(), diskSizeMiB);
+        return new Resources(settings.cpuCount(), settings.memoryMiB(), settings.diskMiB());
     }
 
     /**
-     * The OCI config of one sandbox: tini as PID 1 runs envd as root (it switches users per process) on the read-only
-     * JDK, listening on {@link #ENVD_PORT} and on the unix socket in the per-sandbox host dir.
+     * Makes a new disk of {@code sizeMiB} for a sandbox and mounts its overlay over {@code lowers} (topmost first).
+     */
+    void mountOnNewDisk(List<Path> lowers, SandboxDirs dirs, int sizeMiB)
+            throws IOException, CommandFailedException, InterruptedException {
+        disks.create(dirs, sizeMiB);
+        overlays.mount(lowers, dirs.upper(), dirs.work(), dirs.rootfs());
+    }
+
+    /** Unmounts a sandbox's overlay, then its disk (nothing to do for what is not mounted). */
+    void unmountRootfs(SandboxDirs dirs) throws IOException, CommandFailedException, InterruptedException {
+        overlays.unmount(dirs.rootfs());
+        disks.unmount(dirs);
+    }
+
+    /**
+     * The OCI config of one sandbox: tini as PID 1 runs {@link #ENVD_SUPERVISOR}, which keeps envd running as root (it
+     * switches users per process) on the read-only JDK, listening on {@link #ENVD_PORT} and on the unix socket in the
+     * per-sandbox host dir.
      *
      * @param extraEnv extra environment of the init (the custom extension's boot arguments), KEY=value entries
      */
     ContainerSpec spec(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
                        Resources resources, List<String> extraEnv) {
         Path java = settings.jdkHome().resolve("bin/java");
-        List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", "exec \"$0\" \"$@\" >>" + ENVD_LOG + " 2>&1",
+        List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", ENVD_SUPERVISOR,
                 java.toString(), "@" + ENVD_DIST + "/jvm.options", "-XX:AOTCache=" + ENVD_DIST + "/envd.aot",
                 "-jar", ENVD_DIST + "/agentenv-envd.jar",
                 "--port", Integer.toString(ENVD_PORT), "--unix-socket", ENVD_GUEST_DIR + "/" + ENVD_SOCKET);

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The start-up reconciler: removes whatever a previous run of this backend left that no re-attached sandbox uses:
- * containers (killing their processes, thawing frozen ones first), cgroups, overlay mounts, sandbox dirs, warm-pool
+ * containers (killing their processes, thawing frozen ones first), cgroups, overlay and disk mounts (a disk's loop
+ * device goes with its mount), sandbox dirs (with their disk images), warm-pool
  * claims and network slots. Only this backend's: container ids and cgroups by {@code id_prefix} in its own runc state
  * dir and cgroup parent, mounts and dirs under its sandboxes dir, slots of its range. Every item is attempted; the
  * first failure is thrown at the end with the others suppressed.
@@ -62,6 +63,14 @@ final class LeftoverReaper {
             for (String group : p.cgroups().names()) {
                 if (group.startsWith(prefix) && !claimed.contains(group)) {
                     attempt(failures, () -> p.cgroups().reap(group));
+                }
+            }
+            // A sandbox's overlay before its disk (the overlay holds the disk busy), then whatever else is mounted there.
+            for (Path mount : MountTable.mountsUnder(p.sandboxesDir())) {
+                Path dir = p.sandboxesDir().relativize(mount);
+                if (dir.getNameCount() == 2 && !claimed.contains(dir.getName(0).toString())
+                        && mount.equals(new SandboxDirs(p.sandboxesDir().resolve(dir.getName(0))).rootfs())) {
+                    attempt(failures, () -> p.overlays().unmount(mount));
                 }
             }
             for (Path mount : MountTable.mountsUnder(p.sandboxesDir())) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /** Reads the mount table of this process's mount namespace (/proc/self/mountinfo). */
@@ -14,7 +15,10 @@ final class MountTable {
     private MountTable() {
     }
 
-    /** Mount points at or below {@code dir}, deepest first (the order to unmount them in). */
+    /**
+     * Mount points at or below {@code dir}, deepest first and, at one depth, the latest mounted first (the order to
+     * unmount them in: a sandbox's overlay rootfs, mounted after its disk, holds the disk busy until it is gone).
+     */
     static List<Path> mountsUnder(Path dir) throws IOException {
         Path root = dir.toAbsolutePath().normalize();
         List<Path> found = new ArrayList<>();
@@ -28,7 +32,8 @@ final class MountTable {
                 found.add(point);
             }
         }
-        found.sort((a, b) -> Integer.compare(b.getNameCount(), a.getNameCount()));
+        Collections.reverse(found); // mountinfo lists mounts in the order they were made
+        found.sort((a, b) -> Integer.compare(b.getNameCount(), a.getNameCount())); // stable: keeps that at one depth
         return List.copyOf(found);
     }
 

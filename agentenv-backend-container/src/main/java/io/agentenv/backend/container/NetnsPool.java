@@ -2,6 +2,7 @@ package io.agentenv.backend.container;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.spi.BackendException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -11,8 +12,10 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
@@ -47,6 +50,8 @@ final class NetnsPool implements AutoCloseable {
     private final Deque<NetSlot> ready = new ArrayDeque<>();
     /** Slots being created for the ready queue. Guarded by lock. */
     private int warming;
+    /** Retired slots whose veth is still being removed. Guarded by lock. */
+    private final Set<Thread> retiring = new HashSet<>();
     private final AtomicBoolean refilling = new AtomicBoolean();
     private volatile Thread refill;
     private volatile boolean closed;
@@ -152,10 +157,54 @@ final class NetnsPool implements AutoCloseable {
         refillInBackground();
     }
 
+    /**
+     * Like {@link #release}, for a caller that waits: the slot's egress rules and netns are gone when this returns,
+     * and with the netns its veth end; the host end's removal (the kernel's unregister: an RCU wait of 25–40 ms) and
+     * the index's return finish on a virtual thread, so no new slot collides with its names meanwhile. {@link #close}
+     * waits for them. The sandbox's processes must be gone.
+     */
+    void retire(NetSlot slot) throws CommandFailedException, InterruptedException {
+        firewall.remove(slot);
+        deleteNetns(slot.netnsName());
+        Thread finishing = Thread.ofVirtual().name("netns-retire-" + slot.index()).unstarted(() -> finishRetiring(slot));
+        synchronized (lock) {
+            retiring.add(finishing);
+            finishing.start(); // under the lock: close() never sees it unstarted (a join would not wait)
+        }
+    }
+
+    private void finishRetiring(NetSlot slot) {
+        try {
+            deleteLink(slot.hostVeth());
+            synchronized (lock) {
+                taken.clear(slot.index() - firstSlot);
+            }
+            refillInBackground();
+        } catch (CommandFailedException e) {
+            // the index stays taken (until the start-up reaper), as after a failed release
+            log.atWarn().addKeyValue("netns", slot.netnsName()).setCause(e).log("could not remove a retired slot's veth");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            synchronized (lock) {
+                retiring.remove(Thread.currentThread());
+            }
+        }
+    }
+
     /** Every slot of the pool is handed out (or being created). */
     static final class NoFreeSlotException extends Exception {
+        private final int slotCount;
+
         NoFreeSlotException(int slotCount) {
             super("no free network slot: all " + slotCount + " are in use");
+            this.slotCount = slotCount;
+        }
+
+        /** The SPI's typed capacity failure (the API answers 429), naming the limit and the setting that raises it. */
+        BackendException.Exhausted exhausted() {
+            return new BackendException.Exhausted("all " + slotCount + " sandbox slots of this server are in use"
+                    + " (AENV_BACKEND_MAX_SANDBOXES)", getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", this);
         }
     }
 
@@ -176,6 +225,13 @@ final class NetnsPool implements AutoCloseable {
         }
         for (NetSlot slot : toDestroy) {
             release(slot);
+        }
+        List<Thread> finishing;
+        synchronized (lock) {
+            finishing = new ArrayList<>(retiring);
+        }
+        for (Thread thread : finishing) {
+            thread.join();
         }
     }
 

@@ -50,12 +50,9 @@ final class OverlayMounts {
         runner.run(Command.of(TIMEOUT, "mount", "-t", "overlay", "overlay", "-o", options, target.toString()));
     }
 
-    /** Unmounts {@code target}; nothing to do when it is not mounted. */
+    /** Unmounts {@code target} (a system call, no process); nothing to do when it is not mounted. */
     void unmount(Path target) throws IOException, CommandFailedException, InterruptedException {
-        if (!MountTable.isMountPoint(target)) {
-            return;
-        }
-        runner.run(Command.of(TIMEOUT, "umount", target.toString()));
+        Unmounts.unmount(target);
     }
 
     /** overlayfs splits its options at ',' and ':'; reject paths that would be misread rather than escape them. */

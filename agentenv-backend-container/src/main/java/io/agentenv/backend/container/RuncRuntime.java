@@ -5,14 +5,21 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +37,7 @@ final class RuncRuntime {
     static final String BUNDLE_PIDFILE = "init.pid";
     private static final Logger log = LoggerFactory.getLogger(RuncRuntime.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern CRIU_STAMP = Pattern.compile("\\((\\d+)\\.(\\d{6})\\)");
     /**
      * Run by /bin/sh with only positional arguments (N, N cgroup dirs, then the program and its arguments; nothing is
      * interpolated into the script): moves the shell into the cgroups and execs the program in its place. runc 1.1
@@ -170,7 +178,33 @@ final class RuncRuntime {
             throw withCriuLog(e, work.resolve("dump.log"));
         }
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container checkpointed");
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .addKeyValue("criu_ms", criuMillis(work.resolve("dump.log")).orElse(-1)).log("container checkpointed");
+    }
+
+    /**
+     * Dumps a running container's processes into {@code images} with CRIU itself, as {@code runc checkpoint} would
+     * ({@link CriuDump}: same options, same images, {@code descriptors.json} included). With {@code STOP} CRIU kills
+     * them, and runc's state still names the (now stopped) container until {@link #delete}, which also removes its
+     * cgroups; with {@code LEAVE_RUNNING} they run on.
+     */
+    void dump(ContainerId id, Path images, Path work, AfterCheckpoint after)
+            throws IOException, CommandFailedException, InterruptedException {
+        Files.createDirectories(images);
+        Files.createDirectories(work);
+        long started = System.nanoTime();
+        CriuDump.Facts facts = CriuDump.read(root.resolve(id.value()).resolve("state.json"));
+        Path descriptors = images.resolve(CriuDump.DESCRIPTORS);
+        Files.writeString(descriptors, facts.descriptors());
+        Files.setPosixFilePermissions(descriptors, PosixFilePermissions.fromString("rw-------"));
+        try {
+            runner.run(Command.of(criuTimeout, CriuDump.argv(criu, images, work, facts, after)));
+        } catch (CommandFailedException e) {
+            throw withCriuLog(e, work.resolve(CriuDump.LOG));
+        }
+        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .addKeyValue("criu_ms", criuMillis(work.resolve(CriuDump.LOG)).orElse(-1)).log("container dumped");
     }
 
     /**
@@ -262,6 +296,29 @@ final class RuncRuntime {
             return errors.toString();
         } catch (IOException e) {
             return "(runc log unreadable: " + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * How long CRIU itself took, from its log's last timestamp ({@code (ss.uuuuuu)} since it started logging): with
+     * the whole command's time it shows what runs around CRIU. Reads only the log's tail.
+     */
+    static OptionalLong criuMillis(Path criuLog) {
+        try (SeekableByteChannel channel = Files.newByteChannel(criuLog)) {
+            long size = channel.size();
+            ByteBuffer tail = ByteBuffer.allocate((int) Math.min(size, 512));
+            channel.position(size - tail.capacity());
+            while (tail.hasRemaining() && channel.read(tail) > 0) {
+                // fill
+            }
+            String text = new String(tail.array(), 0, tail.position(), StandardCharsets.UTF_8).strip();
+            String last = text.substring(text.lastIndexOf('\n') + 1);
+            Matcher stamp = CRIU_STAMP.matcher(last);
+            return stamp.lookingAt()
+                    ? OptionalLong.of(Long.parseLong(stamp.group(1)) * 1000 + Long.parseLong(stamp.group(2)) / 1000)
+                    : OptionalLong.empty();
+        } catch (IOException | RuntimeException e) {
+            return OptionalLong.empty();
         }
     }
 

@@ -5,10 +5,11 @@ import static java.util.Objects.requireNonNull;
 import java.nio.file.Path;
 
 /**
- * The host directories of one sandbox, all below {@code dir}: the overlay's {@code upper} and {@code work} dirs and its
- * merged {@code rootfs} mount point, the {@code envd} dir bound into the container for envd's unix socket, and the
+ * The host directories of one sandbox, all below {@code dir}: its disk image {@code disk.img} mounted at {@code disk}
+ * (see {@link SandboxDisks}), which holds the overlay's {@code upper} and {@code work} dirs, the overlay's merged
+ * {@code rootfs} mount point, the {@code envd} dir bound into the container for envd's unix socket, and the
  * runc {@code bundle} (config.json, runc.log, init.pid). Everything a sandbox leaves on disk is under {@code dir}, so
- * removing it (after unmounting {@code rootfs}) removes the sandbox's files.
+ * removing it (after unmounting {@code rootfs}, then {@code disk}) removes the sandbox's files.
  */
 record SandboxDirs(Path dir) {
 
@@ -24,12 +25,22 @@ record SandboxDirs(Path dir) {
         return new SandboxDirs(sandboxesDir.resolve(id.value()));
     }
 
+    /** The sandbox's disk image file (sparse ext4). */
+    Path diskImage() {
+        return dir.resolve("disk.img");
+    }
+
+    /** Where the disk image is mounted; upper and work are on it (overlayfs needs both on one filesystem). */
+    Path disk() {
+        return dir.resolve("disk");
+    }
+
     Path upper() {
-        return dir.resolve("upper");
+        return disk().resolve("upper");
     }
 
     Path work() {
-        return dir.resolve("work");
+        return disk().resolve("work");
     }
 
     Path rootfs() {

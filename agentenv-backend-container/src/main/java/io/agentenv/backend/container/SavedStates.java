@@ -19,7 +19,8 @@ import java.util.Optional;
 
 /**
  * The paused and snapshot states of container sandboxes and their JSON form. The artifact directory holds
- * {@code images/} (CRIU, absent for a filesystem-only pause), {@code upper/} (a paused sandbox's own changes) and
+ * {@code images/} (CRIU, absent for a filesystem-only pause), {@code disk.img} (a paused sandbox's own disk, holding
+ * its changes; a state paused by an older version has an {@code upper/} dir instead) and
  * {@code layers/<n>} (owned layers of the {@link Lineage}; for a snapshot layer 0 is the captured upper). The JSON holds
  * no paths into the artifact directory, which the orchestrator may place anywhere.
  */
@@ -36,7 +37,7 @@ final class SavedStates {
                 int cpuCount, int memoryMiB, int diskSizeMiB, String guestToken) {
     }
 
-    /** A paused sandbox: its own upper and owned layers moved into {@code artifactDir}, plus CRIU images WITH_MEMORY. */
+    /** A paused sandbox: its disk image and owned layers moved into {@code artifactDir}, plus CRIU images WITH_MEMORY. */
     record Paused(PauseMode mode, Lineage lineage, Resources resources, Path artifactDir) implements PausedState {
         Paused {
             requireNonNull(mode, "mode is null");
@@ -55,6 +56,12 @@ final class SavedStates {
             return artifactDir.resolve("images");
         }
 
+        /** The sandbox's disk image (its own changes, and its size). */
+        Path diskImage() {
+            return artifactDir.resolve("disk.img");
+        }
+
+        /** Where a paused state of an older version kept its upper dir (before sandboxes had their own disks). */
         Path upper() {
             return artifactDir.resolve("upper");
         }

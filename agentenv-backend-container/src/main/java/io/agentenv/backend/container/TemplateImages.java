@@ -95,6 +95,9 @@ final class TemplateImages {
         try {
             return build.get();
         } catch (ExecutionException e) {
+            if (e.getCause() instanceof BackendException.Exhausted exhausted) {
+                throw new BackendException.Exhausted(exhausted.limit(), exhausted.getMessage(), exhausted);
+            }
             if (e.getCause() instanceof BackendException be) {
                 throw new BackendException.Terminal(be.getMessage(), be);
             }
@@ -110,7 +113,7 @@ final class TemplateImages {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             String text = String.join("\n", rootfs.toString(), envdDir.toString(), parts.settings().jdkHome().toString(),
                     Integer.toString(parts.settings().cpuCount()), Integer.toString(parts.settings().memoryMiB()),
-                    parts.settings().privileges().name(), "v1");
+                    parts.settings().privileges().name(), "v2", HostParts.ENVD_SUPERVISOR);
             return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
@@ -131,9 +134,13 @@ final class TemplateImages {
         try {
             parts.deleteTree(partial);
             parts.runc().delete(id);
-            parts.overlays().unmount(dirs.rootfs());
+            parts.unmountRootfs(dirs);
             parts.deleteTree(dirs.dir());
-            slot = parts.pool().acquire();
+            try {
+                slot = parts.pool().acquire();
+            } catch (NetnsPool.NoFreeSlotException e) {
+                throw e.exhausted();
+            }
             parts.firewall().apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
             Files.createDirectories(dirs.envd());
             Lineage boot = new Lineage(List.of(), rootfs, envdDir);
@@ -154,7 +161,7 @@ final class TemplateImages {
             Files.writeString(partial.resolve(READY), template + "\n");
             parts.deleteTree(dir);
             Files.move(partial, dir);
-        } catch (IOException | CommandFailedException | EnvdException | NetnsPool.NoFreeSlotException e) {
+        } catch (IOException | CommandFailedException | EnvdException e) {
             throw new BackendException.Terminal("could not build the boot image of template " + template + ": "
                     + e.getMessage() + "\nenvd log:\n" + HostParts.envdLogTail(dirs), e);
         } finally {

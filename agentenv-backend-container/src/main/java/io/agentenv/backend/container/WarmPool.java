@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Ready sandboxes per template, so that a create is mostly a claim: each member is the template's boot image already
- * restored into its own overlay, network slot and cgroup, with envd answering but not initialised (no token, env or
+ * restored into its own overlay (on its own disk of the backend's size), network slot and cgroup, with envd answering but not initialised (no token, env or
  * user yet; the claimer's {@code /init} sets them, its hostname and egress rules are set at the claim). A member is
  * handed out at most once ({@link #take} removes it under the pool's lock); one background thread refills, one member
  * at a time (restores compete for the same 2 CPUs as the creates they speed up). Members are closed at
@@ -132,6 +132,10 @@ final class WarmPool implements AutoCloseable {
             Member member;
             try {
                 member = restore(template);
+            } catch (BackendException.Exhausted e) {
+                log.atInfo().addKeyValue("template", template).addKeyValue("limit", e.limit())
+                        .log("warm pool not refilled: no free sandbox slot");
+                return;
             } catch (BackendException e) {
                 log.atWarn().addKeyValue("template", template).setCause(e).log("warm pool refill failed; creates restore on demand");
                 return;
@@ -156,9 +160,13 @@ final class WarmPool implements AutoCloseable {
         SandboxDirs dirs = parts.dirs(id);
         NetSlot slot = null;
         try {
-            slot = parts.pool().acquire();
+            try {
+                slot = parts.pool().acquire();
+            } catch (NetnsPool.NoFreeSlotException e) {
+                throw e.exhausted();
+            }
             Files.createDirectories(dirs.envd());
-            parts.overlays().mount(image.lineage().lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+            parts.mountOnNewDisk(image.lineage().lowers(HostParts.layersDir(dirs)), dirs, parts.resources().diskSizeMiB());
             RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
                     parts.spec(id, dirs, slot, "sandbox", image.lineage(), parts.resources(), List.of())));
             parts.runc().restore(id, dirs.bundle(), image.images(), dirs.restoreWork());
@@ -167,7 +175,7 @@ final class WarmPool implements AutoCloseable {
                 client.waitUntilHealthy(clock.instant().plus(READY));
             }
             return new Member(id, dirs, slot, image.lineage());
-        } catch (IOException | CommandFailedException | EnvdException | NetnsPool.NoFreeSlotException e) {
+        } catch (IOException | CommandFailedException | EnvdException e) {
             Member partial = slot == null ? null : new Member(id, dirs, slot, image.lineage());
             if (partial != null) {
                 destroy(partial);
@@ -184,14 +192,14 @@ final class WarmPool implements AutoCloseable {
         return new String(chars);
     }
 
-    /** Stops a member and releases its container, overlay, cgroup, slot and dir. */
+    /** Stops a member and releases its container, overlay, disk, cgroup, slot and dir. */
     void destroy(Member member) throws InterruptedException {
         try {
             parts.runc().delete(member.id());
             if (!parts.cgroups().pathsOf(member.id().value()).isEmpty()) {
                 parts.cgroups().reap(member.id().value());
             }
-            parts.overlays().unmount(member.dirs().rootfs());
+            parts.unmountRootfs(member.dirs());
             parts.pool().release(member.slot());
             parts.deleteTree(member.dirs().dir());
         } catch (IOException | CommandFailedException e) {

@@ -7,10 +7,12 @@ import io.agentenv.spi.BackendException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -125,8 +127,8 @@ final class BackendFixture implements AutoCloseable {
     }
 
     /**
-     * The leak check: no container, cgroup, process, mount or sandbox dir of this backend is left, and no network
-     * namespace beyond the pre-created ready ones.
+     * The leak check: no container, cgroup, process, mount, sandbox dir or disk's loop device of this backend is left,
+     * and no network namespace beyond the pre-created ready ones.
      */
     void assertNothingLeaked() throws Exception {
         HostParts p = parts();
@@ -139,6 +141,7 @@ final class BackendFixture implements AutoCloseable {
         try (var dirs = Files.list(p.sandboxesDir())) {
             assertThat(dirs.toList()).as("sandbox dirs left").isEmpty();
         }
+        awaitNoLoopDevicesUnder(workDir);
         long netns = left.network().stream().filter(n -> n.startsWith(p.pool().netnsPrefix())).count();
         assertThat(netns).as("network namespaces beyond the warm one: %s", left.network()).isLessThanOrEqualTo(1);
     }
@@ -179,5 +182,35 @@ final class BackendFixture implements AutoCloseable {
         again.initialize(workDir, factory.parts().settings(), layout,
                 lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2);
         return again;
+    }
+
+    /**
+     * No loop device of a sandbox disk below {@code dir} is left. A disk's loop device clears itself on the last close
+     * after its unmount, which may be a moment later when another process (a concurrent {@code mount -o loop} scanning
+     * the devices) had it open: waited for, with a deadline.
+     */
+    static void awaitNoLoopDevicesUnder(Path dir) throws Exception {
+        HostFixture.await("no loop device is backed by a file under " + dir, Duration.ofSeconds(10), () -> {
+            try {
+                return loopDevicesBackedUnder(dir).isEmpty();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(loopDevicesBackedUnder(dir)).as("loop devices of sandbox disks left").isEmpty();
+    }
+
+    /** Loop devices whose backing file is below {@code dir} (the kernel lists each in /sys/block/loopN/loop). */
+    static List<String> loopDevicesBackedUnder(Path dir) throws Exception {
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
+            for (Path device : devices.filter(d -> d.getFileName().toString().startsWith("loop")).toList()) {
+                Path backing = device.resolve("loop/backing_file");
+                if (Files.isRegularFile(backing) && Files.readString(backing).strip().startsWith(dir.toString())) {
+                    found.add(device.getFileName() + " -> " + Files.readString(backing).strip());
+                }
+            }
+        }
+        return found;
     }
 }

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -166,6 +167,79 @@ class ContainerBackendHostTest {
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(resumed.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
+        backend.parts().deleteTree(dir);
+    }
+
+    @Test
+    void when_pause_returns_the_images_and_disk_are_in_the_artifact_dir_and_the_slot_sandbox_dir_and_cgroups_are_gone()
+            throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        exec(spec, "sh", "-c", "echo kept > /home/user/note");
+        Path netns = sandbox.hostNetwork().orElseThrow().namespacePath();
+        ContainerId id = ((ContainerSandbox) sandbox).containerId();
+        Path sandboxDir = backend.parts().dirs(id).dir();
+        Path dir = artifacts("pause-release");
+
+        SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
+
+        // checked before close(), which has nothing left to release after a pause
+        assertThat(Files.exists(netns)).as("the slot's netns").isFalse();
+        assertThat(backend.parts().runc().state(id)).isEmpty();
+        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        assertThat(MountTable.mountsUnder(sandboxDir)).isEmpty();
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
+        try (var images = Files.list(paused.images())) {
+            assertThat(images.map(p -> p.getFileName().toString()).toList())
+                    .contains("descriptors.json").anyMatch(name -> name.startsWith("pages-"));
+        }
+        assertThat(paused.diskImage()).as("the sandbox's disk, holding its upper").isRegularFile();
+        BackendFixture.awaitNoLoopDevicesUnder(dir); // the image moved there; its loop device is gone
+        sandbox.close();
+
+        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
+        backend.parts().deleteTree(dir);
+    }
+
+    @Test
+    void tmpfs_contents_are_archived_as_plain_tar_and_gzip_archives_of_older_dumps_still_restore() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = background(sandbox, spec);
+        exec(spec, "sh", "-c", "echo kept > /dev/shm/note");
+        Path dir = artifacts("pause-tmpfs");
+        SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+
+        // then: the non-empty tmpfs archives (/dev, /dev/shm, /sys/fs/cgroup) are plain tar (criu-patches/0005)
+        List<Path> archives;
+        try (var images = Files.list(paused.images())) {
+            archives = images.filter(p -> p.getFileName().toString().startsWith("tmpfs-dev-")).toList();
+        }
+        List<Path> plain = new ArrayList<>();
+        for (Path archive : archives) {
+            byte[] head = Files.readAllBytes(archive);
+            if (!(head.length > 1 && (head[0] & 0xff) == 0x1f && (head[1] & 0xff) == 0x8b)) {
+                plain.add(archive);
+            }
+        }
+        assertThat(plain).as("plain tar archives among %s", archives).hasSizeGreaterThanOrEqualTo(3);
+
+        // when: they are turned into what an older CRIU wrote (gzip'ed tar) and the sandbox resumes
+        for (Path archive : plain) {
+            byte[] tar = Files.readAllBytes(archive);
+            try (var out = new GZIPOutputStream(Files.newOutputStream(archive))) {
+                out.write(tar);
+            }
+        }
+        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+
+        // then
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        assertThat(exec(spec, "cat", "/dev/shm/note")).isEqualTo("kept");
         backend.parts().deleteTree(dir);
     }
 

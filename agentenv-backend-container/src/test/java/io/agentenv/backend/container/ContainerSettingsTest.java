@@ -24,6 +24,7 @@ class ContainerSettingsTest {
         assertThat(settings.envdDir()).isEqualTo(Path.of("/srv/aenv/agentenv-envd/target"));
         assertThat(settings.cpuCount()).isEqualTo(2);
         assertThat(settings.memoryMiB()).isEqualTo(512);
+        assertThat(settings.diskMiB()).isEqualTo(10240);
         assertThat(settings.criuTimeout()).isEqualTo(Duration.ofSeconds(120));
         assertThat(settings.isolation()).isEmpty();
         assertThat(settings.idPrefix()).isEmpty();
@@ -51,6 +52,15 @@ class ContainerSettingsTest {
                 .hasMessageContaining("go together");
         assertThatThrownBy(() -> ContainerSettings.from(Map.of("first_slot", "3"), CWD))
                 .hasMessageContaining("AENV_BACKEND_FIRST_SLOT");
+    }
+
+    @Test
+    void the_disk_size_follows_e2b_at_least_1024_and_a_multiple_of_1024() {
+        assertThat(ContainerSettings.from(Map.of("disk_mb", "2048"), CWD).diskMiB()).isEqualTo(2048);
+        for (String bad : new String[] {"512", "1500", "0", "-1024", "2097152"}) {
+            assertThatThrownBy(() -> ContainerSettings.from(Map.of("disk_mb", bad), CWD))
+                    .as(bad).hasMessageContaining("AENV_BACKEND_DISK_MB").hasMessageContaining("multiple of 1024");
+        }
     }
 
     @Test

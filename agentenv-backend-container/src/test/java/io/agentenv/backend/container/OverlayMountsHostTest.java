@@ -61,6 +61,23 @@ class OverlayMountsHostTest {
     }
 
     @Test
+    void unmounting_where_nothing_is_mounted_does_nothing_and_a_busy_mount_is_refused_and_stays() throws Exception {
+        Path lower = Files.createDirectories(dir.resolve("lower"));
+        Path merged = dir.resolve("merged");
+        host.overlays.unmount(merged); // no such path yet
+        Files.createDirectories(merged);
+        host.overlays.unmount(merged); // a plain dir
+
+        host.overlays.mount(List.of(lower), dir.resolve("upper"), dir.resolve("work"), merged);
+        try (var open = Files.newOutputStream(merged.resolve("held-open"))) {
+            assertThatThrownBy(() -> host.overlays.unmount(merged)).hasMessageContaining("EBUSY");
+            assertThat(MountTable.isMountPoint(merged)).isTrue();
+        }
+        host.overlays.unmount(merged);
+        assertThat(MountTable.isMountPoint(merged)).isFalse();
+    }
+
+    @Test
     void the_topmost_lower_layer_wins_so_a_captured_upper_can_sit_over_the_template() throws Exception {
         // given
         Path template = Files.createDirectories(dir.resolve("template"));

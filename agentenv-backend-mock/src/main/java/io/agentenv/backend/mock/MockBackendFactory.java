@@ -234,10 +234,10 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         return Optional.empty();
     }
 
-    /** Instances holding resources: prepared, running, frozen or broken, and not yet closed. */
+    /** Instances holding resources: prepared, running, frozen, broken or dead, and not yet closed. */
     public List<MockSandbox> openInstances() {
         return instances.stream().filter(s -> switch (s.status()) {
-            case PREPARED, RUNNING, FROZEN, BROKEN -> true;
+            case PREPARED, RUNNING, FROZEN, BROKEN, DEAD -> true;
             case STOPPED, CLOSED -> false;
         }).toList();
     }

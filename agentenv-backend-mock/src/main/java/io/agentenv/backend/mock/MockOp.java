@@ -13,5 +13,6 @@ public enum MockOp {
     DECODE_PAUSED,
     DECODE_SNAPSHOT,
     REATTACH,
+    LIVENESS,
     REAP
 }

@@ -8,6 +8,7 @@ import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.Liveness;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
@@ -36,6 +37,8 @@ public final class MockSandbox implements SandboxBackend {
         STOPPED,
         /** A terminal failure happened; only close() is allowed. */
         BROKEN,
+        /** Its processes died on their own ({@link #die}): {@link #liveness()} reports it gone; close() releases it. */
+        DEAD,
         CLOSED
     }
 
@@ -51,6 +54,7 @@ public final class MockSandbox implements SandboxBackend {
     private volatile NetworkPolicy network;
     private final FakeEnvd envd;
     private volatile boolean guestConnected = true;
+    private volatile String deathReason = "";
 
     MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources,
                 HostNetwork hostNetwork) {
@@ -87,6 +91,27 @@ public final class MockSandbox implements SandboxBackend {
     /** The guest agent's connection drops while the instance keeps running: {@link #envd()} is empty from now on. */
     public void disconnectGuest() {
         guestConnected = false;
+    }
+
+    /**
+     * The instance dies on its own, as a container whose init was killed: its guest agent stops answering, every later
+     * lifecycle call fails and {@link #liveness()} reports it gone. Only a started (running or frozen) instance can die.
+     */
+    public void die(String reason) {
+        requireNonNull(reason, "reason is null");
+        deathReason = reason;
+        Status before = status.getAndUpdate(s -> s == Status.RUNNING || s == Status.FROZEN ? Status.DEAD : s);
+        if (before != Status.RUNNING && before != Status.FROZEN) {
+            throw new IllegalStateException("only a running or frozen mock sandbox can die, not a " + before + " one");
+        }
+        envd.disconnect();
+    }
+
+    /** Gone once {@link #die}d; alive otherwise (the orchestrator asks started instances only). */
+    @Override
+    public Liveness liveness() throws BackendException {
+        factory.enter(MockOp.LIVENESS, this);
+        return status.get() == Status.DEAD ? new Liveness.Gone(deathReason) : Liveness.ALIVE;
     }
 
     /** The extra boot arguments handed over before start (custom extension start-fresh), if any. */

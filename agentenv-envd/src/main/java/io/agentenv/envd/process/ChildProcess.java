@@ -20,10 +20,15 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +56,7 @@ final class ChildProcess {
     private final ProcessConfig config;
     private final Optional<String> tag;
     private final Process process;
+    private final Executor readers;
     private final PosixSignals signals;
     private final LogJournal journal;
     private final Clock clock;
@@ -61,6 +67,8 @@ final class ChildProcess {
     private final List<Subscription> subscribers = new ArrayList<>(); // guarded by lock
     private ProcessEvent.EndEvent end; // guarded by lock
     private volatile Instant exitedAt;
+    private final List<Consumer<ChildProcess>> endListeners = new ArrayList<>(); // guarded by lock
+    private boolean endListenersRan; // guarded by lock
     /** Output readers currently handing a chunk to subscribers (possibly waiting for a slow client). */
     private final AtomicInteger delivering = new AtomicInteger();
     private volatile long lastOutputNanos = System.nanoTime();
@@ -69,10 +77,12 @@ final class ChildProcess {
     private final ReentrantLock inputOrder = new ReentrantLock();
     private OutputStream input; // guarded by inputOrder; null once closed or when stdin was not requested
 
-    ChildProcess(Kind kind, Process process, ProcessConfig config, Optional<String> tag, boolean stdin,
-                 PosixSignals signals, LogJournal journal, Clock clock) {
+    /** @param readers runs the loops that read the process's output (virtual threads unless a read pins a carrier) */
+    ChildProcess(Kind kind, Process process, Executor readers, ProcessConfig config, Optional<String> tag,
+                 boolean stdin, PosixSignals signals, LogJournal journal, Clock clock) {
         this.kind = requireNonNull(kind, "kind is null");
         this.process = requireNonNull(process, "process is null");
+        this.readers = requireNonNull(readers, "readers is null");
         this.config = requireNonNull(config, "config is null");
         this.tag = requireNonNull(tag, "tag is null");
         this.signals = requireNonNull(signals, "signals is null");
@@ -102,6 +112,18 @@ final class ChildProcess {
         return Optional.ofNullable(exitedAt);
     }
 
+    /** Runs {@code action} once the end event is set (at once if it already is); actions run in the order given. */
+    void whenEnded(Consumer<ChildProcess> action) {
+        requireNonNull(action, "action is null");
+        synchronized (lock) {
+            if (!endListenersRan) {
+                endListeners.add(action); // run by finish(), after those registered earlier
+                return;
+            }
+        }
+        action.accept(this);
+    }
+
     ProcessInfo info() {
         ProcessInfo.Builder info = ProcessInfo.newBuilder().setConfig(config).setPid((int) pid);
         tag.ifPresent(info::setTag);
@@ -110,7 +132,7 @@ final class ChildProcess {
 
     /** Starts the output readers and the exit waiter; {@code deadline} kills the process group when reached. */
     void start(Optional<Instant> deadline) {
-        List<Thread> pumps = new ArrayList<>();
+        List<CompletableFuture<Void>> pumps = new ArrayList<>();
         if (kind == Kind.PTY) {
             pumps.add(pump("pty", process.getInputStream(), PTY_CHUNK));
         } else {
@@ -210,8 +232,8 @@ final class ChildProcess {
         signals.signalGroupOnly(pid, PosixSignals.SIGKILL);
     }
 
-    private Thread pump(String stream, InputStream in, int chunkSize) {
-        return Thread.ofVirtual().name("envd-" + stream + "-" + pid).start(() -> {
+    private CompletableFuture<Void> pump(String stream, InputStream in, int chunkSize) {
+        return CompletableFuture.runAsync(() -> {
             byte[] buffer = new byte[chunkSize];
             try (in) {
                 for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
@@ -231,7 +253,7 @@ final class ChildProcess {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        });
+        }, readers);
     }
 
     private void publish(String stream, byte[] buffer, int length) throws InterruptedException {
@@ -253,7 +275,7 @@ final class ChildProcess {
         }
     }
 
-    private void awaitExit(Optional<Instant> deadline, List<Thread> pumps) {
+    private void awaitExit(Optional<Instant> deadline, List<CompletableFuture<Void>> pumps) {
         try {
             if (deadline.isPresent()) {
                 long millis = Math.max(0, Duration.between(clock.instant(), deadline.get()).toMillis());
@@ -277,15 +299,20 @@ final class ChildProcess {
      * reader has delivered anything for {@link #DRAIN} since the exit (or since its last output, if later). A reader
      * blocked on a slow client is always waited for (flow control bounds that).
      */
-    private void awaitOutput(List<Thread> pumps) throws InterruptedException {
+    private void awaitOutput(List<CompletableFuture<Void>> pumps) throws InterruptedException {
         long exitedNanos = System.nanoTime();
-        for (Thread pump : pumps) {
-            while (pump.isAlive()) {
+        for (CompletableFuture<Void> pump : pumps) {
+            while (!pump.isDone()) {
                 long idle = System.nanoTime() - Math.max(lastOutputNanos, exitedNanos);
                 if (delivering.get() == 0 && idle >= DRAIN.toNanos()) {
                     return;
                 }
-                pump.join(delivering.get() > 0 ? DRAIN : Duration.ofNanos(Math.max(1, DRAIN.toNanos() - idle)));
+                long wait = delivering.get() > 0 ? DRAIN.toNanos() : Math.max(1, DRAIN.toNanos() - idle);
+                try {
+                    pump.get(wait, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException | ExecutionException e) {
+                    // not done yet (checked again above), or the reader failed (then it is done)
+                }
             }
         }
     }
@@ -326,6 +353,18 @@ final class ChildProcess {
             // the child is gone; nothing to flush
         } finally {
             inputOrder.unlock();
+        }
+        while (true) {
+            List<Consumer<ChildProcess>> listeners;
+            synchronized (lock) {
+                if (endListeners.isEmpty()) {
+                    endListenersRan = true;
+                    break;
+                }
+                listeners = List.copyOf(endListeners);
+                endListeners.clear();
+            }
+            listeners.forEach(listener -> listener.accept(this));
         }
         journal.processEvent((int) pid, "exited: " + event.getStatus());
         log.atInfo().addKeyValue("pid", pid).addKeyValue("status", event.getStatus()).log("process ended");

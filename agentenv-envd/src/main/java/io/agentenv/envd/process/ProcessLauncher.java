@@ -16,39 +16,55 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Starts processes as a given user: {@code setsid} puts a piped process in its own session and process group (pty4j
- * does that itself), and util-linux {@code setpriv --reuid --regid --groups} switches to the user when envd runs as
- * root. Nothing of envd's own environment is inherited.
+ * Starts processes as a given user: a piped process without stdin gets its own session and process group from
+ * {@link NativeSpawn}'s {@code POSIX_SPAWN_SETSID}; one with stdin (or where the native launcher is unavailable) from
+ * util-linux {@code setsid} started by the JDK; pty4j does that itself for a pty. util-linux
+ * {@code setpriv --reuid --regid --groups} switches to the user when envd runs as root. Nothing of envd's own
+ * environment is inherited.
  */
-final class ProcessLauncher {
+final class ProcessLauncher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessLauncher.class);
+    /** Output readers of JDK-started and pty processes: a virtual thread each (the JDK's pipe reads let the carrier go). */
+    private static final Executor VIRTUAL_READERS = task -> Thread.ofVirtual().name("envd-output-reader").start(task);
     private static final List<String> TOOL_DIRS = List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin");
 
     private final int envdUid;
     private final Optional<Path> setsid;
     private final Optional<Path> setpriv;
+    private final CompletableFuture<Optional<NativeSpawn>> nativeSpawn;
     private final PosixSignals signals;
     private final LogJournal journal;
     private final Clock clock;
 
-    ProcessLauncher(int envdUid, Optional<Path> setsid, Optional<Path> setpriv, PosixSignals signals, LogJournal journal,
+    /** @param nativeSpawn completes with the native launcher, or empty to start piped processes through the JDK */
+    ProcessLauncher(int envdUid, Optional<Path> setsid, Optional<Path> setpriv,
+                    CompletableFuture<Optional<NativeSpawn>> nativeSpawn, PosixSignals signals, LogJournal journal,
                     Clock clock) {
         this.envdUid = envdUid;
         this.setsid = requireNonNull(setsid, "setsid is null");
         this.setpriv = requireNonNull(setpriv, "setpriv is null");
+        this.nativeSpawn = requireNonNull(nativeSpawn, "nativeSpawn is null");
         this.signals = requireNonNull(signals, "signals is null");
         this.journal = requireNonNull(journal, "journal is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
 
+    /**
+     * The launcher for this machine. The native launcher is prepared on a background thread (linking its calls takes
+     * tens of milliseconds, kept off envd's start-up); the first piped process waits for it if it is not ready yet.
+     */
     static ProcessLauncher forThisMachine(PosixSignals signals, LogJournal journal, Clock clock) throws IOException {
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        return new ProcessLauncher(uid, tool("setsid"), tool("setpriv"), signals, journal, clock);
+        CompletableFuture<Optional<NativeSpawn>> nativeSpawn = new CompletableFuture<>();
+        Thread.ofPlatform().name("envd-spawn-init").daemon().start(() -> nativeSpawn.complete(NativeSpawn.load()));
+        return new ProcessLauncher(uid, tool("setsid"), tool("setpriv"), nativeSpawn, signals, journal, clock);
     }
 
     private static Optional<Path> tool(String name) {
@@ -73,6 +89,12 @@ final class ProcessLauncher {
     }
 
     private ChildProcess startPiped(LaunchSpec spec, List<String> argv) throws IOException {
+        Optional<NativeSpawn> fast = spec.stdin() ? Optional.empty() : nativeSpawn.join();
+        if (fast.isPresent()) {
+            Process process = fast.get().start(argv, spec.env(), spec.cwd());
+            return new ChildProcess(ChildProcess.Kind.PIPES, process, fast.get().readers(), spec.config(), spec.tag(),
+                    false, signals, journal, clock);
+        }
         List<String> command = new ArrayList<>();
         setsid.ifPresent(p -> command.add(p.toString()));
         command.addAll(argv);
@@ -83,8 +105,8 @@ final class ProcessLauncher {
             builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
         Process process = builder.start();
-        return new ChildProcess(ChildProcess.Kind.PIPES, process, spec.config(), spec.tag(), spec.stdin(), signals,
-                journal, clock);
+        return new ChildProcess(ChildProcess.Kind.PIPES, process, VIRTUAL_READERS, spec.config(), spec.tag(),
+                spec.stdin(), signals, journal, clock);
     }
 
     private ChildProcess startPty(LaunchSpec spec, List<String> argv) throws IOException {
@@ -97,7 +119,13 @@ final class ProcessLauncher {
                 .setConsole(false)
                 .setRedirectErrorStream(true)
                 .start();
-        return new ChildProcess(ChildProcess.Kind.PTY, process, spec.config(), spec.tag(), true, signals, journal, clock);
+        return new ChildProcess(ChildProcess.Kind.PTY, process, VIRTUAL_READERS, spec.config(), spec.tag(), true,
+                signals, journal, clock);
+    }
+
+    @Override
+    public void close() {
+        nativeSpawn.thenAccept(spawn -> spawn.ifPresent(NativeSpawn::close));
     }
 
     /** The argv prefix that makes the child run as {@code user}. */

@@ -324,5 +324,6 @@ public final class ProcessService implements AutoCloseable {
     @Override
     public void close() {
         table.close();
+        launcher.close();
     }
 }

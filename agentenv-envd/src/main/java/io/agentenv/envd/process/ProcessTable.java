@@ -10,13 +10,20 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
-/** Processes by pid. Exited ones stay for {@code retention} so Connect can still report their end. */
+/**
+ * Processes by pid. Exited ones stay for {@code retention} so Connect can still report their end; they are queued in
+ * the order they ended, so eviction looks only at the oldest ones instead of scanning every retained process on each
+ * call (thousands of them when commands run back to back for the default five minutes).
+ */
 final class ProcessTable implements AutoCloseable {
     private final Clock clock;
     private final Duration retention;
     private final Map<Long, ChildProcess> byPid = new ConcurrentHashMap<>();
+    private final Queue<ChildProcess> exited = new ConcurrentLinkedQueue<>();
 
     ProcessTable(Clock clock, Duration retention) {
         this.clock = requireNonNull(clock, "clock is null");
@@ -26,6 +33,7 @@ final class ProcessTable implements AutoCloseable {
     void add(ChildProcess child) {
         evictExpired(clock.instant());
         byPid.put(child.pid(), child); // a reused pid replaces the retained, exited entry
+        child.whenEnded(exited::add);
     }
 
     Optional<ChildProcess> find(ProcessSelector selector) {
@@ -46,7 +54,13 @@ final class ProcessTable implements AutoCloseable {
     }
 
     void evictExpired(Instant now) {
-        byPid.values().removeIf(c -> c.exitedAt().filter(t -> !t.plus(retention).isAfter(now)).isPresent());
+        Instant cutoff = now.minus(retention);
+        for (ChildProcess oldest = exited.peek(); oldest != null && !oldest.exitedAt().orElseThrow().isAfter(cutoff);
+             oldest = exited.peek()) {
+            if (exited.remove(oldest)) {
+                byPid.remove(oldest.pid(), oldest); // not a newer process that reused the pid
+            }
+        }
     }
 
     /**

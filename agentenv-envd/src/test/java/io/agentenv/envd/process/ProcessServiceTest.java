@@ -1,6 +1,7 @@
 package io.agentenv.envd.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.protobuf.ByteString;
 import io.agentenv.envd.logs.LogJournal;
@@ -209,6 +210,25 @@ class ProcessServiceTest {
             try (var stream = start(bad, NO_HEADERS)) {
                 assertThat(stream.rest()).isEmpty();
                 assertThat(stream.end().error().orElseThrow().code()).isEqualTo(ConnectCode.INVALID_ARGUMENT);
+            }
+        }
+    }
+
+    @Test
+    void a_command_runs_as_the_requested_user_with_its_groups_and_home_leading_its_own_session() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "switching users needs root");
+        String expectedGroups = new String(new ProcessBuilder("id", "-G", "nobody").start().getInputStream().readAllBytes(),
+                StandardCharsets.UTF_8).strip();
+        String basic = "Basic " + java.util.Base64.getEncoder().encodeToString("nobody:".getBytes(StandardCharsets.UTF_8));
+        String script = "id -u; id -G; echo $HOME $USER; read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; echo $pgrp $sid $$";
+        for (boolean stdin : List.of(false, true)) { // without stdin natively spawned, with stdin through the JDK
+            StartRequest request = bash(script).toBuilder().setStdin(stdin).build();
+            try (var stream = start(request, Map.of("Authorization", basic))) {
+                List<StartResponse> events = stream.rest();
+                int pid = events.getFirst().getEvent().getStart().getPid();
+                assertThat(output(events, ProcessEvent.DataEvent.OutputCase.STDOUT).lines().toList()).as("stdin " + stdin)
+                        .containsExactly("65534", expectedGroups, "/nonexistent nobody", pid + " " + pid + " " + pid);
+                assertThat(endOf(events).getExitCode()).isZero();
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.agentenv.server.orchestrator;
 
+import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxId;
 
 import java.util.Locale;
@@ -37,6 +38,12 @@ public final class AgentEnvException extends RuntimeException {
 
     public static AgentEnvException invalidArgument(String message) {
         return new AgentEnvException(ErrorKind.INVALID_ARGUMENT, message);
+    }
+
+    /** The backend hit a capacity limit (429, without Retry-After: a slot frees only when a sandbox is killed or paused). */
+    static AgentEnvException exhausted(BackendException.Exhausted e) {
+        return new AgentEnvException(ErrorKind.RESOURCE_EXHAUSTED,
+                "too many sandboxes: " + e.limit() + "; kill or pause a sandbox, then retry", e);
     }
 
     public static AgentEnvException unavailable() {

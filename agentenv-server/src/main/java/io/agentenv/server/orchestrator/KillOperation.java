@@ -57,6 +57,27 @@ final class KillOperation {
         }
     }
 
+    /**
+     * For the liveness check: removes a RUNNING sandbox whose instance {@code gone} died on its own, like a kill (the
+     * instance is closed to release what is left, record and artifacts deleted, Killed published). False when the
+     * sandbox is no longer RUNNING (another operation owns it and meets the death itself) or has another instance by
+     * now.
+     */
+    boolean removeGone(SandboxRuntime.Handle gone, String reason) {
+        SandboxId id = gone.id();
+        if (!ctx.records.cas(id, SandboxState.RUNNING, SandboxState.KILLING)) {
+            return false;
+        }
+        if (ctx.runtime.get(id).filter(current -> current == gone).isEmpty()) {
+            ctx.records.cas(id, SandboxState.KILLING, SandboxState.RUNNING);
+            return false;
+        }
+        log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("reason", reason)
+                .log("sandbox instance is gone on its own; removing the sandbox");
+        finish(id, SandboxState.RUNNING);
+        return true;
+    }
+
     private boolean stillExpired(SandboxId id, Instant now) {
         return ctx.records.get(id).flatMap(SandboxRecord::expiresAt).map(at -> !at.isAfter(now)).orElse(false);
     }

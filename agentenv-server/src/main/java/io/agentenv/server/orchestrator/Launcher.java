@@ -35,7 +35,8 @@ final class Launcher {
 
     /**
      * {@code creating} is the record to persist (state CREATING); returns the RUNNING view. A start hook the extension
-     * refuses (4xx) is INVALID_ARGUMENT, any other hook failure UPSTREAM_FAILED; a backend failure is INTERNAL.
+     * refuses (4xx) is INVALID_ARGUMENT, any other hook failure UPSTREAM_FAILED; a backend at capacity
+     * ({@link BackendException.Exhausted}) is RESOURCE_EXHAUSTED, any other backend failure INTERNAL.
      */
     SandboxView launch(SandboxRecord creating, LaunchSource source) {
         SandboxId id = creating.id();
@@ -79,6 +80,10 @@ final class Launcher {
             log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("template", creating.template().value())
                     .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("sandbox started");
             return OperationContext.view(running);
+        } catch (BackendException.Exhausted e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("limit", e.limit())
+                    .log("sandbox launch refused: the backend is at capacity; rolled back");
+            throw AgentEnvException.exhausted(e);
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
             throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e);

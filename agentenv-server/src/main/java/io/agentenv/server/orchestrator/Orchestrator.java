@@ -60,6 +60,7 @@ public final class Orchestrator {
     private final NetworkUpdate networks;
     private final CustomExtensionParams params;
     private final Recovery recovery;
+    private final LivenessCheck liveness;
 
     /** Builds the orchestrator without a custom extension ({@link LifecycleHooks#none()}). */
     public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokenSource tokens, Clock clock,
@@ -90,6 +91,7 @@ public final class Orchestrator {
         this.networks = new NetworkUpdate(ctx);
         this.params = new CustomExtensionParams(ctx);
         this.recovery = new Recovery(ctx);
+        this.liveness = new LivenessCheck(ctx, kills);
     }
 
     /**
@@ -98,7 +100,8 @@ public final class Orchestrator {
      * be decoded); RUNNING records, and PAUSING/SNAPSHOTTING/FORKING ones whose operation was cut short, are re-attached
      * and RUNNING if the backend still runs them, else removed; RESUMING goes back to PAUSED; CREATING and KILLING
      * records are finished off (any surviving instance closed, the record removed). Every removal is logged with its
-     * reason and published as a Killed event; artifact directories no record refers to are deleted.
+     * reason and published as a Killed event; artifact directories no record refers to are deleted. Every tick also
+     * removes running sandboxes whose instance died on its own ({@code SandboxBackend.liveness()}).
      */
     public void start() {
         if (!phase.compareAndSet(Phase.NEW, Phase.STARTED)) {
@@ -119,7 +122,8 @@ public final class Orchestrator {
      * start; a snapshot's params are inherited unless the request names non-empty params of its own.
      * Errors: INVALID_ARGUMENT (unknown template: "template X not found"; bad network entries; non-empty
      * customExtensionParams while no custom extension is configured; the start hook refused with 4xx),
-     * UPSTREAM_FAILED (the start hook failed: 5xx, timeout, connection failure, unusable answer), INTERNAL (the
+     * UPSTREAM_FAILED (the start hook failed: 5xx, timeout, connection failure, unusable answer), RESOURCE_EXHAUSTED
+     * (the backend is at capacity, e.g. every network slot in use: "too many sandboxes: ..."), INTERNAL (the
      * backend failed). On every failure each launch stage is rolled back, a stop hook follows a sent start hook,
      * nothing leaks and no record remains. UNAVAILABLE.
      */
@@ -201,7 +205,8 @@ public final class Orchestrator {
      * E2B connect. RUNNING (or a transition that ends RUNNING: CREATING, RESUMING, SNAPSHOTTING, FORKING, waited out
      * bounded): the TTL is only extended to at least {@code now + timeout} and the outcome is ALREADY_RUNNING.
      * PAUSING or PAUSED: waits for the pause, resumes with TTL {@code now + timeout}, outcome RESUMED (a concurrent
-     * resume is joined). NOT_FOUND when missing or KILLING; INTERNAL when resuming fails; INVALID_ARGUMENT when the
+     * resume is joined). NOT_FOUND when missing or KILLING; RESOURCE_EXHAUSTED when the backend is at capacity;
+     * INTERNAL when resuming fails; INVALID_ARGUMENT when the
      * start-resume hook refuses (4xx), UPSTREAM_FAILED when it fails. On any failure it stays PAUSED, state intact.
      */
     public ConnectResult connect(SandboxId id, Duration timeout) {
@@ -253,7 +258,7 @@ public final class Orchestrator {
      * RUNNING (its TTL untouched), then restore the children concurrently. Children get new ids, startedAt = now and
      * TTL {@code timeout} or, when empty, the source's timeout duration, counted from now. One result per child in
      * order; a child that fails is rolled back and reported in its slot, classified like a create (a refused
-     * start-resume hook INVALID_ARGUMENT, a failed one UPSTREAM_FAILED). Errors (before any child): NOT_FOUND,
+     * start-resume hook INVALID_ARGUMENT, a failed one UPSTREAM_FAILED, a backend at capacity RESOURCE_EXHAUSTED). Errors (before any child): NOT_FOUND,
      * CONFLICT (not RUNNING), INVALID_ARGUMENT (count), INTERNAL (capture failed: recoverable leaves the source
      * RUNNING, terminal removes it).
      */
@@ -369,7 +374,22 @@ public final class Orchestrator {
         runner.ifAdmitted(() -> timeouts.evictExpired(now, runner.executor()));
     }
 
+    /**
+     * Asks every running instance whether it still exists and removes the ones that died on their own like a kill
+     * (Killed event; the sandbox is gone: 404). The scheduler calls it every tick; empty once shutdown began.
+     */
+    Optional<LivenessCheck.Round> checkLiveness() {
+        AtomicReference<LivenessCheck.Round> round = new AtomicReference<>();
+        runner.ifAdmitted(() -> round.set(liveness.checkAll(runner.executor())));
+        return Optional.ofNullable(round.get());
+    }
+
     private void evictNow() {
+        try {
+            checkLiveness();
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("liveness check tick failed");
+        }
         try {
             evictExpired(ctx.now());
         } catch (RuntimeException e) {

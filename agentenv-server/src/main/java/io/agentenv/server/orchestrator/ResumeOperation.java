@@ -125,6 +125,10 @@ final class ResumeOperation {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while resuming");
             }
             rollback.commit();
+        } catch (BackendException.Exhausted e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("limit", e.limit())
+                    .log("resume refused: the backend is at capacity; sandbox stays paused");
+            throw AgentEnvException.exhausted(e);
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("resume failed; sandbox stays paused");
             throw new AgentEnvException(ErrorKind.INTERNAL, "resuming sandbox " + id + " failed", e);

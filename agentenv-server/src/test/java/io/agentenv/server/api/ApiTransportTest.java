@@ -173,4 +173,16 @@ class ApiTransportTest {
         assertError(response, 500);
         assertThat(response.body()).doesNotContain("/secret/host/path").doesNotContain("crun");
     }
+
+    @Test
+    void a_backend_at_capacity_is_429_naming_the_limit_without_retry_after_so_the_sdk_does_not_wait() throws Exception {
+        server.backend.failNext(io.agentenv.backend.mock.MockOp.PREPARE, new io.agentenv.spi.BackendException.Exhausted(
+                "all 3 sandbox slots of this server are in use", "no free network slot in /run/secret", null));
+        HttpResponse<String> response = server.post("/v2/sandboxes", "{\"templateID\":\"base\"}");
+        assertError(response, 429);
+        assertThat(server.parse(response).get("message").asText())
+                .isEqualTo("too many sandboxes: all 3 sandbox slots of this server are in use; kill or pause a sandbox, then retry");
+        assertThat(response.headers().firstValue("retry-after")).isEmpty();
+        assertThat(response.body()).doesNotContain("/run/secret");
+    }
 }

@@ -1,0 +1,145 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.Resources;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The handle of one runtime generation of one container sandbox: what it is (spec, container id, dirs, resources)
+ * and the state its operations share (phase, network slot, envd client, lineage, whether this backend froze it).
+ * {@link GenerationStart}, {@link GenerationPause}, {@link GenerationCapture} and {@link GenerationRelease} move it;
+ * {@link ContainerSandbox} is the SPI face.
+ */
+final class Generation {
+
+    final HostParts parts;
+    final LaunchSpec spec;
+    final ContainerSandbox.Launch launch;
+    final ContainerId id;
+    final SandboxDirs dirs;
+    final Resources resources;
+    final AtomicReference<ContainerSandbox.Phase> phase;
+    private final AtomicReference<NetSlot> slot;
+    private final NetSlot liveSlot;
+    private volatile HttpEnvdClient client;
+    private volatile Lineage lineage;
+    private volatile boolean frozen;
+
+    Generation(HostParts parts, LaunchSpec spec, ContainerSandbox.Launch launch, ContainerId id, NetSlot slot,
+               Resources resources, ContainerSandbox.Phase initial) {
+        this.parts = requireNonNull(parts, "parts is null");
+        this.spec = requireNonNull(spec, "spec is null");
+        this.launch = requireNonNull(launch, "launch is null");
+        this.id = requireNonNull(id, "id is null");
+        this.resources = requireNonNull(resources, "resources is null");
+        this.dirs = parts.dirs(id);
+        this.slot = new AtomicReference<>(requireNonNull(slot, "slot is null"));
+        this.liveSlot = slot;
+        this.phase = new AtomicReference<>(requireNonNull(initial, "initial is null"));
+        if (launch instanceof ContainerSandbox.Launch.Reattached(Lineage existing)) {
+            this.lineage = existing;
+        }
+    }
+
+    /** The slot this generation was built with (still readable after the slot went back to the pool). */
+    NetSlot liveSlot() {
+        return liveSlot;
+    }
+
+    Lineage lineage() {
+        return lineage;
+    }
+
+    void lineage(Lineage current) {
+        lineage = current;
+    }
+
+    boolean frozen() {
+        return frozen;
+    }
+
+    void frozen(boolean now) {
+        frozen = now;
+    }
+
+    HttpEnvdClient client() {
+        return client;
+    }
+
+    void client(HttpEnvdClient opened) {
+        client = opened;
+    }
+
+    void closeClient() {
+        HttpEnvdClient current = client;
+        client = null;
+        if (current != null) {
+            current.close();
+        }
+    }
+
+    NetSlot requireSlot() throws BackendException {
+        NetSlot held = slot.get();
+        if (held == null) {
+            throw new BackendException.Terminal("sandbox " + spec.id() + " has no network slot any more");
+        }
+        return held;
+    }
+
+    /** Gives the slot back to the pool, once. */
+    void releaseSlot() throws CommandFailedException, InterruptedException {
+        NetSlot held = slot.getAndSet(null);
+        if (held != null) {
+            parts.pool().release(held);
+        }
+    }
+
+    /** Gives the slot back to the pool, once, without waiting for its veth's removal ({@link NetnsPool#retire}). */
+    void retireSlot() throws CommandFailedException, InterruptedException {
+        NetSlot held = slot.getAndSet(null);
+        if (held != null) {
+            parts.pool().retire(held);
+        }
+    }
+
+    void requireRunning(String what) throws BackendException {
+        if (phase.get() != ContainerSandbox.Phase.RUNNING) {
+            throw new BackendException.Recoverable("cannot " + what + " sandbox " + spec.id() + ": " + phase.get());
+        }
+    }
+
+    long initPid() throws IOException {
+        return Long.parseLong(Files.readString(dirs.bundle().resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
+    }
+
+    /** One cleanup step that may fail. */
+    interface Step {
+        void run() throws Exception;
+    }
+
+    /** Runs a step and collects how it failed, so the steps after it still run; interruption stops at once. */
+    static void attempt(List<Exception> failures, Step step) throws InterruptedException {
+        try {
+            step.run();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            failures.add(e);
+        }
+    }
+
+    /** The first failure as a Terminal error with {@code what} and the others suppressed. */
+    BackendException.Terminal notReleased(String what, List<Exception> failures) {
+        BackendException.Terminal error = new BackendException.Terminal("sandbox " + spec.id() + " " + what + ": "
+                + failures.getFirst().getMessage(), failures.getFirst());
+        failures.subList(1, failures.size()).forEach(error::addSuppressed);
+        return error;
+    }
+}

@@ -1,0 +1,137 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.Liveness;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The liveness of a running generation ({@code SandboxBackend.liveness}), from {@code /proc} only: the container is
+ * gone once its init (tini, PID 1 inside) no longer runs, since the kernel then kills everything else in its pid
+ * namespace. Inside, tini runs a supervisor shell that restarts envd whenever it exits (OOM-killed, killed with
+ * {@code sudo kill -9}); a check that finds another envd process than the one last initialised sends it the
+ * generation's {@code /init} again (access token, env vars, default user and workdir), from the host over the same
+ * TCP path as at start, on a virtual thread so the check stays quick. Until then the restarted envd is uninitialised
+ * (as a fresh envd at create is), for about one check interval plus its start-up.
+ */
+final class GenerationLiveness {
+
+    private static final Logger log = LoggerFactory.getLogger(GenerationLiveness.class);
+    private static final Duration REINIT_WAIT = Duration.ofSeconds(30);
+
+    private final Generation gen;
+    private final Clock clock;
+    private final AtomicBoolean reinitialising = new AtomicBoolean();
+    private volatile HostProcess init;
+    /** The envd process that has the generation's /init (the one start initialised, or the last re-initialised). */
+    private volatile Optional<HostProcess> initialisedEnvd = Optional.empty();
+
+    GenerationLiveness(Generation gen, Clock clock) {
+        this.gen = requireNonNull(gen, "gen is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    /** Right after start (or re-attach): notes the init and the envd that was just initialised. */
+    void running() {
+        try {
+            HostProcess found = initProcess().orElse(null);
+            init = found;
+            initialisedEnvd = found == null ? Optional.empty() : envd(found);
+        } catch (IOException | RuntimeException e) {
+            log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+                    .log("cannot note the container's processes; the first liveness check will");
+        }
+    }
+
+    Liveness check() throws BackendException {
+        if (gen.phase.get() != ContainerSandbox.Phase.RUNNING) {
+            return Liveness.ALIVE;
+        }
+        try {
+            HostProcess known = init;
+            if (known == null) {
+                Optional<HostProcess> found = initProcess();
+                if (found.isEmpty()) {
+                    return new Liveness.Gone("the container's init is not running");
+                }
+                init = known = found.get();
+            }
+            if (!known.running()) {
+                return new Liveness.Gone("the container's init (host pid " + known.pid() + ") exited");
+            }
+            Optional<HostProcess> envd = envd(known);
+            if (envd.isPresent() && !envd.equals(initialisedEnvd)) {
+                reinitialise(envd.get());
+            }
+            return Liveness.ALIVE;
+        } catch (IOException | RuntimeException e) {
+            throw new BackendException.Recoverable("cannot read the processes of sandbox " + gen.spec.id() + ": " + e, e);
+        }
+    }
+
+    private Optional<HostProcess> initProcess() throws IOException {
+        long pid;
+        try {
+            pid = gen.initPid();
+        } catch (java.nio.file.NoSuchFileException | NumberFormatException e) {
+            return Optional.empty();
+        }
+        Optional<HostProcess> found = HostProcess.of(pid);
+        return found.isPresent() && found.get().running() ? found : Optional.empty();
+    }
+
+    /**
+     * envd: tini → supervisor shell → java, or tini → java in a sandbox checkpointed before the supervisor existed
+     * (whose envd, once dead, ends the container). Empty between a death and the restart.
+     */
+    private static Optional<HostProcess> envd(HostProcess init) throws IOException {
+        for (HostProcess child : init.children()) {
+            Optional<String> name = child.name();
+            if (name.equals(Optional.of("java"))) {
+                return Optional.of(child);
+            }
+            if (name.equals(Optional.of("sh"))) {
+                for (HostProcess grandchild : child.children()) {
+                    if (grandchild.name().equals(Optional.of("java"))) {
+                        return Optional.of(grandchild);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** One re-init at a time; a failed one is retried by the next check (the envd is still not the initialised one). */
+    private void reinitialise(HostProcess envd) {
+        HttpEnvdClient client = gen.client();
+        if (client == null || !reinitialising.compareAndSet(false, true)) {
+            return;
+        }
+        String sandbox = gen.spec.id().value();
+        log.atWarn().addKeyValue("sandbox_id", sandbox).addKeyValue("envd_pid", envd.pid())
+                .log("envd was restarted inside the sandbox; initialising it again");
+        Thread.ofVirtual().name("aenv-envd-reinit-" + sandbox).start(() -> {
+            try {
+                client.waitUntilHealthy(clock.instant().plus(REINIT_WAIT));
+                client.init(GenerationStart.initFor(gen.spec, clock));
+                initialisedEnvd = Optional.of(envd);
+                log.atInfo().addKeyValue("sandbox_id", sandbox).addKeyValue("envd_pid", envd.pid())
+                        .log("restarted envd initialised");
+            } catch (EnvdException | RuntimeException e) {
+                log.atWarn().addKeyValue("sandbox_id", sandbox).setCause(e)
+                        .log("restarted envd not initialised; the next liveness check retries");
+            } finally {
+                reinitialising.set(false);
+            }
+        });
+    }
+}

@@ -1,0 +1,234 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.EnvdInit;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.PauseMode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Boots or restores a generation according to its {@link ContainerSandbox.Launch}: a warm-pool claim, a cold boot
+ * with boot arguments, a restore of the template's, a snapshot's or the sandbox's own paused checkpoint. A failed
+ * resume moves the paused files back so the paused state stays resumable.
+ */
+final class GenerationStart {
+
+    private static final Logger log = LoggerFactory.getLogger(GenerationStart.class);
+
+    private final Generation gen;
+    private final TemplateImages templates;
+    private final Optional<WarmPool.Member> warm;
+    private final Clock clock;
+    private volatile List<String> bootEnv = List.of();
+
+    /** @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any */
+    GenerationStart(Generation gen, TemplateImages templates, Optional<WarmPool.Member> warm, Clock clock) {
+        this.gen = requireNonNull(gen, "gen is null");
+        this.templates = requireNonNull(templates, "templates is null");
+        this.warm = requireNonNull(warm, "warm is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    void extraBootArgs(String arguments) throws BackendException {
+        requireNonNull(arguments, "arguments is null");
+        if (!(gen.launch instanceof ContainerSandbox.Launch.FromTemplate) || gen.phase.get() != ContainerSandbox.Phase.PREPARED) {
+            throw new BackendException.Recoverable("boot arguments apply only to a fresh launch before start");
+        }
+        if (arguments.isBlank() || arguments.indexOf('\0') >= 0 || arguments.length() > 4096) {
+            throw new BackendException.Recoverable("boot arguments must be 1..4096 characters without NUL");
+        }
+        bootEnv = List.of("AENV_EXTRA_BOOT_ARGS=" + arguments);
+    }
+
+    void start(Duration readyTimeout) throws BackendException {
+        var spec = gen.spec;
+        var parts = gen.parts;
+        var dirs = gen.dirs;
+        var launch = gen.launch;
+        if (!gen.phase.compareAndSet(ContainerSandbox.Phase.PREPARED, ContainerSandbox.Phase.STARTING)) {
+            throw new BackendException.Terminal("sandbox " + spec.id() + " cannot start from " + gen.phase.get());
+        }
+        Instant deadline = clock.instant().plus(readyTimeout);
+        long started = System.nanoTime();
+        try {
+            Files.createDirectories(dirs.envd());
+            Optional<Path> images;
+            Optional<AccessToken> guestToken;
+            boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
+            if (warm.isPresent() && !claimWarm) {
+                discardWarmContainer(); // booted without the boot arguments: boot afresh in the same dirs and slot
+            }
+            Lineage lineage;
+            switch (launch) {
+                case ContainerSandbox.Launch.FromTemplate(String template) when claimWarm -> {
+                    lineage = warm.get().lineage();
+                    images = Optional.empty();
+                    guestToken = Optional.empty();
+                }
+                case ContainerSandbox.Launch.FromTemplate(String template) when !bootEnv.isEmpty() -> {
+                    lineage = new Lineage(List.of(), parts.layout().templateRootfs(template).toRealPath(),
+                            templates.envdDir());
+                    images = Optional.empty();
+                    guestToken = Optional.empty();
+                }
+                case ContainerSandbox.Launch.FromTemplate(String template) -> {
+                    TemplateImages.Image image = templates.image(template);
+                    lineage = image.lineage();
+                    images = Optional.of(image.images());
+                    guestToken = Optional.empty();
+                }
+                case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) -> {
+                    SavedStates.requirePresent(state.lineage(), state.layers(), Optional.of(state.images()));
+                    parts.copyLayers(state.layers(), HostParts.layersDir(dirs),
+                            state.lineage().owned().stream().map(n -> new String[] {n, n}).toList());
+                    lineage = state.lineage();
+                    images = Optional.of(state.images());
+                    guestToken = state.guestToken();
+                }
+                case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) -> {
+                    boolean memory = state.mode() == PauseMode.WITH_MEMORY;
+                    SavedStates.requirePresent(state.lineage(), state.layers(),
+                            memory ? Optional.of(state.images()) : Optional.empty());
+                    if (Files.isRegularFile(state.diskImage())) {
+                        parts.disks().moveImage(state.diskImage(), dirs.diskImage());
+                        parts.disks().mount(dirs);
+                    } else { // paused before sandboxes had their own disk: its upper moves onto a new one
+                        parts.disks().create(dirs, gen.resources.diskSizeMiB());
+                        parts.move(state.upper(), dirs.upper());
+                    }
+                    parts.move(state.layers(), HostParts.layersDir(dirs));
+                    lineage = state.lineage();
+                    images = memory ? Optional.of(state.images()) : Optional.empty();
+                    guestToken = memory ? Optional.of(spec.accessToken()) : Optional.empty();
+                }
+                case ContainerSandbox.Launch.Reattached r ->
+                        throw new BackendException.Terminal("a re-attached sandbox is already running");
+            }
+            gen.lineage(lineage);
+            NetSlot netSlot = gen.requireSlot();
+            if (warm.isPresent()) {
+                parts.claim(spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
+            }
+            applyInitialEgress(netSlot);
+            if (claimWarm) {
+                parts.setHostname(gen.initPid(), spec.id().value());
+            } else {
+                if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
+                    parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+                } else {
+                    parts.mountOnNewDisk(lineage.lowers(HostParts.layersDir(dirs)), dirs, gen.resources.diskSizeMiB());
+                }
+                RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
+                        parts.spec(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv)));
+            }
+            if (claimWarm) {
+                // restored by the pool; envd answers and waits for its /init
+            } else if (images.isPresent()) {
+                parts.runc().restore(gen.id, dirs.bundle(), images.get(), dirs.restoreWork());
+                if (!(launch instanceof ContainerSandbox.Launch.FromPaused)) {
+                    parts.setHostname(gen.initPid(), spec.id().value());
+                }
+            } else {
+                parts.runc().create(gen.id, dirs.bundle());
+                parts.runc().start(gen.id);
+            }
+            HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
+            gen.client(opened);
+            opened.waitUntilHealthy(deadline);
+            opened.init(initFor(spec, clock));
+            InstanceFile.write(dirs, lineage, netSlot.index());
+        } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
+            rollBackPausedFiles();
+            // a template launch's files are the template's and envd's only; any other launch's are the user's (untrusted)
+            String envdLog = launch instanceof ContainerSandbox.Launch.FromTemplate
+                    ? HostParts.envdLogTail(dirs) : "(not read: user files)";
+            throw new BackendException.Terminal("sandbox " + spec.id() + " did not start (" + launch.getClass().getSimpleName()
+                    + "): " + e.getMessage() + "\nenvd log:\n" + envdLog, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            rollBackPausedFiles();
+            throw new BackendException.Terminal("interrupted while starting sandbox " + spec.id(), e);
+        }
+        if (!gen.phase.compareAndSet(ContainerSandbox.Phase.STARTING, ContainerSandbox.Phase.RUNNING)) {
+            throw new BackendException.Terminal("sandbox " + spec.id() + " was closed while starting");
+        }
+        log.atInfo().addKeyValue("sandbox_id", spec.id().value()).addKeyValue("launch", launch.getClass().getSimpleName())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container sandbox started");
+    }
+
+    /**
+     * The spec's egress rules, before the sandbox's processes run (a claimed member's envd has not been initialised,
+     * so nothing of the user's runs yet). A slot is new for every generation and has no rules of its own, so an open
+     * policy needs no firewall change at all.
+     */
+    private void applyInitialEgress(NetSlot netSlot) throws CommandFailedException, InterruptedException {
+        EgressPolicy policy = ContainerSandbox.egress(gen.spec.network());
+        if (!policy.isOpen()) {
+            gen.parts.firewall().apply(netSlot, policy);
+        }
+    }
+
+    /** Stops the warm member's container and removes its disk and work files, keeping the slot. */
+    private void discardWarmContainer() throws IOException, CommandFailedException, InterruptedException {
+        gen.parts.runc().delete(gen.id);
+        gen.parts.unmountRootfs(gen.dirs);
+        Files.deleteIfExists(gen.dirs.diskImage());
+        gen.parts.deleteTree(gen.dirs.restoreWork());
+    }
+
+    /**
+     * A resume that failed must leave the paused state resumable: stop what was started and move the disk image (or,
+     * for a state paused before sandboxes had disks, the upper) and the layers back into the artifact dir before
+     * close() deletes the sandbox dir.
+     */
+    private void rollBackPausedFiles() {
+        if (!(gen.launch instanceof ContainerSandbox.Launch.FromPaused(SavedStates.Paused state))) {
+            return;
+        }
+        try {
+            gen.closeClient();
+            gen.parts.runc().delete(gen.id);
+            gen.parts.overlays().unmount(gen.dirs.rootfs());
+            gen.parts.disks().unmount(gen.dirs);
+            // An older state's upper still in the artifact dir was not (fully) copied: it stays as it is. Else the disk
+            // holds the sandbox's files (the state's own image, or a new one its older upper was copied onto).
+            if (!Files.exists(state.upper()) && Files.exists(gen.dirs.diskImage())) {
+                gen.parts.disks().moveImage(gen.dirs.diskImage(), state.diskImage());
+            }
+            gen.parts.move(HostParts.layersDir(gen.dirs), state.layers());
+        } catch (IOException | CommandFailedException e) {
+            log.atError().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+                    .log("could not move the paused files back after a failed resume");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** envd's {@code /init} for this sandbox: its token, env vars, default user and workdir, and the host's clock. */
+    static EnvdInit initFor(LaunchSpec spec, Clock clock) {
+        return new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
+                workdir(spec.defaultUser()), clock.instant());
+    }
+
+    private static Optional<String> workdir(String user) {
+        return switch (user) {
+            case "user" -> Optional.of("/home/user"); // E2B's base template contract
+            case "root" -> Optional.of("/root");
+            default -> Optional.empty(); // envd uses the user's home
+        };
+    }
+}

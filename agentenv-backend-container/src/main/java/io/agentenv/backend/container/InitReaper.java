@@ -1,0 +1,181 @@
+package io.agentenv.backend.container;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes this server the parent of its containers' inits, so a killed sandbox leaves no zombie behind. runc detaches a
+ * container's init (tini): without this, the host's init adopts it and reaps it on its own schedule (1-2 s on these
+ * hosts), so a kill would either return while the sandbox's init is still in the process table or wait for that.
+ * {@link #enable} marks the server a child subreaper ({@code prctl(PR_SET_CHILD_SUBREAPER)}); orphans of its
+ * descendants then become its children. A close reaps its container's init, a zombie child named {@code tini},
+ * at once ({@code waitpid(pid, WNOHANG)}; the JDK never starts a tini); a background sweep every second reaps those no
+ * close waits for (containers stopped by a pause's checkpoint, template and warm-pool containers) and any other adopted
+ * orphan (see {@link #sweep}). Where native access is unavailable, nothing changes and closes wait for the host's init.
+ */
+final class InitReaper implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(InitReaper.class);
+    private static final int PR_SET_CHILD_SUBREAPER = 36;
+    private static final int WNOHANG = 1;
+    private static final Path SELF_TASKS = Path.of("/proc/self/task");
+
+    private final Optional<MethodHandle> waitpid;
+    private final long self = ProcessHandle.current().pid();
+    private final Thread sweeper;
+    private final Optional<MethodHandle> prctl;
+    private volatile Set<HostProcess> lastZombies = Set.of();
+    private volatile boolean closed;
+
+    private InitReaper(Optional<MethodHandle> prctl, Optional<MethodHandle> waitpid, Duration every) {
+        this.prctl = prctl;
+        this.waitpid = waitpid;
+        this.sweeper = Thread.ofVirtual().name("aenv-init-reaper").start(() -> sweepEvery(every));
+    }
+
+    /** Becomes a subreaper (when the platform allows) and sweeps for zombie inits every {@code every}. */
+    @SuppressWarnings("restricted") // the only native calls of the backend: prctl and waitpid of libc
+    static InitReaper enable(Duration every) {
+        Optional<MethodHandle> waitpid = Optional.empty();
+        Optional<MethodHandle> subreaper = Optional.empty();
+        try {
+            Linker linker = Linker.nativeLinker();
+            MethodHandle prctl = linker.downcallHandle(linker.defaultLookup().find("prctl").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.firstVariadicArg(1));
+            int result = (int) prctl.invokeExact(PR_SET_CHILD_SUBREAPER, 1L);
+            if (result == 0) {
+                subreaper = Optional.of(prctl);
+                waitpid = Optional.of(linker.downcallHandle(linker.defaultLookup().find("waitpid").orElseThrow(),
+                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
+            } else {
+                log.atWarn().log("prctl(PR_SET_CHILD_SUBREAPER) failed; killed containers' inits are reaped by the host's init");
+            }
+        } catch (Throwable e) { // IllegalCallerException without native access, or a platform without these symbols
+            log.atWarn().setCause(e).log("no native access; killed containers' inits are reaped by the host's init");
+        }
+        return new InitReaper(subreaper, waitpid, every);
+    }
+
+    /** Reaps {@code init} if it is a zombie child of this server; true when it is no longer in the process table. */
+    boolean reap(HostProcess init) throws IOException {
+        if (!init.exists()) {
+            return true;
+        }
+        if (waitpid.isPresent() && init.zombie() && init.parentPid() == self && init.name().equals(Optional.of("tini"))) {
+            waitpid(init.pid());
+        }
+        return !init.exists();
+    }
+
+    /**
+     * Reaps this server's zombie children that are not the JDK's own: a container init (tini) at once, any other
+     * orphan (a test's bare container, a program that daemonized) once it was a zombie at the previous sweep too. The
+     * JDK reaps the processes it started the moment they exit (its reaper thread waits on each), so a child still a
+     * zombie a sweep later is an adopted orphan, and reaping it never takes an exit status the JDK waits for.
+     */
+    void sweep() throws IOException {
+        if (waitpid.isEmpty()) {
+            return;
+        }
+        Set<HostProcess> zombies = new HashSet<>();
+        for (HostProcess child : children()) {
+            if (!child.zombie()) {
+                continue;
+            }
+            if (child.name().equals(Optional.of("tini")) || lastZombies.contains(child)) {
+                waitpid(child.pid());
+            } else {
+                zombies.add(child);
+            }
+        }
+        lastZombies = zombies;
+    }
+
+    private List<HostProcess> children() throws IOException {
+        List<HostProcess> children = new ArrayList<>();
+        try (Stream<Path> tasks = Files.list(SELF_TASKS)) {
+            for (Path task : tasks.toList()) {
+                String line;
+                try {
+                    line = Files.readString(task.resolve("children")).strip();
+                } catch (IOException threadGone) {
+                    continue;
+                }
+                if (!line.isEmpty()) {
+                    for (String pid : line.split(" ")) {
+                        HostProcess.of(Long.parseLong(pid)).ifPresent(children::add);
+                    }
+                }
+            }
+        }
+        return children;
+    }
+
+    private void waitpid(long pid) {
+        try {
+            int reaped = (int) waitpid.orElseThrow().invokeExact((int) pid, MemorySegment.NULL, WNOHANG);
+            if (reaped == pid) {
+                log.atDebug().addKeyValue("pid", pid).log("container init reaped");
+            }
+        } catch (Throwable e) {
+            log.atWarn().addKeyValue("pid", pid).setCause(e).log("waitpid failed");
+        }
+    }
+
+    private void sweepEvery(Duration every) {
+        while (!closed) {
+            LockSupport.parkNanos(every.toNanos());
+            try {
+                sweep();
+            } catch (IOException | RuntimeException e) {
+                log.atDebug().setCause(e).log("zombie sweep failed; retrying");
+            }
+        }
+    }
+
+    /**
+     * Stops being a subreaper (later orphans go to the host's init again, so nothing is left for a sweep nobody runs)
+     * and stops the sweep after a last one. Another backend in the same process (tests) then falls back to waiting for
+     * the host's init.
+     */
+    @Override
+    public void close() throws InterruptedException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        LockSupport.unpark(sweeper);
+        sweeper.join();
+        if (prctl.isPresent()) {
+            try {
+                int ignored = (int) prctl.get().invokeExact(PR_SET_CHILD_SUBREAPER, 0L);
+            } catch (Throwable e) {
+                log.atWarn().setCause(e).log("prctl(PR_SET_CHILD_SUBREAPER, 0) failed");
+            }
+        }
+        try {
+            sweep();
+        } catch (IOException e) {
+            log.atDebug().setCause(e).log("last zombie sweep failed");
+        }
+    }
+}

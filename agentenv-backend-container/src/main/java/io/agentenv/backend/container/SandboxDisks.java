@@ -1,0 +1,148 @@
+package io.agentenv.backend.container;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Each sandbox's own disk: a sparse ext4 image file ({@link SandboxDirs#diskImage()}) of the sandbox's disk size,
+ * loop-mounted at {@link SandboxDirs#disk()}, which holds the overlay's upper and work dirs. Writing past the size
+ * fails inside the sandbox with ENOSPC, {@code df /} and {@code statfs} show the size (overlayfs reports its upper's
+ * filesystem), deleting files frees space (mounted with {@code discard}, so the host file shrinks too), and the limit
+ * travels with the file: a pause moves it (a rename), a resume mounts it again.
+ *
+ * <p>Why not one shared filesystem with project quotas: this host's kernel has neither XFS quota support
+ * ({@code CONFIG_XFS_QUOTA}) nor the quota formats ext4 needs ({@code CONFIG_QFMT_V2}), and btrfs qgroups answer
+ * EDQUOT and leave {@code df} unchanged. See docs/host-setup.md ("Sandbox disks").
+ *
+ * <p>The image has no journal (a sandbox's running state does not survive a host crash anyway, and a paused one was
+ * unmounted cleanly), reserves no blocks for root, and its inode tables are never zeroed (the kernel knows unused
+ * ones from the group descriptors), so a fresh image takes ~4 MiB of host disk whatever its size. {@code mount -o loop}
+ * sets the loop device to clear itself on unmount, so unmounting releases it.
+ */
+final class SandboxDisks {
+
+    /** Smallest disk (E2B: diskSizeMB is at least 1024 and a multiple of 1024). */
+    static final int MIN_MIB = 1024;
+    /** Largest disk: 1 TiB (sparse, but the sandbox may fill it). */
+    static final int MAX_MIB = 1 << 20;
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final String MOUNT_OPTIONS = "loop,noinit_itable,discard";
+
+    private final ProcessRunner runner;
+
+    SandboxDisks(ProcessRunner runner) {
+        this.runner = requireNonNull(runner, "runner is null");
+    }
+
+    /**
+     * Why sandbox disks cannot be made on this host, or empty when they can: loop devices ({@code /dev/loop-control})
+     * and {@code mkfs.ext4} (e2fsprogs) are needed; scripts/setup-host.sh checks both with a trial disk.
+     */
+    static Optional<String> unavailableReason() {
+        if (!Files.exists(Path.of("/dev/loop-control"))) {
+            return Optional.of("no loop device support (/dev/loop-control is missing; CONFIG_BLK_DEV_LOOP)");
+        }
+        for (String dir : List.of("/usr/sbin", "/sbin", "/usr/bin", "/bin")) {
+            if (Files.isExecutable(Path.of(dir, "mkfs.ext4"))) {
+                return Optional.empty();
+            }
+        }
+        return Optional.of("mkfs.ext4 is not installed (Debian package e2fsprogs)");
+    }
+
+    /** Checks a disk size in MiB: at least 1024, a multiple of 1024, at most 1 TiB. */
+    static int checkSize(int sizeMiB) {
+        if (sizeMiB < MIN_MIB || sizeMiB > MAX_MIB || sizeMiB % MIN_MIB != 0) {
+            throw new IllegalArgumentException("a sandbox disk must be a multiple of 1024 MiB from " + MIN_MIB + " to "
+                    + MAX_MIB + ": " + sizeMiB);
+        }
+        return sizeMiB;
+    }
+
+    /**
+     * Makes a new empty disk of {@code sizeMiB} for the sandbox and mounts it, with empty upper and work dirs. Any disk
+     * the sandbox dir held before is unmounted and replaced.
+     */
+    void create(SandboxDirs dirs, int sizeMiB) throws IOException, CommandFailedException, InterruptedException {
+        checkSize(sizeMiB);
+        unmount(dirs);
+        Path image = dirs.diskImage();
+        Files.createDirectories(dirs.dir());
+        Files.deleteIfExists(image);
+        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
+            file.setLength((long) sizeMiB << 20); // sparse: no block is written
+        }
+        try {
+            runner.run(Command.of(TIMEOUT, "mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
+                    "-E", "lazy_itable_init=1,nodiscard", "-L", "aenv-disk", image.toString()));
+            mount(dirs);
+            Path root = dirs.disk();
+            Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx------"));
+            Files.createDirectories(dirs.upper());
+            Files.createDirectories(dirs.work());
+        } catch (IOException | CommandFailedException | InterruptedException | RuntimeException e) {
+            try {
+                unmount(dirs);
+                Files.deleteIfExists(image);
+            } catch (IOException | RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+    }
+
+    /** Mounts the sandbox's existing disk image (after a resume moved it back); nothing to do when mounted. */
+    void mount(SandboxDirs dirs) throws IOException, CommandFailedException, InterruptedException {
+        Path image = dirs.diskImage();
+        if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("no disk image at " + image);
+        }
+        if (MountTable.isMountPoint(dirs.disk())) {
+            return;
+        }
+        Files.createDirectories(dirs.disk());
+        runner.run(Command.of(TIMEOUT, "mount", "-t", "ext4", "-o", MOUNT_OPTIONS, image.toString(), dirs.disk().toString()));
+    }
+
+    /**
+     * Unmounts the sandbox's disk (a system call, no process; its loop device then clears itself); nothing to do when
+     * it is not mounted.
+     */
+    void unmount(SandboxDirs dirs) throws IOException {
+        Unmounts.unmount(dirs.disk());
+    }
+
+    /** Whether the sandbox has a disk image (a sandbox dir of an older version has a plain upper dir instead). */
+    static boolean hasImage(SandboxDirs dirs) {
+        return Files.isRegularFile(dirs.diskImage(), LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /**
+     * Moves an unmounted disk image (pause: into the artifact dir; resume: back). A rename on one filesystem; across
+     * filesystems a sparse copy, then the source is removed.
+     */
+    void moveImage(Path from, Path to) throws IOException, CommandFailedException, InterruptedException {
+        if (!Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("no disk image at " + from);
+        }
+        Files.createDirectories(to.getParent());
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException crossDevice) {
+            Files.deleteIfExists(to);
+            runner.run(Command.of(Duration.ofMinutes(10), "cp", "--sparse=always", "--", from.toString(), to.toString()));
+            Files.delete(from);
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package io.agentenv.backend.container;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Path;
+
+/**
+ * {@code umount2(2)} through the FFM API: the pause path unmounts a sandbox's overlay and then its disk, and a
+ * {@code umount} process for each costs ~5 ms of CPU and ~10 ms on a busy host (bench/container/disk.sh); the system
+ * call is what that program does for these mounts (no userspace mount table: {@code /run/mount/utab} stays empty for
+ * them, and a disk's loop device clears itself). Needs native access ({@code Enable-Native-Access} in the server
+ * jar's manifest, {@code --enable-native-access=ALL-UNNAMED} otherwise; without it the JDK only warns).
+ */
+final class Unmounts {
+
+    private static final int ENOENT = 2;
+    private static final int EINVAL = 22;
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final MethodHandle UMOUNT2 = umount2();
+
+    /** The downcall itself is a restricted method: its descriptor must match libc's {@code int umount2(const char *, int)}. */
+    @SuppressWarnings("restricted")
+    private static MethodHandle umount2() {
+        Linker linker = Linker.nativeLinker();
+        return linker.downcallHandle(
+                linker.defaultLookup().find("umount2").orElseThrow(() -> new IllegalStateException("no umount2 in libc")),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT),
+                Linker.Option.captureCallState("errno"));
+    }
+
+    private Unmounts() {
+    }
+
+    /**
+     * Unmounts {@code target} (no lazy detach: a busy mount is an error). Returns false when nothing is mounted there
+     * (EINVAL: not a mount point; ENOENT: no such path).
+     */
+    static boolean unmount(Path target) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment path = arena.allocateFrom(target.toString());
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int result = (int) UMOUNT2.invokeExact(state, path, 0);
+            if (result == 0) {
+                return true;
+            }
+            int errno = (int) ERRNO.get(state, 0L);
+            if (errno == EINVAL || errno == ENOENT) {
+                return false;
+            }
+            throw new IOException("umount2(" + target + ") failed: errno " + errno + " (" + describe(errno) + ")");
+        } catch (IOException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException("umount2 call failed", e);
+        }
+    }
+
+    private static String describe(int errno) {
+        return switch (errno) {
+            case 1 -> "EPERM: not root";
+            case 16 -> "EBUSY: still in use";
+            default -> "see errno(3)";
+        };
+    }
+}

@@ -1,0 +1,187 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.Liveness;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What goes wrong at the edges of a container sandbox's life: every network slot taken, a sandbox whose envd or whole
+ * container dies, and a kill that must leave nothing running. Two slots only ({@code max_sandboxes=2}), no warm pool;
+ * the leak check runs after every test.
+ */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ContainerRobustnessHostTest {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Duration READY = Duration.ofSeconds(60);
+    private static final Duration SOON = Duration.ofSeconds(30);
+    private static final TemplateId BASE = new TemplateId("base");
+    private static BackendFixture backend;
+
+    private final List<SandboxBackend> opened = new ArrayList<>();
+
+    @BeforeAll
+    static void startBackend() throws Exception {
+        backend = BackendFixture.create(Map.of("max_sandboxes", "2", "warm_slots", "0"));
+    }
+
+    @AfterAll
+    static void stopBackend() throws Exception {
+        if (backend != null) {
+            backend.close();
+        }
+    }
+
+    @AfterEach
+    void closeAndCheckForLeaks() throws Exception {
+        for (SandboxBackend sandbox : opened) {
+            sandbox.close();
+        }
+        backend.assertNothingLeaked();
+    }
+
+    private static LaunchSpec spec(Map<String, String> env) {
+        return new LaunchSpec(SandboxId.random(RANDOM), BASE, env, "user", new AccessToken("tok-" + RANDOM.nextInt()),
+                NetworkPolicy.DEFAULT);
+    }
+
+    private SandboxBackend fresh(LaunchSpec spec) throws BackendException {
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        opened.add(sandbox);
+        sandbox.start(READY);
+        return sandbox;
+    }
+
+    private static ContainerId container(LaunchSpec spec) {
+        return backend.parts().containerId(spec.id());
+    }
+
+    /** Polls {@code condition} every 50 ms until it holds or {@code within} has passed (then fails with {@code what}). */
+    private static void await(String what, Duration within, Callable<Boolean> condition) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!condition.call()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(what + " did not happen within " + within);
+            }
+            LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+        }
+    }
+
+    private static boolean alive(long hostPid) {
+        return ProcessHandle.of(hostPid).map(ProcessHandle::isAlive).orElse(false) && Files.exists(Path.of("/proc/" + hostPid));
+    }
+
+    private static String describe(List<Long> pids) {
+        StringBuilder found = new StringBuilder();
+        for (long pid : pids) {
+            try {
+                found.append(Files.readString(Path.of("/proc/" + pid + "/stat")).strip()).append("; ");
+            } catch (java.io.IOException gone) {
+                // exited
+            }
+        }
+        return found.toString();
+    }
+
+    @Test
+    void a_launch_beyond_the_slot_limit_is_exhausted_naming_the_limit_and_reserves_nothing() throws Exception {
+        // given: both slots in use
+        fresh(spec(Map.of()));
+        fresh(spec(Map.of()));
+        // when / then
+        assertThatThrownBy(() -> backend.factory.prepare(spec(Map.of()), new LaunchSource.Template(BASE)))
+                .isInstanceOfSatisfying(BackendException.Exhausted.class, e -> assertThat(e.limit())
+                        .isEqualTo("all 2 sandbox slots of this server are in use (AENV_BACKEND_MAX_SANDBOXES)"));
+        // and a slot freed by a close is usable again
+        opened.removeFirst().close();
+        fresh(spec(Map.of()));
+    }
+
+    @Test
+    void a_closed_sandbox_leaves_no_process_cgroup_mount_netns_or_runc_state_even_when_a_process_ignores_sigterm()
+            throws Exception {
+        // given
+        LaunchSpec spec = spec(Map.of());
+        SandboxBackend sandbox = fresh(spec);
+        GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
+                List.of("-c", "trap '' TERM; while :; do sleep 1; done"));
+        List<Long> pids = backend.parts().cgroups().pids(container(spec).value());
+        String netns = ((ContainerSandbox) sandbox).hostNetwork().orElseThrow().namespacePath().getFileName().toString();
+        assertThat(pids).hasSizeGreaterThan(3);
+        // when
+        sandbox.close();
+        // then: at once, nothing of it is left
+        assertThat(pids).as("processes of the closed sandbox still alive: %s", describe(pids))
+                .noneMatch(ContainerRobustnessHostTest::alive);
+        assertThat(backend.parts().cgroups().pathsOf(container(spec).value())).as("cgroups").isEmpty();
+        assertThat(MountTable.mountsUnder(backend.parts().sandboxesDir())).as("mounts").isEmpty();
+        assertThat(backend.parts().pool().existingResources()).as("network namespaces").doesNotContain(netns);
+        assertThat(backend.parts().runc().list()).as("runc state").doesNotContain(container(spec));
+    }
+
+    @Test
+    void a_running_sandbox_is_alive_and_one_whose_container_init_was_killed_is_gone_and_still_closes_cleanly()
+            throws Exception {
+        LaunchSpec spec = spec(Map.of());
+        SandboxBackend sandbox = fresh(spec);
+        assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
+
+        long init = Long.parseLong(Files.readString(backend.parts().dirs(container(spec)).bundle()
+                .resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
+        ProcessHandle.of(init).orElseThrow().destroyForcibly();
+
+        await("the sandbox reported gone", SOON, () -> sandbox.liveness() instanceof Liveness.Gone);
+        assertThat(sandbox.envd()).isPresent(); // the orchestrator removes it; until then it is a running instance
+        sandbox.close();
+    }
+
+    @Test
+    void envd_killed_inside_the_sandbox_comes_back_with_the_same_token_env_and_default_user() throws Exception {
+        // given
+        LaunchSpec spec = spec(Map.of("GREETING", "hello"));
+        SandboxBackend sandbox = fresh(spec);
+        assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE); // the check notes the envd it runs with
+        // when: root inside kills envd (as `sudo kill -9` would)
+        backend.exec(spec.id(), "sh", "-c", "kill -9 $(pgrep -x java)");
+        // then: the liveness check sees the restarted envd and initialises it again
+        await("envd restarted and initialised again", SOON, () -> {
+            assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
+            try {
+                GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
+                        List.of("-c", "echo \"$GREETING $(whoami) $(pwd)\" > /tmp/after-restart"));
+                return backend.exec(spec.id(), "cat", "/tmp/after-restart").equals("hello user /home/user");
+            } catch (Exception notYet) {
+                return false;
+            }
+        });
+        assertThatThrownBy(() -> GuestProcesses.start(sandbox.guest().orElseThrow(), new AccessToken("wrong-token"),
+                "user", "true", List.of())).hasMessageContaining("401");
+        sandbox.envd().orElseThrow().health();
+    }
+}

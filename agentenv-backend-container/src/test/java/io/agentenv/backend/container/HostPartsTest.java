@@ -1,0 +1,24 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class HostPartsTest {
+
+    @Test
+    void the_criu_options_add_tcp_close_external_unix_sockets_and_ignored_cgroups_to_the_host_setups_once() {
+        String options = HostParts.criuOptions("network-lock skip\ntcp-close\n");
+
+        assertThat(options.lines().toList())
+                .containsExactly("network-lock skip", "tcp-close", "ext-unix-sk", "manage-cgroups=ignore");
+    }
+
+    @Test
+    void ignored_cgroups_are_one_token_because_criu_reads_a_separate_argument_of_that_option_as_soft_mode() {
+        assertThat(HostParts.criuOptions("").lines()).contains("manage-cgroups=ignore").doesNotContain("manage-cgroups ignore");
+    }
+}

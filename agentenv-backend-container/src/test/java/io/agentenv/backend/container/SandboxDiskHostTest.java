@@ -1,0 +1,182 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdMetrics;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.PauseMode;
+import io.agentenv.spi.PausedState;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SnapshotState;
+import io.agentenv.spi.TemplateId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every sandbox's own disk ({@link SandboxDisks}) with the smallest size E2B allows (1024 MiB): writes past it fail
+ * inside with ENOSPC while the sandbox runs on, the size is what {@code df /}, envd's metrics and the backend report,
+ * it survives pause and resume, a fork child has its own, and nothing (image, mount, loop device) is left after close.
+ */
+@Tag("host")
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class SandboxDiskHostTest {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Duration READY = Duration.ofSeconds(60);
+    private static final TemplateId BASE = new TemplateId("base");
+    private static final int DISK_MIB = 1024;
+    private static BackendFixture backend;
+
+    private final List<SandboxBackend> opened = new ArrayList<>();
+
+    @BeforeAll
+    static void startBackend() throws Exception {
+        backend = BackendFixture.create(Map.of("disk_mb", Integer.toString(DISK_MIB)));
+    }
+
+    @AfterAll
+    static void stopBackend() throws Exception {
+        if (backend != null) {
+            backend.close();
+        }
+    }
+
+    @AfterEach
+    void closeAndCheckForLeaks() throws Exception {
+        for (SandboxBackend sandbox : opened) {
+            sandbox.close();
+        }
+        backend.assertNothingLeaked();
+    }
+
+    @Test
+    void writing_past_the_disk_size_fails_with_no_space_and_the_sandbox_runs_on_and_deleting_frees_the_space() throws Exception {
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = fresh(spec);
+        assertThat(sandbox.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
+        long dfMiB = Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip());
+        assertThat(dfMiB).as("df / shows the disk (less ext4's metadata)").isBetween(DISK_MIB - 40L, (long) DISK_MIB);
+        EnvdMetrics metrics = sandbox.envd().orElseThrow().metrics();
+        assertThat(metrics.diskTotal() >> 20).as("envd's disk_total agrees with df (which rounds up)").isBetween(dfMiB - 1, dfMiB);
+
+        CommandFailedException full = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/big", "bs=1M",
+                "count=" + (DISK_MIB + 100));
+        assertThat(full.getMessage()).contains("No space left on device");
+        sandbox.envd().orElseThrow().health();
+        assertThat(exec(spec, "sh", "-c", "echo still-running > /tmp/after && cat /tmp/after")).isEqualTo("still-running");
+
+        exec(spec, "rm", "/home/user/big");
+        exec(spec, "dd", "if=/dev/zero", "of=/home/user/again", "bs=1M", "count=" + (DISK_MIB / 2));
+        assertThat(Files.size(backend.parts().dirs(backend.parts().containerFor(spec.id())).diskImage()))
+                .as("the image file is the disk's size (sparse)").isEqualTo((long) DISK_MIB << 20);
+    }
+
+    @Test
+    void the_disk_survives_pause_and_resume_and_a_fork_child_has_a_disk_of_its_own() throws Exception {
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = fresh(spec);
+        exec(spec, "dd", "if=/dev/zero", "of=/home/user/third", "bs=1M", "count=" + (DISK_MIB / 3));
+        Path pausedDir = artifacts("pause");
+
+        PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, pausedDir);
+        sandbox.close();
+        assertThat(Files.size(pausedDir.resolve("disk.img"))).isEqualTo((long) DISK_MIB << 20);
+        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
+                backend.factory.decodePausedState(paused.encode(), pausedDir)));
+        assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
+        assertThat(exec(spec, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
+        CommandFailedException full = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/more",
+                "bs=1M", "count=" + (DISK_MIB * 3 / 4));
+        assertThat(full.getMessage()).contains("No space left on device");
+        exec(spec, "rm", "/home/user/more");
+
+        Path forkDir = artifacts("fork");
+        SnapshotState snapshot = backend.factory.decodeSnapshotState(resumed.snapshot(forkDir).encode(), forkDir);
+        LaunchSpec child = spec();
+        SandboxBackend forked = launch(child, new LaunchSource.Snapshot(snapshot));
+        backend.parts().deleteTree(forkDir);
+        backend.parts().deleteTree(pausedDir);
+
+        assertThat(forked.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
+        assertThat(exec(child, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
+        // the source's third is in the child's lower layer, not on its disk: the child can write three quarters more
+        exec(child, "dd", "if=/dev/zero", "of=/home/user/more", "bs=1M", "count=" + (DISK_MIB * 3 / 4));
+        CommandFailedException sourceFull = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/more",
+                "bs=1M", "count=" + (DISK_MIB * 3 / 4));
+        assertThat(sourceFull.getMessage()).contains("No space left on device");
+        forked.envd().orElseThrow().health();
+    }
+
+    @Test
+    void a_sandbox_paused_before_sandboxes_had_disks_resumes_onto_a_new_disk_with_its_files_and_processes() throws Exception {
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = fresh(spec);
+        String sleeper = ContainerBackendHostTest.background(sandbox, spec);
+        exec(spec, "sh", "-c", "echo kept > /home/user/note");
+        Path dir = artifacts("older-pause");
+        PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+        // what an older version left: the upper dir itself in the artifact dir, no disk image
+        SandboxDirs opened = new SandboxDirs(dir.resolve("opened"));
+        Files.createDirectories(opened.dir());
+        Files.move(dir.resolve("disk.img"), opened.diskImage());
+        backend.parts().disks().mount(opened);
+        backend.parts().runner().run(Command.of(Duration.ofMinutes(1), "cp", "-a", opened.upper().toString(),
+                dir.resolve("upper").toString()));
+        backend.parts().disks().unmount(opened);
+        backend.parts().deleteTree(opened.dir());
+
+        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
+                backend.factory.decodePausedState(paused.encode(), dir)));
+
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+        assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
+        assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
+                .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
+        assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
+        backend.parts().deleteTree(dir);
+    }
+
+    private static LaunchSpec spec() {
+        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
+                NetworkPolicy.DEFAULT);
+    }
+
+    private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
+        SandboxBackend sandbox = backend.factory.prepare(spec, source);
+        opened.add(sandbox);
+        sandbox.start(READY);
+        return sandbox;
+    }
+
+    private SandboxBackend fresh(LaunchSpec spec) throws BackendException {
+        return launch(spec, new LaunchSource.Template(BASE));
+    }
+
+    private static String exec(LaunchSpec spec, String... args) throws Exception {
+        return backend.exec(spec.id(), args);
+    }
+
+    private Path artifacts(String name) throws Exception {
+        Path dir = backend.workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong()));
+        Files.createDirectories(dir.getParent());
+        return dir;
+    }
+}

@@ -1,0 +1,126 @@
+// Pause through the unmodified npm `e2b` SDK, and where its time goes. One sandbox with a background `sleep` is paused
+// and resumed (connect + commands.run('true')) n times against the server jar on loopback; for every pause the
+// server's own log gives the orchestrator's time (PauseOperation, "sandbox paused" took_ms), the backend's checkpoint
+// and each release part (GenerationPause, "container sandbox paused") and the dump command with CRIU's own time in it
+// (RuncRuntime, "container dumped"; "container checkpointed" from builds that ran CRIU through runc). CPU time (the
+// server JVM plus its waited-for children: CRIU, runc, umount, sync, ip, nft) is read from /proc/<server>/stat around
+// each pause: it does not depend on the machine's load, wall times do. Needs root, scripts/setup-host.sh and the
+// built jars:
+//   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations]
+// Before/after against another build and CRIU: AENV_BENCH_HOST_ENV=<a copy of host.env naming that CRIU> node
+// <that checkout>/bench/container/pause.mjs [iterations] (that checkout's jars built; its older log lines are read).
+import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
+import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+
+const n = Number(process.argv[2] ?? 30)
+delete process.env.E2B_DEBUG
+const server = await startServer({
+  backend: 'container',
+  readyTimeoutMs: 120_000,
+  env: {
+    AENV_BACKEND_NAME_PREFIX: 'aenvp',
+    AENV_BACKEND_RUN_DIR: '/run/agentenv/bench-pause',
+    AENV_BACKEND_CGROUP_PARENT: 'agentenv-bench-pause',
+    AENV_BACKEND_FIRST_SLOT: '13824',
+    AENV_BACKEND_ID_PREFIX: 'bpse-',
+    AENV_BACKEND_WARM_SLOTS: '2',
+    AENV_BACKEND_MAX_SANDBOXES: '8',
+    AENV_BACKEND_CPU_COUNT: '1',
+    AENV_BACKEND_MEMORY_MB: '512',
+    AENV_BACKEND_POOL_SIZE: '0',
+    AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+    // for before/after runs against another CRIU build: a copy of the host setup's host.env naming it
+    ...(process.env.AENV_BENCH_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BENCH_HOST_ENV } : {}),
+  },
+})
+const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
+
+const ticksPerMs = 100 / 1000 // USER_HZ
+function cpuMs() {
+  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number)
+  return { server: (utime + stime) / ticksPerMs, children: (cutime + cstime) / ticksPerMs }
+}
+
+/** The key=value pairs of the server log lines matching {@code pattern} (logger and message) after {@code from}. */
+function logged(pattern, from) {
+  return server.output().slice(from).split('\n').filter((l) => pattern.test(l))
+    .map((l) => Object.fromEntries([...l.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])))
+}
+
+const stats = (samples) => {
+  const s = [...samples].sort((a, b) => a - b)
+  const pct = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]
+  return { n: s.length, p50: pct(0.5), p95: pct(0.95), mean: s.reduce((a, b) => a + b, 0) / s.length }
+}
+const fmt = (x) => x.toFixed(1).padStart(7)
+function report(what, samples) {
+  const { n: count, p50, p95, mean } = stats(samples)
+  console.log(`${what.padEnd(58)} n=${String(count).padStart(3)}  p50 ${fmt(p50)}  p95 ${fmt(p95)}  mean ${fmt(mean)} ms`)
+}
+
+try {
+  const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
+  await sbx.commands.run('sleep 100000', { background: true })
+  for (let i = 0; i < 3; i++) { // warm-up: the server's code paths and CRIU's page cache
+    await sbx.pause()
+    await sbx.connect()
+    await sbx.commands.run('true')
+  }
+  const load = loadavg()
+  const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
+    unmount: [], move: [], sync: [], remove: [], cpuServer: [], cpuChildren: [], resume: [] }
+  for (let i = 0; i < n; i++) {
+    const mark = server.output().length
+    const cpu0 = cpuMs()
+    let t0 = performance.now()
+    await sbx.pause()
+    rows.sdk.push(performance.now() - t0)
+    const cpu1 = cpuMs()
+    rows.cpuServer.push(cpu1.server - cpu0.server)
+    rows.cpuChildren.push(cpu1.children - cpu0.children)
+    const [op] = logged(/ PauseOperation sandbox paused /, mark)
+    const [be] = logged(/ (GenerationPause|ContainerSandbox) container sandbox paused /, mark) // the latter: older builds
+    const [rc] = logged(/ RuncRuntime container (dumped|checkpointed) /, mark)
+    if (!op || !be || !rc) throw new Error(`pause ${i}: a log line is missing:\n${server.output().slice(mark)}`)
+    rows.orchestrator.push(Number(op.took_ms))
+    rows.checkpoint.push(Number(be.checkpoint_ms))
+    rows.release.push(Number(be.release_ms))
+    rows.backend.push(Number(be.checkpoint_ms) + Number(be.release_ms))
+    rows.runc.push(Number(rc.took_ms))
+    rows.criu.push(Number(rc.criu_ms))
+    rows.aroundCriu.push(Number(rc.took_ms) - Number(rc.criu_ms))
+    for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) rows[k].push(Number(be[`${k}_ms`]))
+    t0 = performance.now()
+    await sbx.connect()
+    await sbx.commands.run('true')
+    rows.resume.push(performance.now() - t0)
+  }
+  console.log(`pause, n=${n}, load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  report('SDK pause() (what the user sees)', rows.sdk)
+  report('  orchestrator PauseOperation (CAS, backend, SQLite, hooks)', rows.orchestrator)
+  report('  backend pause (checkpoint + release)', rows.backend)
+  report('    checkpoint (freeze, runc checkpoint, thaw)', rows.checkpoint)
+  report('      dump command (CRIU direct; runc checkpoint before)', rows.runc)
+  report('        CRIU itself (its log: first to last line)', rows.criu)
+  report('        around CRIU (process start, runc if any, reading state)', rows.aroundCriu)
+  report('    release (parallel parts, joined)', rows.release)
+  report('      slot: nft chain and netns (veth after the return)', rows.slot)
+  report('      runc delete', rows.container)
+  report('      unmount (overlay, and the disk where there is one)', rows.unmount)
+  report('      move upper or disk image, and layers, into the artifact dir', rows.move)
+  report('      then: syncfs of the artifact dir (durable)', rows.sync)
+  report('      then, alongside: remove the sandbox dir, unclaim', rows.remove)
+  report('CPU per pause: server JVM (user + sys)', rows.cpuServer)
+  report('CPU per pause: waited-for children (CRIU, runc, sync, ip, nft)', rows.cpuChildren)
+  report('resume (connect + commands.run true)', rows.resume)
+  await sbx.kill()
+} catch (e) {
+  console.error(`${e.stack ?? e}\nserver log (tail):\n${server.output().split('\n').slice(-60).join('\n')}`)
+  process.exitCode = 1
+} finally {
+  await server.stop({ timeoutMs: 120_000 })
+}

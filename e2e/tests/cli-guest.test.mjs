@@ -1,0 +1,282 @@
+// The built `aenv` CLI (agentenv-cli/target/aenv.jar) reaching into a sandbox: exec, files, logs and metrics, all
+// through the server (API key; envd through the sandbox proxy with the routing headers and the envd token). The server
+// runs the mock backend, whose every running sandbox reports one local envd process (started here on a free port and
+// a unix socket, so no lock on 49983 is needed) as its guest endpoint.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startServer, freePort, repoRoot } from '../lib/control-plane-harness.mjs'
+import { startEnvd, ensureTestUser } from '../lib/envd-harness.mjs'
+
+const aenvJar = join(repoRoot, 'agentenv-cli', 'target', 'aenv.jar')
+
+let envd
+let server
+let workDir
+let sandboxId
+
+/** Runs aenv.jar to its exit; `input` (string or Buffer) becomes its stdin, which is then closed. */
+function aenv(args, { input, apiKey = server.apiKey } = {}) {
+  return new Promise((resolve, reject) => {
+    const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
+    const child = spawn(java, ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-jar', aenvJar, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, AENV_API_URL: server.url, AENV_API_KEY: apiKey },
+    })
+    const out = []
+    const err = []
+    child.stdout.on('data', (d) => out.push(d))
+    child.stderr.on('data', (d) => err.push(d))
+    child.on('error', reject)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout: Buffer.concat(out), out: Buffer.concat(out).toString(), err: Buffer.concat(err).toString() })
+    })
+    child.stdin.on('error', () => { /* aenv may exit before reading all of it */ })
+    child.stdin.end(input)
+  })
+}
+
+/** One error line on stderr, no stack trace. */
+function assertOneLineError(result, pattern) {
+  assert.equal(result.code, 1, `exit ${result.code}, stderr: ${result.err}`)
+  assert.match(result.err, pattern)
+  assert.equal(result.err.trim().split('\n').length, 1, result.err)
+  assert.doesNotMatch(result.err, /Exception|\tat /)
+}
+
+before(async () => {
+  if (!existsSync(aenvJar)) throw new Error(`aenv jar missing: ${aenvJar} (build it: mvn -B -pl agentenv-cli -am package -DskipTests)`)
+  delete process.env.E2B_DEBUG
+  const user = ensureTestUser()
+  envd = await startEnvd({ port: await freePort(), args: user ? ['--default-user', user] : [] })
+  server = await startServer({
+    backend: 'mock',
+    env: { AENV_BACKEND_GUEST_ENDPOINT: `127.0.0.1:${envd.port}`, AENV_BACKEND_GUEST_UNIX_SOCKET: envd.socketPath },
+  })
+  workDir = mkdtempSync(join(tmpdir(), 'cli-guest-'))
+  chmodSync(workDir, 0o777) // envd's default user writes here
+  const created = await aenv(['create', 'base', '--timeout', '600'])
+  assert.equal(created.code, 0, created.err)
+  sandboxId = created.out.trim()
+})
+
+after(async () => {
+  try {
+    if (server) await server.stop()
+  } finally {
+    if (envd) await envd.stop()
+    if (workDir) rmSync(workDir, { recursive: true, force: true })
+  }
+})
+
+test('exec streams stdout and stderr apart and exits with the command\'s code', async () => {
+  const r = await aenv(['exec', sandboxId, '-c', 'echo out; echo err >&2; exit 7'])
+  assert.equal(r.code, 7, r.err)
+  assert.equal(r.out, 'out\n')
+  assert.equal(r.err, 'err\n')
+
+  const ok = await aenv(['exec', sandboxId, '--', 'true'])
+  assert.equal(ok.code, 0, ok.err)
+})
+
+test('exec quotes an argv exactly and passes env and cwd', async () => {
+  const r = await aenv(['exec', sandboxId, '--', 'printf', '%s|', 'a b', "c'd", '$HOME', ''])
+  assert.equal(r.code, 0, r.err)
+  assert.equal(r.out, "a b|c'd|$HOME||")
+
+  const env = await aenv(['exec', sandboxId, '--env', 'FOO=bar baz', '--cwd', workDir, '-c', 'echo "$FOO"; pwd'])
+  assert.equal(env.code, 0, env.err)
+  assert.equal(env.out, `bar baz\n${workDir}\n`)
+})
+
+test('a death by signal exits 128+N and --timeout exits 124', async () => {
+  const killed = await aenv(['exec', sandboxId, '-c', 'kill -TERM $$'])
+  assert.equal(killed.code, 143, killed.err)
+
+  const started = Date.now()
+  const slow = await aenv(['exec', sandboxId, '--timeout', '1', '--', 'sleep', '30'])
+  assert.equal(slow.code, 124, `exit ${slow.code}: ${slow.err}`)
+  assert.match(slow.err, /timed out/)
+  assert.ok(Date.now() - started < 25_000, 'the timeout ended the command')
+})
+
+test('Ctrl-C (SIGINT) terminates the remote command and exits 130', async () => {
+  const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
+  const marker = `sleep ${4000 + Math.floor(Math.random() * 1000)}`
+  const child = spawn(java, ['-jar', aenvJar, 'exec', sandboxId, '--no-stdin', '-c', `echo ready; ${marker}; echo never`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, AENV_API_URL: server.url, AENV_API_KEY: server.apiKey },
+  })
+  let out = ''
+  let err = ''
+  child.stderr.on('data', (d) => { err += d })
+  const exited = new Promise((resolve) => child.once('close', (code) => resolve(code)))
+  try {
+    await new Promise((resolve, reject) => {
+      child.stdout.on('data', (d) => { out += d; if (out.includes('ready')) resolve() })
+      child.once('close', () => reject(new Error(`aenv exited before the command started: ${err}`)))
+    })
+    child.kill('SIGINT')
+    assert.equal(await exited, 130, err)
+  } finally {
+    child.kill('SIGKILL')
+  }
+  assert.match(err, /interrupted: sent SIGTERM/)
+  assert.doesNotMatch(out, /never/)
+  const left = await aenv(['exec', sandboxId, '-c', `pgrep -f '^${marker}$' || echo none`])
+  assert.equal(left.out.trim(), 'none', 'the remote command is gone')
+})
+
+test('killing the sandbox while exec streams ends aenv with one error line', async () => {
+  const other = await aenv(['create', 'base'])
+  assert.equal(other.code, 0, other.err)
+  const id = other.out.trim()
+  const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
+  const child = spawn(java, ['-jar', aenvJar, 'exec', id, '--no-stdin', '--timeout', '20', '-c', 'echo ready; sleep 15'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, AENV_API_URL: server.url, AENV_API_KEY: server.apiKey },
+  })
+  let err = ''
+  child.stderr.on('data', (d) => { err += d })
+  const exited = new Promise((resolve) => child.once('close', (code) => resolve(code)))
+  try {
+    await new Promise((resolve, reject) => {
+      child.stdout.on('data', (d) => { if (String(d).includes('ready')) resolve() })
+      child.once('close', () => reject(new Error(`aenv exited before the command started: ${err}`)))
+    })
+    assert.equal((await aenv(['kill', id])).code, 0)
+    assert.equal(await exited, 1, err)
+  } finally {
+    child.kill('SIGKILL')
+  }
+  assert.match(err, /^error: the stream from sandbox .* broke off .*killed or paused\?\n$/)
+})
+
+test('exec -t attaches a remote pty of the local terminal\'s size and passes the exit code (under script(1))', async () => {
+  const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
+  const run = (command, input) => new Promise((resolve, reject) => {
+    // script gives aenv a local terminal (30 rows, 100 columns) and types `input` into it
+    const child = spawn('script', ['-qec', `stty rows 30 cols 100; ${command}`, '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, AENV_API_URL: server.url, AENV_API_KEY: server.apiKey, TERM: 'xterm' },
+    })
+    let out = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { out += d })
+    child.on('error', reject)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }) })
+    child.stdin.end(input)
+  })
+  const aenvTty = `${java} -jar ${aenvJar} exec -t ${sandboxId}`
+  const once = await run(`${aenvTty} -- bash -c 'read x; echo "got:$x"; tty; stty size; exit 5'`, 'hello\n')
+  assert.equal(once.code, 5, once.out)
+  assert.match(once.out, /got:hello\r\n\/dev\/pts\/\d+\r\n30 100\r\n/)
+
+  const shell = await run(aenvTty, 'echo "sum=$((40+2))"\nexit 3\n')
+  assert.equal(shell.code, 3, shell.out)
+  assert.match(shell.out, /sum=42/)
+})
+
+test('exec forwards stdin when it is not a terminal, byte for byte', async () => {
+  const lines = await aenv(['exec', sandboxId, '--', 'wc', '-l'], { input: 'one\ntwo\nthree\n' })
+  assert.equal(lines.code, 0, lines.err)
+  assert.equal(lines.out.trim(), '3')
+
+  const data = randomBytes(200_000)
+  const echoed = await aenv(['exec', sandboxId, '--', 'cat'], { input: data })
+  assert.equal(echoed.code, 0, echoed.err)
+  assert.ok(echoed.stdout.equals(data), `cat returned ${echoed.stdout.length} of ${data.length} bytes`)
+
+  const none = await aenv(['exec', sandboxId, '--no-stdin', '--', 'cat'], { input: 'ignored' })
+  assert.equal(none.code, 0, none.err)
+  assert.equal(none.out, '')
+})
+
+test('files put then get round-trips binary data, from a file and from stdin', async () => {
+  const data = randomBytes(300_000)
+  const local = join(workDir, 'local.bin')
+  writeFileSync(local, data)
+  const remote = join(workDir, 'remote', 'data.bin')
+
+  const put = await aenv(['files', 'put', sandboxId, local, remote])
+  assert.equal(put.code, 0, put.err)
+  assert.match(put.out, /wrote .*data\.bin/)
+
+  const get = await aenv(['files', 'get', sandboxId, remote, '-'])
+  assert.equal(get.code, 0, get.err)
+  assert.ok(get.stdout.equals(data), `got ${get.stdout.length} bytes`)
+
+  const copy = join(workDir, 'copy.bin')
+  const toFile = await aenv(['files', 'get', sandboxId, remote, copy])
+  assert.equal(toFile.code, 0, toFile.err)
+  assert.ok(readFileSync(copy).equals(data))
+
+  const piped = randomBytes(70_000)
+  const fromStdin = await aenv(['files', 'put', sandboxId, '-', join(workDir, 'piped.bin')], { input: piped })
+  assert.equal(fromStdin.code, 0, fromStdin.err)
+  assert.ok(readFileSync(join(workDir, 'piped.bin')).equals(piped))
+})
+
+test('files ls lists a directory as a table and as JSON; rm removes; a missing file is one error line', async () => {
+  const dir = join(workDir, 'tree')
+  const mk = await aenv(['exec', sandboxId, '-c', `mkdir -p ${dir}/sub && echo hi > ${dir}/a.txt && echo x > ${dir}/sub/b.txt`])
+  assert.equal(mk.code, 0, mk.err)
+
+  const table = await aenv(['files', 'ls', sandboxId, dir])
+  assert.equal(table.code, 0, table.err)
+  assert.match(table.out, /^TYPE\s+PERMISSIONS/)
+  assert.match(table.out, new RegExp(`file\\s+-rw-r--r--.*\\s3\\s.*${dir}/a\\.txt`))
+  assert.match(table.out, new RegExp(`dir\\s+drwx.*${dir}/sub\\n`))
+  assert.doesNotMatch(table.out, /b\.txt/)
+
+  const deep = await aenv(['files', 'ls', sandboxId, dir, '--depth', '2', '-o', 'json'])
+  assert.equal(deep.code, 0, deep.err)
+  const paths = JSON.parse(deep.out).entries.map((e) => e.path).sort()
+  assert.deepEqual(paths, [`${dir}/a.txt`, `${dir}/sub`, `${dir}/sub/b.txt`])
+
+  const rm = await aenv(['files', 'rm', sandboxId, `${dir}/a.txt`])
+  assert.equal(rm.code, 0, rm.err)
+  assert.equal(existsSync(join(dir, 'a.txt')), false)
+
+  assertOneLineError(await aenv(['files', 'get', sandboxId, `${dir}/a.txt`]), /^error: .*(not found|does not exist)/i)
+  assertOneLineError(await aenv(['files', 'ls', sandboxId, `${dir}/nope`]), /^error: \[not_found\]/)
+})
+
+test('logs and metrics come from the control plane', async () => {
+  const logs = await aenv(['logs', sandboxId, '-o', 'json'])
+  assert.equal(logs.code, 0, logs.err)
+  assert.ok(Array.isArray(JSON.parse(logs.out)))
+  const text = await aenv(['logs', sandboxId, '--tail', '--limit', '5'])
+  assert.equal(text.code, 0, text.err)
+
+  const metrics = await aenv(['metrics', sandboxId, '-o', 'json'])
+  assert.equal(metrics.code, 0, metrics.err)
+  const samples = JSON.parse(metrics.out)
+  assert.ok(samples.length >= 1)
+  assert.ok(samples[0].cpuCount >= 1 && samples[0].memTotal > 0, metrics.out)
+  const table = await aenv(['metrics', sandboxId])
+  assert.equal(table.code, 0, table.err)
+  assert.match(table.out, /^TIME\s+CPUS\s+CPU %/)
+})
+
+test('an unknown sandbox, a paused one and a wrong key are one-line errors with exit 1', async () => {
+  assertOneLineError(await aenv(['exec', 'zzzzzzzzzzzzzzzzzzzz', '--', 'true']), /^error: .*not found/)
+  assertOneLineError(await aenv(['files', 'ls', sandboxId, '/'], { apiKey: 'e2b_' + '0'.repeat(40) }), /^error: .*AENV_API_KEY/)
+
+  const other = await aenv(['create', 'base'])
+  assert.equal(other.code, 0, other.err)
+  const id = other.out.trim()
+  try {
+    assert.equal((await aenv(['pause', id])).code, 0)
+    assertOneLineError(await aenv(['exec', id, '--', 'true']), /^error: sandbox .* is paused .*aenv connect/)
+  } finally {
+    await aenv(['kill', id])
+  }
+})

@@ -1,0 +1,155 @@
+// What an E2B SDK user sees at the edges of a container sandbox's life, with the unmodified npm `e2b` SDK against the
+// server jar and the real container backend: every sandbox slot taken (429 RateLimitError naming the limit, no retry;
+// per child for a fork),
+// envd killed inside a sandbox (it comes back with the same env vars, user and token, and commands work again), and a
+// sandbox whose container died (it disappears: getInfo answers not found, it is no longer listed).
+// Needs root and scripts/setup-host.sh; skipped otherwise (failed when AENV_REQUIRE_HOST_TESTS=1). The server runs with
+// its own names and two network slots, no warm pool.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { Sandbox, RateLimitError, SandboxNotFoundError } from 'e2b'
+import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
+import { waitFor } from '../lib/envd-harness.mjs'
+
+const RUN_DIR = '/run/agentenv/e2e-robust'
+const ID_PREFIX = 'rob-'
+
+function unreadyReason() {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root'
+  if (!existsSync('/run/agentenv/host-ready')) return 'scripts/setup-host.sh has not been run since this boot'
+  return null
+}
+const unready = unreadyReason()
+if (unready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${unready}`)
+const hostTest = (name, fn) => test(name, { skip: unready ? `host test skipped: ${unready}` : false, timeout: 180_000 }, fn)
+
+let server
+let opts
+
+before(async () => {
+  if (unready) return
+  delete process.env.E2B_DEBUG
+  server = await startServer({
+    backend: 'container',
+    readyTimeoutMs: 120_000,
+    env: {
+      AENV_BACKEND_NAME_PREFIX: 'aenvr',
+      AENV_BACKEND_RUN_DIR: RUN_DIR,
+      AENV_BACKEND_CGROUP_PARENT: 'agentenv-e2e-robust',
+      AENV_BACKEND_FIRST_SLOT: '12320',
+      AENV_BACKEND_ID_PREFIX: ID_PREFIX,
+      AENV_BACKEND_WARM_SLOTS: '0',
+      AENV_BACKEND_POOL_SIZE: '0',
+      AENV_BACKEND_MAX_SANDBOXES: '2',
+      AENV_BACKEND_MEMORY_MB: '512',
+      AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+    },
+  })
+  opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+})
+
+after(async () => {
+  if (server) await server.stop({ timeoutMs: 120_000 })
+})
+
+hostTest('with every sandbox slot taken, create fails at once with a RateLimitError naming the limit; a kill frees a slot', async () => {
+  const first = await Sandbox.create('base', opts)
+  const second = await Sandbox.create('base', opts)
+  try {
+    const started = Date.now()
+    await assert.rejects(Sandbox.create('base', opts), (e) => {
+      assert.ok(e instanceof RateLimitError, `expected a RateLimitError, got ${e}`)
+      assert.match(e.message, /too many sandboxes: all 2 sandbox slots of this server are in use \(AENV_BACKEND_MAX_SANDBOXES\)/)
+      return true
+    })
+    assert.ok(Date.now() - started < 10_000, 'no Retry-After: the SDK does not wait and retry')
+    const listed = await Sandbox.list(opts).nextItems()
+    assert.equal(listed.length, 2, 'the refused create left no record')
+    await first.kill()
+    const third = await Sandbox.create('base', opts)
+    await third.kill()
+  } finally {
+    await first.kill().catch(() => {})
+    await second.kill().catch(() => {})
+  }
+})
+
+hostTest('a fork asking for more children than free slots gets the children that fit and a RateLimitError for each other', async () => {
+  const source = await Sandbox.create('base', opts)
+  const children = []
+  try {
+    const results = await source.fork({ count: 3 })
+    assert.equal(results.length, 3)
+    children.push(...results.filter((r) => !(r instanceof Error)))
+    const refused = results.filter((r) => r instanceof Error)
+    assert.equal(children.length, 1, `one slot was free: ${results.map(String).join('; ')}`)
+    assert.equal(refused.length, 2)
+    for (const e of refused) {
+      assert.ok(e instanceof RateLimitError, `expected a RateLimitError, got ${e}`)
+      assert.match(e.message, /too many sandboxes: all 2 sandbox slots/)
+    }
+    assert.equal((await children[0].commands.run('echo child')).stdout.trim(), 'child')
+    assert.equal(await source.isRunning(), true)
+    assert.equal((await Sandbox.list(opts).nextItems()).length, 2, 'no record of a refused child')
+  } finally {
+    for (const child of children) await child.kill().catch(() => {})
+    await source.kill().catch(() => {})
+  }
+})
+
+hostTest('envd killed inside the sandbox with sudo comes back: the next commands run with the same env vars and user', async () => {
+  const sbx = await Sandbox.create('base', { ...opts, envs: { GREETING: 'hello' } })
+  try {
+    assert.equal((await sbx.commands.run('echo "$GREETING $(whoami)"')).stdout.trim(), 'hello user')
+    // the command's own stream dies with envd, so its outcome is an error or an exit by signal
+    await sbx.commands.run('sudo kill -9 $(pgrep -x java)', { timeoutMs: 15_000 }).catch(() => {})
+    const after = await waitFor(async () => {
+      try {
+        const out = (await sbx.commands.run('echo "$GREETING $(whoami) $(pwd)"', { timeoutMs: 10_000 })).stdout.trim()
+        return out === 'hello user /home/user' ? out : null
+      } catch {
+        return null // envd is restarting
+      }
+    }, { timeoutMs: 60_000, what: 'commands to work again after envd was killed' })
+    assert.equal(after, 'hello user /home/user')
+    assert.match(server.output(), new RegExp(`restarted envd initialised sandbox_id=${sbx.sandboxId}`))
+    assert.equal(await sbx.isRunning(), true)
+    assert.equal((await sbx.getInfo()).state, 'running')
+  } finally {
+    await sbx.kill().catch(() => {})
+  }
+})
+
+hostTest('a sandbox whose container died is removed: getInfo is not found, it is not listed and kill is a no-op', async () => {
+  const sbx = await Sandbox.create('base', opts)
+  const state = JSON.parse(execFileSync('runc', ['--root', join(RUN_DIR, 'runc'), 'state', ID_PREFIX + sbx.sandboxId], { encoding: 'utf8' }))
+  process.kill(state.pid, 'SIGKILL') // the container's init: everything in the sandbox dies with it
+
+  await waitFor(async () => {
+    try {
+      await Sandbox.getInfo(sbx.sandboxId, opts)
+      return false
+    } catch (e) {
+      if (e instanceof SandboxNotFoundError) return true
+      throw e
+    }
+  }, { timeoutMs: 30_000, what: 'the dead sandbox to be removed' })
+  const listed = await Sandbox.list(opts).nextItems()
+  assert.ok(!listed.some((s) => s.sandboxId === sbx.sandboxId))
+  assert.equal(await sbx.isRunning(), false)
+  assert.equal(await Sandbox.kill(sbx.sandboxId, opts), false)
+  assert.match(server.output(), new RegExp(`sandbox instance is gone on its own; removing the sandbox sandbox_id=${sbx.sandboxId}`))
+})
+
+hostTest('kill answers once nothing of the sandbox runs: the close waited for its init to be reaped', async (t) => {
+  const sbx = await Sandbox.create('base', opts)
+  const state = JSON.parse(execFileSync('runc', ['--root', join(RUN_DIR, 'runc'), 'state', ID_PREFIX + sbx.sandboxId], { encoding: 'utf8' }))
+  await sbx.commands.run("trap '' TERM; sleep 600", { background: true })
+  await sbx.kill()
+  assert.ok(!existsSync(`/proc/${state.pid}`), `the sandbox's init (pid ${state.pid}) is still in the process table`)
+  const closes = [...server.output().matchAll(/container sandbox closed.*took_ms=(\d+) reap_wait_ms=(\d+)/g)]
+  t.diagnostic(`close took_ms/reap_wait_ms so far: ${closes.map((m) => `${m[1]}/${m[2]}`).join(' ')}`)
+})
