@@ -28,7 +28,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,16 +56,12 @@ public final class Main {
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 
-        // envd listens first and wires its services on a second core meanwhile: GET /health answers as soon as the
-        // sockets are bound, and a request arriving before the services are ready waits for them (StartupGate).
+        // envd listens first and only then wires its services: GET /health answers as soon as the sockets are bound,
+        // and a request arriving before the services are ready waits for them (StartupGate). Wiring after the start
+        // rather than alongside it on another thread: on 2 cores the wiring (with the process launcher's native spawn
+        // set-up) competed with Jetty's start for the CPU and delayed the first 204 by ~30-90 ms, while the first
+        // process.Start was answered no later (docs/benchmarks.md, envd start-up).
         CompletableFuture<Services> services = new CompletableFuture<>();
-        Thread.ofPlatform().name("envd-wiring").start(() -> {
-            try {
-                services.complete(wire(config, clock, journal));
-            } catch (Throwable e) {
-                services.completeExceptionally(e);
-            }
-        });
         EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(),
                 new StartupGate(services.thenApply(Services::handler)), Duration.ofSeconds(1));
         CountDownLatch stopped = new CountDownLatch(1);
@@ -89,9 +84,10 @@ public final class Main {
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
         try {
-            services.get();
-        } catch (ExecutionException e) {
-            log.atError().setCause(e.getCause()).log("envd could not wire its services");
+            services.complete(wire(config, clock, journal));
+        } catch (Throwable e) { // whatever it is: answer the waiting requests and exit rather than hang
+            services.completeExceptionally(e); // requests waiting in the gate get a 503
+            log.atError().setCause(e).log("envd could not wire its services");
             System.exit(1);
         }
         log.atInfo().addKeyValue("services_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
