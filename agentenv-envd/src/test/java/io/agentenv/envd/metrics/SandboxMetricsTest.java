@@ -118,6 +118,32 @@ class SandboxMetricsTest {
         assertThat(metrics.sample().memTotal()).isEqualTo(8_000_000L * 1024);
     }
 
+    @Test
+    void after_a_restore_into_another_cgroup_the_next_sample_reads_the_new_one() throws IOException {
+        Path proc = proc("0::/sandbox/template");
+        v2Cgroup(temp.resolve("cgroup/sandbox/template"), 1_073_741_824L);
+        v2Cgroup(temp.resolve("cgroup/sandbox/fork"), 536_870_912L);
+        SandboxMetrics metrics = new SandboxMetrics(proc, temp.resolve("cgroup"), temp, clock(), () -> 2, T0.minusSeconds(10));
+
+        MetricsSample before = metrics.sample();
+        Files.writeString(proc.resolve("self/cgroup"), "0::/sandbox/fork\n"); // what CRIU restore into a new sandbox does
+        MetricsSample after = metrics.sample();
+        MetricsSample again = metrics.sample();
+
+        assertThat(before.memTotal()).isEqualTo(1_073_741_824L);
+        assertThat(after.memTotal()).isEqualTo(536_870_912L);
+        assertThat(again.memTotal()).isEqualTo(536_870_912L);
+    }
+
+    private static void v2Cgroup(Path dir, long limit) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("cgroup.procs"), "1\n");
+        Files.writeString(dir.resolve("memory.max"), limit + "\n");
+        Files.writeString(dir.resolve("memory.current"), "300000000\n");
+        Files.writeString(dir.resolve("memory.stat"), "anon 200000000\nfile 100000000\n");
+        Files.writeString(dir.resolve("cpu.stat"), "usage_usec 1000000\n");
+    }
+
     private static final String V1_LINES = """
             9:name=systemd:/agentenv/sbx1
             4:memory:/agentenv/sbx1
