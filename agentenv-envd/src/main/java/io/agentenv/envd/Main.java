@@ -56,11 +56,12 @@ public final class Main {
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 
-        // envd listens first and only then wires its services: GET /health answers as soon as the sockets are bound,
-        // and a request arriving before the services are ready waits for them (StartupGate). Wiring after the start
-        // rather than alongside it on another thread: on 2 cores the wiring (with the process launcher's native spawn
-        // set-up) competed with Jetty's start for the CPU and delayed the first 204 by ~30-90 ms, while the first
-        // process.Start was answered no later (docs/benchmarks.md, envd start-up).
+        // envd listens first and only then wires its services: a request arriving before the services are ready
+        // (GET /health included) is accepted and waits for them (StartupGate), so a 204 from /health means every
+        // endpoint is ready. That matters beyond the first request: the container backend checkpoints a template's
+        // envd as soon as /health answers, and every sandbox restored from that checkpoint must find envd fully wired.
+        // Wiring after the start rather than alongside it on another thread: on 2 cores the wiring (with the process
+        // launcher's native spawn set-up) competed with Jetty's start for the CPU (docs/benchmarks.md, envd start-up).
         CompletableFuture<Services> services = new CompletableFuture<>();
         EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(),
                 new StartupGate(services.thenApply(Services::handler)), Duration.ofSeconds(1));
@@ -118,6 +119,7 @@ public final class Main {
                 .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
+        processes.awaitPrepared(); // its native set-up ran alongside the wiring above
         return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session));
     }
 }

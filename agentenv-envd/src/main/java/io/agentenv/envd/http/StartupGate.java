@@ -4,17 +4,16 @@ import static java.util.Objects.requireNonNull;
 
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The server's handler while envd's services are still being wired on another thread: {@code GET /health} answers
- * 204 at once (envd is listening, and every request from then on is served), every other request waits for the
- * services and is then handled by them as usual. Once the services are there this is one volatile read per request.
- * If wiring failed (envd then exits), a waiting request gets a 503 rather than hanging.
+ * The server's handler while envd's services are still being wired: envd is already listening, so a request (
+ * {@code GET /health} included) is accepted at once and waits for the services, then is handled by them as usual. A
+ * 204 from {@code /health} therefore means every endpoint is ready. Once the services are there this is one volatile
+ * read per request. If wiring failed (envd then exits), a waiting request gets a 503 rather than hanging.
  */
 public final class StartupGate extends Handler.Abstract {
     private final Future<? extends Handler> services;
@@ -29,12 +28,6 @@ public final class StartupGate extends Handler.Abstract {
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         Handler handler = ready;
         if (handler == null) {
-            if (!services.isDone() && HttpMethod.GET.is(request.getMethod())
-                    && "/health".equals(request.getHttpURI().getPath())) {
-                response.setStatus(204); // no body: completing the callback ends the response
-                callback.succeeded();
-                return true;
-            }
             handler = await();
             if (handler == null) {
                 Responses.error(response, 503, "envd failed to start");

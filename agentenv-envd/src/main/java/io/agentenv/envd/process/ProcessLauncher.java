@@ -67,6 +67,15 @@ final class ProcessLauncher implements AutoCloseable {
         return new ProcessLauncher(uid, tool("setsid"), tool("setpriv"), nativeSpawn, signals, journal, clock);
     }
 
+    /**
+     * Waits until the native launcher is prepared (or known to be unavailable). envd's wiring calls this so that
+     * "ready" includes it: a template's boot checkpoint is taken once envd answers {@code /health}, and every sandbox
+     * restored from it must not redo this set-up.
+     */
+    void awaitPrepared() {
+        nativeSpawn.join();
+    }
+
     private static Optional<Path> tool(String name) {
         return TOOL_DIRS.stream().map(d -> Path.of(d, name)).filter(Files::isExecutable).findFirst();
     }

@@ -81,6 +81,11 @@ public final class ProcessService implements AutoCloseable {
                 searchPath);
     }
 
+    /** Waits until starting a process needs no more one-time set-up (see {@link ProcessLauncher#awaitPrepared}). */
+    public void awaitPrepared() {
+        launcher.awaitPrepared();
+    }
+
     public void register(ConnectRouter router) {
         router.unary("process.Process/List", ListRequest.getDefaultInstance(), this::list)
                 .serverStream("process.Process/Start", StartRequest.getDefaultInstance(), this::start)

@@ -47,12 +47,15 @@ class StartupGateTest {
     }
 
     @Test
-    void health_answers_204_without_a_body_while_the_services_are_still_being_wired() throws Exception {
-        HttpResponse<byte[]> response = client.get("/health", Map.of());
+    void health_waits_for_the_services_so_that_its_answer_means_ready() throws Exception {
+        Future<HttpResponse<byte[]>> health = callers.submit(() -> client.get("/health", Map.of()));
 
-        assertThat(response.statusCode()).isEqualTo(204);
-        assertThat(response.body()).isEmpty();
-        assertThat(services).isNotDone();
+        assertThat(health).isNotDone(); // the gate holds it while the services are not wired
+        services.complete(new Answering(200, "wired"));
+
+        HttpResponse<byte[]> response = health.get(10, TimeUnit.SECONDS);
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(new String(response.body(), UTF_8)).isEqualTo("wired /health"); // answered by the services
     }
 
     @Test
