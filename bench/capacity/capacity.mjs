@@ -21,7 +21,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
 import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const LANE_SLOTS = LAYOUTS.capacity.slots
@@ -114,6 +114,7 @@ console.log(`capacity: max_sandboxes ${maxSandboxes}, reserve ${reserveMiB} MiB,
 
 const server = await startServer({
   backend: 'container',
+  jvmOptions: SERVE_JVM_OPTIONS, // the server as scripts/serve.sh runs it (C2 on), not the tests' quick-start options
   readyTimeoutMs: 120_000,
   env: {
     ...names,

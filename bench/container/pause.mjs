@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
-import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
 import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
@@ -27,6 +27,7 @@ delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const server = await startServer({
   backend: 'container',
+  jvmOptions: SERVE_JVM_OPTIONS, // the server as scripts/serve.sh runs it (C2 on), not the tests' quick-start options
   readyTimeoutMs: 120_000,
   env: {
     ...laneEnv(lane, LAYOUTS.pause),

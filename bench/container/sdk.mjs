@@ -6,7 +6,7 @@
 // container ids bsdkL-*, network slots 10240 + 64 L), so concurrent runs never collide; a warm pool of 2. Needs root,
 // scripts/setup-host.sh and the built jars:
 //   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec]
-// With `exec` only the commands.run row is measured. The exec row runs after 200 warm-up commands on the same
+// With `exec` only the commands.run row is measured. The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same
 // sandbox: the server's JIT is still compiling the proxy path for the first few thousand proxied requests (a
 // long-running server is past that; bench/exec/exec.mjs shows the breakdown). AENV_BACKEND_ENVD_DIR and
 // AENV_BACKEND_HOST_ENV, when set, point the backend at another envd build or template cache (A/B runs).
@@ -14,15 +14,18 @@ import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
-import { startServer, repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
+import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
 import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
 const onlyExec = process.argv[3] === 'exec'
+// warm-up commands before the exec row (AENV_BENCH_EXEC_WARMUP, default 200); a few thousand show a long-running server
+const execWarmup = Number(process.env.AENV_BENCH_EXEC_WARMUP ?? 200)
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const server = await startServer({
   backend: 'container',
+  jvmOptions: SERVE_JVM_OPTIONS, // the server as scripts/serve.sh runs it (C2 on), not the tests' quick-start options
   readyTimeoutMs: 120_000,
   env: {
     ...laneEnv(lane, LAYOUTS.sdk),
@@ -80,7 +83,7 @@ try {
   await Promise.all(many.map((s) => s.kill()))
 
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
-  for (let i = 0; i < 200; i++) await sbx.commands.run('true')
+  for (let i = 0; i < execWarmup; i++) await sbx.commands.run('true')
   const exec = []
   for (let i = 0; i < Math.max(n, 100); i++) {
     const t0 = now()
