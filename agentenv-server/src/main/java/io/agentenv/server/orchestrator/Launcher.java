@@ -8,6 +8,7 @@ import io.agentenv.spi.SandboxId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Optional;
@@ -91,16 +92,21 @@ final class Launcher {
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
             throw guestFailure(e).map(envd -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox " + id
-                    + " could not be started: " + switch (envd) {
-                        case EnvdException.Unreachable u -> "its guest agent (envd) did not become ready within "
-                                + ctx.settings.readyTimeout().toSeconds() + " s";
-                        case EnvdException.Rejected r -> "its guest agent (envd) refused to initialise";
-                    }, e))
+                    + " could not be started: " + describe(envd, ctx.settings.readyTimeout()), e))
                     .orElseGet(() -> new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
             throw e;
         }
+    }
+
+    /** What went wrong with the guest agent, in words for the API caller (no probe counts or addresses). */
+    static String describe(EnvdException envd, Duration readyTimeout) {
+        return switch (envd) {
+            case EnvdException.Unreachable u -> "its guest agent (envd) did not become ready within "
+                    + readyTimeout.toSeconds() + " s";
+            case EnvdException.Rejected r -> "its guest agent (envd) refused to initialise";
+        };
     }
 
     /** The guest agent's failure among the causes of {@code e}, if any (the backends wrap it in their own). */

@@ -131,7 +131,9 @@ final class ResumeOperation {
             throw AgentEnvException.exhausted(e);
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("resume failed; sandbox stays paused");
-            throw new AgentEnvException(ErrorKind.INTERNAL, "resuming sandbox " + id + " failed", e);
+            throw Launcher.guestFailure(e).map(envd -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "resuming sandbox "
+                    + id + " failed: " + Launcher.describe(envd, ctx.settings.readyTimeout()) + "; it stays paused", e))
+                    .orElseGet(() -> new AgentEnvException(ErrorKind.INTERNAL, "resuming sandbox " + id + " failed", e));
         }
         ctx.artifacts.delete(stored.artifactDir());
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", SandboxState.PAUSED)

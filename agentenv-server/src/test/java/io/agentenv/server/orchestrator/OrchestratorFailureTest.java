@@ -204,6 +204,27 @@ class OrchestratorFailureTest {
     }
 
     @Test
+    void a_resume_whose_guest_agent_never_becomes_healthy_is_an_upstream_failure_and_the_sandbox_stays_paused() {
+        // given: the backend reports it as the container backend does (Terminal, envd's error as the cause)
+        SandboxId id = h.create();
+        orchestrator.pause(id, PauseMode.WITH_MEMORY);
+        h.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal("sandbox did not start (FromPaused)",
+                new EnvdException.Unreachable("not healthy after 60 probes"))));
+        // when
+        assertThatThrownBy(() -> orchestrator.connect(id, Duration.ofSeconds(10)))
+                .isInstanceOfSatisfying(AgentEnvException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
+                    assertThat(e.getMessage()).endsWith("failed: its guest agent (envd) did not become ready within 5 s; it stays paused")
+                            .doesNotContain("probes");
+                });
+        // then
+        assertThat(orchestrator.get(id).state()).isEqualTo(SandboxState.PAUSED);
+        assertThat(h.store.get(id).orElseThrow().paused()).isPresent();
+        assertThat(h.backend.openInstances()).isEmpty();
+        assertThat(orchestrator.connect(id, Duration.ofSeconds(10)).outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
+    }
+
+    @Test
     void a_recoverable_snapshot_failure_leaves_the_sandbox_running_and_the_catalog_unchanged() {
         // given
         SandboxId id = h.create();
