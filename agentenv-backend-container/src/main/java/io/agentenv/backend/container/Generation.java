@@ -119,22 +119,6 @@ final class Generation {
         return Long.parseLong(Files.readString(dirs.bundle().resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
     }
 
-    /** One cleanup step that may fail. */
-    interface Step {
-        void run() throws Exception;
-    }
-
-    /** Runs a step and collects how it failed, so the steps after it still run; interruption stops at once. */
-    static void attempt(List<Exception> failures, Step step) throws InterruptedException {
-        try {
-            step.run();
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
-            failures.add(e);
-        }
-    }
-
     /** The first failure as a Terminal error with {@code what} and the others suppressed. */
     BackendException.Terminal notReleased(String what, List<Exception> failures) {
         BackendException.Terminal error = new BackendException.Terminal("sandbox " + spec.id() + " " + what + ": "

@@ -104,11 +104,9 @@ final class GenerationCapture {
         for (Path path : paths) {
             try {
                 gen.parts.deleteTree(path);
-            } catch (CommandFailedException e) {
+            } catch (IOException e) {
                 log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("path", path).setCause(e)
                         .log("could not remove a partial capture");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
         }
     }

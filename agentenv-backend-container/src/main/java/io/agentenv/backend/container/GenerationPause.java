@@ -6,12 +6,9 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,7 +75,7 @@ final class GenerationPause {
         }
         List<Exception> failures = new ArrayList<>();
         try {
-            Generation.attempt(failures, () -> {
+            Attempts.attempt(failures, () -> {
                 if (!dumped) {
                     took[1] = timed(() -> parts.runc().delete(id));
                 }
@@ -92,13 +89,13 @@ final class GenerationPause {
             });
             releases.add(inBackground("pause-sync-" + id.value(), () -> took[4] = timed(() -> syncFilesystem(artifactDir))));
             if (failures.isEmpty()) { // never after a failed unmount or move: the dir may still hold the upper
-                Generation.attempt(failures, () -> took[5] = timed(() -> {
-                    removeTree(dirs.dir());
+                Attempts.attempt(failures, () -> took[5] = timed(() -> {
+                    parts.deleteTree(dirs.dir());
                     parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
                 }));
             }
             for (FutureTask<Void> release : releases) {
-                Generation.attempt(failures, () -> awaitRelease(release));
+                Attempts.attempt(failures, () -> awaitRelease(release));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -157,46 +154,15 @@ final class GenerationPause {
         gen.parts.runner().run(Command.of(SYNC_TIMEOUT, "sync", "--file-system", dir.toString()));
     }
 
-    /**
-     * Removes the sandbox dir from here, without an {@code rm} process (~10 ms of fork and exec on a busy host): by now
-     * it holds only the backend's own files (bundle, runc's and CRIU's logs and work dirs, the empty mount points of
-     * the overlay and the disk; the overlay's work dir went with the disk). Symlinks are removed, never followed; a dir with anything still mounted below it is refused.
-     */
-    private static void removeTree(Path dir) throws IOException {
-        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        List<Path> mounted = MountTable.mountsUnder(dir);
-        if (!mounted.isEmpty()) {
-            throw new IOException("not removing " + dir + ": still mounted below it: " + mounted);
-        }
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path visited, IOException failed) throws IOException {
-                if (failed != null) {
-                    throw failed;
-                }
-                Files.delete(visited);
-                return FileVisitResult.CONTINUE;
-            }
-        });
-    }
-
     /** Runs a step and returns how long it took, in ms. */
-    private static long timed(Generation.Step step) throws Exception {
+    private static long timed(Attempts.Step step) throws Exception {
         long started = System.nanoTime();
         step.run();
         return (System.nanoTime() - started) / 1_000_000;
     }
 
     /** Runs one release step on its own virtual thread. */
-    private static FutureTask<Void> inBackground(String name, Generation.Step step) {
+    private static FutureTask<Void> inBackground(String name, Attempts.Step step) {
         FutureTask<Void> task = new FutureTask<>(() -> {
             step.run();
             return null;

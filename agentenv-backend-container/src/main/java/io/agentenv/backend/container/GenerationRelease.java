@@ -86,19 +86,19 @@ final class GenerationRelease {
         List<Exception> failures = new ArrayList<>();
         Optional<HostProcess> init = initProcess();
         try {
-            Generation.attempt(failures, () -> parts.cgroups().thawIfFrozen(id.value()));
+            Attempts.attempt(failures, () -> parts.cgroups().thawIfFrozen(id.value()));
             if (before != ContainerSandbox.Phase.PREPARED || Files.exists(gen.dirs.bundle().resolve("config.json"))) {
-                Generation.attempt(failures, () -> parts.runc().delete(id));
+                Attempts.attempt(failures, () -> parts.runc().delete(id));
             }
-            Generation.attempt(failures, () -> {
+            Attempts.attempt(failures, () -> {
                 if (!parts.cgroups().pathsOf(id.value()).isEmpty()) {
                     parts.cgroups().reap(id.value());
                 }
             });
-            Generation.attempt(failures, () -> parts.unmountRootfs(gen.dirs));
-            Generation.attempt(failures, gen::releaseSlot);
-            Generation.attempt(failures, () -> parts.deleteTree(gen.dirs.dir()));
-            Generation.attempt(failures, () -> parts.unclaim(gen.spec.id()));
+            Attempts.attempt(failures, () -> parts.unmountRootfs(gen.dirs));
+            Attempts.attempt(failures, gen::releaseSlot);
+            Attempts.attempt(failures, () -> parts.deleteTree(gen.dirs.dir()));
+            Attempts.attempt(failures, () -> parts.unclaim(gen.spec.id()));
             long reaping = System.nanoTime();
             awaitReaped(init);
             reapWait = System.nanoTime() - reaping;

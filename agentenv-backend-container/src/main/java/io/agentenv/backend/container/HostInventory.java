@@ -58,18 +58,18 @@ final class HostInventory {
         Leftovers found = scan(idPrefix);
         List<Exception> failures = new ArrayList<>();
         for (String group : found.cgroups()) {
-            attempt(failures, () -> cgroups.thawIfFrozen(group));
+            Attempts.attempt(failures, () -> cgroups.thawIfFrozen(group));
         }
         for (ContainerId id : found.containers()) {
-            attempt(failures, () -> runc.delete(id));
+            Attempts.attempt(failures, () -> runc.delete(id));
         }
         for (String group : cgroups.names().stream().filter(n -> n.startsWith(idPrefix)).toList()) {
-            attempt(failures, () -> cgroups.reap(group));
+            Attempts.attempt(failures, () -> cgroups.reap(group));
         }
         for (Path mount : MountTable.mountsUnder(sandboxesDir)) {
-            attempt(failures, () -> overlays.unmount(mount));
+            Attempts.attempt(failures, () -> overlays.unmount(mount));
         }
-        attempt(failures, pool::reapLeftovers);
+        Attempts.attempt(failures, pool::reapLeftovers);
         if (!failures.isEmpty()) {
             Exception first = failures.getFirst();
             failures.subList(1, failures.size()).forEach(first::addSuppressed);
@@ -83,18 +83,4 @@ final class HostInventory {
         return found;
     }
 
-    /** One reaping step that may fail without stopping the others. */
-    private interface Step {
-        void run() throws Exception;
-    }
-
-    private static void attempt(List<Exception> failures, Step step) throws InterruptedException {
-        try {
-            step.run();
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
-            failures.add(e);
-        }
-    }
 }

@@ -8,10 +8,13 @@ import io.agentenv.spi.SandboxId;
 import java.io.IOException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileSystemException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -235,11 +238,35 @@ record HostParts(
         }
     }
 
-    /** Removes a directory tree without crossing into mounts below it. */
-    void deleteTree(Path dir) throws CommandFailedException, InterruptedException {
-        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            runner.run(Command.of(FILE_TIMEOUT, "rm", "-rf", "--one-file-system", "--", dir.toString()));
+    /**
+     * Removes a directory tree from here, without an {@code rm} process (~10 ms of fork and exec on a busy host, on
+     * every pause and kill). Symlinks are removed, never followed; a tree with anything still mounted below it is
+     * refused as a whole, so the backend never deletes into a mount (a sandbox's disk or overlay that failed to unmount).
+     */
+    void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
         }
+        List<Path> mounted = MountTable.mountsUnder(dir);
+        if (!mounted.isEmpty()) {
+            throw new IOException("not removing " + dir + ": still mounted below it: " + mounted);
+        }
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path visited, IOException failed) throws IOException {
+                if (failed != null) {
+                    throw failed;
+                }
+                Files.delete(visited);
+                return FileVisitResult.CONTINUE;
+            }
+        });
     }
 
     /**

@@ -53,7 +53,7 @@ final class LeftoverReaper {
         try {
             for (ContainerId id : p.runc().list()) {
                 if (id.value().startsWith(prefix) && !claimed.contains(id.value())) {
-                    attempt(failures, () -> {
+                    Attempts.attempt(failures, () -> {
                         p.cgroups().thawIfFrozen(id.value());
                         p.runc().delete(id);
                     });
@@ -62,7 +62,7 @@ final class LeftoverReaper {
             }
             for (String group : p.cgroups().names()) {
                 if (group.startsWith(prefix) && !claimed.contains(group)) {
-                    attempt(failures, () -> p.cgroups().reap(group));
+                    Attempts.attempt(failures, () -> p.cgroups().reap(group));
                 }
             }
             // A sandbox's overlay before its disk (the overlay holds the disk busy), then whatever else is mounted there.
@@ -70,28 +70,28 @@ final class LeftoverReaper {
                 Path dir = p.sandboxesDir().relativize(mount);
                 if (dir.getNameCount() == 2 && !claimed.contains(dir.getName(0).toString())
                         && mount.equals(new SandboxDirs(p.sandboxesDir().resolve(dir.getName(0))).rootfs())) {
-                    attempt(failures, () -> p.overlays().unmount(mount));
+                    Attempts.attempt(failures, () -> p.overlays().unmount(mount));
                 }
             }
             for (Path mount : MountTable.mountsUnder(p.sandboxesDir())) {
                 Path dir = p.sandboxesDir().relativize(mount);
                 if (dir.getNameCount() > 0 && !claimed.contains(dir.getName(0).toString())) {
-                    attempt(failures, () -> p.overlays().unmount(mount));
+                    Attempts.attempt(failures, () -> p.overlays().unmount(mount));
                 }
             }
             try (Stream<Path> dirs = Files.list(p.sandboxesDir())) {
                 for (Path dir : dirs.toList()) {
                     if (!claimed.contains(dir.getFileName().toString())) {
-                        attempt(failures, () -> p.deleteTree(dir));
+                        Attempts.attempt(failures, () -> p.deleteTree(dir));
                         removed.add(dir.getFileName().toString());
                     }
                 }
             }
             for (NetSlot slot : slots) {
-                attempt(failures, () -> p.pool().release(slot));
+                Attempts.attempt(failures, () -> p.pool().release(slot));
                 removed.add(slot.netnsName());
             }
-            attempt(failures, () -> reapClaims(running));
+            Attempts.attempt(failures, () -> reapClaims(running));
         } catch (IOException | CommandFailedException e) {
             failures.add(e);
         } catch (InterruptedException e) {
@@ -124,17 +124,4 @@ final class LeftoverReaper {
         }
     }
 
-    private interface Step {
-        void run() throws Exception;
-    }
-
-    private static void attempt(List<Exception> failures, Step step) throws InterruptedException {
-        try {
-            step.run();
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
-            failures.add(e);
-        }
-    }
 }
