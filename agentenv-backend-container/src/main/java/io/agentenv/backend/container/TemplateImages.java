@@ -108,45 +108,16 @@ final class TemplateImages {
         }
     }
 
-    private String key(Path rootfs) throws BackendException {
+    private String key(Path rootfs) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             String text = String.join("\n", rootfs.toString(), envdDir.toString(), parts.settings().jdkHome().toString(),
                     Integer.toString(parts.settings().cpuCount()), Integer.toString(parts.settings().memoryMiB()),
-                    parts.settings().privileges().name(), "v2", HostParts.ENVD_SUPERVISOR,
-                    fingerprint(envdDir, parts.settings().jdkHome()));
+                    parts.settings().privileges().name(), "v2", HostParts.ENVD_SUPERVISOR);
             return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
-        } catch (IOException e) {
-            throw new BackendException.Terminal("envd's distribution in " + envdDir + " cannot be read: " + e.getMessage(), e);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
-    }
-
-    /**
-     * What a boot checkpoint depends on beyond paths: the files envd's JVM maps and runs (its jar, libraries, options
-     * and AOT cache, and the JDK's libjvm and class modules), by size and modification time. A rebuilt envd in the same
-     * dir must not be restored from a checkpoint of the previous build: CRIU would map the new files under the old
-     * JVM's memory, or refuse them.
-     */
-    static String fingerprint(Path envdDir, Path jdkHome) throws IOException {
-        List<Path> files = new java.util.ArrayList<>(List.of(envdDir.resolve("agentenv-envd.jar"),
-                envdDir.resolve("jvm.options"), envdDir.resolve("envd.aot"),
-                jdkHome.resolve("lib/server/libjvm.so"), jdkHome.resolve("lib/modules")));
-        Path lib = envdDir.resolve("lib");
-        if (Files.isDirectory(lib)) {
-            try (var jars = Files.list(lib)) {
-                jars.sorted().forEach(files::add);
-            }
-        }
-        StringBuilder text = new StringBuilder();
-        for (Path file : files) {
-            if (Files.exists(file)) {
-                text.append(file.getFileName()).append(' ').append(Files.size(file)).append(' ')
-                        .append(Files.getLastModifiedTime(file).toMillis()).append('\n');
-            }
-        }
-        return text.toString();
     }
 
     private Image loadOrBuild(String template, Path rootfs, Path dir) throws BackendException, InterruptedException {
