@@ -11,7 +11,6 @@ import io.agentenv.envd.http.Access;
 import io.agentenv.envd.http.EnvdHandler;
 import io.agentenv.envd.http.EnvdServer;
 import io.agentenv.envd.http.HttpRoutes;
-import io.agentenv.envd.http.StartupGate;
 import io.agentenv.envd.logs.LogJournal;
 import io.agentenv.envd.logs.Logging;
 import io.agentenv.envd.logs.LogsEndpoint;
@@ -26,9 +25,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,21 +53,22 @@ public final class Main {
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 
-        // envd listens first and only then wires its services: a request arriving before the services are ready
-        // (GET /health included) is accepted and waits for them (StartupGate), so a 204 from /health means every
-        // endpoint is ready. That matters beyond the first request: the container backend checkpoints a template's
-        // envd as soon as /health answers, and every sandbox restored from that checkpoint must find envd fully wired.
-        // Wiring after the start rather than alongside it on another thread: on 2 cores the wiring (with the process
-        // launcher's native spawn set-up) competed with Jetty's start for the CPU (docs/benchmarks.md, envd start-up).
-        CompletableFuture<Services> services = new CompletableFuture<>();
-        EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(),
-                new StartupGate(services.thenApply(Services::handler)), Duration.ofSeconds(1));
+        // Wired before it listens: a 204 from /health means every endpoint is ready. The container backend checkpoints
+        // a template's envd as soon as /health answers, and every sandbox restored from that checkpoint must find it
+        // fully wired (the process launcher's native spawn set-up included).
+        Services services;
+        try {
+            services = wire(config, clock, journal);
+        } catch (Throwable e) { // whatever it is: exit rather than serve half-wired
+            log.atError().setCause(e).log("envd could not wire its services");
+            System.exit(1);
+            return;
+        }
+        EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(), services.handler(), Duration.ofSeconds(1));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("envd-shutdown").unstarted(() -> {
             log.atInfo().log("stopping");
-            if (services.state() == Future.State.SUCCESS) {
-                services.resultNow().processes().close();
-            }
+            services.processes().close();
             try {
                 server.close();
             } catch (Exception e) {
@@ -84,15 +82,6 @@ public final class Main {
                 .addKeyValue("user", config.defaultUser())
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
-        try {
-            services.complete(wire(config, clock, journal));
-        } catch (Throwable e) { // whatever it is: answer the waiting requests and exit rather than hang
-            services.completeExceptionally(e); // requests waiting in the gate get a 503
-            log.atError().setCause(e).log("envd could not wire its services");
-            System.exit(1);
-        }
-        log.atInfo().addKeyValue("services_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
-                .log("envd ready");
         if (config.aotTraining()) {
             AotTraining.exercise(server.tcpPort());
             System.exit(0);
