@@ -31,6 +31,7 @@ final class AotTraining {
         request(port, "GET", "/metrics", null, null);
         request(port, "GET", "/metrics", null, null);
         request(port, "GET", "/nope", null, null);
+        request(port, "GET", "/ready", null, null);
     }
 
     private static byte[] envelope(byte[] payload) {

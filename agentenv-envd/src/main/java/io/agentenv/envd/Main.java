@@ -17,6 +17,7 @@ import io.agentenv.envd.logs.LogsEndpoint;
 import io.agentenv.envd.metrics.MetricsEndpoint;
 import io.agentenv.envd.metrics.SandboxMetrics;
 import io.agentenv.envd.process.ProcessService;
+import io.agentenv.envd.session.Readiness;
 import io.agentenv.envd.session.Session;
 import io.agentenv.envd.session.SessionEndpoints;
 import io.agentenv.envd.users.Accounts;
@@ -25,6 +26,8 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +38,7 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         long startNanos = System.nanoTime();
-        Warmup.startInBackground();
+        CompletableFuture<Void> warmup = Warmup.startInBackground();
         if (Arrays.asList(args).contains("--help")) {
             System.out.print(EnvdConfig.USAGE);
             return;
@@ -53,12 +56,12 @@ public final class Main {
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 
-        // Wired before it listens: a 204 from /health means every endpoint is ready. The container backend checkpoints
-        // a template's envd as soon as /health answers, and every sandbox restored from that checkpoint must find it
-        // fully wired (the process launcher's native spawn set-up included).
+        // Wired before it listens, except for two slow one-time set-ups that continue in the background (the process
+        // launcher's native spawn and the protobuf JSON warm-up): a request that needs one waits for it, and GET /ready
+        // (for the host, which checkpoints a template's envd only after it) answers once both are done.
         Services services;
         try {
-            services = wire(config, clock, journal);
+            services = wire(config, clock, journal, warmup);
         } catch (Throwable e) { // whatever it is: exit rather than serve half-wired
             log.atError().setCause(e).log("envd could not wire its services");
             System.exit(1);
@@ -92,7 +95,8 @@ public final class Main {
     /** What the shutdown hook needs besides the server, and the handler that serves every request. */
     private record Services(ProcessService processes, EnvdHandler handler) {}
 
-    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal) throws IOException {
+    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
+            throws IOException {
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
         ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention(),
@@ -108,7 +112,7 @@ public final class Main {
                 .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
-        processes.awaitPrepared(); // its native set-up ran alongside the wiring above
+        new Readiness(List.of(processes.prepared(), warmup), Duration.ofSeconds(2)).register(routes);
         return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session));
     }
 }

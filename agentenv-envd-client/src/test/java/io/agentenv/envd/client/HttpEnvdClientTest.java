@@ -233,6 +233,17 @@ class HttpEnvdClientTest {
     }
 
     @Test
+    void waiting_until_ready_probes_the_ready_route_until_envd_has_finished_its_set_up() throws Exception {
+        AtomicInteger probes = new AtomicInteger();
+        server.behave("/ready", request -> probes.incrementAndGet() < 3
+                ? new ScriptedEnvdServer.Answer(503, "{\"code\":503,\"message\":\"envd is still setting up\"}")
+                : new ScriptedEnvdServer.Answer(204, ""));
+        HttpEnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
+        client.waitUntilReady(Instant.now().plusSeconds(10));
+        assertThat(probes).hasValue(3);
+    }
+
+    @Test
     void waiting_for_health_gives_up_at_the_deadline_with_the_last_failure() {
         HttpEnvdClient client = clients.open(SANDBOX, new EnvdAddress.Unix(dir.resolve("never.sock")),
                 Optional.empty());

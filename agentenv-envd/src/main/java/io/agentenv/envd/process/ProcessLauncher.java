@@ -68,12 +68,12 @@ final class ProcessLauncher implements AutoCloseable {
     }
 
     /**
-     * Waits until the native launcher is prepared (or known to be unavailable). envd's wiring calls this so that
-     * "ready" includes it: a template's boot checkpoint is taken once envd answers {@code /health}, and every sandbox
-     * restored from it must not redo this set-up.
+     * Completes once the native launcher is prepared (or known to be unavailable). Until then a piped process without
+     * stdin waits for it; envd's {@code GET /ready} waits for it too, so that the host never checkpoints an envd whose
+     * every restored copy would redo this set-up.
      */
-    void awaitPrepared() {
-        nativeSpawn.join();
+    CompletableFuture<?> prepared() {
+        return nativeSpawn;
     }
 
     private static Optional<Path> tool(String name) {
