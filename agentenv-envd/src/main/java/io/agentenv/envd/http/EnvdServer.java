@@ -25,12 +25,14 @@ public final class EnvdServer implements AutoCloseable {
     /**
      * The JDK server reads its configuration from system properties, once, when its first instance is created; these
      * are set unless the command line already did. Idle keep-alive connections live 10 minutes (the host's clients pool
-     * them); request headers are bounded (count and bytes); no request or response time limit, because streams run as
-     * long as their process.
+     * them), checked once a minute (the check's timer thread is one of the few things an idle envd runs: every 10 s by
+     * default); request headers are bounded (count and bytes); no request or response time limit, because streams run
+     * as long as their process.
      */
     static final Map<String, String> SERVER_PROPERTIES = Map.of(
             "sun.net.httpserver.nodelay", "true",
             "sun.net.httpserver.idleInterval", "600",
+            "sun.net.httpserver.clockTick", "60000",
             "sun.net.httpserver.maxIdleConnections", "200",
             "sun.net.httpserver.maxReqHeaders", "100",
             "sun.net.httpserver.maxReqHeaderSize", Integer.toString(64 * 1024));
