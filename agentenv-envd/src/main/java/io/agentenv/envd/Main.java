@@ -86,7 +86,7 @@ public final class Main {
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
         if (config.aotTraining()) {
-            AotTraining.exercise(server.tcpPort());
+            AotTraining.exercise(server.tcpPort(), config.unixSocket());
             System.exit(0);
         }
         stopped.await();
