@@ -22,12 +22,16 @@ final class AotTraining {
 
     static void exercise(int port, Optional<Path> unixSocket) throws IOException {
         request(port, "GET", "/health", null, null);
+        request(port, "GET", "/ready", null, null);
         request(port, "POST", "/init", "application/json", "{\"envVars\":{\"A\":\"1\"}}".getBytes(StandardCharsets.UTF_8));
         request(port, "GET", "/envs", null, null);
         request(port, "POST", "/process.Process/List", "application/json", "{}".getBytes(StandardCharsets.UTF_8));
         byte[] start = "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo aot\"]},\"stdin\":false}"
                 .getBytes(StandardCharsets.UTF_8);
         request(port, "POST", "/process.Process/Start", "application/connect+json", envelope(start));
+        byte[] withStdin = "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo aot\"]},\"stdin\":true}"
+                .getBytes(StandardCharsets.UTF_8);
+        request(port, "POST", "/process.Process/Start", "application/connect+json", envelope(withStdin));
         request(port, "POST", "/process.Process/SendSignal", "application/json",
                 "{\"process\":{\"pid\":1},\"signal\":\"SIGNAL_SIGKILL\"}".getBytes(StandardCharsets.UTF_8));
         request(port, "GET", "/logs?limit=10", null, null);

@@ -8,7 +8,6 @@ import io.agentenv.envd.protocol.process.ProcessConfig;
 import io.agentenv.envd.protocol.process.StartRequest;
 import io.agentenv.envd.protocol.process.StartResponse;
 import io.agentenv.envd.session.Session;
-import io.agentenv.envd.testing.ConnectTestClient;
 import io.agentenv.envd.testing.TestEnvd;
 import io.agentenv.envd.users.Accounts;
 import io.agentenv.envd.users.UserDirectory;
@@ -21,18 +20,17 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 
-/** envd answers before its native launcher is prepared: a Start that arrives that early waits for it and succeeds. */
+/** envd answers before its native launcher is prepared: a Start that arrives that early runs without waiting for it. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class EarlyStartTest {
     private final CountDownLatch waitedFor = new CountDownLatch(1);
-    /** The launcher's native set-up, still running: records that a request waits for it. */
+    /** The launcher's native set-up, still running: records whether a request waits for it. */
     private final CompletableFuture<Optional<NativeSpawn>> nativeSpawn = new CompletableFuture<>() {
         @Override
         public Optional<NativeSpawn> join() {
@@ -64,24 +62,12 @@ class EarlyStartTest {
     }
 
     @Test
-    void a_start_sent_before_the_native_launcher_is_prepared_waits_for_it_and_runs() throws Exception {
+    void a_start_sent_before_the_native_launcher_is_prepared_runs_through_the_jdk_without_waiting() throws Exception {
         StartRequest request = StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/sh")
-                .addAllArgs(List.of("-c", "echo early"))).setStdin(false).build();
-        CompletableFuture<ConnectTestClient.Stream<StartResponse>> call = new CompletableFuture<>();
-        Thread.ofVirtual().start(() -> {
-            try {
-                call.complete(envd.client().stream("process.Process/Start", request, StartResponse.getDefaultInstance(),
-                        WireFormat.JSON, Map.of()));
-            } catch (Exception e) {
-                call.completeExceptionally(e);
-            }
-        });
-        assertThat(waitedFor.await(10, TimeUnit.SECONDS)).as("the Start waits for the launcher").isTrue();
-        assertThat(call).isNotDone();
+                .addAllArgs(List.of("-c", "echo early; exit 3"))).setStdin(false).build();
 
-        nativeSpawn.complete(NativeSpawn.load());
-
-        try (var stream = call.get(10, TimeUnit.SECONDS)) {
+        try (var stream = envd.client().stream("process.Process/Start", request, StartResponse.getDefaultInstance(),
+                WireFormat.JSON, Map.of())) {
             assertThat(stream.status()).isEqualTo(200);
             List<StartResponse> events = stream.rest();
 
@@ -89,8 +75,25 @@ class EarlyStartTest {
             assertThat(events.stream().filter(e -> e.getEvent().hasData())
                     .map(e -> e.getEvent().getData().getStdout().toStringUtf8()).reduce("", String::concat))
                     .isEqualTo("early\n");
-            assertThat(events.getLast().getEvent().getEnd().getExitCode()).isZero();
+            assertThat(events.getLast().getEvent().getEnd().getExitCode()).isEqualTo(3);
             assertThat(stream.end().error()).isEmpty();
         }
+        assertThat(waitedFor.getCount()).as("nobody waited for the native launcher").isEqualTo(1);
+        assertThat(processes.prepared()).isNotDone();
+    }
+
+    @Test
+    void once_the_native_launcher_is_prepared_starts_use_it() throws Exception {
+        nativeSpawn.complete(NativeSpawn.load());
+        StartRequest request = StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/sh")
+                .addAllArgs(List.of("-c", "echo later"))).setStdin(false).build();
+
+        try (var stream = envd.client().stream("process.Process/Start", request, StartResponse.getDefaultInstance(),
+                WireFormat.JSON, Map.of())) {
+            List<StartResponse> events = stream.rest();
+
+            assertThat(events.getLast().getEvent().getEnd().getExitCode()).isZero();
+        }
+        assertThat(processes.prepared()).isDone();
     }
 }
