@@ -57,8 +57,9 @@ public final class Main {
         Logger log = LoggerFactory.getLogger(Main.class);
 
         // Wired before it listens, except for two slow one-time set-ups that continue in the background (the process
-        // launcher's native spawn and the protobuf JSON warm-up): a request that needs one waits for it, and GET /ready
-        // (for the host, which checkpoints a template's envd only after it) answers once both are done.
+        // launcher's native spawn and the protobuf JSON warm-up): processes start through the JDK until the first is
+        // done, the first RPC waits for the second if it is still running, and GET /ready (for the host, which
+        // checkpoints a template's envd only after it) answers once both are done.
         Services services;
         try {
             services = wire(config, clock, journal, warmup);
