@@ -56,13 +56,21 @@ class StreamingTest {
         socket = dir.resolve("envd.sock");
         envd = TestEnvd.start(new Session(Clock.systemUTC()), Optional.of(socket), (rpcs, routes) ->
                 // "List" as a server stream: one message, then it waits until the test has read that message
+            {
                 rpcs.serverStream("test.Streams/TwoMessages", ListRequest.getDefaultInstance(), (request, call, out) -> {
                     out.send(listing("first"));
                     if (!firstReceived.await(DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the client never read the first message");
                     }
                     out.send(listing("second"));
-                }));
+                });
+                // a client stream that answers with one process per request message it read
+                rpcs.clientStream("test.Streams/Count", ListRequest.getDefaultInstance(), (requests, call) -> {
+                    ListResponse.Builder reply = ListResponse.newBuilder();
+                    requests.forEachRemaining(r -> reply.addProcesses(ProcessInfo.newBuilder().setTag("seen")));
+                    return reply.build();
+                });
+            });
     }
 
     @AfterEach
@@ -130,6 +138,36 @@ class StreamingTest {
             String all = new String(Channels.newInputStream(channel).readAllBytes(), UTF_8);
             assertThat(all).startsWith("HTTP/1.1 404").contains("\"code\":404");
         }
+    }
+
+    @Test
+    void a_client_stream_sent_with_chunked_transfer_encoding_is_read_message_by_message() throws Exception {
+        java.io.ByteArrayOutputStream frames = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < 3; i++) {
+            frames.write(Envelope.message(WireFormat.JSON.serialize(ListRequest.getDefaultInstance())).encode());
+        }
+        frames.write(Envelope.endStream("{}".getBytes(UTF_8)).encode());
+        byte[] body = frames.toByteArray();
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+        // an InputStream publisher has no length: the client sends Transfer-Encoding: chunked
+        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + envd.port() + "/test.Streams/Count"))
+                .header("Content-Type", "application/connect+json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body)))
+                .build();
+
+        java.net.http.HttpResponse<InputStream> response = http.send(request,
+                java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        try (InputStream in = response.body()) {
+            Envelope reply = Envelope.read(in, 1 << 20).orElseThrow();
+            assertThat(WireFormat.JSON.parse(reply.payload(), ListResponse.getDefaultInstance()).getProcessesCount())
+                    .isEqualTo(3);
+            assertThat(Envelope.read(in, 1 << 20).orElseThrow().isEndStream()).isTrue();
+        }
+        http.close();
     }
 
     /** Reads until {@code marker} has been received (the server sends no more until the test says so). */
