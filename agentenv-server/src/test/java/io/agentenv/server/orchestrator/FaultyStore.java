@@ -11,12 +11,13 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** A real store whose next write of a given kind can be made to fail, as a full disk would. */
+/** A real store whose next write of a given kind can be made to fail, as a full disk would; counts record reads. */
 final class FaultyStore implements SandboxStore {
     enum Write { INSERT, REPLACE, TRANSITION, INSERT_SNAPSHOT }
 
     private final SandboxStore delegate;
     private final Set<Write> failNext = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicLong gets = new java.util.concurrent.atomic.AtomicLong();
 
     FaultyStore(SandboxStore delegate) {
         this.delegate = delegate;
@@ -38,8 +39,14 @@ final class FaultyStore implements SandboxStore {
         delegate.insert(record);
     }
 
+    /** How many times {@link #get} was called. */
+    long gets() {
+        return gets.get();
+    }
+
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {
+        gets.incrementAndGet();
         return delegate.get(id);
     }
 
