@@ -23,6 +23,7 @@ const onlyExec = process.argv[3] === 'exec'
 const execWarmup = Number(process.env.AENV_BENCH_EXEC_WARMUP ?? 200)
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
+const serverStart = performance.now()
 const server = await startServer({
   backend: 'container',
   jvmOptions: SERVE_JVM_OPTIONS, // the server as scripts/serve.sh runs it (C2 on), not the tests' quick-start options
@@ -38,7 +39,13 @@ const server = await startServer({
     ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
   },
 })
+const serverReadyMs = performance.now() - serverStart
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
+/** The server JVM's CPU time in ms (utime + stime from /proc; its children excluded): load-insensitive. */
+const serverCpuMs = () => {
+  const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10
+}
 
 const rows = []
 function report(what, samples) {
@@ -83,14 +90,24 @@ try {
   await Promise.all(many.map((s) => s.kill()))
 
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
-  for (let i = 0; i < execWarmup; i++) await sbx.commands.run('true')
+  const firstAt = now()
+  await sbx.commands.run('true')
+  const firstExecMs = now() - firstAt
+  const warmupCpu0 = serverCpuMs()
+  for (let i = 1; i < execWarmup; i++) await sbx.commands.run('true')
+  const warmupCpu = serverCpuMs() - warmupCpu0
   const exec = []
+  const cpu0 = serverCpuMs()
   for (let i = 0; i < Math.max(n, 100); i++) {
     const t0 = now()
     await sbx.commands.run('true')
     exec.push(now() - t0)
   }
+  const execCpu = (serverCpuMs() - cpu0) / exec.length
   report('commands.run true on a running sandbox', exec)
+  console.log(`server: ready ${serverReadyMs.toFixed(0)} ms after spawn; first command on this sandbox ${firstExecMs.toFixed(1)} ms; ` +
+    `server CPU per command ${(warmupCpu / Math.max(1, execWarmup - 1)).toFixed(2)} ms in the ${execWarmup} warm-up commands, ` +
+    `${execCpu.toFixed(2)} ms in the measured ones; server CPU since spawn ${serverCpuMs()} ms`)
   console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
   if (!onlyExec) {
