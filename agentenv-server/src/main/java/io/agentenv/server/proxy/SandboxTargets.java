@@ -52,16 +52,24 @@ final class SandboxTargets {
     static final String TRAFFIC_TOKEN_HEADER = "e2b-traffic-access-token";
     private static final int SIGNATURE_SCAN_PAGE = 500;
 
+    /** The per-request lookup: {@link Orchestrator#route} (memory only); tests put a fake in front of it. */
+    @FunctionalInterface
+    interface Routes {
+        GuestRoute route(SandboxId id);
+    }
+
     private final Orchestrator orchestrator;
+    private final Routes routes;
     private final SandboxTokens tokens;
     private final ProxySettings settings;
     private final Generations generations;
     private final ExecutorService resumes;
     private final Clock clock;
 
-    SandboxTargets(Orchestrator orchestrator, SandboxTokens tokens, ProxySettings settings, Generations generations,
-                   ExecutorService resumes, Clock clock) {
+    SandboxTargets(Orchestrator orchestrator, Routes routes, SandboxTokens tokens, ProxySettings settings,
+                   Generations generations, ExecutorService resumes, Clock clock) {
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
+        this.routes = requireNonNull(routes, "routes is null");
         this.tokens = requireNonNull(tokens, "tokens is null");
         this.settings = requireNonNull(settings, "settings is null");
         this.generations = requireNonNull(generations, "generations is null");
@@ -187,7 +195,7 @@ final class SandboxTargets {
 
     private GuestRoute route(SandboxId id) throws ProxyProblem {
         try {
-            return orchestrator.route(id);
+            return routes.route(id);
         } catch (AgentEnvException e) {
             if (e.kind() == ErrorKind.NOT_FOUND) {
                 throw ProxyProblem.sandboxNotFound(id.value());
