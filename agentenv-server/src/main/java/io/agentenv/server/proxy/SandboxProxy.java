@@ -133,6 +133,7 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
         switch (event) {
             case LifecycleEvent.Killed killed -> {
                 stopped(killed.sandbox(), "was killed");
+                targets.forget(killed.sandbox());
                 generations.forget(killed.sandbox());
             }
             case LifecycleEvent.Paused paused -> stopped(paused.sandbox(), "was paused");

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -65,6 +66,8 @@ final class SandboxTargets {
     private final Generations generations;
     private final ExecutorService resumes;
     private final Clock clock;
+    /** Each sandbox's envd token (an HMAC per derivation), kept until the sandbox is killed. */
+    private final Map<SandboxId, String> envdTokens = new ConcurrentHashMap<>();
 
     SandboxTargets(Orchestrator orchestrator, Routes routes, SandboxTokens tokens, ProxySettings settings,
                    Generations generations, ExecutorService resumes, Clock clock) {
@@ -88,7 +91,7 @@ final class SandboxTargets {
         String path = pathOf(route.pathAndQuery());
         if (route.port() == settings.envdPort()) {
             String presented = headers.get(ACCESS_TOKEN_HEADER);
-            boolean validToken = matches(presented, tokens.envdAccessToken(id.value()));
+            boolean validToken = matches(presented, envdToken(id));
             if (guest.secure() && !validToken && !"/health".equals(path)) {
                 checkSignature(id, route.pathAndQuery(), path, method, presented != null);
             }
@@ -126,6 +129,15 @@ final class SandboxTargets {
         throw ProxyProblem.of(401, "invalid signature");
     }
 
+    /** The sandbox was killed: its token is no longer needed. */
+    void forget(SandboxId id) {
+        envdTokens.remove(id);
+    }
+
+    private String envdToken(SandboxId id) {
+        return envdTokens.computeIfAbsent(id, k -> tokens.envdAccessToken(k.value()));
+    }
+
     private void checkSignature(SandboxId id, String pathAndQuery, String path, String method, boolean tokenSent)
             throws ProxyProblem {
         int q = pathAndQuery.indexOf('?');
@@ -135,7 +147,7 @@ final class SandboxTargets {
             throw ProxyProblem.of(401, tokenSent ? "invalid " + ACCESS_TOKEN_HEADER : "missing " + ACCESS_TOKEN_HEADER);
         }
         Optional<String> operation = SignedUrl.operation(method);
-        if (operation.isEmpty() || !signed.get().signedWith(tokens.envdAccessToken(id.value()), operation.get())) {
+        if (operation.isEmpty() || !signed.get().signedWith(envdToken(id), operation.get())) {
             throw ProxyProblem.of(401, "invalid signature");
         }
         if (signed.get().expired(clock.instant())) {
