@@ -8,7 +8,9 @@
 //   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec]
 // With `exec` only the commands.run row is measured. The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same
 // sandbox: the server's JIT is still compiling the proxy path for the first few thousand proxied requests (a
-// long-running server is past that; bench/exec/exec.mjs shows the breakdown). AENV_BACKEND_ENVD_DIR and
+// long-running server is past that; bench/exec/exec.mjs shows the breakdown). The row is followed by the server's
+// CPU time per command (warm-up and measured; load-insensitive), its time from spawn to ready and the first
+// command's time. BENCH_SERVER_AOT=off and BENCH_SERVER_JVM_EXTRA change the server's JVM options (A/B runs). AENV_BACKEND_ENVD_DIR and
 // AENV_BACKEND_HOST_ENV, when set, point the backend at another envd build or template cache (A/B runs).
 import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
