@@ -18,6 +18,8 @@ final class FaultyStore implements SandboxStore {
     private final SandboxStore delegate;
     private final Set<Write> failNext = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.atomic.AtomicLong gets = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch[]> holdNextGet =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     FaultyStore(SandboxStore delegate) {
         this.delegate = delegate;
@@ -44,10 +46,30 @@ final class FaultyStore implements SandboxStore {
         return gets.get();
     }
 
+    /**
+     * The next {@link #get} reads the record, counts {@code entered} down, and returns it only once {@code release} is
+     * counted down: a reader that read a state which a writer then changes.
+     */
+    void holdNextGet(java.util.concurrent.CountDownLatch entered, java.util.concurrent.CountDownLatch release) {
+        holdNextGet.set(new java.util.concurrent.CountDownLatch[] {entered, release});
+    }
+
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {
         gets.incrementAndGet();
-        return delegate.get(id);
+        Optional<SandboxRecord> read = delegate.get(id);
+        java.util.concurrent.CountDownLatch[] hold = holdNextGet.getAndSet(null);
+        if (hold != null) {
+            hold[0].countDown();
+            try {
+                if (!hold[1].await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("held get was never released");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return read;
     }
 
     @Override

@@ -172,6 +172,24 @@ class OrchestratorRouteTest {
     }
 
     @Test
+    void a_lookup_that_read_the_record_before_a_pause_does_not_keep_what_it_read() throws Exception {
+        SandboxId id = h.create();
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            store.holdNextGet(entered, release);
+            Future<GuestRoute> reader = threads.submit(() -> orchestrator.route(id)); // reads RUNNING, then waits
+            assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+            orchestrator.pause(id, PauseMode.WITH_MEMORY);
+            release.countDown();
+
+            assertThat(reader.get(10, TimeUnit.SECONDS).state()).isEqualTo(SandboxState.RUNNING); // what it read
+            assertThat(orchestrator.route(id).state()).as("the next lookup").isEqualTo(SandboxState.PAUSED);
+        }
+    }
+
+    @Test
     void an_unknown_sandbox_is_not_found_and_is_not_kept() {
         SandboxId unknown = new SandboxId("zzzzzzzzzzzzzzzzzzzz");
         assertThatThrownBy(() -> orchestrator.route(unknown)).isInstanceOfSatisfying(AgentEnvException.class,
