@@ -5,11 +5,12 @@
 // (RuncRuntime, "container dumped"; "container checkpointed" from builds that ran CRIU through runc). CPU time (the
 // server JVM plus its waited-for children: CRIU, runc, umount, sync, ip, nft) is read from /proc/<server>/stat around
 // each pause: it does not depend on the machine's load, wall times do. Builds that keep a paused sandbox's logs
-// (PausedLogs, "logs kept at pause") also give the time that fetch took. Each run claims a benchmark lane L
+// (PausedLogs, "logs kept at pause") also give the time that fetch took; later builds copy envd's journal file out of
+// the stopped sandbox instead ("journal_ms" of the backend's line). Each run claims a benchmark lane L
 // (bench/lib/lane.mjs, shared with bench/container/run.sh) and the server runs with that lane's names (netns prefix
 // aenvpL, runc dir /run/agentenv/bench-pause-L, cgroup parent agentenv-bench-pause-L, container ids bpseL-*, network
 // slots 10752 + 16 L), so concurrent runs never collide. Needs root, scripts/setup-host.sh and the built jars:
-//   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations] [full-journal]
+//   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations] [full-journal] [commands=<k>]
 // Before/after against another build and CRIU: AENV_BENCH_HOST_ENV=<a copy of host.env naming that CRIU> node
 // <that checkout>/bench/container/pause.mjs [iterations] (that checkout's jars built; its older log lines are read).
 import { join } from 'node:path'
@@ -20,9 +21,16 @@ import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-
 import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
+const options = process.argv.slice(3)
 // 'full-journal': before every pause the sandbox prints ~1.3 MB, so envd's log journal (1 MiB) is full when the pause
 // keeps it: the worst case of the "logs kept at pause" row
-const fullJournal = process.argv[3] === 'full-journal'
+const fullJournal = options.includes('full-journal')
+// 'commands=<k>': the sandbox runs k commands (`commands.run('true')`) before the warm-up, so envd has been used (its
+// dirty memory, which CRIU dumps, grows with use) and its journal holds a few thousand entries
+const commandsFirst = Number(options.find((o) => o.startsWith('commands='))?.slice('commands='.length) ?? 0)
+for (const o of options) {
+  if (o !== 'full-journal' && !/^commands=\d+$/.test(o)) throw new Error(`unknown option ${o} (full-journal, commands=<k>)`)
+}
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const server = await startServer({
@@ -70,6 +78,7 @@ function report(what, samples) {
 try {
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
   await sbx.commands.run('sleep 100000', { background: true })
+  for (let i = 0; i < commandsFirst; i++) await sbx.commands.run('true')
   for (let i = 0; i < 3; i++) { // warm-up: the server's code paths and CRIU's page cache
     await sbx.pause()
     await sbx.connect()
@@ -77,7 +86,7 @@ try {
   }
   const load = loadavg()
   const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
-    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], cpuServer: [], cpuChildren: [], resume: [] }
+    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], cpuServer: [], cpuChildren: [], resume: [] }
   for (let i = 0; i < n; i++) {
     if (fullJournal) await sbx.commands.run('seq 1 200000')
     const mark = server.output().length
@@ -102,12 +111,13 @@ try {
     for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) rows[k].push(Number(be[`${k}_ms`]))
     const [kept] = logged(/ PausedLogs logs kept at pause /, mark) // absent in older builds, and when the fetch failed
     if (kept) { rows.keptLogs.push(Number(kept.took_ms)); rows.keptEntries.push(Number(kept.entries)) }
+    if (be.journal_ms !== undefined) { rows.journal.push(Number(be.journal_ms)); rows.journalBytes.push(Number(be.journal_bytes)) }
     t0 = performance.now()
     await sbx.connect()
     await sbx.commands.run('true')
     rows.resume.push(performance.now() - t0)
   }
-  console.log(`pause, n=${n}, load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`pause, n=${n}${commandsFirst ? `, after ${commandsFirst} commands` : ''}${fullJournal ? ', full journal' : ''}, load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   report('SDK pause() (what the user sees)', rows.sdk)
   report('  orchestrator PauseOperation (CAS, backend, SQLite, hooks)', rows.orchestrator)
   if (rows.keptLogs.length > 0) {
@@ -126,6 +136,10 @@ try {
   report('      move upper or disk image, and layers, into the artifact dir', rows.move)
   report('      then: syncfs of the artifact dir (durable)', rows.sync)
   report('      then, alongside: remove the sandbox dir, unclaim', rows.remove)
+  if (rows.journal.length > 0) {
+    report('      first: envd\'s journal file copied into the artifact dir', rows.journal)
+    console.log(`        bytes kept per pause: ${Math.min(...rows.journalBytes)}..${Math.max(...rows.journalBytes)} (-1: no journal file)`)
+  }
   report('CPU per pause: server JVM (user + sys)', rows.cpuServer)
   report('CPU per pause: waited-for children (CRIU, runc, sync, ip, nft)', rows.cpuChildren)
   report('resume (connect + commands.run true)', rows.resume)

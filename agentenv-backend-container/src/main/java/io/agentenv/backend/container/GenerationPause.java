@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import org.slf4j.Logger;
@@ -60,7 +61,8 @@ final class GenerationPause {
         }
         checkpointed = System.nanoTime();
         gen.closeClient();
-        // The checkpoint is written; what is left is releasing, in independent parts that run at once: the container
+        // The checkpoint is written. First envd's journal is copied out of the sandbox's files (its logs while paused),
+        // then what is left is releasing, in independent parts that run at once: the container
         // (after a memory dump its processes are gone: runc's state and the cgroups), the network slot (its nft chain
         // and netns; the kernel's removal of its veth pair finishes after the return) and the files (unmount the overlay
         // and the sandbox's disk, move the disk image and layers into the artifact dir, then make that durable while
@@ -68,7 +70,13 @@ final class GenerationPause {
         // before its files move.
         boolean dumped = mode == PauseMode.WITH_MEMORY;
         List<FutureTask<Void>> releases = new ArrayList<>();
-        long[] took = new long[6]; // slot, container, unmount, move, sync, remove: ms each
+        long[] took = new long[7]; // slot, container, unmount, move, sync, remove, journal: ms each
+        long[] journalKept = {-1}; // bytes
+        if (dumped) { // its processes are gone; a filesystem-only pause keeps it once the container is deleted, below
+            long keeping = System.nanoTime();
+            journalKept[0] = keepJournal(paused);
+            took[6] = (System.nanoTime() - keeping) / 1_000_000;
+        }
         releases.add(inBackground("pause-slot-" + id.value(), () -> took[0] = timed(gen::retireSlot)));
         if (dumped) {
             releases.add(inBackground("pause-container-" + id.value(), () -> took[1] = timed(() -> parts.runc().delete(id))));
@@ -78,6 +86,7 @@ final class GenerationPause {
             Attempts.attempt(failures, () -> {
                 if (!dumped) {
                     took[1] = timed(() -> parts.runc().delete(id));
+                    took[6] = timed(() -> journalKept[0] = keepJournal(paused));
                 }
                 took[2] = timed(() -> parts.unmountRootfs(dirs));
                 took[3] = timed(() -> {
@@ -111,7 +120,8 @@ final class GenerationPause {
                 .addKeyValue("checkpoint_ms", (checkpointed - started) / 1_000_000)
                 .addKeyValue("release_ms", (done - checkpointed) / 1_000_000)
                 .addKeyValue("slot_ms", took[0]).addKeyValue("container_ms", took[1]).addKeyValue("unmount_ms", took[2])
-                .addKeyValue("move_ms", took[3]).addKeyValue("sync_ms", took[4]).addKeyValue("remove_ms", took[5]).log("container sandbox paused");
+                .addKeyValue("move_ms", took[3]).addKeyValue("sync_ms", took[4]).addKeyValue("remove_ms", took[5])
+                .addKeyValue("journal_ms", took[6]).addKeyValue("journal_bytes", journalKept[0]).log("container sandbox paused");
         return paused;
     }
 
@@ -142,6 +152,31 @@ final class GenerationPause {
         }
         cgroups.thawIfFrozen(gen.id.value()); // runc has usually removed the cgroup by now
         gen.frozen(false);
+    }
+
+    /**
+     * Copies envd's journal file out of the sandbox's layers into the artifact dir ({@link GuestJournal}), where the
+     * sync below makes it durable: once the sandbox's processes are gone (so nothing changes the tree while it is
+     * read), from the upper dir on its still mounted disk and the lower dirs, before the release starts processes
+     * alongside (see {@link GuestFileReads} for why that matters). The logs are best effort: a journal that cannot be kept is logged and
+     * the pause goes on (reading that paused sandbox's logs is then a conflict). Returns the bytes kept, -1 for none.
+     */
+    private long keepJournal(SavedStates.Paused paused) {
+        try {
+            List<Path> layers = new ArrayList<>();
+            layers.add(gen.dirs.upper());
+            layers.addAll(gen.lineage().lowers(HostParts.layersDir(gen.dirs)));
+            Optional<Long> kept = GuestJournal.keep(layers, paused.guestJournal());
+            if (kept.isEmpty()) {
+                log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value())
+                        .log("no journal file of envd in the sandbox; its logs are not kept at pause");
+            }
+            return kept.orElse(-1L);
+        } catch (IOException | RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+                    .log("envd's journal could not be kept at pause");
+            return -1;
+        }
     }
 
     /**
