@@ -85,8 +85,9 @@ try {
     await sbx.commands.run('true')
   }
   const load = loadavg()
+  const measuredFrom = server.output().length
   const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
-    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], cpuServer: [], cpuChildren: [], resume: [] }
+    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], criuFrozen: [], criuMemdump: [], criuMemwrite: [], criuPages: [], cpuServer: [], cpuChildren: [], resume: [] }
   for (let i = 0; i < n; i++) {
     if (fullJournal) await sbx.commands.run('seq 1 200000')
     const mark = server.output().length
@@ -107,8 +108,16 @@ try {
     rows.backend.push(Number(be.checkpoint_ms) + Number(be.release_ms))
     rows.runc.push(Number(rc.took_ms))
     rows.criu.push(Number(rc.criu_ms))
+    if (rc.criu_frozen_ms !== undefined) { // CRIU's own stats-dump (later builds)
+      rows.criuFrozen.push(Number(rc.criu_frozen_ms))
+      rows.criuMemdump.push(Number(rc.criu_memdump_ms))
+      rows.criuMemwrite.push(Number(rc.criu_memwrite_ms))
+      rows.criuPages.push(Number(rc.criu_pages_written))
+    }
     rows.aroundCriu.push(Number(rc.took_ms) - Number(rc.criu_ms))
-    for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) rows[k].push(Number(be[`${k}_ms`]))
+    for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) {
+      if (be[`${k}_ms`] !== undefined) rows[k].push(Number(be[`${k}_ms`])) // later builds: slot, container, remove after the answer
+    }
     const [kept] = logged(/ PausedLogs logs kept at pause /, mark) // absent in older builds, and when the fetch failed
     if (kept) { rows.keptLogs.push(Number(kept.took_ms)); rows.keptEntries.push(Number(kept.entries)) }
     if (be.journal_ms !== undefined) { rows.journal.push(Number(be.journal_ms)); rows.journalBytes.push(Number(be.journal_bytes)) }
@@ -128,17 +137,35 @@ try {
   report('    checkpoint (freeze, runc checkpoint, thaw)', rows.checkpoint)
   report('      dump command (CRIU direct; runc checkpoint before)', rows.runc)
   report('        CRIU itself (its log: first to last line)', rows.criu)
+  if (rows.criuFrozen.length > 0) {
+    report('          CRIU stats: frozen (the whole dump, to the kill)', rows.criuFrozen)
+    report('          CRIU stats: memory dump (collecting the pages)', rows.criuMemdump)
+    report('          CRIU stats: memory write (writing them out)', rows.criuMemwrite)
+    const pages = stats(rows.criuPages)
+    console.log(`          CRIU stats: pages written p50 ${pages.p50} (${(pages.p50 * 4 / 1024).toFixed(1)} MiB), min ${Math.min(...rows.criuPages)}, max ${Math.max(...rows.criuPages)}`)
+  }
   report('        around CRIU (process start, runc if any, reading state)', rows.aroundCriu)
-  report('    release (parallel parts, joined)', rows.release)
-  report('      slot: nft chain and netns (veth after the return)', rows.slot)
-  report('      runc delete', rows.container)
-  report('      unmount (overlay, and the disk where there is one)', rows.unmount)
-  report('      move upper or disk image, and layers, into the artifact dir', rows.move)
-  report('      then: syncfs of the artifact dir (durable)', rows.sync)
-  report('      then, alongside: remove the sandbox dir, unclaim', rows.remove)
+  // builds that release the slot, the container and the sandbox dir after the answer log them when done
+  const after = logged(/ GenerationPause paused container sandbox released /, measuredFrom)
+  const releasedLater = after.length > 0
+  report(releasedLater ? '    release before the answer (journal, unmount, move, sync)' : '    release (parallel parts, joined)', rows.release)
   if (rows.journal.length > 0) {
     report('      first: envd\'s journal file copied into the artifact dir', rows.journal)
     console.log(`        bytes kept per pause: ${Math.min(...rows.journalBytes)}..${Math.max(...rows.journalBytes)} (-1: no journal file)`)
+  }
+  if (!releasedLater) {
+    report('      slot: nft chain and netns (veth after the return)', rows.slot)
+    report('      runc delete', rows.container)
+  }
+  report('      unmount (overlay, and the disk where there is one)', rows.unmount)
+  report('      move upper or disk image, and layers, into the artifact dir', rows.move)
+  report('      then: syncfs of the artifact dir (durable)', rows.sync)
+  if (!releasedLater) report('      then, alongside: remove the sandbox dir, unclaim', rows.remove)
+  if (releasedLater) {
+    report('    after the answer (a resume waits for it): all of it', after.map((l) => Number(l.took_ms)))
+    report('      slot: nft chain and netns', after.map((l) => Number(l.slot_ms)))
+    report('      runc delete', after.map((l) => Number(l.container_ms)))
+    report('      then: remove the sandbox dir, unclaim', after.map((l) => Number(l.remove_ms)))
   }
   report('CPU per pause: server JVM (user + sys)', rows.cpuServer)
   report('CPU per pause: waited-for children (CRIU, runc, sync, ip, nft)', rows.cpuChildren)

@@ -41,7 +41,8 @@ record HostParts(
         Path sandboxesDir,
         Path claimsDir,
         Path criuConfig,
-        InitReaper reaper) {
+        InitReaper reaper,
+        PauseReleases pauseReleases) {
 
     /** envd's port inside every sandbox (E2B's). */
     static final int ENVD_PORT = 49983;
@@ -84,6 +85,7 @@ record HostParts(
         requireNonNull(criuConfig, "criuConfig is null");
         requireNonNull(claimsDir, "claimsDir is null");
         requireNonNull(reaper, "reaper is null");
+        requireNonNull(pauseReleases, "pauseReleases is null");
     }
 
     /**
