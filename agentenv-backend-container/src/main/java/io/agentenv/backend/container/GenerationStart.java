@@ -55,7 +55,7 @@ final class GenerationStart {
         }
         long waited = (System.nanoTime() - waiting) / 1_000_000;
         if (waited > 0) {
-            log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("waited_ms", waited)
+            log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("waited_ms", waited)
                     .log("resume waited for its pause's release");
         }
     }
