@@ -166,6 +166,9 @@ try {
     report('      slot: nft chain and netns', after.map((l) => Number(l.slot_ms)))
     report('      runc delete', after.map((l) => Number(l.container_ms)))
     report('      then: remove the sandbox dir, unclaim', after.map((l) => Number(l.remove_ms)))
+    const waits = logged(/ GenerationStart resume waited for its pause's release /, measuredFrom).map((l) => Number(l.waited_ms))
+    console.log(`    resumes that waited for that release: ${waits.length} of ${n}` +
+      (waits.length > 0 ? `, waited p50 ${stats(waits).p50} / max ${Math.max(...waits)} ms (inside the resume row)` : ''))
   }
   report('CPU per pause: server JVM (user + sys)', rows.cpuServer)
   report('CPU per pause: waited-for children (CRIU, runc, sync, ip, nft)', rows.cpuChildren)
