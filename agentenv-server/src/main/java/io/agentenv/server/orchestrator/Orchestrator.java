@@ -78,7 +78,7 @@ public final class Orchestrator {
         StateSignals signals = new StateSignals();
         this.ctx = new OperationContext(new Records(store, signals), new SandboxRuntime(), backends, tokens, clock,
                 settings, new EventBus(listeners), new Artifacts(settings.artifactRoot(), ids), ids,
-                new TemplateCatalog(backends, store), new HookCalls(hooks), PausedLogs.defaults());
+                new TemplateCatalog(backends, store), new HookCalls(hooks), new PausedLogs(backends));
         Launcher launcher = new Launcher(ctx);
         Captures captures = new Captures(ctx);
         this.creates = new CreateOperation(ctx, launcher);
