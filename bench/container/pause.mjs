@@ -5,11 +5,12 @@
 // (RuncRuntime, "container dumped"; "container checkpointed" from builds that ran CRIU through runc). CPU time (the
 // server JVM plus its waited-for children: CRIU, runc, umount, sync, ip, nft) is read from /proc/<server>/stat around
 // each pause: it does not depend on the machine's load, wall times do. Builds that keep a paused sandbox's logs
-// (PausedLogs, "logs kept at pause") also give the time that fetch took. Each run claims a benchmark lane L
+// (PausedLogs, "logs kept at pause") also give the time that fetch took; later builds copy envd's journal file out of
+// the stopped sandbox instead ("journal_ms" of the backend's line). Each run claims a benchmark lane L
 // (bench/lib/lane.mjs, shared with bench/container/run.sh) and the server runs with that lane's names (netns prefix
 // aenvpL, runc dir /run/agentenv/bench-pause-L, cgroup parent agentenv-bench-pause-L, container ids bpseL-*, network
 // slots 10752 + 16 L), so concurrent runs never collide. Needs root, scripts/setup-host.sh and the built jars:
-//   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations] [full-journal]
+//   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations] [full-journal] [commands=<k>]
 // Before/after against another build and CRIU: AENV_BENCH_HOST_ENV=<a copy of host.env naming that CRIU> node
 // <that checkout>/bench/container/pause.mjs [iterations] (that checkout's jars built; its older log lines are read).
 import { join } from 'node:path'
@@ -20,9 +21,16 @@ import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-
 import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
+const options = process.argv.slice(3)
 // 'full-journal': before every pause the sandbox prints ~1.3 MB, so envd's log journal (1 MiB) is full when the pause
 // keeps it: the worst case of the "logs kept at pause" row
-const fullJournal = process.argv[3] === 'full-journal'
+const fullJournal = options.includes('full-journal')
+// 'commands=<k>': the sandbox runs k commands (`commands.run('true')`) before the warm-up, so envd has been used (its
+// dirty memory, which CRIU dumps, grows with use) and its journal holds a few thousand entries
+const commandsFirst = Number(options.find((o) => o.startsWith('commands='))?.slice('commands='.length) ?? 0)
+for (const o of options) {
+  if (o !== 'full-journal' && !/^commands=\d+$/.test(o)) throw new Error(`unknown option ${o} (full-journal, commands=<k>)`)
+}
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const server = await startServer({
@@ -70,14 +78,16 @@ function report(what, samples) {
 try {
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
   await sbx.commands.run('sleep 100000', { background: true })
+  for (let i = 0; i < commandsFirst; i++) await sbx.commands.run('true')
   for (let i = 0; i < 3; i++) { // warm-up: the server's code paths and CRIU's page cache
     await sbx.pause()
     await sbx.connect()
     await sbx.commands.run('true')
   }
   const load = loadavg()
+  const measuredFrom = server.output().length
   const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
-    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], cpuServer: [], cpuChildren: [], resume: [] }
+    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], criuFrozen: [], criuMemdump: [], criuMemwrite: [], criuPages: [], cpuServer: [], cpuChildren: [], resume: [] }
   for (let i = 0; i < n; i++) {
     if (fullJournal) await sbx.commands.run('seq 1 200000')
     const mark = server.output().length
@@ -98,16 +108,25 @@ try {
     rows.backend.push(Number(be.checkpoint_ms) + Number(be.release_ms))
     rows.runc.push(Number(rc.took_ms))
     rows.criu.push(Number(rc.criu_ms))
+    if (rc.criu_frozen_ms !== undefined) { // CRIU's own stats-dump (later builds)
+      rows.criuFrozen.push(Number(rc.criu_frozen_ms))
+      rows.criuMemdump.push(Number(rc.criu_memdump_ms))
+      rows.criuMemwrite.push(Number(rc.criu_memwrite_ms))
+      rows.criuPages.push(Number(rc.criu_pages_written))
+    }
     rows.aroundCriu.push(Number(rc.took_ms) - Number(rc.criu_ms))
-    for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) rows[k].push(Number(be[`${k}_ms`]))
+    for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) {
+      if (be[`${k}_ms`] !== undefined) rows[k].push(Number(be[`${k}_ms`])) // later builds: slot, container, remove after the answer
+    }
     const [kept] = logged(/ PausedLogs logs kept at pause /, mark) // absent in older builds, and when the fetch failed
     if (kept) { rows.keptLogs.push(Number(kept.took_ms)); rows.keptEntries.push(Number(kept.entries)) }
+    if (be.journal_ms !== undefined) { rows.journal.push(Number(be.journal_ms)); rows.journalBytes.push(Number(be.journal_bytes)) }
     t0 = performance.now()
     await sbx.connect()
     await sbx.commands.run('true')
     rows.resume.push(performance.now() - t0)
   }
-  console.log(`pause, n=${n}, load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`pause, n=${n}${commandsFirst ? `, after ${commandsFirst} commands` : ''}${fullJournal ? ', full journal' : ''}, load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   report('SDK pause() (what the user sees)', rows.sdk)
   report('  orchestrator PauseOperation (CAS, backend, SQLite, hooks)', rows.orchestrator)
   if (rows.keptLogs.length > 0) {
@@ -118,14 +137,39 @@ try {
   report('    checkpoint (freeze, runc checkpoint, thaw)', rows.checkpoint)
   report('      dump command (CRIU direct; runc checkpoint before)', rows.runc)
   report('        CRIU itself (its log: first to last line)', rows.criu)
+  if (rows.criuFrozen.length > 0) {
+    report('          CRIU stats: frozen (the whole dump, to the kill)', rows.criuFrozen)
+    report('          CRIU stats: memory dump (collecting the pages)', rows.criuMemdump)
+    report('          CRIU stats: memory write (writing them out)', rows.criuMemwrite)
+    const pages = stats(rows.criuPages)
+    console.log(`          CRIU stats: pages written p50 ${pages.p50} (${(pages.p50 * 4 / 1024).toFixed(1)} MiB), min ${Math.min(...rows.criuPages)}, max ${Math.max(...rows.criuPages)}`)
+  }
   report('        around CRIU (process start, runc if any, reading state)', rows.aroundCriu)
-  report('    release (parallel parts, joined)', rows.release)
-  report('      slot: nft chain and netns (veth after the return)', rows.slot)
-  report('      runc delete', rows.container)
+  // builds that release the slot, the container and the sandbox dir after the answer log them when done
+  const after = logged(/ GenerationPause paused container sandbox released /, measuredFrom)
+  const releasedLater = after.length > 0
+  report(releasedLater ? '    release before the answer (journal, unmount, move, sync)' : '    release (parallel parts, joined)', rows.release)
+  if (rows.journal.length > 0) {
+    report('      first: envd\'s journal file copied into the artifact dir', rows.journal)
+    console.log(`        bytes kept per pause: ${Math.min(...rows.journalBytes)}..${Math.max(...rows.journalBytes)} (-1: no journal file)`)
+  }
+  if (!releasedLater) {
+    report('      slot: nft chain and netns (veth after the return)', rows.slot)
+    report('      runc delete', rows.container)
+  }
   report('      unmount (overlay, and the disk where there is one)', rows.unmount)
   report('      move upper or disk image, and layers, into the artifact dir', rows.move)
   report('      then: syncfs of the artifact dir (durable)', rows.sync)
-  report('      then, alongside: remove the sandbox dir, unclaim', rows.remove)
+  if (!releasedLater) report('      then, alongside: remove the sandbox dir, unclaim', rows.remove)
+  if (releasedLater) {
+    report('    after the answer (a resume waits for it): all of it', after.map((l) => Number(l.took_ms)))
+    report('      slot: nft chain and netns', after.map((l) => Number(l.slot_ms)))
+    report('      runc delete', after.map((l) => Number(l.container_ms)))
+    report('      then: remove the sandbox dir, unclaim', after.map((l) => Number(l.remove_ms)))
+    const waits = logged(/ GenerationStart resume waited for its pause's release /, measuredFrom).map((l) => Number(l.waited_ms))
+    console.log(`    resumes that waited for that release: ${waits.length} of ${n}` +
+      (waits.length > 0 ? `, waited p50 ${stats(waits).p50} / max ${Math.max(...waits)} ms (inside the resume row)` : ''))
+  }
   report('CPU per pause: server JVM (user + sys)', rows.cpuServer)
   report('CPU per pause: waited-for children (CRIU, runc, sync, ip, nft)', rows.cpuChildren)
   report('resume (connect + commands.run true)', rows.resume)

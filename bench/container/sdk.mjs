@@ -8,7 +8,9 @@
 //   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec]
 // With `exec` only the commands.run row is measured. The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same
 // sandbox: the server's JIT is still compiling the proxy path for the first few thousand proxied requests (a
-// long-running server is past that; bench/exec/exec.mjs shows the breakdown). AENV_BACKEND_ENVD_DIR and
+// long-running server is past that; bench/exec/exec.mjs shows the breakdown). The row is followed by the server's
+// CPU time per command (warm-up and measured; load-insensitive), its time from spawn to ready and the first
+// command's time. BENCH_SERVER_AOT=off and BENCH_SERVER_JVM_EXTRA change the server's JVM options (A/B runs). AENV_BACKEND_ENVD_DIR and
 // AENV_BACKEND_HOST_ENV, when set, point the backend at another envd build or template cache (A/B runs).
 import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
@@ -23,6 +25,7 @@ const onlyExec = process.argv[3] === 'exec'
 const execWarmup = Number(process.env.AENV_BENCH_EXEC_WARMUP ?? 200)
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
+const serverStart = performance.now()
 const server = await startServer({
   backend: 'container',
   jvmOptions: SERVE_JVM_OPTIONS, // the server as scripts/serve.sh runs it (C2 on), not the tests' quick-start options
@@ -38,7 +41,13 @@ const server = await startServer({
     ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
   },
 })
+const serverReadyMs = performance.now() - serverStart
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
+/** The server JVM's CPU time in ms (utime + stime from /proc; its children excluded): load-insensitive. */
+const serverCpuMs = () => {
+  const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10
+}
 
 const rows = []
 function report(what, samples) {
@@ -83,14 +92,24 @@ try {
   await Promise.all(many.map((s) => s.kill()))
 
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
-  for (let i = 0; i < execWarmup; i++) await sbx.commands.run('true')
+  const firstAt = now()
+  await sbx.commands.run('true')
+  const firstExecMs = now() - firstAt
+  const warmupCpu0 = serverCpuMs()
+  for (let i = 1; i < execWarmup; i++) await sbx.commands.run('true')
+  const warmupCpu = serverCpuMs() - warmupCpu0
   const exec = []
+  const cpu0 = serverCpuMs()
   for (let i = 0; i < Math.max(n, 100); i++) {
     const t0 = now()
     await sbx.commands.run('true')
     exec.push(now() - t0)
   }
+  const execCpu = (serverCpuMs() - cpu0) / exec.length
   report('commands.run true on a running sandbox', exec)
+  console.log(`server: ready ${serverReadyMs.toFixed(0)} ms after spawn; first command on this sandbox ${firstExecMs.toFixed(1)} ms; ` +
+    `server CPU per command ${(warmupCpu / Math.max(1, execWarmup - 1)).toFixed(2)} ms in the ${execWarmup} warm-up commands, ` +
+    `${execCpu.toFixed(2)} ms in the measured ones; server CPU since spawn ${serverCpuMs()} ms`)
   console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
   if (!onlyExec) {

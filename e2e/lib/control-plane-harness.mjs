@@ -8,7 +8,7 @@
 // With backend 'mock' the mock backend's jar is put on the classpath (it is a test double: no envd, no processes).
 // Requires the built jars (`mvn -B package -DskipTests` or `scripts/test.sh`).
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, dirname, resolve } from 'node:path'
@@ -34,8 +34,25 @@ export function moduleJar(module) {
   return join(target, jar)
 }
 
-/** The JVM options scripts/serve.sh runs the server with (what users run; full JIT), for benchmarks. */
-export const SERVE_JVM_OPTIONS = ['-XX:+UseSerialGC', '--enable-native-access=ALL-UNNAMED']
+/** The server's AOT cache (classes and JIT profiles), recorded by `mvn package` with the server's jvm.options. */
+export const serverAotCache = join(repoRoot, 'agentenv-server', 'target', 'agentenv-server.aot')
+
+/** Only a cache newer than the server jar is used (the JVM checks a jar's size, not always its contents). */
+function aotCacheUsable() {
+  return existsSync(serverAotCache) && existsSync(serverJar) && statSync(serverAotCache).mtimeMs > statSync(serverJar).mtimeMs
+}
+
+/**
+ * The JVM options scripts/serve.sh runs the server with (what users run; full JIT, agentenv-server/jvm.options, and
+ * the AOT cache when it was built), for benchmarks. BENCH_SERVER_AOT=off leaves the cache out and
+ * BENCH_SERVER_JVM_EXTRA adds options (space-separated), for A/B runs.
+ */
+export const SERVE_JVM_OPTIONS = [
+  ...readFileSync(join(repoRoot, 'agentenv-server', 'jvm.options'), 'utf8').split('\n').map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#')),
+  ...(aotCacheUsable() && process.env.BENCH_SERVER_AOT !== 'off' ? [`-XX:AOTCache=${serverAotCache}`] : []),
+  ...(process.env.BENCH_SERVER_JVM_EXTRA ?? '').split(' ').filter(Boolean),
+]
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
 export async function freePort() {

@@ -16,11 +16,12 @@ import org.slf4j.event.Level;
  *
  * @param defaultUser    the user processes run as when neither the request nor /init names one
  * @param journalBytes   memory budget of the log journal served by {@code GET /logs}
+ * @param journalFile    where the journal's entries are also written as JSON lines (rotated at journalBytes), if anywhere
  * @param processPath    the PATH processes start with: envd's own, else Debian's default
  * @param aotTraining    run a short self-exercise and exit (used to record the JDK AOT cache)
  */
 record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String defaultUser, Duration exitedRetention,
-                  int journalBytes, Level logLevel, String sandboxId, String processPath, boolean aotTraining) {
+                  int journalBytes, Optional<Path> journalFile, Level logLevel, String sandboxId, String processPath, boolean aotTraining) {
     static final int DEFAULT_PORT = 49983;
 
     EnvdConfig {
@@ -28,6 +29,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
         requireNonNull(unixSocket, "unixSocket is null");
         requireNonNull(defaultUser, "defaultUser is null");
         requireNonNull(exitedRetention, "exitedRetention is null");
+        requireNonNull(journalFile, "journalFile is null");
         requireNonNull(logLevel, "logLevel is null");
         requireNonNull(sandboxId, "sandboxId is null");
         requireNonNull(processPath, "processPath is null");
@@ -36,6 +38,9 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
         }
         if (journalBytes < 1024) {
             throw new IllegalArgumentException("journal size must be at least 1024 bytes");
+        }
+        if (journalFile.isPresent() && !journalFile.get().isAbsolute()) {
+            throw new IllegalArgumentException("--journal-file must be an absolute path: " + journalFile.get());
         }
     }
 
@@ -47,6 +52,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
               --default-user <name>   user for requests that name none (default: the user envd runs as)
               --exited-retention <s>  seconds an exited process stays visible to Connect (default 300)
               --journal-bytes <n>     memory for GET /logs (default 1048576)
+              --journal-file <path>   also write the journal there as JSON lines, rotated to <path>.1 (default: none)
               --log-level <level>     TRACE, DEBUG, INFO, WARN, ERROR (default INFO, env ENVD_LOG_LEVEL)
               --sandbox-id <id>       sandbox id put on every log line (env ENVD_SANDBOX_ID)
               --aot-training          exercise envd once on a free port and exit (records the AOT cache)
@@ -60,6 +66,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
         String user = System.getProperty("user.name", "root");
         long retention = 300;
         int journal = 1 << 20;
+        Optional<Path> journalFile = Optional.empty();
         Level level = level("ENVD_LOG_LEVEL", env.getOrDefault("ENVD_LOG_LEVEL", "INFO"));
         String sandboxId = env.getOrDefault("ENVD_SANDBOX_ID", "-");
         boolean training = false;
@@ -72,6 +79,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
                 case "--default-user" -> user = value(args, ++i, arg);
                 case "--exited-retention" -> retention = integer(arg, value(args, ++i, arg), 0, 86_400);
                 case "--journal-bytes" -> journal = integer(arg, value(args, ++i, arg), 1024, 1 << 30);
+                case "--journal-file" -> journalFile = Optional.of(Path.of(value(args, ++i, arg)));
                 case "--log-level" -> level = level(arg, value(args, ++i, arg));
                 case "--sandbox-id" -> sandboxId = value(args, ++i, arg);
                 case "--aot-training" -> training = true;
@@ -79,7 +87,7 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
             }
         }
         return new EnvdConfig(new InetSocketAddress(host, training ? 0 : port), socket, user,
-                Duration.ofSeconds(retention), journal, level, sandboxId,
+                Duration.ofSeconds(retention), journal, journalFile, level, sandboxId,
                 Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH), training);
     }
 

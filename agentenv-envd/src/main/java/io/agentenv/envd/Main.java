@@ -11,6 +11,7 @@ import io.agentenv.envd.http.Access;
 import io.agentenv.envd.http.EnvdHandler;
 import io.agentenv.envd.http.EnvdServer;
 import io.agentenv.envd.http.HttpRoutes;
+import io.agentenv.envd.logs.JournalFile;
 import io.agentenv.envd.logs.LogJournal;
 import io.agentenv.envd.logs.Logging;
 import io.agentenv.envd.logs.LogsEndpoint;
@@ -52,7 +53,8 @@ public final class Main {
             return;
         }
         Clock clock = Clock.systemUTC();
-        LogJournal journal = new LogJournal(clock, config.journalBytes());
+        LogJournal journal = new LogJournal(clock, config.journalBytes(),
+                config.journalFile().flatMap(file -> JournalFile.open(file, config.journalBytes())));
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 

@@ -141,7 +141,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
                     new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
-                    reaper);
+                    reaper, new PauseReleases());
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
             warmPool = new WarmPool(built, templates, clock, settings.poolSize());
@@ -359,6 +359,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             return;
         }
         try {
+            p.pauseReleases().awaitAll(); // the slots, containers and dirs paused sandboxes still held
             warmPool.close();
             p.pool().close();
         } catch (CommandFailedException e) {

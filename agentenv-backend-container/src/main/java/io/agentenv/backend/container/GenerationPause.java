@@ -12,14 +12,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Pauses a running generation into an artifact dir: with memory, a CRIU dump to disk that stops the container; then
- * releases the container, network slot, overlay and disk mount, keeping the disk image and layers in the artifact dir.
+ * keeps envd's journal, unmounts the overlay and disk and makes the disk image, layers and images durable in the
+ * artifact dir before it answers; the network slot, the dead container's runc state and cgroups and the sandbox dir
+ * are released after the answer ({@link PauseReleases}).
  */
 final class GenerationPause {
 
@@ -60,24 +61,27 @@ final class GenerationPause {
         }
         checkpointed = System.nanoTime();
         gen.closeClient();
-        // The checkpoint is written; what is left is releasing, in independent parts that run at once: the container
-        // (after a memory dump its processes are gone: runc's state and the cgroups), the network slot (its nft chain
-        // and netns; the kernel's removal of its veth pair finishes after the return) and the files (unmount the overlay
-        // and the sandbox's disk, move the disk image and layers into the artifact dir, then make that durable while
-        // the sandbox dir is removed). Pause returns once all are done. A filesystem-only pause stops the container
-        // before its files move.
+        // The checkpoint is written and (with memory) the processes are gone. First envd's journal is copied out of the
+        // sandbox's files (its logs while paused). What the pause must finish before it answers is what makes its state
+        // complete and durable: unmount the overlay and the sandbox's disk (which flushes the disk into its image), move
+        // the disk image and layers into the artifact dir, syncfs. The rest frees what no paused state needs (the slot:
+        // its nft chain and netns; runc's state and the dead container's cgroups; the sandbox dir and warm-pool claim)
+        // and runs after the answer (PauseReleases): a resume of this sandbox waits for it, shutdown too, and after a
+        // crash the start-up reconciler removes what is left. A filesystem-only pause stops the container first.
         boolean dumped = mode == PauseMode.WITH_MEMORY;
-        List<FutureTask<Void>> releases = new ArrayList<>();
-        long[] took = new long[6]; // slot, container, unmount, move, sync, remove: ms each
-        releases.add(inBackground("pause-slot-" + id.value(), () -> took[0] = timed(gen::retireSlot)));
+        long[] took = new long[5]; // journal, container (filesystem-only pause), unmount, move, sync: ms each
+        long[] journalKept = {-1}; // bytes
         if (dumped) {
-            releases.add(inBackground("pause-container-" + id.value(), () -> took[1] = timed(() -> parts.runc().delete(id))));
+            long keeping = System.nanoTime();
+            journalKept[0] = keepJournal(paused);
+            took[0] = (System.nanoTime() - keeping) / 1_000_000;
         }
         List<Exception> failures = new ArrayList<>();
         try {
             Attempts.attempt(failures, () -> {
                 if (!dumped) {
                     took[1] = timed(() -> parts.runc().delete(id));
+                    took[0] = timed(() -> journalKept[0] = keepJournal(paused));
                 }
                 took[2] = timed(() -> parts.unmountRootfs(dirs));
                 took[3] = timed(() -> {
@@ -86,33 +90,51 @@ final class GenerationPause {
                         parts.move(HostParts.layersDir(dirs), paused.layers());
                     }
                 });
+                took[4] = timed(() -> syncFilesystem(artifactDir));
             });
-            releases.add(inBackground("pause-sync-" + id.value(), () -> took[4] = timed(() -> syncFilesystem(artifactDir))));
-            if (failures.isEmpty()) { // never after a failed unmount or move: the dir may still hold the upper
-                Attempts.attempt(failures, () -> took[5] = timed(() -> {
-                    parts.deleteTree(dirs.dir());
-                    parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
-                }));
-            }
-            for (FutureTask<Void> release : releases) {
-                Attempts.attempt(failures, () -> awaitRelease(release));
-            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Terminal("interrupted while pausing sandbox " + gen.spec.id(), e);
         }
-        if (!failures.isEmpty()) {
+        if (!failures.isEmpty()) { // close() releases what is left
             gen.phase.set(ContainerSandbox.Phase.CLOSED);
-            throw gen.notReleased("stopped but was not fully released", failures);
+            throw gen.notReleased("stopped but its state was not kept", failures);
         }
         gen.phase.set(ContainerSandbox.Phase.PAUSED);
         long done = System.nanoTime();
+        releaseAfterAnswer(dumped);
         log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("mode", mode)
                 .addKeyValue("checkpoint_ms", (checkpointed - started) / 1_000_000)
                 .addKeyValue("release_ms", (done - checkpointed) / 1_000_000)
-                .addKeyValue("slot_ms", took[0]).addKeyValue("container_ms", took[1]).addKeyValue("unmount_ms", took[2])
-                .addKeyValue("move_ms", took[3]).addKeyValue("sync_ms", took[4]).addKeyValue("remove_ms", took[5]).log("container sandbox paused");
+                .addKeyValue("journal_ms", took[0]).addKeyValue("journal_bytes", journalKept[0])
+                .addKeyValue("container_ms", took[1]).addKeyValue("unmount_ms", took[2]).addKeyValue("move_ms", took[3])
+                .addKeyValue("sync_ms", took[4]).log("container sandbox paused");
         return paused;
+    }
+
+    /**
+     * Starts what is left to release after the pause answers: the slot and (after a memory dump) runc's state and
+     * cgroups at once, then the sandbox dir (empty of state by now) and the warm-pool claim. Logged when done.
+     */
+    private void releaseAfterAnswer(boolean dumped) {
+        var parts = gen.parts;
+        var id = gen.id;
+        long started = System.nanoTime();
+        long[] took = new long[3]; // slot, container, remove: ms each
+        List<Attempts.Step> atOnce = new ArrayList<>();
+        atOnce.add(() -> took[0] = timed(gen::retireSlot));
+        if (dumped) {
+            atOnce.add(() -> took[1] = timed(() -> parts.runc().delete(id)));
+        }
+        parts.pauseReleases().start(gen.spec.id(), atOnce, List.of(
+                () -> took[2] = timed(() -> {
+                    parts.deleteTree(gen.dirs.dir());
+                    parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
+                }),
+                () -> log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value())
+                        .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                        .addKeyValue("slot_ms", took[0]).addKeyValue("container_ms", took[1])
+                        .addKeyValue("remove_ms", took[2]).log("paused container sandbox released")));
     }
 
     /**
@@ -145,6 +167,31 @@ final class GenerationPause {
     }
 
     /**
+     * Copies envd's journal file out of the sandbox's layers into the artifact dir ({@link GuestJournal}), where the
+     * sync below makes it durable: once the sandbox's processes are gone (so nothing changes the tree while it is
+     * read), from the upper dir on its still mounted disk and the lower dirs, before the release starts processes
+     * alongside (see {@link GuestFileReads} for why that matters). The logs are best effort: a journal that cannot be kept is logged and
+     * the pause goes on (reading that paused sandbox's logs is then a conflict). Returns the bytes kept, -1 for none.
+     */
+    private long keepJournal(SavedStates.Paused paused) {
+        try {
+            List<Path> layers = new ArrayList<>();
+            layers.add(gen.dirs.upper());
+            layers.addAll(gen.lineage().lowers(HostParts.layersDir(gen.dirs)));
+            Optional<Long> kept = GuestJournal.keep(layers, paused.guestJournal());
+            if (kept.isEmpty()) {
+                log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value())
+                        .log("no journal file of envd in the sandbox; its logs are not kept at pause");
+            }
+            return kept.orElse(-1L);
+        } catch (IOException | RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+                    .log("envd's journal could not be kept at pause");
+            return -1;
+        }
+    }
+
+    /**
      * Makes the artifact dir durable before pause returns: the images CRIU wrote (it never syncs them) and the disk
      * image and layers just renamed into it. One syncfs of the filesystem holding them; CRIU has already started
      * writing the pages out (criu-patches/0004), and the disk's unmount flushed it (a flush of a loop device fsyncs
@@ -159,28 +206,6 @@ final class GenerationPause {
         long started = System.nanoTime();
         step.run();
         return (System.nanoTime() - started) / 1_000_000;
-    }
-
-    /** Runs one release step on its own virtual thread. */
-    private static FutureTask<Void> inBackground(String name, Attempts.Step step) {
-        FutureTask<Void> task = new FutureTask<>(() -> {
-            step.run();
-            return null;
-        });
-        Thread.ofVirtual().name(name).start(task);
-        return task;
-    }
-
-    /** Waits for a release step and rethrows how it failed. */
-    private static void awaitRelease(FutureTask<Void> release) throws Exception {
-        try {
-            release.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Exception cause) {
-                throw cause;
-            }
-            throw e;
-        }
     }
 
     /** A checkpoint that failed: Recoverable when the container still runs (CRIU resumes it), else Terminal. */

@@ -86,6 +86,9 @@ final class GenerationRelease {
         List<Exception> failures = new ArrayList<>();
         Optional<HostProcess> init = initProcess();
         try {
+            // after a pause whose release still runs (closed twice, or a pause that failed late): let it finish first,
+            // its steps are among the ones below and must not race them
+            Attempts.attempt(failures, () -> parts.pauseReleases().await(gen.spec.id()));
             Attempts.attempt(failures, () -> parts.cgroups().thawIfFrozen(id.value()));
             if (before != ContainerSandbox.Phase.PREPARED || Files.exists(gen.dirs.bundle().resolve("config.json"))) {
                 Attempts.attempt(failures, () -> parts.runc().delete(id));

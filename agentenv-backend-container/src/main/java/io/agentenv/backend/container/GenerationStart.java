@@ -43,6 +43,23 @@ final class GenerationStart {
         this.clock = requireNonNull(clock, "clock is null");
     }
 
+    /** Waits until the last pause of this sandbox has released everything (see {@link PauseReleases}). */
+    private void awaitPauseRelease() throws BackendException {
+        long waiting = System.nanoTime();
+        try {
+            gen.parts.pauseReleases().await(gen.spec.id());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Recoverable("interrupted while waiting for sandbox " + gen.spec.id()
+                    + " to be released from its pause", e);
+        }
+        long waited = (System.nanoTime() - waiting) / 1_000_000;
+        if (waited > 0) {
+            log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("waited_ms", waited)
+                    .log("resume waited for its pause's release");
+        }
+    }
+
     void extraBootArgs(String arguments) throws BackendException {
         requireNonNull(arguments, "arguments is null");
         if (!(gen.launch instanceof ContainerSandbox.Launch.FromTemplate) || gen.phase.get() != ContainerSandbox.Phase.PREPARED) {
@@ -64,6 +81,9 @@ final class GenerationStart {
         }
         Instant deadline = clock.instant().plus(readyTimeout);
         long started = System.nanoTime();
+        if (launch instanceof ContainerSandbox.Launch.FromPaused) {
+            awaitPauseRelease(); // the restore reuses the container id and the sandbox dir the pause's release frees
+        }
         try {
             Files.createDirectories(dirs.envd());
             Optional<Path> images;

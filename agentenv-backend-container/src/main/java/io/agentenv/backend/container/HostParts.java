@@ -41,7 +41,8 @@ record HostParts(
         Path sandboxesDir,
         Path claimsDir,
         Path criuConfig,
-        InitReaper reaper) {
+        InitReaper reaper,
+        PauseReleases pauseReleases) {
 
     /** envd's port inside every sandbox (E2B's). */
     static final int ENVD_PORT = 49983;
@@ -50,6 +51,11 @@ record HostParts(
     static final String ENVD_SOCKET = "envd.sock";
     /** Where the envd distribution is bound inside (read-only). */
     static final String ENVD_DIST = "/opt/agentenv-envd";
+    /**
+     * envd's log journal as JSON lines ({@code envd --journal-file}), inside the sandbox's filesystem: a pause keeps it
+     * from there ({@link GuestJournal}) instead of asking envd for it.
+     */
+    static final String ENVD_JOURNAL = "/var/log/agentenv/envd.jsonl";
     /** envd's own output, inside the sandbox's filesystem (the init has no stdio). */
     static final String ENVD_LOG = "/var/log/agentenv-envd.log";
     /**
@@ -79,6 +85,7 @@ record HostParts(
         requireNonNull(criuConfig, "criuConfig is null");
         requireNonNull(claimsDir, "claimsDir is null");
         requireNonNull(reaper, "reaper is null");
+        requireNonNull(pauseReleases, "pauseReleases is null");
     }
 
     /**
@@ -173,7 +180,8 @@ record HostParts(
         List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", ENVD_SUPERVISOR,
                 java.toString(), "@" + ENVD_DIST + "/jvm.options", "-XX:AOTCache=" + ENVD_DIST + "/envd.aot",
                 "-jar", ENVD_DIST + "/agentenv-envd.jar",
-                "--port", Integer.toString(ENVD_PORT), "--unix-socket", ENVD_GUEST_DIR + "/" + ENVD_SOCKET);
+                "--port", Integer.toString(ENVD_PORT), "--unix-socket", ENVD_GUEST_DIR + "/" + ENVD_SOCKET,
+                "--journal-file", ENVD_JOURNAL);
         List<String> env = new ArrayList<>(List.of(PATH, "HOME=/root"));
         env.addAll(extraEnv);
         return new ContainerSpec(id, dirs.rootfs(), hostname,

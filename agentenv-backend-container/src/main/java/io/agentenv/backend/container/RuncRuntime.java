@@ -202,9 +202,23 @@ final class RuncRuntime {
         } catch (CommandFailedException e) {
             throw withCriuLog(e, work.resolve(CriuDump.LOG));
         }
-        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
-                .addKeyValue("criu_ms", criuMillis(work.resolve(CriuDump.LOG)).orElse(-1)).log("container dumped");
+        long took = System.nanoTime() - started;
+        Optional<CriuStats> stats;
+        try {
+            stats = CriuStats.read(work); // CRIU writes its stats into the work dir
+        } catch (IOException | RuntimeException e) {
+            stats = Optional.empty();
+        }
+        var line = log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
+                .addKeyValue("took_ms", took / 1_000_000)
+                .addKeyValue("criu_ms", criuMillis(work.resolve(CriuDump.LOG)).orElse(-1));
+        if (stats.isPresent()) { // CRIU's own phases (µs in its image, ms here) and pages, for bench/container/pause.mjs
+            line = line.addKeyValue("criu_frozen_ms", stats.get().frozenMicros() / 1000.0)
+                    .addKeyValue("criu_memdump_ms", stats.get().memdumpMicros() / 1000.0)
+                    .addKeyValue("criu_memwrite_ms", stats.get().memwriteMicros() / 1000.0)
+                    .addKeyValue("criu_pages_written", stats.get().pagesWritten());
+        }
+        line.log("container dumped");
     }
 
     /**

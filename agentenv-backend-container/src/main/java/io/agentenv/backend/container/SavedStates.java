@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.Resources;
@@ -16,6 +17,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The paused and snapshot states of container sandboxes and their JSON form. The artifact directory holds
@@ -26,6 +29,7 @@ import java.util.Optional;
  */
 final class SavedStates {
 
+    private static final Logger log = LoggerFactory.getLogger(SavedStates.class);
     private static final ObjectMapper JSON = new ObjectMapper()
             .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final int VERSION = 1;
@@ -68,6 +72,23 @@ final class SavedStates {
 
         Path layers() {
             return artifactDir.resolve("layers");
+        }
+
+        /** envd's journal as the pause kept it ({@link GuestJournal}). */
+        Path guestJournal() {
+            return artifactDir.resolve(GuestJournal.FILE);
+        }
+
+        /** Read from the kept journal; empty when none was kept (or it is unreadable: logged). */
+        @Override
+        public Optional<List<EnvdLogEntry>> guestLogs() {
+            try {
+                return GuestJournal.read(guestJournal());
+            } catch (IOException | RuntimeException e) {
+                log.atWarn().addKeyValue("artifact_dir", artifactDir.toString()).setCause(e)
+                        .log("the kept journal of a paused sandbox is unreadable");
+                return Optional.empty();
+            }
         }
     }
 

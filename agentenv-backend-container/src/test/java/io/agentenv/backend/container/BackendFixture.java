@@ -132,6 +132,7 @@ final class BackendFixture implements AutoCloseable {
      */
     void assertNothingLeaked() throws Exception {
         HostParts p = parts();
+        p.pauseReleases().awaitAll(); // what pauses release after they answered
         HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
         Leftovers left = inventory.scan(idPrefix);
         assertThat(left.containers()).as("containers left").isEmpty();

@@ -150,7 +150,8 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void pause_to_disk_releases_the_container_and_resume_brings_back_the_same_process_and_files() throws Exception {
+    void a_resume_right_after_pause_to_disk_waits_for_its_release_and_brings_back_the_same_process_and_files()
+            throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
         String sleeper = background(sandbox, spec);
@@ -159,8 +160,7 @@ class ContainerBackendHostTest {
 
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
-        assertThat(backend.parts().runc().state(backend.parts().containerId(spec.id()))).isEmpty();
-        assertThat(backend.parts().cgroups().pathsOf(backend.parts().containerId(spec.id()).value())).isEmpty();
+        sandbox.close(); // twice: the second close must not race the release still running after the answer
 
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
                 backend.factory.decodePausedState(paused.encode(), dir)));
@@ -171,7 +171,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void when_pause_returns_the_images_and_disk_are_in_the_artifact_dir_and_the_slot_sandbox_dir_and_cgroups_are_gone()
+    void when_pause_returns_the_images_and_disk_are_in_the_artifact_dir_and_once_released_the_slot_sandbox_dir_and_cgroups_are_gone()
             throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
@@ -184,18 +184,23 @@ class ContainerBackendHostTest {
 
         SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
 
-        // checked before close(), which has nothing left to release after a pause
-        assertThat(Files.exists(netns)).as("the slot's netns").isFalse();
-        assertThat(backend.parts().runc().state(id)).isEmpty();
-        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        // when pause returns: the state is complete in the artifact dir and nothing is mounted any more
         assertThat(MountTable.mountsUnder(sandboxDir)).isEmpty();
-        assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
         try (var images = Files.list(paused.images())) {
             assertThat(images.map(p -> p.getFileName().toString()).toList())
                     .contains("descriptors.json").anyMatch(name -> name.startsWith("pages-"));
         }
         assertThat(paused.diskImage()).as("the sandbox's disk, holding its upper").isRegularFile();
+        assertThat(paused.guestJournal()).as("envd's journal, for its logs while paused").isRegularFile();
+        assertThat(paused.guestLogs()).hasValueSatisfying(logs -> assertThat(logs).isNotEmpty());
         BackendFixture.awaitNoLoopDevicesUnder(dir); // the image moved there; its loop device is gone
+        // once the rest of the release, which runs after the answer, is done (checked before close(), which has
+        // nothing left to release after a pause)
+        backend.parts().pauseReleases().await(spec.id());
+        assertThat(Files.exists(netns)).as("the slot's netns").isFalse();
+        assertThat(backend.parts().runc().state(id)).isEmpty();
+        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
         sandbox.close();
 
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));

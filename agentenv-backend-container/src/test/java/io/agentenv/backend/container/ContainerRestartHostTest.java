@@ -71,6 +71,9 @@ class ContainerRestartHostTest {
         Path dir = backend.workDir.resolve("artifacts-paused");
         byte[] pausedState = toPause.pause(PauseMode.WITH_MEMORY, dir).encode();
         toPause.close();
+        // a backend killed with -9 takes the rest of that pause's release with it (the new one's reaper removes what
+        // it held); this one lives on in the same JVM, so its release must not run alongside the new backend's reaper
+        backend.parts().pauseReleases().awaitAll();
 
         // when a new backend starts on the same host and work dir, and the server claims only `kept`
         ContainerBackendFactory restarted = backend.restarted();

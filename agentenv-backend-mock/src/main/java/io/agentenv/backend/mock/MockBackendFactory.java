@@ -108,7 +108,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     public PausedState decodePausedState(byte[] encoded, Path artifactDir) throws BackendException {
         enter(MockOp.DECODE_PAUSED, null);
         requireArtifacts(artifactDir);
-        return MockPausedState.decode(encoded);
+        return MockPausedState.decode(encoded, artifactDir);
     }
 
     @Override

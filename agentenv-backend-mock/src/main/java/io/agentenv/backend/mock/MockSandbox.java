@@ -4,6 +4,8 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
+import io.agentenv.spi.EnvdLogEntry;
+import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
@@ -22,6 +24,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -152,8 +156,9 @@ public final class MockSandbox implements SandboxBackend {
     public PausedState pause(PauseMode mode, Path artifactDir) throws BackendException {
         factory.enter(MockOp.PAUSE, this);
         expect(Status.RUNNING, "pause");
-        MockPausedState state = new MockPausedState(mode, resources, spec.id().value());
+        MockPausedState state = new MockPausedState(mode, resources, spec.id().value(), artifactDir);
         writeArtifact(artifactDir, state.encode());
+        keepGuestLogs(artifactDir);
         status.set(Status.STOPPED);
         envd.disconnect();
         factory.stopped(this);
@@ -239,6 +244,32 @@ public final class MockSandbox implements SandboxBackend {
         Status now = status.get();
         if (now != wanted) {
             throw new BackendException.Terminal("cannot " + operation + " a mock sandbox in status " + now);
+        }
+    }
+
+    /**
+     * The fake envd's journal into the artifact dir, as the container backend keeps envd's journal file; a journal
+     * that cannot be read (a test made the fake's logs call fail) is not kept, like a missing journal file.
+     */
+    private void keepGuestLogs(Path artifactDir) throws BackendException {
+        List<EnvdLogEntry> entries = new ArrayList<>();
+        try {
+            long cursor = 0;
+            while (true) {
+                EnvdLogPage page = envd.logs(cursor, 1000);
+                entries.addAll(page.entries());
+                if (page.entries().isEmpty() || page.nextCursor() <= cursor) {
+                    break;
+                }
+                cursor = page.nextCursor();
+            }
+        } catch (EnvdException e) {
+            return;
+        }
+        try {
+            MockPausedState.keepGuestLogs(artifactDir, entries);
+        } catch (IOException e) {
+            throw new BackendException.Recoverable("cannot write mock guest logs", e);
         }
     }
 

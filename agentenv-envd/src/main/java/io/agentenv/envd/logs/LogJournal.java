@@ -9,12 +9,14 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
  * A bounded in-memory journal of envd's own log lines and of the processes' lifecycle and output, served to the host
  * by {@code GET /logs}. The oldest entries are dropped when the byte budget is exceeded; sequence numbers keep growing,
- * so a reader can tell what it missed.
+ * so a reader can tell what it missed. Optionally every entry is also written to a {@link JournalFile} in the
+ * sandbox's filesystem, where the host reads a paused sandbox's logs.
  */
 public final class LogJournal {
     /** Where an entry came from. */
@@ -46,6 +48,7 @@ public final class LogJournal {
     }
 
     private final Clock clock;
+    private final Optional<JournalFile> copy;
     private final int maxBytes;
     private final int maxMessageChars;
     private final Object lock = new Object();
@@ -54,7 +57,13 @@ public final class LogJournal {
     private long bytes; // guarded by lock
 
     public LogJournal(Clock clock, int maxBytes) {
+        this(clock, maxBytes, Optional.empty());
+    }
+
+    /** @param copy where every entry is also written as a JSON line ({@link JournalFile}), if anywhere */
+    public LogJournal(Clock clock, int maxBytes, Optional<JournalFile> copy) {
         this.clock = requireNonNull(clock, "clock is null");
+        this.copy = requireNonNull(copy, "copy is null");
         if (maxBytes < 1024) {
             throw new IllegalArgumentException("maxBytes must be at least 1024: " + maxBytes);
         }
@@ -79,13 +88,17 @@ public final class LogJournal {
                 ? message.substring(0, maxMessageChars) + "…[" + (message.length() - maxMessageChars) + " chars cut]"
                 : message;
         Instant now = clock.instant();
+        Entry entry;
         synchronized (lock) {
-            Entry entry = new Entry(nextSeq++, now, source, level, pid, stream, text);
+            entry = new Entry(nextSeq++, now, source, level, pid, stream, text);
             entries.addLast(entry);
             bytes += entry.cost();
             while (bytes > maxBytes && entries.size() > 1) {
                 bytes -= entries.removeFirst().cost();
             }
+        }
+        if (copy.isPresent()) {
+            copy.get().append(entry); // outside the journal's lock: a file write
         }
     }
 

@@ -78,7 +78,7 @@ public final class Orchestrator {
         StateSignals signals = new StateSignals();
         this.ctx = new OperationContext(new Records(store, signals), new SandboxRuntime(), backends, tokens, clock,
                 settings, new EventBus(listeners), new Artifacts(settings.artifactRoot(), ids), ids,
-                new TemplateCatalog(backends, store), new HookCalls(hooks), PausedLogs.defaults());
+                new TemplateCatalog(backends, store), new HookCalls(hooks), new PausedLogs(backends));
         Launcher launcher = new Launcher(ctx);
         Captures captures = new Captures(ctx);
         this.creates = new CreateOperation(ctx, launcher);
@@ -157,13 +157,22 @@ public final class Orchestrator {
      * has no live instance. NOT_FOUND when missing or KILLING. Never waits, never blocks on the backend.
      */
     public Optional<GuestEndpoint> guestEndpoint(SandboxId id) {
+        return route(id).endpoint();
+    }
+
+    /**
+     * The sandbox proxy's lookup on every request, from memory (no store read once the record was read): the state as
+     * of the last state change that returned, the guest endpoint of the live instance while RUNNING, the access rules.
+     * NOT_FOUND when missing or KILLING. Never waits, never blocks on the backend.
+     */
+    public GuestRoute route(SandboxId id) {
         requireNonNull(id, "id is null");
         return OperationRunner.read(() -> {
-            SandboxRecord record = ctx.records.visible(id);
-            if (record.state() != SandboxState.RUNNING) {
-                return Optional.<GuestEndpoint>empty();
-            }
-            return ctx.runtime.get(id).flatMap(handle -> handle.backend().guest());
+            SandboxRecord record = ctx.records.cachedVisible(id);
+            Optional<GuestEndpoint> endpoint = record.state() == SandboxState.RUNNING
+                    ? ctx.runtime.get(id).flatMap(handle -> handle.backend().guest()) : Optional.empty();
+            return new GuestRoute(id, record.state(), endpoint, record.secure(), record.network().publicTraffic(),
+                    record.autoResume());
         });
     }
 

@@ -91,7 +91,6 @@ final class PauseOperation {
             ctx.records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
             throw e;
         }
-        ctx.pausedLogs.keep(id, handle.get().backend().envd(), dir); // before the checkpoint stops envd; bounded, never throws
         PausedState paused;
         try {
             paused = handle.get().call(backend -> backend.pause(mode, dir));

@@ -1,53 +1,46 @@
 package io.agentenv.server.orchestrator;
 
-import io.agentenv.spi.EnvdApi;
-import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdLogEntry;
-import io.agentenv.spi.EnvdLogPage;
+import io.agentenv.spi.PausedState;
+import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.DateTimeException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * envd's log journal kept with a paused state, so that the logs of a paused sandbox stay readable (E2B serves them
- * from its log store whatever the sandbox's state). Just before the checkpoint, the pause operation fetches the
- * journal (bounded by {@code budget}, {@code maxPages} pages and {@code maxBytes} of text) and writes it as the file
- * {@value #FILE} into the paused artifact directory, which the record refers to: it survives a server restart and is
+ * The guest agent's log journal of a paused sandbox, so that its logs stay readable while it is paused (E2B serves
+ * them from its log store whatever the sandbox's state). The backend keeps the journal with the paused state, in the
+ * artifact directory, without a call to the guest on the pause path ({@link PausedState#guestLogs()}: the container
+ * backend reads envd's journal file out of the stopped sandbox's filesystem); it survives a server restart and is
  * deleted with the paused state. A resumed sandbox's envd still has its journal, so live reads lose nothing.
  *
- * <p>Best effort: a slow, failing or disconnected guest agent makes {@link #keep} return false within the budget and
- * the pause goes on; reading logs of that paused sandbox is then a conflict (resume it to read them).
+ * <p>States paused by an earlier version of the server instead hold the file {@value #FILE}, which the orchestrator
+ * itself wrote after fetching the journal from envd just before the checkpoint; it is still read. Its format is the
+ * JDK's {@link DataOutputStream} encoding: a magic line, the entry count, then each entry's fields; strings as int
+ * length + UTF-8. The guest agent's output is untrusted, so every length read back is bounded.
  *
- * <p>The file format is the JDK's {@link DataOutputStream} encoding (the orchestrator sees no JSON library): a magic
- * line, the entry count, then each entry's fields; strings as int length + UTF-8. The guest agent's output is
- * untrusted, so every length read back is bounded.
+ * <p>When neither is there (the guest's journal could not be read at pause), reading the logs of that paused sandbox
+ * is a conflict (resume it to read them).
  */
 final class PausedLogs {
     private static final Logger log = LoggerFactory.getLogger(PausedLogs.class);
@@ -56,72 +49,32 @@ final class PausedLogs {
     private static final int PAGE = 1000;
     private static final int MAX_STRING_BYTES = 1 << 24;
 
-    private final Duration budget;
-    private final int maxPages;
-    private final long maxBytes;
+    private final SandboxBackendFactory backends;
 
-    /**
-     * @param budget   the longest a fetch may take before the pause goes on without it
-     * @param maxPages at most this many pages of {@value #PAGE} entries are fetched
-     * @param maxBytes at most this many bytes of text are kept; later entries are left out
-     */
-    PausedLogs(Duration budget, int maxPages, long maxBytes) {
-        this.budget = requireNonNull(budget, "budget is null");
-        if (budget.isNegative() || budget.isZero()) {
-            throw new IllegalArgumentException("budget must be positive: " + budget);
-        }
-        if (maxPages < 1 || maxBytes < 1) {
-            throw new IllegalArgumentException("maxPages and maxBytes must be >= 1");
-        }
-        this.maxPages = maxPages;
-        this.maxBytes = maxBytes;
-    }
-
-    /** 500 ms, 64 pages, 8 MiB (envd's journal holds 1 MiB by default). */
-    static PausedLogs defaults() {
-        return new PausedLogs(Duration.ofMillis(500), 64, 8L << 20);
+    PausedLogs(SandboxBackendFactory backends) {
+        this.backends = requireNonNull(backends, "backends is null");
     }
 
     /**
-     * Fetches the guest's journal within the budget and writes it into {@code dir}. Never throws; false (and a warning
-     * in the log) when nothing was kept. Holds no lock; the fetch runs on a virtual thread that is interrupted when the
-     * budget runs out (a call still blocked then ends with the instance's envd client, which the pause closes).
+     * The entries kept with {@code paused}, oldest first; empty when none were kept (or they are unreadable, which is
+     * logged). Reads files: never call it holding a lock.
      */
-    boolean keep(SandboxId id, Optional<EnvdApi> envd, Path dir) {
+    Optional<List<EnvdLogEntry>> read(SandboxId id, StoredState paused) {
         requireNonNull(id, "id is null");
-        requireNonNull(envd, "envd is null");
-        requireNonNull(dir, "dir is null");
-        long started = System.nanoTime();
-        if (envd.isEmpty()) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).log("guest agent not connected; logs not kept at pause");
-            return false;
-        }
-        FutureTask<List<EnvdLogEntry>> fetch = new FutureTask<>(() -> fetch(envd.get()));
-        Thread.ofVirtual().name("aenv-pause-logs-" + id.value()).start(fetch);
+        requireNonNull(paused, "paused is null");
         try {
-            List<EnvdLogEntry> entries = fetch.get(budget.toNanos(), TimeUnit.NANOSECONDS);
-            write(dir.resolve(FILE), entries);
-            log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("entries", entries.size())
-                    .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("logs kept at pause");
-            return true;
-        } catch (TimeoutException e) {
-            fetch.cancel(true);
-            log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("budget_ms", budget.toMillis())
-                    .log("guest agent's logs not fetched in time; logs not kept at pause");
-        } catch (ExecutionException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e.getCause())
-                    .log("guest agent's logs could not be fetched; logs not kept at pause");
-        } catch (IOException | RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("logs could not be written at pause");
-        } catch (InterruptedException e) {
-            fetch.cancel(true);
-            Thread.currentThread().interrupt();
+            Optional<List<EnvdLogEntry>> kept = backends.decodePausedState(paused.encoded(), paused.artifactDir()).guestLogs();
+            if (kept.isPresent()) {
+                return kept;
+            }
+        } catch (BackendException | RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("the paused state's logs are unreadable");
         }
-        return false;
+        return readFile(id, paused.artifactDir());
     }
 
-    /** The entries kept in {@code dir}, oldest first; empty when none were kept there (or the file is unreadable). */
-    Optional<List<EnvdLogEntry>> read(SandboxId id, Path dir) {
+    /** The entries an earlier version kept in {@code dir}; empty when there is no such file (or it is unreadable). */
+    private Optional<List<EnvdLogEntry>> readFile(SandboxId id, Path dir) {
         Path file = dir.resolve(FILE);
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file)))) {
             return Optional.of(decode(in));
@@ -133,36 +86,7 @@ final class PausedLogs {
         }
     }
 
-    private List<EnvdLogEntry> fetch(EnvdApi envd) throws EnvdException {
-        List<EnvdLogEntry> out = new ArrayList<>();
-        long cursor = 0;
-        long bytes = 0;
-        for (int page = 0; page < maxPages; page++) {
-            EnvdLogPage read = envd.logs(cursor, PAGE);
-            for (EnvdLogEntry e : read.entries()) {
-                bytes += e.message().length() + e.stream().length() + e.level().length();
-                if (bytes > maxBytes) {
-                    return out;
-                }
-                out.add(e);
-            }
-            if (read.entries().size() < PAGE || read.nextCursor() <= cursor) {
-                break;
-            }
-            cursor = read.nextCursor();
-        }
-        return out;
-    }
-
-    private static void write(Path file, List<EnvdLogEntry> entries) throws IOException {
-        Path partial = file.resolveSibling(FILE + ".partial");
-        try (OutputStream raw = Files.newOutputStream(partial);
-             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(raw))) {
-            encode(entries, out);
-        }
-        Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
+    /** The format of {@value #FILE} (written by earlier versions; here for tests of the reading side). */
     static void encode(List<EnvdLogEntry> entries, DataOutputStream out) throws IOException {
         out.writeLong(MAGIC);
         out.writeInt(entries.size());

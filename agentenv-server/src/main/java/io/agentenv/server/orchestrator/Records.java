@@ -9,16 +9,26 @@ import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * The store plus change signals: every successful write wakes the sandbox's waiters. Operations use this, never the
  * store directly, so no change goes unsignalled.
+ *
+ * <p>It also keeps the records that {@link #cachedVisible} read (the sandbox proxy's lookup on every request) in
+ * memory. Every successful write drops the sandbox's entry before its waiters are woken, in the same call, so a read
+ * that starts after a write returned never sees the record from before it. A fill races writes safely: it is kept only
+ * if no write finished since its store read began ({@link #writes}, compared under the map's per-key lock).
  */
 final class Records {
     private final SandboxStore store;
     private final StateSignals signals;
+    private final ConcurrentHashMap<SandboxId, SandboxRecord> cached = new ConcurrentHashMap<>();
+    /** Counts finished writes; a cache fill that saw another value before its store read is not kept. */
+    private final AtomicLong writes = new AtomicLong();
 
     Records(SandboxStore store, StateSignals signals) {
         this.store = requireNonNull(store, "store is null");
@@ -43,15 +53,35 @@ final class Records {
                 .orElseThrow(() -> AgentEnvException.notFound(id));
     }
 
+    /**
+     * As {@link #visible}, from memory after the first read: the record as of the last write that returned (never one
+     * older). Missing and KILLING records are not kept (NOT_FOUND reads the store each time).
+     */
+    SandboxRecord cachedVisible(SandboxId id) {
+        SandboxRecord hit = cached.get(id);
+        if (hit != null) {
+            return hit;
+        }
+        long seen = writes.get();
+        SandboxRecord read = visible(id);
+        cached.compute(id, (k, current) -> writes.get() == seen ? read : current);
+        return read;
+    }
+
+    /** How many records {@link #cachedVisible} keeps (for tests). */
+    int cachedCount() {
+        return cached.size();
+    }
+
     void insert(SandboxRecord record) {
         store.insert(record);
-        signals.changed(record.id());
+        changed(record.id());
     }
 
     boolean cas(SandboxId id, Set<SandboxState> from, SandboxState to) {
         boolean done = store.transition(id, from, to);
         if (done) {
-            signals.changed(id);
+            changed(id);
         }
         return done;
     }
@@ -63,7 +93,7 @@ final class Records {
     boolean replace(SandboxRecord record, SandboxState expected) {
         boolean done = store.replace(record, EnumSet.of(expected));
         if (done) {
-            signals.changed(record.id());
+            changed(record.id());
         }
         return done;
     }
@@ -71,7 +101,7 @@ final class Records {
     boolean updateTtl(SandboxId id, SandboxState expected, Duration timeout, Optional<Instant> expiresAt) {
         boolean done = store.updateTtl(id, EnumSet.of(expected), timeout, expiresAt);
         if (done) {
-            signals.changed(id);
+            changed(id);
         }
         return done;
     }
@@ -79,7 +109,7 @@ final class Records {
     boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network) {
         boolean done = store.updateNetwork(id, expected, network);
         if (done) {
-            signals.changed(id);
+            changed(id);
         }
         return done;
     }
@@ -87,7 +117,7 @@ final class Records {
     boolean updateCustomExtensionParams(SandboxId id, SandboxState expected, String params) {
         boolean done = store.updateCustomExtensionParams(id, EnumSet.of(expected), params);
         if (done) {
-            signals.changed(id);
+            changed(id);
         }
         return done;
     }
@@ -95,9 +125,16 @@ final class Records {
     boolean delete(SandboxId id, Set<SandboxState> expected) {
         boolean done = store.delete(id, expected);
         if (done) {
-            signals.changed(id);
+            changed(id);
         }
         return done;
+    }
+
+    /** After every durable write of {@code id}'s record: drop what the cache holds, then wake the waiters. */
+    private void changed(SandboxId id) {
+        writes.incrementAndGet();
+        cached.remove(id);
+        signals.changed(id);
     }
 
     /**

@@ -160,7 +160,7 @@ public final class SandboxGuests implements AutoCloseable {
 
     private Optional<List<EnvdLogEntry>> keptLogs(SandboxRecord record) {
         StoredState paused = record.paused().orElseThrow(() -> transitioning(record.id()));
-        Optional<List<EnvdLogEntry>> kept = ctx.pausedLogs.read(record.id(), paused.artifactDir());
+        Optional<List<EnvdLogEntry>> kept = ctx.pausedLogs.read(record.id(), paused);
         if (kept.isPresent()) {
             return kept;
         }

@@ -9,6 +9,7 @@ import io.agentenv.server.orchestrator.LifecycleListener;
 import io.agentenv.server.orchestrator.Orchestrator;
 import io.agentenv.spi.SandboxId;
 import java.time.Clock;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.eclipse.jetty.client.Destination;
@@ -34,6 +35,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class SandboxProxy extends Handler.Wrapper implements LifecycleListener {
     private static final Logger log = LoggerFactory.getLogger(SandboxProxy.class);
+    private static final String ROUTE_ATTRIBUTE = SandboxProxy.class.getName() + ".route";
 
     private final RouteClassifier classifier;
     private final SandboxTargets targets;
@@ -46,10 +48,16 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
     /** Subscribe the result to {@code orchestrator} ({@link Orchestrator#subscribe}) so that it sees lifecycle events. */
     public SandboxProxy(Orchestrator orchestrator, SandboxTokens tokens, ApiKey apiKey, ProxySettings settings,
                         Clock clock) {
+        this(orchestrator, orchestrator::route, tokens, apiKey, settings, clock);
+    }
+
+    /** With another per-request lookup in front of the orchestrator's (tests: a route that went stale). */
+    SandboxProxy(Orchestrator orchestrator, SandboxTargets.Routes routes, SandboxTokens tokens, ApiKey apiKey,
+                 ProxySettings settings, Clock clock) {
         requireNonNull(settings, "settings is null");
         this.classifier = new RouteClassifier(settings.domains());
-        this.targets = new SandboxTargets(orchestrator, tokens, settings, generations, resumes, clock);
-        this.forwarder = new UpstreamForwarder(settings, apiKey);
+        this.targets = new SandboxTargets(orchestrator, routes, tokens, settings, generations, resumes, clock);
+        this.forwarder = new UpstreamForwarder(settings, apiKey, this::reroute);
         this.webSockets = new WebSocketBridge(settings, apiKey);
         addBean(forwarder, true);
         addBean(webSockets, true);
@@ -82,6 +90,7 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
                 return true;
             }
             OpenStreams.Exchange exchange = streams.open(upstream.sandbox(), response, callback);
+            request.setAttribute(ROUTE_ATTRIBUTE, target);
             request.setAttribute(UpstreamForwarder.UPSTREAM_ATTRIBUTE, upstream);
             request.setAttribute(UpstreamForwarder.EXCHANGE_ATTRIBUTE, exchange);
             log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value()).addKeyValue("port", upstream.sandboxPort())
@@ -98,6 +107,24 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
                     .log("proxy: refused");
             ProblemReply.write(response, callback, problem);
             return true;
+        }
+    }
+
+    /**
+     * The request's upstream refused the connection: where it goes now, if that is somewhere else (the sandbox was
+     * paused and resumed, or its instance replaced, between the lookup and the connect); empty otherwise.
+     */
+    private Optional<Upstream> reroute(Request request, Upstream refused) {
+        if (!(request.getAttribute(ROUTE_ATTRIBUTE) instanceof ProxyRoute.Targeted target)) {
+            return Optional.empty();
+        }
+        try {
+            Upstream now = targets.resolve(target, request.getMethod(), request.getHeaders());
+            boolean moved = !now.host().equals(refused.host()) || now.port() != refused.port()
+                    || !now.unixSocket().equals(refused.unixSocket()) || !now.tag().equals(refused.tag());
+            return moved ? Optional.of(now) : Optional.empty();
+        } catch (ProxyProblem problem) {
+            return Optional.empty(); // it is gone or paused now: the refused answer stands
         }
     }
 

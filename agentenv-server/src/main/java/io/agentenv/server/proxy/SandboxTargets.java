@@ -7,6 +7,7 @@ import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.orchestrator.AgentEnvException;
 import io.agentenv.server.orchestrator.Cursor;
 import io.agentenv.server.orchestrator.ErrorKind;
+import io.agentenv.server.orchestrator.GuestRoute;
 import io.agentenv.server.orchestrator.Orchestrator;
 import io.agentenv.server.orchestrator.Page;
 import io.agentenv.server.orchestrator.SandboxQuery;
@@ -52,20 +53,26 @@ final class SandboxTargets {
     static final String TRAFFIC_TOKEN_HEADER = "e2b-traffic-access-token";
     private static final int SIGNATURE_SCAN_PAGE = 500;
 
-    /** What access rules a sandbox has; fixed at create, so cached until it is killed. */
-    private record Access(boolean secure, boolean trafficTokenRequired) {}
+    /** The per-request lookup: {@link Orchestrator#route} (memory only); tests put a fake in front of it. */
+    @FunctionalInterface
+    interface Routes {
+        GuestRoute route(SandboxId id);
+    }
 
     private final Orchestrator orchestrator;
+    private final Routes routes;
     private final SandboxTokens tokens;
     private final ProxySettings settings;
     private final Generations generations;
     private final ExecutorService resumes;
     private final Clock clock;
-    private final Map<SandboxId, Access> access = new ConcurrentHashMap<>();
+    /** Each sandbox's envd token (an HMAC per derivation), kept until the sandbox is killed. */
+    private final Map<SandboxId, String> envdTokens = new ConcurrentHashMap<>();
 
-    SandboxTargets(Orchestrator orchestrator, SandboxTokens tokens, ProxySettings settings, Generations generations,
-                   ExecutorService resumes, Clock clock) {
+    SandboxTargets(Orchestrator orchestrator, Routes routes, SandboxTokens tokens, ProxySettings settings,
+                   Generations generations, ExecutorService resumes, Clock clock) {
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
+        this.routes = requireNonNull(routes, "routes is null");
         this.tokens = requireNonNull(tokens, "tokens is null");
         this.settings = requireNonNull(settings, "settings is null");
         this.generations = requireNonNull(generations, "generations is null");
@@ -73,20 +80,25 @@ final class SandboxTargets {
         this.clock = requireNonNull(clock, "clock is null");
     }
 
+    /**
+     * Where {@code route} goes now. Reads only memory ({@link Orchestrator#route}) unless the sandbox is paused with
+     * autoResume or in a transition, which are waited out first.
+     */
     Upstream resolve(ProxyRoute.Targeted route, String method, HttpFields headers) throws ProxyProblem {
         SandboxId id = new SandboxId(route.sandboxId());
-        GuestEndpoint endpoint = endpoint(id);
-        Access rules = access(id);
+        GuestRoute guest = running(id);
+        GuestEndpoint endpoint = guest.endpoint().orElseThrow();
         String path = pathOf(route.pathAndQuery());
         if (route.port() == settings.envdPort()) {
-            boolean validToken = matches(headers.get(ACCESS_TOKEN_HEADER), tokens.envdAccessToken(id.value()));
-            if (rules.secure() && !validToken && !"/health".equals(path)) {
-                checkSignature(id, route.pathAndQuery(), path, method, headers.get(ACCESS_TOKEN_HEADER) != null);
+            String presented = headers.get(ACCESS_TOKEN_HEADER);
+            boolean validToken = matches(presented, envdToken(id));
+            if (guest.secure() && !validToken && !"/health".equals(path)) {
+                checkSignature(id, route.pathAndQuery(), path, method, presented != null);
             }
             return new Upstream(id, route.port(), endpoint.host(), endpoint.port(), endpoint.unixSocket(),
                     route.pathAndQuery(), generations.current(id), validToken);
         }
-        if (rules.trafficTokenRequired()
+        if (guest.publicTraffic() == NetworkPolicy.PublicTraffic.TOKEN_REQUIRED
                 && !matches(headers.get(TRAFFIC_TOKEN_HEADER), tokens.trafficAccessToken(id.value()))) {
             throw ProxyProblem.of(403, "missing or invalid " + TRAFFIC_TOKEN_HEADER + " for sandbox " + id.value());
         }
@@ -117,9 +129,13 @@ final class SandboxTargets {
         throw ProxyProblem.of(401, "invalid signature");
     }
 
-    /** The sandbox was killed: its access rules are no longer needed. */
+    /** The sandbox was killed: its token is no longer needed. */
     void forget(SandboxId id) {
-        access.remove(id);
+        envdTokens.remove(id);
+    }
+
+    private String envdToken(SandboxId id) {
+        return envdTokens.computeIfAbsent(id, k -> tokens.envdAccessToken(k.value()));
     }
 
     private void checkSignature(SandboxId id, String pathAndQuery, String path, String method, boolean tokenSent)
@@ -131,7 +147,7 @@ final class SandboxTargets {
             throw ProxyProblem.of(401, tokenSent ? "invalid " + ACCESS_TOKEN_HEADER : "missing " + ACCESS_TOKEN_HEADER);
         }
         Optional<String> operation = SignedUrl.operation(method);
-        if (operation.isEmpty() || !signed.get().signedWith(tokens.envdAccessToken(id.value()), operation.get())) {
+        if (operation.isEmpty() || !signed.get().signedWith(envdToken(id), operation.get())) {
             throw ProxyProblem.of(401, "invalid signature");
         }
         if (signed.get().expired(clock.instant())) {
@@ -139,15 +155,15 @@ final class SandboxTargets {
         }
     }
 
-    private GuestEndpoint endpoint(SandboxId id) throws ProxyProblem {
-        Optional<GuestEndpoint> endpoint = guestEndpoint(id);
-        if (endpoint.isPresent()) {
-            return endpoint.get();
+    /** The sandbox's route with an endpoint: paused with autoResume, resumed; in a transition, waited out (bounded). */
+    private GuestRoute running(SandboxId id) throws ProxyProblem {
+        GuestRoute guest = route(id);
+        if (guest.endpoint().isPresent()) {
+            return guest;
         }
-        SandboxView view = view(id);
-        switch (view.state()) {
+        switch (guest.state()) {
             case PAUSED, PAUSING -> {
-                if (!view.autoResume()) {
+                if (!guest.autoResume()) {
                     throw ProxyProblem.sandboxNotFound(id.value());
                 }
                 log.atInfo().addKeyValue("sandbox_id", id.value()).log("proxy: auto-resuming a paused sandbox on traffic");
@@ -158,7 +174,11 @@ final class SandboxTargets {
             case CREATING, RESUMING, SNAPSHOTTING, FORKING -> connect(id, Duration.ZERO);
             case RUNNING, KILLING -> throw ProxyProblem.sandboxNotFound(id.value());
         }
-        return guestEndpoint(id).orElseThrow(() -> ProxyProblem.sandboxNotFound(id.value()));
+        GuestRoute after = route(id);
+        if (after.endpoint().isEmpty()) {
+            throw ProxyProblem.sandboxNotFound(id.value());
+        }
+        return after;
     }
 
     /**
@@ -185,35 +205,15 @@ final class SandboxTargets {
         }
     }
 
-    private Optional<GuestEndpoint> guestEndpoint(SandboxId id) throws ProxyProblem {
+    private GuestRoute route(SandboxId id) throws ProxyProblem {
         try {
-            return orchestrator.guestEndpoint(id);
+            return routes.route(id);
         } catch (AgentEnvException e) {
             if (e.kind() == ErrorKind.NOT_FOUND) {
                 throw ProxyProblem.sandboxNotFound(id.value());
             }
             throw ProxyProblem.of(503, "sandbox " + id.value() + " is not available: " + e.getMessage());
         }
-    }
-
-    private SandboxView view(SandboxId id) throws ProxyProblem {
-        try {
-            return orchestrator.get(id);
-        } catch (AgentEnvException e) {
-            throw ProxyProblem.sandboxNotFound(id.value());
-        }
-    }
-
-    private Access access(SandboxId id) throws ProxyProblem {
-        Access known = access.get(id);
-        if (known != null) {
-            return known;
-        }
-        SandboxView view = view(id);
-        Access rules = new Access(view.secure(),
-                view.network().publicTraffic() == NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
-        access.put(id, rules);
-        return rules;
     }
 
     private static boolean matches(String presented, String expected) {

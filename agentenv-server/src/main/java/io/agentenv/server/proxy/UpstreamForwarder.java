@@ -3,7 +3,10 @@ package io.agentenv.server.proxy;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.server.credentials.ApiKey;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.client.HttpClient;
@@ -33,12 +36,22 @@ final class UpstreamForwarder extends ProxyHandler {
     private static final List<String> STRIPPED = List.of("E2b-Sandbox-Id", "x-agentenv-sandbox-id", "E2b-Sandbox-Port",
             "x-agentenv-target-port", SandboxTargets.TRAFFIC_TOKEN_HEADER);
 
+    private static final String REROUTED_ATTRIBUTE = UpstreamForwarder.class.getName() + ".rerouted";
+
+    /** Where a request whose upstream refused the connection goes now, if somewhere else. */
+    @FunctionalInterface
+    interface Reroute {
+        Optional<Upstream> after(Request request, Upstream refused);
+    }
+
     private final ProxySettings settings;
     private final ApiKey apiKey;
+    private final Reroute reroute;
 
-    UpstreamForwarder(ProxySettings settings, ApiKey apiKey) {
+    UpstreamForwarder(ProxySettings settings, ApiKey apiKey, Reroute reroute) {
         this.settings = requireNonNull(settings, "settings is null");
         this.apiKey = requireNonNull(apiKey, "apiKey is null");
+        this.reroute = requireNonNull(reroute, "reroute is null");
     }
 
     @Override
@@ -79,6 +92,27 @@ final class UpstreamForwarder extends ProxyHandler {
             exchange.upstream(out);
         }
         return out;
+    }
+
+    /**
+     * The client's body as Jetty streams it, except that a refused connection (nothing of the body was read yet) does
+     * not fail it: the request may still be sent to the sandbox's new endpoint ({@link Reroute}).
+     */
+    @Override
+    protected org.eclipse.jetty.client.Request.Content newProxyToServerRequestContent(
+            Request request, Response response, org.eclipse.jetty.client.Request out) {
+        return new ProxyRequestContent(request) {
+            @Override
+            public void fail(Throwable failure) {
+                if (!refused(failure)) {
+                    super.fail(failure);
+                }
+            }
+        };
+    }
+
+    private static boolean refused(Throwable failure) {
+        return failure instanceof ConnectException || failure instanceof NoRouteToHostException;
     }
 
     @Override
@@ -136,6 +170,19 @@ final class UpstreamForwarder extends ProxyHandler {
             return;
         }
         Upstream upstream = upstream(request);
+        if (refused(failure) && request.getAttribute(REROUTED_ATTRIBUTE) == null) {
+            // refused before anything was sent (the request body is still unread): the endpoint may be stale, so
+            // the route is resolved once more and, if the sandbox is reached elsewhere now, the request goes there
+            Optional<Upstream> moved = reroute.after(request, upstream);
+            if (moved.isPresent()) {
+                log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value())
+                        .addKeyValue("port", upstream.sandboxPort()).log("proxy: endpoint refused, sending to the new one");
+                request.setAttribute(REROUTED_ATTRIBUTE, Boolean.TRUE);
+                request.setAttribute(UPSTREAM_ATTRIBUTE, moved.get());
+                handle(request, response, callback);
+                return;
+            }
+        }
         ProxyProblem problem = switch (failure) {
             case OpenStreams.SandboxGone gone -> ProxyProblem.sandboxNotFound(gone.sandbox().value());
             case TimeoutException timeout -> ProxyProblem.of(504,

@@ -11,12 +11,15 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** A real store whose next write of a given kind can be made to fail, as a full disk would. */
+/** A real store whose next write of a given kind can be made to fail, as a full disk would; counts record reads. */
 final class FaultyStore implements SandboxStore {
     enum Write { INSERT, REPLACE, TRANSITION, INSERT_SNAPSHOT }
 
     private final SandboxStore delegate;
     private final Set<Write> failNext = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicLong gets = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch[]> holdNextGet =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     FaultyStore(SandboxStore delegate) {
         this.delegate = delegate;
@@ -38,9 +41,35 @@ final class FaultyStore implements SandboxStore {
         delegate.insert(record);
     }
 
+    /** How many times {@link #get} was called. */
+    long gets() {
+        return gets.get();
+    }
+
+    /**
+     * The next {@link #get} reads the record, counts {@code entered} down, and returns it only once {@code release} is
+     * counted down: a reader that read a state which a writer then changes.
+     */
+    void holdNextGet(java.util.concurrent.CountDownLatch entered, java.util.concurrent.CountDownLatch release) {
+        holdNextGet.set(new java.util.concurrent.CountDownLatch[] {entered, release});
+    }
+
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {
-        return delegate.get(id);
+        gets.incrementAndGet();
+        Optional<SandboxRecord> read = delegate.get(id);
+        java.util.concurrent.CountDownLatch[] hold = holdNextGet.getAndSet(null);
+        if (hold != null) {
+            hold[0].countDown();
+            try {
+                if (!hold[1].await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("held get was never released");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return read;
     }
 
     @Override

@@ -350,7 +350,7 @@ class SandboxGuestsTest {
     }
 
     @Test
-    void a_failed_fetch_at_pause_does_not_fail_the_pause_and_its_logs_are_a_conflict_while_paused() {
+    void a_journal_that_could_not_be_kept_at_pause_does_not_fail_the_pause_and_its_logs_are_a_conflict_while_paused() {
         Orchestrator orchestrator = start();
         SandboxId id = h.create();
         live(id).fakeEnvd().failNext(FakeEnvd.Call.LOGS, new EnvdException.Unreachable("gone", null));

@@ -55,6 +55,12 @@ final class ProxyHarness implements AutoCloseable {
     }
 
     ProxyHarness(Path dataDir, ProxySettings settings) throws Exception {
+        this(dataDir, settings, orchestrator -> orchestrator::route);
+    }
+
+    /** With {@code routes} as the proxy's per-request lookup (built from the orchestrator). */
+    ProxyHarness(Path dataDir, ProxySettings settings,
+                 java.util.function.Function<Orchestrator, SandboxTargets.Routes> routes) throws Exception {
         ServerConfig config = ServerConfig.load(Map.of("AENV_LISTEN", "127.0.0.1:0", "AENV_HOME", dataDir.toString(),
                 "AENV_BACKEND", "mock", "AENV_SANDBOX_DOMAIN", DOMAIN));
         backend.guestEndpoint(new GuestEndpoint("127.0.0.1", upstream.port(), Optional.empty()));
@@ -64,7 +70,8 @@ final class ProxyHarness implements AutoCloseable {
                 Clock.systemUTC(), OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(),
                 LifecycleHooks.none());
         orchestrator.start();
-        proxy = new SandboxProxy(orchestrator, tokens, ApiKey.of(KEY), settings, Clock.systemUTC());
+        proxy = new SandboxProxy(orchestrator, routes.apply(orchestrator), tokens, ApiKey.of(KEY), settings,
+                Clock.systemUTC());
         orchestrator.subscribe(proxy);
         api = ApiServer.start(config, orchestrator, new SandboxGuests(orchestrator, GuestSettings.defaults(),
                 Clock.systemUTC()), ApiKey.of(KEY), tokens, Clock.systemUTC(), proxy::inFrontOf);

@@ -1,0 +1,112 @@
+package io.agentenv.server.proxy;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.server.orchestrator.GuestRoute;
+import io.agentenv.spi.GuestEndpoint;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpMethod;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A request whose looked-up endpoint refuses the connection (the sandbox moved between the lookup and the connect) is
+ * resolved once more. The proxy's lookup is faked to hand out a dead endpoint while {@link #stale} says so.
+ */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ProxyRerouteTest {
+    private static final int ENVD = ProxySettings.ENVD_PORT;
+
+    @TempDir
+    Path dir;
+    private ProxyHarness h;
+    private GuestEndpoint dead;
+    /** How many more lookups answer the dead endpoint (-1: all of them). */
+    private final AtomicInteger staleLookups = new AtomicInteger();
+    private final AtomicInteger lookups = new AtomicInteger();
+    private final AtomicBoolean counting = new AtomicBoolean();
+
+    @BeforeEach
+    void start() throws Exception {
+        try (ServerSocket probe = new ServerSocket(0)) {
+            dead = new GuestEndpoint("127.0.0.1", probe.getLocalPort(), Optional.empty()); // closed: refuses
+        }
+        h = new ProxyHarness(dir, ProxySettings.defaults(List.of(ProxyHarness.DOMAIN)), orchestrator -> id -> {
+            GuestRoute route = orchestrator.route(id);
+            if (counting.get()) {
+                lookups.incrementAndGet();
+            }
+            if (route.endpoint().isPresent() && (staleLookups.get() < 0 || staleLookups.getAndDecrement() > 0)) {
+                return new GuestRoute(route.id(), route.state(), Optional.of(dead), route.secure(),
+                        route.publicTraffic(), route.autoResume());
+            }
+            return route;
+        });
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        h.close();
+    }
+
+    private ContentResponse envd(String id, String path) throws Exception {
+        return h.routed(id, ENVD, path).headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(id))).send();
+    }
+
+    @Test
+    void a_stale_endpoint_that_refuses_the_connection_is_looked_up_once_more_and_the_request_reaches_the_sandbox()
+            throws Exception {
+        String id = h.createId();
+        staleLookups.set(1);
+        counting.set(true);
+
+        ContentResponse response = envd(id, "/health");
+
+        assertThat(response.getStatus()).isEqualTo(200);
+        assertThat(response.getContentAsString()).isEqualTo("upstream");
+        assertThat(lookups.get()).isEqualTo(2);
+    }
+
+    @Test
+    void a_request_body_is_sent_intact_to_the_endpoint_found_by_the_second_lookup() throws Exception {
+        String id = h.createId();
+        String body = "x".repeat(200_000);
+        staleLookups.set(1);
+
+        ContentResponse response = h.routed(id, ENVD, "/upload").method(HttpMethod.POST)
+                .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(id)))
+                .body(new StringRequestContent("application/octet-stream", body)).send();
+
+        assertThat(response.getStatus()).isEqualTo(200);
+        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(body.getBytes(UTF_8)));
+        assertThat(response.getContentAsString()).isEqualTo(body.length() + " " + sha);
+    }
+
+    @Test
+    void an_endpoint_that_still_refuses_after_the_second_lookup_is_502_without_a_third() throws Exception {
+        String id = h.createId();
+        staleLookups.set(-1);
+        counting.set(true);
+
+        ContentResponse response = envd(id, "/health");
+
+        assertThat(response.getStatus()).isEqualTo(502);
+        assertThat(response.getContentAsString()).contains("is not reachable");
+        assertThat(lookups.get()).isEqualTo(2);
+        assertThat(h.upstream.paths).isEmpty();
+    }
+}
