@@ -42,7 +42,7 @@ public final class EnvdHandler implements HttpHandler {
     @Override
     public void handle(HttpExchange exchange) throws IOException {
         EnvdRequest request = new EnvdRequest(exchange);
-        EnvdResponse response = new EnvdResponse(exchange);
+        EnvdResponse response = new EnvdResponse(exchange, request);
         String path = request.path();
         try {
             Optional<Procedure> procedure = rpcs.find(path);

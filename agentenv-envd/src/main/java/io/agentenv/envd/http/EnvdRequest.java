@@ -4,7 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
+import java.io.FilterInputStream;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -21,6 +24,7 @@ import java.util.function.BiConsumer;
 public final class EnvdRequest {
     private final HttpExchange exchange;
     private Map<String, List<String>> query;
+    private InputStream body;
 
     EnvdRequest(HttpExchange exchange) {
         this.exchange = requireNonNull(exchange, "exchange is null");
@@ -92,8 +96,24 @@ public final class EnvdRequest {
         headers.forEach((name, values) -> values.forEach(value -> action.accept(name, value)));
     }
 
-    /** The body; reading it past its end returns -1. */
+    /**
+     * The body; reading it past its end returns -1. Closing it does nothing: the exchange reads what an endpoint left
+     * unread after the response (see {@link EnvdHandler}) and then ends it.
+     */
     public InputStream body() {
-        return exchange.getRequestBody();
+        if (body == null) {
+            body = new FilterInputStream(exchange.getRequestBody()) {
+                @Override
+                public void close() {
+                    // the exchange owns the stream
+                }
+            };
+        }
+        return body;
+    }
+
+    /** Reads and discards whatever the endpoint left of the body. */
+    void drain() throws IOException {
+        exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
     }
 }

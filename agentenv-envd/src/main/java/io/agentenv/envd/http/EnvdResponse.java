@@ -9,14 +9,17 @@ import java.io.OutputStream;
 /**
  * The response side of one exchange. Set headers, then send exactly one of: a complete body ({@link #send}), no body
  * ({@link #sendEmpty}), a body of known length ({@link #fixedLength}) or a chunked stream ({@link #stream}) whose
- * {@code flush()} puts everything written so far on the wire as one chunk.
+ * {@code flush()} puts everything written so far on the wire as one chunk. Starting a complete response first reads
+ * the rest of the request body, if the endpoint left any.
  */
 public final class EnvdResponse {
     private final HttpExchange exchange;
+    private final EnvdRequest request;
     private boolean committed;
 
-    EnvdResponse(HttpExchange exchange) {
+    EnvdResponse(HttpExchange exchange, EnvdRequest request) {
         this.exchange = requireNonNull(exchange, "exchange is null");
+        this.request = requireNonNull(request, "request is null");
     }
 
     /** Sets (replaces) a response header. */
@@ -77,6 +80,23 @@ public final class EnvdResponse {
             throw new IllegalStateException("response already started");
         }
         committed = true;
+        if (length != 0) {
+            drainRequest();
+        }
         exchange.sendResponseHeaders(status, length);
+    }
+
+    /**
+     * Before a complete response (the endpoint is done with the request), reads what is left of the request body: an
+     * upload refused half-way (e.g. 507) would otherwise leave unread input, the JDK server closes such a connection
+     * as soon as the response is written, and closing a socket with unread input makes the kernel reset it, which can
+     * destroy the response before the client reads it. A client that stops sending ends the drain by closing.
+     */
+    private void drainRequest() {
+        try {
+            request.drain();
+        } catch (IOException e) {
+            // the client is gone or the body was already closed: nothing to protect
+        }
     }
 }

@@ -261,6 +261,24 @@ class FilesEndpointsTest {
     }
 
     @Test
+    void an_upload_refused_half_way_gets_its_error_even_with_megabytes_of_body_still_unsent() throws Exception {
+        byte[] rest = new byte[32 << 20]; // the second part, sent after envd has already refused the request
+        String parts = "--Q\r\nContent-Disposition: form-data; name=\"file\"; filename=\"same.txt\"\r\n\r\nfirst\r\n"
+                + "--Q\r\nContent-Disposition: form-data; name=\"file\"; filename=\"same.txt\"\r\n\r\n";
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        body.write(parts.getBytes(StandardCharsets.UTF_8));
+        body.write(rest);
+        body.write("\r\n--Q--\r\n".getBytes(StandardCharsets.UTF_8));
+
+        for (int attempt = 0; attempt < 5; attempt++) {
+            HttpResponse<String> response = post("", "multipart/form-data; boundary=Q", body.toByteArray());
+
+            assertThat(response.statusCode()).isEqualTo(400);
+            assertThat(response.body()).contains("you cannot upload multiple files to the same path");
+        }
+    }
+
+    @Test
     void multipart_upload_of_two_parts_to_one_path_is_rejected() throws Exception {
         HttpResponse<String> response = post("?path=same.txt", "multipart/form-data; boundary=B",
                 multipart("B", "x", "1", "y", "2"));
