@@ -10,13 +10,19 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
-/** A real store whose next write of a given kind can be made to fail, as a full disk would. */
+/**
+ * A real store whose next write of a given kind can be made to fail, as a full disk would, and which counts its reads
+ * of records ({@link #get}) and of id sets ({@link #idsIn}).
+ */
 final class FaultyStore implements SandboxStore {
     enum Write { INSERT, REPLACE, TRANSITION, INSERT_SNAPSHOT }
 
     private final SandboxStore delegate;
     private final Set<Write> failNext = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger recordReads = new AtomicInteger();
+    private final AtomicInteger idSetReads = new AtomicInteger();
 
     FaultyStore(SandboxStore delegate) {
         this.delegate = delegate;
@@ -24,6 +30,21 @@ final class FaultyStore implements SandboxStore {
 
     void failNext(Write write) {
         failNext.add(write);
+    }
+
+    /** Reads of single records since the last {@link #resetReads}. */
+    int recordReads() {
+        return recordReads.get();
+    }
+
+    /** Reads of id sets since the last {@link #resetReads}. */
+    int idSetReads() {
+        return idSetReads.get();
+    }
+
+    void resetReads() {
+        recordReads.set(0);
+        idSetReads.set(0);
     }
 
     private void maybeFail(Write write) {
@@ -40,6 +61,7 @@ final class FaultyStore implements SandboxStore {
 
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {
+        recordReads.incrementAndGet();
         return delegate.get(id);
     }
 
@@ -78,6 +100,12 @@ final class FaultyStore implements SandboxStore {
     @Override
     public List<SandboxId> listExpired(Instant now) {
         return delegate.listExpired(now);
+    }
+
+    @Override
+    public Set<SandboxId> idsIn(SandboxState state) {
+        idSetReads.incrementAndGet();
+        return delegate.idsIn(state);
     }
 
     @Override
