@@ -8,12 +8,14 @@
 //   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec|disk]
 // With `exec` only the commands.run row is measured; with `disk` only the rows that make new sandbox disks (time to
 // interactive, snapshot, fork x1 and x10), e.g. with AENV_BACKEND_POOL_SIZE=0 (every create makes its disk) and
-// AENV_BACKEND_SPARE_DISKS=0 or N (disks made on the create path, or taken from spares); both are passed through. The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same
-// sandbox: the server's JIT is still compiling the proxy path for the first few thousand proxied requests (a
-// long-running server is past that; bench/exec/exec.mjs shows the breakdown). AENV_BACKEND_ENVD_DIR and
-// AENV_BACKEND_HOST_ENV, when set, point the backend at another envd build or template cache (A/B runs).
+// AENV_BACKEND_SPARE_DISKS=0 or N (disks made on the create path, or taken from spares); both are passed through.
+// AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (its per-step timings are less load-sensitive evidence).
+// The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same sandbox: the server's JIT is
+// still compiling the proxy path for the first few thousand proxied requests (a long-running server is past that;
+// bench/exec/exec.mjs shows the breakdown). AENV_BACKEND_ENVD_DIR and AENV_BACKEND_HOST_ENV, when set, point the
+// backend at another envd build or template cache (A/B runs).
 import { join } from 'node:path'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
@@ -140,5 +142,7 @@ try {
   }
   await sbx.kill()
 } finally {
+  // the server's log (per-step timings, e.g. "container sandbox started ... new_disk= rootfs_ms=") when asked for
+  if (process.env.AENV_BENCH_SERVER_LOG) writeFileSync(process.env.AENV_BENCH_SERVER_LOG, server.output())
   await server.stop({ timeoutMs: 120_000 })
 }

@@ -110,14 +110,17 @@ final class SandboxDisks {
     /**
      * Gives the sandbox a new empty disk of {@code sizeMiB} (a spare image when one is ready, else one made now) and
      * mounts it, with empty upper and work dirs. Any disk the sandbox dir held before is unmounted and replaced.
+     *
+     * @return true when the disk was a spare image
      */
-    void create(SandboxDirs dirs, int sizeMiB) throws IOException, CommandFailedException, InterruptedException {
+    boolean create(SandboxDirs dirs, int sizeMiB) throws IOException, CommandFailedException, InterruptedException {
         checkSize(sizeMiB);
         unmount(dirs);
         Path image = dirs.diskImage();
         Files.createDirectories(dirs.dir());
         Files.deleteIfExists(image);
-        if (!spares.take(sizeMiB, image)) {
+        boolean spare = spares.take(sizeMiB, image);
+        if (!spare) {
             format(runner, image, sizeMiB, false);
         }
         try {
@@ -126,6 +129,7 @@ final class SandboxDisks {
             Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx------"));
             Files.createDirectories(dirs.upper());
             Files.createDirectories(dirs.work());
+            return spare;
         } catch (IOException | CommandFailedException | InterruptedException | RuntimeException e) {
             try {
                 unmount(dirs);
