@@ -110,8 +110,11 @@ final class ExitWatch implements AutoCloseable {
         return process;
     }
 
-    /** Whether the process has exited (it may still be a zombie). */
-    boolean exited() throws IOException {
+    /**
+     * Whether the process has exited (it may still be a zombie). Synchronized with {@link #close} (a zero-timeout poll,
+     * never blocking), so a descriptor number closed and reused meanwhile is never polled.
+     */
+    synchronized boolean exited() throws IOException {
         if (closed.get()) {
             throw new IllegalStateException("exit watch of pid " + process.pid() + " is closed");
         }
@@ -135,7 +138,7 @@ final class ExitWatch implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed.compareAndSet(false, true) && fd >= 0) {
             try {
                 int ignored = (int) NATIVES.orElseThrow().close().invokeExact(fd);
