@@ -10,20 +10,14 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 source scripts/lib/env.sh
 [[ $EUID -eq 0 ]] || { echo "run as root (containers, mounts, network namespaces)" >&2; exit 1; }
-lanes=/run/agentenv/bench-lanes
-mkdir -p "$lanes"
+# the lane comes from bench/lib/lane.mjs (the one implementation), which holds it until its stdin closes: that stdin is
+# a pipe whose write end only this shell holds (bash marks a coproc's descriptors close-on-exec, and their copies too),
+# so the lane stays claimed until this shell exits, however it exits; hence the JVM below runs as a child, not exec'd
+coproc LANE_HOLDER { exec node bench/lib/lane.mjs hold; }
 lane=""
-for candidate in 0 1 2 3 4 5 6 7; do
-    exec {lock_fd}>"$lanes/$candidate.lock"
-    if flock -n "$lock_fd"; then
-        lane=$candidate
-        break
-    fi
-    exec {lock_fd}>&-
-done
-[[ -n $lane ]] || { echo "all 8 benchmark lanes are taken (locks in $lanes); wait for another run to end" >&2; exit 1; }
+read -r lane <&"${LANE_HOLDER[0]}" || true
+[[ -n $lane ]] || exit 1 # lane.mjs said why on stderr
 export AENV_BENCH_LANE=$lane
-echo "benchmark lane $lane" >&2
 scripts/setup-host.sh >/dev/null
 cp_file="$(mktemp)"
 trap 'rm -f "$cp_file"' EXIT
@@ -32,7 +26,5 @@ mvn -B -q -pl agentenv-backend-container -am package dependency:build-classpath 
 classpath="agentenv-backend-container/target/classes:$(cat "$cp_file")"
 rm -f "$cp_file"
 trap - EXIT
-# the lock's descriptor stays open in this shell, so in mvn and in the JVM exec'd below: the lane stays claimed until
-# the JVM exits
-exec nice -n -5 "$JAVA_HOME/bin/java" -XX:+UseSerialGC -cp "$classpath" bench/container/ContainerBench.java \
+nice -n -5 "$JAVA_HOME/bin/java" -XX:+UseSerialGC -cp "$classpath" bench/container/ContainerBench.java \
     "$root/agentenv-envd/target" "${1:-30}" "${2:-0}" ${3:+"$3"}

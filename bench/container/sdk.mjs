@@ -5,15 +5,19 @@
 // with that lane's names (netns prefix aenvqL, runc dir /run/agentenv/bench-sdk-L, cgroup parent agentenv-bench-sdk-L,
 // container ids bsdkL-*, network slots 10240 + 64 L), so concurrent runs never collide; a warm pool of 2. Needs root,
 // scripts/setup-host.sh and the built jars:
-//   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec]
-// With `exec` only the commands.run row is measured. The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same
-// sandbox: the server's JIT is still compiling the proxy path for the first few thousand proxied requests (a
-// long-running server is past that; bench/exec/exec.mjs shows the breakdown). The row is followed by the server's
-// CPU time per command (warm-up and measured; load-insensitive), its time from spawn to ready and the first
-// command's time. BENCH_SERVER_AOT=off and BENCH_SERVER_JVM_EXTRA change the server's JVM options (A/B runs). AENV_BACKEND_ENVD_DIR and
-// AENV_BACKEND_HOST_ENV, when set, point the backend at another envd build or template cache (A/B runs).
+//   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec|disk]
+// With `exec` only the commands.run row is measured; with `disk` only the rows that make new sandbox disks (time to
+// interactive, snapshot, fork x1 and x10), e.g. with AENV_BACKEND_POOL_SIZE=0 (every create makes its disk) and
+// AENV_BACKEND_SPARE_DISKS=0 or N (disks made on the create path, or taken from spares); both are passed through.
+// AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (its per-step timings are less load-sensitive evidence).
+// The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same sandbox: the server's JIT is
+// still compiling the proxy path for the first few thousand proxied requests (a long-running server is past that;
+// bench/exec/exec.mjs shows the breakdown). The row is followed by the server's CPU time per command (warm-up and
+// measured; load-insensitive), its time from spawn to ready and the first command's time. BENCH_SERVER_AOT=off and
+// BENCH_SERVER_JVM_EXTRA change the server's JVM options (A/B runs). AENV_BACKEND_ENVD_DIR and AENV_BACKEND_HOST_ENV,
+// when set, point the backend at another envd build or template cache (A/B runs).
 import { join } from 'node:path'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
@@ -21,6 +25,7 @@ import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
 const onlyExec = process.argv[3] === 'exec'
+const onlyDisk = process.argv[3] === 'disk'
 // warm-up commands before the exec row (AENV_BENCH_EXEC_WARMUP, default 200); a few thousand show a long-running server
 const execWarmup = Number(process.env.AENV_BENCH_EXEC_WARMUP ?? 200)
 delete process.env.E2B_DEBUG
@@ -36,7 +41,8 @@ const server = await startServer({
     AENV_BACKEND_MAX_SANDBOXES: '48',
     AENV_BACKEND_CPU_COUNT: '1',
     AENV_BACKEND_MEMORY_MB: '512',
-    AENV_BACKEND_POOL_SIZE: '2',
+    AENV_BACKEND_POOL_SIZE: process.env.AENV_BACKEND_POOL_SIZE ?? '2',
+    ...(process.env.AENV_BACKEND_SPARE_DISKS ? { AENV_BACKEND_SPARE_DISKS: process.env.AENV_BACKEND_SPARE_DISKS } : {}),
     AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
     ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
   },
@@ -78,45 +84,48 @@ try {
   await sleep(2000)
   const burst = []
   const started = now()
-  const many = await Promise.all(Array.from({ length: onlyExec ? 0 : 20 }, async () => {
+  const many = await Promise.all(Array.from({ length: onlyExec || onlyDisk ? 0 : 20 }, async () => {
     const t0 = now()
     const sbx = await Sandbox.create('base', opts)
     await sbx.commands.run('true')
     burst.push(now() - t0)
     return sbx
   }))
-  if (!onlyExec) {
+  if (!onlyExec && !onlyDisk) {
     console.log(`20-way burst: all interactive after ${(now() - started).toFixed(0)} ms`)
     report('time to interactive, 20-way burst (each)', burst)
   }
   await Promise.all(many.map((s) => s.kill()))
 
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
+  const execRuns = onlyDisk ? 0 : Math.max(n, 100)
   const firstAt = now()
-  await sbx.commands.run('true')
+  if (!onlyDisk) await sbx.commands.run('true')
   const firstExecMs = now() - firstAt
   const warmupCpu0 = serverCpuMs()
-  for (let i = 1; i < execWarmup; i++) await sbx.commands.run('true')
+  for (let i = 1; i < (onlyDisk ? 0 : execWarmup); i++) await sbx.commands.run('true')
   const warmupCpu = serverCpuMs() - warmupCpu0
   const exec = []
   const cpu0 = serverCpuMs()
-  for (let i = 0; i < Math.max(n, 100); i++) {
+  for (let i = 0; i < execRuns; i++) {
     const t0 = now()
     await sbx.commands.run('true')
     exec.push(now() - t0)
   }
-  const execCpu = (serverCpuMs() - cpu0) / exec.length
-  report('commands.run true on a running sandbox', exec)
-  console.log(`server: ready ${serverReadyMs.toFixed(0)} ms after spawn; first command on this sandbox ${firstExecMs.toFixed(1)} ms; ` +
-    `server CPU per command ${(warmupCpu / Math.max(1, execWarmup - 1)).toFixed(2)} ms in the ${execWarmup} warm-up commands, ` +
-    `${execCpu.toFixed(2)} ms in the measured ones; server CPU since spawn ${serverCpuMs()} ms`)
+  if (!onlyDisk) {
+    const execCpu = (serverCpuMs() - cpu0) / exec.length
+    report('commands.run true on a running sandbox', exec)
+    console.log(`server: ready ${serverReadyMs.toFixed(0)} ms after spawn; first command on this sandbox ${firstExecMs.toFixed(1)} ms; ` +
+      `server CPU per command ${(warmupCpu / Math.max(1, execWarmup - 1)).toFixed(2)} ms in the ${execWarmup} warm-up commands, ` +
+      `${execCpu.toFixed(2)} ms in the measured ones; server CPU since spawn ${serverCpuMs()} ms`)
+  }
   console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
   if (!onlyExec) {
     await sbx.commands.run('sleep 100000', { background: true })
     const pause = []
     const resume = []
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < (onlyDisk ? 0 : n); i++) {
       let t0 = now()
       await sbx.pause()
       pause.push(now() - t0)
@@ -125,8 +134,10 @@ try {
       await sbx.commands.run('true')
       resume.push(now() - t0)
     }
-    report('pause', pause)
-    report('resume (connect of a paused sandbox + commands.run true)', resume)
+    if (!onlyDisk) {
+      report('pause', pause)
+      report('resume (connect of a paused sandbox + commands.run true)', resume)
+    }
 
     const snapshot = []
     const fork1 = []
@@ -153,5 +164,7 @@ try {
   }
   await sbx.kill()
 } finally {
+  // the server's log (per-step timings, e.g. "container sandbox started ... new_disk= rootfs_ms=") when asked for
+  if (process.env.AENV_BENCH_SERVER_LOG) writeFileSync(process.env.AENV_BENCH_SERVER_LOG, server.output())
   await server.stop({ timeoutMs: 120_000 })
 }

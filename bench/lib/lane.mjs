@@ -1,11 +1,15 @@
 // Benchmark lanes: a run claims one of 8 lanes and names everything it creates on the host after it (netns/veth
 // prefix, runc state dir, cgroup parent, container id prefix, network slot range), so two runs at once, of the same
-// script or of different ones, never share or reap each other's sandboxes. The lanes are the ones
-// bench/container/run.sh claims: a lock file per lane under /run/agentenv/bench-lanes, held with flock(1) by a child
-// process for as long as this process lives (its stdin is a pipe from us: when we exit, however we exit, the pipe
-// closes, the child ends and the lock is released).
+// script or of different ones, never share or reap each other's sandboxes. A lock file per lane under
+// /run/agentenv/bench-lanes, held with flock(1) by a child process for as long as this process lives (its stdin is a
+// pipe from us: when we exit, however we exit, the pipe closes, the child ends and the lock is released).
+//
+// This is the only implementation: bash scripts (bench/container/run.sh) run `node bench/lib/lane.mjs hold`, which
+// claims a lane, prints its number on stdout and holds it until its own stdin closes (exit status 1 and the reason on
+// stderr when every lane is taken).
 import { spawn } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 
 export const LANES = 8
 // AENV_BENCH_LANE_DIR only for this module's own test
@@ -59,4 +63,27 @@ export function laneEnv(lane, { tag, name, id, firstSlot, slots }) {
     AENV_BACKEND_FIRST_SLOT: String(firstSlot + lane * slots),
     AENV_BACKEND_ID_PREFIX: `b${id}${lane}-`,
   }
+}
+
+/** `node bench/lib/lane.mjs hold`: claims a lane for a script in another language (see the top of this file). */
+async function holdFromCommandLine() {
+  let lane
+  try {
+    lane = await claimLane()
+  } catch (e) {
+    console.error(e.message)
+    process.exit(1)
+  }
+  process.stdout.write(`${lane}\n`)
+  process.stdin.on('end', () => process.exit(0))
+  process.stdin.on('error', () => process.exit(0))
+  process.stdin.resume()
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
+  if (process.argv[2] !== 'hold') {
+    console.error('usage: node bench/lib/lane.mjs hold   (prints the claimed lane, holds it until stdin closes)')
+    process.exit(2)
+  }
+  await holdFromCommandLine()
 }

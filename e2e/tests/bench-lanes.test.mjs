@@ -52,6 +52,48 @@ test('concurrent runs get different lanes, all taken is a clear error, and a kil
   assert.equal(again.lane, victim.lane)
 })
 
+test('scripts in other languages claim through `node lane.mjs hold`, held until its stdin closes', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'aenv-lanes-'))
+  const children = []
+  t.after(() => {
+    for (const c of children) c.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const hold = async () => {
+    const child = spawn(process.execPath, [laneModule, 'hold'], { env: { ...process.env, AENV_BENCH_LANE_DIR: dir },
+      stdio: ['pipe', 'pipe', 'pipe'] })
+    children.push(child)
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { err += d })
+    const exited = once(child, 'exit')
+    await Promise.race([once(child.stdout, 'data'), exited])
+    return { child, exited, out: () => out.trim(), err: () => err }
+  }
+  const first = await hold()
+  const second = await hold()
+  assert.deepEqual([first.out(), second.out()].sort(), ['0', '1'])
+
+  first.child.stdin.end() // the script ended: its lane is free again
+  const [code] = await first.exited
+  assert.equal(code, 0)
+  let again
+  const deadline = Date.now() + 10_000
+  do { // the flock child sees its stdin close right after the holder exits
+    if (again) again.child.kill('SIGKILL')
+    again = await hold()
+  } while (again.out() !== first.out() && Date.now() < deadline)
+  assert.equal(again.out(), first.out())
+
+  for (let i = 2; i < LANES; i++) await hold()
+  const none = await hold()
+  const [status] = await none.exited
+  assert.equal(status, 1)
+  assert.equal(none.out(), '')
+  assert.match(none.err(), /all 8 benchmark lanes are taken/)
+})
+
 test('no two lanes of any benchmark script share a name, a runc dir, a cgroup, an id prefix or a network slot', () => {
   const used = []
   for (const [script, layout] of Object.entries(LAYOUTS)) {

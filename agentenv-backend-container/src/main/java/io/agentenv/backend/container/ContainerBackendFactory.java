@@ -126,9 +126,12 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     + "; run scripts/setup-host.sh as root");
         }
         InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1));
+        ProcessRunner runner = new JdkProcessRunner();
+        SpareDisks spares = new SpareDisks((image, sizeMiB) -> SandboxDisks.format(runner, image, sizeMiB, true),
+                workDir.resolve("spare-disks"), settings.spareDisks());
         try {
-            ProcessRunner runner = new JdkProcessRunner();
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
+            spares.start(settings.diskMiB());
             EgressFirewall firewall = new EgressFirewall(runner);
             NetnsPool pool = new NetnsPool(runner, firewall, layout, firstSlot,
                     Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot), settings.warmSlots());
@@ -137,7 +140,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
             HostParts built = new HostParts(settings, layout, runner,
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting()),
-                    new OverlayMounts(runner), new SandboxDisks(runner), firewall, pool,
+                    new OverlayMounts(runner), new SandboxDisks(runner, spares), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
                     new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
@@ -147,15 +150,28 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             warmPool = new WarmPool(built, templates, clock, settings.poolSize());
             parts = built;
             log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
-                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("privileges", settings.privileges())
+                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("spare_disks", settings.spareDisks())
+                    .addKeyValue("privileges", settings.privileges())
                     .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
         } catch (IOException | CommandFailedException e) {
+            stop(spares);
             stop(reaper);
             throw new BackendException.Terminal("container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            stop(spares);
             stop(reaper);
             throw new BackendException.Terminal("container backend: interrupted while initializing", e);
+        }
+    }
+
+    private static void stop(SpareDisks spares) {
+        try {
+            spares.close();
+        } catch (IOException e) {
+            log.atWarn().setCause(e).log("could not remove every spare disk image");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -368,6 +384,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
         }
         p.envdClients().close();
+        stop(p.disks().spares());
         stop(p.reaper());
     }
 

@@ -108,7 +108,9 @@ final class ContainerSandbox implements SandboxBackend {
 
     @Override
     public PausedState pause(PauseMode mode, Path artifactDir) throws BackendException {
-        return pausing.pause(mode, artifactDir);
+        PausedState paused = pausing.pause(mode, artifactDir);
+        liveness.stop();
+        return paused;
     }
 
     @Override
@@ -180,6 +182,7 @@ final class ContainerSandbox implements SandboxBackend {
 
     @Override
     public void close() throws BackendException {
+        liveness.stop();
         release.close();
     }
 

@@ -30,6 +30,9 @@ import java.util.Set;
  * @param warmSlots      network namespaces kept created ahead ({@code warm_slots}, default 4)
  * @param poolSize       ready sandboxes kept restored per template, 0 disables the warm pool ({@code pool_size},
  *                       default 2)
+ * @param spareDisks     formatted empty disk images kept ready per disk size, so a new disk is a rename instead of a
+ *                       {@code mkfs}; 0 makes every disk when needed ({@code spare_disks}, default 4); see
+ *                       {@link SpareDisks}
  * @param privileges     {@code no_new_privileges=true} enforces no_new_privs (then {@code sudo} fails); default false
  * @param idPrefix       prefix of container ids, cgroups and dirs of this backend ({@code id_prefix}, default empty;
  *                       tests use their lane's)
@@ -49,6 +52,7 @@ record ContainerSettings(
         int maxSandboxes,
         int warmSlots,
         int poolSize,
+        int spareDisks,
         ContainerSpec.Privileges privileges,
         String idPrefix,
         Duration criuTimeout,
@@ -69,8 +73,11 @@ record ContainerSettings(
     /** Every sandbox's disk when {@code disk_mb} is not set: 10 GiB (sparse; E2B-like). */
     static final int DEFAULT_DISK_MIB = 10240;
 
+    /** Spare disk images per size when {@code spare_disks} is not set: enough for a few creates or forks in a row. */
+    static final int DEFAULT_SPARE_DISKS = 4;
+
     static final Set<String> KEYS = Set.of("host_env", "envd_dir", "jdk_home", "cpu_count", "memory_mb", "disk_mb", "pids_limit",
-            "max_sandboxes", "warm_slots", "pool_size", "no_new_privileges", "id_prefix", "criu_timeout_s", "name_prefix", "run_dir", "cgroup_parent",
+            "max_sandboxes", "warm_slots", "pool_size", "spare_disks", "no_new_privileges", "id_prefix", "criu_timeout_s", "name_prefix", "run_dir", "cgroup_parent",
             "first_slot");
 
     ContainerSettings {
@@ -95,6 +102,7 @@ record ContainerSettings(
         range("max_sandboxes", maxSandboxes, 1, 8192);
         range("warm_slots", warmSlots, 0, maxSandboxes);
         range("pool_size", poolSize, 0, 32);
+        range("spare_disks", spareDisks, 0, 64);
         if (!idPrefix.matches("([a-z0-9][a-z0-9-]{0,30})?")) {
             throw new IllegalArgumentException("id_prefix must be up to 31 lowercase letters, digits or '-': " + idPrefix);
         }
@@ -119,6 +127,7 @@ record ContainerSettings(
                 number(settings, "max_sandboxes", 1024),
                 number(settings, "warm_slots", 4),
                 number(settings, "pool_size", 2),
+                number(settings, "spare_disks", DEFAULT_SPARE_DISKS),
                 bool(settings, "no_new_privileges") ? ContainerSpec.Privileges.NO_NEW_PRIVILEGES
                         : ContainerSpec.Privileges.ALLOW_SETUID,
                 Optional.ofNullable(settings.get("id_prefix")).orElse(""),

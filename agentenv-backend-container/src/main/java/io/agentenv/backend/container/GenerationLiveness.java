@@ -15,13 +15,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The liveness of a running generation ({@code SandboxBackend.liveness}), from {@code /proc} only: the container is
- * gone once its init (tini, PID 1 inside) no longer runs, since the kernel then kills everything else in its pid
+ * The liveness of a running generation ({@code SandboxBackend.liveness}), from the host's process table: the container
+ * is gone once its init (tini, PID 1 inside) no longer runs, since the kernel then kills everything else in its pid
  * namespace. Inside, tini runs a supervisor shell that restarts envd whenever it exits (OOM-killed, killed with
  * {@code sudo kill -9}); a check that finds another envd process than the one last initialised sends it the
  * generation's {@code /init} again (access token, env vars, default user and workdir), from the host over the same
  * TCP path as at start, on a virtual thread so the check stays quick. Until then the restarted envd is uninitialised
  * (as a fresh envd at create is), for about one check interval plus its start-up.
+ *
+ * <p>A check costs what changed: the init and the initialised envd are each watched through a pidfd
+ * ({@link ExitWatch}), so while both run a check is two zero-timeout polls and reads nothing from {@code /proc}; only
+ * after envd exited does a check look for its successor among the init's children (until one is initialised). The
+ * descriptors are given back by {@link #stop} (close, pause). {@link #running}, {@link #check} and {@link #stop} are
+ * lifecycle calls of the instance, which the orchestrator makes one at a time.
  */
 final class GenerationLiveness {
 
@@ -31,9 +37,13 @@ final class GenerationLiveness {
     private final Generation gen;
     private final Clock clock;
     private final AtomicBoolean reinitialising = new AtomicBoolean();
-    private volatile HostProcess init;
+    /** The container's init, watched; empty until found. */
+    private volatile Optional<ExitWatch> init = Optional.empty();
+    /** The envd process last seen, watched; empty when none was found or it exited. */
+    private volatile Optional<ExitWatch> envd = Optional.empty();
     /** The envd process that has the generation's /init (the one start initialised, or the last re-initialised). */
     private volatile Optional<HostProcess> initialisedEnvd = Optional.empty();
+    private volatile boolean stopped;
 
     GenerationLiveness(Generation gen, Clock clock) {
         this.gen = requireNonNull(gen, "gen is null");
@@ -43,9 +53,13 @@ final class GenerationLiveness {
     /** Right after start (or re-attach): notes the init and the envd that was just initialised. */
     void running() {
         try {
-            HostProcess found = initProcess().orElse(null);
-            init = found;
-            initialisedEnvd = found == null ? Optional.empty() : envd(found);
+            Optional<HostProcess> found = initProcess();
+            if (found.isPresent()) {
+                watchInit(found.get());
+                Optional<HostProcess> current = envd(found.get());
+                watchEnvd(current);
+                initialisedEnvd = current;
+            }
         } catch (IOException | RuntimeException e) {
             log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
                     .log("cannot note the container's processes; the first liveness check will");
@@ -53,28 +67,59 @@ final class GenerationLiveness {
     }
 
     Liveness check() throws BackendException {
-        if (gen.phase.get() != ContainerSandbox.Phase.RUNNING) {
+        if (gen.phase.get() != ContainerSandbox.Phase.RUNNING || stopped) {
             return Liveness.ALIVE;
         }
         try {
-            HostProcess known = init;
-            if (known == null) {
+            if (init.isEmpty()) {
                 Optional<HostProcess> found = initProcess();
                 if (found.isEmpty()) {
                     return new Liveness.Gone("the container's init is not running");
                 }
-                init = known = found.get();
+                watchInit(found.get());
+                if (init.isEmpty()) {
+                    return new Liveness.Gone("the container's init (host pid " + found.get().pid() + ") exited");
+                }
             }
-            if (!known.running()) {
-                return new Liveness.Gone("the container's init (host pid " + known.pid() + ") exited");
+            ExitWatch initWatch = init.get();
+            if (initWatch.exited()) {
+                return new Liveness.Gone("the container's init (host pid " + initWatch.process().pid() + ") exited");
             }
-            Optional<HostProcess> envd = envd(known);
-            if (envd.isPresent() && !envd.equals(initialisedEnvd)) {
-                reinitialise(envd.get());
+            if (envd.isPresent() && !envd.get().exited() && envd.map(ExitWatch::process).equals(initialisedEnvd)) {
+                return Liveness.ALIVE; // nothing changed: no /proc read
+            }
+            Optional<HostProcess> current = envd(initWatch.process());
+            if (!current.equals(envd.map(ExitWatch::process))) {
+                watchEnvd(current);
+            }
+            if (current.isPresent() && !current.equals(initialisedEnvd)) {
+                reinitialise(current.get());
             }
             return Liveness.ALIVE;
         } catch (IOException | RuntimeException e) {
             throw new BackendException.Recoverable("cannot read the processes of sandbox " + gen.spec.id() + ": " + e, e);
+        }
+    }
+
+    /** Gives the watches' descriptors back; later checks answer alive (the generation is closed or paused). */
+    void stop() {
+        stopped = true;
+        init.ifPresent(ExitWatch::close);
+        envd.ifPresent(ExitWatch::close);
+        init = Optional.empty();
+        envd = Optional.empty();
+    }
+
+    private void watchInit(HostProcess process) throws IOException {
+        init.ifPresent(ExitWatch::close);
+        init = ExitWatch.open(process);
+    }
+
+    private void watchEnvd(Optional<HostProcess> process) throws IOException {
+        envd.ifPresent(ExitWatch::close);
+        envd = Optional.empty();
+        if (process.isPresent()) {
+            envd = ExitWatch.open(process.get());
         }
     }
 

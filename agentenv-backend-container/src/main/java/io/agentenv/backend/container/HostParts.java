@@ -153,12 +153,14 @@ record HostParts(
     }
 
     /**
-     * Makes a new disk of {@code sizeMiB} for a sandbox and mounts its overlay over {@code lowers} (topmost first).
+     * Makes a new disk of {@code sizeMiB} for a sandbox and mounts its overlay over {@code lowers} (topmost first);
+     * true when the disk was a spare image ({@link SpareDisks}).
      */
-    void mountOnNewDisk(List<Path> lowers, SandboxDirs dirs, int sizeMiB)
+    boolean mountOnNewDisk(List<Path> lowers, SandboxDirs dirs, int sizeMiB)
             throws IOException, CommandFailedException, InterruptedException {
-        disks.create(dirs, sizeMiB);
+        boolean spare = disks.create(dirs, sizeMiB);
         overlays.mount(lowers, dirs.upper(), dirs.work(), dirs.rootfs());
+        return spare;
     }
 
     /** Unmounts a sandbox's overlay, then its disk (nothing to do for what is not mounted). */

@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -30,32 +31,45 @@ import org.slf4j.LoggerFactory;
  * descendants then become its children. A close reaps its container's init, a zombie child named {@code tini},
  * at once ({@code waitpid(pid, WNOHANG)}; the JDK never starts a tini); a background sweep every second reaps those no
  * close waits for (containers stopped by a pause's checkpoint, template and warm-pool containers) and any other adopted
- * orphan (see {@link #sweep}). Where native access is unavailable, nothing changes and closes wait for the host's init.
+ * orphan (see {@link #sweep}). A sweep with nothing to reap is one {@code waitid} call, whatever the number of
+ * sandboxes or server threads. Where native access is unavailable, nothing changes and closes wait for the host's init.
  */
 final class InitReaper implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(InitReaper.class);
     private static final int PR_SET_CHILD_SUBREAPER = 36;
     private static final int WNOHANG = 1;
+    private static final int P_ALL = 0;
+    private static final int WEXITED = 4;
+    private static final int WNOWAIT = 0x01000000;
+    /** {@code siginfo_t} is 128 bytes; {@code si_pid} of a child's exit is at offset 16 on Linux's 64-bit ABIs. */
+    private static final long SIGINFO_SIZE = 128;
+    private static final long SI_PID = 16;
+    /** Zombies reaped one after another in one sweep at most (a burst of closes); the rest wait for the next sweep. */
+    private static final int MAX_PEEKS = 256;
     private static final Path SELF_TASKS = Path.of("/proc/self/task");
 
     private final Optional<MethodHandle> waitpid;
+    private final Optional<MethodHandle> waitid;
     private final long self = ProcessHandle.current().pid();
     private final Thread sweeper;
     private final Optional<MethodHandle> prctl;
     private volatile Set<HostProcess> lastZombies = Set.of();
     private volatile boolean closed;
 
-    private InitReaper(Optional<MethodHandle> prctl, Optional<MethodHandle> waitpid, Duration every) {
+    private InitReaper(Optional<MethodHandle> prctl, Optional<MethodHandle> waitpid, Optional<MethodHandle> waitid,
+                       Duration every) {
         this.prctl = prctl;
         this.waitpid = waitpid;
+        this.waitid = waitid;
         this.sweeper = Thread.ofVirtual().name("aenv-init-reaper").start(() -> sweepEvery(every));
     }
 
     /** Becomes a subreaper (when the platform allows) and sweeps for zombie inits every {@code every}. */
-    @SuppressWarnings("restricted") // the only native calls of the backend: prctl and waitpid of libc
+    @SuppressWarnings("restricted") // prctl, waitpid and waitid of libc
     static InitReaper enable(Duration every) {
         Optional<MethodHandle> waitpid = Optional.empty();
+        Optional<MethodHandle> waitid = Optional.empty();
         Optional<MethodHandle> subreaper = Optional.empty();
         try {
             Linker linker = Linker.nativeLinker();
@@ -66,13 +80,15 @@ final class InitReaper implements AutoCloseable {
                 subreaper = Optional.of(prctl);
                 waitpid = Optional.of(linker.downcallHandle(linker.defaultLookup().find("waitpid").orElseThrow(),
                         FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
+                waitid = Optional.of(linker.downcallHandle(linker.defaultLookup().find("waitid").orElseThrow(),
+                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
             } else {
                 log.atWarn().log("prctl(PR_SET_CHILD_SUBREAPER) failed; killed containers' inits are reaped by the host's init");
             }
         } catch (Throwable e) { // IllegalCallerException without native access, or a platform without these symbols
             log.atWarn().setCause(e).log("no native access; killed containers' inits are reaped by the host's init");
         }
-        return new InitReaper(subreaper, waitpid, every);
+        return new InitReaper(subreaper, waitpid, waitid, every);
     }
 
     /** Reaps {@code init} if it is a zombie child of this server; true when it is no longer in the process table. */
@@ -91,17 +107,59 @@ final class InitReaper implements AutoCloseable {
      * orphan (a test's bare container, a program that daemonized) once it was a zombie at the previous sweep too. The
      * JDK reaps the processes it started the moment they exit (its reaper thread waits on each), so a child still a
      * zombie a sweep later is an adopted orphan, and reaping it never takes an exit status the JDK waits for.
+     *
+     * <p>Which children are zombies is asked from the kernel without reaping ({@code waitid(P_ALL, WEXITED | WNOHANG |
+     * WNOWAIT)}: one system call, answered from the server's own child lists), one zombie at a time: a reapable one is
+     * reaped and the next asked for. Only when the zombie the kernel names must be left alone this sweep (the JDK's own,
+     * or an orphan seen for the first time), which hides any zombie behind it, are all children listed from
+     * {@code /proc/self/task/<tid>/children} as before.
      */
     void sweep() throws IOException {
-        if (waitpid.isEmpty()) {
+        if (waitpid.isEmpty() || waitid.isEmpty()) {
             return;
         }
+        for (int peeks = 0; peeks < MAX_PEEKS; peeks++) {
+            long pid = peekZombie();
+            if (pid <= 0) {
+                lastZombies = Set.of();
+                return;
+            }
+            Optional<HostProcess> child = HostProcess.of(pid);
+            if (child.isEmpty() || !child.get().zombie()) {
+                continue; // reaped meanwhile (the JDK's own child)
+            }
+            if (!reapable(child.get())) {
+                sweepAll();
+                return;
+            }
+            waitpid(pid);
+        }
+    }
+
+    /** The pid of some zombie child, left unreaped; 0 when there is none (or no child at all). */
+    private long peekZombie() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment info = arena.allocate(SIGINFO_SIZE, 8); // zeroed: si_pid stays 0 when no child is waitable
+            int result = (int) waitid.orElseThrow().invokeExact(P_ALL, 0, info, WEXITED | WNOHANG | WNOWAIT);
+            return result == 0 ? info.get(JAVA_INT, SI_PID) : 0; // -1: ECHILD (no children) or EINTR
+        } catch (Throwable e) {
+            log.atWarn().setCause(e).log("waitid failed");
+            return 0;
+        }
+    }
+
+    private boolean reapable(HostProcess zombie) throws IOException {
+        return zombie.name().equals(Optional.of("tini")) || lastZombies.contains(zombie);
+    }
+
+    /** The sweep over every child of every server thread, for when a zombie that must stay hides the others. */
+    private void sweepAll() throws IOException {
         Set<HostProcess> zombies = new HashSet<>();
         for (HostProcess child : children()) {
             if (!child.zombie()) {
                 continue;
             }
-            if (child.name().equals(Optional.of("tini")) || lastZombies.contains(child)) {
+            if (reapable(child)) {
                 waitpid(child.pid());
             } else {
                 zombies.add(child);

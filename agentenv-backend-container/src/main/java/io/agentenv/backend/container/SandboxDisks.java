@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -40,9 +41,45 @@ final class SandboxDisks {
     private static final String MOUNT_OPTIONS = "loop,noinit_itable,discard";
 
     private final ProcessRunner runner;
+    private final SpareDisks spares;
 
-    SandboxDisks(ProcessRunner runner) {
+    /**
+     * @param spares where new disks come from when one is ready ({@link SpareDisks}); made here otherwise
+     */
+    SandboxDisks(ProcessRunner runner, SpareDisks spares) {
         this.runner = requireNonNull(runner, "runner is null");
+        this.spares = requireNonNull(spares, "spares is null");
+    }
+
+    /** The spare images this host keeps ready. */
+    SpareDisks spares() {
+        return spares;
+    }
+
+    /**
+     * Makes an empty image file of {@code sizeMiB} at {@code image}: a sparse file (no block written) formatted as
+     * ext4. {@code background} runs {@code mkfs.ext4} under {@code nice}, for images made ahead of need.
+     */
+    static void format(ProcessRunner runner, Path image, int sizeMiB, boolean background)
+            throws IOException, CommandFailedException, InterruptedException {
+        checkSize(sizeMiB);
+        Files.deleteIfExists(image);
+        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
+            file.setLength((long) sizeMiB << 20); // sparse: no block is written
+        }
+        List<String> mkfs = List.of("mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
+                "-E", "lazy_itable_init=1,nodiscard", "-L", "aenv-disk", image.toString());
+        List<String> command = new ArrayList<>();
+        if (background) {
+            command.addAll(List.of("nice", "-n", "10"));
+        }
+        command.addAll(mkfs);
+        try {
+            runner.run(Command.of(TIMEOUT, command.toArray(String[]::new)));
+        } catch (CommandFailedException | InterruptedException | RuntimeException e) {
+            Files.deleteIfExists(image);
+            throw e;
+        }
     }
 
     /**
@@ -71,26 +108,28 @@ final class SandboxDisks {
     }
 
     /**
-     * Makes a new empty disk of {@code sizeMiB} for the sandbox and mounts it, with empty upper and work dirs. Any disk
-     * the sandbox dir held before is unmounted and replaced.
+     * Gives the sandbox a new empty disk of {@code sizeMiB} (a spare image when one is ready, else one made now) and
+     * mounts it, with empty upper and work dirs. Any disk the sandbox dir held before is unmounted and replaced.
+     *
+     * @return true when the disk was a spare image
      */
-    void create(SandboxDirs dirs, int sizeMiB) throws IOException, CommandFailedException, InterruptedException {
+    boolean create(SandboxDirs dirs, int sizeMiB) throws IOException, CommandFailedException, InterruptedException {
         checkSize(sizeMiB);
         unmount(dirs);
         Path image = dirs.diskImage();
         Files.createDirectories(dirs.dir());
         Files.deleteIfExists(image);
-        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength((long) sizeMiB << 20); // sparse: no block is written
+        boolean spare = spares.take(sizeMiB, image);
+        if (!spare) {
+            format(runner, image, sizeMiB, false);
         }
         try {
-            runner.run(Command.of(TIMEOUT, "mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
-                    "-E", "lazy_itable_init=1,nodiscard", "-L", "aenv-disk", image.toString()));
             mount(dirs);
             Path root = dirs.disk();
             Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx------"));
             Files.createDirectories(dirs.upper());
             Files.createDirectories(dirs.work());
+            return spare;
         } catch (IOException | CommandFailedException | InterruptedException | RuntimeException e) {
             try {
                 unmount(dirs);

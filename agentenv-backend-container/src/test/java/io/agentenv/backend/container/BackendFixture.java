@@ -156,6 +156,7 @@ final class BackendFixture implements AutoCloseable {
             HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
             Leftovers left = inventory.scan(idPrefix);
             assertThat(left.isEmpty()).as("host resources left after shutdown: %s", left).isTrue();
+            assertThat(workDir.resolve("spare-disks")).as("spare disk images left after shutdown").doesNotExist();
         } finally {
             try {
                 HostParts p = parts();

@@ -162,6 +162,48 @@ class ContainerRobustnessHostTest {
     }
 
     @Test
+    void liveness_watches_the_init_and_envd_of_a_running_sandbox_with_two_pidfds_and_gives_them_back_at_pause_and_close()
+            throws Exception {
+        long before = pidfds();
+        LaunchSpec spec = spec(Map.of());
+        SandboxBackend sandbox = fresh(spec);
+        assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
+        assertThat(pidfds() - before).as("pidfds while running").isEqualTo(2);
+
+        Path pausedDir = backend.workDir.resolve("artifacts-liveness-" + Long.toHexString(RANDOM.nextLong()));
+        io.agentenv.spi.PausedState paused = sandbox.pause(io.agentenv.spi.PauseMode.WITH_MEMORY, pausedDir);
+        sandbox.close();
+        assertThat(pidfds()).as("pidfds once paused").isEqualTo(before);
+        SandboxBackend resumed = backend.factory.prepare(spec, new LaunchSource.Paused(
+                backend.factory.decodePausedState(paused.encode(), pausedDir)));
+        opened.add(resumed);
+        resumed.start(READY);
+        assertThat(resumed.liveness()).isEqualTo(Liveness.ALIVE);
+        assertThat(pidfds() - before).as("pidfds of the resumed sandbox").isEqualTo(2);
+
+        resumed.close();
+        assertThat(pidfds()).as("pidfds once closed").isEqualTo(before);
+        backend.parts().deleteTree(pausedDir);
+    }
+
+    /** This JVM's open pidfds. */
+    private static long pidfds() throws Exception {
+        long count = 0;
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : fds.toList()) {
+                try {
+                    if (Files.readSymbolicLink(fd).toString().equals("anon_inode:[pidfd]")) {
+                        count++;
+                    }
+                } catch (java.io.IOException closedMeanwhile) {
+                    // not ours to count
+                }
+            }
+        }
+        return count;
+    }
+
+    @Test
     void envd_killed_inside_the_sandbox_comes_back_with_the_same_token_env_and_default_user() throws Exception {
         // given
         LaunchSpec spec = spec(Map.of("GREETING", "hello"));

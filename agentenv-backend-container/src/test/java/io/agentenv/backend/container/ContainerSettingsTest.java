@@ -25,6 +25,7 @@ class ContainerSettingsTest {
         assertThat(settings.cpuCount()).isEqualTo(2);
         assertThat(settings.memoryMiB()).isEqualTo(512);
         assertThat(settings.diskMiB()).isEqualTo(10240);
+        assertThat(settings.spareDisks()).isEqualTo(4);
         assertThat(settings.criuTimeout()).isEqualTo(Duration.ofSeconds(120));
         assertThat(settings.isolation()).isEmpty();
         assertThat(settings.idPrefix()).isEmpty();
@@ -33,12 +34,13 @@ class ContainerSettingsTest {
     @Test
     void no_new_privileges_true_enforces_no_new_privs_and_relative_paths_resolve_against_the_working_directory() {
         ContainerSettings settings = ContainerSettings.from(Map.of("no_new_privileges", "true", "envd_dir", "envd",
-                "memory_mb", "1024", "pool_size", "0"), CWD);
+                "memory_mb", "1024", "pool_size", "0", "spare_disks", "0"), CWD);
 
         assertThat(settings.privileges()).isEqualTo(ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
         assertThat(settings.envdDir()).isEqualTo(Path.of("/srv/aenv/envd"));
         assertThat(settings.memoryMiB()).isEqualTo(1024);
         assertThat(settings.poolSize()).isZero();
+        assertThat(settings.spareDisks()).isZero();
     }
 
     @Test
@@ -73,6 +75,8 @@ class ContainerSettingsTest {
                 .hasMessageContaining("AENV_BACKEND_CPU_COUNT must be 1..64");
         assertThatThrownBy(() -> ContainerSettings.from(Map.of("no_new_privileges", "maybe"), CWD))
                 .hasMessageContaining("must be true or false");
+        assertThatThrownBy(() -> ContainerSettings.from(Map.of("spare_disks", "65"), CWD))
+                .hasMessageContaining("AENV_BACKEND_SPARE_DISKS must be 0..64");
         assertThatThrownBy(() -> ContainerSettings.from(Map.of("id_prefix", "Bad/Prefix"), CWD))
                 .hasMessageContaining("id_prefix");
     }

@@ -89,6 +89,31 @@ class SandboxDiskHostTest {
     }
 
     @Test
+    void a_new_disk_is_one_of_the_spare_images_made_ahead_and_the_spares_are_refilled_in_the_background() throws Exception {
+        SpareDisks spares = backend.parts().disks().spares();
+        HostFixture.await("the spares are ready", Duration.ofSeconds(60),
+                () -> spares.ready(DISK_MIB) == ContainerSettings.DEFAULT_SPARE_DISKS);
+        List<Object> spareInodes = new ArrayList<>();
+        try (var images = Files.list(backend.workDir.resolve("spare-disks/" + DISK_MIB))) {
+            for (Path image : images.toList()) {
+                spareInodes.add(Files.getAttribute(image, "unix:ino"));
+            }
+        }
+        assertThat(spareInodes).hasSize(ContainerSettings.DEFAULT_SPARE_DISKS);
+
+        LaunchSpec spec = spec();
+        fresh(spec);
+
+        Path disk = backend.parts().dirs(backend.parts().containerFor(spec.id())).diskImage();
+        assertThat(spareInodes).as("the sandbox's disk image was a spare").contains(Files.getAttribute(disk, "unix:ino"));
+        assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
+                .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
+        assertThat(exec(spec, "sh", "-c", "echo written > /home/user/on-a-spare && cat /home/user/on-a-spare")).isEqualTo("written");
+        HostFixture.await("the taken spare is replaced", Duration.ofSeconds(60),
+                () -> spares.ready(DISK_MIB) == ContainerSettings.DEFAULT_SPARE_DISKS);
+    }
+
+    @Test
     void the_disk_survives_pause_and_resume_and_a_fork_child_has_a_disk_of_its_own() throws Exception {
         LaunchSpec spec = spec();
         SandboxBackend sandbox = fresh(spec);
@@ -98,6 +123,10 @@ class SandboxDiskHostTest {
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, pausedDir);
         sandbox.close();
         assertThat(Files.size(pausedDir.resolve("disk.img"))).isEqualTo((long) DISK_MIB << 20);
+        String header = backend.parts().runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
+                pausedDir.resolve("disk.img").toString())).stdout();
+        assertThat(header).as("a paused disk was unmounted cleanly; no journal by choice (docs/architecture.md, Resources)")
+                .containsPattern("Filesystem state:\\s+clean").doesNotContain("has_journal");
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
                 backend.factory.decodePausedState(paused.encode(), pausedDir)));
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);

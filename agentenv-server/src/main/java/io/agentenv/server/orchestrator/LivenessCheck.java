@@ -8,8 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -21,7 +23,9 @@ import static java.util.Objects.requireNonNull;
  * like a kill, so they are neither listed as running nor answer with failing guest calls. One round asks every live
  * instance of a RUNNING sandbox through {@link SandboxBackend#liveness()} under a try-lock on the instance: an instance
  * busy with a lifecycle call (pause, snapshot, ...) is skipped, that call meets the death itself (a terminal failure
- * removes the sandbox; a recoverable one leaves it RUNNING for the next round).
+ * removes the sandbox; a recoverable one leaves it RUNNING for the next round). Which sandboxes are RUNNING comes from
+ * one store read per round (not one per sandbox); a sandbox that leaves RUNNING after it is harmless, since the
+ * removal is a compare-and-set from RUNNING, and one that becomes RUNNING after it is checked in the next round.
  */
 final class LivenessCheck {
     private static final Logger log = LoggerFactory.getLogger(LivenessCheck.class);
@@ -51,9 +55,11 @@ final class LivenessCheck {
     Round checkAll(ExecutorService executor) {
         Map<SandboxId, Outcome> outcomes = new HashMap<>();
         Map<SandboxId, Future<Outcome>> removals = new HashMap<>();
-        for (SandboxRuntime.Handle handle : ctx.runtime.all()) {
+        List<SandboxRuntime.Handle> handles = ctx.runtime.all();
+        Set<SandboxId> running = handles.isEmpty() ? Set.of() : ctx.records.idsIn(SandboxState.RUNNING);
+        for (SandboxRuntime.Handle handle : handles) {
             SandboxId id = handle.id();
-            if (!isRunning(id)) {
+            if (!running.contains(id)) {
                 outcomes.put(id, Outcome.NOT_RUNNING);
                 continue;
             }
@@ -88,10 +94,6 @@ final class LivenessCheck {
                     .log("removing a sandbox that is gone failed; retrying on the next round");
             return Outcome.FAILED;
         }
-    }
-
-    private boolean isRunning(SandboxId id) {
-        return ctx.records.get(id).map(r -> r.state() == SandboxState.RUNNING).orElse(false);
     }
 
     private static Outcome outcome(SandboxId id, Future<Outcome> removal) {

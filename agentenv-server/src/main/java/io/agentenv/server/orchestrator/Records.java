@@ -47,6 +47,11 @@ final class Records {
         return store.get(id);
     }
 
+    /** Ids of the sandboxes in {@code state}, one read for all. */
+    Set<SandboxId> idsIn(SandboxState state) {
+        return store.idsIn(state);
+    }
+
     /** The record if it exists and is not being killed; NOT_FOUND otherwise. */
     SandboxRecord visible(SandboxId id) {
         return store.get(id).filter(r -> r.state() != SandboxState.KILLING)

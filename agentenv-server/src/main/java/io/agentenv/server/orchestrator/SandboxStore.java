@@ -42,6 +42,9 @@ public interface SandboxStore extends AutoCloseable {
     /** Ids of RUNNING sandboxes whose expiresAt is at or before {@code now}, soonest first. */
     List<SandboxId> listExpired(Instant now);
 
+    /** Ids of the sandboxes in {@code state} now, in one read (the liveness check's per-round view). */
+    Set<SandboxId> idsIn(SandboxState state);
+
     /** Keyset-paginated list in (startedAt, id) order. */
     Page<SandboxRecord> list(SandboxQuery query);
 

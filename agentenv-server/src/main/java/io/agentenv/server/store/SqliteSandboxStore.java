@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -219,6 +220,23 @@ public final class SqliteSandboxStore implements SandboxStore {
                     }
                 }
                 return ids;
+            }
+        });
+    }
+
+    @Override
+    public Set<SandboxId> idsIn(SandboxState state) {
+        requireNonNull(state, "state is null");
+        return db.read("ids in state", c -> {
+            try (PreparedStatement st = c.prepareStatement("SELECT id FROM sandbox WHERE state = ?")) {
+                st.setString(1, state.name());
+                Set<SandboxId> ids = new HashSet<>();
+                try (ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        ids.add(new SandboxId(rs.getString(1)));
+                    }
+                }
+                return Set.copyOf(ids);
             }
         });
     }

@@ -10,16 +10,23 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
-/** A real store whose next write of a given kind can be made to fail, as a full disk would; counts record reads. */
+/**
+ * A real store whose next write of a given kind can be made to fail, as a full disk would, which counts its reads
+ * of records ({@link #get}) and of id sets ({@link #idsIn}), and which can hold one record read.
+ */
 final class FaultyStore implements SandboxStore {
     enum Write { INSERT, REPLACE, TRANSITION, INSERT_SNAPSHOT }
 
     private final SandboxStore delegate;
     private final Set<Write> failNext = ConcurrentHashMap.newKeySet();
-    private final java.util.concurrent.atomic.AtomicLong gets = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch[]> holdNextGet =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    private final AtomicInteger recordReads = new AtomicInteger();
+    private final AtomicInteger idSetReads = new AtomicInteger();
+    private final AtomicReference<CountDownLatch[]> holdNextGet = new AtomicReference<>();
 
     FaultyStore(SandboxStore delegate) {
         this.delegate = delegate;
@@ -27,6 +34,21 @@ final class FaultyStore implements SandboxStore {
 
     void failNext(Write write) {
         failNext.add(write);
+    }
+
+    /** Reads of single records since the last {@link #resetReads}. */
+    int recordReads() {
+        return recordReads.get();
+    }
+
+    /** Reads of id sets since the last {@link #resetReads}. */
+    int idSetReads() {
+        return idSetReads.get();
+    }
+
+    void resetReads() {
+        recordReads.set(0);
+        idSetReads.set(0);
     }
 
     private void maybeFail(Write write) {
@@ -41,28 +63,23 @@ final class FaultyStore implements SandboxStore {
         delegate.insert(record);
     }
 
-    /** How many times {@link #get} was called. */
-    long gets() {
-        return gets.get();
-    }
-
     /**
      * The next {@link #get} reads the record, counts {@code entered} down, and returns it only once {@code release} is
      * counted down: a reader that read a state which a writer then changes.
      */
-    void holdNextGet(java.util.concurrent.CountDownLatch entered, java.util.concurrent.CountDownLatch release) {
-        holdNextGet.set(new java.util.concurrent.CountDownLatch[] {entered, release});
+    void holdNextGet(CountDownLatch entered, CountDownLatch release) {
+        holdNextGet.set(new CountDownLatch[] {entered, release});
     }
 
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {
-        gets.incrementAndGet();
+        recordReads.incrementAndGet();
         Optional<SandboxRecord> read = delegate.get(id);
-        java.util.concurrent.CountDownLatch[] hold = holdNextGet.getAndSet(null);
+        CountDownLatch[] hold = holdNextGet.getAndSet(null);
         if (hold != null) {
             hold[0].countDown();
             try {
-                if (!hold[1].await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                if (!hold[1].await(10, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("held get was never released");
                 }
             } catch (InterruptedException e) {
@@ -107,6 +124,12 @@ final class FaultyStore implements SandboxStore {
     @Override
     public List<SandboxId> listExpired(Instant now) {
         return delegate.listExpired(now);
+    }
+
+    @Override
+    public Set<SandboxId> idsIn(SandboxState state) {
+        idSetReads.incrementAndGet();
+        return delegate.idsIn(state);
     }
 
     @Override

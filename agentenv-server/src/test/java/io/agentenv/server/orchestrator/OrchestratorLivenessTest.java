@@ -3,6 +3,7 @@ package io.agentenv.server.orchestrator;
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockAction;
+import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.EnvdMetrics;
@@ -18,12 +19,17 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static io.agentenv.server.orchestrator.OrchestratorHarness.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -174,6 +180,65 @@ class OrchestratorLivenessTest {
         assertThat(h.backend.count(MockOp.LIVENESS)).isZero();
         assertThat(h.store.transition(id, EnumSet.of(state), SandboxState.RUNNING)).isTrue();
         assertThat(check().of(id)).isEqualTo(LivenessCheck.Outcome.REMOVED); // once RUNNING again, it goes
+    }
+
+    @Test
+    void a_round_over_many_running_sandboxes_reads_the_store_once_and_removes_only_the_dead_ones(@TempDir Path other) {
+        // given: 40 running sandboxes (and one paused) on a store that counts its reads; two instances die
+        AtomicReference<FaultyStore> counting = new AtomicReference<>();
+        OrchestratorHarness many = new OrchestratorHarness(other, new MockBackendFactory(),
+                store -> {
+                    counting.set(new FaultyStore(store));
+                    return counting.get();
+                }, Duration.ofSeconds(10));
+        try {
+            List<SandboxId> ids = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                ids.add(many.create());
+            }
+            many.orchestrator.pause(ids.getLast(), PauseMode.WITH_MEMORY);
+            many.backend.instance(ids.get(3)).orElseThrow().die("the container's init exited");
+            many.backend.instance(ids.get(17)).orElseThrow().die("OOM-killed as a whole");
+            counting.get().resetReads();
+            // when
+            LivenessCheck.Round round = many.orchestrator.checkLiveness().orElseThrow();
+            // then: one read of the RUNNING ids for the whole round, no record read for a sandbox that is alive
+            assertThat(round.outcomes()).hasSize(39).doesNotContainKey(ids.getLast());
+            assertThat(round.outcomes().entrySet()).filteredOn(e -> e.getValue() == LivenessCheck.Outcome.REMOVED)
+                    .extracting(Map.Entry::getKey).containsExactlyInAnyOrder(ids.get(3), ids.get(17));
+            assertThat(round.outcomes().values()).filteredOn(LivenessCheck.Outcome.ALIVE::equals).hasSize(37);
+            assertThat(counting.get().idSetReads()).isEqualTo(1);
+            // the removals read the two dead sandboxes' records (as a kill does); the 37 live ones were never read
+            counting.get().resetReads();
+            assertThat(many.orchestrator.checkLiveness().orElseThrow().outcomes()).hasSize(37)
+                    .allSatisfy((id, outcome) -> assertThat(outcome).isEqualTo(LivenessCheck.Outcome.ALIVE));
+            assertThat(counting.get().recordReads()).isZero();
+            assertThat(counting.get().idSetReads()).isEqualTo(1);
+        } finally {
+            many.close();
+        }
+    }
+
+    @Test
+    void a_round_without_live_instances_does_not_read_the_store(@TempDir Path other) {
+        AtomicReference<FaultyStore> counting = new AtomicReference<>();
+        OrchestratorHarness none = new OrchestratorHarness(other, new MockBackendFactory(),
+                store -> {
+                    counting.set(new FaultyStore(store));
+                    return counting.get();
+                }, Duration.ofSeconds(10));
+        try {
+            SandboxId paused = none.create();
+            none.orchestrator.pause(paused, PauseMode.WITH_MEMORY);
+            counting.get().resetReads();
+
+            assertThat(none.orchestrator.checkLiveness().orElseThrow().outcomes()).isEmpty();
+
+            assertThat(counting.get().idSetReads()).isZero();
+            assertThat(counting.get().recordReads()).isZero();
+        } finally {
+            none.close();
+        }
     }
 
     @Test

@@ -56,7 +56,7 @@ class OrchestratorRouteTest {
     void after_the_first_lookup_a_running_sandboxs_route_is_read_from_memory() {
         SandboxId id = h.create();
         orchestrator.route(id);
-        long reads = store.gets();
+        int reads = store.recordReads();
 
         for (int i = 0; i < 100; i++) {
             GuestRoute route = orchestrator.route(id);
@@ -64,7 +64,7 @@ class OrchestratorRouteTest {
             assertThat(route.endpoint()).contains(FIRST);
         }
 
-        assertThat(store.gets()).isEqualTo(reads);
+        assertThat(store.recordReads()).isEqualTo(reads);
     }
 
     @Test

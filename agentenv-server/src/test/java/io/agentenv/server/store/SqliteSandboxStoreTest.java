@@ -165,6 +165,21 @@ class SqliteSandboxStoreTest {
     }
 
     @Test
+    void ids_in_a_state_are_read_in_one_call_and_follow_transitions() {
+        // given
+        SandboxRecord first = record(RUNNING, T0);
+        SandboxRecord second = record(RUNNING, T0.plusSeconds(1));
+        SandboxRecord paused = record(PAUSED, T0);
+        List.of(first, second, paused).forEach(store::insert);
+        // when
+        store.transition(second.id(), EnumSet.of(RUNNING), PAUSED);
+        // then
+        assertThat(store.idsIn(RUNNING)).containsExactly(first.id());
+        assertThat(store.idsIn(PAUSED)).containsExactlyInAnyOrder(second.id(), paused.id());
+        assertThat(store.idsIn(SandboxState.KILLING)).isEmpty();
+    }
+
+    @Test
     void list_pages_newest_first_without_gaps_or_duplicates_and_signals_the_end() {
         // given: five sandboxes, two sharing a start time
         List<SandboxRecord> records = new ArrayList<>();
