@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -37,6 +38,7 @@ final class RuncRuntime {
     static final String BUNDLE_PIDFILE = "init.pid";
     private static final Logger log = LoggerFactory.getLogger(RuncRuntime.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int LOG_TAIL_BYTES = 256 * 1024;
     private static final Pattern CRIU_STAMP = Pattern.compile("\\((\\d+)\\.(\\d{6})\\)");
     /**
      * Run by /bin/sh with only positional arguments (N, N cgroup dirs, then the program and its arguments; nothing is
@@ -238,11 +240,51 @@ final class RuncRuntime {
                     "--image-path", images.toString(), "--work-path", work.toString(),
                     "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
         } catch (CommandFailedException e) {
+            CommandFailedException failed = withCriuLog(e, work.resolve("restore.log"));
+            clearFailedRestore(id, failed);
             removeIfEmpty(cgroupDirs);
-            throw withCriuLog(e, work.resolve("restore.log"));
+            throw failed;
         }
         log.atInfo().addKeyValue("sandbox_id", id.value())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container restored");
+    }
+
+    /** runc's state root: one dir per container, named by its id. */
+    Path stateRoot() {
+        return root;
+    }
+
+    /**
+     * What a failed restore leaves under the container's state dir: runc 1.1 bind-mounts the bundle's rootfs at
+     * {@code <state dir>/criu-root} for CRIU, and a restore that fails or is killed at its deadline can leave that mount
+     * (an overlay holding the sandbox's disk and its loop device busy) and the dir itself (so the next restore under this
+     * id would find it "already exists"). Unmounts everything there (lazily when busy), deletes the container with
+     * {@code --force}, then removes the state dir if runc did not. Failures are added to {@code failed}, which the
+     * caller throws: the caller's own rollback follows.
+     */
+    private void clearFailedRestore(ContainerId id, CommandFailedException failed) throws InterruptedException {
+        Path stateDir = root.resolve(id.value());
+        try {
+            for (Path mount : MountTable.mountsUnder(stateDir)) {
+                Unmounts.Outcome outcome = Unmounts.unmountOrDetach(mount);
+                log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("mount", mount)
+                        .addKeyValue("outcome", outcome).log("removed a mount a failed restore left");
+            }
+        } catch (IOException | RuntimeException e) {
+            failed.addSuppressed(e);
+        }
+        try {
+            delete(id);
+        } catch (CommandFailedException e) {
+            failed.addSuppressed(e);
+        }
+        try {
+            if (Files.exists(stateDir, LinkOption.NOFOLLOW_LINKS)) {
+                HostParts.removeTree(stateDir); // refuses a tree with anything still mounted below it
+            }
+        } catch (IOException | RuntimeException e) {
+            failed.addSuppressed(e);
+        }
     }
 
     /** Removes the cgroups a failed restore left without tasks; one that still has some is left to the caller's cleanup. */
@@ -296,7 +338,7 @@ final class RuncRuntime {
                 return "";
             }
             StringBuilder errors = new StringBuilder();
-            for (String line : Files.readAllLines(logFile)) {
+            for (String line : tailLines(logFile, LOG_TAIL_BYTES)) {
                 try {
                     JsonNode entry = JSON.readTree(line);
                     String level = entry.path("level").asText();
@@ -336,12 +378,32 @@ final class RuncRuntime {
         }
     }
 
+    /**
+     * The last lines within the last {@code maxBytes} of a log (the first, possibly cut, line dropped when the log is
+     * longer): a restore from a damaged image can make CRIU write hundreds of MiB of log before its deadline.
+     */
+    static List<String> tailLines(Path logFile, int maxBytes) throws IOException {
+        try (SeekableByteChannel channel = Files.newByteChannel(logFile)) {
+            long size = channel.size();
+            ByteBuffer tail = ByteBuffer.allocate((int) Math.min(size, maxBytes));
+            channel.position(size - tail.capacity());
+            while (tail.hasRemaining() && channel.read(tail) > 0) {
+                // fill
+            }
+            List<String> lines = new ArrayList<>(new String(tail.array(), 0, tail.position(), StandardCharsets.UTF_8).lines().toList());
+            if (size > tail.capacity() && !lines.isEmpty()) {
+                lines.removeFirst();
+            }
+            return lines;
+        }
+    }
+
     /** CRIU explains its failures in its own log; add that log's error lines to runc's message. */
     private static CommandFailedException withCriuLog(CommandFailedException e, Path criuLog) {
         StringBuilder detail = new StringBuilder(e.stderrTail());
         try {
             if (Files.exists(criuLog)) {
-                List<String> errors = Files.readAllLines(criuLog).stream()
+                List<String> errors = tailLines(criuLog, LOG_TAIL_BYTES).stream()
                         .filter(l -> l.contains("Error") || l.contains("error")).toList();
                 errors.subList(Math.max(0, errors.size() - 20), errors.size()).forEach(l -> detail.append('\n').append(l));
             }
