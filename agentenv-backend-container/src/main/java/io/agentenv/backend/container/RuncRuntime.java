@@ -38,7 +38,6 @@ final class RuncRuntime {
     static final String BUNDLE_PIDFILE = "init.pid";
     private static final Logger log = LoggerFactory.getLogger(RuncRuntime.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int LOG_TAIL_BYTES = 256 * 1024;
     private static final Pattern CRIU_STAMP = Pattern.compile("\\((\\d+)\\.(\\d{6})\\)");
     /**
      * Run by /bin/sh with only positional arguments (N, N cgroup dirs, then the program and its arguments; nothing is
@@ -177,7 +176,7 @@ final class RuncRuntime {
         try {
             runWithCriu(criuTimeout, args);
         } catch (CommandFailedException e) {
-            throw withCriuLog(e, work.resolve("dump.log"));
+            throw RuncLogs.withCriuLog(e, work.resolve("dump.log"));
         }
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
@@ -202,7 +201,7 @@ final class RuncRuntime {
         try {
             runner.run(Command.of(criuTimeout, CriuDump.argv(criu, images, work, facts, after)));
         } catch (CommandFailedException e) {
-            throw withCriuLog(e, work.resolve(CriuDump.LOG));
+            throw RuncLogs.withCriuLog(e, work.resolve(CriuDump.LOG));
         }
         long took = System.nanoTime() - started;
         Optional<CriuStats> stats;
@@ -240,10 +239,13 @@ final class RuncRuntime {
                     "--image-path", images.toString(), "--work-path", work.toString(),
                     "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
         } catch (CommandFailedException e) {
-            CommandFailedException failed = withCriuLog(e, work.resolve("restore.log"));
+            CommandFailedException failed = RuncLogs.withCriuLog(e, work.resolve("restore.log"));
             clearFailedRestore(id, failed);
             removeIfEmpty(cgroupDirs);
             throw failed;
+        } catch (InterruptedException e) {
+            unmountStateDir(id, e); // no process may run now; runc delete is the caller's rollback
+            throw e;
         }
         log.atInfo().addKeyValue("sandbox_id", id.value())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container restored");
@@ -264,15 +266,7 @@ final class RuncRuntime {
      */
     private void clearFailedRestore(ContainerId id, CommandFailedException failed) throws InterruptedException {
         Path stateDir = root.resolve(id.value());
-        try {
-            for (Path mount : MountTable.mountsUnder(stateDir)) {
-                Unmounts.Outcome outcome = Unmounts.unmountOrDetach(mount);
-                log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("mount", mount)
-                        .addKeyValue("outcome", outcome).log("removed a mount a failed restore left");
-            }
-        } catch (IOException | RuntimeException e) {
-            failed.addSuppressed(e);
-        }
+        unmountStateDir(id, failed);
         try {
             delete(id);
         } catch (CommandFailedException e) {
@@ -281,6 +275,19 @@ final class RuncRuntime {
         try {
             if (Files.exists(stateDir, LinkOption.NOFOLLOW_LINKS)) {
                 HostParts.removeTree(stateDir); // refuses a tree with anything still mounted below it
+            }
+        } catch (IOException | RuntimeException e) {
+            failed.addSuppressed(e);
+        }
+    }
+
+    /** Unmounts (lazily when busy) whatever is mounted under the container's state dir; failures go to {@code failed}. */
+    private void unmountStateDir(ContainerId id, Exception failed) {
+        try {
+            for (Path mount : MountTable.mountsUnder(root.resolve(id.value()))) {
+                Unmounts.Outcome outcome = Unmounts.unmountOrDetach(mount);
+                log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("mount", mount)
+                        .addKeyValue("outcome", outcome).log("removed a mount a failed restore left");
             }
         } catch (IOException | RuntimeException e) {
             failed.addSuppressed(e);
@@ -327,31 +334,7 @@ final class RuncRuntime {
         try {
             runner.run(Command.of(timeout, argv).discardingOutput());
         } catch (CommandFailedException e) {
-            throw new CommandFailedException(e.reason(), e.argv(), e.exitCode(), errorsFrom(logFile), e);
-        }
-    }
-
-    /** The error and fatal messages of a runc JSON log. */
-    private static String errorsFrom(Path logFile) {
-        try {
-            if (!Files.exists(logFile)) {
-                return "";
-            }
-            StringBuilder errors = new StringBuilder();
-            for (String line : tailLines(logFile, LOG_TAIL_BYTES)) {
-                try {
-                    JsonNode entry = JSON.readTree(line);
-                    String level = entry.path("level").asText();
-                    if (level.equals("error") || level.equals("fatal")) {
-                        errors.append(entry.path("msg").asText()).append('\n');
-                    }
-                } catch (IOException notJson) {
-                    errors.append(line).append('\n');
-                }
-            }
-            return errors.toString();
-        } catch (IOException e) {
-            return "(runc log unreadable: " + e.getMessage() + ")";
+            throw new CommandFailedException(e.reason(), e.argv(), e.exitCode(), RuncLogs.errorsFrom(logFile), e);
         }
     }
 
@@ -376,41 +359,6 @@ final class RuncRuntime {
         } catch (IOException | RuntimeException e) {
             return OptionalLong.empty();
         }
-    }
-
-    /**
-     * The last lines within the last {@code maxBytes} of a log (the first, possibly cut, line dropped when the log is
-     * longer): a restore from a damaged image can make CRIU write hundreds of MiB of log before its deadline.
-     */
-    static List<String> tailLines(Path logFile, int maxBytes) throws IOException {
-        try (SeekableByteChannel channel = Files.newByteChannel(logFile)) {
-            long size = channel.size();
-            ByteBuffer tail = ByteBuffer.allocate((int) Math.min(size, maxBytes));
-            channel.position(size - tail.capacity());
-            while (tail.hasRemaining() && channel.read(tail) > 0) {
-                // fill
-            }
-            List<String> lines = new ArrayList<>(new String(tail.array(), 0, tail.position(), StandardCharsets.UTF_8).lines().toList());
-            if (size > tail.capacity() && !lines.isEmpty()) {
-                lines.removeFirst();
-            }
-            return lines;
-        }
-    }
-
-    /** CRIU explains its failures in its own log; add that log's error lines to runc's message. */
-    private static CommandFailedException withCriuLog(CommandFailedException e, Path criuLog) {
-        StringBuilder detail = new StringBuilder(e.stderrTail());
-        try {
-            if (Files.exists(criuLog)) {
-                List<String> errors = tailLines(criuLog, LOG_TAIL_BYTES).stream()
-                        .filter(l -> l.contains("Error") || l.contains("error")).toList();
-                errors.subList(Math.max(0, errors.size() - 20), errors.size()).forEach(l -> detail.append('\n').append(l));
-            }
-        } catch (IOException ignored) {
-            // the runc message alone still says what failed
-        }
-        return new CommandFailedException(e.reason(), e.argv(), e.exitCode(), detail.toString(), e);
     }
 
     private static boolean isGone(CommandFailedException e) {

@@ -116,8 +116,8 @@ class RuncRuntimeTest {
         Path log = dir.resolve("restore.log");
         Files.writeString(log, "x".repeat(1000) + "\nsecond line\nError (criu/pie-util.c:42): last\n");
 
-        assertThat(RuncRuntime.tailLines(log, 60)).containsExactly("second line", "Error (criu/pie-util.c:42): last");
-        assertThat(RuncRuntime.tailLines(log, 10_000)).hasSize(3);
+        assertThat(RuncLogs.tailLines(log, 60)).containsExactly("second line", "Error (criu/pie-util.c:42): last");
+        assertThat(RuncLogs.tailLines(log, 10_000)).hasSize(3);
     }
 
     private static HostLayout layoutWithCgroupsIn(Path cgroupRoot) {
