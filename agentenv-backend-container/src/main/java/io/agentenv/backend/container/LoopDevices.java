@@ -26,6 +26,13 @@ final class LoopDevices {
             }
         }
 
+        /** The backing file's path, without the " (deleted)" the kernel appends once it is removed. */
+        Path backingPath() {
+            String deleted = " (deleted)";
+            return Path.of(backingFile.endsWith(deleted) ? backingFile.substring(0, backingFile.length() - deleted.length())
+                    : backingFile);
+        }
+
         @Override
         public String toString() {
             return device + " -> " + backingFile;

@@ -123,7 +123,7 @@ class RestoreFailureHostTest {
     }
 
     @Test
-    void the_reaper_of_a_restarted_backend_removes_a_criu_root_mount_a_crashed_server_left_with_the_disk_it_held()
+    void the_reaper_of_a_restarted_backend_removes_a_criu_root_mount_a_crashed_server_left_with_the_disk_it_held_and_an_attached_loop_device()
             throws Exception {
         // given a sandbox whose rootfs is bind-mounted into its runc state dir as a restore does, and a backend that dies
         backend = BackendFixture.create(Map.of());
@@ -135,6 +135,14 @@ class RestoreFailureHostTest {
         new JdkProcessRunner().run(Command.of(Duration.ofSeconds(10), "mount", "--rbind",
                 p.dirs(container).rootfs().toString(), criuRoot.toString()));
         assertThat(inventory().stateDirMounts(p.settings().idPrefix())).as("what the leak check sees").contains(criuRoot);
+        // and a loop device still attached to a disk image in a dir of a sandbox that no longer exists
+        Path orphanImage = Files.createDirectories(p.sandboxesDir().resolve(p.settings().idPrefix() + "orphan")).resolve("disk.img");
+        try (FileChannel channel = FileChannel.open(orphanImage, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            channel.truncate(0).position(8L * 1024 * 1024 - 1).write(java.nio.ByteBuffer.wrap(new byte[1]));
+        }
+        new JdkProcessRunner().run(Command.of(Duration.ofSeconds(10), "losetup", "--find", orphanImage.toString()));
+        assertThat(LoopDevices.backedUnder(p.sandboxesDir())).as("what the leak check sees")
+                .anySatisfy(loop -> assertThat(loop.backingPath()).isEqualTo(orphanImage));
         opened.clear(); // abandoned, as by kill -9
 
         // when a new backend starts on the same host and claims nothing
@@ -148,6 +156,8 @@ class RestoreFailureHostTest {
         // then the mount, the state dir, the sandbox's disk and its loop device are gone (the leak check after the test)
         assertThat(inventory().stateDirMounts(p.settings().idPrefix())).isEmpty();
         assertThat(criuRoot.getParent()).doesNotExist();
+        assertThat(LoopDevices.backedUnder(p.sandboxesDir())).isEmpty();
+        assertThat(orphanImage.getParent()).doesNotExist();
     }
 
     private static long size(Path file) {
