@@ -24,10 +24,13 @@ import java.util.concurrent.Future;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Samples the metrics of running sandboxes into a {@link MetricsHistory}. Per sandbox: take the envd handle with a
- * non-blocking try-lock on the instance (a sandbox busy with a lifecycle call is skipped, never waited on), check that
- * it is RUNNING, release everything, call envd, and keep the sample only if the same runtime generation is still the
- * live, RUNNING one (a sample from a runtime since paused, resumed or replaced is dropped).
+ * Samples the metrics of running sandboxes into a {@link MetricsHistory}. Per sandbox, under a non-blocking try-lock
+ * on the instance (a sandbox busy with a lifecycle call is skipped, never waited on): ask the backend for a host-side
+ * reading ({@link SandboxBackend#hostMetrics()}: read from the host's view of the sandbox, so the guest is not woken;
+ * quick, so it is taken under the instance's lock like a liveness check) and, when it has none, take the envd handle.
+ * With a host reading, keep it if the instance is still the live one and the sandbox RUNNING. Otherwise check that it
+ * is RUNNING, release everything, call envd, and keep the sample only if the same runtime generation is still the live,
+ * RUNNING one (a sample from a runtime since paused, resumed or replaced is dropped).
  */
 final class MetricsSampler {
     private static final Logger log = LoggerFactory.getLogger(MetricsSampler.class);
@@ -83,19 +86,33 @@ final class MetricsSampler {
         return new Round(outcomes);
     }
 
+    /** What the try-lock on the instance got: a host-side reading, or else the envd handle (empty: not connected). */
+    private record Taken(Optional<EnvdMetrics> host, Optional<EnvdApi> envd) {}
+
     /** Samples one live instance now (the API does this when a sandbox has no sample yet). */
     Outcome sample(SandboxRuntime.Handle handle, Instant now) {
         SandboxId id = handle.id();
-        Optional<Optional<EnvdApi>> taken;
+        Optional<Taken> taken;
         try {
-            taken = handle.tryCall(SandboxBackend::envd);
+            taken = handle.tryCall(backend -> {
+                Optional<EnvdMetrics> host = backend.hostMetrics();
+                return new Taken(host, host.isPresent() ? Optional.empty() : backend.envd());
+            });
         } catch (BackendException e) {
-            return Outcome.FAILED; // envd() does not throw; kept for the signature
+            log.atDebug().addKeyValue("sandbox_id", id.value()).setCause(e).log("host metrics reading failed");
+            return Outcome.FAILED;
         }
         if (taken.isEmpty()) {
             return Outcome.BUSY;
         }
-        if (taken.get().isEmpty()) {
+        if (taken.get().host().isPresent()) {
+            if (!accept(id, handle.generation(), taken.get().host().get())) {
+                return Outcome.NOT_RUNNING; // read under the instance's lock, so from that instance; it is not RUNNING
+            }
+            lastSampled.put(id, now);
+            return Outcome.SAMPLED;
+        }
+        if (taken.get().envd().isEmpty()) {
             return Outcome.NOT_CONNECTED;
         }
         if (!isRunning(id)) {
@@ -103,7 +120,7 @@ final class MetricsSampler {
         }
         EnvdMetrics sample;
         try {
-            sample = taken.get().get().metrics();
+            sample = taken.get().envd().get().metrics();
         } catch (EnvdException e) {
             log.atDebug().addKeyValue("sandbox_id", id.value()).setCause(e).log("metrics sample failed");
             return Outcome.FAILED;

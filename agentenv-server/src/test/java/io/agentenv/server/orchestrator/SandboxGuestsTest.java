@@ -4,6 +4,7 @@ import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
+import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdMetrics;
@@ -229,6 +230,65 @@ class SandboxGuestsTest {
         assertThat(live(child).fakeEnvd().count(FakeEnvd.Call.METRICS)).isEqualTo(1);
         assertThat(guests.history().size(source)).isEqualTo(2);
         assertThat(guests.history().size(child)).isEqualTo(1);
+    }
+
+    @Test
+    void a_backend_without_a_host_reading_is_sampled_through_its_envd() {
+        start();
+        SandboxId id = h.create();
+
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.SAMPLED);
+
+        assertThat(live(id).hostMetricsReads()).isEqualTo(1);
+        assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isEqualTo(1);
+    }
+
+    @Test
+    void a_reading_the_backend_takes_from_the_host_is_kept_without_calling_envd() {
+        start();
+        SandboxId id = h.create();
+        live(id).hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(3_000))));
+
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.SAMPLED);
+
+        assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isZero();
+        assertThat(guests.metrics(id, Optional.empty(), Optional.empty())).extracting(EnvdMetrics::timestamp)
+                .containsExactly(Instant.ofEpochSecond(3_000));
+    }
+
+    @Test
+    void a_host_reading_that_fails_drops_that_sample_without_asking_envd_and_the_next_round_tries_again() {
+        start();
+        SandboxId id = h.create();
+        live(id).hostMetrics(() -> {
+            throw new BackendException.Recoverable("cgroup unreadable");
+        });
+
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.FAILED);
+        assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isZero();
+        assertThat(guests.history().size(id)).isZero();
+
+        live(id).hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(3_001))));
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.SAMPLED);
+        assertThat(guests.history().size(id)).isEqualTo(1);
+    }
+
+    @Test
+    void a_sandbox_busy_with_a_lifecycle_call_is_not_read_from_the_host_either() throws Exception {
+        Orchestrator orchestrator = start();
+        SandboxId id = h.create();
+        MockSandbox instance = live(id);
+        instance.hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(3_002))));
+        Gate gate = h.backend.holdNext(MockOp.PAUSE);
+        Future<PauseOutcome> pause = threads.submit(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY));
+        gate.awaitEntered(WAIT);
+
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.BUSY);
+
+        assertThat(instance.hostMetricsReads()).isZero();
+        gate.release();
+        pause.get(10, TimeUnit.SECONDS);
+        assertThat(guests.history().size(id)).isZero();
     }
 
     @Test
