@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox, NotEnoughSpaceError } from 'e2b'
 import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
+import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
 
 const DISK_MB = 1024
 
@@ -48,7 +49,8 @@ before(async () => {
 })
 
 after(async () => {
-  if (server) await server.stop({ timeoutMs: 120_000 })
+  // stops the server and fails when it left a mount (its data dir, runc's state root), a disk's loop device or a netns
+  if (server) await stopAndAssertNoLeftovers(server, { runDir: '/run/agentenv/e2e-disk', namePrefix: 'aenvd' })
 })
 
 async function api(path) {

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox, RateLimitError, SandboxNotFoundError } from 'e2b'
 import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
+import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
 const RUN_DIR = '/run/agentenv/e2e-robust'
@@ -52,7 +53,8 @@ before(async () => {
 })
 
 after(async () => {
-  if (server) await server.stop({ timeoutMs: 120_000 })
+  // stops the server and fails when it left a mount (its data dir, runc's state root), a disk's loop device or a netns
+  if (server) await stopAndAssertNoLeftovers(server, { runDir: RUN_DIR, namePrefix: 'aenvr' })
 })
 
 hostTest('with every sandbox slot taken, create fails at once with a RateLimitError naming the limit; a kill frees a slot', async () => {

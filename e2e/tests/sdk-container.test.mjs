@@ -12,6 +12,7 @@ import { Sandbox, CommandExitError } from 'e2b'
 import { Sandbox as SandboxV250 } from 'e2b-v250'
 import { WebSocket } from 'undici'
 import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
+import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
 const DOMAIN = 'sandbox.test'
@@ -51,7 +52,8 @@ before(async () => {
 })
 
 after(async () => {
-  if (server) await server.stop({ timeoutMs: 120_000 })
+  // stops the server and fails when it left a mount (its data dir, runc's state root), a disk's loop device or a netns
+  if (server) await stopAndAssertNoLeftovers(server, { runDir: '/run/agentenv/e2e-sdk', namePrefix: 'aenvk' })
 })
 
 async function withSandbox(fn, createOpts = {}) {

@@ -5,8 +5,13 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * The workload recorded into the JDK AOT cache (JEP 483/514): the requests a sandbox sees first, over raw HTTP/1.1 so
@@ -15,14 +20,18 @@ import java.nio.charset.StandardCharsets;
 final class AotTraining {
     private AotTraining() {}
 
-    static void exercise(int port) throws IOException {
+    static void exercise(int port, Optional<Path> unixSocket) throws IOException {
         request(port, "GET", "/health", null, null);
+        request(port, "GET", "/ready", null, null);
         request(port, "POST", "/init", "application/json", "{\"envVars\":{\"A\":\"1\"}}".getBytes(StandardCharsets.UTF_8));
         request(port, "GET", "/envs", null, null);
         request(port, "POST", "/process.Process/List", "application/json", "{}".getBytes(StandardCharsets.UTF_8));
         byte[] start = "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo aot\"]},\"stdin\":false}"
                 .getBytes(StandardCharsets.UTF_8);
         request(port, "POST", "/process.Process/Start", "application/connect+json", envelope(start));
+        byte[] withStdin = "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo aot\"]},\"stdin\":true}"
+                .getBytes(StandardCharsets.UTF_8);
+        request(port, "POST", "/process.Process/Start", "application/connect+json", envelope(withStdin));
         request(port, "POST", "/process.Process/SendSignal", "application/json",
                 "{\"process\":{\"pid\":1},\"signal\":\"SIGNAL_SIGKILL\"}".getBytes(StandardCharsets.UTF_8));
         request(port, "GET", "/logs?limit=10", null, null);
@@ -31,6 +40,14 @@ final class AotTraining {
         request(port, "GET", "/metrics", null, null);
         request(port, "GET", "/metrics", null, null);
         request(port, "GET", "/nope", null, null);
+        request(port, "GET", "/ready", null, null);
+        if (unixSocket.isPresent()) { // the host's way in: the relay's classes come from the cache too
+            try (SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(unixSocket.get()))) {
+                channel.write(ByteBuffer.wrap("GET /health HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII)));
+                Channels.newInputStream(channel).readAllBytes();
+            }
+        }
     }
 
     private static byte[] envelope(byte[] payload) {

@@ -18,6 +18,7 @@ import io.agentenv.envd.logs.LogsEndpoint;
 import io.agentenv.envd.metrics.MetricsEndpoint;
 import io.agentenv.envd.metrics.SandboxMetrics;
 import io.agentenv.envd.process.ProcessService;
+import io.agentenv.envd.session.Readiness;
 import io.agentenv.envd.session.Session;
 import io.agentenv.envd.session.SessionEndpoints;
 import io.agentenv.envd.users.Accounts;
@@ -26,6 +27,8 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +39,7 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         long startNanos = System.nanoTime();
-        Warmup.startInBackground();
+        CompletableFuture<Void> warmup = Warmup.startInBackground();
         if (Arrays.asList(args).contains("--help")) {
             System.out.print(EnvdConfig.USAGE);
             return;
@@ -55,12 +58,13 @@ public final class Main {
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 
-        // Wired before it listens: a 204 from /health means every endpoint is ready. The container backend checkpoints
-        // a template's envd as soon as /health answers, and every sandbox restored from that checkpoint must find it
-        // fully wired (the process launcher's native spawn set-up included).
+        // Wired before it listens, except for two slow one-time set-ups that continue in the background (the process
+        // launcher's native spawn and the protobuf JSON warm-up): processes start through the JDK until the first is
+        // done, the first RPC waits for the second if it is still running, and GET /ready (for the host, which
+        // checkpoints a template's envd only after it) answers once both are done.
         Services services;
         try {
-            services = wire(config, clock, journal);
+            services = wire(config, clock, journal, warmup);
         } catch (Throwable e) { // whatever it is: exit rather than serve half-wired
             log.atError().setCause(e).log("envd could not wire its services");
             System.exit(1);
@@ -85,7 +89,7 @@ public final class Main {
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
         if (config.aotTraining()) {
-            AotTraining.exercise(server.tcpPort());
+            AotTraining.exercise(server.tcpPort(), config.unixSocket());
             System.exit(0);
         }
         stopped.await();
@@ -94,7 +98,8 @@ public final class Main {
     /** What the shutdown hook needs besides the server, and the handler that serves every request. */
     private record Services(ProcessService processes, EnvdHandler handler) {}
 
-    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal) throws IOException {
+    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
+            throws IOException {
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
         ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention(),
@@ -110,7 +115,7 @@ public final class Main {
                 .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
-        processes.awaitPrepared(); // its native set-up ran alongside the wiring above
+        new Readiness(List.of(processes.prepared(), warmup), Duration.ofSeconds(2)).register(routes);
         return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session));
     }
 }

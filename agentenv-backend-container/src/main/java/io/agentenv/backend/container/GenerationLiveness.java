@@ -166,7 +166,7 @@ final class GenerationLiveness {
                 .log("envd was restarted inside the sandbox; initialising it again");
         Thread.ofVirtual().name("aenv-envd-reinit-" + sandbox).start(() -> {
             try {
-                client.waitUntilHealthy(clock.instant().plus(REINIT_WAIT));
+                client.waitUntilReady(clock.instant().plus(REINIT_WAIT));
                 client.init(GenerationStart.initFor(gen.spec, clock));
                 initialisedEnvd = Optional.of(envd);
                 log.atInfo().addKeyValue("sandbox_id", sandbox).addKeyValue("envd_pid", envd.pid())

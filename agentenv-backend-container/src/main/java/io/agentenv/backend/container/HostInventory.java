@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Finds this backend's resources on the host by name (container ids and cgroups by id prefix, netns and veths by the
- * pool's prefixes, mounts by location) and removes them: the start-up reconciler after a crash, and the leak check
+ * pool's prefixes, mounts and disks' loop devices by location) and removes them: the start-up reconciler after a crash, and the leak check
  * after every test.
  */
 final class HostInventory {
@@ -45,7 +45,22 @@ final class HostInventory {
         for (String group : groups) {
             processes.addAll(cgroups.pids(group));
         }
-        return new Leftovers(containers, groups, processes, MountTable.mountsUnder(sandboxesDir), pool.existingResources());
+        List<Path> mounts = new ArrayList<>(MountTable.mountsUnder(sandboxesDir));
+        mounts.addAll(stateDirMounts(idPrefix));
+        return new Leftovers(containers, groups, processes, mounts, LoopDevices.backedUnder(sandboxesDir),
+                pool.existingResources());
+    }
+
+    /**
+     * Mounts below runc's state dirs of containers whose id starts with {@code idPrefix}: the {@code criu-root} a
+     * failed {@code runc restore} can leave (its container may be unknown to {@code runc list}).
+     */
+    List<Path> stateDirMounts(String idPrefix) throws IOException {
+        Path root = runc.stateRoot();
+        return MountTable.mountsUnder(root).stream()
+                .filter(m -> m.getNameCount() > root.getNameCount()
+                        && root.relativize(m).getName(0).toString().startsWith(idPrefix))
+                .toList();
     }
 
     /**
@@ -59,6 +74,9 @@ final class HostInventory {
         List<Exception> failures = new ArrayList<>();
         for (String group : found.cgroups()) {
             Attempts.attempt(failures, () -> cgroups.thawIfFrozen(group));
+        }
+        for (Path mount : stateDirMounts(idPrefix)) { // before runc deletes (and removes) the state dir
+            Attempts.attempt(failures, () -> Unmounts.unmountOrDetach(mount));
         }
         for (ContainerId id : found.containers()) {
             Attempts.attempt(failures, () -> runc.delete(id));
@@ -77,7 +95,8 @@ final class HostInventory {
         }
         if (!found.isEmpty()) {
             log.atWarn().addKeyValue("containers", found.containers()).addKeyValue("cgroups", found.cgroups())
-                    .addKeyValue("mounts", found.mounts()).addKeyValue("network", found.network())
+                    .addKeyValue("mounts", found.mounts()).addKeyValue("loops", found.loops())
+                    .addKeyValue("network", found.network())
                     .log("removed leftover sandbox resources");
         }
         return found;

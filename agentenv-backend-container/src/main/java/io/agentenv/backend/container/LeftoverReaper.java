@@ -7,6 +7,7 @@ import io.agentenv.spi.SandboxId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -17,8 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The start-up reconciler: removes whatever a previous run of this backend left that no re-attached sandbox uses:
- * containers (killing their processes, thawing frozen ones first), cgroups, overlay and disk mounts (a disk's loop
- * device goes with its mount), sandbox dirs (with their disk images), warm-pool
+ * containers (killing their processes, thawing frozen ones first), mounts a failed restore left in runc's state dirs,
+ * cgroups, overlay and disk mounts (a disk's loop device goes with its mount; one left attached is detached), sandbox dirs (with their disk images), warm-pool
  * claims and network slots. Only this backend's: container ids and cgroups by {@code id_prefix} in its own runc state
  * dir and cgroup parent, mounts and dirs under its sandboxes dir, slots of its range. Every item is attempted; the
  * first failure is thrown at the end with the others suppressed.
@@ -26,6 +27,7 @@ import org.slf4j.LoggerFactory;
 final class LeftoverReaper {
 
     private static final Logger log = LoggerFactory.getLogger(LeftoverReaper.class);
+    private static final Duration LOSETUP_TIMEOUT = Duration.ofSeconds(10);
 
     private final HostParts parts;
 
@@ -51,6 +53,15 @@ final class LeftoverReaper {
         List<String> removed = new ArrayList<>();
         List<Exception> failures = new ArrayList<>();
         try {
+            // What a failed restore left in runc's state dirs (a criu-root mount holding a sandbox's overlay and disk),
+            // before runc deletes those dirs; such a container may be unknown to runc list, so its dir goes too.
+            Path stateRoot = p.runc().stateRoot();
+            for (Path mount : MountTable.mountsUnder(stateRoot)) {
+                if (mount.getNameCount() > stateRoot.getNameCount() && isLeftover(stateRoot.relativize(mount).getName(0).toString(),
+                        prefix, claimed)) {
+                    Attempts.attempt(failures, () -> Unmounts.unmountOrDetach(mount));
+                }
+            }
             for (ContainerId id : p.runc().list()) {
                 if (id.value().startsWith(prefix) && !claimed.contains(id.value())) {
                     Attempts.attempt(failures, () -> {
@@ -58,6 +69,16 @@ final class LeftoverReaper {
                         p.runc().delete(id);
                     });
                     removed.add(id.value());
+                }
+            }
+            if (Files.isDirectory(stateRoot)) {
+                try (Stream<Path> stateDirs = Files.list(stateRoot)) {
+                    for (Path dir : stateDirs.toList()) {
+                        if (isLeftover(dir.getFileName().toString(), prefix, claimed)) {
+                            Attempts.attempt(failures, () -> p.deleteTree(dir)); // runc delete did not know it
+                            removed.add(dir.getFileName().toString());
+                        }
+                    }
                 }
             }
             for (String group : p.cgroups().names()) {
@@ -77,6 +98,16 @@ final class LeftoverReaper {
                 Path dir = p.sandboxesDir().relativize(mount);
                 if (dir.getNameCount() > 0 && !claimed.contains(dir.getName(0).toString())) {
                     Attempts.attempt(failures, () -> p.overlays().unmount(mount));
+                }
+            }
+            // A disk's loop device goes with its mount; one still attached (held by what a crash left) is detached:
+            // losetup -d on a device still in use only marks it to clear itself on its last close.
+            for (LoopDevices.Attached loop : LoopDevices.backedUnder(p.sandboxesDir())) {
+                Path dir = p.sandboxesDir().relativize(loop.backingPath());
+                if (dir.getNameCount() > 1 && !claimed.contains(dir.getName(0).toString())) {
+                    Attempts.attempt(failures, () -> p.runner().run(
+                            Command.of(LOSETUP_TIMEOUT, "losetup", "--detach", "/dev/" + loop.device())));
+                    removed.add(loop.device());
                 }
             }
             try (Stream<Path> dirs = Files.list(p.sandboxesDir())) {
@@ -107,6 +138,10 @@ final class LeftoverReaper {
             failures.subList(1, failures.size()).forEach(error::addSuppressed);
             throw error;
         }
+    }
+
+    private static boolean isLeftover(String containerId, String prefix, Set<String> claimed) {
+        return containerId.startsWith(prefix) && !claimed.contains(containerId);
     }
 
     /** Claim files of sandboxes that no longer run (the pool member they named was reaped). */

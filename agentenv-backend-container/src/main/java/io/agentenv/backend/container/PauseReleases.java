@@ -79,14 +79,7 @@ final class PauseReleases {
         if (release == null) {
             return;
         }
-        List<Exception> failures = outcome(release);
-        if (!failures.isEmpty()) {
-            failures = new ArrayList<>();
-            for (Attempts.Step step : release.steps()) {
-                Attempts.attempt(failures, step);
-            }
-        }
-        inFlight.remove(id, release);
+        List<Exception> failures = settle(id, release);
         if (!failures.isEmpty()) {
             BackendException.Recoverable error = new BackendException.Recoverable("sandbox " + id
                     + " is not released from its pause yet: " + failures.getFirst().getMessage(), failures.getFirst());
@@ -95,16 +88,36 @@ final class PauseReleases {
         }
     }
 
-    /** Waits for every release in flight (shutdown), failed ones included; they are logged, not thrown. */
+    /**
+     * Waits for every release in flight (shutdown); a failed one is tried once more, as by {@link #await}, and when
+     * that fails too it is logged, not thrown (the start-up reaper removes what it left).
+     */
     void awaitAll() throws InterruptedException {
-        for (Release release : List.copyOf(inFlight.values())) {
-            outcome(release);
+        for (Map.Entry<SandboxId, Release> entry : List.copyOf(inFlight.entrySet())) {
+            List<Exception> failures = settle(entry.getKey(), entry.getValue());
+            if (!failures.isEmpty()) {
+                log.atWarn().addKeyValue("sandbox_id", entry.getKey().value()).setCause(failures.getFirst())
+                        .log("releasing a paused sandbox failed again at shutdown; the next start-up removes what is left");
+            }
         }
     }
 
     /** Sandboxes whose release has not finished (or failed and was not tried again yet). */
     List<SandboxId> inFlight() {
         return List.copyOf(inFlight.keySet());
+    }
+
+    /** Waits for {@code release}, runs all its steps once more if it failed, and drops it; the failures of the last run. */
+    private List<Exception> settle(SandboxId id, Release release) throws InterruptedException {
+        List<Exception> failures = outcome(release);
+        if (!failures.isEmpty()) {
+            failures = new ArrayList<>();
+            for (Attempts.Step step : release.steps()) {
+                Attempts.attempt(failures, step);
+            }
+        }
+        inFlight.remove(id, release);
+        return failures;
     }
 
     private static List<Exception> outcome(Release release) throws InterruptedException {

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -175,7 +176,7 @@ final class RuncRuntime {
         try {
             runWithCriu(criuTimeout, args);
         } catch (CommandFailedException e) {
-            throw withCriuLog(e, work.resolve("dump.log"));
+            throw RuncLogs.withCriuLog(e, work.resolve("dump.log"));
         }
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
@@ -200,7 +201,7 @@ final class RuncRuntime {
         try {
             runner.run(Command.of(criuTimeout, CriuDump.argv(criu, images, work, facts, after)));
         } catch (CommandFailedException e) {
-            throw withCriuLog(e, work.resolve(CriuDump.LOG));
+            throw RuncLogs.withCriuLog(e, work.resolve(CriuDump.LOG));
         }
         long took = System.nanoTime() - started;
         Optional<CriuStats> stats;
@@ -238,11 +239,59 @@ final class RuncRuntime {
                     "--image-path", images.toString(), "--work-path", work.toString(),
                     "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
         } catch (CommandFailedException e) {
+            CommandFailedException failed = RuncLogs.withCriuLog(e, work.resolve("restore.log"));
+            clearFailedRestore(id, failed);
             removeIfEmpty(cgroupDirs);
-            throw withCriuLog(e, work.resolve("restore.log"));
+            throw failed;
+        } catch (InterruptedException e) {
+            unmountStateDir(id, e); // no process may run now; runc delete is the caller's rollback
+            throw e;
         }
         log.atInfo().addKeyValue("sandbox_id", id.value())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container restored");
+    }
+
+    /** runc's state root: one dir per container, named by its id. */
+    Path stateRoot() {
+        return root;
+    }
+
+    /**
+     * What a failed restore leaves under the container's state dir: runc 1.1 bind-mounts the bundle's rootfs at
+     * {@code <state dir>/criu-root} for CRIU, and a restore that fails or is killed at its deadline can leave that mount
+     * (an overlay holding the sandbox's disk and its loop device busy) and the dir itself (so the next restore under this
+     * id would find it "already exists"). Unmounts everything there (lazily when busy), deletes the container with
+     * {@code --force}, then removes the state dir if runc did not. Failures are added to {@code failed}, which the
+     * caller throws: the caller's own rollback follows.
+     */
+    private void clearFailedRestore(ContainerId id, CommandFailedException failed) throws InterruptedException {
+        Path stateDir = root.resolve(id.value());
+        unmountStateDir(id, failed);
+        try {
+            delete(id);
+        } catch (CommandFailedException e) {
+            failed.addSuppressed(e);
+        }
+        try {
+            if (Files.exists(stateDir, LinkOption.NOFOLLOW_LINKS)) {
+                HostParts.removeTree(stateDir); // refuses a tree with anything still mounted below it
+            }
+        } catch (IOException | RuntimeException e) {
+            failed.addSuppressed(e);
+        }
+    }
+
+    /** Unmounts (lazily when busy) whatever is mounted under the container's state dir; failures go to {@code failed}. */
+    private void unmountStateDir(ContainerId id, Exception failed) {
+        try {
+            for (Path mount : MountTable.mountsUnder(root.resolve(id.value()))) {
+                Unmounts.Outcome outcome = Unmounts.unmountOrDetach(mount);
+                log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("mount", mount)
+                        .addKeyValue("outcome", outcome).log("removed a mount a failed restore left");
+            }
+        } catch (IOException | RuntimeException e) {
+            failed.addSuppressed(e);
+        }
     }
 
     /** Removes the cgroups a failed restore left without tasks; one that still has some is left to the caller's cleanup. */
@@ -285,31 +334,7 @@ final class RuncRuntime {
         try {
             runner.run(Command.of(timeout, argv).discardingOutput());
         } catch (CommandFailedException e) {
-            throw new CommandFailedException(e.reason(), e.argv(), e.exitCode(), errorsFrom(logFile), e);
-        }
-    }
-
-    /** The error and fatal messages of a runc JSON log. */
-    private static String errorsFrom(Path logFile) {
-        try {
-            if (!Files.exists(logFile)) {
-                return "";
-            }
-            StringBuilder errors = new StringBuilder();
-            for (String line : Files.readAllLines(logFile)) {
-                try {
-                    JsonNode entry = JSON.readTree(line);
-                    String level = entry.path("level").asText();
-                    if (level.equals("error") || level.equals("fatal")) {
-                        errors.append(entry.path("msg").asText()).append('\n');
-                    }
-                } catch (IOException notJson) {
-                    errors.append(line).append('\n');
-                }
-            }
-            return errors.toString();
-        } catch (IOException e) {
-            return "(runc log unreadable: " + e.getMessage() + ")";
+            throw new CommandFailedException(e.reason(), e.argv(), e.exitCode(), RuncLogs.errorsFrom(logFile), e);
         }
     }
 
@@ -334,21 +359,6 @@ final class RuncRuntime {
         } catch (IOException | RuntimeException e) {
             return OptionalLong.empty();
         }
-    }
-
-    /** CRIU explains its failures in its own log; add that log's error lines to runc's message. */
-    private static CommandFailedException withCriuLog(CommandFailedException e, Path criuLog) {
-        StringBuilder detail = new StringBuilder(e.stderrTail());
-        try {
-            if (Files.exists(criuLog)) {
-                List<String> errors = Files.readAllLines(criuLog).stream()
-                        .filter(l -> l.contains("Error") || l.contains("error")).toList();
-                errors.subList(Math.max(0, errors.size() - 20), errors.size()).forEach(l -> detail.append('\n').append(l));
-            }
-        } catch (IOException ignored) {
-            // the runc message alone still says what failed
-        }
-        return new CommandFailedException(e.reason(), e.argv(), e.exitCode(), detail.toString(), e);
     }
 
     private static boolean isGone(CommandFailedException e) {

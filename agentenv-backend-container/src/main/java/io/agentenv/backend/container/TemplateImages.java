@@ -151,7 +151,7 @@ final class TemplateImages {
             parts.runc().start(id);
             try (HttpEnvdClient client = parts.envdClients().open(new SandboxId("template000000000000"),
                     ContainerSandbox.envdAddress(slot), Optional.empty())) {
-                client.waitUntilHealthy(clock.instant().plus(BOOT_TIMEOUT));
+                client.waitUntilReady(clock.instant().plus(BOOT_TIMEOUT));
             }
             Files.createDirectories(partial);
             parts.runc().checkpoint(id, partial.resolve("images"), dirs.dir().resolve("dump-work"), RuncRuntime.AfterCheckpoint.STOP);

@@ -24,7 +24,9 @@ import java.nio.file.Path;
 final class Unmounts {
 
     private static final int ENOENT = 2;
+    private static final int EBUSY = 16;
     private static final int EINVAL = 22;
+    private static final int MNT_DETACH = 2;
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final MethodHandle UMOUNT2 = umount2();
@@ -42,28 +44,66 @@ final class Unmounts {
     private Unmounts() {
     }
 
+    /** How {@link #unmountOrDetach} left a mount point. */
+    enum Outcome { NOT_MOUNTED, UNMOUNTED, DETACHED }
+
     /**
      * Unmounts {@code target} (no lazy detach: a busy mount is an error). Returns false when nothing is mounted there
      * (EINVAL: not a mount point; ENOENT: no such path).
      */
     static boolean unmount(Path target) throws IOException {
+        int errno = umount2(target, 0);
+        if (errno == 0) {
+            return true;
+        }
+        if (errno == EINVAL || errno == ENOENT) {
+            return false;
+        }
+        throw failure(target, errno);
+    }
+
+    /**
+     * Unmounts {@code target}, and when it is busy detaches it lazily ({@code MNT_DETACH}: gone from the mount table
+     * now, released by the kernel once its last user lets go). For what a failed {@code runc restore} left under its
+     * state dir, which nothing of ours uses any more but a dying process may still hold for a moment.
+     */
+    static Outcome unmountOrDetach(Path target) throws IOException {
+        int errno = umount2(target, 0);
+        if (errno == 0) {
+            return Outcome.UNMOUNTED;
+        }
+        if (errno == EINVAL || errno == ENOENT) {
+            return Outcome.NOT_MOUNTED;
+        }
+        if (errno != EBUSY) {
+            throw failure(target, errno);
+        }
+        int detached = umount2(target, MNT_DETACH);
+        if (detached == 0) {
+            return Outcome.DETACHED;
+        }
+        if (detached == EINVAL || detached == ENOENT) {
+            return Outcome.NOT_MOUNTED;
+        }
+        throw failure(target, detached);
+    }
+
+    /** 0 on success, else errno. */
+    private static int umount2(Path target, int flags) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment path = arena.allocateFrom(target.toString());
             MemorySegment state = arena.allocate(CALL_STATE);
-            int result = (int) UMOUNT2.invokeExact(state, path, 0);
-            if (result == 0) {
-                return true;
-            }
-            int errno = (int) ERRNO.get(state, 0L);
-            if (errno == EINVAL || errno == ENOENT) {
-                return false;
-            }
-            throw new IOException("umount2(" + target + ") failed: errno " + errno + " (" + describe(errno) + ")");
-        } catch (IOException | RuntimeException | Error e) {
+            int result = (int) UMOUNT2.invokeExact(state, path, flags);
+            return result == 0 ? 0 : (int) ERRNO.get(state, 0L);
+        } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
             throw new IllegalStateException("umount2 call failed", e);
         }
+    }
+
+    private static IOException failure(Path target, int errno) {
+        return new IOException("umount2(" + target + ") failed: errno " + errno + " (" + describe(errno) + ")");
     }
 
     private static String describe(int errno) {

@@ -172,7 +172,7 @@ final class WarmPool implements AutoCloseable {
             parts.runc().restore(id, dirs.bundle(), image.images(), dirs.restoreWork());
             try (HttpEnvdClient client = parts.envdClients().open(new SandboxId("warm0000000000000000"),
                     ContainerSandbox.envdAddress(slot), Optional.empty())) {
-                client.waitUntilHealthy(clock.instant().plus(READY));
+                client.waitUntilReady(clock.instant().plus(READY));
             }
             return new Member(id, dirs, slot, image.lineage());
         } catch (IOException | CommandFailedException | EnvdException e) {

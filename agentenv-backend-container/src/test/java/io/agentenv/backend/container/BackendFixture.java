@@ -127,8 +127,9 @@ final class BackendFixture implements AutoCloseable {
     }
 
     /**
-     * The leak check: no container, cgroup, process, mount, sandbox dir or disk's loop device of this backend is left,
-     * and no network namespace beyond the pre-created ready ones.
+     * The leak check: no container, cgroup, process, mount (under the sandboxes dir or runc's state dirs, where a failed
+     * restore leaves its criu-root), sandbox dir or disk's loop device of this backend is left, and no network
+     * namespace beyond the pre-created ready ones.
      */
     void assertNothingLeaked() throws Exception {
         HostParts p = parts();
@@ -154,6 +155,7 @@ final class BackendFixture implements AutoCloseable {
             factory.shutdown();
             HostParts p = parts();
             HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
+            awaitNoLoopDevicesUnder(workDir); // a disk's loop device clears itself a moment after its unmount
             Leftovers left = inventory.scan(idPrefix);
             assertThat(left.isEmpty()).as("host resources left after shutdown: %s", left).isTrue();
             assertThat(workDir.resolve("spare-disks")).as("spare disk images left after shutdown").doesNotExist();
@@ -202,17 +204,8 @@ final class BackendFixture implements AutoCloseable {
         assertThat(loopDevicesBackedUnder(dir)).as("loop devices of sandbox disks left").isEmpty();
     }
 
-    /** Loop devices whose backing file is below {@code dir} (the kernel lists each in /sys/block/loopN/loop). */
+    /** Loop devices whose backing file is below {@code dir}. */
     static List<String> loopDevicesBackedUnder(Path dir) throws Exception {
-        List<String> found = new ArrayList<>();
-        try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
-            for (Path device : devices.filter(d -> d.getFileName().toString().startsWith("loop")).toList()) {
-                Path backing = device.resolve("loop/backing_file");
-                if (Files.isRegularFile(backing) && Files.readString(backing).strip().startsWith(dir.toString())) {
-                    found.add(device.getFileName() + " -> " + Files.readString(backing).strip());
-                }
-            }
-        }
-        return found;
+        return LoopDevices.backedUnder(dir).stream().map(LoopDevices.Attached::toString).toList();
     }
 }

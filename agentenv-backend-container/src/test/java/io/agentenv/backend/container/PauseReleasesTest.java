@@ -116,4 +116,20 @@ class PauseReleasesTest {
         shutdown.join();
         assertThat(done).containsExactlyInAnyOrder("a", "b");
     }
+
+    @Test
+    void shutdown_tries_a_failed_release_once_more_so_a_stopped_backend_leaves_nothing() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        releases.start(A, List.of(() -> {
+            if (attempts.incrementAndGet() == 1) {
+                throw new IOException("ip netns delete failed once");
+            }
+        }), List.of(() -> done.add("dir")));
+
+        releases.awaitAll();
+
+        assertThat(attempts).hasValue(2);
+        assertThat(done).containsExactly("dir", "dir");
+        assertThat(releases.inFlight()).isEmpty();
+    }
 }

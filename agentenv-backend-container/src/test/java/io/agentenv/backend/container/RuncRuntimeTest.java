@@ -92,6 +92,34 @@ class RuncRuntimeTest {
         assertThat(cgroupRoot.resolve("memory/agentenv/sbx-1")).doesNotExist();
     }
 
+    @Test
+    void a_failed_restore_deletes_the_container_by_force_and_removes_the_state_dir_runc_left(@TempDir Path dir) throws Exception {
+        Path cgroupRoot = dir.resolve("cgroup");
+        Files.createDirectories(cgroupRoot.resolve("memory/agentenv"));
+        HostLayout layout = new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
+                Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),
+                SlotAddressing.parse("10.200.0.0/16"), "aenv", "agentenv", cgroupRoot, true, dir.resolve("run"));
+        Path stateDir = Files.createDirectories(layout.runcRoot().resolve("sbx-1").resolve("criu-root"));
+        Files.writeString(stateDir.resolveSibling("state.json"), "{}");
+        RuncRuntime runc = new RuncRuntime(runner, layout, COMMAND, CRIU);
+        runner.fail(1, "criu failed").fail(1, "container does not exist");
+
+        assertThatThrownBy(() -> runc.restore(ID, dir.resolve("bundle"), dir.resolve("images"), dir.resolve("restore")))
+                .isInstanceOf(CommandFailedException.class);
+
+        assertThat(runner.last().argv()).containsSubsequence("delete", "--force", "sbx-1");
+        assertThat(stateDir.getParent()).doesNotExist();
+    }
+
+    @Test
+    void a_long_log_is_read_from_its_tail_without_the_cut_first_line(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("restore.log");
+        Files.writeString(log, "x".repeat(1000) + "\nsecond line\nError (criu/pie-util.c:42): last\n");
+
+        assertThat(RuncLogs.tailLines(log, 60)).containsExactly("second line", "Error (criu/pie-util.c:42): last");
+        assertThat(RuncLogs.tailLines(log, 10_000)).hasSize(3);
+    }
+
     private static HostLayout layoutWithCgroupsIn(Path cgroupRoot) {
         return new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
                 Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),

@@ -86,21 +86,34 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
      * cause) once {@code deadline} has passed.
      */
     public void waitUntilHealthy(Instant deadline) throws EnvdException {
+        poll("/health", "healthy", deadline);
+    }
+
+    /**
+     * Like {@link #waitUntilHealthy} but polls {@code GET /ready}, which envd answers only once its background one-time
+     * set-up has finished (its {@code /health} answers before that). Wait for this before checkpointing an envd, so
+     * that no restored copy has to redo the set-up.
+     */
+    public void waitUntilReady(Instant deadline) throws EnvdException {
+        poll("/ready", "ready", deadline);
+    }
+
+    private void poll(String path, String state, Instant deadline) throws EnvdException {
         requireNonNull(deadline, "deadline is null");
         int probes = 0;
         EnvdException last = null;
         while (true) {
             Duration left = Duration.between(clock.instant(), deadline);
             if (left.isNegative() || left.isZero()) {
-                throw new EnvdException.Unreachable("envd of sandbox " + sandbox + " was not healthy after " + probes
-                        + " probes", last);
+                throw new EnvdException.Unreachable("envd of sandbox " + sandbox + " was not " + state + " after "
+                        + probes + " probes", last);
             }
             probes++;
             try {
                 Duration probe = left.compareTo(settings.probeTimeout()) < 0 ? left : settings.probeTimeout();
-                expectNoContent(send(HttpMethod.GET, "/health", null, Optional.empty(), probe), "/health");
+                expectNoContent(send(HttpMethod.GET, path, null, Optional.empty(), probe), path);
                 log.atDebug().addKeyValue("sandbox_id", sandbox.value()).addKeyValue("probes", probes)
-                        .log("envd is healthy");
+                        .log("envd is " + state);
                 return;
             } catch (EnvdException e) {
                 last = e;

@@ -37,8 +37,12 @@ class HttpEnvdClientTest {
     enum Via { TCP, UNIX_SOCKET }
 
     private static final SandboxId SANDBOX = new SandboxId("s".repeat(SandboxId.LENGTH));
-    private static final EnvdClientSettings FAST = new EnvdClientSettings(Duration.ofSeconds(1),
-            Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofMillis(5), Duration.ofSeconds(30), 4, 4096);
+    /**
+     * Timeouts far above any answer's time even on a loaded 2-core machine (a 300 ms call timeout failed there): only
+     * {@link #a_call_that_gets_no_answer_fails_after_the_call_timeout} waits for a timeout, with its own short one.
+     */
+    private static final EnvdClientSettings SETTINGS = new EnvdClientSettings(Duration.ofSeconds(5),
+            Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofMillis(5), Duration.ofSeconds(30), 4, 4096);
 
     @TempDir
     Path dir;
@@ -50,7 +54,7 @@ class HttpEnvdClientTest {
     @BeforeEach
     void start() throws Exception {
         server = new ScriptedEnvdServer(dir.resolve("envd.sock"));
-        clients = new EnvdClients(FAST, Clock.systemUTC());
+        clients = new EnvdClients(SETTINGS, Clock.systemUTC());
     }
 
     @AfterEach
@@ -192,9 +196,13 @@ class HttpEnvdClientTest {
             releaseHung.await(30, TimeUnit.SECONDS);
             return new ScriptedEnvdServer.Answer(500, "");
         });
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
-        assertThatThrownBy(client::metrics).isInstanceOf(EnvdException.Unreachable.class)
-                .hasMessageContaining("GET /metrics");
+        EnvdClientSettings shortCalls = new EnvdClientSettings(Duration.ofSeconds(5), Duration.ofMillis(300),
+                Duration.ofSeconds(2), Duration.ofMillis(5), Duration.ofSeconds(30), 4, 4096);
+        try (EnvdClients impatient = new EnvdClients(shortCalls, Clock.systemUTC())) {
+            HttpEnvdClient client = impatient.open(SANDBOX, address(Via.TCP), Optional.empty());
+            assertThatThrownBy(client::metrics).isInstanceOf(EnvdException.Unreachable.class)
+                    .hasMessageContaining("GET /metrics");
+        }
     }
 
     @Test
@@ -230,6 +238,17 @@ class HttpEnvdClientTest {
         HttpEnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
         client.waitUntilHealthy(Instant.now().plusSeconds(10));
         assertThat(probes).hasValue(4);
+    }
+
+    @Test
+    void waiting_until_ready_probes_the_ready_route_until_envd_has_finished_its_set_up() throws Exception {
+        AtomicInteger probes = new AtomicInteger();
+        server.behave("/ready", request -> probes.incrementAndGet() < 3
+                ? new ScriptedEnvdServer.Answer(503, "{\"code\":503,\"message\":\"envd is still setting up\"}")
+                : new ScriptedEnvdServer.Answer(204, ""));
+        HttpEnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
+        client.waitUntilReady(Instant.now().plusSeconds(10));
+        assertThat(probes).hasValue(3);
     }
 
     @Test

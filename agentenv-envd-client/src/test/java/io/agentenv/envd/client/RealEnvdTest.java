@@ -109,6 +109,7 @@ class RealEnvdTest {
         for (EnvdAddress address : List.of(tcp, unix)) {
             try (HttpEnvdClient client = clients.open(SANDBOX, address, Optional.of(TOKEN))) {
                 client.waitUntilHealthy(Instant.now().plusSeconds(10));
+                client.waitUntilReady(Instant.now().plusSeconds(10));
                 var metrics = client.metrics();
                 assertThat(metrics.cpuCount()).isPositive();
                 assertThat(metrics.memTotal()).isPositive();

@@ -3,6 +3,8 @@ package io.agentenv.envd.connect;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import io.agentenv.envd.protocol.connect.ConnectCode;
 import io.agentenv.envd.protocol.connect.ConnectHeaders;
 import io.agentenv.envd.protocol.connect.EndStream;
@@ -21,10 +23,6 @@ import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.UUID;
-import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,13 +42,13 @@ public final class ConnectDispatch {
     }
 
     /** Serves {@code procedure}; the response is complete when this returns normally. */
-    public void serve(Procedure procedure, Request request, Response response) throws IOException {
-        if (!"POST".equals(request.getMethod())) {
-            response.getHeaders().put(HttpHeader.ALLOW, "POST");
+    public void serve(Procedure procedure, EnvdRequest request, EnvdResponse response) throws IOException {
+        if (!"POST".equals(request.method())) {
+            response.header("Allow", "POST");
             writeUnaryError(response, 405, new RpcException(ConnectCode.UNIMPLEMENTED, "method must be POST"));
             return;
         }
-        String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+        String contentType = request.header("Content-Type");
         Optional<WireFormat> format = switch (procedure) {
             case Procedure.Unary<?, ?> _ -> WireFormat.ofUnary(contentType);
             case Procedure.ServerStream<?, ?> _, Procedure.ClientStream<?, ?> _ -> WireFormat.ofStream(contentType);
@@ -67,17 +65,17 @@ public final class ConnectDispatch {
     }
 
     /** The error for an RPC path that is not registered. */
-    public void unknownProcedure(String path, Response response) throws IOException {
+    public void unknownProcedure(String path, EnvdResponse response) throws IOException {
         writeUnaryError(response, 404, new RpcException(ConnectCode.UNIMPLEMENTED, "unknown procedure " + path));
     }
 
     /** The error for a call without the access token. */
-    public void unauthenticated(Response response) throws IOException {
+    public void unauthenticated(EnvdResponse response) throws IOException {
         writeUnaryError(response, 401, new RpcException(ConnectCode.UNAUTHENTICATED,
                 "unauthorized access, please provide a valid access token"));
     }
 
-    private void serveUnary(Procedure.Unary<?, ?> unary, WireFormat format, Request request, Response response)
+    private void serveUnary(Procedure.Unary<?, ?> unary, WireFormat format, EnvdRequest request, EnvdResponse response)
             throws IOException {
         RpcException error;
         try {
@@ -85,12 +83,7 @@ public final class ConnectDispatch {
             byte[] body = readBody(request);
             Message reply = unary.invoke(format.parse(body, unary.requestPrototype()), call);
             byte[] bytes = format.serialize(reply);
-            response.setStatus(200);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, format.unaryContentType());
-            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
-            try (OutputStream out = Content.Sink.asOutputStream(response)) {
-                out.write(bytes);
-            }
+            response.send(200, format.unaryContentType(), bytes);
             return;
         } catch (Exception e) {
             error = toRpc(unary.name(), e);
@@ -98,15 +91,14 @@ public final class ConnectDispatch {
         writeUnaryError(response, error.code().httpStatus(), error);
     }
 
-    private void serveServerStream(Procedure.ServerStream<?, ?> stream, WireFormat format, Request request,
-                                   Response response) throws IOException {
-        response.setStatus(200);
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, format.streamContentType());
-        OutputStream out = Content.Sink.asOutputStream(response);
+    private void serveServerStream(Procedure.ServerStream<?, ?> stream, WireFormat format, EnvdRequest request,
+                                   EnvdResponse response) throws IOException {
+        response.header("Content-Type", format.streamContentType());
+        OutputStream out = response.stream(200);
         EndStream end;
         try {
             CallContext call = context(stream.name(), format, request);
-            Message message = readSingleEnvelope(Content.Source.asInputStream(request), format, stream.requestPrototype());
+            Message message = readSingleEnvelope(request.body(), format, stream.requestPrototype());
             stream.invoke(message, call, reply -> {
                 byte[] frame = Envelope.message(format.serialize(reply)).encode();
                 out.write(frame);
@@ -123,15 +115,14 @@ public final class ConnectDispatch {
         out.close();
     }
 
-    private void serveClientStream(Procedure.ClientStream<?, ?> stream, WireFormat format, Request request,
-                                   Response response) throws IOException {
-        response.setStatus(200);
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, format.streamContentType());
-        OutputStream out = Content.Sink.asOutputStream(response);
+    private void serveClientStream(Procedure.ClientStream<?, ?> stream, WireFormat format, EnvdRequest request,
+                                   EnvdResponse response) throws IOException {
+        response.header("Content-Type", format.streamContentType());
+        OutputStream out = response.stream(200);
         EndStream end;
         try {
             CallContext call = context(stream.name(), format, request);
-            InputStream in = Content.Source.asInputStream(request);
+            InputStream in = request.body();
             Message reply = stream.invoke(new EnvelopeIterator(in, format, stream.requestPrototype()), call);
             out.write(Envelope.message(format.serialize(reply)).encode());
             end = EndStream.ok();
@@ -142,12 +133,12 @@ public final class ConnectDispatch {
         out.close();
     }
 
-    private CallContext context(String procedure, WireFormat format, Request request) {
-        Optional<Duration> timeout = ConnectHeaders.timeout(request.getHeaders().get(ConnectHeaders.TIMEOUT_MS));
+    private CallContext context(String procedure, WireFormat format, EnvdRequest request) {
+        Optional<Duration> timeout = ConnectHeaders.timeout(request.header(ConnectHeaders.TIMEOUT_MS));
         Duration keepalive = ConnectHeaders.keepaliveInterval(
-                request.getHeaders().get(ConnectHeaders.KEEPALIVE_PING_INTERVAL), DEFAULT_KEEPALIVE);
-        return new CallContext(procedure, format, basicAuthUser(request.getHeaders().get(HttpHeader.AUTHORIZATION)),
-                timeout.map(t -> clock.instant().plus(t)), keepalive, name -> request.getHeaders().get(name));
+                request.header(ConnectHeaders.KEEPALIVE_PING_INTERVAL), DEFAULT_KEEPALIVE);
+        return new CallContext(procedure, format, basicAuthUser(request.header("Authorization")),
+                timeout.map(t -> clock.instant().plus(t)), keepalive, request::header);
     }
 
     /** {@code Basic base64("user:")}: the user name, password ignored (E2B sends none). */
@@ -182,8 +173,8 @@ public final class ConnectDispatch {
         return format.parse(envelope.payload(), prototype);
     }
 
-    private static byte[] readBody(Request request) throws IOException {
-        InputStream in = Content.Source.asInputStream(request);
+    private static byte[] readBody(EnvdRequest request) throws IOException {
+        InputStream in = request.body();
         byte[] body = in.readNBytes(MAX_MESSAGE_BYTES + 1);
         if (body.length > MAX_MESSAGE_BYTES) {
             throw new RpcException(ConnectCode.RESOURCE_EXHAUSTED, "request is larger than " + MAX_MESSAGE_BYTES + " bytes");
@@ -191,19 +182,13 @@ public final class ConnectDispatch {
         return body;
     }
 
-    private static void unsupportedMediaType(Response response, String contentType) throws IOException {
+    private static void unsupportedMediaType(EnvdResponse response, String contentType) throws IOException {
         writeUnaryError(response, 415, new RpcException(ConnectCode.UNKNOWN,
                 "unsupported content type " + (contentType == null ? "<none>" : contentType)));
     }
 
-    private static void writeUnaryError(Response response, int status, RpcException error) throws IOException {
-        byte[] body = error.toJson();
-        response.setStatus(status);
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
-        try (OutputStream out = Content.Sink.asOutputStream(response)) {
-            out.write(body);
-        }
+    private static void writeUnaryError(EnvdResponse response, int status, RpcException error) throws IOException {
+        response.send(status, "application/json", error.toJson());
     }
 
     /** The only mapping from handler failures to Connect errors. */

@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.envd.filesystem.FsError;
 import io.agentenv.envd.filesystem.FsException;
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpException;
 import java.io.IOException;
@@ -24,11 +26,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.zip.GZIPOutputStream;
 import org.eclipse.jetty.http.ByteRange;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MimeTypes;
-import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +46,7 @@ final class FileDownload implements HttpEndpoint {
     }
 
     @Override
-    public void handle(Request request, Response response) throws IOException {
+    public void handle(EnvdRequest request, EnvdResponse response) throws IOException {
         FilesGate.Admitted admitted = gate.admit(request, UrlSignature.Operation.READ);
         Path path = gate.resolve(admitted.path().orElse(""), admitted.user());
         BasicFileAttributes attributes;
@@ -65,19 +63,19 @@ final class FileDownload implements HttpEndpoint {
         if (!attributes.isRegularFile()) {
             throw HttpException.badRequest("path '" + path + "' is not a regular file");
         }
-        ContentCoding coding = ContentCoding.negotiate(request.getHeaders().get(HttpHeader.ACCEPT_ENCODING))
+        ContentCoding coding = ContentCoding.negotiate(request.header("Accept-Encoding"))
                 .orElseThrow(() -> new HttpException(406, "no acceptable encoding found, supported: [gzip]"));
-        List<String> ranges = request.getHeaders().getValuesList(HttpHeader.RANGE);
+        List<String> ranges = request.headers("Range");
         boolean rangeOrConditional = !ranges.isEmpty()
-                || request.getHeaders().contains(HttpHeader.IF_MODIFIED_SINCE)
-                || request.getHeaders().contains(HttpHeader.IF_NONE_MATCH)
-                || request.getHeaders().contains(HttpHeader.IF_RANGE);
+                || request.hasHeader("If-Modified-Since")
+                || request.hasHeader("If-None-Match")
+                || request.hasHeader("If-Range");
         if (rangeOrConditional) {
             coding = ContentCoding.IDENTITY; // Accept-Encoding is advisory; ranges address the identity bytes
         }
         String contentType = MimeTypes.DEFAULTS.getMimeByExtension(path.getFileName() == null ? "" : path.getFileName().toString());
-        response.getHeaders().put(HttpHeader.VARY, "Accept-Encoding");
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType == null ? "application/octet-stream" : contentType);
+        response.header("Vary", "Accept-Encoding");
+        response.header("Content-Type", contentType == null ? "application/octet-stream" : contentType);
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
             if (coding == ContentCoding.GZIP) {
                 sendGzip(channel, response);
@@ -91,58 +89,45 @@ final class FileDownload implements HttpEndpoint {
                 .addKeyValue("coding", coding).log("file read");
     }
 
-    private static void sendGzip(FileChannel channel, Response response) throws IOException {
-        response.setStatus(200);
-        response.getHeaders().put(HttpHeader.CONTENT_ENCODING, "gzip");
-        try (OutputStream out = new GZIPOutputStream(Content.Sink.asOutputStream(response), BUFFER)) {
+    private static void sendGzip(FileChannel channel, EnvdResponse response) throws IOException {
+        response.header("Content-Encoding", "gzip");
+        try (OutputStream out = new GZIPOutputStream(response.stream(200), BUFFER)) {
             Channels.newInputStream(channel).transferTo(out);
         }
     }
 
     private static void sendIdentity(FileChannel channel, BasicFileAttributes attributes, List<String> ranges,
-                                     Request request, Response response) throws IOException {
+                                     EnvdRequest request, EnvdResponse response) throws IOException {
         long size = channel.size();
         Instant modified = attributes.lastModifiedTime().toInstant().truncatedTo(ChronoUnit.SECONDS);
-        response.getHeaders().put(HttpHeader.LAST_MODIFIED, DateTimeFormatter.RFC_1123_DATE_TIME.format(modified.atOffset(ZoneOffset.UTC)));
-        response.getHeaders().put(HttpHeader.ACCEPT_RANGES, "bytes");
-        if (notModifiedSince(request.getHeaders().get(HttpHeader.IF_MODIFIED_SINCE), modified)) {
-            response.setStatus(304);
-            response.getHeaders().remove(HttpHeader.CONTENT_TYPE);
-            try (OutputStream out = Content.Sink.asOutputStream(response)) {
-                out.flush();
-            }
+        response.header("Last-Modified", DateTimeFormatter.RFC_1123_DATE_TIME.format(modified.atOffset(ZoneOffset.UTC)));
+        response.header("Accept-Ranges", "bytes");
+        if (notModifiedSince(request.header("If-Modified-Since"), modified)) {
+            response.removeHeader("Content-Type");
+            response.sendEmpty(304);
             return;
         }
         long start = 0;
         long length = size;
-        String ifRange = request.getHeaders().get(HttpHeader.IF_RANGE);
-        boolean rangeApplies = !ranges.isEmpty() && (ifRange == null
-                || ifRange.equals(response.getHeaders().get(HttpHeader.LAST_MODIFIED)));
+        String ifRange = request.header("If-Range");
+        boolean rangeApplies = !ranges.isEmpty() && (ifRange == null || ifRange.equals(response.header("Last-Modified")));
+        int status = 200;
         if (rangeApplies) {
             List<ByteRange> parsed = ByteRange.parse(ranges, size);
             if (parsed.isEmpty()) {
-                response.setStatus(416);
-                response.getHeaders().put(HttpHeader.CONTENT_RANGE, ByteRange.toNonSatisfiableHeaderValue(size));
-                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
-                try (OutputStream out = Content.Sink.asOutputStream(response)) {
-                    out.flush();
-                }
+                response.header("Content-Range", ByteRange.toNonSatisfiableHeaderValue(size));
+                response.sendEmpty(416);
                 return;
             }
             if (parsed.size() == 1) { // several ranges: answered with the whole file, as RFC 9110 allows
                 ByteRange range = parsed.getFirst();
                 start = range.first();
                 length = range.getLength();
-                response.setStatus(206);
-                response.getHeaders().put(HttpHeader.CONTENT_RANGE, range.toHeaderValue(size));
-            } else {
-                response.setStatus(200);
+                status = 206;
+                response.header("Content-Range", range.toHeaderValue(size));
             }
-        } else {
-            response.setStatus(200);
         }
-        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, length);
-        try (OutputStream out = Content.Sink.asOutputStream(response)) {
+        try (OutputStream out = response.fixedLength(status, length)) {
             copy(Channels.newInputStream(channel.position(start)), out, length);
         }
     }

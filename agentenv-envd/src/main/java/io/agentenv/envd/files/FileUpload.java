@@ -6,6 +6,8 @@ import io.agentenv.envd.filesystem.FsException;
 import io.agentenv.envd.filesystem.LocalFilesystem;
 import io.agentenv.envd.filesystem.Metadata;
 import io.agentenv.envd.filesystem.Ownership;
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.http.Responses;
@@ -24,13 +26,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
-import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MultiPart;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,7 +52,7 @@ final class FileUpload implements HttpEndpoint {
     }
 
     @Override
-    public void handle(Request request, Response response) throws IOException {
+    public void handle(EnvdRequest request, EnvdResponse response) throws IOException {
         FilesGate.Admitted admitted = gate.admit(request, UrlSignature.Operation.WRITE);
         Map<String, String> metadata = metadataHeaders(request);
         try {
@@ -62,10 +60,10 @@ final class FileUpload implements HttpEndpoint {
         } catch (FsException e) {
             throw HttpException.badRequest(e.getMessage());
         }
-        String encoding = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
+        String encoding = request.header("Content-Encoding");
         ContentCoding coding = ContentCoding.ofRequest(encoding).orElseThrow(() -> HttpException.badRequest(
                 "unsupported Content-Encoding: " + encoding + ", supported: [gzip]"));
-        String contentType = Optional.ofNullable(request.getHeaders().get(HttpHeader.CONTENT_TYPE)).orElse("");
+        String contentType = Optional.ofNullable(request.header("Content-Type")).orElse("");
         String mediaType = contentType.split(";")[0].trim().toLowerCase(Locale.ROOT);
         List<WrittenFile> written;
         try (InputStream body = body(request, coding)) {
@@ -217,20 +215,20 @@ final class FileUpload implements HttpEndpoint {
         }
     }
 
-    private static InputStream body(Request request, ContentCoding coding) throws IOException {
-        InputStream raw = Content.Source.asInputStream(request);
+    private static InputStream body(EnvdRequest request, ContentCoding coding) throws IOException {
+        InputStream raw = request.body();
         return coding == ContentCoding.GZIP ? new GZIPInputStream(raw, BUFFER) : raw;
     }
 
     /** {@code X-Metadata-<Key>: value} headers as {@code key -> value} (key lowercased; the first value wins). */
-    static Map<String, String> metadataHeaders(Request request) {
+    static Map<String, String> metadataHeaders(EnvdRequest request) {
         Map<String, String> out = new HashMap<>();
-        for (HttpField field : request.getHeaders()) {
-            String name = field.getName().toLowerCase(Locale.ROOT);
+        request.forEachHeader((field, value) -> {
+            String name = field.toLowerCase(Locale.ROOT);
             if (name.startsWith(METADATA_HEADER_PREFIX) && name.length() > METADATA_HEADER_PREFIX.length()) {
-                out.putIfAbsent(name.substring(METADATA_HEADER_PREFIX.length()), field.getValue());
+                out.putIfAbsent(name.substring(METADATA_HEADER_PREFIX.length()), value);
             }
-        }
+        });
         return out;
     }
 

@@ -4,19 +4,17 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.envd.filesystem.FsError;
 import io.agentenv.envd.filesystem.FsException;
+import io.agentenv.envd.http.EnvdRequest;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.session.Session;
 import io.agentenv.envd.users.Accounts;
 import io.agentenv.envd.users.UnknownUserException;
 import io.agentenv.envd.users.UserAccount;
 import io.agentenv.envd.users.UserPaths;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Optional;
 import java.util.OptionalLong;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.util.Fields;
 
 /**
  * What GET and POST {@code /files} check before touching the disk: the access token or a valid URL signature, then
@@ -43,12 +41,11 @@ final class FilesGate {
         }
     }
 
-    Admitted admit(Request request, UrlSignature.Operation operation) {
-        Fields query = Request.extractQueryParameters(request, StandardCharsets.UTF_8);
-        Optional<String> path = Optional.ofNullable(query.getValue("path"));
-        Optional<String> username = Optional.ofNullable(query.getValue("username"));
+    Admitted admit(EnvdRequest request, UrlSignature.Operation operation) {
+        Optional<String> path = request.query("path");
+        Optional<String> username = request.query("username");
         checkAccess(request, path.orElse(""), operation, username,
-                Optional.ofNullable(query.getValue("signature")), Optional.ofNullable(query.getValue("signature_expiration")));
+                request.query("signature"), request.query("signature_expiration"));
         try {
             return new Admitted(accounts.resolve(username), path);
         } catch (UnknownUserException e) {
@@ -60,13 +57,13 @@ final class FilesGate {
      * Lets the request through when no access token is set, when it carries the token, or when it carries a valid,
      * unexpired signature for exactly this path, operation and username (E2B's {@code validateSigning}).
      */
-    void checkAccess(Request request, String path, UrlSignature.Operation operation, Optional<String> username,
+    void checkAccess(EnvdRequest request, String path, UrlSignature.Operation operation, Optional<String> username,
                      Optional<String> signature, Optional<String> expiration) {
         Optional<String> token = session.current().accessToken();
         if (token.isEmpty()) {
             return;
         }
-        String presented = request.getHeaders().get(ACCESS_TOKEN_HEADER);
+        String presented = request.header(ACCESS_TOKEN_HEADER);
         if (presented != null && !presented.isEmpty()) {
             if (!session.isAuthorized(presented)) {
                 throw HttpException.unauthorized("access token present in header but does not match");

@@ -2,98 +2,126 @@ package io.agentenv.envd.http;
 
 import static java.util.Objects.requireNonNull;
 
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeoutException;
-import org.eclipse.jetty.server.Handler;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.handler.GracefulHandler;
-import org.eclipse.jetty.unixdomain.server.UnixDomainServerConnector;
-import org.eclipse.jetty.util.thread.VirtualThreadPool;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
- * Jetty 12 (core handlers, no servlets) on a TCP port and, optionally, a unix socket. Every request runs on a virtual
- * thread; idle connections live long enough for keepalive-paced streams.
+ * The JDK's HTTP server ({@code jdk.httpserver}) on a TCP port, every exchange on its own virtual thread, and,
+ * optionally, a unix socket relayed to that port ({@link UnixSocketRelay}: the JDK server only listens on TCP).
+ * HTTP/1.1 keep-alive, chunked request and response bodies, {@code Expect: 100-continue} and TCP_NODELAY come from the
+ * JDK server; its limits are set in {@link #SERVER_PROPERTIES}.
  */
 public final class EnvdServer implements AutoCloseable {
-    private static final Duration IDLE_TIMEOUT = Duration.ofMinutes(10);
+    /**
+     * The JDK server reads its configuration from system properties, once, when its first instance is created; these
+     * are set unless the command line already did. Idle keep-alive connections live 10 minutes (the host's clients pool
+     * them), checked once a minute (the check's timer thread is one of the few things an idle envd runs: every 10 s by
+     * default); request headers are bounded (count and bytes); no request or response time limit, because streams run
+     * as long as their process.
+     */
+    static final Map<String, String> SERVER_PROPERTIES = Map.of(
+            "sun.net.httpserver.nodelay", "true",
+            "sun.net.httpserver.idleInterval", "600",
+            "sun.net.httpserver.clockTick", "60000",
+            "sun.net.httpserver.maxIdleConnections", "200",
+            "sun.net.httpserver.maxReqHeaders", "100",
+            "sun.net.httpserver.maxReqHeaderSize", Integer.toString(64 * 1024));
 
-    private final Server server;
-    private final ServerConnector tcp;
-    private final Optional<Path> unixSocket;
-
-    public EnvdServer(InetSocketAddress address, Optional<Path> unixSocket, Handler handler, Duration stopTimeout) {
-        requireNonNull(address, "address is null");
-        this.unixSocket = requireNonNull(unixSocket, "unixSocket is null");
-        requireNonNull(handler, "handler is null");
-        VirtualThreadPool threads = new VirtualThreadPool();
-        threads.setName("envd");
-        threads.setMaxConcurrentTasks(10_000);
-        server = new Server(threads);
-        HttpConfiguration http = new HttpConfiguration();
-        http.setSendServerVersion(false);
-        http.setSendXPoweredBy(false);
-        http.setIdleTimeout(IDLE_TIMEOUT.toMillis());
-
-        tcp = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
-        tcp.setHost(address.getHostString());
-        tcp.setPort(address.getPort());
-        tcp.setAcceptedTcpNoDelay(true);
-        tcp.setIdleTimeout(IDLE_TIMEOUT.toMillis());
-        tcp.setReuseAddress(true);
-        server.addConnector(tcp);
-
-        unixSocket.ifPresent(path -> {
-            UnixDomainServerConnector unix = new UnixDomainServerConnector(server, 1, 1, new HttpConnectionFactory(http));
-            unix.setUnixDomainPath(path);
-            unix.setIdleTimeout(IDLE_TIMEOUT.toMillis());
-            server.addConnector(unix);
+    static {
+        SERVER_PROPERTIES.forEach((name, value) -> {
+            if (System.getProperty(name) == null) {
+                System.setProperty(name, value);
+            }
         });
-
-        server.setHandler(new GracefulHandler(handler));
-        server.setStopTimeout(stopTimeout.toMillis());
-        server.setStopAtShutdown(false);
     }
 
-    public void start() throws Exception {
+    private final InetSocketAddress address;
+    private final Optional<Path> unixSocket;
+    private final HttpHandler handler;
+    private final Duration stopTimeout;
+    private final int[] inFlight = {0}; // running exchanges, guarded by itself
+    private HttpServer server;
+    private ExecutorService executor;
+    private UnixSocketRelay relay;
+
+    public EnvdServer(InetSocketAddress address, Optional<Path> unixSocket, HttpHandler handler, Duration stopTimeout) {
+        this.address = requireNonNull(address, "address is null");
+        this.unixSocket = requireNonNull(unixSocket, "unixSocket is null");
+        this.handler = requireNonNull(handler, "handler is null");
+        this.stopTimeout = requireNonNull(stopTimeout, "stopTimeout is null");
+    }
+
+    public void start() throws IOException {
+        executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("envd-http-", 0).factory());
+        server = HttpServer.create(address, 128);
+        server.setExecutor(executor);
+        server.createContext("/", this::serve);
+        server.start();
         if (unixSocket.isPresent()) {
-            Files.deleteIfExists(unixSocket.get()); // a stale socket from a previous run blocks the bind
-            Path parent = unixSocket.get().toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
+            InetAddress target = address.getAddress() == null || address.getAddress().isAnyLocalAddress()
+                    ? InetAddress.getLoopbackAddress() : address.getAddress();
+            relay = UnixSocketRelay.open(unixSocket.get(), new InetSocketAddress(target, tcpPort()));
+        }
+    }
+
+    private void serve(HttpExchange exchange) throws IOException {
+        synchronized (inFlight) {
+            inFlight[0]++;
+        }
+        try {
+            handler.handle(exchange);
+        } finally {
+            synchronized (inFlight) {
+                inFlight[0]--;
+                inFlight.notifyAll();
             }
         }
-        server.start();
     }
 
     /** The bound TCP port (useful with port 0). */
     public int tcpPort() {
-        return tcp.getLocalPort();
+        return server.getAddress().getPort();
     }
 
-    public void join() throws InterruptedException {
-        server.join();
-    }
-
+    /** Closes the unix socket, waits up to the stop timeout for running exchanges, then stops and closes every connection. */
     @Override
-    public void close() throws Exception {
-        try {
-            server.stop();
-        } catch (TimeoutException e) {
-            // graceful stop gave up on idle keep-alive or still-open connections; Jetty closed them forcibly
+    public void close() {
+        if (relay != null) {
+            relay.close();
         }
-        if (unixSocket.isPresent()) {
-            try {
-                Files.deleteIfExists(unixSocket.get());
-            } catch (IOException e) {
-                // best effort: the next start deletes it too
+        if (server != null) {
+            awaitExchanges();
+            server.stop(0);
+        }
+        if (executor != null) {
+            executor.shutdownNow();
+        }
+    }
+
+    private void awaitExchanges() {
+        long deadline = System.nanoTime() + stopTimeout.toNanos();
+        synchronized (inFlight) {
+            while (inFlight[0] > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    inFlight.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
             }
         }
     }

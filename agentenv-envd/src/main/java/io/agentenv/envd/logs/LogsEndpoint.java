@@ -1,5 +1,7 @@
 package io.agentenv.envd.logs;
 
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import static java.util.Objects.requireNonNull;
 
 import com.google.gson.JsonArray;
@@ -8,9 +10,6 @@ import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.http.Responses;
 import java.util.OptionalInt;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
-import org.eclipse.jetty.util.Fields;
 
 /**
  * {@code GET /logs?cursor=<seq>&limit=<n>&pid=<pid>}: envd's log and the process events/output, oldest first.
@@ -27,12 +26,11 @@ public final class LogsEndpoint implements HttpEndpoint {
     }
 
     @Override
-    public void handle(Request request, Response response) throws Exception {
-        Fields query = Request.extractQueryParameters(request);
-        long cursor = number(query, "cursor", 0, 0, Long.MAX_VALUE);
-        int limit = (int) number(query, "limit", MAX_LIMIT, 1, MAX_LIMIT);
-        OptionalInt pid = query.get("pid") == null ? OptionalInt.empty()
-                : OptionalInt.of((int) number(query, "pid", 0, 1, Integer.MAX_VALUE));
+    public void handle(EnvdRequest request, EnvdResponse response) throws Exception {
+        long cursor = number(request, "cursor", 0, 0, Long.MAX_VALUE);
+        int limit = (int) number(request, "limit", MAX_LIMIT, 1, MAX_LIMIT);
+        OptionalInt pid = request.query("pid").isEmpty() ? OptionalInt.empty()
+                : OptionalInt.of((int) number(request, "pid", 0, 1, Integer.MAX_VALUE));
         LogJournal.Page page = journal.read(cursor, limit, pid);
         JsonArray entries = new JsonArray();
         for (LogJournal.Entry e : page.entries()) {
@@ -53,8 +51,8 @@ public final class LogsEndpoint implements HttpEndpoint {
         Responses.json(response, 200, body);
     }
 
-    private static long number(Fields query, String name, long fallback, long min, long max) {
-        String value = query.getValue(name);
+    private static long number(EnvdRequest request, String name, long fallback, long min, long max) {
+        String value = request.query(name).orElse(null);
         if (value == null || value.isEmpty()) {
             return fallback;
         }

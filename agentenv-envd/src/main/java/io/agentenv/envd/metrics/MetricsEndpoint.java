@@ -1,5 +1,7 @@
 package io.agentenv.envd.metrics;
 
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.envd.http.Access;
@@ -7,8 +9,6 @@ import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpRoutes;
 import io.agentenv.envd.http.Responses;
 import java.io.IOException;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
 
 /** {@code GET /metrics}: one reading of the sandbox's CPU, memory and disk (needs the access token once set). */
 public final class MetricsEndpoint implements HttpEndpoint {
@@ -23,7 +23,7 @@ public final class MetricsEndpoint implements HttpEndpoint {
     }
 
     @Override
-    public void handle(Request request, Response response) throws IOException {
+    public void handle(EnvdRequest request, EnvdResponse response) throws IOException {
         Responses.json(response, 200, metrics.sample().toJson());
     }
 }

@@ -58,7 +58,7 @@ final class ProcessLauncher implements AutoCloseable {
 
     /**
      * The launcher for this machine. The native launcher is prepared on a background thread (linking its calls takes
-     * tens of milliseconds, kept off envd's start-up); the first piped process waits for it if it is not ready yet.
+     * tens of milliseconds, kept off envd's start-up); piped processes started before it is ready go through the JDK.
      */
     static ProcessLauncher forThisMachine(PosixSignals signals, LogJournal journal, Clock clock) throws IOException {
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
@@ -68,12 +68,12 @@ final class ProcessLauncher implements AutoCloseable {
     }
 
     /**
-     * Waits until the native launcher is prepared (or known to be unavailable). envd's wiring calls this so that
-     * "ready" includes it: a template's boot checkpoint is taken once envd answers {@code /health}, and every sandbox
-     * restored from it must not redo this set-up.
+     * Completes once the native launcher is prepared (or known to be unavailable). Until then piped processes start
+     * through the JDK (a few milliseconds slower each, but no request waits for the set-up); envd's {@code GET /ready}
+     * waits for it, so that the host never checkpoints an envd whose every restored copy would redo this set-up.
      */
-    void awaitPrepared() {
-        nativeSpawn.join();
+    CompletableFuture<?> prepared() {
+        return nativeSpawn;
     }
 
     private static Optional<Path> tool(String name) {
@@ -98,7 +98,8 @@ final class ProcessLauncher implements AutoCloseable {
     }
 
     private ChildProcess startPiped(LaunchSpec spec, List<String> argv) throws IOException {
-        Optional<NativeSpawn> fast = spec.stdin() ? Optional.empty() : nativeSpawn.join();
+        // until the native launcher is prepared, processes start through the JDK: an early Start does not wait for it
+        Optional<NativeSpawn> fast = spec.stdin() ? Optional.empty() : nativeSpawn.getNow(Optional.empty());
         if (fast.isPresent()) {
             Process process = fast.get().start(argv, spec.env(), spec.cwd());
             return new ChildProcess(ChildProcess.Kind.PIPES, process, fast.get().readers(), spec.config(), spec.tag(),

@@ -43,6 +43,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 /** {@code process.Process}: start, attach to, feed, signal and list processes. */
@@ -81,9 +82,9 @@ public final class ProcessService implements AutoCloseable {
                 searchPath);
     }
 
-    /** Waits until starting a process needs no more one-time set-up (see {@link ProcessLauncher#awaitPrepared}). */
-    public void awaitPrepared() {
-        launcher.awaitPrepared();
+    /** Completes once starting a process needs no more one-time set-up (see {@link ProcessLauncher#prepared}). */
+    public CompletableFuture<?> prepared() {
+        return launcher.prepared();
     }
 
     public void register(ConnectRouter router) {

@@ -1,5 +1,7 @@
 package io.agentenv.envd.session;
 
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import static java.util.Objects.requireNonNull;
 
 import com.google.gson.JsonElement;
@@ -18,9 +20,6 @@ import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
 
 /** {@code POST /init}, {@code GET /envs} and {@code GET /health}. */
 public final class SessionEndpoints {
@@ -43,14 +42,14 @@ public final class SessionEndpoints {
                 .add("GET", "/envs", Access.TOKEN, this::envs);
     }
 
-    private void init(Request request, Response response) throws Exception {
-        InputStream in = Content.Source.asInputStream(request);
+    private void init(EnvdRequest request, EnvdResponse response) throws Exception {
+        InputStream in = request.body();
         byte[] body = in.readNBytes(MAX_INIT_BYTES + 1);
         if (body.length > MAX_INIT_BYTES) {
             throw new HttpException(413, "init body is larger than " + MAX_INIT_BYTES + " bytes");
         }
         InitRequest init = parse(new String(body, StandardCharsets.UTF_8));
-        boolean knowsToken = session.isAuthorized(request.getHeaders().get(EnvdHandler.ACCESS_TOKEN_HEADER))
+        boolean knowsToken = session.isAuthorized(request.header(EnvdHandler.ACCESS_TOKEN_HEADER))
                 || init.accessToken().filter(session::isAuthorized).isPresent();
         if (!knowsToken) {
             throw HttpException.unauthorized("unauthorized access, please provide a valid access token");
@@ -112,7 +111,7 @@ public final class SessionEndpoints {
         return Optional.of(value.getAsString());
     }
 
-    private void envs(Request request, Response response) throws Exception {
+    private void envs(EnvdRequest request, EnvdResponse response) throws Exception {
         JsonObject body = new JsonObject();
         session.current().envVars().forEach(body::addProperty);
         Responses.json(response, 200, body);

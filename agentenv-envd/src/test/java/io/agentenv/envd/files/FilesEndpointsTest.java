@@ -237,6 +237,48 @@ class FilesEndpointsTest {
     }
 
     @Test
+    void a_chunked_multipart_body_larger_than_the_parse_buffer_is_streamed_to_disk_intact() throws Exception {
+        byte[] big = new byte[300 * 1024 + 7];
+        for (int i = 0; i < big.length; i++) {
+            big[i] = (byte) (i * 31 + i / 1024);
+        }
+        String head = "--Bnd\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n"
+                + "Content-Type: application/octet-stream\r\n\r\n";
+        byte[] tail = "\r\n--Bnd--\r\n".getBytes(StandardCharsets.UTF_8);
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        body.write(head.getBytes(StandardCharsets.UTF_8));
+        body.write(big);
+        body.write(tail);
+        byte[] bytes = body.toByteArray();
+        // an InputStream publisher has no length: the client sends the body with Transfer-Encoding: chunked
+        HttpRequest request = HttpRequest.newBuilder(uri("")).header("Content-Type", "multipart/form-data; boundary=Bnd")
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(bytes))).build();
+
+        HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(Files.readAllBytes(home.resolve("big.bin"))).isEqualTo(big);
+    }
+
+    @Test
+    void an_upload_refused_half_way_gets_its_error_even_with_megabytes_of_body_still_unsent() throws Exception {
+        byte[] rest = new byte[32 << 20]; // the second part, sent after envd has already refused the request
+        String parts = "--Q\r\nContent-Disposition: form-data; name=\"file\"; filename=\"same.txt\"\r\n\r\nfirst\r\n"
+                + "--Q\r\nContent-Disposition: form-data; name=\"file\"; filename=\"same.txt\"\r\n\r\n";
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        body.write(parts.getBytes(StandardCharsets.UTF_8));
+        body.write(rest);
+        body.write("\r\n--Q--\r\n".getBytes(StandardCharsets.UTF_8));
+
+        for (int attempt = 0; attempt < 5; attempt++) {
+            HttpResponse<String> response = post("", "multipart/form-data; boundary=Q", body.toByteArray());
+
+            assertThat(response.statusCode()).isEqualTo(400);
+            assertThat(response.body()).contains("you cannot upload multiple files to the same path");
+        }
+    }
+
+    @Test
     void multipart_upload_of_two_parts_to_one_path_is_rejected() throws Exception {
         HttpResponse<String> response = post("?path=same.txt", "multipart/form-data; boundary=B",
                 multipart("B", "x", "1", "y", "2"));

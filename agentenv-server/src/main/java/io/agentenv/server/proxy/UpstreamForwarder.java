@@ -172,17 +172,37 @@ final class UpstreamForwarder extends ProxyHandler {
         Upstream upstream = upstream(request);
         if (refused(failure) && request.getAttribute(REROUTED_ATTRIBUTE) == null) {
             // refused before anything was sent (the request body is still unread): the endpoint may be stale, so
-            // the route is resolved once more and, if the sandbox is reached elsewhere now, the request goes there
-            Optional<Upstream> moved = reroute.after(request, upstream);
-            if (moved.isPresent()) {
-                log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value())
-                        .addKeyValue("port", upstream.sandboxPort()).log("proxy: endpoint refused, sending to the new one");
-                request.setAttribute(REROUTED_ATTRIBUTE, Boolean.TRUE);
-                request.setAttribute(UPSTREAM_ATTRIBUTE, moved.get());
-                handle(request, response, callback);
-                return;
-            }
+            // the route is resolved once more and, if the sandbox is reached elsewhere now, the request goes there.
+            // Resolving may wait (a sandbox paused meanwhile is auto-resumed, a transition waited out): not here, on
+            // the client's thread, which can be its selector (every upstream connection would wait with it).
+            Thread.ofVirtual().name("aenv-proxy-reroute").start(() -> reroute(request, response, callback, upstream, failure));
+            return;
         }
+        reply(request, response, callback, upstream, failure);
+    }
+
+    private void reroute(Request request, Response response, Callback callback, Upstream upstream, Throwable failure) {
+        Optional<Upstream> moved;
+        try {
+            moved = reroute.after(request, upstream);
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox_id", upstream.sandbox().value()).setCause(e)
+                    .log("proxy: looking the refused endpoint's sandbox up again failed");
+            moved = Optional.empty();
+        }
+        if (moved.isEmpty()) {
+            reply(request, response, callback, upstream, failure);
+            return;
+        }
+        log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value())
+                .addKeyValue("port", upstream.sandboxPort()).log("proxy: endpoint refused, sending to the new one");
+        request.setAttribute(REROUTED_ATTRIBUTE, Boolean.TRUE);
+        request.setAttribute(UPSTREAM_ATTRIBUTE, moved.get());
+        handle(request, response, callback);
+    }
+
+    /** Answers a request whose upstream failed before its response started. */
+    private static void reply(Request request, Response response, Callback callback, Upstream upstream, Throwable failure) {
         ProxyProblem problem = switch (failure) {
             case OpenStreams.SandboxGone gone -> ProxyProblem.sandboxNotFound(gone.sandbox().value());
             case TimeoutException timeout -> ProxyProblem.of(504,

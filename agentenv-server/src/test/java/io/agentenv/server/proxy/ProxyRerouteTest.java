@@ -11,9 +11,13 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
 import org.junit.jupiter.api.AfterEach;
@@ -39,6 +43,10 @@ class ProxyRerouteTest {
     private final AtomicInteger staleLookups = new AtomicInteger();
     private final AtomicInteger lookups = new AtomicInteger();
     private final AtomicBoolean counting = new AtomicBoolean();
+    /** While set, a lookup of this sandbox after its first waits for {@link #lookupGate} (a slow second lookup). */
+    private volatile String heldSandbox;
+    private final CountDownLatch lookupGate = new CountDownLatch(1);
+    private final CountDownLatch lookupHeld = new CountDownLatch(1);
 
     @BeforeEach
     void start() throws Exception {
@@ -47,6 +55,17 @@ class ProxyRerouteTest {
         }
         h = new ProxyHarness(dir, ProxySettings.defaults(List.of(ProxyHarness.DOMAIN)), orchestrator -> id -> {
             GuestRoute route = orchestrator.route(id);
+            if (heldSandbox != null && !id.value().equals(heldSandbox)) {
+                return route; // another sandbox: never stale
+            }
+            if (id.value().equals(heldSandbox) && staleLookups.get() == 0) {
+                lookupHeld.countDown();
+                try {
+                    lookupGate.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             if (counting.get()) {
                 lookups.incrementAndGet();
             }
@@ -108,5 +127,28 @@ class ProxyRerouteTest {
         assertThat(response.getContentAsString()).contains("is not reachable");
         assertThat(lookups.get()).isEqualTo(2);
         assertThat(h.upstream.paths).isEmpty();
+    }
+
+    @Test
+    void a_second_lookup_that_waits_for_its_sandbox_holds_up_no_other_sandboxs_traffic() throws Exception {
+        String slow = h.createId();
+        String other = h.createId();
+        heldSandbox = slow;
+        staleLookups.set(1);
+        CompletableFuture<ContentResponse> held;
+        try {
+            held = new CompletableResponseListener(h.routed(slow, ENVD, "/health")
+                    .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(slow)))).send();
+            assertThat(lookupHeld.await(30, TimeUnit.SECONDS)).as("the second lookup started").isTrue();
+
+            CompletableFuture<ContentResponse> meanwhile = new CompletableResponseListener(h.routed(other, ENVD, "/health")
+                    .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(other)))).send();
+
+            assertThat(meanwhile.get(30, TimeUnit.SECONDS).getStatus()).isEqualTo(200);
+            assertThat(held).isNotDone();
+        } finally {
+            lookupGate.countDown();
+        }
+        assertThat(held.get(30, TimeUnit.SECONDS).getStatus()).isEqualTo(200);
     }
 }

@@ -1,0 +1,64 @@
+package io.agentenv.backend.container;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The host's attached loop devices, from {@code /sys/block/loopN/loop/backing_file} (no {@code losetup} process). A
+ * sandbox's disk is a loop-mounted image in its sandbox dir; a loop device still backed by a file there after the
+ * sandbox is gone is a leak (the kernel keeps the path it was attached with, " (deleted)" appended once removed).
+ */
+final class LoopDevices {
+
+    private static final Path SYS_BLOCK = Path.of("/sys/block");
+
+    /** One attached loop device: its name ({@code loop3}) and its backing file as the kernel prints it. */
+    record Attached(String device, String backingFile) {
+
+        Attached {
+            if (!device.matches("loop[0-9]+")) {
+                throw new IllegalArgumentException("not a loop device name: " + device);
+            }
+        }
+
+        /** The backing file's path, without the " (deleted)" the kernel appends once it is removed. */
+        Path backingPath() {
+            String deleted = " (deleted)";
+            return Path.of(backingFile.endsWith(deleted) ? backingFile.substring(0, backingFile.length() - deleted.length())
+                    : backingFile);
+        }
+
+        @Override
+        public String toString() {
+            return device + " -> " + backingFile;
+        }
+    }
+
+    private LoopDevices() {
+    }
+
+    /** Loop devices whose backing file is at or below {@code dir}. */
+    static List<Attached> backedUnder(Path dir) throws IOException {
+        String root = dir.toAbsolutePath().normalize().toString();
+        List<Attached> found = new ArrayList<>();
+        try (Stream<Path> devices = Files.list(SYS_BLOCK)) {
+            for (Path device : devices.filter(d -> d.getFileName().toString().matches("loop[0-9]+")).toList()) {
+                String backing;
+                try {
+                    backing = Files.readString(device.resolve("loop/backing_file")).strip();
+                } catch (NoSuchFileException detached) {
+                    continue; // not attached (or detached while listing)
+                }
+                if (backing.equals(root) || backing.startsWith(root + "/")) {
+                    found.add(new Attached(device.getFileName().toString(), backing));
+                }
+            }
+        }
+        return List.copyOf(found);
+    }
+}

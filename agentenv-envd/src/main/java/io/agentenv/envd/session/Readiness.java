@@ -1,0 +1,51 @@
+package io.agentenv.envd.session;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.envd.http.Access;
+import io.agentenv.envd.http.HttpException;
+import io.agentenv.envd.http.HttpRoutes;
+import io.agentenv.envd.http.Responses;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * {@code GET /ready}, for the host only (E2B's envd has no such route): 204 once envd's one-time set-up that runs
+ * after it started listening has finished, waiting for it up to {@code wait} per request; 503 if it has not by then.
+ * {@code /health} answers as soon as envd listens (a request arriving before the set-up finished just waits for what it
+ * needs); the host waits for {@code /ready} before it checkpoints an envd, so that restored copies never redo the set-up.
+ */
+public final class Readiness {
+    private final CompletableFuture<Void> done;
+    private final Duration wait;
+
+    /** @param setUps the background set-ups; one that fails counts as finished (its users fall back or report it) */
+    public Readiness(List<CompletableFuture<?>> setUps, Duration wait) {
+        requireNonNull(setUps, "setUps is null");
+        this.wait = requireNonNull(wait, "wait is null");
+        this.done = CompletableFuture.allOf(setUps.stream()
+                .map(f -> f.handle((value, failure) -> null))
+                .toArray(CompletableFuture[]::new));
+    }
+
+    public boolean isReady() {
+        return done.isDone();
+    }
+
+    public void register(HttpRoutes routes) {
+        routes.add("GET", "/ready", Access.PUBLIC, (request, response) -> {
+            try {
+                done.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                throw new HttpException(503, "envd is still setting up");
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("unreachable: set-up failures are mapped to completion", e);
+            }
+            Responses.noContent(response);
+        });
+    }
+}
