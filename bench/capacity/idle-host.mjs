@@ -3,8 +3,9 @@
 // jar with the container backend as bench/capacity/capacity.mjs does (its own benchmark lane, a fresh data dir, no
 // warm pool, 1 CPU and 512 MiB per sandbox), creates sandboxes up to each count through POST /sandboxes, lets them
 // settle, then reads the server JVM's CPU time (utime + stime of /proc/<pid>/stat) and the idle sandboxes' CPU
-// (cpuacct of their parent cgroup) over a window, and the load average at its start and end. At the end every
-// sandbox is deleted, the server stopped and the host checked for leftovers of the run.
+// (cpuacct of their parent cgroup: all of them, and divided by their count) over a window, and the load average at
+// its start and end. At the end every sandbox is deleted, the server stopped and the host checked for leftovers of
+// the run.
 //
 //   node bench/capacity/idle-host.mjs [counts = 0,10,40] [window s = 60] [settle s = 15]
 //
@@ -64,8 +65,8 @@ const headers = { 'X-API-Key': server.apiKey, 'Content-Type': 'application/json'
 const ids = []
 let exitCode = 0
 try {
-  console.log('| running | server CPU ms/s | per sandbox ms/s | sandboxes\' CPU ms/s | server threads | load at start → end |')
-  console.log('|---|---|---|---|---|---|')
+  console.log('| running | server CPU ms/s | per sandbox ms/s | sandboxes\' CPU ms/s | per sandbox ms/s | server threads | load at start → end |')
+  console.log('|---|---|---|---|---|---|---|')
   let base = null
   for (const count of counts) {
     while (ids.length < count) {
@@ -87,7 +88,9 @@ try {
     const sandboxesPerS = (sandboxesCpuMs() - c0) / seconds
     base ??= count === 0 ? serverPerS : null
     const perSandbox = count > 0 && base !== null ? ((serverPerS - base) / count).toFixed(3) : '–'
+    const eachSandbox = count > 0 && !Number.isNaN(sandboxesPerS) ? (sandboxesPerS / count).toFixed(3) : '–'
     console.log(`| ${count} | ${serverPerS.toFixed(2)} | ${perSandbox} | ${Number.isNaN(sandboxesPerS) ? '–' : sandboxesPerS.toFixed(1)} | ` +
+      `${eachSandbox} | ` +
       `${threads(server.pid)} | ${load0} → ${load()} |`)
   }
 } catch (e) {

@@ -88,6 +88,20 @@ public interface SandboxBackend extends AutoCloseable {
         return Liveness.ALIVE;
     }
 
+    /**
+     * A reading of this running instance's resources taken by the host itself, without a call into the guest: the same
+     * {@link EnvdMetrics} envd's {@code GET /metrics} answers, with the same meaning (CPU used since the previous
+     * reading of this method, the first since the instance started; memory used without page cache; the sandbox's own
+     * root filesystem). The orchestrator's metrics sampler prefers it to envd, so sampling does not wake the guest.
+     * Called like {@link #liveness()}: never while a lifecycle call runs on the instance, and it must answer quickly
+     * from host state (no guest calls, no processes started, nothing read through a path the sandbox controls). Empty
+     * when the backend cannot read it (the default) or cannot right now (not running); the sampler then asks envd.
+     * A failure to read is a {@link BackendException}; the sampler drops that round's sample.
+     */
+    default Optional<EnvdMetrics> hostMetrics() throws BackendException {
+        return Optional.empty();
+    }
+
     /** The real resources of this instance. */
     Resources resources();
 

@@ -6,6 +6,7 @@ import io.agentenv.envd.client.EnvdAddress;
 import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
+import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSpec;
@@ -16,6 +17,7 @@ import io.agentenv.spi.PausedState;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SnapshotState;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -61,6 +63,7 @@ final class ContainerSandbox implements SandboxBackend {
     private final GenerationCapture capture;
     private final GenerationRelease release;
     private final GenerationLiveness liveness;
+    private final SandboxMeter meter;
     private final HostNetwork hostNetwork;
 
     /**
@@ -75,6 +78,8 @@ final class ContainerSandbox implements SandboxBackend {
         this.capture = new GenerationCapture(gen);
         this.release = new GenerationRelease(gen);
         this.liveness = new GenerationLiveness(gen, clock);
+        this.meter = new SandboxMeter(parts.layout().cgroupRoot(), parts.layout().cgroupParent(), id, gen.dirs.disk(),
+                Path.of("/proc/meminfo"), clock);
         this.hostNetwork = new HostNetwork(slot.netnsPath(), address(slot.sandboxAddress()));
     }
 
@@ -87,6 +92,7 @@ final class ContainerSandbox implements SandboxBackend {
         gen.client(gen.parts.envdClients().open(gen.spec.id(), envdAddress(gen.liveSlot()),
                 Optional.of(gen.spec.accessToken())));
         liveness.running();
+        meter.baseline();
     }
 
     @Override
@@ -98,6 +104,25 @@ final class ContainerSandbox implements SandboxBackend {
     public void start(Duration readyTimeout) throws BackendException {
         starting.start(readyTimeout);
         liveness.running();
+        meter.baseline();
+    }
+
+    /**
+     * The sandbox's CPU, memory and disk read from the host ({@link SandboxMeter}: its cgroup and its disk's mount
+     * point), so sampling never wakes envd; also while this backend froze it (envd could not answer then). Empty
+     * unless RUNNING, or when the cgroup or disk is not where it should be (the caller then asks envd).
+     */
+    @Override
+    public Optional<EnvdMetrics> hostMetrics() throws BackendException {
+        if (gen.phase.get() != Phase.RUNNING) {
+            return Optional.empty();
+        }
+        try {
+            return meter.read();
+        } catch (IOException e) {
+            throw new BackendException.Recoverable("metrics of sandbox " + gen.spec.id() + " not readable from the host: "
+                    + e.getMessage(), e);
+        }
     }
 
     /** Gone once the container's init exited; restarts of envd inside are noticed here and re-initialised. */

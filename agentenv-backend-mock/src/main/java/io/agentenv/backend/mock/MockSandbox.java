@@ -6,6 +6,7 @@ import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
+import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
@@ -27,6 +28,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static java.util.Objects.requireNonNull;
@@ -48,6 +50,12 @@ public final class MockSandbox implements SandboxBackend {
 
     static final String ARTIFACT_FILE = "mock-state";
 
+    /** What {@link #hostMetrics()} answers for a running instance: a reading, empty, or a failure. */
+    @FunctionalInterface
+    public interface HostReading {
+        Optional<EnvdMetrics> read() throws BackendException;
+    }
+
     private final MockBackendFactory factory;
     private final LaunchSpec spec;
     private final LaunchSource source;
@@ -59,6 +67,8 @@ public final class MockSandbox implements SandboxBackend {
     private final FakeEnvd envd;
     private volatile boolean guestConnected = true;
     private volatile String deathReason = "";
+    private volatile HostReading hostReading = Optional::empty;
+    private final AtomicInteger hostReads = new AtomicInteger();
 
     MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources,
                 HostNetwork hostNetwork) {
@@ -116,6 +126,27 @@ public final class MockSandbox implements SandboxBackend {
     public Liveness liveness() throws BackendException {
         factory.enter(MockOp.LIVENESS, this);
         return status.get() == Status.DEAD ? new Liveness.Gone(deathReason) : Liveness.ALIVE;
+    }
+
+    /**
+     * Scripts {@link #hostMetrics()}: by default a mock instance has no host-side reading (empty), so the orchestrator
+     * samples its {@link FakeEnvd}; a test of the host path gives it readings (or failures) here.
+     */
+    public void hostMetrics(HostReading reading) {
+        hostReading = requireNonNull(reading, "reading is null");
+    }
+
+    /** How often {@link #hostMetrics()} was asked. */
+    public int hostMetricsReads() {
+        return hostReads.get();
+    }
+
+    /** The scripted host reading while RUNNING or FROZEN (like {@link #envd()}); empty otherwise and by default. */
+    @Override
+    public Optional<EnvdMetrics> hostMetrics() throws BackendException {
+        hostReads.incrementAndGet();
+        Status now = status.get();
+        return now == Status.RUNNING || now == Status.FROZEN ? hostReading.read() : Optional.empty();
     }
 
     /** The extra boot arguments handed over before start (custom extension start-fresh), if any. */

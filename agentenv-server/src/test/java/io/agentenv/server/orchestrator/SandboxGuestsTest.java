@@ -2,8 +2,10 @@ package io.agentenv.server.orchestrator;
 
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
+import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
+import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdMetrics;
@@ -18,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -25,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static io.agentenv.server.orchestrator.OrchestratorHarness.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -174,8 +178,8 @@ class SandboxGuestsTest {
     void a_sandbox_busy_with_a_lifecycle_call_is_skipped_not_waited_on() throws Exception {
         Orchestrator orchestrator = start();
         SandboxId id = h.create();
-        Gate gate = h.backend.holdNext(MockOp.PAUSE);
-        Future<PauseOutcome> pause = threads.submit(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY));
+        Gate gate = h.backend.holdNext(MockOp.LIVENESS); // holds the instance's lock while the sandbox stays RUNNING
+        Future<?> check = threads.submit(orchestrator::checkLiveness);
         gate.awaitEntered(WAIT);
 
         MetricsSampler.Round round = guests.sampleAll(h.clock.instant());
@@ -183,6 +187,24 @@ class SandboxGuestsTest {
         assertThat(round.outcomes()).containsEntry(id, MetricsSampler.Outcome.BUSY);
         assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isZero();
         gate.release();
+        check.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void a_sandbox_being_paused_is_skipped_not_waited_on() throws Exception {
+        Orchestrator orchestrator = start();
+        SandboxId id = h.create();
+        Gate gate = h.backend.holdNext(MockOp.PAUSE);
+        Future<PauseOutcome> pause = threads.submit(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY));
+        gate.awaitEntered(WAIT);
+        try {
+            MetricsSampler.Round round = guests.sampleAll(h.clock.instant());
+
+            assertThat(round.outcomes()).containsEntry(id, MetricsSampler.Outcome.NOT_RUNNING);
+            assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isZero();
+        } finally {
+            gate.release();
+        }
         pause.get(10, TimeUnit.SECONDS);
     }
 
@@ -229,6 +251,105 @@ class SandboxGuestsTest {
         assertThat(live(child).fakeEnvd().count(FakeEnvd.Call.METRICS)).isEqualTo(1);
         assertThat(guests.history().size(source)).isEqualTo(2);
         assertThat(guests.history().size(child)).isEqualTo(1);
+    }
+
+    @Test
+    void a_backend_without_a_host_reading_is_sampled_through_its_envd() {
+        start();
+        SandboxId id = h.create();
+
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.SAMPLED);
+
+        assertThat(live(id).hostMetricsReads()).isEqualTo(1);
+        assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isEqualTo(1);
+    }
+
+    @Test
+    void a_reading_the_backend_takes_from_the_host_is_kept_without_calling_envd() {
+        start();
+        SandboxId id = h.create();
+        live(id).hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(3_000))));
+
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.SAMPLED);
+
+        assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isZero();
+        assertThat(guests.metrics(id, Optional.empty(), Optional.empty())).extracting(EnvdMetrics::timestamp)
+                .containsExactly(Instant.ofEpochSecond(3_000));
+    }
+
+    @Test
+    void a_host_reading_that_fails_drops_that_sample_without_asking_envd_and_the_next_round_tries_again() {
+        start();
+        SandboxId id = h.create();
+        live(id).hostMetrics(() -> {
+            throw new BackendException.Recoverable("cgroup unreadable");
+        });
+
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.FAILED);
+        assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isZero();
+        assertThat(guests.history().size(id)).isZero();
+
+        live(id).hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(3_001))));
+        assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.SAMPLED);
+        assertThat(guests.history().size(id)).isEqualTo(1);
+    }
+
+    @Test
+    void a_sandbox_busy_with_a_lifecycle_call_is_not_read_from_the_host_either() throws Exception {
+        Orchestrator orchestrator = start();
+        SandboxId id = h.create();
+        MockSandbox instance = live(id);
+        instance.hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(3_002))));
+        Gate gate = h.backend.holdNext(MockOp.LIVENESS);
+        Future<?> check = threads.submit(orchestrator::checkLiveness);
+        gate.awaitEntered(WAIT);
+        try {
+            assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.BUSY);
+
+            assertThat(instance.hostMetricsReads()).isZero();
+        } finally {
+            gate.release();
+        }
+        check.get(10, TimeUnit.SECONDS);
+        assertThat(guests.history().size(id)).isZero();
+    }
+
+    @Test
+    void a_round_of_host_readings_over_many_sandboxes_reads_the_store_once(@TempDir Path other) {
+        // given: 40 running sandboxes with host readings (and one paused, with a history) on a store that counts reads
+        AtomicReference<FaultyStore> counting = new AtomicReference<>();
+        OrchestratorHarness many = new OrchestratorHarness(other, new MockBackendFactory(),
+                store -> {
+                    counting.set(new FaultyStore(store));
+                    return counting.get();
+                }, Duration.ofSeconds(10));
+        SandboxGuests sampled = new SandboxGuests(many.orchestrator, GuestSettings.defaults(), many.clock);
+        try {
+            List<SandboxId> ids = new ArrayList<>();
+            for (int i = 0; i < 41; i++) {
+                SandboxId id = many.create();
+                many.backend.instance(id).orElseThrow().hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(4_000))));
+                ids.add(id);
+            }
+            assertThat(sampled.sampleAll(many.clock.instant()).count(MetricsSampler.Outcome.SAMPLED)).isEqualTo(41);
+            many.orchestrator.pause(ids.getLast(), PauseMode.WITH_MEMORY);
+            many.clock.advance(Duration.ofSeconds(5));
+            counting.get().resetReads();
+
+            // when
+            MetricsSampler.Round round = sampled.sampleAll(many.clock.instant());
+
+            // then: one read of the RUNNING ids; only the paused sandbox's record is read (is its history still needed?)
+            assertThat(round.outcomes()).hasSize(40).doesNotContainKey(ids.getLast())
+                    .allSatisfy((id, outcome) -> assertThat(outcome).isEqualTo(MetricsSampler.Outcome.SAMPLED));
+            assertThat(counting.get().idSetReads()).isEqualTo(1);
+            assertThat(counting.get().recordReads()).isEqualTo(1);
+            assertThat(sampled.history().size(ids.getFirst())).isEqualTo(2);
+            assertThat(sampled.history().size(ids.getLast())).isEqualTo(1);
+        } finally {
+            sampled.close();
+            many.close();
+        }
     }
 
     @Test
