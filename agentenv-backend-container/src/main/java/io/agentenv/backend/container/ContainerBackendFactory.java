@@ -125,7 +125,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: " + noDisks.get()
                     + "; run scripts/setup-host.sh as root");
         }
-        InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1));
+        InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1), Duration.ofSeconds(5));
         ProcessRunner runner = new JdkProcessRunner();
         SpareDisks spares = new SpareDisks((image, sizeMiB) -> SandboxDisks.format(runner, image, sizeMiB, true),
                 workDir.resolve("spare-disks"), settings.spareDisks());

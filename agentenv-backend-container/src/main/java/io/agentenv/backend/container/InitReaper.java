@@ -15,9 +15,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.Optional;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -54,20 +54,29 @@ final class InitReaper implements AutoCloseable {
     private final long self = ProcessHandle.current().pid();
     private final Thread sweeper;
     private final Optional<MethodHandle> prctl;
-    private volatile Set<HostProcess> lastZombies = Set.of();
+    /** Zombie children that were not reapable when found, with when they were first seen as zombies (nanoTime). */
+    private volatile Map<HostProcess, Long> zombiesSince = Map.of();
+    private final long orphanGraceNanos;
     private volatile boolean closed;
 
     private InitReaper(Optional<MethodHandle> prctl, Optional<MethodHandle> waitpid, Optional<MethodHandle> waitid,
-                       Duration every) {
+                       Duration every, Duration orphanGrace) {
+        this.orphanGraceNanos = orphanGrace.toNanos();
         this.prctl = prctl;
         this.waitpid = waitpid;
         this.waitid = waitid;
         this.sweeper = Thread.ofVirtual().name("aenv-init-reaper").start(() -> sweepEvery(every));
     }
 
-    /** Becomes a subreaper (when the platform allows) and sweeps for zombie inits every {@code every}. */
+    /**
+     * Becomes a subreaper (when the platform allows) and sweeps for zombie inits every {@code every}; any other zombie
+     * child is reaped once it has been one for {@code orphanGrace} (and at least one sweep before).
+     */
     @SuppressWarnings("restricted") // prctl, waitpid and waitid of libc
-    static InitReaper enable(Duration every) {
+    static InitReaper enable(Duration every, Duration orphanGrace) {
+        if (orphanGrace.isNegative()) {
+            throw new IllegalArgumentException("orphanGrace must not be negative: " + orphanGrace);
+        }
         Optional<MethodHandle> waitpid = Optional.empty();
         Optional<MethodHandle> waitid = Optional.empty();
         Optional<MethodHandle> subreaper = Optional.empty();
@@ -88,7 +97,7 @@ final class InitReaper implements AutoCloseable {
         } catch (Throwable e) { // IllegalCallerException without native access, or a platform without these symbols
             log.atWarn().setCause(e).log("no native access; killed containers' inits are reaped by the host's init");
         }
-        return new InitReaper(subreaper, waitpid, waitid, every);
+        return new InitReaper(subreaper, waitpid, waitid, every, orphanGrace);
     }
 
     /** Reaps {@code init} if it is a zombie child of this server; true when it is no longer in the process table. */
@@ -104,9 +113,11 @@ final class InitReaper implements AutoCloseable {
 
     /**
      * Reaps this server's zombie children that are not the JDK's own: a container init (tini) at once, any other
-     * orphan (a test's bare container, a program that daemonized) once it was a zombie at the previous sweep too. The
-     * JDK reaps the processes it started the moment they exit (its reaper thread waits on each), so a child still a
-     * zombie a sweep later is an adopted orphan, and reaping it never takes an exit status the JDK waits for.
+     * orphan (a test's bare container, a program that daemonized) once it was found a zombie at an earlier sweep and
+     * has been one for the orphan grace (5 s in the server). The JDK reaps the processes it started the moment they
+     * exit (its reaper thread waits on each), so a child still a zombie that long after is an adopted orphan, and
+     * reaping it never takes an exit status the JDK waits for; a grace of one sweep alone was not enough under load
+     * (a JDK child's status was taken with sweeps 20 ms apart at load ~10).
      *
      * <p>Which children are zombies is asked from the kernel without reaping ({@code waitid(P_ALL, WEXITED | WNOHANG |
      * WNOWAIT)}: one system call, answered from the server's own child lists), one zombie at a time: a reapable one is
@@ -121,7 +132,7 @@ final class InitReaper implements AutoCloseable {
         for (int peeks = 0; peeks < MAX_PEEKS; peeks++) {
             long pid = peekZombie();
             if (pid <= 0) {
-                lastZombies = Set.of();
+                zombiesSince = Map.of();
                 return;
             }
             Optional<HostProcess> child = HostProcess.of(pid);
@@ -149,12 +160,17 @@ final class InitReaper implements AutoCloseable {
     }
 
     private boolean reapable(HostProcess zombie) throws IOException {
-        return zombie.name().equals(Optional.of("tini")) || lastZombies.contains(zombie);
+        if (zombie.name().equals(Optional.of("tini"))) {
+            return true;
+        }
+        Long since = zombiesSince.get(zombie);
+        return since != null && System.nanoTime() - since >= orphanGraceNanos;
     }
 
     /** The sweep over every child of every server thread, for when a zombie that must stay hides the others. */
     private void sweepAll() throws IOException {
-        Set<HostProcess> zombies = new HashSet<>();
+        Map<HostProcess, Long> zombies = new HashMap<>();
+        long now = System.nanoTime();
         for (HostProcess child : children()) {
             if (!child.zombie()) {
                 continue;
@@ -162,10 +178,10 @@ final class InitReaper implements AutoCloseable {
             if (reapable(child)) {
                 waitpid(child.pid());
             } else {
-                zombies.add(child);
+                zombies.put(child, zombiesSince.getOrDefault(child, now));
             }
         }
-        lastZombies = zombies;
+        zombiesSince = Map.copyOf(zombies);
     }
 
     private List<HostProcess> children() throws IOException {

@@ -32,7 +32,7 @@ class InitReaperTest {
 
     @BeforeEach
     void enable() {
-        reaper = InitReaper.enable(Duration.ofHours(1));
+        reaper = InitReaper.enable(Duration.ofHours(1), Duration.ZERO); // sweeps run by the tests themselves
     }
 
     @AfterEach
@@ -70,6 +70,29 @@ class InitReaperTest {
     }
 
     @Test
+    void a_zombie_younger_than_the_orphan_grace_is_left_however_many_sweeps_find_it() throws Exception {
+        reaper.close();
+        reaper = InitReaper.enable(Duration.ofHours(1), Duration.ofMillis(300));
+        HostProcess orphan = zombieOrphan("sleep", "0.1");
+        long firstSweep = System.nanoTime();
+
+        for (int i = 0; i < 5; i++) {
+            reaper.sweep();
+        }
+        if (System.nanoTime() - firstSweep < Duration.ofMillis(300).toNanos()) {
+            assertThat(orphan.exists()).as("a JDK child whose reaper thread is late looks like this").isTrue();
+        }
+        HostFixture.await("the orphan is reaped once older than the grace", WAIT, () -> {
+            try {
+                reaper.sweep();
+                return !orphan.exists();
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    @Test
     void a_container_init_is_reaped_at_the_first_sweep_and_by_reap() throws Exception {
         Path tini = dir.resolve("tini");
         Files.copy(Path.of("/bin/sleep"), tini);
@@ -101,7 +124,7 @@ class InitReaperTest {
     @Test
     void the_background_sweep_never_takes_the_exit_status_of_a_process_the_jdk_started() throws Exception {
         reaper.close();
-        reaper = InitReaper.enable(Duration.ofMillis(20)); // sweeps far more often than the server's every second
+        reaper = InitReaper.enable(Duration.ofMillis(20), Duration.ofSeconds(2)); // sweeps far more often than the server does
 
         for (int i = 0; i < 30; i++) {
             Process child = new ProcessBuilder("sh", "-c", "exit 7").start();
