@@ -39,7 +39,6 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         long startNanos = System.nanoTime();
-        CompletableFuture<Void> warmup = Warmup.startInBackground();
         if (Arrays.asList(args).contains("--help")) {
             System.out.print(EnvdConfig.USAGE);
             return;
@@ -53,14 +52,16 @@ public final class Main {
             return;
         }
         Clock clock = Clock.systemUTC();
+        CompletableFuture<Void> warmup = new CompletableFuture<>();
         LogJournal journal = new LogJournal(clock, config.journalBytes(),
                 config.journalFile().flatMap(file -> JournalFile.open(file, config.journalBytes())));
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 
-        // Wired before it listens, except for two slow one-time set-ups that continue in the background (the process
-        // launcher's native spawn and the protobuf JSON warm-up): processes start through the JDK until the first is
-        // done, the first RPC waits for the second if it is still running, and GET /ready (for the host, which
+        // Wired before it listens, except for two slow one-time set-ups that start in the background once it listens
+        // (the protobuf JSON warm-up and the process launcher's native spawn; started before the wiring, they competed
+        // with it for the CPU and class-initialisation locks on 2 cores): the first RPC waits for the first if it is
+        // still running, processes start through the JDK until the second is done, and GET /ready (for the host, which
         // checkpoints a template's envd only after it) answers once both are done.
         Services services;
         try {
@@ -83,6 +84,8 @@ public final class Main {
             stopped.countDown();
         }));
         server.start();
+        Warmup.startInBackground(warmup);
+        services.processes().prepareInBackground();
         log.atInfo().addKeyValue("port", server.tcpPort())
                 .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
                 .addKeyValue("user", config.defaultUser())

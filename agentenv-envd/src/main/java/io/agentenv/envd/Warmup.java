@@ -7,7 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Start-up work moved off the critical path: run on a second core while envd wires itself and starts answering. The
+ * Start-up work moved off the critical path: run on a background thread once envd listens (started earlier, it
+ * competed with the wiring for the CPU and for class-initialisation locks). The
  * class initialisers it triggers are the expensive ones the AOT cache cannot keep (their results live in static fields
  * of library classes): protobuf's JSON parser with its well-known types (the first RPC needs it). Class initialisation
  * is thread-safe, so a request that comes first just waits for it.
@@ -15,8 +16,8 @@ import java.util.concurrent.CompletableFuture;
 final class Warmup {
     private Warmup() {}
 
-    static CompletableFuture<Void> startInBackground() {
-        CompletableFuture<Void> done = new CompletableFuture<>();
+    /** Runs the warm-up on a background thread and completes {@code done} when it ends. */
+    static void startInBackground(CompletableFuture<Void> done) {
         Thread.ofPlatform().name("envd-warmup").daemon().start(() -> {
             try {
                 run();
@@ -25,7 +26,6 @@ final class Warmup {
                 done.completeExceptionally(e);
             }
         });
-        return done;
     }
 
     private static void run() {

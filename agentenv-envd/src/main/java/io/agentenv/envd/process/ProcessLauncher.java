@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,7 @@ final class ProcessLauncher implements AutoCloseable {
     private final Optional<Path> setsid;
     private final Optional<Path> setpriv;
     private final CompletableFuture<Optional<NativeSpawn>> nativeSpawn;
+    private final AtomicBoolean preparationStarted = new AtomicBoolean();
     private final PosixSignals signals;
     private final LogJournal journal;
     private final Clock clock;
@@ -57,18 +59,28 @@ final class ProcessLauncher implements AutoCloseable {
     }
 
     /**
-     * The launcher for this machine. The native launcher is prepared on a background thread (linking its calls takes
-     * tens of milliseconds, kept off envd's start-up); piped processes started before it is ready go through the JDK.
+     * The launcher for this machine. Its native launcher is prepared once {@link #prepareInBackground} is called;
+     * piped processes started before it is ready go through the JDK.
      */
     static ProcessLauncher forThisMachine(PosixSignals signals, LogJournal journal, Clock clock) throws IOException {
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        CompletableFuture<Optional<NativeSpawn>> nativeSpawn = new CompletableFuture<>();
-        Thread.ofPlatform().name("envd-spawn-init").daemon().start(() -> nativeSpawn.complete(NativeSpawn.load()));
-        return new ProcessLauncher(uid, tool("setsid"), tool("setpriv"), nativeSpawn, signals, journal, clock);
+        return new ProcessLauncher(uid, tool("setsid"), tool("setpriv"), new CompletableFuture<>(), signals, journal,
+                clock);
     }
 
     /**
-     * Completes once the native launcher is prepared (or known to be unavailable). Until then piped processes start
+     * Prepares the native launcher on a background thread (linking its calls takes tens of milliseconds of CPU); only
+     * the first call starts it. envd calls this once it listens, so that the set-up does not compete with its wiring.
+     */
+    void prepareInBackground() {
+        if (preparationStarted.compareAndSet(false, true) && !nativeSpawn.isDone()) {
+            Thread.ofPlatform().name("envd-spawn-init").daemon().start(() -> nativeSpawn.complete(NativeSpawn.load()));
+        }
+    }
+
+    /**
+     * Completes once the native launcher is prepared (or known to be unavailable), which starts with
+     * {@link #prepareInBackground}. Until then piped processes start
      * through the JDK (a few milliseconds slower each, but no request waits for the set-up); envd's {@code GET /ready}
      * waits for it, so that the host never checkpoints an envd whose every restored copy would redo this set-up.
      */

@@ -82,6 +82,11 @@ public final class ProcessService implements AutoCloseable {
                 searchPath);
     }
 
+    /** Starts the one-time set-up of the native process launcher on a background thread (only the first call does). */
+    public void prepareInBackground() {
+        launcher.prepareInBackground();
+    }
+
     /** Completes once starting a process needs no more one-time set-up (see {@link ProcessLauncher#prepared}). */
     public CompletableFuture<?> prepared() {
         return launcher.prepared();

@@ -61,6 +61,7 @@ class ProcessServiceTest {
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, System.getProperty("user.name"));
         processes = ProcessService.create(accounts, session, new LogJournal(clock, 1 << 20), clock, Duration.ofMinutes(1),
                 ProcessService.DEFAULT_PATH);
+        processes.prepareInBackground();
         envd = TestEnvd.start(session, Optional.empty(), (rpcs, routes) -> processes.register(rpcs));
         client = envd.client();
     }
