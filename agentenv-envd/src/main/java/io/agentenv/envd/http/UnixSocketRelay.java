@@ -15,6 +15,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +30,8 @@ import org.slf4j.LoggerFactory;
 final class UnixSocketRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(UnixSocketRelay.class);
     private static final int BUFFER = 16 * 1024;
+    static final long FIRST_RETRY_MS = 10;
+    static final long LAST_RETRY_MS = 1000;
 
     private final Path path;
     private final InetSocketAddress target;
@@ -67,21 +71,48 @@ final class UnixSocketRelay implements AutoCloseable {
     }
 
     private void acceptLoop() {
-        while (listener.isOpen()) {
+        acceptUntilClosed(listener::accept, listener::isOpen,
+                client -> Thread.ofVirtual().name("envd-unix-relay").start(() -> relay(client)), path);
+    }
+
+    /** One accept of the listening socket. */
+    @FunctionalInterface
+    interface Accepting {
+        SocketChannel accept() throws IOException;
+    }
+
+    /**
+     * Accepts until the listener is closed, handing each connection to {@code relay}. A failed accept (for example no
+     * file descriptor left) is retried after a pause that doubles from {@value #FIRST_RETRY_MS} ms up to
+     * {@value #LAST_RETRY_MS} ms and starts over after a success, so a lasting failure neither spins nor floods the log.
+     */
+    static void acceptUntilClosed(Accepting accepting, BooleanSupplier isOpen, Consumer<SocketChannel> relay, Path path) {
+        long retryMs = FIRST_RETRY_MS;
+        while (isOpen.getAsBoolean()) {
             SocketChannel client;
             try {
-                client = listener.accept();
+                client = accepting.accept();
             } catch (ClosedChannelException e) {
                 return;
             } catch (IOException e) {
-                log.atWarn().addKeyValue("socket", path).addKeyValue("error", e.toString()).log("unix socket accept failed");
+                log.atWarn().addKeyValue("socket", path).addKeyValue("error", e.toString())
+                        .addKeyValue("retry_ms", retryMs).log("unix socket accept failed");
+                try {
+                    Thread.sleep(retryMs);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                retryMs = Math.min(LAST_RETRY_MS, retryMs * 2);
                 continue;
             }
-            Thread.ofVirtual().name("envd-unix-relay").start(() -> relay(client));
+            retryMs = FIRST_RETRY_MS;
+            relay.accept(client);
         }
     }
 
     private void relay(SocketChannel client) {
+        open.add(client); // before the connect: a close() meanwhile cuts it too
         SocketChannel server;
         try {
             server = SocketChannel.open(target);
@@ -89,10 +120,17 @@ final class UnixSocketRelay implements AutoCloseable {
         } catch (IOException e) {
             log.atWarn().addKeyValue("target", target).addKeyValue("error", e.toString()).log("unix socket relay could not connect");
             closeQuietly(client);
+            open.remove(client);
             return;
         }
-        open.add(client);
         open.add(server);
+        if (!listener.isOpen()) { // closed while connecting: close() may have passed over the new connection
+            closeQuietly(client);
+            closeQuietly(server);
+            open.remove(client);
+            open.remove(server);
+            return;
+        }
         Thread upstream = Thread.ofVirtual().name("envd-unix-relay-up").start(() -> copy(client, server));
         copy(server, client); // envd's answer: once the server ends the connection there is nothing left to relay
         closeQuietly(client);
