@@ -6,22 +6,14 @@
 // The server runs with its own names and network slots, so it does not touch a server or test run next to it.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox, NotEnoughSpaceError } from 'e2b'
 import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
 import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
+import { unready, hostTest } from '../lib/host-tests.mjs'
 
 const DISK_MB = 1024
 
-function unreadyReason() {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root'
-  if (!existsSync('/run/agentenv/host-ready')) return 'scripts/setup-host.sh has not been run since this boot'
-  return null
-}
-const unready = unreadyReason()
-if (unready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${unready}`)
-const hostTest = (name, fn) => test(name, { skip: unready ? `host test skipped: ${unready}` : false, timeout: 180_000 }, fn)
 
 let server
 let opts

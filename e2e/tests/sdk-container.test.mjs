@@ -5,7 +5,6 @@
 // parent, container id prefix, network slots), so it does not touch a server or test run next to it.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
 import { Sandbox, CommandExitError } from 'e2b'
@@ -13,18 +12,11 @@ import { Sandbox as SandboxV250 } from 'e2b-v250'
 import { WebSocket } from 'undici'
 import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
 import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
+import { unready, hostTest } from '../lib/host-tests.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
 const DOMAIN = 'sandbox.test'
 
-function unreadyReason() {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root'
-  if (!existsSync('/run/agentenv/host-ready')) return 'scripts/setup-host.sh has not been run since this boot'
-  return null
-}
-const unready = unreadyReason()
-if (unready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${unready}`)
-const hostTest = (name, fn) => test(name, { skip: unready ? `host test skipped: ${unready}` : false, timeout: 180_000 }, fn)
 
 let server
 let opts

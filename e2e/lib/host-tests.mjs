@@ -1,0 +1,18 @@
+// The gate of the e2e files that run real container sandboxes: they need root and a host prepared by
+// scripts/setup-host.sh since this boot. Without them each such test is skipped with the reason, unless
+// AENV_REQUIRE_HOST_TESTS=1 (CI as root), where a missing prerequisite fails the file instead.
+import { test } from 'node:test'
+import { existsSync } from 'node:fs'
+
+function unreadyReason() {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root'
+  if (!existsSync('/run/agentenv/host-ready')) return 'scripts/setup-host.sh has not been run since this boot'
+  return null
+}
+
+/** Why this host cannot run container sandboxes, or null when it can. */
+export const unready = unreadyReason()
+if (unready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${unready}`)
+
+/** A test that runs only where container sandboxes can run (180 s each). */
+export const hostTest = (name, fn) => test(name, { skip: unready ? `host test skipped: ${unready}` : false, timeout: 180_000 }, fn)
