@@ -296,7 +296,7 @@ record HostParts(
                     || !logFile.toRealPath().startsWith(dirs.upper().toRealPath())) {
                 return "(no envd log)";
             }
-            List<String> lines = Files.readAllLines(logFile);
+            List<String> lines = RuncLogs.tailLines(logFile, 64 * 1024); // bounded: a wedged envd can log without end
             return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
         } catch (IOException | RuntimeException e) {
             return "(envd log unreadable: " + e.getMessage() + ")";
