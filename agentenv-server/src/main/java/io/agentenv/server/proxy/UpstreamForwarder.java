@@ -178,7 +178,7 @@ final class UpstreamForwarder extends ProxyHandler {
             Thread.ofVirtual().name("aenv-proxy-reroute").start(() -> reroute(request, response, callback, upstream, failure));
             return;
         }
-        reply(request, response, callback, upstream, failure);
+        reply(response, callback, upstream, failure);
     }
 
     private void reroute(Request request, Response response, Callback callback, Upstream upstream, Throwable failure) {
@@ -191,7 +191,7 @@ final class UpstreamForwarder extends ProxyHandler {
             moved = Optional.empty();
         }
         if (moved.isEmpty()) {
-            reply(request, response, callback, upstream, failure);
+            reply(response, callback, upstream, failure);
             return;
         }
         log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value())
@@ -202,7 +202,7 @@ final class UpstreamForwarder extends ProxyHandler {
     }
 
     /** Answers a request whose upstream failed before its response started. */
-    private static void reply(Request request, Response response, Callback callback, Upstream upstream, Throwable failure) {
+    private static void reply(Response response, Callback callback, Upstream upstream, Throwable failure) {
         ProxyProblem problem = switch (failure) {
             case OpenStreams.SandboxGone gone -> ProxyProblem.sandboxNotFound(gone.sandbox().value());
             case TimeoutException timeout -> ProxyProblem.of(504,
