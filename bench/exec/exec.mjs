@@ -21,6 +21,7 @@ import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
+import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
 const samplesPerVariant = Number(process.argv[2] ?? 200)
 const block = 10
@@ -28,6 +29,7 @@ const rounds = Math.ceil(samplesPerVariant / block)
 const warmup = 3
 delete process.env.E2B_DEBUG
 // BENCH_SERVER_JVM=test runs the server with the e2e harness's quick-start options (C1 only) instead of serve.sh's.
+const names = laneEnv(await claimLane(), LAYOUTS.exec) // concurrent bench runs never share names
 const server = await startServer({
   backend: 'container',
   readyTimeoutMs: 120_000,
@@ -35,11 +37,7 @@ const server = await startServer({
   env: {
     // another envd build or template cache (A/B runs): AENV_BACKEND_ENVD_DIR, AENV_BACKEND_HOST_ENV
     ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
-    AENV_BACKEND_NAME_PREFIX: 'aenvx',
-    AENV_BACKEND_RUN_DIR: '/run/agentenv/bench-exec',
-    AENV_BACKEND_CGROUP_PARENT: 'agentenv-bench-exec',
-    AENV_BACKEND_FIRST_SLOT: '14336',
-    AENV_BACKEND_ID_PREFIX: 'bexec-',
+    ...names,
     AENV_BACKEND_WARM_SLOTS: '2',
     AENV_BACKEND_MAX_SANDBOXES: '4',
     AENV_BACKEND_CPU_COUNT: '1',
@@ -117,7 +115,7 @@ function summary(values) {
 
 /** CPU time (ms) used so far by everything in the sandbox cgroups under the bench's parent (one sandbox). */
 function sandboxCpuMs() {
-  return Number(readFileSync('/sys/fs/cgroup/cpuacct/agentenv-bench-exec/cpuacct.usage', 'utf8')) / 1e6
+  return Number(readFileSync(`/sys/fs/cgroup/cpuacct/${names.AENV_BACKEND_CGROUP_PARENT}/cpuacct.usage`, 'utf8')) / 1e6
 }
 
 /** CPU time (ms) of a process, from /proc (utime+stime in ticks; children excluded). */
@@ -130,7 +128,7 @@ try {
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
   const ip = (await sbx.commands.run('hostname -I')).stdout.trim().split(/\s+/)[0]
   const envdPid = Number(execFileSync('sh', ['-c',
-    'for p in $(cat /sys/fs/cgroup/pids/agentenv-bench-exec/*/cgroup.procs); do case $(readlink /proc/$p/exe) in */bin/java) echo $p;; esac; done'])
+    `for p in $(cat /sys/fs/cgroup/pids/${names.AENV_BACKEND_CGROUP_PARENT}/*/cgroup.procs); do case $(readlink /proc/$p/exe) in */bin/java) echo $p;; esac; done`])
     .toString().trim().split('\n')[0])
   const direct = await Sandbox.connect(sbx.sandboxId, { ...opts, sandboxUrl: `http://${ip}:49983` })
   const token = sbx.envdAccessToken

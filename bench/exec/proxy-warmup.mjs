@@ -9,17 +9,15 @@ import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
+import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 
+const names = laneEnv(await claimLane(), LAYOUTS.exec) // concurrent bench runs never share names
 const server = await startServer({
   backend: 'container',
   readyTimeoutMs: 120_000,
   jvmOptions: process.env.BENCH_SERVER_JVM === 'test' ? undefined : SERVE_JVM_OPTIONS,
   env: {
-    AENV_BACKEND_NAME_PREFIX: 'aenvx',
-    AENV_BACKEND_RUN_DIR: '/run/agentenv/bench-exec',
-    AENV_BACKEND_CGROUP_PARENT: 'agentenv-bench-exec',
-    AENV_BACKEND_FIRST_SLOT: '14336',
-    AENV_BACKEND_ID_PREFIX: 'bexec-',
+    ...names,
     AENV_BACKEND_WARM_SLOTS: '2',
     AENV_BACKEND_MAX_SANDBOXES: '4',
     AENV_BACKEND_CPU_COUNT: '1',

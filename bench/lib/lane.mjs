@@ -24,6 +24,7 @@ export const LAYOUTS = Object.freeze({
   sdk: Object.freeze({ tag: 'q', name: 'sdk', id: 'sdk', firstSlot: 10240, slots: 64 }),
   pause: Object.freeze({ tag: 'p', name: 'pause', id: 'pse', firstSlot: 10752, slots: 16 }),
   capacity: Object.freeze({ tag: 'c', name: 'capacity', id: 'cap', firstSlot: 2048, slots: 768 }),
+  exec: Object.freeze({ tag: 'x', name: 'exec', id: 'exec', firstSlot: 14336, slots: 16 }),
 })
 
 /** Claims the first free lane (0..7) for the rest of this process's life; throws when all are taken. */
