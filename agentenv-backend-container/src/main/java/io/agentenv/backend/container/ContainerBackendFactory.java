@@ -323,6 +323,21 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 resources, ContainerSandbox.Phase.PREPARED);
     }
 
+    /**
+     * Finishes the release of the sandbox's last pause (slot, runc's state and cgroups, sandbox dir, claim), trying a
+     * failed one again ({@link PauseReleases#await}); without this a failed release of a killed sandbox stayed until the
+     * next start-up's {@link LeftoverReaper}.
+     */
+    @Override
+    public void discardPaused(SandboxId id) throws BackendException {
+        try {
+            requireParts().pauseReleases().await(id);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Recoverable("interrupted while releasing paused sandbox " + id, e);
+        }
+    }
+
     @Override
     public PausedState decodePausedState(byte[] encoded, Path artifactDir) throws BackendException {
         return SavedStates.decodePaused(encoded, artifactDir);
