@@ -21,7 +21,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -170,7 +169,7 @@ class OrchestratorLivenessTest {
     void a_dead_instance_is_left_to_the_operation_that_owns_a_transitional_state(SandboxState state) {
         // given: the test plays the operation that owns the state
         SandboxId id = h.create();
-        assertThat(h.store.transition(id, EnumSet.of(SandboxState.RUNNING), state)).isTrue();
+        assertThat(h.orchestrator.records().cas(id, SandboxState.RUNNING, state)).isTrue();
         live(id).die("gone during " + state);
         // when
         LivenessCheck.Round round = check();
@@ -178,7 +177,7 @@ class OrchestratorLivenessTest {
         assertThat(round.of(id)).isEqualTo(LivenessCheck.Outcome.NOT_RUNNING);
         assertThat(h.state(id)).isEqualTo(state);
         assertThat(h.backend.count(MockOp.LIVENESS)).isZero();
-        assertThat(h.store.transition(id, EnumSet.of(state), SandboxState.RUNNING)).isTrue();
+        assertThat(h.orchestrator.records().cas(id, state, SandboxState.RUNNING)).isTrue();
         assertThat(check().of(id)).isEqualTo(LivenessCheck.Outcome.REMOVED); // once RUNNING again, it goes
     }
 
