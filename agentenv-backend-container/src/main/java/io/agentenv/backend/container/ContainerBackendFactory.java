@@ -142,7 +142,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
             HostParts built = new HostParts(settings, layout, runner,
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting()),
-                    new OverlayMounts(runner), new SandboxDisks(runner, spares), firewall, pool,
+                    new OverlayMounts(), new SandboxDisks(runner, spares), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
                     envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
