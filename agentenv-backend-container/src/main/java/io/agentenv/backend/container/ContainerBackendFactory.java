@@ -217,7 +217,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             return target;
         }
         Path partial = copies.resolve(".partial-" + target.getFileName());
-        parts.deleteTree(partial);
+        HostParts.deleteTree(partial);
         Files.createDirectories(partial);
         for (String file : ENVD_FILES) {
             parts.runner().run(Command.of(Duration.ofMinutes(2), "cp", "-a", source.resolve(file).toString(),

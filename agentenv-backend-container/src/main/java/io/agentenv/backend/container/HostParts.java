@@ -253,12 +253,7 @@ record HostParts(
      * every pause and kill). Symlinks are removed, never followed; a tree with anything still mounted below it is
      * refused as a whole, so the backend never deletes into a mount (a sandbox's disk or overlay that failed to unmount).
      */
-    void deleteTree(Path dir) throws IOException {
-        removeTree(dir);
-    }
-
-    /** {@link #deleteTree} for callers without the parts (runc's state dirs). */
-    static void removeTree(Path dir) throws IOException {
+    static void deleteTree(Path dir) throws IOException {
         if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }

@@ -132,10 +132,10 @@ final class TemplateImages {
         Path partial = dir.resolveSibling("." + dir.getFileName() + ".partial");
         NetSlot slot = null;
         try {
-            parts.deleteTree(partial);
+            HostParts.deleteTree(partial);
             parts.runc().delete(id);
             parts.unmountRootfs(dirs);
-            parts.deleteTree(dirs.dir());
+            HostParts.deleteTree(dirs.dir());
             try {
                 slot = parts.pool().acquire();
             } catch (NetnsPool.NoFreeSlotException e) {
@@ -159,7 +159,7 @@ final class TemplateImages {
             parts.overlays().unmount(dirs.rootfs());
             parts.move(dirs.upper(), partial.resolve("layer"));
             Files.writeString(partial.resolve(READY), template + "\n");
-            parts.deleteTree(dir);
+            HostParts.deleteTree(dir);
             Files.move(partial, dir);
         } catch (IOException | CommandFailedException | EnvdException e) {
             throw new BackendException.Terminal("could not build the boot image of template " + template + ": "
@@ -179,8 +179,8 @@ final class TemplateImages {
             if (slot != null) {
                 parts.pool().release(slot);
             }
-            parts.deleteTree(dirs.dir());
-            parts.deleteTree(partial);
+            HostParts.deleteTree(dirs.dir());
+            HostParts.deleteTree(partial);
         } catch (IOException | CommandFailedException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("template boot container not fully removed");
         }

@@ -201,7 +201,7 @@ final class WarmPool implements AutoCloseable {
             }
             parts.unmountRootfs(member.dirs());
             parts.pool().release(member.slot());
-            parts.deleteTree(member.dirs().dir());
+            HostParts.deleteTree(member.dirs().dir());
         } catch (IOException | CommandFailedException e) {
             log.atWarn().addKeyValue("sandbox_id", member.id().value()).setCause(e).log("warm sandbox not fully removed");
         }

@@ -166,7 +166,7 @@ final class BackendFixture implements AutoCloseable {
                 for (Path mount : MountTable.mountsUnder(workDir)) {
                     p.overlays().unmount(mount);
                 }
-                p.deleteTree(workDir);
+                HostParts.deleteTree(workDir);
             } finally {
                 lane.close();
             }

@@ -167,7 +167,7 @@ class ContainerBackendHostTest {
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(resumed.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -206,7 +206,7 @@ class ContainerBackendHostTest {
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -245,7 +245,7 @@ class ContainerBackendHostTest {
         // then
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/dev/shm/note")).isEqualTo("kept");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -262,7 +262,7 @@ class ContainerBackendHostTest {
 
         assertThat(freezerState(spec)).isEqualTo("THAWED");
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -280,7 +280,7 @@ class ContainerBackendHostTest {
         Path dir = artifacts("pause-after-failure");
         sandbox.pause(PauseMode.WITH_MEMORY, dir);
         Files.delete(notADir);
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     private static String freezerState(LaunchSpec spec) throws Exception {
@@ -303,7 +303,7 @@ class ContainerBackendHostTest {
 
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(exec(spec, "sh", "-c", "cat /proc/" + sleeper + "/comm 2>/dev/null || echo gone")).isNotEqualTo("sleep");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -336,7 +336,7 @@ class ContainerBackendHostTest {
                 start.get();
             }
         }
-        backend.parts().deleteTree(dir); // children must not depend on the capture once started
+        HostParts.deleteTree(dir); // children must not depend on the capture once started
 
         for (int i = 0; i < children.size(); i++) {
             LaunchSpec child = children.get(i);
@@ -365,13 +365,13 @@ class ContainerBackendHostTest {
         exec(child, "sh", "-c", "echo two > /home/user/two; rm /home/user/one");
         Path second = artifacts("gen2");
         SnapshotState two = middle.snapshot(second);
-        backend.parts().deleteTree(first);
+        HostParts.deleteTree(first);
 
         LaunchSpec grandchild = spec(Map.of(), NetworkPolicy.DEFAULT);
         launch(grandchild, new LaunchSource.Snapshot(backend.factory.decodeSnapshotState(two.encode(), second)));
 
         assertThat(exec(grandchild, "ls", "/home/user")).isEqualTo("two");
-        backend.parts().deleteTree(second);
+        HostParts.deleteTree(second);
     }
 
     @Test
@@ -400,7 +400,7 @@ class ContainerBackendHostTest {
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test

@@ -6,10 +6,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -48,9 +46,7 @@ class ContainerBackendInitHostTest {
                 // closing the spare disks joins their refill and removes their directory; left running, it fills it
                 assertThat(workDir.resolve("spare-disks")).doesNotExist();
             } finally {
-                try (Stream<Path> walk = Files.walk(workDir)) {
-                    walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-                }
+                HostFixture.deleteTree(workDir);
             }
         }
     }
