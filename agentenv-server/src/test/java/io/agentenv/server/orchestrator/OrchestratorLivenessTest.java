@@ -3,7 +3,6 @@ package io.agentenv.server.orchestrator;
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockAction;
-import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.EnvdMetrics;
@@ -19,7 +18,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -185,11 +183,7 @@ class OrchestratorLivenessTest {
     void a_round_over_many_running_sandboxes_reads_the_store_once_and_removes_only_the_dead_ones(@TempDir Path other) {
         // given: 40 running sandboxes (and one paused) on a store that counts its reads; two instances die
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
-        OrchestratorHarness many = new OrchestratorHarness(other, new MockBackendFactory(),
-                store -> {
-                    counting.set(new FaultyStore(store));
-                    return counting.get();
-                }, Duration.ofSeconds(10));
+        OrchestratorHarness many = OrchestratorHarness.countingReads(other, counting);
         try {
             List<SandboxId> ids = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
@@ -221,11 +215,7 @@ class OrchestratorLivenessTest {
     @Test
     void a_round_without_live_instances_does_not_read_the_store(@TempDir Path other) {
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
-        OrchestratorHarness none = new OrchestratorHarness(other, new MockBackendFactory(),
-                store -> {
-                    counting.set(new FaultyStore(store));
-                    return counting.get();
-                }, Duration.ofSeconds(10));
+        OrchestratorHarness none = OrchestratorHarness.countingReads(other, counting);
         try {
             SandboxId paused = none.create();
             none.orchestrator.pause(paused, PauseMode.WITH_MEMORY);

@@ -2,7 +2,6 @@ package io.agentenv.server.orchestrator;
 
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
-import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.BackendException;
@@ -318,11 +317,7 @@ class SandboxGuestsTest {
     void liveness_and_sampling_rounds_between_two_writes_share_one_read_of_the_running_ids(@TempDir Path other) {
         // given: three running sandboxes on a store that counts reads
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
-        OrchestratorHarness few = new OrchestratorHarness(other, new MockBackendFactory(),
-                store -> {
-                    counting.set(new FaultyStore(store));
-                    return counting.get();
-                }, Duration.ofSeconds(10));
+        OrchestratorHarness few = OrchestratorHarness.countingReads(other, counting);
         SandboxGuests sampled = new SandboxGuests(few.orchestrator, GuestSettings.defaults(), few.clock);
         try {
             List<SandboxId> ids = List.of(few.create(), few.create(), few.create());
@@ -354,11 +349,7 @@ class SandboxGuestsTest {
     void a_round_of_host_readings_over_many_sandboxes_reads_the_store_once(@TempDir Path other) {
         // given: 40 running sandboxes with host readings (and one paused, with a history) on a store that counts reads
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
-        OrchestratorHarness many = new OrchestratorHarness(other, new MockBackendFactory(),
-                store -> {
-                    counting.set(new FaultyStore(store));
-                    return counting.get();
-                }, Duration.ofSeconds(10));
+        OrchestratorHarness many = OrchestratorHarness.countingReads(other, counting);
         SandboxGuests sampled = new SandboxGuests(many.orchestrator, GuestSettings.defaults(), many.clock);
         try {
             List<SandboxId> ids = new ArrayList<>();
