@@ -110,6 +110,14 @@ final class PauseReleases {
         return List.copyOf(inFlight.keySet());
     }
 
+    /** Sandboxes whose release finished with a failure and waits for the next one to try it (tests watch for it). */
+    List<SandboxId> failed() {
+        return inFlight.entrySet().stream().filter(entry -> {
+            CompletableFuture<List<Exception>> outcome = entry.getValue().outcome();
+            return outcome.isDone() && (outcome.isCompletedExceptionally() || !outcome.join().isEmpty());
+        }).map(Map.Entry::getKey).toList();
+    }
+
     /**
      * Waits for {@code release} and runs all its steps once more if it failed; drops it once it succeeded (a release
      * that failed again stays, for the next caller to try). The failures of the last run.

@@ -210,6 +210,31 @@ class ContainerBackendHostTest {
     }
 
     @Test
+    void killing_a_paused_sandbox_whose_release_failed_finishes_the_release_and_leaves_nothing() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        ContainerId id = ((ContainerSandbox) sandbox).containerId();
+        Path sandboxDir = backend.parts().dirs(id).dir();
+        // the fake failure: a mount in the sandbox dir makes the release's removal of the dir refuse, until it is gone
+        Path blocker = Files.createDirectories(sandboxDir.resolve("blocker"));
+        backend.parts().runner().run(Command.of(Duration.ofSeconds(10), "mount", "-t", "tmpfs", "tmpfs", blocker.toString()));
+        Path dir = artifacts("pause-kill");
+        sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+        HostFixture.await("the release after the pause failed", Duration.ofSeconds(30),
+                () -> backend.parts().pauseReleases().failed().contains(spec.id()));
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir, kept by the failed release").isTrue();
+
+        assertThat(Unmounts.unmount(blocker)).isTrue(); // the cause goes away; the kill tries the release again
+        backend.factory.discardPaused(spec.id());
+
+        assertThat(backend.parts().pauseReleases().inFlight()).isEmpty();
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
+        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        HostParts.deleteTree(dir);
+    }
+
+    @Test
     void tmpfs_contents_are_archived_as_plain_tar_and_gzip_archives_of_older_dumps_still_restore() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
