@@ -5,10 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -20,8 +18,6 @@ import org.junit.jupiter.api.Test;
 /** {@link Mounts}: the system calls that replaced the {@code mount} processes, on this host (root). */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class MountsHostTest {
-
-    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private Path dir;
 
@@ -55,16 +51,6 @@ class MountsHostTest {
         return image;
     }
 
-    private void awaitNoLoopDevice() {
-        HostFixture.await("the loop device cleared itself", WAIT, () -> {
-            try {
-                return LoopDevices.backedUnder(dir).isEmpty();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
-    }
-
     @Test
     void an_image_is_mounted_through_a_loop_device_that_clears_itself_after_the_unmount() throws Exception {
         Path image = image();
@@ -77,11 +63,11 @@ class MountsHostTest {
                 .satisfies(loop -> assertThat(loop.backingFile()).isEqualTo(image.toString()));
         Files.writeString(target.resolve("written"), "on the disk");
         assertThat(Unmounts.unmount(target)).isTrue();
-        awaitNoLoopDevice();
+        BackendFixture.awaitNoLoopDevicesUnder(dir);
         Mounts.loopExt4(image, target, "noinit_itable,discard"); // the file is on the image, not in the directory
         assertThat(Files.readString(target.resolve("written"))).isEqualTo("on the disk");
         Unmounts.unmount(target);
-        awaitNoLoopDevice();
+        BackendFixture.awaitNoLoopDevicesUnder(dir);
     }
 
     @Test
@@ -90,7 +76,7 @@ class MountsHostTest {
 
         assertThatThrownBy(() -> Mounts.loopExt4(image, dir.resolve("no-such-dir"), "noinit_itable,discard"))
                 .isInstanceOf(IOException.class).hasMessageContaining("mount(/dev/loop").hasMessageContaining("ENOENT");
-        awaitNoLoopDevice();
+        BackendFixture.awaitNoLoopDevicesUnder(dir);
     }
 
     @Test
