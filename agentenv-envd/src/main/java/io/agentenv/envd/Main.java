@@ -43,6 +43,7 @@ public final class Main {
             System.out.print(EnvdConfig.USAGE);
             return;
         }
+        EnvdServer.prepareInBackground();
         EnvdConfig config;
         try {
             config = EnvdConfig.parse(args, System.getenv());

@@ -85,13 +85,8 @@ public final class EnvdServer implements AutoCloseable {
         this.handler.complete(requireNonNull(handler, "handler is null"));
     }
 
-    /**
-     * Listens on the TCP port (and the unix socket). Also starts, on a background thread, the one-time set-up of the JDK
-     * server's first response that does not depend on envd: its {@code Date} header's formatter loads locale and
-     * time-zone data (~10-20 ms of CPU), which the first request would otherwise wait for.
-     */
+    /** Listens on the TCP port (and the unix socket); see also {@link #prepareInBackground}. */
     public void start() throws IOException {
-        Thread.ofPlatform().name("envd-http-warmup").daemon().start(EnvdServer::prepareResponseDates);
         executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("envd-http-", 0).factory());
         server = HttpServer.create(address, 128);
         server.setExecutor(executor);
@@ -104,10 +99,20 @@ public final class EnvdServer implements AutoCloseable {
         }
     }
 
-    /** What the JDK server does for every response's {@code Date} header (sun.net.httpserver.ExchangeImpl), once. */
-    private static void prepareResponseDates() {
-        DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US).withZone(ZoneId.of("GMT"))
-                .format(Instant.now());
+    /**
+     * Starts, on a background thread, the JDK's one-time set-ups that the first server and its first response need and
+     * that do not depend on envd, so that they run on the second core while envd parses its options and starts: the
+     * search for a {@link System.LoggerFinder} (each server's logger makes the JDK look through the class path and its
+     * own modules' resources, ~5-8 ms of CPU the first time) and the formatter of every response's {@code Date} header
+     * (sun.net.httpserver.ExchangeImpl: locale and time-zone data, ~10-20 ms of CPU). Whoever comes second just uses
+     * what the first did (or waits for its class initialisation).
+     */
+    public static void prepareInBackground() {
+        Thread.ofPlatform().name("envd-http-warmup").daemon().start(() -> {
+            System.LoggerFinder.getLoggerFinder();
+            DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US).withZone(ZoneId.of("GMT"))
+                    .format(Instant.now());
+        });
     }
 
     private void serve(HttpExchange exchange) throws IOException {
