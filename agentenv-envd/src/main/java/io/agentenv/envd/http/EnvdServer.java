@@ -85,9 +85,14 @@ public final class EnvdServer implements AutoCloseable {
         this.handler.complete(requireNonNull(handler, "handler is null"));
     }
 
+    /** Every exchange on its own virtual thread. */
+    private static ExecutorService exchangeThreads() {
+        return Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("envd-http-", 0).factory());
+    }
+
     /** Listens on the TCP port (and the unix socket); see also {@link #prepareInBackground}. */
     public void start() throws IOException {
-        executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("envd-http-", 0).factory());
+        executor = exchangeThreads();
         server = HttpServer.create(address, 128);
         server.setExecutor(executor);
         server.createContext("/", this::serve);
@@ -103,13 +108,18 @@ public final class EnvdServer implements AutoCloseable {
      * Starts, on a background thread, the JDK's one-time set-ups that the first server and its first response need and
      * that do not depend on envd, so that they run on the second core while envd parses its options and starts: the
      * search for a {@link System.LoggerFinder} (each server's logger makes the JDK look through the class path and its
-     * own modules' resources, ~5-8 ms of CPU the first time) and the formatter of every response's {@code Date} header
+     * own modules' resources, ~5-8 ms of CPU the first time), the first virtual thread of an executor like the
+     * server's (its first start spins method-handle classes at run time, which the AOT cache does not keep: ~4 ms on the
+     * dispatcher thread at the first connection otherwise) and the formatter of every response's {@code Date} header
      * (sun.net.httpserver.ExchangeImpl: locale and time-zone data, ~10-20 ms of CPU). Whoever comes second just uses
      * what the first did (or waits for its class initialisation).
      */
     public static void prepareInBackground() {
         Thread.ofPlatform().name("envd-http-warmup").daemon().start(() -> {
             System.LoggerFinder.getLoggerFinder();
+            try (ExecutorService first = exchangeThreads()) {
+                first.execute(() -> { });
+            }
             DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US).withZone(ZoneId.of("GMT"))
                     .format(Instant.now());
         });
