@@ -53,6 +53,7 @@ public final class Main {
         }
         Clock clock = Clock.systemUTC();
         CompletableFuture<Void> warmup = new CompletableFuture<>();
+        CompletableFuture<Void> requestsWarmed = new CompletableFuture<>(); // --warm-requests: GET /ready waits for it
         LogJournal journal = new LogJournal(clock, config.journalBytes(),
                 config.journalFile().flatMap(file -> JournalFile.open(file, config.journalBytes())));
         Logging.configure(journal, config.logLevel(), config.sandboxId());
@@ -65,7 +66,7 @@ public final class Main {
         // checkpoints a template's envd only after it) answers once both are done.
         Services services;
         try {
-            services = wire(config, clock, journal, warmup);
+            services = wire(config, clock, journal, warmup, requestsWarmed);
         } catch (Throwable e) { // whatever it is: exit rather than serve half-wired
             log.atError().setCause(e).log("envd could not wire its services");
             System.exit(1);
@@ -86,6 +87,8 @@ public final class Main {
         server.start();
         Warmup.startInBackground(warmup);
         services.processes().prepareInBackground();
+        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal)
+                .startInBackground(List.of(services.processes().prepared(), warmup), requestsWarmed);
         log.atInfo().addKeyValue("port", server.tcpPort())
                 .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
                 .addKeyValue("user", config.defaultUser())
@@ -101,8 +104,8 @@ public final class Main {
     /** What the shutdown hook needs besides the server, and the handler that serves every request. */
     private record Services(ProcessService processes, EnvdHandler handler) {}
 
-    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
-            throws IOException {
+    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup,
+                                 CompletableFuture<Void> requestsWarmed) throws IOException {
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
         ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention(),
@@ -118,7 +121,7 @@ public final class Main {
                 .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
-        new Readiness(List.of(processes.prepared(), warmup), Duration.ofSeconds(2)).register(routes);
+        new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), Duration.ofSeconds(2)).register(routes);
         return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session));
     }
 }
