@@ -64,7 +64,6 @@ record HostParts(
      * sudo), 0.2 s apart; the host notices the new envd and initialises it ({@link GenerationLiveness}).
      */
     static final String ENVD_SUPERVISOR = supervisorScript(List.of());
-    private static final Pattern PLAIN_ARG = Pattern.compile("[A-Za-z0-9=._-]+");
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(5);
     private static final Duration SHORT = Duration.ofSeconds(10);
     private static final String PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -148,6 +147,34 @@ record HostParts(
         return dirs.envd().resolve(ENVD_SOCKET);
     }
 
+    /**
+     * {@link #ENVD_SUPERVISOR}, whose first envd also gets {@code firstArgs} and the envds it starts again do not (a
+     * template's boot envd warms itself with {@code --warm-requests}; a copy restored from its checkpoint that
+     * restarts envd must not): the same text when there are none.
+     *
+     * @param firstArgs plain words (letters, digits, {@code = . _ -}): they are expanded unquoted by the shell
+     */
+    static String envdSupervisor(List<String> firstArgs) {
+        Pattern plain = Pattern.compile("[A-Za-z0-9=._-]+");
+        if (firstArgs.isEmpty()) {
+            return ENVD_SUPERVISOR;
+        }
+        for (String arg : firstArgs) {
+            if (!plain.matcher(arg).matches()) {
+                throw new IllegalArgumentException("not a plain argument: " + arg);
+            }
+        }
+        return supervisorScript(firstArgs);
+    }
+
+    private static String supervisorScript(List<String> firstArgs) {
+        boolean first = !firstArgs.isEmpty();
+        return (first ? "first='" + String.join(" ", firstArgs) + "'; " : "")
+                + "while :; do \"$0\" \"$@\"" + (first ? " $first" : "") + " >>" + ENVD_LOG + " 2>&1 </dev/null;"
+                + " echo \"agentenv: envd exited with status $?; starting it again\" >>" + ENVD_LOG + ";"
+                + (first ? " first=;" : "") + " sleep 0.2; done";
+    }
+
     /** What a new sandbox of a template gets: the CPU and memory its cgroup enforces and the size of its own disk. */
     Resources resources() {
         return new Resources(settings.cpuCount(), settings.memoryMiB(), settings.diskMiB());
@@ -203,33 +230,6 @@ record HostParts(
                 Optional.of(layout.resolvConf()),
                 criuConfig,
                 settings.privileges());
-    }
-
-    /**
-     * {@link #ENVD_SUPERVISOR}, whose first envd also gets {@code firstArgs} and the envds it starts again do not (a
-     * template's boot envd warms itself with {@code --warm-requests}; a copy restored from its checkpoint that
-     * restarts envd must not): the same text when there are none.
-     *
-     * @param firstArgs plain words (letters, digits, {@code = . _ -}): they are expanded unquoted by the shell
-     */
-    static String envdSupervisor(List<String> firstArgs) {
-        if (firstArgs.isEmpty()) {
-            return ENVD_SUPERVISOR;
-        }
-        for (String arg : firstArgs) {
-            if (!PLAIN_ARG.matcher(arg).matches()) {
-                throw new IllegalArgumentException("not a plain argument: " + arg);
-            }
-        }
-        return supervisorScript(firstArgs);
-    }
-
-    private static String supervisorScript(List<String> firstArgs) {
-        boolean first = !firstArgs.isEmpty();
-        return (first ? "first='" + String.join(" ", firstArgs) + "'; " : "")
-                + "while :; do \"$0\" \"$@\"" + (first ? " $first" : "") + " >>" + ENVD_LOG + " 2>&1 </dev/null;"
-                + " echo \"agentenv: envd exited with status $?; starting it again\" >>" + ENVD_LOG + ";"
-                + (first ? " first=;" : "") + " sleep 0.2; done";
     }
 
     /** Sets the UTS hostname of a running container from the host (a restored one keeps its checkpoint's). */
