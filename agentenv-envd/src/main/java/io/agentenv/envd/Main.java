@@ -53,7 +53,6 @@ public final class Main {
         }
         Clock clock = Clock.systemUTC();
         CompletableFuture<Void> warmup = new CompletableFuture<>();
-        CompletableFuture<Void> requestsWarmed = new CompletableFuture<>(); // --warm-requests: GET /ready waits for it
         LogJournal journal = new LogJournal(clock, config.journalBytes(),
                 config.journalFile().flatMap(file -> JournalFile.open(file, config.journalBytes())));
         Logging.configure(journal, config.logLevel(), config.sandboxId());
@@ -66,7 +65,7 @@ public final class Main {
         // checkpoints a template's envd only after it) answers once both are done.
         Services services;
         try {
-            services = wire(config, clock, journal, warmup, requestsWarmed);
+            services = wire(config, clock, journal, warmup);
         } catch (Throwable e) { // whatever it is: exit rather than serve half-wired
             log.atError().setCause(e).log("envd could not wire its services");
             System.exit(1);
@@ -87,13 +86,13 @@ public final class Main {
         server.start();
         Warmup.startInBackground(warmup);
         services.processes().prepareInBackground();
-        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal)
-                .startInBackground(List.of(services.processes().prepared(), warmup), requestsWarmed);
         log.atInfo().addKeyValue("port", server.tcpPort())
                 .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
                 .addKeyValue("user", config.defaultUser())
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
+        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal)
+                .startInBackground(List.of(services.processes().prepared(), warmup), services.requestsWarmed());
         if (config.aotTraining()) {
             AotTraining.exercise(server.tcpPort(), config.unixSocket());
             System.exit(0);
@@ -101,11 +100,14 @@ public final class Main {
         stopped.await();
     }
 
-    /** What the shutdown hook needs besides the server, and the handler that serves every request. */
-    private record Services(ProcessService processes, EnvdHandler handler) {}
+    /**
+     * What the shutdown hook needs besides the server, the handler that serves every request, and what completes the
+     * request warm-up ({@code --warm-requests}; GET /ready waits for it).
+     */
+    private record Services(ProcessService processes, EnvdHandler handler, CompletableFuture<Void> requestsWarmed) {}
 
-    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup,
-                                 CompletableFuture<Void> requestsWarmed) throws IOException {
+    private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
+            throws IOException {
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
         ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention(),
@@ -121,7 +123,8 @@ public final class Main {
                 .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
+        CompletableFuture<Void> requestsWarmed = new CompletableFuture<>();
         new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), Duration.ofSeconds(2)).register(routes);
-        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session));
+        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed);
     }
 }

@@ -118,10 +118,12 @@ final class TemplateImages {
     private String key(Path rootfs) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
+            // warm-up get a new key
+            digest.update((HostParts.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
             String text = String.join("\n", rootfs.toString(), envdDir.toString(), parts.settings().jdkHome().toString(),
                     Integer.toString(parts.settings().cpuCount()), Integer.toString(parts.settings().memoryMiB()),
-                    parts.settings().privileges().name(), "v3", HostParts.envdSupervisor(BOOT_ENVD_ARGS),
-                    HostParts.ENVD_JOURNAL);
+                    parts.settings().privileges().name(), "v2", HostParts.ENVD_SUPERVISOR, HostParts.ENVD_JOURNAL);
             return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
