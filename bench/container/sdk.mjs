@@ -12,8 +12,9 @@
 // With `tti` only the two time-to-interactive rows, and with them their split: Sandbox.create alone, then each of the
 // first AENV_BENCH_SPLIT commands (`commands.run('true')`, default 12) on every new sandbox of the sequential loop (the
 // first one is TTI's; the others run after TTI's clock stopped, before the kill), so a cold request path in a new
-// sandbox's envd shows as first commands slower than the later ones; also envd's CPU time since its restore (read
-// from /proc inside the sandbox: load-insensitive) after create's /init and those k commands, and for k more.
+// sandbox's envd shows as first commands slower than the later ones; also envd's CPU time and minor page faults since
+// its restore (read from /proc inside the sandbox: load-insensitive) after create's /init and those k commands, and
+// for k more.
 // AENV_BENCH_SPLIT=<k> adds the split to any mode.
 // AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (its per-step timings are less load-sensitive evidence).
 // The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same sandbox: the server's JIT is
@@ -66,19 +67,19 @@ const serverCpuMs = () => {
 }
 
 const rows = []
-function report(what, samples) {
+function report(what, samples, unit = 'ms') {
   const s = [...samples].sort((a, b) => a - b)
   const pct = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]
   const row = { what, n: s.length, p50: pct(0.5).toFixed(1), p95: pct(0.95).toFixed(1), max: s.at(-1).toFixed(1) }
   rows.push(row)
-  console.log(`${what.padEnd(60)} n=${String(row.n).padStart(3)}  p50 ${row.p50.padStart(7)} ms  p95 ${row.p95.padStart(7)} ms  max ${row.max.padStart(7)} ms`)
+  console.log(`${what.padEnd(60)} n=${String(row.n).padStart(3)}  p50 ${row.p50.padStart(7)} ${unit}  p95 ${row.p95.padStart(7)} ${unit}  max ${row.max.padStart(7)} ${unit}`)
 }
 const now = () => performance.now()
-/** envd's CPU time (utime + stime of the sandbox's JVM, 10 ms ticks) read from inside the sandbox. */
-async function envdCpuMs(sbx) {
+/** envd's CPU time (utime + stime of the sandbox's JVM, 10 ms ticks) and minor page faults, read inside the sandbox. */
+async function envdCpu(sbx) {
   const { stdout } = await sbx.commands.run('cat /proc/$(pgrep -o -x java)/stat')
   const f = stdout.split(') ')[1].split(' ')
-  return (Number(f[11]) + Number(f[12])) * 10
+  return { ms: (Number(f[11]) + Number(f[12])) * 10, minflt: Number(f[7]) }
 }
 
 try {
@@ -91,6 +92,8 @@ try {
   const commandsOnNew = Array.from({ length: splitCommands }, () => [])
   const envdCpuCold = []
   const envdCpuWarm = []
+  const envdFaultsCold = []
+  const envdFaultsWarm = []
   for (let i = 0; i < (onlyExec ? 0 : n); i++) {
     await sleep(500) // lets the warm pool refill, as between users' creates
     const t0 = now()
@@ -108,11 +111,13 @@ try {
     }
     if (splitCommands > 0) {
       // envd's CPU time since its restore (load-insensitive), after create's /init and the k commands, then after k more
-      const cold = await envdCpuMs(sbx)
+      const cold = await envdCpu(sbx)
       for (let k = 0; k < splitCommands; k++) await sbx.commands.run('true')
-      const warm = await envdCpuMs(sbx)
-      envdCpuCold.push(cold)
-      envdCpuWarm.push(warm - cold)
+      const warm = await envdCpu(sbx)
+      envdCpuCold.push(cold.ms)
+      envdCpuWarm.push(warm.ms - cold.ms)
+      envdFaultsCold.push(cold.minflt)
+      envdFaultsWarm.push(warm.minflt - cold.minflt)
     }
     await sbx.kill()
   }
@@ -122,6 +127,9 @@ try {
     commandsOnNew.forEach((samples, k) => report(`  split: command ${k + 1} on the new sandbox`, samples))
     report(`  envd CPU ms since restore: /init + ${splitCommands} commands + 1 read`, envdCpuCold)
     report(`  envd CPU ms: the next ${splitCommands} commands + 1 read`, envdCpuWarm)
+    // since restore includes CRIU's own filling of the restored memory in the task
+    report(`  envd minor faults since restore (+ CRIU's): /init + ${splitCommands} + 1`, envdFaultsCold, '')
+    report(`  envd minor faults: the next ${splitCommands} commands + 1 read`, envdFaultsWarm, '')
   }
 
   await sleep(2000)
