@@ -96,6 +96,8 @@ public final class Main {
                 .addKeyValue("serving_ms", Duration.ofNanos(servingNanos - startNanos).toMillis())
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
+        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal)
+                .startInBackground(List.of(services.processes().prepared(), warmup), services.requestsWarmed());
         if (config.aotTraining()) {
             AotTraining.exercise(server.tcpPort(), config.unixSocket());
             System.exit(0);
@@ -103,8 +105,11 @@ public final class Main {
         stopped.await();
     }
 
-    /** What the shutdown hook needs besides the server, and the handler that serves every request. */
-    private record Services(ProcessService processes, EnvdHandler handler) {}
+    /**
+     * What the shutdown hook needs besides the server, the handler that serves every request, and what completes the
+     * request warm-up ({@code --warm-requests}; GET /ready waits for it).
+     */
+    private record Services(ProcessService processes, EnvdHandler handler, CompletableFuture<Void> requestsWarmed) {}
 
     private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
             throws IOException {
@@ -123,7 +128,8 @@ public final class Main {
                 .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
-        new Readiness(List.of(processes.prepared(), warmup), Duration.ofSeconds(2)).register(routes);
-        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session));
+        CompletableFuture<Void> requestsWarmed = new CompletableFuture<>();
+        new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), Duration.ofSeconds(2)).register(routes);
+        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed);
     }
 }
