@@ -76,6 +76,22 @@ class ProcessTableTest {
     }
 
     @Test
+    void the_exit_is_in_the_journal_before_the_end_listeners_run() throws Exception {
+        LogJournal journal = new LogJournal(clock, 1 << 16);
+        SpawnedProcess process = fakeProcess(4343);
+        ChildProcess child = new ChildProcess(ChildProcess.Kind.PIPES, process, task -> Thread.ofVirtual().start(task),
+                ProcessConfig.newBuilder().setCmd("/bin/true").build(), Optional.empty(), false,
+                new PosixSignals(Optional.empty()), journal, clock);
+        java.util.concurrent.CompletableFuture<java.util.List<String>> seenAtEnd = new java.util.concurrent.CompletableFuture<>();
+        child.whenEnded(ended -> seenAtEnd.complete(journal.read(0, 100, java.util.OptionalInt.empty()).entries().stream()
+                .map(LogJournal.Entry::message).toList()));
+        child.start(Optional.empty());
+        process.exited(3);
+
+        assertThat(seenAtEnd.get(5, TimeUnit.SECONDS)).anySatisfy(message -> assertThat(message).startsWith("exited: "));
+    }
+
+    @Test
     void an_exited_process_is_kept_for_the_retention_and_then_forgotten() throws Exception {
         SpawnedProcess process = fakeProcess(4242);
         ChildProcess child = child(process);
