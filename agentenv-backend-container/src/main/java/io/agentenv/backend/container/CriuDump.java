@@ -22,7 +22,8 @@ import java.util.function.Predicate;
  * <ul>
  *   <li>the init's pid, the rootfs, the CRIU config file of the {@code org.criu.config} label, the freezer cgroup;</li>
  *   <li>the network namespace as external ({@code net[<inode>]:extRootNetNS}), so a restore joins the one given;</li>
- *   <li>every bind mount as external under its destination, the v1 cgroup mounts under {@code /sys/fs/cgroup}
+ *   <li>every bind mount as external under its destination (/dev and /sys/fs/cgroup among them, see
+ *       {@link GuestMounts}; unless it is a tmpfs restored from an older checkpoint), the v1 cgroup mounts under {@code /sys/fs/cgroup}
  *       (runc makes them binds when there is no cgroup namespace), masked paths that are files as {@code /dev/null},
  *       and the devices;</li>
  *   <li>the init's stdio paths as {@code descriptors.json} in the images, which {@code runc restore} reads.</li>
@@ -82,7 +83,11 @@ final class CriuDump {
         for (JsonNode mount : config.path("mounts")) {
             String destination = mount.path("destination").asText();
             switch (mount.path("device").asText()) {
-                case "bind" -> external.add(mnt(destination, destination));
+                case "bind" -> {
+                    if (!tmpfsRootAt(mountinfo, destination)) {
+                        external.add(mnt(destination, destination));
+                    }
+                }
                 case "cgroup" -> {
                     if (!cgroupNamespace) {
                         for (String binds : cgroupMountsUnder(mountinfo, destination)) {
@@ -148,6 +153,25 @@ final class CriuDump {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Whether the mount at {@code mountPoint} is the root of a tmpfs. A bind in the config that shows up as one was
+     * not mounted from that config: the container was restored from a checkpoint taken when runc still mounted a tmpfs
+     * there (/dev and /sys/fs/cgroup before {@link GuestMounts}), which CRIU restored as it was. It is dumped as the
+     * tmpfs it is (its archive), not as an external bind; the restore of that dump brings it back as such again.
+     */
+    static boolean tmpfsRootAt(String mountinfo, String mountPoint) {
+        boolean tmpfs = false;
+        for (String line : mountinfo.lines().toList()) {
+            String[] fields = line.split(" ");
+            int separator = List.of(fields).indexOf("-");
+            if (fields.length >= 5 && separator > 0 && separator + 1 < fields.length
+                    && MountTable.unescape(fields[4]).equals(mountPoint)) {
+                tmpfs = fields[separator + 1].equals("tmpfs") && fields[3].equals("/"); // the last mount there is on top
+            }
+        }
+        return tmpfs;
     }
 
     /** Mount points of cgroup (v1) mounts directly below {@code destination} in a mountinfo text. */
