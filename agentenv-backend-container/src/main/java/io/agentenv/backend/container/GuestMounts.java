@@ -52,7 +52,7 @@ import java.util.stream.Stream;
  * </ul>
  *
  * Both are shared by all sandboxes (they are read-only inside and identical for every sandbox) and kept under the
- * host's cache dir; {@link #prepare} builds them once and checks them at every start of the backend, replacing a
+ * host's cache dir, in a directory only root may enter; {@link #prepare} builds them once and checks them at every start of the backend, replacing a
  * directory that does not hold exactly what it should.
  *
  * @param dev the directory bound at {@code /dev}
@@ -68,8 +68,11 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     /** runc's /dev symlinks (ptmx into the sandbox's own devpts instance). */
     static final Map<String, String> DEV_LINKS = Map.of("fd", "/proc/self/fd", "stdin", "/proc/self/fd/0",
             "stdout", "/proc/self/fd/1", "stderr", "/proc/self/fd/2", "ptmx", "pts/ptmx");
-    /** Mount points of the sandbox's own mounts inside /dev. */
-    static final List<String> DEV_MOUNT_POINTS = List.of("pts", "shm", "mqueue");
+    /**
+     * Mount points of the sandbox's own mounts inside /dev, and their modes. runc gives a tmpfs the mode of the
+     * directory it is mounted on (it chmods the new root), so /dev/shm's must be 1777: every user may use it.
+     */
+    static final Map<String, String> DEV_MOUNT_POINTS = Map.of("pts", "rwxr-xr-x", "shm", "rwxrwxrwt", "mqueue", "rwxr-xr-x");
     /**
      * The controllers runc 1.1's cgroup v1 manager creates a container's cgroup in ({@code systemd}: the named
      * hierarchy name=systemd). A hierarchy with any other controller is not bound: runc would have bound the host's
@@ -82,7 +85,8 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     private static final int S_IFCHR = 0020000;
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle MKNOD = mknod();
+    private static final MethodHandle MKNOD = downcall("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle CHMOD = downcall("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
 
     GuestMounts {
         requireNonNull(dev, "dev is null");
@@ -124,6 +128,8 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
      */
     static GuestMounts prepare(Path dir, Path cgroupRoot) throws IOException {
         Files.createDirectories(dir);
+        // root only: /dev/shm's mount point is world-writable (see DEV_MOUNT_POINTS), and no host user has business here
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         Hierarchies hierarchies = Hierarchies.of(cgroupRoot);
         Path dev = dir.resolve("dev");
         Path cgroup = dir.resolve("cgroup");
@@ -215,14 +221,14 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
         for (Map.Entry<String, String> link : DEV_LINKS.entrySet()) {
             Files.createSymbolicLink(dir.resolve(link.getKey()), Path.of(link.getValue()));
         }
-        for (String mountPoint : DEV_MOUNT_POINTS) {
-            Files.setPosixFilePermissions(Files.createDirectory(dir.resolve(mountPoint)), PosixFilePermissions.fromString("rwxr-xr-x"));
+        for (Map.Entry<String, String> mountPoint : DEV_MOUNT_POINTS.entrySet()) {
+            chmod(Files.createDirectory(dir.resolve(mountPoint.getKey())), mountPoint.getValue());
         }
     }
 
     private static String devProblem(Path dir) throws IOException {
         Set<String> expected = new TreeSet<>(DEV_LINKS.keySet());
-        expected.addAll(DEV_MOUNT_POINTS);
+        expected.addAll(DEV_MOUNT_POINTS.keySet());
         DEVICES.forEach(d -> expected.add(d.name()));
         String problem = ownedByRootAndClosed(dir, expected);
         if (problem != null) {
@@ -243,9 +249,10 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
                 return path + " is not a symlink to " + link.getValue();
             }
         }
-        for (String mountPoint : DEV_MOUNT_POINTS) {
-            if (ownedByRootAndClosed(dir.resolve(mountPoint), Set.of()) != null) {
-                return dir.resolve(mountPoint) + " is not an empty directory owned by root (0755)";
+        for (Map.Entry<String, String> mountPoint : DEV_MOUNT_POINTS.entrySet()) {
+            Path path = dir.resolve(mountPoint.getKey());
+            if (ownedByRootAndClosed(path, Set.of(), mode(mountPoint.getValue())) != null) {
+                return path + " is not an empty directory owned by root (" + mountPoint.getValue() + ")";
             }
         }
         return null;
@@ -283,12 +290,16 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
 
     /** Null when {@code dir} is a directory (no symlink) owned by root, mode 0755, holding exactly {@code names}. */
     private static String ownedByRootAndClosed(Path dir, Set<String> names) throws IOException {
+        return ownedByRootAndClosed(dir, names, 0755);
+    }
+
+    private static String ownedByRootAndClosed(Path dir, Set<String> names, int wantedMode) throws IOException {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return dir + " is not a directory";
         }
         Map<String, Object> attrs = Files.readAttributes(dir, "unix:mode,uid,gid", LinkOption.NOFOLLOW_LINKS);
-        if (((Integer) attrs.get("mode") & 07777) != 0755 || (Integer) attrs.get("uid") != 0 || (Integer) attrs.get("gid") != 0) {
-            return dir + " is not owned by root with mode 0755";
+        if (((Integer) attrs.get("mode") & 07777) != wantedMode || (Integer) attrs.get("uid") != 0 || (Integer) attrs.get("gid") != 0) {
+            return dir + " is not owned by root with mode " + Integer.toOctalString(wantedMode);
         }
         Set<String> present = new TreeSet<>();
         try (Stream<Path> entries = Files.list(dir)) {
@@ -297,30 +308,59 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
         return present.equals(names) ? null : dir + " holds " + present + ", not " + names;
     }
 
-    /** The downcall is a restricted method: its descriptor must match libc's {@code int mknod(const char *, mode_t, dev_t)}. */
+    /**
+     * Downcalls are restricted methods: the descriptors must match libc's {@code int mknod(const char *, mode_t, dev_t)}
+     * and {@code int chmod(const char *, mode_t)}.
+     */
     @SuppressWarnings("restricted")
-    private static MethodHandle mknod() {
+    private static MethodHandle downcall(String name, FunctionDescriptor descriptor) {
         Linker linker = Linker.nativeLinker();
         return linker.downcallHandle(
-                linker.defaultLookup().find("mknod").orElseThrow(() -> new IllegalStateException("no mknod in libc")),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG),
-                Linker.Option.captureCallState("errno"));
+                linker.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in libc")),
+                descriptor, Linker.Option.captureCallState("errno"));
+    }
+
+    /** {@code rwxrwxrwt}-style modes, the sticky bit included (which PosixFilePermissions cannot express). */
+    static int mode(String symbolic) {
+        if (!symbolic.matches("[r-][w-][x-][r-][w-][x-][r-][w-][xtT-]")) {
+            throw new IllegalArgumentException("not a mode: " + symbolic);
+        }
+        int mode = 0;
+        for (int i = 0; i < 9; i++) {
+            char c = symbolic.charAt(i);
+            if (c != '-' && c != 'T') {
+                mode |= 1 << (8 - i);
+            }
+        }
+        char last = symbolic.charAt(8);
+        return last == 't' || last == 'T' ? mode | 01000 : mode;
+    }
+
+    private static void chmod(Path path, String symbolic) throws IOException {
+        check(path, "chmod", call(CHMOD, path, mode(symbolic), 0));
     }
 
     private static void mknod(Path path, int mode, long rdev) throws IOException {
-        int errno;
+        check(path, "mknod", call(MKNOD, path, mode, rdev));
+    }
+
+    private static void check(Path path, String what, int errno) throws IOException {
+        if (errno != 0) {
+            throw new IOException(what + "(" + path + ") failed: errno " + errno + (errno == 1 ? " (EPERM: not root)" : ""));
+        }
+    }
+
+    /** Calls {@code handle} (mknod or chmod) on {@code path}; 0 or errno. */
+    private static int call(MethodHandle handle, Path path, int mode, long rdev) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment name = arena.allocateFrom(path.toString());
             MemorySegment state = arena.allocate(CALL_STATE);
-            int result = (int) MKNOD.invokeExact(state, name, mode, rdev);
-            errno = result == 0 ? 0 : (int) ERRNO.get(state, 0L);
+            int result = handle == MKNOD ? (int) MKNOD.invokeExact(state, name, mode, rdev) : (int) CHMOD.invokeExact(state, name, mode);
+            return result == 0 ? 0 : (int) ERRNO.get(state, 0L);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
-            throw new IllegalStateException("mknod call failed", e);
-        }
-        if (errno != 0) {
-            throw new IOException("mknod(" + path + ") failed: errno " + errno + (errno == 1 ? " (EPERM: not root)" : ""));
+            throw new IllegalStateException("call failed", e);
         }
     }
 }

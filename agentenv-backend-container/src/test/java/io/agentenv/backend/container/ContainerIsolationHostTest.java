@@ -118,6 +118,7 @@ class ContainerIsolationHostTest {
         assertThat(host.execFailure(sandbox, "chmod", "0600", "/dev/null").stderrTail()).contains("Read-only file system");
         assertThat(host.execFailure(sandbox, "rm", "-f", "/dev/zero").stderrTail()).contains("Read-only file system");
         assertThat(host.exec(sandbox, "sh", "-c", "echo kept > /dev/shm/file && cat /dev/shm/file")).isEqualTo("kept");
+        assertThat(host.exec(sandbox, "stat", "-c", "%a", "/dev/shm", "/dev/mqueue")).isEqualTo("1777\n1777");
         assertThat(host.exec(sandbox, "sh", "-c", "grep -E ' /dev | /sys/fs/cgroup ' /proc/self/mountinfo | grep -c ' ro,'"))
                 .isEqualTo("2");
         assertThat(host.exec(sandbox, "sh", "-c", "grep -c ' - tmpfs ' /proc/self/mountinfo"))

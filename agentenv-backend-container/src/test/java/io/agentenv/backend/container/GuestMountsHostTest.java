@@ -59,6 +59,9 @@ class GuestMountsHostTest {
         assertThat(Files.readSymbolicLink(mounts.dev().resolve("ptmx"))).isEqualTo(Path.of("pts/ptmx"));
         assertThat(Files.readSymbolicLink(mounts.dev().resolve("stderr"))).isEqualTo(Path.of("/proc/self/fd/2"));
         assertThat(mounts.dev().resolve("shm")).isEmptyDirectory();
+        assertThat((Integer) Files.getAttribute(mounts.dev().resolve("shm"), "unix:mode") & 07777)
+                .as("runc gives /dev/shm's tmpfs the mode of its mount point").isEqualTo(01777);
+        assertThat((Integer) Files.getAttribute(dir, "unix:mode") & 0777).as("only root enters").isEqualTo(0700);
         try (InputStream zero = Files.newInputStream(mounts.dev().resolve("zero"))) {
             assertThat(zero.readNBytes(4)).as("a device node that works").containsExactly(0, 0, 0, 0);
         }
