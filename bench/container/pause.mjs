@@ -60,7 +60,14 @@ function tmpfsArchives() {
   const SKIP = new Set(['rootfs', 'upper', 'layer', 'layers', 'disk', 'envd', 'lib'])
   const found = []
   const walk = (dir, depth) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
+    let entries
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch (e) {
+      if (e.code === 'ENOENT') return // a dir the pause's release removes meanwhile (the sandbox dir)
+      throw e
+    }
+    for (const e of entries) {
       if (e.isDirectory() && depth < 8 && !SKIP.has(e.name)) walk(join(dir, e.name), depth + 1)
       else if (e.isFile() && e.name === 'inventory.img' && dir.endsWith('/images')) found.push(dir)
     }
