@@ -122,7 +122,7 @@ class CriuDumpTest {
                 facts(""), RuncRuntime.AfterCheckpoint.STOP);
 
         assertThat(argv).startsWith("/opt/criu/sbin/criu", "dump", "--no-default-config", "--tree", "4242",
-                "--images-dir", "/art/images", "--work-dir", "/sb/dump-work", "--log-file", "dump.log", "-v4",
+                "--images-dir", "/art/images", "--work-dir", "/sb/dump-work", "--log-file", "dump.log", "-v3",
                 "--root", "/data/sandboxes/c1/rootfs", "--freeze-cgroup", "/sys/fs/cgroup/freezer/agentenv/c1",
                 "--external", "net[4026532246]:extRootNetNS");
         assertThat(argv).containsSequence("--external", "mnt[/proc/keys]:/dev/null");
