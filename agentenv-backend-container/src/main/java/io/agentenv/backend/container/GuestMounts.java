@@ -194,9 +194,10 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
             build.build(fresh);
             Files.setPosixFilePermissions(fresh, PosixFilePermissions.fromString("rwxr-xr-x"));
             if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && check.problem(target) != null) {
-                Path stale = parent.resolve("." + target.getFileName() + "-stale-" + UUID.randomUUID());
-                Files.move(target, stale, StandardCopyOption.ATOMIC_MOVE); // sandboxes bound to it keep their mount
-                HostParts.removeTree(stale);
+                // Moved aside, never emptied: running sandboxes (of this server or of one before a restart) have it
+                // bound as their /dev or /sys/fs/cgroup, and deleting its entries would delete them there too.
+                Files.move(target, parent.resolve("." + target.getFileName() + "-stale-" + UUID.randomUUID()),
+                        StandardCopyOption.ATOMIC_MOVE);
             }
             try {
                 Files.move(fresh, target, StandardCopyOption.ATOMIC_MOVE);

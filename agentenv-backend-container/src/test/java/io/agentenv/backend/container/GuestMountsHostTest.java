@@ -90,7 +90,8 @@ class GuestMountsHostTest {
     }
 
     @Test
-    void a_directory_that_was_changed_is_replaced_by_a_fresh_one() throws Exception {
+    void a_directory_that_was_changed_is_replaced_by_a_fresh_one_and_the_old_one_kept_aside_for_sandboxes_bound_to_it()
+            throws Exception {
         GuestMounts first = GuestMounts.prepare(dir, cgroupRoot);
         Files.delete(first.dev().resolve("null"));
         Files.writeString(first.dev().resolve("null"), "a regular file where a device was");
@@ -101,7 +102,11 @@ class GuestMountsHostTest {
         assertThat((Integer) Files.getAttribute(again.dev().resolve("null"), "unix:mode", LinkOption.NOFOLLOW_LINKS))
                 .isEqualTo(0020666);
         assertThat(names(again.cgroup())).doesNotContain("extra");
-        assertThat(names(dir)).containsExactly("cgroup", "dev");
+        List<String> names = names(dir);
+        assertThat(names).contains("cgroup", "dev").hasSize(4);
+        Path staleDev = dir.resolve(names.stream().filter(n -> n.startsWith(".dev-stale-")).findFirst().orElseThrow());
+        assertThat(Files.readString(staleDev.resolve("null"))).as("left as it was").isEqualTo("a regular file where a device was");
+        assertThat(names).anyMatch(n -> n.startsWith(".cgroup-stale-"));
     }
 
     @Test
