@@ -30,6 +30,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The two host directories every sandbox's {@code /dev} and {@code /sys/fs/cgroup} are bound from, read-only, instead
@@ -81,6 +83,7 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     static final Set<String> RUNC_CONTROLLERS = Set.of("cpuset", "devices", "memory", "cpu", "cpuacct", "pids", "blkio",
             "hugetlb", "net_cls", "net_prio", "perf_event", "freezer", "rdma", "systemd");
 
+    private static final Logger log = LoggerFactory.getLogger(GuestMounts.class);
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
@@ -193,11 +196,14 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
             Files.createDirectory(fresh);
             build.build(fresh);
             Files.setPosixFilePermissions(fresh, PosixFilePermissions.fromString("rwxr-xr-x"));
-            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && check.problem(target) != null) {
+            String problem = Files.exists(target, LinkOption.NOFOLLOW_LINKS) ? check.problem(target) : null;
+            if (problem != null) {
                 // Moved aside, never emptied: running sandboxes (of this server or of one before a restart) have it
                 // bound as their /dev or /sys/fs/cgroup, and deleting its entries would delete them there too.
-                Files.move(target, parent.resolve("." + target.getFileName() + "-stale-" + UUID.randomUUID()),
-                        StandardCopyOption.ATOMIC_MOVE);
+                Path aside = parent.resolve("." + target.getFileName() + "-stale-" + UUID.randomUUID());
+                Files.move(target, aside, StandardCopyOption.ATOMIC_MOVE);
+                log.atWarn().addKeyValue("dir", target).addKeyValue("problem", problem).addKeyValue("moved_to", aside)
+                        .log("guest mount source was not as built; replaced, the old one kept for sandboxes bound to it");
             }
             try {
                 Files.move(fresh, target, StandardCopyOption.ATOMIC_MOVE);
