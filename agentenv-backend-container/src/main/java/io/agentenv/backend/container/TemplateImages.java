@@ -123,7 +123,8 @@ final class TemplateImages {
             digest.update((HostParts.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
             String text = String.join("\n", rootfs.toString(), envdDir.toString(), parts.settings().jdkHome().toString(),
                     Integer.toString(parts.settings().cpuCount()), Integer.toString(parts.settings().memoryMiB()),
-                    parts.settings().privileges().name(), "v2", HostParts.ENVD_SUPERVISOR, HostParts.ENVD_JOURNAL);
+                    parts.settings().privileges().name(), "v2", HostParts.ENVD_SUPERVISOR, HostParts.ENVD_JOURNAL,
+                    OciSpecs.MOUNT_LAYOUT);
             return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
