@@ -211,7 +211,7 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
                 // another backend put its own there meanwhile: that one must be right
             }
         } finally {
-            HostParts.removeTree(fresh);
+            HostParts.deleteTree(fresh);
         }
         String problem = check.problem(target);
         if (problem != null) {
