@@ -25,10 +25,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Ready sandboxes per template, so that a create is mostly a claim: each member is the template's boot image already
- * restored into its own overlay (on its own disk of the backend's size), network slot and cgroup, with envd answering but not initialised (no token, env or
- * user yet; the claimer's {@code /init} sets them, its hostname and egress rules are set at the claim). A member is
- * handed out at most once ({@link #take} removes it under the pool's lock); one background thread refills, one member
- * at a time (restores compete for the same 2 CPUs as the creates they speed up). Members are closed at
+ * restored into its own overlay (on its own disk of the backend's size), network slot and cgroup, with envd answering
+ * on an open client connection but without token, env or user (the claimer's {@code /init} sets them; its hostname and
+ * egress rules are set at the claim). A member is handed out at most once ({@link #take} removes it under the pool's
+ * lock); one background thread refills, one member at a time (restores compete for the same 2 CPUs as the creates
+ * they speed up). Members are closed at
  * {@link #close()}; a crashed server's members are reaped at the next start like any unclaimed container.
  */
 final class WarmPool implements AutoCloseable {
