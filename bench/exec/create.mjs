@@ -1,5 +1,5 @@
 // Where Sandbox.create's time goes on a warm pool: sequential creates (a pause between them lets the pool refill, as
-// between users' creates) and a 20-way burst, timed by the npm `e2b` SDK through the server jar on loopback, with the
+// between users' creates; each followed by the new sandbox's first commands.run('true'), timed apart) and a 20-way burst, timed by the npm `e2b` SDK through the server jar on loopback, with the
 // server's own per-step timings for each create (its "sandbox started" and "container sandbox started" log lines:
 // load-insensitive compared with wall time) and the server's CPU time per create (from /proc).
 // Needs root, scripts/setup-host.sh and the built jars (see bench/exec/exec.mjs):
@@ -64,6 +64,7 @@ function stepTable(ids) {
 try {
   for (let i = 0; i < 4; i++) await (await Sandbox.create('base', opts)).kill() // template image, pool, JIT
   const seq = []
+  const first = []
   const seqIds = new Set()
   let cpu = 0
   for (let i = 0; i < n; i++) {
@@ -74,11 +75,16 @@ try {
     seq.push(performance.now() - t0)
     cpu += cpuMs() - c0
     seqIds.add(sbx.sandboxId)
+    const t1 = performance.now()
+    await sbx.commands.run('true') // the rest of time to interactive: the new sandbox's first command
+    first.push(performance.now() - t1)
     await sbx.kill()
   }
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
   console.log(`${new Date().toISOString()}  load ${load}`)
   console.log(`Sandbox.create, sequential (pool 2)      n=${String(n).padStart(3)}  ${summary(seq)}  server CPU ${(cpu / n).toFixed(1)} ms per create`)
+  console.log(`its first commands.run('true')             n=${String(n).padStart(3)}  ${summary(first)}`)
+  console.log(`time to interactive (the two added)        n=${String(n).padStart(3)}  ${summary(seq.map((v, i) => v + first[i]))}`)
   stepTable(seqIds)
 
   await sleep(2000)
