@@ -29,21 +29,13 @@ import org.slf4j.LoggerFactory;
  * on an open client connection but without token, env or user (the claimer's {@code /init} sets them; its hostname and
  * egress rules are set at the claim). A member is handed out at most once ({@link #take} removes it under the pool's
  * lock); one background thread refills, one member at a time (restores compete for the same 2 CPUs as the creates
- * they speed up), starting {@link #REFILL_DELAY} after the take that asked for it. Members are closed at
+ * they speed up). Members are closed at
  * {@link #close()}; a crashed server's members are reaped at the next start like any unclaimed container.
  */
 final class WarmPool implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
     private static final Duration READY = Duration.ofSeconds(60);
-    /**
-     * How long a refill that a take started waits before its first restore: a restore is a CRIU restore of a whole
-     * sandbox (100-200 ms of CPU), and on 2 cores it took that CPU from the create that took the member and from that
-     * sandbox's first commands. Measured with {@code bench/exec/create.mjs 20} at load ~10, refill at once vs 300 ms
-     * later: create p50 37.1 / 33.1 vs 22.4 / 21.9 ms, its first command 85.7 / 62.2 vs 42.6 / 45.6 ms. Later takes
-     * during a refill do not delay it again (no starvation under a stream of creates); the pool keeps its other members.
-     */
-    static final Duration REFILL_DELAY = Duration.ofMillis(300);
     private static final char[] ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
 
     /**
@@ -70,7 +62,6 @@ final class WarmPool implements AutoCloseable {
     private final TemplateImages templates;
     private final Clock clock;
     private final int size;
-    private final Duration refillDelay;
     private final SecureRandom random = new SecureRandom();
     private final Object lock = new Object();
     /** Ready members per template, in the order templates were first asked for. Guarded by lock. */
@@ -80,15 +71,6 @@ final class WarmPool implements AutoCloseable {
     private volatile boolean closed;
 
     WarmPool(HostParts parts, TemplateImages templates, Clock clock, int size) {
-        this(parts, templates, clock, size, REFILL_DELAY);
-    }
-
-    /** @param refillDelay how long a refill started by a take waits before it restores ({@link #REFILL_DELAY}) */
-    WarmPool(HostParts parts, TemplateImages templates, Clock clock, int size, Duration refillDelay) {
-        this.refillDelay = requireNonNull(refillDelay, "refillDelay is null");
-        if (refillDelay.isNegative()) {
-            throw new IllegalArgumentException("refillDelay is negative: " + refillDelay);
-        }
         this.parts = requireNonNull(parts, "parts is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.clock = requireNonNull(clock, "clock is null");
@@ -106,7 +88,7 @@ final class WarmPool implements AutoCloseable {
         synchronized (lock) {
             ready.computeIfAbsent(template, t -> new ArrayDeque<>());
         }
-        refillInBackground(Duration.ZERO);
+        refillInBackground();
     }
 
     /** A ready member of {@code template}, never handed out before; empty when none is ready (the caller restores). */
@@ -119,7 +101,7 @@ final class WarmPool implements AutoCloseable {
             Deque<Member> members = ready.computeIfAbsent(template, t -> new ArrayDeque<>());
             member = members.poll();
         }
-        refillInBackground(refillDelay);
+        refillInBackground();
         return Optional.ofNullable(member);
     }
 
@@ -130,13 +112,12 @@ final class WarmPool implements AutoCloseable {
         }
     }
 
-    private void refillInBackground(Duration delay) {
+    private void refillInBackground() {
         if (closed || !refilling.compareAndSet(false, true)) {
             return;
         }
         refill = Thread.ofVirtual().name("warm-pool-refill").start(() -> {
             try {
-                Thread.sleep(delay);
                 fill();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
