@@ -175,15 +175,15 @@ final class GenerationStart {
                 parts.runc().start(gen.id);
             }
             long envdStarted = System.nanoTime();
-            HttpEnvdClient opened;
+            EnvdInit init = initFor(spec, clock);
             if (claimWarm) {
-                opened = gen.client(); // the member's, handed over at prepare: envd answered /ready in the pool
+                initClaimed(gen.client(), init, deadline);
             } else {
-                opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
+                HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
                 gen.client(opened);
                 opened.waitUntilHealthy(deadline);
+                opened.init(init);
             }
-            opened.init(initFor(spec, clock));
             if (hostname.isPresent()) {
                 hostname.get().await();
             }
@@ -208,6 +208,22 @@ final class GenerationStart {
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).addKeyValue("new_disk", newDisk)
                 .addKeyValue("rootfs_ms", diskNanos / 1_000_000).addKeyValue("envd_ms", envdNanos / 1_000_000)
                 .log("container sandbox started");
+    }
+
+    /**
+     * The claimed member's {@code /init}, on the client the pool kept (its envd answered {@code /ready} there, so no
+     * {@code /health} probe first). If envd cannot be reached (it died in the pool and its supervisor is starting it
+     * again), it is waited for until {@code deadline} as a booting envd would be, and initialised then.
+     */
+    private void initClaimed(HttpEnvdClient client, EnvdInit init, Instant deadline) throws EnvdException {
+        try {
+            client.init(init);
+        } catch (EnvdException.Unreachable gone) {
+            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(gone)
+                    .log("the claimed warm sandbox's envd did not answer its init; waiting for it");
+            client.waitUntilHealthy(deadline);
+            client.init(init);
+        }
     }
 
     /**
