@@ -44,6 +44,15 @@ public interface SandboxBackendFactory {
      */
     SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException;
 
+    /**
+     * Called when a paused sandbox is killed, before its record and artifacts are deleted: releases whatever the backend
+     * still holds for it after its pause (the container backend finishes its pause's release here, retrying a failed
+     * one). A failure keeps the sandbox paused (the kill is refused and can be retried). After a restart the backend
+     * may know nothing of the sandbox: it holds nothing of it then. The default does nothing.
+     */
+    default void discardPaused(SandboxId id) throws BackendException {
+    }
+
     /** Re-creates a paused state from {@link PausedState#encode()} after a restart; artifacts are under artifactDir. */
     PausedState decodePausedState(byte[] encoded, Path artifactDir) throws BackendException;
 

@@ -129,6 +129,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         ProcessRunner runner = new JdkProcessRunner();
         SpareDisks spares = new SpareDisks((image, sizeMiB) -> SandboxDisks.format(runner, image, sizeMiB, true),
                 workDir.resolve("spare-disks"), settings.spareDisks());
+        EnvdClients envdClients = null;
+        boolean initialized = false;
         try {
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
             spares.start(settings.diskMiB());
@@ -140,10 +142,10 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
             HostParts built = new HostParts(settings, layout, runner,
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting()),
-                    new OverlayMounts(runner), new SandboxDisks(runner, spares), firewall, pool,
+                    new OverlayMounts(), new SandboxDisks(runner, spares), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
-                    new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
+                    envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
                     reaper, new PauseReleases());
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
@@ -153,15 +155,24 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("spare_disks", settings.spareDisks())
                     .addKeyValue("privileges", settings.privileges())
                     .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
+            initialized = true;
         } catch (IOException | CommandFailedException e) {
-            stop(spares);
-            stop(reaper);
             throw new BackendException.Terminal("container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            stop(spares);
-            stop(reaper);
             throw new BackendException.Terminal("container backend: interrupted while initializing", e);
+        } finally {
+            if (!initialized) { // any failure, also an unchecked one: nothing started here may keep running
+                boolean interrupted = Thread.interrupted(); // else the stops below could not wait for their threads
+                if (envdClients != null) {
+                    envdClients.close();
+                }
+                stop(spares);
+                stop(reaper);
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
     }
 
@@ -206,7 +217,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             return target;
         }
         Path partial = copies.resolve(".partial-" + target.getFileName());
-        parts.deleteTree(partial);
+        HostParts.deleteTree(partial);
         Files.createDirectories(partial);
         for (String file : ENVD_FILES) {
             parts.runner().run(Command.of(Duration.ofMinutes(2), "cp", "-a", source.resolve(file).toString(),
@@ -321,6 +332,21 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         return new ContainerSandbox(p, templates, clock, spec, launch, p.containerId(spec.id()), slot, Optional.empty(),
                 resources, ContainerSandbox.Phase.PREPARED);
+    }
+
+    /**
+     * Finishes the release of the sandbox's last pause (slot, runc's state and cgroups, sandbox dir, claim), trying a
+     * failed one again ({@link PauseReleases#await}); without this a failed release of a killed sandbox stayed until the
+     * next start-up's {@link LeftoverReaper}.
+     */
+    @Override
+    public void discardPaused(SandboxId id) throws BackendException {
+        try {
+            requireParts().pauseReleases().await(id);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Recoverable("interrupted while releasing paused sandbox " + id, e);
+        }
     }
 
     @Override

@@ -103,7 +103,7 @@ final class GenerationCapture {
     private void discard(Path... paths) {
         for (Path path : paths) {
             try {
-                gen.parts.deleteTree(path);
+                HostParts.deleteTree(path);
             } catch (IOException e) {
                 log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("path", path).setCause(e)
                         .log("could not remove a partial capture");

@@ -128,7 +128,7 @@ final class GenerationPause {
         }
         parts.pauseReleases().start(gen.spec.id(), atOnce, List.of(
                 () -> took[2] = timed(() -> {
-                    parts.deleteTree(gen.dirs.dir());
+                    HostParts.deleteTree(gen.dirs.dir());
                     parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
                 }),
                 () -> log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value())

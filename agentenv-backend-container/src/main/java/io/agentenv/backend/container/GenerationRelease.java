@@ -100,7 +100,7 @@ final class GenerationRelease {
             });
             Attempts.attempt(failures, () -> parts.unmountRootfs(gen.dirs));
             Attempts.attempt(failures, gen::releaseSlot);
-            Attempts.attempt(failures, () -> parts.deleteTree(gen.dirs.dir()));
+            Attempts.attempt(failures, () -> HostParts.deleteTree(gen.dirs.dir()));
             Attempts.attempt(failures, () -> parts.unclaim(gen.spec.id()));
             long reaping = System.nanoTime();
             awaitReaped(init);

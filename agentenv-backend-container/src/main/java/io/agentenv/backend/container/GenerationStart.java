@@ -244,7 +244,7 @@ final class GenerationStart {
         gen.parts.runc().delete(gen.id);
         gen.parts.unmountRootfs(gen.dirs);
         Files.deleteIfExists(gen.dirs.diskImage());
-        gen.parts.deleteTree(gen.dirs.restoreWork());
+        HostParts.deleteTree(gen.dirs.restoreWork());
     }
 
     /**

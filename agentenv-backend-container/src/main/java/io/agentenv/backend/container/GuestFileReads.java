@@ -24,6 +24,8 @@ import java.nio.file.Path;
  * keeps the sandbox's disk mount busy, and the pause's unmount right after failed with EBUSY (measured: about every
  * third pause, no process holding anything there afterwards). Opened {@code O_CLOEXEC} (dropped at the child's exec),
  * {@code O_NOFOLLOW} (a symlink is refused) and {@code O_NONBLOCK} (a FIFO put there does not block the open).
+ * {@link Unmounts#unmount} also retries a busy unmount briefly, for other opens; this read stays {@code O_CLOEXEC} so
+ * the pause does not wait for that retry.
  */
 final class GuestFileReads {
 

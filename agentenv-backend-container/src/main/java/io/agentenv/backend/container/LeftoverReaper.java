@@ -75,7 +75,7 @@ final class LeftoverReaper {
                 try (Stream<Path> stateDirs = Files.list(stateRoot)) {
                     for (Path dir : stateDirs.toList()) {
                         if (isLeftover(dir.getFileName().toString(), prefix, claimed)) {
-                            Attempts.attempt(failures, () -> p.deleteTree(dir)); // runc delete did not know it
+                            Attempts.attempt(failures, () -> HostParts.deleteTree(dir)); // runc delete did not know it
                             removed.add(dir.getFileName().toString());
                         }
                     }
@@ -113,7 +113,7 @@ final class LeftoverReaper {
             try (Stream<Path> dirs = Files.list(p.sandboxesDir())) {
                 for (Path dir : dirs.toList()) {
                     if (!claimed.contains(dir.getFileName().toString())) {
-                        Attempts.attempt(failures, () -> p.deleteTree(dir));
+                        Attempts.attempt(failures, () -> HostParts.deleteTree(dir));
                         removed.add(dir.getFileName().toString());
                     }
                 }

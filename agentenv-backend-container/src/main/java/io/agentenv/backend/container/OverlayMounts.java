@@ -5,23 +5,14 @@ import static java.util.Objects.requireNonNull;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
 
 /**
  * A sandbox's root filesystem: overlayfs with read-only lower layers (template, then snapshot layers on top) and a
- * per-sandbox upper and work directory.
+ * per-sandbox upper and work directory, mounted and unmounted by system calls ({@link Mounts}, {@link Unmounts}).
  */
 final class OverlayMounts {
-
-    private static final Duration TIMEOUT = Duration.ofSeconds(30);
-
-    private final ProcessRunner runner;
-
-    OverlayMounts(ProcessRunner runner) {
-        this.runner = requireNonNull(runner, "runner is null");
-    }
 
     /**
      * Mounts the overlay at {@code target}, creating upper, work and target when missing.
@@ -47,7 +38,7 @@ final class OverlayMounts {
         Files.createDirectories(target);
         String options = "lowerdir=" + lowers.stream().map(Path::toString).collect(Collectors.joining(":"))
                 + ",upperdir=" + upper + ",workdir=" + work;
-        runner.run(Command.of(TIMEOUT, "mount", "-t", "overlay", "overlay", "-o", options, target.toString()));
+        Mounts.overlay(options, target);
     }
 
     /** Unmounts {@code target} (a system call, no process); nothing to do when it is not mounted. */

@@ -20,10 +20,12 @@ import org.slf4j.LoggerFactory;
  * durable in the artifact dir; these steps run on, one release per sandbox.
  *
  * <p>Whatever would reuse what a release still holds waits for it: the resume of the same sandbox ({@link #await}:
- * it restores into the same container id and sandbox dir, after the claim is gone), and shutdown ({@link #awaitAll}),
- * so a stopped backend leaves nothing. A release that failed is tried once more by the one who waits for it (every
- * step is idempotent); after a crash the start-up reconciler ({@link LeftoverReaper}) removes what was left, as for
- * any sandbox that is not running. Holds no lock while a step runs.
+ * it restores into the same container id and sandbox dir, after the claim is gone), the kill of the paused sandbox
+ * (also {@link #await}, through {@link ContainerBackendFactory#discardPaused}, so a killed sandbox leaves nothing), and
+ * shutdown ({@link #awaitAll}), so a stopped backend leaves nothing. A release that failed is tried once more by the
+ * one who waits for it (every step is idempotent), and stays for the next one to try if it fails again; after a crash
+ * the start-up reconciler ({@link LeftoverReaper}) removes what was left, as for any sandbox that is not running.
+ * Holds no lock while a step runs.
  */
 final class PauseReleases {
 
@@ -63,7 +65,7 @@ final class PauseReleases {
             if (error != null || !failures.isEmpty()) {
                 log.atWarn().addKeyValue("sandbox_id", id.value())
                         .setCause(error != null ? error : failures.getFirst())
-                        .log("releasing a paused sandbox failed; a resume tries again");
+                        .log("releasing a paused sandbox failed; its resume or kill tries again");
             } else {
                 inFlight.remove(id, release);
             }
@@ -72,7 +74,8 @@ final class PauseReleases {
 
     /**
      * Returns once the release of {@code id}'s last pause is done (at once when there is none). A release that failed
-     * is run once more, here; when that fails too the sandbox cannot be resumed now (Recoverable: it stays paused).
+     * is run once more, here; when that fails too the sandbox cannot be resumed or killed now (Recoverable: it stays
+     * paused, and the next call tries again).
      */
     void await(SandboxId id) throws BackendException, InterruptedException {
         Release release = inFlight.get(id);
@@ -107,7 +110,18 @@ final class PauseReleases {
         return List.copyOf(inFlight.keySet());
     }
 
-    /** Waits for {@code release}, runs all its steps once more if it failed, and drops it; the failures of the last run. */
+    /** Sandboxes whose release finished with a failure and waits for the next one to try it (tests watch for it). */
+    List<SandboxId> failed() {
+        return inFlight.entrySet().stream().filter(entry -> {
+            CompletableFuture<List<Exception>> outcome = entry.getValue().outcome();
+            return outcome.isDone() && (outcome.isCompletedExceptionally() || !outcome.join().isEmpty());
+        }).map(Map.Entry::getKey).toList();
+    }
+
+    /**
+     * Waits for {@code release} and runs all its steps once more if it failed; drops it once it succeeded (a release
+     * that failed again stays, for the next caller to try). The failures of the last run.
+     */
     private List<Exception> settle(SandboxId id, Release release) throws InterruptedException {
         List<Exception> failures = outcome(release);
         if (!failures.isEmpty()) {
@@ -116,7 +130,9 @@ final class PauseReleases {
                 Attempts.attempt(failures, step);
             }
         }
-        inFlight.remove(id, release);
+        if (failures.isEmpty()) {
+            inFlight.remove(id, release);
+        }
         return failures;
     }
 

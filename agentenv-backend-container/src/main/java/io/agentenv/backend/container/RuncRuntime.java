@@ -274,7 +274,7 @@ final class RuncRuntime {
         }
         try {
             if (Files.exists(stateDir, LinkOption.NOFOLLOW_LINKS)) {
-                HostParts.removeTree(stateDir); // refuses a tree with anything still mounted below it
+                HostParts.deleteTree(stateDir); // refuses a tree with anything still mounted below it
             }
         } catch (IOException | RuntimeException e) {
             failed.addSuppressed(e);

@@ -28,8 +28,9 @@ import java.util.Optional;
  *
  * <p>The image has no journal (a sandbox's running state does not survive a host crash anyway, and a paused one was
  * unmounted cleanly), reserves no blocks for root, and its inode tables are never zeroed (the kernel knows unused
- * ones from the group descriptors), so a fresh image takes ~4 MiB of host disk whatever its size. {@code mount -o loop}
- * sets the loop device to clear itself on unmount, so unmounting releases it.
+ * ones from the group descriptors), so a fresh image takes ~4 MiB of host disk whatever its size. It is mounted through
+ * a loop device of its own that clears itself on unmount ({@link Mounts#loopExt4}, as {@code mount -o loop} does), so
+ * unmounting releases it.
  */
 final class SandboxDisks {
 
@@ -38,7 +39,7 @@ final class SandboxDisks {
     /** Largest disk: 1 TiB (sparse, but the sandbox may fill it). */
     static final int MAX_MIB = 1 << 20;
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
-    private static final String MOUNT_OPTIONS = "loop,noinit_itable,discard";
+    private static final String MOUNT_OPTIONS = "noinit_itable,discard";
 
     private final ProcessRunner runner;
     private final SpareDisks spares;
@@ -151,7 +152,7 @@ final class SandboxDisks {
             return;
         }
         Files.createDirectories(dirs.disk());
-        runner.run(Command.of(TIMEOUT, "mount", "-t", "ext4", "-o", MOUNT_OPTIONS, image.toString(), dirs.disk().toString()));
+        Mounts.loopExt4(image, dirs.disk(), MOUNT_OPTIONS);
     }
 
     /**

@@ -56,6 +56,7 @@ final class SpareDisks implements AutoCloseable {
     private final Map<Integer, Deque<Path>> ready = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<Object> wakeups = new LinkedBlockingQueue<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Object newSizes = new Object();
     private volatile Thread refiller;
 
     /**
@@ -103,8 +104,7 @@ final class SpareDisks implements AutoCloseable {
         }
         Deque<Path> images = ready.get(sizeMiB);
         if (images == null) {
-            if (ready.size() < MAX_SIZES) {
-                ready.putIfAbsent(sizeMiB, new ConcurrentLinkedDeque<>());
+            if (keep(sizeMiB)) {
                 wakeups.offer(WAKE);
             }
             return false;
@@ -123,6 +123,16 @@ final class SpareDisks implements AutoCloseable {
         }
         wakeups.offer(WAKE);
         return false;
+    }
+
+    /**
+     * Starts keeping {@code sizeMiB} unless {@link #MAX_SIZES} are kept already; true if it is new. The count and the
+     * insertion are one step (under a lock held for no I/O), so concurrent first takes of new sizes cannot exceed it.
+     */
+    private boolean keep(int sizeMiB) {
+        synchronized (newSizes) {
+            return ready.size() < MAX_SIZES && ready.putIfAbsent(sizeMiB, new ConcurrentLinkedDeque<>()) == null;
+        }
     }
 
     /** Images of {@code sizeMiB} ready now. */

@@ -13,6 +13,8 @@ import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code umount2(2)} through the FFM API: the pause path unmounts a sandbox's overlay and then its disk, and a
@@ -20,6 +22,12 @@ import java.nio.file.Path;
  * call is what that program does for these mounts (no userspace mount table: {@code /run/mount/utab} stays empty for
  * them, and a disk's loop device clears itself). Needs native access ({@code Enable-Native-Access} in the server
  * jar's manifest, {@code --enable-native-access=ALL-UNNAMED} otherwise; without it the JDK only warns).
+ *
+ * <p>An unmount that must complete ({@link #unmount}) retries EBUSY a few times within ~60 ms: a file the JVM opened
+ * on the mount without {@code O_CLOEXEC} is also held, between fork and exec, by every process the server spawns at
+ * that moment (runc, ip, nft for other sandboxes), which makes the mount busy for a moment although nothing of the
+ * sandbox uses it any more. {@link GuestFileReads} opens with {@code O_CLOEXEC} for this reason; the retry covers
+ * every other open.
  */
 final class Unmounts {
 
@@ -30,6 +38,14 @@ final class Unmounts {
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final MethodHandle UMOUNT2 = umount2();
+    /** EBUSY retries of {@link #unmount}, after 1, 2, 4 ... 32 ms: ~63 ms in all. */
+    static final int BUSY_RETRIES = 6;
+
+    /** The {@code umount2} system call (a seam for tests): 0 on success, else errno. */
+    @FunctionalInterface
+    interface Umount2 {
+        int call(Path target, int flags);
+    }
 
     /** The downcall itself is a restricted method: its descriptor must match libc's {@code int umount2(const char *, int)}. */
     @SuppressWarnings("restricted")
@@ -48,11 +64,19 @@ final class Unmounts {
     enum Outcome { NOT_MOUNTED, UNMOUNTED, DETACHED }
 
     /**
-     * Unmounts {@code target} (no lazy detach: a busy mount is an error). Returns false when nothing is mounted there
-     * (EINVAL: not a mount point; ENOENT: no such path).
+     * Unmounts {@code target} (no lazy detach: a mount still busy after {@link #BUSY_RETRIES} retries is an error).
+     * Returns false when nothing is mounted there (EINVAL: not a mount point; ENOENT: no such path).
      */
     static boolean unmount(Path target) throws IOException {
-        int errno = umount2(target, 0);
+        return unmount(target, Unmounts::umount2);
+    }
+
+    static boolean unmount(Path target, Umount2 umount2) throws IOException {
+        int errno = umount2.call(target, 0);
+        for (int retry = 0; errno == EBUSY && retry < BUSY_RETRIES; retry++) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1L << retry));
+            errno = umount2.call(target, 0);
+        }
         if (errno == 0) {
             return true;
         }

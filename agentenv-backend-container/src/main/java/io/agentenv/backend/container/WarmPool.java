@@ -222,7 +222,7 @@ final class WarmPool implements AutoCloseable {
             }
             parts.unmountRootfs(dirs);
             parts.pool().release(slot);
-            parts.deleteTree(dirs.dir());
+            HostParts.deleteTree(dirs.dir());
         } catch (IOException | CommandFailedException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("warm sandbox not fully removed");
         }

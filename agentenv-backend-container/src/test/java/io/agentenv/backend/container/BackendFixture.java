@@ -91,11 +91,11 @@ final class BackendFixture implements AutoCloseable {
         NetnsPool pool = new NetnsPool(runner, new EgressFirewall(runner), layout,
                 lane.firstSlot(layout.addressing()), TestLane.SLOTS_PER_LANE, 0);
         new HostInventory(new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                new CgroupTree(layout), new OverlayMounts(runner), pool, TEMP.resolve("none")).reap(lane.idPrefix());
+                new CgroupTree(layout), new OverlayMounts(), pool, TEMP.resolve("none")).reap(lane.idPrefix());
         try (var dirs = Files.list(TEMP)) {
             for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix())).toList()) {
                 for (Path mount : MountTable.mountsUnder(old)) {
-                    new OverlayMounts(runner).unmount(mount);
+                    new OverlayMounts().unmount(mount);
                 }
                 runner.run(Command.of(Duration.ofMinutes(2), "rm", "-rf", "--one-file-system", old.toString()));
             }
@@ -166,7 +166,7 @@ final class BackendFixture implements AutoCloseable {
                 for (Path mount : MountTable.mountsUnder(workDir)) {
                     p.overlays().unmount(mount);
                 }
-                p.deleteTree(workDir);
+                HostParts.deleteTree(workDir);
             } finally {
                 lane.close();
             }

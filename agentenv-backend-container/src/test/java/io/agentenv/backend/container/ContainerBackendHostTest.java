@@ -167,7 +167,7 @@ class ContainerBackendHostTest {
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(resumed.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -206,7 +206,32 @@ class ContainerBackendHostTest {
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
+    }
+
+    @Test
+    void killing_a_paused_sandbox_whose_release_failed_finishes_the_release_and_leaves_nothing() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = fresh(spec);
+        ContainerId id = ((ContainerSandbox) sandbox).containerId();
+        Path sandboxDir = backend.parts().dirs(id).dir();
+        // the fake failure: a mount in the sandbox dir makes the release's removal of the dir refuse, until it is gone
+        Path blocker = Files.createDirectories(sandboxDir.resolve("blocker"));
+        backend.parts().runner().run(Command.of(Duration.ofSeconds(10), "mount", "-t", "tmpfs", "tmpfs", blocker.toString()));
+        Path dir = artifacts("pause-kill");
+        sandbox.pause(PauseMode.WITH_MEMORY, dir);
+        sandbox.close();
+        HostFixture.await("the release after the pause failed", Duration.ofSeconds(30),
+                () -> backend.parts().pauseReleases().failed().contains(spec.id()));
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir, kept by the failed release").isTrue();
+
+        assertThat(Unmounts.unmount(blocker)).isTrue(); // the cause goes away; the kill tries the release again
+        backend.factory.discardPaused(spec.id());
+
+        assertThat(backend.parts().pauseReleases().inFlight()).isEmpty();
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
+        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -245,7 +270,7 @@ class ContainerBackendHostTest {
         // then
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/dev/shm/note")).isEqualTo("kept");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -262,7 +287,7 @@ class ContainerBackendHostTest {
 
         assertThat(freezerState(spec)).isEqualTo("THAWED");
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -280,7 +305,7 @@ class ContainerBackendHostTest {
         Path dir = artifacts("pause-after-failure");
         sandbox.pause(PauseMode.WITH_MEMORY, dir);
         Files.delete(notADir);
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     private static String freezerState(LaunchSpec spec) throws Exception {
@@ -303,7 +328,7 @@ class ContainerBackendHostTest {
 
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(exec(spec, "sh", "-c", "cat /proc/" + sleeper + "/comm 2>/dev/null || echo gone")).isNotEqualTo("sleep");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test
@@ -336,7 +361,7 @@ class ContainerBackendHostTest {
                 start.get();
             }
         }
-        backend.parts().deleteTree(dir); // children must not depend on the capture once started
+        HostParts.deleteTree(dir); // children must not depend on the capture once started
 
         for (int i = 0; i < children.size(); i++) {
             LaunchSpec child = children.get(i);
@@ -365,13 +390,13 @@ class ContainerBackendHostTest {
         exec(child, "sh", "-c", "echo two > /home/user/two; rm /home/user/one");
         Path second = artifacts("gen2");
         SnapshotState two = middle.snapshot(second);
-        backend.parts().deleteTree(first);
+        HostParts.deleteTree(first);
 
         LaunchSpec grandchild = spec(Map.of(), NetworkPolicy.DEFAULT);
         launch(grandchild, new LaunchSource.Snapshot(backend.factory.decodeSnapshotState(two.encode(), second)));
 
         assertThat(exec(grandchild, "ls", "/home/user")).isEqualTo("two");
-        backend.parts().deleteTree(second);
+        HostParts.deleteTree(second);
     }
 
     @Test
@@ -400,7 +425,7 @@ class ContainerBackendHostTest {
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test

@@ -102,7 +102,7 @@ class ContainerRestartHostTest {
                 sandbox.close();
             }
             restarted.shutdown();
-            backend.parts().deleteTree(dir);
+            HostParts.deleteTree(dir);
         }
         // and the fixture's leak check (on close) finds nothing of any of them
         backend.assertNothingLeaked();

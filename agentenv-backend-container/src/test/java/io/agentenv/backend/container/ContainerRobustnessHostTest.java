@@ -183,7 +183,7 @@ class ContainerRobustnessHostTest {
 
         resumed.close();
         assertThat(pidfds()).as("pidfds once closed").isEqualTo(before);
-        backend.parts().deleteTree(pausedDir);
+        HostParts.deleteTree(pausedDir);
     }
 
     /** This JVM's open pidfds. */

@@ -49,7 +49,7 @@ final class HostFixture implements AutoCloseable {
         this.sandboxesDir = sandboxesDir;
         this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
         this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting());
-        this.overlays = new OverlayMounts(runner);
+        this.overlays = new OverlayMounts();
         this.firewall = new EgressFirewall(runner);
         this.firstSlot = lane.firstSlot(layout.addressing());
         this.pool = new NetnsPool(runner, firewall, layout, firstSlot, TestLane.SLOTS_PER_LANE / 2, warmSlots);

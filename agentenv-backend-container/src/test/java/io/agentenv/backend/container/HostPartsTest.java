@@ -2,9 +2,12 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class HostPartsTest {
@@ -20,5 +23,21 @@ class HostPartsTest {
     @Test
     void ignored_cgroups_are_one_token_because_criu_reads_a_separate_argument_of_that_option_as_soft_mode() {
         assertThat(HostParts.criuOptions("").lines()).contains("manage-cgroups=ignore").doesNotContain("manage-cgroups ignore");
+    }
+
+    @Test
+    void deleting_a_tree_removes_its_symlinks_without_following_them_and_a_missing_tree_is_no_error(@TempDir Path dir)
+            throws Exception {
+        Path outside = Files.writeString(dir.resolve("outside.txt"), "host file");
+        Path tree = Files.createDirectories(dir.resolve("tree/nested"));
+        Files.writeString(tree.resolve("file"), "x");
+        Files.createSymbolicLink(tree.resolve("link-to-file"), outside);
+        Files.createSymbolicLink(dir.resolve("tree/link-to-dir"), dir);
+
+        HostParts.deleteTree(dir.resolve("tree"));
+        HostParts.deleteTree(dir.resolve("tree"));
+
+        assertThat(dir.resolve("tree")).doesNotExist();
+        assertThat(outside).hasContent("host file");
     }
 }

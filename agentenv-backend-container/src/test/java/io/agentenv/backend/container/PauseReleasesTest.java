@@ -97,6 +97,24 @@ class PauseReleasesTest {
     }
 
     @Test
+    void a_release_that_failed_again_stays_and_the_next_wait_such_as_the_kill_tries_it_once_more() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        releases.start(A, List.of(() -> {
+            if (attempts.incrementAndGet() <= 2) {
+                throw new IOException("loop device busy");
+            }
+        }), List.of(() -> done.add("dir")));
+        assertThatThrownBy(() -> releases.await(A)).isInstanceOf(BackendException.Recoverable.class);
+        assertThat(releases.inFlight()).containsExactly(A);
+
+        releases.await(A); // the kill of the paused sandbox (ContainerBackendFactory.discardPaused)
+
+        assertThat(attempts).hasValue(3);
+        assertThat(done).containsExactly("dir", "dir", "dir");
+        assertThat(releases.inFlight()).isEmpty();
+    }
+
+    @Test
     void shutdown_waits_for_every_release_in_flight() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         releases.start(A, List.of(held(gate, done, "a")), List.of());

@@ -119,7 +119,7 @@ class RestoreFailureHostTest {
         Files.move(intact, pages, StandardCopyOption.REPLACE_EXISTING);
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(backend.exec(spec.id(), "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     @Test

@@ -140,8 +140,8 @@ class SandboxDiskHostTest {
         SnapshotState snapshot = backend.factory.decodeSnapshotState(resumed.snapshot(forkDir).encode(), forkDir);
         LaunchSpec child = spec();
         SandboxBackend forked = launch(child, new LaunchSource.Snapshot(snapshot));
-        backend.parts().deleteTree(forkDir);
-        backend.parts().deleteTree(pausedDir);
+        HostParts.deleteTree(forkDir);
+        HostParts.deleteTree(pausedDir);
 
         assertThat(forked.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
         assertThat(exec(child, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
@@ -170,7 +170,7 @@ class SandboxDiskHostTest {
         backend.parts().runner().run(Command.of(Duration.ofMinutes(1), "cp", "-a", opened.upper().toString(),
                 dir.resolve("upper").toString()));
         backend.parts().disks().unmount(opened);
-        backend.parts().deleteTree(opened.dir());
+        HostParts.deleteTree(opened.dir());
 
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
                 backend.factory.decodePausedState(paused.encode(), dir)));
@@ -180,7 +180,7 @@ class SandboxDiskHostTest {
         assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
                 .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
-        backend.parts().deleteTree(dir);
+        HostParts.deleteTree(dir);
     }
 
     private static LaunchSpec spec() {

@@ -137,7 +137,7 @@ class SandboxMeterHostTest {
         sandbox.pause(PauseMode.WITH_MEMORY, artifacts);
         assertThat(sandbox.hostMetrics()).isEmpty();
         sandbox.close();
-        backend.parts().deleteTree(artifacts);
+        HostParts.deleteTree(artifacts);
     }
 
     private static LaunchSpec spec() {

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -120,6 +121,40 @@ class SpareDisksTest {
         assertThat(spares.sizes()).containsExactlyInAnyOrder(SIZE, 2048);
         assertThat(spares.take(2048, target)).isTrue();
         assertThat(Files.size(target)).isEqualTo(2048L << 20);
+    }
+
+    @Test
+    void concurrent_first_takes_of_new_sizes_never_keep_more_than_the_maximum_number_of_sizes() throws Exception {
+        int takers = 8;
+        for (int round = 0; round < 1000; round++) {
+            SpareDisks spares = new SpareDisks((image, sizeMiB) -> Files.createFile(image), dir.resolve("round-" + round), 1);
+            spares.start(SIZE);
+            CountDownLatch ready = new CountDownLatch(takers);
+            CountDownLatch go = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
+            for (int taker = 0; taker < takers; taker++) {
+                int size = SIZE + 1 + taker;
+                Path target = dir.resolve("taken-" + round + "-" + taker + ".img");
+                threads.add(Thread.ofPlatform().start(() -> {
+                    ready.countDown();
+                    try {
+                        go.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    spares.take(size, target);
+                }));
+            }
+            ready.await();
+            go.countDown();
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            List<Integer> sizes = spares.sizes();
+            spares.close();
+
+            assertThat(sizes).as("round %d", round).hasSize(SpareDisks.MAX_SIZES).contains(SIZE);
+        }
     }
 
     @Test

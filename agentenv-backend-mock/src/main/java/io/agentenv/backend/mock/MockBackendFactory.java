@@ -118,6 +118,11 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         return MockSnapshotState.decode(encoded);
     }
 
+    @Override
+    public void discardPaused(SandboxId id) throws BackendException {
+        enter(MockOp.DISCARD_PAUSED, null);
+    }
+
     /** A RUNNING instance of this factory survives a server restart; call {@link #loseAllInstances()} to simulate a host reboot. */
     @Override
     public Optional<SandboxBackend> reattach(LaunchSpec spec) throws BackendException {

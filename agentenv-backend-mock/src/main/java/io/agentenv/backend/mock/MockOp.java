@@ -14,5 +14,6 @@ public enum MockOp {
     DECODE_SNAPSHOT,
     REATTACH,
     LIVENESS,
-    REAP
+    REAP,
+    DISCARD_PAUSED
 }

@@ -7,7 +7,6 @@ import com.sun.net.httpserver.HttpExchange;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -112,8 +111,21 @@ public final class EnvdRequest {
         return body;
     }
 
-    /** Reads and discards whatever the endpoint left of the body. */
-    void drain() throws IOException {
-        exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
+    /**
+     * Reads and discards what the endpoint left of the body, at most {@code limit} bytes. True if the body ended within
+     * them; false if more is left (the connection cannot be reused then).
+     */
+    boolean drain(long limit) throws IOException {
+        InputStream in = exchange.getRequestBody();
+        byte[] buffer = new byte[8192];
+        long left = limit;
+        int read;
+        while ((read = in.read(buffer, 0, (int) Math.min(buffer.length, left + 1))) >= 0) {
+            left -= read;
+            if (left < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -18,6 +18,9 @@ import java.util.concurrent.TimeoutException;
  * after it started listening has finished, waiting for it up to {@code wait} per request; 503 if it has not by then.
  * {@code /health} answers as soon as envd listens (a request arriving before the set-up finished just waits for what it
  * needs); the host waits for {@code /ready} before it checkpoints an envd, so that restored copies never redo the set-up.
+ * Like every route but {@code /health}, it needs the access token once {@code POST /init} has set one: the host asks
+ * before the token is set (a template's envd) or with it (an envd restarted inside a sandbox, which the host then
+ * initialises again); no one else needs it.
  */
 public final class Readiness {
     private final CompletableFuture<Void> done;
@@ -37,7 +40,7 @@ public final class Readiness {
     }
 
     public void register(HttpRoutes routes) {
-        routes.add("GET", "/ready", Access.PUBLIC, (request, response) -> {
+        routes.add("GET", "/ready", Access.TOKEN, (request, response) -> {
             try {
                 done.get(wait.toMillis(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {

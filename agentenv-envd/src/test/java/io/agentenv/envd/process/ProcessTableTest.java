@@ -112,6 +112,25 @@ class ProcessTableTest {
     }
 
     @Test
+    void an_exited_process_can_be_forgotten_before_its_retention_but_a_running_one_cannot() throws Exception {
+        SpawnedProcess exitedProcess = fakeProcess(11);
+        ChildProcess exited = child(exitedProcess);
+        SpawnedProcess runningProcess = fakeProcess(12);
+        child(runningProcess);
+        exitedProcess.exited(0);
+        awaitEnd(exited);
+
+        assertThat(table.forgetExited(11)).isTrue();
+        assertThat(table.forgetExited(12)).isFalse();
+        assertThat(table.forgetExited(13)).isFalse();
+        assertThat(table.find(pid(11))).isEmpty();
+        assertThat(table.pids()).containsExactly(12L);
+        clock.advance(RETENTION.plusSeconds(1)); // the forgotten one is not evicted a second time
+        assertThat(table.pids()).containsExactly(12L);
+        runningProcess.exited(0);
+    }
+
+    @Test
     void a_newer_process_that_reused_the_pid_of_an_evicted_one_stays() throws Exception {
         SpawnedProcess oldProcess = fakeProcess(77);
         ChildProcess old = child(oldProcess);

@@ -66,11 +66,22 @@ class ReadinessTest {
     }
 
     @Test
-    void ready_needs_no_access_token() throws Exception {
-        envd.client().post("/init", "{\"accessToken\":\"s3cret\"}", Map.of());
+    void ready_needs_no_token_before_init_sets_one() throws Exception {
         nativeSetUp.complete(null);
         warmUp.complete(null);
 
         assertThat(envd.client().get("/ready", Map.of()).statusCode()).isEqualTo(204);
+    }
+
+    @Test
+    void once_init_set_a_token_ready_needs_it_like_every_route_but_health() throws Exception {
+        envd.client().post("/init", "{\"accessToken\":\"s3cret\"}", Map.of());
+        nativeSetUp.complete(null);
+        warmUp.complete(null);
+
+        assertThat(envd.client().get("/ready", Map.of()).statusCode()).isEqualTo(401);
+        assertThat(envd.client().get("/ready", Map.of("X-Access-Token", "wrong")).statusCode()).isEqualTo(401);
+        assertThat(envd.client().get("/ready", Map.of("X-Access-Token", "s3cret")).statusCode()).isEqualTo(204);
+        assertThat(envd.client().get("/health", Map.of()).statusCode()).isEqualTo(204);
     }
 }

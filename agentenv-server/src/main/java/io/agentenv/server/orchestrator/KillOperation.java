@@ -98,6 +98,15 @@ final class KillOperation {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be stopped", e);
             }
             ctx.runtime.detach(handle.get());
+        } else if (previous == SandboxState.PAUSED) {
+            try {
+                ctx.backends.discardPaused(id);
+            } catch (BackendException | RuntimeException e) {
+                ctx.records.cas(id, SandboxState.KILLING, previous);
+                log.atError().addKeyValue("sandbox_id", id.value()).setCause(e)
+                        .log("releasing what the paused sandbox still held failed");
+                throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be released", e);
+            }
         }
         ctx.artifacts.deleteSandbox(id);
         ctx.records.delete(id, EnumSet.of(SandboxState.KILLING));

@@ -24,8 +24,9 @@ import static java.util.Objects.requireNonNull;
  * instance of a RUNNING sandbox through {@link SandboxBackend#liveness()} under a try-lock on the instance: an instance
  * busy with a lifecycle call (pause, snapshot, ...) is skipped, that call meets the death itself (a terminal failure
  * removes the sandbox; a recoverable one leaves it RUNNING for the next round). Which sandboxes are RUNNING comes from
- * one store read per round (not one per sandbox); a sandbox that leaves RUNNING after it is harmless, since the
- * removal is a compare-and-set from RUNNING, and one that becomes RUNNING after it is checked in the next round.
+ * one store read per round at most ({@link Records#runningIds}: none while no sandbox changed); a sandbox that leaves
+ * RUNNING after it is harmless, since the removal is a compare-and-set from RUNNING, and one that becomes RUNNING
+ * after it is checked in the next round.
  */
 final class LivenessCheck {
     private static final Logger log = LoggerFactory.getLogger(LivenessCheck.class);
@@ -56,7 +57,7 @@ final class LivenessCheck {
         Map<SandboxId, Outcome> outcomes = new HashMap<>();
         Map<SandboxId, Future<Outcome>> removals = new HashMap<>();
         List<SandboxRuntime.Handle> handles = ctx.runtime.all();
-        Set<SandboxId> running = handles.isEmpty() ? Set.of() : ctx.records.idsIn(SandboxState.RUNNING);
+        Set<SandboxId> running = handles.isEmpty() ? Set.of() : ctx.records.runningIds();
         for (SandboxRuntime.Handle handle : handles) {
             SandboxId id = handle.id();
             if (!running.contains(id)) {

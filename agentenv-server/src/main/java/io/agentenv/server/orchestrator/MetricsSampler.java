@@ -30,9 +30,9 @@ import static java.util.Objects.requireNonNull;
  * reading ({@link SandboxBackend#hostMetrics()}: read from the host's view of the sandbox, so the guest is not woken;
  * quick, so it is taken under the instance's lock like a liveness check) and, when it has none, take the envd handle.
  * With a host reading, keep it if the instance is still the live one and the sandbox was RUNNING when the round began
- * (one store read per round for all sandboxes). Otherwise check that it is RUNNING, release everything, call envd, and
- * keep the sample only if the same runtime generation is still the live, RUNNING one (a sample from a runtime since
- * paused, resumed or replaced is dropped).
+ * ({@link Records#runningIds}: one store read per round at most). Otherwise check that it is RUNNING, release
+ * everything, call envd, and keep the sample only if the same runtime generation is still the live, RUNNING one (a
+ * sample from a runtime since paused, resumed or replaced is dropped).
  */
 final class MetricsSampler {
     private static final Logger log = LoggerFactory.getLogger(MetricsSampler.class);
@@ -69,7 +69,7 @@ final class MetricsSampler {
      */
     Round sampleAll(Instant now) {
         List<SandboxRuntime.Handle> handles = ctx.runtime.all();
-        Set<SandboxId> runningAtStart = handles.isEmpty() ? Set.of() : ctx.records.idsIn(SandboxState.RUNNING);
+        Set<SandboxId> runningAtStart = handles.isEmpty() ? Set.of() : ctx.records.runningIds();
         forgetRemoved(runningAtStart);
         Map<SandboxId, Outcome> outcomes = new ConcurrentHashMap<>();
         try (ExecutorService threads = Executors.newThreadPerTaskExecutor(

@@ -455,4 +455,9 @@ public final class Orchestrator {
     List<Object> internalMonitors() {
         return List.of(ctx.runtime.monitor(), ctx.records.signalMonitor());
     }
+
+    /** For tests in this package that play an operation: its writes go through here, as an operation's do. */
+    Records records() {
+        return ctx.records;
+    }
 }

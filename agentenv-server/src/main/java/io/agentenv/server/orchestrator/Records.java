@@ -21,7 +21,9 @@ import static java.util.Objects.requireNonNull;
  * <p>It also keeps the records that {@link #cachedVisible} read (the sandbox proxy's lookup on every request) in
  * memory. Every successful write drops the sandbox's entry before its waiters are woken, in the same call, so a read
  * that starts after a write returned never sees the record from before it. A fill races writes safely: it is kept only
- * if no write finished since its store read began ({@link #writes}, compared under the map's per-key lock).
+ * if no write finished since its store read began ({@link #writes}, compared under the map's per-key lock). The ids of
+ * the RUNNING sandboxes ({@link #runningIds}, which the liveness check and the metrics sampler read every round) are
+ * kept the same way: tagged with the write count seen before their store read, served while it has not changed.
  */
 final class Records {
     private final SandboxStore store;
@@ -29,6 +31,14 @@ final class Records {
     private final ConcurrentHashMap<SandboxId, SandboxRecord> cached = new ConcurrentHashMap<>();
     /** Counts finished writes; a cache fill that saw another value before its store read is not kept. */
     private final AtomicLong writes = new AtomicLong();
+    /** The last read of the RUNNING ids, or null; valid while {@link #writes} still equals its tag. */
+    private volatile RunningIds running;
+
+    private record RunningIds(long writesBefore, Set<SandboxId> ids) {
+        RunningIds {
+            ids = Set.copyOf(ids);
+        }
+    }
 
     Records(SandboxStore store, StateSignals signals) {
         this.store = requireNonNull(store, "store is null");
@@ -47,9 +57,20 @@ final class Records {
         return store.get(id);
     }
 
-    /** Ids of the sandboxes in {@code state}, one read for all. */
-    Set<SandboxId> idsIn(SandboxState state) {
-        return store.idsIn(state);
+    /**
+     * Ids of the RUNNING sandboxes as of the last write that returned (never older): one store read for all, kept until
+     * the next write, so rounds of the liveness check and the metrics sampler between two writes read the store once.
+     * A write that finishes during the store read leaves the result unkept (its tag is older than the write count).
+     */
+    Set<SandboxId> runningIds() {
+        long seen = writes.get();
+        RunningIds hit = running;
+        if (hit != null && hit.writesBefore() == seen) {
+            return hit.ids();
+        }
+        RunningIds read = new RunningIds(seen, store.idsIn(SandboxState.RUNNING));
+        running = read;
+        return read.ids();
     }
 
     /** The record if it exists and is not being killed; NOT_FOUND otherwise. */

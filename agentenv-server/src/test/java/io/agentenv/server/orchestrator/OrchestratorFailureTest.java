@@ -359,6 +359,41 @@ class OrchestratorFailureTest {
     }
 
     @Test
+    void killing_a_paused_sandbox_lets_the_backend_release_what_its_pause_still_held() {
+        SandboxId id = h.create();
+        orchestrator.pause(id, PauseMode.WITH_MEMORY);
+
+        orchestrator.kill(id);
+
+        assertThat(h.backend.count(MockOp.DISCARD_PAUSED)).isEqualTo(1);
+        assertKind(() -> orchestrator.get(id), ErrorKind.NOT_FOUND);
+    }
+
+    @Test
+    void a_kill_of_a_paused_sandbox_whose_release_fails_keeps_it_paused_and_a_second_kill_retries() {
+        // given
+        SandboxId id = h.create();
+        orchestrator.pause(id, PauseMode.WITH_MEMORY);
+        h.backend.script(MockOp.DISCARD_PAUSED, MockAction.recoverable("loop device busy"));
+        // when
+        assertKind(() -> orchestrator.kill(id), ErrorKind.INTERNAL);
+        // then
+        assertThat(orchestrator.get(id).state()).isEqualTo(SandboxState.PAUSED);
+        orchestrator.kill(id);
+        assertThat(h.backend.count(MockOp.DISCARD_PAUSED)).isEqualTo(2);
+        assertKind(() -> orchestrator.get(id), ErrorKind.NOT_FOUND);
+    }
+
+    @Test
+    void killing_a_running_sandbox_does_not_discard_a_paused_state() {
+        SandboxId id = h.create();
+
+        orchestrator.kill(id);
+
+        assertThat(h.backend.count(MockOp.DISCARD_PAUSED)).isZero();
+    }
+
+    @Test
     void a_refused_network_update_keeps_the_old_policy() {
         // given
         SandboxId id = h.create();

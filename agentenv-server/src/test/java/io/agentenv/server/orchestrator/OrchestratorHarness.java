@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,6 +53,14 @@ final class OrchestratorHarness implements AutoCloseable {
         this.storeWrapper = storeWrapper;
         this.transitionWait = transitionWait;
         open();
+    }
+
+    /** A harness whose store counts its reads ({@link FaultyStore}); {@code counting} gets the store, again after a restart. */
+    static OrchestratorHarness countingReads(Path dir, AtomicReference<FaultyStore> counting) {
+        return new OrchestratorHarness(dir, new MockBackendFactory(), store -> {
+            counting.set(new FaultyStore(store));
+            return counting.get();
+        }, Duration.ofSeconds(10));
     }
 
     private void open() {

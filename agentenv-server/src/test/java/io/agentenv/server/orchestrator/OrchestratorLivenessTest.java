@@ -3,7 +3,6 @@ package io.agentenv.server.orchestrator;
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockAction;
-import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.EnvdMetrics;
@@ -19,9 +18,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -170,7 +167,7 @@ class OrchestratorLivenessTest {
     void a_dead_instance_is_left_to_the_operation_that_owns_a_transitional_state(SandboxState state) {
         // given: the test plays the operation that owns the state
         SandboxId id = h.create();
-        assertThat(h.store.transition(id, EnumSet.of(SandboxState.RUNNING), state)).isTrue();
+        assertThat(h.orchestrator.records().cas(id, SandboxState.RUNNING, state)).isTrue();
         live(id).die("gone during " + state);
         // when
         LivenessCheck.Round round = check();
@@ -178,7 +175,7 @@ class OrchestratorLivenessTest {
         assertThat(round.of(id)).isEqualTo(LivenessCheck.Outcome.NOT_RUNNING);
         assertThat(h.state(id)).isEqualTo(state);
         assertThat(h.backend.count(MockOp.LIVENESS)).isZero();
-        assertThat(h.store.transition(id, EnumSet.of(state), SandboxState.RUNNING)).isTrue();
+        assertThat(h.orchestrator.records().cas(id, state, SandboxState.RUNNING)).isTrue();
         assertThat(check().of(id)).isEqualTo(LivenessCheck.Outcome.REMOVED); // once RUNNING again, it goes
     }
 
@@ -186,11 +183,7 @@ class OrchestratorLivenessTest {
     void a_round_over_many_running_sandboxes_reads_the_store_once_and_removes_only_the_dead_ones(@TempDir Path other) {
         // given: 40 running sandboxes (and one paused) on a store that counts its reads; two instances die
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
-        OrchestratorHarness many = new OrchestratorHarness(other, new MockBackendFactory(),
-                store -> {
-                    counting.set(new FaultyStore(store));
-                    return counting.get();
-                }, Duration.ofSeconds(10));
+        OrchestratorHarness many = OrchestratorHarness.countingReads(other, counting);
         try {
             List<SandboxId> ids = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
@@ -222,11 +215,7 @@ class OrchestratorLivenessTest {
     @Test
     void a_round_without_live_instances_does_not_read_the_store(@TempDir Path other) {
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
-        OrchestratorHarness none = new OrchestratorHarness(other, new MockBackendFactory(),
-                store -> {
-                    counting.set(new FaultyStore(store));
-                    return counting.get();
-                }, Duration.ofSeconds(10));
+        OrchestratorHarness none = OrchestratorHarness.countingReads(other, counting);
         try {
             SandboxId paused = none.create();
             none.orchestrator.pause(paused, PauseMode.WITH_MEMORY);

@@ -2,7 +2,6 @@ package io.agentenv.server.orchestrator;
 
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
-import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.BackendException;
@@ -315,14 +314,42 @@ class SandboxGuestsTest {
     }
 
     @Test
+    void liveness_and_sampling_rounds_between_two_writes_share_one_read_of_the_running_ids(@TempDir Path other) {
+        // given: three running sandboxes on a store that counts reads
+        AtomicReference<FaultyStore> counting = new AtomicReference<>();
+        OrchestratorHarness few = OrchestratorHarness.countingReads(other, counting);
+        SandboxGuests sampled = new SandboxGuests(few.orchestrator, GuestSettings.defaults(), few.clock);
+        try {
+            List<SandboxId> ids = List.of(few.create(), few.create(), few.create());
+            counting.get().resetReads();
+
+            // when: two rounds of each, no write in between
+            few.orchestrator.checkLiveness().orElseThrow();
+            sampled.sampleAll(few.clock.instant());
+            few.clock.advance(Duration.ofSeconds(5));
+            few.orchestrator.checkLiveness().orElseThrow();
+            sampled.sampleAll(few.clock.instant());
+
+            // then
+            assertThat(counting.get().idSetReads()).isEqualTo(1);
+
+            // and a write (a kill) makes the next round read again, without the killed sandbox
+            few.orchestrator.kill(ids.getFirst());
+            counting.get().resetReads();
+            assertThat(few.orchestrator.checkLiveness().orElseThrow().outcomes()).containsOnlyKeys(ids.get(1), ids.get(2));
+            assertThat(sampled.sampleAll(few.clock.instant()).outcomes()).doesNotContainKey(ids.getFirst());
+            assertThat(counting.get().idSetReads()).isEqualTo(1);
+        } finally {
+            sampled.close();
+            few.close();
+        }
+    }
+
+    @Test
     void a_round_of_host_readings_over_many_sandboxes_reads_the_store_once(@TempDir Path other) {
         // given: 40 running sandboxes with host readings (and one paused, with a history) on a store that counts reads
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
-        OrchestratorHarness many = new OrchestratorHarness(other, new MockBackendFactory(),
-                store -> {
-                    counting.set(new FaultyStore(store));
-                    return counting.get();
-                }, Duration.ofSeconds(10));
+        OrchestratorHarness many = OrchestratorHarness.countingReads(other, counting);
         SandboxGuests sampled = new SandboxGuests(many.orchestrator, GuestSettings.defaults(), many.clock);
         try {
             List<SandboxId> ids = new ArrayList<>();

@@ -1,0 +1,53 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+
+/** A failing {@link ContainerBackendFactory#initialize} stops what it started before failing. */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class ContainerBackendInitHostTest {
+
+    @Test
+    void an_initialization_that_fails_with_an_unchecked_exception_stops_the_spare_disk_refill_it_started() throws Exception {
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        if (unready.isPresent()) {
+            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
+                fail("host tests are required but " + unready.get());
+            }
+            Assumptions.abort("host test skipped: " + unready.get());
+        }
+        try (TestLane lane = TestLane.claim()) {
+            HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
+                    .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
+            Path workDir = Files.createTempDirectory(Path.of("/var/tmp"), lane.dirPrefix());
+            try {
+                ContainerSettings settings = ContainerSettings.from(Map.of(
+                        "envd_dir", BackendFixture.envdDir().toString(),
+                        "jdk_home", System.getProperty("java.home"),
+                        "spare_disks", "2",
+                        "disk_mb", "1024",
+                        "pool_size", "0"), Path.of("").toAbsolutePath());
+                ContainerBackendFactory factory = new ContainerBackendFactory();
+                int noSlotLeft = layout.addressing().slotCount(); // the network pool refuses it: after the refill started
+
+                assertThatThrownBy(() -> factory.initialize(workDir, settings, layout, noSlotLeft))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("do not fit");
+
+                // closing the spare disks joins their refill and removes their directory; left running, it fills it
+                assertThat(workDir.resolve("spare-disks")).doesNotExist();
+            } finally {
+                HostFixture.deleteTree(workDir);
+            }
+        }
+    }
+}
