@@ -65,7 +65,6 @@ record HostParts(
      */
     static final String ENVD_SUPERVISOR = supervisorScript(List.of());
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(5);
-    private static final Duration SHORT = Duration.ofSeconds(10);
     private static final String PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
     HostParts {
@@ -233,8 +232,8 @@ record HostParts(
     }
 
     /** Sets the UTS hostname of a running container from the host (a restored one keeps its checkpoint's). */
-    void setHostname(long initPid, String hostname) throws CommandFailedException, InterruptedException {
-        runner.run(Command.of(SHORT, "nsenter", "--target", Long.toString(initPid), "--uts", "--", "hostname", hostname));
+    void setHostname(long initPid, String hostname) throws IOException, InterruptedException {
+        UtsHostname.set(initPid, hostname);
     }
 
     /**
