@@ -66,7 +66,12 @@ test('envd keeps its session, listeners and processes across a checkpoint and re
   execFileSync('mkdir', ['-p', images])
   execFileSync(criu, ['dump', '-t', String(envdPid), '-D', images, '--tcp-close', '--ext-unix-sk', '-o', 'dump.log'])
   await waitFor(() => !alive(envdPid), { what: 'the dump to stop envd' })
-  execFileSync(criu, ['restore', '-D', images, '--tcp-close', '--ext-unix-sk', '-d', '-o', 'restore.log'])
+  try {
+    execFileSync(criu, ['restore', '-D', images, '--tcp-close', '--ext-unix-sk', '-d', '-o', 'restore.log'])
+  } catch (err) { // say why: CRIU's reason is in its log, not in its exit status
+    const log = existsSync(join(images, 'restore.log')) ? readFileSync(join(images, 'restore.log'), 'utf8') : '(no log)'
+    throw new Error(`criu restore failed; restore.log ends with:\n${log.split('\n').slice(-25).join('\n')}`, { cause: err })
+  }
 
   // then
   await waitFor(() => healthy(`http://localhost:${ENVD_PORT}/health`), { what: 'envd answering after restore' })
