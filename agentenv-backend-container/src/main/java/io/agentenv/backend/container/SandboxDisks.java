@@ -185,18 +185,25 @@ final class SandboxDisks {
      * the mount in another mount namespace keeps it alive after our unmount ({@link LoopBinding}); this waits up to
      * {@link #RELEASE_TIMEOUT} for that copy to go, else fails (the image is then still in use and must not be moved,
      * mounted again or called durable). Nothing to do when the disk is not mounted.
+     *
+     * @return how long it waited for the filesystem to go after the unmount, in ms (-1 when nothing was mounted)
      */
-    void unmount(SandboxDirs dirs) throws IOException {
-        unmount(dirs, RELEASE_TIMEOUT);
+    long unmount(SandboxDirs dirs) throws IOException {
+        return unmount(dirs, RELEASE_TIMEOUT);
     }
 
-    /** {@link #unmount(SandboxDirs)} with another bound on the wait for the filesystem to go (tests). */
-    static void unmount(SandboxDirs dirs, Duration releaseTimeout) throws IOException {
+    /**
+     * {@link #unmount(SandboxDirs)} with another bound on the wait for the filesystem to go (tests).
+     *
+     * @return how long it waited for the filesystem to go after the unmount, in ms (-1 when nothing was mounted)
+     */
+    static long unmount(SandboxDirs dirs, Duration releaseTimeout) throws IOException {
         // read before the unmount; when nothing is mounted there the unmount answers false and this is not used
         Optional<LoopBinding> loop = LoopBinding.mountedAt(dirs.disk());
-        if (Unmounts.unmount(dirs.disk()) && loop.isPresent()) {
-            loop.get().awaitReleased(releaseTimeout);
+        if (!Unmounts.unmount(dirs.disk())) {
+            return -1;
         }
+        return loop.isPresent() ? loop.get().awaitReleased(releaseTimeout) : 0;
     }
 
     /** Whether the sandbox has a disk image (a sandbox dir of an older version has a plain upper dir instead). */
