@@ -3,13 +3,17 @@ package io.agentenv.backend.container;
 import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 /**
  * A loop device bound to an image file, as {@code /sys/dev/block/MAJ:MIN/loop/backing_file} shows it, and the wait
@@ -68,6 +72,31 @@ record LoopBinding(String device, String backingFile) {
         }
     }
 
+    /**
+     * The processes (up to 8, "pid comm") whose mount table names the device or a path in the image's dir (a copy of
+     * the overlay on the disk holds it too), for the error message; a lazily detached copy kept busy shows in none.
+     */
+    private String holders() {
+        String dir = Path.of(backingFile).getParent().toString();
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
+            for (Path process : processes.filter(p -> p.getFileName().toString().matches("[0-9]+")).toList()) {
+                try {
+                    String table = Files.readString(process.resolve("mountinfo"));
+                    if ((table.contains("/dev/" + device + " ") || table.contains(dir + "/")) && found.size() < 8) {
+                        found.add(process.getFileName() + " " + Files.readString(process.resolve("comm")).strip());
+                    }
+                } catch (IOException gone) {
+                    // exited meanwhile, or not readable: not a holder we can name
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return "(unknown: " + e.getMessage() + ")";
+        }
+        return found.isEmpty() ? "none (a lazily detached copy kept busy by an open file or working directory)"
+                : String.join(", ", found);
+    }
+
     /** Whether the device has let go of {@link #backingFile} (detached, or bound to another file since). */
     boolean released() throws IOException {
         return backingFileOf(device).map(now -> !now.equals(backingFile)).orElse(true);
@@ -88,7 +117,7 @@ record LoopBinding(String device, String backingFile) {
             if (System.nanoTime() - deadline >= 0) {
                 throw new IOException(device + " is still bound to " + backingFile + " " + timeout.toMillis()
                         + " ms after its filesystem was unmounted: another mount namespace still holds a copy of the"
-                        + " mount (find it with: grep -l " + device + " /proc/*/mountinfo)");
+                        + " mount; processes whose mount table shows it: " + holders());
             }
             LockSupport.parkNanos(pause);
             if (Thread.interrupted()) {

@@ -102,7 +102,7 @@ class LoopReleaseHostTest {
 
         assertThatThrownBy(() -> SandboxDisks.unmount(dirs, SHORT)).isInstanceOf(IOException.class)
                 .hasMessageStartingWith("loop").hasMessageContaining(" is still bound to " + dirs.diskImage())
-                .hasMessageContaining("another mount namespace");
+                .hasMessageContaining("another mount namespace").hasMessageContaining(holder.pid() + " sleep");
         assertThat(isMountPoint(dirs.disk())).isFalse();
         assertThatThrownBy(() -> SandboxDisks.mount(dirs, SHORT)).as("a second loop device on a live image")
                 .isInstanceOf(IOException.class).hasMessageContaining("still bound to " + dirs.diskImage());
