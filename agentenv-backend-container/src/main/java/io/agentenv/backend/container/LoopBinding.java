@@ -59,7 +59,12 @@ record LoopBinding(String device, String backingFile) {
         if (major != LOOP_MAJOR) {
             return Optional.empty();
         }
-        String device = "loop" + minor;
+        String device; // loopN's minor is N only without partitions (max_part=0): ask sysfs for the name
+        try {
+            device = Files.readSymbolicLink(Path.of("/sys/dev/block", major + ":" + minor)).getFileName().toString();
+        } catch (NoSuchFileException gone) {
+            return Optional.empty();
+        }
         return backingFileOf(device).map(file -> new LoopBinding(device, file));
     }
 
