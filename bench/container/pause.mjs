@@ -11,10 +11,11 @@
 // aenvpL, runc dir /run/agentenv/bench-pause-L, cgroup parent agentenv-bench-pause-L, container ids bpseL-*, network
 // slots 10752 + 16 L), so concurrent runs never collide. Needs root, scripts/setup-host.sh and the built jars:
 //   mvn -B -q -DskipTests package && node bench/container/pause.mjs [iterations] [full-journal] [commands=<k>]
+// It also counts CRIU's tmpfs archives in each pause's images (those not empty each cost a `tar` at dump and resume).
 // Before/after against another build and CRIU: AENV_BENCH_HOST_ENV=<a copy of host.env naming that CRIU> node
 // <that checkout>/bench/container/pause.mjs [iterations] (that checkout's jars built; its older log lines are read).
 import { join } from 'node:path'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
@@ -50,6 +51,33 @@ const server = await startServer({
   },
 })
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
+
+/**
+ * CRIU's tmpfs archives in the images of the newest pause under the server's data dir: each one that is not the
+ * constant empty archive (criu-patches/0003, 29 bytes) cost a `tar` process at the dump and another at the restore.
+ */
+function tmpfsArchives() {
+  const SKIP = new Set(['rootfs', 'upper', 'layer', 'layers', 'disk', 'envd', 'lib'])
+  const found = []
+  const walk = (dir, depth) => {
+    let entries
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch (e) {
+      if (e.code === 'ENOENT') return // a dir the pause's release removes meanwhile (the sandbox dir)
+      throw e
+    }
+    for (const e of entries) {
+      if (e.isDirectory() && depth < 8 && !SKIP.has(e.name)) walk(join(dir, e.name), depth + 1)
+      else if (e.isFile() && e.name === 'inventory.img' && dir.endsWith('/images')) found.push(dir)
+    }
+  }
+  walk(server.dataDir, 0)
+  if (found.length === 0) return null
+  const newest = found.map((d) => ({ d, t: statSync(join(d, 'inventory.img')).mtimeMs })).sort((a, b) => b.t - a.t)[0].d
+  const archives = readdirSync(newest).filter((f) => /^tmpfs-dev-\d+\.tar\.gz\.img$/.test(f))
+  return { all: archives.length, tarred: archives.filter((f) => statSync(join(newest, f)).size !== 29).length }
+}
 
 const ticksPerMs = 100 / 1000 // USER_HZ
 function cpuMs() {
@@ -87,7 +115,7 @@ try {
   const load = loadavg()
   const measuredFrom = server.output().length
   const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
-    unmount: [], diskReleaseWait: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], criuFrozen: [], criuMemdump: [], criuMemwrite: [], criuPages: [], cpuServer: [], cpuChildren: [], resume: [] }
+    unmount: [], diskReleaseWait: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], criuFrozen: [], criuMemdump: [], criuMemwrite: [], criuPages: [], cpuServer: [], cpuChildren: [], resume: [], tmpfsAll: [], tmpfsTarred: [] }
   for (let i = 0; i < n; i++) {
     if (fullJournal) await sbx.commands.run('seq 1 200000')
     const mark = server.output().length
@@ -98,6 +126,8 @@ try {
     const cpu1 = cpuMs()
     rows.cpuServer.push(cpu1.server - cpu0.server)
     rows.cpuChildren.push(cpu1.children - cpu0.children)
+    const archives = tmpfsArchives()
+    if (archives) { rows.tmpfsAll.push(archives.all); rows.tmpfsTarred.push(archives.tarred) }
     const [op] = logged(/ PauseOperation sandbox paused /, mark)
     const [be] = logged(/ (GenerationPause|ContainerSandbox) container sandbox paused /, mark) // the latter: older builds
     const [rc] = logged(/ RuncRuntime container (dumped|checkpointed) /, mark)
@@ -144,6 +174,9 @@ try {
     report('          CRIU stats: memory write (writing them out)', rows.criuMemwrite)
     const pages = stats(rows.criuPages)
     console.log(`          CRIU stats: pages written p50 ${pages.p50} (${(pages.p50 * 4 / 1024).toFixed(1)} MiB), min ${Math.min(...rows.criuPages)}, max ${Math.max(...rows.criuPages)}`)
+  }
+  if (rows.tmpfsAll.length > 0) {
+    console.log(`          tmpfs archives per pause: ${Math.min(...rows.tmpfsAll)}..${Math.max(...rows.tmpfsAll)}, of them archived by a tar process (not empty): ${Math.min(...rows.tmpfsTarred)}..${Math.max(...rows.tmpfsTarred)} (each also extracted by tar at the resume)`)
   }
   report('        around CRIU (process start, runc if any, reading state)', rows.aroundCriu)
   // builds that release the slot, the container and the sandbox dir after the answer log them when done

@@ -5,10 +5,17 @@
 // with that lane's names (netns prefix aenvqL, runc dir /run/agentenv/bench-sdk-L, cgroup parent agentenv-bench-sdk-L,
 // container ids bsdkL-*, network slots 10240 + 64 L), so concurrent runs never collide; a warm pool of 2. Needs root,
 // scripts/setup-host.sh and the built jars:
-//   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec|disk]
+//   mvn -B -q -DskipTests package && node bench/container/sdk.mjs [iterations] [exec|disk|tti]
 // With `exec` only the commands.run row is measured; with `disk` only the rows that make new sandbox disks (time to
 // interactive, snapshot, fork x1 and x10), e.g. with AENV_BACKEND_POOL_SIZE=0 (every create makes its disk) and
 // AENV_BACKEND_SPARE_DISKS=0 or N (disks made on the create path, or taken from spares); both are passed through.
+// With `tti` only the two time-to-interactive rows, and with them their split: Sandbox.create alone, then each of the
+// first AENV_BENCH_SPLIT commands (`commands.run('true')`, default 12) on every new sandbox of the sequential loop (the
+// first one is TTI's; the others run after TTI's clock stopped, before the kill), so a cold request path in a new
+// sandbox's envd shows as first commands slower than the later ones; also envd's CPU time and minor page faults since
+// its restore (read from /proc inside the sandbox: load-insensitive) after create's /init and those k commands, and
+// for k more.
+// AENV_BENCH_SPLIT=<k> adds the split to any mode.
 // AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (its per-step timings are less load-sensitive evidence).
 // The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same sandbox: the server's JIT is
 // still compiling the proxy path for the first few thousand proxied requests (a long-running server is past that;
@@ -26,6 +33,10 @@ import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
 const n = Number(process.argv[2] ?? 30)
 const onlyExec = process.argv[3] === 'exec'
 const onlyDisk = process.argv[3] === 'disk'
+const onlyTti = process.argv[3] === 'tti'
+if (process.argv[3] !== undefined && !onlyExec && !onlyDisk && !onlyTti) throw new Error(`unknown mode ${process.argv[3]} (exec, disk, tti)`)
+// commands timed on each new sandbox of the sequential TTI loop (0: only TTI itself)
+const splitCommands = Number(process.env.AENV_BENCH_SPLIT ?? (onlyTti ? 12 : 0))
 // warm-up commands before the exec row (AENV_BENCH_EXEC_WARMUP, default 200); a few thousand show a long-running server
 const execWarmup = Number(process.env.AENV_BENCH_EXEC_WARMUP ?? 200)
 delete process.env.E2B_DEBUG
@@ -56,14 +67,20 @@ const serverCpuMs = () => {
 }
 
 const rows = []
-function report(what, samples) {
+function report(what, samples, unit = 'ms') {
   const s = [...samples].sort((a, b) => a - b)
   const pct = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]
   const row = { what, n: s.length, p50: pct(0.5).toFixed(1), p95: pct(0.95).toFixed(1), max: s.at(-1).toFixed(1) }
   rows.push(row)
-  console.log(`${what.padEnd(60)} n=${String(row.n).padStart(3)}  p50 ${row.p50.padStart(7)} ms  p95 ${row.p95.padStart(7)} ms  max ${row.max.padStart(7)} ms`)
+  console.log(`${what.padEnd(60)} n=${String(row.n).padStart(3)}  p50 ${row.p50.padStart(7)} ${unit}  p95 ${row.p95.padStart(7)} ${unit}  max ${row.max.padStart(7)} ${unit}`)
 }
 const now = () => performance.now()
+/** envd's CPU time (utime + stime of the sandbox's JVM, 10 ms ticks) and minor page faults, read inside the sandbox. */
+async function envdCpu(sbx) {
+  const { stdout } = await sbx.commands.run('cat /proc/$(pgrep -o -x java)/stat')
+  const f = stdout.split(') ')[1].split(' ')
+  return { ms: (Number(f[11]) + Number(f[12])) * 10, minflt: Number(f[7]) }
+}
 
 try {
   const first = await Sandbox.create('base', opts) // builds the template's boot image on a fresh data dir
@@ -71,98 +88,145 @@ try {
   for (let i = 0; i < 3; i++) await (await Sandbox.create('base', opts)).kill()
 
   const tti = []
+  const creates = []
+  const commandsOnNew = Array.from({ length: splitCommands }, () => [])
+  const envdCpuCold = []
+  const envdCpuWarm = []
+  const envdFaultsCold = []
+  const envdFaultsWarm = []
   for (let i = 0; i < (onlyExec ? 0 : n); i++) {
     await sleep(500) // lets the warm pool refill, as between users' creates
     const t0 = now()
     const sbx = await Sandbox.create('base', opts)
+    const created = now()
     await sbx.commands.run('true')
-    tti.push(now() - t0)
+    const t1 = now()
+    tti.push(t1 - t0)
+    creates.push(created - t0)
+    if (splitCommands > 0) commandsOnNew[0].push(t1 - created)
+    for (let k = 1; k < splitCommands; k++) {
+      const c0 = now()
+      await sbx.commands.run('true')
+      commandsOnNew[k].push(now() - c0)
+    }
+    if (splitCommands > 0) {
+      // envd's CPU time since its restore (load-insensitive), after create's /init and the k commands, then after k more
+      const cold = await envdCpu(sbx)
+      for (let k = 0; k < splitCommands; k++) await sbx.commands.run('true')
+      const warm = await envdCpu(sbx)
+      envdCpuCold.push(cold.ms)
+      envdCpuWarm.push(warm.ms - cold.ms)
+      envdFaultsCold.push(cold.minflt)
+      envdFaultsWarm.push(warm.minflt - cold.minflt)
+    }
     await sbx.kill()
   }
   if (!onlyExec) report('time to interactive (create + commands.run true)', tti)
+  if (!onlyExec && splitCommands > 0) {
+    report('  split: Sandbox.create', creates)
+    commandsOnNew.forEach((samples, k) => report(`  split: command ${k + 1} on the new sandbox`, samples))
+    report(`  envd CPU ms since restore: /init + ${splitCommands} commands + 1 read`, envdCpuCold)
+    report(`  envd CPU ms: the next ${splitCommands} commands + 1 read`, envdCpuWarm)
+    // since restore includes CRIU's own filling of the restored memory in the task
+    report(`  envd minor faults since restore (+ CRIU's): /init + ${splitCommands} + 1`, envdFaultsCold, '')
+    report(`  envd minor faults: the next ${splitCommands} commands + 1 read`, envdFaultsWarm, '')
+  }
 
   await sleep(2000)
   const burst = []
   const started = now()
+  const burstCreates = []
+  const burstFirsts = []
   const many = await Promise.all(Array.from({ length: onlyExec || onlyDisk ? 0 : 20 }, async () => {
     const t0 = now()
     const sbx = await Sandbox.create('base', opts)
+    const created = now()
     await sbx.commands.run('true')
-    burst.push(now() - t0)
+    const t1 = now()
+    burst.push(t1 - t0)
+    burstCreates.push(created - t0)
+    burstFirsts.push(t1 - created)
     return sbx
   }))
   if (!onlyExec && !onlyDisk) {
     console.log(`20-way burst: all interactive after ${(now() - started).toFixed(0)} ms`)
     report('time to interactive, 20-way burst (each)', burst)
+    if (splitCommands > 0) {
+      report('  split: Sandbox.create (burst)', burstCreates)
+      report('  split: first command (burst)', burstFirsts)
+    }
   }
   await Promise.all(many.map((s) => s.kill()))
+  if (onlyTti) console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
-  const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
-  const execRuns = onlyDisk ? 0 : Math.max(n, 100)
-  const firstAt = now()
-  if (!onlyDisk) await sbx.commands.run('true')
-  const firstExecMs = now() - firstAt
-  const warmupCpu0 = serverCpuMs()
-  for (let i = 1; i < (onlyDisk ? 0 : execWarmup); i++) await sbx.commands.run('true')
-  const warmupCpu = serverCpuMs() - warmupCpu0
-  const exec = []
-  const cpu0 = serverCpuMs()
-  for (let i = 0; i < execRuns; i++) {
-    const t0 = now()
-    await sbx.commands.run('true')
-    exec.push(now() - t0)
-  }
-  if (!onlyDisk) {
-    const execCpu = (serverCpuMs() - cpu0) / exec.length
-    report('commands.run true on a running sandbox', exec)
-    console.log(`server: ready ${serverReadyMs.toFixed(0)} ms after spawn; first command on this sandbox ${firstExecMs.toFixed(1)} ms; ` +
-      `server CPU per command ${(warmupCpu / Math.max(1, execWarmup - 1)).toFixed(2)} ms in the ${execWarmup} warm-up commands, ` +
-      `${execCpu.toFixed(2)} ms in the measured ones; server CPU since spawn ${serverCpuMs()} ms`)
-  }
-  console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
-
-  if (!onlyExec) {
-    await sbx.commands.run('sleep 100000', { background: true })
-    const pause = []
-    const resume = []
-    for (let i = 0; i < (onlyDisk ? 0 : n); i++) {
-      let t0 = now()
-      await sbx.pause()
-      pause.push(now() - t0)
-      t0 = now()
-      await sbx.connect()
+  if (!onlyTti) {
+    const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 3_600_000 })
+    const execRuns = onlyDisk ? 0 : Math.max(n, 100)
+    const firstAt = now()
+    if (!onlyDisk) await sbx.commands.run('true')
+    const firstExecMs = now() - firstAt
+    const warmupCpu0 = serverCpuMs()
+    for (let i = 1; i < (onlyDisk ? 0 : execWarmup); i++) await sbx.commands.run('true')
+    const warmupCpu = serverCpuMs() - warmupCpu0
+    const exec = []
+    const cpu0 = serverCpuMs()
+    for (let i = 0; i < execRuns; i++) {
+      const t0 = now()
       await sbx.commands.run('true')
-      resume.push(now() - t0)
+      exec.push(now() - t0)
     }
     if (!onlyDisk) {
-      report('pause', pause)
-      report('resume (connect of a paused sandbox + commands.run true)', resume)
+      const execCpu = (serverCpuMs() - cpu0) / exec.length
+      report('commands.run true on a running sandbox', exec)
+      console.log(`server: ready ${serverReadyMs.toFixed(0)} ms after spawn; first command on this sandbox ${firstExecMs.toFixed(1)} ms; ` +
+        `server CPU per command ${(warmupCpu / Math.max(1, execWarmup - 1)).toFixed(2)} ms in the ${execWarmup} warm-up commands, ` +
+        `${execCpu.toFixed(2)} ms in the measured ones; server CPU since spawn ${serverCpuMs()} ms`)
     }
+    console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
-    const snapshot = []
-    const fork1 = []
-    const fork10 = []
-    for (let i = 0; i < Math.max(5, Math.floor(n / 3)); i++) {
-      let t0 = now()
-      await sbx.createSnapshot()
-      snapshot.push(now() - t0)
-      t0 = now()
-      const [child] = await sbx.fork({ count: 1 })
-      await child.commands.run('true')
-      fork1.push(now() - t0)
-      await child.kill()
-      if (i < 5) {
+    if (!onlyExec) {
+      await sbx.commands.run('sleep 100000', { background: true })
+      const pause = []
+      const resume = []
+      for (let i = 0; i < (onlyDisk ? 0 : n); i++) {
+        let t0 = now()
+        await sbx.pause()
+        pause.push(now() - t0)
         t0 = now()
-        const children = await sbx.fork({ count: 10 })
-        fork10.push(now() - t0)
-        await Promise.all(children.map((c) => (c instanceof Error ? null : c.kill())))
+        await sbx.connect()
+        await sbx.commands.run('true')
+        resume.push(now() - t0)
       }
+      if (!onlyDisk) {
+        report('pause', pause)
+        report('resume (connect of a paused sandbox + commands.run true)', resume)
+      }
+
+      const snapshot = []
+      const fork1 = []
+      const fork10 = []
+      for (let i = 0; i < Math.max(5, Math.floor(n / 3)); i++) {
+        let t0 = now()
+        await sbx.createSnapshot()
+        snapshot.push(now() - t0)
+        t0 = now()
+        const [child] = await sbx.fork({ count: 1 })
+        await child.commands.run('true')
+        fork1.push(now() - t0)
+        await child.kill()
+        if (i < 5) {
+          t0 = now()
+          const children = await sbx.fork({ count: 10 })
+          fork10.push(now() - t0)
+          await Promise.all(children.map((c) => (c instanceof Error ? null : c.kill())))
+        }
+      }
+      report('snapshot (createSnapshot)', snapshot)
+      report('fork x1 (fork + commands.run true in the child; capture included)', fork1)
+      report('fork x10 (until all 10 children are returned; capture included)', fork10)
     }
-    report('snapshot (createSnapshot)', snapshot)
-    report('fork x1 (fork + commands.run true in the child; capture included)', fork1)
-    report('fork x10 (until all 10 children are returned; capture included)', fork10)
+    await sbx.kill()
   }
-  await sbx.kill()
 } finally {
   // the server's log (per-step timings, e.g. "container sandbox started ... new_disk= rootfs_ms=") when asked for
   if (process.env.AENV_BENCH_SERVER_LOG) writeFileSync(process.env.AENV_BENCH_SERVER_LOG, server.output())

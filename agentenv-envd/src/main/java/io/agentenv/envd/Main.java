@@ -43,6 +43,7 @@ public final class Main {
             System.out.print(EnvdConfig.USAGE);
             return;
         }
+        EnvdServer.prepareInBackground();
         EnvdConfig config;
         try {
             config = EnvdConfig.parse(args, System.getenv());
@@ -51,6 +52,14 @@ public final class Main {
             System.exit(2);
             return;
         }
+        // Listens first and wires meanwhile: a request that arrives before the wiring is done waits for it (EnvdServer),
+        // while the JDK server sets up its first connection on the other core. Two slow one-time set-ups start in the
+        // background a little after it serves (see Warmup): the first RPC does what it needs of the first itself if it
+        // comes earlier, processes start through the JDK until the second is done, and GET /ready (for the host, which
+        // checkpoints a template's envd only after it) answers once both are done.
+        EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(), Duration.ofSeconds(1));
+        server.start();
+        long listeningNanos = System.nanoTime();
         Clock clock = Clock.systemUTC();
         CompletableFuture<Void> warmup = new CompletableFuture<>();
         LogJournal journal = new LogJournal(clock, config.journalBytes(),
@@ -58,11 +67,6 @@ public final class Main {
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
 
-        // Wired before it listens, except for two slow one-time set-ups that start in the background once it listens
-        // (the protobuf JSON warm-up and the process launcher's native spawn; started before the wiring, they competed
-        // with it for the CPU and class-initialisation locks on 2 cores): the first RPC waits for the first if it is
-        // still running, processes start through the JDK until the second is done, and GET /ready (for the host, which
-        // checkpoints a template's envd only after it) answers once both are done.
         Services services;
         try {
             services = wire(config, clock, journal, warmup);
@@ -71,7 +75,6 @@ public final class Main {
             System.exit(1);
             return;
         }
-        EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(), services.handler(), Duration.ofSeconds(1));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("envd-shutdown").unstarted(() -> {
             log.atInfo().log("stopping");
@@ -83,14 +86,18 @@ public final class Main {
             }
             stopped.countDown();
         }));
-        server.start();
-        Warmup.startInBackground(warmup);
-        services.processes().prepareInBackground();
+        server.serve(services.handler());
+        long servingNanos = System.nanoTime();
+        Warmup.startInBackground(Warmup.AFTER_FIRST_REQUESTS, warmup, services.processes()::prepareInBackground);
         log.atInfo().addKeyValue("port", server.tcpPort())
                 .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
                 .addKeyValue("user", config.defaultUser())
+                .addKeyValue("listening_ms", Duration.ofNanos(listeningNanos - startNanos).toMillis())
+                .addKeyValue("serving_ms", Duration.ofNanos(servingNanos - startNanos).toMillis())
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
+        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal)
+                .startInBackground(List.of(services.processes().prepared(), warmup), services.requestsWarmed());
         if (config.aotTraining()) {
             AotTraining.exercise(server.tcpPort(), config.unixSocket());
             System.exit(0);
@@ -98,8 +105,11 @@ public final class Main {
         stopped.await();
     }
 
-    /** What the shutdown hook needs besides the server, and the handler that serves every request. */
-    private record Services(ProcessService processes, EnvdHandler handler) {}
+    /**
+     * What the shutdown hook needs besides the server, the handler that serves every request, and what completes the
+     * request warm-up ({@code --warm-requests}; GET /ready waits for it).
+     */
+    private record Services(ProcessService processes, EnvdHandler handler, CompletableFuture<Void> requestsWarmed) {}
 
     private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
             throws IOException {
@@ -118,7 +128,8 @@ public final class Main {
                 .register(rpcs);
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
-        new Readiness(List.of(processes.prepared(), warmup), Duration.ofSeconds(2)).register(routes);
-        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session));
+        CompletableFuture<Void> requestsWarmed = new CompletableFuture<>();
+        new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), Duration.ofSeconds(2)).register(routes);
+        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed);
     }
 }

@@ -48,6 +48,16 @@ class EnvdConfigTest {
     }
 
     @Test
+    void warm_requests_are_off_unless_asked_for_and_never_with_aot_training() {
+        assertThat(EnvdConfig.parse(new String[0], Map.of()).warmRequests()).isZero();
+        assertThat(EnvdConfig.parse(new String[] {"--warm-requests", "300"}, Map.of()).warmRequests()).isEqualTo(300);
+        assertThat(EnvdConfig.parse(new String[] {"--warm-requests", "300", "--aot-training"}, Map.of()).warmRequests())
+                .isZero();
+        assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--warm-requests", "-1"}, Map.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 0 and 10000");
+    }
+
+    @Test
     void bad_values_and_unknown_options_are_rejected_with_the_usage() {
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--port", "70000"}, Map.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 0 and 65535");

@@ -141,7 +141,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Path criuConfig = workDir.resolve("criu-runc.conf");
             Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
             HostParts built = new HostParts(settings, layout, runner,
-                    new OciSpecs(layout.cgroupParent(), layout.swapAccounting()),
+                    new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout)),
                     new OverlayMounts(), new SandboxDisks(runner, spares), firewall, pool,
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),

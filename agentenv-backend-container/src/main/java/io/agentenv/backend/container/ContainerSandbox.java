@@ -73,6 +73,8 @@ final class ContainerSandbox implements SandboxBackend {
     ContainerSandbox(HostParts parts, TemplateImages templates, Clock clock, LaunchSpec spec, Launch launch,
                      ContainerId id, NetSlot slot, Optional<WarmPool.Member> warm, Resources resources, Phase initial) {
         this.gen = new Generation(parts, spec, launch, id, slot, resources, initial);
+        // the member's envd client (connected, its init path run once) is this sandbox's from now on: closed with it
+        warm.ifPresent(member -> gen.client(parts.envdClients().handOver(member.envd(), spec.id())));
         this.starting = new GenerationStart(gen, templates, warm, clock);
         this.pausing = new GenerationPause(gen);
         this.capture = new GenerationCapture(gen);

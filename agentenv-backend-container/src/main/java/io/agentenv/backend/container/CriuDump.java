@@ -22,7 +22,8 @@ import java.util.function.Predicate;
  * <ul>
  *   <li>the init's pid, the rootfs, the CRIU config file of the {@code org.criu.config} label, the freezer cgroup;</li>
  *   <li>the network namespace as external ({@code net[<inode>]:extRootNetNS}), so a restore joins the one given;</li>
- *   <li>every bind mount as external under its destination, the v1 cgroup mounts under {@code /sys/fs/cgroup}
+ *   <li>every bind mount as external under its destination (/dev and /sys/fs/cgroup among them, see
+ *       {@link GuestMounts}; unless it is a tmpfs restored from an older checkpoint), the v1 cgroup mounts under {@code /sys/fs/cgroup}
  *       (runc makes them binds when there is no cgroup namespace), masked paths that are files as {@code /dev/null},
  *       and the devices;</li>
  *   <li>the init's stdio paths as {@code descriptors.json} in the images, which {@code runc restore} reads.</li>
@@ -82,7 +83,11 @@ final class CriuDump {
         for (JsonNode mount : config.path("mounts")) {
             String destination = mount.path("destination").asText();
             switch (mount.path("device").asText()) {
-                case "bind" -> external.add(mnt(destination, destination));
+                case "bind" -> {
+                    if (!tmpfsRootAt(mountinfo, destination)) {
+                        external.add(mnt(destination, destination));
+                    }
+                }
                 case "cgroup" -> {
                     if (!cgroupNamespace) {
                         for (String binds : cgroupMountsUnder(mountinfo, destination)) {
@@ -119,11 +124,16 @@ final class CriuDump {
                 Path.of(freezer), netnsInode, external, JSON.writeValueAsString(state.path("external_descriptors")));
     }
 
-    /** The command line: a dump logging at level 4 into the work dir; the tasks are killed once written, or run on. */
+    /**
+     * The command line: a dump logging into the work dir at level 3 (errors, warnings and CRIU's steps, with timestamps:
+     * its time and a failure's cause come from there); the tasks are killed once written, or run on. Level 4 (what runc
+     * asks for) writes ~4,200 lines per sandbox dump, one write(2) each (42 % of the dump's system calls), for ~1,770
+     * at level 3: 3–4 ms less CPU per dump, measured interleaved (docs/benchmarks.md, pause, fourth round).
+     */
     static List<String> argv(Path criu, Path images, Path work, Facts facts, RuncRuntime.AfterCheckpoint after) {
         List<String> argv = new ArrayList<>(List.of(criu.toString(), "dump", "--no-default-config",
                 "--tree", Long.toString(facts.pid()), "--images-dir", images.toString(), "--work-dir", work.toString(),
-                "--log-file", LOG, "-v4", "--root", facts.rootfs().toString(),
+                "--log-file", LOG, "-v3", "--root", facts.rootfs().toString(),
                 "--freeze-cgroup", facts.freezerCgroup().toString(),
                 "--external", "net[" + facts.netnsInode() + "]:extRootNetNS"));
         for (String mount : facts.externalMounts()) {
@@ -148,6 +158,25 @@ final class CriuDump {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Whether the mount at {@code mountPoint} is the root of a tmpfs. A bind in the config that shows up as one was
+     * not mounted from that config: the container was restored from a checkpoint taken when runc still mounted a tmpfs
+     * there (/dev and /sys/fs/cgroup before {@link GuestMounts}), which CRIU restored as it was. It is dumped as the
+     * tmpfs it is (its archive), not as an external bind; the restore of that dump brings it back as such again.
+     */
+    static boolean tmpfsRootAt(String mountinfo, String mountPoint) {
+        boolean tmpfs = false;
+        for (String line : mountinfo.lines().toList()) {
+            String[] fields = line.split(" ");
+            int separator = List.of(fields).indexOf("-");
+            if (fields.length >= 5 && separator > 0 && separator + 1 < fields.length
+                    && MountTable.unescape(fields[4]).equals(mountPoint)) {
+                tmpfs = fields[separator + 1].equals("tmpfs") && fields[3].equals("/"); // the last mount there is on top
+            }
+        }
+        return tmpfs;
     }
 
     /** Mount points of cgroup (v1) mounts directly below {@code destination} in a mountinfo text. */

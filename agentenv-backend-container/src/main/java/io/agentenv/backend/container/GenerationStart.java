@@ -87,6 +87,7 @@ final class GenerationStart {
         String newDisk = "none"; // a new disk for this start: a spare image, made now, or none (warm member, resume)
         // rootfs_ms: that disk made or taken and mounted, and the overlay mounted on it
         long diskNanos = 0;
+        long envdNanos = 0; // envd_ms: envd healthy (not for a claim: its envd was ready in the pool) and initialised
         try {
             Files.createDirectories(dirs.envd());
             Optional<Path> images;
@@ -147,8 +148,9 @@ final class GenerationStart {
                 parts.claim(spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
             }
             applyInitialEgress(netSlot);
-            if (claimWarm) {
-                parts.setHostname(gen.initPid(), spec.id().value());
+            Optional<UtsHostname.Pending> hostname = Optional.empty();
+            if (claimWarm) { // set while envd takes its /init (below): both are short, and neither needs the other
+                hostname = Optional.of(UtsHostname.start(gen.initPid(), spec.id().value()));
             } else {
                 if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
                     parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
@@ -172,10 +174,20 @@ final class GenerationStart {
                 parts.runc().create(gen.id, dirs.bundle());
                 parts.runc().start(gen.id);
             }
-            HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
-            gen.client(opened);
-            opened.waitUntilHealthy(deadline);
-            opened.init(initFor(spec, clock));
+            long envdStarted = System.nanoTime();
+            EnvdInit init = initFor(spec, clock);
+            if (claimWarm) {
+                initClaimed(gen.client(), init, deadline);
+            } else {
+                HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
+                gen.client(opened);
+                opened.waitUntilHealthy(deadline);
+                opened.init(init);
+            }
+            if (hostname.isPresent()) {
+                hostname.get().await();
+            }
+            envdNanos = System.nanoTime() - envdStarted;
             InstanceFile.write(dirs, lineage, netSlot.index());
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             rollBackPausedFiles();
@@ -194,7 +206,24 @@ final class GenerationStart {
         }
         log.atInfo().addKeyValue("sandbox_id", spec.id().value()).addKeyValue("launch", launch.getClass().getSimpleName())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).addKeyValue("new_disk", newDisk)
-                .addKeyValue("rootfs_ms", diskNanos / 1_000_000).log("container sandbox started");
+                .addKeyValue("rootfs_ms", diskNanos / 1_000_000).addKeyValue("envd_ms", envdNanos / 1_000_000)
+                .log("container sandbox started");
+    }
+
+    /**
+     * The claimed member's {@code /init}, on the client the pool kept (its envd answered {@code /ready} there, so no
+     * {@code /health} probe first). If envd cannot be reached (it died in the pool and its supervisor is starting it
+     * again), it is waited for until {@code deadline} as a booting envd would be, and initialised then.
+     */
+    private void initClaimed(HttpEnvdClient client, EnvdInit init, Instant deadline) throws EnvdException {
+        try {
+            client.init(init);
+        } catch (EnvdException.Unreachable gone) {
+            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(gone)
+                    .log("the claimed warm sandbox's envd did not answer its init; waiting for it");
+            client.waitUntilHealthy(deadline);
+            client.init(init);
+        }
     }
 
     /**
@@ -211,6 +240,7 @@ final class GenerationStart {
 
     /** Stops the warm member's container and removes its disk and work files, keeping the slot. */
     private void discardWarmContainer() throws IOException, CommandFailedException, InterruptedException {
+        gen.closeClient();
         gen.parts.runc().delete(gen.id);
         gen.parts.unmountRootfs(gen.dirs);
         Files.deleteIfExists(gen.dirs.diskImage());

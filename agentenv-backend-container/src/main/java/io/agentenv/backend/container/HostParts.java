@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The building blocks one backend instance shares between its sandboxes, and the few file and process steps they all
@@ -62,10 +63,8 @@ record HostParts(
      * The init's child: runs envd ("$0" "$@") and starts it again whenever it exits (OOM-killed, killed by a user with
      * sudo), 0.2 s apart; the host notices the new envd and initialises it ({@link GenerationLiveness}).
      */
-    static final String ENVD_SUPERVISOR = "while :; do \"$0\" \"$@\" >>" + ENVD_LOG + " 2>&1 </dev/null;"
-            + " echo \"agentenv: envd exited with status $?; starting it again\" >>" + ENVD_LOG + "; sleep 0.2; done";
+    static final String ENVD_SUPERVISOR = supervisorScript(List.of());
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(5);
-    private static final Duration SHORT = Duration.ofSeconds(10);
     private static final String PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
     HostParts {
@@ -147,6 +146,34 @@ record HostParts(
         return dirs.envd().resolve(ENVD_SOCKET);
     }
 
+    /**
+     * {@link #ENVD_SUPERVISOR}, whose first envd also gets {@code firstArgs} and the envds it starts again do not (a
+     * template's boot envd warms itself with {@code --warm-requests}; a copy restored from its checkpoint that
+     * restarts envd must not): the same text when there are none.
+     *
+     * @param firstArgs plain words (letters, digits, {@code = . _ -}): they are expanded unquoted by the shell
+     */
+    static String envdSupervisor(List<String> firstArgs) {
+        Pattern plain = Pattern.compile("[A-Za-z0-9=._-]+");
+        if (firstArgs.isEmpty()) {
+            return ENVD_SUPERVISOR;
+        }
+        for (String arg : firstArgs) {
+            if (!plain.matcher(arg).matches()) {
+                throw new IllegalArgumentException("not a plain argument: " + arg);
+            }
+        }
+        return supervisorScript(firstArgs);
+    }
+
+    private static String supervisorScript(List<String> firstArgs) {
+        boolean first = !firstArgs.isEmpty();
+        return (first ? "first='" + String.join(" ", firstArgs) + "'; " : "")
+                + "while :; do \"$0\" \"$@\"" + (first ? " $first" : "") + " >>" + ENVD_LOG + " 2>&1 </dev/null;"
+                + " echo \"agentenv: envd exited with status $?; starting it again\" >>" + ENVD_LOG + ";"
+                + (first ? " first=;" : "") + " sleep 0.2; done";
+    }
+
     /** What a new sandbox of a template gets: the CPU and memory its cgroup enforces and the size of its own disk. */
     Resources resources() {
         return new Resources(settings.cpuCount(), settings.memoryMiB(), settings.diskMiB());
@@ -178,8 +205,14 @@ record HostParts(
      */
     ContainerSpec spec(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
                        Resources resources, List<String> extraEnv) {
+        return spec(id, dirs, slot, hostname, lineage, resources, extraEnv, List.of());
+    }
+
+    /** {@link #spec}, with extra arguments for the first envd the init starts (see {@link #envdSupervisor}). */
+    ContainerSpec spec(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
+                       Resources resources, List<String> extraEnv, List<String> firstEnvdArgs) {
         Path java = settings.jdkHome().resolve("bin/java");
-        List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", ENVD_SUPERVISOR,
+        List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", envdSupervisor(firstEnvdArgs),
                 java.toString(), "@" + ENVD_DIST + "/jvm.options", "-XX:AOTCache=" + ENVD_DIST + "/envd.aot",
                 "-jar", ENVD_DIST + "/agentenv-envd.jar",
                 "--port", Integer.toString(ENVD_PORT), "--unix-socket", ENVD_GUEST_DIR + "/" + ENVD_SOCKET,
@@ -199,8 +232,8 @@ record HostParts(
     }
 
     /** Sets the UTS hostname of a running container from the host (a restored one keeps its checkpoint's). */
-    void setHostname(long initPid, String hostname) throws CommandFailedException, InterruptedException {
-        runner.run(Command.of(SHORT, "nsenter", "--target", Long.toString(initPid), "--uts", "--", "hostname", hostname));
+    void setHostname(long initPid, String hostname) throws IOException, InterruptedException {
+        UtsHostname.set(initPid, hostname);
     }
 
     /**

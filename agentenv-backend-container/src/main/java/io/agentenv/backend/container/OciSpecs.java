@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +13,8 @@ import java.util.Map;
 /**
  * Builds a sandbox's OCI config in memory: mount, pid, ipc, uts and (joined by path) network namespaces; cgroup
  * limits with no swap; a minimal capability set, no_new_privs and {@link SeccompPolicy}; runc's default masked and
- * read-only /proc paths; the JDK bound read-only at its own path and the per-sandbox envd directory.
+ * read-only /proc paths; /dev and /sys/fs/cgroup bound read-only from {@link GuestMounts}; the JDK bound read-only at its
+ * own path and the per-sandbox envd directory.
  */
 final class OciSpecs {
 
@@ -28,19 +30,35 @@ final class OciSpecs {
             "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
     static final long CPU_PERIOD_US = 100_000;
     static final String CRIU_CONFIG_ANNOTATION = "org.criu.config";
+    /**
+     * Which mount layout {@link #build} writes, for keys of checkpoints taken from it (TemplateImages): 2 = /dev and
+     * /sys/fs/cgroup bound from {@link GuestMounts}, 1 (no token) = runc's tmpfs mounts there.
+     */
+    static final String MOUNT_LAYOUT = "mounts-2";
+    /**
+     * Run by /bin/sh in the container before its init: points stdio at the container's own /dev/null and execs the init
+     * in its place. runc gives the init the host's /dev/null (this server's) and re-opens it inside only when it makes
+     * /dev itself; CRIU cannot dump a descriptor of a file on a mount the container does not have ("Can't lookup
+     * mount"), so with /dev bound from {@link GuestMounts} the init re-opens it here, as runc would have.
+     */
+    static final String REOPEN_STDIO = "exec </dev/null >/dev/null 2>&1; exec \"$@\"";
+    private static final List<String> READ_ONLY_BIND = List.of("bind", "ro", "nosuid", "nodev", "noexec");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     private final String cgroupParent;
     private final boolean swapAccounting;
+    private final GuestMounts guestMounts;
 
     /**
      * @param cgroupParent the cgroup every sandbox's cgroup is created under (e.g. "agentenv")
      * @param swapAccounting whether the kernel accounts swap (memory.memsw); only then is the swap limit written
+     * @param guestMounts the host directories /dev and /sys/fs/cgroup are bound from
      */
-    OciSpecs(String cgroupParent, boolean swapAccounting) {
+    OciSpecs(String cgroupParent, boolean swapAccounting, GuestMounts guestMounts) {
         this.cgroupParent = requireNonNull(cgroupParent, "cgroupParent is null");
         this.swapAccounting = swapAccounting;
+        this.guestMounts = requireNonNull(guestMounts, "guestMounts is null");
     }
 
     String cgroupsPath(ContainerId id) {
@@ -53,7 +71,7 @@ final class OciSpecs {
         OciSpec.Process process = new OciSpec.Process(
                 false,
                 new OciSpec.User(init.uid(), init.gid()),
-                init.args(),
+                withStdioReopened(init.args()),
                 init.env(),
                 init.cwd(),
                 new OciSpec.Capabilities(caps, caps, List.of(), caps, List.of()),
@@ -85,19 +103,27 @@ final class OciSpecs {
     }
 
     /**
-     * The "lean" mount set of runtime-findings.md: no tmpfs on /tmp (it would be archived by every checkpoint);
-     * /sys/fs/cgroup stays so that JVMs inside see their limits.
+     * The "lean" mount set of runtime-findings.md: no tmpfs on /tmp (it would be archived by every checkpoint). /dev and
+     * /sys/fs/cgroup are read-only binds of the host's {@link GuestMounts} instead of runc's tmpfs mounts, which CRIU
+     * archived with a {@code tar} at every dump and restore; /sys/fs/cgroup still shows the sandbox's own cgroup of
+     * every hierarchy (read-only, as runc's v1 cgroup mount does) so that JVMs inside see their limits. /dev/shm stays
+     * a tmpfs of its own (its content is the sandbox's and is kept by a pause).
      */
-    private static List<OciSpec.Mount> mounts(ContainerSpec spec) {
+    private List<OciSpec.Mount> mounts(ContainerSpec spec) {
         List<OciSpec.Mount> mounts = new ArrayList<>(List.of(
                 new OciSpec.Mount("/proc", "proc", "proc", List.of("nosuid", "noexec", "nodev")),
-                new OciSpec.Mount("/dev", "tmpfs", "tmpfs", List.of("nosuid", "strictatime", "mode=755", "size=65536k")),
+                // not nodev: the device nodes in it must work; read-only, so nothing can be added or changed there
+                new OciSpec.Mount("/dev", "bind", guestMounts.dev().toString(), List.of("bind", "ro", "nosuid", "noexec")),
                 new OciSpec.Mount("/dev/pts", "devpts", "devpts",
                         List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5")),
                 new OciSpec.Mount("/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=65536k")),
                 new OciSpec.Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")),
                 new OciSpec.Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")),
-                new OciSpec.Mount("/sys/fs/cgroup", "cgroup", "cgroup", List.of("nosuid", "noexec", "nodev", "relatime", "ro"))));
+                new OciSpec.Mount("/sys/fs/cgroup", "bind", guestMounts.cgroup().toString(), READ_ONLY_BIND)));
+        for (String hierarchy : guestMounts.cgroupHierarchies()) {
+            Path own = guestMounts.cgroupRoot().resolve(hierarchy).resolve(cgroupParent).resolve(spec.id().value());
+            mounts.add(new OciSpec.Mount("/sys/fs/cgroup/" + hierarchy, "bind", own.toString(), READ_ONLY_BIND));
+        }
         spec.jdkHome().ifPresent(jdk -> mounts.add(
                 new OciSpec.Mount(jdk.toString(), "bind", jdk.toString(), List.of("rbind", "ro", "nosuid", "nodev"))));
         for (ContainerSpec.ReadOnlyBind bind : spec.readOnlyBinds()) {
@@ -109,6 +135,12 @@ final class OciSpecs {
         spec.resolvConf().ifPresent(resolv -> mounts.add(
                 new OciSpec.Mount("/etc/resolv.conf", "bind", resolv.toString(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
         return List.copyOf(mounts);
+    }
+
+    private static List<String> withStdioReopened(List<String> init) {
+        List<String> args = new ArrayList<>(List.of("/bin/sh", "-c", REOPEN_STDIO, "reopen-stdio"));
+        args.addAll(init);
+        return List.copyOf(args);
     }
 
     static byte[] toJson(OciSpec spec) {

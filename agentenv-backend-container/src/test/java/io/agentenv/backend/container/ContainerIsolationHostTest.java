@@ -104,6 +104,41 @@ class ContainerIsolationHostTest {
     }
 
     @Test
+    void dev_has_working_devices_but_nothing_can_be_created_or_changed_in_it_and_no_host_device_is_reachable() throws Exception {
+        Sandbox sandbox = idle("dev", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+
+        assertThat(host.exec(sandbox, "sh", "-c", "echo x > /dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c"))
+                .isEqualTo("4\n4");
+        assertThat(host.exec(sandbox, "sh", "-c", "readlink /dev/ptmx /dev/fd /dev/stdout")).isEqualTo("pts/ptmx\n/proc/self/fd\n/proc/self/fd/1");
+        assertThat(host.exec(sandbox, "python3", "-c", "import os, pty; m, s = pty.openpty(); print(os.ttyname(s))"))
+                .startsWith("/dev/pts/");
+        assertThat(host.execFailure(sandbox, "mknod", "/dev/sda", "b", "8", "0").stderrTail()).isNotEmpty();
+        assertThat(host.execFailure(sandbox, "mknod", "/tmp/mem", "c", "1", "1").stderrTail()).contains("Operation not permitted");
+        assertThat(host.execFailure(sandbox, "touch", "/dev/made-inside").stderrTail()).contains("Read-only file system");
+        assertThat(host.execFailure(sandbox, "chmod", "0600", "/dev/null").stderrTail()).contains("Read-only file system");
+        assertThat(host.execFailure(sandbox, "rm", "-f", "/dev/zero").stderrTail()).contains("Read-only file system");
+        assertThat(host.exec(sandbox, "sh", "-c", "echo kept > /dev/shm/file && cat /dev/shm/file")).isEqualTo("kept");
+        assertThat(host.exec(sandbox, "stat", "-c", "%a", "/dev/shm", "/dev/mqueue")).isEqualTo("1777\n1777");
+        assertThat(host.exec(sandbox, "sh", "-c", "grep -E ' /dev | /sys/fs/cgroup ' /proc/self/mountinfo | grep -c ' ro,'"))
+                .isEqualTo("2");
+        assertThat(host.exec(sandbox, "sh", "-c", "grep -c ' - tmpfs ' /proc/self/mountinfo"))
+                .as("only /dev/shm and the masked directories are tmpfs").isEqualTo("3");
+        host.destroy(sandbox);
+    }
+
+    @Test
+    void sys_fs_cgroup_shows_the_sandboxes_own_limits_read_only() throws Exception {
+        Sandbox sandbox = idle("cgroupfs", new ContainerSpec.Limits(1, 128, 256, 16384), ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+
+        assertThat(host.exec(sandbox, "cat", "/sys/fs/cgroup/memory/memory.limit_in_bytes")).isEqualTo(Long.toString(128L << 20));
+        assertThat(host.exec(sandbox, "cat", "/sys/fs/cgroup/pids/pids.max")).isEqualTo("256");
+        assertThat(host.execFailure(sandbox, "sh", "-c", "echo 999999999 > /sys/fs/cgroup/memory/memory.limit_in_bytes")
+                .stderrTail()).contains("Read-only file system");
+        assertThat(host.execFailure(sandbox, "mkdir", "/sys/fs/cgroup/escape").stderrTail()).contains("Read-only file system");
+        host.destroy(sandbox);
+    }
+
+    @Test
     void a_child_over_the_memory_limit_is_killed_while_the_sandbox_keeps_running() throws Exception {
         Sandbox sandbox = idle("oom", new ContainerSpec.Limits(1, 128, 256, 16384), ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
 

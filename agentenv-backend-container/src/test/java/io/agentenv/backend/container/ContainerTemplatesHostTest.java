@@ -2,10 +2,21 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.EnvdApi;
+import io.agentenv.spi.EnvdLogEntry;
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateDescriptor;
+import io.agentenv.spi.TemplateId;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -28,6 +39,35 @@ class ContainerTemplatesHostTest {
             assertThat(base.resources().cpuCount()).isEqualTo(1); // the fixture's cpu_count
             assertThat(base.resources().memoryMiB()).isEqualTo(256);
             assertThat(base.resources().diskSizeMiB()).isGreaterThanOrEqualTo(1024);
+            backend.assertNothingLeaked();
+        }
+    }
+
+    @Test
+    void a_new_sandbox_keeps_no_trace_of_the_request_warm_up_its_templates_boot_envd_ran() throws Exception {
+        try (BackendFixture backend = BackendFixture.create(Map.of())) {
+            SecureRandom random = new SecureRandom();
+            LaunchSpec spec = new LaunchSpec(SandboxId.random(random), new TemplateId("base"), Map.of(), "user",
+                    new AccessToken("tok-" + random.nextInt()), NetworkPolicy.DEFAULT);
+            SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(new TemplateId("base")));
+            try {
+                sandbox.start(Duration.ofSeconds(60));
+                EnvdApi envd = sandbox.envd().orElseThrow();
+
+                assertThat(envd.processes()).isEmpty();
+                assertThat(envd.logs(0, 1000).entries())
+                        .noneMatch(e -> e.source() == EnvdLogEntry.Source.PROCESS)
+                        .noneMatch(e -> e.message().contains("process started") || e.message().contains("warm"));
+                String files = backend.exec(spec.id(), "sh", "-c",
+                        "cat " + HostParts.ENVD_LOG + " " + HostParts.ENVD_JOURNAL + "*");
+                assertThat(files).doesNotContain("process started").doesNotContain("\"source\":\"process\"")
+                        .doesNotContain("warm");
+                // the restored envd is the template's boot envd, which was told to warm up
+                assertThat(backend.exec(spec.id(), "sh", "-c", "tr '\\0' ' ' </proc/$(pgrep -o -x java)/cmdline"))
+                        .contains(String.join(" ", TemplateImages.BOOT_ENVD_ARGS));
+            } finally {
+                sandbox.close();
+            }
             backend.assertNothingLeaked();
         }
     }

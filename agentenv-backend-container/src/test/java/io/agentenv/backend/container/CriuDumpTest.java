@@ -76,6 +76,40 @@ class CriuDumpTest {
     }
 
     @Test
+    void dev_and_the_cgroup_mount_point_bound_from_the_hosts_guest_mounts_are_external() throws Exception {
+        JsonNode state = JSON.readTree(guestMountsState());
+        String mountinfo = MOUNTINFO.replace("121 119 0:52 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw,mode=755",
+                "121 119 254:0 /var/cache/agentenv/guest-mounts/cgroup /sys/fs/cgroup ro,nosuid - ext4 /dev/vda rw")
+                + "98 85 254:0 /var/cache/agentenv/guest-mounts/dev /dev ro,nosuid,noexec - ext4 /dev/vda rw\n";
+
+        CriuDump.Facts facts = CriuDump.facts(state, mountinfo, 4026532246L, MASKED_FILES::contains);
+
+        assertThat(facts.externalMounts()).contains("mnt[/dev]:/dev", "mnt[/sys/fs/cgroup]:/sys/fs/cgroup",
+                "mnt[/sys/fs/cgroup/memory]:/sys/fs/cgroup/memory");
+    }
+
+    @Test
+    void a_dev_restored_as_tmpfs_from_a_checkpoint_taken_before_is_dumped_as_the_tmpfs_it_is() throws Exception {
+        JsonNode state = JSON.readTree(guestMountsState());
+        String mountinfo = MOUNTINFO + "98 85 0:45 / /dev rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755\n";
+
+        CriuDump.Facts facts = CriuDump.facts(state, mountinfo, 4026532246L, MASKED_FILES::contains);
+
+        assertThat(facts.externalMounts()).doesNotContain("mnt[/dev]:/dev", "mnt[/sys/fs/cgroup]:/sys/fs/cgroup")
+                .contains("mnt[/sys/fs/cgroup/memory]:/sys/fs/cgroup/memory", "mnt[/usr/lib/jvm/jdk]:/usr/lib/jvm/jdk");
+    }
+
+    /** {@link #STATE} with /dev and /sys/fs/cgroup bound as {@link OciSpecs} now writes them. */
+    private static String guestMountsState() {
+        return STATE.formatted("")
+                .replace("{\"destination\": \"/dev\", \"device\": \"tmpfs\", \"source\": \"tmpfs\"}",
+                        "{\"destination\": \"/dev\", \"device\": \"bind\", \"source\": \"/var/cache/agentenv/guest-mounts/dev\"}")
+                .replace("{\"destination\": \"/sys/fs/cgroup\", \"device\": \"cgroup\", \"source\": \"cgroup\"}",
+                        "{\"destination\": \"/sys/fs/cgroup\", \"device\": \"bind\", \"source\": \"/var/cache/agentenv/guest-mounts/cgroup\"},"
+                                + " {\"destination\": \"/sys/fs/cgroup/memory\", \"device\": \"bind\", \"source\": \"/sys/fs/cgroup/memory/agentenv/c1\"}");
+    }
+
+    @Test
     void with_a_cgroup_namespace_the_cgroup_mount_is_a_real_mount_and_not_external() throws Exception {
         CriuDump.Facts facts = facts("{\"type\": \"NEWCGROUP\", \"path\": \"\"}, ");
 
@@ -88,7 +122,7 @@ class CriuDumpTest {
                 facts(""), RuncRuntime.AfterCheckpoint.STOP);
 
         assertThat(argv).startsWith("/opt/criu/sbin/criu", "dump", "--no-default-config", "--tree", "4242",
-                "--images-dir", "/art/images", "--work-dir", "/sb/dump-work", "--log-file", "dump.log", "-v4",
+                "--images-dir", "/art/images", "--work-dir", "/sb/dump-work", "--log-file", "dump.log", "-v3",
                 "--root", "/data/sandboxes/c1/rootfs", "--freeze-cgroup", "/sys/fs/cgroup/freezer/agentenv/c1",
                 "--external", "net[4026532246]:extRootNetNS");
         assertThat(argv).containsSequence("--external", "mnt[/proc/keys]:/dev/null");

@@ -43,12 +43,12 @@ final class HostFixture implements AutoCloseable {
     final int firstSlot;
     private final TestLane lane;
 
-    private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) {
+    private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) throws IOException {
         this.lane = lane;
         this.layout = layout;
         this.sandboxesDir = sandboxesDir;
         this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
-        this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting());
+        this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout));
         this.overlays = new OverlayMounts();
         this.firewall = new EgressFirewall(runner);
         this.firstSlot = lane.firstSlot(layout.addressing());

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.Test;
 class OciSpecsTest {
 
     private static final Path JDK = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
+    private static final GuestMounts GUEST_MOUNTS = new GuestMounts(Path.of("/var/cache/agentenv/guest-mounts/dev"),
+            Path.of("/var/cache/agentenv/guest-mounts/cgroup"), Path.of("/sys/fs/cgroup"), List.of("cpu,cpuacct", "memory", "systemd"));
 
     private static ContainerSpec aSpec(int cpus, long memoryMiB) {
         return aSpec(cpus, memoryMiB, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
@@ -36,7 +38,7 @@ class OciSpecsTest {
     }
 
     private static JsonNode json(ContainerSpec spec, boolean swapAccounting) throws Exception {
-        return new ObjectMapper().readTree(OciSpecs.toJson(new OciSpecs("agentenv", swapAccounting).build(spec)));
+        return new ObjectMapper().readTree(OciSpecs.toJson(new OciSpecs("agentenv", swapAccounting, GUEST_MOUNTS).build(spec)));
     }
 
     private static List<String> texts(JsonNode array) {
@@ -146,6 +148,55 @@ class OciSpecsTest {
         assertThat(texts(extra.path("options"))).contains("ro");
         assertThat(mounts.findValuesAsText("destination")).contains("/proc", "/dev", "/sys", "/etc/resolv.conf")
                 .doesNotContain("/tmp");
+    }
+
+    @Test
+    void dev_and_the_cgroup_mount_point_are_read_only_binds_of_the_hosts_guest_mounts_and_no_tmpfs() throws Exception {
+        JsonNode mounts = json(aSpec(1, 256), true).path("mounts");
+
+        JsonNode dev = mount(mounts, "/dev");
+        assertThat(dev.path("type").asText()).isEqualTo("bind");
+        assertThat(dev.path("source").asText()).isEqualTo("/var/cache/agentenv/guest-mounts/dev");
+        assertThat(texts(dev.path("options"))).contains("bind", "ro", "nosuid", "noexec").doesNotContain("rw", "nodev", "rbind");
+        JsonNode cgroup = mount(mounts, "/sys/fs/cgroup");
+        assertThat(cgroup.path("source").asText()).isEqualTo("/var/cache/agentenv/guest-mounts/cgroup");
+        assertThat(texts(cgroup.path("options"))).contains("bind", "ro", "nodev");
+        assertThat(mount(mounts, "/dev/shm").path("type").asText()).isEqualTo("tmpfs"); // the sandbox's own, kept by a pause
+        List<String> tmpfs = new ArrayList<>();
+        mounts.forEach(m -> {
+            if (m.path("type").asText().equals("tmpfs")) {
+                tmpfs.add(m.path("destination").asText());
+            }
+        });
+        assertThat(tmpfs).containsExactly("/dev/shm");
+        assertThat(mounts.findValuesAsText("type")).doesNotContain("cgroup");
+    }
+
+    @Test
+    void every_hierarchy_shows_the_sandboxes_own_cgroup_read_only_at_its_mount_point() throws Exception {
+        JsonNode mounts = json(aSpec(1, 256), true).path("mounts");
+
+        for (String hierarchy : List.of("cpu,cpuacct", "memory", "systemd")) {
+            JsonNode bind = mount(mounts, "/sys/fs/cgroup/" + hierarchy);
+            assertThat(bind.path("source").asText()).isEqualTo("/sys/fs/cgroup/" + hierarchy + "/agentenv/sbx-1");
+            assertThat(texts(bind.path("options"))).contains("bind", "ro", "nosuid", "nodev", "noexec");
+        }
+        List<String> destinations = mounts.findValuesAsText("destination");
+        assertThat(destinations.indexOf("/sys/fs/cgroup")).isGreaterThan(destinations.indexOf("/sys"))
+                .isLessThan(destinations.indexOf("/sys/fs/cgroup/memory"));
+        assertThat(destinations.indexOf("/dev")).isLessThan(destinations.indexOf("/dev/pts"));
+    }
+
+    @Test
+    void the_init_first_points_its_stdio_at_the_containers_own_dev_null_and_then_execs_the_given_program() throws Exception {
+        JsonNode args = json(aSpec(1, 256), true).path("process").path("args");
+
+        assertThat(texts(args)).containsExactly("/bin/sh", "-c", OciSpecs.REOPEN_STDIO, "reopen-stdio", "/bin/sh", "-c", "exec sleep 1");
+    }
+
+    private static JsonNode mount(JsonNode mounts, String destination) {
+        return mounts.findParents("destination").stream()
+                .filter(m -> m.path("destination").asText().equals(destination)).findFirst().orElseThrow();
     }
 
     @Test

@@ -89,6 +89,26 @@ class WarmPoolHostTest {
     }
 
     @Test
+    void a_member_whose_envd_died_in_the_pool_is_initialised_once_its_supervisor_started_envd_again() throws Exception {
+        // given: a claimed member whose envd (and so the connection the pool kept) is gone
+        awaitReady(1);
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        try {
+            ContainerId container = ((ContainerSandbox) sandbox).containerId();
+            backend.parts().runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
+            // when
+            sandbox.start(Duration.ofSeconds(60));
+            // then: the restarted envd has this sandbox's token and identity
+            assertThat(sandbox.envd().orElseThrow().processes()).isEmpty();
+            assertThat(backend.parts().runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
+                    .stdout().strip()).isEqualTo(spec.id().value());
+        } finally {
+            sandbox.close();
+        }
+    }
+
+    @Test
     void boot_arguments_on_a_claimed_member_boot_it_afresh_in_the_same_network_slot() throws Exception {
         awaitReady(1);
         LaunchSpec spec = spec();

@@ -88,6 +88,22 @@ public final class EnvdClients implements AutoCloseable {
         return client;
     }
 
+    /**
+     * Hands an open client over to {@code sandbox}: the returned client uses the same connections (an established one
+     * stays established) and token, and names {@code sandbox} in its errors; {@code client} is closed without closing
+     * them. For an envd made ready before anyone knew which sandbox it would serve (a warm pool's member). Throws
+     * {@link IllegalStateException} when {@code client} was closed already.
+     */
+    public HttpEnvdClient handOver(HttpEnvdClient client, SandboxId sandbox) {
+        requireNonNull(client, "client is null");
+        requireNonNull(sandbox, "sandbox is null");
+        HttpEnvdClient moved = client.moveTo(sandbox)
+                .orElseThrow(() -> new IllegalStateException("the envd client to hand over is closed"));
+        open.add(moved);
+        open.remove(client);
+        return moved;
+    }
+
     /** Clients open right now (closed ones are forgotten). */
     public int openClients() {
         return open.size();

@@ -178,6 +178,18 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
         }
     }
 
+    /**
+     * A client for {@code next} on this client's connections and token (see {@link EnvdClients#handOver}); this one is
+     * closed without closing them. Empty when this client was closed already.
+     */
+    Optional<HttpEnvdClient> moveTo(SandboxId next) {
+        requireNonNull(next, "next is null");
+        if (!closed.compareAndSet(false, true)) {
+            return Optional.empty();
+        }
+        return Optional.of(new HttpEnvdClient(http, next, address, token.get(), settings, clock, onClose));
+    }
+
     /** Closes this generation's connections; later calls fail with {@link EnvdException.Unreachable}. Idempotent. */
     @Override
     public void close() {

@@ -231,6 +231,31 @@ class HttpEnvdClientTest {
     }
 
     @Test
+    void a_client_handed_over_keeps_its_connection_and_token_and_names_the_new_sandbox() throws Exception {
+        // given: a client that has a connection and a token
+        server.answer("/init", 204, "");
+        server.answer("/health", 204, "");
+        HttpEnvdClient first = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        first.init(new EnvdInit(Optional.of(new AccessToken("tok-2")), Map.of(), Optional.empty(), Optional.empty(),
+                Instant.parse("2026-11-29T12:00:00Z")));
+        SandboxId next = new SandboxId("n".repeat(SandboxId.LENGTH));
+        // when
+        HttpEnvdClient moved = clients.handOver(first, next);
+        moved.health();
+        // then: same connection, same token, one open client, the old one closed
+        List<ScriptedEnvdServer.Seen> seen = server.seen();
+        assertThat(seen.get(1).connection()).isEqualTo(seen.get(0).connection());
+        assertThat(seen.get(1).token()).isEqualTo("tok-2");
+        assertThat(clients.openClients()).isEqualTo(1);
+        assertThatThrownBy(first::health).isInstanceOf(EnvdException.Unreachable.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> clients.handOver(first, next)).isInstanceOf(IllegalStateException.class);
+        server.answer("/metrics", 500, "{\"message\":\"boom\"}");
+        assertThatThrownBy(moved::metrics).hasMessageContaining(next.value());
+        moved.close();
+        assertThat(clients.openClients()).isZero();
+    }
+
+    @Test
     void waiting_for_health_probes_until_envd_answers() throws Exception {
         AtomicInteger probes = new AtomicInteger();
         server.behave("/health", request -> probes.incrementAndGet() < 4

@@ -26,7 +26,6 @@ public final class Watchers implements AutoCloseable {
     private final WatchHub hub;
     private final int maxBufferedEvents;
     private final int maxWatchers;
-    private final SecureRandom random = new SecureRandom();
     private final Map<String, Buffered> watchers = new ConcurrentHashMap<>();
 
     public Watchers(WatchHub hub, int maxWatchers, int maxBufferedEvents) {
@@ -45,12 +44,20 @@ public final class Watchers implements AutoCloseable {
         }
         DirectoryWatch watch = DirectoryWatch.start(dir, options, hub);
         byte[] bytes = new byte[8];
-        random.nextBytes(bytes);
+        WatcherIds.RANDOM.nextBytes(bytes);
         String id = "w" + HexFormat.of().formatHex(bytes);
         Buffered buffered = new Buffered(id, watch, maxBufferedEvents);
         watchers.put(id, buffered);
         Thread.ofVirtual().name("watcher-" + id).start(buffered::run);
         return id;
+    }
+
+    /**
+     * Where watcher ids come from, created at the first watcher: a SecureRandom's set-up (security providers, the
+     * entropy source, a generated method handle) cost ~10 ms on envd's path to listening.
+     */
+    private static final class WatcherIds {
+        static final SecureRandom RANDOM = new SecureRandom();
     }
 
     /** Takes the events buffered since the last call. */

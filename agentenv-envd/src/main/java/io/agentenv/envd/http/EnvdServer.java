@@ -10,8 +10,14 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -20,6 +26,10 @@ import java.util.concurrent.Executors;
  * optionally, a unix socket relayed to that port ({@link UnixSocketRelay}: the JDK server only listens on TCP).
  * HTTP/1.1 keep-alive, chunked request and response bodies, {@code Expect: 100-continue} and TCP_NODELAY come from the
  * JDK server; its limits are set in {@link #SERVER_PROPERTIES}.
+ *
+ * <p>It can listen before its handler exists ({@link #start} first, {@link #serve} once envd is wired): requests that
+ * arrive in between are accepted and read, and wait for the handler. envd's start-up uses this so that the JDK server's
+ * own first-connection set-up runs on the second core while envd wires its services, instead of after them.
  */
 public final class EnvdServer implements AutoCloseable {
     /**
@@ -30,6 +40,9 @@ public final class EnvdServer implements AutoCloseable {
      * as long as their process.
      */
     static final Map<String, String> SERVER_PROPERTIES = Map.of(
+            // the JDK's own server, named: otherwise the first server looks for another provider in every jar of the
+            // class path (~5-10 ms of envd's start-up, before it listens)
+            "com.sun.net.httpserver.HttpServerProvider", "sun.net.httpserver.DefaultHttpServerProvider",
             "sun.net.httpserver.nodelay", "true",
             "sun.net.httpserver.idleInterval", "600",
             "sun.net.httpserver.clockTick", "60000",
@@ -47,22 +60,39 @@ public final class EnvdServer implements AutoCloseable {
 
     private final InetSocketAddress address;
     private final Optional<Path> unixSocket;
-    private final HttpHandler handler;
+    private final CompletableFuture<HttpHandler> handler = new CompletableFuture<>();
     private final Duration stopTimeout;
     private final int[] inFlight = {0}; // running exchanges, guarded by itself
     private HttpServer server;
     private ExecutorService executor;
     private UnixSocketRelay relay;
 
-    public EnvdServer(InetSocketAddress address, Optional<Path> unixSocket, HttpHandler handler, Duration stopTimeout) {
+    /** A server whose requests wait for {@link #serve} to name their handler. */
+    public EnvdServer(InetSocketAddress address, Optional<Path> unixSocket, Duration stopTimeout) {
         this.address = requireNonNull(address, "address is null");
         this.unixSocket = requireNonNull(unixSocket, "unixSocket is null");
-        this.handler = requireNonNull(handler, "handler is null");
         this.stopTimeout = requireNonNull(stopTimeout, "stopTimeout is null");
     }
 
+    /** A server that serves with {@code handler} from the start. */
+    public EnvdServer(InetSocketAddress address, Optional<Path> unixSocket, HttpHandler handler, Duration stopTimeout) {
+        this(address, unixSocket, stopTimeout);
+        serve(handler);
+    }
+
+    /** Hands every request, waiting ones included, to {@code handler}; only the first call counts. */
+    public void serve(HttpHandler handler) {
+        this.handler.complete(requireNonNull(handler, "handler is null"));
+    }
+
+    /** Every exchange on its own virtual thread. */
+    private static ExecutorService exchangeThreads() {
+        return Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("envd-http-", 0).factory());
+    }
+
+    /** Listens on the TCP port (and the unix socket); see also {@link #prepareInBackground}. */
     public void start() throws IOException {
-        executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("envd-http-", 0).factory());
+        executor = exchangeThreads();
         server = HttpServer.create(address, 128);
         server.setExecutor(executor);
         server.createContext("/", this::serve);
@@ -74,12 +104,45 @@ public final class EnvdServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts, on a background thread, the JDK's one-time set-ups that the first server and its first response need and
+     * that do not depend on envd, so that they run on the second core while envd parses its options and starts: the
+     * search for a {@link System.LoggerFinder} (each server's logger makes the JDK look through the class path and its
+     * own modules' resources, ~5-8 ms of CPU the first time), the first virtual thread of an executor like the
+     * server's (its first start spins method-handle classes at run time, which the AOT cache does not keep: ~4 ms on the
+     * dispatcher thread at the first connection otherwise) and the formatter of every response's {@code Date} header
+     * (sun.net.httpserver.ExchangeImpl: locale and time-zone data, ~10-20 ms of CPU). Whoever comes second just uses
+     * what the first did (or waits for its class initialisation).
+     */
+    public static void prepareInBackground() {
+        Thread.ofPlatform().name("envd-http-warmup").daemon().start(() -> {
+            System.LoggerFinder.getLoggerFinder();
+            try (ExecutorService first = exchangeThreads()) {
+                first.execute(() -> { });
+            }
+            DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US).withZone(ZoneId.of("GMT"))
+                    .format(Instant.now());
+        });
+    }
+
     private void serve(HttpExchange exchange) throws IOException {
         synchronized (inFlight) {
             inFlight[0]++;
         }
         try {
-            handler.handle(exchange);
+            HttpHandler current = handler.getNow(null);
+            if (current == null) {
+                try {
+                    current = handler.get();
+                } catch (InterruptedException e) { // stopped before it was wired: the connection just closes
+                    Thread.currentThread().interrupt();
+                    exchange.close();
+                    return;
+                } catch (ExecutionException e) {
+                    throw new IllegalStateException("unreachable: the handler future never fails", e);
+                }
+            }
+            current.handle(exchange);
         } finally {
             synchronized (inFlight) {
                 inFlight[0]--;

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
@@ -114,6 +115,36 @@ public final class JournalFile {
             }
         } catch (IOException | UncheckedIOException e) {
             // dropped: a full disk, a removed directory, a file replaced meanwhile
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Replaces the file's lines with these entries' (and drops the rotated file): for {@link LogJournal#discardFrom}.
+     * Written to a sibling and renamed over the file; a failure leaves the file as it was.
+     */
+    void replace(List<LogJournal.Entry> entries) {
+        Path temporary = file.resolveSibling(file.getFileName() + ".new");
+        lock.lock();
+        try {
+            long cost = 0;
+            try (FileChannel out = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+                for (LogJournal.Entry entry : entries) {
+                    out.write(ByteBuffer.wrap(line(entry)));
+                    cost += entry.cost();
+                }
+            }
+            Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            Files.deleteIfExists(previous);
+            costInFile = cost;
+        } catch (IOException | UncheckedIOException e) {
+            try {
+                Files.deleteIfExists(temporary);
+            } catch (IOException ignored) {
+                // nothing more to do: the journal file itself is unchanged
+            }
         } finally {
             lock.unlock();
         }

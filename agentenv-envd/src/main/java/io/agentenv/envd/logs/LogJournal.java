@@ -102,6 +102,36 @@ public final class LogJournal {
         }
     }
 
+    /** The sequence number the next entry gets: what {@link #discardFrom} takes back to. */
+    public long mark() {
+        synchronized (lock) {
+            return nextSeq;
+        }
+    }
+
+    /**
+     * Takes back every entry numbered {@code mark} or later, as if it had never been written: they leave memory, their
+     * numbers are given out again, and the file copy is rewritten with the entries kept in memory. For envd's own
+     * warm-up at a template's boot, while nothing else writes or reads the journal: an entry written concurrently may
+     * be missing from the file, and a reader that saw a discarded entry would skip the one that reuses its number.
+     */
+    public void discardFrom(long mark) {
+        List<Entry> kept;
+        synchronized (lock) {
+            if (mark < 1 || mark > nextSeq) {
+                throw new IllegalArgumentException("mark " + mark + " is not between 1 and " + nextSeq);
+            }
+            while (!entries.isEmpty() && entries.peekLast().seq() >= mark) {
+                bytes -= entries.removeLast().cost();
+            }
+            nextSeq = mark;
+            kept = List.copyOf(entries);
+        }
+        if (copy.isPresent()) {
+            copy.get().replace(kept); // outside the journal's lock: a file write
+        }
+    }
+
     /** Entries with {@code seq >= cursor}, oldest first, at most {@code limit}; optionally only one process. */
     public Page read(long cursor, int limit, OptionalInt pid) {
         if (limit < 1) {

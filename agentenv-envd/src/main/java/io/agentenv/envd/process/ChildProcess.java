@@ -354,6 +354,10 @@ final class ChildProcess {
         } finally {
             inputOrder.unlock();
         }
+        // journaled before the end listeners run: one that acts on the end (the request warm-up takes back its journal
+        // entries once its processes ended) must find the exit entry already written
+        journal.processEvent((int) pid, "exited: " + event.getStatus());
+        log.atInfo().addKeyValue("pid", pid).addKeyValue("status", event.getStatus()).log("process ended");
         while (true) {
             List<Consumer<ChildProcess>> listeners;
             synchronized (lock) {
@@ -366,8 +370,6 @@ final class ChildProcess {
             }
             listeners.forEach(listener -> listener.accept(this));
         }
-        journal.processEvent((int) pid, "exited: " + event.getStatus());
-        log.atInfo().addKeyValue("pid", pid).addKeyValue("status", event.getStatus()).log("process ended");
         for (Subscription s : targets) {
             s.offerEnd(event);
         }

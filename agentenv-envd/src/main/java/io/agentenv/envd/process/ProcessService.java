@@ -39,11 +39,18 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 /** {@code process.Process}: start, attach to, feed, signal and list processes. */
@@ -90,6 +97,44 @@ public final class ProcessService implements AutoCloseable {
     /** Completes once starting a process needs no more one-time set-up (see {@link ProcessLauncher#prepared}). */
     public CompletableFuture<?> prepared() {
         return launcher.prepared();
+    }
+
+    /** The pids of every process known now: running, or exited and still kept for Connect. */
+    public Set<Long> knownPids() {
+        return table.pids();
+    }
+
+    /**
+     * Forgets these processes as if their retention had passed (for envd's own warm-up, whose processes must leave no
+     * trace): the process group of one still running is killed first, and its end awaited until {@code deadline}.
+     *
+     * @return the pids that are still known (their process did not end in time)
+     */
+    public List<Long> discard(Collection<Long> pids, Instant deadline) throws InterruptedException {
+        List<ChildProcess> children = new ArrayList<>();
+        for (long pid : pids) {
+            table.find(ProcessSelector.newBuilder().setPid((int) pid).build()).ifPresent(children::add);
+        }
+        for (ChildProcess child : children) {
+            if (child.isRunning()) {
+                child.killGroup();
+            }
+        }
+        List<Long> left = new ArrayList<>();
+        for (ChildProcess child : children) {
+            CompletableFuture<Void> ended = new CompletableFuture<>();
+            child.whenEnded(c -> ended.complete(null));
+            try {
+                ended.get(Math.max(0, Duration.between(clock.instant(), deadline).toMillis()), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                left.add(child.pid());
+                continue;
+            }
+            if (!table.forgetExited(child.pid())) {
+                left.add(child.pid());
+            }
+        }
+        return left;
     }
 
     public void register(ConnectRouter router) {

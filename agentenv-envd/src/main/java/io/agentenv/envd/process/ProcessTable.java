@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -61,6 +62,26 @@ final class ProcessTable implements AutoCloseable {
                 byPid.remove(oldest.pid(), oldest); // not a newer process that reused the pid
             }
         }
+    }
+
+    /** The pids of every process known now: running, or exited and still retained. */
+    Set<Long> pids() {
+        return Set.copyOf(byPid.keySet());
+    }
+
+    /**
+     * Forgets an exited process at once instead of keeping it for the retention (Connect then reports it unknown);
+     * a process still running is kept.
+     *
+     * @return whether it was forgotten
+     */
+    boolean forgetExited(long pid) {
+        ChildProcess child = byPid.get(pid);
+        if (child == null || child.isRunning()) {
+            return false;
+        }
+        exited.remove(child);
+        return byPid.remove(pid, child);
     }
 
     /**

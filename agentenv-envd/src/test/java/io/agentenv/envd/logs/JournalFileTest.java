@@ -1,6 +1,7 @@
 package io.agentenv.envd.logs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.google.gson.JsonObject;
@@ -38,6 +39,39 @@ class JournalFileTest {
         }
         out.sort(Comparator.comparingLong(o -> o.get("seq").getAsLong()));
         return out;
+    }
+
+    @Test
+    void discarded_entries_leave_memory_and_both_files_and_their_numbers_are_given_out_again() throws IOException {
+        Path file = dir.resolve("envd.jsonl");
+        // the file rotates at a smaller budget than memory's: memory keeps everything
+        LogJournal journal = new LogJournal(Clock.systemUTC(), 1 << 16, Optional.of(JournalFile.create(file, 2048)));
+        journal.envd("INFO", "Main", "kept");
+        long mark = journal.mark();
+        for (int i = 0; i < 40; i++) { // enough to rotate the file
+            journal.envd("INFO", "Warmup", "discarded " + i);
+        }
+        assertThat(file.resolveSibling("envd.jsonl.1")).exists();
+
+        journal.discardFrom(mark);
+        journal.envd("INFO", "Main", "after");
+
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
+                .containsExactly("kept", "after");
+        assertThat(lines(file, file.resolveSibling("envd.jsonl.1")))
+                .extracting(o -> o.get("seq").getAsLong() + " " + o.get("message").getAsString())
+                .containsExactly("1 kept", "2 after");
+        assertThat(file.resolveSibling("envd.jsonl.new")).doesNotExist();
+    }
+
+    @Test
+    void a_mark_outside_the_written_numbers_is_refused() {
+        LogJournal journal = new LogJournal(Clock.systemUTC(), 2048);
+        journal.envd("INFO", "Main", "one");
+        assertThatThrownBy(() -> journal.discardFrom(3))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> journal.discardFrom(0))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -125,7 +159,7 @@ class JournalFileTest {
     @Test
     void a_relative_path_is_refused_and_a_file_that_cannot_be_made_is_none() throws IOException {
         Files.writeString(dir.resolve("a-file"), "");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> JournalFile.create(Path.of("envd.jsonl"), 1 << 16))
+        assertThatThrownBy(() -> JournalFile.create(Path.of("envd.jsonl"), 1 << 16))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(JournalFile.open(dir.resolve("a-file/below-a-file.jsonl"), 1 << 16)).isEmpty();
     }

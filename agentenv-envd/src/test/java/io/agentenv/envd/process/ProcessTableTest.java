@@ -76,6 +76,22 @@ class ProcessTableTest {
     }
 
     @Test
+    void the_exit_is_in_the_journal_before_the_end_listeners_run() throws Exception {
+        LogJournal journal = new LogJournal(clock, 1 << 16);
+        SpawnedProcess process = fakeProcess(4343);
+        ChildProcess child = new ChildProcess(ChildProcess.Kind.PIPES, process, task -> Thread.ofVirtual().start(task),
+                ProcessConfig.newBuilder().setCmd("/bin/true").build(), Optional.empty(), false,
+                new PosixSignals(Optional.empty()), journal, clock);
+        java.util.concurrent.CompletableFuture<java.util.List<String>> seenAtEnd = new java.util.concurrent.CompletableFuture<>();
+        child.whenEnded(ended -> seenAtEnd.complete(journal.read(0, 100, java.util.OptionalInt.empty()).entries().stream()
+                .map(LogJournal.Entry::message).toList()));
+        child.start(Optional.empty());
+        process.exited(3);
+
+        assertThat(seenAtEnd.get(5, TimeUnit.SECONDS)).anySatisfy(message -> assertThat(message).startsWith("exited: "));
+    }
+
+    @Test
     void an_exited_process_is_kept_for_the_retention_and_then_forgotten() throws Exception {
         SpawnedProcess process = fakeProcess(4242);
         ChildProcess child = child(process);
@@ -108,6 +124,25 @@ class ProcessTableTest {
         clock.advance(Duration.ofHours(1));
         assertThat(table.find(pid(3))).isEmpty();
         assertThat(table.running()).containsExactly(running);
+        runningProcess.exited(0);
+    }
+
+    @Test
+    void an_exited_process_can_be_forgotten_before_its_retention_but_a_running_one_cannot() throws Exception {
+        SpawnedProcess exitedProcess = fakeProcess(11);
+        ChildProcess exited = child(exitedProcess);
+        SpawnedProcess runningProcess = fakeProcess(12);
+        child(runningProcess);
+        exitedProcess.exited(0);
+        awaitEnd(exited);
+
+        assertThat(table.forgetExited(11)).isTrue();
+        assertThat(table.forgetExited(12)).isFalse();
+        assertThat(table.forgetExited(13)).isFalse();
+        assertThat(table.find(pid(11))).isEmpty();
+        assertThat(table.pids()).containsExactly(12L);
+        clock.advance(RETENTION.plusSeconds(1)); // the forgotten one is not evicted a second time
+        assertThat(table.pids()).containsExactly(12L);
         runningProcess.exited(0);
     }
 

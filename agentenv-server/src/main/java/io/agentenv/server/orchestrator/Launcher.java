@@ -64,26 +64,38 @@ final class Launcher {
             rollback.onFailure("detach instance", () -> ctx.runtime.detach(handle));
 
             SandboxRecord inserted = creating.withResources(backend.resources()).withInstanceId(instance);
-            ctx.records.insert(inserted);
+            long storing = System.nanoTime();
+            // on disk before a start hook is sent (recovery sends its stop hook); without hooks it becomes durable
+            // with the RUNNING write below, before the answer: a crash before that loses it, and the backend reaps the
+            // unclaimed instance at the next start as it would have closed the instance of a CREATING record
+            ctx.records.insert(inserted, ctx.hooks.enabled() ? SandboxStore.Durability.NOW
+                    : SandboxStore.Durability.WITH_NEXT_WRITE);
+            long storeNanos = System.nanoTime() - storing;
             rollback.onFailure("delete record", () -> ctx.records.delete(id, EnumSet.of(SandboxState.CREATING)));
 
             hookSent.set(true); // before the call: a start whose answer is lost still gets its stop
             ctx.hooks.beforeStart(handle, instance, creating.customExtensionParams(), source, ErrorKind.INVALID_ARGUMENT);
 
+            long starting = System.nanoTime();
             handle.call(b -> {
                 b.start(ctx.settings.readyTimeout());
                 return null;
             });
 
+            long replacing = System.nanoTime();
+            long startNanos = replacing - starting;
             Instant now = ctx.now();
             SandboxRecord running = inserted.withState(SandboxState.RUNNING).withResources(backend.resources())
                     .withTtl(creating.timeout(), Optional.of(now.plus(creating.timeout())));
             if (!ctx.records.replace(running, SandboxState.CREATING)) {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while starting");
             }
+            storeNanos += System.nanoTime() - replacing;
             rollback.commit();
             log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("template", creating.template().value())
-                    .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("sandbox started");
+                    .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                    .addKeyValue("start_ms", startNanos / 1_000_000).addKeyValue("store_ms", storeNanos / 1_000_000)
+                    .log("sandbox started");
             return OperationContext.view(running);
         } catch (BackendException.Exhausted e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("limit", e.limit())

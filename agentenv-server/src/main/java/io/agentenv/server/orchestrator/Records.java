@@ -99,8 +99,8 @@ final class Records {
         return cached.size();
     }
 
-    void insert(SandboxRecord record) {
-        store.insert(record);
+    void insert(SandboxRecord record, SandboxStore.Durability durability) {
+        store.insert(record, durability);
         changed(record.id());
     }
 

@@ -12,12 +12,29 @@ import java.util.Set;
 
 /**
  * Durable sandbox records, the snapshot catalog and the token seed. Every mutating method returns only after its
- * change is durable (or throws {@link StoreException} and changed nothing). Implementations must be safe for
- * concurrent use; the conditional methods are atomic and are the orchestrator's per-sandbox lock.
+ * change is durable (or throws {@link StoreException} and changed nothing), except an insert asked for
+ * {@link Durability#WITH_NEXT_WRITE}. Implementations must be safe for concurrent use; the conditional methods are
+ * atomic and are the orchestrator's per-sandbox lock.
  */
 public interface SandboxStore extends AutoCloseable {
-    /** Adds a new record; throws StoreException if the id exists. */
-    void insert(SandboxRecord record);
+    /** When a write has to be on disk. */
+    enum Durability {
+        /** Before the call returns. */
+        NOW,
+        /**
+         * With the next write that is durable {@link #NOW} (which makes every earlier change durable too); a crash
+         * before that may lose it. Visible to reads at once.
+         */
+        WITH_NEXT_WRITE
+    }
+
+    /** Adds a new record, durable before this returns; throws StoreException if the id exists. */
+    default void insert(SandboxRecord record) {
+        insert(record, Durability.NOW);
+    }
+
+    /** Adds a new record, durable as asked; throws StoreException if the id exists. */
+    void insert(SandboxRecord record, Durability durability);
 
     Optional<SandboxRecord> get(SandboxId id);
 

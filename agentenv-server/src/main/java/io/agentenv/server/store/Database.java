@@ -1,5 +1,6 @@
 package io.agentenv.server.store;
 
+import io.agentenv.server.orchestrator.SandboxStore;
 import io.agentenv.server.orchestrator.StoreException;
 import org.sqlite.SQLiteConfig;
 
@@ -109,9 +110,23 @@ final class Database implements AutoCloseable {
     }
 
     <T> T write(String what, Work<T> work) {
+        return write(what, SandboxStore.Durability.NOW, work);
+    }
+
+    /**
+     * One transaction. {@link SandboxStore.Durability#WITH_NEXT_WRITE} commits it with {@code synchronous=OFF} (no
+     * fsync: the WAL frames reach the disk with the next commit's fsync, which covers all earlier frames) and sets
+     * {@code FULL} again before the lock is released; if that fails the store closes itself rather than go on with
+     * writes that are not durable.
+     */
+    <T> T write(String what, SandboxStore.Durability durability, Work<T> work) {
         lock.lock();
         try {
             checkOpen();
+            boolean deferred = durability == SandboxStore.Durability.WITH_NEXT_WRITE;
+            if (deferred) {
+                synchronous("OFF");
+            }
             try {
                 T result = work.run(connection);
                 connection.commit();
@@ -119,12 +134,50 @@ final class Database implements AutoCloseable {
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly(e);
                 throw e;
+            } finally {
+                if (deferred) {
+                    restoreFullSync(what);
+                }
             }
         } catch (SQLException e) {
             throw new StoreException("store failed to " + what, e);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** SQLite refuses to change the safety level inside a transaction, and the driver keeps one open between writes. */
+    private void synchronous(String level) throws SQLException {
+        connection.setAutoCommit(true); // ends the driver's open (empty) transaction
+        try (Statement st = connection.createStatement()) {
+            st.executeUpdate("PRAGMA synchronous = " + level);
+        } finally {
+            connection.setAutoCommit(false);
+        }
+    }
+
+    private void restoreFullSync(String what) {
+        try {
+            synchronous("FULL");
+        } catch (SQLException | RuntimeException e) {
+            closed = true;
+            try {
+                connection.close();
+            } catch (SQLException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw new StoreException("the sandbox store could not make its writes durable again after it was asked to "
+                    + what + "; it is closed", e);
+        }
+    }
+
+    /** {@code PRAGMA synchronous} as SQLite reports it (2 is FULL). */
+    int synchronousLevel() {
+        return read("read the safety level", c -> {
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA synchronous")) {
+                return rs.next() ? rs.getInt(1) : -1;
+            }
+        });
     }
 
     <T> T read(String what, Work<T> work) {

@@ -52,6 +52,11 @@ public final class SqliteSandboxStore implements SandboxStore {
         return new SqliteSandboxStore(Database.open(file));
     }
 
+    /** {@code PRAGMA synchronous} of the connection (2 is FULL; for tests). */
+    int synchronousLevel() {
+        return db.synchronousLevel();
+    }
+
     /** The schema version this code writes; {@code PRAGMA user_version} of an up-to-date file. */
     public static int schemaVersion() {
         return Schema.MIGRATIONS.size();
@@ -60,9 +65,10 @@ public final class SqliteSandboxStore implements SandboxStore {
     // ---- sandboxes ---------------------------------------------------------------------------------------------
 
     @Override
-    public void insert(SandboxRecord record) {
+    public void insert(SandboxRecord record, Durability durability) {
         requireNonNull(record, "record is null");
-        db.write("insert " + record.id(), c -> {
+        requireNonNull(durability, "durability is null");
+        db.write("insert " + record.id(), durability, c -> {
             try (PreparedStatement st = c.prepareStatement("INSERT INTO sandbox (" + COLUMNS + ") VALUES ("
                     + String.join(", ", Collections.nCopies(Rows.COLUMN_COUNT, "?")) + ")")) {
                 Rows.bindRecord(st, record);

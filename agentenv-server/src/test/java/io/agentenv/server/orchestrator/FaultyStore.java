@@ -27,6 +27,7 @@ final class FaultyStore implements SandboxStore {
     private final AtomicInteger recordReads = new AtomicInteger();
     private final AtomicInteger idSetReads = new AtomicInteger();
     private final AtomicReference<CountDownLatch[]> holdNextGet = new AtomicReference<>();
+    private final List<Durability> insertDurabilities = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     FaultyStore(SandboxStore delegate) {
         this.delegate = delegate;
@@ -58,9 +59,15 @@ final class FaultyStore implements SandboxStore {
     }
 
     @Override
-    public void insert(SandboxRecord record) {
+    public void insert(SandboxRecord record, Durability durability) {
         maybeFail(Write.INSERT);
-        delegate.insert(record);
+        delegate.insert(record, durability);
+        insertDurabilities.add(durability);
+    }
+
+    /** How each successful insert so far was asked to be durable, in order. */
+    List<Durability> insertDurabilities() {
+        return List.copyOf(insertDurabilities);
     }
 
     /**

@@ -67,6 +67,61 @@ class OrchestratorFailureTest {
         assertThat(orchestrator.list(SandboxQuery.all(100)).items()).isEmpty();
     }
 
+    @Test
+    void without_hooks_a_create_fsyncs_once_the_creating_record_going_to_disk_with_the_running_one() {
+        // when
+        SandboxView view = orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)));
+        // then
+        assertThat(faulty.get().insertDurabilities()).containsExactly(SandboxStore.Durability.WITH_NEXT_WRITE);
+        assertThat(view.state()).isEqualTo(SandboxState.RUNNING);
+        h.restart(); // as a crash right after the answer
+        assertThat(h.store.get(view.id()).orElseThrow().state()).isEqualTo(SandboxState.RUNNING);
+    }
+
+    @Test
+    void with_hooks_the_creating_record_is_on_disk_before_the_start_hook_is_sent() {
+        // given: an extension that records whether the record was there when its start hook came
+        h.close();
+        AtomicReference<Optional<SandboxState>> seenAtHook = new AtomicReference<>();
+        AtomicReference<SandboxStore> store = new AtomicReference<>();
+        LifecycleHooks hooks = new LifecycleHooks() {
+            @Override
+            public boolean enabled() {
+                return true;
+            }
+
+            @Override
+            public Optional<String> startFresh(HookStart start) {
+                seenAtHook.set(store.get().get(start.sandboxId()).map(SandboxRecord::state));
+                return Optional.empty();
+            }
+
+            @Override
+            public void startResume(HookStart start) {
+            }
+
+            @Override
+            public String patchParams(SandboxId sandboxId, String patch) {
+                return patch;
+            }
+
+            @Override
+            public void stop(SandboxId sandboxId, java.util.UUID instanceId) {
+            }
+        };
+        h = new OrchestratorHarness(dir.resolve("hooks"), new MockBackendFactory(), s -> {
+            FaultyStore wrapped = new FaultyStore(s);
+            faulty.set(wrapped);
+            store.set(wrapped);
+            return wrapped;
+        }, Duration.ofSeconds(10), hooks);
+        // when
+        h.orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)));
+        // then
+        assertThat(faulty.get().insertDurabilities()).containsExactly(SandboxStore.Durability.NOW);
+        assertThat(seenAtHook.get()).contains(SandboxState.CREATING);
+    }
+
     enum LaunchStage { PREPARE, START_RECOVERABLE, START_TERMINAL, PERSIST_CREATING, PERSIST_RUNNING }
 
     @ParameterizedTest

@@ -5,6 +5,7 @@ import io.agentenv.server.orchestrator.Page;
 import io.agentenv.server.orchestrator.SandboxQuery;
 import io.agentenv.server.orchestrator.SandboxRecord;
 import io.agentenv.server.orchestrator.SandboxState;
+import io.agentenv.server.orchestrator.SandboxStore;
 import io.agentenv.server.orchestrator.SnapshotQuery;
 import io.agentenv.server.orchestrator.SnapshotRecord;
 import io.agentenv.server.orchestrator.SortOrder;
@@ -73,6 +74,34 @@ class SqliteSandboxStoreTest {
         store.insert(record);
         // then
         assertThat(store.get(record.id())).contains(record);
+    }
+
+    @Test
+    void an_insert_made_durable_with_the_next_write_is_read_at_once_and_the_store_stays_at_full_sync() {
+        // given
+        SandboxRecord creating = record(SandboxState.CREATING, T0);
+        // when
+        store.insert(creating, SandboxStore.Durability.WITH_NEXT_WRITE);
+        // then: visible, and later writes are fsynced again (2 = FULL)
+        assertThat(store.get(creating.id())).contains(creating);
+        assertThat(store.synchronousLevel()).isEqualTo(2);
+        assertThat(store.replace(creating.withState(RUNNING), EnumSet.of(SandboxState.CREATING))).isTrue();
+        store.close();
+        store = SqliteSandboxStore.open(dir.resolve("db/agentenv.db"));
+        assertThat(store.get(creating.id()).orElseThrow().state()).isEqualTo(RUNNING);
+        assertThat(store.synchronousLevel()).isEqualTo(2);
+    }
+
+    @Test
+    void a_deferred_insert_that_fails_changes_nothing_and_leaves_full_sync() {
+        // given
+        SandboxRecord record = record(RUNNING, T0);
+        store.insert(record);
+        // when / then: the same id again
+        assertThatThrownBy(() -> store.insert(record, SandboxStore.Durability.WITH_NEXT_WRITE))
+                .isInstanceOf(StoreException.class);
+        assertThat(store.synchronousLevel()).isEqualTo(2);
+        assertThat(store.all()).containsExactly(record);
     }
 
     @Test

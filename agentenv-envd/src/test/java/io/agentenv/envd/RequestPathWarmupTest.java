@@ -1,0 +1,144 @@
+package io.agentenv.envd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.envd.filesystem.FilesystemRpc;
+import io.agentenv.envd.filesystem.LocalFilesystem;
+import io.agentenv.envd.filesystem.WatchHub;
+import io.agentenv.envd.filesystem.Watchers;
+import io.agentenv.envd.http.Access;
+import io.agentenv.envd.logs.JournalFile;
+import io.agentenv.envd.logs.LogJournal;
+import io.agentenv.envd.logs.LogsEndpoint;
+import io.agentenv.envd.process.ProcessService;
+import io.agentenv.envd.protocol.process.ListRequest;
+import io.agentenv.envd.protocol.process.ListResponse;
+import io.agentenv.envd.session.Session;
+import io.agentenv.envd.session.SessionEndpoints;
+import io.agentenv.envd.testing.TestEnvd;
+import io.agentenv.envd.users.Accounts;
+import io.agentenv.envd.users.UserDirectory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class RequestPathWarmupTest {
+    /** {@code sh -c <command>}: the SDK's {@code bash -l -c} would read root's login profile of the machine running the tests. */
+    private static final List<String> SHELL = List.of("/bin/sh", "-c");
+    /** The shell for a warm-up whose first command never ends: {@code sh -c 'sleep 600;' <command>}. */
+    private static final List<String> HANGING_SHELL = List.of("/bin/sh", "-c", "sleep 600;");
+
+    @TempDir
+    Path dir;
+    private LogJournal journal;
+    private ProcessService processes;
+    private UserDirectory users;
+    private TestEnvd envd;
+    private Path socket;
+
+    @BeforeEach
+    void start_envd() throws Exception {
+        Clock clock = Clock.systemUTC();
+        Session session = new Session(clock);
+        // envd's own user under its name and as E2B's "user", so that the Basic-auth Starts run as well
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        int gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
+        String me = System.getProperty("user.name");
+        Files.writeString(dir.resolve("passwd"), me + ":x:" + uid + ":" + gid + "::" + dir + ":/bin/sh\n"
+                + "user:x:" + uid + ":" + gid + "::" + dir + ":/bin/sh\n");
+        Files.writeString(dir.resolve("group"), "");
+        users = new UserDirectory(dir.resolve("passwd"), dir.resolve("group"));
+        Accounts accounts = new Accounts(users, session::defaultUser, me);
+        journal = new LogJournal(clock, 1 << 20, Optional.of(JournalFile.create(dir.resolve("log/envd.jsonl"), 1 << 20)));
+        processes = ProcessService.create(accounts, session, journal, clock, Duration.ofMinutes(5), ProcessService.DEFAULT_PATH);
+        processes.prepareInBackground();
+        socket = dir.resolve("envd.sock");
+        WatchHub watchHub = new WatchHub();
+        envd = TestEnvd.start(session, Optional.of(socket), (rpcs, routes) -> {
+            processes.register(rpcs);
+            new SessionEndpoints(session).register(routes);
+            routes.add("GET", "/logs", Access.TOKEN, new LogsEndpoint(journal));
+            new FilesystemRpc(new LocalFilesystem(), watchHub, new Watchers(watchHub, 100, 10_000), accounts, session)
+                    .register(rpcs);
+        });
+        processes.prepared().get(30, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void stop_envd() throws Exception {
+        processes.close();
+        envd.close();
+    }
+
+    private RequestPathWarmup warmup(int rounds, List<String> shell, Duration timeout) {
+        return new RequestPathWarmup(rounds, shell, envd.port(), Optional.of(socket), processes, journal, users, timeout);
+    }
+
+    @Test
+    void the_warm_up_sends_every_round_and_leaves_no_process_journal_entry_or_journal_line_behind() throws Exception {
+        journal.envd("INFO", "Main", "envd listening");
+
+        int requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3, SHELL, Duration.ofSeconds(30)).run();
+
+        assertThat(requests).isEqualTo(3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3));
+        assertThat(processes.knownPids()).isEmpty();
+        ListResponse listed = envd.client().unary("process.Process/List", ListRequest.getDefaultInstance(), Map.of())
+                .message(ListResponse.getDefaultInstance());
+        assertThat(listed.getProcessesList()).isEmpty();
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
+                .containsExactly("envd listening");
+        assertThat(Files.readAllLines(dir.resolve("log/envd.jsonl"))).singleElement().asString()
+                .startsWith("{\"seq\":1,").contains("envd listening");
+        journal.envd("INFO", "Main", "next");
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::seq).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void a_warm_up_that_fails_kills_and_forgets_its_processes_and_takes_back_its_entries() throws Exception {
+        journal.envd("INFO", "Main", "envd listening");
+
+        int requests = warmup(3, HANGING_SHELL, Duration.ofSeconds(1)).run();
+
+        assertThat(requests).isZero();
+        assertThat(processes.knownPids()).isEmpty();
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
+                .singleElement().isEqualTo("envd listening");
+    }
+
+    @Test
+    void the_warm_up_starts_after_the_other_set_ups_and_completes_its_future_when_done() throws Exception {
+        CompletableFuture<Void> otherSetUp = new CompletableFuture<>();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+
+        warmup(2, SHELL, Duration.ofSeconds(30)).startInBackground(List.of(otherSetUp), done);
+
+        assertThat(done).isNotDone();
+        assertThat(processes.knownPids()).isEmpty();
+        otherSetUp.completeExceptionally(new IllegalStateException("a failed set-up counts as finished"));
+        done.get(60, TimeUnit.SECONDS);
+        assertThat(processes.knownPids()).isEmpty();
+    }
+
+    @Test
+    void without_rounds_the_future_completes_at_once() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+
+        warmup(0, SHELL, Duration.ofSeconds(30)).startInBackground(List.of(new CompletableFuture<>()), done);
+
+        assertThat(done).isCompleted();
+    }
+}
