@@ -115,7 +115,7 @@ try {
   const load = loadavg()
   const measuredFrom = server.output().length
   const rows = { sdk: [], orchestrator: [], backend: [], checkpoint: [], runc: [], release: [], criu: [], aroundCriu: [], slot: [], container: [],
-    unmount: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], criuFrozen: [], criuMemdump: [], criuMemwrite: [], criuPages: [], cpuServer: [], cpuChildren: [], resume: [], tmpfsAll: [], tmpfsTarred: [] }
+    unmount: [], diskReleaseWait: [], move: [], sync: [], remove: [], keptLogs: [], keptEntries: [], journal: [], journalBytes: [], criuFrozen: [], criuMemdump: [], criuMemwrite: [], criuPages: [], cpuServer: [], cpuChildren: [], resume: [], tmpfsAll: [], tmpfsTarred: [] }
   for (let i = 0; i < n; i++) {
     if (fullJournal) await sbx.commands.run('seq 1 200000')
     const mark = server.output().length
@@ -148,6 +148,7 @@ try {
     for (const k of ['slot', 'container', 'unmount', 'move', 'sync', 'remove']) {
       if (be[`${k}_ms`] !== undefined) rows[k].push(Number(be[`${k}_ms`])) // later builds: slot, container, remove after the answer
     }
+    if (be.disk_release_wait_ms !== undefined) rows.diskReleaseWait.push(Number(be.disk_release_wait_ms)) // later builds
     const [kept] = logged(/ PausedLogs logs kept at pause /, mark) // absent in older builds, and when the fetch failed
     if (kept) { rows.keptLogs.push(Number(kept.took_ms)); rows.keptEntries.push(Number(kept.entries)) }
     if (be.journal_ms !== undefined) { rows.journal.push(Number(be.journal_ms)); rows.journalBytes.push(Number(be.journal_bytes)) }
@@ -191,6 +192,10 @@ try {
     report('      runc delete', rows.container)
   }
   report('      unmount (overlay, and the disk where there is one)', rows.unmount)
+  if (rows.diskReleaseWait.length > 0) {
+    report('        of which: the disk\'s filesystem alive after its unmount (a copy in another mount namespace)', rows.diskReleaseWait)
+    console.log(`          pauses that waited for it: ${rows.diskReleaseWait.filter((w) => w > 0).length} of ${n}`)
+  }
   report('      move upper or disk image, and layers, into the artifact dir', rows.move)
   report('      then: syncfs of the artifact dir (durable)', rows.sync)
   if (!releasedLater) report('      then, alongside: remove the sandbox dir, unclaim', rows.remove)

@@ -71,6 +71,7 @@ final class GenerationPause {
         boolean dumped = mode == PauseMode.WITH_MEMORY;
         long[] took = new long[5]; // journal, container (filesystem-only pause), unmount, move, sync: ms each
         long[] journalKept = {-1}; // bytes
+        long[] diskReleaseWait = {-1}; // ms the disk's filesystem lived on after its unmount (a copy elsewhere)
         if (dumped) {
             long keeping = System.nanoTime();
             journalKept[0] = keepJournal(paused);
@@ -83,7 +84,10 @@ final class GenerationPause {
                     took[1] = timed(() -> parts.runc().delete(id));
                     took[0] = timed(() -> journalKept[0] = keepJournal(paused));
                 }
-                took[2] = timed(() -> parts.unmountRootfs(dirs));
+                took[2] = timed(() -> {
+                    parts.overlays().unmount(dirs.rootfs());
+                    diskReleaseWait[0] = parts.disks().unmount(dirs); // returns once the disk is written clean
+                });
                 took[3] = timed(() -> {
                     parts.disks().moveImage(dirs.diskImage(), paused.diskImage());
                     if (Files.isDirectory(HostParts.layersDir(dirs))) {
@@ -107,7 +111,8 @@ final class GenerationPause {
                 .addKeyValue("checkpoint_ms", (checkpointed - started) / 1_000_000)
                 .addKeyValue("release_ms", (done - checkpointed) / 1_000_000)
                 .addKeyValue("journal_ms", took[0]).addKeyValue("journal_bytes", journalKept[0])
-                .addKeyValue("container_ms", took[1]).addKeyValue("unmount_ms", took[2]).addKeyValue("move_ms", took[3])
+                .addKeyValue("container_ms", took[1]).addKeyValue("unmount_ms", took[2])
+                .addKeyValue("disk_release_wait_ms", diskReleaseWait[0]).addKeyValue("move_ms", took[3])
                 .addKeyValue("sync_ms", took[4]).log("container sandbox paused");
         return paused;
     }

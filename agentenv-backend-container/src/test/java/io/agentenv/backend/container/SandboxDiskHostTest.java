@@ -14,13 +14,20 @@ import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -154,6 +161,49 @@ class SandboxDiskHostTest {
     }
 
     @Test
+    void a_pause_answers_only_once_the_disk_is_written_clean_even_while_another_mount_namespace_holds_a_copy_of_it()
+            throws Exception {
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = fresh(spec);
+        exec(spec, "sh", "-c", "echo kept > /home/user/note");
+        SandboxDirs dirs = backend.parts().dirs(backend.parts().containerFor(spec.id()));
+        Path pausedDir = artifacts("held-pause");
+        // what runc init or CRIU restore of another sandbox does for a moment: a new mount namespace, a copy of our mounts
+        Process holder = new ProcessBuilder("unshare", "-m", "sleep", "600")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectErrorStream(true).start();
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            awaitOwnMountNamespace(holder);
+            AtomicReference<Thread> pauseThread = new AtomicReference<>();
+            Future<PausedState> pausing = threads.submit(() -> {
+                pauseThread.set(Thread.currentThread());
+                return sandbox.pause(PauseMode.WITH_MEMORY, pausedDir);
+            });
+            // deterministic either way: the holder keeps the disk alive until killed, so a pause that does not wait
+            // answers first; one that does is seen parked in the wait (its stack: no hook in production code for this)
+            HostFixture.await("the pause answered or waits for the disk's loop device", Duration.ofSeconds(60),
+                    () -> pausing.isDone() || waitsForLoopRelease(pauseThread.get()));
+
+            assertThat(pausing).as("the pause waits while the disk lives on in the other namespace").isNotDone();
+            assertThat(mountPoint(dirs.disk())).as("our mount of it is gone").isFalse();
+            holder.destroyForcibly();
+            holder.waitFor();
+            PausedState paused = pausing.get(SandboxDisks.RELEASE_TIMEOUT.toSeconds() + 60, TimeUnit.SECONDS);
+
+            assertThat(LoopDevices.backedUnder(pausedDir)).as("the paused image's loop device is gone").isEmpty();
+            String header = backend.parts().runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
+                    pausedDir.resolve("disk.img").toString())).stdout();
+            assertThat(header).containsPattern("Filesystem state:\\s+clean");
+            sandbox.close();
+            launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
+            assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
+        } finally {
+            holder.destroyForcibly();
+            holder.waitFor();
+            HostParts.deleteTree(pausedDir);
+        }
+    }
+
+    @Test
     void a_sandbox_paused_before_sandboxes_had_disks_resumes_onto_a_new_disk_with_its_files_and_processes() throws Exception {
         LaunchSpec spec = spec();
         SandboxBackend sandbox = fresh(spec);
@@ -181,6 +231,32 @@ class SandboxDiskHostTest {
                 .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
         HostParts.deleteTree(dir);
+    }
+
+    /** Waits until {@code process} runs its program in a mount namespace other than ours. */
+    private static void awaitOwnMountNamespace(Process process) {
+        Path proc = Path.of("/proc", Long.toString(process.pid()));
+        HostFixture.await("the process runs in a mount namespace of its own", Duration.ofSeconds(10), () -> {
+            try {
+                return Files.readString(proc.resolve("comm")).strip().equals("sleep") && !Files.readSymbolicLink(
+                        proc.resolve("ns/mnt")).equals(Files.readSymbolicLink(Path.of("/proc/self/ns/mnt")));
+            } catch (IOException notYet) {
+                return false;
+            }
+        });
+    }
+
+    private static boolean waitsForLoopRelease(Thread thread) {
+        return thread != null && Arrays.stream(thread.getStackTrace()).anyMatch(frame ->
+                frame.getClassName().equals(LoopBinding.class.getName()) && frame.getMethodName().equals("awaitReleased"));
+    }
+
+    private static boolean mountPoint(Path dir) {
+        try {
+            return MountTable.isMountPoint(dir);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static LaunchSpec spec() {

@@ -1,0 +1,169 @@
+package io.agentenv.backend.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A sandbox disk's filesystem outlives our unmount while another mount namespace holds a copy of its mount (as runc
+ * init or CRIU restore of another sandbox do for a moment, here {@code unshare -m sleep}): {@link SandboxDisks} waits
+ * until it is really gone (written clean, loop device detached) before it returns, fails clearly when the copy stays,
+ * and never mounts an image whose previous loop device is still bound. On this host, as root.
+ */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class LoopReleaseHostTest {
+
+    private static final Duration SHORT = Duration.ofMillis(200);
+
+    private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+    private Path dir;
+    private SandboxDirs dirs;
+    private SandboxDisks disks;
+    private Process holder;
+
+    @BeforeEach
+    void newDisk() throws Exception {
+        Optional<String> unready = "root".equals(System.getProperty("user.name"))
+                ? SandboxDisks.unavailableReason() : Optional.of("not root");
+        if (unready.isPresent()) {
+            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
+                fail("host tests are required but " + unready.get());
+            }
+            Assumptions.abort("host test skipped: " + unready.get());
+        }
+        dir = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-loop-release-test-");
+        JdkProcessRunner runner = new JdkProcessRunner();
+        disks = new SandboxDisks(runner, new SpareDisks((image, size) -> SandboxDisks.format(runner, image, size, true),
+                dir.resolve("spares"), 0));
+        dirs = new SandboxDirs(dir.resolve("sandbox"));
+        disks.create(dirs, SandboxDisks.MIN_MIB);
+        Files.writeString(dirs.upper().resolve("kept"), "on the disk");
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        threads.shutdownNow();
+        releaseHolder();
+        if (dir == null) {
+            return;
+        }
+        for (Path mount : MountTable.mountsUnder(dir)) {
+            Unmounts.unmount(mount);
+        }
+        BackendFixture.awaitNoLoopDevicesUnder(dir);
+        HostFixture.deleteTree(dir);
+    }
+
+    @Test
+    void the_unmount_returns_only_once_a_copy_of_the_mount_in_another_namespace_is_gone_and_the_disk_is_clean()
+            throws Exception {
+        holdACopyOfTheMounts();
+
+        CompletableFuture<Void> unmounting = CompletableFuture.runAsync(() -> {
+            try {
+                disks.unmount(dirs);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }, threads);
+        HostFixture.await("our mount of the disk is gone", Duration.ofSeconds(10),
+                () -> !isMountPoint(dirs.disk()));
+
+        assertThat(unmounting).as("the unmount waits while the filesystem lives on in the other namespace").isNotDone();
+        assertThat(LoopDevices.backedUnder(dir)).as("its loop device is still bound").hasSize(1);
+        assertThat(state(dirs.diskImage())).as("and the filesystem is not written clean yet").isEqualTo("not clean");
+
+        releaseHolder();
+        unmounting.get(SandboxDisks.RELEASE_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(LoopDevices.backedUnder(dir)).as("no loop device once the unmount returned").isEmpty();
+        assertThat(state(dirs.diskImage())).isEqualTo("clean");
+    }
+
+    @Test
+    void an_unmount_whose_filesystem_stays_alive_fails_naming_the_loop_device_and_the_image_is_not_mounted_again_meanwhile()
+            throws Exception {
+        holdACopyOfTheMounts();
+
+        assertThatThrownBy(() -> SandboxDisks.unmount(dirs, SHORT)).isInstanceOf(IOException.class)
+                .hasMessageStartingWith("loop").hasMessageContaining(" is still bound to " + dirs.diskImage())
+                .hasMessageContaining("another mount namespace").hasMessageContaining(holder.pid() + " sleep");
+        assertThat(isMountPoint(dirs.disk())).isFalse();
+        assertThatThrownBy(() -> SandboxDisks.mount(dirs, SHORT)).as("a second loop device on a live image")
+                .isInstanceOf(IOException.class).hasMessageContaining("still bound to " + dirs.diskImage());
+        assertThat(LoopDevices.backedUnder(dir)).as("no second loop device was bound").hasSize(1);
+        assertThat(isMountPoint(dirs.disk())).isFalse();
+
+        releaseHolder();
+        disks.mount(dirs);
+        assertThat(Files.readString(dirs.upper().resolve("kept"))).isEqualTo("on the disk");
+        disks.unmount(dirs);
+        assertThat(LoopDevices.backedUnder(dir)).isEmpty();
+        assertThat(state(dirs.diskImage())).isEqualTo("clean");
+    }
+
+    @Test
+    void an_unmount_without_another_copy_returns_with_the_disk_clean_and_its_loop_device_gone() throws Exception {
+        disks.unmount(dirs);
+
+        assertThat(LoopDevices.backedUnder(dir)).isEmpty();
+        assertThat(state(dirs.diskImage())).isEqualTo("clean");
+        disks.unmount(dirs); // nothing mounted: nothing to do
+    }
+
+    /** Starts {@code unshare -m sleep}: a process in a new mount namespace, which holds a copy of the host's mounts. */
+    private void holdACopyOfTheMounts() throws IOException {
+        holder = new ProcessBuilder("unshare", "-m", "sleep", "600").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Path self = Path.of("/proc/self/ns/mnt");
+        Path theirs = Path.of("/proc", Long.toString(holder.pid()), "ns/mnt");
+        HostFixture.await("the holder runs sleep in a mount namespace of its own", Duration.ofSeconds(10), () -> {
+            try {
+                return Files.readString(Path.of("/proc", Long.toString(holder.pid()), "comm")).strip().equals("sleep")
+                        && !Files.readSymbolicLink(theirs).equals(Files.readSymbolicLink(self));
+            } catch (IOException notYet) {
+                return false;
+            }
+        });
+        assertThat(holder.isAlive()).isTrue();
+    }
+
+    private void releaseHolder() throws InterruptedException {
+        if (holder != null) {
+            holder.destroyForcibly();
+            holder.waitFor();
+            holder = null;
+        }
+    }
+
+    private static boolean isMountPoint(Path path) {
+        try {
+            return MountTable.isMountPoint(path);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The image's "Filesystem state" from {@code dumpe2fs -h}. */
+    private static String state(Path image) throws Exception {
+        String header = new JdkProcessRunner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h", image.toString()))
+                .stdout();
+        return header.lines().filter(line -> line.startsWith("Filesystem state:"))
+                .map(line -> line.substring("Filesystem state:".length()).strip()).findFirst().orElseThrow();
+    }
+}
