@@ -132,7 +132,8 @@ try {
     report(`  envd minor faults: the next ${splitCommands} commands + 1 read`, envdFaultsWarm, '')
   }
 
-  await sleep(2000)
+  // time for the pool to refill before the burst; a pool sized for the burst (AENV_BACKEND_POOL_SIZE=20) needs longer
+  await sleep(Number(process.env.AENV_BENCH_BURST_SETTLE_MS ?? 2000))
   const burst = []
   const started = now()
   const burstCreates = []
