@@ -151,6 +151,13 @@ public final class EnvdServer implements AutoCloseable {
         }
     }
 
+    /** How many exchanges are being served or wait for the handler (for tests). */
+    int exchangesInFlight() {
+        synchronized (inFlight) {
+            return inFlight[0];
+        }
+    }
+
     /** The bound TCP port (useful with port 0). */
     public int tcpPort() {
         return server.getAddress().getPort();
@@ -159,6 +166,8 @@ public final class EnvdServer implements AutoCloseable {
     /** Closes the unix socket, waits up to the stop timeout for running exchanges, then stops and closes every connection. */
     @Override
     public void close() {
+        // an exchange still waiting for a handler (or arriving now) gets one that just ends its connection
+        handler.complete(HttpExchange::close);
         if (relay != null) {
             relay.close();
         }

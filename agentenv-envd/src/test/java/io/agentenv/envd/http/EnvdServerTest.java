@@ -51,6 +51,7 @@ class EnvdServerTest {
         CountDownLatch received = new CountDownLatch(1);
         CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> get(server.tcpPort(), received));
         assertThat(received.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitUntil(() -> server.exchangesInFlight() == 1); // sent is not yet dispatched: wait until it waits for a handler
 
         server.close();
 
@@ -70,6 +71,14 @@ class EnvdServerTest {
         });
 
         assertThat(get(server.tcpPort(), new CountDownLatch(1))).startsWith("HTTP/1.1 204");
+    }
+
+    private static void awaitUntil(java.util.function.BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition not met within 10 s").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
     }
 
     /** GET /health over a plain socket: the whole answer as text ("" if the server closed without one). */
