@@ -29,13 +29,22 @@ import org.slf4j.LoggerFactory;
  * on an open client connection but without token, env or user (the claimer's {@code /init} sets them; its hostname and
  * egress rules are set at the claim). A member is handed out at most once ({@link #take} removes it under the pool's
  * lock); one background thread refills, one member at a time (restores compete for the same 2 CPUs as the creates
- * they speed up). Members are closed at
+ * they speed up), paced by {@link RefillPacing}: a little after a single take, after a burst of takes once it is over
+ * (bounded by {@link #MAX_DEFERRAL}). Members are closed at
  * {@link #close()}; a crashed server's members are reaped at the next start like any unclaimed container.
  */
 final class WarmPool implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
     private static final Duration READY = Duration.ofSeconds(60);
+    /** Takes closer together than this are a burst (20 concurrent creates arrive within a few ms to tens of ms). */
+    private static final Duration BURST_GAP = Duration.ofMillis(100);
+    /** A burst is over when no take happened for this long (its claims answered and first commands run: ~400 ms). */
+    private static final Duration BURST_QUIET = Duration.ofMillis(500);
+    /** The longest a refill waits for a burst to end (a steady stream of concurrent creates must not keep it empty). */
+    private static final Duration MAX_DEFERRAL = Duration.ofSeconds(2);
+    /** How often a waiting refill checks whether the pool was closed. */
+    private static final Duration WAIT_SLICE = Duration.ofMillis(50);
     private static final char[] ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
 
     /**
@@ -67,6 +76,7 @@ final class WarmPool implements AutoCloseable {
     /** Ready members per template, in the order templates were first asked for. Guarded by lock. */
     private final Map<String, Deque<Member>> ready = new LinkedHashMap<>();
     private final AtomicBoolean refilling = new AtomicBoolean();
+    private final RefillPacing pacing = new RefillPacing(BURST_GAP, BURST_QUIET);
     private volatile Thread refill;
     private volatile boolean closed;
 
@@ -101,6 +111,7 @@ final class WarmPool implements AutoCloseable {
             Deque<Member> members = ready.computeIfAbsent(template, t -> new ArrayDeque<>());
             member = members.poll();
         }
+        pacing.taken(System.nanoTime());
         refillInBackground();
         return Optional.ofNullable(member);
     }
@@ -141,6 +152,10 @@ final class WarmPool implements AutoCloseable {
             if (template == null) {
                 return;
             }
+            awaitPacing();
+            if (closed) {
+                return;
+            }
             Member member;
             try {
                 member = restore(template);
@@ -162,6 +177,22 @@ final class WarmPool implements AutoCloseable {
             if (!keep) {
                 destroy(member);
             }
+        }
+    }
+
+    /** Waits as {@link RefillPacing} says, at most {@link #MAX_DEFERRAL}, returning early once the pool is closed. */
+    private void awaitPacing() throws InterruptedException {
+        long started = System.nanoTime();
+        for (Duration delay = pacing.delay(started); !delay.isZero() && !closed; delay = pacing.delay(System.nanoTime())) {
+            long waited = System.nanoTime() - started;
+            if (waited >= MAX_DEFERRAL.toNanos()) {
+                break;
+            }
+            Thread.sleep(delay.compareTo(WAIT_SLICE) < 0 ? delay : WAIT_SLICE);
+        }
+        long waitedMs = (System.nanoTime() - started) / 1_000_000;
+        if (waitedMs > 2 * BURST_GAP.toMillis()) { // a burst (a single take waits BURST_GAP)
+            log.atInfo().addKeyValue("waited_ms", waitedMs).log("warm pool refill waited for a burst of creates to end");
         }
     }
 
