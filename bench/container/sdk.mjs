@@ -66,6 +66,23 @@ const serverCpuMs = () => {
   return (Number(f[11]) + Number(f[12])) * 10
 }
 
+/**
+ * CPU ms spent since {@code since} (or the counters now, without it): the whole machine (/proc/stat, every core), the
+ * server JVM (utime + stime), its reaped children (cutime + cstime: runc, CRIU, ip, nft), this Node process (the SDK)
+ * and the lane's sandboxes (their cgroups' cpuacct: envd and its processes, restored members' tasks).
+ */
+function burstCpu(since) {
+  const tick = 10
+  const host = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  const machine = (host[0] + host[1] + host[2] + host[5] + host[6]) * tick // user nice system irq softirq
+  const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  const u = process.cpuUsage()
+  const sandboxes = Number(readFileSync(`/sys/fs/cgroup/cpuacct/agentenv-bench-sdk-${lane}/cpuacct.usage`, 'utf8')) / 1e6
+  const c = { machine, server: (Number(f[11]) + Number(f[12])) * tick, children: (Number(f[13]) + Number(f[14])) * tick,
+    node: Math.round((u.user + u.system) / 1000), sandboxes: Math.round(sandboxes) }
+  return since === undefined ? c : Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v - since[k]]))
+}
+
 const rows = []
 function report(what, samples, unit = 'ms') {
   const s = [...samples].sort((a, b) => a - b)
@@ -135,6 +152,7 @@ try {
   // time for the pool to refill before the burst; a pool sized for the burst (AENV_BACKEND_POOL_SIZE=20) needs longer
   await sleep(Number(process.env.AENV_BENCH_BURST_SETTLE_MS ?? 2000))
   const burst = []
+  const cpuAtBurst = burstCpu()
   const started = now()
   const burstCreates = []
   const burstFirsts = []
@@ -151,6 +169,11 @@ try {
   }))
   if (!onlyExec && !onlyDisk) {
     console.log(`20-way burst: all interactive after ${(now() - started).toFixed(0)} ms`)
+    const spent = burstCpu(cpuAtBurst)
+    console.log(`20-way burst CPU ms (load-insensitive): machine ${spent.machine} (both cores), server JVM ${spent.server}, ` +
+      `server's reaped children (runc, CRIU, ...) ${spent.children}, this Node (SDK) ${spent.node}, sandboxes (cgroups) ` +
+      `${spent.sandboxes}, rest (unreaped children, kernel work, other processes) ` +
+      `${spent.machine - spent.server - spent.children - spent.node - spent.sandboxes}`)
     report('time to interactive, 20-way burst (each)', burst)
     if (splitCommands > 0) {
       report('  split: Sandbox.create (burst)', burstCreates)
