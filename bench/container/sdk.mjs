@@ -77,7 +77,12 @@ function burstCpu(since) {
   const machine = (host[0] + host[1] + host[2] + host[5] + host[6]) * tick // user nice system irq softirq
   const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
   const u = process.cpuUsage()
-  const sandboxes = Number(readFileSync(`/sys/fs/cgroup/cpuacct/agentenv-bench-sdk-${lane}/cpuacct.usage`, 'utf8')) / 1e6
+  let sandboxes = 0 // the lane's cgroup parent, if the backend made it (cgroup v1 cpuacct)
+  try {
+    sandboxes = Number(readFileSync(`/sys/fs/cgroup/cpuacct/agentenv-bench-sdk-${lane}/cpuacct.usage`, 'utf8')) / 1e6
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e
+  }
   const c = { machine, server: (Number(f[11]) + Number(f[12])) * tick, children: (Number(f[13]) + Number(f[14])) * tick,
     node: Math.round((u.user + u.system) / 1000), sandboxes: Math.round(sandboxes) }
   return since === undefined ? c : Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v - since[k]]))
