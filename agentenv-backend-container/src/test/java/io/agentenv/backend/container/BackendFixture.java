@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * A real {@link ContainerBackendFactory} on this host for tests tagged "host", on its own test lane (names, slots,
@@ -42,12 +41,7 @@ final class BackendFixture implements AutoCloseable {
     /** An initialized backend, or the test is skipped (failed, if host tests are required) when the host is not ready. */
     static BackendFixture create(Map<String, String> extraSettings) throws Exception {
         Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
-        if (unready.isPresent()) {
-            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
-                fail("host tests are required but " + unready.get());
-            }
-            Assumptions.abort("host test skipped: " + unready.get());
-        }
+        HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
         try {
             HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)

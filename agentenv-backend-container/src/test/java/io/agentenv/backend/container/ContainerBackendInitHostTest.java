@@ -2,13 +2,11 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
@@ -20,12 +18,7 @@ class ContainerBackendInitHostTest {
     @Test
     void an_initialization_that_fails_with_an_unchecked_exception_stops_the_spare_disk_refill_it_started() throws Exception {
         Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
-        if (unready.isPresent()) {
-            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
-                fail("host tests are required but " + unready.get());
-            }
-            Assumptions.abort("host test skipped: " + unready.get());
-        }
+        HostFixture.requireHost(unready);
         try (TestLane lane = TestLane.claim()) {
             HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
                     .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);

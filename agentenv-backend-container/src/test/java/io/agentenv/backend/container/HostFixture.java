@@ -58,15 +58,23 @@ final class HostFixture implements AutoCloseable {
         this.inventory = new HostInventory(runc, cgroups, overlays, pool, sandboxesDir);
     }
 
-    /** A fixture, or the test is skipped (failed, if host tests are required) with the reason the host is not ready. */
-    static HostFixture create(int warmSlots) throws Exception {
-        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+    /**
+     * Skips the calling test with the reason the host cannot run it, or fails it when host tests are required
+     * (AENV_REQUIRE_HOST_TESTS=1, set by scripts/test.sh after it ran the setup).
+     */
+    static void requireHost(Optional<String> unready) {
         if (unready.isPresent()) {
             if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
                 fail("host tests are required but " + unready.get());
             }
             Assumptions.abort("host test skipped: " + unready.get());
         }
+    }
+
+    /** A fixture, or the test is skipped (failed, if host tests are required) with the reason the host is not ready. */
+    static HostFixture create(int warmSlots) throws Exception {
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
         try {
             HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)

@@ -2,7 +2,6 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,7 +13,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -41,12 +39,7 @@ class LoopReleaseHostTest {
     void newDisk() throws Exception {
         Optional<String> unready = "root".equals(System.getProperty("user.name"))
                 ? SandboxDisks.unavailableReason() : Optional.of("not root");
-        if (unready.isPresent()) {
-            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
-                fail("host tests are required but " + unready.get());
-            }
-            Assumptions.abort("host test skipped: " + unready.get());
-        }
+        HostFixture.requireHost(unready);
         dir = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-loop-release-test-");
         JdkProcessRunner runner = new JdkProcessRunner();
         disks = new SandboxDisks(runner, new SpareDisks((image, size) -> SandboxDisks.format(runner, image, size, true),

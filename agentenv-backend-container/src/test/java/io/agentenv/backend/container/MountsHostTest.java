@@ -2,14 +2,12 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -25,12 +23,7 @@ class MountsHostTest {
     void scratch() throws IOException {
         Optional<String> unready = "root".equals(System.getProperty("user.name"))
                 ? SandboxDisks.unavailableReason() : Optional.of("not root");
-        if (unready.isPresent()) {
-            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
-                fail("host tests are required but " + unready.get());
-            }
-            Assumptions.abort("host test skipped: " + unready.get());
-        }
+        HostFixture.requireHost(unready);
         dir = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-mounts-test-");
     }
 
