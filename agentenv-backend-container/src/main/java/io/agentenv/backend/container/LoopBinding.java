@@ -38,9 +38,7 @@ record LoopBinding(String device, String backingFile) {
     LoopBinding {
         requireNonNull(device, "device is null");
         requireNonNull(backingFile, "backingFile is null");
-        if (!device.matches("loop[0-9]+")) {
-            throw new IllegalArgumentException("not a loop device name: " + device);
-        }
+        LoopDevices.requireLoopName(device);
     }
 
     /**
@@ -65,16 +63,7 @@ record LoopBinding(String device, String backingFile) {
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         }
-        return backingFileOf(device).map(file -> new LoopBinding(device, file));
-    }
-
-    /** What {@code device} is bound to now, empty when it is detached. */
-    static Optional<String> backingFileOf(String device) throws IOException {
-        try {
-            return Optional.of(Files.readString(Path.of("/sys/block", device, "loop/backing_file")).strip());
-        } catch (NoSuchFileException detached) {
-            return Optional.empty();
-        }
+        return LoopDevices.backingFileOf(device).map(file -> new LoopBinding(device, file));
     }
 
     /**
@@ -104,7 +93,7 @@ record LoopBinding(String device, String backingFile) {
 
     /** Whether the device has let go of {@link #backingFile} (detached, or bound to another file since). */
     boolean released() throws IOException {
-        return backingFileOf(device).map(now -> !now.equals(backingFile)).orElse(true);
+        return LoopDevices.backingFileOf(device).map(now -> !now.equals(backingFile)).orElse(true);
     }
 
     /**

@@ -6,6 +6,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -21,9 +22,7 @@ final class LoopDevices {
     record Attached(String device, String backingFile) {
 
         Attached {
-            if (!device.matches("loop[0-9]+")) {
-                throw new IllegalArgumentException("not a loop device name: " + device);
-            }
+            requireLoopName(device);
         }
 
         /** The backing file's path, without the " (deleted)" the kernel appends once it is removed. */
@@ -42,20 +41,35 @@ final class LoopDevices {
     private LoopDevices() {
     }
 
+    /** {@code device} if it names a loop device ({@code loop3}), else an IllegalArgumentException. */
+    static String requireLoopName(String device) {
+        if (!device.matches("loop[0-9]+")) {
+            throw new IllegalArgumentException("not a loop device name: " + device);
+        }
+        return device;
+    }
+
+    /** What {@code device} ({@code loop3}) is bound to now, as the kernel prints it; empty when it is detached. */
+    static Optional<String> backingFileOf(String device) throws IOException {
+        try {
+            Path file = SYS_BLOCK.resolve(requireLoopName(device)).resolve("loop/backing_file");
+            return Optional.of(Files.readString(file).strip());
+        } catch (NoSuchFileException detached) {
+            return Optional.empty();
+        }
+    }
+
     /** Loop devices whose backing file is at or below {@code dir}. */
     static List<Attached> backedUnder(Path dir) throws IOException {
         String root = dir.toAbsolutePath().normalize().toString();
         List<Attached> found = new ArrayList<>();
         try (Stream<Path> devices = Files.list(SYS_BLOCK)) {
-            for (Path device : devices.filter(d -> d.getFileName().toString().matches("loop[0-9]+")).toList()) {
-                String backing;
-                try {
-                    backing = Files.readString(device.resolve("loop/backing_file")).strip();
-                } catch (NoSuchFileException detached) {
-                    continue; // not attached (or detached while listing)
-                }
-                if (backing.equals(root) || backing.startsWith(root + "/")) {
-                    found.add(new Attached(device.getFileName().toString(), backing));
+            List<String> names = devices.map(d -> d.getFileName().toString()).filter(d -> d.matches("loop[0-9]+")).toList();
+            for (String device : names) {
+                // empty: not attached (or detached while listing)
+                Optional<String> backing = backingFileOf(device);
+                if (backing.isPresent() && (backing.get().equals(root) || backing.get().startsWith(root + "/"))) {
+                    found.add(new Attached(device, backing.get()));
                 }
             }
         }
