@@ -3,7 +3,13 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+import java.security.SecureRandom;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,6 +27,9 @@ import java.util.stream.Stream;
  * every test; {@link #close()} shuts the backend down and removes everything.
  */
 final class BackendFixture implements AutoCloseable {
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final TemplateId BASE = new TemplateId("base");
+
 
     private static final Path TEMP = Path.of("/var/tmp");
 
@@ -36,6 +45,12 @@ final class BackendFixture implements AutoCloseable {
         this.workDir = workDir;
         this.factory = factory;
         this.idPrefix = idPrefix;
+    }
+
+    /** A new sandbox of the base template: a random id and token, user "user", no env vars, the default network policy. */
+    static LaunchSpec baseSpec() {
+        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
+                NetworkPolicy.DEFAULT);
     }
 
     /** An initialized backend, or the test is skipped (failed, if host tests are required) when the host is not ready. */

@@ -2,17 +2,13 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
-import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackend;
-import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +27,6 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class ContainerRestartHostTest {
 
-    private static final SecureRandom RANDOM = new SecureRandom();
     private static final Duration READY = Duration.ofSeconds(60);
     private static final TemplateId BASE = new TemplateId("base");
     private BackendFixture backend;
@@ -46,10 +41,6 @@ class ContainerRestartHostTest {
         backend.close();
     }
 
-    private static LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
-                NetworkPolicy.DEFAULT);
-    }
 
     private SandboxBackend fresh(LaunchSpec spec) throws Exception {
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
@@ -60,9 +51,9 @@ class ContainerRestartHostTest {
     @Test
     void a_restarted_backend_reattaches_running_sandboxes_resumes_paused_ones_and_reaps_everything_else() throws Exception {
         // given three sandboxes with a background process each; one is paused to disk, then the backend dies
-        LaunchSpec kept = spec();
-        LaunchSpec orphan = spec();
-        LaunchSpec sleeping = spec();
+        LaunchSpec kept = BackendFixture.baseSpec();
+        LaunchSpec orphan = BackendFixture.baseSpec();
+        LaunchSpec sleeping = BackendFixture.baseSpec();
         SandboxBackend keptBefore = fresh(kept);
         fresh(orphan);
         SandboxBackend toPause = fresh(sleeping);
@@ -81,7 +72,7 @@ class ContainerRestartHostTest {
         try {
             Optional<SandboxBackend> reattached = restarted.reattach(kept);
             reattached.ifPresent(opened::add);
-            Optional<SandboxBackend> unknown = restarted.reattach(spec());
+            Optional<SandboxBackend> unknown = restarted.reattach(BackendFixture.baseSpec());
             restarted.reapUnclaimed(Set.of(kept.id()));
 
             // then `kept` runs on with its process, the orphan is gone, and the paused one resumes with its process

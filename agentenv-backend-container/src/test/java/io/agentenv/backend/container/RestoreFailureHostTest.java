@@ -3,14 +3,11 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
-import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackend;
-import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -62,10 +59,6 @@ class RestoreFailureHostTest {
         }
     }
 
-    private static LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
-                NetworkPolicy.DEFAULT);
-    }
 
     private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
         SandboxBackend sandbox = backend.factory.prepare(spec, source);
@@ -85,7 +78,7 @@ class RestoreFailureHostTest {
         // given a sandbox paused to disk with a background process, whose largest memory image is then cut in half:
         // CRIU then waits on the restored memory until the restore's deadline, and runc is killed there
         backend = BackendFixture.create(Map.of("criu_timeout_s", "15"));
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = launch(spec, new LaunchSource.Template(BASE));
         String sleeper = ContainerBackendHostTest.background(sandbox, spec);
         Path dir = backend.workDir.resolve("artifacts-truncated-" + Long.toHexString(RANDOM.nextLong()));
@@ -127,7 +120,7 @@ class RestoreFailureHostTest {
             throws Exception {
         // given a sandbox whose rootfs is bind-mounted into its runc state dir as a restore does, and a backend that dies
         backend = BackendFixture.create(Map.of());
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         launch(spec, new LaunchSource.Template(BASE));
         HostParts p = backend.parts();
         ContainerId container = p.containerId(spec.id());

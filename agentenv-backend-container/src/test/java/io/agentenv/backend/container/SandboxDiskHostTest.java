@@ -2,16 +2,13 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
-import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.SandboxBackend;
-import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
 import java.io.IOException;
@@ -75,7 +72,7 @@ class SandboxDiskHostTest {
 
     @Test
     void writing_past_the_disk_size_fails_with_no_space_and_the_sandbox_runs_on_and_deleting_frees_the_space() throws Exception {
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         assertThat(sandbox.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
         long dfMiB = Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip());
@@ -108,7 +105,7 @@ class SandboxDiskHostTest {
         }
         assertThat(spareInodes).hasSize(ContainerSettings.DEFAULT_SPARE_DISKS);
 
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         fresh(spec);
 
         Path disk = backend.parts().dirs(backend.parts().containerFor(spec.id())).diskImage();
@@ -122,7 +119,7 @@ class SandboxDiskHostTest {
 
     @Test
     void the_disk_survives_pause_and_resume_and_a_fork_child_has_a_disk_of_its_own() throws Exception {
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         exec(spec, "dd", "if=/dev/zero", "of=/home/user/third", "bs=1M", "count=" + (DISK_MIB / 3));
         Path pausedDir = artifacts("pause");
@@ -145,7 +142,7 @@ class SandboxDiskHostTest {
 
         Path forkDir = artifacts("fork");
         SnapshotState snapshot = backend.factory.decodeSnapshotState(resumed.snapshot(forkDir).encode(), forkDir);
-        LaunchSpec child = spec();
+        LaunchSpec child = BackendFixture.baseSpec();
         SandboxBackend forked = launch(child, new LaunchSource.Snapshot(snapshot));
         HostParts.deleteTree(forkDir);
         HostParts.deleteTree(pausedDir);
@@ -163,7 +160,7 @@ class SandboxDiskHostTest {
     @Test
     void a_pause_answers_only_once_the_disk_is_written_clean_even_while_another_mount_namespace_holds_a_copy_of_it()
             throws Exception {
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
         SandboxDirs dirs = backend.parts().dirs(backend.parts().containerFor(spec.id()));
@@ -205,7 +202,7 @@ class SandboxDiskHostTest {
 
     @Test
     void a_sandbox_paused_before_sandboxes_had_disks_resumes_onto_a_new_disk_with_its_files_and_processes() throws Exception {
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         String sleeper = ContainerBackendHostTest.background(sandbox, spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
@@ -259,10 +256,6 @@ class SandboxDiskHostTest {
         }
     }
 
-    private static LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
-                NetworkPolicy.DEFAULT);
-    }
 
     private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
         SandboxBackend sandbox = backend.factory.prepare(spec, source);

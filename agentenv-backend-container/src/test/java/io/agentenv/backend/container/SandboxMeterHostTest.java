@@ -3,16 +3,13 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.data.Offset.offset;
 
-import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
-import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackend;
-import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -67,7 +64,7 @@ class SandboxMeterHostTest {
 
     @Test
     void the_host_reading_has_envds_limits_exactly_and_close_usage_while_idle() throws Exception {
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         sandbox = start(spec);
         EnvdApi envd = sandbox.envd().orElseThrow();
 
@@ -97,7 +94,7 @@ class SandboxMeterHostTest {
 
     @Test
     void a_cpu_burner_and_a_memory_hog_move_the_host_reading_as_they_move_envds() throws Exception {
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         sandbox = start(spec);
         EnvdApi envd = sandbox.envd().orElseThrow();
         EnvdMetrics idle = sandbox.hostMetrics().orElseThrow();
@@ -130,7 +127,7 @@ class SandboxMeterHostTest {
 
     @Test
     void a_paused_sandbox_has_no_host_reading() throws Exception {
-        LaunchSpec spec = spec();
+        LaunchSpec spec = BackendFixture.baseSpec();
         sandbox = start(spec);
         Path artifacts = backend.workDir.resolve("artifacts-" + Long.toHexString(RANDOM.nextLong()));
         Files.createDirectories(artifacts.getParent());
@@ -140,10 +137,6 @@ class SandboxMeterHostTest {
         HostParts.deleteTree(artifacts);
     }
 
-    private static LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
-                NetworkPolicy.DEFAULT);
-    }
 
     private static SandboxBackend start(LaunchSpec spec) throws BackendException {
         SandboxBackend started = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
