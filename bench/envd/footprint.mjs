@@ -7,9 +7,10 @@
 //
 // Needs the built jar (mvn -B -pl agentenv-envd -am package); uses agentenv-envd/target/envd.aot when present.
 import { spawn } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import { envdCommand, envdAotCache } from '../../e2e/lib/envd-harness.mjs'
+import { threadCpuMs } from '../lib/proc.mjs'
 import { existsSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
@@ -49,19 +50,6 @@ function privateKiB(pid) {
 // proportional set size: shared pages divided among the processes mapping them
 function pssKiB(pid) {
   return Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))[1])
-}
-
-// CPU time per thread in ms (schedstat: nanoseconds on the CPU), keyed by "tid name"
-function threadCpuMs(pid) {
-  const threads = {}
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-      threads[`${tid} ${name}`] = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
-    } catch { /* the thread ended meanwhile */ }
-  }
-  return threads
 }
 
 // user + system CPU time of the process so far (clock ticks of 10 ms): start-up work independent of machine load

@@ -22,12 +22,13 @@
 // poller: a raw TCP connect + `GET /health` every --poll-ms (default 1) ms; a refused connect costs it ~0.3-0.4 ms of
 // CPU; its own CPU use until the 204 is reported (it shares the 2 cores with envd).
 import { spawn, execFileSync } from 'node:child_process'
-import { readFileSync, readdirSync, existsSync } from 'node:fs'
+import { readFileSync, existsSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import net from 'node:net'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { repoRoot } from '../../e2e/lib/envd-harness.mjs'
+import { threadCpuMs } from '../lib/proc.mjs'
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback)
@@ -93,21 +94,6 @@ function runTrue(port) {
   })
 }
 
-function threadCpuMs(pid) {
-  const threads = {}
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-      const ms = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
-      // virtual-thread carriers and similar pools: one row per name without its number
-      const key = name.replace(/[-#]?\d+$/, '')
-      threads[key] = (threads[key] ?? 0) + ms
-    } catch { /* the thread ended meanwhile */ }
-  }
-  return threads
-}
-
 async function once(dir) {
   const port = await freePort()
   const jvm = envdArgs(dir, ['--port', String(port), '--log-level', 'INFO'])
@@ -126,7 +112,8 @@ async function once(dir) {
   }
   const ready = wallMs() - t0
   const pollCpu = process.cpuUsage(pollCpuBefore)
-  const cpu = threadCpuMs(child.pid)
+  // virtual-thread carriers and similar pools: one row per name without its number
+  const cpu = threadCpuMs(child.pid, (tid, name) => name.replace(/[-#]?\d+$/, ''))
   if (!await runTrue(port)) throw new Error(`the first Start did not end with exit code 0:\n${stderr}`)
   const firstStart = wallMs() - t0
   await delay(100)
