@@ -9,12 +9,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -86,10 +82,8 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     private static final Logger log = LoggerFactory.getLogger(GuestMounts.class);
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle MKNOD = downcall("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle CHMOD = downcall("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle MKNOD = Libc.function("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle CHMOD = Libc.function("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
 
     GuestMounts {
         requireNonNull(dev, "dev is null");
@@ -315,18 +309,6 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
         return present.equals(names) ? null : dir + " holds " + present + ", not " + names;
     }
 
-    /**
-     * Downcalls are restricted methods: the descriptors must match libc's {@code int mknod(const char *, mode_t, dev_t)}
-     * and {@code int chmod(const char *, mode_t)}.
-     */
-    @SuppressWarnings("restricted")
-    private static MethodHandle downcall(String name, FunctionDescriptor descriptor) {
-        Linker linker = Linker.nativeLinker();
-        return linker.downcallHandle(
-                linker.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in libc")),
-                descriptor, Linker.Option.captureCallState("errno"));
-    }
-
     /** {@code rwxrwxrwt}-style modes, the sticky bit included (which PosixFilePermissions cannot express). */
     static int mode(String symbolic) {
         if (!symbolic.matches("[r-][w-][x-][r-][w-][x-][r-][w-][xtT-]")) {
@@ -361,9 +343,9 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     private static int call(MethodHandle handle, Path path, int mode, long rdev) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment name = arena.allocateFrom(path.toString());
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             int result = handle == MKNOD ? (int) MKNOD.invokeExact(state, name, mode, rdev) : (int) CHMOD.invokeExact(state, name, mode);
-            return result == 0 ? 0 : (int) ERRNO.get(state, 0L);
+            return result == 0 ? 0 : Libc.errno(state);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

@@ -8,13 +8,9 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
-import java.util.Arrays;
 
 /**
  * {@code mount(2)} and the loop device set-up through the FFM API, for the two mounts every new sandbox needs (its disk
@@ -40,26 +36,13 @@ final class Mounts {
     /** Loop devices taken by someone else between asking for a free one and binding it, before giving up. */
     private static final int LOOP_ATTEMPTS = 16;
 
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle MOUNT = downcall("mount",
+    private static final MethodHandle MOUNT = Libc.function("mount",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
-    private static final MethodHandle OPEN = downcall("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle CLOSE = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle IOCTL = downcall("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle IOCTL_POINTER = downcall("ioctl",
+    private static final MethodHandle OPEN = Libc.function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle IOCTL = Libc.function("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle IOCTL_POINTER = Libc.function("ioctl",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2));
-
-    /** The downcalls are restricted methods: each descriptor must match libc's declaration. */
-    @SuppressWarnings("restricted")
-    private static MethodHandle downcall(String name, FunctionDescriptor descriptor, Linker.Option... options) {
-        Linker linker = Linker.nativeLinker();
-        Linker.Option[] all = Arrays.copyOf(options, options.length + 1);
-        all[options.length] = Linker.Option.captureCallState("errno");
-        return linker.downcallHandle(
-                linker.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in libc")),
-                descriptor, all);
-    }
 
     private Mounts() {
     }
@@ -90,24 +73,24 @@ final class Mounts {
 
     private static void mountThroughFreeLoop(Arena arena, int control, int file, Path target, String options)
             throws IOException {
-        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment state = arena.allocate(Libc.CALL_STATE);
         MemorySegment config = arena.allocate(LOOP_CONFIG_SIZE, 8);
         config.set(JAVA_INT, 0, file);
         config.set(JAVA_INT, LOOP_CONFIG_FLAGS, LO_FLAGS_AUTOCLEAR);
         for (int attempt = 1; ; attempt++) {
             int number = invoke(() -> (int) IOCTL.invokeExact(state, control, LOOP_CTL_GET_FREE));
             if (number < 0) {
-                throw failure("ioctl(/dev/loop-control, LOOP_CTL_GET_FREE)", errno(state));
+                throw failure("ioctl(/dev/loop-control, LOOP_CTL_GET_FREE)", Libc.errno(state));
             }
             String device = "/dev/loop" + number;
             int loop = open(arena, device);
             try {
                 int bound = invoke(() -> (int) IOCTL_POINTER.invokeExact(state, loop, LOOP_CONFIGURE, config));
-                if (bound < 0 && errno(state) == EBUSY && attempt < LOOP_ATTEMPTS) {
+                if (bound < 0 && Libc.errno(state) == EBUSY && attempt < LOOP_ATTEMPTS) {
                     continue; // taken by another mount between the two calls
                 }
                 if (bound < 0) {
-                    throw failure("ioctl(" + device + ", LOOP_CONFIGURE)", errno(state));
+                    throw failure("ioctl(" + device + ", LOOP_CONFIGURE)", Libc.errno(state));
                 }
                 // once bound, closing the last descriptor of an unmounted device detaches it (autoclear)
                 mount(arena, device, target, "ext4", options);
@@ -119,36 +102,32 @@ final class Mounts {
     }
 
     private static void mount(Arena arena, String source, Path target, String type, String options) throws IOException {
-        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment state = arena.allocate(Libc.CALL_STATE);
         MemorySegment sourceName = arena.allocateFrom(source);
         MemorySegment targetName = arena.allocateFrom(target.toString());
         MemorySegment typeName = arena.allocateFrom(type);
         MemorySegment data = arena.allocateFrom(options);
         int result = invoke(() -> (int) MOUNT.invokeExact(state, sourceName, targetName, typeName, 0L, data));
         if (result < 0) {
-            throw failure("mount(" + source + ", " + target + ", " + type + ")", errno(state));
+            throw failure("mount(" + source + ", " + target + ", " + type + ")", Libc.errno(state));
         }
     }
 
     private static int open(Arena arena, String path) throws IOException {
-        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment state = arena.allocate(Libc.CALL_STATE);
         MemorySegment name = arena.allocateFrom(path);
         int fd = invoke(() -> (int) OPEN.invokeExact(state, name, O_RDWR | O_CLOEXEC));
         if (fd < 0) {
-            throw failure("open(" + path + ")", errno(state));
+            throw failure("open(" + path + ")", Libc.errno(state));
         }
         return fd;
     }
 
     private static void close(int fd) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             invoke(() -> (int) CLOSE.invokeExact(state, fd)); // Linux frees the descriptor even when close fails
         }
-    }
-
-    private static int errno(MemorySegment state) {
-        return (int) ERRNO.get(state, 0L);
     }
 
     @FunctionalInterface

@@ -6,12 +6,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -35,9 +31,7 @@ final class Unmounts {
     private static final int EBUSY = 16;
     private static final int EINVAL = 22;
     private static final int MNT_DETACH = 2;
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle UMOUNT2 = umount2();
+    private static final MethodHandle UMOUNT2 = Libc.function("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     /** EBUSY retries of {@link #unmount}, after 1, 2, 4 ... 32 ms: ~63 ms in all. */
     static final int BUSY_RETRIES = 6;
 
@@ -45,16 +39,6 @@ final class Unmounts {
     @FunctionalInterface
     interface Umount2 {
         int call(Path target, int flags);
-    }
-
-    /** The downcall itself is a restricted method: its descriptor must match libc's {@code int umount2(const char *, int)}. */
-    @SuppressWarnings("restricted")
-    private static MethodHandle umount2() {
-        Linker linker = Linker.nativeLinker();
-        return linker.downcallHandle(
-                linker.defaultLookup().find("umount2").orElseThrow(() -> new IllegalStateException("no umount2 in libc")),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT),
-                Linker.Option.captureCallState("errno"));
     }
 
     private Unmounts() {
@@ -116,9 +100,9 @@ final class Unmounts {
     private static int umount2(Path target, int flags) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment path = arena.allocateFrom(target.toString());
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             int result = (int) UMOUNT2.invokeExact(state, path, flags);
-            return result == 0 ? 0 : (int) ERRNO.get(state, 0L);
+            return result == 0 ? 0 : Libc.errno(state);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

@@ -7,12 +7,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -30,22 +26,12 @@ final class UtsHostname {
     private static final int CLONE_NEWUTS = 0x04000000;
     /** HOST_NAME_MAX on Linux. */
     static final int MAX_LENGTH = 64;
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle OPEN = downcall("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle SETNS = downcall("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETHOSTNAME = downcall("sethostname", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle CLOSE = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle OPEN = Libc.function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SETNS = Libc.function("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETHOSTNAME = Libc.function("sethostname", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private UtsHostname() {
-    }
-
-    /** The descriptors must match libc's {@code open} (called without a mode), {@code setns}, {@code sethostname}, {@code close}. */
-    @SuppressWarnings("restricted")
-    private static MethodHandle downcall(String name, FunctionDescriptor descriptor) {
-        Linker linker = Linker.nativeLinker();
-        MemorySegment symbol = linker.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in libc"));
-        return linker.downcallHandle(symbol, descriptor, Linker.Option.captureCallState("errno"));
     }
 
     /** A hostname being set by its own thread. */
@@ -106,14 +92,14 @@ final class UtsHostname {
     private static void inNamespaceOf(long pid, String hostname) throws Throwable {
         String path = "/proc/" + pid + "/ns/uts";
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(path), O_RDONLY | O_CLOEXEC);
             if (fd < 0) {
-                throw new IOException("open(" + path + ") failed: errno " + (int) ERRNO.get(state, 0L));
+                throw new IOException("open(" + path + ") failed: errno " + Libc.errno(state));
             }
             try {
                 if ((int) SETNS.invokeExact(state, fd, CLONE_NEWUTS) != 0) {
-                    throw new IOException("setns(" + path + ") failed: errno " + (int) ERRNO.get(state, 0L));
+                    throw new IOException("setns(" + path + ") failed: errno " + Libc.errno(state));
                 }
             } finally {
                 int unused = (int) CLOSE.invokeExact(state, fd); // read-only: nothing to lose on a failed close
@@ -122,7 +108,7 @@ final class UtsHostname {
             MemorySegment bytes = arena.allocate(name.length);
             bytes.copyFrom(MemorySegment.ofArray(name));
             if ((int) SETHOSTNAME.invokeExact(state, bytes, (long) name.length) != 0) {
-                throw new IOException("sethostname in " + path + " failed: errno " + (int) ERRNO.get(state, 0L));
+                throw new IOException("sethostname in " + path + " failed: errno " + Libc.errno(state));
             }
         }
     }
