@@ -13,14 +13,22 @@ import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
- * is one short transaction, committed (and so fsynced) before it returns. The lock guards only the connection. An
+ * is committed (and so fsynced) before it returns, concurrent writers' units in one shared transaction (group commit,
+ * {@link #write(String, SandboxStore.Durability, Work)}). The lock guards only the connection. An
  * exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart recovery would
  * reconcile the first one's sandboxes away).
  */
@@ -28,6 +36,8 @@ final class Database implements AutoCloseable {
     private final Connection connection;
     private final FileChannel lockFile;
     private final ReentrantLock lock = new ReentrantLock();
+    private final Queue<Unit<?>> queued = new ConcurrentLinkedQueue<>();
+    private final AtomicLong commits = new AtomicLong();
     private boolean closed;
 
     @FunctionalInterface
@@ -114,35 +124,152 @@ final class Database implements AutoCloseable {
     }
 
     /**
-     * One transaction. {@link SandboxStore.Durability#WITH_NEXT_WRITE} commits it with {@code synchronous=OFF} (no
-     * fsync: the WAL frames reach the disk with the next commit's fsync, which covers all earlier frames) and sets
-     * {@code FULL} again before the lock is released; if that fails the store closes itself rather than go on with
-     * writes that are not durable.
+     * One unit of work, committed before this returns. Writers that arrive while another one commits queue up, and the
+     * next of them to get the connection commits every queued unit in one transaction (group commit: one fsync for all
+     * of them instead of one each, so a burst of creates does not line up behind one fsync per write). Each unit runs
+     * inside a savepoint of its own: a unit that fails is rolled back alone and its caller gets its failure, the others
+     * are committed. The transaction is made durable at once ({@code synchronous=FULL}) when any unit asks for
+     * {@link SandboxStore.Durability#NOW}; when all ask for {@link SandboxStore.Durability#WITH_NEXT_WRITE} it is
+     * committed with {@code synchronous=OFF} (no fsync: the WAL frames reach the disk with the next commit's fsync,
+     * which covers all earlier frames) and {@code FULL} is set again before the connection is released; if that fails
+     * the store closes itself rather than go on with writes that are not durable.
      */
     <T> T write(String what, SandboxStore.Durability durability, Work<T> work) {
+        requireNonNull(durability, "durability is null");
+        requireNonNull(work, "work is null");
+        if (lock.isHeldByCurrentThread()) {
+            throw new IllegalStateException("a store write cannot start inside another store call (" + what + ")");
+        }
+        Unit<T> mine = new Unit<>(what, durability, work);
+        queued.add(mine);
         lock.lock();
         try {
+            if (!mine.finished()) {
+                commitQueued();
+            }
+        } finally {
+            lock.unlock();
+        }
+        return mine.result();
+    }
+
+    /** How many transactions the writes committed so far (tests: group commit). */
+    long commits() {
+        return commits.get();
+    }
+
+    /** Units waiting for the connection right now (tests: group commit). */
+    int queuedWrites() {
+        return queued.size();
+    }
+
+    /** Commits every queued unit in one transaction; runs with the lock held. */
+    private void commitQueued() {
+        List<Unit<?>> batch = new ArrayList<>();
+        for (Unit<?> unit; (unit = queued.poll()) != null; ) {
+            batch.add(unit);
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        boolean deferred = batch.stream().allMatch(u -> u.durability == SandboxStore.Durability.WITH_NEXT_WRITE);
+        Exception failure = null;
+        try {
             checkOpen();
-            boolean deferred = durability == SandboxStore.Durability.WITH_NEXT_WRITE;
             if (deferred) {
                 synchronous("OFF");
             }
             try {
-                T result = work.run(connection);
+                runAll(batch);
                 connection.commit();
-                return result;
+                commits.incrementAndGet();
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly(e);
-                throw e;
+                failure = e;
             } finally {
                 if (deferred) {
-                    restoreFullSync(what);
+                    restoreFullSync(batch.getFirst().what); // closes the store and throws if it cannot
                 }
             }
-        } catch (SQLException e) {
-            throw new StoreException("store failed to " + what, e);
-        } finally {
-            lock.unlock();
+        } catch (SQLException | RuntimeException e) {
+            failure = e;
+        }
+        for (Unit<?> unit : batch) {
+            unit.finish(failure);
+        }
+    }
+
+    /**
+     * Runs each unit in the transaction. With more than one, each runs inside a savepoint: a unit that fails is rolled
+     * back to it and keeps its failure while the others go on; a failure that leaves the transaction unusable (the
+     * rollback to the savepoint fails) is thrown and fails the whole batch.
+     */
+    private void runAll(List<Unit<?>> batch) throws SQLException {
+        if (batch.size() == 1) {
+            batch.getFirst().run(connection); // its failure fails the (one-unit) transaction, as before group commit
+            return;
+        }
+        for (Unit<?> unit : batch) {
+            Savepoint savepoint = connection.setSavepoint();
+            try {
+                unit.run(connection);
+            } catch (SQLException | RuntimeException e) {
+                connection.rollback(savepoint);
+                unit.keep(e);
+            }
+            connection.releaseSavepoint(savepoint);
+        }
+    }
+
+    /** One caller's unit of work and, once its batch is done, its outcome. */
+    private static final class Unit<T> {
+        private final String what;
+        private final SandboxStore.Durability durability;
+        private final Work<T> work;
+        private final CountDownLatch done = new CountDownLatch(1);
+        private T value;
+        private Exception failure;
+
+        Unit(String what, SandboxStore.Durability durability, Work<T> work) {
+            this.what = what;
+            this.durability = durability;
+            this.work = work;
+        }
+
+        void run(Connection connection) throws SQLException {
+            value = work.run(connection);
+        }
+
+        /** Its own failure, rolled back alone while the rest of the batch goes on. */
+        void keep(Exception e) {
+            failure = e;
+        }
+
+        /** The batch is over; {@code batchFailure} (nothing of the batch was committed, or the store closed) wins. */
+        void finish(Exception batchFailure) {
+            if (batchFailure != null) {
+                failure = batchFailure;
+            }
+            done.countDown();
+        }
+
+        boolean finished() {
+            return done.getCount() == 0;
+        }
+
+        /** The work's value, or its failure: SQL errors as {@link StoreException}, anything else as thrown. */
+        T result() {
+            try {
+                done.await(); // finished before the lock was released: this does not wait
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StoreException("interrupted while waiting for the store to " + what, e);
+            }
+            return switch (failure) {
+                case null -> value;
+                case RuntimeException e -> throw e;
+                default -> throw new StoreException("store failed to " + what, failure);
+            };
         }
     }
 
