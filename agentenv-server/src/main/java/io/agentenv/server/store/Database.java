@@ -20,6 +20,10 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -27,10 +31,10 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
- * is committed (and so fsynced) before it returns, concurrent writers' units in one shared transaction (group commit,
- * {@link #write(String, SandboxStore.Durability, Work)}). The lock guards only the connection. An
- * exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart recovery would
- * reconcile the first one's sandboxes away).
+ * is committed (and so fsynced) before it returns, by the store's writer thread, concurrent writers' units in one
+ * shared transaction (group commit, {@link #write(String, SandboxStore.Durability, Work)}). The lock guards only the
+ * connection. An exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart
+ * recovery would reconcile the first one's sandboxes away).
  */
 final class Database implements AutoCloseable {
     private final Connection connection;
@@ -38,6 +42,9 @@ final class Database implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Queue<Unit<?>> queued = new ConcurrentLinkedQueue<>();
     private final AtomicLong commits = new AtomicLong();
+    private final AtomicBoolean draining = new AtomicBoolean();
+    private final ExecutorService writer =
+            Executors.newSingleThreadExecutor(Thread.ofPlatform().name("aenv-store-writer").daemon().factory());
     private boolean closed;
 
     @FunctionalInterface
@@ -124,15 +131,18 @@ final class Database implements AutoCloseable {
     }
 
     /**
-     * One unit of work, committed before this returns. Writers that arrive while another one commits queue up, and the
-     * next of them to get the connection commits every queued unit in one transaction (group commit: one fsync for all
-     * of them instead of one each, so a burst of creates does not line up behind one fsync per write). Each unit runs
-     * inside a savepoint of its own: a unit that fails is rolled back alone and its caller gets its failure, the others
-     * are committed. The transaction is made durable at once ({@code synchronous=FULL}) when any unit asks for
-     * {@link SandboxStore.Durability#NOW}; when all ask for {@link SandboxStore.Durability#WITH_NEXT_WRITE} it is
-     * committed with {@code synchronous=OFF} (no fsync: the WAL frames reach the disk with the next commit's fsync,
-     * which covers all earlier frames) and {@code FULL} is set again before the connection is released; if that fails
-     * the store closes itself rather than go on with writes that are not durable.
+     * One unit of work, committed before this returns. Units are queued and committed by the store's own writer thread
+     * (a platform thread: SQLite's fsync in a native call would otherwise pin a virtual thread's carrier, one of the
+     * few that run every request), every unit queued when it gets to them in one transaction (group commit: one fsync
+     * for all instead of one each, so a burst of creates does not line up behind one fsync per write, nor hand a lock
+     * from one waiting create to the next). Each unit runs inside a savepoint of its own: a unit that fails is rolled
+     * back alone and its caller gets its failure, the others are committed. The transaction is made durable at once
+     * ({@code synchronous=FULL}) when any unit asks for {@link SandboxStore.Durability#NOW}; when all ask for
+     * {@link SandboxStore.Durability#WITH_NEXT_WRITE} it is committed with {@code synchronous=OFF} (no fsync: the WAL
+     * frames reach the disk with the next commit's fsync, which covers all earlier frames) and {@code FULL} is set
+     * again before the connection is released; if that fails the store closes itself rather than go on with writes
+     * that are not durable. The caller waits for its unit without a time limit and without giving up on an interrupt
+     * (the interrupt is kept): its unit is committed or failed either way.
      */
     <T> T write(String what, SandboxStore.Durability durability, Work<T> work) {
         requireNonNull(durability, "durability is null");
@@ -142,15 +152,44 @@ final class Database implements AutoCloseable {
         }
         Unit<T> mine = new Unit<>(what, durability, work);
         queued.add(mine);
-        lock.lock();
-        try {
-            if (!mine.finished()) {
-                commitQueued();
-            }
-        } finally {
-            lock.unlock();
-        }
+        scheduleDrain();
         return mine.result();
+    }
+
+    /** Makes sure the writer thread will commit what is queued now (at most one drain is scheduled or running). */
+    private void scheduleDrain() {
+        if (!draining.compareAndSet(false, true)) {
+            return; // the running drain looks at the queue again after it lets go of the flag
+        }
+        try {
+            writer.execute(this::drain);
+        } catch (RejectedExecutionException e) { // closed
+            draining.set(false);
+            failQueued();
+        }
+    }
+
+    /** On the writer thread: commits until the queue is empty, then once more if something came in meanwhile. */
+    private void drain() {
+        do {
+            lock.lock();
+            try {
+                while (!queued.isEmpty()) {
+                    commitQueued();
+                }
+            } finally {
+                lock.unlock();
+            }
+            draining.set(false);
+        } while (!queued.isEmpty() && draining.compareAndSet(false, true));
+    }
+
+    /** Fails every queued unit: the store is closed. */
+    private void failQueued() {
+        StoreException closed = new StoreException("the sandbox store is closed", null);
+        for (Unit<?> unit; (unit = queued.poll()) != null; ) {
+            unit.finish(closed);
+        }
     }
 
     /** How many transactions the writes committed so far (tests: group commit). */
@@ -163,7 +202,7 @@ final class Database implements AutoCloseable {
         return queued.size();
     }
 
-    /** Commits every queued unit in one transaction; runs with the lock held. */
+    /** Commits every queued unit in one transaction; runs on the writer thread with the lock held. */
     private void commitQueued() {
         List<Unit<?>> batch = new ArrayList<>();
         for (Unit<?> unit; (unit = queued.poll()) != null; ) {
@@ -259,11 +298,17 @@ final class Database implements AutoCloseable {
 
         /** The work's value, or its failure: SQL errors as {@link StoreException}, anything else as thrown. */
         T result() {
-            try {
-                done.await(); // finished before the lock was released: this does not wait
-            } catch (InterruptedException e) {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    done.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the unit is committed or failed regardless: wait for which
+                }
+            }
+            if (interrupted) {
                 Thread.currentThread().interrupt();
-                throw new StoreException("interrupted while waiting for the store to " + what, e);
             }
             return switch (failure) {
                 case null -> value;
@@ -354,6 +399,7 @@ final class Database implements AutoCloseable {
             throw new StoreException("cannot close the sandbox store", e);
         } finally {
             lock.unlock();
+            writer.shutdown(); // a drain already scheduled still runs and fails what it finds (the store is closed)
         }
     }
 }

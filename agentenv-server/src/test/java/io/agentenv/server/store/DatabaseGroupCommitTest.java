@@ -136,6 +136,23 @@ class DatabaseGroupCommitTest {
     }
 
     @Test
+    void a_virtual_thread_s_write_runs_on_the_store_s_own_platform_thread() throws Exception {
+        // SQLite's fsync is a native call: on a virtual thread it would pin one of the carriers every request runs on
+        Future<Boolean> virtualInWork =
+                writers.submit(() -> db.write("where am I", c -> Thread.currentThread().isVirtual()));
+
+        assertThat(virtualInWork.get(10, TimeUnit.SECONDS)).isFalse();
+    }
+
+    @Test
+    void a_write_after_close_fails_with_a_store_error() {
+        db.close();
+
+        assertThatThrownBy(() -> db.write("insert after close", c -> insert(c, 1))).isInstanceOf(StoreException.class)
+                .hasMessageContaining("closed");
+    }
+
+    @Test
     void a_write_cannot_start_inside_another_store_call() {
         assertThatThrownBy(() -> db.write("outer", c -> db.write("inner", inner -> insert(inner, 1))))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("inner");
