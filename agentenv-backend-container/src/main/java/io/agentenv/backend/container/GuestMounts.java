@@ -111,9 +111,48 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
         }
     }
 
-    /** {@link #prepare(Path, Path)} under the host's cache dir ({@code guest-mounts}), for its cgroup hierarchies. */
+    /** {@link #prepare(Path, Path)} in {@link #dir(HostLayout)}, for the host's cgroup hierarchies. */
     static GuestMounts prepare(HostLayout layout) throws IOException {
-        return prepare(layout.cacheDir().resolve("guest-mounts"), layout.cgroupRoot());
+        return prepare(dir(layout), layout.cgroupRoot());
+    }
+
+    /** Where the host keeps them: {@code guest-mounts} under its cache dir, shared by every backend on the host. */
+    static Path dir(HostLayout layout) {
+        return layout.cacheDir().resolve("guest-mounts");
+    }
+
+    /**
+     * Removes the directories {@link #prepare} moved aside in {@code dir} ({@code .dev-stale-*}, {@code .cgroup-stale-*})
+     * that no sandbox on this host binds any more: none of its mounts, in any mount namespace, has one as its source,
+     * and nothing is mounted below one ({@link MountNamespaces}). A sandbox started after the move binds the new
+     * directory (by its path), so one that is unused stays unused. Directories a {@link #prepare} is building at the
+     * moment ({@code .dev-<uuid>}) are left alone.
+     *
+     * @return the directories removed
+     */
+    static List<Path> removeStale(Path dir) throws IOException {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return List.of();
+        }
+        List<Path> stale;
+        try (Stream<Path> entries = Files.list(dir)) {
+            stale = entries.filter(entry -> entry.getFileName().toString().matches("\\.(dev|cgroup)-stale-[0-9a-f-]{36}")
+                    && Files.isDirectory(entry, LinkOption.NOFOLLOW_LINKS)).sorted().toList();
+        }
+        if (stale.isEmpty()) {
+            return List.of();
+        }
+        Set<Path> inUse = MountNamespaces.inUse(stale);
+        List<Path> removed = new ArrayList<>();
+        for (Path old : stale) {
+            if (inUse.contains(old)) {
+                log.atInfo().addKeyValue("dir", old).log("replaced guest mount source kept: a sandbox still binds it");
+            } else {
+                HostParts.deleteTree(old);
+                removed.add(old);
+            }
+        }
+        return List.copyOf(removed);
     }
 
     /**
