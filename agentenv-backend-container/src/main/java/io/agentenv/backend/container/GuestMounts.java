@@ -15,6 +15,7 @@ import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -126,7 +127,8 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
      * that no sandbox on this host binds any more: none of its mounts, in any mount namespace, has one as its source,
      * and nothing is mounted below one ({@link MountNamespaces}). A sandbox started after the move binds the new
      * directory (by its path), so one that is unused stays unused. Directories a {@link #prepare} is building at the
-     * moment ({@code .dev-<uuid>}) are left alone.
+     * moment ({@code .dev-<uuid>}) are left alone. Backends starting at the same time may remove the same directories
+     * together.
      *
      * @return the directories removed
      */
@@ -148,7 +150,7 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
             if (inUse.contains(old)) {
                 log.atInfo().addKeyValue("dir", old).log("replaced guest mount source kept: a sandbox still binds it");
             } else {
-                HostParts.deleteTree(old);
+                removeRacing(old);
                 removed.add(old);
             }
         }
@@ -249,6 +251,20 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
         String problem = check.problem(target);
         if (problem != null) {
             throw new IOException(target + " is not as it should be after building it: " + problem);
+        }
+    }
+
+    /** Deletes {@code dir}, which another backend's start may be deleting at the same time. */
+    private static void removeRacing(Path dir) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                HostParts.deleteTree(dir); // returns once it is gone
+                return;
+            } catch (NoSuchFileException removedMeanwhile) {
+                if (attempt == 100) { // each attempt finds less left, so this is not a race any more
+                    throw removedMeanwhile;
+                }
+            }
         }
     }
 

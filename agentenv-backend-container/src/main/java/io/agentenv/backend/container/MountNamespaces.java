@@ -3,6 +3,7 @@ package io.agentenv.backend.container;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -27,16 +28,23 @@ final class MountNamespaces {
     }
 
     /**
-     * Of {@code dirs} (existing directories on this host), those that some mount in some mount namespace on this host
-     * has as its source (the directory or a path below it), or that have a mount at or below them in this process's
-     * own namespace.
+     * Of {@code dirs} (directories on this host), those that some mount in some mount namespace on this host has as its
+     * source (the directory or a path below it), or that have a mount at or below them in this process's own
+     * namespace. One removed meanwhile is not in use.
      */
     static Set<Path> inUse(Collection<Path> dirs) throws IOException {
         List<String> ownTable = Files.readAllLines(PROC.resolve("self/mountinfo"));
         List<Source> sources = new ArrayList<>();
         Set<Path> used = new LinkedHashSet<>();
+        int gone = 0;
         for (Path dir : dirs) {
-            Path real = dir.toRealPath();
+            Path real;
+            try {
+                real = dir.toRealPath();
+            } catch (NoSuchFileException removedMeanwhile) { // nothing can bind it any more
+                gone++;
+                continue;
+            }
             if (!MountTable.mountsUnder(real).isEmpty()) {
                 used.add(dir);
             }
@@ -45,7 +53,7 @@ final class MountNamespaces {
         Set<String> seen = new HashSet<>();
         try (DirectoryStream<Path> processes = Files.newDirectoryStream(PROC, p -> isPid(p.getFileName().toString()))) {
             for (Path process : processes) {
-                if (used.size() == dirs.size()) {
+                if (used.size() + gone == dirs.size()) {
                     break;
                 }
                 List<String> table;
@@ -54,7 +62,7 @@ final class MountNamespaces {
                         continue;
                     }
                     table = Files.readAllLines(process.resolve("mountinfo"));
-                } catch (IOException gone) { // exited meanwhile (or a kernel thread's namespace, already seen)
+                } catch (IOException exited) { // exited meanwhile (or a kernel thread's namespace, already seen)
                     continue;
                 }
                 for (String line : table) {

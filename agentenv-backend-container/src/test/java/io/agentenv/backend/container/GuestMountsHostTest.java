@@ -9,9 +9,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -150,6 +155,37 @@ class GuestMountsHostTest {
         assertThat(GuestMounts.removeStale(dir)).containsExactly(staleDev);
         assertThat(names(dir)).containsExactlyInAnyOrder("cgroup", "dev", building.getFileName().toString());
         assertThat(target).as("the other namespace's bind never showed here").isEmptyDirectory();
+    }
+
+    @Test
+    void backends_starting_together_remove_the_same_replaced_directories_without_failing() throws Exception {
+        // given many replaced directories with many entries each
+        Files.createDirectories(dir);
+        for (int i = 0; i < 20; i++) {
+            Path stale = Files.createDirectory(dir.resolve(".cgroup-stale-" + UUID.randomUUID()));
+            for (int j = 0; j < 100; j++) {
+                Files.createDirectory(stale.resolve("hierarchy-" + j));
+            }
+        }
+
+        // when two starts remove them at the same time
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<List<Path>>> removals = new ArrayList<>();
+        try (ExecutorService starts = Executors.newFixedThreadPool(2)) {
+            for (int i = 0; i < 2; i++) {
+                removals.add(starts.submit(() -> {
+                    start.await();
+                    return GuestMounts.removeStale(dir);
+                }));
+            }
+            start.countDown();
+            for (Future<List<Path>> removal : removals) {
+                removal.get(); // then neither failed
+            }
+        }
+
+        // and all are gone
+        assertThat(names(dir)).isEmpty();
     }
 
     @Test
