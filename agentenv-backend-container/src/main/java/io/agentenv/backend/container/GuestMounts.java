@@ -15,7 +15,6 @@ import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -26,6 +25,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -80,6 +80,9 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     static final Set<String> RUNC_CONTROLLERS = Set.of("cpuset", "devices", "memory", "cpu", "cpuacct", "pids", "blkio",
             "hugetlb", "net_cls", "net_prio", "perf_event", "freezer", "rdma", "systemd");
 
+    /** The name {@link #prepare} moves a replaced directory aside to (its name and a random UUID). */
+    static final Pattern MOVED_ASIDE = Pattern.compile("\\.(dev|cgroup)-stale-[0-9a-f-]{36}");
+
     private static final Logger log = LoggerFactory.getLogger(GuestMounts.class);
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
@@ -120,41 +123,6 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     /** Where the host keeps them: {@code guest-mounts} under its cache dir, shared by every backend on the host. */
     static Path dir(HostLayout layout) {
         return layout.cacheDir().resolve("guest-mounts");
-    }
-
-    /**
-     * Removes the directories {@link #prepare} moved aside in {@code dir} ({@code .dev-stale-*}, {@code .cgroup-stale-*})
-     * that no sandbox on this host binds any more: none of its mounts, in any mount namespace, has one as its source,
-     * and nothing is mounted below one ({@link MountNamespaces}). A sandbox started after the move binds the new
-     * directory (by its path), so one that is unused stays unused. Directories a {@link #prepare} is building at the
-     * moment ({@code .dev-<uuid>}) are left alone. Backends starting at the same time may remove the same directories
-     * together.
-     *
-     * @return the directories removed
-     */
-    static List<Path> removeStale(Path dir) throws IOException {
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return List.of();
-        }
-        List<Path> stale;
-        try (Stream<Path> entries = Files.list(dir)) {
-            stale = entries.filter(entry -> entry.getFileName().toString().matches("\\.(dev|cgroup)-stale-[0-9a-f-]{36}")
-                    && Files.isDirectory(entry, LinkOption.NOFOLLOW_LINKS)).sorted().toList();
-        }
-        if (stale.isEmpty()) {
-            return List.of();
-        }
-        Set<Path> inUse = MountNamespaces.inUse(stale);
-        List<Path> removed = new ArrayList<>();
-        for (Path old : stale) {
-            if (inUse.contains(old)) {
-                log.atInfo().addKeyValue("dir", old).log("replaced guest mount source kept: a sandbox still binds it");
-            } else {
-                removeRacing(old);
-                removed.add(old);
-            }
-        }
-        return List.copyOf(removed);
     }
 
     /**
@@ -251,20 +219,6 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
         String problem = check.problem(target);
         if (problem != null) {
             throw new IOException(target + " is not as it should be after building it: " + problem);
-        }
-    }
-
-    /** Deletes {@code dir}, which another backend's start may be deleting at the same time. */
-    private static void removeRacing(Path dir) throws IOException {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                HostParts.deleteTree(dir); // returns once it is gone
-                return;
-            } catch (NoSuchFileException removedMeanwhile) {
-                if (attempt == 100) { // each attempt finds less left, so this is not a race any more
-                    throw removedMeanwhile;
-                }
-            }
         }
     }
 

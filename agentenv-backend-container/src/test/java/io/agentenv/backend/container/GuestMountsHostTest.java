@@ -139,7 +139,7 @@ class GuestMountsHostTest {
                     .isEqualTo("bound");
 
             // when
-            List<Path> removed = GuestMounts.removeStale(dir);
+            List<Path> removed = StaleGuestMounts.removeUnbound(dir);
 
             // then the unbound one is gone, the bound one and the one being built are kept
             assertThat(removed).containsExactly(staleCgroup);
@@ -152,7 +152,7 @@ class GuestMountsHostTest {
         }
 
         // and once the namespace is gone, the next start's reaper removes it too
-        assertThat(GuestMounts.removeStale(dir)).containsExactly(staleDev);
+        assertThat(StaleGuestMounts.removeUnbound(dir)).containsExactly(staleDev);
         assertThat(names(dir)).containsExactlyInAnyOrder("cgroup", "dev", building.getFileName().toString());
         assertThat(target).as("the other namespace's bind never showed here").isEmptyDirectory();
     }
@@ -175,7 +175,7 @@ class GuestMountsHostTest {
             for (int i = 0; i < 2; i++) {
                 removals.add(starts.submit(() -> {
                     start.await();
-                    return GuestMounts.removeStale(dir);
+                    return StaleGuestMounts.removeUnbound(dir);
                 }));
             }
             start.countDown();
@@ -198,13 +198,13 @@ class GuestMountsHostTest {
         assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint.toString())
                 .inheritIO().start().waitFor()).isZero();
         try {
-            assertThat(GuestMounts.removeStale(dir)).isEmpty();
+            assertThat(StaleGuestMounts.removeUnbound(dir)).isEmpty();
             assertThat(mountPoint).exists();
         } finally {
             Unmounts.unmount(mountPoint);
         }
 
-        assertThat(GuestMounts.removeStale(dir)).containsExactly(staleDev);
+        assertThat(StaleGuestMounts.removeUnbound(dir)).containsExactly(staleDev);
     }
 
     @Test
