@@ -179,8 +179,8 @@ final class Database implements AutoCloseable {
                 }
             } finally {
                 lock.unlock();
+                draining.set(false);
             }
-            draining.set(false);
         } while (!queued.isEmpty() && draining.compareAndSet(false, true));
     }
 
@@ -212,7 +212,7 @@ final class Database implements AutoCloseable {
             return;
         }
         boolean deferred = batch.stream().allMatch(u -> u.durability == SandboxStore.Durability.WITH_NEXT_WRITE);
-        Exception failure = null;
+        Throwable failure = null;
         try {
             checkOpen();
             if (deferred) {
@@ -222,7 +222,7 @@ final class Database implements AutoCloseable {
                 runAll(batch);
                 connection.commit();
                 commits.incrementAndGet();
-            } catch (SQLException | RuntimeException e) {
+            } catch (Throwable e) { // every caller of the batch gets it; none may wait forever
                 rollbackQuietly(e);
                 failure = e;
             } finally {
@@ -230,7 +230,7 @@ final class Database implements AutoCloseable {
                     restoreFullSync(batch.getFirst().what); // closes the store and throws if it cannot
                 }
             }
-        } catch (SQLException | RuntimeException e) {
+        } catch (Throwable e) {
             failure = e;
         }
         for (Unit<?> unit : batch) {
@@ -252,7 +252,7 @@ final class Database implements AutoCloseable {
             Savepoint savepoint = connection.setSavepoint();
             try {
                 unit.run(connection);
-            } catch (SQLException | RuntimeException e) {
+            } catch (Throwable e) {
                 connection.rollback(savepoint);
                 unit.keep(e);
             }
@@ -267,7 +267,7 @@ final class Database implements AutoCloseable {
         private final Work<T> work;
         private final CountDownLatch done = new CountDownLatch(1);
         private T value;
-        private Exception failure;
+        private Throwable failure;
 
         Unit(String what, SandboxStore.Durability durability, Work<T> work) {
             this.what = what;
@@ -280,12 +280,12 @@ final class Database implements AutoCloseable {
         }
 
         /** Its own failure, rolled back alone while the rest of the batch goes on. */
-        void keep(Exception e) {
+        void keep(Throwable e) {
             failure = e;
         }
 
         /** The batch is over; {@code batchFailure} (nothing of the batch was committed, or the store closed) wins. */
-        void finish(Exception batchFailure) {
+        void finish(Throwable batchFailure) {
             if (batchFailure != null) {
                 failure = batchFailure;
             }
@@ -313,6 +313,7 @@ final class Database implements AutoCloseable {
             return switch (failure) {
                 case null -> value;
                 case RuntimeException e -> throw e;
+                case Error e -> throw e;
                 default -> throw new StoreException("store failed to " + what, failure);
             };
         }
@@ -374,7 +375,7 @@ final class Database implements AutoCloseable {
         }
     }
 
-    private void rollbackQuietly(Exception failure) {
+    private void rollbackQuietly(Throwable failure) {
         try {
             connection.rollback();
         } catch (SQLException e) {

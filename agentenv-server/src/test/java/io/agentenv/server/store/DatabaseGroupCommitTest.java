@@ -145,6 +145,19 @@ class DatabaseGroupCommitTest {
     }
 
     @Test
+    void a_work_that_throws_an_error_fails_its_caller_and_later_writes_still_commit() throws Exception {
+        Future<Integer> broken = writers.submit(() -> db.write("insert, then break", c -> {
+            insert(c, 8);
+            throw new StackOverflowError("thrown by the work");
+        }));
+        assertThatThrownBy(() -> broken.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(StackOverflowError.class);
+
+        Future<Integer> next = writers.submit(() -> db.write("insert 9", c -> insert(c, 9)));
+        assertThat(next.get(10, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(items()).containsExactly(9);
+    }
+
+    @Test
     void a_write_after_close_fails_with_a_store_error() {
         db.close();
 
