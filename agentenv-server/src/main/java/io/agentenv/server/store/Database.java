@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -40,7 +39,7 @@ final class Database implements AutoCloseable {
     private final Connection connection;
     private final FileChannel lockFile;
     private final ReentrantLock lock = new ReentrantLock();
-    private final Queue<Unit<?>> queued = new ConcurrentLinkedQueue<>();
+    private final Queue<QueuedWrite<?>> queued = new ConcurrentLinkedQueue<>();
     private final AtomicLong commits = new AtomicLong();
     private final AtomicBoolean draining = new AtomicBoolean();
     private final ExecutorService writer =
@@ -150,7 +149,7 @@ final class Database implements AutoCloseable {
         if (lock.isHeldByCurrentThread()) {
             throw new IllegalStateException("a store write cannot start inside another store call (" + what + ")");
         }
-        Unit<T> mine = new Unit<>(what, durability, work);
+        QueuedWrite<T> mine = new QueuedWrite<>(what, durability, work);
         queued.add(mine);
         scheduleDrain();
         return mine.result();
@@ -187,7 +186,7 @@ final class Database implements AutoCloseable {
     /** Fails every queued unit: the store is closed. */
     private void failQueued() {
         StoreException closed = new StoreException("the sandbox store is closed", null);
-        for (Unit<?> unit; (unit = queued.poll()) != null; ) {
+        for (QueuedWrite<?> unit; (unit = queued.poll()) != null; ) {
             unit.finish(closed);
         }
     }
@@ -204,14 +203,14 @@ final class Database implements AutoCloseable {
 
     /** Commits every queued unit in one transaction; runs on the writer thread with the lock held. */
     private void commitQueued() {
-        List<Unit<?>> batch = new ArrayList<>();
-        for (Unit<?> unit; (unit = queued.poll()) != null; ) {
+        List<QueuedWrite<?>> batch = new ArrayList<>();
+        for (QueuedWrite<?> unit; (unit = queued.poll()) != null; ) {
             batch.add(unit);
         }
         if (batch.isEmpty()) {
             return;
         }
-        boolean deferred = batch.stream().allMatch(u -> u.durability == SandboxStore.Durability.WITH_NEXT_WRITE);
+        boolean deferred = batch.stream().allMatch(u -> u.durability() == SandboxStore.Durability.WITH_NEXT_WRITE);
         Throwable failure = null;
         try {
             checkOpen();
@@ -227,13 +226,13 @@ final class Database implements AutoCloseable {
                 failure = e;
             } finally {
                 if (deferred) {
-                    restoreFullSync(batch.getFirst().what); // closes the store and throws if it cannot
+                    restoreFullSync(batch.getFirst().what()); // closes the store and throws if it cannot
                 }
             }
         } catch (Throwable e) {
             failure = e;
         }
-        for (Unit<?> unit : batch) {
+        for (QueuedWrite<?> unit : batch) {
             unit.finish(failure);
         }
     }
@@ -243,12 +242,12 @@ final class Database implements AutoCloseable {
      * back to it and keeps its failure while the others go on; a failure that leaves the transaction unusable (the
      * rollback to the savepoint fails) is thrown and fails the whole batch.
      */
-    private void runAll(List<Unit<?>> batch) throws SQLException {
+    private void runAll(List<QueuedWrite<?>> batch) throws SQLException {
         if (batch.size() == 1) {
             batch.getFirst().run(connection); // its failure fails the (one-unit) transaction, as before group commit
             return;
         }
-        for (Unit<?> unit : batch) {
+        for (QueuedWrite<?> unit : batch) {
             Savepoint savepoint = connection.setSavepoint();
             try {
                 unit.run(connection);
@@ -257,65 +256,6 @@ final class Database implements AutoCloseable {
                 unit.keep(e);
             }
             connection.releaseSavepoint(savepoint);
-        }
-    }
-
-    /** One caller's unit of work and, once its batch is done, its outcome. */
-    private static final class Unit<T> {
-        private final String what;
-        private final SandboxStore.Durability durability;
-        private final Work<T> work;
-        private final CountDownLatch done = new CountDownLatch(1);
-        private T value;
-        private Throwable failure;
-
-        Unit(String what, SandboxStore.Durability durability, Work<T> work) {
-            this.what = what;
-            this.durability = durability;
-            this.work = work;
-        }
-
-        void run(Connection connection) throws SQLException {
-            value = work.run(connection);
-        }
-
-        /** Its own failure, rolled back alone while the rest of the batch goes on. */
-        void keep(Throwable e) {
-            failure = e;
-        }
-
-        /** The batch is over; {@code batchFailure} (nothing of the batch was committed, or the store closed) wins. */
-        void finish(Throwable batchFailure) {
-            if (batchFailure != null) {
-                failure = batchFailure;
-            }
-            done.countDown();
-        }
-
-        boolean finished() {
-            return done.getCount() == 0;
-        }
-
-        /** The work's value, or its failure: SQL errors as {@link StoreException}, anything else as thrown. */
-        T result() {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    done.await();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true; // the unit is committed or failed regardless: wait for which
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-            return switch (failure) {
-                case null -> value;
-                case RuntimeException e -> throw e;
-                case Error e -> throw e;
-                default -> throw new StoreException("store failed to " + what, failure);
-            };
         }
     }
 
