@@ -49,6 +49,14 @@ public final class Session {
         return MessageDigest.isEqual(token.get().getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Takes the session back to {@code earlier} (a value {@link #current()} returned), without a log line: for envd's
+     * own request warm-up, which initialises the session as a host would and must leave no trace of it.
+     */
+    public void restore(SessionState earlier) {
+        state.set(requireNonNull(earlier, "earlier is null"));
+    }
+
     public boolean hasAccessToken() {
         return state.get().accessToken().isPresent();
     }

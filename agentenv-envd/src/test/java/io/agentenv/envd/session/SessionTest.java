@@ -47,6 +47,21 @@ class SessionTest {
     }
 
     @Test
+    void restore_takes_the_session_back_to_an_earlier_state_token_included() {
+        Session session = new Session(clock);
+        SessionState uninitialised = session.current();
+        session.init(new InitRequest(Optional.of("tok"), Map.of("A", "1"), Optional.of("user"), Optional.of("/work"),
+                Optional.empty()));
+
+        session.restore(uninitialised);
+
+        assertThat(session.current()).isEqualTo(uninitialised);
+        assertThat(session.hasAccessToken()).isFalse();
+        assertThat(session.isAuthorized(null)).isTrue();
+        assertThat(session.defaultUser()).isEmpty();
+    }
+
+    @Test
     void the_token_never_appears_in_to_string() {
         Session session = new Session(clock);
         InitRequest request = new InitRequest(Optional.of("very-secret"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty());
