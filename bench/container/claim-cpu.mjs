@@ -6,9 +6,10 @@
 //   mvn -B -q -DskipTests package && node bench/container/claim-cpu.mjs [claims] [burst]
 // Without `burst`: `claims` single claims one after another (default 10), each after the pool is full again (pool 4).
 // With `burst`: `claims` rounds (default 3) of a 20-way burst against a pool of 20 (as docs/benchmarks.md's burst row).
+// AENV_BENCH_SERVER_LOG=<file> keeps the server's log there.
 // Claims a benchmark lane (bench/lib/lane.mjs, the sdk layout). AENV_BACKEND_ENVD_DIR points at another envd build.
 import { join } from 'node:path'
-import { readFileSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs'
+import { readFileSync, writeFileSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { spawn, execFileSync } from 'node:child_process'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
@@ -207,5 +208,6 @@ try {
   }
   console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 } finally {
+  if (process.env.AENV_BENCH_SERVER_LOG) writeFileSync(process.env.AENV_BENCH_SERVER_LOG, server.output())
   await server.stop({ timeoutMs: 120_000 })
 }
