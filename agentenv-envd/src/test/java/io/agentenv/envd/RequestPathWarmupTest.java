@@ -87,6 +87,12 @@ class RequestPathWarmupTest {
         envd.close();
     }
 
+    /** The claimed connections among {@code rounds} rounds: every other one of the connections they need. */
+    private static int claimedConnections(int rounds) {
+        int connections = (rounds + RequestPathWarmup.ROUNDS_PER_CONNECTION - 1) / RequestPathWarmup.ROUNDS_PER_CONNECTION;
+        return connections / 2;
+    }
+
     private RequestPathWarmup warmup(int rounds, List<String> shell, Duration timeout) {
         return new RequestPathWarmup(rounds, shell, envd.port(), Optional.of(socket), processes, journal, session, users,
                 timeout);
@@ -99,9 +105,10 @@ class RequestPathWarmupTest {
         int requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3, SHELL, Duration.ofSeconds(30)).run();
 
         // three requests a round, the rounds after the full GC too, and the claim's /init that opens each claimed
-        // connection (every other one): rounds 8-15 before the GC, and the second connection after it
-        assertThat(requests).isEqualTo(
-                3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3 + RequestPathWarmup.ROUNDS_AFTER_GC) + 2);
+        // connection (every other one)
+        int rounds = 2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3;
+        assertThat(requests).isEqualTo(3 * (rounds + RequestPathWarmup.ROUNDS_AFTER_GC) + claimedConnections(rounds)
+                + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
         assertThat(processes.knownPids()).isEmpty();
         ListResponse listed = envd.client().unary("process.Process/List", ListRequest.getDefaultInstance(), Map.of())
                 .message(ListResponse.getDefaultInstance());
@@ -139,8 +146,9 @@ class RequestPathWarmupTest {
             observer.join();
         }
 
-        // connections of rounds 0-7, 8-15 (claimed: +1), then after the GC a token-less and a claimed one (+1)
-        assertThat(requests).isEqualTo(3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + RequestPathWarmup.ROUNDS_AFTER_GC) + 2);
+        // a token-less and a claimed connection (its claim: +1), then the rounds after the GC with their claims
+        assertThat(requests).isEqualTo(3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + RequestPathWarmup.ROUNDS_AFTER_GC)
+                + 1 + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
         assertThat(sawToken).as("a token was set while the warm-up ran").isTrue();
         assertThat(sawClaim).as("the claim's user and env var were set").isTrue();
         assertThat(session.current()).isEqualTo(uninitialised);
