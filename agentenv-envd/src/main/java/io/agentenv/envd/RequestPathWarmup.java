@@ -49,15 +49,14 @@ import org.slf4j.LoggerFactory;
  * token check (and loaded its classes) for the first time at its first command.
  *
  * <p>After the rounds a full GC compacts the heap the checkpoint will hold, and {@value #ROUNDS_AFTER_GC} more rounds
- * (on token-less and on claimed connections) follow it: the GC armed the entry barrier of every compiled method, whose first call after it then takes a slow
- * path; these rounds take it once here instead of in every restored sandbox.
+ * (on token-less and on claimed connections) follow it: the GC armed the entry barrier of every compiled method, whose
+ * first call after it then takes a slow path; these rounds take it once here instead of in every restored sandbox.
  *
  * <p>Then it leaves no trace: the session goes back to what it was before (uninitialised in a template's boot), its
- * processes are forgotten (not kept for Connect), its journal entries taken back
- * ({@link LogJournal#discardFrom}) and its lines cut from envd's stderr when that is a file (the container's envd log).
- * {@code GET /ready} answers only after all that (the
- * host waits for it before the checkpoint); a failed warm-up is logged and still counts as finished: the template
- * then starts cold, as before. Runs only while nothing else uses envd (a template's boot): what others write to the
+ * processes are forgotten (not kept for Connect), its journal entries taken back ({@link LogJournal#discardFrom}) and
+ * its lines cut from envd's stderr when that is a file (the container's envd log). {@code GET /ready} answers only
+ * after all that (the host waits for it before the checkpoint); a failed warm-up is logged and still counts as
+ * finished: the template then starts cold, as before. Runs only while nothing else uses envd (a template's boot): what others write to the
  * journal meanwhile is taken back too.
  */
 final class RequestPathWarmup {
@@ -171,14 +170,14 @@ final class RequestPathWarmup {
         Exception failure = null;
         boolean collected = false;
         try {
-            requests = drive(0, rounds, ROUNDS_PER_CONNECTION, before);
+            requests = drive(rounds, ROUNDS_PER_CONNECTION, before);
             // a compact heap for the checkpoint (Serial GC also gives freed heap back); a full GC also arms every
             // compiled method's entry barrier (HotSpot's nmethod entry barriers, which every collector uses to find
             // cold code), so each method's first call after it takes a slow path of a few microseconds: the rounds
             // after the GC take it here, not every restored sandbox at its first requests (~4 ms of CPU per claim)
             System.gc();
             collected = true;
-            requests += drive(0, ROUNDS_AFTER_GC, ROUNDS_PER_CONNECTION, before);
+            requests += drive(ROUNDS_AFTER_GC, ROUNDS_PER_CONNECTION, before);
         } catch (IOException | RuntimeException e) {
             failure = e;
         } finally {
@@ -213,15 +212,14 @@ final class RequestPathWarmup {
     }
 
     /**
-     * Rounds {@code from} (inclusive) to {@code to} (exclusive), starting on a new connection, {@code perConnection}
-     * rounds a connection (every other one claimed), each connection with the session as {@code uninitialised};
-     * returns the requests sent.
+     * {@code count} rounds, {@code perConnection} a connection (every other one claimed), each connection with the
+     * session as {@code uninitialised}; returns the requests sent.
      */
-    private int drive(int from, int to, int perConnection, SessionState uninitialised) throws IOException {
+    private int drive(int count, int perConnection, SessionState uninitialised) throws IOException {
         int requests = 0;
         LoopbackHttp http = null;
         try {
-            for (int round = from; round < to; round++) {
+            for (int round = 0; round < count; round++) {
                 boolean claimed = (round / perConnection) % 2 == 1;
                 if (http == null || !http.isOpen() || round % perConnection == 0) {
                     if (http != null) {
