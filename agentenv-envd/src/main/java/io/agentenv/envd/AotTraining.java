@@ -41,7 +41,7 @@ final class AotTraining {
         request(port, "GET", "/nope", CLOSE, null);
         request(port, "GET", "/ready", CLOSE, null);
         if (unixSocket.isPresent()) { // the host's way in: the relay's classes come from the cache too
-            try (LoopbackHttp http = LoopbackHttp.unix(unixSocket.get())) {
+            try (LoopbackHttp http = LoopbackHttp.unix(unixSocket.get(), TIMEOUT)) {
                 http.send("GET", "/health", CLOSE, null);
             }
         }

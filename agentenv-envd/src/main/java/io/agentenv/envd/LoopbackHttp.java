@@ -13,7 +13,9 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
+import java.net.SocketTimeoutException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -67,10 +69,23 @@ final class LoopbackHttp implements Closeable {
         }
     }
 
-    /** A connection to envd's unix socket (the host's way in, relayed to the TCP listener). */
-    static LoopbackHttp unix(Path socket) throws IOException {
+    /**
+     * A connection to envd's unix socket (the host's way in, relayed to the TCP listener); every read and write waits
+     * at most {@code timeout} (a unix channel has no {@code SO_TIMEOUT}: it is non-blocking, waited on by a selector).
+     */
+    static LoopbackHttp unix(Path socket, Duration timeout) throws IOException {
+        long millis = timeout.toMillis();
+        if (millis <= 0) {
+            throw new IllegalArgumentException("timeout must be at least 1 ms: " + timeout);
+        }
         SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(socket));
-        return new LoopbackHttp(channel, Channels.newInputStream(channel), Channels.newOutputStream(channel));
+        try {
+            TimedChannel timed = new TimedChannel(channel, millis);
+            return new LoopbackHttp(timed, timed.in(), timed.out());
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
     }
 
     /** Whether the next request can still go over this connection. */
@@ -216,5 +231,85 @@ final class LoopbackHttp implements Closeable {
     public void close() throws IOException {
         open = false;
         connection.close();
+    }
+
+    /** A non-blocking channel whose reads and writes wait on a selector, at most {@code millis} each. */
+    private static final class TimedChannel implements Closeable {
+        private final SocketChannel channel;
+        private final Selector selector;
+        private final SelectionKey key;
+        private final long millis;
+
+        TimedChannel(SocketChannel channel, long millis) throws IOException {
+            this.channel = channel;
+            this.millis = millis;
+            channel.configureBlocking(false);
+            this.selector = Selector.open();
+            try {
+                this.key = channel.register(selector, 0);
+            } catch (IOException | RuntimeException e) {
+                selector.close();
+                throw e;
+            }
+        }
+
+        /** Waits until the channel is ready for {@code op}; {@link SocketTimeoutException} after {@code millis}. */
+        private void await(int op) throws IOException {
+            key.interestOps(op);
+            if (selector.select(millis) == 0) {
+                throw new SocketTimeoutException("no answer from envd's unix socket within " + millis + " ms");
+            }
+            selector.selectedKeys().clear();
+        }
+
+        InputStream in() {
+            return new InputStream() {
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+                }
+
+                @Override
+                public int read(byte[] bytes, int offset, int length) throws IOException {
+                    if (length == 0) {
+                        return 0;
+                    }
+                    ByteBuffer buffer = ByteBuffer.wrap(bytes, offset, length);
+                    int read = channel.read(buffer);
+                    while (read == 0) {
+                        await(SelectionKey.OP_READ);
+                        read = channel.read(buffer);
+                    }
+                    return read;
+                }
+            };
+        }
+
+        OutputStream out() {
+            return new OutputStream() {
+                @Override
+                public void write(int b) throws IOException {
+                    write(new byte[] {(byte) b}, 0, 1);
+                }
+
+                @Override
+                public void write(byte[] bytes, int offset, int length) throws IOException {
+                    ByteBuffer buffer = ByteBuffer.wrap(bytes, offset, length);
+                    while (buffer.hasRemaining()) {
+                        if (channel.write(buffer) == 0) {
+                            await(SelectionKey.OP_WRITE);
+                        }
+                    }
+                }
+            };
+        }
+
+        @Override
+        public void close() throws IOException {
+            try (selector) {
+                channel.close();
+            }
+        }
     }
 }

@@ -96,7 +96,8 @@ public final class Main {
                 .addKeyValue("serving_ms", Duration.ofNanos(servingNanos - startNanos).toMillis())
                 .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
-        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal)
+        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal,
+                        services.session())
                 .startInBackground(List.of(services.processes().prepared(), warmup), services.requestsWarmed());
         if (config.aotTraining()) {
             AotTraining.exercise(server.tcpPort(), config.unixSocket());
@@ -109,7 +110,8 @@ public final class Main {
      * What the shutdown hook needs besides the server, the handler that serves every request, and what completes the
      * request warm-up ({@code --warm-requests}; GET /ready waits for it).
      */
-    private record Services(ProcessService processes, EnvdHandler handler, CompletableFuture<Void> requestsWarmed) {}
+    private record Services(ProcessService processes, EnvdHandler handler, CompletableFuture<Void> requestsWarmed,
+                            Session session) {}
 
     private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
             throws IOException {
@@ -130,6 +132,7 @@ public final class Main {
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
         CompletableFuture<Void> requestsWarmed = new CompletableFuture<>();
         new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), Duration.ofSeconds(2)).register(routes);
-        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed);
+        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed,
+                session);
     }
 }

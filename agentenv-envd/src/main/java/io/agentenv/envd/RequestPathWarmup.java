@@ -6,6 +6,8 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import io.agentenv.envd.logs.LogJournal;
 import io.agentenv.envd.process.ProcessService;
+import io.agentenv.envd.session.Session;
+import io.agentenv.envd.session.SessionState;
 import io.agentenv.envd.users.UserDirectory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -24,6 +26,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,21 +42,38 @@ import org.slf4j.LoggerFactory;
  * default user {@code user}, alternately as envd's default user and as that user by Basic auth, as
  * {@code commands.run} sends it), a {@code List}, and one of {@code Stat}, {@code ListDir}, {@code /health} and the
  * host's {@code /init} over the unix socket; a connection serves {@value #ROUNDS_PER_CONNECTION} rounds, so both
- * new and kept-alive connections are exercised.
+ * new and kept-alive connections are exercised. Every other connection is a claimed sandbox's: it starts with the
+ * host's claim, a {@code /init} with an access token, an env var and the default user over that connection into an
+ * uninitialised session, and its requests carry the token in {@code X-Access-Token} (the SDK's requests after a
+ * create); that {@code /init} is repeated in place of the unix-socket one. Without these, every claimed sandbox ran its
+ * token check (and loaded its classes) for the first time at its first command.
  *
- * <p>Then it leaves no trace: its processes are forgotten (not kept for Connect), its journal entries taken back
- * ({@link LogJournal#discardFrom}) and its lines cut from envd's stderr when that is a file (the container's envd log),
- * and a full GC compacts the heap the checkpoint will hold. {@code GET /ready} answers only after all that (the
- * host waits for it before the checkpoint); a failed warm-up is logged and still counts as finished: the template
- * then starts cold, as before. Runs only while nothing else uses envd (a template's boot): what others write to the
+ * <p>After the rounds a full GC compacts the heap the checkpoint will hold, and {@value #ROUNDS_AFTER_GC} more rounds
+ * (on token-less and on claimed connections) follow it: the GC armed the entry barrier of every compiled method, whose
+ * first call after it then takes a slow path; these rounds take it once here instead of in every restored sandbox.
+ *
+ * <p>Then it leaves no trace: the session goes back to what it was before (uninitialised in a template's boot), its
+ * processes are forgotten (not kept for Connect), its journal entries taken back ({@link LogJournal#discardFrom}) and
+ * its lines cut from envd's stderr when that is a file (the container's envd log). {@code GET /ready} answers only
+ * after all that (the host waits for it before the checkpoint); a failed warm-up is logged and still counts as
+ * finished: the template then starts cold, as before. Runs only while nothing else uses envd (a template's boot): what others write to the
  * journal meanwhile is taken back too.
  */
 final class RequestPathWarmup {
-    static final int ROUNDS_PER_CONNECTION = 8;
+    /**
+     * Few rounds per connection: every claim comes on a new connection, whose set-up (jdk.httpserver's accept and
+     * exchange set-up) then runs compiled (in a 20-way burst: C1 work per claim 0.3-0.6 -> ~0 ms, minor faults
+     * 120 -> 50, claimed sandbox 10-10.7 -> 8.4-9.1 ms of CPU, measured with 8 rounds a connection and with 2).
+     */
+    static final int ROUNDS_PER_CONNECTION = 2;
+    /** Rounds sent after the warm-up's full GC: every kind of request, on token-less and on claimed connections. */
+    static final int ROUNDS_AFTER_GC = 8;
     private static final Logger log = LoggerFactory.getLogger(RequestPathWarmup.class);
     /** What {@code commands.run} starts: the command follows as one argument. */
     static final List<String> SDK_SHELL = List.of("/bin/bash", "-l", "-c");
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** What the claim-shaped {@code /init} sets besides token and user (an env var, as a create with envs sends). */
+    static final String WARMUP_ENV_VAR = "AGENTENV_WARMUP";
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
     private static final long O_APPEND = 02000;
     private static final String DEFAULT_USER = "user";
@@ -71,7 +91,11 @@ final class RequestPathWarmup {
     private final Optional<Path> unixSocket;
     private final ProcessService processes;
     private final LogJournal journal;
+    private final Session session;
     private final Optional<String> basicAuth;
+    private final Optional<String> claimUser;
+    /** The claim-shaped {@code /init}'s token: valid only while the warm-up runs, never in a checkpoint. */
+    private final String token;
     private final Duration timeout;
 
     /**
@@ -83,7 +107,7 @@ final class RequestPathWarmup {
      * @param timeout    how long a response may take (the warm-up fails after it)
      */
     RequestPathWarmup(int rounds, List<String> shell, int port, Optional<Path> unixSocket, ProcessService processes,
-                      LogJournal journal, UserDirectory users, Duration timeout) {
+                      LogJournal journal, Session session, UserDirectory users, Duration timeout) {
         if (rounds < 0) {
             throw new IllegalArgumentException("rounds must not be negative: " + rounds);
         }
@@ -96,16 +120,21 @@ final class RequestPathWarmup {
         this.unixSocket = requireNonNull(unixSocket, "unixSocket is null");
         this.processes = requireNonNull(processes, "processes is null");
         this.journal = requireNonNull(journal, "journal is null");
+        this.session = requireNonNull(session, "session is null");
         this.timeout = requireNonNull(timeout, "timeout is null");
         this.basicAuth = users.find(DEFAULT_USER).map(u -> "Authorization: Basic "
                 + Base64.getEncoder().encodeToString((u.name() + ":").getBytes(StandardCharsets.UTF_8)));
+        this.claimUser = users.find(DEFAULT_USER).map(u -> u.name());
+        // not a secret worth a SecureRandom: it opens nothing once the warm-up has restored the session
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        this.token = Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong());
     }
 
     /** The warm-up envd runs: {@link #SDK_SHELL}, this system's users. */
     static RequestPathWarmup forSdk(int rounds, int port, Optional<Path> unixSocket, ProcessService processes,
-                                    LogJournal journal) {
-        return new RequestPathWarmup(rounds, SDK_SHELL, port, unixSocket, processes, journal, UserDirectory.system(),
-                TIMEOUT);
+                                    LogJournal journal, Session session) {
+        return new RequestPathWarmup(rounds, SDK_SHELL, port, unixSocket, processes, journal, session,
+                UserDirectory.system(), TIMEOUT);
     }
 
     /**
@@ -133,18 +162,27 @@ final class RequestPathWarmup {
     int run() {
         long startNanos = System.nanoTime();
         long mark = journal.mark();
+        SessionState before = session.current();
         OptionalLong stderrSize = appendedStderrSize();
-        Set<Long> before = processes.knownPids();
+        Set<Long> pidsBefore = processes.knownPids();
         int requests = 0;
         int started = 0;
         Exception failure = null;
+        boolean collected = false;
         try {
-            requests = drive();
+            requests = drive(rounds, ROUNDS_PER_CONNECTION, before);
+            // a compact heap for the checkpoint (Serial GC also gives freed heap back); a full GC also arms every
+            // compiled method's entry barrier (HotSpot's nmethod entry barriers, which every collector uses to find
+            // cold code), so each method's first call after it takes a slow path of a few microseconds: the rounds
+            // after the GC take it here, not every restored sandbox at its first requests (~4 ms of CPU per claim)
+            System.gc();
+            collected = true;
+            requests += drive(ROUNDS_AFTER_GC, ROUNDS_PER_CONNECTION, before);
         } catch (IOException | RuntimeException e) {
             failure = e;
         } finally {
             Set<Long> mine = new HashSet<>(processes.knownPids()); // nothing else starts processes meanwhile
-            mine.removeAll(before);
+            mine.removeAll(pidsBefore);
             started = mine.size();
             List<Long> left = List.of();
             try {
@@ -153,13 +191,16 @@ final class RequestPathWarmup {
                 Thread.currentThread().interrupt();
                 left = List.copyOf(mine);
             }
+            session.restore(before);
             journal.discardFrom(mark);
             stderrSize.ifPresent(RequestPathWarmup::truncateStderr);
             if (!left.isEmpty()) {
                 log.atWarn().addKeyValue("pids", left).log("request warm-up: processes did not end, still listed");
             }
         }
-        System.gc(); // a compact heap for the checkpoint (Serial GC also gives freed heap back)
+        if (!collected) {
+            System.gc();
+        }
         if (failure != null) {
             log.atWarn().setCause(failure).addKeyValue("requests", requests).log("request warm-up failed; envd stays cold");
         } else {
@@ -170,27 +211,44 @@ final class RequestPathWarmup {
         return requests;
     }
 
-    private int drive() throws IOException {
+    /**
+     * {@code count} rounds, {@code perConnection} a connection (every other one claimed), each connection with the
+     * session as {@code uninitialised}; returns the requests sent.
+     */
+    private int drive(int count, int perConnection, SessionState uninitialised) throws IOException {
         int requests = 0;
         LoopbackHttp http = null;
         try {
-            for (int round = 0; round < rounds; round++) {
-                if (http == null || !http.isOpen() || round % ROUNDS_PER_CONNECTION == 0) {
+            for (int round = 0; round < count; round++) {
+                boolean claimed = (round / perConnection) % 2 == 1;
+                if (http == null || !http.isOpen() || round % perConnection == 0) {
                     if (http != null) {
                         http.close();
                     }
                     http = LoopbackHttp.tcp(port, timeout);
+                    session.restore(uninitialised);
+                    if (claimed) {
+                        claim(http, round);
+                        requests++;
+                    }
                 }
-                start(http, round);
-                expect(200, http.send("POST", "/process.Process/List", unary(), "{}".getBytes(StandardCharsets.UTF_8)), "List");
+                start(http, round, claimed);
+                expect(200, http.send("POST", "/process.Process/List", unary(claimed), "{}".getBytes(StandardCharsets.UTF_8)), "List");
                 requests += 3;
                 switch (round % 4) {
-                    case 0 -> expect(200, http.send("POST", "/filesystem.Filesystem/Stat", withAuth(unary(), round),
+                    case 0 -> expect(200, http.send("POST", "/filesystem.Filesystem/Stat", withAuth(unary(claimed), round),
                             "{\"path\":\"/\"}".getBytes(StandardCharsets.UTF_8)), "Stat");
-                    case 1 -> expect(200, http.send("POST", "/filesystem.Filesystem/ListDir", withAuth(unary(), round),
+                    case 1 -> expect(200, http.send("POST", "/filesystem.Filesystem/ListDir", withAuth(unary(claimed), round),
                             "{\"path\":\"/\",\"depth\":1}".getBytes(StandardCharsets.UTF_8)), "ListDir");
                     case 2 -> expect(204, http.send("GET", "/health", COMMON, null), "/health");
-                    default -> init();
+                    default -> {
+                        if (claimed) {
+                            session.restore(uninitialised);
+                            claim(http, round);
+                        } else {
+                            init();
+                        }
+                    }
                 }
             }
         } finally {
@@ -202,11 +260,14 @@ final class RequestPathWarmup {
     }
 
     /** One {@code commands.run}: a Start whose stream is read to its end. */
-    private void start(LoopbackHttp http, int round) throws IOException {
+    private void start(LoopbackHttp http, int round, boolean claimed) throws IOException {
         String command = round % 2 == 0 ? "true" : "echo warm";
         List<String> headers = new ArrayList<>(COMMON);
         headers.addAll(List.of("Content-Type: application/connect+json", "Connect-Timeout-Ms: 60000",
                 "Keepalive-Ping-Interval: 50"));
+        if (claimed) {
+            headers.add(tokenHeader());
+        }
         LoopbackHttp.Response response = http.send("POST", "/process.Process/Start", withAuth(headers, round / 2),
                 LoopbackHttp.envelope(startRequest(command)));
         expect(200, response, "Start");
@@ -230,20 +291,44 @@ final class RequestPathWarmup {
         return request.toString();
     }
 
+    /**
+     * The host's claim of a warm sandbox: {@code POST /init} with token, an env var, E2B's default user (when the
+     * system has it) and the host's time, over the connection the host keeps (an uninitialised session).
+     */
+    private void claim(LoopbackHttp http, int round) throws IOException {
+        JsonObject env = new JsonObject();
+        env.addProperty(WARMUP_ENV_VAR, Integer.toString(round));
+        JsonObject init = new JsonObject();
+        init.addProperty("accessToken", token);
+        init.add("envVars", env);
+        claimUser.ifPresent(user -> init.addProperty("defaultUser", user));
+        init.addProperty("timestamp", Instant.now().toString());
+        List<String> headers = List.of("Content-Type: application/json", "Accept-Encoding: gzip",
+                "User-Agent: agentenv-envd-client");
+        expect(204, http.send("POST", "/init", headers, init.toString().getBytes(StandardCharsets.UTF_8)), "claim /init");
+    }
+
+    private String tokenHeader() {
+        return "X-Access-Token: " + token;
+    }
+
     /** The host's {@code POST /init} over the unix socket (changing nothing: no token, user or variables). */
     private void init() throws IOException {
         if (unixSocket.isEmpty()) {
             return;
         }
-        try (LoopbackHttp http = LoopbackHttp.unix(unixSocket.get())) {
+        try (LoopbackHttp http = LoopbackHttp.unix(unixSocket.get(), timeout)) {
             expect(204, http.send("POST", "/init", List.of("Content-Type: application/json", "Connection: close"),
                     ("{\"envVars\":{},\"timestamp\":\"" + Instant.now() + "\"}").getBytes(StandardCharsets.UTF_8)), "/init");
         }
     }
 
-    private static List<String> unary() {
+    private List<String> unary(boolean claimed) {
         List<String> headers = new ArrayList<>(COMMON);
         headers.add("Content-Type: application/json");
+        if (claimed) {
+            headers.add(tokenHeader());
+        }
         return headers;
     }
 

@@ -15,6 +15,7 @@ import io.agentenv.envd.protocol.process.ListRequest;
 import io.agentenv.envd.protocol.process.ListResponse;
 import io.agentenv.envd.session.Session;
 import io.agentenv.envd.session.SessionEndpoints;
+import io.agentenv.envd.session.SessionState;
 import io.agentenv.envd.testing.TestEnvd;
 import io.agentenv.envd.users.Accounts;
 import io.agentenv.envd.users.UserDirectory;
@@ -28,6 +29,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -49,11 +51,12 @@ class RequestPathWarmupTest {
     private UserDirectory users;
     private TestEnvd envd;
     private Path socket;
+    private Session session;
 
     @BeforeEach
     void start_envd() throws Exception {
         Clock clock = Clock.systemUTC();
-        Session session = new Session(clock);
+        session = new Session(clock);
         // envd's own user under its name and as E2B's "user", so that the Basic-auth Starts run as well
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
         int gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
@@ -84,8 +87,15 @@ class RequestPathWarmupTest {
         envd.close();
     }
 
+    /** The claimed connections among {@code rounds} rounds: every other one of the connections they need. */
+    private static int claimedConnections(int rounds) {
+        int connections = (rounds + RequestPathWarmup.ROUNDS_PER_CONNECTION - 1) / RequestPathWarmup.ROUNDS_PER_CONNECTION;
+        return connections / 2;
+    }
+
     private RequestPathWarmup warmup(int rounds, List<String> shell, Duration timeout) {
-        return new RequestPathWarmup(rounds, shell, envd.port(), Optional.of(socket), processes, journal, users, timeout);
+        return new RequestPathWarmup(rounds, shell, envd.port(), Optional.of(socket), processes, journal, session, users,
+                timeout);
     }
 
     @Test
@@ -94,7 +104,11 @@ class RequestPathWarmupTest {
 
         int requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3, SHELL, Duration.ofSeconds(30)).run();
 
-        assertThat(requests).isEqualTo(3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3));
+        // three requests a round, the rounds after the full GC too, and the claim's /init that opens each claimed
+        // connection (every other one)
+        int rounds = 2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3;
+        assertThat(requests).isEqualTo(3 * (rounds + RequestPathWarmup.ROUNDS_AFTER_GC) + claimedConnections(rounds)
+                + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
         assertThat(processes.knownPids()).isEmpty();
         ListResponse listed = envd.client().unary("process.Process/List", ListRequest.getDefaultInstance(), Map.of())
                 .message(ListResponse.getDefaultInstance());
@@ -105,6 +119,41 @@ class RequestPathWarmupTest {
                 .startsWith("{\"seq\":1,").contains("envd listening");
         journal.envd("INFO", "Main", "next");
         assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::seq).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void every_other_connection_is_a_claimed_sandboxs_with_a_token_and_the_session_is_uninitialised_again_afterwards()
+            throws Exception {
+        SessionState uninitialised = session.current();
+        AtomicBoolean sawToken = new AtomicBoolean();
+        AtomicBoolean sawClaim = new AtomicBoolean();
+        AtomicBoolean done = new AtomicBoolean();
+        Thread observer = Thread.ofVirtual().start(() -> {
+            while (!done.get()) {
+                SessionState now = session.current();
+                sawToken.compareAndSet(false, now.accessToken().isPresent());
+                sawClaim.compareAndSet(false, now.defaultUser().equals(Optional.of("user"))
+                        && now.envVars().containsKey(RequestPathWarmup.WARMUP_ENV_VAR));
+                Thread.onSpinWait();
+            }
+        });
+
+        int requests;
+        try {
+            requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION, SHELL, Duration.ofSeconds(30)).run();
+        } finally {
+            done.set(true);
+            observer.join();
+        }
+
+        // a token-less and a claimed connection (its claim: +1), then the rounds after the GC with their claims
+        assertThat(requests).isEqualTo(3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + RequestPathWarmup.ROUNDS_AFTER_GC)
+                + 1 + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
+        assertThat(sawToken).as("a token was set while the warm-up ran").isTrue();
+        assertThat(sawClaim).as("the claim's user and env var were set").isTrue();
+        assertThat(session.current()).isEqualTo(uninitialised);
+        assertThat(session.hasAccessToken()).isFalse();
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).isEmpty();
     }
 
     @Test

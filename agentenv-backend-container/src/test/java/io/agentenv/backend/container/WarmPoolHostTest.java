@@ -3,6 +3,7 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
@@ -86,6 +87,24 @@ class WarmPoolHostTest {
         }
         assertThat(backend.parts().containerFor(specs.get(0).id())).isEqualTo(backend.parts().containerId(specs.get(0).id()));
         awaitReady(2); // refilled in the background
+    }
+
+    @Test
+    void a_claimed_members_log_shows_its_own_initialisation_only() throws Exception {
+        awaitReady(1);
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        try {
+            sandbox.start(Duration.ofSeconds(60));
+
+            assertThat(backend.parts().containerFor(spec.id()).value()).startsWith(backend.idPrefix + "w");
+            assertThat(sandbox.envd().orElseThrow().logs(0, 1000).entries())
+                    .extracting(EnvdLogEntry::message)
+                    .filteredOn(message -> message.contains("session initialised"))
+                    .singleElement().asString().contains("token_set=true").contains("default_user=user");
+        } finally {
+            sandbox.close();
+        }
     }
 
     @Test

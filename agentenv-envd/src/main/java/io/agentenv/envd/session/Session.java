@@ -49,6 +49,14 @@ public final class Session {
         return MessageDigest.isEqual(token.get().getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Takes the session back to {@code earlier} (a value {@link #current()} returned), without a log line: for envd's
+     * own request warm-up, which initialises the session as a host would and must leave no trace of it.
+     */
+    public void restore(SessionState earlier) {
+        state.set(requireNonNull(earlier, "earlier is null"));
+    }
+
     public boolean hasAccessToken() {
         return state.get().accessToken().isPresent();
     }
@@ -56,6 +64,7 @@ public final class Session {
     /**
      * Applies an init request: env vars are merged key by key; token, user and workdir replace the old values when
      * given. The system clock is not set (a container shares the host kernel's clock); the skew is recorded and logged.
+     * The init is logged at INFO (so in the journal {@code GET /logs} reads), or at DEBUG when it sets nothing.
      */
     public void init(InitRequest request) {
         Duration skew = request.timestamp().map(t -> Duration.between(clock.instant(), t)).orElse(Duration.ZERO);
@@ -78,7 +87,10 @@ public final class Session {
         if (skew.abs().compareTo(REPORTED_SKEW) > 0) {
             log.atWarn().addKeyValue("skew_ms", skew.toMillis()).log("host clock differs from the sandbox clock");
         }
-        log.atInfo().addKeyValue("env_vars", request.envVars().size())
+        // an init that sets nothing (a warm pool's, run before anyone claimed the sandbox) is not its user's history
+        boolean setsNothing = request.accessToken().filter(t -> !t.isEmpty()).isEmpty() && request.envVars().isEmpty()
+                && request.defaultUser().filter(u -> !u.isEmpty()).isEmpty() && workdir.isEmpty();
+        (setsNothing ? log.atDebug() : log.atInfo()).addKeyValue("env_vars", request.envVars().size())
                 .addKeyValue("token_set", request.accessToken().isPresent())
                 .addKeyValue("default_user", request.defaultUser().orElse(""))
                 .log("session initialised");

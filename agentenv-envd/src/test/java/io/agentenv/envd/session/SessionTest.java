@@ -3,6 +3,8 @@ package io.agentenv.envd.session;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.envd.logs.LogJournal;
+import io.agentenv.envd.logs.Logging;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -10,9 +12,11 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class SessionTest {
@@ -44,6 +48,40 @@ class SessionTest {
         assertThat(state.defaultWorkdir()).contains(Path.of("/work"));
         assertThat(state.clockSkew()).isEqualTo(Duration.ofSeconds(5));
         assertThat(session.isAuthorized("tok")).isTrue();
+    }
+
+    @Test
+    void restore_takes_the_session_back_to_an_earlier_state_token_included() {
+        Session session = new Session(clock);
+        SessionState uninitialised = session.current();
+        session.init(new InitRequest(Optional.of("tok"), Map.of("A", "1"), Optional.of("user"), Optional.of("/work"),
+                Optional.empty()));
+
+        session.restore(uninitialised);
+
+        assertThat(session.current()).isEqualTo(uninitialised);
+        assertThat(session.hasAccessToken()).isFalse();
+        assertThat(session.isAuthorized(null)).isTrue();
+        assertThat(session.defaultUser()).isEmpty();
+    }
+
+    @Test
+    void an_init_that_sets_nothing_stays_out_of_the_journal_and_one_that_sets_something_is_in_it() {
+        LogJournal journal = new LogJournal(clock, 1 << 16, Optional.empty());
+        Logging.configure(journal, Level.INFO, "-");
+        try {
+            Session session = new Session(clock);
+
+            session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.empty(),
+                    Optional.of(clock.instant()))); // a warm pool's init, before the claim
+            session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.of("user"), Optional.empty(),
+                    Optional.of(clock.instant()))); // the claim's
+
+            assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
+                    .singleElement().asString().startsWith("session initialised").contains("token_set=true");
+        } finally {
+            Logging.configure(new LogJournal(clock, 1024, Optional.empty()), Level.WARN, "-");
+        }
     }
 
     @Test
