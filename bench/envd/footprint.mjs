@@ -28,6 +28,8 @@ const args = process.argv.slice(2)
 const runs = Number(args[args.indexOf('--runs') + 1]) > 0 && args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 10
 const nodePoller = args.includes('--node-poller')
 const readyProbe = join(dirname(fileURLToPath(import.meta.url)), 'ready-probe.py')
+// Debian's python3 directly (a python3 earlier on PATH may be a shim that starts a shell first)
+const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
 const useAot = !args.includes('--no-aot') && existsSync(envdAotCache)
 const idleSeconds = args.includes('--idle-seconds') ? Number(args[args.indexOf('--idle-seconds') + 1]) : 30
 // --metrics-every S: during the idle window, GET /metrics every S seconds (the server samples every sandbox every 5 s)
@@ -99,7 +101,7 @@ async function startEnvd(on = port) {
 // ready-probe.py starts envd and polls it (~20 us of CPU per refused connect); the times are from its clock, taken
 // right before its fork of java
 async function startPolledByProbe(on, java, jvm) {
-  const probe = spawn('python3', [readyProbe, '--port', String(on), '--', java, ...jvm],
+  const probe = spawn(python, [readyProbe, '--port', String(on), '--', java, ...jvm],
     { stdio: ['pipe', 'pipe', 'inherit'] })
   const events = []
   let waiting = null
