@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import net from 'node:net'
 import os from 'node:os'
+import { threadCpuMs } from '../../lib/proc.mjs'
 
 const dir = process.argv[2]
 const realtime = process.argv.includes('--rt')
@@ -77,6 +78,7 @@ function memory(pid) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ready = []
+const cpu = [] // the server's CPU (all threads) when the 204 came: insensitive to other load
 let memoryAt2 = null
 let memoryAt12 = null
 for (let i = 0; i < 10; i++) {
@@ -87,6 +89,7 @@ for (let i = 0; i < 10; i++) {
     : spawn(java, argv, { stdio: ['ignore', 'ignore', 'inherit'] })
   while (await health(port) !== 204) await delay(1)
   ready.push(performance.now() - t0)
+  cpu.push(Object.values(threadCpuMs(child.pid)).reduce((a, b) => a + b, 0))
   if (i === 9) {
     await delay(2000)
     memoryAt2 = memory(child.pid)
@@ -104,6 +107,7 @@ console.log(JSON.stringify({
   share,
   jvmOptions: extraJvm.join(' '),
   'start -> first 204 min / median / max (ms)': `${Math.min(...ready).toFixed(1)} / ${median(ready).toFixed(1)} / ${Math.max(...ready).toFixed(1)}`,
+  'CPU until the 204 min / median / max (ms)': `${Math.min(...cpu).toFixed(1)} / ${median(cpu).toFixed(1)} / ${Math.max(...cpu).toFixed(1)}`,
   'memory 2 s after start, RSS / PSS / private / anonymous (MiB)': memoryAt2,
   'memory 12 s after start, RSS / PSS / private / anonymous (MiB)': memoryAt12,
 }, null, 2))
