@@ -9,7 +9,6 @@ import static java.util.Objects.requireNonNull;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -29,8 +28,6 @@ final class ExitWatch implements AutoCloseable {
 
     private static final int ESRCH = 3;
     private static final short POLLIN = 0x1;
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final StructLayout POLLFD = MemoryLayout.structLayout(
             JAVA_INT.withName("fd"), JAVA_SHORT.withName("events"), JAVA_SHORT.withName("revents"));
     private static final VarHandle POLL_FD = POLLFD.varHandle(MemoryLayout.PathElement.groupElement("fd"));
@@ -38,20 +35,15 @@ final class ExitWatch implements AutoCloseable {
     private static final VarHandle POLL_REVENTS = POLLFD.varHandle(MemoryLayout.PathElement.groupElement("revents"));
     private static final Optional<Natives> NATIVES = Natives.link();
 
-    /** libc's {@code pidfd_open}, {@code poll} and {@code close}; empty where they cannot be called. */
+    /** libc's {@code pidfd_open}, {@code poll} and {@code close} ({@link Libc}); empty where they cannot be called. */
     private record Natives(MethodHandle pidfdOpen, MethodHandle poll, MethodHandle close) {
-        @SuppressWarnings("restricted") // the descriptors match glibc's (2.36+) prototypes
-        static Optional<Natives> link() {
+        static Optional<Natives> link() { // the descriptors match glibc's (2.36+) prototypes
             try {
-                Linker linker = Linker.nativeLinker();
                 return Optional.of(new Natives(
-                        linker.downcallHandle(linker.defaultLookup().find("pidfd_open").orElseThrow(),
-                                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), Linker.Option.captureCallState("errno")),
-                        linker.downcallHandle(linker.defaultLookup().find("poll").orElseThrow(),
-                                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT)), // nfds_t: unsigned long
-                        linker.downcallHandle(linker.defaultLookup().find("close").orElseThrow(),
-                                FunctionDescriptor.of(JAVA_INT, JAVA_INT))));
-            } catch (RuntimeException e) { // IllegalCallerException without native access, NoSuchElementException on old libcs
+                        Libc.function("pidfd_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT)),
+                        Libc.function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT)), // nfds_t: unsigned long
+                        Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT))));
+            } catch (RuntimeException e) { // IllegalCallerException without native access, IllegalStateException on old libcs
                 return Optional.empty();
             }
         }
@@ -82,9 +74,9 @@ final class ExitWatch implements AutoCloseable {
         int opened;
         int errno;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             opened = (int) NATIVES.get().pidfdOpen().invokeExact(state, (int) process.pid(), 0);
-            errno = (int) ERRNO.get(state, 0L);
+            errno = Libc.errno(state);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
@@ -122,12 +114,13 @@ final class ExitWatch implements AutoCloseable {
             return !process.running();
         }
         try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             MemorySegment pollfd = arena.allocate(POLLFD);
             POLL_FD.set(pollfd, 0L, fd);
             POLL_EVENTS.set(pollfd, 0L, POLLIN);
-            int ready = (int) NATIVES.orElseThrow().poll().invokeExact(pollfd, 1L, 0);
+            int ready = (int) NATIVES.orElseThrow().poll().invokeExact(state, pollfd, 1L, 0);
             if (ready < 0) {
-                throw new IOException("poll on the pidfd of " + process.pid() + " failed");
+                throw new IOException("poll on the pidfd of " + process.pid() + " failed: errno " + Libc.errno(state));
             }
             return ready > 0 && (short) POLL_REVENTS.get(pollfd, 0L) != 0;
         } catch (IOException | RuntimeException | Error e) {
@@ -140,8 +133,8 @@ final class ExitWatch implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (closed.compareAndSet(false, true) && fd >= 0) {
-            try {
-                int ignored = (int) NATIVES.orElseThrow().close().invokeExact(fd);
+            try (Arena arena = Arena.ofConfined()) {
+                int ignored = (int) NATIVES.orElseThrow().close().invokeExact(arena.allocate(Libc.CALL_STATE), fd);
             } catch (Throwable e) {
                 throw new IllegalStateException("close of a pidfd failed", e);
             }

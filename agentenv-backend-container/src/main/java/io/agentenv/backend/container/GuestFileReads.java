@@ -7,12 +7,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
@@ -37,23 +33,13 @@ final class GuestFileReads {
     private static final int SEEK_END = 2;
     private static final int EINTR = 4;
     private static final int CHUNK = 64 << 10;
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle OPEN = downcall("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), true);
-    private static final MethodHandle READ = downcall("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), true);
-    private static final MethodHandle LSEEK = downcall("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), true);
-    private static final MethodHandle CLOSE = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT), false);
+    // libc's open (called without a mode), read, lseek and close
+    private static final MethodHandle OPEN = Libc.function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle READ = Libc.function("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle LSEEK = Libc.function("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private GuestFileReads() {
-    }
-
-    /** The descriptors must match libc's {@code open} (called without a mode), {@code read}, {@code lseek}, {@code close}. */
-    @SuppressWarnings("restricted")
-    private static MethodHandle downcall(String name, FunctionDescriptor descriptor, boolean errno) {
-        Linker linker = Linker.nativeLinker();
-        MemorySegment symbol = linker.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in libc"));
-        return errno ? linker.downcallHandle(symbol, descriptor, Linker.Option.captureCallState("errno"))
-                : linker.downcallHandle(symbol, descriptor);
     }
 
     /**
@@ -63,25 +49,25 @@ final class GuestFileReads {
      */
     static long copyTail(Path file, long max, WritableByteChannel out) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(file.toString()), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             if (fd < 0) {
-                throw new IOException("open(" + file + ") failed: errno " + (int) ERRNO.get(state, 0L));
+                throw new IOException("open(" + file + ") failed: errno " + Libc.errno(state));
             }
             try {
                 long size = (long) LSEEK.invokeExact(state, fd, 0L, SEEK_END);
                 if (size < 0 || (long) LSEEK.invokeExact(state, fd, Math.max(0, size - max), SEEK_SET) < 0) {
-                    throw new IOException("lseek(" + file + ") failed: errno " + (int) ERRNO.get(state, 0L));
+                    throw new IOException("lseek(" + file + ") failed: errno " + Libc.errno(state));
                 }
                 MemorySegment buffer = arena.allocate(CHUNK);
                 long copied = 0;
                 while (copied < max) {
                     long n = (long) READ.invokeExact(state, fd, buffer, Math.min(CHUNK, max - copied));
-                    if (n < 0 && (int) ERRNO.get(state, 0L) == EINTR) {
+                    if (n < 0 && Libc.errno(state) == EINTR) {
                         continue;
                     }
                     if (n < 0) {
-                        throw new IOException("read(" + file + ") failed: errno " + (int) ERRNO.get(state, 0L));
+                        throw new IOException("read(" + file + ") failed: errno " + Libc.errno(state));
                     }
                     if (n == 0) {
                         break;
@@ -94,7 +80,7 @@ final class GuestFileReads {
                 }
                 return copied;
             } finally {
-                int ignored = (int) CLOSE.invokeExact(fd); // read-only: nothing to lose when close fails
+                int ignored = (int) CLOSE.invokeExact(state, fd); // read-only: nothing to lose when close fails
             }
         } catch (IOException | RuntimeException | Error e) {
             throw e;

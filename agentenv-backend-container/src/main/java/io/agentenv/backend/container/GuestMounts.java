@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,6 +80,9 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
     static final Set<String> RUNC_CONTROLLERS = Set.of("cpuset", "devices", "memory", "cpu", "cpuacct", "pids", "blkio",
             "hugetlb", "net_cls", "net_prio", "perf_event", "freezer", "rdma", "systemd");
 
+    /** The name {@link #prepare} moves a replaced directory aside to (its name and a random UUID). */
+    static final Pattern MOVED_ASIDE = Pattern.compile("\\.(dev|cgroup)-stale-[0-9a-f-]{36}");
+
     private static final Logger log = LoggerFactory.getLogger(GuestMounts.class);
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
@@ -111,9 +115,14 @@ record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHi
         }
     }
 
-    /** {@link #prepare(Path, Path)} under the host's cache dir ({@code guest-mounts}), for its cgroup hierarchies. */
+    /** {@link #prepare(Path, Path)} in {@link #dir(HostLayout)}, for the host's cgroup hierarchies. */
     static GuestMounts prepare(HostLayout layout) throws IOException {
-        return prepare(layout.cacheDir().resolve("guest-mounts"), layout.cgroupRoot());
+        return prepare(dir(layout), layout.cgroupRoot());
+    }
+
+    /** Where the host keeps them: {@code guest-mounts} under its cache dir, shared by every backend on the host. */
+    static Path dir(HostLayout layout) {
+        return layout.cacheDir().resolve("guest-mounts");
     }
 
     /**

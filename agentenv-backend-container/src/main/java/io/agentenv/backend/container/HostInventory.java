@@ -3,10 +3,14 @@ package io.agentenv.backend.container;
 import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,8 +51,26 @@ final class HostInventory {
         }
         List<Path> mounts = new ArrayList<>(MountTable.mountsUnder(sandboxesDir));
         mounts.addAll(stateDirMounts(idPrefix));
-        return new Leftovers(containers, groups, processes, mounts, LoopDevices.backedUnder(sandboxesDir),
-                pool.existingResources());
+        return new Leftovers(containers, groups, processes, mounts, strayStateDirs(idPrefix, containers),
+                LoopDevices.backedUnder(sandboxesDir), pool.existingResources());
+    }
+
+    /**
+     * runc's state dirs of containers whose id starts with {@code idPrefix} and that runc does not list ({@code listed}):
+     * what a restore interrupted before runc recorded its container leaves (its {@code runc delete} finds nothing).
+     */
+    private List<Path> strayStateDirs(String idPrefix, List<ContainerId> listed) throws IOException {
+        Path root = runc.stateRoot();
+        if (!Files.isDirectory(root)) {
+            return List.of();
+        }
+        Set<String> known = listed.stream().map(ContainerId::value).collect(Collectors.toSet());
+        try (Stream<Path> dirs = Files.list(root)) {
+            return dirs.filter(dir -> {
+                String name = dir.getFileName().toString();
+                return name.startsWith(idPrefix) && !known.contains(name);
+            }).sorted().toList();
+        }
     }
 
     /**
@@ -81,6 +103,10 @@ final class HostInventory {
         for (ContainerId id : found.containers()) {
             Attempts.attempt(failures, () -> runc.delete(id));
         }
+        List<ContainerId> listed = runc.list().stream().filter(id -> id.value().startsWith(idPrefix)).toList();
+        for (Path dir : strayStateDirs(idPrefix, listed)) {
+            Attempts.attempt(failures, () -> HostParts.deleteTree(dir)); // refuses a tree with a mount still below it
+        }
         for (String group : cgroups.names().stream().filter(n -> n.startsWith(idPrefix)).toList()) {
             Attempts.attempt(failures, () -> cgroups.reap(group));
         }
@@ -95,7 +121,8 @@ final class HostInventory {
         }
         if (!found.isEmpty()) {
             log.atWarn().addKeyValue("containers", found.containers()).addKeyValue("cgroups", found.cgroups())
-                    .addKeyValue("mounts", found.mounts()).addKeyValue("loops", found.loops())
+                    .addKeyValue("mounts", found.mounts()).addKeyValue("state_dirs", found.stateDirs())
+                    .addKeyValue("loops", found.loops())
                     .addKeyValue("network", found.network())
                     .log("removed leftover sandbox resources");
         }

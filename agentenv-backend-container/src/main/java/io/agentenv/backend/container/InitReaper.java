@@ -42,6 +42,8 @@ final class InitReaper implements AutoCloseable {
     private static final int P_ALL = 0;
     private static final int WEXITED = 4;
     private static final int WNOWAIT = 0x01000000;
+    private static final int EINTR = 4;
+    private static final int ECHILD = 10;
     /** {@code siginfo_t} is 128 bytes; {@code si_pid} of a child's exit is at offset 16 on Linux's 64-bit ABIs. */
     private static final long SIGINFO_SIZE = 128;
     private static final long SI_PID = 16;
@@ -72,7 +74,6 @@ final class InitReaper implements AutoCloseable {
      * Becomes a subreaper (when the platform allows) and sweeps for zombie inits every {@code every}; any other zombie
      * child is reaped once it has been one for {@code orphanGrace} (and at least one sweep before).
      */
-    @SuppressWarnings("restricted") // prctl, waitpid and waitid of libc
     static InitReaper enable(Duration every, Duration orphanGrace) {
         if (orphanGrace.isNegative()) {
             throw new IllegalArgumentException("orphanGrace must not be negative: " + orphanGrace);
@@ -80,19 +81,18 @@ final class InitReaper implements AutoCloseable {
         Optional<MethodHandle> waitpid = Optional.empty();
         Optional<MethodHandle> waitid = Optional.empty();
         Optional<MethodHandle> subreaper = Optional.empty();
-        try {
-            Linker linker = Linker.nativeLinker();
-            MethodHandle prctl = linker.downcallHandle(linker.defaultLookup().find("prctl").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.firstVariadicArg(1));
-            int result = (int) prctl.invokeExact(PR_SET_CHILD_SUBREAPER, 1L);
+        try (Arena arena = Arena.ofConfined()) {
+            MethodHandle prctl = Libc.function("prctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG),
+                    Linker.Option.firstVariadicArg(1));
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
+            int result = (int) prctl.invokeExact(state, PR_SET_CHILD_SUBREAPER, 1L);
             if (result == 0) {
                 subreaper = Optional.of(prctl);
-                waitpid = Optional.of(linker.downcallHandle(linker.defaultLookup().find("waitpid").orElseThrow(),
-                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
-                waitid = Optional.of(linker.downcallHandle(linker.defaultLookup().find("waitid").orElseThrow(),
-                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
+                waitpid = Optional.of(Libc.function("waitpid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
+                waitid = Optional.of(Libc.function("waitid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
             } else {
-                log.atWarn().log("prctl(PR_SET_CHILD_SUBREAPER) failed; killed containers' inits are reaped by the host's init");
+                log.atWarn().addKeyValue("errno", Libc.errno(state))
+                        .log("prctl(PR_SET_CHILD_SUBREAPER) failed; killed containers' inits are reaped by the host's init");
             }
         } catch (Throwable e) { // IllegalCallerException without native access, or a platform without these symbols
             log.atWarn().setCause(e).log("no native access; killed containers' inits are reaped by the host's init");
@@ -150,9 +150,17 @@ final class InitReaper implements AutoCloseable {
     /** The pid of some zombie child, left unreaped; 0 when there is none (or no child at all). */
     private long peekZombie() {
         try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             MemorySegment info = arena.allocate(SIGINFO_SIZE, 8); // zeroed: si_pid stays 0 when no child is waitable
-            int result = (int) waitid.orElseThrow().invokeExact(P_ALL, 0, info, WEXITED | WNOHANG | WNOWAIT);
-            return result == 0 ? info.get(JAVA_INT, SI_PID) : 0; // -1: ECHILD (no children) or EINTR
+            int result = (int) waitid.orElseThrow().invokeExact(state, P_ALL, 0, info, WEXITED | WNOHANG | WNOWAIT);
+            if (result == 0) {
+                return info.get(JAVA_INT, SI_PID);
+            }
+            int errno = Libc.errno(state);
+            if (errno != ECHILD && errno != EINTR) { // ECHILD: no children; EINTR: asked again at the next sweep
+                log.atWarn().addKeyValue("errno", errno).log("waitid failed");
+            }
+            return 0;
         } catch (Throwable e) {
             log.atWarn().setCause(e).log("waitid failed");
             return 0;
@@ -205,10 +213,13 @@ final class InitReaper implements AutoCloseable {
     }
 
     private void waitpid(long pid) {
-        try {
-            int reaped = (int) waitpid.orElseThrow().invokeExact((int) pid, MemorySegment.NULL, WNOHANG);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
+            int reaped = (int) waitpid.orElseThrow().invokeExact(state, (int) pid, MemorySegment.NULL, WNOHANG);
             if (reaped == pid) {
                 log.atDebug().addKeyValue("pid", pid).log("container init reaped");
+            } else if (reaped < 0 && Libc.errno(state) != ECHILD) { // ECHILD: reaped meanwhile by someone else
+                log.atWarn().addKeyValue("pid", pid).addKeyValue("errno", Libc.errno(state)).log("waitpid failed");
             }
         } catch (Throwable e) {
             log.atWarn().addKeyValue("pid", pid).setCause(e).log("waitpid failed");
@@ -240,8 +251,11 @@ final class InitReaper implements AutoCloseable {
         LockSupport.unpark(sweeper);
         sweeper.join();
         if (prctl.isPresent()) {
-            try {
-                int ignored = (int) prctl.get().invokeExact(PR_SET_CHILD_SUBREAPER, 0L);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment state = arena.allocate(Libc.CALL_STATE);
+                if ((int) prctl.get().invokeExact(state, PR_SET_CHILD_SUBREAPER, 0L) != 0) {
+                    log.atWarn().addKeyValue("errno", Libc.errno(state)).log("prctl(PR_SET_CHILD_SUBREAPER, 0) failed");
+                }
             } catch (Throwable e) {
                 log.atWarn().setCause(e).log("prctl(PR_SET_CHILD_SUBREAPER, 0) failed");
             }

@@ -21,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * containers (killing their processes, thawing frozen ones first), mounts a failed restore left in runc's state dirs,
  * cgroups, overlay and disk mounts (a disk's loop device goes with its mount; one left attached is detached), sandbox dirs (with their disk images), warm-pool
  * claims and network slots. Only this backend's: container ids and cgroups by {@code id_prefix} in its own runc state
- * dir and cgroup parent, mounts and dirs under its sandboxes dir, slots of its range. Every item is attempted; the
- * first failure is thrown at the end with the others suppressed.
+ * dir and cgroup parent, mounts and dirs under its sandboxes dir, slots of its range. One thing of the host's: the
+ * guest-mount sources moved aside ({@link StaleGuestMounts}), once no sandbox on the host binds them. Every item
+ * is attempted; the first failure is thrown at the end with the others suppressed.
  */
 final class LeftoverReaper {
 
@@ -123,6 +124,10 @@ final class LeftoverReaper {
                 removed.add(slot.netnsName());
             }
             Attempts.attempt(failures, () -> reapClaims(running));
+            // /dev and /sys/fs/cgroup sources a backend's start replaced and moved aside (GuestMounts.prepare): shared by
+            // every backend on this host, so removed only once no sandbox anywhere binds them
+            Attempts.attempt(failures, () -> StaleGuestMounts.removeUnbound(GuestMounts.dir(p.layout()))
+                    .forEach(dir -> removed.add(dir.getFileName().toString())));
         } catch (IOException | CommandFailedException e) {
             failures.add(e);
         } catch (InterruptedException e) {

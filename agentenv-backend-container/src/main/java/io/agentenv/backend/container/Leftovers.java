@@ -5,23 +5,25 @@ import java.util.List;
 
 /**
  * Host resources of this backend that exist at one moment: runc containers, cgroups, mounts under the sandboxes
- * directory and under runc's state dirs of this backend's containers (what a failed restore leaves), loop devices of
- * sandbox disks, network namespaces and host veths. After every sandbox is gone, all lists must be empty.
+ * directory and under runc's state dirs of this backend's containers (what a failed restore leaves), state dirs runc
+ * does not list (what an interrupted restore leaves), loop devices of sandbox disks, network namespaces and host veths.
+ * After every sandbox is gone, all lists must be empty.
  */
 record Leftovers(List<ContainerId> containers, List<String> cgroups, List<Long> processes, List<Path> mounts,
-                 List<LoopDevices.Attached> loops, List<String> network) {
+                 List<Path> stateDirs, List<LoopDevices.Attached> loops, List<String> network) {
 
     Leftovers {
         containers = List.copyOf(containers);
         cgroups = List.copyOf(cgroups);
         processes = List.copyOf(processes);
         mounts = List.copyOf(mounts);
+        stateDirs = List.copyOf(stateDirs);
         loops = List.copyOf(loops);
         network = List.copyOf(network);
     }
 
     boolean isEmpty() {
-        return containers.isEmpty() && cgroups.isEmpty() && processes.isEmpty() && mounts.isEmpty() && loops.isEmpty()
-                && network.isEmpty();
+        return containers.isEmpty() && cgroups.isEmpty() && processes.isEmpty() && mounts.isEmpty() && stateDirs.isEmpty()
+                && loops.isEmpty() && network.isEmpty();
     }
 }

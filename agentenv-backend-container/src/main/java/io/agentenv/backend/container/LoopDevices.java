@@ -49,13 +49,26 @@ final class LoopDevices {
         return device;
     }
 
-    /** What {@code device} ({@code loop3}) is bound to now, as the kernel prints it; empty when it is detached. */
+    /**
+     * What {@code device} ({@code loop3}) is bound to now, as the kernel prints it; empty when it is detached. A device
+     * detached while this reads (another sandbox's disk released at that moment) reads as detached: sysfs fails the
+     * read of an attribute removed after its open (ENODEV), and the attribute is gone afterwards.
+     */
     static Optional<String> backingFileOf(String device) throws IOException {
-        try {
-            Path file = SYS_BLOCK.resolve(requireLoopName(device)).resolve("loop/backing_file");
-            return Optional.of(Files.readString(file).strip());
-        } catch (NoSuchFileException detached) {
-            return Optional.empty();
+        Path file = SYS_BLOCK.resolve(requireLoopName(device)).resolve("loop/backing_file");
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return Optional.of(Files.readString(file).strip());
+            } catch (NoSuchFileException detached) {
+                return Optional.empty();
+            } catch (IOException e) {
+                if (!Files.exists(file)) {
+                    return Optional.empty();
+                }
+                if (attempt == 2) { // failed again with the attribute there: not that race
+                    throw e;
+                }
+            }
         }
     }
 

@@ -132,12 +132,25 @@ final class RuncRuntime {
         }
     }
 
-    /** Kills whatever still runs and deletes the container and its cgroup; success when it does not exist. */
+    /**
+     * Kills whatever still runs and deletes the container and its cgroup; success when it does not exist. A state dir
+     * runc does not know (no state.json: a restore interrupted before runc recorded the container) is removed too, unless
+     * something is still mounted below it.
+     */
     void delete(ContainerId id) throws CommandFailedException, InterruptedException {
         try {
             run(commandTimeout, "delete", "--force", id.value());
         } catch (CommandFailedException e) {
             if (!isGone(e)) {
+                throw e;
+            }
+            Path stateDir = root.resolve(id.value());
+            try {
+                if (Files.isDirectory(stateDir, LinkOption.NOFOLLOW_LINKS)) {
+                    HostParts.deleteTree(stateDir); // refuses a tree with anything still mounted below it
+                }
+            } catch (IOException | RuntimeException left) {
+                e.addSuppressed(left);
                 throw e;
             }
         }

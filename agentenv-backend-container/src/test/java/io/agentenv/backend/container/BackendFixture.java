@@ -149,6 +149,7 @@ final class BackendFixture implements AutoCloseable {
         assertThat(left.cgroups()).as("cgroups left").isEmpty();
         assertThat(left.processes()).as("processes left").isEmpty();
         assertThat(left.mounts()).as("mounts left").isEmpty();
+        assertThat(left.stateDirs()).as("runc state dirs left").isEmpty();
         try (var dirs = Files.list(p.sandboxesDir())) {
             assertThat(dirs.toList()).as("sandbox dirs left").isEmpty();
         }

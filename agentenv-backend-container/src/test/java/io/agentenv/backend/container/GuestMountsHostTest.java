@@ -2,12 +2,21 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
 import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -110,6 +119,95 @@ class GuestMountsHostTest {
     }
 
     @Test
+    void a_replaced_directory_is_removed_once_no_mount_namespace_binds_it_and_one_still_bound_is_kept_until_then()
+            throws Exception {
+        // given both directories replaced, the old /dev bound in another mount namespace (as a sandbox's /dev is), and
+        // a directory a concurrent prepare is building
+        GuestMounts first = GuestMounts.prepare(dir, cgroupRoot);
+        Files.delete(first.dev().resolve("zero"));
+        Files.createDirectory(first.cgroup().resolve("extra"));
+        GuestMounts.prepare(dir, cgroupRoot);
+        Path staleDev = only(dir, ".dev-stale-");
+        Path staleCgroup = only(dir, ".cgroup-stale-");
+        Path building = Files.createDirectory(dir.resolve(".dev-" + UUID.randomUUID()));
+        Path target = Files.createDirectory(host.sandboxesDir.resolve("bind-target"));
+        Process holder = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sh", "-c",
+                "mount --bind \"$0\" \"$1\" && echo bound && exec sleep 600", staleDev.toString(), target.toString())
+                .redirectErrorStream(true).start();
+        try {
+            assertThat(new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8)).readLine())
+                    .isEqualTo("bound");
+
+            // when
+            List<Path> removed = StaleGuestMounts.removeUnbound(dir);
+
+            // then the unbound one is gone, the bound one and the one being built are kept
+            assertThat(removed).containsExactly(staleCgroup);
+            assertThat(names(dir)).containsExactlyInAnyOrder("cgroup", "dev", staleDev.getFileName().toString(),
+                    building.getFileName().toString());
+            assertThat(staleDev.resolve("null")).as("nothing removed inside the bound one").exists();
+        } finally {
+            holder.destroyForcibly();
+            holder.waitFor();
+        }
+
+        // and once the namespace is gone, the next start's reaper removes it too
+        assertThat(StaleGuestMounts.removeUnbound(dir)).containsExactly(staleDev);
+        assertThat(names(dir)).containsExactlyInAnyOrder("cgroup", "dev", building.getFileName().toString());
+        assertThat(target).as("the other namespace's bind never showed here").isEmptyDirectory();
+    }
+
+    @Test
+    void backends_starting_together_remove_the_same_replaced_directories_without_failing() throws Exception {
+        // given many replaced directories with many entries each
+        Files.createDirectories(dir);
+        for (int i = 0; i < 20; i++) {
+            Path stale = Files.createDirectory(dir.resolve(".cgroup-stale-" + UUID.randomUUID()));
+            for (int j = 0; j < 100; j++) {
+                Files.createDirectory(stale.resolve("hierarchy-" + j));
+            }
+        }
+
+        // when two starts remove them at the same time
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<List<Path>>> removals = new ArrayList<>();
+        try (ExecutorService starts = Executors.newFixedThreadPool(2)) {
+            for (int i = 0; i < 2; i++) {
+                removals.add(starts.submit(() -> {
+                    start.await();
+                    return StaleGuestMounts.removeUnbound(dir);
+                }));
+            }
+            start.countDown();
+            for (Future<List<Path>> removal : removals) {
+                removal.get(); // then neither failed
+            }
+        }
+
+        // and all are gone
+        assertThat(names(dir)).isEmpty();
+    }
+
+    @Test
+    void a_replaced_directory_with_a_mount_below_it_on_this_host_is_kept() throws Exception {
+        GuestMounts first = GuestMounts.prepare(dir, cgroupRoot);
+        Files.delete(first.dev().resolve("zero"));
+        GuestMounts.prepare(dir, cgroupRoot);
+        Path staleDev = only(dir, ".dev-stale-");
+        Path mountPoint = staleDev.resolve("shm");
+        assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint.toString())
+                .inheritIO().start().waitFor()).isZero();
+        try {
+            assertThat(StaleGuestMounts.removeUnbound(dir)).isEmpty();
+            assertThat(mountPoint).exists();
+        } finally {
+            Unmounts.unmount(mountPoint);
+        }
+
+        assertThat(StaleGuestMounts.removeUnbound(dir)).containsExactly(staleDev);
+    }
+
+    @Test
     void a_change_of_the_hosts_hierarchies_rebuilds_the_cgroup_skeleton() throws Exception {
         GuestMounts.prepare(dir, cgroupRoot);
         Files.createDirectory(cgroupRoot.resolve("pids"));
@@ -118,6 +216,12 @@ class GuestMountsHostTest {
 
         assertThat(again.cgroupHierarchies()).containsExactly("cpu,cpuacct", "memory", "pids", "systemd");
         assertThat(names(again.cgroup())).contains("pids");
+    }
+
+    private static Path only(Path dir, String prefix) throws Exception {
+        List<String> found = names(dir).stream().filter(name -> name.startsWith(prefix)).toList();
+        assertThat(found).hasSize(1);
+        return dir.resolve(found.getFirst());
     }
 
     private static List<String> names(Path dir) throws Exception {

@@ -63,6 +63,41 @@ class HostInventoryHostTest {
                 () -> ProcessHandle.of(pid).isEmpty());
     }
 
+    @Test
+    void a_runc_state_dir_an_interrupted_restore_left_is_found_and_removed_by_the_reaper() throws Exception {
+        // given the state dir of a container runc never recorded (no state.json), with the criu-root a restore makes
+        Path stray = host.runc.stateRoot().resolve(host.idPrefix + "stray");
+        Files.createDirectories(stray.resolve("criu-root"));
+
+        // when
+        Leftovers found = host.inventory.scan(host.idPrefix);
+
+        // then
+        assertThat(found.containers()).isEmpty();
+        assertThat(found.stateDirs()).containsExactly(stray);
+
+        // when
+        host.inventory.reap(host.idPrefix);
+
+        // then
+        assertThat(stray).doesNotExist();
+        assertThat(host.inventory.scan(host.idPrefix).isEmpty()).isTrue();
+    }
+
+    @Test
+    void deleting_a_container_runc_does_not_know_removes_the_state_dir_it_left() throws Exception {
+        // given
+        ContainerId id = new ContainerId(host.idPrefix + "stray");
+        Path stray = host.runc.stateRoot().resolve(id.value());
+        Files.createDirectories(stray.resolve("criu-root"));
+
+        // when (the rollback of an interrupted restore)
+        host.runc.delete(id);
+
+        // then
+        assertThat(stray).doesNotExist();
+    }
+
     private int pidCount(Sandbox sandbox) {
         try {
             return host.cgroups.pids(sandbox.id().value()).size();
