@@ -57,7 +57,7 @@ public final class Main {
             return;
         }
         // Listens and wires at once: the JDK server starts on its own thread (its creation waits for the JDK's
-        // LoggerFinder, which the background set-up above is looking for in every jar), while this one wires. A request
+        // LoggerFinder, which the background set-up above is looking for), while this one wires. A request
         // that arrives before the wiring is done waits for it (EnvdServer). Two slow one-time set-ups start in the
         // background a little after envd serves (see Warmup): the first RPC does what it needs of the first itself if it
         // comes earlier, processes start through the JDK until the second is done, and GET /ready (for the host, which
