@@ -17,6 +17,9 @@
 // for k more.
 // AENV_BENCH_SPLIT=<k> adds the split to any mode.
 // AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (its per-step timings are less load-sensitive evidence).
+// The sequential loop and the burst are each followed by the server JVM's CPU by thread (schedstat): JIT compiler,
+// virtual threads' carriers (request work), the proxy's client threads, ... AENV_BENCH_BURST_WINDOW=<file> writes the
+// burst's start and end (CLOCK_MONOTONIC seconds) there, e.g. to cut a `perf record -k mono` of the server to it.
 // The exec row runs after 200 warm-up commands (AENV_BENCH_EXEC_WARMUP) on the same sandbox: the server's JIT is
 // still compiling the proxy path for the first few thousand proxied requests (a long-running server is past that;
 // bench/exec/exec.mjs shows the breakdown). The row is followed by the server's CPU time per command (warm-up and
@@ -29,6 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
 import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
+import { threadCpuMs } from '../lib/proc.mjs'
 
 const n = Number(process.argv[2] ?? 30)
 const onlyExec = process.argv[3] === 'exec'
@@ -88,6 +92,20 @@ function burstCpu(since) {
   return since === undefined ? c : Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v - since[k]]))
 }
 
+/**
+ * The server JVM's CPU by thread kind (schedstat, ns resolution; thread names as Linux keeps them, 15 characters, with
+ * their numbers folded except C1/C2's: "ForkJoinPool-#-" are virtual threads' carriers, "C1 CompilerThre" the JIT)
+ * since {@code since}, or the counters now: how much of the server's CPU is compilation rather than request work.
+ */
+function serverThreadCpu(since) {
+  const now = threadCpuMs(server.pid, (tid, name) => name.replace(/(?<!^C)\d+/g, '#'))
+  if (since === undefined) return now
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (since[k] ?? 0)]).filter(([, v]) => v >= 0.5)
+    .sort((a, b) => b[1] - a[1]))
+}
+const threadLine = (spent, per = 1) =>
+  Object.entries(spent).map(([k, v]) => `${k} ${(v / per).toFixed(per === 1 ? 0 : 2)}`).join(', ')
+
 const rows = []
 function report(what, samples, unit = 'ms') {
   const s = [...samples].sort((a, b) => a - b)
@@ -116,6 +134,8 @@ try {
   const envdCpuWarm = []
   const envdFaultsCold = []
   const envdFaultsWarm = []
+  const threadsAtLoop = serverThreadCpu()
+  const cpuAtLoop = serverCpuMs()
   for (let i = 0; i < (onlyExec ? 0 : n); i++) {
     await sleep(500) // lets the warm pool refill, as between users' creates
     const t0 = now()
@@ -144,6 +164,11 @@ try {
     await sbx.kill()
   }
   if (!onlyExec) report('time to interactive (create + commands.run true)', tti)
+  if (!onlyExec && n > 0) {
+    // includes the pool's refill (a restore per create) and the split's commands when asked for
+    console.log(`sequential loop: server JVM CPU per create ${((serverCpuMs() - cpuAtLoop) / n).toFixed(1)} ms; by thread ` +
+      `(schedstat ms per create): ${threadLine(serverThreadCpu(threadsAtLoop), n)}`)
+  }
   if (!onlyExec && splitCommands > 0) {
     report('  split: Sandbox.create', creates)
     commandsOnNew.forEach((samples, k) => report(`  split: command ${k + 1} on the new sandbox`, samples))
@@ -158,6 +183,8 @@ try {
   await sleep(Number(process.env.AENV_BENCH_BURST_SETTLE_MS ?? 2000))
   const burst = []
   const cpuAtBurst = burstCpu()
+  const threadsAtBurst = serverThreadCpu()
+  const startedMono = process.hrtime.bigint()
   const started = now()
   const burstCreates = []
   const burstFirsts = []
@@ -174,11 +201,16 @@ try {
   }))
   if (!onlyExec && !onlyDisk) {
     console.log(`20-way burst: all interactive after ${(now() - started).toFixed(0)} ms`)
+    // the burst's window in CLOCK_MONOTONIC seconds, e.g. for `perf record -k mono` + `perf script --time start,end`
+    if (process.env.AENV_BENCH_BURST_WINDOW) {
+      writeFileSync(process.env.AENV_BENCH_BURST_WINDOW, `${Number(startedMono) / 1e9},${Number(process.hrtime.bigint()) / 1e9}\n`)
+    }
     const spent = burstCpu(cpuAtBurst)
     console.log(`20-way burst CPU ms (load-insensitive): machine ${spent.machine} (both cores), server JVM ${spent.server}, ` +
       `server's reaped children (runc, CRIU, ...) ${spent.children}, this Node (SDK) ${spent.node}, sandboxes (cgroups) ` +
       `${spent.sandboxes}, rest (unreaped children, kernel work, other processes) ` +
       `${spent.machine - spent.server - spent.children - spent.node - spent.sandboxes}`)
+    console.log(`20-way burst: server JVM CPU by thread (schedstat ms): ${threadLine(serverThreadCpu(threadsAtBurst))}`)
     report('time to interactive, 20-way burst (each)', burst)
     if (splitCommands > 0) {
       report('  split: Sandbox.create (burst)', burstCreates)

@@ -41,12 +41,16 @@ import org.eclipse.jetty.http.MultiPart;
  */
 final class AotTraining {
     /**
-     * Proxied process starts, unary calls and lifecycle rounds. The server runs C1 only (jvm.options), so the cache's
-     * worth is its loaded and linked classes, not profiles: every path a few times is enough.
+     * Proxied process starts, unary calls, lifecycle rounds, and creates each followed by one proxied start and a kill
+     * (time to interactive). The server runs C1 only with {@code -XX:+AOTCompileEagerly} (jvm.options): a method the
+     * training compiled is compiled again at its first call in a server started with the cache, instead of running
+     * interpreted until it was called a few hundred times. So every path a user's SDK takes has to be taken here
+     * often enough to be compiled (C1's threshold: 200 calls): a create's code runs once per create.
      */
     private static final int EXECS = 300;
     private static final int UNARY = 300;
     private static final int LIFECYCLES = 20;
+    private static final int CREATES = 250;
     private static final String KEY = "e2b_" + "aot0".repeat(10);
     private static final Duration STOP_WAIT = Duration.ofSeconds(120);
 
@@ -233,6 +237,12 @@ final class AotTraining {
                 expect(api(HttpMethod.POST, "/sandboxes/" + one[0] + "/connect", "{\"timeout\":60}"), 201);
                 expect(api(HttpMethod.DELETE, "/sandboxes/" + one[0], null), 204);
                 expect(envd(one, HttpMethod.GET, "/health", null, null), 502);
+            }
+            for (int i = 0; i < CREATES; i++) {
+                String[] one = create();
+                expect(envd(one, HttpMethod.POST, "/process.Process/Start", "application/connect+json",
+                        envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")), 200);
+                expect(api(HttpMethod.DELETE, "/sandboxes/" + one[0], null), 204);
             }
         }
 

@@ -13,21 +13,37 @@ import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
- * is one short transaction, committed (and so fsynced) before it returns. The lock guards only the connection. An
- * exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart recovery would
- * reconcile the first one's sandboxes away).
+ * is committed (and so fsynced) before it returns, by the store's writer thread, concurrent writers' units in one
+ * shared transaction (group commit, {@link #write(String, SandboxStore.Durability, Work)}). The lock guards only the
+ * connection. An exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart
+ * recovery would reconcile the first one's sandboxes away).
  */
 final class Database implements AutoCloseable {
     private final Connection connection;
     private final FileChannel lockFile;
     private final ReentrantLock lock = new ReentrantLock();
+    private final Queue<QueuedWrite<?>> queued = new ConcurrentLinkedQueue<>();
+    private final AtomicLong commits = new AtomicLong();
+    private final AtomicBoolean draining = new AtomicBoolean();
+    private final ExecutorService writer =
+            Executors.newSingleThreadExecutor(Thread.ofPlatform().name("aenv-store-writer").daemon().factory());
     private boolean closed;
 
     @FunctionalInterface
@@ -114,35 +130,132 @@ final class Database implements AutoCloseable {
     }
 
     /**
-     * One transaction. {@link SandboxStore.Durability#WITH_NEXT_WRITE} commits it with {@code synchronous=OFF} (no
-     * fsync: the WAL frames reach the disk with the next commit's fsync, which covers all earlier frames) and sets
-     * {@code FULL} again before the lock is released; if that fails the store closes itself rather than go on with
-     * writes that are not durable.
+     * One unit of work, committed before this returns. Units are queued and committed by the store's own writer thread
+     * (a platform thread: SQLite's fsync in a native call would otherwise pin a virtual thread's carrier, one of the
+     * few that run every request), every unit queued when it gets to them in one transaction (group commit: one fsync
+     * for all instead of one each, so a burst of creates does not line up behind one fsync per write, nor hand a lock
+     * from one waiting create to the next). Each unit runs inside a savepoint of its own: a unit that fails is rolled
+     * back alone and its caller gets its failure, the others are committed. The transaction is made durable at once
+     * ({@code synchronous=FULL}) when any unit asks for {@link SandboxStore.Durability#NOW}; when all ask for
+     * {@link SandboxStore.Durability#WITH_NEXT_WRITE} it is committed with {@code synchronous=OFF} (no fsync: the WAL
+     * frames reach the disk with the next commit's fsync, which covers all earlier frames) and {@code FULL} is set
+     * again before the connection is released; if that fails the store closes itself rather than go on with writes
+     * that are not durable. The caller waits for its unit without a time limit and without giving up on an interrupt
+     * (the interrupt is kept): its unit is committed or failed either way.
      */
     <T> T write(String what, SandboxStore.Durability durability, Work<T> work) {
-        lock.lock();
+        requireNonNull(durability, "durability is null");
+        requireNonNull(work, "work is null");
+        if (lock.isHeldByCurrentThread()) {
+            throw new IllegalStateException("a store write cannot start inside another store call (" + what + ")");
+        }
+        QueuedWrite<T> mine = new QueuedWrite<>(what, durability, work);
+        queued.add(mine);
+        scheduleDrain();
+        return mine.result();
+    }
+
+    /** Makes sure the writer thread will commit what is queued now (at most one drain is scheduled or running). */
+    private void scheduleDrain() {
+        if (!draining.compareAndSet(false, true)) {
+            return; // the running drain looks at the queue again after it lets go of the flag
+        }
+        try {
+            writer.execute(this::drain);
+        } catch (RejectedExecutionException e) { // closed
+            draining.set(false);
+            failQueued();
+        }
+    }
+
+    /** On the writer thread: commits until the queue is empty, then once more if something came in meanwhile. */
+    private void drain() {
+        do {
+            lock.lock();
+            try {
+                while (!queued.isEmpty()) {
+                    commitQueued();
+                }
+            } finally {
+                lock.unlock();
+                draining.set(false);
+            }
+        } while (!queued.isEmpty() && draining.compareAndSet(false, true));
+    }
+
+    /** Fails every queued unit: the store is closed. */
+    private void failQueued() {
+        StoreException closed = new StoreException("the sandbox store is closed", null);
+        for (QueuedWrite<?> unit; (unit = queued.poll()) != null; ) {
+            unit.finish(closed);
+        }
+    }
+
+    /** How many transactions the writes committed so far (tests: group commit). */
+    long commits() {
+        return commits.get();
+    }
+
+    /** Units waiting for the connection right now (tests: group commit). */
+    int queuedWrites() {
+        return queued.size();
+    }
+
+    /** Commits every queued unit in one transaction; runs on the writer thread with the lock held. */
+    private void commitQueued() {
+        List<QueuedWrite<?>> batch = new ArrayList<>();
+        for (QueuedWrite<?> unit; (unit = queued.poll()) != null; ) {
+            batch.add(unit);
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        boolean deferred = batch.stream().allMatch(u -> u.durability() == SandboxStore.Durability.WITH_NEXT_WRITE);
+        Throwable failure = null;
         try {
             checkOpen();
-            boolean deferred = durability == SandboxStore.Durability.WITH_NEXT_WRITE;
             if (deferred) {
                 synchronous("OFF");
             }
             try {
-                T result = work.run(connection);
+                runAll(batch);
                 connection.commit();
-                return result;
-            } catch (SQLException | RuntimeException e) {
+                commits.incrementAndGet();
+            } catch (Throwable e) { // every caller of the batch gets it; none may wait forever
                 rollbackQuietly(e);
-                throw e;
+                failure = e;
             } finally {
                 if (deferred) {
-                    restoreFullSync(what);
+                    restoreFullSync(batch.getFirst().what()); // closes the store and throws if it cannot
                 }
             }
-        } catch (SQLException e) {
-            throw new StoreException("store failed to " + what, e);
-        } finally {
-            lock.unlock();
+        } catch (Throwable e) {
+            failure = e;
+        }
+        for (QueuedWrite<?> unit : batch) {
+            unit.finish(failure);
+        }
+    }
+
+    /**
+     * Runs each unit in the transaction. With more than one, each runs inside a savepoint: a unit that fails is rolled
+     * back to it and keeps its failure while the others go on; a failure that leaves the transaction unusable (the
+     * rollback to the savepoint fails) is thrown and fails the whole batch.
+     */
+    private void runAll(List<QueuedWrite<?>> batch) throws SQLException {
+        if (batch.size() == 1) {
+            batch.getFirst().run(connection); // its failure fails the (one-unit) transaction, as before group commit
+            return;
+        }
+        for (QueuedWrite<?> unit : batch) {
+            Savepoint savepoint = connection.setSavepoint();
+            try {
+                unit.run(connection);
+            } catch (Throwable e) {
+                connection.rollback(savepoint);
+                unit.keep(e);
+            }
+            connection.releaseSavepoint(savepoint);
         }
     }
 
@@ -202,7 +315,7 @@ final class Database implements AutoCloseable {
         }
     }
 
-    private void rollbackQuietly(Exception failure) {
+    private void rollbackQuietly(Throwable failure) {
         try {
             connection.rollback();
         } catch (SQLException e) {
@@ -227,6 +340,7 @@ final class Database implements AutoCloseable {
             throw new StoreException("cannot close the sandbox store", e);
         } finally {
             lock.unlock();
+            writer.shutdown(); // a drain already scheduled still runs and fails what it finds (the store is closed)
         }
     }
 }

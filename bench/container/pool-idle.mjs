@@ -1,0 +1,108 @@
+// What an idle warm-pool member costs (the AENV_BACKEND_POOL_SIZE trade-off): the server jar with the container backend
+// and a warm pool of N (argument, default 10) on a benchmark lane (bench/lib/lane.mjs, sdk layout), one create + kill
+// to build the template's boot image, then a wait until the pool is full (N sandbox cgroups with processes in the
+// lane's cgroup parent) and has settled (AENV_BENCH_POOL_SETTLE_MS, default 10000), then IDLE seconds (second argument, default 30)
+// with nobody calling: per member (each restored sandbox's cgroup) the CPU time (cpuacct, load-insensitive) and the
+// memory of its processes (PSS, private = Private_Clean + Private_Dirty, RSS from /proc/<pid>/smaps_rollup), and the
+// server JVM's own CPU. Run it with N = 0 too: the server's idle CPU without members is the baseline. Needs root,
+// scripts/setup-host.sh and the built jars:
+//   mvn -B -q -DskipTests package && node bench/container/pool-idle.mjs [N] [idle seconds]
+import { join } from 'node:path'
+import { readFileSync, readdirSync, existsSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
+import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
+import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
+
+const poolSize = Number(process.argv[2] ?? 10)
+const idleSeconds = Number(process.argv[3] ?? 30)
+const settleMs = Number(process.env.AENV_BENCH_POOL_SETTLE_MS ?? 10000)
+const lane = await claimLane()
+const server = await startServer({
+  backend: 'container',
+  jvmOptions: SERVE_JVM_OPTIONS,
+  readyTimeoutMs: 120_000,
+  env: {
+    ...laneEnv(lane, LAYOUTS.sdk),
+    AENV_BACKEND_WARM_SLOTS: '8',
+    AENV_BACKEND_MAX_SANDBOXES: '48',
+    AENV_BACKEND_CPU_COUNT: '1',
+    AENV_BACKEND_MEMORY_MB: '512',
+    AENV_BACKEND_POOL_SIZE: String(poolSize),
+    AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
+  },
+})
+const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
+const cpuacct = `/sys/fs/cgroup/cpuacct/agentenv-bench-sdk-${lane}`
+
+/** The lane's sandbox cgroups with processes in them: name -> { cpuMs, pids }. */
+function members() {
+  const found = {}
+  const walk = (dir, name) => {
+    const procs = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
+    if (name !== '' && procs.length > 0) {
+      found[name] = { cpuMs: Number(readFileSync(join(dir, 'cpuacct.usage'), 'utf8')) / 1e6, pids: procs }
+    }
+    for (const d of readdirSync(dir, { withFileTypes: true })) {
+      if (d.isDirectory()) walk(join(dir, d.name), name === '' ? d.name : `${name}/${d.name}`)
+    }
+  }
+  if (existsSync(cpuacct)) walk(cpuacct, '')
+  return found
+}
+
+/** PSS, private and RSS in KiB of the given processes (smaps_rollup), summed. */
+function memoryKib(pids) {
+  const sum = { pss: 0, priv: 0, rss: 0 }
+  for (const pid of pids) {
+    let text
+    try {
+      text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    } catch { continue } // ended meanwhile
+    const field = (k) => Number((text.match(new RegExp(`^${k}:\\s+(\\d+)`, 'm')) ?? [0, 0])[1])
+    sum.pss += field('Pss')
+    sum.priv += field('Private_Clean') + field('Private_Dirty')
+    sum.rss += field('Rss')
+  }
+  return sum
+}
+
+const serverCpuMs = () => {
+  const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10
+}
+const serverRssKib = () => Number(readFileSync(`/proc/${server.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)/m)[1])
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] ?? 0
+const mib = (kib) => (kib / 1024).toFixed(1)
+
+try {
+  await (await Sandbox.create('base', opts)).kill() // builds the template's boot image on a fresh data dir
+  const deadline = Date.now() + 60_000 + poolSize * 5_000
+  // the pool restores members until it holds N
+  while (Object.keys(members()).length < poolSize) {
+    if (Date.now() > deadline) throw new Error(`the pool did not fill to ${poolSize} in time (${Object.keys(members()).length})`)
+    await sleep(200)
+  }
+  await sleep(settleMs)
+  const m0 = members()
+  const s0 = serverCpuMs()
+  const t0 = performance.now()
+  await sleep(idleSeconds * 1000)
+  const seconds = (performance.now() - t0) / 1000
+  const m1 = members()
+  const s1 = serverCpuMs()
+  const names = Object.keys(m1).filter((k) => k in m0)
+  const cpuPerSecond = names.map((k) => (m1[k].cpuMs - m0[k].cpuMs) / seconds)
+  const mem = names.map((k) => memoryKib(m1[k].pids))
+  console.log(`warm pool of ${poolSize}: ${names.length} members idle for ${seconds.toFixed(1)} s (settled ${settleMs} ms after filling)`)
+  if (names.length > 0) {
+    console.log(`per member: CPU ${median(cpuPerSecond).toFixed(3)} ms/s median (min ${Math.min(...cpuPerSecond).toFixed(3)}, ` +
+      `max ${Math.max(...cpuPerSecond).toFixed(3)}, all members ${cpuPerSecond.reduce((a, b) => a + b, 0).toFixed(2)} ms/s); ` +
+      `PSS ${mib(median(mem.map((x) => x.pss)))} MiB, private ${mib(median(mem.map((x) => x.priv)))} MiB, ` +
+      `RSS ${mib(median(mem.map((x) => x.rss)))} MiB (medians); all members PSS ${mib(mem.reduce((a, x) => a + x.pss, 0))} MiB`)
+  }
+  console.log(`server JVM: CPU ${((s1 - s0) / seconds).toFixed(2)} ms/s (10 ms ticks), RSS ${mib(serverRssKib())} MiB; ` +
+    `load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
+} finally {
+  await server.stop({ timeoutMs: 120_000 })
+}
