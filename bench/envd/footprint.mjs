@@ -3,10 +3,18 @@
 // RSS with 10 running processes (each attached through an open Start stream, as the SDK's background commands are).
 // With --idle-seconds N (default 30) it also reports envd's CPU per thread over N idle seconds (schedstat, in ms).
 //
-//   node bench/envd/footprint.mjs [--runs N] [--no-aot] [--idle-seconds N] [--metrics-every S] [-- extra JVM options...]
+//   node bench/envd/footprint.mjs [--runs N] [--no-aot] [--idle-seconds N] [--metrics-every S] [--node-poller]
+//                                 [-- extra JVM options...]
+//
+// Start-up is timed by bench/envd/ready-probe.py (python3): it forks java and tries GET /health every 1 ms with a
+// blocking connect that costs ~20 us of CPU when refused, and then sends the first Start; its clock starts right before
+// the fork. --node-poller times it as sessions 3 and 4 did, from this process (http.get every 1 ms: ~0.3-0.4 ms of node
+// CPU per refused connect on the same 2 cores as the JVM, 20-65 ms until the 204); pollerCpuUntilReadyMs shows it.
 //
 // Needs the built jar (mvn -B -pl agentenv-envd -am package); uses agentenv-envd/target/envd.aot when present.
 import { spawn } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { readFileSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import { envdCommand, envdAotCache } from '../../e2e/lib/envd-harness.mjs'
@@ -18,6 +26,10 @@ import os from 'node:os'
 
 const args = process.argv.slice(2)
 const runs = Number(args[args.indexOf('--runs') + 1]) > 0 && args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 10
+const nodePoller = args.includes('--node-poller')
+const readyProbe = join(dirname(fileURLToPath(import.meta.url)), 'ready-probe.py')
+// Debian's python3 directly (a python3 earlier on PATH may be a shim that starts a shell first)
+const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
 const useAot = !args.includes('--no-aot') && existsSync(envdAotCache)
 const idleSeconds = args.includes('--idle-seconds') ? Number(args[args.indexOf('--idle-seconds') + 1]) : 30
 // --metrics-every S: during the idle window, GET /metrics every S seconds (the server samples every sandbox every 5 s)
@@ -83,19 +95,62 @@ async function startEnvd(on = port) {
   const base = useAot ? argv : argv.filter((a) => !a.startsWith('-XX:AOTCache='))
   const jar = base.indexOf('-jar')
   const jvm = [...base.slice(0, jar), ...extraJvm, ...base.slice(jar)] // after jvm.options' flags, so they win
+  return nodePoller ? startPolledByNode(on, java, jvm) : startPolledByProbe(on, java, jvm)
+}
+
+// ready-probe.py starts envd and polls it (~20 us of CPU per refused connect); the times are from its clock, taken
+// right before its fork of java
+async function startPolledByProbe(on, java, jvm) {
+  const probe = spawn(python, [readyProbe, '--port', String(on), '--', java, ...jvm],
+    { stdio: ['pipe', 'pipe', 'inherit'] })
+  const events = []
+  let waiting = null
+  let buffered = ''
+  probe.stdout.on('data', (d) => {
+    buffered += d
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      events.push(JSON.parse(buffered.slice(0, nl)))
+      buffered = buffered.slice(nl + 1)
+      waiting?.()
+    }
+  })
+  const next = async (name) => {
+    for (;;) {
+      const found = events.find((e) => e.event === name || e.event === 'exited')
+      if (found) {
+        if (found.event === 'exited') throw new Error(`envd exited with status ${found.status}`)
+        return found
+      }
+      if (probe.exitCode !== null) throw new Error('ready-probe.py exited')
+      await new Promise((r) => { waiting = r; setTimeout(r, 50) })
+    }
+  }
+  const ready = await next('ready')
+  const first = await next('firstStart')
+  if (!first.ok) throw new Error('the first process.Start did not end with exit code 0')
+  const child = { pid: ready.pid, exited: new Promise((r) => probe.once('exit', r)) }
+  return { child, readyMs: ready.readyMs, cpuMs: ready.envdCpuMs, firstStartMs: first.firstStartMs, pollerCpuMs: ready.probeCpuMs }
+}
+
+// the measurement of sessions 3 and 4: node's http.get every 1 ms (~0.3-0.4 ms of node CPU per refused connect, on
+// the same 2 cores as envd); CPU until ready from /proc/PID/stat (10 ms ticks)
+async function startPolledByNode(on, java, jvm) {
   const t0 = process.hrtime.bigint()
-  const child = spawn(java, jvm, { stdio: ['ignore', 'ignore', 'inherit'] })
+  const cpuBefore = process.cpuUsage()
+  const spawned = spawn(java, jvm, { stdio: ['ignore', 'ignore', 'inherit'] })
   for (;;) {
     if (await health(on)) break
-    if (child.exitCode !== null) throw new Error('envd exited')
+    if (spawned.exitCode !== null) throw new Error('envd exited')
     await delay(1)
   }
   const readyMs = Number(process.hrtime.bigint() - t0) / 1e6
-  const readyCpuMs = cpuMs(child.pid)
+  const pollerCpu = process.cpuUsage(cpuBefore)
+  const readyCpuMs = cpuMs(spawned.pid)
   const exitCode = await runTrue(on)
   if (exitCode !== 0) throw new Error(`the first process.Start did not end with exit code 0: ${exitCode}`)
   const firstStartMs = Number(process.hrtime.bigint() - t0) / 1e6
-  return { child, readyMs, cpuMs: readyCpuMs, firstStartMs }
+  const child = { pid: spawned.pid, exited: new Promise((r) => spawned.once('exit', r)) }
+  return { child, readyMs, cpuMs: readyCpuMs, firstStartMs, pollerCpuMs: (pollerCpu.user + pollerCpu.system) / 1000 }
 }
 
 // process.Start of /bin/true with its whole stream read; resolves to the exit code of the end event
@@ -122,9 +177,8 @@ function runTrue(on) {
 }
 
 async function stop(child) {
-  const exited = new Promise((r) => child.once('exit', r))
-  child.kill('SIGTERM')
-  await exited
+  process.kill(child.pid, 'SIGTERM')
+  await child.exited
 }
 
 function openStream(cmd) {
@@ -148,6 +202,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 const ready = []
 const firstStart = []
 const cpu = []
+const pollerCpu = []
 const idlePss = []
 let idleThreads = {}
 let idleEndRss = 0
@@ -158,7 +213,8 @@ let withProcesses = 0
 let secondPrivate = 0
 let secondPrivateLater = 0
 for (let i = 0; i < runs; i++) {
-  const { child, readyMs, cpuMs: used, firstStartMs } = await startEnvd()
+  const { child, readyMs, cpuMs: used, firstStartMs, pollerCpuMs } = await startEnvd()
+  pollerCpu.push(pollerCpuMs)
   ready.push(readyMs)
   firstStart.push(firstStartMs)
   cpu.push(used)
@@ -210,7 +266,9 @@ console.log(JSON.stringify({
   jvmOptions: extraJvm.join(' '),
   startToReadyMs: { min: Math.min(...ready).toFixed(1), median: median(ready).toFixed(1), max: Math.max(...ready).toFixed(1) },
   startToFirstStartAnsweredMs: { min: Math.min(...firstStart).toFixed(1), median: median(firstStart).toFixed(1), max: Math.max(...firstStart).toFixed(1) },
-  cpuUntilReadyMs: { min: Math.min(...cpu), median: median(cpu) },
+  poller: nodePoller ? 'node http.get every 1 ms' : 'ready-probe.py every 1 ms',
+  cpuUntilReadyMs: { min: Math.min(...cpu).toFixed(1), median: median(cpu).toFixed(1) },
+  pollerCpuUntilReadyMs: { min: Math.min(...pollerCpu).toFixed(1), median: median(pollerCpu).toFixed(1) },
   idleRssMiB: { min: (Math.min(...idle) / 1024).toFixed(1), median: (median(idle) / 1024).toFixed(1) },
   idlePssMiBAlone: (median(idlePss) / 1024).toFixed(1),
   idlePrivateMiBAlone: (median(idlePrivate) / 1024).toFixed(1),

@@ -1,5 +1,7 @@
 // Measures the floor server built by floor.sh: start -> first 204 (10 starts) and memory by mapping.
-//   node bench/envd/floor/measure.mjs DIR [--rt]
+//   node bench/envd/floor/measure.mjs DIR [--rt] [--share own|default|off] [-- extra JVM options...]
+// --share: own = its own AOT cache (floor.aot, the default), default = the JDK's default CDS archive only (no
+// -XX:AOTCache), off = no class data sharing at all (-Xshare:off)
 // --rt: as bench/envd/startup-phases.mjs --rt (server under `chrt -r 10`, this poller at real-time priority 20)
 import { spawn, execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -7,12 +9,26 @@ import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import net from 'node:net'
 import os from 'node:os'
+import { threadCpuMs } from '../../lib/proc.mjs'
 
 const dir = process.argv[2]
 const realtime = process.argv.includes('--rt')
 if (realtime) execFileSync('chrt', ['-r', '-p', '20', String(process.pid)])
 const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
 const options = readFileSync(join(dir, 'jvm.options'), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean)
+const share = process.argv.includes('--share') ? process.argv[process.argv.indexOf('--share') + 1] : 'own'
+const sharing = { own: [`-XX:AOTCache=${join(dir, 'floor.aot')}`], default: [], off: ['-Xshare:off'] }[share]
+if (!sharing) throw new Error(`--share ${share}: own, default or off`)
+const extraJvm = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : []
+
+// a free port chosen by the kernel
+async function freePort() {
+  const server = net.createServer()
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address()
+  await new Promise((r) => server.close(r))
+  return port
+}
 
 function health(port) {
   return new Promise((resolve) => {
@@ -62,16 +78,18 @@ function memory(pid) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ready = []
+const cpu = [] // the server's CPU (all threads) when the 204 came: insensitive to other load
 let memoryAt2 = null
 let memoryAt12 = null
 for (let i = 0; i < 10; i++) {
-  const port = 20000 + Math.floor(Math.random() * 20000)
+  const port = await freePort()
   const t0 = performance.now()
-  const argv = [...options, `-XX:AOTCache=${join(dir, 'floor.aot')}`, '-cp', join(dir, 'floor.jar'), 'HealthFloor', String(port)]
+  const argv = [...options, ...sharing, ...extraJvm, '-cp', join(dir, 'floor.jar'), 'HealthFloor', String(port)]
   const child = realtime ? spawn('chrt', ['-r', '10', java, ...argv], { stdio: ['ignore', 'ignore', 'inherit'] })
     : spawn(java, argv, { stdio: ['ignore', 'ignore', 'inherit'] })
   while (await health(port) !== 204) await delay(1)
   ready.push(performance.now() - t0)
+  cpu.push(Object.values(threadCpuMs(child.pid)).reduce((a, b) => a + b, 0))
   if (i === 9) {
     await delay(2000)
     memoryAt2 = memory(child.pid)
@@ -86,7 +104,10 @@ console.log(JSON.stringify({
   date: new Date().toISOString(),
   loadAverage: os.loadavg().map((l) => l.toFixed(2)).join(' '),
   realtime,
+  share,
+  jvmOptions: extraJvm.join(' '),
   'start -> first 204 min / median / max (ms)': `${Math.min(...ready).toFixed(1)} / ${median(ready).toFixed(1)} / ${Math.max(...ready).toFixed(1)}`,
+  'CPU until the 204 min / median / max (ms)': `${Math.min(...cpu).toFixed(1)} / ${median(cpu).toFixed(1)} / ${Math.max(...cpu).toFixed(1)}`,
   'memory 2 s after start, RSS / PSS / private / anonymous (MiB)': memoryAt2,
   'memory 12 s after start, RSS / PSS / private / anonymous (MiB)': memoryAt12,
 }, null, 2))

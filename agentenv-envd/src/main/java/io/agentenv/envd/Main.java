@@ -24,11 +24,14 @@ import io.agentenv.envd.session.SessionEndpoints;
 import io.agentenv.envd.users.Accounts;
 import io.agentenv.envd.users.UserDirectory;
 import java.io.IOException;
+import java.text.DecimalFormatSymbols;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +47,7 @@ public final class Main {
             return;
         }
         EnvdServer.prepareInBackground();
+        prepareWiringInBackground();
         EnvdConfig config;
         try {
             config = EnvdConfig.parse(args, System.getenv());
@@ -52,14 +56,14 @@ public final class Main {
             System.exit(2);
             return;
         }
-        // Listens first and wires meanwhile: a request that arrives before the wiring is done waits for it (EnvdServer),
-        // while the JDK server sets up its first connection on the other core. Two slow one-time set-ups start in the
-        // background a little after it serves (see Warmup): the first RPC does what it needs of the first itself if it
+        // Listens and wires at once: the JDK server starts on its own thread (its creation waits for the JDK's
+        // LoggerFinder, which the background set-up above is looking for), while this one wires. A request
+        // that arrives before the wiring is done waits for it (EnvdServer). Two slow one-time set-ups start in the
+        // background a little after envd serves (see Warmup): the first RPC does what it needs of the first itself if it
         // comes earlier, processes start through the JDK until the second is done, and GET /ready (for the host, which
         // checkpoints a template's envd only after it) answers once both are done.
         EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(), Duration.ofSeconds(1));
-        server.start();
-        long listeningNanos = System.nanoTime();
+        CompletableFuture<Long> listening = listenInBackground(server);
         Clock clock = Clock.systemUTC();
         CompletableFuture<Void> warmup = new CompletableFuture<>();
         LogJournal journal = new LogJournal(clock, config.journalBytes(),
@@ -72,6 +76,16 @@ public final class Main {
             services = wire(config, clock, journal, warmup);
         } catch (Throwable e) { // whatever it is: exit rather than serve half-wired
             log.atError().setCause(e).log("envd could not wire its services");
+            System.exit(1);
+            return;
+        }
+        long listeningNanos;
+        try {
+            listeningNanos = listening.join();
+        } catch (CompletionException e) {
+            log.atError().setCause(e.getCause()).addKeyValue("port", config.listen().getPort())
+                    .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
+                    .log("envd could not listen");
             System.exit(1);
             return;
         }
@@ -104,6 +118,32 @@ public final class Main {
             System.exit(0);
         }
         stopped.await();
+    }
+
+    /**
+     * Starts, on a background thread, the JDK's one-time set-up that the wiring needs first and that does not depend on
+     * envd: the default locale's number symbols (locale provider and CLDR data: ~5-10 ms of CPU), which protobuf's
+     * {@code RuntimeVersion} loads through {@code String.format} when the first generated message class initialises. It
+     * runs on the second core while this thread parses its options, listens and sets up logging; if the wiring gets there
+     * first it just waits for (or does) the class initialisation itself.
+     */
+    private static void prepareWiringInBackground() {
+        Thread.ofPlatform().name("envd-wiring-warmup").daemon()
+                .start(() -> DecimalFormatSymbols.getInstance(Locale.getDefault(Locale.Category.FORMAT)));
+    }
+
+    /** Starts {@code server} on a new platform thread; completes with the {@link System#nanoTime} it listened at. */
+    private static CompletableFuture<Long> listenInBackground(EnvdServer server) {
+        CompletableFuture<Long> listening = new CompletableFuture<>();
+        Thread.ofPlatform().name("envd-listen").start(() -> {
+            try {
+                server.start();
+                listening.complete(System.nanoTime());
+            } catch (IOException | RuntimeException e) {
+                listening.completeExceptionally(e);
+            }
+        });
+        return listening;
     }
 
     /**

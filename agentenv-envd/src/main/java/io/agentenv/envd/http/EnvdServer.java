@@ -105,14 +105,15 @@ public final class EnvdServer implements AutoCloseable {
     }
 
     /**
-     * Starts, on a background thread, the JDK's one-time set-ups that the first server and its first response need and
-     * that do not depend on envd, so that they run on the second core while envd parses its options and starts: the
-     * search for a {@link System.LoggerFinder} (each server's logger makes the JDK look through the class path and its
-     * own modules' resources, ~5-8 ms of CPU the first time), the first virtual thread of an executor like the
-     * server's (its first start spins method-handle classes at run time, which the AOT cache does not keep: ~4 ms on the
-     * dispatcher thread at the first connection otherwise) and the formatter of every response's {@code Date} header
-     * (sun.net.httpserver.ExchangeImpl: locale and time-zone data, ~10-20 ms of CPU). Whoever comes second just uses
-     * what the first did (or waits for its class initialisation).
+     * Starts, on two background threads, the JDK's one-time set-ups that the first server and its first response need
+     * and that do not depend on envd, so that they run on the second core while envd parses its options and wires: on
+     * one, the search for a {@link System.LoggerFinder} (the server's creation waits for it: the JDK looks through its
+     * own modules and every jar of the class path, ~5-15 ms of CPU the first time) and then the first virtual thread of
+     * an executor like the server's (its first start spins method-handle classes at run time, which the AOT cache does
+     * not keep: ~4 ms on the dispatcher thread at the first connection otherwise); on the other, the formatter of every
+     * response's {@code Date} header (sun.net.httpserver.ExchangeImpl: locale, time-zone names and rules, ~15-20 ms of
+     * CPU, which the first response waits for). Whoever comes second just uses what the first did (or waits for its
+     * class initialisation).
      */
     public static void prepareInBackground() {
         Thread.ofPlatform().name("envd-http-warmup").daemon().start(() -> {
@@ -120,9 +121,10 @@ public final class EnvdServer implements AutoCloseable {
             try (ExecutorService first = exchangeThreads()) {
                 first.execute(() -> { });
             }
-            DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US).withZone(ZoneId.of("GMT"))
-                    .format(Instant.now());
         });
+        Thread.ofPlatform().name("envd-date-warmup").daemon().start(() ->
+                DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US).withZone(ZoneId.of("GMT"))
+                        .format(Instant.now()));
     }
 
     private void serve(HttpExchange exchange) throws IOException {
