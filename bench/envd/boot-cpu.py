@@ -5,7 +5,7 @@ preloading and linking its classes) plus the launcher and exit, without serving 
 
     python3 bench/envd/boot-cpu.py [--runs N] BUILD_DIR [BUILD_DIR...]
 
-BUILD_DIR holds agentenv-envd.jar, lib/, jvm.options and envd.aot (agentenv-envd/target after `mvn package`).
+BUILD_DIR holds agentenv-envd.jar, jvm.options and envd.aot (agentenv-envd/target after `mvn package`).
 """
 import argparse
 import os

@@ -3,7 +3,7 @@
 //
 //   node bench/envd/startup-phases.mjs [--runs N] [--rt] [--poll-ms N] [--builds DIR,DIR...] [-- extra JVM options...]
 //
-// --builds: several envd builds (directories holding agentenv-envd.jar, lib/, jvm.options and envd.aot, e.g. one built
+// --builds: several envd builds (directories holding agentenv-envd.jar, jvm.options and envd.aot, e.g. one built
 // from `git archive main` and agentenv-envd/target), started in turn (A B A B ...) so that a changing machine load
 // affects them alike; one result per build. Default: agentenv-envd/target (or AENV_ENVD_DIR).
 //

@@ -4,7 +4,7 @@
 // (request to end of stream, and to the start event) and envd's own CPU time per command (utime+stime of its JVM from
 // /proc, children excluded), the load-insensitive number.
 //   node bench/exec/envd-ab.mjs <dir of build A> <dir of build B> [samples per variant]    (default 300)
-// A build dir holds agentenv-envd.jar, lib/, jvm.options and envd.aot (agentenv-envd/target after `mvn package`).
+// A build dir holds agentenv-envd.jar, jvm.options and envd.aot (agentenv-envd/target after `mvn package`).
 import { request, Agent } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'

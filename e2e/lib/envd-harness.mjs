@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-// AENV_ENVD_DIR points at another build output (a directory holding agentenv-envd.jar, lib/ and envd.aot).
+// AENV_ENVD_DIR points at another build output (a directory holding agentenv-envd.jar and envd.aot).
 const envdDir = process.env.AENV_ENVD_DIR || join(repoRoot, 'agentenv-envd', 'target')
 export const envdJar = join(envdDir, 'agentenv-envd.jar')
 export const envdAotCache = join(envdDir, 'envd.aot')

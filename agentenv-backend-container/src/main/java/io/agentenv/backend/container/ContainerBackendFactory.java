@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
 public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     private static final Logger log = LoggerFactory.getLogger(ContainerBackendFactory.class);
-    private static final List<String> ENVD_FILES = List.of("agentenv-envd.jar", "jvm.options", "envd.aot", "lib");
+    private static final List<String> ENVD_FILES = List.of("agentenv-envd.jar", "jvm.options", "envd.aot");
 
     private final Clock clock;
     private final AtomicBoolean shutDown = new AtomicBoolean();
@@ -201,14 +201,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     private static Path privateEnvdCopy(HostParts parts, Path source, Path copies)
             throws IOException, CommandFailedException, InterruptedException {
         StringBuilder fingerprint = new StringBuilder();
-        List<Path> files;
-        try (Stream<Path> walk = Files.walk(source.resolve("lib"))) {
-            files = new ArrayList<>(walk.filter(Files::isRegularFile).sorted().toList());
-        }
-        for (String file : List.of("agentenv-envd.jar", "jvm.options", "envd.aot")) {
-            files.add(source.resolve(file));
-        }
-        for (Path file : files) {
+        for (Path file : ENVD_FILES.stream().map(source::resolve).toList()) {
             fingerprint.append(source.relativize(file)).append(' ').append(Files.size(file)).append(' ')
                     .append(Files.getLastModifiedTime(file).toMillis()).append('\n');
         }

@@ -17,7 +17,7 @@ import java.util.Set;
  * ("Container backend settings"); an unknown key is an error, so a typo never silently falls back to a default.
  *
  * @param hostEnv        the host setup's facts ({@code host_env}, default /var/cache/agentenv/host.env)
- * @param envdDir        envd's distribution: agentenv-envd.jar, lib/, jvm.options, envd.aot ({@code envd_dir},
+ * @param envdDir        envd's distribution: agentenv-envd.jar (dependencies inside), jvm.options, envd.aot ({@code envd_dir},
  *                       default {@code agentenv-envd/target} under the working directory)
  * @param jdkHome        the JDK envd runs on, bound read-only at its own path ({@code jdk_home}, default the Temurin 25
  *                       install)
