@@ -8,13 +8,12 @@
 // With `burst`: `claims` rounds (default 3) of a 20-way burst against a pool of 20 (as docs/benchmarks.md's burst row).
 // AENV_BENCH_SERVER_LOG=<file> keeps the server's log there.
 // Claims a benchmark lane (bench/lib/lane.mjs, the sdk layout). AENV_BACKEND_ENVD_DIR points at another envd build.
-import { join } from 'node:path'
 import { readFileSync, writeFileSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { spawn, execFileSync } from 'node:child_process'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
-import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
-import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
+import { startBenchServer } from '../lib/container-server.mjs'
+import { claimLane, LAYOUTS } from '../lib/lane.mjs'
 import { threadCpuMs } from '../lib/proc.mjs'
 
 const burstMode = process.argv[3] === 'burst'
@@ -32,20 +31,7 @@ const minClaimUs = Number(process.env.AENV_BENCH_CLAIM_MIN_US ?? 2000)
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const cgroupParent = `agentenv-bench-sdk-${lane}`
-const server = await startServer({
-  backend: 'container',
-  jvmOptions: SERVE_JVM_OPTIONS,
-  readyTimeoutMs: 120_000,
-  env: {
-    ...laneEnv(lane, LAYOUTS.sdk),
-    AENV_BACKEND_WARM_SLOTS: '8',
-    AENV_BACKEND_MAX_SANDBOXES: '48',
-    AENV_BACKEND_CPU_COUNT: '1',
-    AENV_BACKEND_MEMORY_MB: '512',
-    AENV_BACKEND_POOL_SIZE: String(poolSize),
-    AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
-  },
-})
+const server = await startBenchServer(lane, LAYOUTS.sdk, { poolSize })
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
 
 /** The cpuacct cgroup path of a pid, or null when it is not one of this lane's sandboxes. */

@@ -18,8 +18,8 @@ import { join } from 'node:path'
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
-import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
-import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
+import { startBenchServer } from '../lib/container-server.mjs'
+import { claimLane, LAYOUTS } from '../lib/lane.mjs'
 
 const n = Number(process.argv[2] ?? 30)
 const options = process.argv.slice(3)
@@ -34,21 +34,12 @@ for (const o of options) {
 }
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
-const server = await startServer({
-  backend: 'container',
-  jvmOptions: SERVE_JVM_OPTIONS, // the server as scripts/serve.sh runs it (C2 on), not the tests' quick-start options
-  readyTimeoutMs: 120_000,
-  env: {
-    ...laneEnv(lane, LAYOUTS.pause),
-    AENV_BACKEND_WARM_SLOTS: '2',
-    AENV_BACKEND_MAX_SANDBOXES: '8',
-    AENV_BACKEND_CPU_COUNT: '1',
-    AENV_BACKEND_MEMORY_MB: '512',
-    AENV_BACKEND_POOL_SIZE: '0',
-    AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
-    // for before/after runs against another CRIU build: a copy of the host setup's host.env naming it
-    ...(process.env.AENV_BENCH_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BENCH_HOST_ENV } : {}),
-  },
+const server = await startBenchServer(lane, LAYOUTS.pause, {
+  poolSize: 0,
+  warmSlots: 2,
+  maxSandboxes: 8,
+  // for before/after runs against another CRIU build: a copy of the host setup's host.env naming it
+  env: process.env.AENV_BENCH_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BENCH_HOST_ENV } : {},
 })
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
 

@@ -11,27 +11,14 @@ import { join } from 'node:path'
 import { readFileSync, readdirSync, existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
-import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
-import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
+import { startBenchServer } from '../lib/container-server.mjs'
+import { claimLane, LAYOUTS } from '../lib/lane.mjs'
 
 const poolSize = Number(process.argv[2] ?? 10)
 const idleSeconds = Number(process.argv[3] ?? 30)
 const settleMs = Number(process.env.AENV_BENCH_POOL_SETTLE_MS ?? 10000)
 const lane = await claimLane()
-const server = await startServer({
-  backend: 'container',
-  jvmOptions: SERVE_JVM_OPTIONS,
-  readyTimeoutMs: 120_000,
-  env: {
-    ...laneEnv(lane, LAYOUTS.sdk),
-    AENV_BACKEND_WARM_SLOTS: '8',
-    AENV_BACKEND_MAX_SANDBOXES: '48',
-    AENV_BACKEND_CPU_COUNT: '1',
-    AENV_BACKEND_MEMORY_MB: '512',
-    AENV_BACKEND_POOL_SIZE: String(poolSize),
-    AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
-  },
-})
+const server = await startBenchServer(lane, LAYOUTS.sdk, { poolSize })
 const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 }
 const cpuacct = `/sys/fs/cgroup/cpuacct/agentenv-bench-sdk-${lane}`
 

@@ -26,12 +26,11 @@
 // measured; load-insensitive), its time from spawn to ready and the first command's time. BENCH_SERVER_AOT=off and
 // BENCH_SERVER_JVM_EXTRA change the server's JVM options (A/B runs). AENV_BACKEND_ENVD_DIR and AENV_BACKEND_HOST_ENV,
 // when set, point the backend at another envd build or template cache (A/B runs).
-import { join } from 'node:path'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
-import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
-import { claimLane, laneEnv, LAYOUTS } from '../lib/lane.mjs'
+import { startBenchServer } from '../lib/container-server.mjs'
+import { claimLane, LAYOUTS } from '../lib/lane.mjs'
 import { threadCpuMs } from '../lib/proc.mjs'
 
 const n = Number(process.argv[2] ?? 30)
@@ -46,19 +45,10 @@ const execWarmup = Number(process.env.AENV_BENCH_EXEC_WARMUP ?? 200)
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const serverStart = performance.now()
-const server = await startServer({
-  backend: 'container',
-  jvmOptions: SERVE_JVM_OPTIONS, // the server as scripts/serve.sh runs it (C2 on), not the tests' quick-start options
-  readyTimeoutMs: 120_000,
+const server = await startBenchServer(lane, LAYOUTS.sdk, {
+  poolSize: process.env.AENV_BACKEND_POOL_SIZE ?? 2,
   env: {
-    ...laneEnv(lane, LAYOUTS.sdk),
-    AENV_BACKEND_WARM_SLOTS: '8',
-    AENV_BACKEND_MAX_SANDBOXES: '48',
-    AENV_BACKEND_CPU_COUNT: '1',
-    AENV_BACKEND_MEMORY_MB: '512',
-    AENV_BACKEND_POOL_SIZE: process.env.AENV_BACKEND_POOL_SIZE ?? '2',
     ...(process.env.AENV_BACKEND_SPARE_DISKS ? { AENV_BACKEND_SPARE_DISKS: process.env.AENV_BACKEND_SPARE_DISKS } : {}),
-    AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
     ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
   },
 })

@@ -10,39 +10,21 @@
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
-import net from 'node:net'
 import os from 'node:os'
 import { envdCommand } from '../../e2e/lib/envd-harness.mjs'
+import { freePort } from '../../e2e/lib/control-plane-harness.mjs'
+import { healthStatus } from '../lib/envd-probe.mjs'
 
 const args = process.argv.slice(2)
 const counts = args.includes('--counts') ? args[args.indexOf('--counts') + 1].split(',').map(Number) : [1, 2, 4, 8]
 const settle = args.includes('--settle-seconds') ? Number(args[args.indexOf('--settle-seconds') + 1]) : 12
-
-async function freePort() {
-  const server = net.createServer()
-  await new Promise((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address()
-  await new Promise((r) => server.close(r))
-  return port
-}
-
-function healthy(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port })
-    let text = ''
-    socket.on('connect', () => socket.write('GET /health HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n'))
-    socket.on('data', (d) => { text += d })
-    socket.on('error', () => resolve(false))
-    socket.on('close', () => resolve(/^HTTP\/1\.1 204/.test(text)))
-  })
-}
 
 async function start() {
   const port = await freePort()
   const [java, argv] = envdCommand(['--port', String(port), '--log-level', 'WARN'])
   const child = spawn(java, argv, { stdio: ['ignore', 'ignore', 'inherit'] })
   const deadline = Date.now() + 30_000
-  while (!await healthy(port)) {
+  while ((await healthStatus(port)) !== 204) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error('envd did not start')
     await delay(5)
   }

@@ -29,6 +29,8 @@ import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { repoRoot } from '../../e2e/lib/envd-harness.mjs'
 import { threadCpuMs } from '../lib/proc.mjs'
+import { freePort } from '../../e2e/lib/control-plane-harness.mjs'
+import { healthStatus } from '../lib/envd-probe.mjs'
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback)
@@ -54,26 +56,6 @@ function envdArgs(dir, extraArgs) {
 if (realtime) execFileSync('chrt', ['-r', '-p', '20', String(process.pid)])
 
 const wallMs = () => performance.timeOrigin + performance.now()
-
-async function freePort() {
-  const server = net.createServer()
-  await new Promise((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address()
-  await new Promise((r) => server.close(r))
-  return port
-}
-
-// one GET /health over a fresh connection: resolves to the status code, 0 when nothing listens yet
-function health(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port, noDelay: true })
-    let text = ''
-    socket.on('connect', () => socket.write('GET /health HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n'))
-    socket.on('data', (d) => { text += d })
-    socket.on('error', () => resolve(0))
-    socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0)))
-  })
-}
 
 // process.Start of /bin/true, the whole stream read; resolves to true when the end event came with exit code 0
 function runTrue(port) {
@@ -106,7 +88,7 @@ async function once(dir) {
   let polls = 0
   for (;;) {
     polls++
-    if (await health(port) === 204) break
+    if (await healthStatus(port) === 204) break
     if (child.exitCode !== null) throw new Error(`envd exited:\n${stderr}`)
     if (pollMs > 0) await delay(pollMs)
   }

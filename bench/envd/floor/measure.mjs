@@ -7,9 +7,10 @@ import { spawn, execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
-import net from 'node:net'
 import os from 'node:os'
 import { threadCpuMs } from '../../lib/proc.mjs'
+import { freePort } from '../../../e2e/lib/control-plane-harness.mjs'
+import { healthStatus } from '../../lib/envd-probe.mjs'
 
 const dir = process.argv[2]
 const realtime = process.argv.includes('--rt')
@@ -20,26 +21,6 @@ const share = process.argv.includes('--share') ? process.argv[process.argv.index
 const sharing = { own: [`-XX:AOTCache=${join(dir, 'floor.aot')}`], default: [], off: ['-Xshare:off'] }[share]
 if (!sharing) throw new Error(`--share ${share}: own, default or off`)
 const extraJvm = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : []
-
-// a free port chosen by the kernel
-async function freePort() {
-  const server = net.createServer()
-  await new Promise((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address()
-  await new Promise((r) => server.close(r))
-  return port
-}
-
-function health(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port, noDelay: true })
-    let text = ''
-    socket.on('connect', () => socket.write('GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))
-    socket.on('data', (d) => { text += d })
-    socket.on('error', () => resolve(0))
-    socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0)))
-  })
-}
 
 // RSS / PSS / private / anonymous (MiB) per mapping group, from /proc/PID/smaps
 function memory(pid) {
@@ -87,7 +68,7 @@ for (let i = 0; i < 10; i++) {
   const argv = [...options, ...sharing, ...extraJvm, '-cp', join(dir, 'floor.jar'), 'HealthFloor', String(port)]
   const child = realtime ? spawn('chrt', ['-r', '10', java, ...argv], { stdio: ['ignore', 'ignore', 'inherit'] })
     : spawn(java, argv, { stdio: ['ignore', 'ignore', 'inherit'] })
-  while (await health(port) !== 204) await delay(1)
+  while (await healthStatus(port) !== 204) await delay(1)
   ready.push(performance.now() - t0)
   cpu.push(Object.values(threadCpuMs(child.pid)).reduce((a, b) => a + b, 0))
   if (i === 9) {
