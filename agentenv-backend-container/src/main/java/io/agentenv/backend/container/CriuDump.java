@@ -168,12 +168,9 @@ final class CriuDump {
      */
     static boolean tmpfsRootAt(String mountinfo, String mountPoint) {
         boolean tmpfs = false;
-        for (String line : mountinfo.lines().toList()) {
-            String[] fields = line.split(" ");
-            int separator = List.of(fields).indexOf("-");
-            if (fields.length >= 5 && separator > 0 && separator + 1 < fields.length
-                    && MountTable.unescape(fields[4]).equals(mountPoint)) {
-                tmpfs = fields[separator + 1].equals("tmpfs") && fields[3].equals("/"); // the last mount there is on top
+        for (MountTable.Entry entry : MountTable.parse(mountinfo.lines().toList())) {
+            if (entry.mountPoint().equals(mountPoint)) {
+                tmpfs = entry.fsType().equals("tmpfs") && entry.root().equals("/"); // the last mount there is on top
             }
         }
         return tmpfs;
@@ -182,14 +179,9 @@ final class CriuDump {
     /** Mount points of cgroup (v1) mounts directly below {@code destination} in a mountinfo text. */
     static List<String> cgroupMountsUnder(String mountinfo, String destination) {
         List<String> found = new ArrayList<>();
-        for (String line : mountinfo.lines().toList()) {
-            String[] fields = line.split(" ");
-            int separator = List.of(fields).indexOf("-");
-            if (fields.length < 5 || separator < 0 || separator + 1 >= fields.length) {
-                continue;
-            }
-            String mountPoint = MountTable.unescape(fields[4]);
-            if (fields[separator + 1].equals("cgroup") && mountPoint.startsWith(destination + "/")
+        for (MountTable.Entry entry : MountTable.parse(mountinfo.lines().toList())) {
+            String mountPoint = entry.mountPoint();
+            if (entry.fsType().equals("cgroup") && mountPoint.startsWith(destination + "/")
                     && mountPoint.indexOf('/', destination.length() + 1) < 0) {
                 found.add(mountPoint);
             }

@@ -33,7 +33,7 @@ final class MountNamespaces {
      * namespace. One removed meanwhile is not in use.
      */
     static Set<Path> inUse(Collection<Path> dirs) throws IOException {
-        List<String> ownTable = Files.readAllLines(PROC.resolve("self/mountinfo"));
+        List<MountTable.Entry> ownTable = MountTable.read(PROC.resolve("self/mountinfo"));
         List<Source> sources = new ArrayList<>();
         Set<Path> used = new LinkedHashSet<>();
         int gone = 0;
@@ -56,23 +56,19 @@ final class MountNamespaces {
                 if (used.size() + gone == dirs.size()) {
                     break;
                 }
-                List<String> table;
+                List<MountTable.Entry> table;
                 try {
                     if (!seen.add(Files.readSymbolicLink(process.resolve("ns/mnt")).toString())) {
                         continue;
                     }
-                    table = Files.readAllLines(process.resolve("mountinfo"));
+                    table = MountTable.read(process.resolve("mountinfo"));
                 } catch (IOException exited) { // exited meanwhile (or a kernel thread's namespace, already seen)
                     continue;
                 }
-                for (String line : table) {
-                    String[] fields = line.split(" ");
-                    if (fields.length < 5) {
-                        continue;
-                    }
-                    Path root = Path.of(MountTable.unescape(fields[3]));
+                for (MountTable.Entry entry : table) {
+                    Path root = Path.of(entry.root());
                     for (Source source : sources) {
-                        if (source.device().equals(fields[2]) && root.startsWith(source.pathInFilesystem())) {
+                        if (source.device().equals(entry.device()) && root.startsWith(source.pathInFilesystem())) {
                             used.add(source.dir());
                         }
                     }
@@ -92,25 +88,21 @@ final class MountNamespaces {
     private record Source(Path dir, String device, Path pathInFilesystem) {
 
         /** Through the mount {@code real} is reached by in {@code table} (the latest at the deepest mount point). */
-        static Source of(Path dir, Path real, List<String> table) throws IOException {
-            String[] best = null;
+        static Source of(Path dir, Path real, List<MountTable.Entry> table) throws IOException {
+            MountTable.Entry best = null;
             Path bestPoint = null;
-            for (String line : table) {
-                String[] fields = line.split(" ");
-                if (fields.length < 5) {
-                    continue;
-                }
-                Path point = Path.of(MountTable.unescape(fields[4]));
+            for (MountTable.Entry entry : table) {
+                Path point = Path.of(entry.mountPoint());
                 if (real.startsWith(point) && (bestPoint == null || point.getNameCount() >= bestPoint.getNameCount())) {
-                    best = fields;
+                    best = entry;
                     bestPoint = point;
                 }
             }
             if (best == null) {
                 throw new IOException("no mount holds " + real);
             }
-            Path inFilesystem = Path.of(MountTable.unescape(best[3])).resolve(bestPoint.relativize(real).toString());
-            return new Source(dir, best[2], inFilesystem);
+            Path inFilesystem = Path.of(best.root()).resolve(bestPoint.relativize(real).toString());
+            return new Source(dir, best.device(), inFilesystem);
         }
     }
 }

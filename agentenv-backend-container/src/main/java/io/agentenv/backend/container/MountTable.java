@@ -7,12 +7,42 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
-/** Reads the mount table of this process's mount namespace (/proc/self/mountinfo). */
+/** Reads mount tables: this process's mount namespace's (/proc/self/mountinfo), or any mountinfo text. */
 final class MountTable {
 
     private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
 
+    /**
+     * One mount of a mountinfo table, its paths unescaped.
+     *
+     * @param device     the source filesystem ({@code major:minor})
+     * @param root       the directory of that filesystem the mount shows (a bind's source, followed through renames)
+     * @param mountPoint where it is mounted
+     * @param fsType     the filesystem type (after the {@code -} separator)
+     */
+    record Entry(String device, String root, String mountPoint, String fsType) {
+    }
+
     private MountTable() {
+    }
+
+    /** The mounts of the mountinfo file {@code mountinfo} (e.g. {@code /proc/<pid>/mountinfo}), in its order. */
+    static List<Entry> read(Path mountinfo) throws IOException {
+        return parse(Files.readAllLines(mountinfo));
+    }
+
+    /** The mounts of mountinfo {@code lines}, in their order (the order they were made); malformed lines are skipped. */
+    static List<Entry> parse(List<String> lines) {
+        List<Entry> entries = new ArrayList<>(lines.size());
+        for (String line : lines) {
+            String[] fields = line.split(" ");
+            int separator = List.of(fields).indexOf("-");
+            if (fields.length < 5 || separator < 6 || separator + 1 >= fields.length) {
+                continue;
+            }
+            entries.add(new Entry(fields[2], unescape(fields[3]), unescape(fields[4]), fields[separator + 1]));
+        }
+        return entries;
     }
 
     /**
@@ -22,12 +52,8 @@ final class MountTable {
     static List<Path> mountsUnder(Path dir) throws IOException {
         Path root = dir.toAbsolutePath().normalize();
         List<Path> found = new ArrayList<>();
-        for (String line : Files.readAllLines(MOUNTINFO)) {
-            String[] fields = line.split(" ");
-            if (fields.length < 5) {
-                continue;
-            }
-            Path point = Path.of(unescape(fields[4]));
+        for (Entry entry : read(MOUNTINFO)) {
+            Path point = Path.of(entry.mountPoint());
             if (point.startsWith(root)) {
                 found.add(point);
             }
