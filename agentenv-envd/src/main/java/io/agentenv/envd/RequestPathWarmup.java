@@ -122,9 +122,9 @@ final class RequestPathWarmup {
         this.journal = requireNonNull(journal, "journal is null");
         this.session = requireNonNull(session, "session is null");
         this.timeout = requireNonNull(timeout, "timeout is null");
-        this.basicAuth = users.find(DEFAULT_USER).map(u -> "Authorization: Basic "
-                + Base64.getEncoder().encodeToString((u.name() + ":").getBytes(StandardCharsets.UTF_8)));
         this.claimUser = users.find(DEFAULT_USER).map(u -> u.name());
+        this.basicAuth = claimUser.map(name -> "Authorization: Basic "
+                + Base64.getEncoder().encodeToString((name + ":").getBytes(StandardCharsets.UTF_8)));
         // not a secret worth a SecureRandom: it opens nothing once the warm-up has restored the session
         ThreadLocalRandom random = ThreadLocalRandom.current();
         this.token = Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong());
