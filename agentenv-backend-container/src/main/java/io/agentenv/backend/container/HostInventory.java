@@ -103,8 +103,7 @@ final class HostInventory {
         for (ContainerId id : found.containers()) {
             Attempts.attempt(failures, () -> runc.delete(id));
         }
-        List<ContainerId> listed = runc.list().stream().filter(id -> id.value().startsWith(idPrefix)).toList();
-        for (Path dir : strayStateDirs(idPrefix, listed)) {
+        for (Path dir : found.stateDirs()) {
             Attempts.attempt(failures, () -> HostParts.deleteTree(dir)); // refuses a tree with a mount still below it
         }
         for (String group : cgroups.names().stream().filter(n -> n.startsWith(idPrefix)).toList()) {
