@@ -30,7 +30,7 @@ import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.MultiPart;
 
 /**
- * Records the server's JDK AOT cache (JEP 483 classes, JEP 515 method profiles): starts a local envd on a unix socket
+ * Records the server's JDK AOT cache (JEP 483 classes, JEP 515 method profiles): starts a local envd on a loopback port
  * and the packaged server ({@link Main}, as {@code scripts/serve.sh} runs it, plus the mock backend whose sandboxes all
  * report that envd) with {@code -XX:AOTCacheOutput}, drives what a user's SDK does most (REST create, get, list,
  * connect, pause, kill; envd calls through the sandbox proxy: process starts, unary calls, files) from this JVM, then
@@ -104,13 +104,16 @@ final class AotTraining {
         Process server = null;
         HttpClient http = new HttpClient();
         try {
-            Path socket = work.resolve("envd.sock");
-            envd = startEnvd(envdDir, socket, work.resolve("envd.log"));
+            int envdPort = freePort();
+            envd = startEnvd(envdDir, envdPort, work.resolve("envd.log"));
             int port = freePort();
-            server = startServer(target, jar(mockDir, "agentenv-backend-mock"), cache, work, socket, port);
+            server = startServer(target, jar(mockDir, "agentenv-backend-mock"), cache, work, envdPort, port);
             http.start();
             String base = "http://127.0.0.1:" + port;
-            awaitReady(http, base, server, work.resolve("server.log"));
+            awaitReady(http, base, "server", server, work.resolve("server.log"));
+            // envd answers before the first proxied request (polled directly, not through the server: a proxied 502
+            // would initialise the proxy's error classes first, see Workload.run)
+            awaitReady(http, "http://127.0.0.1:" + envdPort, "envd", envd, work.resolve("envd.log"));
             long ready = System.nanoTime();
             new Workload(http, base, work.resolve("upload.txt")).run();
             long trained = System.nanoTime();
@@ -136,7 +139,12 @@ final class AotTraining {
         }
     }
 
-    private static Process startEnvd(Path envdDir, Path socket, Path log) throws IOException {
+    /**
+     * envd on a loopback TCP port, as the container backend reaches a sandbox's envd (its slot's address): the proxy's
+     * and the envd client's TCP connection set-up is what every new sandbox runs once, so the training has to run it
+     * (over a unix socket it trained a transport no container sandbox uses, and left the TCP one interpreted).
+     */
+    private static Process startEnvd(Path envdDir, int port, Path log) throws IOException {
         List<String> command = new ArrayList<>(List.of(java()));
         Path options = envdDir.resolve("jvm.options");
         if (Files.isRegularFile(options)) {
@@ -146,12 +154,12 @@ final class AotTraining {
             command.add("-XX:AOTCache=" + envdDir.resolve("envd.aot"));
             command.add("-Xlog:aot=error,cds=error");
         }
-        command.addAll(List.of("-jar", jar(envdDir, "agentenv-envd").toString(), "--port", "0",
-                "--unix-socket", socket.toString(), "--log-level", "WARN"));
+        command.addAll(List.of("-jar", jar(envdDir, "agentenv-envd").toString(), "--host", "127.0.0.1",
+                "--port", String.valueOf(port), "--log-level", "WARN"));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
-    private static Process startServer(Path target, Path mockJar, Path cache, Path work, Path socket, int port)
+    private static Process startServer(Path target, Path mockJar, Path cache, Path work, int envdPort, int port)
             throws IOException {
         List<String> command = new ArrayList<>(List.of(java()));
         // the options the server runs with (serve.sh: @target/jvm.options): a JVM started with others ignores the cache
@@ -163,16 +171,17 @@ final class AotTraining {
         Map<String, String> env = builder.environment();
         env.keySet().removeIf(k -> k.startsWith("AENV_"));
         env.putAll(Map.of("AENV_BACKEND", "mock", "AENV_HOME", work.resolve("home").toString(), "AENV_API_KEY", KEY,
-                "AENV_LISTEN", "127.0.0.1:" + port, "AENV_BACKEND_GUEST_ENDPOINT", "127.0.0.1:49983",
-                "AENV_BACKEND_GUEST_UNIX_SOCKET", socket.toString()));
+                "AENV_LISTEN", "127.0.0.1:" + port, "AENV_BACKEND_GUEST_ENDPOINT", "127.0.0.1:" + envdPort));
         return builder.start();
     }
 
-    private static void awaitReady(HttpClient http, String base, Process server, Path log) throws Exception {
+    /** Polls {@code base}/health until it answers 204 (a busy build machine may take seconds to start a JVM). */
+    private static void awaitReady(HttpClient http, String base, String what, Process process, Path log)
+            throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
-            if (!server.isAlive()) {
-                throw new IOException("the server exited at start-up: " + tail(log));
+            if (!process.isAlive()) {
+                throw new IOException("the " + what + " exited at start-up: " + tail(log));
             }
             try {
                 if (http.newRequest(base + "/health").timeout(5, TimeUnit.SECONDS).send().getStatus() == 204) {
@@ -182,7 +191,7 @@ final class AotTraining {
                 // not listening yet
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("the server was not ready within 60 s: " + tail(log));
+                throw new IOException("the " + what + " was not ready within 60 s: " + tail(log));
             }
             Thread.sleep(50); // start-up poll, not a test
         }
@@ -207,12 +216,6 @@ final class AotTraining {
 
         void run() throws Exception {
             String[] sandbox = create();
-            for (int i = 0; i < 20; i++) {
-                if (envd(sandbox, HttpMethod.GET, "/health", null, null).getStatus() / 100 == 2) {
-                    break;
-                }
-                Thread.sleep(100); // envd's start-up poll, not a test
-            }
             for (int i = 0; i < EXECS; i++) {
                 expect(envd(sandbox, HttpMethod.POST, "/process.Process/Start", "application/connect+json",
                         envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")), 200);
@@ -226,6 +229,16 @@ final class AotTraining {
                 expect(envd(sandbox, HttpMethod.POST, "/process.Process/List", "application/json", "{}".getBytes(UTF_8)), 200);
             }
             expect(api(HttpMethod.DELETE, "/sandboxes/" + sandbox[0], null), 204);
+            for (int i = 0; i < CREATES; i++) {
+                String[] one = create();
+                expect(envd(one, HttpMethod.POST, "/process.Process/Start", "application/connect+json",
+                        envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")), 200);
+                expect(api(HttpMethod.DELETE, "/sandboxes/" + one[0], null), 204);
+            }
+            // Last: what initialises error and pause classes (the 502 of a killed sandbox, pause events). A method compiled
+            // after such a class was initialised records it as a dependency, and -XX:+AOTCompileEagerly compiles it in a
+            // served JVM only once every dependency is initialised there: had these run first, the create path's methods
+            // (ApiHandler.handle, OperationRunner.mutate, the proxy's route) would wait for the server's first error.
             for (int i = 0; i < LIFECYCLES; i++) {
                 String[] one = create();
                 expect(api(HttpMethod.GET, "/sandboxes/" + one[0], null), 200);
@@ -237,12 +250,6 @@ final class AotTraining {
                 expect(api(HttpMethod.POST, "/sandboxes/" + one[0] + "/connect", "{\"timeout\":60}"), 201);
                 expect(api(HttpMethod.DELETE, "/sandboxes/" + one[0], null), 204);
                 expect(envd(one, HttpMethod.GET, "/health", null, null), 502);
-            }
-            for (int i = 0; i < CREATES; i++) {
-                String[] one = create();
-                expect(envd(one, HttpMethod.POST, "/process.Process/Start", "application/connect+json",
-                        envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")), 200);
-                expect(api(HttpMethod.DELETE, "/sandboxes/" + one[0], null), 204);
             }
         }
 
