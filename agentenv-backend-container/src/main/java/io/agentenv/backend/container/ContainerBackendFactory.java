@@ -146,7 +146,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
                     new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
                     envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
-                    reaper, new PauseReleases());
+                    reaper, new PauseReleases(), new UtsHostname());
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
             warmPool = new WarmPool(built, templates, clock, settings.poolSize());
@@ -411,6 +411,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
         }
         p.envdClients().close();
+        try {
+            p.hostnames().close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         stop(p.disks().spares());
         stop(p.reaper());
     }

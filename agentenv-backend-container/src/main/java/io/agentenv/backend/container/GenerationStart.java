@@ -150,7 +150,7 @@ final class GenerationStart {
             applyInitialEgress(netSlot);
             Optional<UtsHostname.Pending> hostname = Optional.empty();
             if (claimWarm) { // set while envd takes its /init (below): both are short, and neither needs the other
-                hostname = Optional.of(UtsHostname.start(gen.initPid(), spec.id().value()));
+                hostname = Optional.of(parts.hostnames().start(gen.initPid(), spec.id().value()));
             } else {
                 if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
                     parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());

@@ -43,7 +43,8 @@ record HostParts(
         Path claimsDir,
         Path criuConfig,
         InitReaper reaper,
-        PauseReleases pauseReleases) {
+        PauseReleases pauseReleases,
+        UtsHostname hostnames) {
 
     /** envd's port inside every sandbox (E2B's). */
     static final int ENVD_PORT = 49983;
@@ -85,6 +86,7 @@ record HostParts(
         requireNonNull(claimsDir, "claimsDir is null");
         requireNonNull(reaper, "reaper is null");
         requireNonNull(pauseReleases, "pauseReleases is null");
+        requireNonNull(hostnames, "hostnames is null");
     }
 
     /**
@@ -233,7 +235,7 @@ record HostParts(
 
     /** Sets the UTS hostname of a running container from the host (a restored one keeps its checkpoint's). */
     void setHostname(long initPid, String hostname) throws IOException, InterruptedException {
-        UtsHostname.set(initPid, hostname);
+        hostnames.set(initPid, hostname);
     }
 
     /**

@@ -4,10 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -22,6 +27,7 @@ import org.junit.jupiter.api.Test;
 class UtsHostnameHostTest {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
+    private final UtsHostname hostnames = new UtsHostname();
     private Process isolated;
 
     @BeforeEach
@@ -33,6 +39,7 @@ class UtsHostnameHostTest {
 
     @AfterEach
     void stop() throws Exception {
+        hostnames.close();
         isolated.getOutputStream().close();
         isolated.destroy();
         assertThat(isolated.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
@@ -61,10 +68,51 @@ class UtsHostnameHostTest {
         long pid = isolatedPid();
         String before = ownHostname();
         // when
-        UtsHostname.start(pid, "sbx-0123456789abcdef").await();
+        hostnames.start(pid, "sbx-0123456789abcdef").await();
         // then
         assertThat(hostnameOf(pid)).isEqualTo("sbx-0123456789abcdef");
         assertThat(ownHostname()).as("this process's namespace is untouched").isEqualTo(before);
+    }
+
+    @Test
+    void one_thread_serves_request_after_request_and_is_back_in_this_process_namespace_after_each() throws Exception {
+        // given
+        long pid = isolatedPid();
+        String before = ownHostname();
+        List<Long> others = workerTids(); // other tests' backends may have a worker of their own
+        // when
+        hostnames.set(pid, "first");
+        long worker = workerTid(others);
+        hostnames.set(pid, "second");
+        // then
+        assertThat(hostnameOf(pid)).isEqualTo("second");
+        assertThat(workerTid(others)).as("the same thread served both").isEqualTo(worker);
+        assertThat(Files.readSymbolicLink(Path.of("/proc/self/task/" + worker + "/ns/uts")))
+                .as("the worker waits in this process's UTS namespace")
+                .isEqualTo(Files.readSymbolicLink(Path.of("/proc/self/ns/uts")));
+        assertThat(ownHostname()).isEqualTo(before);
+    }
+
+    @Test
+    void a_failed_request_leaves_the_worker_serving_the_next_and_a_closed_one_refuses() throws Exception {
+        // given
+        long pid = isolatedPid();
+        // when
+        List<Long> others = workerTids();
+        assertThatThrownBy(() -> hostnames.set(Integer.MAX_VALUE, "nobody")).isInstanceOf(IOException.class);
+        hostnames.set(pid, "after-a-failure");
+        long worker = workerTid(others);
+        hostnames.close();
+        // then
+        assertThat(hostnameOf(pid)).isEqualTo("after-a-failure");
+        assertThatThrownBy(() -> hostnames.start(pid, "late")).isInstanceOf(IllegalStateException.class);
+        HostFixture.await("the worker thread ended at close", WAIT, () -> {
+            try {
+                return !workerTids().contains(worker);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
     }
 
     @Test
@@ -74,12 +122,36 @@ class UtsHostnameHostTest {
         isolated.getOutputStream().close();
         assertThat(isolated.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
         // when / then
-        assertThatThrownBy(() -> UtsHostname.set(pid, "gone")).isInstanceOf(IOException.class).hasMessageContaining("ns/uts");
-        assertThatThrownBy(() -> UtsHostname.start(1, "a/b")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> UtsHostname.start(1, "")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> UtsHostname.start(1, "x".repeat(UtsHostname.MAX_LENGTH + 1)))
+        assertThatThrownBy(() -> hostnames.set(pid, "gone")).isInstanceOf(IOException.class).hasMessageContaining("ns/uts");
+        assertThatThrownBy(() -> hostnames.start(1, "a/b")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> hostnames.start(1, "")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> hostnames.start(1, "x".repeat(UtsHostname.MAX_LENGTH + 1)))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> UtsHostname.start(0, "ok")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> hostnames.start(0, "ok")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** The kernel thread id of the {@code uts-hostname} thread that is not one of {@code others} (exactly one). */
+    private static long workerTid(List<Long> others) throws IOException {
+        List<Long> tids = new ArrayList<>(workerTids());
+        tids.removeAll(others);
+        assertThat(tids).hasSize(1);
+        return tids.getFirst();
+    }
+
+    private static List<Long> workerTids() throws IOException {
+        List<Long> tids = new ArrayList<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                try {
+                    if (Files.readString(task.resolve("comm")).strip().equals("uts-hostname")) {
+                        tids.add(Long.parseLong(task.getFileName().toString()));
+                    }
+                } catch (NoSuchFileException ended) {
+                    // a thread that ended while listed
+                }
+            }
+        }
+        return tids;
     }
 
     /** This thread's (this process's) hostname as the kernel reports it, not cached by the JDK. */
