@@ -81,6 +81,8 @@ final class NativeSpawn implements AutoCloseable {
     private final VarHandle errno;
     /** Platform threads for the blocking calls of running processes: waitpid, and reads of their pipes. */
     private final ExecutorService blocking;
+    /** Starts processes as other users (envd as root only); set once by {@link #load}. */
+    private Optional<CredentialSwitch> users = Optional.empty();
 
     private NativeSpawn(Linker linker, SymbolLookup libc) {
         FunctionDescriptor intPtr = FunctionDescriptor.of(JAVA_INT, ADDRESS);
@@ -126,6 +128,8 @@ final class NativeSpawn implements AutoCloseable {
             Linker linker = Linker.nativeLinker();
             NativeSpawn spawn = new NativeSpawn(linker, linker.defaultLookup());
             spawn.warmUp();
+            spawn.users = CredentialSwitch.start(linker, linker.defaultLookup());
+            spawn.users.ifPresent(spawn::warmUpSwitch);
             return Optional.of(spawn);
         } catch (RuntimeException | Error e) {
             // NoSuchElementException (glibc older than 2.34), IllegalCallerException (no native access), ...
@@ -169,6 +173,37 @@ final class NativeSpawn implements AutoCloseable {
     }
 
     /**
+     * Runs the credential switch's window once with envd's own credentials and a program that does not exist, so that
+     * every call in it is linked and resolved before the first window with a user's credentials (where no class may
+     * load). The failed {@code posix_spawn}'s child is reaped by glibc.
+     */
+    private void warmUpSwitch(CredentialSwitch credentials) {
+        try {
+            Process none = startAs(ownTarget(), List.of("/proc/self/envd-spawn-warm-up-does-not-exist"), Map.of(),
+                    Path.of("/"));
+            none.destroyForcibly();
+            throw new IllegalStateException("the credential switch's warm-up started a program that does not exist");
+        } catch (CredentialSwitch.Refused e) {
+            log.atInfo().addKeyValue("cause", e.getMessage())
+                    .log("direct user switch unavailable: processes of other users start through setpriv");
+            credentials.close();
+            users = Optional.empty();
+        } catch (IOException expected) {
+            log.atDebug().addKeyValue("cause", expected.getMessage()).log("credential switch warmed up");
+        }
+    }
+
+    /** The credential switch, if this launcher has one (envd as root). */
+    Optional<CredentialSwitch> users() {
+        return users;
+    }
+
+    /** True where processes of other users start without a helper program ({@link #startAs}). */
+    boolean switchesUsers() {
+        return users.map(CredentialSwitch::usable).orElse(false);
+    }
+
+    /**
      * Runs the loops that read a native-spawned process's output: pooled platform threads (a blocking read must not
      * pin a carrier; reusing threads keeps thread creation off each command's path).
      */
@@ -178,6 +213,54 @@ final class NativeSpawn implements AutoCloseable {
 
     /** Starts {@code argv} (argv[0] an absolute path) in {@code cwd} with exactly {@code env}, stdin {@code /dev/null}. */
     Process start(List<String> argv, Map<String, String> env, Path cwd) throws IOException {
+        return start(argv, env, cwd, null);
+    }
+
+    /**
+     * Like {@link #start}, but the child runs as {@code user} (real, effective, saved and filesystem ids, exactly its
+     * groups, no capabilities), started on the credential switch's thread. Throws {@link CredentialSwitch.Unavailable}
+     * where there is no switch (envd not root) or it was retired: the caller then uses {@code setpriv}.
+     */
+    Process startAs(CredentialSwitch.Target user, List<String> argv, Map<String, String> env, Path cwd)
+            throws IOException {
+        requireNonNull(user, "user is null");
+        CredentialSwitch credentials = users.filter(CredentialSwitch::usable).orElseThrow(
+                () -> new CredentialSwitch.Unavailable("no usable credential switch"));
+        try {
+            return credentials.run(() -> start(argv, env, cwd, user));
+        } catch (CredentialSwitch.Stuck stuck) {
+            // cleaned up here, on the caller's thread: the retired thread runs nothing else
+            closeAll(new ArrayList<>(stuck.descriptors()));
+            if (stuck.pid() > 0) {
+                ProcessHandle.of(stuck.pid()).ifPresent(ProcessHandle::destroyForcibly);
+                blocking.execute(() -> awaitExit(stuck.pid()));
+            }
+            log.atError().addKeyValue("uid", user.uid()).addKeyValue("killed_pid", stuck.pid())
+                    .log("the user-switching thread could not return to envd's credentials: it is retired and runs "
+                            + "nothing else; processes of other users start through setpriv from now on");
+            throw new IOException("could not return to envd's credentials after starting as uid " + user.uid()
+                    + " (the process was stopped); try again", stuck);
+        }
+    }
+
+    /** envd's own ids, as a target (the switch's warm-up). */
+    private static CredentialSwitch.Target ownTarget() throws IOException {
+        int gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
+        List<Integer> groups = new ArrayList<>();
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("Groups:")) {
+                for (String group : line.substring("Groups:".length()).trim().split("\\s+")) {
+                    if (!group.isEmpty()) {
+                        groups.add(Integer.parseInt(group));
+                    }
+                }
+            }
+        }
+        return new CredentialSwitch.Target(0, gid, groups);
+    }
+
+    private Process start(List<String> argv, Map<String, String> env, Path cwd, CredentialSwitch.Target as)
+            throws IOException {
         requireNonNull(argv, "argv is null");
         requireNonNull(env, "env is null");
         requireNonNull(cwd, "cwd is null");
@@ -185,7 +268,7 @@ final class NativeSpawn implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             int[] out = pipe(arena, open);
             int[] err = pipe(arena, open);
-            int pid = spawn(arena, argv, env, cwd, out, err);
+            int pid = spawn(arena, argv, env, cwd, out, err, as, open);
             InputStream stdout = null;
             try {
                 // our ends, re-opened as JDK streams while the originals still keep both ends of every pipe open
@@ -210,8 +293,8 @@ final class NativeSpawn implements AutoCloseable {
         }
     }
 
-    private int spawn(Arena arena, List<String> argv, Map<String, String> env, Path cwd, int[] out, int[] err)
-            throws IOException {
+    private int spawn(Arena arena, List<String> argv, Map<String, String> env, Path cwd, int[] out, int[] err,
+                      CredentialSwitch.Target as, List<Integer> open) throws IOException {
         MemorySegment attr = arena.allocate(OPAQUE_SIZE, 16);
         MemorySegment actions = arena.allocate(OPAQUE_SIZE, 16);
         MemorySegment signals = arena.allocate(OPAQUE_SIZE, 16);
@@ -237,7 +320,37 @@ final class NativeSpawn implements AutoCloseable {
                 List<String> pairs = new ArrayList<>(env.size());
                 env.forEach((k, v) -> pairs.add(k + "=" + v));
                 MemorySegment envp = strings(arena, pairs);
-                int error = (int) spawn.invokeExact(pid, arena.allocateFrom(argv.getFirst()), actions, attr, args, envp);
+                MemorySegment path = arena.allocateFrom(argv.getFirst());
+                int error = 0;
+                if (as == null) {
+                    error = (int) spawn.invokeExact(pid, path, actions, attr, args, envp);
+                } else {
+                    CredentialSwitch credentials = users.orElseThrow();
+                    int[] groupIds = as.groupArray();
+                    MemorySegment groups = groupIds.length == 0 ? arena.allocate(JAVA_INT)
+                            : arena.allocateFrom(JAVA_INT, groupIds);
+                    int refused = 0;
+                    // the window: nothing but the switch, posix_spawn and the way back runs with the user's credentials
+                    try {
+                        refused = credentials.enter(as.uid(), as.gid(), groups, groupIds.length);
+                        if (refused == 0) {
+                            error = (int) spawn.invokeExact(pid, path, actions, attr, args, envp);
+                        }
+                    } finally {
+                        if (!credentials.leave()) {
+                            throw new CredentialSwitch.Stuck(refused == 0 && error == 0 ? pid.get(JAVA_INT, 0) : 0, open);
+                        }
+                    }
+                    if (refused != 0) {
+                        throw new CredentialSwitch.Refused("cannot start a process as uid " + as.uid() + " gid " + as.gid() + " with "
+                                + groupIds.length + " groups: " + CredentialSwitch.failedCall(refused) + " failed: "
+                                + describe(CredentialSwitch.errnoOf(refused)));
+                    }
+                    if (error != 0) {
+                        throw new IOException("Cannot run program \"" + argv.getFirst() + "\" as uid " + as.uid()
+                                + " in \"" + cwd + "\": error=" + error + ", " + describe(error));
+                    }
+                }
                 if (error != 0) {
                     throw new IOException("Cannot run program \"" + argv.getFirst() + "\": error=" + error + ", "
                             + describe(error));
@@ -335,6 +448,7 @@ final class NativeSpawn implements AutoCloseable {
     /** Stops the exit waiters' pool from growing; waiters of running processes finish when their process does. */
     @Override
     public void close() {
+        users.ifPresent(CredentialSwitch::close);
         blocking.shutdown();
     }
 }
