@@ -155,6 +155,8 @@ final class CredentialSwitch implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<Integer> tid = new CompletableFuture<>();
     private final Thread thread;
+    /** Set by the switching thread when {@link #leave} failed: it is then retired after its job. */
+    private boolean cannotReturn;
 
     private CredentialSwitch(Linker linker, SymbolLookup libc, Syscalls calls) {
         this.calls = requireNonNull(calls, "calls is null");
@@ -191,11 +193,10 @@ final class CredentialSwitch implements AutoCloseable {
     }
 
     /**
-     * Starts the switching thread where it can work: envd runs as root on a supported architecture with raw system
-     * calls available; otherwise empty, with the reason logged.
+     * Starts the switching thread where it can work: envd runs as root on a supported architecture ({@code calls}
+     * present) with raw system calls available; otherwise empty, with the reason logged.
      */
-    static Optional<CredentialSwitch> start(Linker linker, SymbolLookup libc) {
-        Optional<Syscalls> calls = Syscalls.forArch(System.getProperty("os.arch"));
+    static Optional<CredentialSwitch> start(Linker linker, SymbolLookup libc, Optional<Syscalls> calls) {
         if (calls.isEmpty()) {
             log.atInfo().addKeyValue("arch", System.getProperty("os.arch"))
                     .log("direct user switch unavailable (architecture): processes of other users start through setpriv");
@@ -278,20 +279,39 @@ final class CredentialSwitch implements AutoCloseable {
             } catch (InterruptedException e) {
                 continue; // close() interrupts: the loop's condition decides
             }
+            Object result = null;
+            Throwable failure = null;
             try {
-                job.result().complete(job.work().call());
-            } catch (Stuck stuck) {
-                state.set(State.RETIRED);
-                job.result().completeExceptionally(stuck);
-                failQueued();
-                while (true) { // this task keeps the user's credentials: it must never run anything else
-                    LockSupport.park(this);
-                }
+                result = job.work().call();
             } catch (Throwable e) {
-                job.result().completeExceptionally(e);
+                failure = e;
+            }
+            if (cannotReturn) {
+                retire(job, failure);
+            } else if (failure == null) {
+                job.result().complete(result);
+            } else {
+                job.result().completeExceptionally(failure);
             }
         }
         failQueued();
+    }
+
+    /**
+     * This task keeps a user's credentials: it tells its caller and the queued jobs (whatever the job threw, even if
+     * that fails), then never runs anything else.
+     */
+    private void retire(Job job, Throwable failure) {
+        try {
+            state.set(State.RETIRED);
+            job.result().completeExceptionally(failure instanceof Stuck ? failure : new Stuck(0, List.of()));
+            failQueued();
+        } catch (Throwable ignored) {
+            // nothing more may run here; the caller's join stays open only if even that allocation failed
+        }
+        while (true) {
+            LockSupport.park(this);
+        }
     }
 
     private void failQueued() {
@@ -321,21 +341,34 @@ final class CredentialSwitch implements AutoCloseable {
         return 0;
     }
 
-    /** Returns the switching thread to envd's credentials: false if it could not (the caller throws {@link Stuck}). */
+    /**
+     * Returns the switching thread to envd's credentials. False if it could not: the thread is then retired after its
+     * job (the caller throws {@link Stuck} so that its own caller cleans up); never throws.
+     */
     boolean leave() {
-        if (sys(calls.returnSetresuid(), ownUid, ownUid, ownUid) != 0
-                || sys(calls.setresgid(), ownGid, ownGid, ownGid) != 0
-                || sysCount(calls.setgroups(), ownGroupCount, ownGroups) != 0
-                || sysAddresses(calls.getresuid()) != 0
-                || ids.getAtIndex(JAVA_INT, 0) != ownUid || ids.getAtIndex(JAVA_INT, 1) != ownUid
-                || ids.getAtIndex(JAVA_INT, 2) != ownUid
-                || sysAddresses(calls.getresgid()) != 0
-                || ids.getAtIndex(JAVA_INT, 0) != ownGid || ids.getAtIndex(JAVA_INT, 1) != ownGid
-                || ids.getAtIndex(JAVA_INT, 2) != ownGid) {
-            return false;
+        if (Thread.currentThread() != thread) {
+            return true; // enter refused to switch any other thread
         }
-        // the euid changes reset the process's dumpable flag to fs.suid_dumpable; envd's own stays what it was
-        return !dumpable || sys(calls.prctl(), PR_SET_DUMPABLE, 1, 0) == 0;
+        boolean back;
+        try {
+            back = sys(calls.returnSetresuid(), ownUid, ownUid, ownUid) == 0
+                    && sys(calls.setresgid(), ownGid, ownGid, ownGid) == 0
+                    && sysCount(calls.setgroups(), ownGroupCount, ownGroups) == 0
+                    && sysAddresses(calls.getresuid()) == 0
+                    && ids.getAtIndex(JAVA_INT, 0) == ownUid && ids.getAtIndex(JAVA_INT, 1) == ownUid
+                    && ids.getAtIndex(JAVA_INT, 2) == ownUid
+                    && sysAddresses(calls.getresgid()) == 0
+                    && ids.getAtIndex(JAVA_INT, 0) == ownGid && ids.getAtIndex(JAVA_INT, 1) == ownGid
+                    && ids.getAtIndex(JAVA_INT, 2) == ownGid
+                    // the euid changes reset the process's dumpable flag to fs.suid_dumpable: envd's stays what it was
+                    && (!dumpable || sys(calls.prctl(), PR_SET_DUMPABLE, 1, 0) == 0);
+        } catch (Throwable e) {
+            back = false;
+        }
+        if (!back) {
+            cannotReturn = true;
+        }
+        return back;
     }
 
     /** The call that failed, for a code {@link #enter} returned. */

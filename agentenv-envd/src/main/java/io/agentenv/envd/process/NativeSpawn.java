@@ -117,6 +117,11 @@ final class NativeSpawn implements AutoCloseable {
 
     /** The native launcher, or empty (with the reason logged) where it cannot work on this machine. */
     static Optional<NativeSpawn> load() {
+        return load(CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch")));
+    }
+
+    /** {@link #load()} with these system call numbers for the credential switch (tests: a broken way back). */
+    static Optional<NativeSpawn> load(Optional<CredentialSwitch.Syscalls> calls) {
         for (int fd = 0; fd <= 2; fd++) {
             if (!Files.exists(Path.of("/proc/self/fd/" + fd))) {
                 log.atInfo().addKeyValue("fd", fd).log("native spawn unavailable (a standard descriptor is closed or "
@@ -128,7 +133,7 @@ final class NativeSpawn implements AutoCloseable {
             Linker linker = Linker.nativeLinker();
             NativeSpawn spawn = new NativeSpawn(linker, linker.defaultLookup());
             spawn.warmUp();
-            spawn.users = CredentialSwitch.start(linker, linker.defaultLookup());
+            spawn.users = CredentialSwitch.start(linker, linker.defaultLookup(), calls);
             spawn.users.ifPresent(spawn::warmUpSwitch);
             return Optional.of(spawn);
         } catch (RuntimeException | Error e) {

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -209,9 +210,13 @@ class CredentialSwitchTest {
 
             assertThat(credentials.usable()).isFalse();
             assertThatThrownBy(() -> credentials.run(() -> "anything")).isInstanceOf(CredentialSwitch.Unavailable.class);
-            Map<String, String> retired = status(Path.of("/proc/self/task/" + credentials.tid() + "/status"));
-            assertThat(retired.get("Uid")).as("it still has the user's credentials").isEqualTo("1234\t1234\t0\t1234");
-            assertThat(retired.get("State")).as("and never runs again").startsWith("S");
+            Path task = Path.of("/proc/self/task/" + credentials.tid() + "/status");
+            assertThat(status(task).get("Uid")).as("it still has the user's credentials").isEqualTo("1234\t1234\t0\t1234");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!status(task).get("State").startsWith("S") && System.nanoTime() < deadline) {
+                Thread.yield(); // it parks right after telling its caller
+            }
+            assertThat(status(task).get("State")).as("it parks for good").startsWith("S");
         } finally {
             makeDumpableAgain(linker); // the failed way back left the process undumpable; the other tests check it
         }
@@ -224,6 +229,28 @@ class CredentialSwitchTest {
                         java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_LONG),
                 Linker.Option.firstVariadicArg(1));
         assertThat((int) prctl.invokeExact(4, 1L)).as("prctl(PR_SET_DUMPABLE, 1)").isZero();
+    }
+
+    @Test
+    void a_launcher_whose_thread_cannot_return_refuses_direct_starts_and_leaves_nothing_open() throws Throwable {
+        CredentialSwitch.Syscalls broken = CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch")).orElseThrow()
+                .withReturnSetresuid(100_000);
+        long descriptors = openDescriptors();
+        // its warm-up window cannot return: the thread is retired right away
+        NativeSpawn stuck = NativeSpawn.load(Optional.of(broken)).orElseThrow();
+        try {
+            assertThat(stuck.switchesUsers()).as("processes of other users go through setpriv").isFalse();
+            assertThatThrownBy(() -> stuck.startAs(new CredentialSwitch.Target(1234, 1234, List.of()),
+                    List.of("/bin/true"), ENV, Path.of("/"))).isInstanceOf(CredentialSwitch.Unavailable.class);
+            assertThat(openDescriptors()).as("the stuck start's pipes were closed by its caller").isEqualTo(descriptors);
+            Process own = stuck.start(List.of("/bin/true"), ENV, Path.of("/"));
+            assertThat(own.waitFor(10, TimeUnit.SECONDS)).as("envd's own user still starts directly").isTrue();
+            own.getInputStream().close();
+            own.getErrorStream().close();
+        } finally {
+            stuck.close();
+            makeDumpableAgain(Linker.nativeLinker());
+        }
     }
 
     @Test
