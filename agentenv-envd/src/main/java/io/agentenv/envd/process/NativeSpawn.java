@@ -44,6 +44,10 @@ import org.slf4j.LoggerFactory;
  * Exit statuses are collected by {@code waitpid} on a pooled platform thread per running process, and reported like
  * the JDK does (128+N for death by signal N).
  * <p>
+ * A process of another user ({@link #startAs}, envd as root) is started on {@link CredentialSwitch}'s thread with the
+ * user's credentials around the {@code posix_spawn} call alone: its {@code chdir} and {@code execve} run as the user
+ * (as in E2B's envd: a working directory the user cannot enter fails the start), with no helper program in between.
+ * <p>
  * {@link #load} is empty where this cannot work (no glibc 2.34+ symbols, no native access, no {@code /proc}, or a
  * closed standard descriptor in envd that a pipe could take the place of); the launcher then uses the JDK.
  */
