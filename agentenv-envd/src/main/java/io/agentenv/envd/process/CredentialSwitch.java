@@ -14,7 +14,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
@@ -49,6 +51,9 @@ import org.slf4j.LoggerFactory;
  * If the thread cannot be returned to envd's credentials, it is retired: it never runs anything else (it parks for
  * good), later jobs are refused with {@link Unavailable} and the launcher goes back to {@code setpriv}. Halting envd
  * instead would take the sandbox's every process with it for a failure that only concerns this one thread.
+ * <p>
+ * One class on purpose (beyond the usual size): the calls of the window, the only thread allowed to make them and its
+ * retirement are one security argument and are read together.
  */
 @SuppressWarnings("restricted") // FFM downcalls into glibc: envd runs with native access enabled (jar manifest)
 final class CredentialSwitch implements AutoCloseable {
@@ -218,6 +223,15 @@ final class CredentialSwitch implements AutoCloseable {
         }
     }
 
+    /** envd's own credentials as a target (the warm-up's window switches to them). */
+    Target self() {
+        List<Integer> groups = new ArrayList<>(ownGroupCount);
+        for (int i = 0; i < ownGroupCount; i++) {
+            groups.add(ownGroups.getAtIndex(JAVA_INT, i));
+        }
+        return new Target(ownUid, ownGid, groups);
+    }
+
     /** Whether jobs are taken (false once the thread is retired or closed). */
     boolean usable() {
         return state.get() == State.RUNNING;
@@ -251,7 +265,7 @@ final class CredentialSwitch implements AutoCloseable {
     @SuppressWarnings("unchecked")
     <T> T run(Callable<T> work) throws IOException {
         if (state.get() != State.RUNNING) {
-            throw new Unavailable("the user-switching thread is " + state.get().name().toLowerCase(java.util.Locale.ROOT));
+            throw new Unavailable("the user-switching thread is " + state.get().name().toLowerCase(Locale.ROOT));
         }
         Job job = new Job(work, new CompletableFuture<>());
         jobs.add(job);

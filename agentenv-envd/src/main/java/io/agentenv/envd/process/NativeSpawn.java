@@ -47,6 +47,7 @@ import org.slf4j.LoggerFactory;
  * A process of another user ({@link #startAs}, envd as root) is started on {@link CredentialSwitch}'s thread with the
  * user's credentials around the {@code posix_spawn} call alone: its {@code chdir} and {@code execve} run as the user
  * (as in E2B's envd: a working directory the user cannot enter fails the start), with no helper program in between.
+ * The window stays here, around the one {@code posix_spawn} call site that both kinds of start share (hence the size).
  * <p>
  * {@link #load} is empty where this cannot work (no glibc 2.34+ symbols, no native access, no {@code /proc}, or a
  * closed standard descriptor in envd that a pipe could take the place of); the launcher then uses the JDK.
@@ -188,7 +189,7 @@ final class NativeSpawn implements AutoCloseable {
      */
     private void warmUpSwitch(CredentialSwitch credentials) {
         try {
-            Process none = startAs(ownTarget(), List.of("/proc/self/envd-spawn-warm-up-does-not-exist"), Map.of(),
+            Process none = startAs(credentials.self(), List.of("/proc/self/envd-spawn-warm-up-does-not-exist"), Map.of(),
                     Path.of("/"));
             none.destroyForcibly();
             throw new IllegalStateException("the credential switch's warm-up started a program that does not exist");
@@ -250,22 +251,6 @@ final class NativeSpawn implements AutoCloseable {
             throw new IOException("could not return to envd's credentials after starting as uid " + user.uid()
                     + " (the process was stopped); try again", stuck);
         }
-    }
-
-    /** envd's own ids, as a target (the switch's warm-up). */
-    private static CredentialSwitch.Target ownTarget() throws IOException {
-        int gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
-        List<Integer> groups = new ArrayList<>();
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("Groups:")) {
-                for (String group : line.substring("Groups:".length()).trim().split("\\s+")) {
-                    if (!group.isEmpty()) {
-                        groups.add(Integer.parseInt(group));
-                    }
-                }
-            }
-        }
-        return new CredentialSwitch.Target(0, gid, groups);
     }
 
     private Process start(List<String> argv, Map<String, String> env, Path cwd, CredentialSwitch.Target as)
