@@ -52,6 +52,15 @@ import org.slf4j.LoggerFactory;
  * good), later jobs are refused with {@link Unavailable} and the launcher goes back to {@code setpriv}. Halting envd
  * instead would take the sandbox's every process with it for a failure that only concerns this one thread.
  * <p>
+ * What the window exposes to the user's own processes (kernel permission checks against the thread's credentials):
+ * with a real uid of the user's, the thread may be signalled ({@code tgkill}; a signal's action is process-wide, so
+ * SIGKILL/SIGSTOP/SIGTERM reach envd as a whole) and reniced or pinned ({@code setpriority}, {@code
+ * sched_setaffinity}), and the vfork child may be stopped before its {@code execve} (which holds this thread until
+ * it continues). That is denial of service of envd, which the template's user (passwordless sudo) can do anyway; no
+ * more: {@code ptrace}, {@code /proc/<pid>/mem}, {@code prlimit} and {@code process_vm_readv} of the thread or the
+ * child (which shares envd's memory until its {@code execve}) stay refused, since the saved uid is still 0, the
+ * permitted capabilities are not a subset of the user's, and the process is not dumpable during the window.
+ * <p>
  * One class on purpose (beyond the usual size): the calls of the window, the only thread allowed to make them and its
  * retirement are one security argument and are read together.
  */
