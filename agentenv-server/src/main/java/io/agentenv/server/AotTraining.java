@@ -104,8 +104,8 @@ final class AotTraining {
         Process server = null;
         HttpClient http = new HttpClient();
         try {
-            int envdPort = freePort();
-            envd = startEnvd(envdDir, envdPort, work.resolve("envd.log"));
+            envd = startEnvd(envdDir, work.resolve("envd.log"));
+            int envdPort = listeningPort(envd, work.resolve("envd.log"));
             int port = freePort();
             server = startServer(target, jar(mockDir, "agentenv-backend-mock"), cache, work, envdPort, port);
             http.start();
@@ -144,7 +144,7 @@ final class AotTraining {
      * and the envd client's TCP connection set-up is what every new sandbox runs once, so the training has to run it
      * (over a unix socket it trained a transport no container sandbox uses, and left the TCP one interpreted).
      */
-    private static Process startEnvd(Path envdDir, int port, Path log) throws IOException {
+    private static Process startEnvd(Path envdDir, Path log) throws IOException {
         List<String> command = new ArrayList<>(List.of(java()));
         Path options = envdDir.resolve("jvm.options");
         if (Files.isRegularFile(options)) {
@@ -154,8 +154,9 @@ final class AotTraining {
             command.add("-XX:AOTCache=" + envdDir.resolve("envd.aot"));
             command.add("-Xlog:aot=error,cds=error");
         }
+        // a port envd picks itself (a probed free port can be taken by another process before envd binds it)
         command.addAll(List.of("-jar", jar(envdDir, "agentenv-envd").toString(), "--host", "127.0.0.1",
-                "--port", String.valueOf(port), "--log-level", "WARN"));
+                "--port", "0", "--log-level", "INFO"));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
@@ -173,6 +174,27 @@ final class AotTraining {
         env.putAll(Map.of("AENV_BACKEND", "mock", "AENV_HOME", work.resolve("home").toString(), "AENV_API_KEY", KEY,
                 "AENV_LISTEN", "127.0.0.1:" + port, "AENV_BACKEND_GUEST_ENDPOINT", "127.0.0.1:" + envdPort));
         return builder.start();
+    }
+
+    /** The port envd logged as listening on ({@code envd listening port=<n>}), waited for up to 60 s. */
+    private static int listeningPort(Process envd, Path log) throws Exception {
+        Pattern listening = Pattern.compile("envd listening port=(\\d+)");
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            if (Files.isRegularFile(log)) {
+                Matcher m = listening.matcher(Files.readString(log, UTF_8));
+                if (m.find()) {
+                    return Integer.parseInt(m.group(1));
+                }
+            }
+            if (!envd.isAlive()) {
+                throw new IOException("the envd exited at start-up: " + tail(log));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the envd did not listen within 60 s: " + tail(log));
+            }
+            Thread.sleep(50); // start-up poll, not a test
+        }
     }
 
     /** Polls {@code base}/health until it answers 204 (a busy build machine may take seconds to start a JVM). */
