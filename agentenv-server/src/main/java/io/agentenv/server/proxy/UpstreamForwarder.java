@@ -235,11 +235,11 @@ final class UpstreamForwarder extends ProxyHandler {
      * segment and a read for the client each) and the end of the body as one more: envd's answer to a short command
      * (start event, end event, end of stream, then the body's end, all in one read from its socket) reached the SDK as
      * four segments. This one reads what the upstream already delivered until nothing more is buffered and writes it
-     * as one; the body's last bytes go out with its end. Nothing waits for more bytes, with one exception: a Connect
-     * stream's bytes that end exactly after its end-of-stream envelope (by the protocol its last message; envd closes
-     * the body right after it) are held until the body's end, so they leave together. Any other chunk that arrives
-     * alone is written at once, as before, so streams are not delayed. At most {@link #MAX_BATCH} bytes are gathered
-     * per write (the upstream is read further only once that write completed: back-pressure as before).
+     * as one; the body's last bytes go out with its end (a body that arrived whole in one read then leaves as one
+     * write with a Content-Length; Jetty still writes a chunked body's terminating chunk as a write of its own).
+     * Nothing waits for more bytes: a chunk that arrives alone is written at once, as before, so streams are not
+     * delayed. At most {@link #MAX_BATCH} bytes are gathered per write
+     * (the upstream is read further only once that write completed: back-pressure as before).
      *
      * <p>Reads, demand callbacks and {@link #onSuccess} are serialized by the client's receiver (the response succeeds
      * only after the last chunk was read, and is notified after the reading callback returned); a write's callback
@@ -250,7 +250,6 @@ final class UpstreamForwarder extends ProxyHandler {
         private final Response response;
         private Content.Chunk single; // the batch when it is one chunk (written without a copy), retained
         private ByteBuffer copied; // the batch when it is more than one chunk (flush mode while written)
-        private ConnectEnvelopes envelopes; // for a Connect stream: where its envelopes end
 
         CoalescingResponse(Request request, org.eclipse.jetty.client.Request out, Response response, Callback callback) {
             super(request, out, response, callback);
@@ -258,19 +257,11 @@ final class UpstreamForwarder extends ProxyHandler {
         }
 
         @Override
-        public void onHeaders(org.eclipse.jetty.client.Response upstream) {
-            super.onHeaders(upstream);
-            if (ConnectEnvelopes.isStream(upstream.getHeaders().get(HttpHeader.CONTENT_TYPE))) {
-                envelopes = new ConnectEnvelopes();
-            }
-        }
-
-        @Override
         public void onContentSource(org.eclipse.jetty.client.Response upstream, Content.Source source) {
             while (true) {
                 Content.Chunk chunk = source.read();
                 if (chunk == null) {
-                    if (batched() == 0 || envelopes != null && envelopes.atEndOfStream()) {
+                    if (batched() == 0) {
                         source.demand(() -> onContentSource(upstream, source));
                     } else {
                         write(false, () -> source.demand(() -> onContentSource(upstream, source)), upstream::abort);
@@ -314,9 +305,6 @@ final class UpstreamForwarder extends ProxyHandler {
         private void add(Content.Chunk chunk) {
             if (!chunk.hasRemaining()) {
                 return;
-            }
-            if (envelopes != null) {
-                envelopes.follow(chunk.getByteBuffer());
             }
             if (single == null && copied == null) {
                 chunk.retain();
