@@ -6,8 +6,9 @@
 // event comes alone), in two (`two`: headers with the start event, then the rest with the body's end) or in one
 // (`coalesced`: the same three envelopes with a Content-Length: the proxy now when envd's answer arrives in one read).
 // Each run is a fresh Node (`--run`), its responder another process (its CPU not counted); the runs alternate between
-// the variants (AENV_BENCH_FRAMINGS=split,coalesced picks some). Printed per run: the SDK's Node CPU (process.cpuUsage, user + system) per
-// create + first command over the measured bursts, after warm-up bursts. Load-insensitive (CPU time), loopback only.
+// the variants (AENV_BENCH_FRAMINGS=split,coalesced picks some). Printed per run: the SDK's Node CPU (process.cpuUsage,
+// user + system) per create + first command over the measured bursts, after 3 warm-up bursts. Loopback only. CPU time
+// still varies with the machine's load on this VM (no PMU here for instruction counts): alternate, many runs.
 //   node bench/container/sdk-framing.mjs [runs-per-variant=5] [bursts=10]
 import { spawn } from 'node:child_process'
 import net from 'node:net'
