@@ -7,11 +7,12 @@
 // sampling profiler through node:inspector, 100 us interval) and the profile's self time by function is printed.
 // With AENV_BENCH_PCAP=<file> tcpdump (Debian's package) captures the server port's loopback traffic of the whole run
 // there (read it with `tcpdump -r <file> -nn -tt`: segments per connection, how a Start response is framed).
+// AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (appended, so an A/B loop keeps every run's).
 //   AENV_BACKEND_POOL_SIZE=20 node bench/container/sdk-wire.mjs [rounds=5] [settle-ms=20000]
 // Needs what sdk.mjs needs (root, scripts/setup-host.sh, the built jars); claims an sdk bench lane.
 import diagnostics from 'node:diagnostics_channel'
 import { spawn } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
@@ -131,6 +132,7 @@ try {
     await Promise.all(many.map((s) => s.kill()))
   }
 } finally {
+  if (process.env.AENV_BENCH_SERVER_LOG) appendFileSync(process.env.AENV_BENCH_SERVER_LOG, server.output())
   pcap?.kill('SIGINT')
   await server.stop({ timeoutMs: 120_000 })
 }
