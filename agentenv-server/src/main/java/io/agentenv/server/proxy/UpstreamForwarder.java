@@ -238,15 +238,16 @@ final class UpstreamForwarder extends ProxyHandler {
      * as one; the body's last bytes go out with its end (a body that arrived whole in one read then leaves as one
      * write with a Content-Length; Jetty still writes a chunked body's terminating chunk as a write of its own).
      * Nothing waits for more bytes: a chunk that arrives alone is written at once, as before, so streams are not
-     * delayed. At most {@link #MAX_BATCH} bytes are gathered per write
-     * (the upstream is read further only once that write completed: back-pressure as before).
+     * delayed. Once {@link #MAX_BATCH} bytes are gathered they are written before more is read (the upstream is read
+     * further only once that write completed: back-pressure as before); so only small chunks are ever copied into one
+     * buffer, and a bulk body's large chunks are written as they are, without a copy, as before.
      *
      * <p>Reads, demand callbacks and {@link #onSuccess} are serialized by the client's receiver (the response succeeds
      * only after the last chunk was read, and is notified after the reading callback returned); a write's callback
      * only releases what it wrote and demands more. So the fields need no lock.
      */
     private final class CoalescingResponse extends ProxyResponseListener {
-        static final int MAX_BATCH = 64 * 1024;
+        static final int MAX_BATCH = 8 * 1024;
         private final Response response;
         private Content.Chunk single; // the batch when it is one chunk (written without a copy), retained
         private ByteBuffer copied; // the batch when it is more than one chunk (flush mode while written)
