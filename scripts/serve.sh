@@ -9,6 +9,11 @@ cd "$(dirname "$0")/.."
 source scripts/lib/env.sh
 
 [[ $EUID -eq 0 ]] || { echo "serve.sh: run as root (the host setup installs packages and manages cgroups, mounts and network namespaces)" >&2; exit 1; }
+# The JVM options this JDK accepts (Java 25 or newer, else a clear error before anything is built; an experimental
+# option of Temurin 25 another JDK lacks is left out with a warning rather than refusing to start).
+jvm_options=$(scripts/lib/server-jvm-options.sh "$JAVA_HOME/bin/java" agentenv-server/jvm.options) ||
+  { echo "serve.sh: cannot run the server with $JAVA_HOME/bin/java (see above)" >&2; exit 1; }
+mapfile -t jvm_options <<<"$jvm_options"
 
 scripts/setup-host.sh
 mvn -B -q -ntp -DskipTests package
@@ -18,11 +23,11 @@ if [[ ${AENV_BACKEND:-container} == container ]]; then
   export AENV_BACKEND_ENVD_DIR="${AENV_BACKEND_ENVD_DIR:-$PWD/agentenv-envd/target}"
   export AENV_BACKEND_JDK_HOME="${AENV_BACKEND_JDK_HOME:-$JAVA_HOME}"
 fi
-# The server's JVM options (agentenv-server/jvm.options) and its AOT cache (classes and JIT profiles, recorded by
-# `mvn package` with exactly these options): a faster start and warm-up. Only a cache newer than the jar is used
-# (the JVM checks a jar's size, not always its contents); without one the server starts as before, only slower.
+# The server's JVM options (agentenv-server/jvm.options, as checked above) and its AOT cache (classes and JIT profiles,
+# recorded by `mvn package` with exactly these options): a faster start and warm-up. Only a cache newer than the jar is
+# used (the JVM checks a jar's size, not always its contents); without one the server starts as before, only slower.
 aot=()
 [[ agentenv-server/target/agentenv-server.aot -nt agentenv-server/target/agentenv-server.jar ]] &&
   aot=(-XX:AOTCache=agentenv-server/target/agentenv-server.aot)
-exec "$JAVA_HOME/bin/java" @agentenv-server/target/jvm.options "${aot[@]}" \
+exec "$JAVA_HOME/bin/java" "${jvm_options[@]}" "${aot[@]}" \
   -jar agentenv-server/target/agentenv-server.jar "$@"

@@ -171,7 +171,8 @@ public final class Main {
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
         new MetricsEndpoint(SandboxMetrics.system(clock)).register(routes);
         CompletableFuture<Void> requestsWarmed = new CompletableFuture<>();
-        new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), Duration.ofSeconds(2)).register(routes);
+        new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), session, Duration.ofSeconds(2))
+                .register(routes);
         return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed,
                 session);
     }

@@ -106,8 +106,7 @@ final class LeftoverReaper {
             for (LoopDevices.Attached loop : LoopDevices.backedUnder(p.sandboxesDir())) {
                 Path dir = p.sandboxesDir().relativize(loop.backingPath());
                 if (dir.getNameCount() > 1 && !claimed.contains(dir.getName(0).toString())) {
-                    Attempts.attempt(failures, () -> p.runner().run(
-                            Command.of(LOSETUP_TIMEOUT, "losetup", "--detach", "/dev/" + loop.device())));
+                    Attempts.attempt(failures, () -> detach(p.runner(), loop));
                     removed.add(loop.device());
                 }
             }
@@ -142,6 +141,22 @@ final class LeftoverReaper {
                     + failures.getFirst().getMessage(), failures.getFirst());
             failures.subList(1, failures.size()).forEach(error::addSuppressed);
             throw error;
+        }
+    }
+
+    /**
+     * {@code losetup --detach} of a leftover disk's loop device. It may have let go of the file meanwhile (autoclear
+     * once the unmounts above dropped the last user; losetup then fails with ENXIO): that is detached too, not a
+     * failure.
+     */
+    static void detach(ProcessRunner runner, LoopDevices.Attached loop) throws CommandFailedException,
+            InterruptedException, IOException {
+        try {
+            runner.run(Command.of(LOSETUP_TIMEOUT, "losetup", "--detach", "/dev/" + loop.device()));
+        } catch (CommandFailedException e) {
+            if (!new LoopBinding(loop.device(), loop.backingFile()).released()) {
+                throw e;
+            }
         }
     }
 

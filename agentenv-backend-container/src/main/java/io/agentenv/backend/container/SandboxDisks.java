@@ -40,8 +40,18 @@ final class SandboxDisks {
     static final int MAX_MIB = 1 << 20;
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final String MOUNT_OPTIONS = "noinit_itable,discard";
-    /** How long an unmounted disk's filesystem may stay alive in another mount namespace ({@link LoopBinding}). */
+    /**
+     * How long an unmounted disk's filesystem may stay alive after no process is seen holding a copy of its mount
+     * ({@link LoopBinding}).
+     */
     static final Duration RELEASE_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * How long at most while processes hold a copy: longer than a CRIU restore's deadline ({@code criu_timeout_s},
+     * 120 s by default), the longest holder seen (another sandbox's restore).
+     */
+    static final Duration RELEASE_TIMEOUT_WHILE_HELD = Duration.ofSeconds(150);
+    private static final LoopBinding.Bounds RELEASE =
+            new LoopBinding.Bounds(RELEASE_TIMEOUT, RELEASE_TIMEOUT_WHILE_HELD);
 
     private final ProcessRunner runner;
     private final SpareDisks spares;
@@ -147,14 +157,14 @@ final class SandboxDisks {
 
     /** Mounts the sandbox's existing disk image (after a resume moved it back); nothing to do when mounted. */
     void mount(SandboxDirs dirs) throws IOException, CommandFailedException, InterruptedException {
-        mount(dirs, RELEASE_TIMEOUT);
+        mount(dirs, RELEASE);
     }
 
     /**
      * {@link #mount(SandboxDirs)} with another bound on the wait for a previous loop device of the image to let go
      * (tests).
      */
-    static void mount(SandboxDirs dirs, Duration releaseTimeout) throws IOException {
+    static void mount(SandboxDirs dirs, LoopBinding.Bounds releaseBounds) throws IOException {
         Path image = dirs.diskImage();
         if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
             throw new IOException("no disk image at " + image);
@@ -162,34 +172,35 @@ final class SandboxDisks {
         if (MountTable.isMountPoint(dirs.disk())) {
             return;
         }
-        awaitNoLoopBoundTo(image, releaseTimeout);
+        awaitNoLoopBoundTo(image, releaseBounds);
         Files.createDirectories(dirs.disk());
         Mounts.loopExt4(image, dirs.disk(), MOUNT_OPTIONS);
     }
 
     /**
-     * Waits (up to {@code timeout}) until no loop device is bound to {@code image}: mounting an image whose
+     * Waits (within {@code bounds}) until no loop device is bound to {@code image}: mounting an image whose
      * previous filesystem is still alive (a copy of its mount in another mount namespace) through a second loop device
      * would run two ext4 superblocks on one file. The kernel shows a bound file's current path, renames included.
      */
-    private static void awaitNoLoopBoundTo(Path image, Duration timeout) throws IOException {
+    private static void awaitNoLoopBoundTo(Path image, LoopBinding.Bounds bounds) throws IOException {
         // a device still bound to a removed file shows "<path> (deleted)": another file, not listed here
         for (LoopDevices.Attached bound : LoopDevices.backedUnder(image)) {
-            new LoopBinding(bound.device(), bound.backingFile()).awaitReleased(timeout);
+            new LoopBinding(bound.device(), bound.backingFile()).awaitReleased(bounds);
         }
     }
 
     /**
      * Unmounts the sandbox's disk (a system call, no process) and returns once its filesystem is really gone: its loop
      * device has let go of the image (autoclear), which happens only after the superblock was written clean. A copy of
-     * the mount in another mount namespace keeps it alive after our unmount ({@link LoopBinding}); this waits up to
-     * {@link #RELEASE_TIMEOUT} for that copy to go, else fails (the image is then still in use and must not be moved,
-     * mounted again or called durable). Nothing to do when the disk is not mounted.
+     * the mount in another mount namespace keeps it alive after our unmount ({@link LoopBinding}); this waits while a
+     * process holds such a copy (up to {@link #RELEASE_TIMEOUT_WHILE_HELD}) and {@link #RELEASE_TIMEOUT} after the last
+     * one went, else fails (the image is then still in use and must not be moved, mounted again or called durable).
+     * Nothing to do when the disk is not mounted.
      *
      * @return how long it waited for the filesystem to go after the unmount, in ms (-1 when nothing was mounted)
      */
     long unmount(SandboxDirs dirs) throws IOException {
-        return unmount(dirs, RELEASE_TIMEOUT);
+        return unmount(dirs, RELEASE);
     }
 
     /**
@@ -197,13 +208,13 @@ final class SandboxDisks {
      *
      * @return how long it waited for the filesystem to go after the unmount, in ms (-1 when nothing was mounted)
      */
-    static long unmount(SandboxDirs dirs, Duration releaseTimeout) throws IOException {
+    static long unmount(SandboxDirs dirs, LoopBinding.Bounds releaseBounds) throws IOException {
         // read before the unmount; when nothing is mounted there the unmount answers false and this is not used
         Optional<LoopBinding> loop = LoopBinding.mountedAt(dirs.disk());
         if (!Unmounts.unmount(dirs.disk())) {
             return -1;
         }
-        return loop.isPresent() ? loop.get().awaitReleased(releaseTimeout) : 0;
+        return loop.isPresent() ? loop.get().awaitReleased(releaseBounds) : 0;
     }
 
     /** Whether the sandbox has a disk image (a sandbox dir of an older version has a plain upper dir instead). */

@@ -1,11 +1,13 @@
 package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,6 +36,36 @@ class LoopDevicesHostTest {
     @AfterEach
     void tearDown() throws Exception {
         host.close();
+    }
+
+    @Test
+    void the_reaper_s_detach_of_a_device_that_let_go_of_its_file_meanwhile_is_done_not_a_failure() throws Exception {
+        Path image = host.sandboxesDir.resolve("left-over").resolve("disk.img");
+        Files.createDirectories(image.getParent());
+        try (var file = Files.newByteChannel(image, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            file.truncate(0).position((1 << 20) - 1).write(java.nio.ByteBuffer.wrap(new byte[1]));
+        }
+        String device = run("losetup", "--find", "--show", image.toString()).strip();
+        assertThatThrownBy(() -> autoclearFirst(device).run(Command.of(Duration.ofSeconds(10), "losetup", "--detach",
+                device))).as("a plain losetup fails on it").isInstanceOf(CommandFailedException.class)
+                .hasMessageContaining("No such device or address");
+
+        String again = run("losetup", "--find", "--show", image.toString()).strip();
+        LeftoverReaper.detach(autoclearFirst(again), LoopDevices.backedUnder(host.sandboxesDir).getFirst());
+
+        assertThat(LoopDevices.backedUnder(host.sandboxesDir)).isEmpty();
+    }
+
+    /**
+     * A runner that detaches {@code device} before it runs a command: what the kernel's autoclear does when a leftover
+     * disk's last user goes between the reaper's listing of loop devices and its {@code losetup --detach}.
+     */
+    private ProcessRunner autoclearFirst(String device) {
+        return command -> {
+            host.runner.run(Command.of(Duration.ofSeconds(10), "losetup", "--detach", device));
+            return host.runner.run(command);
+        };
     }
 
     @Test

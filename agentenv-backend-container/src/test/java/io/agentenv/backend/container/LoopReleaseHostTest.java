@@ -28,12 +28,14 @@ import org.junit.jupiter.api.Test;
 class LoopReleaseHostTest {
 
     private static final Duration SHORT = Duration.ofMillis(200);
+    private static final LoopBinding.Bounds SHORT_BOUNDS = new LoopBinding.Bounds(SHORT, SHORT);
 
     private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
     private Path dir;
     private SandboxDirs dirs;
     private SandboxDisks disks;
     private Process holder;
+    private Process opener;
 
     @BeforeEach
     void newDisk() throws Exception {
@@ -93,11 +95,12 @@ class LoopReleaseHostTest {
             throws Exception {
         holdACopyOfTheMounts();
 
-        assertThatThrownBy(() -> SandboxDisks.unmount(dirs, SHORT)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> SandboxDisks.unmount(dirs, SHORT_BOUNDS)).isInstanceOf(IOException.class)
                 .hasMessageStartingWith("loop").hasMessageContaining(" is still bound to " + dirs.diskImage())
-                .hasMessageContaining("another mount namespace").hasMessageContaining(holder.pid() + " sleep");
+                .hasMessageContaining("another mount namespace")
+                .hasMessageContaining("held by: " + holder.pid() + " sleep");
         assertThat(isMountPoint(dirs.disk())).isFalse();
-        assertThatThrownBy(() -> SandboxDisks.mount(dirs, SHORT)).as("a second loop device on a live image")
+        assertThatThrownBy(() -> SandboxDisks.mount(dirs, SHORT_BOUNDS)).as("a second loop device on a live image")
                 .isInstanceOf(IOException.class).hasMessageContaining("still bound to " + dirs.diskImage());
         assertThat(LoopDevices.backedUnder(dir)).as("no second loop device was bound").hasSize(1);
         assertThat(isMountPoint(dirs.disk())).isFalse();
@@ -108,6 +111,46 @@ class LoopReleaseHostTest {
         disks.unmount(dirs);
         assertThat(LoopDevices.backedUnder(dir)).isEmpty();
         assertThat(state(dirs.diskImage())).isEqualTo("clean");
+    }
+
+    @Test
+    void a_copy_held_open_by_a_process_outside_it_keeps_the_unmount_waiting_past_its_quiet_bound_until_the_copy_is_gone()
+            throws Exception {
+        holdACopyOfTheMountsOpenOnly();
+        LoopBinding.Bounds bounds = new LoopBinding.Bounds(SHORT, Duration.ofSeconds(60));
+        long started = System.nanoTime();
+        CompletableFuture<Long> unmounting = CompletableFuture.supplyAsync(() -> {
+            try {
+                return SandboxDisks.unmount(dirs, bounds);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }, threads);
+        Duration outlived = SHORT.multipliedBy(15); // a look for holders on a busy host can take most of a second
+        HostFixture.await("the unmount answered or outlived its quiet bound 15 times", Duration.ofSeconds(20),
+                () -> unmounting.isDone() || System.nanoTime() - started > outlived.toNanos());
+
+        assertThat(unmounting).as("as with CRIU restoring another sandbox: no process in the copy's namespace, one"
+                + " holding it open; the unmount waits for it").isNotDone();
+        assertThat(state(dirs.diskImage())).isEqualTo("not clean");
+        releaseHolder();
+        assertThat(unmounting.get(SandboxDisks.RELEASE_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
+                .isGreaterThanOrEqualTo(outlived.toMillis());
+        assertThat(LoopDevices.backedUnder(dir)).as("no loop device once the unmount returned").isEmpty();
+        assertThat(state(dirs.diskImage())).isEqualTo("clean");
+    }
+
+    @Test
+    void a_copy_held_open_past_the_longer_bound_fails_naming_the_process_that_holds_its_namespace() throws Exception {
+        holdACopyOfTheMountsOpenOnly();
+
+        assertThatThrownBy(() -> SandboxDisks.unmount(dirs, new LoopBinding.Bounds(SHORT, SHORT.multipliedBy(3))))
+                .isInstanceOf(IOException.class).hasMessageContaining(" is still bound to " + dirs.diskImage())
+                .hasMessageContaining("held by: " + opener.pid() + " sleep (mount namespace mnt:[")
+                .hasMessageContaining("held open as fd 3)");
+        releaseHolder();
+        disks.mount(dirs);
+        assertThat(Files.readString(dirs.upper().resolve("kept"))).isEqualTo("on the disk");
     }
 
     @Test
@@ -136,12 +179,36 @@ class LoopReleaseHostTest {
         assertThat(holder.isAlive()).isTrue();
     }
 
+    /**
+     * What CRIU restoring another sandbox does: a mount namespace with a copy of the host's mounts that no process is
+     * in, held open by a process outside it ({@code sleep} with the namespace as its descriptor 3).
+     */
+    private void holdACopyOfTheMountsOpenOnly() throws IOException, InterruptedException {
+        holdACopyOfTheMounts();
+        opener = new ProcessBuilder("sh", "-c", "exec 3</proc/" + holder.pid() + "/ns/mnt && exec sleep 600")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Path proc = Path.of("/proc", Long.toString(opener.pid()));
+        HostFixture.await("the opener runs sleep holding the namespace as descriptor 3", Duration.ofSeconds(10), () -> {
+            try {
+                return Files.readString(proc.resolve("comm")).strip().equals("sleep")
+                        && Files.readSymbolicLink(proc.resolve("fd/3")).toString().startsWith("mnt:[");
+            } catch (IOException notYet) {
+                return false;
+            }
+        });
+        holder.destroyForcibly();
+        holder.waitFor();
+    }
+
     private void releaseHolder() throws InterruptedException {
-        if (holder != null) {
-            holder.destroyForcibly();
-            holder.waitFor();
-            holder = null;
+        for (Process process : new Process[] {holder, opener}) {
+            if (process != null) {
+                process.destroyForcibly();
+                process.waitFor();
+            }
         }
+        holder = null;
+        opener = null;
     }
 
     private static boolean isMountPoint(Path path) {

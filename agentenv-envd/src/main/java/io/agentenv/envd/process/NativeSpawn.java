@@ -44,6 +44,11 @@ import org.slf4j.LoggerFactory;
  * Exit statuses are collected by {@code waitpid} on a pooled platform thread per running process, and reported like
  * the JDK does (128+N for death by signal N).
  * <p>
+ * A process of another user ({@link #startAs}, envd as root) is started on {@link CredentialSwitch}'s thread with the
+ * user's credentials around the {@code posix_spawn} call alone: its {@code chdir} and {@code execve} run as the user
+ * (as in E2B's envd: a working directory the user cannot enter fails the start), with no helper program in between.
+ * The window stays here, around the one {@code posix_spawn} call site that both kinds of start share (hence the size).
+ * <p>
  * {@link #load} is empty where this cannot work (no glibc 2.34+ symbols, no native access, no {@code /proc}, or a
  * closed standard descriptor in envd that a pipe could take the place of); the launcher then uses the JDK.
  */
@@ -81,6 +86,8 @@ final class NativeSpawn implements AutoCloseable {
     private final VarHandle errno;
     /** Platform threads for the blocking calls of running processes: waitpid, and reads of their pipes. */
     private final ExecutorService blocking;
+    /** Starts processes as other users (envd as root only); set once by {@link #load}. */
+    private Optional<CredentialSwitch> users = Optional.empty();
 
     private NativeSpawn(Linker linker, SymbolLookup libc) {
         FunctionDescriptor intPtr = FunctionDescriptor.of(JAVA_INT, ADDRESS);
@@ -115,6 +122,11 @@ final class NativeSpawn implements AutoCloseable {
 
     /** The native launcher, or empty (with the reason logged) where it cannot work on this machine. */
     static Optional<NativeSpawn> load() {
+        return load(CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch")));
+    }
+
+    /** {@link #load()} with these system call numbers for the credential switch (tests: a broken way back). */
+    static Optional<NativeSpawn> load(Optional<CredentialSwitch.Syscalls> calls) {
         for (int fd = 0; fd <= 2; fd++) {
             if (!Files.exists(Path.of("/proc/self/fd/" + fd))) {
                 log.atInfo().addKeyValue("fd", fd).log("native spawn unavailable (a standard descriptor is closed or "
@@ -126,6 +138,8 @@ final class NativeSpawn implements AutoCloseable {
             Linker linker = Linker.nativeLinker();
             NativeSpawn spawn = new NativeSpawn(linker, linker.defaultLookup());
             spawn.warmUp();
+            spawn.users = CredentialSwitch.start(linker, linker.defaultLookup(), calls);
+            spawn.users.ifPresent(spawn::warmUpSwitch);
             return Optional.of(spawn);
         } catch (RuntimeException | Error e) {
             // NoSuchElementException (glibc older than 2.34), IllegalCallerException (no native access), ...
@@ -169,6 +183,37 @@ final class NativeSpawn implements AutoCloseable {
     }
 
     /**
+     * Runs the credential switch's window once with envd's own credentials and a program that does not exist, so that
+     * every call in it is linked and resolved before the first window with a user's credentials (where no class may
+     * load). The failed {@code posix_spawn}'s child is reaped by glibc.
+     */
+    private void warmUpSwitch(CredentialSwitch credentials) {
+        try {
+            Process none = startAs(credentials.self(), List.of("/proc/self/envd-spawn-warm-up-does-not-exist"), Map.of(),
+                    Path.of("/"));
+            none.destroyForcibly();
+            throw new IllegalStateException("the credential switch's warm-up started a program that does not exist");
+        } catch (CredentialSwitch.Refused e) {
+            log.atInfo().addKeyValue("cause", e.getMessage())
+                    .log("direct user switch unavailable: processes of other users start through setpriv");
+            credentials.close();
+            users = Optional.empty();
+        } catch (IOException expected) {
+            log.atDebug().addKeyValue("cause", expected.getMessage()).log("credential switch warmed up");
+        }
+    }
+
+    /** The credential switch, if this launcher has one (envd as root). */
+    Optional<CredentialSwitch> users() {
+        return users;
+    }
+
+    /** True where processes of other users start without a helper program ({@link #startAs}). */
+    boolean switchesUsers() {
+        return users.map(CredentialSwitch::usable).orElse(false);
+    }
+
+    /**
      * Runs the loops that read a native-spawned process's output: pooled platform threads (a blocking read must not
      * pin a carrier; reusing threads keeps thread creation off each command's path).
      */
@@ -178,6 +223,38 @@ final class NativeSpawn implements AutoCloseable {
 
     /** Starts {@code argv} (argv[0] an absolute path) in {@code cwd} with exactly {@code env}, stdin {@code /dev/null}. */
     Process start(List<String> argv, Map<String, String> env, Path cwd) throws IOException {
+        return start(argv, env, cwd, null);
+    }
+
+    /**
+     * Like {@link #start}, but the child runs as {@code user} (real, effective, saved and filesystem ids, exactly its
+     * groups, no capabilities), started on the credential switch's thread. Throws {@link CredentialSwitch.Unavailable}
+     * where there is no switch (envd not root) or it was retired: the caller then uses {@code setpriv}.
+     */
+    Process startAs(CredentialSwitch.Target user, List<String> argv, Map<String, String> env, Path cwd)
+            throws IOException {
+        requireNonNull(user, "user is null");
+        CredentialSwitch credentials = users.filter(CredentialSwitch::usable).orElseThrow(
+                () -> new CredentialSwitch.Unavailable("no usable credential switch"));
+        try {
+            return credentials.run(() -> start(argv, env, cwd, user));
+        } catch (CredentialSwitch.Stuck stuck) {
+            // cleaned up here, on the caller's thread: the retired thread runs nothing else
+            closeAll(new ArrayList<>(stuck.descriptors()));
+            if (stuck.pid() > 0) {
+                ProcessHandle.of(stuck.pid()).ifPresent(ProcessHandle::destroyForcibly);
+                blocking.execute(() -> awaitExit(stuck.pid()));
+            }
+            log.atError().addKeyValue("uid", user.uid()).addKeyValue("killed_pid", stuck.pid())
+                    .log("the user-switching thread could not return to envd's credentials: it is retired and runs "
+                            + "nothing else; processes of other users start through setpriv from now on");
+            throw new IOException("could not return to envd's credentials after starting as uid " + user.uid()
+                    + " (the process was stopped); try again", stuck);
+        }
+    }
+
+    private Process start(List<String> argv, Map<String, String> env, Path cwd, CredentialSwitch.Target as)
+            throws IOException {
         requireNonNull(argv, "argv is null");
         requireNonNull(env, "env is null");
         requireNonNull(cwd, "cwd is null");
@@ -185,7 +262,7 @@ final class NativeSpawn implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             int[] out = pipe(arena, open);
             int[] err = pipe(arena, open);
-            int pid = spawn(arena, argv, env, cwd, out, err);
+            int pid = spawn(arena, argv, env, cwd, out, err, as, open);
             InputStream stdout = null;
             try {
                 // our ends, re-opened as JDK streams while the originals still keep both ends of every pipe open
@@ -210,8 +287,8 @@ final class NativeSpawn implements AutoCloseable {
         }
     }
 
-    private int spawn(Arena arena, List<String> argv, Map<String, String> env, Path cwd, int[] out, int[] err)
-            throws IOException {
+    private int spawn(Arena arena, List<String> argv, Map<String, String> env, Path cwd, int[] out, int[] err,
+                      CredentialSwitch.Target as, List<Integer> open) throws IOException {
         MemorySegment attr = arena.allocate(OPAQUE_SIZE, 16);
         MemorySegment actions = arena.allocate(OPAQUE_SIZE, 16);
         MemorySegment signals = arena.allocate(OPAQUE_SIZE, 16);
@@ -237,7 +314,37 @@ final class NativeSpawn implements AutoCloseable {
                 List<String> pairs = new ArrayList<>(env.size());
                 env.forEach((k, v) -> pairs.add(k + "=" + v));
                 MemorySegment envp = strings(arena, pairs);
-                int error = (int) spawn.invokeExact(pid, arena.allocateFrom(argv.getFirst()), actions, attr, args, envp);
+                MemorySegment path = arena.allocateFrom(argv.getFirst());
+                int error = 0;
+                if (as == null) {
+                    error = (int) spawn.invokeExact(pid, path, actions, attr, args, envp);
+                } else {
+                    CredentialSwitch credentials = users.orElseThrow();
+                    int[] groupIds = as.groupArray();
+                    MemorySegment groups = groupIds.length == 0 ? arena.allocate(JAVA_INT)
+                            : arena.allocateFrom(JAVA_INT, groupIds);
+                    int refused = 0;
+                    // the window: nothing but the switch, posix_spawn and the way back runs with the user's credentials
+                    try {
+                        refused = credentials.enter(as.uid(), as.gid(), groups, groupIds.length);
+                        if (refused == 0) {
+                            error = (int) spawn.invokeExact(pid, path, actions, attr, args, envp);
+                        }
+                    } finally {
+                        if (!credentials.leave()) {
+                            throw new CredentialSwitch.Stuck(refused == 0 && error == 0 ? pid.get(JAVA_INT, 0) : 0, open);
+                        }
+                    }
+                    if (refused != 0) {
+                        throw new CredentialSwitch.Refused("cannot start a process as uid " + as.uid() + " gid " + as.gid() + " with "
+                                + groupIds.length + " groups: " + CredentialSwitch.failedCall(refused) + " failed: "
+                                + describe(CredentialSwitch.errnoOf(refused)));
+                    }
+                    if (error != 0) {
+                        throw new IOException("Cannot run program \"" + argv.getFirst() + "\" as uid " + as.uid()
+                                + " in \"" + cwd + "\": error=" + error + ", " + describe(error));
+                    }
+                }
                 if (error != 0) {
                     throw new IOException("Cannot run program \"" + argv.getFirst() + "\": error=" + error + ", "
                             + describe(error));
@@ -335,6 +442,7 @@ final class NativeSpawn implements AutoCloseable {
     /** Stops the exit waiters' pool from growing; waiters of running processes finish when their process does. */
     @Override
     public void close() {
+        users.ifPresent(CredentialSwitch::close);
         blocking.shutdown();
     }
 }

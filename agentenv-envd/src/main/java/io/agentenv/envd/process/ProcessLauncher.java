@@ -26,9 +26,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Starts processes as a given user: a piped process without stdin gets its own session and process group from
  * {@link NativeSpawn}'s {@code POSIX_SPAWN_SETSID}; one with stdin (or where the native launcher is unavailable) from
- * util-linux {@code setsid} started by the JDK; pty4j does that itself for a pty. util-linux
- * {@code setpriv --reuid --regid --groups} switches to the user when envd runs as root. Nothing of envd's own
- * environment is inherited.
+ * util-linux {@code setsid} started by the JDK; pty4j does that itself for a pty. When envd runs as root, a piped
+ * process without stdin of another user starts with that user's credentials directly ({@link CredentialSwitch}: no
+ * helper program); the others (stdin, pty, the JDK path before the native launcher is ready) go through util-linux
+ * {@code setpriv --reuid --regid --groups}. Nothing of envd's own environment is inherited.
  */
 final class ProcessLauncher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessLauncher.class);
@@ -93,11 +94,12 @@ final class ProcessLauncher implements AutoCloseable {
     }
 
     ChildProcess launch(LaunchSpec spec) {
-        List<String> argv = new ArrayList<>(privilegeDrop(spec.user()));
-        argv.add(spec.executable().toString());
-        argv.addAll(spec.args());
+        List<String> command = new ArrayList<>(spec.args().size() + 1);
+        command.add(spec.executable().toString());
+        command.addAll(spec.args());
         try {
-            ChildProcess child = spec.pty().isPresent() ? startPty(spec, argv) : startPiped(spec, argv);
+            ChildProcess child = spec.pty().isPresent() ? startPty(spec, withPrivilegeDrop(spec.user(), command))
+                    : startPiped(spec, command);
             journal.processEvent((int) child.pid(), "started as " + spec.user().name() + ": " + spec.config().getCmd()
                     + " " + String.join(" ", spec.args()));
             log.atInfo().addKeyValue("pid", child.pid()).addKeyValue("user", spec.user().name())
@@ -109,18 +111,18 @@ final class ProcessLauncher implements AutoCloseable {
         }
     }
 
-    private ChildProcess startPiped(LaunchSpec spec, List<String> argv) throws IOException {
+    private ChildProcess startPiped(LaunchSpec spec, List<String> command) throws IOException {
         // until the native launcher is prepared, processes start through the JDK: an early Start does not wait for it
         Optional<NativeSpawn> fast = spec.stdin() ? Optional.empty() : nativeSpawn.getNow(Optional.empty());
         if (fast.isPresent()) {
-            Process process = fast.get().start(argv, spec.env(), spec.cwd());
+            Process process = startNative(fast.get(), spec, command);
             return new ChildProcess(ChildProcess.Kind.PIPES, process, fast.get().readers(), spec.config(), spec.tag(),
                     false, signals, journal, clock);
         }
-        List<String> command = new ArrayList<>();
-        setsid.ifPresent(p -> command.add(p.toString()));
-        command.addAll(argv);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(spec.cwd().toFile());
+        List<String> argv = new ArrayList<>();
+        setsid.ifPresent(p -> argv.add(p.toString()));
+        argv.addAll(withPrivilegeDrop(spec.user(), command));
+        ProcessBuilder builder = new ProcessBuilder(argv).directory(spec.cwd().toFile());
         builder.environment().clear();
         builder.environment().putAll(spec.env());
         if (!spec.stdin()) {
@@ -129,6 +131,30 @@ final class ProcessLauncher implements AutoCloseable {
         Process process = builder.start();
         return new ChildProcess(ChildProcess.Kind.PIPES, process, VIRTUAL_READERS, spec.config(), spec.tag(),
                 spec.stdin(), signals, journal, clock);
+    }
+
+    /**
+     * Starts natively: as envd's own user directly; as another user through the credential switch (no helper program),
+     * or with {@code setpriv} in front where there is none (envd not root) or it was retired.
+     */
+    private Process startNative(NativeSpawn spawn, LaunchSpec spec, List<String> command) throws IOException {
+        UserAccount user = spec.user();
+        if (user.uid() != envdUid && envdUid == 0 && spawn.switchesUsers()) {
+            try {
+                return spawn.startAs(new CredentialSwitch.Target(user.uid(), user.gid(), user.groups()), command,
+                        spec.env(), spec.cwd());
+            } catch (CredentialSwitch.Unavailable e) {
+                log.atWarn().addKeyValue("user", user.name()).addKeyValue("cause", e.getMessage())
+                        .log("credential switch unavailable: starting through setpriv");
+            }
+        }
+        return spawn.start(withPrivilegeDrop(user, command), spec.env(), spec.cwd());
+    }
+
+    private List<String> withPrivilegeDrop(UserAccount user, List<String> command) {
+        List<String> argv = new ArrayList<>(privilegeDrop(user));
+        argv.addAll(command);
+        return argv;
     }
 
     private ChildProcess startPty(LaunchSpec spec, List<String> argv) throws IOException {

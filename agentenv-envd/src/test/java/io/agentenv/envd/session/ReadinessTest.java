@@ -21,14 +21,14 @@ import org.junit.jupiter.api.Test;
 class ReadinessTest {
     private final CompletableFuture<Void> nativeSetUp = new CompletableFuture<>();
     private final CompletableFuture<Void> warmUp = new CompletableFuture<>();
+    private final Session session = new Session(Clock.systemUTC());
     private TestEnvd envd;
 
     @BeforeEach
     void start() throws Exception {
-        Session session = new Session(Clock.systemUTC());
         envd = TestEnvd.start(session, Optional.empty(), (rpcs, routes) -> {
             new SessionEndpoints(session).register(routes);
-            new Readiness(List.of(nativeSetUp, warmUp), Duration.ofMillis(50)).register(routes);
+            new Readiness(List.of(nativeSetUp, warmUp), session, Duration.ofMillis(50)).register(routes);
         });
     }
 
@@ -83,5 +83,21 @@ class ReadinessTest {
         assertThat(envd.client().get("/ready", Map.of("X-Access-Token", "wrong")).statusCode()).isEqualTo(401);
         assertThat(envd.client().get("/ready", Map.of("X-Access-Token", "s3cret")).statusCode()).isEqualTo(204);
         assertThat(envd.client().get("/health", Map.of()).statusCode()).isEqualTo(204);
+    }
+
+    @Test
+    void while_the_warm_up_holds_a_token_of_its_own_ready_answers_not_ready_yet_rather_than_unauthorized()
+            throws Exception {
+        SessionState uninitialised = session.current();
+        nativeSetUp.complete(null);
+        envd.client().post("/init", "{\"accessToken\":\"warm-up-token\"}", Map.of()); // a warm-up claim
+
+        HttpResponse<byte[]> ready = envd.client().get("/ready", Map.of());
+
+        assertThat(ready.statusCode()).as("the host's poll, token-less, during the warm-up").isEqualTo(503);
+        assertThat(new String(ready.body(), UTF_8)).isEqualTo("{\"code\":503,\"message\":\"envd is still setting up\"}");
+        session.restore(uninitialised); // the warm-up's end
+        warmUp.complete(null);
+        assertThat(envd.client().get("/ready", Map.of()).statusCode()).isEqualTo(204);
     }
 }

@@ -1,0 +1,156 @@
+// Commands of the sandbox's `user` start without setpriv: envd (root in the sandbox) gives one dedicated thread
+// ("envd-spawn-as-user") the user's credentials around posix_spawn. Through the unmodified npm `e2b` SDK against the
+// server jar with the real container backend: the child has the user's ids and groups and no capabilities; envd's
+// other threads never run as the user while 20 commands start at once as `user` and `root`; a cwd the user cannot
+// enter fails the start (as E2B's envd: credentials are set before the chdir); stdin and pty commands (still through
+// setpriv) keep working; a paused, resumed and forked sandbox keeps starting commands this way.
+// Run under `flock /tmp/agentenv-container-e2e.lock` (fixed names). Needs root and scripts/setup-host.sh.
+import { before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { Sandbox } from 'e2b'
+import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
+import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
+import { unready, hostTest } from '../lib/host-tests.mjs'
+import { waitFor } from '../lib/envd-harness.mjs'
+
+const RUN_DIR = '/run/agentenv/e2e-creds'
+const NAME_PREFIX = 'aenvu'
+
+let server
+let opts
+
+before(async () => {
+  if (unready) return
+  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
+  server = await startServer({
+    backend: 'container',
+    readyTimeoutMs: 120_000,
+    env: {
+      AENV_SANDBOX_DOMAIN: 'sandbox.test',
+      AENV_BACKEND_NAME_PREFIX: NAME_PREFIX,
+      AENV_BACKEND_RUN_DIR: RUN_DIR,
+      AENV_BACKEND_CGROUP_PARENT: 'agentenv-e2e-creds',
+      AENV_BACKEND_FIRST_SLOT: '13056',
+      AENV_BACKEND_ID_PREFIX: 'crd-',
+      AENV_BACKEND_WARM_SLOTS: '1',
+      AENV_BACKEND_MAX_SANDBOXES: '8',
+      AENV_BACKEND_MEMORY_MB: '512',
+      AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
+    },
+  })
+  opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+})
+
+after(async () => {
+  if (server) await stopAndAssertNoLeftovers(server, { runDir: RUN_DIR, namePrefix: NAME_PREFIX })
+})
+
+async function withSandbox(fn) {
+  const sbx = await Sandbox.create('base', opts)
+  try {
+    return await fn(sbx)
+  } finally {
+    await sbx.kill().catch(() => {})
+  }
+}
+
+/** The fields of /proc/self/status as a command of `user` sees them. */
+async function statusAs(sbx, user, runOpts = {}) {
+  const { stdout } = await sbx.commands.run('cat /proc/self/status', { user, ...runOpts })
+  return Object.fromEntries(stdout.split('\n').filter((l) => l.includes(':'))
+    .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]))
+}
+
+/** envd's pid in the sandbox: the process with the switching thread (so the direct path is in use). */
+async function envdPid(sbx) {
+  const { stdout } = await sbx.commands.run(
+    "grep -l '^envd-spawn-as-u' /proc/[0-9]*/task/*/comm | cut -d/ -f3 | sort -u", { user: 'root' })
+  const pids = stdout.trim().split('\n').filter(Boolean)
+  assert.equal(pids.length, 1, `one envd with a switching thread (got ${JSON.stringify(pids)})`)
+  return pids[0]
+}
+
+async function assertUserCredentials(sbx, label) {
+  const groups = (await sbx.commands.run('id -G user', { user: 'root' })).stdout.trim()
+  const child = await statusAs(sbx, 'user')
+  assert.equal(child.Uid, '1000\t1000\t1000\t1000', `${label}: real, effective, saved, fs uid`)
+  assert.equal(child.Gid, '1000\t1000\t1000\t1000', `${label}: gids`)
+  assert.equal(child.Groups, groups, `${label}: exactly the user's groups`)
+  for (const set of ['CapEff', 'CapPrm', 'CapAmb', 'CapInh']) assert.equal(child[set], '0000000000000000', `${label}: ${set}`)
+  const envd = (await sbx.commands.run(`cat /proc/${await envdPid(sbx)}/status`, { user: 'root' })).stdout
+  const noNewPrivs = envd.split('\n').find((l) => l.startsWith('NoNewPrivs:')).split(':')[1].trim()
+  assert.equal(child.NoNewPrivs, noNewPrivs, `${label}: no_new_privs as envd's`)
+}
+
+hostTest('a command of user starts with the user\'s ids, exactly its groups and no capabilities; root stays root', async () => {
+  await withSandbox(async (sbx) => {
+    await assertUserCredentials(sbx, 'fresh sandbox')
+    const root = await statusAs(sbx, 'root')
+    assert.equal(root.Uid, '0\t0\t0\t0')
+    const envd = (await sbx.commands.run(`cat /proc/${await envdPid(sbx)}/status`, { user: 'root' })).stdout
+    assert.match(envd, /^CapEff:\s*(\w+)$/m)
+    assert.equal(root.CapEff, envd.match(/^CapEff:\s*(\w+)$/m)[1], 'root\'s commands keep envd\'s capabilities')
+
+    // stdin and pty commands still start through setpriv: same ids
+    assert.equal((await statusAs(sbx, 'user', { stdin: true })).Uid, '1000\t1000\t1000\t1000')
+    let ptyOut = ''
+    const decoder = new TextDecoder()
+    const pty = await sbx.pty.create({ cols: 80, rows: 24, user: 'user', onData: (d) => { ptyOut += decoder.decode(d) } })
+    await sbx.pty.sendInput(pty.pid, new TextEncoder().encode('echo "pty-uid-$(id -u)"\n'))
+    await waitFor(() => ptyOut.includes('pty-uid-1000'), { what: 'the pty\'s uid' })
+    assert.equal(await sbx.pty.kill(pty.pid), true)
+
+    // environment and cwd as before; a cwd the user cannot enter fails the start
+    const env = await sbx.commands.run('echo "$FOO $(pwd) $(whoami)"', { user: 'user', envs: { FOO: 'bar' }, cwd: '/tmp' })
+    assert.equal(env.stdout, 'bar /tmp user\n')
+    await assert.rejects(sbx.commands.run('true', { user: 'user', cwd: '/root' }), /Permission denied/)
+    assert.equal((await sbx.commands.run('pwd', { user: 'root', cwd: '/root' })).stdout, '/root\n')
+
+    // a running command of user can be killed
+    const sleeper = await sbx.commands.run('sleep 600', { user: 'user', background: true })
+    assert.equal(await sbx.commands.kill(sleeper.pid), true)
+  })
+})
+
+hostTest('while 20 commands start at once as user and root, no other thread of envd runs as the user', async () => {
+  await withSandbox(async (sbx) => {
+    const pid = await envdPid(sbx)
+    // samples every thread of envd but the switching one until told to stop; prints what ran as anyone but root
+    const sampler = await sbx.commands.run(
+      `n=0; while [ ! -e /tmp/stop-sampling ]; do for t in /proc/${pid}/task/*; do ` +
+      `c=$(cat $t/comm 2>/dev/null) || continue; u=$(grep '^Uid:' $t/status 2>/dev/null) || continue; ` +
+      `case "$c" in envd-spawn-as-u*) ;; *) case "$u" in *'	0	0	0	0') ;; *) echo "$c $u";; esac;; esac; done; n=$((n+1)); done; echo samples=$n`,
+      { user: 'root', background: true })
+    const runs = Array.from({ length: 20 }, (_, i) => {
+      const user = i % 2 === 0 ? 'user' : 'root'
+      return sbx.commands.run('id -u; id -g', { user }).then((r) => ({ user, out: r.stdout }))
+    })
+    for (const { user, out } of await Promise.all(runs)) {
+      const id = user === 'user' ? '1000' : '0'
+      assert.deepEqual(out.trim().split('\n'), [id, id], `${user}'s command`)
+    }
+    await sbx.commands.run('touch /tmp/stop-sampling', { user: 'root' })
+    const sampled = await sampler.wait()
+    assert.match(sampled.stdout, /samples=[1-9]\d*\n$/)
+    assert.equal(sampled.stdout.replace(/samples=\d+\n$/, ''), '', 'no thread of envd but the switching one ran as the user')
+  })
+})
+
+hostTest('pause, resume and fork: commands keep starting as the user without setpriv', async () => {
+  await withSandbox(async (sbx) => {
+    const sleeper = await sbx.commands.run('sleep 600', { user: 'user', background: true })
+    assert.equal(await sbx.pause(), true)
+    await sbx.connect()
+    await assertUserCredentials(sbx, 'resumed')
+    assert.ok((await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'the user\'s process survived the pause')
+    const [child] = await sbx.fork({ count: 1 })
+    assert.ok(!(child instanceof Error), String(child))
+    try {
+      await assertUserCredentials(child, 'forked')
+    } finally {
+      await child.kill()
+    }
+    assert.equal(await sbx.commands.kill(sleeper.pid), true)
+  })
+})
