@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.server.credentials.ApiKey;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -12,11 +13,14 @@ import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.Transport;
 import org.eclipse.jetty.proxy.ProxyHandler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
@@ -27,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * Jetty streams both bodies chunk by chunk with back-pressure and strips hop-by-hop headers both ways; this class
  * adds what the sandbox proxy needs on top: the unix-socket transport for envd, one connection pool per sandbox
  * generation (request tag), the routing/credential headers removed, {@code X-Forwarded-*} added, a response-headers
- * timeout (504), and JSON errors.
+ * timeout (504), JSON errors, and response bytes that arrived together forwarded together ({@link CoalescingResponse}).
  */
 final class UpstreamForwarder extends ProxyHandler {
     private static final Logger log = LoggerFactory.getLogger(UpstreamForwarder.class);
@@ -162,6 +166,12 @@ final class UpstreamForwarder extends ProxyHandler {
     }
 
     @Override
+    protected org.eclipse.jetty.client.Response.CompleteListener newServerToProxyResponseListener(
+            Request request, org.eclipse.jetty.client.Request out, Response response, Callback callback) {
+        return new CoalescingResponse(request, out, response, callback);
+    }
+
+    @Override
     protected void onServerToProxyResponseFailure(Request request, org.eclipse.jetty.client.Request out,
                                                   org.eclipse.jetty.client.Response upstreamResponse,
                                                   Response response, Callback callback, Throwable failure) {
@@ -218,5 +228,141 @@ final class UpstreamForwarder extends ProxyHandler {
 
     private static Upstream upstream(Request request) {
         return (Upstream) requireNonNull(request.getAttribute(UPSTREAM_ATTRIBUTE), "no upstream resolved");
+    }
+
+    /**
+     * Jetty's listener writes each chunk the upstream's parser yields as a write of its own (an HTTP chunk, a TCP
+     * segment and a read for the client each) and the end of the body as one more: envd's answer to a short command
+     * (start event, end event, end of stream, then the body's end, all in one read from its socket) reached the SDK as
+     * four segments. This one reads what the upstream already delivered until nothing more is buffered and writes it
+     * as one; the body's last bytes go out with its end (a body that arrived whole in one read then leaves as one
+     * write with a Content-Length; Jetty still writes a chunked body's terminating chunk as a write of its own).
+     * Nothing waits for more bytes: a chunk that arrives alone is written at once, as before, so streams are not
+     * delayed. Once {@link #MAX_BATCH} bytes are gathered they are written before more is read (the upstream is read
+     * further only once that write completed: back-pressure as before); so only small chunks are ever copied into one
+     * buffer, and a bulk body's large chunks are written as they are, without a copy, as before.
+     *
+     * <p>Reads, demand callbacks and {@link #onSuccess} are serialized by the client's receiver (the response succeeds
+     * only after the last chunk was read, and is notified after the reading callback returned); a write's callback
+     * only releases what it wrote and demands more. So the fields need no lock.
+     */
+    private final class CoalescingResponse extends ProxyResponseListener {
+        static final int MAX_BATCH = 8 * 1024;
+        private final Response response;
+        private Content.Chunk single; // the batch when it is one chunk (written without a copy), retained
+        private ByteBuffer copied; // the batch when it is more than one chunk (flush mode while written)
+
+        CoalescingResponse(Request request, org.eclipse.jetty.client.Request out, Response response, Callback callback) {
+            super(request, out, response, callback);
+            this.response = response;
+        }
+
+        @Override
+        public void onContentSource(org.eclipse.jetty.client.Response upstream, Content.Source source) {
+            while (true) {
+                Content.Chunk chunk = source.read();
+                if (chunk == null) {
+                    if (batched() == 0) {
+                        source.demand(() -> onContentSource(upstream, source));
+                    } else {
+                        write(false, () -> source.demand(() -> onContentSource(upstream, source)), upstream::abort);
+                    }
+                    return;
+                }
+                if (Content.Chunk.isFailure(chunk)) {
+                    release();
+                    upstream.abort(chunk.getFailure());
+                    if (!chunk.isLast()) {
+                        source.fail(chunk.getFailure());
+                    }
+                    return;
+                }
+                add(chunk);
+                chunk.release();
+                if (chunk.isLast()) {
+                    return; // onSuccess writes the batch with the body's end
+                }
+                if (batched() >= MAX_BATCH) {
+                    write(false, () -> source.demand(() -> onContentSource(upstream, source)), upstream::abort);
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void onSuccess(org.eclipse.jetty.client.Response upstream) {
+            write(true, () -> succeeded(), this::failed); // as Jetty's: completing this completes the exchange
+        }
+
+        @Override
+        public void onFailure(org.eclipse.jetty.client.Response upstream, Throwable failure) {
+            release(); // what was read and not written (a write in flight releases its own)
+        }
+
+        private int batched() {
+            return single != null ? single.remaining() : copied != null ? copied.position() : 0;
+        }
+
+        private void add(Content.Chunk chunk) {
+            if (!chunk.hasRemaining()) {
+                return;
+            }
+            if (single == null && copied == null) {
+                chunk.retain();
+                single = chunk;
+                return;
+            }
+            ByteBuffer more = chunk.getByteBuffer();
+            if (copied == null) {
+                copied = ByteBuffer.allocate(Math.max(4096, single.remaining() + more.remaining()));
+                copied.put(single.getByteBuffer());
+                single.release();
+                single = null;
+            } else if (copied.remaining() < more.remaining()) {
+                ByteBuffer larger = ByteBuffer.allocate(Math.max(copied.capacity() * 2, copied.position() + more.remaining()));
+                copied.flip();
+                larger.put(copied);
+                copied = larger;
+            }
+            copied.put(more);
+        }
+
+        /** Writes the batch ({@code last}: with the body's end) and forgets it; the callbacks run once it is written. */
+        private void write(boolean last, Runnable written, java.util.function.Consumer<Throwable> failed) {
+            Content.Chunk held = single;
+            ByteBuffer bytes = held != null ? held.getByteBuffer() : copied != null ? copied.flip() : BufferUtil.EMPTY_BUFFER;
+            single = null;
+            copied = null;
+            response.write(last, bytes, new Callback() {
+                @Override
+                public void succeeded() {
+                    if (held != null) {
+                        held.release();
+                    }
+                    written.run();
+                }
+
+                @Override
+                public void failed(Throwable failure) {
+                    if (held != null) {
+                        held.release();
+                    }
+                    failed.accept(failure);
+                }
+
+                @Override
+                public InvocationType getInvocationType() {
+                    return last ? CoalescingResponse.this.getInvocationType() : Invocable.InvocationType.NON_BLOCKING;
+                }
+            });
+        }
+
+        private void release() {
+            if (single != null) {
+                single.release();
+                single = null;
+            }
+            copied = null;
+        }
     }
 }
