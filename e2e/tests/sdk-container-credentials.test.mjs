@@ -7,43 +7,34 @@
 // Run under `flock /tmp/agentenv-container-e2e.lock` (fixed names). Needs root and scripts/setup-host.sh.
 import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { Sandbox } from 'e2b'
-import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
-import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
+import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
-const RUN_DIR = '/run/agentenv/e2e-creds'
-const NAME_PREFIX = 'aenvu'
+// the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
+const LANE = {
+  namePrefix: 'aenvu',
+  runDir: '/run/agentenv/e2e-creds',
+  cgroupParent: 'agentenv-e2e-creds',
+  firstSlot: 13056,
+  idPrefix: 'crd-',
+}
 
 let server
 let opts
 
 before(async () => {
-  if (unready) return
-  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
-  server = await startServer({
-    backend: 'container',
-    readyTimeoutMs: 120_000,
-    env: {
-      AENV_SANDBOX_DOMAIN: 'sandbox.test',
-      AENV_BACKEND_NAME_PREFIX: NAME_PREFIX,
-      AENV_BACKEND_RUN_DIR: RUN_DIR,
-      AENV_BACKEND_CGROUP_PARENT: 'agentenv-e2e-creds',
-      AENV_BACKEND_FIRST_SLOT: '13056',
-      AENV_BACKEND_ID_PREFIX: 'crd-',
-      AENV_BACKEND_WARM_SLOTS: '1',
-      AENV_BACKEND_MAX_SANDBOXES: '8',
-      AENV_BACKEND_MEMORY_MB: '512',
-      AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
-    },
-  })
-  opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+  if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
+    AENV_SANDBOX_DOMAIN: 'sandbox.test',
+    AENV_BACKEND_WARM_SLOTS: '1',
+    AENV_BACKEND_MAX_SANDBOXES: '8',
+    AENV_BACKEND_MEMORY_MB: '512',
+  }))
 })
 
 after(async () => {
-  if (server) await stopAndAssertNoLeftovers(server, { runDir: RUN_DIR, namePrefix: NAME_PREFIX })
+  if (server) await stopSuiteServer(server, LANE)
 })
 
 async function withSandbox(fn) {

@@ -6,43 +6,35 @@
 // The server runs with its own names and network slots, so it does not touch a server or test run next to it.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { Sandbox, NotEnoughSpaceError } from 'e2b'
-import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
-import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
+import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
 
 const DISK_MB = 1024
 
+// the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
+const LANE = {
+  namePrefix: 'aenvd',
+  runDir: '/run/agentenv/e2e-disk',
+  cgroupParent: 'agentenv-e2e-disk',
+  firstSlot: 12800,
+  idPrefix: 'dsk-',
+}
 
 let server
 let opts
 
 before(async () => {
-  if (unready) return
-  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
-  server = await startServer({
-    backend: 'container',
-    readyTimeoutMs: 120_000,
-    env: {
-      AENV_BACKEND_NAME_PREFIX: 'aenvd',
-      AENV_BACKEND_RUN_DIR: '/run/agentenv/e2e-disk',
-      AENV_BACKEND_CGROUP_PARENT: 'agentenv-e2e-disk',
-      AENV_BACKEND_FIRST_SLOT: '12800',
-      AENV_BACKEND_ID_PREFIX: 'dsk-',
-      AENV_BACKEND_WARM_SLOTS: '1',
-      AENV_BACKEND_MAX_SANDBOXES: '8',
-      AENV_BACKEND_POOL_SIZE: '1',
-      AENV_BACKEND_DISK_MB: String(DISK_MB),
-      AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
-    },
-  })
-  opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+  if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
+    AENV_BACKEND_WARM_SLOTS: '1',
+    AENV_BACKEND_MAX_SANDBOXES: '8',
+    AENV_BACKEND_POOL_SIZE: '1',
+    AENV_BACKEND_DISK_MB: String(DISK_MB),
+  }))
 })
 
 after(async () => {
-  // stops the server and fails when it left a mount (its data dir, runc's state root), a disk's loop device or a netns
-  if (server) await stopAndAssertNoLeftovers(server, { runDir: '/run/agentenv/e2e-disk', namePrefix: 'aenvd' })
+  if (server) await stopSuiteServer(server, LANE)
 })
 
 async function api(path) {

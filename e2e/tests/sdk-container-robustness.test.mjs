@@ -11,43 +11,36 @@ import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox, RateLimitError, SandboxNotFoundError } from 'e2b'
-import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
-import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
+import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
 const RUN_DIR = '/run/agentenv/e2e-robust'
 const ID_PREFIX = 'rob-'
 
+// the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
+const LANE = {
+  namePrefix: 'aenvr',
+  runDir: RUN_DIR,
+  cgroupParent: 'agentenv-e2e-robust',
+  firstSlot: 12320,
+  idPrefix: ID_PREFIX,
+}
 
 let server
 let opts
 
 before(async () => {
-  if (unready) return
-  delete process.env.E2B_DEBUG
-  server = await startServer({
-    backend: 'container',
-    readyTimeoutMs: 120_000,
-    env: {
-      AENV_BACKEND_NAME_PREFIX: 'aenvr',
-      AENV_BACKEND_RUN_DIR: RUN_DIR,
-      AENV_BACKEND_CGROUP_PARENT: 'agentenv-e2e-robust',
-      AENV_BACKEND_FIRST_SLOT: '12320',
-      AENV_BACKEND_ID_PREFIX: ID_PREFIX,
-      AENV_BACKEND_WARM_SLOTS: '0',
-      AENV_BACKEND_POOL_SIZE: '0',
-      AENV_BACKEND_MAX_SANDBOXES: '2',
-      AENV_BACKEND_MEMORY_MB: '512',
-      AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
-    },
-  })
-  opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+  if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
+    AENV_BACKEND_WARM_SLOTS: '0',
+    AENV_BACKEND_POOL_SIZE: '0',
+    AENV_BACKEND_MAX_SANDBOXES: '2',
+    AENV_BACKEND_MEMORY_MB: '512',
+  }))
 })
 
 after(async () => {
-  // stops the server and fails when it left a mount (its data dir, runc's state root), a disk's loop device or a netns
-  if (server) await stopAndAssertNoLeftovers(server, { runDir: RUN_DIR, namePrefix: 'aenvr' })
+  if (server) await stopSuiteServer(server, LANE)
 })
 
 hostTest('with every sandbox slot taken, create fails at once with a RateLimitError naming the limit; a kill frees a slot', async () => {

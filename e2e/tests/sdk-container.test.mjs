@@ -6,46 +6,38 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
-import { join } from 'node:path'
 import { Sandbox, CommandExitError } from 'e2b'
 import { Sandbox as SandboxV250 } from 'e2b-v250'
 import { WebSocket } from 'undici'
-import { startServer, repoRoot } from '../lib/control-plane-harness.mjs'
-import { stopAndAssertNoLeftovers } from '../lib/host-leaks.mjs'
+import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
 const DOMAIN = 'sandbox.test'
 
+// the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
+const LANE = {
+  namePrefix: 'aenvk',
+  runDir: '/run/agentenv/e2e-sdk',
+  cgroupParent: 'agentenv-e2e-sdk',
+  firstSlot: 12288,
+  idPrefix: 'sdk-',
+}
 
 let server
 let opts
 
 before(async () => {
-  if (unready) return
-  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
-  server = await startServer({
-    backend: 'container',
-    readyTimeoutMs: 120_000,
-    env: {
-      AENV_SANDBOX_DOMAIN: DOMAIN,
-      AENV_BACKEND_NAME_PREFIX: 'aenvk',
-      AENV_BACKEND_RUN_DIR: '/run/agentenv/e2e-sdk',
-      AENV_BACKEND_CGROUP_PARENT: 'agentenv-e2e-sdk',
-      AENV_BACKEND_FIRST_SLOT: '12288',
-      AENV_BACKEND_ID_PREFIX: 'sdk-',
-      AENV_BACKEND_WARM_SLOTS: '1',
-      AENV_BACKEND_MAX_SANDBOXES: '16',
-      AENV_BACKEND_MEMORY_MB: '512',
-      AENV_BACKEND_ENVD_DIR: join(repoRoot, 'agentenv-envd', 'target'),
-    },
-  })
-  opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+  if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
+    AENV_SANDBOX_DOMAIN: DOMAIN,
+    AENV_BACKEND_WARM_SLOTS: '1',
+    AENV_BACKEND_MAX_SANDBOXES: '16',
+    AENV_BACKEND_MEMORY_MB: '512',
+  }))
 })
 
 after(async () => {
-  // stops the server and fails when it left a mount (its data dir, runc's state root), a disk's loop device or a netns
-  if (server) await stopAndAssertNoLeftovers(server, { runDir: '/run/agentenv/e2e-sdk', namePrefix: 'aenvk' })
+  if (server) await stopSuiteServer(server, LANE)
 })
 
 async function withSandbox(fn, createOpts = {}) {
