@@ -1,6 +1,7 @@
 // What a claimed sandbox spends on Sandbox.create + commands.run('true'), read on the host (load-insensitive): the
 // claimed envd's CPU per thread (schedstat, summed by thread name with digits dropped: "C1 CompilerThre",
-// "ForkJoinPool-#-worker-#", ...), its minor page faults, and the sandbox cgroup's cpuacct (envd + bash; + setpriv for stdin and pty commands).
+// "ForkJoinPool-#-worker-#", ...), its minor page faults, and the sandbox cgroup's cpuacct (envd + bash; setpriv only
+// for stdin and pty commands).
 // Pool members that were not claimed spend ~nothing meanwhile; a claimed member is one whose envd is the child of the
 // sandbox's init and whose cgroup grew by more than AENV_BENCH_CLAIM_MIN_US (default 2000 us).
 //   mvn -B -q -DskipTests package && node bench/container/claim-cpu.mjs [claims] [burst]
