@@ -85,7 +85,7 @@ final class MetricsSampler {
                     outcomes.put(handle.id(), Outcome.FRESH);
                     continue;
                 }
-                running.put(handle.id(), threads.submit(() -> sample(handle, now, true)));
+                running.put(handle.id(), threads.submit(() -> sample(handle, now, true, false)));
             }
             for (Map.Entry<SandboxId, Future<Outcome>> e : running.entrySet()) {
                 outcomes.put(e.getKey(), outcome(e.getKey(), e.getValue()));
@@ -97,23 +97,29 @@ final class MetricsSampler {
     /** What the try-lock on the instance got: a host-side reading, or else the envd handle (empty: not connected). */
     private record Taken(Optional<EnvdMetrics> host, Optional<EnvdApi> envd) {}
 
-    /** Samples one live instance now (the API does this when a sandbox has no sample yet). */
+    /**
+     * Samples one live instance now (the API does this when a sandbox has no sample yet): unlike a round, it waits
+     * for a call that holds the instance (a round's or a liveness check's reading, a lifecycle call) instead of
+     * answering BUSY, since its caller wants a reading.
+     */
     Outcome sample(SandboxRuntime.Handle handle, Instant now) {
-        return sample(handle, now, false);
+        return sample(handle, now, false, true);
     }
 
     /**
      * @param runningAtStart whether the caller saw the sandbox RUNNING in this round's store read (so a host reading,
      *     taken under the instance's lock, is kept without another read); false: read the record
+     * @param wait whether to wait for the instance's lock (else BUSY while another call holds it)
      */
-    private Outcome sample(SandboxRuntime.Handle handle, Instant now, boolean runningAtStart) {
+    private Outcome sample(SandboxRuntime.Handle handle, Instant now, boolean runningAtStart, boolean wait) {
         SandboxId id = handle.id();
         Optional<Taken> taken;
         try {
-            taken = handle.tryCall(backend -> {
+            SandboxRuntime.BackendCall<Taken> take = backend -> {
                 Optional<EnvdMetrics> host = backend.hostMetrics();
                 return new Taken(host, host.isPresent() ? Optional.empty() : backend.envd());
-            });
+            };
+            taken = wait ? Optional.of(handle.call(take)) : handle.tryCall(take);
         } catch (BackendException e) {
             log.atDebug().addKeyValue("sandbox_id", id.value()).setCause(e).log("host metrics reading failed");
             return Outcome.FAILED;

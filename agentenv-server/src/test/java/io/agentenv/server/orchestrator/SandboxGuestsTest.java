@@ -428,6 +428,32 @@ class SandboxGuestsTest {
                 e -> assertThat(agentError(e).kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
     }
 
+    @Test
+    void metrics_asked_while_a_liveness_check_holds_a_fresh_sandbox_wait_for_it_and_return_a_reading() throws Exception {
+        Orchestrator orchestrator = start();
+        SandboxId id = h.create();
+        live(id).fakeEnvd().metrics(clock -> reading(Instant.ofEpochSecond(2_000)));
+        Gate gate = h.backend.holdNext(MockOp.LIVENESS); // holds the instance's lock while the sandbox stays RUNNING
+        Future<?> check = threads.submit(orchestrator::checkLiveness);
+        gate.awaitEntered(WAIT);
+        AtomicReference<Thread> asker = new AtomicReference<>();
+        Future<List<EnvdMetrics>> asked = threads.submit(() -> {
+            asker.set(Thread.currentThread());
+            return guests.metrics(id, Optional.empty(), Optional.empty());
+        });
+        // until the call answered (it did at once, with [], before: the SDK's getMetrics right after a create in CI)
+        // or waits for the instance's lock
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!asked.isDone() && (asker.get() == null || asker.get().getState() != Thread.State.WAITING)) {
+            assertThat(System.nanoTime()).as("the metrics call neither answered nor waited").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
+        gate.release();
+
+        assertThat(asked.get(10, TimeUnit.SECONDS)).hasSize(1);
+        check.get(10, TimeUnit.SECONDS);
+    }
+
     // ---- logs ---------------------------------------------------------------------------------------------------
 
     @Test
