@@ -11,11 +11,8 @@ import io.agentenv.envd.session.SessionState;
 import io.agentenv.envd.users.UserDirectory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -57,6 +54,7 @@ import org.slf4j.LoggerFactory;
  * <p>After that a full GC compacts the heap the checkpoint will hold, and {@value #ROUNDS_AFTER_GC} more rounds
  * (on token-less and on claimed connections) follow it: the GC armed the entry barrier of every compiled method, whose
  * first call after it then takes a slow path; these rounds take it once here instead of in every restored sandbox.
+ * Last, a young collection empties eden ({@link YoungCollection}).
  *
  * <p>Then it leaves no trace: the session goes back to what it was before (uninitialised in a template's boot), its
  * processes are forgotten (not kept for Connect), its journal entries taken back ({@link LogJournal#discardFrom}) and
@@ -95,9 +93,7 @@ final class RequestPathWarmup {
     /** What the claim-shaped {@code /init} sets besides token and user (an env var, as a create with envs sends). */
     static final String WARMUP_ENV_VAR = "AGENTENV_WARMUP";
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
-    private static final long O_APPEND = 02000;
     private static final String DEFAULT_USER = "user";
-    private static final Path STDERR = Path.of("/proc/self/fd/2");
     /** Headers as the SDK's requests carry them after the host's proxy (values like a real sandbox's). */
     private static final List<String> COMMON = List.of("User-Agent: e2b-js-sdk/2.51.0", "Accept: */*",
             "Accept-Language: *", "Sec-Fetch-Mode: cors", "Accept-Encoding: gzip, deflate",
@@ -195,7 +191,7 @@ final class RequestPathWarmup {
         long startNanos = System.nanoTime();
         long mark = journal.mark();
         SessionState before = session.current();
-        OptionalLong stderrSize = appendedStderrSize();
+        OptionalLong stderrSize = StderrFile.appendedSize();
         Set<Long> pidsBefore = processes.knownPids();
         int requests = 0;
         int started = 0;
@@ -231,7 +227,7 @@ final class RequestPathWarmup {
             }
             session.restore(before);
             journal.discardFrom(mark);
-            stderrSize.ifPresent(RequestPathWarmup::truncateStderr);
+            stderrSize.ifPresent(StderrFile::cutTo);
             if (!left.isEmpty()) {
                 log.atWarn().addKeyValue("pids", left).log("request warm-up: processes did not end, still listed");
             }
@@ -239,11 +235,12 @@ final class RequestPathWarmup {
         if (!collected) {
             System.gc();
         }
+        boolean edenEmptied = YoungCollection.runNext(64L << 20, Duration.ofSeconds(2));
         if (failure != null) {
             log.atWarn().setCause(failure).addKeyValue("requests", requests).log("request warm-up failed; envd stays cold");
         } else {
             log.atDebug().addKeyValue("requests", requests).addKeyValue("processes", started)
-                    .addKeyValue("settle_batches", settled.batches()).addKeyValue("settled", settled.settled())
+                    .addKeyValue("eden_emptied", edenEmptied).addKeyValue("settle_batches", settled.batches()).addKeyValue("settled", settled.settled())
                     .addKeyValue("compiler_us", Arrays.stream(settled.compilerCpu()).map(n -> n / 1000).boxed().toList())
                     .addKeyValue("took_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                     .log("request path warmed");
@@ -407,38 +404,5 @@ final class RequestPathWarmup {
             }
         }
         throw new IOException("Connect stream without an end-stream envelope");
-    }
-
-    /**
-     * envd's stderr size when it is a regular file opened for appending (the container's envd log, {@code >>}), to cut
-     * the warm-up's lines off again; empty otherwise (a pipe, or a file written at an offset, which a cut would leave a
-     * hole in).
-     */
-    private static OptionalLong appendedStderrSize() {
-        System.err.flush();
-        try {
-            if (!Files.isRegularFile(STDERR)) {
-                return OptionalLong.empty();
-            }
-            for (String line : Files.readAllLines(Path.of("/proc/self/fdinfo/2"))) {
-                if (line.startsWith("flags:") && (Long.parseLong(line.substring(6).strip(), 8) & O_APPEND) != 0) {
-                    return OptionalLong.of(Files.size(STDERR));
-                }
-            }
-            return OptionalLong.empty();
-        } catch (IOException | NumberFormatException e) {
-            return OptionalLong.empty();
-        }
-    }
-
-    private static void truncateStderr(long size) {
-        System.err.flush();
-        try (FileChannel file = FileChannel.open(STDERR, StandardOpenOption.WRITE)) { // the same file, opened anew
-            if (file.size() > size) {
-                file.truncate(size);
-            }
-        } catch (IOException e) {
-            log.atWarn().addKeyValue("error", e.toString()).log("request warm-up: could not cut its lines from envd's log");
-        }
     }
 }
