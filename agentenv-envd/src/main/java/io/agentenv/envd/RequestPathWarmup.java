@@ -11,14 +11,12 @@ import io.agentenv.envd.session.SessionState;
 import io.agentenv.envd.users.UserDirectory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
@@ -48,9 +46,15 @@ import org.slf4j.LoggerFactory;
  * create); that {@code /init} is repeated in place of the unix-socket one. Without these, every claimed sandbox ran its
  * token check (and loaded its classes) for the first time at its first command.
  *
- * <p>After the rounds a full GC compacts the heap the checkpoint will hold, and {@value #ROUNDS_AFTER_GC} more rounds
+ * <p>Then it sends batches of SDK-shaped rounds ({@link #SETTLE_ROUNDS} each: a claim, then Starts as E2B's
+ * {@code user} by Basic auth with the token, as {@code Sandbox.create} and {@code commands.run} send them) until one
+ * leaves the JIT compiler idle ({@link JitSettling}): without that, a restored sandbox still interpreted and compiled
+ * part of that path at its first commands (the N rounds alone leave methods called once a round uncompiled).
+ *
+ * <p>After that a full GC compacts the heap the checkpoint will hold, and {@value #ROUNDS_AFTER_GC} more rounds
  * (on token-less and on claimed connections) follow it: the GC armed the entry barrier of every compiled method, whose
  * first call after it then takes a slow path; these rounds take it once here instead of in every restored sandbox.
+ * Last, a young collection empties eden ({@link YoungCollection}).
  *
  * <p>Then it leaves no trace: the session goes back to what it was before (uninitialised in a template's boot), its
  * processes are forgotten (not kept for Connect), its journal entries taken back ({@link LogJournal#discardFrom}) and
@@ -68,6 +72,20 @@ final class RequestPathWarmup {
     static final int ROUNDS_PER_CONNECTION = 2;
     /** Rounds sent after the warm-up's full GC: every kind of request, on token-less and on claimed connections. */
     static final int ROUNDS_AFTER_GC = 8;
+    /**
+     * SDK-shaped rounds per settling batch, each on its own claimed connection (a claim, then one Start), as a new
+     * sandbox's first command. With the interpreter notifying the compilation policy every 8 calls
+     * ({@code -XX:Tier0InvokeNotifyFreqLog=3} in jvm.options; 128 by default, which with C1's queue-scaled thresholds
+     * left once-a-command methods uncompiled for 600+ commands), 64 rounds a batch settled in 5 batches (locally:
+     * 130 a batch without that option did not settle in 8; 48 took 7).
+     */
+    static final int SETTLE_ROUNDS = 64;
+    static final int SETTLE_ROUNDS_PER_CONNECTION = 1;
+    /** At most this many settling batches, none started after {@link #SETTLE_LIMIT}. */
+    static final int SETTLE_BATCHES = 10;
+    static final Duration SETTLE_LIMIT = Duration.ofSeconds(20);
+    /** A batch that cost the compiler less than this much CPU counts as settled. */
+    static final long SETTLE_QUIET_NANOS = 1_000_000;
     private static final Logger log = LoggerFactory.getLogger(RequestPathWarmup.class);
     /** What {@code commands.run} starts: the command follows as one argument. */
     static final List<String> SDK_SHELL = List.of("/bin/bash", "-l", "-c");
@@ -75,9 +93,7 @@ final class RequestPathWarmup {
     /** What the claim-shaped {@code /init} sets besides token and user (an env var, as a create with envs sends). */
     static final String WARMUP_ENV_VAR = "AGENTENV_WARMUP";
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
-    private static final long O_APPEND = 02000;
     private static final String DEFAULT_USER = "user";
-    private static final Path STDERR = Path.of("/proc/self/fd/2");
     /** Headers as the SDK's requests carry them after the host's proxy (values like a real sandbox's). */
     private static final List<String> COMMON = List.of("User-Agent: e2b-js-sdk/2.51.0", "Accept: */*",
             "Accept-Language: *", "Sec-Fetch-Mode: cors", "Accept-Encoding: gzip, deflate",
@@ -97,6 +113,8 @@ final class RequestPathWarmup {
     /** The claim-shaped {@code /init}'s token: valid only while the warm-up runs, never in a checkpoint. */
     private final String token;
     private final Duration timeout;
+    private final JitSettling settling;
+    private final int settleRounds;
 
     /**
      * @param rounds     how many rounds to send (0: none, /ready is not held back)
@@ -105,9 +123,11 @@ final class RequestPathWarmup {
      * @param port       envd's TCP port
      * @param unixSocket envd's unix socket, if it has one
      * @param timeout    how long a response may take (the warm-up fails after it)
+     * @param settling   how SDK-shaped batches of {@code settleRounds} rounds run after the rounds, until the JIT is idle
      */
     RequestPathWarmup(int rounds, List<String> shell, int port, Optional<Path> unixSocket, ProcessService processes,
-                      LogJournal journal, Session session, UserDirectory users, Duration timeout) {
+                      LogJournal journal, Session session, UserDirectory users, Duration timeout, JitSettling settling,
+                      int settleRounds) {
         if (rounds < 0) {
             throw new IllegalArgumentException("rounds must not be negative: " + rounds);
         }
@@ -122,6 +142,11 @@ final class RequestPathWarmup {
         this.journal = requireNonNull(journal, "journal is null");
         this.session = requireNonNull(session, "session is null");
         this.timeout = requireNonNull(timeout, "timeout is null");
+        this.settling = requireNonNull(settling, "settling is null");
+        if (settleRounds < 1) {
+            throw new IllegalArgumentException("settleRounds must be positive: " + settleRounds);
+        }
+        this.settleRounds = settleRounds;
         this.claimUser = users.find(DEFAULT_USER).map(u -> u.name());
         this.basicAuth = claimUser.map(name -> "Authorization: Basic "
                 + Base64.getEncoder().encodeToString((name + ":").getBytes(StandardCharsets.UTF_8)));
@@ -133,8 +158,11 @@ final class RequestPathWarmup {
     /** The warm-up envd runs: {@link #SDK_SHELL}, this system's users. */
     static RequestPathWarmup forSdk(int rounds, int port, Optional<Path> unixSocket, ProcessService processes,
                                     LogJournal journal, Session session) {
+        CompilerThreads compiler = new CompilerThreads();
+        JitSettling settling = new JitSettling(compiler::cpuNanos, System::nanoTime, d -> Thread.sleep(d),
+                Duration.ofMillis(20), Duration.ofMillis(200), SETTLE_QUIET_NANOS, SETTLE_BATCHES, SETTLE_LIMIT);
         return new RequestPathWarmup(rounds, SDK_SHELL, port, unixSocket, processes, journal, session,
-                UserDirectory.system(), TIMEOUT);
+                UserDirectory.system(), TIMEOUT, settling, SETTLE_ROUNDS);
     }
 
     /**
@@ -163,22 +191,28 @@ final class RequestPathWarmup {
         long startNanos = System.nanoTime();
         long mark = journal.mark();
         SessionState before = session.current();
-        OptionalLong stderrSize = appendedStderrSize();
+        OptionalLong stderrSize = StderrFile.appendedSize();
         Set<Long> pidsBefore = processes.knownPids();
         int requests = 0;
         int started = 0;
         Exception failure = null;
         boolean collected = false;
+        JitSettling.Result settled = null;
         try {
-            requests = drive(rounds, ROUNDS_PER_CONNECTION, before);
+            requests = drive(rounds, ROUNDS_PER_CONNECTION, before, false);
+            settled = settling.run(() -> drive(settleRounds, SETTLE_ROUNDS_PER_CONNECTION, before, true));
+            requests += settled.requests();
             // a compact heap for the checkpoint (Serial GC also gives freed heap back); a full GC also arms every
             // compiled method's entry barrier (HotSpot's nmethod entry barriers, which every collector uses to find
             // cold code), so each method's first call after it takes a slow path of a few microseconds: the rounds
             // after the GC take it here, not every restored sandbox at its first requests (~4 ms of CPU per claim)
             System.gc();
             collected = true;
-            requests += drive(ROUNDS_AFTER_GC, ROUNDS_PER_CONNECTION, before);
+            requests += drive(ROUNDS_AFTER_GC, ROUNDS_PER_CONNECTION, before, false);
         } catch (IOException | RuntimeException e) {
+            failure = e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             failure = e;
         } finally {
             Set<Long> mine = new HashSet<>(processes.knownPids()); // nothing else starts processes meanwhile
@@ -193,7 +227,7 @@ final class RequestPathWarmup {
             }
             session.restore(before);
             journal.discardFrom(mark);
-            stderrSize.ifPresent(RequestPathWarmup::truncateStderr);
+            stderrSize.ifPresent(StderrFile::cutTo);
             if (!left.isEmpty()) {
                 log.atWarn().addKeyValue("pids", left).log("request warm-up: processes did not end, still listed");
             }
@@ -201,10 +235,13 @@ final class RequestPathWarmup {
         if (!collected) {
             System.gc();
         }
+        boolean edenEmptied = YoungCollection.runNext(64L << 20, Duration.ofSeconds(2));
         if (failure != null) {
             log.atWarn().setCause(failure).addKeyValue("requests", requests).log("request warm-up failed; envd stays cold");
         } else {
             log.atDebug().addKeyValue("requests", requests).addKeyValue("processes", started)
+                    .addKeyValue("eden_emptied", edenEmptied).addKeyValue("settle_batches", settled.batches()).addKeyValue("settled", settled.settled())
+                    .addKeyValue("compiler_us", Arrays.stream(settled.compilerCpu()).map(n -> n / 1000).boxed().toList())
                     .addKeyValue("took_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                     .log("request path warmed");
         }
@@ -213,14 +250,15 @@ final class RequestPathWarmup {
 
     /**
      * {@code count} rounds, {@code perConnection} a connection (every other one claimed), each connection with the
-     * session as {@code uninitialised}; returns the requests sent.
+     * session as {@code uninitialised}; returns the requests sent. SDK-shaped ({@code sdkOnly}): every connection is
+     * claimed and a round is one Start as E2B's user (Basic auth, when the system has that user).
      */
-    private int drive(int count, int perConnection, SessionState uninitialised) throws IOException {
+    private int drive(int count, int perConnection, SessionState uninitialised, boolean sdkOnly) throws IOException {
         int requests = 0;
         LoopbackHttp http = null;
         try {
             for (int round = 0; round < count; round++) {
-                boolean claimed = (round / perConnection) % 2 == 1;
+                boolean claimed = sdkOnly || (round / perConnection) % 2 == 1;
                 if (http == null || !http.isOpen() || round % perConnection == 0) {
                     if (http != null) {
                         http.close();
@@ -232,7 +270,12 @@ final class RequestPathWarmup {
                         requests++;
                     }
                 }
-                start(http, round, claimed);
+                if (sdkOnly) {
+                    start(http, round, true, true);
+                    requests++;
+                    continue;
+                }
+                start(http, round, claimed, false);
                 expect(200, http.send("POST", "/process.Process/List", unary(claimed), "{}".getBytes(StandardCharsets.UTF_8)), "List");
                 requests += 3;
                 switch (round % 4) {
@@ -260,7 +303,7 @@ final class RequestPathWarmup {
     }
 
     /** One {@code commands.run}: a Start whose stream is read to its end. */
-    private void start(LoopbackHttp http, int round, boolean claimed) throws IOException {
+    private void start(LoopbackHttp http, int round, boolean claimed, boolean asUser) throws IOException {
         String command = round % 2 == 0 ? "true" : "echo warm";
         List<String> headers = new ArrayList<>(COMMON);
         headers.addAll(List.of("Content-Type: application/connect+json", "Connect-Timeout-Ms: 60000",
@@ -268,7 +311,7 @@ final class RequestPathWarmup {
         if (claimed) {
             headers.add(tokenHeader());
         }
-        LoopbackHttp.Response response = http.send("POST", "/process.Process/Start", withAuth(headers, round / 2),
+        LoopbackHttp.Response response = http.send("POST", "/process.Process/Start", withAuth(headers, asUser ? 1 : round / 2),
                 LoopbackHttp.envelope(startRequest(command)));
         expect(200, response, "Start");
         String end = endStream(response.body());
@@ -361,38 +404,5 @@ final class RequestPathWarmup {
             }
         }
         throw new IOException("Connect stream without an end-stream envelope");
-    }
-
-    /**
-     * envd's stderr size when it is a regular file opened for appending (the container's envd log, {@code >>}), to cut
-     * the warm-up's lines off again; empty otherwise (a pipe, or a file written at an offset, which a cut would leave a
-     * hole in).
-     */
-    private static OptionalLong appendedStderrSize() {
-        System.err.flush();
-        try {
-            if (!Files.isRegularFile(STDERR)) {
-                return OptionalLong.empty();
-            }
-            for (String line : Files.readAllLines(Path.of("/proc/self/fdinfo/2"))) {
-                if (line.startsWith("flags:") && (Long.parseLong(line.substring(6).strip(), 8) & O_APPEND) != 0) {
-                    return OptionalLong.of(Files.size(STDERR));
-                }
-            }
-            return OptionalLong.empty();
-        } catch (IOException | NumberFormatException e) {
-            return OptionalLong.empty();
-        }
-    }
-
-    private static void truncateStderr(long size) {
-        System.err.flush();
-        try (FileChannel file = FileChannel.open(STDERR, StandardOpenOption.WRITE)) { // the same file, opened anew
-            if (file.size() > size) {
-                file.truncate(size);
-            }
-        } catch (IOException e) {
-            log.atWarn().addKeyValue("error", e.toString()).log("request warm-up: could not cut its lines from envd's log");
-        }
     }
 }

@@ -30,6 +30,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -43,6 +44,10 @@ class RequestPathWarmupTest {
     private static final List<String> SHELL = List.of("/bin/sh", "-c");
     /** The shell for a warm-up whose first command never ends: {@code sh -c 'sleep 600;' <command>}. */
     private static final List<String> HANGING_SHELL = List.of("/bin/sh", "-c", "sleep 600;");
+
+    /** No settling batches (the tests of the rounds themselves). */
+    private static final JitSettling NO_SETTLING = new JitSettling(() -> 0, System::nanoTime, d -> { }, Duration.ofMillis(1),
+            Duration.ofMillis(1), 0, 0, Duration.ZERO);
 
     @TempDir
     Path dir;
@@ -95,7 +100,7 @@ class RequestPathWarmupTest {
 
     private RequestPathWarmup warmup(int rounds, List<String> shell, Duration timeout) {
         return new RequestPathWarmup(rounds, shell, envd.port(), Optional.of(socket), processes, journal, session, users,
-                timeout);
+                timeout, NO_SETTLING, RequestPathWarmup.SETTLE_ROUNDS);
     }
 
     @Test
@@ -153,6 +158,31 @@ class RequestPathWarmupTest {
         assertThat(sawClaim).as("the claim's user and env var were set").isTrue();
         assertThat(session.current()).isEqualTo(uninitialised);
         assertThat(session.hasAccessToken()).isFalse();
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).isEmpty();
+    }
+
+    @Test
+    void sdk_shaped_batches_follow_the_rounds_until_the_compiler_stays_quiet_and_leave_no_trace() throws Exception {
+        // a fake compiler that works while processes keep appearing: 1 ms per process up to the rounds and two batches
+        int rounds = 2;
+        int settleRounds = 3;
+        long busyUntil = rounds + 2L * settleRounds;
+        AtomicLong clock = new AtomicLong();
+        JitSettling settling = new JitSettling(() -> Math.min(processes.knownPids().size(), busyUntil) * 1_000_000L,
+                clock::get, d -> clock.addAndGet(d.toNanos()), Duration.ofMillis(20), Duration.ofMillis(100), 500_000, 10,
+                Duration.ofMinutes(1));
+        SessionState uninitialised = session.current();
+
+        int requests = new RequestPathWarmup(rounds, SHELL, envd.port(), Optional.of(socket), processes, journal, session,
+                users, Duration.ofSeconds(30), settling, settleRounds).run();
+
+        // batches 1 and 2 keep the compiler busy, batch 3 does not; a batch: a claim on each connection, one Start a round
+        int claimsPerBatch = (settleRounds + RequestPathWarmup.SETTLE_ROUNDS_PER_CONNECTION - 1)
+                / RequestPathWarmup.SETTLE_ROUNDS_PER_CONNECTION;
+        assertThat(requests).isEqualTo(3 * (rounds + RequestPathWarmup.ROUNDS_AFTER_GC) + claimedConnections(rounds)
+                + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC) + 3 * (settleRounds + claimsPerBatch));
+        assertThat(processes.knownPids()).isEmpty();
+        assertThat(session.current()).isEqualTo(uninitialised);
         assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).isEmpty();
     }
 

@@ -99,10 +99,17 @@ public final class ConnectDispatch {
         try {
             CallContext call = context(stream.name(), format, request);
             Message message = readSingleEnvelope(request.body(), format, stream.requestPrototype());
-            stream.invoke(message, call, reply -> {
-                byte[] frame = Envelope.message(format.serialize(reply)).encode();
-                out.write(frame);
-                out.flush();
+            stream.invoke(message, call, new StreamSender<>() {
+                @Override
+                public void send(Message reply) throws IOException {
+                    write(reply);
+                    out.flush(); // one chunk: this message and those written before it
+                }
+
+                @Override
+                public void write(Message reply) throws IOException {
+                    out.write(Envelope.message(format.serialize(reply)).encode());
+                }
             });
             end = EndStream.ok();
         } catch (IOException e) {
@@ -111,6 +118,8 @@ public final class ConnectDispatch {
         } catch (Exception e) {
             end = EndStream.failed(toRpc(stream.name(), e));
         }
+        // what the handler wrote last without sending, the end-of-stream envelope and the terminating chunk leave in
+        // one write (the JDK's chunked stream writes its last chunks into the connection's buffer, then flushes once)
         out.write(end.toEnvelope().encode());
         out.close();
     }

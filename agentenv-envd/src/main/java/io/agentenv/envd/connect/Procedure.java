@@ -55,7 +55,7 @@ public sealed interface Procedure {
 
         @SuppressWarnings("unchecked")
         void invoke(Message request, CallContext call, StreamSender<Message> out) throws Exception {
-            handler.handle((Q) request, call, message -> out.send(message));
+            handler.handle((Q) request, call, (StreamSender<R>) (StreamSender<?>) out);
         }
     }
 

@@ -244,11 +244,17 @@ public final class ProcessService implements AutoCloseable {
      * Sends start, then data as it comes, keepalives on quiet periods, then the end event. A deadline ends the stream
      * with {@code deadline_exceeded} (for Start the process itself is killed at the same instant). A client that goes
      * away only unsubscribes: the process keeps running.
+     *
+     * <p>Every event goes out as soon as nothing else is already waiting behind it: events queued together (a burst of
+     * output, the end of a process that has just written) leave in one write, and the end event leaves with the
+     * stream's end (end-of-stream envelope and terminating chunk), so a short command's tail is one write. Nothing is
+     * held back to wait for more.
      */
     private <R> void relay(ChildProcess child, Subscription subscription, CallContext call, Function<ProcessEvent, R> wrap,
                            StreamSender<R> out) throws IOException, InterruptedException {
-        out.send(wrap.apply(ProcessEvent.newBuilder()
-                .setStart(ProcessEvent.StartEvent.newBuilder().setPid((int) child.pid())).build()));
+        R start = wrap.apply(ProcessEvent.newBuilder()
+                .setStart(ProcessEvent.StartEvent.newBuilder().setPid((int) child.pid())).build());
+        sendOrBatch(start, subscription, out);
         Duration keepalive = call.keepaliveInterval();
         Instant lastSent = clock.instant();
         while (true) {
@@ -270,18 +276,28 @@ public final class ProcessService implements AutoCloseable {
                 continue;
             }
             switch (item) {
-                case Subscription.Item.Data data -> out.send(wrap.apply(ProcessEvent.newBuilder().setData(data.event()).build()));
+                case Subscription.Item.Data data ->
+                        sendOrBatch(wrap.apply(ProcessEvent.newBuilder().setData(data.event()).build()), subscription, out);
                 case Subscription.Item.End end -> {
                     if (call.deadline().filter(d -> !clock.instant().isBefore(d)).isPresent()) {
                         throw new RpcException(ConnectCode.DEADLINE_EXCEEDED, "context deadline exceeded");
                     }
-                    out.send(wrap.apply(ProcessEvent.newBuilder().setEnd(end.event()).build()));
+                    out.write(wrap.apply(ProcessEvent.newBuilder().setEnd(end.event()).build())); // the stream ends next
                     return;
                 }
                 case Subscription.Item.Overflow overflow -> throw new RpcException(ConnectCode.RESOURCE_EXHAUSTED,
                         "client is not reading output fast enough; reconnect to continue");
             }
             lastSent = clock.instant();
+        }
+    }
+
+    /** Queues {@code event} when another item already waits behind it (it leaves with that one), else sends it. */
+    private static <R> void sendOrBatch(R event, Subscription subscription, StreamSender<R> out) throws IOException {
+        if (subscription.hasPending()) {
+            out.write(event);
+        } else {
+            out.send(event);
         }
     }
 

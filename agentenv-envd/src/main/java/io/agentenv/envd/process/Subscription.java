@@ -112,6 +112,16 @@ final class Subscription implements AutoCloseable {
         }
     }
 
+    /** True when an item is queued now (a {@link #poll} would not wait). */
+    boolean hasPending() {
+        lock.lock();
+        try {
+            return !queue.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public void close() {
         lock.lock();
