@@ -8,6 +8,9 @@
 // With AENV_BENCH_PCAP=<file> tcpdump (Debian's package) captures the server port's loopback traffic of the whole run
 // there (read it with `tcpdump -r <file> -nn -tt`: segments per connection, how a Start response is framed).
 // AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (appended, so an A/B loop keeps every run's).
+// AENV_BENCH_BURST_WINDOWS=<file> appends each burst's start and end there, a line each: epoch ms and CLOCK_MONOTONIC
+// ns (`start,end,monoStart,monoEnd`), to cut a server-side profile (a JFR recording through BENCH_SERVER_JVM_EXTRA:
+// bench/container/jfr-bursts.py) or a JIT log (-Xlog:jit+compilation=debug:file=<f>:timenanos) to the bursts.
 //   AENV_BACKEND_POOL_SIZE=20 node bench/container/sdk-wire.mjs [rounds=5] [settle-ms=20000]
 // Needs what sdk.mjs needs (root, scripts/setup-host.sh, the built jars); claims an sdk bench lane.
 import diagnostics from 'node:diagnostics_channel'
@@ -90,6 +93,8 @@ try {
     const cpu0 = process.cpuUsage()
     recording = true
     const t0 = performance.now()
+    const wall0 = Date.now()
+    const mono0 = process.hrtime.bigint()
     const tti = []
     const many = await Promise.all(Array.from({ length: 20 }, async () => {
       const s0 = performance.now()
@@ -100,6 +105,9 @@ try {
     }))
     const all = performance.now() - t0
     recording = false
+    if (process.env.AENV_BENCH_BURST_WINDOWS) {
+      appendFileSync(process.env.AENV_BENCH_BURST_WINDOWS, `${wall0},${Date.now()},${mono0},${process.hrtime.bigint()}\n`)
+    }
     const cpu = process.cpuUsage(cpu0)
     const serverMs = serverCpu() - server0
     const threads1 = threads()
