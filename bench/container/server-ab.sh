@@ -5,7 +5,9 @@
 # agentenv-server/target (and, when the variant dir has a lib/ saved the same way, its jars into
 # agentenv-server/target/lib: a change to the backend, the SPI or the envd client is in those jars, and the AOT cache
 # is used only with the jars it was recorded with), and the command runs; `rounds` alternations, each variant once
-# per alternation, in the order given. The variant's name and the command's output go to stdout. The variants' jars are left in place after
+# per alternation, in the order given. A variant dir with a file jvm-extra runs with its content as
+# BENCH_SERVER_JVM_EXTRA (JVM options on top of agentenv-server/jvm.options; record that variant's AOT cache with them
+# in jvm.options, or the JVM ignores the cache). The variant's name and the command's output go to stdout. The variants' jars are left in place after
 # the last run: rebuild (or copy the one you want) afterwards.
 #   bench/container/server-ab.sh <rounds> <variant-dir>... -- <command...>
 # Save a variant (after its package):
@@ -27,6 +29,10 @@ for ((round = 1; round <= rounds; round++)); do
     cp -p "$dir/agentenv-server.jar" "$dir/agentenv-server.aot" agentenv-server/target/
     if [[ -d $dir/lib ]]; then cp -p "$dir"/lib/*.jar agentenv-server/target/lib/; fi
     echo "=== alternation $round, variant $(basename "$dir") ($(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg))"
-    "$@"
+    if [[ -f $dir/jvm-extra ]]; then
+      BENCH_SERVER_JVM_EXTRA="$(cat "$dir/jvm-extra")" "$@"
+    else
+      "$@"
+    fi
   done
 done
