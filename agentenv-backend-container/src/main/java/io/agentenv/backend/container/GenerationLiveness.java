@@ -73,7 +73,7 @@ final class GenerationLiveness {
     /**
      * Right after start (or re-attach): notes the init and the envd that was just initialised, looked up in
      * {@code /proc}, or {@code known} (a claimed warm member's, found when the pool restored it). A known envd that
-     * was restarted since then is noticed by the first check and initialised again, as any restarted envd is.
+     * exited since then is looked up here: its successor is the one the claim initialised.
      */
     void running(Optional<Processes> known) {
         try {
