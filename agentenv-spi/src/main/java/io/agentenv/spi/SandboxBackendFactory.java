@@ -38,6 +38,14 @@ public interface SandboxBackendFactory {
     List<TemplateDescriptor> templates();
 
     /**
+     * The one of {@link #templates()} with this id, or empty: what a create looks up. The default filters
+     * {@link #templates()}; a backend whose listing costs I/O per template answers it for the one id instead.
+     */
+    default Optional<TemplateDescriptor> template(TemplateId id) {
+        return templates().stream().filter(t -> t.id().equals(id)).findFirst();
+    }
+
+    /**
      * Builds (but does not start) an instance for {@code spec}. A backend that can share memory between children of
      * one snapshot does so here when several {@link LaunchSource.Snapshot} launches name the same state. Nothing runs
      * and nothing needs closing when this throws.

@@ -71,6 +71,14 @@ public abstract class SandboxBackendContract {
     }
 
     @Test
+    void a_lookup_by_id_finds_each_listed_template_as_listed_and_no_unlisted_one() {
+        for (TemplateDescriptor listed : factory().templates()) {
+            assertThat(factory().template(listed.id())).contains(listed);
+        }
+        assertThat(factory().template(new TemplateId("not-a-template-" + RANDOM.nextInt(1_000_000)))).isEmpty();
+    }
+
+    @Test
     void a_started_instance_reports_real_resources() throws Exception {
         SandboxBackend backend = started();
         Resources resources = backend.resources();

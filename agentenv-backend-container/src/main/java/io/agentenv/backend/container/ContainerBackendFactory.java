@@ -264,6 +264,17 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         return List.copyOf(found);
     }
 
+    /** {@link #templates()}' entry for {@code id} from its own directory alone (two stats instead of a listing). */
+    @Override
+    public Optional<TemplateDescriptor> template(TemplateId id) {
+        HostParts p = parts;
+        if (p == null || !isTemplate(p, id)) {
+            return Optional.empty();
+        }
+        return Optional.of(new TemplateDescriptor(id, p.resources(),
+                builtAt(p.layout().templatesDir().resolve(id.value()).resolve("current"))));
+    }
+
     /**
      * Whether {@code template} is one of {@link #templates()}: its {@code current} build is linked (one stat, where
      * listing every template costs a directory read and two stats per template on each create).

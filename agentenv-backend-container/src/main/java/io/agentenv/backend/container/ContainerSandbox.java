@@ -93,7 +93,7 @@ final class ContainerSandbox implements SandboxBackend {
     void attach() {
         gen.client(gen.parts.envdClients().open(gen.spec.id(), envdAddress(gen.liveSlot()),
                 Optional.of(gen.spec.accessToken())));
-        liveness.running();
+        liveness.running(Optional.empty());
         meter.baseline();
     }
 
@@ -105,7 +105,7 @@ final class ContainerSandbox implements SandboxBackend {
     @Override
     public void start(Duration readyTimeout) throws BackendException {
         starting.start(readyTimeout);
-        liveness.running();
+        liveness.running(starting.claimedProcesses());
         meter.baseline();
     }
 

@@ -116,6 +116,11 @@ final class Generation {
     }
 
     long initPid() throws IOException {
+        return initPid(dirs);
+    }
+
+    /** The host pid of the container's init, as runc wrote it into the bundle. */
+    static long initPid(SandboxDirs dirs) throws IOException {
         return Long.parseLong(Files.readString(dirs.bundle().resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
     }
 

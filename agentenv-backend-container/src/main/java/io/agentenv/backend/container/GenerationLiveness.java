@@ -45,21 +45,52 @@ final class GenerationLiveness {
     private volatile Optional<HostProcess> initialisedEnvd = Optional.empty();
     private volatile boolean stopped;
 
+    /**
+     * The container's init and its envd as found in the host's process table at one moment (a warm-pool member's
+     * after its restore, so its claim reads nothing from {@code /proc}); {@code envd} empty when none ran then.
+     */
+    record Processes(HostProcess init, Optional<HostProcess> envd) {
+        Processes {
+            requireNonNull(init, "init is null");
+            requireNonNull(envd, "envd is null");
+        }
+
+        /** The running init of that pid and its envd now; empty when the init does not run. */
+        static Optional<Processes> find(long initPid) throws IOException {
+            Optional<HostProcess> init = HostProcess.of(initPid);
+            if (init.isEmpty() || !init.get().running()) {
+                return Optional.empty();
+            }
+            return Optional.of(new Processes(init.get(), GenerationLiveness.envd(init.get())));
+        }
+    }
+
     GenerationLiveness(Generation gen, Clock clock) {
         this.gen = requireNonNull(gen, "gen is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
 
-    /** Right after start (or re-attach): notes the init and the envd that was just initialised. */
-    void running() {
+    /**
+     * Right after start (or re-attach): notes the init and the envd that was just initialised, looked up in
+     * {@code /proc}, or {@code known} (a claimed warm member's, found when the pool restored it). A known envd that
+     * exited since then is looked up here: its successor is the one the claim initialised.
+     */
+    void running(Optional<Processes> known) {
         try {
-            Optional<HostProcess> found = initProcess();
+            Optional<Processes> found = known.isPresent() ? known : Processes.find(gen.initPid());
             if (found.isPresent()) {
-                watchInit(found.get());
-                Optional<HostProcess> current = envd(found.get());
-                watchEnvd(current);
-                initialisedEnvd = current;
+                watchInit(found.get().init());
+                watchEnvd(found.get().envd());
+                Optional<HostProcess> initialised = found.get().envd();
+                if (known.isPresent() && envd.isEmpty()) { // the member's envd exited since: its successor took the init
+                    initialised = envd(found.get().init());
+                    watchEnvd(initialised);
+                }
+                initialisedEnvd = initialised;
             }
+        } catch (java.nio.file.NoSuchFileException | NumberFormatException e) {
+            log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+                    .log("the container's init pid is not known; the first liveness check will look again");
         } catch (IOException | RuntimeException e) {
             log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
                     .log("cannot note the container's processes; the first liveness check will");

@@ -34,6 +34,8 @@ final class GenerationStart {
     private final Optional<WarmPool.Member> warm;
     private final Clock clock;
     private volatile List<String> bootEnv = List.of();
+    /** The claimed warm member's processes, once {@link #start} took that member's container as it was. */
+    private volatile Optional<GenerationLiveness.Processes> claimedProcesses = Optional.empty();
 
     /** @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any */
     GenerationStart(Generation gen, TemplateImages templates, Optional<WarmPool.Member> warm, Clock clock) {
@@ -58,6 +60,11 @@ final class GenerationStart {
             log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("waited_ms", waited)
                     .log("resume waited for its pause's release");
         }
+    }
+
+    /** What {@link GenerationLiveness#running} starts from: the claimed member's processes, or empty (look them up). */
+    Optional<GenerationLiveness.Processes> claimedProcesses() {
+        return claimedProcesses;
     }
 
     void extraBootArgs(String arguments) throws BackendException {
@@ -89,10 +96,12 @@ final class GenerationStart {
         long diskNanos = 0;
         long envdNanos = 0; // envd_ms: envd healthy (not for a claim: its envd was ready in the pool) and initialised
         try {
-            Files.createDirectories(dirs.envd());
+            boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
+            if (!claimWarm) { // a claimed member's envd dir was made by the pool
+                Files.createDirectories(dirs.envd());
+            }
             Optional<Path> images;
             Optional<AccessToken> guestToken;
-            boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
             if (warm.isPresent() && !claimWarm) {
                 discardWarmContainer(); // booted without the boot arguments: boot afresh in the same dirs and slot
             }
@@ -150,7 +159,9 @@ final class GenerationStart {
             applyInitialEgress(netSlot);
             Optional<UtsHostname.Pending> hostname = Optional.empty();
             if (claimWarm) { // set while envd takes its /init (below): both are short, and neither needs the other
-                hostname = Optional.of(parts.hostnames().start(gen.initPid(), spec.id().value()));
+                claimedProcesses = warm.get().processes();
+                long initPid = claimedProcesses.isPresent() ? claimedProcesses.get().init().pid() : gen.initPid();
+                hostname = Optional.of(parts.hostnames().start(initPid, spec.id().value()));
             } else {
                 if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
                     parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());

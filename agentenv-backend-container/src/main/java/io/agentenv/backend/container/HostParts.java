@@ -11,6 +11,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
@@ -126,9 +127,17 @@ record HostParts(
 
     /** Records that sandbox {@code id} runs in warm-pool member {@code container} (atomically). */
     void claim(SandboxId id, ContainerId container) throws IOException {
-        Files.createDirectories(claimsDir);
+        recordClaim(claimsDir, id, container);
+    }
+
+    static void recordClaim(Path claimsDir, SandboxId id, ContainerId container) throws IOException {
         Path tmp = claimsDir.resolve("." + id.value() + ".tmp");
-        Files.writeString(tmp, container.value());
+        try {
+            Files.writeString(tmp, container.value());
+        } catch (NoSuchFileException e) { // the first claim on this host: made here, not tried (a mkdir) on every claim
+            Files.createDirectories(claimsDir);
+            Files.writeString(tmp, container.value());
+        }
         Files.move(tmp, claimsDir.resolve(id.value()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 

@@ -44,6 +44,18 @@ class ContainerTemplatesHostTest {
     }
 
     @Test
+    void a_lookup_by_id_answers_what_the_listing_holds_for_that_id_and_nothing_for_an_unknown_one() throws Exception {
+        try (BackendFixture backend = BackendFixture.create(Map.of())) {
+            TemplateDescriptor listed = backend.factory.templates().stream()
+                    .filter(t -> t.id().value().equals("base")).findFirst().orElseThrow();
+
+            assertThat(backend.factory.template(new TemplateId("base"))).contains(listed);
+            assertThat(backend.factory.template(new TemplateId("no-such-template"))).isEmpty();
+            backend.assertNothingLeaked();
+        }
+    }
+
+    @Test
     void a_new_sandbox_keeps_no_trace_of_the_request_warm_up_its_templates_boot_envd_ran() throws Exception {
         try (BackendFixture backend = BackendFixture.create(Map.of())) {
             SecureRandom random = new SecureRandom();

@@ -6,6 +6,7 @@ import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.Liveness;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
@@ -124,6 +125,43 @@ class WarmPoolHostTest {
                     .stdout().strip()).isEqualTo(spec.id().value());
         } finally {
             sandbox.close();
+        }
+    }
+
+    @Test
+    void a_claimed_sandbox_is_watched_from_the_members_processes_and_its_envd_killed_later_comes_back_initialised()
+            throws Exception {
+        awaitReady(1);
+        LaunchSpec spec = spec();
+        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+        try {
+            sandbox.start(Duration.ofSeconds(60));
+            ContainerId container = ((ContainerSandbox) sandbox).containerId();
+            assertThat(container.value()).startsWith(backend.idPrefix + "w");
+            assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
+            // when: root inside kills envd after the claim
+            backend.parts().runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
+            // then: a check sees the restarted envd and gives it this sandbox's init (its token answers)
+            Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
+            while (!initialisedAgain(sandbox, spec, container)) {
+                assertThat(Instant.now()).as("envd restarted and initialised again in time").isBefore(deadline);
+                assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
+                LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+            }
+        } finally {
+            sandbox.close();
+        }
+    }
+
+    /** envd runs a command with this sandbox's env vars and default user (an uninitialised one has neither). */
+    private boolean initialisedAgain(SandboxBackend sandbox, LaunchSpec spec, ContainerId container) {
+        try {
+            GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
+                    List.of("-c", "echo \"$WHO $(whoami)\" > /tmp/after-restart"));
+            return backend.parts().runc().exec(container, List.of("cat", "/tmp/after-restart"), Duration.ofSeconds(20))
+                    .stdout().strip().equals("claimer user");
+        } catch (Exception notYet) {
+            return false;
         }
     }
 

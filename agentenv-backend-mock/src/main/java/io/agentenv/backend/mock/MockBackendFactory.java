@@ -74,6 +74,11 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         return List.copyOf(templates.values());
     }
 
+    @Override
+    public Optional<TemplateDescriptor> template(TemplateId id) {
+        return Optional.ofNullable(templates.get(id));
+    }
+
     public void addTemplate(TemplateDescriptor template) {
         templates.put(template.id(), template);
     }

@@ -8,6 +8,7 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.SocketAddressResolver;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
@@ -75,6 +76,9 @@ public final class EnvdClients implements AutoCloseable {
         http.setMaxConnectionsPerDestination(settings.maxConnections());
         http.setIdleTimeout(settings.idleTimeout().toMillis());
         http.setFollowRedirects(false);
+        // envd's address is resolved on the caller's thread: for the backends' IP literals (or a unix socket) that is
+        // parsing, without a hop to the executor and a scheduled time-out per new connection
+        http.setSocketAddressResolver(new SocketAddressResolver.Sync());
         http.setUserAgentField(new HttpField(HttpHeader.USER_AGENT, "agentenv-envd-client"));
         try {
             http.start();

@@ -35,8 +35,9 @@ final class TemplateCatalog {
         this.store = requireNonNull(store, "store is null");
     }
 
+    /** The backend's built-in template of that name, looked up by id (a create does not list every template). */
     Optional<TemplateDescriptor> builtIn(String name) {
-        return backends.templates().stream().filter(t -> t.id().value().equals(name)).findFirst();
+        return TemplateId.isValid(name) ? backends.template(new TemplateId(name)) : Optional.empty();
     }
 
     Resolved resolve(String reference) {

@@ -20,6 +20,7 @@ import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.SocketAddressResolver;
 import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.Scheduler;
@@ -76,6 +77,10 @@ final class UpstreamForwarder extends ProxyHandler {
         client.setMaxRequestsQueuedPerDestination(4096);
         client.setDestinationIdleTimeout(60_000); // pools of past generations go away
         client.setUserAgentField(null); // the caller's User-Agent is copied, none is added
+        // Upstream hosts are a backend's guest addresses (IP literals; "localhost" for a unix socket): resolved on the
+        // request's own (virtual) thread, where resolving a literal is parsing, instead of a hop to the client's pool
+        // plus a scheduled time-out per new connection
+        client.setSocketAddressResolver(new SocketAddressResolver.Sync());
     }
 
     @Override
