@@ -7,6 +7,7 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.Liveness;
 import java.io.IOException;
+import java.nio.file.NoSuchFileException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
@@ -88,7 +89,7 @@ final class GenerationLiveness {
                 }
                 initialisedEnvd = initialised;
             }
-        } catch (java.nio.file.NoSuchFileException | NumberFormatException e) {
+        } catch (NoSuchFileException | NumberFormatException e) {
             log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
                     .log("the container's init pid is not known; the first liveness check will look again");
         } catch (IOException | RuntimeException e) {
@@ -158,7 +159,7 @@ final class GenerationLiveness {
         long pid;
         try {
             pid = gen.initPid();
-        } catch (java.nio.file.NoSuchFileException | NumberFormatException e) {
+        } catch (NoSuchFileException | NumberFormatException e) {
             return Optional.empty();
         }
         Optional<HostProcess> found = HostProcess.of(pid);
