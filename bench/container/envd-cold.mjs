@@ -8,14 +8,14 @@
 // the last window to <dir>/code-<claim>-{first,last}.txt and prints how many methods were compiled in between (the
 // attach costs envd CPU: the windows of such a run do not count).
 // AENV_BACKEND_ENVD_DIR picks another envd build (A/B). Claims a benchmark lane (bench/lib/lane.mjs, the sdk layout).
-import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs'
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { execFileSync } from 'node:child_process'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startBenchServer } from '../lib/container-server.mjs'
 import { claimLane, LAYOUTS } from '../lib/lane.mjs'
-import { threadCpuMs } from '../lib/proc.mjs'
+import { cpuacctUsageFile, envdOfSandbox, threadCpuMs } from '../lib/proc.mjs'
 
 const JCMD = '/usr/lib/jvm/temurin-25-jdk-amd64/bin/jcmd'
 const claims = Number(process.argv[2] ?? 5)
@@ -29,20 +29,6 @@ const windows = [1, 1, 1, 2, 5, 10, 30, 50, 100, 200]
 const cgroupSums = windows.map(() => 0)
 const envdSums = windows.map(() => 0)
 const compiledBetween = []
-
-/** The claimed sandbox's envd: the java process of this lane whose UTS namespace carries the sandbox id. */
-function envdOf(sandboxId) {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      if (!stat.includes('(java)')) continue
-      if (!readFileSync(`/proc/${entry}/cgroup`, 'utf8').includes(cgroupParent)) continue
-      if (execFileSync('nsenter', ['-u', '-t', entry, 'hostname']).toString().trim() === sandboxId) return entry
-    } catch { /* ended meanwhile, or not ours */ }
-  }
-  throw new Error(`no envd found for ${sandboxId}`)
-}
 
 function codelist(pid, file) {
   const text = execFileSync(JCMD, [pid, 'Compiler.codelist'], { timeout: 30_000 }).toString()
@@ -60,10 +46,8 @@ try {
   for (let c = 0; c < claims; c++) {
     await sleep(3000)
     const sbx = await Sandbox.create('base', opts)
-    const envd = envdOf(sbx.sandboxId)
-    const cgLine = readFileSync(`/proc/${envd}/cgroup`, 'utf8').split('\n')
-      .find((l) => l.split(':')[1]?.split(',').includes('cpuacct'))
-    const cgroupUsage = `/sys/fs/cgroup/cpuacct${cgLine.split(':')[2]}/cpuacct.usage`
+    const envd = envdOfSandbox(sbx.sandboxId, cgroupParent)
+    const cgroupUsage = cpuacctUsageFile(envd)
     const envdMs = () => Object.values(threadCpuMs(envd)).reduce((a, b) => a + b, 0)
     let first = null
     for (let w = 0; w < windows.length; w++) {

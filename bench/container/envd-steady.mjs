@@ -5,12 +5,12 @@
 // (read with `perf script -i <file> -F comm,tid,ip,sym,dso`); CODELIST=<dir>: `jcmd Compiler.codelist` before and after
 // the measured commands to <dir>/code{0,1}.txt. AENV_BACKEND_ENVD_DIR picks another envd build (A/B).
 // Claims a benchmark lane (bench/lib/lane.mjs, the sdk layout). From the lead's session-7 scratch tool.
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { spawn, execFileSync } from 'node:child_process'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startBenchServer } from '../lib/container-server.mjs'
 import { claimLane, LAYOUTS } from '../lib/lane.mjs'
-import { threadCpuMs } from '../lib/proc.mjs'
+import { cpuacctUsageFile, envdOfSandbox, threadCpuMs } from '../lib/proc.mjs'
 const n = Number(process.argv[2] ?? 300)
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
@@ -20,21 +20,8 @@ const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey
 try {
   const sbx = await Sandbox.create('base', opts)
   for (let i = 0; i < 100; i++) await sbx.commands.run('true')
-  const info = await sbx.commands.run('echo $PPID; cat /proc/1/cmdline | tr "\\0" " "')
-  // the envd: java process in this lane's cgroup that has the sandbox id in its cgroup path
-  let envd = null
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8')
-      if (!stat.includes('(java)')) continue
-      const cg = readFileSync(`/proc/${e}/cgroup`, 'utf8')
-      if (cg.includes(cgroupParent) && cg.includes(sbx.sandboxId.split('-')[0].slice(0, 6))) envd = e
-    } catch {}
-  }
-  if (!envd) throw new Error('no envd found')
-  const cgLine = readFileSync(`/proc/${envd}/cgroup`, 'utf8').split('\n').find((l) => l.split(':')[1]?.split(',').includes('cpuacct'))
-  const cgPath = `/sys/fs/cgroup/cpuacct${cgLine.split(':')[2]}/cpuacct.usage`
+  const envd = envdOfSandbox(sbx.sandboxId, cgroupParent)
+  const cgPath = cpuacctUsageFile(envd)
   if (process.env.CODELIST) execFileSync('sh', ['-c', `/usr/lib/jvm/temurin-25-jdk-amd64/bin/jcmd ${envd} Compiler.codelist > ${process.env.CODELIST}/code0.txt`])
   const t0 = threadCpuMs(envd, (tid, name) => name.replace(/\d+/g, '#'))
   const c0 = Number(readFileSync(cgPath, 'utf8'))
