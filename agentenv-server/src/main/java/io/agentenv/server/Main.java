@@ -28,6 +28,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
@@ -83,9 +84,9 @@ public final class Main {
         SandboxGuests guests = null;
         ApiServer api = null;
         try {
-            initializeBackend(backend, dataDir, config);
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
             EnvdTokenSource envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
+            initializeBackend(backend, dataDir, config, envdTokens);
             orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
                     OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), lifecycleHooks(config));
             orchestrator.start();
@@ -143,11 +144,14 @@ public final class Main {
         return dataDir;
     }
 
-    /** Gives the backend its own work directory and settings, once, before the orchestrator may call it. */
-    private static void initializeBackend(SandboxBackendFactory backend, Path dataDir, ServerConfig config)
-            throws IOException, BackendException {
+    /**
+     * Gives the backend its own work directory, settings and the envd token derivation (for the ids it proposes), once,
+     * before the orchestrator may call it.
+     */
+    private static void initializeBackend(SandboxBackendFactory backend, Path dataDir, ServerConfig config,
+                                          EnvdTokenSource envdTokens) throws IOException, BackendException {
         Path workDir = Files.createDirectories(dataDir.resolve("backend").resolve(backend.name()));
-        backend.initialize(new BackendContext(workDir, config.backendSettings()));
+        backend.initialize(new BackendContext(workDir, config.backendSettings(), Optional.of(envdTokens)));
     }
 
     /**

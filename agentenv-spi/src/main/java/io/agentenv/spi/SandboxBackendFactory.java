@@ -46,8 +46,20 @@ public interface SandboxBackendFactory {
     }
 
     /**
+     * Sets a ready instance of built-in {@code template} aside for one create and returns its reservation, whose id the
+     * create then uses ({@link Reservation}); empty when none is ready or the backend keeps none (the default). A
+     * backend that makes instances ahead of time names each after a sandbox id of its own and can initialise its guest
+     * agent for that id then (its token from {@link BackendContext#envdTokens()}), so the create's start does less.
+     * The caller closes the reservation once its launch is over, whatever the outcome. Must not block on I/O.
+     */
+    default Optional<Reservation> reserve(TemplateId template) {
+        return Optional.empty();
+    }
+
+    /**
      * Builds (but does not start) an instance for {@code spec}. A backend that can share memory between children of
-     * one snapshot does so here when several {@link LaunchSource.Snapshot} launches name the same state. Nothing runs
+     * one snapshot does so here when several {@link LaunchSource.Snapshot} launches name the same state. A
+     * {@link LaunchSource.Template} launch whose id was {@link #reserve reserved} takes the reserved instance. Nothing runs
      * and nothing needs closing when this throws.
      */
     SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException;

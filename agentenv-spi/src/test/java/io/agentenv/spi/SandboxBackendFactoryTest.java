@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
@@ -44,5 +45,20 @@ class SandboxBackendFactoryTest {
         assertThat(factory.template(new TemplateId("python"))).contains(python);
         assertThat(factory.template(new TemplateId("base"))).contains(base);
         assertThat(factory.template(new TemplateId("node"))).isEmpty();
+    }
+
+    @Test
+    void a_backend_without_ready_instances_reserves_nothing_so_a_create_picks_its_own_id() {
+        SandboxBackendFactory factory = new Listing(List.of(new TemplateDescriptor(new TemplateId("base"), RESOURCES)));
+
+        assertThat(factory.reserve(new TemplateId("base"))).isEmpty();
+    }
+
+    @Test
+    void a_context_built_without_the_token_derivation_has_none() {
+        BackendContext context = new BackendContext(Path.of("/tmp/work"), Map.of("pool_size", "2"));
+
+        assertThat(context.envdTokens()).isEmpty();
+        assertThat(context.setting("pool_size")).contains("2");
     }
 }

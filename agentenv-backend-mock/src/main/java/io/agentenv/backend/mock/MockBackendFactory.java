@@ -7,6 +7,7 @@ import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.PausedState;
+import io.agentenv.spi.Reservation;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxBackendFactory;
@@ -19,6 +20,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -54,6 +56,13 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     private final Map<TemplateId, TemplateDescriptor> templates = new ConcurrentHashMap<>();
     private volatile Optional<GuestEndpoint> guestEndpoint = Optional.empty();
     private final AtomicInteger networkSlots = new AtomicInteger();
+    /** Ids of ready instances per template ({@link #keepReady}), handed out by {@link #reserve}. */
+    private final Map<TemplateId, Deque<SandboxId>> ready = new ConcurrentHashMap<>();
+    /** Reserved ids not yet taken by prepare, with their template. */
+    private final Map<SandboxId, TemplateId> reserved = new ConcurrentHashMap<>();
+    /** Reserved ids prepare took, in order. */
+    private final List<SandboxId> taken = new CopyOnWriteArrayList<>();
+    private final SecureRandom random = new SecureRandom();
 
     /** The ServiceLoader constructor: knows the built-in template {@code base}. */
     public MockBackendFactory() {
@@ -88,6 +97,14 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         requireNonNull(spec, "spec is null");
         requireNonNull(source, "source is null");
         enter(MockOp.PREPARE, null);
+        if (source instanceof LaunchSource.Template(TemplateId template)) {
+            if (taken.contains(spec.id())) {
+                violations.add("the reserved instance of " + spec.id() + " was taken twice");
+            }
+            if (reserved.remove(spec.id(), template)) {
+                taken.add(spec.id());
+            }
+        }
         Resources resources = switch (source) {
             case LaunchSource.Template t -> {
                 TemplateDescriptor template = templates.get(t.template());
@@ -151,6 +168,34 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         }
     }
 
+    /**
+     * Proposes the id of one of the ready instances {@link #keepReady} made for {@code template}, if any is left: a
+     * create launches a sandbox of that id; prepare takes it; a reservation closed before that puts it back.
+     */
+    @Override
+    public Optional<Reservation> reserve(TemplateId template) {
+        requireNonNull(template, "template is null");
+        Deque<SandboxId> ids = ready.get(template);
+        SandboxId id = ids == null ? null : ids.pollFirst();
+        if (id == null) {
+            return Optional.empty();
+        }
+        reserved.put(id, template);
+        return Optional.of(new Reservation() {
+            @Override
+            public SandboxId id() {
+                return id;
+            }
+
+            @Override
+            public void close() {
+                if (reserved.remove(id, template)) {
+                    ready.get(template).addFirst(id);
+                }
+            }
+        });
+    }
+
     // ---- scripting ---------------------------------------------------------------------------------------------
 
     /** Queues outcomes for the next calls of {@code op}, in order. */
@@ -188,6 +233,14 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     /** Contract violations seen so far: backend calls under a forbidden lock, two live instances for one sandbox. */
     public List<String> violations() {
         return List.copyOf(violations);
+    }
+
+    /** Makes {@code count} more ready instances of {@code template}, each with a random sandbox id of its own. */
+    public void keepReady(TemplateId template, int count) {
+        Deque<SandboxId> ids = ready.computeIfAbsent(template, t -> new ConcurrentLinkedDeque<>());
+        for (int i = 0; i < count; i++) {
+            ids.addLast(SandboxId.random(random));
+        }
     }
 
     public void guestEndpoint(GuestEndpoint endpoint) {
@@ -250,6 +303,22 @@ public final class MockBackendFactory implements SandboxBackendFactory {
             case PREPARED, RUNNING, FROZEN, BROKEN, DEAD -> true;
             case STOPPED, CLOSED -> false;
         }).toList();
+    }
+
+    /** The ids of the ready instances of {@code template} no create reserved, in the order they are proposed. */
+    public List<SandboxId> readyIds(TemplateId template) {
+        Deque<SandboxId> ids = ready.get(template);
+        return ids == null ? List.of() : List.copyOf(ids);
+    }
+
+    /** Reserved ids that prepare has not taken and no one gave back (a create in progress, or a leak). */
+    public Set<SandboxId> outstandingReservations() {
+        return Set.copyOf(reserved.keySet());
+    }
+
+    /** Reserved ids prepare took, oldest first. */
+    public List<SandboxId> takenReservations() {
+        return List.copyOf(taken);
     }
 
     /** Simulates a host reboot: every instance is gone without a close call. */

@@ -1,12 +1,19 @@
 package io.agentenv.server.orchestrator;
 
+import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.Reservation;
 import io.agentenv.spi.SandboxId;
 
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
-/** POST /sandboxes: validate, resolve the template, launch. */
+/**
+ * POST /sandboxes: validate, resolve the template, launch. A create from a built-in template first asks the backend to
+ * reserve a ready instance and then uses the id the backend gave that instance (its guest agent may have been
+ * initialised for that id already); the reservation is closed once the launch is over, which gives the instance back
+ * when the launch failed before the backend took it.
+ */
 final class CreateOperation {
     private final OperationContext ctx;
     private final Launcher launcher;
@@ -27,7 +34,16 @@ final class CreateOperation {
     SandboxView create(CreateSandbox request) {
         validate(request, ctx.hooks.enabled());
         TemplateCatalog.Resolved resolved = ctx.templates.resolve(request.template());
-        SandboxId id = ctx.ids.newSandboxId();
+        Optional<Reservation> reservation = resolved.source() instanceof LaunchSource.Template(var template)
+                ? ctx.backends.reserve(template) : Optional.empty();
+        try {
+            return create(request, resolved, reservation.map(Reservation::id).orElseGet(ctx.ids::newSandboxId));
+        } finally {
+            reservation.ifPresent(Reservation::close); // a no-op once prepare took the instance
+        }
+    }
+
+    private SandboxView create(CreateSandbox request, TemplateCatalog.Resolved resolved, SandboxId id) {
         SandboxRecord creating = new SandboxRecord(id, resolved.template(), resolved.alias(), SandboxState.CREATING,
                 ctx.now(), request.timeout(), Optional.empty(), request.onTimeout(), request.timeoutPauseMode(),
                 request.autoResume(), request.secure(), resolved.resources(), request.metadata(),

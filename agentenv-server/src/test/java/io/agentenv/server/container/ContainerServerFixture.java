@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
@@ -96,7 +97,8 @@ final class ContainerServerFixture implements AutoCloseable {
     private void open() throws Exception {
         backend = ServiceLoader.load(SandboxBackendFactory.class).stream().map(ServiceLoader.Provider::get)
                 .filter(f -> f.name().equals("container")).findFirst().orElseThrow();
-        backend.initialize(new BackendContext(Files.createDirectories(dataDir.resolve("backend/container")), SETTINGS));
+        backend.initialize(new BackendContext(Files.createDirectories(dataDir.resolve("backend/container")), SETTINGS,
+                Optional.of(ContainerServerFixture::token)));
         store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
         orchestrator = new Orchestrator(store, backend, ContainerServerFixture::token, Clock.systemUTC(),
                 new OrchestratorSettings(dataDir.resolve("artifacts"), Duration.ofSeconds(60), Duration.ofSeconds(60),
