@@ -4,9 +4,11 @@ import io.agentenv.envd.client.EnvdClientSettings;
 import io.agentenv.envd.client.EnvdClients;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.PausedState;
+import io.agentenv.spi.Reservation;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxBackendFactory;
@@ -99,14 +101,18 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             }
             firstSlot = isolation.firstSlot();
         }
-        initialize(context.workDir(), settings, layout, firstSlot);
+        initialize(context.workDir(), settings, layout, firstSlot, context.envdTokens());
     }
 
     /**
      * Wires the building blocks for {@code layout} (tests pass an isolated one) with network slots from
      * {@code firstSlot} on; leaves whatever a previous run left alone (see {@link #reattach} and {@link #reapUnclaimed}).
+     *
+     * @param envdTokens the server's envd token derivation: warm members are initialised for their own ids and
+     *                   {@link #reserve} proposes them; without it creates claim members under their own ids
      */
-    void initialize(Path workDir, ContainerSettings settings, HostLayout layout, int firstSlot) throws BackendException {
+    void initialize(Path workDir, ContainerSettings settings, HostLayout layout, int firstSlot,
+                    Optional<EnvdTokens> envdTokens) throws BackendException {
         if (parts != null) {
             throw new IllegalStateException("already initialized");
         }
@@ -149,7 +155,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     reaper, new PauseReleases(), new UtsHostname());
             Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
             templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
-            warmPool = new WarmPool(built, templates, clock, settings.poolSize());
+            warmPool = new WarmPool(built, templates, clock, settings.poolSize(), envdTokens);
             parts = built;
             log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
                     .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("spare_disks", settings.spareDisks())
@@ -292,6 +298,20 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
     }
 
+    /**
+     * A ready warm member of {@code template}, made for a sandbox id of its own and initialised for it (see
+     * {@link WarmPool}); empty when none is ready, the pool is off or the server gave no token derivation.
+     */
+    @Override
+    public Optional<Reservation> reserve(TemplateId template) {
+        WarmPool pool = warmPool;
+        if (pool == null || shutDown.get()) {
+            return Optional.empty();
+        }
+        pool.keepWarm(template.value());
+        return pool.reserve(template.value());
+    }
+
     @Override
     public SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException {
         HostParts p = requireParts();
@@ -325,7 +345,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         if (launch instanceof ContainerSandbox.Launch.FromTemplate(String template)) {
             warmPool.keepWarm(template);
-            Optional<WarmPool.Member> member = warmPool.take(template);
+            Optional<WarmPool.Member> member = warmPool.claim(spec.id(), template).or(() -> warmPool.take(template));
             if (member.isPresent()) {
                 return new ContainerSandbox(p, templates, clock, spec, launch, member.get().id(), member.get().slot(),
                         member, resources, ContainerSandbox.Phase.PREPARED);

@@ -73,8 +73,10 @@ final class ContainerSandbox implements SandboxBackend {
     ContainerSandbox(HostParts parts, TemplateImages templates, Clock clock, LaunchSpec spec, Launch launch,
                      ContainerId id, NetSlot slot, Optional<WarmPool.Member> warm, Resources resources, Phase initial) {
         this.gen = new Generation(parts, spec, launch, id, slot, resources, initial);
-        // the member's envd client (connected, its init path run once) is this sandbox's from now on: closed with it
-        warm.ifPresent(member -> gen.client(parts.envdClients().handOver(member.envd(), spec.id())));
+        // the member's envd client (connected, its init path run once) is this sandbox's from now on: closed with it;
+        // a member made for this sandbox's id has it under that id already
+        warm.ifPresent(member -> gen.client(member.sandbox().equals(spec.id()) ? member.envd()
+                : parts.envdClients().handOver(member.envd(), spec.id())));
         this.starting = new GenerationStart(gen, templates, warm, clock);
         this.pausing = new GenerationPause(gen);
         this.capture = new GenerationCapture(gen);
@@ -93,7 +95,7 @@ final class ContainerSandbox implements SandboxBackend {
     void attach() {
         gen.client(gen.parts.envdClients().open(gen.spec.id(), envdAddress(gen.liveSlot()),
                 Optional.of(gen.spec.accessToken())));
-        liveness.running(Optional.empty());
+        liveness.running(Optional.empty(), true);
         meter.baseline();
     }
 
@@ -105,7 +107,7 @@ final class ContainerSandbox implements SandboxBackend {
     @Override
     public void start(Duration readyTimeout) throws BackendException {
         starting.start(readyTimeout);
-        liveness.running(starting.claimedProcesses());
+        liveness.running(starting.claimedProcesses(), starting.initialisedAtStart());
         meter.baseline();
     }
 

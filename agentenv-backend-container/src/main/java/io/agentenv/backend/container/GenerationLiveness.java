@@ -74,9 +74,10 @@ final class GenerationLiveness {
     /**
      * Right after start (or re-attach): notes the init and the envd that was just initialised, looked up in
      * {@code /proc}, or {@code known} (a claimed warm member's, found when the pool restored it). A known envd that
-     * exited since then is looked up here: its successor is the one the claim initialised.
+     * exited since then is looked up here: its successor is the one the claim initialised when {@code initialisedNow}
+     * (start sent the {@code /init}), else it has no init yet and the next check sends it.
      */
-    void running(Optional<Processes> known) {
+    void running(Optional<Processes> known, boolean initialisedNow) {
         try {
             Optional<Processes> found = known.isPresent() ? known : Processes.find(gen.initPid());
             if (found.isPresent()) {
@@ -84,8 +85,9 @@ final class GenerationLiveness {
                 watchEnvd(found.get().envd());
                 Optional<HostProcess> initialised = found.get().envd();
                 if (known.isPresent() && envd.isEmpty()) { // the member's envd exited since: its successor took the init
-                    initialised = envd(found.get().init());
-                    watchEnvd(initialised);
+                    Optional<HostProcess> successor = envd(found.get().init());
+                    watchEnvd(successor);
+                    initialised = initialisedNow ? successor : Optional.empty();
                 }
                 initialisedEnvd = initialised;
             }

@@ -36,6 +36,8 @@ final class GenerationStart {
     private volatile List<String> bootEnv = List.of();
     /** The claimed warm member's processes, once {@link #start} took that member's container as it was. */
     private volatile Optional<GenerationLiveness.Processes> claimedProcesses = Optional.empty();
+    /** Whether {@link #start} sent envd this sandbox's {@code /init} (false for a member initialised for it already). */
+    private volatile boolean initialisedAtStart = true;
 
     /** @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any */
     GenerationStart(Generation gen, TemplateImages templates, Optional<WarmPool.Member> warm, Clock clock) {
@@ -65,6 +67,14 @@ final class GenerationStart {
     /** What {@link GenerationLiveness#running} starts from: the claimed member's processes, or empty (look them up). */
     Optional<GenerationLiveness.Processes> claimedProcesses() {
         return claimedProcesses;
+    }
+
+    /**
+     * Whether start sent envd its {@code /init}: false when the claimed member's envd had this sandbox's already, so an
+     * envd that replaced the member's since has none ({@link GenerationLiveness#running}).
+     */
+    boolean initialisedAtStart() {
+        return initialisedAtStart;
     }
 
     void extraBootArgs(String arguments) throws BackendException {
@@ -97,6 +107,8 @@ final class GenerationStart {
         long envdNanos = 0; // envd_ms: envd healthy (not for a claim: its envd was ready in the pool) and initialised
         try {
             boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
+            // a member made for this very sandbox: its container, hostname and instance.json are this sandbox's
+            boolean ownMember = warm.isPresent() && warm.get().sandbox().equals(spec.id());
             if (!claimWarm) { // a claimed member's envd dir was made by the pool
                 Files.createDirectories(dirs.envd());
             }
@@ -153,15 +165,17 @@ final class GenerationStart {
             }
             gen.lineage(lineage);
             NetSlot netSlot = gen.requireSlot();
-            if (warm.isPresent()) {
+            if (warm.isPresent() && !ownMember) {
                 parts.claim(spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
             }
             applyInitialEgress(netSlot);
             Optional<UtsHostname.Pending> hostname = Optional.empty();
             if (claimWarm) { // set while envd takes its /init (below): both are short, and neither needs the other
                 claimedProcesses = warm.get().processes();
-                long initPid = claimedProcesses.isPresent() ? claimedProcesses.get().init().pid() : gen.initPid();
-                hostname = Optional.of(parts.hostnames().start(initPid, spec.id().value()));
+                if (!ownMember) {
+                    long initPid = claimedProcesses.isPresent() ? claimedProcesses.get().init().pid() : gen.initPid();
+                    hostname = Optional.of(parts.hostnames().start(initPid, spec.id().value()));
+                }
             } else {
                 if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
                     parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
@@ -186,20 +200,25 @@ final class GenerationStart {
                 parts.runc().start(gen.id);
             }
             long envdStarted = System.nanoTime();
-            EnvdInit init = initFor(spec, clock);
             if (claimWarm) {
-                initClaimed(gen.client(), init, deadline);
+                if (ownMember && initialisedFor(warm.get(), spec)) {
+                    initialisedAtStart = false;
+                } else {
+                    initClaimed(gen.client(), initFor(spec, clock), deadline);
+                }
             } else {
                 HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
                 gen.client(opened);
                 opened.waitUntilHealthy(deadline);
-                opened.init(init);
+                opened.init(initFor(spec, clock));
             }
             if (hostname.isPresent()) {
                 hostname.get().await();
             }
             envdNanos = System.nanoTime() - envdStarted;
-            InstanceFile.write(dirs, lineage, netSlot.index());
+            if (!claimWarm) { // a member's was written when it was made: the same lineage and slot
+                InstanceFile.write(dirs, lineage, netSlot.index());
+            }
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             rollBackPausedFiles();
             // a template launch's files are the template's and envd's only; any other launch's are the user's (untrusted)
@@ -219,6 +238,18 @@ final class GenerationStart {
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).addKeyValue("new_disk", newDisk)
                 .addKeyValue("rootfs_ms", diskNanos / 1_000_000).addKeyValue("envd_ms", envdNanos / 1_000_000)
                 .log("container sandbox started");
+    }
+
+    /**
+     * Whether the member's envd has exactly what this sandbox's {@code /init} would set: its token, no env vars, the
+     * member's default user (and so workdir), and it is still the envd the pool initialised (one {@code /proc} read;
+     * a successor started by the supervisor has no init yet).
+     */
+    private static boolean initialisedFor(WarmPool.Member member, LaunchSpec spec) throws IOException {
+        return spec.envVars().isEmpty() && spec.defaultUser().equals(WarmPool.MEMBER_USER)
+                && member.token().equals(Optional.of(spec.accessToken()))
+                && member.processes().flatMap(GenerationLiveness.Processes::envd).isPresent()
+                && member.processes().get().envd().get().running();
     }
 
     /**
@@ -292,7 +323,7 @@ final class GenerationStart {
                 workdir(spec.defaultUser()), clock.instant());
     }
 
-    private static Optional<String> workdir(String user) {
+    static Optional<String> workdir(String user) {
         return switch (user) {
             case "user" -> Optional.of("/home/user"); // E2B's base template contract
             case "root" -> Optional.of("/root");

@@ -3,9 +3,12 @@ package io.agentenv.backend.container;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
+import io.agentenv.spi.EnvdTokens;
+import io.agentenv.spi.Reservation;
 import io.agentenv.spi.SandboxId;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,9 +30,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Ready sandboxes per template, so that a create is mostly a claim: each member is the template's boot image already
  * restored into its own overlay (on its own disk of the backend's size), network slot and cgroup, with envd answering
- * on an open client connection but without token, env or user (the claimer's {@code /init} sets them; its hostname and
- * egress rules are set at the claim). A member is handed out at most once ({@link #take} removes it under the pool's
- * lock); one background thread refills, one member at a time (restores compete for the same 2 CPUs as the creates
+ * on an open client connection. Each member is made for a sandbox id of its own: its container is named after it
+ * ({@link HostParts#containerId}), its hostname is that id and its {@code instance.json} is written; with the server's
+ * token derivation its envd is initialised with that id's token, the default user {@value #MEMBER_USER} and its
+ * workdir. A create that {@link #reserve reserves} a member launches a sandbox of the member's id, and its claim needs
+ * no {@code /init} (unless it asks for env vars or another user), no hostname and no file; a claim of a member under
+ * another id ({@link #take}) records the claim, sets its hostname and sends the full {@code /init} (its egress rules
+ * are set at every claim). A member is handed out at most once (taken from the ready members under the pool's lock; a
+ * reservation given back unused returns it); one background thread refills, one member at a time (restores compete for the same 2 CPUs as the creates
  * they speed up), paced by {@link RefillPacing}: a little after a single take, after a burst of takes once it is over
  * (bounded by {@link #MAX_DEFERRAL}). Members are closed at
  * {@link #close()}; a crashed server's members are reaped at the next start like any unclaimed container.
@@ -45,21 +54,27 @@ final class WarmPool implements AutoCloseable {
     private static final Duration MAX_DEFERRAL = Duration.ofSeconds(2);
     /** How often a waiting refill checks whether the pool was closed. */
     private static final Duration WAIT_SLICE = Duration.ofMillis(50);
-    private static final char[] ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
+
+    /** The default user a member's envd is initialised with (the orchestrator's, E2B's base template's). */
+    static final String MEMBER_USER = "user";
 
     /**
      * One ready sandbox, not yet anyone's.
      *
-     * @param envd a client of the member's envd, which answers {@code /ready} and has had one {@code /init} without
-     *             token, env or user (so its init path has run once; envd does not journal an init that sets
-     *             nothing); its connection is kept for the claimer, who
-     *             takes it over ({@link io.agentenv.envd.client.EnvdClients#handOver}) and sends the real init
+     * @param sandbox the sandbox id it was made for: its container is {@link HostParts#containerId} of it and its
+     *                hostname is this id
+     * @param token the token its envd was initialised with ({@code sandbox}'s), with default user {@link #MEMBER_USER};
+     *              empty when the pool has no token derivation: then its envd had one {@code /init} that set nothing
+     *              (so its init path has run once; envd does not journal it)
+     * @param envd a client of the member's envd, which answers {@code /ready}; its connection is kept for the claimer
      * @param processes its init and envd processes, found once it was ready (empty if they could not be read then):
      *                  the claim's liveness starts from them instead of reading {@code /proc} inside the create
      */
-    record Member(ContainerId id, SandboxDirs dirs, NetSlot slot, Lineage lineage, HttpEnvdClient envd,
-                  Optional<GenerationLiveness.Processes> processes) {
+    record Member(SandboxId sandbox, Optional<AccessToken> token, ContainerId id, SandboxDirs dirs, NetSlot slot,
+                  Lineage lineage, HttpEnvdClient envd, Optional<GenerationLiveness.Processes> processes) {
         Member {
+            requireNonNull(sandbox, "sandbox is null");
+            requireNonNull(token, "token is null");
             requireNonNull(id, "id is null");
             requireNonNull(dirs, "dirs is null");
             requireNonNull(slot, "slot is null");
@@ -69,23 +84,29 @@ final class WarmPool implements AutoCloseable {
         }
     }
 
-    /** Names the members' envd clients (in their errors) until a claimer takes one over. */
-    private static final SandboxId UNCLAIMED = new SandboxId("warm0000000000000000");
-
     private final HostParts parts;
     private final TemplateImages templates;
     private final Clock clock;
     private final int size;
+    private final Optional<EnvdTokens> tokens;
     private final SecureRandom random = new SecureRandom();
     private final Object lock = new Object();
     /** Ready members per template, in the order templates were first asked for. Guarded by lock. */
     private final Map<String, Deque<Member>> ready = new LinkedHashMap<>();
+    /** Reserved members no prepare claimed yet, by their sandbox id, with their template. Guarded by lock. */
+    private final Map<SandboxId, Reserved> reserved = new HashMap<>();
     private final AtomicBoolean refilling = new AtomicBoolean();
     private final RefillPacing pacing = new RefillPacing(BURST_GAP, BURST_QUIET);
     private volatile Thread refill;
     private volatile boolean closed;
 
-    WarmPool(HostParts parts, TemplateImages templates, Clock clock, int size) {
+    private record Reserved(String template, Member member) {}
+
+    /**
+     * @param tokens the server's envd token of a sandbox id: members are initialised with their id's token and can be
+     *               {@link #reserve reserved}; without it a member's envd gets its token at its claim
+     */
+    WarmPool(HostParts parts, TemplateImages templates, Clock clock, int size, Optional<EnvdTokens> tokens) {
         this.parts = requireNonNull(parts, "parts is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.clock = requireNonNull(clock, "clock is null");
@@ -93,6 +114,7 @@ final class WarmPool implements AutoCloseable {
             throw new IllegalArgumentException("size must be >= 0: " + size);
         }
         this.size = size;
+        this.tokens = requireNonNull(tokens, "tokens is null");
     }
 
     /** Starts keeping {@code template} warm (idempotent); the refill runs in the background. */
@@ -119,6 +141,77 @@ final class WarmPool implements AutoCloseable {
         pacing.taken(System.nanoTime());
         refillInBackground();
         return Optional.ofNullable(member);
+    }
+
+    /**
+     * Sets a ready member of {@code template} aside for the create of a sandbox of the member's id; empty when none is
+     * ready or members are not initialised for their ids (no token derivation). {@link #claim} hands it to that
+     * sandbox; closing the reservation before then puts it back first in line.
+     */
+    Optional<Reservation> reserve(String template) {
+        if (size == 0 || closed || tokens.isEmpty()) {
+            return Optional.empty();
+        }
+        Member member;
+        synchronized (lock) {
+            Deque<Member> members = ready.computeIfAbsent(template, t -> new ArrayDeque<>());
+            member = members.poll();
+            if (member != null) {
+                reserved.put(member.sandbox(), new Reserved(template, member));
+            }
+        }
+        pacing.taken(System.nanoTime());
+        refillInBackground();
+        if (member == null) {
+            return Optional.empty();
+        }
+        Member held = member;
+        return Optional.of(new Reservation() {
+            @Override
+            public SandboxId id() {
+                return held.sandbox();
+            }
+
+            @Override
+            public void close() {
+                giveBack(held);
+            }
+        });
+    }
+
+    /** The member reserved for {@code sandbox} of {@code template}, now the caller's; empty when there is none. */
+    Optional<Member> claim(SandboxId sandbox, String template) {
+        synchronized (lock) {
+            Reserved held = reserved.get(sandbox);
+            if (held == null || !held.template().equals(template)) {
+                return Optional.empty();
+            }
+            reserved.remove(sandbox);
+            return Optional.of(held.member());
+        }
+    }
+
+    /** A reservation closed: its member goes back first in line unless it was claimed (or the pool closed). */
+    private void giveBack(Member member) {
+        boolean destroy;
+        synchronized (lock) {
+            Reserved held = reserved.get(member.sandbox());
+            if (held == null || held.member() != member) {
+                return; // claimed, or destroyed by close()
+            }
+            reserved.remove(member.sandbox());
+            destroy = closed;
+            if (!destroy) {
+                ready.computeIfAbsent(held.template(), t -> new ArrayDeque<>()).addFirst(member);
+            }
+        }
+        if (destroy) {
+            try {
+                destroy(member);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     int readyCount(String template) {
@@ -201,10 +294,14 @@ final class WarmPool implements AutoCloseable {
         }
     }
 
-    /** Restores the template's boot image into a new member and waits until its envd answers. */
+    /**
+     * Restores the template's boot image into a new member for a new sandbox id, waits until its envd answers and
+     * initialises it (see {@link Member#token}); sets its hostname and writes its {@code instance.json}.
+     */
     private Member restore(String template) throws BackendException, InterruptedException {
         TemplateImages.Image image = templates.image(template);
-        ContainerId id = new ContainerId(parts.settings().idPrefix() + "w" + randomSuffix());
+        SandboxId sandbox = SandboxId.random(random);
+        ContainerId id = parts.containerId(sandbox);
         SandboxDirs dirs = parts.dirs(id);
         NetSlot slot = null;
         HttpEnvdClient client = null;
@@ -217,16 +314,17 @@ final class WarmPool implements AutoCloseable {
             Files.createDirectories(dirs.envd());
             parts.mountOnNewDisk(image.lineage().lowers(HostParts.layersDir(dirs)), dirs, parts.resources().diskSizeMiB());
             RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
-                    parts.spec(id, dirs, slot, "sandbox", image.lineage(), parts.resources(), List.of())));
+                    parts.spec(id, dirs, slot, sandbox.value(), image.lineage(), parts.resources(), List.of())));
             parts.runc().restore(id, dirs.bundle(), image.images(), dirs.restoreWork());
-            client = parts.envdClients().open(UNCLAIMED, ContainerSandbox.envdAddress(slot), Optional.empty());
+            client = parts.envdClients().open(sandbox, ContainerSandbox.envdAddress(slot), Optional.empty());
             client.waitUntilReady(clock.instant().plus(READY));
-            // what a claim's /init needs and does not depend on the request: a connection, and envd's init path run
-            // once after the restore (the claim's /init then costs envd ~1.2 ms of CPU instead of ~2.1, measured).
-            // It sets nothing, so envd logs it at DEBUG only: the claimer's GET /logs shows its own init alone
-            client.init(new EnvdInit(Optional.empty(), Map.of(), Optional.empty(), Optional.empty(), clock.instant()));
-            return new Member(id, dirs, slot, image.lineage(), client, processes(id, dirs));
-        } catch (IOException | CommandFailedException | EnvdException e) {
+            Optional<AccessToken> token = tokens.map(t -> t.envdToken(sandbox));
+            client.init(memberInit(token));
+            long initPid = Generation.initPid(dirs);
+            parts.setHostname(initPid, sandbox.value()); // a restore keeps the template boot's hostname
+            InstanceFile.write(dirs, image.lineage(), slot.index());
+            return new Member(sandbox, token, id, dirs, slot, image.lineage(), client, processes(id, initPid));
+        } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             if (client != null) {
                 client.close();
             }
@@ -237,23 +335,28 @@ final class WarmPool implements AutoCloseable {
         }
     }
 
+    /**
+     * What a member's envd is initialised with: with a token, the token, {@link #MEMBER_USER} and its workdir (logged
+     * by envd: the first line of the sandbox's journal); without one, nothing (its init path run once after the
+     * restore, so the claim's {@code /init} costs envd ~1.2 ms of CPU instead of ~2.1, measured; logged at DEBUG only).
+     */
+    private EnvdInit memberInit(Optional<AccessToken> token) {
+        if (token.isEmpty()) {
+            return new EnvdInit(Optional.empty(), Map.of(), Optional.empty(), Optional.empty(), clock.instant());
+        }
+        return new EnvdInit(token, Map.of(), Optional.of(MEMBER_USER), GenerationStart.workdir(MEMBER_USER),
+                clock.instant());
+    }
+
     /** The member's init and envd processes now, or empty (logged) when they cannot be read. */
-    private static Optional<GenerationLiveness.Processes> processes(ContainerId id, SandboxDirs dirs) {
+    private static Optional<GenerationLiveness.Processes> processes(ContainerId id, long initPid) {
         try {
-            return GenerationLiveness.Processes.find(Generation.initPid(dirs));
+            return GenerationLiveness.Processes.find(initPid);
         } catch (IOException | RuntimeException e) {
             log.atDebug().addKeyValue("sandbox_id", id.value()).setCause(e)
                     .log("warm sandbox's processes not read; its claim looks them up");
             return Optional.empty();
         }
-    }
-
-    private String randomSuffix() {
-        char[] chars = new char[12];
-        for (int i = 0; i < chars.length; i++) {
-            chars[i] = ALPHABET[random.nextInt(ALPHABET.length)];
-        }
-        return new String(chars);
     }
 
     /** Stops a member and releases its envd client, container, overlay, disk, cgroup, slot and dir. */
@@ -290,6 +393,8 @@ final class WarmPool implements AutoCloseable {
         synchronized (lock) {
             ready.values().forEach(members::addAll);
             ready.values().forEach(Deque::clear);
+            reserved.values().forEach(r -> members.add(r.member())); // a create in progress gets no member any more
+            reserved.clear();
         }
         for (Member member : members) {
             destroy(member);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
@@ -38,10 +39,13 @@ final class BackendFixture implements AutoCloseable {
     final String idPrefix;
     private final TestLane lane;
     private final HostLayout layout;
+    private final Optional<EnvdTokens> tokens;
 
-    private BackendFixture(TestLane lane, HostLayout layout, Path workDir, ContainerBackendFactory factory, String idPrefix) {
+    private BackendFixture(TestLane lane, HostLayout layout, Path workDir, ContainerBackendFactory factory, String idPrefix,
+                           Optional<EnvdTokens> tokens) {
         this.lane = lane;
         this.layout = layout;
+        this.tokens = tokens;
         this.workDir = workDir;
         this.factory = factory;
         this.idPrefix = idPrefix;
@@ -53,8 +57,22 @@ final class BackendFixture implements AutoCloseable {
                 NetworkPolicy.DEFAULT);
     }
 
+    /** The token a server would derive for {@code id} (what {@link #createWithTokens} gives the backend). */
+    static AccessToken token(SandboxId id) {
+        return new AccessToken("tok-" + id.value());
+    }
+
     /** An initialized backend, or the test is skipped (failed, if host tests are required) when the host is not ready. */
     static BackendFixture create(Map<String, String> extraSettings) throws Exception {
+        return create(extraSettings, Optional.empty());
+    }
+
+    /** As {@link #create}, with the server's token derivation {@link #token}: warm members can be reserved. */
+    static BackendFixture createWithTokens(Map<String, String> extraSettings) throws Exception {
+        return create(extraSettings, Optional.of(BackendFixture::token));
+    }
+
+    private static BackendFixture create(Map<String, String> extraSettings, Optional<EnvdTokens> tokens) throws Exception {
         Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
         HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
@@ -76,9 +94,9 @@ final class BackendFixture implements AutoCloseable {
             settings.putAll(extraSettings);
             ContainerBackendFactory factory = new ContainerBackendFactory();
             factory.initialize(workDir, ContainerSettings.from(settings, Path.of("").toAbsolutePath()), layout,
-                    lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2);
+                    lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2, tokens);
             factory.reapUnclaimed(java.util.Set.of());
-            return new BackendFixture(lane, layout, workDir, factory, idPrefix);
+            return new BackendFixture(lane, layout, workDir, factory, idPrefix, tokens);
         } catch (Exception | Error e) {
             lane.close();
             throw e;
@@ -194,7 +212,7 @@ final class BackendFixture implements AutoCloseable {
     ContainerBackendFactory restarted() throws BackendException {
         ContainerBackendFactory again = new ContainerBackendFactory();
         again.initialize(workDir, factory.parts().settings(), layout,
-                lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2);
+                lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2, tokens);
         return again;
     }
 

@@ -33,7 +33,7 @@ class ContainerBackendInitHostTest {
                 ContainerBackendFactory factory = new ContainerBackendFactory();
                 int noSlotLeft = layout.addressing().slotCount(); // the network pool refuses it: after the refill started
 
-                assertThatThrownBy(() -> factory.initialize(workDir, settings, layout, noSlotLeft))
+                assertThatThrownBy(() -> factory.initialize(workDir, settings, layout, noSlotLeft, Optional.empty()))
                         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("do not fit");
 
                 // closing the spare disks joins their refill and removes their directory; left running, it fills it

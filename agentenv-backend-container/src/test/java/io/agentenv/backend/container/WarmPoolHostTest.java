@@ -71,8 +71,8 @@ class WarmPoolHostTest {
             ContainerId first = backend.parts().containerFor(specs.get(0).id());
             ContainerId second = backend.parts().containerFor(specs.get(1).id());
             assertThat(first).isNotEqualTo(second);
-            assertThat(first.value()).startsWith(backend.idPrefix + "w");
-            assertThat(second.value()).startsWith(backend.idPrefix + "w");
+            assertThat(first).isNotEqualTo(backend.parts().containerId(specs.get(0).id())); // the member's, claimed
+            assertThat(second).isNotEqualTo(backend.parts().containerId(specs.get(1).id()));
             for (int i = 0; i < specs.size(); i++) {
                 LaunchSpec spec = specs.get(i);
                 ContainerId container = backend.parts().containerFor(spec.id());
@@ -98,7 +98,7 @@ class WarmPoolHostTest {
         try {
             sandbox.start(Duration.ofSeconds(60));
 
-            assertThat(backend.parts().containerFor(spec.id()).value()).startsWith(backend.idPrefix + "w");
+            assertThat(backend.parts().containerFor(spec.id())).isNotEqualTo(backend.parts().containerId(spec.id()));
             assertThat(sandbox.envd().orElseThrow().logs(0, 1000).entries())
                     .extracting(EnvdLogEntry::message)
                     .filteredOn(message -> message.contains("session initialised"))
@@ -137,7 +137,7 @@ class WarmPoolHostTest {
         try {
             sandbox.start(Duration.ofSeconds(60));
             ContainerId container = ((ContainerSandbox) sandbox).containerId();
-            assertThat(container.value()).startsWith(backend.idPrefix + "w");
+            assertThat(container).isNotEqualTo(backend.parts().containerId(spec.id()));
             assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
             // when: root inside kills envd after the claim
             backend.parts().runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
