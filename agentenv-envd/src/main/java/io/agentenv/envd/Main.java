@@ -163,7 +163,7 @@ public final class Main {
         ConnectRouter rpcs = new ConnectRouter();
         HttpRoutes routes = new HttpRoutes();
         processes.register(rpcs);
-        new SessionEndpoints(session).register(routes);
+        new SessionEndpoints(session, journal::prepareFile).register(routes);
         routes.add("GET", "/logs", Access.TOKEN, new LogsEndpoint(journal));
         WatchHub watchHub = new WatchHub();
         new FilesystemRpc(new LocalFilesystem(), watchHub, new Watchers(watchHub, 100, 10_000), accounts, session)

@@ -102,6 +102,11 @@ public final class LogJournal {
         }
     }
 
+    /** Makes the journal file ready for its next line without writing one ({@link JournalFile#touch}), if there is one. */
+    public void prepareFile() {
+        copy.ifPresent(JournalFile::touch);
+    }
+
     /** The sequence number the next entry gets: what {@link #discardFrom} takes back to. */
     public long mark() {
         synchronized (lock) {

@@ -26,9 +26,19 @@ public final class SessionEndpoints {
     private static final int MAX_INIT_BYTES = 1 << 20;
 
     private final Session session;
+    private final Runnable afterInit;
 
     public SessionEndpoints(Session session) {
+        this(session, () -> { });
+    }
+
+    /**
+     * @param afterInit run after each accepted init, before it is answered (envd's journal readies its file there:
+     *                  {@code LogJournal#prepareFile})
+     */
+    public SessionEndpoints(Session session, Runnable afterInit) {
         this.session = requireNonNull(session, "session is null");
+        this.afterInit = requireNonNull(afterInit, "afterInit is null");
     }
 
     /**
@@ -59,6 +69,7 @@ public final class SessionEndpoints {
         } catch (IllegalArgumentException e) {
             throw HttpException.badRequest(e.getMessage());
         }
+        afterInit.run();
         Responses.noContent(response);
     }
 

@@ -163,4 +163,31 @@ class JournalFileTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(JournalFile.open(dir.resolve("a-file/below-a-file.jsonl"), 1 << 16)).isEmpty();
     }
+
+    @Test
+    void touching_the_file_makes_it_when_absent_and_leaves_its_lines_as_they_are() throws IOException {
+        Path file = dir.resolve("var/log/agentenv/envd.jsonl");
+        JournalFile journalFile = JournalFile.create(file, 1 << 16);
+        LogJournal journal = new LogJournal(Clock.systemUTC(), 1 << 16, Optional.of(journalFile));
+
+        journal.prepareFile();
+        assertThat(file).exists().isEmptyFile();
+
+        journal.envd("INFO", "test", "one");
+        journal.prepareFile();
+        assertThat(lines(file)).extracting(o -> o.get("message").getAsString()).containsExactly("one");
+    }
+
+    @Test
+    void touching_leaves_a_symlink_put_in_the_files_place_alone() throws IOException {
+        Path file = dir.resolve("envd.jsonl");
+        JournalFile journalFile = JournalFile.create(file, 1 << 16);
+        Path elsewhere = dir.resolve("elsewhere");
+        Files.createSymbolicLink(file, elsewhere);
+
+        journalFile.touch();
+
+        assertThat(elsewhere).doesNotExist();
+        assertThat(Files.isSymbolicLink(file)).isTrue();
+    }
 }
