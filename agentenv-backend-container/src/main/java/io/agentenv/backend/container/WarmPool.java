@@ -37,10 +37,10 @@ import org.slf4j.LoggerFactory;
  * no {@code /init} (unless it asks for env vars or another user), no hostname and no file; a claim of a member under
  * another id ({@link #take}) records the claim, sets its hostname and sends the full {@code /init} (its egress rules
  * are set at every claim). A member is handed out at most once (taken from the ready members under the pool's lock; a
- * reservation given back unused returns it); one background thread refills, one member at a time (restores compete for the same 2 CPUs as the creates
- * they speed up), paced by {@link RefillPacing}: a little after a single take, after a burst of takes once it is over
- * (bounded by {@link #MAX_DEFERRAL}). Members are closed at
- * {@link #close()}; a crashed server's members are reaped at the next start like any unclaimed container.
+ * reservation given back unused returns it); one background thread refills, one member at a time (restores compete
+ * for the same 2 CPUs as the creates they speed up), paced by {@link RefillPacing}: a little after a single take,
+ * after a burst of takes once it is over (bounded by {@link #MAX_DEFERRAL}). Members are closed at {@link #close()};
+ * a crashed server's members are reaped at the next start like any unclaimed container (no record names their ids).
  */
 final class WarmPool implements AutoCloseable {
 
@@ -160,7 +160,9 @@ final class WarmPool implements AutoCloseable {
                 reserved.put(member.sandbox(), new Reserved(template, member));
             }
         }
-        pacing.taken(System.nanoTime());
+        if (member != null) { // else prepare's take counts this create
+            pacing.taken(System.nanoTime());
+        }
         refillInBackground();
         if (member == null) {
             return Optional.empty();

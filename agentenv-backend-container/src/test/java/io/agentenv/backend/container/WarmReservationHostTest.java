@@ -154,6 +154,27 @@ class WarmReservationHostTest {
     }
 
     @Test
+    void a_reserved_member_whose_envd_died_in_the_pool_gets_its_init_at_the_claim() throws Exception {
+        // given: the member's envd (initialised by the pool) killed; its supervisor starts one without an init
+        awaitReady(1);
+        Reservation reservation = backend.factory.reserve(BASE).orElseThrow();
+        SandboxId id = reservation.id();
+        backend.parts().runc().exec(backend.parts().containerId(id), List.of("pkill", "-KILL", "-x", "java"),
+                Duration.ofSeconds(20));
+        // when
+        SandboxBackend sandbox = claim(spec(id, Map.of(), "user"));
+        try {
+            // then: the new envd has this sandbox's token and default user
+            assertThat(run(sandbox, id, BackendFixture.token(id), "user", "whoami")).isEqualTo("user");
+            assertThatThrownBy(() -> GuestProcesses.start(sandbox.guest().orElseThrow(), new AccessToken("tok-other"),
+                    "user", "/bin/true", List.of())).hasMessageContaining("401");
+        } finally {
+            reservation.close();
+            sandbox.close();
+        }
+    }
+
+    @Test
     void a_reservation_given_back_unused_is_proposed_again_first() throws Exception {
         awaitReady(2);
         Reservation reservation = backend.factory.reserve(BASE).orElseThrow();
