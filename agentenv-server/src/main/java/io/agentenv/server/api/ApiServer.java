@@ -88,8 +88,10 @@ public final class ApiServer implements AutoCloseable {
         InetSocketAddress listen = config.listen();
         connector.setHost(listen.getHostString());
         connector.setPort(listen.getPort());
+        connector.setIdleTimeout(KeepAliveHint.CONNECTION_IDLE_TIMEOUT.toMillis());
         server.addConnector(connector);
-        server.setHandler(new GracefulHandler(front.apply(new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes()))));
+        server.setHandler(new GracefulHandler(new KeepAliveHint(
+                front.apply(new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes())))));
         server.setErrorHandler(new JsonErrorHandler(json));
         server.setStopTimeout(config.shutdownGrace().toMillis());
         server.setStopAtShutdown(false); // Main owns the shutdown order (API first, then the orchestrator)

@@ -61,6 +61,20 @@ class ApiTransportTest {
     }
 
     @Test
+    void responses_tell_http_1_1_clients_how_long_an_idle_connection_stays_open() throws Exception {
+        HttpResponse<String> health = server.send(HttpRequest.newBuilder(server.base.resolve("/health"))
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).GET().build());
+        HttpResponse<String> refused = server.send(HttpRequest.newBuilder(server.base.resolve("/v2/sandboxes"))
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).GET().build());
+
+        assertThat(health.headers().firstValue("keep-alive")).hasValue("timeout=60");
+        assertThat(refused.statusCode()).isEqualTo(401);
+        assertThat(refused.headers().firstValue("keep-alive")).hasValue("timeout=60");
+        // a client keeps the connection no longer than told, so the server never closes one a client still sends on
+        assertThat(KeepAliveHint.ADVERTISED.plusSeconds(10)).isLessThan(KeepAliveHint.CONNECTION_IDLE_TIMEOUT);
+    }
+
+    @Test
     void a_request_without_a_key_is_401_json() throws Exception {
         HttpResponse<String> response = server.send(HttpRequest.newBuilder(server.base.resolve("/v2/sandboxes")).GET().build());
         assertError(response, 401);
