@@ -31,9 +31,10 @@ import static java.util.Objects.requireNonNull;
 /**
  * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
  * is committed (and so fsynced) before it returns, by the store's writer thread, concurrent writers' units in one
- * shared transaction (group commit, {@link #write(String, SandboxStore.Durability, Work)}). The lock guards only the
- * connection. An exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart
- * recovery would reconcile the first one's sandboxes away).
+ * shared transaction (group commit, {@link #write(String, Object, SandboxStore.Durability, Work)}). A unit of work
+ * gets the connection's {@link Statements}, which keeps its fixed statements compiled. The lock guards only the
+ * connection and its statements. An exclusive lock on {@code <file>.lock} keeps a second server from using the same
+ * store (its restart recovery would reconcile the first one's sandboxes away).
  */
 final class Database implements AutoCloseable {
     private final Connection connection;
