@@ -1,9 +1,9 @@
-// CPU per server log line on the calling thread: `lines` INFO events shaped like the launcher's "sandbox started" line
-// (SLF4J key-value pairs: sandbox id, template, three timings) through the server's logback.xml (the one in the jar,
-// or -Dlogback.configurationFile=<file> to compare a pattern), stderr sent to /dev/null by the caller; every event a
-// different millisecond apart is not forced: consecutive events share a millisecond as in a tight loop, so the date's
-// formatting is measured separately by `date-every-line` (each event's timestamp moved 1 ms, through logback's
-// converter, as in a burst where no two creates log in the same millisecond).
+// CPU per server log line on the calling thread, in two parts per round: (1) `lines` INFO events shaped like the
+// launcher's "sandbox started" line (SLF4J key-value pairs: sandbox id, template, three timings) through the server's
+// logback.xml (the one in the jar, or -Dlogback.configurationFile=<file> to compare a pattern) to stderr, which the
+// caller sends to /dev/null; consecutive events of a tight loop share milliseconds, so logback formats their date
+// less often than a burst does; (2) the date alone, through logback's DateConverter with the pattern's format, each
+// event 1 ms after the one before (a new string every time, as in a burst where no two creates log in the same ms).
 //   source scripts/lib/env.sh
 //   java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp 'agentenv-server/target/agentenv-server.jar:agentenv-server/target/lib/*' \
 //       bench/store/LogLineCost.java [lines=200000] 2>/dev/null
