@@ -106,7 +106,8 @@ final class SandboxEndpoints {
                 json.write(req.customExtensionParams() == null ? Map.of() : req.customExtensionParams()),
                 req.secureOrDefault());
         SandboxView view = orchestrator.create(create);
-        log.atInfo().addKeyValue("sandbox_id", view.id().value()).addKeyValue("template", view.template().value())
+        // DEBUG: the launcher's INFO line "sandbox started" has the id, template and timings of every create
+        log.atDebug().addKeyValue("sandbox_id", view.id().value()).addKeyValue("template", view.template().value())
                 .addKeyValue("timeout_s", timeout.toSeconds()).log("sandbox created");
         return new Reply.Json(201, wire.sandbox(view), Map.of(SANDBOX_ID_HEADER, view.id().value()));
     }
@@ -118,7 +119,7 @@ final class SandboxEndpoints {
     private Reply kill(Exchange ex) {
         SandboxId id = sandboxId(ex);
         orchestrator.kill(id);
-        log.atInfo().addKeyValue("sandbox_id", id.value()).log("sandbox killed");
+        log.atDebug().addKeyValue("sandbox_id", id.value()).log("sandbox killed"); // INFO from the kill operation
         return Reply.NO_CONTENT;
     }
 

@@ -19,6 +19,9 @@ final class Codec {
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {
     };
     private static final long NANOS = 1_000_000_000L;
+    private static final String EMPTY_MAP = "{}";
+    /** The default policy's encoding (most sandboxes have it): encoded once, and decoded without parsing. */
+    private static final String DEFAULT_NETWORK = encode(NetworkPolicy.DEFAULT);
 
     private Codec() {
     }
@@ -40,6 +43,9 @@ final class Codec {
     }
 
     static String map(Map<String, String> map) {
+        if (map.isEmpty()) {
+            return EMPTY_MAP;
+        }
         try {
             return JSON.writeValueAsString(new TreeMap<>(map));
         } catch (JsonProcessingException e) {
@@ -48,6 +54,9 @@ final class Codec {
     }
 
     static Map<String, String> map(String json) {
+        if (EMPTY_MAP.equals(json)) {
+            return Map.of();
+        }
         try {
             return JSON.readValue(json, STRING_MAP);
         } catch (JsonProcessingException e) {
@@ -56,6 +65,10 @@ final class Codec {
     }
 
     static String network(NetworkPolicy policy) {
+        return NetworkPolicy.DEFAULT.equals(policy) ? DEFAULT_NETWORK : encode(policy);
+    }
+
+    private static String encode(NetworkPolicy policy) {
         ObjectNode node = JSON.createObjectNode();
         node.put("internetAccess", policy.internetAccess().name());
         policy.allowOut().forEach(node.putArray("allowOut")::add);
@@ -65,6 +78,9 @@ final class Codec {
     }
 
     static NetworkPolicy network(String json) {
+        if (DEFAULT_NETWORK.equals(json)) {
+            return NetworkPolicy.DEFAULT;
+        }
         try {
             JsonNode node = JSON.readTree(json);
             return new NetworkPolicy(NetworkPolicy.InternetAccess.valueOf(node.path("internetAccess").asText()),

@@ -31,12 +31,14 @@ import static java.util.Objects.requireNonNull;
 /**
  * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
  * is committed (and so fsynced) before it returns, by the store's writer thread, concurrent writers' units in one
- * shared transaction (group commit, {@link #write(String, SandboxStore.Durability, Work)}). The lock guards only the
- * connection. An exclusive lock on {@code <file>.lock} keeps a second server from using the same store (its restart
- * recovery would reconcile the first one's sandboxes away).
+ * shared transaction (group commit, {@link #write(String, Object, SandboxStore.Durability, Work)}). A unit of work
+ * gets the connection's {@link Statements}, which keeps its fixed statements compiled. The lock guards only the
+ * connection and its statements. An exclusive lock on {@code <file>.lock} keeps a second server from using the same
+ * store (its restart recovery would reconcile the first one's sandboxes away).
  */
 final class Database implements AutoCloseable {
     private final Connection connection;
+    private final Statements statements;
     private final FileChannel lockFile;
     private final ReentrantLock lock = new ReentrantLock();
     private final Queue<QueuedWrite<?>> queued = new ConcurrentLinkedQueue<>();
@@ -48,11 +50,12 @@ final class Database implements AutoCloseable {
 
     @FunctionalInterface
     interface Work<T> {
-        T run(Connection connection) throws SQLException;
+        T run(Statements statements) throws SQLException;
     }
 
     private Database(Connection connection, FileChannel lockFile) {
         this.connection = connection;
+        this.statements = new Statements(connection);
         this.lockFile = lockFile;
     }
 
@@ -126,7 +129,11 @@ final class Database implements AutoCloseable {
     }
 
     <T> T write(String what, Work<T> work) {
-        return write(what, SandboxStore.Durability.NOW, work);
+        return write(what, null, SandboxStore.Durability.NOW, work);
+    }
+
+    <T> T write(String what, SandboxStore.Durability durability, Work<T> work) {
+        return write(what, null, durability, work);
     }
 
     /**
@@ -141,15 +148,17 @@ final class Database implements AutoCloseable {
      * frames reach the disk with the next commit's fsync, which covers all earlier frames) and {@code FULL} is set
      * again before the connection is released; if that fails the store closes itself rather than go on with writes
      * that are not durable. The caller waits for its unit without a time limit and without giving up on an interrupt
-     * (the interrupt is kept): its unit is committed or failed either way.
+     * (the interrupt is kept): its unit is committed or failed either way. {@code what} and {@code subject} (null, or
+     * what it is done to, e.g. a sandbox id) name the unit in messages, which are built only when needed.
      */
-    <T> T write(String what, SandboxStore.Durability durability, Work<T> work) {
+    <T> T write(String what, Object subject, SandboxStore.Durability durability, Work<T> work) {
         requireNonNull(durability, "durability is null");
         requireNonNull(work, "work is null");
         if (lock.isHeldByCurrentThread()) {
-            throw new IllegalStateException("a store write cannot start inside another store call (" + what + ")");
+            throw new IllegalStateException("a store write cannot start inside another store call ("
+                    + describe(what, subject) + ")");
         }
-        QueuedWrite<T> mine = new QueuedWrite<>(what, durability, work);
+        QueuedWrite<T> mine = new QueuedWrite<>(what, subject, durability, work);
         queued.add(mine);
         scheduleDrain();
         return mine.result();
@@ -194,6 +203,26 @@ final class Database implements AutoCloseable {
     /** How many transactions the writes committed so far (tests: group commit). */
     long commits() {
         return commits.get();
+    }
+
+    /** Statements compiled on the connection so far through its cache (tests and benchmarks). */
+    long compiledStatements() {
+        lock.lock();
+        try {
+            return statements.compiled();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Statements run through the cache so far (tests and benchmarks: statements per operation). */
+    long statementUses() {
+        lock.lock();
+        try {
+            return statements.uses();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Units waiting for the connection right now (tests: group commit). */
@@ -244,13 +273,13 @@ final class Database implements AutoCloseable {
      */
     private void runAll(List<QueuedWrite<?>> batch) throws SQLException {
         if (batch.size() == 1) {
-            batch.getFirst().run(connection); // its failure fails the (one-unit) transaction, as before group commit
+            batch.getFirst().run(statements); // its failure fails the (one-unit) transaction, as before group commit
             return;
         }
         for (QueuedWrite<?> unit : batch) {
             Savepoint savepoint = connection.setSavepoint();
             try {
-                unit.run(connection);
+                unit.run(statements);
             } catch (Throwable e) {
                 connection.rollback(savepoint);
                 unit.keep(e);
@@ -259,11 +288,14 @@ final class Database implements AutoCloseable {
         }
     }
 
-    /** SQLite refuses to change the safety level inside a transaction, and the driver keeps one open between writes. */
+    /**
+     * SQLite refuses to change the safety level inside a transaction, and the driver keeps one open between writes. The
+     * two levels' statements are compiled once (a burst's deferred inserts switch twice per transaction).
+     */
     private void synchronous(String level) throws SQLException {
         connection.setAutoCommit(true); // ends the driver's open (empty) transaction
-        try (Statement st = connection.createStatement()) {
-            st.executeUpdate("PRAGMA synchronous = " + level);
+        try {
+            statements.prepared("PRAGMA synchronous = " + level).executeUpdate();
         } finally {
             connection.setAutoCommit(false);
         }
@@ -274,8 +306,8 @@ final class Database implements AutoCloseable {
             synchronous("FULL");
         } catch (SQLException | RuntimeException e) {
             closed = true;
-            try {
-                connection.close();
+            try (connection; statements) {
+                // closes the kept statements, then the connection
             } catch (SQLException suppressed) {
                 e.addSuppressed(suppressed);
             }
@@ -286,27 +318,35 @@ final class Database implements AutoCloseable {
 
     /** {@code PRAGMA synchronous} as SQLite reports it (2 is FULL). */
     int synchronousLevel() {
-        return read("read the safety level", c -> {
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA synchronous")) {
+        return read("read the safety level", s -> {
+            try (ResultSet rs = s.prepared("PRAGMA synchronous").executeQuery()) {
                 return rs.next() ? rs.getInt(1) : -1;
             }
         });
     }
 
     <T> T read(String what, Work<T> work) {
+        return read(what, null, work);
+    }
+
+    <T> T read(String what, Object subject, Work<T> work) {
         lock.lock();
         try {
             checkOpen();
             try {
-                return work.run(connection);
+                return work.run(statements);
             } finally {
                 connection.rollback(); // ends the read transaction
             }
         } catch (SQLException e) {
-            throw new StoreException("store failed to " + what, e);
+            throw new StoreException("store failed to " + describe(what, subject), e);
         } finally {
             lock.unlock();
         }
+    }
+
+    static String describe(String what, Object subject) {
+        return subject == null ? what : what + " " + subject;
     }
 
     private void checkOpen() {
@@ -331,10 +371,8 @@ final class Database implements AutoCloseable {
                 return;
             }
             closed = true;
-            try {
-                connection.close();
-            } finally {
-                lockFile.close();
+            try (lockFile; connection; statements) {
+                // closes the kept statements, the connection, then the lock file (releasing the lock)
             }
         } catch (SQLException | IOException e) {
             throw new StoreException("cannot close the sandbox store", e);

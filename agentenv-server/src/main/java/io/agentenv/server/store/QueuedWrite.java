@@ -3,7 +3,6 @@ package io.agentenv.server.store;
 import io.agentenv.server.orchestrator.SandboxStore;
 import io.agentenv.server.orchestrator.StoreException;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.CountDownLatch;
 
@@ -13,28 +12,31 @@ import java.util.concurrent.CountDownLatch;
  */
 final class QueuedWrite<T> {
     private final String what;
+    private final Object subject;
     private final SandboxStore.Durability durability;
     private final Database.Work<T> work;
     private final CountDownLatch done = new CountDownLatch(1);
     private T value;
     private Throwable failure;
 
-    QueuedWrite(String what, SandboxStore.Durability durability, Database.Work<T> work) {
+    QueuedWrite(String what, Object subject, SandboxStore.Durability durability, Database.Work<T> work) {
         this.what = what;
+        this.subject = subject;
         this.durability = durability;
         this.work = work;
     }
 
+    /** What the unit does, for messages: built only when one is needed. */
     String what() {
-        return what;
+        return Database.describe(what, subject);
     }
 
     SandboxStore.Durability durability() {
         return durability;
     }
 
-    void run(Connection connection) throws SQLException {
-        value = work.run(connection);
+    void run(Statements statements) throws SQLException {
+        value = work.run(statements);
     }
 
     /** Its own failure, rolled back alone while the rest of the batch goes on. */
@@ -68,7 +70,7 @@ final class QueuedWrite<T> {
             case null -> value;
             case RuntimeException e -> throw e;
             case Error e -> throw e;
-            default -> throw new StoreException("store failed to " + what, failure);
+            default -> throw new StoreException("store failed to " + what(), failure);
         };
     }
 }

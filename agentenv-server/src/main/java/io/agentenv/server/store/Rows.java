@@ -13,7 +13,6 @@ import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -55,6 +54,18 @@ final class Rows {
         return String.join(", ", Collections.nCopies(count, "?"));
     }
 
+    /**
+     * A conditional statement's SQL for each number of accepted states (index 0 unused), {@code head} and {@code tail}
+     * around the states' placeholders: built once, so a call neither builds its SQL nor misses the statement cache.
+     */
+    static String[] byStateCount(String head, String tail) {
+        String[] sql = new String[SandboxState.values().length + 1];
+        for (int count = 1; count < sql.length; count++) {
+            sql[count] = head + placeholders(count) + tail;
+        }
+        return sql;
+    }
+
     static void bindStates(PreparedStatement st, int first, Set<SandboxState> states) throws SQLException {
         int i = first;
         for (SandboxState state : states) {
@@ -73,8 +84,11 @@ final class Rows {
         }
     }
 
-    /** Binds the 21 columns of {@link #COLUMNS} from index 1; returns the next free index. */
-    static int bindRecord(PreparedStatement st, SandboxRecord r) throws SQLException {
+    /**
+     * Binds the 21 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
+     * caller also compares with what is stored); returns the next free index.
+     */
+    static int bindRecord(PreparedStatement st, SandboxRecord r, String metadata) throws SQLException {
         st.setString(1, r.id().value());
         st.setString(2, r.template().value());
         st.setString(3, r.alias().orElse(null));
@@ -93,7 +107,7 @@ final class Rows {
         st.setInt(12, r.resources().cpuCount());
         st.setInt(13, r.resources().memoryMiB());
         st.setInt(14, r.resources().diskSizeMiB());
-        st.setString(15, Codec.map(r.metadata()));
+        st.setString(15, metadata);
         st.setString(16, Codec.map(r.envVars()));
         st.setString(17, Codec.network(r.network()));
         st.setString(18, r.customExtensionParams());
@@ -108,56 +122,57 @@ final class Rows {
         return 22;
     }
 
-    static void writeMetadata(Connection c, SandboxRecord record) throws SQLException {
-        try (PreparedStatement st = c.prepareStatement(
-                "INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)")) {
-            for (Map.Entry<String, String> pair : record.metadata().entrySet()) {
-                st.setString(1, record.id().value());
-                st.setString(2, pair.getKey());
-                st.setString(3, pair.getValue());
-                st.executeUpdate();
-            }
+    /** The metadata's index rows (none, and no statement, for a record without metadata). */
+    static void writeMetadata(Statements statements, SandboxRecord record) throws SQLException {
+        if (record.metadata().isEmpty()) {
+            return;
+        }
+        PreparedStatement st = statements.prepared("INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)");
+        for (Map.Entry<String, String> pair : record.metadata().entrySet()) {
+            st.setString(1, record.id().value());
+            st.setString(2, pair.getKey());
+            st.setString(3, pair.getValue());
+            st.executeUpdate();
         }
     }
 
+    /** The record from a row of {@code SELECT} {@link #COLUMNS}, read by position (in the order of the list). */
     static SandboxRecord toRecord(ResultSet rs) throws SQLException {
-        long expires = rs.getLong("expires_at");
+        long expires = rs.getLong(7);
         Optional<Instant> expiresAt = rs.wasNull() ? Optional.empty() : Optional.of(Codec.instant(expires));
-        byte[] pausedState = rs.getBytes("paused_state");
-        String pausedDir = rs.getString("paused_artifact_dir");
+        byte[] pausedState = rs.getBytes(19);
+        String pausedDir = rs.getString(20);
         Optional<StoredState> paused = pausedState == null || pausedDir == null
                 ? Optional.empty() : Optional.of(new StoredState(pausedState, Path.of(pausedDir)));
         return new SandboxRecord(
-                new SandboxId(rs.getString("id")),
-                new TemplateId(rs.getString("template")),
-                Optional.ofNullable(rs.getString("alias")),
-                SandboxState.valueOf(rs.getString("state")),
-                Codec.instant(rs.getLong("started_at")),
-                Duration.ofMillis(rs.getLong("timeout_ms")),
+                new SandboxId(rs.getString(1)),
+                new TemplateId(rs.getString(2)),
+                Optional.ofNullable(rs.getString(3)),
+                SandboxState.valueOf(rs.getString(4)),
+                Codec.instant(rs.getLong(5)),
+                Duration.ofMillis(rs.getLong(6)),
                 expiresAt,
-                TimeoutAction.valueOf(rs.getString("on_timeout")),
-                PauseMode.valueOf(rs.getString("timeout_pause_mode")),
-                rs.getInt("auto_resume") != 0,
-                rs.getInt("secure") != 0,
-                new Resources(rs.getInt("cpu_count"), rs.getInt("memory_mib"), rs.getInt("disk_size_mib")),
-                Codec.map(rs.getString("metadata")),
-                Codec.map(rs.getString("env_vars")),
-                Codec.network(rs.getString("network")),
-                rs.getString("custom_extension_params"),
+                TimeoutAction.valueOf(rs.getString(8)),
+                PauseMode.valueOf(rs.getString(9)),
+                rs.getInt(10) != 0,
+                rs.getInt(11) != 0,
+                new Resources(rs.getInt(12), rs.getInt(13), rs.getInt(14)),
+                Codec.map(rs.getString(15)),
+                Codec.map(rs.getString(16)),
+                Codec.network(rs.getString(17)),
+                rs.getString(18),
                 paused,
-                Optional.ofNullable(rs.getString("instance_id")).map(UUID::fromString));
+                Optional.ofNullable(rs.getString(21)).map(UUID::fromString));
     }
 
-    static SnapshotRecord toSnapshot(Connection c, ResultSet rs) throws SQLException {
+    static SnapshotRecord toSnapshot(Statements statements, ResultSet rs) throws SQLException {
         String id = rs.getString("id");
         List<String> aliases = new ArrayList<>();
-        try (PreparedStatement st = c.prepareStatement(
-                "SELECT alias FROM snapshot_alias WHERE snapshot_id = ? ORDER BY alias")) {
-            st.setString(1, id);
-            try (ResultSet names = st.executeQuery()) {
-                while (names.next()) {
-                    aliases.add(names.getString(1));
-                }
+        PreparedStatement st = statements.prepared("SELECT alias FROM snapshot_alias WHERE snapshot_id = ? ORDER BY alias");
+        st.setString(1, id);
+        try (ResultSet names = st.executeQuery()) {
+            while (names.next()) {
+                aliases.add(names.getString(1));
             }
         }
         return new SnapshotRecord(

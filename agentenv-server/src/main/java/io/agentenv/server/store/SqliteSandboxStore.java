@@ -21,7 +21,6 @@ import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -35,7 +34,8 @@ import static java.util.Objects.requireNonNull;
  * {@link SandboxStore} on one SQLite file: WAL journal with {@code synchronous=FULL}, so a committed change has been
  * fsynced before a method returns. One connection, used by one thread at a time; every method is one short
  * transaction. The lock guards only this connection (the orchestrator never calls the store while holding its own
- * locks across backend I/O).
+ * locks across backend I/O). Fixed statements are compiled once per connection ({@link Statements}); a replace
+ * rewrites the metadata index rows only when the metadata changed.
  */
 public final class SqliteSandboxStore implements SandboxStore {
     private static final String TOKEN_SEED = "token_seed";
@@ -57,6 +57,21 @@ public final class SqliteSandboxStore implements SandboxStore {
         return db.synchronousLevel();
     }
 
+    /** Statements compiled so far through the connection's cache (tests and benchmarks: the cache is used). */
+    long compiledStatements() {
+        return db.compiledStatements();
+    }
+
+    /** Statements run through the cache so far (tests and benchmarks: statements per operation). */
+    long statementUses() {
+        return db.statementUses();
+    }
+
+    /** Write transactions committed so far (tests and benchmarks: transactions per operation). */
+    long transactions() {
+        return db.commits();
+    }
+
     /** The schema version this code writes; {@code PRAGMA user_version} of an up-to-date file. */
     public static int schemaVersion() {
         return Schema.MIGRATIONS.size();
@@ -64,17 +79,37 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     // ---- sandboxes ---------------------------------------------------------------------------------------------
 
+    private static final String INSERT = "INSERT INTO sandbox (" + COLUMNS + ") VALUES ("
+            + Rows.placeholders(Rows.COLUMN_COUNT) + ")";
+    private static final String GET = "SELECT " + COLUMNS + " FROM sandbox WHERE id = ?";
+    private static final String STORED_METADATA = "SELECT metadata FROM sandbox WHERE id = ?";
+    private static final String DELETE_METADATA = "DELETE FROM sandbox_metadata WHERE sandbox_id = ?";
+    private static final String ALL = "SELECT " + COLUMNS + " FROM sandbox ORDER BY started_at, id";
+    private static final String LIST_EXPIRED = "SELECT id FROM sandbox WHERE state = 'RUNNING' "
+            + "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
+    private static final String IDS_IN = "SELECT id FROM sandbox WHERE state = ?";
+    // the conditional writes, by the number of states they accept (index: that number)
+    private static final String[] TRANSITION = Rows.byStateCount(
+            "UPDATE sandbox SET state = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] REPLACE = Rows.byStateCount("UPDATE sandbox SET "
+            + String.join(" = ?, ", COLUMNS.split(", ")) + " = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] UPDATE_TTL = Rows.byStateCount(
+            "UPDATE sandbox SET timeout_ms = ?, expires_at = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] UPDATE_NETWORK = Rows.byStateCount(
+            "UPDATE sandbox SET network = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] UPDATE_PARAMS = Rows.byStateCount("UPDATE sandbox SET custom_extension_params = ?, "
+            + "version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] DELETE = Rows.byStateCount("DELETE FROM sandbox WHERE id = ? AND state IN (", ")");
+
     @Override
     public void insert(SandboxRecord record, Durability durability) {
         requireNonNull(record, "record is null");
         requireNonNull(durability, "durability is null");
-        db.write("insert " + record.id(), durability, c -> {
-            try (PreparedStatement st = c.prepareStatement("INSERT INTO sandbox (" + COLUMNS + ") VALUES ("
-                    + String.join(", ", Collections.nCopies(Rows.COLUMN_COUNT, "?")) + ")")) {
-                Rows.bindRecord(st, record);
-                st.executeUpdate();
-            }
-            Rows.writeMetadata(c, record);
+        db.write("insert", record.id(), durability, s -> {
+            PreparedStatement st = s.prepared(INSERT);
+            Rows.bindRecord(st, record, Codec.map(record.metadata()));
+            st.executeUpdate();
+            Rows.writeMetadata(s, record);
             return null;
         });
     }
@@ -82,12 +117,11 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {
         requireNonNull(id, "id is null");
-        return db.read("get " + id, c -> {
-            try (PreparedStatement st = c.prepareStatement("SELECT " + COLUMNS + " FROM sandbox WHERE id = ?")) {
-                st.setString(1, id.value());
-                try (ResultSet rs = st.executeQuery()) {
-                    return rs.next() ? Optional.of(Rows.toRecord(rs)) : Optional.<SandboxRecord>empty();
-                }
+        return db.read("get", id, s -> {
+            PreparedStatement st = s.prepared(GET);
+            st.setString(1, id.value());
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(Rows.toRecord(rs)) : Optional.<SandboxRecord>empty();
             }
         });
     }
@@ -99,39 +133,49 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (from.isEmpty()) {
             return false;
         }
-        return db.write("transition " + id + " to " + to, c -> {
-            try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET state = ?, version = version + 1 "
-                    + "WHERE id = ? AND state IN (" + Rows.placeholders(from.size()) + ")")) {
-                st.setString(1, to.name());
-                st.setString(2, id.value());
-                Rows.bindStates(st, 3, from);
-                return st.executeUpdate() == 1;
-            }
+        return db.write("transition", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared(TRANSITION[from.size()]);
+            st.setString(1, to.name());
+            st.setString(2, id.value());
+            Rows.bindStates(st, 3, from);
+            return st.executeUpdate() == 1;
         });
     }
 
+    /**
+     * One UPDATE of the record's columns; the metadata index rows are rewritten only when the metadata changed (a
+     * create's CREATING to RUNNING replace keeps them: read back the stored metadata column and compare its encoding).
+     */
     @Override
     public boolean replace(SandboxRecord record, Set<SandboxState> expected) {
         requireNonNull(record, "record is null");
         if (expected.isEmpty()) {
             return false;
         }
-        return db.write("replace " + record.id(), c -> {
-            String assignments = String.join(" = ?, ", COLUMNS.split(", ")) + " = ?";
-            try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET " + assignments
-                    + ", version = version + 1 WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
-                int next = Rows.bindRecord(st, record);
-                st.setString(next++, record.id().value());
-                Rows.bindStates(st, next, expected);
-                if (st.executeUpdate() != 1) {
+        String metadata = Codec.map(record.metadata());
+        return db.write("replace", record.id(), Durability.NOW, s -> {
+            String stored;
+            PreparedStatement read = s.prepared(STORED_METADATA);
+            read.setString(1, record.id().value());
+            try (ResultSet rs = read.executeQuery()) {
+                if (!rs.next()) {
                     return false;
                 }
+                stored = rs.getString(1);
             }
-            try (PreparedStatement st = c.prepareStatement("DELETE FROM sandbox_metadata WHERE sandbox_id = ?")) {
-                st.setString(1, record.id().value());
-                st.executeUpdate();
+            PreparedStatement st = s.prepared(REPLACE[expected.size()]);
+            int next = Rows.bindRecord(st, record, metadata);
+            st.setString(next++, record.id().value());
+            Rows.bindStates(st, next, expected);
+            if (st.executeUpdate() != 1) {
+                return false;
             }
-            Rows.writeMetadata(c, record);
+            if (!metadata.equals(stored)) {
+                PreparedStatement clear = s.prepared(DELETE_METADATA);
+                clear.setString(1, record.id().value());
+                clear.executeUpdate();
+                Rows.writeMetadata(s, record);
+            }
             return true;
         });
     }
@@ -144,19 +188,17 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return db.write("update the TTL of " + id, c -> {
-            try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET timeout_ms = ?, expires_at = ?, "
-                    + "version = version + 1 WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
-                st.setLong(1, timeout.toMillis());
-                if (expiresAt.isPresent()) {
-                    st.setLong(2, Codec.nanos(expiresAt.get()));
-                } else {
-                    st.setNull(2, Types.INTEGER);
-                }
-                st.setString(3, id.value());
-                Rows.bindStates(st, 4, expected);
-                return st.executeUpdate() == 1;
+        return db.write("update the TTL of", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared(UPDATE_TTL[expected.size()]);
+            st.setLong(1, timeout.toMillis());
+            if (expiresAt.isPresent()) {
+                st.setLong(2, Codec.nanos(expiresAt.get()));
+            } else {
+                st.setNull(2, Types.INTEGER);
             }
+            st.setString(3, id.value());
+            Rows.bindStates(st, 4, expected);
+            return st.executeUpdate() == 1;
         });
     }
 
@@ -167,14 +209,12 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return db.write("update the network of " + id, c -> {
-            try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET network = ?, version = version + 1 "
-                    + "WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
-                st.setString(1, Codec.network(network));
-                st.setString(2, id.value());
-                Rows.bindStates(st, 3, expected);
-                return st.executeUpdate() == 1;
-            }
+        return db.write("update the network of", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared(UPDATE_NETWORK[expected.size()]);
+            st.setString(1, Codec.network(network));
+            st.setString(2, id.value());
+            Rows.bindStates(st, 3, expected);
+            return st.executeUpdate() == 1;
         });
     }
 
@@ -185,14 +225,12 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return db.write("update the custom extension params of " + id, c -> {
-            try (PreparedStatement st = c.prepareStatement("UPDATE sandbox SET custom_extension_params = ?, "
-                    + "version = version + 1 WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
-                st.setString(1, customExtensionParams);
-                st.setString(2, id.value());
-                Rows.bindStates(st, 3, expected);
-                return st.executeUpdate() == 1;
-            }
+        return db.write("update the custom extension params of", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared(UPDATE_PARAMS[expected.size()]);
+            st.setString(1, customExtensionParams);
+            st.setString(2, id.value());
+            Rows.bindStates(st, 3, expected);
+            return st.executeUpdate() == 1;
         });
     }
 
@@ -202,48 +240,43 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (expected.isEmpty()) {
             return false;
         }
-        return db.write("delete " + id, c -> {
-            try (PreparedStatement st = c.prepareStatement(
-                    "DELETE FROM sandbox WHERE id = ? AND state IN (" + Rows.placeholders(expected.size()) + ")")) {
-                st.setString(1, id.value());
-                Rows.bindStates(st, 2, expected);
-                return st.executeUpdate() == 1;
-            }
+        return db.write("delete", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared(DELETE[expected.size()]);
+            st.setString(1, id.value());
+            Rows.bindStates(st, 2, expected);
+            return st.executeUpdate() == 1;
         });
     }
 
     @Override
     public List<SandboxId> listExpired(Instant now) {
         requireNonNull(now, "now is null");
-        return db.read("list expired", c -> {
-            try (PreparedStatement st = c.prepareStatement("SELECT id FROM sandbox WHERE state = 'RUNNING' "
-                    + "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id")) {
-                st.setLong(1, Codec.nanos(now));
-                List<SandboxId> ids = new ArrayList<>();
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        ids.add(new SandboxId(rs.getString(1)));
-                    }
+        return db.read("list expired", s -> {
+            PreparedStatement st = s.prepared(LIST_EXPIRED);
+            st.setLong(1, Codec.nanos(now));
+            List<SandboxId> ids = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(new SandboxId(rs.getString(1)));
                 }
-                return ids;
             }
+            return ids;
         });
     }
 
     @Override
     public Set<SandboxId> idsIn(SandboxState state) {
         requireNonNull(state, "state is null");
-        return db.read("ids in state", c -> {
-            try (PreparedStatement st = c.prepareStatement("SELECT id FROM sandbox WHERE state = ?")) {
-                st.setString(1, state.name());
-                Set<SandboxId> ids = new HashSet<>();
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        ids.add(new SandboxId(rs.getString(1)));
-                    }
+        return db.read("ids in state", s -> {
+            PreparedStatement st = s.prepared(IDS_IN);
+            st.setString(1, state.name());
+            Set<SandboxId> ids = new HashSet<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(new SandboxId(rs.getString(1)));
                 }
-                return Set.copyOf(ids);
             }
+            return Set.copyOf(ids);
         });
     }
 
@@ -282,8 +315,8 @@ public final class SqliteSandboxStore implements SandboxStore {
         String direction = desc ? " DESC" : " ASC";
         sql.append(" ORDER BY started_at").append(direction).append(", id").append(direction).append(" LIMIT ?");
         args.add(query.limit() + 1);
-        List<SandboxRecord> rows = db.read("list sandboxes", c -> {
-            try (PreparedStatement st = c.prepareStatement(sql.toString())) {
+        List<SandboxRecord> rows = db.read("list sandboxes", s -> {
+            try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
                 Rows.bindAll(st, args);
                 List<SandboxRecord> found = new ArrayList<>();
                 try (ResultSet rs = st.executeQuery()) {
@@ -299,9 +332,8 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     @Override
     public List<SandboxRecord> all() {
-        return db.read("list all sandboxes", c -> {
-            try (PreparedStatement st = c.prepareStatement("SELECT " + COLUMNS + " FROM sandbox ORDER BY started_at, id");
-                 ResultSet rs = st.executeQuery()) {
+        return db.read("list all sandboxes", s -> {
+            try (ResultSet rs = s.prepared(ALL).executeQuery()) {
                 List<SandboxRecord> found = new ArrayList<>();
                 while (rs.next()) {
                     found.add(Rows.toRecord(rs));
@@ -316,31 +348,29 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public void insertSnapshot(SnapshotRecord snapshot) {
         requireNonNull(snapshot, "snapshot is null");
-        db.write("insert snapshot " + snapshot.id(), c -> {
-            try (PreparedStatement st = c.prepareStatement("INSERT INTO snapshot (id, source_sandbox, source_template, "
+        db.write("insert snapshot", snapshot.id(), Durability.NOW, s -> {
+            PreparedStatement row = s.prepared("INSERT INTO snapshot (id, source_sandbox, source_template, "
                     + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at, "
-                    + "custom_extension_params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-                st.setString(1, snapshot.id().value());
-                st.setString(2, snapshot.sourceSandbox().map(SandboxId::value).orElse(null));
-                st.setString(3, snapshot.sourceTemplate().value());
-                st.setString(4, Codec.map(snapshot.envVars()));
-                st.setInt(5, snapshot.resources().cpuCount());
-                st.setInt(6, snapshot.resources().memoryMiB());
-                st.setInt(7, snapshot.resources().diskSizeMiB());
-                st.setBytes(8, snapshot.state().encoded());
-                st.setString(9, snapshot.state().artifactDir().toString());
-                st.setLong(10, Codec.nanos(snapshot.createdAt()));
-                st.setLong(11, Codec.nanos(snapshot.updatedAt()));
-                st.setString(12, snapshot.customExtensionParams());
-                st.executeUpdate();
-            }
-            try (PreparedStatement st = c.prepareStatement("INSERT INTO snapshot_alias (alias, snapshot_id) VALUES (?, ?) "
-                    + "ON CONFLICT (alias) DO UPDATE SET snapshot_id = excluded.snapshot_id")) {
-                for (String alias : snapshot.aliases()) {
-                    st.setString(1, alias);
-                    st.setString(2, snapshot.id().value());
-                    st.executeUpdate();
-                }
+                    + "custom_extension_params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            row.setString(1, snapshot.id().value());
+            row.setString(2, snapshot.sourceSandbox().map(SandboxId::value).orElse(null));
+            row.setString(3, snapshot.sourceTemplate().value());
+            row.setString(4, Codec.map(snapshot.envVars()));
+            row.setInt(5, snapshot.resources().cpuCount());
+            row.setInt(6, snapshot.resources().memoryMiB());
+            row.setInt(7, snapshot.resources().diskSizeMiB());
+            row.setBytes(8, snapshot.state().encoded());
+            row.setString(9, snapshot.state().artifactDir().toString());
+            row.setLong(10, Codec.nanos(snapshot.createdAt()));
+            row.setLong(11, Codec.nanos(snapshot.updatedAt()));
+            row.setString(12, snapshot.customExtensionParams());
+            row.executeUpdate();
+            PreparedStatement aliases = s.prepared("INSERT INTO snapshot_alias (alias, snapshot_id) VALUES (?, ?) "
+                    + "ON CONFLICT (alias) DO UPDATE SET snapshot_id = excluded.snapshot_id");
+            for (String alias : snapshot.aliases()) {
+                aliases.setString(1, alias);
+                aliases.setString(2, snapshot.id().value());
+                aliases.executeUpdate();
             }
             return null;
         });
@@ -349,15 +379,14 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public Optional<SnapshotRecord> findSnapshot(String idOrAlias) {
         requireNonNull(idOrAlias, "idOrAlias is null");
-        return db.read("find snapshot", c -> {
-            try (PreparedStatement st = c.prepareStatement("SELECT * FROM snapshot WHERE id = ? "
+        return db.read("find snapshot", s -> {
+            PreparedStatement st = s.prepared("SELECT * FROM snapshot WHERE id = ? "
                     + "UNION ALL SELECT s.* FROM snapshot s JOIN snapshot_alias a ON a.snapshot_id = s.id WHERE a.alias = ? "
-                    + "LIMIT 1")) {
-                st.setString(1, idOrAlias);
-                st.setString(2, idOrAlias);
-                try (ResultSet rs = st.executeQuery()) {
-                    return rs.next() ? Optional.of(Rows.toSnapshot(c, rs)) : Optional.<SnapshotRecord>empty();
-                }
+                    + "LIMIT 1");
+            st.setString(1, idOrAlias);
+            st.setString(2, idOrAlias);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(Rows.toSnapshot(s, rs)) : Optional.<SnapshotRecord>empty();
             }
         });
     }
@@ -387,13 +416,13 @@ public final class SqliteSandboxStore implements SandboxStore {
         });
         sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?");
         args.add(query.limit() + 1);
-        List<SnapshotRecord> rows = db.read("list snapshots", c -> {
-            try (PreparedStatement st = c.prepareStatement(sql.toString())) {
+        List<SnapshotRecord> rows = db.read("list snapshots", s -> {
+            try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
                 Rows.bindAll(st, args);
                 List<SnapshotRecord> found = new ArrayList<>();
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
-                        found.add(Rows.toSnapshot(c, rs));
+                        found.add(Rows.toSnapshot(s, rs));
                     }
                 }
                 return found;
@@ -405,11 +434,10 @@ public final class SqliteSandboxStore implements SandboxStore {
     @Override
     public boolean deleteSnapshot(TemplateId id) {
         requireNonNull(id, "id is null");
-        return db.write("delete snapshot " + id, c -> {
-            try (PreparedStatement st = c.prepareStatement("DELETE FROM snapshot WHERE id = ?")) {
-                st.setString(1, id.value());
-                return st.executeUpdate() == 1;
-            }
+        return db.write("delete snapshot", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("DELETE FROM snapshot WHERE id = ?");
+            st.setString(1, id.value());
+            return st.executeUpdate() == 1;
         });
     }
 
@@ -417,8 +445,8 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     @Override
     public String tokenSeed() {
-        return db.write("token seed", c -> {
-            try (PreparedStatement st = c.prepareStatement("SELECT value FROM secret WHERE name = ?")) {
+        return db.write("token seed", s -> {
+            try (PreparedStatement st = s.connection().prepareStatement("SELECT value FROM secret WHERE name = ?")) {
                 st.setString(1, TOKEN_SEED);
                 try (ResultSet rs = st.executeQuery()) {
                     if (rs.next()) {
@@ -429,7 +457,7 @@ public final class SqliteSandboxStore implements SandboxStore {
             byte[] seed = new byte[32];
             new SecureRandom().nextBytes(seed);
             String hex = HexFormat.of().formatHex(seed);
-            try (PreparedStatement st = c.prepareStatement("INSERT INTO secret (name, value) VALUES (?, ?)")) {
+            try (PreparedStatement st = s.connection().prepareStatement("INSERT INTO secret (name, value) VALUES (?, ?)")) {
                 st.setString(1, TOKEN_SEED);
                 st.setString(2, hex);
                 st.executeUpdate();
