@@ -5,7 +5,6 @@ import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKeyFile;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
-import io.agentenv.server.orchestrator.EnvdTokenSource;
 import io.agentenv.server.orchestrator.GuestSettings;
 import io.agentenv.server.orchestrator.LifecycleHooks;
 import io.agentenv.server.orchestrator.Orchestrator;
@@ -18,6 +17,7 @@ import io.agentenv.server.store.SqliteSandboxStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.SandboxBackendFactory;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -85,7 +85,7 @@ public final class Main {
         ApiServer api = null;
         try {
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
-            EnvdTokenSource envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
+            EnvdTokens envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
             initializeBackend(backend, dataDir, config, envdTokens);
             orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
                     OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), lifecycleHooks(config));
@@ -149,7 +149,7 @@ public final class Main {
      * before the orchestrator may call it.
      */
     private static void initializeBackend(SandboxBackendFactory backend, Path dataDir, ServerConfig config,
-                                          EnvdTokenSource envdTokens) throws IOException, BackendException {
+                                          EnvdTokens envdTokens) throws IOException, BackendException {
         Path workDir = Files.createDirectories(dataDir.resolve("backend").resolve(backend.name()));
         backend.initialize(new BackendContext(workDir, config.backendSettings(), Optional.of(envdTokens)));
     }

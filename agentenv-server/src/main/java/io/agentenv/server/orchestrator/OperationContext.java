@@ -1,6 +1,7 @@
 package io.agentenv.server.orchestrator;
 
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
@@ -22,7 +23,7 @@ final class OperationContext {
     final Records records;
     final SandboxRuntime runtime;
     final SandboxBackendFactory backends;
-    final EnvdTokenSource tokens;
+    final EnvdTokens tokens;
     final Clock clock;
     final OrchestratorSettings settings;
     final EventBus events;
@@ -32,7 +33,7 @@ final class OperationContext {
     final HookCalls hooks;
     final PausedLogs pausedLogs;
 
-    OperationContext(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, EnvdTokenSource tokens,
+    OperationContext(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, EnvdTokens tokens,
                      Clock clock, OrchestratorSettings settings, EventBus events, Artifacts artifacts, Ids ids,
                      TemplateCatalog templates, HookCalls hooks, PausedLogs pausedLogs) {
         this.records = requireNonNull(records, "records is null");

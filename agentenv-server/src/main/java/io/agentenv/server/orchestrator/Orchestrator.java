@@ -1,5 +1,6 @@
 package io.agentenv.server.orchestrator;
 
+import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
@@ -63,13 +64,13 @@ public final class Orchestrator {
     private final LivenessCheck liveness;
 
     /** Builds the orchestrator without a custom extension ({@link LifecycleHooks#none()}). */
-    public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokenSource tokens, Clock clock,
+    public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokens tokens, Clock clock,
                         OrchestratorSettings settings, List<LifecycleListener> listeners) {
         this(store, backends, tokens, clock, settings, listeners, LifecycleHooks.none());
     }
 
     /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
-    public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokenSource tokens, Clock clock,
+    public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokens tokens, Clock clock,
                         OrchestratorSettings settings, List<LifecycleListener> listeners, LifecycleHooks hooks) {
         requireNonNull(store, "store is null");
         requireNonNull(backends, "backends is null");
