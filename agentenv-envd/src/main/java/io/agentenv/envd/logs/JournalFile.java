@@ -103,8 +103,7 @@ public final class JournalFile {
                 return;
             }
             long size;
-            try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
-                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+            try (FileChannel out = openForAppend()) {
                 out.write(ByteBuffer.wrap(line));
                 size = out.size();
             }
@@ -132,8 +131,7 @@ public final class JournalFile {
         lock.lock();
         try {
             if (writable()) {
-                FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE,
-                        LinkOption.NOFOLLOW_LINKS).close();
+                openForAppend().close();
             }
         } catch (IOException | UncheckedIOException e) {
             // as for a line: the next append tries again
@@ -170,6 +168,12 @@ public final class JournalFile {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The file opened for appending (made when absent), never through a symlink. */
+    private FileChannel openForAppend() throws IOException {
+        return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS);
     }
 
     /** Absent (it is created) or a regular file; never a symlink, FIFO, device or directory. */
