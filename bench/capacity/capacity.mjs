@@ -151,7 +151,7 @@ try {
     }
   }
   await sleep(5000) // let the last ones settle (envd's JIT and GC after /init)
-  // CPU the idle sandboxes use together (cpuacct of their parent cgroup over 10 s), to tell idle load from others'
+  // CPU the idle sandboxes use together (cpuacct of their parent cgroup over 10 s), to tell idle load from other processes'
   const cpuNs = () => Number(cgroupFile('cpuacct', 'cpuacct.usage').trim() || NaN)
   const cpu0 = cpuNs()
   await sleep(10_000)

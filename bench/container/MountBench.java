@@ -1,5 +1,5 @@
 // What the two mounts of every new sandbox cost (its disk: an ext4 image through a loop device; its root: an overlay),
-// done the way the backend did until session 4 (a `mount` process each: `mount -t ext4 -o loop,...` and
+// done the way the backend used to (a `mount` process each: `mount -t ext4 -o loop,...` and
 // `mount -t overlay ...`) and the way it does now (Mounts: LOOP_CTL_GET_FREE + LOOP_CONFIGURE with autoclear, then
 // mount(2), over the FFM API); each followed by umount2(2). Prints per mount + unmount the wall time and the CPU time
 // (this JVM's user + sys, and its waited-for children's, from /proc/self/stat): the CPU does not depend on the load.

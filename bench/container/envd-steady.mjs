@@ -4,7 +4,7 @@
 // PERF_OUT=<file>: records envd with `perf record -g` meanwhile and copies its JIT perf map to /tmp/perf-<pid>.map
 // (read with `perf script -i <file> -F comm,tid,ip,sym,dso`); CODELIST=<dir>: `jcmd Compiler.codelist` before and after
 // the measured commands to <dir>/code{0,1}.txt. AENV_BACKEND_ENVD_DIR picks another envd build (A/B).
-// Claims a benchmark lane (bench/lib/lane.mjs, the sdk layout). From the lead's session-7 scratch tool.
+// Claims a benchmark lane (bench/lib/lane.mjs, the sdk layout).
 import { readFileSync } from 'node:fs'
 import { spawn, execFileSync } from 'node:child_process'
 import { Sandbox } from '../../e2e/node_modules/e2b/dist/index.mjs'

@@ -1,6 +1,6 @@
 // What the framing of envd's answer to `commands.run('true')` costs the unmodified npm `e2b` SDK's Node, against a
 // minimal responder (no server, no sandbox): bursts of 20 `Sandbox.create()` + `commands.run('true')`, as in sdk.mjs's
-// burst, with the Start answered as the proxy forwarded it before session 6 (`split`: headers with the start event, the
+// burst, with the Start answered as older proxies forwarded it (`split`: headers with the start event, the
 // end event, the end-of-stream envelope and the chunked body's end, four writes: four TCP segments), in three writes
 // (`three`: headers with the start event, end event + end of stream, the body's end: the proxy now when envd's start
 // event comes alone), in two (`two`: headers with the start event, then the rest with the body's end) or in one

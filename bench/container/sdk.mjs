@@ -18,7 +18,7 @@
 // AENV_BENCH_SPLIT=<k> adds the split to any mode.
 // AENV_BENCH_SERVER_LOG=<file> keeps the server's log there (its per-step timings are less load-sensitive evidence).
 // The 20-way burst runs AENV_BENCH_BURSTS times (default 2, each after AENV_BENCH_BURST_SETTLE_MS of refill, default
-// 2000): its row pools every burst's samples (40 by default; until session 7 it was one burst of 20), and each burst
+// 2000): its row pools every burst's samples (40 by default), and each burst
 // prints its own p50 / p95 and CPU. The sequential loop and each burst are followed by the server JVM's CPU by thread
 // (schedstat): JIT compiler, virtual threads' carriers (request work), the proxy's client threads, ...
 // AENV_BENCH_BURST_WINDOW=<file> writes the last burst's start and end (CLOCK_MONOTONIC seconds) there, e.g. to cut a
@@ -172,7 +172,7 @@ try {
     report(`  envd minor faults: the next ${splitCommands} commands + 1 read`, envdFaultsWarm, '')
   }
 
-  // The 20-way burst, AENV_BENCH_BURSTS times (default 2: the row pools 40 samples, the issue asks for N >= 30), each
+  // The 20-way burst, AENV_BENCH_BURSTS times (default 2: the row pools 40 samples, enough for a p95), each
   // after a settle in which the pool refills (a pool sized for the burst, AENV_BACKEND_POOL_SIZE=20, needs longer:
   // AENV_BENCH_BURST_SETTLE_MS=20000) and followed by the kills of its sandboxes.
   const bursts = onlyExec || onlyDisk ? 0 : Number(process.env.AENV_BENCH_BURSTS ?? 2)

@@ -8,7 +8,7 @@
 //
 // Start-up is timed by bench/envd/ready-probe.py (python3): it forks java and tries GET /health every 1 ms with a
 // blocking connect that costs ~20 us of CPU when refused, and then sends the first Start; its clock starts right before
-// the fork. --node-poller times it as sessions 3 and 4 did, from this process (http.get every 1 ms: ~0.3-0.4 ms of node
+// the fork. --node-poller times it the older way, from this process (http.get every 1 ms: ~0.3-0.4 ms of node
 // CPU per refused connect on the same 2 cores as the JVM, 20-65 ms until the 204); pollerCpuUntilReadyMs shows it.
 //
 // Needs the built jar (mvn -B -pl agentenv-envd -am package); uses agentenv-envd/target/envd.aot when present.
@@ -132,7 +132,7 @@ async function startPolledByProbe(on, java, jvm) {
   return { child, readyMs: ready.readyMs, cpuMs: ready.envdCpuMs, firstStartMs: first.firstStartMs, pollerCpuMs: ready.probeCpuMs }
 }
 
-// the measurement of sessions 3 and 4: node's http.get every 1 ms (~0.3-0.4 ms of node CPU per refused connect, on
+// the older measurement: node's http.get every 1 ms (~0.3-0.4 ms of node CPU per refused connect, on
 // the same 2 cores as envd); CPU until ready from /proc/PID/stat (10 ms ticks)
 async function startPolledByNode(on, java, jvm) {
   const t0 = process.hrtime.bigint()

@@ -17,7 +17,7 @@
 //   204 → first Start       a `/bin/true` process.Start sent right after the 204, its whole stream read
 // and the time every envd thread had been on a CPU (/proc/.../schedstat) at the moment the 204 arrived.
 // Wall times are from this process's clock and envd's (the same host clock). --rt runs envd under `chrt -r 10`
-// (real-time round robin: other engineers' builds cannot take its cores, the closest to a quiet machine on a shared
+// (real-time round robin: other processes cannot take its cores, the closest to a quiet machine on a shared
 // one) and this poller at real-time priority 20 (above envd, so it is never starved by envd's own threads). The
 // poller: a raw TCP connect + `GET /health` every --poll-ms (default 1) ms; a refused connect costs it ~0.3-0.4 ms of
 // CPU; its own CPU use until the 204 is reported (it shares the 2 cores with envd).

@@ -1,7 +1,7 @@
 // Where the time of commands.run('true') on a running sandbox goes, through the container backend and the server
 // jar on loopback. One sandbox; every round runs each variant 10 times back to back (as a user's consecutive commands
 // run), variants in the same order, so load drifts hit all of them:
-//   sdk/proxy     the npm `e2b` SDK through the server's sandbox proxy (what users see; the issue's exec row)
+//   sdk/proxy     the npm `e2b` SDK through the server's sandbox proxy (what users see; the exec row of docs/benchmarks.md's targets)
 //   sdk/direct    the same SDK pointed straight at envd on the sandbox's veth (sandboxUrl), no proxy
 //   raw/proxy     the SDK's exact Connect request (JSON envelopes) by node:http on a keep-alive connection, via proxy
 //   raw/direct    the same, straight at envd

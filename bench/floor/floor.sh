@@ -56,7 +56,7 @@ ensure_packages() {
   fi
 }
 
-# ---- measurement helpers ---------------------------------------------------------------------------------------
+# ---- measurement functions---------------------------------------------------------------------------------------
 now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 declare -a SAMPLES=()
 # record <start_us>: appends the elapsed milliseconds (3 decimals) since start to SAMPLES

@@ -1,4 +1,4 @@
-// CPU per sandbox token (HMAC-SHA256 of the id, hex), as SandboxTokens derived it before session 7 (Mac.getInstance +
+// CPU per sandbox token (HMAC-SHA256 of the id, hex), as SandboxTokens used to derive it (Mac.getInstance +
 // init per call) and now (a clone of one keyed Mac), on the calling thread's CPU clock. Run with the server's JIT:
 //   source scripts/lib/env.sh && java -XX:TieredStopAtLevel=1 bench/server-cpu/HmacCost.java
 import java.lang.management.ManagementFactory;

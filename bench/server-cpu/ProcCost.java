@@ -1,6 +1,7 @@
-// CPU of the /proc reads a warm claim's liveness set-up made before session 7 to find the container's init and envd
-// (7 stat, 2 task children, 2 comm reads), on the calling thread's CPU clock; this JVM's own files stand in for the
-// container's. Run compiled (the server's JIT) and interpreted (how a burst ran the claim path):
+// CPU of the /proc reads a warm claim's liveness set-up used to make to find the container's init and envd (7 stat,
+// 2 task children, 2 comm reads; the pool now makes them when a member is ready, off the create path), on the
+// calling thread's CPU clock; this JVM's own files stand in for the container's. Run compiled (the server's JIT)
+// and interpreted (how a burst ran the claim path):
 //   source scripts/lib/env.sh && java -XX:TieredStopAtLevel=1 bench/server-cpu/ProcCost.java && java -Xint bench/server-cpu/ProcCost.java
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
