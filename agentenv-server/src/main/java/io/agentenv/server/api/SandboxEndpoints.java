@@ -105,7 +105,8 @@ final class SandboxEndpoints {
                 orEmpty(req.metadata()),
                 networkPolicy(req.allowInternetAccess(), req.network()),
                 json.write(req.customExtensionParams() == null ? Map.of() : req.customExtensionParams()),
-                req.secureOrDefault());
+                req.secureOrDefault(),
+                HostMask.parse(req.network() == null ? null : req.network().maskRequestHost()));
         SandboxView view = orchestrator.create(create);
         // DEBUG: the launcher's INFO line "sandbox started" has the id, template and timings of every create
         log.atDebug().addKeyValue("sandbox_id", view.id().value()).addKeyValue("template", view.template().value())

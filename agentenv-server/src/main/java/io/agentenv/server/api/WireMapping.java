@@ -73,7 +73,8 @@ final class WireMapping {
         return new SandboxDetail(view.template().value(), view.alias().orElse(null), id, "", view.startedAt(),
                 endAt(view), ENVD_VERSION, tokens.envdAccessToken(id), domain.orElse(null),
                 view.resources().cpuCount(), view.resources().memoryMiB(), view.resources().diskSizeMiB(),
-                view.metadata(), project(view.state()), internetAccess(view.network()), network(view.network()),
+                view.metadata(), project(view.state()), internetAccess(view.network()),
+                network(view.network(), view.maskRequestHost()),
                 new SandboxLifecycle(view.autoResume(), view.onTimeout() == TimeoutAction.PAUSE ? OnTimeout.PAUSE : OnTimeout.KILL));
     }
 
@@ -114,11 +115,11 @@ final class WireMapping {
         };
     }
 
-    private static SandboxNetworkConfig network(NetworkPolicy policy) {
-        if (!policy.hasExplicitRules()) {
+    private static SandboxNetworkConfig network(NetworkPolicy policy, Optional<String> maskRequestHost) {
+        if (!policy.hasExplicitRules() && maskRequestHost.isEmpty()) {
             return null;
         }
         return new SandboxNetworkConfig(policy.publicTraffic() == NetworkPolicy.PublicTraffic.ALLOWED,
-                policy.allowOut(), policy.denyOut(), null);
+                policy.allowOut(), policy.denyOut(), maskRequestHost.orElse(null));
     }
 }

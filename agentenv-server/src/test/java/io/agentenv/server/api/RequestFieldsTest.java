@@ -103,6 +103,20 @@ class RequestFieldsTest {
     }
 
     @Test
+    void the_host_mask_is_kept_reported_and_checked() throws Exception {
+        String id = created(server.post("/v2/sandboxes",
+                "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"${PORT}-app.example.com\"}}"));
+        assertThat(record(id).maskRequestHost()).contains("${PORT}-app.example.com");
+        assertThat(server.parse(server.get("/sandboxes/" + id)).get("network").get("maskRequestHost").asText())
+                .isEqualTo("${PORT}-app.example.com");
+        created(server.post("/sandboxes", "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"\"}}"));
+        for (String bad : new String[] {"a b", "host/path", "user@host", "host:port", "${HOST}", "x\\u0000y"}) {
+            refused(server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\""
+                    + bad + "\"}}"), "network.maskRequestHost");
+        }
+    }
+
+    @Test
     void network_update_refuses_egress_proxy_and_rules() throws Exception {
         String id = server.create();
         refused(server.put("/sandboxes/" + id + "/network", "{\"egressProxy\":{\"address\":\"proxy:1080\"}}"),

@@ -172,6 +172,22 @@ class SandboxProxyTest {
     }
 
     @Test
+    void a_host_mask_replaces_the_host_of_requests_to_other_ports_but_not_envds() throws Exception {
+        String id = h.create("\"network\":{\"maskRequestHost\":\"localhost:${PORT}\"}").get("sandboxID").asText();
+        int port = h.upstream.port();
+        String byHeaders = h.routed(id, port, "/headers").send().getContentAsString();
+        assertThat(byHeaders).contains("host: localhost:" + port, "x-forwarded-host: 127.0.0.1:" + h.api.port());
+        String byPath = h.request("/proxy/" + id + "/" + port + "/headers").send().getContentAsString();
+        assertThat(byPath).contains("host: localhost:" + port);
+        String envd = h.routed(id, ENVD, "/headers").headers(x -> x.put("X-Access-Token", token(id)))
+                .send().getContentAsString();
+        assertThat(envd).doesNotContain("host: localhost");
+
+        String unmasked = h.createId();
+        assertThat(h.routed(unmasked, port, "/headers").send().getContentAsString()).doesNotContain("host: localhost");
+    }
+
+    @Test
     void envd_needs_the_sandboxs_access_token_which_is_forwarded_only_when_valid() throws Exception {
         String id = h.createId();
         assertThat(h.routed(id, ENVD, "/headers").send().getStatus()).isEqualTo(401);
