@@ -121,6 +121,21 @@ class SandboxProxyTest {
     }
 
     @Test
+    void without_a_configured_domain_the_hosts_the_sdk_builds_reach_the_sandbox() throws Exception {
+        try (ProxyHarness any = new ProxyHarness(dir.resolve("any-domain"), ProxySettings.defaults(List.of()))) {
+            String id = any.createId();
+            int port = any.upstream.port();
+            for (String host : List.of(port + "-" + id + ".localhost:" + any.api.port(), port + "-" + id + ".e2b.app")) {
+                ContentResponse byHost = any.request("/health?x=1").headers(x -> x.put(HttpHeader.HOST, host)).send();
+                assertThat(byHost.getContentAsString()).as(host).isEqualTo("upstream");
+            }
+            assertThat(any.upstream.paths).containsExactly("/health?x=1", "/health?x=1");
+            assertThat(any.request("/health").headers(x -> x.put(HttpHeader.HOST, "localhost:" + any.api.port()))
+                    .send().getStatus()).isEqualTo(204);
+        }
+    }
+
+    @Test
     void an_unknown_sandbox_is_502_with_the_body_the_sdk_expects() throws Exception {
         String unknown = "zzzzzzzzzzzzzzzzzzzz";
         ContentResponse response = h.routed(unknown, ENVD, "/health").send();
