@@ -419,6 +419,20 @@ class SandboxProxyTest {
     }
 
     @Test
+    void a_websocket_upgrade_to_a_sandbox_with_a_host_mask_carries_the_mask() throws Exception {
+        String id = h.create("\"network\":{\"maskRequestHost\":\"${PORT}.app.example\"}").get("sandboxID").asText();
+        int port = h.upstream.port();
+        java.net.http.WebSocket ws = h.jdk.newWebSocketBuilder()
+                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(port))
+                .buildAsync(URI.create("ws://127.0.0.1:" + h.api.port() + "/ws"), new java.net.http.WebSocket.Listener() { })
+                .get(10, TimeUnit.SECONDS);
+        HttpFields seen = h.upstream.wsHeaders.getFirst();
+        assertThat(seen.get(HttpHeader.HOST)).isEqualTo(port + ".app.example");
+        assertThat(seen.get(HttpHeader.X_FORWARDED_HOST)).isEqualTo("127.0.0.1:" + h.api.port());
+        ws.abort();
+    }
+
+    @Test
     void a_websocket_upgrade_the_sandbox_refuses_answers_with_its_status() throws Exception {
         String id = h.createId();
         var failure = h.jdk.newWebSocketBuilder()
