@@ -117,6 +117,19 @@ class RequestFieldsTest {
     }
 
     @Test
+    void the_host_mask_of_a_paused_sandbox_survives_a_server_restart() throws Exception {
+        String id = created(server.post("/sandboxes",
+                "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"localhost:${PORT}\"}}"));
+        assertThat(server.post("/sandboxes/" + id + "/pause", "{}").statusCode()).isEqualTo(204);
+        server.close();
+        server = new TestServer(dataDir);
+        JsonNode detail = server.parse(server.get("/sandboxes/" + id));
+        assertThat(detail.get("state").asText()).isEqualTo("paused");
+        assertThat(detail.get("network").get("maskRequestHost").asText()).isEqualTo("localhost:${PORT}");
+        assertThat(server.orchestrator.route(new SandboxId(id)).maskRequestHost()).contains("localhost:${PORT}");
+    }
+
+    @Test
     void network_update_refuses_egress_proxy_and_rules() throws Exception {
         String id = server.create();
         refused(server.put("/sandboxes/" + id + "/network", "{\"egressProxy\":{\"address\":\"proxy:1080\"}}"),
