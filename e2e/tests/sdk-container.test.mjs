@@ -13,8 +13,6 @@ import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
-const DOMAIN = 'sandbox.test'
-
 // the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
 const LANE = {
   namePrefix: 'aenvk',
@@ -28,8 +26,8 @@ let server
 let opts
 
 before(async () => {
+  // no AENV_SANDBOX_DOMAIN: sandboxes are reported under localhost:<port>, and the proxy routes the hosts getHost builds
   if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
-    AENV_SANDBOX_DOMAIN: DOMAIN,
     AENV_BACKEND_WARM_SLOTS: '1',
     AENV_BACKEND_MAX_SANDBOXES: '16',
     AENV_BACKEND_MEMORY_MB: '512',
@@ -145,12 +143,12 @@ hostTest('snapshot, then create a new sandbox from it', async () => {
   })
 })
 
-hostTest('a user HTTP server inside the sandbox is reached through host routing and /proxy paths', async () => {
+hostTest('a user HTTP server inside the sandbox is reached by getHost(8000) as Host, with no domain configured, and /proxy paths', async () => {
   await withSandbox(async (sbx) => {
     await sbx.files.write('/home/user/www/index.html', 'served from the sandbox')
     await sbx.commands.run('python3 -m http.server 8000 --bind 0.0.0.0 --directory /home/user/www', { background: true })
     const host = sbx.getHost(8000)
-    assert.equal(host, `8000-${sbx.sandboxId}.${DOMAIN}`)
+    assert.equal(host, `8000-${sbx.sandboxId}.localhost:${new URL(server.url).port}`)
     const page = await waitFor(async () => {
       const r = await rawRequest('/index.html', { Host: host })
       return r.status === 200 ? r : null
@@ -159,6 +157,33 @@ hostTest('a user HTTP server inside the sandbox is reached through host routing 
     const byPath = await rawRequest(`/proxy/${sbx.sandboxId}/8000/index.html`)
     assert.equal(byPath.body, 'served from the sandbox')
   })
+})
+
+// An HTTP server in the sandbox that answers every GET with the Host header it received.
+const HOST_ECHO = `
+import http.server
+class Echo(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = (self.headers.get('Host') or '').encode()
+        self.send_response(200)
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(('0.0.0.0', 8001), Echo).serve_forever()
+`
+
+hostTest('network.maskRequestHost: the sandbox\'s server receives the mask, its port filled in, as Host', async () => {
+  await withSandbox(async (sbx) => {
+    await sbx.files.write('/home/user/host_echo.py', HOST_ECHO)
+    await sbx.commands.run('python3 /home/user/host_echo.py', { background: true })
+    const seen = await waitFor(async () => {
+      const r = await rawRequest('/', { Host: sbx.getHost(8001) })
+      return r.status === 200 ? r.body : null
+    }, { timeoutMs: 20_000, what: 'the Host echo server' })
+    assert.equal(seen, 'localhost:8001')
+    assert.equal((await rawRequest(`/proxy/${sbx.sandboxId}/8001/`)).body, 'localhost:8001')
+    assert.equal((await sbx.getInfo()).network.maskRequestHost, 'localhost:${PORT}')
+  }, { network: { maskRequestHost: 'localhost:${PORT}' } })
 })
 
 // A WebSocket echo server in the sandbox using only Python's standard library (the template has no WebSocket package).
@@ -274,6 +299,27 @@ hostTest('e2b 2.50 (v1 create and connect routes): commands and files, pause and
     assert.equal(await sbx.files.read('/home/user/v1.txt'), 'v1 file')
   } finally {
     await sbx.kill()
+  }
+})
+
+hostTest('e2b 2.50 (v1 create): onTimeout pause without memory pauses on timeout keeping files, not processes', async () => {
+  const sbx = await SandboxV250.create('base', {
+    ...opts, timeoutMs: 120_000, lifecycle: { onTimeout: { action: 'pause', keepMemory: false } },
+  })
+  try {
+    await sbx.files.write('/home/user/fs-only.txt', 'kept on disk')
+    await sbx.commands.run('sleep 86400', { background: true })
+    await waitFor(async () => (await sbx.commands.run('pgrep -x sleep || true')).stdout.trim() !== '',
+      { timeoutMs: 20_000, what: 'the background process' })
+    await sbx.setTimeout(1_000) // the TTL pauses it from here on
+    await waitFor(async () => (await SandboxV250.getInfo(sbx.sandboxId, opts)).state === 'paused',
+      { timeoutMs: 60_000, what: 'the timeout pause' })
+    const resumed = await SandboxV250.connect(sbx.sandboxId, opts)
+    assert.equal(await resumed.files.read('/home/user/fs-only.txt'), 'kept on disk')
+    const after = await resumed.commands.run('pgrep -x sleep || echo none')
+    assert.equal(after.stdout, 'none\n', 'a pause without memory boots afresh: the earlier process is gone')
+  } finally {
+    await SandboxV250.kill(sbx.sandboxId, opts)
   }
 })
 

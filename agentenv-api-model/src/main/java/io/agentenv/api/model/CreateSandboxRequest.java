@@ -47,9 +47,24 @@ public sealed interface CreateSandboxRequest permits NewSandbox, NewSandboxV2 {
         return fields().customExtensionParams();
     }
 
-    /** With autoPause: whether the timeout pause keeps memory (E2B autoPauseMemory, v2 only; default true). */
+    /** With autoPause: whether the timeout pause keeps memory (E2B autoPauseMemory, both versions); null: default. */
+    Boolean autoPauseMemory();
+
+    /** With autoPause: whether the timeout pause keeps memory (default true). */
     default boolean autoPauseMemoryOrDefault() {
-        return true;
+        return autoPauseMemory() == null || autoPauseMemory();
+    }
+
+    default Map<String, Object> mcp() {
+        return fields().mcp();
+    }
+
+    default Map<String, Object> iam() {
+        return fields().iam();
+    }
+
+    default java.util.List<Object> volumeMounts() {
+        return fields().volumeMounts();
     }
 
     /** Whether the envd port requires the access token. */

@@ -7,10 +7,11 @@ import com.fasterxml.jackson.annotation.JsonUnwrapped;
 
 /**
  * Body of {@code POST /sandboxes} (v1, used by SDKs up to 2.50): the shared {@link SandboxCreateFields}, default
- * timeout 15 s, and the {@code secure} flag. {@code mcp} and any other unknown field are ignored.
+ * timeout 15 s, the {@code secure} flag and {@code autoPauseMemory} (as in v2). Fields in no schema are ignored.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record NewSandbox(@JsonUnwrapped SandboxCreateFields fields, Boolean secure) implements CreateSandboxRequest {
+public record NewSandbox(@JsonUnwrapped SandboxCreateFields fields, Boolean secure, Boolean autoPauseMemory)
+        implements CreateSandboxRequest {
 
     public static final int DEFAULT_TIMEOUT_SECONDS = 15;
 

@@ -8,8 +8,7 @@ import java.util.Map;
 
 /**
  * Body of {@code POST /v2/sandboxes} (SDK 2.51+): the shared {@link SandboxCreateFields}, default timeout 300 s,
- * always secured (no {@code secure} field), and {@code autoPauseMemory}. {@code mcp}, {@code iam},
- * {@code volumeMounts} and any other unknown field are accepted and ignored.
+ * always secured (no {@code secure} field), and {@code autoPauseMemory}. Fields in no schema are ignored.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record NewSandboxV2(@JsonUnwrapped SandboxCreateFields fields, Boolean autoPauseMemory)
@@ -32,11 +31,6 @@ public record NewSandboxV2(@JsonUnwrapped SandboxCreateFields fields, Boolean au
     @Override
     public int defaultTimeoutSeconds() {
         return DEFAULT_TIMEOUT_SECONDS;
-    }
-
-    @Override
-    public boolean autoPauseMemoryOrDefault() {
-        return autoPauseMemory == null || autoPauseMemory;
     }
 
     @Override

@@ -1,12 +1,16 @@
 package io.agentenv.api.model;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.List;
 import java.util.Map;
 
 /**
  * The fields both create bodies ({@link NewSandbox}, v1, and {@link NewSandboxV2}) carry, checked once. The bodies
  * hold it {@code @JsonUnwrapped}, so on the wire these are top-level fields of the body, as E2B sends them.
+ * {@code mcp}, {@code iam} and {@code volumeMounts} are read so that the server can refuse them by name when they ask
+ * for something it does not have (an MCP gateway, workload identity, volumes); they are written only when present.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record SandboxCreateFields(
@@ -18,7 +22,10 @@ public record SandboxCreateFields(
         SandboxNetworkConfig network,
         Map<String, String> metadata,
         Map<String, String> envVars,
-        Map<String, Object> customExtensionParams) {
+        Map<String, Object> customExtensionParams,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, Object> mcp,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, Object> iam,
+        @JsonInclude(JsonInclude.Include.NON_NULL) List<Object> volumeMounts) {
 
     public SandboxCreateFields {
         WireChecks.requireText(templateID, "templateID");
@@ -26,5 +33,16 @@ public record SandboxCreateFields(
         metadata = WireChecks.stringMap(metadata, "metadata");
         envVars = WireChecks.stringMap(envVars, "envVars");
         customExtensionParams = WireChecks.jsonObject(customExtensionParams);
+        mcp = WireChecks.jsonObject(mcp);
+        iam = WireChecks.jsonObject(iam);
+        volumeMounts = volumeMounts == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(volumeMounts));
+    }
+
+    /** The fields a client of this server sends (no MCP, workload identity or volumes). */
+    public SandboxCreateFields(String templateID, Integer timeout, Boolean autoPause, AutoResume autoResume,
+                               Boolean allowInternetAccess, SandboxNetworkConfig network, Map<String, String> metadata,
+                               Map<String, String> envVars, Map<String, Object> customExtensionParams) {
+        this(templateID, timeout, autoPause, autoResume, allowInternetAccess, network, metadata, envVars,
+                customExtensionParams, null, null, null);
     }
 }

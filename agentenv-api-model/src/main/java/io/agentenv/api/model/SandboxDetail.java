@@ -10,7 +10,7 @@ import java.util.Map;
 /**
  * {@code GET /sandboxes/{id}} (E2B schema {@code SandboxDetail}). {@code allowInternetAccess} is camelCase here
  * (snake_case in requests) and always present, null meaning the default; {@code network} is present only when the
- * sandbox has explicit rules or private ingress. {@code lifecycle} is optional in E2B's schema (this server always
+ * sandbox has explicit rules, private ingress or a Host mask ({@code maskRequestHost}). {@code lifecycle} is optional in E2B's schema (this server always
  * sends it); absent metadata reads as empty.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)

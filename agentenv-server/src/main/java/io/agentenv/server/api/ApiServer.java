@@ -63,20 +63,6 @@ public final class ApiServer implements AutoCloseable {
         requireNonNull(tokens, "tokens is null");
         requireNonNull(clock, "clock is null");
 
-        Json json = new Json();
-        WireMapping wire = new WireMapping(tokens, config.sandboxDomain(), clock);
-        PrometheusMetrics metrics = new PrometheusMetrics(orchestrator);
-        orchestrator.subscribe(metrics);
-        Router router = new Router()
-                .addPublic("GET", "/health", ex -> Reply.NO_CONTENT)
-                .addPublic("GET", "/metrics", ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
-        new GuestEndpoints(guests).register(router); // before SandboxEndpoints: /sandboxes/metrics is not an id
-        new SandboxEndpoints(orchestrator, wire, json, new SandboxEndpoints.Defaults(config.defaultTimeoutV1(),
-                config.defaultTimeoutV2(), config.defaultTimeoutV2(), config.defaultTimeoutV1(), config.defaultTimeoutV1(),
-                config.defaultTimeoutV1())).register(router);
-        new ListEndpoints(orchestrator, wire, json).register(router);
-        new TemplateEndpoints(orchestrator).register(router);
-
         VirtualThreadPool threads = new VirtualThreadPool();
         threads.setName("aenv-api");
         threads.setMaxConcurrentTasks(config.maxConcurrentRequests());
@@ -90,6 +76,24 @@ public final class ApiServer implements AutoCloseable {
         connector.setPort(listen.getPort());
         connector.setIdleTimeout(KeepAliveHint.CONNECTION_IDLE_TIMEOUT.toMillis());
         server.addConnector(connector);
+
+        Json json = new Json();
+        // the configured domain, else localhost with the port this server listens on: the SDK's getHost(port) is then
+        // <port>-<id>.localhost:<port>, which the proxy routes and which resolves to loopback (RFC 6761)
+        WireMapping wire = new WireMapping(tokens,
+                () -> config.sandboxDomain().orElseGet(() -> "localhost:" + connector.getLocalPort()), clock);
+        PrometheusMetrics metrics = new PrometheusMetrics(orchestrator);
+        orchestrator.subscribe(metrics);
+        Router router = new Router()
+                .addPublic("GET", "/health", ex -> Reply.NO_CONTENT)
+                .addPublic("GET", "/metrics", ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+        new GuestEndpoints(guests).register(router); // before SandboxEndpoints: /sandboxes/metrics is not an id
+        new SandboxEndpoints(orchestrator, wire, json, new SandboxEndpoints.Defaults(config.defaultTimeoutV1(),
+                config.defaultTimeoutV2(), config.defaultTimeoutV2(), config.defaultTimeoutV1(), config.defaultTimeoutV1(),
+                config.defaultTimeoutV1())).register(router);
+        new ListEndpoints(orchestrator, wire, json).register(router);
+        new TemplateEndpoints(orchestrator).register(router);
+
         server.setHandler(new GracefulHandler(new KeepAliveHint(
                 front.apply(new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes())))));
         server.setErrorHandler(new JsonErrorHandler(json));

@@ -90,6 +90,7 @@ final class SandboxEndpoints {
     }
 
     private Reply create(CreateSandboxRequest req, Duration defaultTimeout) {
+        RefusedFields.check(req);
         if (!TemplateId.isValid(req.templateID())) {
             throw AgentEnvException.invalidArgument("template " + clip(req.templateID()) + " not found");
         }
@@ -104,7 +105,8 @@ final class SandboxEndpoints {
                 orEmpty(req.metadata()),
                 networkPolicy(req.allowInternetAccess(), req.network()),
                 json.write(req.customExtensionParams() == null ? Map.of() : req.customExtensionParams()),
-                req.secureOrDefault());
+                req.secureOrDefault(),
+                HostMask.parse(req.network() == null ? null : req.network().maskRequestHost()));
         SandboxView view = orchestrator.create(create);
         // DEBUG: the launcher's INFO line "sandbox started" has the id, template and timings of every create
         log.atDebug().addKeyValue("sandbox_id", view.id().value()).addKeyValue("template", view.template().value())
@@ -137,6 +139,7 @@ final class SandboxEndpoints {
     private Reply connect(Exchange ex) {
         SandboxId id = sandboxId(ex);
         ConnectSandbox body = json.read(ex.body(), ConnectSandbox.class, true);
+        RefusedFields.check(body);
         Duration timeout = body.timeout() == null ? defaults.connect() : Duration.ofSeconds(body.timeout());
         ConnectResult result = orchestrator.connect(id, timeout);
         int status = switch (result.outcome()) {
@@ -149,6 +152,7 @@ final class SandboxEndpoints {
     private Reply resume(Exchange ex) {
         SandboxId id = sandboxId(ex);
         ResumedSandbox body = json.read(ex.body(), ResumedSandbox.class, true);
+        RefusedFields.check(body);
         Duration timeout = body.timeout() == null ? defaults.resume() : Duration.ofSeconds(body.timeout());
         return new Reply.Json(201, wire.sandbox(orchestrator.resume(id, timeout)));
     }
@@ -178,6 +182,7 @@ final class SandboxEndpoints {
     private Reply updateNetwork(Exchange ex) {
         SandboxId id = sandboxId(ex);
         SandboxNetworkUpdateConfig body = json.read(ex.body(), SandboxNetworkUpdateConfig.class, true);
+        RefusedFields.check(body);
         // the update replaces egress rules; whether public traffic needs a token is fixed at create
         NetworkPolicy.PublicTraffic publicTraffic = orchestrator.get(id).network().publicTraffic();
         orchestrator.updateNetwork(id, new NetworkPolicy(internetAccess(body.allowInternetAccess()),

@@ -23,6 +23,7 @@ import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Domain views to E2B wire records. The projection of internal states onto E2B's {@code running}/{@code paused}
@@ -35,10 +36,11 @@ final class WireMapping {
     private static final Duration NO_TTL = Duration.ofDays(365L * 100);
 
     private final SandboxTokens tokens;
-    private final Optional<String> domain;
+    private final Supplier<String> domain;
     private final Clock clock;
 
-    WireMapping(SandboxTokens tokens, Optional<String> domain, Clock clock) {
+    /** {@code domain}: the {@code domain} every sandbox is reported with (read per answer). */
+    WireMapping(SandboxTokens tokens, Supplier<String> domain, Clock clock) {
         this.tokens = requireNonNull(tokens, "tokens is null");
         this.domain = requireNonNull(domain, "domain is null");
         this.clock = requireNonNull(clock, "clock is null");
@@ -65,15 +67,16 @@ final class WireMapping {
     Sandbox sandbox(SandboxView view) {
         String id = view.id().value();
         return new Sandbox(view.template().value(), id, view.alias().orElse(null), "", ENVD_VERSION,
-                tokens.envdAccessToken(id), trafficToken(view), domain.orElse(null));
+                tokens.envdAccessToken(id), trafficToken(view), domain.get());
     }
 
     SandboxDetail detail(SandboxView view) {
         String id = view.id().value();
         return new SandboxDetail(view.template().value(), view.alias().orElse(null), id, "", view.startedAt(),
-                endAt(view), ENVD_VERSION, tokens.envdAccessToken(id), domain.orElse(null),
+                endAt(view), ENVD_VERSION, tokens.envdAccessToken(id), domain.get(),
                 view.resources().cpuCount(), view.resources().memoryMiB(), view.resources().diskSizeMiB(),
-                view.metadata(), project(view.state()), internetAccess(view.network()), network(view.network()),
+                view.metadata(), project(view.state()), internetAccess(view.network()),
+                network(view.network(), view.maskRequestHost()),
                 new SandboxLifecycle(view.autoResume(), view.onTimeout() == TimeoutAction.PAUSE ? OnTimeout.PAUSE : OnTimeout.KILL));
     }
 
@@ -114,11 +117,11 @@ final class WireMapping {
         };
     }
 
-    private static SandboxNetworkConfig network(NetworkPolicy policy) {
-        if (!policy.hasExplicitRules()) {
+    private static SandboxNetworkConfig network(NetworkPolicy policy, Optional<String> maskRequestHost) {
+        if (!policy.hasExplicitRules() && maskRequestHost.isEmpty()) {
             return null;
         }
         return new SandboxNetworkConfig(policy.publicTraffic() == NetworkPolicy.PublicTraffic.ALLOWED,
-                policy.allowOut(), policy.denyOut(), null);
+                policy.allowOut(), policy.denyOut(), maskRequestHost.orElse(null));
     }
 }

@@ -49,7 +49,7 @@ final class CreateOperation {
                 request.autoResume(), request.secure(), resolved.resources(), request.metadata(),
                 TemplateCatalog.merged(resolved.envVars(), request.envVars()), request.network(),
                 params(request.customExtensionParams(), resolved.customExtensionParams()), Optional.empty(),
-                Optional.empty());
+                Optional.empty(), request.maskRequestHost());
         SandboxView view = launcher.launch(creating, resolved.source());
         ctx.events.publish(new LifecycleEvent.Created(id, ctx.now(), resolved.template()));
         return view;

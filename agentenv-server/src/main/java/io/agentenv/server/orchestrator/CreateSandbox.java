@@ -5,6 +5,7 @@ import io.agentenv.spi.PauseMode;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -21,10 +22,13 @@ import static java.util.Objects.requireNonNull;
  * @param network               requested network policy (validated by the orchestrator)
  * @param customExtensionParams raw JSON object text, {@code "{}"} when empty (the API re-serialises what it parsed)
  * @param secure                recorded and reported; the envd access token is issued either way
+ * @param maskRequestHost       the Host header proxied requests to the sandbox's ports (not envd's) carry, with
+ *                              {@code ${PORT}} replaced by the port; empty: the caller's Host is kept
  */
 public record CreateSandbox(String template, Duration timeout, TimeoutAction onTimeout, PauseMode timeoutPauseMode,
                             boolean autoResume, Map<String, String> envVars, Map<String, String> metadata,
-                            NetworkPolicy network, String customExtensionParams, boolean secure) {
+                            NetworkPolicy network, String customExtensionParams, boolean secure,
+                            Optional<String> maskRequestHost) {
     public CreateSandbox {
         requireNonNull(template, "template is null");
         requireNonNull(timeout, "timeout is null");
@@ -37,6 +41,15 @@ public record CreateSandbox(String template, Duration timeout, TimeoutAction onT
         metadata = Map.copyOf(metadata);
         requireNonNull(network, "network is null");
         requireNonNull(customExtensionParams, "customExtensionParams is null");
+        requireNonNull(maskRequestHost, "maskRequestHost is null");
+    }
+
+    /** A request whose proxied requests keep their Host header. */
+    public CreateSandbox(String template, Duration timeout, TimeoutAction onTimeout, PauseMode timeoutPauseMode,
+                         boolean autoResume, Map<String, String> envVars, Map<String, String> metadata,
+                         NetworkPolicy network, String customExtensionParams, boolean secure) {
+        this(template, timeout, onTimeout, timeoutPauseMode, autoResume, envVars, metadata, network,
+                customExtensionParams, secure, Optional.empty());
     }
 
     /** A request with defaults for everything but the template and timeout (tests and simple callers). */

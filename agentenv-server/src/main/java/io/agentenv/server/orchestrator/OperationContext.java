@@ -114,6 +114,6 @@ final class OperationContext {
             case CREATING, RESUMING, RUNNING, SNAPSHOTTING, FORKING -> r.expiresAt();
         };
         return new SandboxView(r.id(), r.template(), r.alias(), r.state(), r.startedAt(), expiresAt, r.timeout(),
-                r.onTimeout(), r.autoResume(), r.secure(), r.resources(), r.metadata(), r.network());
+                r.onTimeout(), r.autoResume(), r.secure(), r.resources(), r.metadata(), r.network(), r.maskRequestHost());
     }
 }

@@ -173,7 +173,7 @@ public final class Orchestrator {
             Optional<GuestEndpoint> endpoint = record.state() == SandboxState.RUNNING
                     ? ctx.runtime.get(id).flatMap(handle -> handle.backend().guest()) : Optional.empty();
             return new GuestRoute(id, record.state(), endpoint, record.secure(), record.network().publicTraffic(),
-                    record.autoResume());
+                    record.autoResume(), record.maskRequestHost());
         });
     }
 

@@ -20,11 +20,12 @@ import static java.util.Objects.requireNonNull;
  * @param startedAt  when it was created (fork children: when forked); list order and cursors use it
  * @param expiresAt  when the TTL runs out; empty unless RUNNING-ish (paused sandboxes never expire)
  * @param timeout    the last TTL duration set (fork children inherit it)
+ * @param maskRequestHost the Host header proxied requests to its ports carry ({@code ${PORT}} not yet replaced)
  */
 public record SandboxView(SandboxId id, TemplateId template, Optional<String> alias, SandboxState state,
                           Instant startedAt, Optional<Instant> expiresAt, Duration timeout, TimeoutAction onTimeout,
                           boolean autoResume, boolean secure, Resources resources, Map<String, String> metadata,
-                          NetworkPolicy network) {
+                          NetworkPolicy network, Optional<String> maskRequestHost) {
     public SandboxView {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -37,5 +38,6 @@ public record SandboxView(SandboxId id, TemplateId template, Optional<String> al
         requireNonNull(resources, "resources is null");
         metadata = Map.copyOf(metadata);
         requireNonNull(network, "network is null");
+        requireNonNull(maskRequestHost, "maskRequestHost is null");
     }
 }

@@ -11,7 +11,9 @@ import org.eclipse.jetty.http.HttpFields;
  * Decides which requests belong to the proxy, in this order:
  * <ol>
  *   <li>Host {@code <port>-<sandboxId>.<domain>} for a configured domain: always the proxy (the path is forwarded
- *       unchanged);</li>
+ *       unchanged). With no domain configured, a Host whose first label is {@code <port>-<sandboxId>} (a valid id)
+ *       under any domain: {@code 8000-<id>.localhost:3000}, {@code 8000-<id>.e2b.app} (what the SDK's
+ *       {@code getHost} builds);</li>
  *   <li>routing headers ({@code E2b-Sandbox-Id}/{@code x-agentenv-sandbox-id} with
  *       {@code E2b-Sandbox-Port}/{@code x-agentenv-target-port}): the headers win over every control-plane route, so
  *       {@code /health} and {@code /files} with them go to the sandbox and {@code E2B_SANDBOX_URL} can equal
@@ -77,9 +79,12 @@ final class RouteClassifier {
         return new ProxyRoute.ControlPlane();
     }
 
-    /** {@code <port>-<id>.<domain>}; null when the host is not under a configured domain. */
+    /**
+     * {@code <port>-<id>.<domain>}; null when the host is not under a configured domain, or, with none configured, when
+     * its first label is not {@code <port>-<valid sandbox id>}.
+     */
     private ProxyRoute byHost(String host, String pathAndQuery) {
-        if (host == null || domains.isEmpty()) {
+        if (host == null) {
             return null;
         }
         String h = host.trim().toLowerCase(Locale.ROOT);
@@ -90,6 +95,9 @@ final class RouteClassifier {
         }
         hostOnly = hostOnly.endsWith(".") ? hostOnly.substring(0, hostOnly.length() - 1) : hostOnly;
         String withPort = colon > 0 ? hostOnly + h.substring(colon) : hostOnly;
+        if (domains.isEmpty()) {
+            return underAnyDomain(hostOnly, pathAndQuery);
+        }
         for (String domain : domains) {
             String candidate = domain.indexOf(':') >= 0 ? withPort : hostOnly;
             if (candidate.endsWith("." + domain)) {
@@ -102,6 +110,21 @@ final class RouteClassifier {
             }
         }
         return null;
+    }
+
+    /** A host {@code <port>-<valid id>.<anything>}: the proxy; any other host is the control plane's (null). */
+    private static ProxyRoute underAnyDomain(String hostOnly, String pathAndQuery) {
+        int dot = hostOnly.indexOf('.');
+        if (dot <= 0 || dot == hostOnly.length() - 1) {
+            return null;
+        }
+        String label = hostOnly.substring(0, dot);
+        int dash = label.indexOf('-');
+        if (dash <= 0 || !label.substring(0, dash).chars().allMatch(c -> c >= '0' && c <= '9')
+                || !SandboxId.isValid(label.substring(dash + 1))) {
+            return null;
+        }
+        return targeted(label.substring(dash + 1), label.substring(0, dash), pathAndQuery);
     }
 
     private static ProxyRoute targeted(String id, String port, String pathAndQuery) {

@@ -44,6 +44,8 @@ import org.slf4j.LoggerFactory;
  *       expired").</li>
  *   <li>Other ports of a sandbox created with {@code allowPublicTraffic=false}: {@code e2b-traffic-access-token} must
  *       be its traffic token (403 otherwise).</li>
+ *   <li>Other ports of a sandbox created with {@code network.maskRequestHost}: the request carries that Host, with
+ *       {@code ${PORT}} replaced by the port (the caller's Host goes in {@code X-Forwarded-Host}).</li>
  * </ul>
  * Tokens are compared in constant time and never logged.
  */
@@ -52,6 +54,7 @@ final class SandboxTargets {
     static final String ACCESS_TOKEN_HEADER = "X-Access-Token";
     static final String TRAFFIC_TOKEN_HEADER = "e2b-traffic-access-token";
     private static final int SIGNATURE_SCAN_PAGE = 500;
+    static final String PORT_PLACEHOLDER = "${PORT}";
 
     /** The per-request lookup: {@link Orchestrator#route} (memory only); tests put a fake in front of it. */
     @FunctionalInterface
@@ -96,14 +99,14 @@ final class SandboxTargets {
                 checkSignature(id, route.pathAndQuery(), path, method, presented != null);
             }
             return new Upstream(id, route.port(), endpoint.host(), endpoint.port(), endpoint.unixSocket(),
-                    route.pathAndQuery(), generations.current(id), validToken);
+                    route.pathAndQuery(), generations.current(id), validToken, Optional.empty());
         }
         if (guest.publicTraffic() == NetworkPolicy.PublicTraffic.TOKEN_REQUIRED
                 && !matches(headers.get(TRAFFIC_TOKEN_HEADER), tokens.trafficAccessToken(id.value()))) {
             throw ProxyProblem.of(403, "missing or invalid " + TRAFFIC_TOKEN_HEADER + " for sandbox " + id.value());
         }
         return new Upstream(id, route.port(), endpoint.host(), route.port(), Optional.empty(), route.pathAndQuery(),
-                generations.current(id), false);
+                generations.current(id), false, maskedHost(guest, route.port()));
     }
 
     /**
@@ -127,6 +130,14 @@ final class SandboxTargets {
             after = page.next();
         } while (after.isPresent());
         throw ProxyProblem.of(401, "invalid signature");
+    }
+
+    /**
+     * The Host header for a request to {@code port} (never envd's): the sandbox's {@code maskRequestHost} with
+     * {@code ${PORT}} replaced by the port, as E2B's proxy does; empty when the sandbox has no mask.
+     */
+    static Optional<String> maskedHost(GuestRoute guest, int port) {
+        return guest.maskRequestHost().map(mask -> mask.replace(PORT_PLACEHOLDER, Integer.toString(port)));
     }
 
     /** The sandbox was killed: its token is no longer needed. */

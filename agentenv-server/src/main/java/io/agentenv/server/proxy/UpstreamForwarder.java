@@ -130,6 +130,7 @@ final class UpstreamForwarder extends ProxyHandler {
         Upstream upstream = upstream(request);
         out.headers(headers -> {
             STRIPPED.forEach(headers::remove);
+            upstream.hostHeader().ifPresent(host -> headers.put(HttpHeader.HOST, host));
             if (!upstream.forwardAccessToken()) {
                 headers.remove(SandboxTargets.ACCESS_TOKEN_HEADER);
             }

@@ -96,6 +96,7 @@ final class WebSocketBridge extends ContainerLifeCycle {
                 }
                 headers.put(HttpHeader.X_FORWARDED_FOR, Request.getRemoteAddr(request));
                 headers.put(HttpHeader.X_FORWARDED_PROTO, request.isSecure() ? "https" : "http");
+                upstream.hostHeader().ifPresent(masked -> headers.put(HttpHeader.HOST, masked));
             });
             CoreSession upstreamSession;
             try {

@@ -31,8 +31,8 @@ import java.util.UUID;
 final class Rows {
     static final String COLUMNS = "id, template, alias, state, started_at, timeout_ms, expires_at, on_timeout, "
             + "timeout_pause_mode, auto_resume, secure, cpu_count, memory_mib, disk_size_mib, metadata, env_vars, network, "
-            + "custom_extension_params, paused_state, paused_artifact_dir, instance_id";
-    static final int COLUMN_COUNT = 21;
+            + "custom_extension_params, paused_state, paused_artifact_dir, instance_id, mask_request_host";
+    static final int COLUMN_COUNT = 22;
 
     @FunctionalInterface
     interface CursorOf<T> {
@@ -85,7 +85,7 @@ final class Rows {
     }
 
     /**
-     * Binds the 21 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
+     * Binds the 22 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
      * caller also compares with what is stored); returns the next free index.
      */
     static int bindRecord(PreparedStatement st, SandboxRecord r, String metadata) throws SQLException {
@@ -119,7 +119,8 @@ final class Rows {
             st.setNull(20, Types.VARCHAR);
         }
         st.setString(21, r.instanceId().map(UUID::toString).orElse(null));
-        return 22;
+        st.setString(22, r.maskRequestHost().orElse(null));
+        return 23;
     }
 
     /** The metadata's index rows (none, and no statement, for a record without metadata). */
@@ -162,7 +163,8 @@ final class Rows {
                 Codec.network(rs.getString(17)),
                 rs.getString(18),
                 paused,
-                Optional.ofNullable(rs.getString(21)).map(UUID::fromString));
+                Optional.ofNullable(rs.getString(21)).map(UUID::fromString),
+                Optional.ofNullable(rs.getString(22)));
     }
 
     static SnapshotRecord toSnapshot(Statements statements, ResultSet rs) throws SQLException {

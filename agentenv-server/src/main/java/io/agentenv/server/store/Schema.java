@@ -69,7 +69,9 @@ final class Schema {
             // 2: custom extensions: the runtime instance id per sandbox, params carried into snapshots
             List.of(
                     "ALTER TABLE sandbox ADD COLUMN instance_id TEXT",
-                    "ALTER TABLE snapshot ADD COLUMN custom_extension_params TEXT NOT NULL DEFAULT '{}'"));
+                    "ALTER TABLE snapshot ADD COLUMN custom_extension_params TEXT NOT NULL DEFAULT '{}'"),
+            // 3: the Host header the proxy sends to a sandbox's ports (network.maskRequestHost), null when not masked
+            List.of("ALTER TABLE sandbox ADD COLUMN mask_request_host TEXT"));
 
     private Schema() {
     }

@@ -82,6 +82,27 @@ class SandboxRoutesTest {
     }
 
     @Test
+    void without_a_configured_domain_sandboxes_are_reported_under_localhost_and_the_servers_port() throws Exception {
+        String domain = "localhost:" + server.api.port();
+        HttpResponse<String> v1 = server.post("/sandboxes", "{\"templateID\":\"base\"}");
+        assertThat(server.parse(v1).get("domain").asText()).isEqualTo(domain);
+        String id = server.create();
+        assertThat(server.parse(server.get("/sandboxes/" + id)).get("domain").asText()).isEqualTo(domain);
+        assertThat(server.parse(server.post("/v2/sandboxes/" + id + "/connect", "{}")).get("domain").asText())
+                .isEqualTo(domain);
+    }
+
+    @Test
+    void a_configured_domain_is_reported_as_it_is() throws Exception {
+        try (TestServer configured = new TestServer(dataDir.resolve("configured"),
+                java.util.Map.of("AENV_SANDBOX_DOMAIN", "sandbox.example.com"))) {
+            String id = configured.create();
+            assertThat(configured.parse(configured.get("/sandboxes/" + id)).get("domain").asText())
+                    .isEqualTo("sandbox.example.com");
+        }
+    }
+
+    @Test
     void v1_create_defaults_to_a_fifteen_second_ttl() throws Exception {
         HttpResponse<String> response = server.post("/sandboxes", "{\"templateID\":\"base\",\"secure\":true}");
         assertThat(response.statusCode()).as(response.body()).isEqualTo(201);

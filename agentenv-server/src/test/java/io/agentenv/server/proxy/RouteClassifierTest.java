@@ -69,6 +69,31 @@ class RouteClassifierTest {
     }
 
     @Test
+    void without_a_configured_domain_a_port_and_sandbox_label_under_any_domain_is_the_proxy() {
+        RouteClassifier anyDomain = new RouteClassifier(List.of());
+        assertThat(anyDomain.classify("GET", "8000-" + ID + ".localhost:3000", "/index.html", null, HttpFields.EMPTY))
+                .isEqualTo(new ProxyRoute.Targeted(ID, 8000, "/index.html"));
+        assertThat(anyDomain.classify("GET", "49983-" + ID.toUpperCase() + ".E2B.app.", "/health", "a=1", HttpFields.EMPTY))
+                .isEqualTo(new ProxyRoute.Targeted(ID, 49983, "/health?a=1"));
+        assertThat(anyDomain.classify("GET", "8000-" + ID + ".sandbox.example.com", "/", null, HttpFields.EMPTY))
+                .isEqualTo(new ProxyRoute.Targeted(ID, 8000, "/"));
+        for (String host : List.of("localhost:3000", "127.0.0.1:3000", "[::1]:3000", "api.example.com",
+                "8000-notanid.localhost", ID + ".localhost", "8000-" + ID, "8000-" + ID + ".", "x8000-" + ID + ".localhost",
+                "a.8000-" + ID + ".localhost")) {
+            assertThat(anyDomain.classify("GET", host, "/health", null, HttpFields.EMPTY)).as(host)
+                    .isInstanceOf(ProxyRoute.ControlPlane.class);
+        }
+        assertThat(anyDomain.classify("GET", "99999-" + ID + ".localhost", "/", null, HttpFields.EMPTY))
+                .isInstanceOf(ProxyRoute.Malformed.class);
+    }
+
+    @Test
+    void a_configured_domain_stays_strict() {
+        assertThat(classify("GET", "8000-" + ID + ".localhost:3000", "/health", null, HttpFields.EMPTY))
+                .isInstanceOf(ProxyRoute.ControlPlane.class);
+    }
+
+    @Test
     void a_malformed_label_under_a_domain_is_malformed() {
         assertThat(classify("GET", "nodash.sbx.test", "/", null, HttpFields.EMPTY)).isInstanceOf(ProxyRoute.Malformed.class);
         assertThat(classify("GET", "a.b-" + ID + ".sbx.test", "/", null, HttpFields.EMPTY))

@@ -121,6 +121,21 @@ class SandboxProxyTest {
     }
 
     @Test
+    void without_a_configured_domain_the_hosts_the_sdk_builds_reach_the_sandbox() throws Exception {
+        try (ProxyHarness any = new ProxyHarness(dir.resolve("any-domain"), ProxySettings.defaults(List.of()))) {
+            String id = any.createId();
+            int port = any.upstream.port();
+            for (String host : List.of(port + "-" + id + ".localhost:" + any.api.port(), port + "-" + id + ".e2b.app")) {
+                ContentResponse byHost = any.request("/health?x=1").headers(x -> x.put(HttpHeader.HOST, host)).send();
+                assertThat(byHost.getContentAsString()).as(host).isEqualTo("upstream");
+            }
+            assertThat(any.upstream.paths).containsExactly("/health?x=1", "/health?x=1");
+            assertThat(any.request("/health").headers(x -> x.put(HttpHeader.HOST, "localhost:" + any.api.port()))
+                    .send().getStatus()).isEqualTo(204);
+        }
+    }
+
+    @Test
     void an_unknown_sandbox_is_502_with_the_body_the_sdk_expects() throws Exception {
         String unknown = "zzzzzzzzzzzzzzzzzzzz";
         ContentResponse response = h.routed(unknown, ENVD, "/health").send();
@@ -169,6 +184,22 @@ class SandboxProxyTest {
         String appKey = h.routed(id, port, "/headers").headers(x -> x.put("X-API-Key", "the-apps-own-key"))
                 .send().getContentAsString();
         assertThat(appKey).contains("x-api-key: the-apps-own-key");
+    }
+
+    @Test
+    void a_host_mask_replaces_the_host_of_requests_to_other_ports_but_not_envds() throws Exception {
+        String id = h.create("\"network\":{\"maskRequestHost\":\"localhost:${PORT}\"}").get("sandboxID").asText();
+        int port = h.upstream.port();
+        String byHeaders = h.routed(id, port, "/headers").send().getContentAsString();
+        assertThat(byHeaders).contains("host: localhost:" + port, "x-forwarded-host: 127.0.0.1:" + h.api.port());
+        String byPath = h.request("/proxy/" + id + "/" + port + "/headers").send().getContentAsString();
+        assertThat(byPath).contains("host: localhost:" + port);
+        String envd = h.routed(id, ENVD, "/headers").headers(x -> x.put("X-Access-Token", token(id)))
+                .send().getContentAsString();
+        assertThat(envd).doesNotContain("host: localhost");
+
+        String unmasked = h.createId();
+        assertThat(h.routed(unmasked, port, "/headers").send().getContentAsString()).doesNotContain("host: localhost");
     }
 
     @Test
@@ -385,6 +416,20 @@ class SandboxProxyTest {
 
         api(HttpMethod.DELETE, "/sandboxes/" + id, "");
         await(() -> ws.isInputClosed(), "the bridged WebSocket is cut when the sandbox is killed");
+    }
+
+    @Test
+    void a_websocket_upgrade_to_a_sandbox_with_a_host_mask_carries_the_mask() throws Exception {
+        String id = h.create("\"network\":{\"maskRequestHost\":\"${PORT}.app.example\"}").get("sandboxID").asText();
+        int port = h.upstream.port();
+        java.net.http.WebSocket ws = h.jdk.newWebSocketBuilder()
+                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(port))
+                .buildAsync(URI.create("ws://127.0.0.1:" + h.api.port() + "/ws"), new java.net.http.WebSocket.Listener() { })
+                .get(10, TimeUnit.SECONDS);
+        HttpFields seen = h.upstream.wsHeaders.getFirst();
+        assertThat(seen.get(HttpHeader.HOST)).isEqualTo(port + ".app.example");
+        assertThat(seen.get(HttpHeader.X_FORWARDED_HOST)).isEqualTo("127.0.0.1:" + h.api.port());
+        ws.abort();
     }
 
     @Test

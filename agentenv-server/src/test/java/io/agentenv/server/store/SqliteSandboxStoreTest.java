@@ -77,6 +77,23 @@ class SqliteSandboxStoreTest {
     }
 
     @Test
+    void the_host_mask_survives_a_reopen_and_a_network_update() {
+        SandboxRecord plain = record(RUNNING, T0);
+        SandboxRecord masked = new SandboxRecord(plain.id(), plain.template(), plain.alias(), plain.state(),
+                plain.startedAt(), plain.timeout(), plain.expiresAt(), plain.onTimeout(), plain.timeoutPauseMode(),
+                plain.autoResume(), plain.secure(), plain.resources(), plain.metadata(), plain.envVars(), plain.network(),
+                plain.customExtensionParams(), plain.paused(), plain.instanceId(), Optional.of("localhost:${PORT}"));
+        store.insert(masked);
+        NetworkPolicy egress = new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of("10.0.0.0/8"), List.of(),
+                NetworkPolicy.PublicTraffic.ALLOWED);
+        assertThat(store.updateNetwork(masked.id(), EnumSet.of(RUNNING), egress)).isTrue();
+        store.close();
+        store = SqliteSandboxStore.open(dir.resolve("db/agentenv.db"));
+        assertThat(store.get(masked.id())).contains(masked.withNetwork(egress));
+        assertThat(store.get(masked.id()).orElseThrow().maskRequestHost()).contains("localhost:${PORT}");
+    }
+
+    @Test
     void an_insert_made_durable_with_the_next_write_is_read_at_once_and_the_store_stays_at_full_sync() {
         // given
         SandboxRecord creating = record(SandboxState.CREATING, T0);
