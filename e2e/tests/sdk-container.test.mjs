@@ -86,6 +86,24 @@ hostTest('create with envs, metadata and timeout; commands, stdin and files in a
   }, { envs: { FROM_CREATE: 'from-create' }, metadata: { suite: 'sdk-container' }, timeoutMs: 120_000 })
 })
 
+hostTest('the base template carries E2B\'s base tools for the default user: python, pip, node, npm, a C toolchain, sudo', async () => {
+  await withSandbox(async (sbx) => {
+    const tools = await sbx.commands.run('python --version && pip --version && node --version && npm --version'
+      + ' && curl --version && wget --version && git --version && unzip -v && gcc --version && make --version'
+      + ' && ps --version && ip -V && sudo -n true')
+    assert.match(tools.stdout, /^Python 3\./m)
+    assert.match(tools.stdout, /^pip \d+/m)
+    assert.match(tools.stdout, /^v\d+\./m)
+    assert.match(tools.stdout, /^gcc /m)
+
+    await sbx.files.write('hello.c', '#include <stdio.h>\nint main(void) { printf("built %d\\n", 6 * 7); return 0; }\n')
+    const built = await sbx.commands.run('make -s hello && ./hello')
+    assert.equal(built.stdout, 'built 42\n')
+    assert.equal((await sbx.commands.run('python -c "import sys; print(sys.version_info[0])"')).stdout, '3\n')
+    assert.equal((await sbx.commands.run('node -e "console.log(6 * 7)"')).stdout, '42\n')
+  })
+})
+
 async function logLines(sandboxId, query = '') {
   const res = await fetch(`${server.url}/v2/sandboxes/${sandboxId}/logs${query}`, { headers: { 'X-API-Key': server.apiKey } })
   assert.equal(res.status, 200, `logs answer 200 (got ${res.status})`)
