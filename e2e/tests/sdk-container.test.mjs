@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
+import { readFileSync } from 'node:fs'
 import { Sandbox, CommandExitError } from 'e2b'
 import { Sandbox as SandboxV250 } from 'e2b-v250'
 import { WebSocket } from 'undici'
@@ -113,6 +114,7 @@ async function logLines(sandboxId, query = '') {
 hostTest('pause: isRunning false, its logs stay readable; connect: the background process and the files are intact', async () => {
   await withSandbox(async (sbx) => {
     await sbx.files.write('/home/user/kept.txt', 'kept across pause')
+    const bootId = await bootIdOf(sbx)
     await sbx.commands.run('echo before-pause-probe')
     const sleeper = await sbx.commands.run('sleep 600', { background: true })
     assert.equal(await sbx.pause(), true)
@@ -129,7 +131,40 @@ hostTest('pause: isRunning false, its logs stay readable; connect: the backgroun
       'a resumed sandbox serves live logs, the ones from before the pause included')
     assert.ok((await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'the process survived the pause')
     assert.equal(await sbx.files.read('/home/user/kept.txt'), 'kept across pause')
+    assert.equal(await bootIdOf(sbx), bootId, 'a resume with memory is the same boot')
     assert.equal(await sbx.commands.kill(sleeper.pid), true)
+  })
+})
+
+const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+async function bootIdOf(sbx) {
+  return (await sbx.commands.run('cat /proc/sys/kernel/random/boot_id')).stdout.trim()
+}
+
+hostTest('boot_id: each sandbox has its own; a filesystem-only pause and connect is a new boot (files kept, processes gone)', async () => {
+  const hostBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  await withSandbox(async (sbx) => {
+    const other = await Sandbox.create('base', opts)
+    try {
+      const bootId = await bootIdOf(sbx)
+      assert.match(bootId, BOOT_ID)
+      assert.notEqual(bootId, hostBootId)
+      assert.notEqual(await bootIdOf(other), bootId)
+    } finally {
+      await other.kill()
+    }
+    const bootId = await bootIdOf(sbx)
+    await sbx.files.write('/home/user/kept.txt', 'kept across a reboot')
+    const sleeper = await sbx.commands.run('sleep 600', { background: true })
+    assert.equal(await sbx.pause({ keepMemory: false }), true)
+    await sbx.connect()
+    assert.equal(await sbx.files.read('/home/user/kept.txt'), 'kept across a reboot')
+    assert.ok(!(await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'no process survives a filesystem-only pause')
+    const rebooted = await bootIdOf(sbx)
+    assert.match(rebooted, BOOT_ID)
+    assert.notEqual(rebooted, bootId)
+    assert.notEqual(rebooted, hostBootId)
   })
 })
 
@@ -141,6 +176,7 @@ hostTest('fork: the child has the parent\'s files and diverges from it', async (
     try {
       assert.notEqual(child.sandboxId, sbx.sandboxId)
       assert.equal(await child.files.read('/home/user/origin.txt'), 'parent')
+      assert.equal(await bootIdOf(child), await bootIdOf(sbx), 'a fork child continues its parent\'s boot')
       await child.files.write('/home/user/origin.txt', 'child')
       assert.equal(await sbx.files.read('/home/user/origin.txt'), 'parent')
     } finally {
