@@ -3,7 +3,8 @@
 // server jar with the real container backend: the child has the user's ids and groups and no capabilities; envd's
 // other threads never run as the user while 20 commands start at once as `user` and `root`; a cwd the user cannot
 // enter fails the start (as E2B's envd: credentials are set before the chdir); stdin and pty commands (still through
-// setpriv) keep working; a paused, resumed and forked sandbox keeps starting commands this way.
+// setpriv) keep working; a paused, resumed and forked sandbox keeps starting commands this way. Relative paths of
+// files, signed URLs and cwd resolve against the requesting user's home (root: /root), as E2B's envd resolves them.
 // Run under `flock /tmp/agentenv-container-e2e.lock` (fixed names). Needs root and scripts/setup-host.sh.
 import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -101,6 +102,33 @@ hostTest('a command of user starts with the user\'s ids, exactly its groups and 
     // a running command of user can be killed
     const sleeper = await sbx.commands.run('sleep 600', { user: 'user', background: true })
     assert.equal(await sbx.commands.kill(sleeper.pid), true)
+  })
+})
+
+hostTest('relative paths resolve against the requesting user\'s home: root\'s files, signed URLs and cwd are under /root', async () => {
+  await withSandbox(async (sbx) => {
+    const asRoot = await sbx.files.write('hello.txt', 'written as root', { user: 'root' })
+    assert.equal(asRoot.path, '/root/hello.txt')
+    assert.equal(await sbx.files.read('hello.txt', { user: 'root' }), 'written as root')
+    assert.equal((await sbx.commands.run('stat -c %U /root/hello.txt', { user: 'root' })).stdout, 'root\n')
+    assert.equal(await sbx.files.exists('/home/user/hello.txt'), false)
+
+    const asUser = await sbx.files.write('hello.txt', 'written as user')
+    assert.equal(asUser.path, '/home/user/hello.txt')
+    assert.equal(await sbx.files.read('/root/hello.txt', { user: 'root' }), 'written as root')
+
+    const form = new FormData()
+    form.append('file', new Blob(['uploaded for root']), 'signed.txt')
+    const upload = await fetch(await sbx.uploadUrl('signed.txt', { user: 'root' }), { method: 'POST', body: form })
+    assert.equal(upload.status, 200, await upload.clone().text())
+    assert.equal((await upload.json())[0].path, '/root/signed.txt')
+    const download = await fetch(await sbx.downloadUrl('signed.txt', { user: 'root' }))
+    assert.equal(await download.text(), 'uploaded for root')
+
+    assert.equal((await sbx.files.makeDir('sub', { user: 'root' })), true)
+    assert.deepEqual((await sbx.files.list('sub', { user: 'root' })), [])
+    assert.equal((await sbx.commands.run('pwd', { user: 'root', cwd: 'sub' })).stdout, '/root/sub\n')
+    assert.equal((await sbx.files.getInfo('sub', { user: 'root' })).path, '/root/sub')
   })
 })
 

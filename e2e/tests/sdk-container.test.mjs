@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
+import { readFileSync } from 'node:fs'
 import { Sandbox, CommandExitError } from 'e2b'
 import { Sandbox as SandboxV250 } from 'e2b-v250'
 import { WebSocket } from 'undici'
@@ -84,6 +85,24 @@ hostTest('create with envs, metadata and timeout; commands, stdin and files in a
   }, { envs: { FROM_CREATE: 'from-create' }, metadata: { suite: 'sdk-container' }, timeoutMs: 120_000 })
 })
 
+hostTest('the base template carries E2B\'s base tools for the default user: python, pip, node, npm, a C toolchain, sudo', async () => {
+  await withSandbox(async (sbx) => {
+    const tools = await sbx.commands.run('python --version && pip --version && node --version && npm --version'
+      + ' && curl --version && wget --version && git --version && unzip -v && gcc --version && make --version'
+      + ' && ps --version && ip -V && sudo -n true')
+    assert.match(tools.stdout, /^Python 3\./m)
+    assert.match(tools.stdout, /^pip \d+/m)
+    assert.match(tools.stdout, /^v\d+\./m)
+    assert.match(tools.stdout, /^gcc /m)
+
+    await sbx.files.write('hello.c', '#include <stdio.h>\nint main(void) { printf("built %d\\n", 6 * 7); return 0; }\n')
+    const built = await sbx.commands.run('make -s hello && ./hello')
+    assert.equal(built.stdout, 'built 42\n')
+    assert.equal((await sbx.commands.run('python -c "import sys; print(sys.version_info[0])"')).stdout, '3\n')
+    assert.equal((await sbx.commands.run('node -e "console.log(6 * 7)"')).stdout, '42\n')
+  })
+})
+
 async function logLines(sandboxId, query = '') {
   const res = await fetch(`${server.url}/v2/sandboxes/${sandboxId}/logs${query}`, { headers: { 'X-API-Key': server.apiKey } })
   assert.equal(res.status, 200, `logs answer 200 (got ${res.status})`)
@@ -93,6 +112,7 @@ async function logLines(sandboxId, query = '') {
 hostTest('pause: isRunning false, its logs stay readable; connect: the background process and the files are intact', async () => {
   await withSandbox(async (sbx) => {
     await sbx.files.write('/home/user/kept.txt', 'kept across pause')
+    const bootId = await bootIdOf(sbx)
     await sbx.commands.run('echo before-pause-probe')
     const sleeper = await sbx.commands.run('sleep 600', { background: true })
     assert.equal(await sbx.pause(), true)
@@ -109,7 +129,40 @@ hostTest('pause: isRunning false, its logs stay readable; connect: the backgroun
       'a resumed sandbox serves live logs, the ones from before the pause included')
     assert.ok((await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'the process survived the pause')
     assert.equal(await sbx.files.read('/home/user/kept.txt'), 'kept across pause')
+    assert.equal(await bootIdOf(sbx), bootId, 'a resume with memory is the same boot')
     assert.equal(await sbx.commands.kill(sleeper.pid), true)
+  })
+})
+
+const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+async function bootIdOf(sbx) {
+  return (await sbx.commands.run('cat /proc/sys/kernel/random/boot_id')).stdout.trim()
+}
+
+hostTest('boot_id: each sandbox has its own; a filesystem-only pause and connect is a new boot (files kept, processes gone)', async () => {
+  const hostBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  await withSandbox(async (sbx) => {
+    const other = await Sandbox.create('base', opts)
+    try {
+      const bootId = await bootIdOf(sbx)
+      assert.match(bootId, BOOT_ID)
+      assert.notEqual(bootId, hostBootId)
+      assert.notEqual(await bootIdOf(other), bootId)
+    } finally {
+      await other.kill()
+    }
+    const bootId = await bootIdOf(sbx)
+    await sbx.files.write('/home/user/kept.txt', 'kept across a reboot')
+    const sleeper = await sbx.commands.run('sleep 600', { background: true })
+    assert.equal(await sbx.pause({ keepMemory: false }), true)
+    await sbx.connect()
+    assert.equal(await sbx.files.read('/home/user/kept.txt'), 'kept across a reboot')
+    assert.ok(!(await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'no process survives a filesystem-only pause')
+    const rebooted = await bootIdOf(sbx)
+    assert.match(rebooted, BOOT_ID)
+    assert.notEqual(rebooted, bootId)
+    assert.notEqual(rebooted, hostBootId)
   })
 })
 
@@ -121,6 +174,7 @@ hostTest('fork: the child has the parent\'s files and diverges from it', async (
     try {
       assert.notEqual(child.sandboxId, sbx.sandboxId)
       assert.equal(await child.files.read('/home/user/origin.txt'), 'parent')
+      assert.equal(await bootIdOf(child), await bootIdOf(sbx), 'a fork child continues its parent\'s boot')
       await child.files.write('/home/user/origin.txt', 'child')
       assert.equal(await sbx.files.read('/home/user/origin.txt'), 'parent')
     } finally {

@@ -12,6 +12,9 @@ chmod 0755 /usr/sbin/policy-rc.d
 apt-get update -q
 apt-get -y -q -o Dpkg::Options::=--force-confold upgrade
 
+# Packages whose dependencies debootstrap cannot resolve (virtual packages), installed by apt's resolver instead.
+apt-get -y -q --no-install-recommends install npm
+
 # The default user, like E2B's: uid/gid 1000, home /home/user, bash, passwordless sudo.
 groupadd --gid 1000 user
 useradd --uid 1000 --gid 1000 --create-home --home-dir /home/user --shell /bin/bash user

@@ -9,7 +9,10 @@ import io.agentenv.spi.Resources;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The handle of one runtime generation of one container sandbox: what it is (spec, container id, dirs, resources)
@@ -18,6 +21,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@link ContainerSandbox} is the SPI face.
  */
 final class Generation {
+
+    private static final Logger log = LoggerFactory.getLogger(Generation.class);
 
     final HostParts parts;
     final LaunchSpec spec;
@@ -117,6 +122,20 @@ final class Generation {
 
     long initPid() throws IOException {
         return initPid(dirs);
+    }
+
+    /**
+     * The sandbox's boot id, which a resume with memory and the sandboxes restored from its captures keep; empty when it
+     * has none or it cannot be read (logged: they get a new one).
+     */
+    Optional<String> bootId() {
+        try {
+            return GuestProcFiles.bootId(dirs);
+        } catch (IOException | RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox_id", spec.id().value()).setCause(e)
+                    .log("the sandbox's boot id could not be read; a resume or restore of this state gets a new one");
+            return Optional.empty();
+        }
     }
 
     /** The host pid of the container's init, as runc wrote it into the bundle. */

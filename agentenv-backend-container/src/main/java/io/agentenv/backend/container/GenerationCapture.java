@@ -59,7 +59,7 @@ final class GenerationCapture {
         var parts = gen.parts;
         Lineage current = gen.lineage();
         SavedStates.Snapshot snapshot = new SavedStates.Snapshot(current.withCapturedUpper(), gen.resources,
-                Optional.of(gen.spec.accessToken()), artifactDir);
+                Optional.of(gen.spec.accessToken()), artifactDir, gen.bootId());
         boolean wasFrozen = gen.frozen();
         long started = System.nanoTime();
         Path work = gen.dirs.dir().resolve("snapshot-work");

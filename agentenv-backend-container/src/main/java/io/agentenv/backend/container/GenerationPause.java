@@ -42,7 +42,8 @@ final class GenerationPause {
         if (!gen.phase.compareAndSet(ContainerSandbox.Phase.RUNNING, ContainerSandbox.Phase.PAUSING)) {
             throw new BackendException.Recoverable("sandbox " + gen.spec.id() + " is not running: " + gen.phase.get());
         }
-        SavedStates.Paused paused = new SavedStates.Paused(mode, gen.lineage(), gen.resources, artifactDir);
+        SavedStates.Paused paused = new SavedStates.Paused(mode, gen.lineage(), gen.resources, artifactDir,
+                mode == PauseMode.WITH_MEMORY ? gen.bootId() : Optional.empty()); // without memory: a new boot at resume
         Path work = dirs.dir().resolve("dump-work");
         long started = System.nanoTime();
         long checkpointed;

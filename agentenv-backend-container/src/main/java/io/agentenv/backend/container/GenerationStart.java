@@ -185,6 +185,13 @@ final class GenerationStart {
                             ? "spare" : "made";
                     diskNanos = System.nanoTime() - mounting;
                 }
+                GuestProcFiles.writeBootId(dirs, switch (launch) { // see GuestProcFiles: which launch is a new boot
+                    case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) ->
+                            state.bootId().orElseGet(GuestProcFiles::newBootId);
+                    case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) when images.isPresent() ->
+                            state.bootId().orElseGet(GuestProcFiles::newBootId);
+                    default -> GuestProcFiles.newBootId();
+                });
                 RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
                         parts.spec(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv)));
             }
@@ -197,6 +204,7 @@ final class GenerationStart {
                 }
             } else {
                 parts.runc().create(gen.id, dirs.bundle());
+                GuestProcFiles.mount(gen.initPid(), dirs); // a cold boot; a restore has these mounts in its images
                 parts.runc().start(gen.id);
             }
             long envdStarted = System.nanoTime();

@@ -31,10 +31,11 @@ final class OciSpecs {
     static final long CPU_PERIOD_US = 100_000;
     static final String CRIU_CONFIG_ANNOTATION = "org.criu.config";
     /**
-     * Which mount layout {@link #build} writes, for keys of checkpoints taken from it (TemplateImages): 2 = /dev and
+     * Which mount layout {@link #build} writes, for keys of checkpoints taken from it (TemplateImages): 3 = the
+     * sandbox's {@link GuestProcFiles} dir bound too (and its files mounted over /proc by the backend), 2 = /dev and
      * /sys/fs/cgroup bound from {@link GuestMounts}, 1 (no token) = runc's tmpfs mounts there.
      */
-    static final String MOUNT_LAYOUT = "mounts-2";
+    static final String MOUNT_LAYOUT = "mounts-3";
     /**
      * Run by /bin/sh in the container before its init: points stdio at the container's own /dev/null and execs the init
      * in its place. runc gives the init the host's /dev/null (this server's) and re-opens it inside only when it makes

@@ -7,7 +7,8 @@ import java.nio.file.Path;
 /**
  * The host directories of one sandbox, all below {@code dir}: its disk image {@code disk.img} mounted at {@code disk}
  * (see {@link SandboxDisks}), which holds the overlay's {@code upper} and {@code work} dirs, the overlay's merged
- * {@code rootfs} mount point, the {@code envd} dir bound into the container for envd's unix socket, and the
+ * {@code rootfs} mount point, the {@code envd} dir bound into the container for envd's unix socket, the {@code proc}
+ * dir of files shown over the sandbox's {@code /proc} ({@link GuestProcFiles}), and the
  * runc {@code bundle} (config.json, runc.log, init.pid). Everything a sandbox leaves on disk is under {@code dir}, so
  * removing it (after unmounting {@code rootfs}, then {@code disk}) removes the sandbox's files.
  */
@@ -49,6 +50,11 @@ record SandboxDirs(Path dir) {
 
     Path envd() {
         return dir.resolve("envd");
+    }
+
+    /** The files shown over the sandbox's {@code /proc} paths (its boot id), bound read-only: {@link GuestProcFiles}. */
+    Path procFiles() {
+        return dir.resolve("proc");
     }
 
     Path bundle() {

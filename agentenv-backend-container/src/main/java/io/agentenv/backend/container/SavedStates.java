@@ -38,22 +38,29 @@ final class SavedStates {
 
     /** The JSON form of both states. */
     record Wire(int version, String kind, String mode, List<String> layers, String template, String envdDir,
-                int cpuCount, int memoryMiB, int diskSizeMiB, String guestToken) {
+                int cpuCount, int memoryMiB, int diskSizeMiB, String guestToken, String bootId) {
     }
 
-    /** A paused sandbox: its disk image and owned layers moved into {@code artifactDir}, plus CRIU images WITH_MEMORY. */
-    record Paused(PauseMode mode, Lineage lineage, Resources resources, Path artifactDir) implements PausedState {
+    /**
+     * A paused sandbox: its disk image and owned layers moved into {@code artifactDir}, plus CRIU images WITH_MEMORY.
+     * {@code bootId} is the boot id its resume keeps ({@link GuestProcFiles}): a pause with memory only; empty for a
+     * filesystem-only pause (its resume is a new boot) and for states paused before sandboxes had their own.
+     */
+    record Paused(PauseMode mode, Lineage lineage, Resources resources, Path artifactDir, Optional<String> bootId)
+            implements PausedState {
         Paused {
             requireNonNull(mode, "mode is null");
             requireNonNull(lineage, "lineage is null");
             requireNonNull(resources, "resources is null");
             requireNonNull(artifactDir, "artifactDir is null");
+            requireNonNull(bootId, "bootId is null");
         }
 
         @Override
         public byte[] encode() {
             return write(new Wire(VERSION, "paused", mode.name(), lineage.layers(), lineage.template().toString(),
-                    lineage.envdDir().toString(), resources.cpuCount(), resources.memoryMiB(), resources.diskSizeMiB(), null));
+                    lineage.envdDir().toString(), resources.cpuCount(), resources.memoryMiB(), resources.diskSizeMiB(), null,
+                    bootId.orElse(null)));
         }
 
         Path images() {
@@ -95,22 +102,24 @@ final class SavedStates {
     /**
      * A snapshot: layer 0 is the source's upper, images its memory. {@code guestToken} is the token the source's envd
      * had when captured (a restored envd asks for it before it accepts a new one); it is stored with the state, in the
-     * server's database, like the sandbox tokens themselves.
+     * server's database, like the sandbox tokens themselves. {@code bootId} is the source's boot id, which the sandboxes
+     * restored from it keep (they continue its memory); empty for snapshots taken before sandboxes had their own.
      */
-    record Snapshot(Lineage lineage, Resources resources, Optional<AccessToken> guestToken, Path artifactDir)
-            implements SnapshotState {
+    record Snapshot(Lineage lineage, Resources resources, Optional<AccessToken> guestToken, Path artifactDir,
+                    Optional<String> bootId) implements SnapshotState {
         Snapshot {
             requireNonNull(lineage, "lineage is null");
             requireNonNull(resources, "resources is null");
             requireNonNull(guestToken, "guestToken is null");
             requireNonNull(artifactDir, "artifactDir is null");
+            requireNonNull(bootId, "bootId is null");
         }
 
         @Override
         public byte[] encode() {
             return write(new Wire(VERSION, "snapshot", null, lineage.layers(), lineage.template().toString(),
                     lineage.envdDir().toString(), resources.cpuCount(), resources.memoryMiB(), resources.diskSizeMiB(),
-                    guestToken.map(AccessToken::value).orElse(null)));
+                    guestToken.map(AccessToken::value).orElse(null), bootId.orElse(null)));
         }
 
         Path images() {
@@ -126,7 +135,7 @@ final class SavedStates {
         Wire wire = read(encoded, "paused");
         try {
             return new Paused(PauseMode.valueOf(requireNonNull(wire.mode(), "mode")), lineage(wire), resources(wire),
-                    absolute(artifactDir));
+                    absolute(artifactDir), Optional.ofNullable(wire.bootId()));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("paused state is malformed: " + e.getMessage(), e);
         }
@@ -136,7 +145,8 @@ final class SavedStates {
         Wire wire = read(encoded, "snapshot");
         try {
             return new Snapshot(lineage(wire), resources(wire),
-                    Optional.ofNullable(wire.guestToken()).map(AccessToken::new), absolute(artifactDir));
+                    Optional.ofNullable(wire.guestToken()).map(AccessToken::new), absolute(artifactDir),
+                    Optional.ofNullable(wire.bootId()));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("snapshot state is malformed: " + e.getMessage(), e);
         }

@@ -156,9 +156,11 @@ final class TemplateImages {
             Files.createDirectories(dirs.envd());
             Lineage boot = new Lineage(List.of(), rootfs, envdDir);
             parts.overlays().mount(boot.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+            GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own
             RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
                     parts.spec(id, dirs, slot, "sandbox", boot, parts.resources(), List.of(), BOOT_ENVD_ARGS)));
             parts.runc().create(id, dirs.bundle());
+            GuestProcFiles.mount(Generation.initPid(dirs), dirs);
             parts.runc().start(id);
             try (HttpEnvdClient client = parts.envdClients().open(new SandboxId("template000000000000"),
                     ContainerSandbox.envdAddress(slot), Optional.empty())) {

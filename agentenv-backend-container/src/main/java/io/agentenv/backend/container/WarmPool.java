@@ -315,6 +315,7 @@ final class WarmPool implements AutoCloseable {
             }
             Files.createDirectories(dirs.envd());
             parts.mountOnNewDisk(image.lineage().lowers(HostParts.layersDir(dirs)), dirs, parts.resources().diskSizeMiB());
+            GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // a new sandbox: a boot of its own
             RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
                     parts.spec(id, dirs, slot, sandbox.value(), image.lineage(), parts.resources(), List.of())));
             parts.runc().restore(id, dirs.bundle(), image.images(), dirs.restoreWork());

@@ -21,10 +21,22 @@ class SavedStatesTest {
     private static final Lineage LINEAGE = new Lineage(List.of("0", "/var/lib/agentenv/templates/base-1/layer"),
             Path.of("/var/cache/agentenv/templates/base/abc/rootfs"), Path.of("/var/lib/agentenv/envd/123"));
     private static final Resources RESOURCES = new Resources(2, 512, 10_000);
+    private static final String BOOT_ID = "0d5f4a8e-3c1b-4e7a-9f2d-6b8c1a2e3f40";
+
+    @Test
+    void a_state_written_before_sandboxes_had_their_own_boot_id_decodes_without_one() throws Exception {
+        String old = "{\"version\":1,\"kind\":\"paused\",\"mode\":\"WITH_MEMORY\",\"layers\":[],\"template\":\"/t\","
+                + "\"envdDir\":\"/e\",\"cpuCount\":2,\"memoryMiB\":512,\"diskSizeMiB\":1024,\"guestToken\":null}";
+
+        SavedStates.Paused decoded = SavedStates.decodePaused(old.getBytes(StandardCharsets.UTF_8), Path.of("/a"));
+
+        assertThat(decoded.bootId()).isEmpty();
+    }
 
     @Test
     void a_paused_state_round_trips_and_is_found_again_under_the_artifact_dir_it_is_decoded_with() throws Exception {
-        SavedStates.Paused paused = new SavedStates.Paused(PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"));
+        SavedStates.Paused paused = new SavedStates.Paused(PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"),
+                Optional.of(BOOT_ID));
 
         SavedStates.Paused decoded = SavedStates.decodePaused(paused.encode(), Path.of("/b/two"));
 
@@ -32,17 +44,19 @@ class SavedStatesTest {
         assertThat(decoded.lineage()).isEqualTo(LINEAGE);
         assertThat(decoded.resources()).isEqualTo(RESOURCES);
         assertThat(decoded.images()).isEqualTo(Path.of("/b/two/images"));
+        assertThat(decoded.bootId()).contains(BOOT_ID);
         assertThat(new String(paused.encode(), StandardCharsets.UTF_8)).doesNotContain("/a/one");
     }
 
     @Test
     void a_snapshot_keeps_the_source_token_and_a_paused_state_is_not_a_snapshot() throws Exception {
         SavedStates.Snapshot snapshot = new SavedStates.Snapshot(LINEAGE, RESOURCES, Optional.of(new AccessToken("t0k")),
-                Path.of("/a"));
+                Path.of("/a"), Optional.of(BOOT_ID));
 
         SavedStates.Snapshot decoded = SavedStates.decodeSnapshot(snapshot.encode(), Path.of("/a"));
 
         assertThat(decoded.guestToken()).contains(new AccessToken("t0k"));
+        assertThat(decoded.bootId()).contains(BOOT_ID);
         assertThat(decoded.lineage().owned()).containsExactly("0");
         assertThatThrownBy(() -> SavedStates.decodePaused(snapshot.encode(), Path.of("/a")))
                 .isInstanceOf(BackendException.Terminal.class).hasMessageContaining("not a container paused state");

@@ -2,7 +2,8 @@
  * envd's {@code filesystem.Filesystem} Connect service, wire-compatible with E2B's envd.
  *
  * <p>{@link io.agentenv.envd.filesystem.FilesystemRpc} resolves each request's paths for the calling user (Basic auth
- * user, else the sandbox's default user; relative paths against the default workdir or the home, {@code ~} expanded)
+ * user, else the sandbox's default user; relative paths and {@code ~} against that user's home, the empty path is the
+ * default workdir: {@link io.agentenv.envd.users.UserPaths})
  * and maps {@link io.agentenv.envd.filesystem.FsException} to Connect codes in one place. The operations
  * ({@link io.agentenv.envd.filesystem.LocalFilesystem}) work on absolute paths; directories they create belong to
  * the user. {@link io.agentenv.envd.filesystem.Entry} follows E2B's field rules: permission bits only in

@@ -324,10 +324,7 @@ public final class ProcessService implements AutoCloseable {
                 throw RpcException.invalidArgument("cwd '" + config.getCwd() + "' does not exist");
             }
         } else {
-            cwd = state.defaultWorkdir().filter(Files::isDirectory).orElse(user.home());
-            if (!Files.isDirectory(cwd)) {
-                cwd = Path.of("/");
-            }
+            cwd = UserPaths.defaultDirectory(user, state.defaultWorkdir());
         }
         Path executable = executable(config.getCmd(), cwd, env.get("PATH"));
         Optional<LaunchSpec.PtySize> pty = request.hasPty()

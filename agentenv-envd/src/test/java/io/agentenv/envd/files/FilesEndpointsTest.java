@@ -60,8 +60,9 @@ class FilesEndpointsTest {
     void start() throws Exception {
         home = Files.createDirectory(temp.resolve("home"));
         Path passwd = Files.writeString(temp.resolve("passwd"),
-                "root:x:0:0:root:/root:/bin/bash\nuser:x:65534:65534:user:" + home + ":/bin/bash\n");
-        Path group = Files.writeString(temp.resolve("group"), "root:x:0:\nuser:x:65534:\n");
+                "root:x:0:0:root:/root:/bin/bash\nuser:x:65534:65534:user:" + home + ":/bin/bash\n"
+                        + "other:x:65533:65533:other:" + temp.resolve("other") + ":/bin/bash\n");
+        Path group = Files.writeString(temp.resolve("group"), "root:x:0:\nuser:x:65534:\nother:x:65533:\n");
         Clock clock = Clock.fixed(NOW, ZoneOffset.UTC);
         session = new Session(clock);
         Accounts accounts = new Accounts(new UserDirectory(passwd, group), session::defaultUser, "user");
@@ -418,5 +419,27 @@ class FilesEndpointsTest {
             assertThat(response.statusCode()).isEqualTo(401);
             assertThat(new String(response.body(), StandardCharsets.UTF_8)).contains("invalid signature");
         }
+    }
+
+    @Test
+    void relative_paths_of_another_user_resolve_against_that_users_home_not_the_default_workdir() throws Exception {
+        Path otherHome = Files.createDirectory(temp.resolve("other"));
+        session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.of(home.toString()), Optional.empty()));
+
+        HttpResponse<String> put = post("?path=hello.txt&username=other", "multipart/form-data; boundary=B",
+                multipart("B", "hello.txt", "as other"), "X-Access-Token", "tok");
+        HttpResponse<byte[]> got = get("?path=" + q("~/hello.txt") + "&username=other", "X-Access-Token", "tok");
+        String write = UrlSignature.sign("signed.txt", UrlSignature.Operation.WRITE, "other", "tok", OptionalLong.empty());
+        HttpResponse<String> signed = post("?path=signed.txt&username=other&signature=" + q(write),
+                "application/octet-stream", "signed".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(put.statusCode()).isEqualTo(200);
+        assertThat(JsonParser.parseString(put.body()).getAsJsonArray().get(0).getAsJsonObject().get("path").getAsString())
+                .isEqualTo(otherHome.resolve("hello.txt").toString());
+        assertThat(new String(got.body(), StandardCharsets.UTF_8)).isEqualTo("as other");
+        assertThat(signed.statusCode()).isEqualTo(200);
+        assertThat(otherHome.resolve("signed.txt")).hasContent("signed");
+        assertThat(home.resolve("hello.txt")).doesNotExist();
+        assertThat(home.resolve("signed.txt")).doesNotExist();
     }
 }

@@ -62,8 +62,9 @@ class FilesystemRpcTest {
     void setUp() throws IOException {
         home = Files.createDirectory(temp.resolve("home"));
         Path passwd = Files.writeString(temp.resolve("passwd"),
-                "root:x:0:0:root:/root:/bin/bash\nuser:x:65534:65534:user:" + home + ":/bin/bash\n");
-        Path group = Files.writeString(temp.resolve("group"), "root:x:0:\nuser:x:65534:\n");
+                "root:x:0:0:root:/root:/bin/bash\nuser:x:65534:65534:user:" + home + ":/bin/bash\n"
+                        + "other:x:65533:65533:other:" + temp.resolve("other") + ":/bin/bash\n");
+        Path group = Files.writeString(temp.resolve("group"), "root:x:0:\nuser:x:65534:\nother:x:65533:\n");
         session = new Session(Clock.systemUTC());
         watchers = new Watchers(hub, 10, 1000);
         rpc = new FilesystemRpc(new LocalFilesystem(), hub, watchers,
@@ -121,16 +122,44 @@ class FilesystemRpcTest {
     }
 
     @Test
-    void a_tilde_expands_to_the_home_and_the_default_workdir_anchors_relative_paths() throws IOException {
+    void relative_paths_resolve_against_the_home_even_with_a_default_workdir_which_only_stands_for_the_empty_path()
+            throws IOException {
         Path workdir = Files.createDirectory(temp.resolve("work"));
         Files.writeString(workdir.resolve("w.txt"), "");
         Files.writeString(home.resolve("h.txt"), "");
         session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.of(workdir.toString()), Optional.empty()));
 
-        assertThat(rpc.stat(StatRequest.newBuilder().setPath("w.txt").build(), call()).getEntry().getPath())
-                .isEqualTo(workdir.resolve("w.txt").toString());
+        assertThat(rpc.stat(StatRequest.newBuilder().setPath("h.txt").build(), call()).getEntry().getPath())
+                .isEqualTo(home.resolve("h.txt").toString());
         assertThat(rpc.stat(StatRequest.newBuilder().setPath("~/h.txt").build(), call()).getEntry().getPath())
                 .isEqualTo(home.resolve("h.txt").toString());
+        assertThat(rpc.stat(StatRequest.newBuilder().setPath("").build(), call()).getEntry().getPath())
+                .isEqualTo(workdir.toString());
+        assertThat(codeOf(() -> rpc.stat(StatRequest.newBuilder().setPath("w.txt").build(), call())))
+                .isEqualTo(ConnectCode.NOT_FOUND);
+    }
+
+    @Test
+    void every_procedure_resolves_a_relative_path_against_the_calling_users_own_home() throws Exception {
+        Path otherHome = Files.createDirectory(temp.resolve("other"));
+        session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.of(home.toString()), Optional.empty()));
+        CallContext asOther = call(Optional.of("other"), Optional.empty(), Duration.ofSeconds(90));
+
+        assertThat(rpc.makeDir(MakeDirRequest.newBuilder().setPath("d").build(), asOther).getEntry().getPath())
+                .isEqualTo(otherHome.resolve("d").toString());
+        Files.writeString(otherHome.resolve("d/f.txt"), "x");
+        assertThat(rpc.stat(StatRequest.newBuilder().setPath("d/f.txt").build(), asOther).getEntry().getPath())
+                .isEqualTo(otherHome.resolve("d/f.txt").toString());
+        assertThat(rpc.listDir(ListDirRequest.newBuilder().setPath("d").setDepth(1).build(), asOther).getEntriesList())
+                .extracting(EntryInfo::getPath).containsExactly(otherHome.resolve("d/f.txt").toString());
+        String watcher = rpc.createWatcher(CreateWatcherRequest.newBuilder().setPath("d").build(), asOther).getWatcherId();
+        rpc.removeWatcher(RemoveWatcherRequest.newBuilder().setWatcherId(watcher).build(), asOther);
+        assertThat(rpc.move(MoveRequest.newBuilder().setSource("d/f.txt").setDestination("g.txt").build(), asOther)
+                .getEntry().getPath()).isEqualTo(otherHome.resolve("g.txt").toString());
+        rpc.remove(RemoveRequest.newBuilder().setPath("g.txt").build(), asOther);
+
+        assertThat(otherHome.resolve("g.txt")).doesNotExist();
+        assertThat(home.resolve("d")).doesNotExist();
     }
 
     @Test

@@ -32,6 +32,7 @@ import io.agentenv.envd.testing.TestEnvd;
 import io.agentenv.envd.users.Accounts;
 import io.agentenv.envd.users.UserDirectory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -43,11 +44,16 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class ProcessServiceTest {
     private static final Map<String, String> NO_HEADERS = Map.of();
 
+    @TempDir
+    Path temp;
+
+    private Session session;
     private ProcessService processes;
     private TestEnvd envd;
     private ConnectTestClient client;
@@ -55,7 +61,7 @@ class ProcessServiceTest {
     @BeforeEach
     void start_envd() throws Exception {
         Clock clock = Clock.systemUTC();
-        Session session = new Session(clock);
+        session = new Session(clock);
         session.init(new InitRequest(Optional.empty(), Map.of("FROM_INIT", "init-value"), Optional.empty(),
                 Optional.empty(), Optional.empty()));
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, System.getProperty("user.name"));
@@ -199,6 +205,22 @@ class ProcessServiceTest {
         try (var stream = start(badCmd, NO_HEADERS)) {
             assertThat(stream.rest()).isEmpty();
             assertThat(stream.end().error().orElseThrow().getMessage()).contains("executable file not found in $PATH");
+        }
+    }
+
+    @Test
+    void a_relative_cwd_resolves_against_the_users_home_and_no_cwd_is_the_default_workdir() throws Exception {
+        String name = System.getProperty("user.name");
+        Path home = UserDirectory.system().find(name).orElseThrow().home();
+        session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.of(temp.toString()),
+                Optional.empty()));
+        StartRequest relative = bash("pwd").toBuilder().setProcess(bash("pwd").getProcess().toBuilder().setCwd(".")).build();
+
+        try (var stream = start(relative, NO_HEADERS)) {
+            assertThat(output(stream.rest(), ProcessEvent.DataEvent.OutputCase.STDOUT)).isEqualTo(home + "\n");
+        }
+        try (var stream = start(bash("pwd"), NO_HEADERS)) {
+            assertThat(output(stream.rest(), ProcessEvent.DataEvent.OutputCase.STDOUT)).isEqualTo(temp + "\n");
         }
     }
 

@@ -3,6 +3,8 @@ package io.agentenv.envd.users;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.argumentSet;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -26,6 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class UserPathsTest {
     private static final UserAccount USER = new UserAccount("user", 1000, 1000, List.of(1000), Path.of("/home/user"), "/bin/bash");
+    private static final UserAccount ROOT = new UserAccount("root", 0, 0, List.of(0), Path.of("/root"), "/bin/bash");
     private static final long SEED = 0xE2B_0002L;
     private static final int TRIES = 1000;
     private static final int MAX_SEGMENTS = 6;
@@ -65,13 +69,44 @@ class UserPathsTest {
     }
 
     @Test
-    void tilde_expands_to_home_and_relative_paths_use_the_workdir_or_home() {
-        assertThat(UserPaths.resolve("~", USER, Optional.empty())).isEqualTo(Path.of("/home/user"));
-        assertThat(UserPaths.resolve("~/a/../b", USER, Optional.empty())).isEqualTo(Path.of("/home/user/b"));
+    void tilde_and_relative_paths_resolve_against_the_users_home_and_the_empty_path_is_the_workdir() {
+        Optional<Path> workdir = Optional.of(Path.of("/work"));
+        assertThat(UserPaths.resolve("~", USER, workdir)).isEqualTo(Path.of("/home/user"));
+        assertThat(UserPaths.resolve("~/a/../b", USER, workdir)).isEqualTo(Path.of("/home/user/b"));
         assertThat(UserPaths.resolve("file.txt", USER, Optional.empty())).isEqualTo(Path.of("/home/user/file.txt"));
-        assertThat(UserPaths.resolve("file.txt", USER, Optional.of(Path.of("/work")))).isEqualTo(Path.of("/work/file.txt"));
+        assertThat(UserPaths.resolve("file.txt", USER, workdir)).isEqualTo(Path.of("/home/user/file.txt"));
         assertThat(UserPaths.resolve("", USER, Optional.empty())).isEqualTo(Path.of("/home/user"));
-        assertThat(UserPaths.resolve("../../etc", USER, Optional.empty())).isEqualTo(Path.of("/etc"));
+        assertThat(UserPaths.resolve("", USER, workdir)).isEqualTo(Path.of("/work"));
+        assertThat(UserPaths.resolve("../../etc", USER, workdir)).isEqualTo(Path.of("/etc"));
+    }
+
+    @Test
+    void each_user_gets_its_own_home_for_the_same_relative_path() {
+        Optional<Path> workdir = Optional.of(Path.of("/home/user"));
+        assertThat(UserPaths.resolve("hello.txt", ROOT, workdir)).isEqualTo(Path.of("/root/hello.txt"));
+        assertThat(UserPaths.resolve("~/hello.txt", ROOT, workdir)).isEqualTo(Path.of("/root/hello.txt"));
+        assertThat(UserPaths.resolve("hello.txt", USER, workdir)).isEqualTo(Path.of("/home/user/hello.txt"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("paths")
+    void only_the_empty_path_depends_on_the_workdir(String path) {
+        Path withWorkdir = UserPaths.resolve(path, USER, Optional.of(Path.of("/work")));
+        assertThat(withWorkdir).as("'%s' resolves to %s", path, withWorkdir)
+                .isEqualTo(path.isEmpty() ? Path.of("/work") : UserPaths.resolve(path, USER, Optional.empty()));
+    }
+
+    @Test
+    void a_process_without_a_cwd_starts_in_the_workdir_else_the_home_else_the_root(@TempDir Path temp) throws IOException {
+        Path home = Files.createDirectory(temp.resolve("home"));
+        Path workdir = Files.createDirectory(temp.resolve("work"));
+        UserAccount user = new UserAccount("u", 1000, 1000, List.of(1000), home, "/bin/sh");
+        UserAccount homeless = new UserAccount("h", 1001, 1001, List.of(1001), temp.resolve("missing"), "/bin/sh");
+
+        assertThat(UserPaths.defaultDirectory(user, Optional.of(workdir))).isEqualTo(workdir);
+        assertThat(UserPaths.defaultDirectory(user, Optional.of(temp.resolve("gone")))).isEqualTo(home);
+        assertThat(UserPaths.defaultDirectory(user, Optional.empty())).isEqualTo(home);
+        assertThat(UserPaths.defaultDirectory(homeless, Optional.empty())).isEqualTo(Path.of("/"));
     }
 
     /**
