@@ -85,6 +85,11 @@ public final class Sandbox implements AutoCloseable {
         return create(CreateOptions.builder().template(template).build(), SandboxConfig.fromEnvironment());
     }
 
+    /** A sandbox of {@code template} (id, alias or snapshot id) with {@code config}. */
+    public static Sandbox create(String template, SandboxConfig config) {
+        return create(CreateOptions.builder().template(template).build(), config);
+    }
+
     /** A sandbox made as {@code options} say. */
     public static Sandbox create(CreateOptions options) {
         return create(options, SandboxConfig.fromEnvironment());
