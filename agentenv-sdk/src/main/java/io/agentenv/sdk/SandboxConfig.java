@@ -24,7 +24,10 @@ import java.util.concurrent.Executor;
  *       else {@code https://api.<domain>}.</li>
  *   <li>Sandbox URL (envd and the other sandbox ports, routed by the {@code E2b-Sandbox-Id}/{@code E2b-Sandbox-Port}
  *       headers): {@link Builder#sandboxUrl}, else {@code E2B_SANDBOX_URL}; without it each sandbox is reached at
- *       {@code https://49983-<id>.<sandbox domain>} ({@code https://sandbox.<domain>} for E2B's own domains).</li>
+ *       {@code https://49983-<id>.<sandbox domain>} ({@code https://sandbox.<domain>} for E2B's own domains).
+ *       One addition to E2B's rules: when the API URL is given as a plain {@code http://} URL and no sandbox URL is,
+ *       sandboxes are reached through the API URL (this server serves its sandbox proxy on the API's port, and a
+ *       derived {@code https://} sandbox URL could not work beside a plain-HTTP API anyway).</li>
  * </ul>
  *
  * For this server both URLs are the server's address, e.g. {@code E2B_API_URL=E2B_SANDBOX_URL=http://localhost:3000}.
@@ -55,7 +58,10 @@ public final class SandboxConfig {
         this.domain = firstText(b.domain, env.get("E2B_DOMAIN")).orElse("e2b.app");
         this.apiUrl = uri(firstText(b.apiUrl, env.get("E2B_API_URL"))
                 .orElse(debug ? "http://localhost:3000" : "https://api." + domain), "API URL");
-        this.sandboxUrl = firstText(b.sandboxUrl, env.get("E2B_SANDBOX_URL")).map(u -> uri(u, "sandbox URL"));
+        Optional<String> explicitApi = firstText(b.apiUrl, env.get("E2B_API_URL"));
+        this.sandboxUrl = firstText(b.sandboxUrl, env.get("E2B_SANDBOX_URL")).map(u -> uri(u, "sandbox URL"))
+                .or(() -> !debug && explicitApi.isPresent() && "http".equalsIgnoreCase(apiUrl.getScheme())
+                        ? Optional.of(apiUrl) : Optional.empty());
         this.requestTimeout = b.requestTimeout;
         this.retries = b.retries;
         this.headers = Map.copyOf(b.headers);

@@ -61,6 +61,19 @@ class SandboxConfigTest {
     }
 
     @Test
+    void aPlainHttpApiUrlAlsoServesTheSandboxesUnlessASandboxUrlIsGiven() {
+        SandboxConfig local = SandboxConfig.builder(Map.of("E2B_API_URL", "http://localhost:3000")).build();
+        assertThat(local.sandboxUrl()).contains(URI.create("http://localhost:3000"));
+        assertThat(local.envdUrl("abc", Optional.empty())).isEqualTo(URI.create("http://localhost:3000"));
+        SandboxConfig split = SandboxConfig.builder(Map.of("E2B_API_URL", "http://localhost:3000",
+                "E2B_SANDBOX_URL", "http://localhost:3002")).build();
+        assertThat(split.envdUrl("abc", Optional.empty())).isEqualTo(URI.create("http://localhost:3002"));
+        SandboxConfig tls = SandboxConfig.builder(Map.of("E2B_API_URL", "https://api.example.test")).build();
+        assertThat(tls.sandboxUrl()).isEmpty();
+        assertThat(SandboxConfig.builder(Map.of()).debug(true).build().sandboxUrl()).isEmpty();
+    }
+
+    @Test
     void malformedUrlsAreRefused() {
         assertThatThrownBy(() -> SandboxConfig.builder(Map.of()).apiUrl("localhost:3000").build())
                 .isInstanceOf(InvalidArgumentException.class);

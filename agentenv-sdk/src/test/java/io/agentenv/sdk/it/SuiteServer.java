@@ -281,8 +281,16 @@ public final class SuiteServer implements BeforeAllCallback, AfterAllCallback {
         return Path.of(System.getProperty("sdk.it.envdDir", "../agentenv-envd/target")).toAbsolutePath().normalize();
     }
 
+    /** The server needs Java 25: the build's JDK (set by the pom), else JAVA_HOME's, else the JVM running the tests. */
     private static String javaBinary() {
-        String home = System.getProperty("java.home");
+        String configured = System.getProperty("sdk.it.serverJava");
+        if (configured != null && Files.isExecutable(Path.of(configured))) {
+            return configured;
+        }
+        String home = System.getenv("JAVA_HOME");
+        if (home == null || !Files.isExecutable(Path.of(home, "bin", "java"))) {
+            home = System.getProperty("java.home");
+        }
         return Path.of(home, "bin", "java").toString();
     }
 
