@@ -34,6 +34,7 @@ public final class ApiClient {
 
     private final SandboxConfig config;
 
+    /** A client for {@code config}'s API URL and key. */
     public ApiClient(SandboxConfig config) {
         this.config = config;
     }

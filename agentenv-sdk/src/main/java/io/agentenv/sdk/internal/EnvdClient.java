@@ -44,6 +44,7 @@ public final class EnvdClient {
     private final URI base;
     private final Optional<String> accessToken;
 
+    /** A client for the envd of {@code sandboxId}, reached at {@code base} with its access token. */
     public EnvdClient(SandboxConfig config, String sandboxId, URI base, Optional<String> accessToken) {
         this.config = config;
         this.sandboxId = sandboxId;
@@ -51,10 +52,12 @@ public final class EnvdClient {
         this.accessToken = accessToken;
     }
 
+    /** The configuration (HTTP client, timeouts, executor). */
     public SandboxConfig config() {
         return config;
     }
 
+    /** The sandbox this client reaches. */
     public String sandboxId() {
         return sandboxId;
     }
