@@ -28,6 +28,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
@@ -41,7 +43,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * or failed when {@code AENV_REQUIRE_HOST_TESTS=1} (as {@code scripts/test.sh} sets it as root). Two runs of the
  * suite on one host take turns (a lock file in the run dir).
  */
-public final class SuiteServer implements BeforeAllCallback, AfterAllCallback {
+public final class SuiteServer implements ExecutionCondition, BeforeAllCallback, AfterAllCallback {
     static final String API_KEY = "e2b_" + "0123456789abcdef".repeat(3).substring(0, 40);
     static final String NAME_PREFIX = "aenvj";
     static final Path RUN_DIR = Path.of("/run/agentenv/e2e-java-sdk");
@@ -68,6 +70,26 @@ public final class SuiteServer implements BeforeAllCallback, AfterAllCallback {
             throw new IllegalStateException("the suite server is not running");
         }
         return config;
+    }
+
+    /** Whether the server runs (false when its start failed). */
+    static boolean running() {
+        return config != null;
+    }
+
+    /** Skips the suite (reported as skipped) where the host cannot run it, unless host tests are required. */
+    @Override
+    public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+        String unready;
+        try {
+            unready = unreadyReason();
+        } catch (IOException e) {
+            unready = "the host could not be checked: " + e.getMessage();
+        }
+        if (unready == null || "1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
+            return ConditionEvaluationResult.enabled("the host can run container sandboxes (or they are required)");
+        }
+        return ConditionEvaluationResult.disabled("host test skipped: " + unready);
     }
 
     @Override
