@@ -399,6 +399,11 @@ public final class Sandbox implements AutoCloseable {
         return getMetrics(sandboxId, Optional.empty(), Optional.empty(), config);
     }
 
+    /** Samples of this sandbox's resource use between {@code start} and {@code end}. */
+    public List<SandboxMetrics> getMetrics(Instant start, Instant end) {
+        return getMetrics(sandboxId, Optional.of(start), Optional.of(end), config);
+    }
+
     /** Whether the sandbox runs and its envd answers ({@code GET /health} through the sandbox proxy). */
     public boolean isRunning() {
         return envd.health();

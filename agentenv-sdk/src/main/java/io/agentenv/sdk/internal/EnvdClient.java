@@ -214,7 +214,13 @@ public final class EnvdClient {
             throw new TimeoutException("sandbox " + sandboxId + " did not answer " + what + " within "
                     + config.requestTimeout().toMillis() + " ms (requestTimeout)", 0, e);
         } catch (IOException e) {
-            throw new SandboxException("cannot reach sandbox " + sandboxId + " at " + base + ": " + ApiClient.describe(e), e);
+            // a connection that broke off: as E2B's SDKs, ask /health whether the sandbox is gone (never for /health)
+            if (!what.equals("/health") && confirmedGone()) {
+                throw new TimeoutException(what + ": " + ApiClient.describe(e) + ": the sandbox was killed or reached its "
+                        + "end of life while the request was in flight", 0, e);
+            }
+            throw new SandboxException("cannot reach sandbox " + sandboxId + " at " + base + " (" + what + "): "
+                    + ApiClient.describe(e), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SandboxException("interrupted", e);

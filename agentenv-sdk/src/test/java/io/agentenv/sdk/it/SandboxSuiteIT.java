@@ -144,6 +144,7 @@ class SandboxSuiteIT {
             SandboxMetrics sample = sandbox.getMetrics().get(0);
             assertThat(sample.memTotal()).isPositive();
             assertThat(sample.diskTotal()).isPositive();
+            assertThat(sandbox.getMetrics(info.startedAt().minusSeconds(60), Instant.now().plusSeconds(60))).isNotEmpty();
 
             Sandbox same = Sandbox.connect(sandbox.sandboxId(), config());
             assertThat(same.sandboxId()).isEqualTo(sandbox.sandboxId());
