@@ -226,6 +226,28 @@ class StubbedSandboxTest {
     }
 
     @Test
+    void theRequestTimeoutBoundsOnlyTheStartOfAStream() {
+        SandboxConfig quick = config.toBuilder().requestTimeout(Duration.ofMillis(300)).build();
+        stub.on("POST", "/process.Process/Start", (ex, r) -> {
+            ex.getResponseHeaders().set("Content-Type", "application/connect+proto");
+            ex.sendResponseHeaders(200, 0);
+            try (OutputStream out = ex.getResponseBody()) {
+                out.write(StubServer.envelope(0, startEvent(11)));
+                out.flush();
+                try {
+                    Thread.sleep(1000); // quiet for longer than the request timeout
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                out.write(StubServer.envelope(0, stdout("late\n")));
+                out.write(StubServer.envelope(0, end(0, null)));
+                out.write(StubServer.envelope(2, "{}".getBytes(StandardCharsets.UTF_8)));
+            }
+        });
+        assertThat(Sandbox.create(CreateOptions.defaults(), quick).commands().run("sleep 1; echo late").stdout()).isEqualTo("late\n");
+    }
+
+    @Test
     void aCharacterSplitAcrossChunksStaysWhole() {
         byte[] euro = "€".getBytes(StandardCharsets.UTF_8);
         stub.on("POST", "/process.Process/Start", StubServer.stream(List.of(startEvent(8),
