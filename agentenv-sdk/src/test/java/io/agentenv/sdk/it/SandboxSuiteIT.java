@@ -238,6 +238,12 @@ class SandboxSuiteIT {
 
         @Test
         void asyncVariantsComplete() throws Exception {
+            Sandbox created = Sandbox.createAsync(CreateOptions.builder().metadata("async", "yes").build(), config())
+                    .get(120, TimeUnit.SECONDS);
+            assertThat(created.getHost(8000)).startsWith("8000-" + created.sandboxId() + ".");
+            assertThat(created.pauseAsync().get(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(created.killAsync().get(60, TimeUnit.SECONDS)).isTrue();
+
             Sandbox same = Sandbox.connectAsync(sandbox.sandboxId(), Optional.empty(), config()).get(60, TimeUnit.SECONDS);
             CommandResult result = same.commands().runAsync("echo async").get(60, TimeUnit.SECONDS);
             assertThat(result.stdout()).isEqualTo("async\n");
@@ -362,7 +368,23 @@ class SandboxSuiteIT {
             sandbox.pty().sendInput(pty.pid(), "stty size\n".getBytes(StandardCharsets.UTF_8));
             await("the new size", () -> text.get().contains("30 100"));
             assertThat(sandbox.commands().list()).extracting(ProcessInfo::pid).contains(pty.pid());
+
+            // detach, attach again: the session goes on and its new output reaches the new handle
+            pty.disconnect();
+            ByteArrayOutputStream later = new ByteArrayOutputStream();
+            CommandHandle again = sandbox.pty().connect(pty.pid(), bytes -> {
+                synchronized (later) {
+                    later.writeBytes(bytes);
+                }
+            }, Duration.ZERO);
+            sandbox.pty().sendInput(pty.pid(), "echo again-$((1+1))\n".getBytes(StandardCharsets.UTF_8));
+            await("output on the new handle", () -> {
+                synchronized (later) {
+                    return later.toString(StandardCharsets.UTF_8).contains("again-2");
+                }
+            });
             assertThat(sandbox.pty().kill(pty.pid())).isTrue();
+            assertThat(again.onExit().handle((r, e) -> r != null ? r.exitCode() : -1).get(60, TimeUnit.SECONDS)).isNotZero();
             assertThat(pty.onExit().handle((r, e) -> r != null ? r.exitCode() : -1).get(60, TimeUnit.SECONDS)).isNotZero();
         }
     }
