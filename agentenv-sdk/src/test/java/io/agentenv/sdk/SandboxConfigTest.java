@@ -53,10 +53,10 @@ class SandboxConfigTest {
     @Test
     void explicitValuesWinOverTheEnvironment() {
         SandboxConfig c = SandboxConfig.builder(Map.of("E2B_API_KEY", "env", "E2B_API_URL", "http://env:1"))
-                .apiKey("mine").apiUrl("http://mine:2").debug(false).build();
-        assertThat(c.apiKey()).contains("mine");
+                .apiKey("secret-key").apiUrl("http://mine:2").debug(false).build();
+        assertThat(c.apiKey()).contains("secret-key");
         assertThat(c.apiUrl()).isEqualTo(URI.create("http://mine:2"));
-        assertThat(c.toString()).doesNotContain("mine\"").contains("<set>");
+        assertThat(c.toString()).doesNotContain("secret-key").contains("apiKey=<set>");
         assertThat(c.toBuilder().build().apiUrl()).isEqualTo(c.apiUrl());
     }
 
