@@ -665,7 +665,7 @@ public final class Sandbox implements AutoCloseable {
         return "Sandbox[" + sandboxId + "]";
     }
 
-    // ---------------------------------------------------------------- wire helpers
+    // ---------------------------------------------------------------- wire mapping
 
     private static String path(String sandboxId) {
         return "/sandboxes/" + ApiClient.encode(Objects.requireNonNull(sandboxId, "sandboxId"));

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Jackson helpers for the REST bodies. Internal; not part of the API. */
+/** Jackson functions for the REST bodies. Internal; not part of the API. */
 public final class Json {
     /** The one mapper. */
     public static final ObjectMapper MAPPER = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
