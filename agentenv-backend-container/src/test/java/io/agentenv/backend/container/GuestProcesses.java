@@ -26,7 +26,6 @@ import java.util.Map;
 final class GuestProcesses {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private GuestProcesses() {}
 
@@ -41,12 +40,10 @@ final class GuestProcesses {
                 .header("Authorization", "Basic " + Base64.getEncoder().encodeToString((user + ":").getBytes(StandardCharsets.UTF_8)))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(envelope.array()))
                 .build();
-        HttpResponse<InputStream> response = HTTP.send(request, HttpResponse.BodyHandlers.ofInputStream());
-        try (DataInputStream in = new DataInputStream(response.body())) {
-            if (response.statusCode() != 200) {
-                throw new IllegalStateException("process start answered " + response.statusCode() + ": "
-                        + new String(in.readAllBytes(), StandardCharsets.UTF_8));
-            }
+        // A client per call: sandboxes of earlier tests had the same address, and a connection pooled to one of them
+        // would be reset by the sandbox that has the address now.
+        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+             DataInputStream in = new DataInputStream(startStream(http, request))) {
             while (true) {
                 int flags = in.readUnsignedByte();
                 byte[] body = new byte[in.readInt()];
@@ -61,5 +58,16 @@ final class GuestProcesses {
                 }
             }
         }
+    }
+
+    private static InputStream startStream(HttpClient http, HttpRequest request) throws Exception {
+        HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        if (response.statusCode() != 200) {
+            try (InputStream body = response.body()) {
+                throw new IllegalStateException("process start answered " + response.statusCode() + ": "
+                        + new String(body.readAllBytes(), StandardCharsets.UTF_8));
+            }
+        }
+        return response.body();
     }
 }
