@@ -103,6 +103,9 @@ final class PauseOperation {
             ctx.discard(id, handle, "pause failed terminally", e);
             throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
         }
+        // the paused instance leaves the runtime before PAUSED is written: a connect woken by that write registers
+        // the resumed instance at once
+        ctx.runtime.detach(handle.get());
         try {
             SandboxRecord current = ctx.records.get(id).orElseThrow(); // picks up a network change made meanwhile
             SandboxRecord done = current.withState(SandboxState.PAUSED)
@@ -116,7 +119,6 @@ final class PauseOperation {
             ctx.discard(id, handle, "the paused state could not be persisted", e);
             throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
         }
-        ctx.runtime.detach(handle.get());
         ctx.closeQuietly(handle.get());
         record.instanceId().ifPresent(instance -> ctx.hooks.stop(id, instance));
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", SandboxState.RUNNING)
