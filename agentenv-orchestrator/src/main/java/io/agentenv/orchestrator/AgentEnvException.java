@@ -31,7 +31,7 @@ public final class AgentEnvException extends RuntimeException {
         return new AgentEnvException(ErrorKind.NOT_FOUND, "sandbox " + id.value() + " not found");
     }
 
-    public static AgentEnvException invalidState(SandboxId id, SandboxState state, String operation) {
+    static AgentEnvException invalidState(SandboxId id, SandboxState state, String operation) {
         return new AgentEnvException(ErrorKind.CONFLICT,
                 "sandbox " + id.value() + " cannot " + operation + " while " + state.name().toLowerCase(Locale.ROOT));
     }

@@ -18,47 +18,53 @@ import static java.util.Objects.requireNonNull;
 final class Captures {
     private static final Logger log = LoggerFactory.getLogger(Captures.class);
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final Artifacts artifacts;
+    private final Disposal disposal;
 
-    Captures(OperationContext ctx) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    Captures(Records records, SandboxRuntime runtime, Artifacts artifacts, Disposal disposal) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
+        this.artifacts = requireNonNull(artifacts, "artifacts is null");
+        this.disposal = requireNonNull(disposal, "disposal is null");
     }
 
     /** CAS RUNNING to {@code holding}; NOT_FOUND when gone or killing, CONFLICT in any other state. */
     SandboxRecord acquire(SandboxId id, SandboxState holding, String operation) {
-        while (!ctx.records.cas(id, SandboxState.RUNNING, holding)) {
-            SandboxRecord record = ctx.records.visible(id);
+        while (!records.cas(id, SandboxState.RUNNING, holding)) {
+            SandboxRecord record = records.visible(id);
             if (record.state() != SandboxState.RUNNING) {
                 throw AgentEnvException.invalidState(id, record.state(), operation);
             }
         }
-        return ctx.records.get(id).orElseThrow(() -> AgentEnvException.notFound(id));
+        return records.get(id).orElseThrow(() -> AgentEnvException.notFound(id));
     }
 
     /** Captures while {@code holding} is owned; on any failure the state is resolved before this throws. */
     SnapshotState capture(SandboxId id, SandboxState holding, Path dir) {
-        Optional<SandboxRuntime.Handle> handle = ctx.runtime.get(id);
+        Optional<SandboxRuntime.Handle> handle = runtime.get(id);
         if (handle.isEmpty()) {
-            ctx.artifacts.delete(dir);
-            ctx.records.cas(id, holding, SandboxState.RUNNING);
+            artifacts.delete(dir);
+            records.cas(id, holding, SandboxState.RUNNING);
             throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " has no live instance to capture");
         }
         try {
             return handle.get().call(backend -> backend.snapshot(dir));
         } catch (BackendException.Recoverable e) {
-            ctx.artifacts.delete(dir);
-            ctx.records.cas(id, holding, SandboxState.RUNNING);
+            artifacts.delete(dir);
+            records.cas(id, holding, SandboxState.RUNNING);
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("capture failed; sandbox still running");
             throw new AgentEnvException(ErrorKind.INTERNAL, "capturing sandbox " + id + " failed", e);
         } catch (BackendException | RuntimeException e) {
-            ctx.artifacts.delete(dir);
-            ctx.discard(id, handle, "capture failed terminally", e);
+            artifacts.delete(dir);
+            disposal.discard(id, handle, "capture failed terminally", e);
             throw new AgentEnvException(ErrorKind.INTERNAL, "capturing sandbox " + id + " failed and the sandbox was lost", e);
         }
     }
 
     void release(SandboxId id, SandboxState holding) {
-        if (!ctx.records.cas(id, holding, SandboxState.RUNNING)) {
+        if (!records.cas(id, holding, SandboxState.RUNNING)) {
             throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " left " + holding + " unexpectedly");
         }
     }

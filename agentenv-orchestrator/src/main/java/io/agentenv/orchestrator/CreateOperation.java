@@ -2,8 +2,10 @@ package io.agentenv.orchestrator;
 
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.Reservation;
+import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
 
+import java.time.Clock;
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
@@ -15,11 +17,23 @@ import static java.util.Objects.requireNonNull;
  * when the launch failed before the backend took it.
  */
 final class CreateOperation {
-    private final OperationContext ctx;
     private final Launcher launcher;
 
-    CreateOperation(OperationContext ctx, Launcher launcher) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    private final TemplateCatalog templates;
+    private final SandboxBackendFactory backends;
+    private final Ids ids;
+    private final HookCalls hooks;
+    private final EventBus events;
+    private final Clock clock;
+
+    CreateOperation(TemplateCatalog templates, SandboxBackendFactory backends, Ids ids, HookCalls hooks, EventBus events,
+                    Clock clock, Launcher launcher) {
+        this.templates = requireNonNull(templates, "templates is null");
+        this.backends = requireNonNull(backends, "backends is null");
+        this.ids = requireNonNull(ids, "ids is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
+        this.events = requireNonNull(events, "events is null");
+        this.clock = requireNonNull(clock, "clock is null");
         this.launcher = requireNonNull(launcher, "launcher is null");
     }
 
@@ -32,12 +46,12 @@ final class CreateOperation {
     }
 
     SandboxView create(CreateSandbox request) {
-        validate(request, ctx.hooks.enabled());
-        TemplateCatalog.Resolved resolved = ctx.templates.resolve(request.template());
+        validate(request, hooks.enabled());
+        TemplateCatalog.Resolved resolved = templates.resolve(request.template());
         Optional<Reservation> reservation = resolved.source() instanceof LaunchSource.Template(var template)
-                ? ctx.backends.reserve(template) : Optional.empty();
+                ? backends.reserve(template) : Optional.empty();
         try {
-            return create(request, resolved, reservation.map(Reservation::id).orElseGet(ctx.ids::newSandboxId));
+            return create(request, resolved, reservation.map(Reservation::id).orElseGet(ids::newSandboxId));
         } finally {
             reservation.ifPresent(Reservation::close); // a no-op once prepare took the instance
         }
@@ -45,13 +59,13 @@ final class CreateOperation {
 
     private SandboxView create(CreateSandbox request, TemplateCatalog.Resolved resolved, SandboxId id) {
         SandboxRecord creating = new SandboxRecord(id, resolved.template(), resolved.alias(), SandboxState.CREATING,
-                ctx.now(), request.timeout(), Optional.empty(), request.onTimeout(), request.timeoutPauseMode(),
+                clock.instant(), request.timeout(), Optional.empty(), request.onTimeout(), request.timeoutPauseMode(),
                 request.autoResume(), request.secure(), resolved.resources(), request.metadata(),
                 TemplateCatalog.merged(resolved.envVars(), request.envVars()), request.network(),
                 params(request.customExtensionParams(), resolved.customExtensionParams()), Optional.empty(),
                 Optional.empty(), request.maskRequestHost());
         SandboxView view = launcher.launch(creating, resolved.source());
-        ctx.events.publish(new LifecycleEvent.Created(id, ctx.now(), resolved.template()));
+        events.publish(new LifecycleEvent.Created(id, clock.instant(), resolved.template()));
         return view;
     }
 

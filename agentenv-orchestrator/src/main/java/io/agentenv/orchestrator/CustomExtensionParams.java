@@ -20,10 +20,12 @@ final class CustomExtensionParams {
     static final String EMPTY = "{}";
     private static final Logger log = LoggerFactory.getLogger(CustomExtensionParams.class);
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final HookCalls hooks;
 
-    CustomExtensionParams(OperationContext ctx) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    CustomExtensionParams(Records records, HookCalls hooks) {
+        this.records = requireNonNull(records, "records is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
     }
 
     static boolean isEmpty(String rawJsonObject) {
@@ -39,22 +41,22 @@ final class CustomExtensionParams {
     }
 
     String get(SandboxId id) {
-        String stored = ctx.records.visible(id).customExtensionParams();
+        String stored = records.visible(id).customExtensionParams();
         return stored.isBlank() ? EMPTY : stored;
     }
 
     String patch(SandboxId id, String rawJsonObject) {
-        SandboxRecord record = ctx.records.visible(id);
+        SandboxRecord record = records.visible(id);
         if (record.state() != SandboxState.RUNNING) {
             throw AgentEnvException.invalidState(id, record.state(), "change custom extension params");
         }
-        if (!ctx.hooks.enabled()) {
+        if (!hooks.enabled()) {
             requireEmptyWithoutExtension(rawJsonObject);
             return get(id);
         }
-        String updated = ctx.hooks.patch(id, rawJsonObject);
-        if (!ctx.records.updateCustomExtensionParams(id, SandboxState.RUNNING, updated)) {
-            SandboxRecord now = ctx.records.visible(id);
+        String updated = hooks.patch(id, rawJsonObject);
+        if (!records.updateCustomExtensionParams(id, SandboxState.RUNNING, updated)) {
+            SandboxRecord now = records.visible(id);
             log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("state", now.state())
                     .log("custom extension params not stored: the sandbox left RUNNING during the patch hook");
             throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + id.value()

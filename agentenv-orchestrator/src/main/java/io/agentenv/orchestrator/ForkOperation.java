@@ -7,6 +7,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,16 +29,23 @@ final class ForkOperation {
     static final int MAX_CHILDREN = 100;
     private static final Logger log = LoggerFactory.getLogger(ForkOperation.class);
 
-    private final OperationContext ctx;
     private final Captures captures;
     private final Launcher launcher;
     private final Semaphore restores;
+    private final Artifacts artifacts;
+    private final Ids ids;
+    private final EventBus events;
+    private final Clock clock;
 
-    ForkOperation(OperationContext ctx, Captures captures, Launcher launcher) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    ForkOperation(Captures captures, Launcher launcher, Artifacts artifacts, Ids ids, EventBus events, Clock clock,
+                  int forkParallelism) {
         this.captures = requireNonNull(captures, "captures is null");
         this.launcher = requireNonNull(launcher, "launcher is null");
-        this.restores = new Semaphore(ctx.settings.forkParallelism());
+        this.artifacts = requireNonNull(artifacts, "artifacts is null");
+        this.ids = requireNonNull(ids, "ids is null");
+        this.events = requireNonNull(events, "events is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.restores = new Semaphore(forkParallelism);
     }
 
     static void validate(int count, Optional<Duration> timeout) {
@@ -54,7 +62,7 @@ final class ForkOperation {
         SandboxRecord source = captures.acquire(id, SandboxState.FORKING, "be forked");
         Path dir;
         try {
-            dir = ctx.artifacts.newForkDir(id);
+            dir = artifacts.newForkDir(id);
         } catch (AgentEnvException e) {
             captures.release(id, SandboxState.FORKING);
             throw e;
@@ -78,17 +86,17 @@ final class ForkOperation {
                     .log("sandbox forked");
             return results;
         } finally {
-            ctx.artifacts.delete(dir); // children no longer depend on the capture once started (SPI contract)
+            artifacts.delete(dir); // children no longer depend on the capture once started (SPI contract)
         }
     }
 
     private ForkResult restoreChild(SandboxRecord source, SnapshotState state, Duration timeout) throws InterruptedException {
-        SandboxId childId = ctx.ids.newSandboxId();
+        SandboxId childId = ids.newSandboxId();
         restores.acquire();
         try {
-            SandboxRecord child = source.forChild(childId, ctx.now(), timeout, SandboxState.CREATING);
+            SandboxRecord child = source.forChild(childId, clock.instant(), timeout, SandboxState.CREATING);
             SandboxView view = launcher.launch(child, new LaunchSource.Snapshot(state));
-            ctx.events.publish(new LifecycleEvent.Forked(childId, ctx.now(), source.id()));
+            events.publish(new LifecycleEvent.Forked(childId, clock.instant(), source.id()));
             return new ForkResult.Child(view);
         } catch (AgentEnvException e) {
             return new ForkResult.Failed(e.kind(), e.getMessage());

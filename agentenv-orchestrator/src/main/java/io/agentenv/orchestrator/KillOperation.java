@@ -1,10 +1,13 @@
 package io.agentenv.orchestrator;
 
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Optional;
@@ -19,10 +22,25 @@ import static java.util.Objects.requireNonNull;
 final class KillOperation {
     private static final Logger log = LoggerFactory.getLogger(KillOperation.class);
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final SandboxBackendFactory backends;
+    private final Artifacts artifacts;
+    private final HookCalls hooks;
+    private final EventBus events;
+    private final Clock clock;
+    private final Duration transitionWait;
 
-    KillOperation(OperationContext ctx) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    KillOperation(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, Artifacts artifacts,
+                  HookCalls hooks, EventBus events, Clock clock, Duration transitionWait) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
+        this.backends = requireNonNull(backends, "backends is null");
+        this.artifacts = requireNonNull(artifacts, "artifacts is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
+        this.events = requireNonNull(events, "events is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.transitionWait = requireNonNull(transitionWait, "transitionWait is null");
     }
 
     void kill(SandboxId id) {
@@ -35,25 +53,25 @@ final class KillOperation {
     }
 
     private boolean run(SandboxId id, Optional<Instant> expiredAt) {
-        long deadline = ctx.transitionDeadline();
+        long deadline = StateSignals.deadline(transitionWait);
         while (true) {
-            SandboxRecord record = ctx.records.visible(id);
+            SandboxRecord record = records.visible(id);
             SandboxState state = record.state();
             if (expiredAt.isPresent() && state != SandboxState.RUNNING) {
                 return false;
             }
             if (state.isStable()) {
-                if (!ctx.records.cas(id, state, SandboxState.KILLING)) {
+                if (!records.cas(id, state, SandboxState.KILLING)) {
                     continue; // another operation won the race; look again
                 }
                 if (expiredAt.isPresent() && !stillExpired(id, expiredAt.get())) {
-                    ctx.records.cas(id, SandboxState.KILLING, state);
+                    records.cas(id, SandboxState.KILLING, state);
                     return false;
                 }
                 finish(id, state);
                 return true;
             }
-            ctx.records.awaitLeaving(id, state, deadline);
+            records.awaitLeaving(id, state, deadline);
         }
     }
 
@@ -65,11 +83,11 @@ final class KillOperation {
      */
     boolean removeGone(SandboxRuntime.Handle gone, String reason) {
         SandboxId id = gone.id();
-        if (!ctx.records.cas(id, SandboxState.RUNNING, SandboxState.KILLING)) {
+        if (!records.cas(id, SandboxState.RUNNING, SandboxState.KILLING)) {
             return false;
         }
-        if (ctx.runtime.get(id).filter(current -> current == gone).isEmpty()) {
-            ctx.records.cas(id, SandboxState.KILLING, SandboxState.RUNNING);
+        if (runtime.get(id).filter(current -> current == gone).isEmpty()) {
+            records.cas(id, SandboxState.KILLING, SandboxState.RUNNING);
             return false;
         }
         log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("reason", reason)
@@ -79,13 +97,13 @@ final class KillOperation {
     }
 
     private boolean stillExpired(SandboxId id, Instant now) {
-        return ctx.records.get(id).flatMap(SandboxRecord::expiresAt).map(at -> !at.isAfter(now)).orElse(false);
+        return records.get(id).flatMap(SandboxRecord::expiresAt).map(at -> !at.isAfter(now)).orElse(false);
     }
 
     /** Owns KILLING. */
     private void finish(SandboxId id, SandboxState previous) {
-        Optional<UUID> instance = ctx.records.get(id).flatMap(SandboxRecord::instanceId);
-        Optional<SandboxRuntime.Handle> handle = ctx.runtime.get(id);
+        Optional<UUID> instance = records.get(id).flatMap(SandboxRecord::instanceId);
+        Optional<SandboxRuntime.Handle> handle = runtime.get(id);
         if (handle.isPresent()) {
             try {
                 handle.get().call(backend -> {
@@ -93,27 +111,27 @@ final class KillOperation {
                     return null;
                 });
             } catch (BackendException | RuntimeException e) {
-                ctx.records.cas(id, SandboxState.KILLING, previous);
+                records.cas(id, SandboxState.KILLING, previous);
                 log.atError().addKeyValue("sandbox_id", id.value()).setCause(e).log("stopping the sandbox failed");
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be stopped", e);
             }
-            ctx.runtime.detach(handle.get());
+            runtime.detach(handle.get());
         } else if (previous == SandboxState.PAUSED) {
             try {
-                ctx.backends.discardPaused(id);
+                backends.discardPaused(id);
             } catch (BackendException | RuntimeException e) {
-                ctx.records.cas(id, SandboxState.KILLING, previous);
+                records.cas(id, SandboxState.KILLING, previous);
                 log.atError().addKeyValue("sandbox_id", id.value()).setCause(e)
                         .log("releasing what the paused sandbox still held failed");
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be released", e);
             }
         }
-        ctx.artifacts.deleteSandbox(id);
-        ctx.records.delete(id, EnumSet.of(SandboxState.KILLING));
+        artifacts.deleteSandbox(id);
+        records.delete(id, EnumSet.of(SandboxState.KILLING));
         if (handle.isPresent()) { // a paused sandbox had its stop hook when it was paused
-            instance.ifPresent(started -> ctx.hooks.stop(id, started));
+            instance.ifPresent(started -> hooks.stop(id, started));
         }
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", previous).log("sandbox killed");
-        ctx.events.publish(new LifecycleEvent.Killed(id, ctx.now()));
+        events.publish(new LifecycleEvent.Killed(id, clock.instant()));
     }
 }

@@ -4,10 +4,12 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
@@ -29,10 +31,25 @@ import static java.util.Objects.requireNonNull;
 final class Launcher {
     private static final Logger log = LoggerFactory.getLogger(Launcher.class);
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final SandboxBackendFactory backends;
+    private final LaunchSpecs specs;
+    private final Ids ids;
+    private final HookCalls hooks;
+    private final Clock clock;
+    private final Duration readyTimeout;
 
-    Launcher(OperationContext ctx) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    Launcher(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, LaunchSpecs specs, Ids ids,
+             HookCalls hooks, Clock clock, Duration readyTimeout) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
+        this.backends = requireNonNull(backends, "backends is null");
+        this.specs = requireNonNull(specs, "specs is null");
+        this.ids = requireNonNull(ids, "ids is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.readyTimeout = requireNonNull(readyTimeout, "readyTimeout is null");
     }
 
     /**
@@ -49,45 +66,45 @@ final class Launcher {
             throw new IllegalArgumentException("a launch starts from CREATING, not " + creating.state());
         }
         long started = System.nanoTime();
-        UUID instance = ctx.ids.newInstanceId();
+        UUID instance = ids.newInstanceId();
         AtomicBoolean hookSent = new AtomicBoolean();
         try (Rollback rollback = new Rollback(id)) {
             rollback.onFailure("stop hook", () -> {
                 if (hookSent.get()) {
-                    ctx.hooks.stop(id, instance);
+                    hooks.stop(id, instance);
                 }
             });
-            SandboxBackend backend = ctx.backends.prepare(ctx.specFor(creating), source);
+            SandboxBackend backend = backends.prepare(specs.of(creating), source);
             rollback.onFailure("close instance", backend::close);
 
-            SandboxRuntime.Handle handle = ctx.runtime.register(id, backend);
-            rollback.onFailure("detach instance", () -> ctx.runtime.detach(handle));
+            SandboxRuntime.Handle handle = runtime.register(id, backend);
+            rollback.onFailure("detach instance", () -> runtime.detach(handle));
 
             SandboxRecord inserted = creating.withResources(backend.resources()).withInstanceId(instance);
             long storing = System.nanoTime();
             // on disk before a start hook is sent (recovery sends its stop hook); without hooks it becomes durable
             // with the RUNNING write below, before the answer: a crash before that loses it, and the backend reaps the
             // unclaimed instance at the next start as it would have closed the instance of a CREATING record
-            ctx.records.insert(inserted, ctx.hooks.enabled() ? SandboxStore.Durability.NOW
+            records.insert(inserted, hooks.enabled() ? SandboxStore.Durability.NOW
                     : SandboxStore.Durability.WITH_NEXT_WRITE);
             long storeNanos = System.nanoTime() - storing;
-            rollback.onFailure("delete record", () -> ctx.records.delete(id, EnumSet.of(SandboxState.CREATING)));
+            rollback.onFailure("delete record", () -> records.delete(id, EnumSet.of(SandboxState.CREATING)));
 
             hookSent.set(true); // before the call: a start whose answer is lost still gets its stop
-            ctx.hooks.beforeStart(handle, instance, creating.customExtensionParams(), source, ErrorKind.INVALID_ARGUMENT);
+            hooks.beforeStart(handle, instance, creating.customExtensionParams(), source, ErrorKind.INVALID_ARGUMENT);
 
             long starting = System.nanoTime();
             handle.call(b -> {
-                b.start(ctx.settings.readyTimeout());
+                b.start(readyTimeout);
                 return null;
             });
 
             long replacing = System.nanoTime();
             long startNanos = replacing - starting;
-            Instant now = ctx.now();
+            Instant now = clock.instant();
             SandboxRecord running = inserted.withState(SandboxState.RUNNING).withResources(backend.resources())
                     .withTtl(creating.timeout(), Optional.of(now.plus(creating.timeout())));
-            if (!ctx.records.replace(running, SandboxState.CREATING)) {
+            if (!records.replace(running, SandboxState.CREATING)) {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while starting");
             }
             storeNanos += System.nanoTime() - replacing;
@@ -96,7 +113,7 @@ final class Launcher {
                     .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
                     .addKeyValue("start_ms", startNanos / 1_000_000).addKeyValue("store_ms", storeNanos / 1_000_000)
                     .log("sandbox started");
-            return OperationContext.view(running);
+            return SandboxView.of(running);
         } catch (BackendException.Exhausted e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("limit", e.limit())
                     .log("sandbox launch refused: the backend is at capacity; rolled back");
@@ -104,7 +121,7 @@ final class Launcher {
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
             throw guestFailure(e).map(envd -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox " + id
-                    + " could not be started: " + describe(envd, ctx.settings.readyTimeout()), e))
+                    + " could not be started: " + describe(envd, readyTimeout), e))
                     .orElseGet(() -> new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");

@@ -44,11 +44,14 @@ final class LivenessCheck {
         }
     }
 
-    private final OperationContext ctx;
     private final KillOperation kills;
 
-    LivenessCheck(OperationContext ctx, KillOperation kills) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    private final Records records;
+    private final SandboxRuntime runtime;
+
+    LivenessCheck(Records records, SandboxRuntime runtime, KillOperation kills) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
         this.kills = requireNonNull(kills, "kills is null");
     }
 
@@ -56,8 +59,8 @@ final class LivenessCheck {
     Round checkAll(ExecutorService executor) {
         Map<SandboxId, Outcome> outcomes = new HashMap<>();
         Map<SandboxId, Future<Outcome>> removals = new HashMap<>();
-        List<SandboxRuntime.Handle> handles = ctx.runtime.all();
-        Set<SandboxId> running = handles.isEmpty() ? Set.of() : ctx.records.runningIds();
+        List<SandboxRuntime.Handle> handles = runtime.all();
+        Set<SandboxId> running = handles.isEmpty() ? Set.of() : records.runningIds();
         for (SandboxRuntime.Handle handle : handles) {
             SandboxId id = handle.id();
             if (!running.contains(id)) {

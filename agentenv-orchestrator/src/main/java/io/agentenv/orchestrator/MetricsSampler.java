@@ -50,13 +50,16 @@ final class MetricsSampler {
         }
     }
 
-    private final OperationContext ctx;
     private final MetricsHistory history;
     private final Duration interval;
     private final Map<SandboxId, Instant> lastSampled = new ConcurrentHashMap<>();
 
-    MetricsSampler(OperationContext ctx, MetricsHistory history, Duration interval) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    private final Records records;
+    private final SandboxRuntime runtime;
+
+    MetricsSampler(Records records, SandboxRuntime runtime, MetricsHistory history, Duration interval) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
         this.history = requireNonNull(history, "history is null");
         this.interval = requireNonNull(interval, "interval is null");
     }
@@ -68,8 +71,8 @@ final class MetricsSampler {
      * longer exist. A sandbox that becomes RUNNING during the round is sampled in the next one.
      */
     Round sampleAll(Instant now) {
-        List<SandboxRuntime.Handle> handles = ctx.runtime.all();
-        Set<SandboxId> runningAtStart = handles.isEmpty() ? Set.of() : ctx.records.runningIds();
+        List<SandboxRuntime.Handle> handles = runtime.all();
+        Set<SandboxId> runningAtStart = handles.isEmpty() ? Set.of() : records.runningIds();
         forgetRemoved(runningAtStart);
         Map<SandboxId, Outcome> outcomes = new ConcurrentHashMap<>();
         try (ExecutorService threads = Executors.newThreadPerTaskExecutor(
@@ -173,18 +176,18 @@ final class MetricsSampler {
 
     /** Whether {@code generation} is still the sandbox's live instance (memory only). */
     private boolean isLive(SandboxId id, long generation) {
-        Optional<SandboxRuntime.Handle> current = ctx.runtime.get(id);
+        Optional<SandboxRuntime.Handle> current = runtime.get(id);
         return current.isPresent() && current.get().generation() == generation;
     }
 
     private boolean isRunning(SandboxId id) {
-        return ctx.records.get(id).map(r -> r.state() == SandboxState.RUNNING).orElse(false);
+        return records.get(id).map(r -> r.state() == SandboxState.RUNNING).orElse(false);
     }
 
     /** Forgets sandboxes that no longer exist; those RUNNING at the round's start do, without a read. */
     private void forgetRemoved(Set<SandboxId> running) {
         for (SandboxId id : history.sandboxes()) {
-            if (!running.contains(id) && ctx.records.get(id).isEmpty()) {
+            if (!running.contains(id) && records.get(id).isEmpty()) {
                 forget(id);
             }
         }

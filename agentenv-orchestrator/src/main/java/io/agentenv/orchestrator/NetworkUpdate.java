@@ -21,30 +21,34 @@ final class NetworkUpdate {
     private static final EnumSet<SandboxState> LIVE =
             EnumSet.of(SandboxState.RUNNING, SandboxState.PAUSING, SandboxState.SNAPSHOTTING, SandboxState.FORKING);
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final Disposal disposal;
 
-    NetworkUpdate(OperationContext ctx) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    NetworkUpdate(Records records, SandboxRuntime runtime, Disposal disposal) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
+        this.disposal = requireNonNull(disposal, "disposal is null");
     }
 
     void update(SandboxId id, NetworkPolicy policy) {
         NetworkRules.validate(policy);
-        SandboxRecord record = ctx.records.visible(id);
+        SandboxRecord record = records.visible(id);
         if (record.state() != SandboxState.RUNNING) {
             throw AgentEnvException.invalidState(id, record.state(), "change its network");
         }
-        Optional<SandboxRuntime.Handle> handle = ctx.runtime.get(id);
+        Optional<SandboxRuntime.Handle> handle = runtime.get(id);
         if (handle.isEmpty()) {
             throw AgentEnvException.invalidState(id, record.state(), "change its network");
         }
         try {
             handle.get().call(backend -> {
-                SandboxState now = ctx.records.visible(id).state();
+                SandboxState now = records.visible(id).state();
                 if (now != SandboxState.RUNNING) {
                     throw AgentEnvException.invalidState(id, now, "change its network");
                 }
                 backend.updateNetwork(policy);
-                if (!ctx.records.updateNetwork(id, LIVE, policy)) {
+                if (!records.updateNetwork(id, LIVE, policy)) {
                     throw AgentEnvException.notFound(id);
                 }
                 return null;
@@ -53,8 +57,8 @@ final class NetworkUpdate {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("network update refused; old policy stays");
             throw new AgentEnvException(ErrorKind.INTERNAL, "updating the network of sandbox " + id + " failed", e);
         } catch (BackendException e) {
-            if (ctx.records.cas(id, SandboxState.RUNNING, SandboxState.KILLING)) {
-                ctx.discard(id, handle, "network update failed terminally", e);
+            if (records.cas(id, SandboxState.RUNNING, SandboxState.KILLING)) {
+                disposal.discard(id, handle, "network update failed terminally", e);
             }
             throw new AgentEnvException(ErrorKind.INTERNAL,
                     "updating the network of sandbox " + id + " failed and the sandbox was lost", e);

@@ -46,7 +46,15 @@ public final class Orchestrator {
 
     private enum Phase { NEW, STARTED, SHUT_DOWN }
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final EventBus events;
+    private final HookCalls hooks;
+    private final TemplateCatalog templates;
+    private final PausedLogs pausedLogs;
+    private final Disposal disposal;
+    private final OrchestratorSettings settings;
+    private final Clock clock;
     private final OperationRunner runner = new OperationRunner();
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.NEW);
     private volatile ScheduledExecutorService scheduler;
@@ -75,24 +83,34 @@ public final class Orchestrator {
         requireNonNull(store, "store is null");
         requireNonNull(backends, "backends is null");
         requireNonNull(settings, "settings is null");
+        this.settings = settings;
+        this.clock = requireNonNull(clock, "clock is null");
         Ids ids = new Ids();
-        StateSignals signals = new StateSignals();
-        this.ctx = new OperationContext(new Records(store, signals), new SandboxRuntime(), backends, tokens, clock,
-                settings, new EventBus(listeners), new Artifacts(settings.artifactRoot(), ids), ids,
-                new TemplateCatalog(backends, store), new HookCalls(hooks), new PausedLogs(backends));
-        Launcher launcher = new Launcher(ctx);
-        Captures captures = new Captures(ctx);
-        this.creates = new CreateOperation(ctx, launcher);
-        this.kills = new KillOperation(ctx);
-        this.pauses = new PauseOperation(ctx);
-        this.resumes = new ResumeOperation(ctx);
-        this.timeouts = new TimeoutOperations(ctx, pauses, kills);
-        this.forks = new ForkOperation(ctx, captures, launcher);
-        this.snapshots = new SnapshotOperation(ctx, captures);
-        this.networks = new NetworkUpdate(ctx);
-        this.params = new CustomExtensionParams(ctx);
-        this.recovery = new Recovery(ctx);
-        this.liveness = new LivenessCheck(ctx, kills);
+        this.records = new Records(store, new StateSignals());
+        this.runtime = new SandboxRuntime();
+        this.events = new EventBus(listeners);
+        this.hooks = new HookCalls(hooks);
+        this.templates = new TemplateCatalog(backends, store);
+        this.pausedLogs = new PausedLogs(backends);
+        Artifacts artifacts = new Artifacts(settings.artifactRoot(), ids);
+        LaunchSpecs specs = new LaunchSpecs(tokens, settings.defaultUser());
+        this.disposal = new Disposal(records, runtime, artifacts, this.hooks, events, clock);
+        Duration transitionWait = settings.transitionWait();
+
+        Launcher launcher = new Launcher(records, runtime, backends, specs, ids, this.hooks, clock, settings.readyTimeout());
+        Captures captures = new Captures(records, runtime, artifacts, disposal);
+        this.creates = new CreateOperation(templates, backends, ids, this.hooks, events, clock, launcher);
+        this.kills = new KillOperation(records, runtime, backends, artifacts, this.hooks, events, clock, transitionWait);
+        this.pauses = new PauseOperation(records, runtime, artifacts, this.hooks, disposal, events, clock, transitionWait);
+        this.resumes = new ResumeOperation(records, runtime, backends, specs, ids, this.hooks, artifacts, events, clock,
+                settings.readyTimeout(), transitionWait);
+        this.timeouts = new TimeoutOperations(records, events, clock, transitionWait, pauses, kills);
+        this.forks = new ForkOperation(captures, launcher, artifacts, ids, events, clock, settings.forkParallelism());
+        this.snapshots = new SnapshotOperation(captures, templates, records, ids, artifacts, events, clock);
+        this.networks = new NetworkUpdate(records, runtime, disposal);
+        this.params = new CustomExtensionParams(records, this.hooks);
+        this.recovery = new Recovery(records, runtime, backends, specs, artifacts, this.hooks, events, clock);
+        this.liveness = new LivenessCheck(records, runtime, kills);
     }
 
     /**
@@ -111,7 +129,7 @@ public final class Orchestrator {
         recovery.run();
         ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofVirtual().name("aenv-ttl-eviction").factory());
-        long interval = ctx.settings.evictionInterval().toMillis();
+        long interval = settings.evictionInterval().toMillis();
         ticks.scheduleWithFixedDelay(this::evictNow, interval, interval, TimeUnit.MILLISECONDS);
         scheduler = ticks;
     }
@@ -130,7 +148,7 @@ public final class Orchestrator {
      */
     public SandboxView create(CreateSandbox request) {
         requireNonNull(request, "request is null");
-        CreateOperation.validate(request, ctx.hooks.enabled());
+        CreateOperation.validate(request, hooks.enabled());
         return runner.mutate(() -> creates.create(request));
     }
 
@@ -139,18 +157,33 @@ public final class Orchestrator {
      * metrics). Same delivery rules as the listeners given to the constructor.
      */
     public void subscribe(LifecycleListener listener) {
-        ctx.events.subscribe(listener);
+        events.subscribe(listener);
     }
 
-    /** What the operations share, for {@link SandboxGuests} (built by the composition root after this). */
-    OperationContext context() {
-        return ctx;
+    /** For {@link SandboxGuests} (built by the composition root after this): the live instances by id. */
+    SandboxRuntime runtime() {
+        return runtime;
+    }
+
+    /** For {@link SandboxGuests}: lifecycle events (it forgets a killed sandbox's metrics). */
+    EventBus events() {
+        return events;
+    }
+
+    /** For {@link SandboxGuests}: a paused sandbox's kept journal. */
+    PausedLogs pausedLogs() {
+        return pausedLogs;
+    }
+
+    /** For {@link SandboxGuests}: how long its close waits for a sampling tick. */
+    Duration transitionWait() {
+        return settings.transitionWait();
     }
 
     /** The sandbox in any visible state. NOT_FOUND when missing or KILLING. Never waits. */
     public SandboxView get(SandboxId id) {
         requireNonNull(id, "id is null");
-        return OperationRunner.read(() -> OperationContext.view(ctx.records.visible(id)));
+        return OperationRunner.read(() -> SandboxView.of(records.visible(id)));
     }
 
     /**
@@ -169,9 +202,9 @@ public final class Orchestrator {
     public GuestRoute route(SandboxId id) {
         requireNonNull(id, "id is null");
         return OperationRunner.read(() -> {
-            SandboxRecord record = ctx.records.cachedVisible(id);
+            SandboxRecord record = records.cachedVisible(id);
             Optional<GuestEndpoint> endpoint = record.state() == SandboxState.RUNNING
-                    ? ctx.runtime.get(id).flatMap(handle -> handle.backend().guest()) : Optional.empty();
+                    ? runtime.get(id).flatMap(handle -> handle.backend().guest()) : Optional.empty();
             return new GuestRoute(id, record.state(), endpoint, record.secure(), record.network().publicTraffic(),
                     record.autoResume(), record.maskRequestHost());
         });
@@ -181,8 +214,8 @@ public final class Orchestrator {
     public Page<SandboxView> list(SandboxQuery query) {
         requireNonNull(query, "query is null");
         return OperationRunner.read(() -> {
-            Page<SandboxRecord> page = ctx.records.store().list(query);
-            return new Page<>(page.items().stream().map(OperationContext::view).toList(), page.next());
+            Page<SandboxRecord> page = records.store().list(query);
+            return new Page<>(page.items().stream().map(SandboxView::of).toList(), page.next());
         });
     }
 
@@ -304,13 +337,13 @@ public final class Orchestrator {
             throw new IllegalArgumentException("limit out of range: " + limit);
         }
         requireNonNull(after, "after is null");
-        return OperationRunner.read(() -> ctx.templates.listBuiltIn(limit, after));
+        return OperationRunner.read(() -> templates.listBuiltIn(limit, after));
     }
 
     /** A built-in template or a snapshot by id or alias, as a create would resolve it; empty when there is none. */
     public Optional<TemplateView> findTemplate(String idOrAlias) {
         requireNonNull(idOrAlias, "idOrAlias is null");
-        return OperationRunner.read(() -> ctx.templates.find(idOrAlias));
+        return OperationRunner.read(() -> templates.find(idOrAlias));
     }
 
     /**
@@ -367,7 +400,7 @@ public final class Orchestrator {
             return; // already shut down
         }
         phase.set(Phase.SHUT_DOWN);
-        Duration wait = ctx.settings.transitionWait();
+        Duration wait = settings.transitionWait();
         ScheduledExecutorService ticks = scheduler;
         try {
             if (ticks != null) {
@@ -381,15 +414,15 @@ public final class Orchestrator {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            for (SandboxRuntime.Handle handle : ctx.runtime.all()) {
+            for (SandboxRuntime.Handle handle : runtime.all()) {
                 log.atError().addKeyValue("sandbox_id", handle.id().value())
                         .log("sandbox could not be preserved at shutdown; stopping it");
-                ctx.runtime.detach(handle);
-                ctx.closeQuietly(handle);
-                ctx.hooks.stopLater(handle.id(), ctx.instanceOf(handle.id()));
+                runtime.detach(handle);
+                disposal.closeQuietly(handle);
+                hooks.stopLater(handle.id(), disposal.instanceOf(handle.id()));
             }
             runner.stopExecutor(wait);
-            ctx.events.close();
+            events.close();
         }
         log.atInfo().log("orchestrator shut down");
     }
@@ -416,7 +449,7 @@ public final class Orchestrator {
             log.atWarn().setCause(e).log("liveness check tick failed");
         }
         try {
-            evictExpired(ctx.now());
+            evictExpired(clock.instant());
         } catch (RuntimeException e) {
             log.atWarn().setCause(e).log("TTL eviction tick failed");
         }
@@ -424,7 +457,7 @@ public final class Orchestrator {
 
     private void pauseAllRunning() throws InterruptedException {
         List<Future<?>> pausing = new ArrayList<>();
-        for (SandboxRecord record : ctx.records.store().all()) {
+        for (SandboxRecord record : records.store().all()) {
             if (record.state() == SandboxState.RUNNING) {
                 pausing.add(runner.executor().submit(() -> {
                     try {
@@ -454,11 +487,11 @@ public final class Orchestrator {
 
     /** For tests in this package: the runtime registry and signal monitors, which backend calls must never hold. */
     List<Object> internalMonitors() {
-        return List.of(ctx.runtime.monitor(), ctx.records.signalMonitor());
+        return List.of(runtime.monitor(), records.signalMonitor());
     }
 
-    /** For tests in this package that play an operation: its writes go through here, as an operation's do. */
+    /** The store plus state signals, for {@link SandboxGuests} and for tests in this package that play an operation. */
     Records records() {
-        return ctx.records;
+        return records;
     }
 }

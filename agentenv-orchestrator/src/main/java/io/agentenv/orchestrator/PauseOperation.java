@@ -8,6 +8,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 
@@ -21,10 +23,25 @@ import static java.util.Objects.requireNonNull;
 final class PauseOperation {
     private static final Logger log = LoggerFactory.getLogger(PauseOperation.class);
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final Artifacts artifacts;
+    private final HookCalls hooks;
+    private final Disposal disposal;
+    private final EventBus events;
+    private final Clock clock;
+    private final Duration transitionWait;
 
-    PauseOperation(OperationContext ctx) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    PauseOperation(Records records, SandboxRuntime runtime, Artifacts artifacts, HookCalls hooks, Disposal disposal,
+                   EventBus events, Clock clock, Duration transitionWait) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
+        this.artifacts = requireNonNull(artifacts, "artifacts is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
+        this.disposal = requireNonNull(disposal, "disposal is null");
+        this.events = requireNonNull(events, "events is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.transitionWait = requireNonNull(transitionWait, "transitionWait is null");
     }
 
     PauseOutcome pause(SandboxId id, PauseMode mode) {
@@ -37,19 +54,19 @@ final class PauseOperation {
     }
 
     private Optional<PauseOutcome> run(SandboxId id, PauseMode mode, Optional<Instant> expiredAt) {
-        long deadline = ctx.transitionDeadline();
+        long deadline = StateSignals.deadline(transitionWait);
         boolean joined = false;
         while (true) {
-            if (ctx.records.cas(id, SandboxState.RUNNING, SandboxState.PAUSING)) {
-                SandboxRecord record = ctx.records.get(id).orElseThrow(() -> AgentEnvException.notFound(id));
+            if (records.cas(id, SandboxState.RUNNING, SandboxState.PAUSING)) {
+                SandboxRecord record = records.get(id).orElseThrow(() -> AgentEnvException.notFound(id));
                 if (expiredAt.isPresent() && !record.expiresAt().map(at -> !at.isAfter(expiredAt.get())).orElse(false)) {
-                    ctx.records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
+                    records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
                     return Optional.empty();
                 }
                 pauseOwned(record, mode);
                 return Optional.of(joined ? PauseOutcome.JOINED : PauseOutcome.PAUSED);
             }
-            SandboxRecord record = ctx.records.visible(id);
+            SandboxRecord record = records.visible(id);
             switch (record.state()) {
                 case PAUSED -> {
                     return expiredAt.isPresent() ? Optional.empty()
@@ -60,7 +77,7 @@ final class PauseOperation {
                         return Optional.empty();
                     }
                     joined = true;
-                    ctx.records.awaitLeaving(id, SandboxState.PAUSING, deadline);
+                    records.awaitLeaving(id, SandboxState.PAUSING, deadline);
                 }
                 case RUNNING -> {
                     // lost a race with an operation that has already finished; try again
@@ -79,51 +96,51 @@ final class PauseOperation {
     private void pauseOwned(SandboxRecord record, PauseMode mode) {
         SandboxId id = record.id();
         long started = System.nanoTime();
-        Optional<SandboxRuntime.Handle> handle = ctx.runtime.get(id);
+        Optional<SandboxRuntime.Handle> handle = runtime.get(id);
         if (handle.isEmpty()) {
-            ctx.records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
+            records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
             throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " has no live instance to pause");
         }
         Path dir;
         try {
-            dir = ctx.artifacts.newPausedDir(id);
+            dir = artifacts.newPausedDir(id);
         } catch (AgentEnvException e) {
-            ctx.records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
+            records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
             throw e;
         }
         PausedState paused;
         try {
             paused = handle.get().call(backend -> backend.pause(mode, dir));
         } catch (BackendException.Recoverable e) {
-            ctx.artifacts.delete(dir);
-            ctx.records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
+            artifacts.delete(dir);
+            records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("pause failed; sandbox still running");
             throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed", e);
         } catch (BackendException | RuntimeException e) {
-            ctx.discard(id, handle, "pause failed terminally", e);
+            disposal.discard(id, handle, "pause failed terminally", e);
             throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
         }
         // the paused instance leaves the runtime before PAUSED is written: a connect woken by that write registers
         // the resumed instance at once
-        ctx.runtime.detach(handle.get());
+        runtime.detach(handle.get());
         try {
-            SandboxRecord current = ctx.records.get(id).orElseThrow(); // picks up a network change made meanwhile
+            SandboxRecord current = records.get(id).orElseThrow(); // picks up a network change made meanwhile
             SandboxRecord done = current.withState(SandboxState.PAUSED)
                     .withPaused(Optional.of(new StoredState(paused.encode(), dir)))
                     .withTtl(current.timeout(), Optional.empty())
                     .withResources(paused.resources());
-            if (!ctx.records.replace(done, SandboxState.PAUSING)) {
+            if (!records.replace(done, SandboxState.PAUSING)) {
                 throw new IllegalStateException("record left PAUSING while its pause was in flight");
             }
         } catch (RuntimeException e) {
-            ctx.discard(id, handle, "the paused state could not be persisted", e);
+            disposal.discard(id, handle, "the paused state could not be persisted", e);
             throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
         }
-        ctx.closeQuietly(handle.get());
-        record.instanceId().ifPresent(instance -> ctx.hooks.stop(id, instance));
+        disposal.closeQuietly(handle.get());
+        record.instanceId().ifPresent(instance -> hooks.stop(id, instance));
         log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", SandboxState.RUNNING)
                 .addKeyValue("to", SandboxState.PAUSED).addKeyValue("mode", mode)
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("sandbox paused");
-        ctx.events.publish(new LifecycleEvent.Paused(id, ctx.now()));
+        events.publish(new LifecycleEvent.Paused(id, clock.instant()));
     }
 }

@@ -2,11 +2,13 @@ package io.agentenv.orchestrator;
 
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxBackend;
+import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
@@ -31,18 +33,33 @@ import static java.util.Objects.requireNonNull;
 final class Recovery {
     private static final Logger log = LoggerFactory.getLogger(Recovery.class);
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final SandboxBackendFactory backends;
+    private final LaunchSpecs specs;
+    private final Artifacts artifacts;
+    private final HookCalls hooks;
+    private final EventBus events;
+    private final Clock clock;
 
-    Recovery(OperationContext ctx) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    Recovery(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, LaunchSpecs specs,
+             Artifacts artifacts, HookCalls hooks, EventBus events, Clock clock) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
+        this.backends = requireNonNull(backends, "backends is null");
+        this.specs = requireNonNull(specs, "specs is null");
+        this.artifacts = requireNonNull(artifacts, "artifacts is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
+        this.events = requireNonNull(events, "events is null");
+        this.clock = requireNonNull(clock, "clock is null");
     }
 
     void run() {
-        List<SandboxRecord> records = ctx.records.store().all();
+        List<SandboxRecord> stored = records.store().all();
         Set<Path> keep = new HashSet<>();
         int kept = 0;
         int removed = 0;
-        for (SandboxRecord record : records) {
+        for (SandboxRecord record : stored) {
             boolean survived = switch (record.state()) {
                 case PAUSED -> keepPaused(record);
                 case RUNNING, SNAPSHOTTING, FORKING, PAUSING -> reattach(record);
@@ -52,18 +69,18 @@ final class Recovery {
             };
             if (survived) {
                 kept++;
-                ctx.records.get(record.id()).flatMap(SandboxRecord::paused).map(StoredState::artifactDir).ifPresent(keep::add);
+                records.get(record.id()).flatMap(SandboxRecord::paused).map(StoredState::artifactDir).ifPresent(keep::add);
             } else {
                 removed++;
             }
         }
         collectSnapshotDirs(keep);
-        ctx.artifacts.sweepOrphans(keep);
-        Set<SandboxId> running = ctx.records.store().all().stream()
+        artifacts.sweepOrphans(keep);
+        Set<SandboxId> running = records.store().all().stream()
                 .filter(r -> r.state() == SandboxState.RUNNING).map(SandboxRecord::id)
                 .collect(Collectors.toSet());
         try {
-            ctx.backends.reapUnclaimed(running);
+            backends.reapUnclaimed(running);
         } catch (BackendException | RuntimeException e) {
             log.atWarn().setCause(e).log("the backend could not reap leftovers of a previous run");
         }
@@ -75,7 +92,7 @@ final class Recovery {
             return remove(record, Optional.empty(), "paused without a paused state");
         }
         try {
-            ctx.backends.decodePausedState(record.paused().get().encoded(), record.paused().get().artifactDir());
+            backends.decodePausedState(record.paused().get().encoded(), record.paused().get().artifactDir());
             return true;
         } catch (BackendException | RuntimeException e) {
             return remove(record, Optional.empty(), "its paused state cannot be restored: " + e.getMessage());
@@ -87,9 +104,9 @@ final class Recovery {
         if (backend.isEmpty()) {
             return remove(record, Optional.empty(), "its runtime vanished during the restart");
         }
-        ctx.runtime.register(record.id(), backend.get());
+        runtime.register(record.id(), backend.get());
         if (record.state() != SandboxState.RUNNING) {
-            ctx.records.cas(record.id(), record.state(), SandboxState.RUNNING);
+            records.cas(record.id(), record.state(), SandboxState.RUNNING);
         }
         log.atInfo().addKeyValue("sandbox_id", record.id().value()).addKeyValue("was", record.state())
                 .log("re-attached a running sandbox");
@@ -101,15 +118,15 @@ final class Recovery {
         if (record.paused().isEmpty()) {
             return remove(record, Optional.empty(), "resume was interrupted and no paused state is left");
         }
-        ctx.hooks.stopLater(record.id(), record.instanceId()); // its start hook may have been sent
-        ctx.records.cas(record.id(), SandboxState.RESUMING, SandboxState.PAUSED);
+        hooks.stopLater(record.id(), record.instanceId()); // its start hook may have been sent
+        records.cas(record.id(), SandboxState.RESUMING, SandboxState.PAUSED);
         log.atInfo().addKeyValue("sandbox_id", record.id().value()).log("interrupted resume rolled back to paused");
-        return keepPaused(ctx.records.get(record.id()).orElseThrow());
+        return keepPaused(records.get(record.id()).orElseThrow());
     }
 
     private Optional<SandboxBackend> reattached(SandboxRecord record) {
         try {
-            return ctx.backends.reattach(ctx.specFor(record));
+            return backends.reattach(specs.of(record));
         } catch (BackendException | RuntimeException e) {
             log.atWarn().addKeyValue("sandbox_id", record.id().value()).setCause(e).log("re-attach failed");
             return Optional.empty();
@@ -119,20 +136,20 @@ final class Recovery {
     private boolean remove(SandboxRecord record, Optional<SandboxBackend> survivor, String reason) {
         survivor.ifPresent(backend -> closeQuietly(record.id(), backend));
         if (record.state() != SandboxState.PAUSED) { // its instance was started and is gone now
-            ctx.hooks.stopLater(record.id(), record.instanceId());
+            hooks.stopLater(record.id(), record.instanceId());
         }
-        ctx.artifacts.deleteSandbox(record.id());
-        ctx.records.delete(record.id(), EnumSet.allOf(SandboxState.class));
+        artifacts.deleteSandbox(record.id());
+        records.delete(record.id(), EnumSet.allOf(SandboxState.class));
         log.atWarn().addKeyValue("sandbox_id", record.id().value()).addKeyValue("state", record.state())
                 .addKeyValue("reason", reason).log("sandbox record removed during restart recovery");
-        ctx.events.publish(new LifecycleEvent.Killed(record.id(), ctx.now()));
+        events.publish(new LifecycleEvent.Killed(record.id(), clock.instant()));
         return false;
     }
 
     private void collectSnapshotDirs(Set<Path> keep) {
         Optional<Cursor> after = Optional.empty();
         do {
-            Page<SnapshotRecord> page = ctx.records.store()
+            Page<SnapshotRecord> page = records.store()
                     .listSnapshots(new SnapshotQuery(Optional.empty(), Optional.empty(), 1000, after));
             page.items().forEach(s -> keep.add(s.state().artifactDir()));
             after = page.next();

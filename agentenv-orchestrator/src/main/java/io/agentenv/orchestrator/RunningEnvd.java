@@ -10,8 +10,8 @@ import static java.util.Objects.requireNonNull;
  * under the runtime lock and used after it is released: the guest I/O holds no orchestrator lock, so it may race a
  * pause or kill, after which calls fail (the handle belongs to a stopped generation).
  */
-public record RunningEnvd(SandboxId id, long generation, EnvdApi envd) {
-    public RunningEnvd {
+record RunningEnvd(SandboxId id, long generation, EnvdApi envd) {
+    RunningEnvd {
         requireNonNull(id, "id is null");
         requireNonNull(envd, "envd is null");
     }

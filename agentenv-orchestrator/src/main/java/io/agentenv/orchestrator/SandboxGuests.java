@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -43,7 +44,10 @@ public final class SandboxGuests implements AutoCloseable {
 
     private enum Phase { NEW, STARTED, CLOSED }
 
-    private final OperationContext ctx;
+    private final Records records;
+    private final SandboxRuntime runtime;
+    private final PausedLogs pausedLogs;
+    private final Duration closeWait;
     private final GuestSettings settings;
     private final Clock clock;
     private final MetricsHistory history;
@@ -52,12 +56,21 @@ public final class SandboxGuests implements AutoCloseable {
     private volatile ScheduledExecutorService ticks;
 
     public SandboxGuests(Orchestrator orchestrator, GuestSettings settings, Clock clock) {
-        this.ctx = requireNonNull(orchestrator, "orchestrator is null").context();
+        this(orchestrator.records(), orchestrator.runtime(), orchestrator.events(), orchestrator.pausedLogs(),
+                orchestrator.transitionWait(), settings, clock);
+    }
+
+    SandboxGuests(Records records, SandboxRuntime runtime, EventBus events, PausedLogs pausedLogs, Duration closeWait,
+                  GuestSettings settings, Clock clock) {
+        this.records = requireNonNull(records, "records is null");
+        this.runtime = requireNonNull(runtime, "runtime is null");
+        this.pausedLogs = requireNonNull(pausedLogs, "pausedLogs is null");
+        this.closeWait = requireNonNull(closeWait, "closeWait is null");
         this.settings = requireNonNull(settings, "settings is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.history = new MetricsHistory(settings.historyPerSandbox());
-        this.sampler = new MetricsSampler(ctx, history, settings.sampleInterval());
-        ctx.events.subscribe(event -> {
+        this.sampler = new MetricsSampler(records, runtime, history, settings.sampleInterval());
+        events.subscribe(event -> {
             if (event instanceof LifecycleEvent.Killed killed) {
                 sampler.forget(killed.sandbox());
             }
@@ -81,12 +94,12 @@ public final class SandboxGuests implements AutoCloseable {
      * taken under the runtime lock, the state is checked again, and nothing is held when this returns. The store is
      * read outside the lock (it is on disk); the second check gives the same guarantee as reading it under the lock.
      */
-    public RunningEnvd runningEnvd(SandboxId id) {
+    RunningEnvd runningEnvd(SandboxId id) {
         requireNonNull(id, "id is null");
         return OperationRunner.read(() -> {
-            requireRunning(ctx.records.visible(id));
-            SandboxRuntime.Guest guest = ctx.runtime.guest(id).orElseThrow(() -> transitioning(id));
-            requireRunning(ctx.records.visible(id));
+            requireRunning(records.visible(id));
+            SandboxRuntime.Guest guest = runtime.guest(id).orElseThrow(() -> transitioning(id));
+            requireRunning(records.visible(id));
             EnvdApi envd = guest.envd().orElseThrow(() -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED,
                     "sandbox guest agent is not connected"));
             return new RunningEnvd(id, guest.handle().generation(), envd);
@@ -106,7 +119,7 @@ public final class SandboxGuests implements AutoCloseable {
             throw AgentEnvException.invalidArgument("start must not be after end");
         }
         return OperationRunner.read(() -> {
-            SandboxRecord record = ctx.records.visible(id);
+            SandboxRecord record = records.visible(id);
             if (record.state() == SandboxState.RUNNING && history.size(id) == 0) {
                 sampleNowIfLive(id);
             }
@@ -120,7 +133,7 @@ public final class SandboxGuests implements AutoCloseable {
         return OperationRunner.read(() -> {
             Map<SandboxId, EnvdMetrics> out = new LinkedHashMap<>();
             for (SandboxId id : ids) {
-                Optional<SandboxRecord> record = ctx.records.get(id).filter(r -> r.state() != SandboxState.KILLING);
+                Optional<SandboxRecord> record = records.get(id).filter(r -> r.state() != SandboxState.KILLING);
                 if (record.isEmpty()) {
                     continue;
                 }
@@ -142,7 +155,7 @@ public final class SandboxGuests implements AutoCloseable {
         requireNonNull(id, "id is null");
         requireNonNull(query, "query is null");
         List<EnvdLogEntry> all = OperationRunner.read(() -> {
-            SandboxRecord record = ctx.records.visible(id);
+            SandboxRecord record = records.visible(id);
             return record.state() == SandboxState.PAUSED ? keptLogs(record) : Optional.<List<EnvdLogEntry>>empty();
         }).orElseGet(() -> liveLogs(id));
         Stream<EnvdLogEntry> matching = all.stream()
@@ -160,12 +173,12 @@ public final class SandboxGuests implements AutoCloseable {
 
     private Optional<List<EnvdLogEntry>> keptLogs(SandboxRecord record) {
         StoredState paused = record.paused().orElseThrow(() -> transitioning(record.id()));
-        Optional<List<EnvdLogEntry>> kept = ctx.pausedLogs.read(record.id(), paused);
+        Optional<List<EnvdLogEntry>> kept = pausedLogs.read(record.id(), paused);
         if (kept.isPresent()) {
             return kept;
         }
         // resumed (and its paused state deleted) between the state read and the file read?
-        if (ctx.records.visible(record.id()).state() == SandboxState.PAUSED) {
+        if (records.visible(record.id()).state() == SandboxState.PAUSED) {
             throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + record.id().value()
                     + " is paused and its logs could not be kept when it was paused; resume it to read them");
         }
@@ -207,7 +220,7 @@ public final class SandboxGuests implements AutoCloseable {
         if (scheduler != null) {
             scheduler.shutdownNow();
             try {
-                scheduler.awaitTermination(ctx.settings.transitionWait().toMillis(), TimeUnit.MILLISECONDS);
+                scheduler.awaitTermination(closeWait.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -227,7 +240,7 @@ public final class SandboxGuests implements AutoCloseable {
     }
 
     private void sampleNowIfLive(SandboxId id) {
-        ctx.runtime.get(id).ifPresent(handle -> sampler.sample(handle, clock.instant()));
+        runtime.get(id).ifPresent(handle -> sampler.sample(handle, clock.instant()));
     }
 
     @FunctionalInterface

@@ -75,7 +75,7 @@ public record SandboxRecord(SandboxId id, TemplateId template, Optional<String> 
                 newPaused, instanceId, maskRequestHost);
     }
 
-    public SandboxRecord withResources(Resources newResources) {
+    SandboxRecord withResources(Resources newResources) {
         return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
                 timeoutPauseMode, autoResume, secure, newResources, metadata, envVars, network, customExtensionParams,
                 paused, instanceId, maskRequestHost);
@@ -107,7 +107,7 @@ public record SandboxRecord(SandboxId id, TemplateId template, Optional<String> 
     }
 
     /** A fork child: same settings, new id, started now, running with a fresh TTL, no paused state. */
-    public SandboxRecord forChild(SandboxId childId, Instant now, Duration childTimeout, SandboxState childState) {
+    SandboxRecord forChild(SandboxId childId, Instant now, Duration childTimeout, SandboxState childState) {
         return new SandboxRecord(childId, template, alias, childState, now, childTimeout, Optional.empty(), onTimeout,
                 timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams,
                 Optional.empty(), Optional.empty(), maskRequestHost);

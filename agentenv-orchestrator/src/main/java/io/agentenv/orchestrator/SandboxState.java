@@ -17,7 +17,7 @@ public enum SandboxState {
     PAUSED,
     KILLING;
 
-    public boolean isStable() {
+    boolean isStable() {
         return this == RUNNING || this == PAUSED;
     }
 

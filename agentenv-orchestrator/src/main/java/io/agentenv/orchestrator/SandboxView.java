@@ -40,4 +40,14 @@ public record SandboxView(SandboxId id, TemplateId template, Optional<String> al
         requireNonNull(network, "network is null");
         requireNonNull(maskRequestHost, "maskRequestHost is null");
     }
+
+    /** The record as clients see it: a sandbox that is not running has no expiry. */
+    static SandboxView of(SandboxRecord r) {
+        Optional<Instant> expiresAt = switch (r.state()) {
+            case PAUSING, PAUSED, KILLING -> Optional.empty();
+            case CREATING, RESUMING, RUNNING, SNAPSHOTTING, FORKING -> r.expiresAt();
+        };
+        return new SandboxView(r.id(), r.template(), r.alias(), r.state(), r.startedAt(), expiresAt, r.timeout(),
+                r.onTimeout(), r.autoResume(), r.secure(), r.resources(), r.metadata(), r.network(), r.maskRequestHost());
+    }
 }

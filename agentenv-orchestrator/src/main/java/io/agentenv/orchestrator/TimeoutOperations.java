@@ -4,6 +4,7 @@ import io.agentenv.spi.SandboxId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -22,52 +23,60 @@ import static java.util.Objects.requireNonNull;
 final class TimeoutOperations {
     private static final Logger log = LoggerFactory.getLogger(TimeoutOperations.class);
 
-    private final OperationContext ctx;
     private final PauseOperation pause;
     private final KillOperation kill;
 
-    TimeoutOperations(OperationContext ctx, PauseOperation pause, KillOperation kill) {
-        this.ctx = requireNonNull(ctx, "ctx is null");
+    private final Records records;
+    private final EventBus events;
+    private final Clock clock;
+    private final Duration transitionWait;
+
+    TimeoutOperations(Records records, EventBus events, Clock clock, Duration transitionWait, PauseOperation pause,
+                      KillOperation kill) {
+        this.records = requireNonNull(records, "records is null");
+        this.events = requireNonNull(events, "events is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.transitionWait = requireNonNull(transitionWait, "transitionWait is null");
         this.pause = requireNonNull(pause, "pause is null");
         this.kill = requireNonNull(kill, "kill is null");
     }
 
     void setTimeout(SandboxId id, Duration timeout) {
-        long deadline = ctx.transitionDeadline();
+        long deadline = StateSignals.deadline(transitionWait);
         while (true) {
-            SandboxRecord record = ctx.records.visible(id);
+            SandboxRecord record = records.visible(id);
             switch (record.state()) {
                 case RUNNING -> {
-                    if (ctx.records.updateTtl(id, SandboxState.RUNNING, timeout, Optional.of(ctx.now().plus(timeout)))) {
+                    if (records.updateTtl(id, SandboxState.RUNNING, timeout, Optional.of(clock.instant().plus(timeout)))) {
                         return;
                     }
                 }
                 case PAUSED -> {
-                    if (ctx.records.updateTtl(id, SandboxState.PAUSED, timeout, Optional.empty())) {
+                    if (records.updateTtl(id, SandboxState.PAUSED, timeout, Optional.empty())) {
                         return;
                     }
                 }
-                default -> ctx.records.awaitLeaving(id, record.state(), deadline);
+                default -> records.awaitLeaving(id, record.state(), deadline);
             }
         }
     }
 
     void refresh(SandboxId id, Duration duration) {
-        long deadline = ctx.transitionDeadline();
+        long deadline = StateSignals.deadline(transitionWait);
         while (true) {
-            SandboxRecord record = ctx.records.visible(id);
+            SandboxRecord record = records.visible(id);
             switch (record.state()) {
                 case RUNNING -> {
-                    Instant wanted = ctx.now().plus(duration);
+                    Instant wanted = clock.instant().plus(duration);
                     Instant expiresAt = record.expiresAt().filter(at -> at.isAfter(wanted)).orElse(wanted);
-                    if (ctx.records.updateTtl(id, SandboxState.RUNNING, record.timeout(), Optional.of(expiresAt))) {
+                    if (records.updateTtl(id, SandboxState.RUNNING, record.timeout(), Optional.of(expiresAt))) {
                         return;
                     }
                 }
                 case PAUSED -> {
                     return; // paused sandboxes have no running TTL to extend
                 }
-                default -> ctx.records.awaitLeaving(id, record.state(), deadline);
+                default -> records.awaitLeaving(id, record.state(), deadline);
             }
         }
     }
@@ -77,7 +86,7 @@ final class TimeoutOperations {
      * and returns when all are done. Failures are logged and retried on the next call; a TTL extended meanwhile wins.
      */
     void evictExpired(Instant now, ExecutorService executor) {
-        List<SandboxId> expired = ctx.records.store().listExpired(now);
+        List<SandboxId> expired = records.store().listExpired(now);
         List<Future<?>> actions = new ArrayList<>();
         for (SandboxId id : expired) {
             actions.add(executor.submit(() -> evict(id, now)));
@@ -95,7 +104,7 @@ final class TimeoutOperations {
     }
 
     private void evict(SandboxId id, Instant now) {
-        Optional<SandboxRecord> record = ctx.records.get(id);
+        Optional<SandboxRecord> record = records.get(id);
         if (record.isEmpty()) {
             return;
         }
@@ -107,7 +116,7 @@ final class TimeoutOperations {
             };
             if (done) {
                 log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("action", action).log("sandbox timed out");
-                ctx.events.publish(new LifecycleEvent.TimedOut(id, ctx.now(), action));
+                events.publish(new LifecycleEvent.TimedOut(id, clock.instant(), action));
             }
         } catch (AgentEnvException e) {
             if (e.kind() != ErrorKind.NOT_FOUND) {

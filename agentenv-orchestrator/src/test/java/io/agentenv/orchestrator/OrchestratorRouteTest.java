@@ -194,6 +194,6 @@ class OrchestratorRouteTest {
         SandboxId unknown = new SandboxId("zzzzzzzzzzzzzzzzzzzz");
         assertThatThrownBy(() -> orchestrator.route(unknown)).isInstanceOfSatisfying(AgentEnvException.class,
                 e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
-        assertThat(orchestrator.context().records.cachedCount()).isZero();
+        assertThat(orchestrator.records().cachedCount()).isZero();
     }
 }
