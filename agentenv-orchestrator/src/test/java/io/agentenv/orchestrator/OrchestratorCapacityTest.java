@@ -5,14 +5,12 @@ import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -22,24 +20,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A backend at capacity ({@link BackendException.Exhausted}) is RESOURCE_EXHAUSTED (429), and leaves nothing behind. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+@ExtendWith(OrchestratorExtension.class)
 class OrchestratorCapacityTest {
     private static final String LIMIT = "all 2 sandbox slots of this server are in use (AENV_BACKEND_MAX_SANDBOXES)";
 
-    @TempDir
-    Path dir;
     OrchestratorHarness h;
     Orchestrator orchestrator;
 
     @BeforeEach
-    void setUp() {
-        h = new OrchestratorHarness(dir);
+    void setUp(OrchestratorHarness harness) {
+        h = harness;
         orchestrator = h.orchestrator;
     }
 
-    @AfterEach
-    void tearDown() {
-        h.close();
-    }
 
     private static MockAction atCapacity() {
         return MockAction.fail(new BackendException.Exhausted(LIMIT, "no free network slot: all 2 are in use", null));
@@ -90,7 +83,7 @@ class OrchestratorCapacityTest {
         assertThat(h.store.all()).hasSize(2);
         assertThat(h.state(source)).isEqualTo(SandboxState.RUNNING);
         assertThat(h.backend.openInstances()).hasSize(2);
-        assertThat(dir.resolve("artifacts/forks")).isEmptyDirectory();
+        assertThat(h.artifactRoot().resolve("forks")).isEmptyDirectory();
     }
 
     @Test

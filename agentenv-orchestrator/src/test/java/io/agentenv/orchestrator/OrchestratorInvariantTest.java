@@ -3,15 +3,13 @@ package io.agentenv.orchestrator;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,20 +31,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * no client saw anything but success, NOT_FOUND or the documented CONFLICTs.
  */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+@ExtendWith(OrchestratorExtension.class)
 class OrchestratorInvariantTest {
-    @TempDir
-    Path dir;
     OrchestratorHarness h;
 
     @BeforeEach
-    void setUp() {
-        h = new OrchestratorHarness(dir);
+    void setUp(OrchestratorHarness harness) {
+        h = harness;
     }
 
-    @AfterEach
-    void tearDown() {
-        h.close();
-    }
 
     @Test
     void concurrent_random_operations_leave_a_consistent_state() throws Exception {

@@ -7,12 +7,11 @@ import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,22 +26,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+@ExtendWith(OrchestratorExtension.class)
 class OrchestratorLifecycleTest {
-    @TempDir
-    Path dir;
     OrchestratorHarness h;
     Orchestrator orchestrator;
 
     @BeforeEach
-    void setUp() {
-        h = new OrchestratorHarness(dir);
+    void setUp(OrchestratorHarness harness) {
+        h = harness;
         orchestrator = h.orchestrator;
     }
 
-    @AfterEach
-    void tearDown() {
-        h.close();
-    }
 
     @Test
     void create_returns_a_running_sandbox_with_its_ttl_counted_from_now() {
@@ -265,7 +259,7 @@ class OrchestratorLifecycleTest {
         assertThat(orchestrator.get(source).state()).isEqualTo(SandboxState.RUNNING);
         assertThat(orchestrator.get(source).expiresAt()).contains(T0.plusSeconds(60));
         assertThat(h.backend.count(MockOp.SNAPSHOT)).isEqualTo(1);
-        assertThat(dir.resolve("artifacts/forks")).isEmptyDirectory();
+        assertThat(h.artifactRoot().resolve("forks")).isEmptyDirectory();
     }
 
     @Test

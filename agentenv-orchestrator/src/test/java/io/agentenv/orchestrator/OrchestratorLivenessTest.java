@@ -13,6 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -38,17 +39,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * flight. The harness's scheduler ticks hourly, so each test runs the check itself.
  */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+@ExtendWith(OrchestratorExtension.class)
 class OrchestratorLivenessTest {
-    @TempDir
-    Path dir;
     OrchestratorHarness h;
     Orchestrator orchestrator;
     SandboxGuests guests;
     final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
 
     @BeforeEach
-    void setUp() {
-        h = new OrchestratorHarness(dir);
+    void setUp(OrchestratorHarness harness) {
+        h = harness;
         orchestrator = h.orchestrator;
         guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), h.clock);
     }
@@ -57,7 +57,6 @@ class OrchestratorLivenessTest {
     void tearDown() {
         threads.shutdownNow();
         guests.close();
-        h.close();
     }
 
     private MockSandbox live(SandboxId id) {

@@ -3,12 +3,11 @@ package io.agentenv.orchestrator;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,20 +20,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Restart recovery and graceful shutdown, on a real SQLite file that outlives the orchestrator. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+@ExtendWith(OrchestratorExtension.class)
 class OrchestratorRecoveryTest {
-    @TempDir
-    Path dir;
     OrchestratorHarness h;
 
     @BeforeEach
-    void setUp() {
-        h = new OrchestratorHarness(dir);
+    void setUp(OrchestratorHarness harness) {
+        h = harness;
     }
 
-    @AfterEach
-    void tearDown() {
-        h.close();
-    }
 
     @Test
     void paused_sandboxes_are_listed_and_resumable_after_a_restart() {

@@ -6,14 +6,12 @@ import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -23,24 +21,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Creates from a template launch under the id of a ready instance the backend reserved, and give it back on failure. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+@ExtendWith(OrchestratorExtension.class)
 class OrchestratorReservationTest {
     private static final TemplateId BASE = new TemplateId("base");
 
-    @TempDir
-    Path dir;
     OrchestratorHarness h;
     Orchestrator orchestrator;
 
     @BeforeEach
-    void setUp() {
-        h = new OrchestratorHarness(dir);
+    void setUp(OrchestratorHarness harness) {
+        h = harness;
         orchestrator = h.orchestrator;
     }
 
-    @AfterEach
-    void tearDown() {
-        h.close(); // no contract violation: no instance was taken twice
-    }
 
     private SandboxView create() {
         return orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)));

@@ -5,14 +5,12 @@ import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
@@ -22,22 +20,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** TTL eviction driven by a fake clock through {@code evictExpired(now)}. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+@ExtendWith(OrchestratorExtension.class)
 class OrchestratorTtlTest {
-    @TempDir
-    Path dir;
     OrchestratorHarness h;
     Orchestrator orchestrator;
 
     @BeforeEach
-    void setUp() {
-        h = new OrchestratorHarness(dir);
+    void setUp(OrchestratorHarness harness) {
+        h = harness;
         orchestrator = h.orchestrator;
     }
 
-    @AfterEach
-    void tearDown() {
-        h.close();
-    }
 
     private SandboxId create(Duration timeout, TimeoutAction action) {
         return orchestrator.create(new CreateSandbox("base", timeout, action, PauseMode.WITH_MEMORY, false, Map.of(),
