@@ -70,7 +70,7 @@ public final class SandboxGuests implements AutoCloseable {
         this.clock = requireNonNull(clock, "clock is null");
         this.history = new MetricsHistory(settings.historyPerSandbox());
         this.sampler = new MetricsSampler(records, runtime, history, settings.sampleInterval());
-        events.subscribe(event -> {
+        requireNonNull(events, "events is null").subscribe(event -> {
             if (event instanceof LifecycleEvent.Killed killed) {
                 sampler.forget(killed.sandbox());
             }
