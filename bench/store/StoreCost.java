@@ -9,11 +9,11 @@
 //       bench/store/StoreCost.java [bursts=300] [warm-up bursts=200] [metadata pairs=0] [dir=a new one under /var/tmp,
 //       deleted at the end]
 // The store file lives on the disk of the server's state (ext4 here), not tmpfs: a commit's fsync is part of the cost.
-import io.agentenv.server.orchestrator.SandboxRecord;
-import io.agentenv.server.orchestrator.SandboxState;
-import io.agentenv.server.orchestrator.SandboxStore;
-import io.agentenv.server.orchestrator.TimeoutAction;
-import io.agentenv.server.store.SqliteSandboxStore;
+import io.agentenv.orchestrator.SandboxRecord;
+import io.agentenv.orchestrator.SandboxState;
+import io.agentenv.orchestrator.SandboxStore;
+import io.agentenv.orchestrator.TimeoutAction;
+import io.agentenv.store.sqlite.SqliteSandboxStore;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.Resources;

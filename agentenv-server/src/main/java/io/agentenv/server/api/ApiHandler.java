@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.api.model.ApiError;
 import io.agentenv.server.credentials.ApiKey;
-import io.agentenv.server.orchestrator.AgentEnvException;
+import io.agentenv.orchestrator.AgentEnvException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package io.agentenv.server.api;
 
-import io.agentenv.server.orchestrator.ErrorKind;
+import io.agentenv.orchestrator.ErrorKind;
 
 /** The only place that turns an {@link ErrorKind} into an HTTP status (E2B compatibility is settled in this table). */
 final class ErrorStatus {

@@ -33,7 +33,7 @@ record Exchange(String method, String path, Map<String, String> params, Map<Stri
     Optional<String> queryValue(String name) {
         List<String> values = query.getOrDefault(name, List.of());
         if (values.size() > 1) {
-            throw io.agentenv.server.orchestrator.AgentEnvException.invalidArgument(
+            throw io.agentenv.orchestrator.AgentEnvException.invalidArgument(
                     "query parameter '" + name + "' must appear at most once");
         }
         return values.isEmpty() ? Optional.empty() : Optional.of(values.getFirst());

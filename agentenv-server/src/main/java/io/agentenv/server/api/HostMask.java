@@ -1,6 +1,6 @@
 package io.agentenv.server.api;
 
-import io.agentenv.server.orchestrator.AgentEnvException;
+import io.agentenv.orchestrator.AgentEnvException;
 import java.util.Optional;
 import java.util.regex.Pattern;
 

@@ -1,7 +1,7 @@
 package io.agentenv.server.api;
 
 /**
- * A transport-level failure that has no domain {@link io.agentenv.server.orchestrator.ErrorKind}: unknown route,
+ * A transport-level failure that has no domain {@link io.agentenv.orchestrator.ErrorKind}: unknown route,
  * wrong method, missing credentials, oversized body. The message is sent to the client.
  */
 final class HttpProblem extends RuntimeException {

@@ -14,7 +14,7 @@ import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
-import io.agentenv.server.orchestrator.AgentEnvException;
+import io.agentenv.orchestrator.AgentEnvException;
 import java.io.IOException;
 import java.util.Map;
 import java.util.stream.Collectors;

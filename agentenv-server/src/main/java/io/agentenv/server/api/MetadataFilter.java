@@ -1,6 +1,6 @@
 package io.agentenv.server.api;
 
-import io.agentenv.server.orchestrator.AgentEnvException;
+import io.agentenv.orchestrator.AgentEnvException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;

@@ -1,7 +1,7 @@
 package io.agentenv.server.api;
 
-import io.agentenv.server.orchestrator.AgentEnvException;
-import io.agentenv.server.orchestrator.Cursor;
+import io.agentenv.orchestrator.AgentEnvException;
+import io.agentenv.orchestrator.Cursor;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;

@@ -2,14 +2,14 @@ package io.agentenv.server.api;
 
 import static java.util.Objects.requireNonNull;
 
-import io.agentenv.server.orchestrator.LifecycleEvent;
-import io.agentenv.server.orchestrator.LifecycleListener;
-import io.agentenv.server.orchestrator.Orchestrator;
-import io.agentenv.server.orchestrator.Page;
-import io.agentenv.server.orchestrator.SandboxQuery;
-import io.agentenv.server.orchestrator.SandboxState;
-import io.agentenv.server.orchestrator.SandboxView;
-import io.agentenv.server.orchestrator.SortOrder;
+import io.agentenv.orchestrator.LifecycleEvent;
+import io.agentenv.orchestrator.LifecycleListener;
+import io.agentenv.orchestrator.Orchestrator;
+import io.agentenv.orchestrator.Page;
+import io.agentenv.orchestrator.SandboxQuery;
+import io.agentenv.orchestrator.SandboxState;
+import io.agentenv.orchestrator.SandboxView;
+import io.agentenv.orchestrator.SortOrder;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;

@@ -5,7 +5,7 @@ import io.agentenv.api.model.CreateSandboxRequest;
 import io.agentenv.api.model.ResumedSandbox;
 import io.agentenv.api.model.SandboxNetworkConfig;
 import io.agentenv.api.model.SandboxNetworkUpdateConfig;
-import io.agentenv.server.orchestrator.AgentEnvException;
+import io.agentenv.orchestrator.AgentEnvException;
 import java.util.Collection;
 import java.util.Map;
 

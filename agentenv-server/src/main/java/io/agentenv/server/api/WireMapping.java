@@ -12,10 +12,10 @@ import io.agentenv.api.model.SandboxNetworkConfig;
 import io.agentenv.api.model.SandboxState;
 import io.agentenv.api.model.SnapshotInfo;
 import io.agentenv.server.credentials.SandboxTokens;
-import io.agentenv.server.orchestrator.ForkResult;
-import io.agentenv.server.orchestrator.SandboxView;
-import io.agentenv.server.orchestrator.SnapshotView;
-import io.agentenv.server.orchestrator.TimeoutAction;
+import io.agentenv.orchestrator.ForkResult;
+import io.agentenv.orchestrator.SandboxView;
+import io.agentenv.orchestrator.SnapshotView;
+import io.agentenv.orchestrator.TimeoutAction;
 import io.agentenv.spi.NetworkPolicy;
 import java.time.Clock;
 import java.time.Duration;
@@ -46,7 +46,7 @@ final class WireMapping {
         this.clock = requireNonNull(clock, "clock is null");
     }
 
-    static SandboxState project(io.agentenv.server.orchestrator.SandboxState state) {
+    static SandboxState project(io.agentenv.orchestrator.SandboxState state) {
         return switch (state) {
             case CREATING, RESUMING, RUNNING, SNAPSHOTTING, FORKING, KILLING -> SandboxState.RUNNING;
             case PAUSING, PAUSED -> SandboxState.PAUSED;
@@ -54,9 +54,9 @@ final class WireMapping {
     }
 
     /** The internal states a wire state stands for (list filters). */
-    static Set<io.agentenv.server.orchestrator.SandboxState> expand(SandboxState state) {
-        Set<io.agentenv.server.orchestrator.SandboxState> states = EnumSet.noneOf(io.agentenv.server.orchestrator.SandboxState.class);
-        for (io.agentenv.server.orchestrator.SandboxState s : io.agentenv.server.orchestrator.SandboxState.visible()) {
+    static Set<io.agentenv.orchestrator.SandboxState> expand(SandboxState state) {
+        Set<io.agentenv.orchestrator.SandboxState> states = EnumSet.noneOf(io.agentenv.orchestrator.SandboxState.class);
+        for (io.agentenv.orchestrator.SandboxState s : io.agentenv.orchestrator.SandboxState.visible()) {
             if (project(s) == state) {
                 states.add(s);
             }

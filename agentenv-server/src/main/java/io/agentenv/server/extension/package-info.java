@@ -1,5 +1,5 @@
 /**
  * The operator's custom extension reached over HTTP ({@link io.agentenv.server.extension.HttpLifecycleHooks}), the
- * adapter behind the orchestrator's {@link io.agentenv.server.orchestrator.LifecycleHooks} seam.
+ * adapter behind the orchestrator's {@link io.agentenv.orchestrator.LifecycleHooks} seam.
  */
 package io.agentenv.server.extension;

@@ -4,9 +4,9 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
-import io.agentenv.server.orchestrator.LifecycleEvent;
-import io.agentenv.server.orchestrator.LifecycleListener;
-import io.agentenv.server.orchestrator.Orchestrator;
+import io.agentenv.orchestrator.LifecycleEvent;
+import io.agentenv.orchestrator.LifecycleListener;
+import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.spi.SandboxId;
 import java.time.Clock;
 import java.util.Optional;

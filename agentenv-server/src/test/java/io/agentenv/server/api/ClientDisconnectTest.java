@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockOp;
-import io.agentenv.server.orchestrator.SandboxState;
+import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.spi.SandboxId;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -2,7 +2,7 @@ package io.agentenv.server.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentenv.server.extension.FakeExtensionServer;
-import io.agentenv.server.orchestrator.Hook;
+import io.agentenv.orchestrator.Hook;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;

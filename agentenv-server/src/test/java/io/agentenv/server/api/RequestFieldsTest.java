@@ -3,8 +3,8 @@ package io.agentenv.server.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentenv.server.orchestrator.SandboxRecord;
-import io.agentenv.server.orchestrator.TimeoutAction;
+import io.agentenv.orchestrator.SandboxRecord;
+import io.agentenv.orchestrator.TimeoutAction;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
 import java.net.http.HttpResponse;
@@ -81,7 +81,7 @@ class RequestFieldsTest {
             refused(server.post(route, "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"v\",\"path\":\"/data\"}]}"),
                     "volumeMounts");
         }
-        assertThat(server.orchestrator.list(io.agentenv.server.orchestrator.SandboxQuery.all(100)).items()).isEmpty();
+        assertThat(server.orchestrator.list(io.agentenv.orchestrator.SandboxQuery.all(100)).items()).isEmpty();
     }
 
     @Test

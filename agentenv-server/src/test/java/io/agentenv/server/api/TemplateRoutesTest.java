@@ -186,7 +186,7 @@ class TemplateRoutesTest {
     @Test
     void a_later_build_page_of_a_template_is_empty_and_a_bad_token_is_400() throws Exception {
         String token = server.get("/v2/templates?limit=1").headers().firstValue(ListEndpoints.NEXT_TOKEN_HEADER)
-                .orElse(PageToken.encode(new io.agentenv.server.orchestrator.Cursor(BUILT, "base")));
+                .orElse(PageToken.encode(new io.agentenv.orchestrator.Cursor(BUILT, "base")));
 
         HttpResponse<String> later = server.get("/templates/base?nextToken=" + token);
 

@@ -3,9 +3,9 @@ package io.agentenv.server.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentenv.server.orchestrator.AgentEnvException;
-import io.agentenv.server.orchestrator.Cursor;
-import io.agentenv.server.orchestrator.ErrorKind;
+import io.agentenv.orchestrator.AgentEnvException;
+import io.agentenv.orchestrator.Cursor;
+import io.agentenv.orchestrator.ErrorKind;
 import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -52,13 +52,13 @@ class WireDecodingTest {
 
     @Test
     void every_internal_state_projects_onto_running_or_paused() {
-        for (io.agentenv.server.orchestrator.SandboxState s : io.agentenv.server.orchestrator.SandboxState.values()) {
+        for (io.agentenv.orchestrator.SandboxState s : io.agentenv.orchestrator.SandboxState.values()) {
             assertThat(WireMapping.project(s)).isNotNull();
         }
         assertThat(WireMapping.expand(io.agentenv.api.model.SandboxState.PAUSED)).containsExactlyInAnyOrder(
-                io.agentenv.server.orchestrator.SandboxState.PAUSING, io.agentenv.server.orchestrator.SandboxState.PAUSED);
+                io.agentenv.orchestrator.SandboxState.PAUSING, io.agentenv.orchestrator.SandboxState.PAUSED);
         assertThat(WireMapping.expand(io.agentenv.api.model.SandboxState.RUNNING))
-                .doesNotContain(io.agentenv.server.orchestrator.SandboxState.KILLING);
+                .doesNotContain(io.agentenv.orchestrator.SandboxState.KILLING);
     }
 
     @Test

@@ -2,13 +2,13 @@ package io.agentenv.server.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentenv.server.orchestrator.CreateSandbox;
-import io.agentenv.server.orchestrator.ForkResult;
-import io.agentenv.server.orchestrator.PauseOutcome;
-import io.agentenv.server.orchestrator.SandboxState;
-import io.agentenv.server.orchestrator.SandboxView;
-import io.agentenv.server.orchestrator.SnapshotView;
-import io.agentenv.server.orchestrator.TimeoutAction;
+import io.agentenv.orchestrator.CreateSandbox;
+import io.agentenv.orchestrator.ForkResult;
+import io.agentenv.orchestrator.PauseOutcome;
+import io.agentenv.orchestrator.SandboxState;
+import io.agentenv.orchestrator.SandboxView;
+import io.agentenv.orchestrator.SnapshotView;
+import io.agentenv.orchestrator.TimeoutAction;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;

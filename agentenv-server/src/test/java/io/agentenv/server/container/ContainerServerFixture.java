@@ -3,9 +3,9 @@ package io.agentenv.server.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import io.agentenv.server.orchestrator.Orchestrator;
-import io.agentenv.server.orchestrator.OrchestratorSettings;
-import io.agentenv.server.store.SqliteSandboxStore;
+import io.agentenv.orchestrator.Orchestrator;
+import io.agentenv.orchestrator.OrchestratorSettings;
+import io.agentenv.store.sqlite.SqliteSandboxStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.SandboxBackendFactory;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.agentenv.server.orchestrator.Hook;
+import io.agentenv.orchestrator.Hook;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,8 +1,8 @@
 package io.agentenv.server.extension;
 
-import io.agentenv.server.orchestrator.Hook;
-import io.agentenv.server.orchestrator.HookException;
-import io.agentenv.server.orchestrator.HookStart;
+import io.agentenv.orchestrator.Hook;
+import io.agentenv.orchestrator.HookException;
+import io.agentenv.orchestrator.HookStart;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.SandboxId;
 import org.junit.jupiter.api.AfterEach;

@@ -3,7 +3,7 @@ package io.agentenv.server.proxy;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentenv.server.orchestrator.GuestRoute;
+import io.agentenv.orchestrator.GuestRoute;
 import io.agentenv.spi.GuestEndpoint;
 import java.net.ServerSocket;
 import java.nio.file.Path;

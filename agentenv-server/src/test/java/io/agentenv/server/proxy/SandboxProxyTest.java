@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockOp;
-import io.agentenv.server.orchestrator.SandboxState;
+import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.spi.SandboxId;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,0 +1,107 @@
+package io.agentenv.orchestrator;
+
+import io.agentenv.backend.mock.MockBackendFactory;
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.SandboxId;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A real orchestrator on an in-memory store ({@link MemorySandboxStore}), a scriptable mock backend and a fake clock.
+ * {@link #restart()} simulates a crash-restart: the orchestrator is abandoned without shutdown and a new one opens the
+ * same store data and backend.
+ */
+final class OrchestratorHarness implements AutoCloseable {
+    static final Instant T0 = Instant.parse("2026-03-01T10:00:00Z");
+    static final Duration WAIT = Duration.ofSeconds(10);
+
+    final Path dir;
+    final MockBackendFactory backend;
+    final FakeClock clock = new FakeClock(T0);
+    final RecordingListener events = new RecordingListener();
+    final UnaryOperator<SandboxStore> storeWrapper;
+    final Duration transitionWait;
+    final LifecycleHooks hooks;
+    SandboxStore store;
+    private MemorySandboxStore data = new MemorySandboxStore();
+    Orchestrator orchestrator;
+
+    OrchestratorHarness(Path dir) {
+        this(dir, new MockBackendFactory(), UnaryOperator.identity(), Duration.ofSeconds(10));
+    }
+
+    OrchestratorHarness(Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait) {
+        this(dir, backend, storeWrapper, transitionWait, LifecycleHooks.none());
+    }
+
+    /** With a custom extension (the hooks tests pass real HTTP hooks against an in-process extension server). */
+    OrchestratorHarness(Path dir, LifecycleHooks hooks) {
+        this(dir, new MockBackendFactory(), UnaryOperator.identity(), Duration.ofSeconds(10), hooks);
+    }
+
+    OrchestratorHarness(Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait,
+                        LifecycleHooks hooks) {
+        this.hooks = hooks;
+        this.dir = dir;
+        this.backend = backend;
+        this.storeWrapper = storeWrapper;
+        this.transitionWait = transitionWait;
+        open();
+    }
+
+    /** A harness whose store counts its reads ({@link FaultyStore}); {@code counting} gets the store, again after a restart. */
+    static OrchestratorHarness countingReads(Path dir, AtomicReference<FaultyStore> counting) {
+        return new OrchestratorHarness(dir, new MockBackendFactory(), store -> {
+            counting.set(new FaultyStore(store));
+            return counting.get();
+        }, Duration.ofSeconds(10));
+    }
+
+    private void open() {
+        store = storeWrapper.apply(data);
+        orchestrator = new Orchestrator(store, backend, id -> new AccessToken("token-" + id.value()), clock,
+                new OrchestratorSettings(artifactRoot(), Duration.ofSeconds(5), transitionWait, Duration.ofHours(1), 3, "user"),
+                List.of(events), hooks);
+        orchestrator.start();
+        for (Object monitor : orchestrator.internalMonitors()) {
+            backend.forbidLock(monitor);
+        }
+    }
+
+    Path artifactRoot() {
+        return dir.resolve("artifacts");
+    }
+
+    /** Abandons the orchestrator as a crash would (no shutdown), closes the store, and starts a new one on its data. */
+    void restart() {
+        store.close();
+        data = data.reopen();
+        open();
+    }
+
+    SandboxId create() {
+        return orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(300))).id();
+    }
+
+    SandboxState state(SandboxId id) {
+        return store.get(id).orElseThrow().state();
+    }
+
+    void assertNothingLeaked() {
+        assertThat(backend.violations()).isEmpty();
+    }
+
+    @Override
+    public void close() {
+        orchestrator.shutdown();
+        store.close();
+        assertNothingLeaked();
+    }
+}

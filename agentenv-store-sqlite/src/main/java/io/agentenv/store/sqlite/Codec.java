@@ -1,0 +1,99 @@
+package io.agentenv.store.sqlite;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentenv.spi.NetworkPolicy;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Column encodings: instants as epoch nanoseconds, maps and the network policy as JSON text. */
+final class Codec {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {
+    };
+    private static final long NANOS = 1_000_000_000L;
+    private static final String EMPTY_MAP = "{}";
+    /** The default policy's encoding (most sandboxes have it): encoded once, and decoded without parsing. */
+    private static final String DEFAULT_NETWORK = encode(NetworkPolicy.DEFAULT);
+
+    private Codec() {
+    }
+
+    /** Epoch nanoseconds, saturated outside 1677..2262 (so a far-away filter bound compares correctly). */
+    static long nanos(Instant instant) {
+        long seconds = instant.getEpochSecond();
+        if (seconds >= Long.MAX_VALUE / NANOS) {
+            return Long.MAX_VALUE;
+        }
+        if (seconds <= Long.MIN_VALUE / NANOS) {
+            return Long.MIN_VALUE;
+        }
+        return seconds * NANOS + instant.getNano();
+    }
+
+    static Instant instant(long nanos) {
+        return Instant.ofEpochSecond(Math.floorDiv(nanos, NANOS), Math.floorMod(nanos, NANOS));
+    }
+
+    static String map(Map<String, String> map) {
+        if (map.isEmpty()) {
+            return EMPTY_MAP;
+        }
+        try {
+            return JSON.writeValueAsString(new TreeMap<>(map));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode a string map", e);
+        }
+    }
+
+    static Map<String, String> map(String json) {
+        if (EMPTY_MAP.equals(json)) {
+            return Map.of();
+        }
+        try {
+            return JSON.readValue(json, STRING_MAP);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("corrupt string map in the store", e);
+        }
+    }
+
+    static String network(NetworkPolicy policy) {
+        return NetworkPolicy.DEFAULT.equals(policy) ? DEFAULT_NETWORK : encode(policy);
+    }
+
+    private static String encode(NetworkPolicy policy) {
+        ObjectNode node = JSON.createObjectNode();
+        node.put("internetAccess", policy.internetAccess().name());
+        policy.allowOut().forEach(node.putArray("allowOut")::add);
+        policy.denyOut().forEach(node.putArray("denyOut")::add);
+        node.put("publicTraffic", policy.publicTraffic().name());
+        return node.toString();
+    }
+
+    static NetworkPolicy network(String json) {
+        if (DEFAULT_NETWORK.equals(json)) {
+            return NetworkPolicy.DEFAULT;
+        }
+        try {
+            JsonNode node = JSON.readTree(json);
+            return new NetworkPolicy(NetworkPolicy.InternetAccess.valueOf(node.path("internetAccess").asText()),
+                    strings(node.path("allowOut")), strings(node.path("denyOut")),
+                    NetworkPolicy.PublicTraffic.valueOf(node.path("publicTraffic").asText()));
+        } catch (JsonProcessingException | IllegalArgumentException e) {
+            throw new IllegalStateException("corrupt network policy in the store", e);
+        }
+    }
+
+    private static List<String> strings(JsonNode array) {
+        List<String> values = new ArrayList<>();
+        array.forEach(value -> values.add(value.asText()));
+        return values;
+    }
+}

@@ -1,0 +1,78 @@
+package io.agentenv.store.sqlite;
+
+import java.util.List;
+
+/**
+ * The schema as an ordered list of migrations; {@code PRAGMA user_version} records how many have been applied. Add a
+ * migration at the end, never edit an applied one.
+ */
+final class Schema {
+    static final List<List<String>> MIGRATIONS = List.of(
+            // 1: sandboxes, their metadata index, the snapshot catalog with aliases, secrets
+            List.of(
+                    """
+                    CREATE TABLE sandbox (
+                        id                      TEXT PRIMARY KEY,
+                        template                TEXT NOT NULL,
+                        alias                   TEXT,
+                        state                   TEXT NOT NULL,
+                        started_at              INTEGER NOT NULL,
+                        timeout_ms              INTEGER NOT NULL,
+                        expires_at              INTEGER,
+                        on_timeout              TEXT NOT NULL,
+                        timeout_pause_mode      TEXT NOT NULL,
+                        auto_resume             INTEGER NOT NULL,
+                        secure                  INTEGER NOT NULL,
+                        cpu_count               INTEGER NOT NULL,
+                        memory_mib              INTEGER NOT NULL,
+                        disk_size_mib           INTEGER NOT NULL,
+                        metadata                TEXT NOT NULL,
+                        env_vars                TEXT NOT NULL,
+                        network                 TEXT NOT NULL,
+                        custom_extension_params TEXT NOT NULL,
+                        paused_state            BLOB,
+                        paused_artifact_dir     TEXT,
+                        version                 INTEGER NOT NULL DEFAULT 0
+                    )""",
+                    "CREATE INDEX sandbox_by_start ON sandbox (started_at, id)",
+                    "CREATE INDEX sandbox_by_expiry ON sandbox (expires_at) WHERE state = 'RUNNING' AND expires_at IS NOT NULL",
+                    """
+                    CREATE TABLE sandbox_metadata (
+                        sandbox_id TEXT NOT NULL REFERENCES sandbox (id) ON DELETE CASCADE,
+                        key        TEXT NOT NULL,
+                        value      TEXT NOT NULL,
+                        PRIMARY KEY (sandbox_id, key)
+                    )""",
+                    "CREATE INDEX sandbox_metadata_by_pair ON sandbox_metadata (key, value)",
+                    """
+                    CREATE TABLE snapshot (
+                        id              TEXT PRIMARY KEY,
+                        source_sandbox  TEXT,
+                        source_template TEXT NOT NULL,
+                        env_vars        TEXT NOT NULL,
+                        cpu_count       INTEGER NOT NULL,
+                        memory_mib      INTEGER NOT NULL,
+                        disk_size_mib   INTEGER NOT NULL,
+                        state           BLOB NOT NULL,
+                        artifact_dir    TEXT NOT NULL,
+                        created_at      INTEGER NOT NULL,
+                        updated_at      INTEGER NOT NULL
+                    )""",
+                    "CREATE INDEX snapshot_by_creation ON snapshot (created_at, id)",
+                    """
+                    CREATE TABLE snapshot_alias (
+                        alias       TEXT PRIMARY KEY,
+                        snapshot_id TEXT NOT NULL REFERENCES snapshot (id) ON DELETE CASCADE
+                    )""",
+                    "CREATE INDEX snapshot_alias_by_snapshot ON snapshot_alias (snapshot_id)",
+                    "CREATE TABLE secret (name TEXT PRIMARY KEY, value TEXT NOT NULL)"),
+            // 2: custom extensions: the runtime instance id per sandbox, params carried into snapshots
+            List.of(
+                    "ALTER TABLE sandbox ADD COLUMN instance_id TEXT",
+                    "ALTER TABLE snapshot ADD COLUMN custom_extension_params TEXT NOT NULL DEFAULT '{}'"),
+            // 3: the Host header the proxy sends to a sandbox's ports (network.maskRequestHost), null when not masked
+            List.of("ALTER TABLE sandbox ADD COLUMN mask_request_host TEXT"));
+
+    private Schema() {
+    }
+}
