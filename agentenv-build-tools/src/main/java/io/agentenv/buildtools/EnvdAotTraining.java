@@ -68,6 +68,7 @@ public final class EnvdAotTraining {
         if (!Files.isRegularFile(cache)) {
             throw new IOException("envd exited without writing " + cache + ": " + TrainingProcesses.tail(log));
         }
+        Files.delete(log); // kept only when the recording failed: target/ is envd's distribution
         System.out.printf("envd AOT cache recorded in %d ms: %s (%d bytes)%n",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), cache, Files.size(cache));
     }
