@@ -18,11 +18,11 @@ import org.slf4j.event.Level;
  * @param journalBytes   memory budget of the log journal served by {@code GET /logs}
  * @param journalFile    where the journal's entries are also written as JSON lines (rotated at journalBytes), if anywhere
  * @param processPath    the PATH processes start with: envd's own, else Debian's default
- * @param aotTraining    run a short self-exercise and exit (used to record the JDK AOT cache)
- * @param warmRequests   rounds of requests envd sends itself before {@code GET /ready} answers ({@link RequestPathWarmup}), 0 for none
+ * @param warmRequests   rounds of requests envd sends itself before {@code GET /ready} answers
+ *                       ({@link io.agentenv.envd.warmup.RequestPathWarmup}), 0 for none
  */
 record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String defaultUser, Duration exitedRetention,
-                  int journalBytes, Optional<Path> journalFile, Level logLevel, String sandboxId, String processPath, boolean aotTraining,
+                  int journalBytes, Optional<Path> journalFile, Level logLevel, String sandboxId, String processPath,
                   int warmRequests) {
     static final int DEFAULT_PORT = 49983;
 
@@ -60,7 +60,6 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
               --journal-file <path>   also write the journal there as JSON lines, rotated to <path>.1 (default: none)
               --log-level <level>     TRACE, DEBUG, INFO, WARN, ERROR (default INFO, env ENVD_LOG_LEVEL)
               --sandbox-id <id>       sandbox id put on every log line (env ENVD_SANDBOX_ID)
-              --aot-training          exercise envd once on a free port and exit (records the AOT cache)
               --warm-requests <n>     before GET /ready answers, send itself n rounds of a new sandbox's first requests
                                       and erase their traces (for a template's boot checkpoint; default 0)
               --help                  print this and exit
@@ -76,7 +75,6 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
         Optional<Path> journalFile = Optional.empty();
         Level level = level("ENVD_LOG_LEVEL", env.getOrDefault("ENVD_LOG_LEVEL", "INFO"));
         String sandboxId = env.getOrDefault("ENVD_SANDBOX_ID", "-");
-        boolean training = false;
         int warmRequests = 0;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -90,15 +88,13 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
                 case "--journal-file" -> journalFile = Optional.of(Path.of(value(args, ++i, arg)));
                 case "--log-level" -> level = level(arg, value(args, ++i, arg));
                 case "--sandbox-id" -> sandboxId = value(args, ++i, arg);
-                case "--aot-training" -> training = true;
                 case "--warm-requests" -> warmRequests = integer(arg, value(args, ++i, arg), 0, 10_000);
                 default -> throw new IllegalArgumentException("unknown option " + arg + "\n" + USAGE);
             }
         }
-        return new EnvdConfig(new InetSocketAddress(host, training ? 0 : port), socket, user,
+        return new EnvdConfig(new InetSocketAddress(host, port), socket, user,
                 Duration.ofSeconds(retention), journal, journalFile, level, sandboxId,
-                Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH), training,
-                training ? 0 : warmRequests);
+                Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH), warmRequests);
     }
 
     private static String value(String[] args, int i, String option) {

@@ -23,6 +23,8 @@ import io.agentenv.envd.session.Session;
 import io.agentenv.envd.session.SessionEndpoints;
 import io.agentenv.envd.users.Accounts;
 import io.agentenv.envd.users.UserDirectory;
+import io.agentenv.envd.warmup.DeferredSetUps;
+import io.agentenv.envd.warmup.RequestPathWarmup;
 import java.io.IOException;
 import java.text.DecimalFormatSymbols;
 import java.time.Clock;
@@ -59,7 +61,7 @@ public final class Main {
         // Listens and wires at once: the JDK server starts on its own thread (its creation waits for the JDK's
         // LoggerFinder, which the background set-up above is looking for), while this one wires. A request
         // that arrives before the wiring is done waits for it (EnvdServer). Two slow one-time set-ups start in the
-        // background a little after envd serves (see Warmup): the first RPC does what it needs of the first itself if it
+        // background a little after envd serves (see DeferredSetUps): the first RPC does what it needs of the first itself if it
         // comes earlier, processes start through the JDK until the second is done, and GET /ready (for the host, which
         // checkpoints a template's envd only after it) answers once both are done.
         EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(), Duration.ofSeconds(1));
@@ -102,7 +104,7 @@ public final class Main {
         }));
         server.serve(services.handler());
         long servingNanos = System.nanoTime();
-        Warmup.startInBackground(Warmup.AFTER_FIRST_REQUESTS, warmup, services.processes()::prepareInBackground);
+        DeferredSetUps.startInBackground(DeferredSetUps.AFTER_FIRST_REQUESTS, warmup, services.processes()::prepareInBackground);
         log.atInfo().addKeyValue("port", server.tcpPort())
                 .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
                 .addKeyValue("user", config.defaultUser())
@@ -113,10 +115,6 @@ public final class Main {
         RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal,
                         services.session())
                 .startInBackground(List.of(services.processes().prepared(), warmup), services.requestsWarmed());
-        if (config.aotTraining()) {
-            AotTraining.exercise(server.tcpPort(), config.unixSocket());
-            System.exit(0);
-        }
         stopped.await();
     }
 

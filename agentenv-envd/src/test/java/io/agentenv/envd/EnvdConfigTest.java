@@ -22,7 +22,6 @@ class EnvdConfigTest {
         assertThat(config.unixSocket()).isEmpty();
         assertThat(config.exitedRetention()).isEqualTo(Duration.ofMinutes(5));
         assertThat(config.logLevel()).isEqualTo(Level.INFO);
-        assertThat(config.aotTraining()).isFalse();
         assertThat(config.processPath()).isEqualTo("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         assertThat(EnvdConfig.parse(new String[0], Map.of("PATH", "/opt/bin:/bin")).processPath()).isEqualTo("/opt/bin:/bin");
     }
@@ -43,16 +42,16 @@ class EnvdConfigTest {
     }
 
     @Test
-    void aot_training_always_uses_a_free_port() {
-        assertThat(EnvdConfig.parse(new String[] {"--aot-training"}, Map.of()).listen().getPort()).isZero();
+    void port_0_takes_any_free_port_and_the_build_time_training_option_is_gone() {
+        assertThat(EnvdConfig.parse(new String[] {"--port", "0"}, Map.of()).listen().getPort()).isZero();
+        assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--aot-training"}, Map.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown option --aot-training");
     }
 
     @Test
-    void warm_requests_are_off_unless_asked_for_and_never_with_aot_training() {
+    void warm_requests_are_off_unless_asked_for() {
         assertThat(EnvdConfig.parse(new String[0], Map.of()).warmRequests()).isZero();
         assertThat(EnvdConfig.parse(new String[] {"--warm-requests", "300"}, Map.of()).warmRequests()).isEqualTo(300);
-        assertThat(EnvdConfig.parse(new String[] {"--warm-requests", "300", "--aot-training"}, Map.of()).warmRequests())
-                .isZero();
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--warm-requests", "-1"}, Map.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 0 and 10000");
     }

@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,13 +11,13 @@ import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
-class WarmupTest {
+class DeferredSetUpsTest {
     @Test
     void the_warm_up_starts_the_native_spawn_set_up_and_completes_when_it_has_run() throws Exception {
         CompletableFuture<Void> done = new CompletableFuture<>();
         CountDownLatch spawnSetUp = new CountDownLatch(1);
 
-        Warmup.startInBackground(Duration.ZERO, done, spawnSetUp::countDown);
+        DeferredSetUps.startInBackground(Duration.ZERO, done, spawnSetUp::countDown);
 
         done.get(30, TimeUnit.SECONDS);
         assertThat(spawnSetUp.getCount()).isZero();
@@ -28,7 +28,7 @@ class WarmupTest {
         CompletableFuture<Void> done = new CompletableFuture<>();
         CountDownLatch spawnSetUp = new CountDownLatch(1);
 
-        Warmup.startInBackground(Duration.ofHours(1), done, spawnSetUp::countDown);
+        DeferredSetUps.startInBackground(Duration.ofHours(1), done, spawnSetUp::countDown);
 
         assertThat(spawnSetUp.await(200, TimeUnit.MILLISECONDS)).isFalse();
         assertThat(done).isNotDone();

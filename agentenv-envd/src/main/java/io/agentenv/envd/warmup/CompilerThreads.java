@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;

@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import java.lang.ref.WeakReference;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import static java.util.Objects.requireNonNull;
 
@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * finished: the template then starts cold, as before. Runs only while nothing else uses envd (a template's boot): what others write to the
  * journal meanwhile is taken back too.
  */
-final class RequestPathWarmup {
+public final class RequestPathWarmup {
     /**
      * Few rounds per connection: every claim comes on a new connection, whose set-up (jdk.httpserver's accept and
      * exchange set-up) then runs compiled (in a 20-way burst: C1 work per claim 0.3-0.6 -> ~0 ms, minor faults
@@ -156,7 +156,7 @@ final class RequestPathWarmup {
     }
 
     /** The warm-up envd runs: {@link #SDK_SHELL}, this system's users. */
-    static RequestPathWarmup forSdk(int rounds, int port, Optional<Path> unixSocket, ProcessService processes,
+    public static RequestPathWarmup forSdk(int rounds, int port, Optional<Path> unixSocket, ProcessService processes,
                                     LogJournal journal, Session session) {
         CompilerThreads compiler = new CompilerThreads();
         JitSettling settling = new JitSettling(compiler::cpuNanos, System::nanoTime, d -> Thread.sleep(d),
@@ -169,7 +169,7 @@ final class RequestPathWarmup {
      * Runs the warm-up on a background thread once {@code after} have completed (failed ones count), and completes
      * {@code done} when it has finished and erased its traces; at once when there are no rounds.
      */
-    void startInBackground(List<CompletableFuture<?>> after, CompletableFuture<Void> done) {
+    public void startInBackground(List<CompletableFuture<?>> after, CompletableFuture<Void> done) {
         if (rounds == 0) {
             done.complete(null);
             return;

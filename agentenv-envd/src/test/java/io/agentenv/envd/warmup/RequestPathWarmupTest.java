@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

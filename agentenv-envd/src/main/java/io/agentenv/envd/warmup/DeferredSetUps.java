@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import io.agentenv.envd.protocol.connect.WireFormat;
 import io.agentenv.envd.protocol.process.StartRequest;
@@ -19,17 +19,17 @@ import java.util.concurrent.CompletableFuture;
  * 100 ms later; first {@code Start} answered 213 vs 177). The host checkpoints an envd only after {@code GET /ready},
  * which waits for both, so restored copies never redo them.
  */
-final class Warmup {
+public final class DeferredSetUps {
     /** How long after envd serves the set-ups start. */
-    static final Duration AFTER_FIRST_REQUESTS = Duration.ofMillis(150);
+    public static final Duration AFTER_FIRST_REQUESTS = Duration.ofMillis(150);
 
-    private Warmup() {}
+    private DeferredSetUps() {}
 
     /**
      * On a background thread: waits {@code after}, starts {@code nativeSpawnSetUp} (which runs on its own thread), runs
      * the JSON warm-up and completes {@code done} when it ends.
      */
-    static void startInBackground(Duration after, CompletableFuture<Void> done, Runnable nativeSpawnSetUp) {
+    public static void startInBackground(Duration after, CompletableFuture<Void> done, Runnable nativeSpawnSetUp) {
         Thread.ofPlatform().name("envd-warmup").daemon().start(() -> {
             try {
                 Thread.sleep(after);

@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import static java.util.Objects.requireNonNull;
 

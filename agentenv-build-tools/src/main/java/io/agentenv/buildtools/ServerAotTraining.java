@@ -1,4 +1,4 @@
-package io.agentenv.server;
+package io.agentenv.buildtools;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
@@ -31,15 +31,21 @@ import org.eclipse.jetty.http.MultiPart;
 
 /**
  * Records the server's JDK AOT cache (JEP 483 classes, JEP 515 method profiles): starts a local envd on a loopback port
- * and the packaged server ({@link Main}, as {@code scripts/serve.sh} runs it, plus the mock backend whose sandboxes all
- * report that envd) with {@code -XX:AOTCacheOutput}, drives what a user's SDK does most (REST create, get, list,
- * connect, pause, kill; envd calls through the sandbox proxy: process starts, unary calls, files) from this JVM, then
- * stops the server, which writes the cache as it exits. Run by {@code mvn package} (exec plugin):
- * <pre>java -cp target/agentenv-server.jar io.agentenv.server.AotTraining &lt;target dir&gt; &lt;envd dir&gt; &lt;mock backend dir&gt;</pre>
- * The cache is optional: when anything here fails it says so, removes a partial cache and exits 0, and the server runs
- * without one. A cache newer than every jar it covers is kept as it is.
+ * and the packaged server's own {@code io.agentenv.server.Main} (its jar, the jars its manifest names, then the mock
+ * backend's jar, whose sandboxes all report that envd) with {@code -XX:AOTCacheOutput}, drives what a user's SDK does
+ * most (REST create, get, list, connect, pause, kill; envd calls through the sandbox proxy: process starts, unary calls,
+ * files) over loopback HTTP from this JVM, then stops the server, which writes the cache as it exits.
+ *
+ * <p>Nothing of this class runs in the recorded JVM: its class path is the one the server runs with (the JDK uses a
+ * cache only when the run's class path starts with the recorded one; {@code scripts/serve.sh}'s {@code -jar} run lacks
+ * the trailing mock jar, which the JDK accepts), and the workload comes from outside, through the real HTTP path (Jetty's
+ * connector, the REST handlers, the proxy and its upstream client). Run by {@code mvn package} in agentenv-server (exec
+ * plugin, {@code exec:java} with this module as a plugin dependency, so it is no dependency of the server's):
+ * <pre>ServerAotTraining &lt;server target dir&gt; &lt;envd dir&gt; &lt;mock backend dir&gt;</pre>
+ * The cache is optional: when anything here fails it says so, removes a partial cache and returns normally, and the
+ * server runs without one. A cache newer than every jar it covers is kept as it is.
  */
-final class AotTraining {
+public final class ServerAotTraining {
     /**
      * Proxied process starts, unary calls, lifecycle rounds, and creates each followed by one proxied start and a kill
      * (time to interactive). The server runs C1 only with {@code -XX:+AOTCompileEagerly} (jvm.options): a method the
@@ -54,12 +60,13 @@ final class AotTraining {
     private static final String KEY = "e2b_" + "aot0".repeat(10);
     private static final Duration STOP_WAIT = Duration.ofSeconds(120);
 
-    private AotTraining() {}
+    private static final String SERVER_MAIN = "io.agentenv.server.Main";
+
+    private ServerAotTraining() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: AotTraining <server target dir> <envd dir> <mock backend target dir>");
-            System.exit(2);
+        if (args.length != 3) { // runs inside Maven's JVM (exec:java): no System.exit
+            throw new IllegalArgumentException("usage: ServerAotTraining <server target dir> <envd dir> <mock backend target dir>");
         }
         Path target = Path.of(args[0]).toAbsolutePath();
         Path cache = target.resolve("agentenv-server.aot");
@@ -105,7 +112,7 @@ final class AotTraining {
         HttpClient http = new HttpClient();
         try {
             envd = startEnvd(envdDir, work.resolve("envd.log"));
-            int envdPort = listeningPort(envd, work.resolve("envd.log"));
+            int envdPort = TrainingProcesses.loggedPort(envd, work.resolve("envd.log"), "envd listening port=(\\d+)");
             int port = freePort();
             server = startServer(target, jar(mockDir, "agentenv-backend-mock"), cache, work, envdPort, port);
             http.start();
@@ -117,12 +124,13 @@ final class AotTraining {
             long ready = System.nanoTime();
             new Workload(http, base, work.resolve("upload.txt")).run();
             long trained = System.nanoTime();
-            stop(server, work.resolve("server.log"));
+            TrainingProcesses.stop(server, "server", work.resolve("server.log"), STOP_WAIT);
             System.out.printf("server AOT training: workload %d ms, cache written at exit in %d ms%n",
                     TimeUnit.NANOSECONDS.toMillis(trained - ready), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - trained));
             server = null;
             if (!Files.isRegularFile(cache)) {
-                throw new IOException("the server exited without writing " + cache + ": " + tail(work.resolve("server.log")));
+                throw new IOException("the server exited without writing " + cache + ": "
+                        + TrainingProcesses.tail(work.resolve("server.log")));
             }
         } finally {
             http.stop();
@@ -145,7 +153,7 @@ final class AotTraining {
      * (over a unix socket it trained a transport no container sandbox uses, and left the TCP one interpreted).
      */
     private static Process startEnvd(Path envdDir, Path log) throws IOException {
-        List<String> command = new ArrayList<>(List.of(java()));
+        List<String> command = new ArrayList<>(List.of(TrainingProcesses.java()));
         Path options = envdDir.resolve("jvm.options");
         if (Files.isRegularFile(options)) {
             command.add("@" + options);
@@ -162,11 +170,11 @@ final class AotTraining {
 
     private static Process startServer(Path target, Path mockJar, Path cache, Path work, int envdPort, int port)
             throws IOException {
-        List<String> command = new ArrayList<>(List.of(java()));
+        List<String> command = new ArrayList<>(List.of(TrainingProcesses.java()));
         // the options the server runs with (serve.sh: @target/jvm.options): a JVM started with others ignores the cache
         command.add("@" + target.resolve("jvm.options"));
         command.addAll(List.of("-XX:AOTCacheOutput=" + cache, "-Xlog:aot=error,cds=error",
-                "-cp", target.resolve("agentenv-server.jar") + ":" + mockJar, Main.class.getName()));
+                "-cp", target.resolve("agentenv-server.jar") + ":" + mockJar, SERVER_MAIN));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(work.resolve("server.log").toFile());
         Map<String, String> env = builder.environment();
@@ -176,34 +184,13 @@ final class AotTraining {
         return builder.start();
     }
 
-    /** The port envd logged as listening on ({@code envd listening port=<n>}), waited for up to 60 s. */
-    private static int listeningPort(Process envd, Path log) throws Exception {
-        Pattern listening = Pattern.compile("envd listening port=(\\d+)");
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (true) {
-            if (Files.isRegularFile(log)) {
-                Matcher m = listening.matcher(Files.readString(log, UTF_8));
-                if (m.find()) {
-                    return Integer.parseInt(m.group(1));
-                }
-            }
-            if (!envd.isAlive()) {
-                throw new IOException("the envd exited at start-up: " + tail(log));
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the envd did not listen within 60 s: " + tail(log));
-            }
-            Thread.sleep(50); // start-up poll, not a test
-        }
-    }
-
     /** Polls {@code base}/health until it answers 204 (a busy build machine may take seconds to start a JVM). */
     private static void awaitReady(HttpClient http, String base, String what, Process process, Path log)
             throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             if (!process.isAlive()) {
-                throw new IOException("the " + what + " exited at start-up: " + tail(log));
+                throw new IOException("the " + what + " exited at start-up: " + TrainingProcesses.tail(log));
             }
             try {
                 if (http.newRequest(base + "/health").timeout(5, TimeUnit.SECONDS).send().getStatus() == 204) {
@@ -213,21 +200,9 @@ final class AotTraining {
                 // not listening yet
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("the " + what + " was not ready within 60 s: " + tail(log));
+                throw new IOException("the " + what + " was not ready within 60 s: " + TrainingProcesses.tail(log));
             }
             Thread.sleep(50); // start-up poll, not a test
-        }
-    }
-
-    /** SIGTERM; the JVM writes the AOT cache on its way out (it assembles it in a child JVM: seconds). */
-    private static void stop(Process server, Path log) throws Exception {
-        server.destroy();
-        if (!server.waitFor(STOP_WAIT.toSeconds(), TimeUnit.SECONDS)) {
-            server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            throw new IOException("the server did not exit within " + STOP_WAIT.toSeconds() + " s: " + tail(log));
-        }
-        if (server.exitValue() != 143 && server.exitValue() != 0) {
-            throw new IOException("the server exited with " + server.exitValue() + ": " + tail(log));
         }
     }
 
@@ -295,8 +270,10 @@ final class AotTraining {
                 throws Exception {
             Request request = http.newRequest(base + path).method(method).timeout(30, TimeUnit.SECONDS)
                     .headers(h -> h.put("E2b-Sandbox-Id", sandbox[0]).put("E2b-Sandbox-Port", "49983")
-                            .put("X-Access-Token", sandbox[1]).put("Connect-Protocol-Version", "1")
-                            .put("User-Agent", "aenv-aot-training"));
+                            .put("X-Access-Token", sandbox[1]).put("Connect-Protocol-Version", "1"));
+            // No User-Agent of its own: the server has no path that depends on it (the proxy copies whatever the
+            // caller sent, UpstreamForwarder, and adds none); Jetty's client sends its default one, so the copy of a
+            // User-Agent header, which every SDK request carries, is trained as it runs.
             if (body != null) {
                 request.body(new BytesRequestContent(contentType, body));
             }
@@ -350,19 +327,6 @@ final class AotTraining {
     private static int freePort() throws IOException {
         try (ServerSocket probe = new ServerSocket(0)) {
             return probe.getLocalPort();
-        }
-    }
-
-    private static String java() {
-        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static String tail(Path log) {
-        try {
-            List<String> lines = Files.readAllLines(log, UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
         }
     }
 

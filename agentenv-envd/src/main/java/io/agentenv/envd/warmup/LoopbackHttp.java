@@ -1,4 +1,4 @@
-package io.agentenv.envd;
+package io.agentenv.envd.warmup;
 
 import static java.util.Objects.requireNonNull;
 
@@ -24,9 +24,8 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A bare HTTP/1.1 client for envd's own listeners, used by its self-exercises ({@link AotTraining},
- * {@link RequestPathWarmup}): one connection, requests one after another, keep-alive unless a side says
- * {@code Connection: close}, response bodies by {@code Content-Length}, chunks or end of stream. Written here rather
+ * A bare HTTP/1.1 client for envd's own listeners, used by its request warm-up ({@link RequestPathWarmup}): one
+ * connection, requests one after another, keep-alive unless a side says {@code Connection: close}, response bodies by {@code Content-Length}, chunks or end of stream. Written here rather
  * than taken from {@code java.net.http}: a client library's classes would end up in the AOT cache and in the heap of
  * every checkpointed envd (dumped again at every pause), and envd only ever talks to itself with it.
  */
