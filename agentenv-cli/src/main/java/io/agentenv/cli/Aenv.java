@@ -21,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -63,16 +65,10 @@ public final class Aenv {
     private final PrintWriter out;
     private final PrintWriter err;
     private final Consumer<Runnable> interrupts;
-    private final ObjectMapper json = JsonMapper.builder().addModule(new JavaTimeModule())
-            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-            .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(SerializationFeature.INDENT_OUTPUT).build();
-    /** For request bodies: compact, and absent fields are left out as the E2B SDK does. */
-    private final ObjectMapper wire = JsonMapper.builder().addModule(new JavaTimeModule())
-            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-            .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
-                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL, com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
+    /** For printing (-o json): indented. Made on first use, as {@link #wire}: Jackson takes long to start. */
+    private ObjectMapper json;
+    /** For request and response bodies: compact, and absent fields are left out as the E2B SDK does. */
+    private ObjectMapper wire;
 
     /**
      * @param interrupts registers what to do on Ctrl-C (the JVM's shutdown hook in {@link #main}; a test calls it)
@@ -128,14 +124,34 @@ public final class Aenv {
         return cli.execute(args);
     }
 
+    private static JsonMapper.Builder mapper() {
+        return JsonMapper.builder().addModule(new JavaTimeModule())
+                .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+                .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    }
+
+    ObjectMapper json() {
+        if (json == null) {
+            json = mapper().enable(SerializationFeature.INDENT_OUTPUT).build();
+        }
+        return json;
+    }
+
+    ObjectMapper wire() {
+        if (wire == null) {
+            wire = mapper().defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
+                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL,
+                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
+        }
+        return wire;
+    }
+
     ApiClient client() {
         String key = apiKey != null ? apiKey : env.get("AENV_API_KEY");
         if (key == null || key.isBlank()) {
             throw new IllegalArgumentException("no API key: pass --api-key or set AENV_API_KEY");
         }
-        URI base = baseUri();
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        return new ApiClient(base, key, http, wire);
+        return new ApiClient(baseUri(), key, this::wire);
     }
 
     private URI baseUri() {
@@ -156,9 +172,15 @@ public final class Aenv {
     EnvdClient envd(String sandboxId) {
         ApiClient api = client();
         EnvdClient.Target target = api.envdTarget(sandboxId);
+        URI base = baseUri();
         // HTTP/1.1: no h2c upgrade attempt on the proxy's streams
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-        return new EnvdClient(baseUri(), target, http, wire);
+        HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5));
+        if (base.getScheme().equals("http")) {
+            // no TLS to set up: the default context would load the JDK's trusted certificates first (~0.1 s of CPU);
+            // this one is never used (plain http only), so it has no implementation behind it
+            http.sslContext(new SSLContext(null, null, "none") { }).sslParameters(new SSLParameters());
+        }
+        return new EnvdClient(base, target, http.build(), wire());
     }
 
     /** A variable of aenv's own environment. */
@@ -337,9 +359,9 @@ public final class Aenv {
     /** Prints {@code value} as JSON, without the envd access token (aenv uses it itself; it is never shown). */
     int printJson(Object value) {
         try {
-            com.fasterxml.jackson.databind.JsonNode tree = json.valueToTree(value);
+            com.fasterxml.jackson.databind.JsonNode tree = json().valueToTree(value);
             withoutEnvdTokens(tree);
-            out.println(json.writeValueAsString(tree));
+            out.println(json().writeValueAsString(tree));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException("cannot print JSON", e);
         }
