@@ -103,6 +103,11 @@ final class ApiClient {
         return all;
     }
 
+    /** Checks that the server accepts the key (one sandbox listed at most); throws when it does not. */
+    void verify() {
+        expect(send("GET", "/v2/sandboxes?limit=1", null), 200);
+    }
+
     /** True when killed, false when there was no such sandbox. */
     boolean kill(String id) {
         Reply response = send("DELETE", "/sandboxes/" + segment(id), null);
