@@ -42,7 +42,7 @@ import picocli.CommandLine.ScopeType;
         footer = {"", "Exit codes: 0 success; 1 the server refused (its reason is printed) or was",
             "unreachable; 2 bad usage. exec exits with the command's exit code.",
             "'aenv COMMAND --help' describes a command."},
-        subcommands = {CommandLine.HelpCommand.class, AuthCommand.class, CompletionCommand.class, ExecCommand.class, FilesCommands.class, LogsCommand.class,
+        subcommands = {CommandLine.HelpCommand.class, AuthCommand.class, CompletionCommand.class, ExecCommand.class, StartCommand.class, FilesCommands.class, LogsCommand.class,
             MetricsCommand.class, NetworkCommand.class, TemplatesCommand.class})
 public final class Aenv {
     static final String DEFAULT_URL = "http://localhost:3000";

@@ -6,7 +6,10 @@ import io.agentenv.envd.protocol.connect.EndStream;
 import io.agentenv.envd.protocol.filesystem.EntryInfo;
 import io.agentenv.envd.protocol.filesystem.FileType;
 import io.agentenv.envd.protocol.filesystem.ListDirResponse;
+import io.agentenv.envd.protocol.filesystem.MakeDirResponse;
 import io.agentenv.envd.protocol.filesystem.RemoveResponse;
+import io.agentenv.envd.protocol.filesystem.StatResponse;
+import io.agentenv.envd.protocol.process.CloseStdinResponse;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,7 +38,7 @@ import picocli.CommandLine;
  */
 final class AotTraining {
     /** Rounds of the whole workload: enough for the methods every command runs to be profiled. */
-    private static final int ROUNDS = 3;
+    private static final int ROUNDS = 2;
 
     private AotTraining() {}
 
@@ -103,6 +106,10 @@ final class AotTraining {
                 .addEntries(EntryInfo.newBuilder().setName("d").setPath("/tmp/d").setType(FileType.FILE_TYPE_DIRECTORY)
                         .setPermissions("drwxr-xr-x").setOwner("user").setGroup("user"))
                 .build()));
+        server.envd("/filesystem.Filesystem/Stat", (request, ex) -> FakeSandboxServer.unary(ex, StatResponse.newBuilder()
+                .setEntry(EntryInfo.newBuilder().setName("tmp").setPath("/tmp").setType(FileType.FILE_TYPE_DIRECTORY)).build()));
+        server.envd("/filesystem.Filesystem/MakeDir", (request, ex) -> FakeSandboxServer.unary(ex, MakeDirResponse.getDefaultInstance()));
+        server.envd("/process.Process/CloseStdin", (request, ex) -> FakeSandboxServer.unary(ex, CloseStdinResponse.getDefaultInstance()));
         server.envd("/filesystem.Filesystem/Remove", (request, ex) -> FakeSandboxServer.unary(ex, RemoveResponse.getDefaultInstance()));
         byte[] content = "hello, sandbox\n".repeat(1000).getBytes(java.nio.charset.StandardCharsets.UTF_8);
         server.envd("/files", (request, ex) -> {
@@ -129,6 +136,9 @@ final class AotTraining {
         void run() throws IOException {
             Path local = work.resolve("local.txt");
             Files.writeString(local, "training\n");
+            Path tree = work.resolve("tree");
+            Files.createDirectories(tree.resolve("sub"));
+            Files.writeString(tree.resolve("sub").resolve("b.txt"), "b\n");
             aenv("--help");
             aenv("--version");
             aenv("no-such-command"); // a usage error
@@ -162,7 +172,11 @@ final class AotTraining {
             aenv("files", "get", ID, "/tmp/x", work.resolve("got.txt").toString());
             aenv("files", "put", ID, local.toString(), "/tmp/x");
             aenv("files", "rm", ID, "/tmp/x");
+            aenv("files", "put", "-r", ID, tree.toString(), "/tmp/tree");
+            aenv("files", "get", "-r", ID, "/tmp", work.resolve("got").toString());
             aenv("completion", "bash");
+            aenv("auth", "status");
+            aenv(false, "start", "base");
             Files.setLastModifiedTime(local, FileTime.fromMillis(System.currentTimeMillis()));
         }
 
@@ -172,14 +186,24 @@ final class AotTraining {
         }
 
         private void aenv(String... args) {
-            Map<String, String> env = Map.of("AENV_API_URL", server.url(), "AENV_API_KEY", FakeSandboxServer.KEY);
-            Aenv.run(args, env, stdio(), hook -> { });
+            aenv(true, args);
+        }
+
+        /** One command line, stdin a terminal or an empty pipe; the user's config is looked for under the work dir. */
+        private void aenv(boolean terminal, String... args) {
+            Map<String, String> env = Map.of("AENV_API_URL", server.url(), "AENV_API_KEY", FakeSandboxServer.KEY,
+                    "XDG_CONFIG_HOME", work.resolve("config").toString());
+            Aenv.run(args, env, stdio(terminal), hook -> { });
             commands++;
         }
 
         private static Stdio stdio() {
+            return stdio(true);
+        }
+
+        private static Stdio stdio(boolean terminal) {
             InputStream in = new ByteArrayInputStream(new byte[0]);
-            return new Stdio(in, OutputStream.nullOutputStream(), OutputStream.nullOutputStream(), true);
+            return new Stdio(in, OutputStream.nullOutputStream(), OutputStream.nullOutputStream(), terminal);
         }
     }
 }
