@@ -19,18 +19,19 @@ import picocli.CommandLine.ParentCommand;
  * the server accepts them ({@code status}), and forgets them ({@code logout}). The key is never printed.
  */
 @Command(name = "auth", mixinStandardHelpOptions = true, subcommands = CommandLine.HelpCommand.class,
-        description = {"Save the API URL and key in your config file (mode 0600) for later commands.",
-            "The file is $XDG_CONFIG_HOME/aenv/config, else ~/.config/aenv/config; --api-url/--api-key",
-            "and AENV_API_URL/AENV_API_KEY win over it."})
+        description = {"Save the API URL and key for later commands (login, status, logout).",
+            "The file is $XDG_CONFIG_HOME/aenv/config, else ~/.config/aenv/config",
+            "(mode 0600); --api-url/--api-key and AENV_API_URL/AENV_API_KEY win over it."})
 final class AuthCommand {
     @ParentCommand
     private Aenv aenv;
 
     @Command(name = "login", mixinStandardHelpOptions = true,
             description = {"Check the key with the server and save it with the URL.",
-                "The key is --api-key, else $AENV_API_KEY, else read from stdin (typed without echo on",
-                "a terminal: 'aenv auth login < keyfile' keeps it out of the shell's history);",
-                "the URL is --api-url, else $AENV_API_URL, else the saved one, else the default."})
+                "The key is --api-key, else $AENV_API_KEY, else read from stdin (typed",
+                "without echo on a terminal; 'aenv auth login < keyfile' keeps it out of",
+                "the shell's history). The URL is --api-url, else $AENV_API_URL, else the",
+                "saved one, else the default."})
     int login(@Option(names = "--no-verify", description = "Save without asking the server (e.g. while it is down).") boolean noVerify) {
         Aenv.Setting url = aenv.apiUrl();
         URI base = Aenv.baseUri(url.value());
@@ -50,8 +51,9 @@ final class AuthCommand {
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = {"Show the URL and key in use (and where each comes from), and whether the server",
-                "accepts the key. Exit code 1 when there is no key or the server refused it."})
+            description = {"Show the URL and key in use (and where each comes from), and whether",
+                "the server accepts the key. Exit code 1 when there is no key or the server",
+                "refused it."})
     int status() {
         Aenv.Setting url = aenv.apiUrl();
         Optional<Aenv.Setting> key = aenv.apiKey();

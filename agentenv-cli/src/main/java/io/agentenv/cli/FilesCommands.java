@@ -51,9 +51,9 @@ final class FilesCommands {
 
     @Command(name = "get", mixinStandardHelpOptions = true,
             description = {"Download a file; LOCAL - (the default) writes it to stdout.",
-                "With -r, PATH is a directory and LOCAL (default: .) receives what it holds, subdirectories",
-                "included (symbolic links are skipped). A progress bar is drawn on stderr for transfers of",
-                "4 MiB or more when stderr is a terminal."})
+                "With -r, PATH is a directory and LOCAL (default: .) receives what it",
+                "holds, subdirectories included (symbolic links are skipped).",
+                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."})
     int get(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
             @Parameters(index = "1", paramLabel = "PATH") String path,
             @Parameters(index = "2", arity = "0..1", paramLabel = "LOCAL") String local,
@@ -81,10 +81,10 @@ final class FilesCommands {
     }
 
     @Command(name = "put", mixinStandardHelpOptions = true,
-            description = {"Upload LOCAL (- for stdin) to PATH; parent directories are created, a file is replaced.",
-                "With -r, LOCAL is a directory and PATH receives what it holds, subdirectories included",
-                "(symbolic links are skipped). A progress bar is drawn on stderr for transfers of 4 MiB or",
-                "more when stderr is a terminal."})
+            description = {"Upload LOCAL (- for stdin) to PATH; parent directories are created, a",
+                "file is replaced. With -r, LOCAL is a directory and PATH receives what it",
+                "holds, subdirectories included (symbolic links are skipped).",
+                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."})
     int put(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
             @Parameters(index = "1", paramLabel = "LOCAL") String local,
             @Parameters(index = "2", paramLabel = "PATH") String path,

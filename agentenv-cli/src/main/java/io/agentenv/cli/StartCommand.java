@@ -13,10 +13,11 @@ import picocli.CommandLine.ParentCommand;
 /** {@code aenv start}: create a sandbox and attach a shell to it in one step; the sandbox is killed when it ends. */
 @Command(name = "start", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Create a sandbox and open a shell in it (aenv create, then aenv exec -t).",
-            "On a terminal the shell is an interactive login shell on a pseudo-terminal; when",
-            "stdin is not a terminal, bash runs the commands read from it (a script piped in).",
-            "The sandbox is killed when the shell ends (or on Ctrl-C without a terminal),",
-            "unless --keep. Its id is printed on stderr. Exit code: the shell's."},
+            "On a terminal it is an interactive login shell on a pseudo-terminal;",
+            "when stdin is not a terminal, bash runs the commands read from it.",
+            "The sandbox is killed when the shell ends (or on Ctrl-C without a",
+            "terminal), unless --keep. Its id is printed on stderr.",
+            "Exit code: the shell's."},
         footer = {"", "Examples:", "  aenv start", "  aenv start base --keep", "  echo 'uname -a' | aenv start"})
 final class StartCommand implements Callable<Integer> {
     @ParentCommand
