@@ -1,11 +1,12 @@
 // The built `aenv` CLI (agentenv-cli/target/aenv.jar) reaching into a sandbox: exec, files, logs and metrics, all
 // through the server (API key; envd through the sandbox proxy with the routing headers and the envd token). The server
 // runs the mock backend, whose every running sandbox reports one local envd process (started here on a free port and
-// a unix socket, so no lock on 49983 is needed) as its guest endpoint.
+// a unix socket, so no lock on 49983 is needed) as its guest endpoint. Most commands run through the launcher bin/aenv
+// as a fresh machine runs it: no JAVA_HOME, and the PATH's java first (the distribution's, older than 25).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,20 +14,22 @@ import { startServer, freePort, repoRoot } from '../lib/control-plane-harness.mj
 import { startEnvd, ensureTestUser } from '../lib/envd-harness.mjs'
 
 const aenvJar = join(repoRoot, 'agentenv-cli', 'target', 'aenv.jar')
+const launcher = join(repoRoot, 'bin', 'aenv')
 
 let envd
 let server
 let workDir
 let sandboxId
 
-/** Runs aenv.jar to its exit; `input` (string or Buffer) becomes its stdin, which is then closed. */
-function aenv(args, { input, apiKey = server.apiKey } = {}) {
+/**
+ * Runs bin/aenv to its exit; `input` (string or Buffer) becomes its stdin, which is then closed. `apiKey: null` leaves
+ * AENV_API_KEY unset; `env` adds variables. The user's config is a fresh directory unless `env` names one.
+ */
+function aenv(args, { input, apiKey = server.apiKey, env = {} } = {}) {
   return new Promise((resolve, reject) => {
-    const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
-    const child = spawn(java, ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-jar', aenvJar, ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH, AENV_API_URL: server.url, AENV_API_KEY: apiKey },
-    })
+    const childEnv = { PATH: `/usr/bin:/bin:${process.env.PATH}`, AENV_API_URL: server.url, XDG_CONFIG_HOME: join(workDir, 'no-config'), ...env }
+    if (apiKey !== null) childEnv.AENV_API_KEY = apiKey
+    const child = spawn(launcher, args, { stdio: ['pipe', 'pipe', 'pipe'], env: childEnv })
     const out = []
     const err = []
     child.stdout.on('data', (d) => out.push(d))
@@ -53,14 +56,14 @@ function assertOneLineError(result, pattern) {
 before(async () => {
   if (!existsSync(aenvJar)) throw new Error(`aenv jar missing: ${aenvJar} (build it: mvn -B -pl agentenv-cli -am package -DskipTests)`)
   delete process.env.E2B_DEBUG
+  workDir = mkdtempSync(join(tmpdir(), 'cli-guest-'))
+  chmodSync(workDir, 0o777) // envd's default user writes here
   const user = ensureTestUser()
   envd = await startEnvd({ port: await freePort(), args: user ? ['--default-user', user] : [] })
   server = await startServer({
     backend: 'mock',
     env: { AENV_BACKEND_GUEST_ENDPOINT: `127.0.0.1:${envd.port}`, AENV_BACKEND_GUEST_UNIX_SOCKET: envd.socketPath },
   })
-  workDir = mkdtempSync(join(tmpdir(), 'cli-guest-'))
-  chmodSync(workDir, 0o777) // envd's default user writes here
   const created = await aenv(['create', 'base', '--timeout', '600'])
   assert.equal(created.code, 0, created.err)
   sandboxId = created.out.trim()
@@ -286,4 +289,101 @@ test('an unknown sandbox, a paused one and a wrong key are one-line errors with 
   } finally {
     await aenv(['kill', id])
   }
+})
+
+test('the launcher runs on a JDK 25 although the PATH\'s java is older', async () => {
+  const r = await aenv(['--version'])
+  assert.equal(r.code, 0, r.err)
+  assert.equal(r.out, 'aenv 0.1.0\n')
+})
+
+test('start runs a piped script in a new sandbox and kills it afterwards; --keep keeps it', async () => {
+  const r = await aenv(['start', 'base'], { input: 'echo "in $0"\nexit 4\n' })
+  assert.equal(r.code, 4, r.err)
+  assert.equal(r.out, 'in bash\n')
+  const id = r.err.match(/^aenv: sandbox (\S+) \(killed when the shell ends/)?.[1]
+  assert.ok(id, r.err)
+  assert.match(r.err, new RegExp(`aenv: killed sandbox ${id}\n$`))
+  assertOneLineError(await aenv(['info', id]), /^error: .*not found/)
+
+  const kept = await aenv(['start', '--keep'], { input: 'true\n' })
+  assert.equal(kept.code, 0, kept.err)
+  const keptId = kept.err.match(/^aenv: sandbox (\S+) \(kept/)?.[1]
+  assert.ok(keptId, kept.err)
+  try {
+    const info = await aenv(['info', keptId, '-o', 'json'])
+    assert.equal(info.code, 0, info.err)
+    assert.equal(JSON.parse(info.out).state, 'running')
+  } finally {
+    await aenv(['kill', keptId])
+  }
+})
+
+test('files put -r then get -r round-trips a directory tree', async () => {
+  const local = join(workDir, 'tree-out')
+  mkdirSync(join(local, 'sub', 'deeper'), { recursive: true })
+  mkdirSync(join(local, 'empty'))
+  const big = randomBytes(5 << 20)
+  writeFileSync(join(local, 'a.txt'), 'a\n')
+  writeFileSync(join(local, 'sub', 'b with space.txt'), 'b\n')
+  writeFileSync(join(local, 'sub', 'deeper', 'big.bin'), big)
+  const remote = join(workDir, 'tree-remote')
+
+  const put = await aenv(['files', 'put', '-r', sandboxId, local, remote])
+  assert.equal(put.code, 0, put.err)
+  assert.equal(put.out, `wrote 3 files (5.0 MiB) to ${remote}\n`)
+  assert.equal(put.err, '', 'no progress bar: stderr is not a terminal')
+
+  const back = join(workDir, 'tree-back')
+  const get = await aenv(['files', 'get', '-r', sandboxId, remote, back])
+  assert.equal(get.code, 0, get.err)
+  assert.equal(get.out, `got 3 files (5.0 MiB) into ${back}\n`)
+  const list = (dir, prefix = '') => readdirSync(dir, { withFileTypes: true }).sort((x, y) => x.name.localeCompare(y.name))
+    .flatMap((e) => e.isDirectory() ? [`${prefix}${e.name}/`, ...list(join(dir, e.name), `${prefix}${e.name}/`)] : [`${prefix}${e.name}`])
+  assert.deepEqual(list(back), list(local))
+  assert.deepEqual(list(back), ['a.txt', 'empty/', 'sub/', 'sub/b with space.txt', 'sub/deeper/', 'sub/deeper/big.bin'])
+  assert.ok(readFileSync(join(back, 'sub', 'deeper', 'big.bin')).equals(big))
+  assert.equal(readFileSync(join(back, 'sub', 'b with space.txt'), 'utf8'), 'b\n')
+})
+
+test('auth login saves the URL and key (mode 0600) for later commands; the environment wins; logout forgets them', async () => {
+  const config = mkdtempSync(join(tmpdir(), 'cli-auth-'))
+  const env = { XDG_CONFIG_HOME: config }
+  try {
+    const refused = await aenv(['auth', 'login'], { apiKey: null, env, input: 'e2b_' + '0'.repeat(40) + '\n' })
+    assertOneLineError(refused, /^error: .*AENV_API_KEY/)
+    assert.equal(existsSync(join(config, 'aenv', 'config')), false)
+
+    const login = await aenv(['auth', 'login'], { apiKey: null, env, input: server.apiKey + '\n' })
+    assert.equal(login.code, 0, login.err)
+    assert.equal(login.out, `logged in to ${server.url}; saved in ${join(config, 'aenv', 'config')}\n`)
+    assert.equal(statSync(join(config, 'aenv', 'config')).mode & 0o777, 0o600)
+
+    const list = await aenv(['list'], { apiKey: null, env: { ...env, AENV_API_URL: '' } })
+    assert.equal(list.code, 0, list.err)
+    assert.match(list.out, new RegExp(sandboxId))
+
+    assertOneLineError(await aenv(['list'], { apiKey: 'e2b_' + '1'.repeat(40), env }), /^error: .*AENV_API_KEY/)
+
+    const status = await aenv(['auth', 'status'], { apiKey: null, env })
+    assert.equal(status.code, 0, status.err)
+    assert.match(status.out, /server\s+the server accepts the key/)
+    assert.doesNotMatch(status.out + status.err + login.out + login.err, new RegExp(server.apiKey))
+
+    const logout = await aenv(['auth', 'logout'], { apiKey: null, env })
+    assert.equal(logout.code, 0, logout.err)
+    assert.equal(existsSync(join(config, 'aenv', 'config')), false)
+    const none = await aenv(['list'], { apiKey: null, env })
+    assert.equal(none.code, 2)
+    assert.match(none.err, /no API key/)
+  } finally {
+    rmSync(config, { recursive: true, force: true })
+  }
+})
+
+test('completion bash prints a script that completes aenv\'s commands', async () => {
+  const r = await aenv(['completion', 'bash'])
+  assert.equal(r.code, 0, r.err)
+  assert.match(r.out, /complete -F _complete_aenv/)
+  for (const command of ['start', 'auth', 'files', 'exec', 'completion']) assert.match(r.out, new RegExp(`\\b${command}\\b`))
 })

@@ -21,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -30,7 +32,8 @@ import picocli.CommandLine.ScopeType;
 /**
  * {@code aenv}: drives the control plane's REST API, and through the server's sandbox proxy the sandbox's envd
  * ({@code exec}, {@code files}). The server URL and key come from {@code --api-url}/{@code --api-key} or
- * {@code AENV_API_URL}/{@code AENV_API_KEY} (default URL {@code http://localhost:3000}). Output is a table, or the wire
+ * {@code AENV_API_URL}/{@code AENV_API_KEY}, else from what {@code aenv auth login} saved (default URL
+ * {@code http://localhost:3000}). Output is a table, or the wire
  * JSON with {@code --output json}. Exit codes: 0 success, 1 the server refused or was unreachable, 2 bad usage;
  * {@code exec} exits with the command's code.
  */
@@ -39,7 +42,7 @@ import picocli.CommandLine.ScopeType;
         footer = {"", "Exit codes: 0 success; 1 the server refused (its reason is printed) or was",
             "unreachable; 2 bad usage. exec exits with the command's exit code.",
             "'aenv COMMAND --help' describes a command."},
-        subcommands = {CommandLine.HelpCommand.class, ExecCommand.class, FilesCommands.class, LogsCommand.class,
+        subcommands = {CommandLine.HelpCommand.class, AuthCommand.class, CompletionCommand.class, ExecCommand.class, StartCommand.class, FilesCommands.class, LogsCommand.class,
             MetricsCommand.class, NetworkCommand.class, TemplatesCommand.class})
 public final class Aenv {
     static final String DEFAULT_URL = "http://localhost:3000";
@@ -47,11 +50,11 @@ public final class Aenv {
     enum Output { table, json }
 
     @Option(names = "--api-url", scope = ScopeType.INHERIT, paramLabel = "URL",
-            description = "Control-plane URL (default: $AENV_API_URL or " + DEFAULT_URL + ").")
+            description = "Control-plane URL (default: $AENV_API_URL, else the saved one, else " + DEFAULT_URL + ").")
     private String apiUrl;
 
     @Option(names = "--api-key", scope = ScopeType.INHERIT, paramLabel = "KEY",
-            description = "API key (default: $AENV_API_KEY).")
+            description = "API key (default: $AENV_API_KEY, else the one 'aenv auth login' saved).")
     private String apiKey;
 
     @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, paramLabel = "FORMAT",
@@ -63,16 +66,11 @@ public final class Aenv {
     private final PrintWriter out;
     private final PrintWriter err;
     private final Consumer<Runnable> interrupts;
-    private final ObjectMapper json = JsonMapper.builder().addModule(new JavaTimeModule())
-            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-            .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(SerializationFeature.INDENT_OUTPUT).build();
-    /** For request bodies: compact, and absent fields are left out as the E2B SDK does. */
-    private final ObjectMapper wire = JsonMapper.builder().addModule(new JavaTimeModule())
-            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-            .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
-                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL, com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
+    private UserConfig userConfig;
+    /** For printing (-o json): indented. Made on first use, as {@link #wire}: Jackson takes long to start. */
+    private ObjectMapper json;
+    /** For request and response bodies: compact, and absent fields are left out as the E2B SDK does. */
+    private ObjectMapper wire;
 
     /**
      * @param interrupts registers what to do on Ctrl-C (the JVM's shutdown hook in {@link #main}; a test calls it)
@@ -128,18 +126,78 @@ public final class Aenv {
         return cli.execute(args);
     }
 
-    ApiClient client() {
-        String key = apiKey != null ? apiKey : env.get("AENV_API_KEY");
-        if (key == null || key.isBlank()) {
-            throw new IllegalArgumentException("no API key: pass --api-key or set AENV_API_KEY");
-        }
-        URI base = baseUri();
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        return new ApiClient(base, key, http, wire);
+    private static JsonMapper.Builder mapper() {
+        return JsonMapper.builder().addModule(new JavaTimeModule())
+                .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+                .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     }
 
-    private URI baseUri() {
-        String url = apiUrl != null ? apiUrl : env.getOrDefault("AENV_API_URL", DEFAULT_URL);
+    ObjectMapper json() {
+        if (json == null) {
+            json = mapper().enable(SerializationFeature.INDENT_OUTPUT).build();
+        }
+        return json;
+    }
+
+    ObjectMapper wire() {
+        if (wire == null) {
+            wire = mapper().defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
+                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL,
+                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
+        }
+        return wire;
+    }
+
+    /** A setting's value and where it came from (a flag, a variable, the config file, the default). */
+    record Setting(String value, String source) {}
+
+    /** The API key: {@code --api-key}, else {@code AENV_API_KEY}, else the one {@code aenv auth login} saved. */
+    Optional<Setting> apiKey() {
+        if (apiKey != null) {
+            return Optional.of(new Setting(apiKey, "--api-key"));
+        }
+        String fromEnv = env.get("AENV_API_KEY");
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            return Optional.of(new Setting(fromEnv, "AENV_API_KEY"));
+        }
+        return userConfig().get(UserConfig.KEY).map(k -> new Setting(k, userConfig().file().toString()));
+    }
+
+    /** The API URL: {@code --api-url}, else {@code AENV_API_URL}, else the saved one, else {@value #DEFAULT_URL}. */
+    Setting apiUrl() {
+        if (apiUrl != null) {
+            return new Setting(apiUrl, "--api-url");
+        }
+        String fromEnv = env.get("AENV_API_URL");
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            return new Setting(fromEnv, "AENV_API_URL");
+        }
+        return userConfig().get(UserConfig.URL).map(u -> new Setting(u, userConfig().file().toString()))
+                .orElse(new Setting(DEFAULT_URL, "default"));
+    }
+
+    UserConfig userConfig() {
+        if (userConfig == null) {
+            userConfig = UserConfig.of(env);
+        }
+        return userConfig;
+    }
+
+    ApiClient client() {
+        String key = apiKey().map(Setting::value).filter(k -> !k.isBlank()).orElseThrow(() ->
+                new IllegalArgumentException("no API key: pass --api-key, set AENV_API_KEY or run aenv auth login"));
+        return client(baseUri(apiUrl().value()), key);
+    }
+
+    ApiClient client(URI base, String key) {
+        return new ApiClient(base, key, this::wire);
+    }
+
+    URI baseUri() {
+        return baseUri(apiUrl().value());
+    }
+
+    static URI baseUri(String url) {
         URI base;
         try {
             base = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
@@ -156,9 +214,15 @@ public final class Aenv {
     EnvdClient envd(String sandboxId) {
         ApiClient api = client();
         EnvdClient.Target target = api.envdTarget(sandboxId);
+        URI base = baseUri();
         // HTTP/1.1: no h2c upgrade attempt on the proxy's streams
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-        return new EnvdClient(baseUri(), target, http, wire);
+        HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5));
+        if (base.getScheme().equals("http")) {
+            // no TLS to set up: the default context would load the JDK's trusted certificates first (~0.1 s of CPU);
+            // this one is never used (plain http only), so it has no implementation behind it
+            http.sslContext(new SSLContext(null, null, "none") { }).sslParameters(new SSLParameters());
+        }
+        return new EnvdClient(base, target, http.build(), wire());
     }
 
     /** A variable of aenv's own environment. */
@@ -337,9 +401,9 @@ public final class Aenv {
     /** Prints {@code value} as JSON, without the envd access token (aenv uses it itself; it is never shown). */
     int printJson(Object value) {
         try {
-            com.fasterxml.jackson.databind.JsonNode tree = json.valueToTree(value);
+            com.fasterxml.jackson.databind.JsonNode tree = json().valueToTree(value);
             withoutEnvdTokens(tree);
-            out.println(json.writeValueAsString(tree));
+            out.println(json().writeValueAsString(tree));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException("cannot print JSON", e);
         }

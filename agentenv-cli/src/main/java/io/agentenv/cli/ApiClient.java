@@ -22,37 +22,59 @@ import io.agentenv.api.model.SandboxSnapshotRequest;
 import io.agentenv.api.model.SandboxTimeoutUpdate;
 import io.agentenv.api.model.SnapshotInfo;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
-/** The control-plane REST calls the CLI makes, with E2B's wire records. One instance per invocation. */
+/**
+ * The control-plane REST calls the CLI makes, with E2B's wire records. One instance per invocation. Requests go through
+ * the JDK's {@link HttpURLConnection}: for one or a few requests per process it starts several times faster than
+ * {@code java.net.http.HttpClient} (whose construction alone sets up TLS, even for an http:// URL), and every command
+ * makes at least one.
+ */
 final class ApiClient {
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(120);
     private static final String NEXT_TOKEN = "x-next-token";
 
     /** Connect's result: the sandbox, and whether the call resumed it (201) or it was running (200). */
     record Connected(Sandbox sandbox, boolean resumed) {}
 
+    /** An answer: status, body (empty when there was none) and headers (names as sent, compared ignoring case). */
+    record Reply(int statusCode, String body, Map<String, List<String>> headers) {
+        Optional<String> header(String name) {
+            return headers.entrySet().stream().filter(e -> e.getKey() != null && e.getKey().equalsIgnoreCase(name))
+                    .flatMap(e -> e.getValue().stream()).findFirst();
+        }
+    }
+
     private final URI base;
     private final String apiKey;
-    private final HttpClient http;
-    private final ObjectMapper json;
+    private final Supplier<ObjectMapper> jsonMapper;
+    private ObjectMapper json;
 
-    ApiClient(URI base, String apiKey, HttpClient http, ObjectMapper json) {
+    /** @param json the wire mapper, made when the first body is read or written (Jackson takes long to start) */
+    ApiClient(URI base, String apiKey, Supplier<ObjectMapper> json) {
         this.base = requireNonNull(base, "base is null");
         this.apiKey = requireNonNull(apiKey, "apiKey is null");
-        this.http = requireNonNull(http, "http is null");
-        this.json = requireNonNull(json, "json is null");
+        this.jsonMapper = requireNonNull(json, "json is null");
+    }
+
+    private ObjectMapper json() {
+        if (json == null) {
+            json = requireNonNull(jsonMapper.get(), "json mapper is null");
+        }
+        return json;
     }
 
     Sandbox create(NewSandboxV2 body) {
@@ -74,16 +96,21 @@ final class ApiClient {
         Optional<String> token = Optional.empty();
         do {
             String path = "/v2/sandboxes?" + query + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8)).orElse("");
-            HttpResponse<String> response = expect(send("GET", path, null), 200);
+            Reply response = expect(send("GET", path, null), 200);
             all.addAll(read(response, new TypeReference<List<ListedSandbox>>() {}));
-            token = response.headers().firstValue(NEXT_TOKEN).filter(t -> !t.isEmpty());
+            token = response.header(NEXT_TOKEN).filter(t -> !t.isEmpty());
         } while (token.isPresent());
         return all;
     }
 
+    /** Checks that the server accepts the key (one sandbox listed at most); throws when it does not. */
+    void verify() {
+        expect(send("GET", "/v2/sandboxes?limit=1", null), 200);
+    }
+
     /** True when killed, false when there was no such sandbox. */
     boolean kill(String id) {
-        HttpResponse<String> response = send("DELETE", "/sandboxes/" + segment(id), null);
+        Reply response = send("DELETE", "/sandboxes/" + segment(id), null);
         if (response.statusCode() == 404) {
             return false;
         }
@@ -93,7 +120,7 @@ final class ApiClient {
 
     /** True when this call paused it, false when it was already paused. */
     boolean pause(String id, boolean keepMemory) {
-        HttpResponse<String> response = send("POST", "/sandboxes/" + segment(id) + "/pause", new PauseSandbox(keepMemory));
+        Reply response = send("POST", "/sandboxes/" + segment(id) + "/pause", new PauseSandbox(keepMemory));
         if (response.statusCode() == 409) {
             return false;
         }
@@ -102,7 +129,7 @@ final class ApiClient {
     }
 
     Connected connect(String id, Optional<Integer> timeoutSeconds) {
-        HttpResponse<String> response = send("POST", "/v2/sandboxes/" + segment(id) + "/connect",
+        Reply response = send("POST", "/v2/sandboxes/" + segment(id) + "/connect",
                 new ConnectSandbox(timeoutSeconds.orElse(null)));
         if (response.statusCode() != 200 && response.statusCode() != 201) {
             throw error(response);
@@ -115,7 +142,7 @@ final class ApiClient {
     }
 
     List<SandboxForkResult> fork(String id, int count, Optional<Integer> timeoutSeconds) {
-        HttpResponse<String> response = expect(send("POST", "/sandboxes/" + segment(id) + "/fork",
+        Reply response = expect(send("POST", "/sandboxes/" + segment(id) + "/fork",
                 new SandboxForkRequest(timeoutSeconds.orElse(null), count)), 201);
         return read(response, new TypeReference<List<SandboxForkResult>>() {});
     }
@@ -132,9 +159,9 @@ final class ApiClient {
             String path = "/snapshots?limit=100"
                     + sandboxId.map(s -> "&sandboxID=" + URLEncoder.encode(s, StandardCharsets.UTF_8)).orElse("")
                     + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8)).orElse("");
-            HttpResponse<String> response = expect(send("GET", path, null), 200);
+            Reply response = expect(send("GET", path, null), 200);
             all.addAll(read(response, new TypeReference<List<SnapshotInfo>>() {}));
-            token = response.headers().firstValue(NEXT_TOKEN).filter(t -> !t.isEmpty());
+            token = response.header(NEXT_TOKEN).filter(t -> !t.isEmpty());
         } while (token.isPresent());
         return all;
     }
@@ -167,7 +194,7 @@ final class ApiClient {
 
     /** {@code GET /templates} (E2B's shape, read loosely: the CLI prints a few fields). */
     JsonNode templates() {
-        HttpResponse<String> response = send("GET", "/templates", null);
+        Reply response = send("GET", "/templates", null);
         if (response.statusCode() == 404) {
             throw new ApiException(404, "this server does not list templates (GET /templates answered 404)");
         }
@@ -176,7 +203,7 @@ final class ApiClient {
 
     /** True when deleted, false when there was no such template. */
     boolean deleteTemplate(String idOrAlias) {
-        HttpResponse<String> response = send("DELETE", "/templates/" + segment(idOrAlias), null);
+        Reply response = send("DELETE", "/templates/" + segment(idOrAlias), null);
         if (response.statusCode() == 404) {
             return false;
         }
@@ -208,36 +235,56 @@ final class ApiClient {
         return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
-    private HttpResponse<String> send(String method, String path, Object body) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path)).timeout(REQUEST_TIMEOUT)
-                .header("X-API-Key", apiKey).header("Accept", "application/json");
+    private Reply send(String method, String path, Object body) {
+        byte[] content;
         try {
-            if (body == null) {
-                request.method(method, HttpRequest.BodyPublishers.noBody());
-            } else {
-                request.header("Content-Type", "application/json")
-                        .method(method, HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
+            content = body == null ? null : json().writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode the request", e);
+        }
+        try {
+            HttpURLConnection connection = (HttpURLConnection) base.resolve(path).toURL().openConnection();
+            connection.setRequestMethod(method);
+            connection.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+            connection.setReadTimeout((int) REQUEST_TIMEOUT.toMillis());
+            connection.setInstanceFollowRedirects(false);
+            connection.setUseCaches(false);
+            connection.setRequestProperty("X-API-Key", apiKey);
+            connection.setRequestProperty("Accept", "application/json");
+            if (content != null) {
+                connection.setRequestProperty("Content-Type", "application/json");
+                connection.setDoOutput(true);
+                connection.setFixedLengthStreamingMode(content.length);
+                try (OutputStream out = connection.getOutputStream()) {
+                    out.write(content);
+                }
             }
-            return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            int status = connection.getResponseCode();
+            InputStream in = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+            String text = "";
+            if (in != null) {
+                try (in) {
+                    text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                }
+            }
+            // not disconnected: a read-out connection is kept alive for the next request (the list's next page)
+            return new Reply(status, text, connection.getHeaderFields());
         } catch (IOException e) {
             throw new ApiException(0, "cannot reach " + base + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ApiException(0, "interrupted");
         }
     }
 
-    private HttpResponse<String> expect(HttpResponse<String> response, int status) {
+    private Reply expect(Reply response, int status) {
         if (response.statusCode() != status) {
             throw error(response);
         }
         return response;
     }
 
-    private ApiException error(HttpResponse<String> response) {
+    private ApiException error(Reply response) {
         String message = response.body();
         try {
-            JsonNode node = json.readTree(response.body());
+            JsonNode node = json().readTree(response.body());
             if (node != null && node.hasNonNull("message")) {
                 message = node.get("message").asText();
             }
@@ -250,17 +297,17 @@ final class ApiClient {
         return new ApiException(response.statusCode(), message == null || message.isBlank() ? "HTTP " + response.statusCode() : message);
     }
 
-    private <T> T read(HttpResponse<String> response, Class<T> type) {
+    private <T> T read(Reply response, Class<T> type) {
         try {
-            return json.readValue(response.body(), type);
+            return json().readValue(response.body(), type);
         } catch (JsonProcessingException e) {
             throw new ApiException(response.statusCode(), "unexpected response: " + e.getOriginalMessage());
         }
     }
 
-    private <T> T read(HttpResponse<String> response, TypeReference<T> type) {
+    private <T> T read(Reply response, TypeReference<T> type) {
         try {
-            return json.readValue(response.body(), type);
+            return json().readValue(response.body(), type);
         } catch (JsonProcessingException e) {
             throw new ApiException(response.statusCode(), "unexpected response: " + e.getOriginalMessage());
         }

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.LongFunction;
 
 /**
  * envd (the guest agent) through the server's sandbox proxy, as the E2B SDK reaches it: requests go to the API URL with
@@ -140,12 +141,21 @@ final class EnvdClient {
 
     /** {@code GET /files?path=}: copies the file's bytes to {@code out}. */
     void download(String path, Optional<String> user, OutputStream out) {
+        download(path, user, length -> out);
+    }
+
+    /**
+     * {@code GET /files?path=}: copies the file's bytes to the stream {@code sink} returns when it is given the
+     * response's Content-Length (-1 when it has none).
+     */
+    void download(String path, Optional<String> user, LongFunction<OutputStream> sink) {
         HttpRequest request = envd(filesUri(path, user)).timeout(HEADERS_TIMEOUT).GET().build();
         HttpResponse<InputStream> response = send(request, HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
             if (response.statusCode() != 200) {
                 throw failure(response.statusCode(), body.readAllBytes());
             }
+            OutputStream out = sink.apply(response.headers().firstValueAsLong("Content-Length").orElse(-1));
             body.transferTo(out);
             out.flush();
         } catch (IOException e) {

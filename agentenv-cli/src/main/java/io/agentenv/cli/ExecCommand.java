@@ -69,6 +69,24 @@ final class ExecCommand implements Callable<Integer> {
     @Option(names = {"-t", "--tty"}, description = "Attach a pseudo-terminal (needs a terminal; implies --stdin).")
     private boolean tty;
 
+    /**
+     * A shell in {@code sandboxId}: an interactive login shell on a pseudo-terminal when stdin is a terminal, else a
+     * login bash that reads its commands from the forwarded stdin (a script piped in).
+     */
+    static ExecCommand shell(Aenv aenv, String sandboxId, String user, String cwd) {
+        ExecCommand shell = new ExecCommand();
+        shell.aenv = aenv;
+        shell.sandboxId = sandboxId;
+        shell.user = user;
+        shell.cwd = cwd;
+        if (aenv.stdio().stdinIsTerminal()) {
+            shell.tty = true;
+        } else {
+            shell.shellCommand = "exec bash -s";
+        }
+        return shell;
+    }
+
     @Override
     public Integer call() {
         if (timeoutSeconds < 0) {

@@ -8,16 +8,27 @@ import io.agentenv.envd.protocol.filesystem.ListDirRequest;
 import io.agentenv.envd.protocol.filesystem.ListDirResponse;
 import io.agentenv.envd.protocol.filesystem.RemoveRequest;
 import io.agentenv.envd.protocol.filesystem.RemoveResponse;
-import java.io.FileNotFoundException;
+import io.agentenv.envd.protocol.filesystem.MakeDirRequest;
+import io.agentenv.envd.protocol.filesystem.MakeDirResponse;
+import io.agentenv.envd.protocol.filesystem.StatRequest;
+import io.agentenv.envd.protocol.filesystem.StatResponse;
+import io.agentenv.envd.protocol.connect.ConnectCode;
+import io.agentenv.envd.protocol.connect.RpcException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpRequest;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongFunction;
+import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -38,16 +49,24 @@ final class FilesCommands {
             description = "Act as USER in the sandbox (default: its default user).")
     private String user;
 
-    @Command(name = "get", mixinStandardHelpOptions = true, description = "Download a file; LOCAL - (the default) writes it to stdout.")
+    @Command(name = "get", mixinStandardHelpOptions = true,
+            description = {"Download a file; LOCAL - (the default) writes it to stdout.",
+                "With -r, PATH is a directory and LOCAL (default: .) receives what it",
+                "holds, subdirectories included (symbolic links are skipped).",
+                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."})
     int get(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
             @Parameters(index = "1", paramLabel = "PATH") String path,
-            @Parameters(index = "2", arity = "0..1", defaultValue = "-", paramLabel = "LOCAL") String local) {
+            @Parameters(index = "2", arity = "0..1", paramLabel = "LOCAL") String local,
+            @Option(names = {"-r", "--recursive"}, description = "Copy the directory PATH into the local directory LOCAL.") boolean recursive) {
         EnvdClient envd = aenv.envd(id);
-        if (local.equals("-")) {
-            envd.download(path, user(), aenv.stdio().out());
+        if (recursive) {
+            return getTree(envd, path, Path.of(local == null ? "." : local));
+        }
+        if (local == null || local.equals("-")) {
+            envd.download(path, user(), length -> progress("get", length).counting(aenv.stdio().out()));
+            progress.finish();
             return 0;
         }
-        // into a temporary file next to the target, moved into place only when complete
         Path target = Path.of(local).toAbsolutePath();
         if (Files.isDirectory(target)) {
             Path name = Path.of(path).getFileName();
@@ -56,19 +75,168 @@ final class FilesCommands {
             }
             target = target.resolve(name.toString());
         }
+        download(envd, path, target, length -> progress("get", length));
+        progress.finish();
+        return 0;
+    }
+
+    @Command(name = "put", mixinStandardHelpOptions = true,
+            description = {"Upload LOCAL (- for stdin) to PATH; parent directories are created, a",
+                "file is replaced. With -r, LOCAL is a directory and PATH receives what it",
+                "holds, subdirectories included (symbolic links are skipped).",
+                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."})
+    int put(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
+            @Parameters(index = "1", paramLabel = "LOCAL") String local,
+            @Parameters(index = "2", paramLabel = "PATH") String path,
+            @Option(names = {"-r", "--recursive"}, description = "Copy the local directory LOCAL into the directory PATH.") boolean recursive) {
+        if (recursive) {
+            Path dir = Path.of(local);
+            if (!Files.isDirectory(dir)) {
+                throw new IllegalArgumentException("no such local directory: " + local);
+            }
+            return putTree(aenv.envd(id), dir, path);
+        }
+        HttpRequest.BodyPublisher body;
+        if (local.equals("-")) {
+            body = HttpRequest.BodyPublishers.ofInputStream(() -> aenv.stdio().in());
+        } else {
+            Path file = Path.of(local);
+            if (Files.isDirectory(file)) {
+                throw new IllegalArgumentException(local + " is a directory (put -r copies a directory)");
+            }
+            if (!Files.isRegularFile(file)) {
+                throw new IllegalArgumentException("no such local file: " + local);
+            }
+            body = fileBody(file, progress("put", size(file)));
+        }
+        String written = aenv.envd(id).upload(path, user(), body);
+        progress.finish();
+        return aenv.say("wrote " + Printable.of(written));
+    }
+
+    /** Uploads every regular file under {@code dir} to the same place under {@code remote}; empty directories are made. */
+    private int putTree(EnvdClient envd, Path dir, String remote) {
+        List<Path> files = new ArrayList<>();
+        List<Path> emptyDirs = new ArrayList<>();
+        long total = 0;
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) walk.sorted()::iterator) {
+                if (Files.isSymbolicLink(p)) {
+                    aenv.err().println("aenv: skipped symbolic link " + Printable.of(p.toString()));
+                } else if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    files.add(p);
+                    total += Files.size(p);
+                } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) && !p.equals(dir) && isEmpty(p)) {
+                    emptyDirs.add(p);
+                }
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new ApiException(0, "cannot read " + dir + ": " + EnvdClient.describe(e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
+        }
+        aenv.err().flush();
+        Progress bar = progress("put", total);
+        for (Path file : files) {
+            envd.upload(remoteChild(remote, dir.relativize(file)), user(), fileBody(file, bar));
+        }
+        for (Path empty : emptyDirs) {
+            try {
+                envd.unary("filesystem.Filesystem/MakeDir", MakeDirRequest.newBuilder().setPath(remoteChild(remote, dir.relativize(empty))).build(),
+                        MakeDirResponse.getDefaultInstance(), user());
+            } catch (RpcException e) {
+                if (e.code() != ConnectCode.ALREADY_EXISTS) {
+                    throw e;
+                }
+            }
+        }
+        bar.finish();
+        return aenv.say("wrote " + files.size() + " files (" + Progress.size(total) + ") to " + Printable.of(remote));
+    }
+
+    /** Downloads every regular file under the sandbox directory {@code remote} to the same place under {@code dir}. */
+    private int getTree(EnvdClient envd, String remote, Path dir) {
+        EntryInfo top = envd.unary("filesystem.Filesystem/Stat", StatRequest.newBuilder().setPath(remote).build(),
+                StatResponse.getDefaultInstance(), user()).getEntry();
+        if (top.getType() != FileType.FILE_TYPE_DIRECTORY) {
+            throw new IllegalArgumentException(remote + " is not a directory in the sandbox (get without -r copies a file)");
+        }
+        String root = top.getPath().endsWith("/") ? top.getPath() : top.getPath() + "/";
+        List<EntryInfo> entries = envd.unary("filesystem.Filesystem/ListDir", ListDirRequest.newBuilder().setPath(top.getPath())
+                .setDepth(TREE_DEPTH).build(), ListDirResponse.getDefaultInstance(), user()).getEntriesList();
+        Path base = dir.toAbsolutePath().normalize();
+        long total = 0;
+        List<Map.Entry<EntryInfo, Path>> files = new ArrayList<>();
+        try {
+            Files.createDirectories(base);
+            for (EntryInfo e : entries) {
+                Path target = localChild(base, root, e.getPath());
+                switch (e.getType()) {
+                    case FILE_TYPE_DIRECTORY -> Files.createDirectories(target);
+                    case FILE_TYPE_FILE -> {
+                        Files.createDirectories(target.getParent());
+                        files.add(Map.entry(e, target));
+                        total += e.getSize();
+                    }
+                    default -> aenv.err().println("aenv: skipped " + (e.getType() == FileType.FILE_TYPE_SYMLINK ? "symbolic link " : "")
+                            + Printable.of(e.getPath()));
+                }
+            }
+        } catch (IOException e) {
+            throw new ApiException(0, "cannot write " + dir + ": " + EnvdClient.describe(e));
+        }
+        aenv.err().flush();
+        Progress bar = progress("get", total);
+        for (Map.Entry<EntryInfo, Path> file : files) {
+            download(envd, file.getKey().getPath(), file.getValue(), length -> bar);
+        }
+        bar.finish();
+        return aenv.say("got " + files.size() + " files (" + Progress.size(total) + ") into " + Printable.of(dir.toString()));
+    }
+
+    /** The sandbox path of {@code relative} (a local relative path) under {@code remote}. */
+    private static String remoteChild(String remote, Path relative) {
+        StringBuilder joined = new StringBuilder(remote.endsWith("/") ? remote.substring(0, remote.length() - 1) : remote);
+        for (Path part : relative) {
+            joined.append('/').append(part);
+        }
+        return joined.toString();
+    }
+
+    /**
+     * Where the sandbox entry {@code path} (under {@code root}, which ends with /) goes under {@code base}; a path the
+     * sandbox reports outside the directory asked for, or with . or .. in it, is refused.
+     */
+    static Path localChild(Path base, String root, String path) {
+        if (!path.startsWith(root) || path.length() == root.length()) {
+            throw new ApiException(0, "the sandbox listed " + Printable.of(path) + ", which is not under " + Printable.of(root));
+        }
+        Path target = base;
+        for (String part : path.substring(root.length()).split("/")) {
+            if (part.isEmpty() || part.equals(".") || part.equals("..")) {
+                throw new ApiException(0, "the sandbox listed a path with an empty, . or .. part: " + Printable.of(path));
+            }
+            target = target.resolve(part);
+        }
+        if (!target.normalize().startsWith(base)) {
+            throw new ApiException(0, "the sandbox listed a path outside " + Printable.of(root) + ": " + Printable.of(path));
+        }
+        return target;
+    }
+
+    /** Downloads into a temporary file next to {@code target}, moved into place only when complete. */
+    private void download(EnvdClient envd, String path, Path target, LongFunction<Progress> bar) {
         Path partial;
         try {
             partial = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".part");
         } catch (IOException e) {
-            throw new ApiException(0, "cannot write " + local + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot write " + target + ": " + EnvdClient.describe(e));
         }
         try {
             try (OutputStream out = Files.newOutputStream(partial)) {
-                envd.download(path, user(), out);
+                envd.download(path, user(), length -> bar.apply(length).counting(out));
             }
             move(partial, target);
         } catch (IOException e) {
-            throw new ApiException(0, "cannot write " + local + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot write " + target + ": " + EnvdClient.describe(e));
         } finally {
             try {
                 Files.deleteIfExists(partial);
@@ -76,28 +244,40 @@ final class FilesCommands {
                 // best effort: the download already failed or the file was moved
             }
         }
-        return 0;
     }
 
-    @Command(name = "put", mixinStandardHelpOptions = true, description = "Upload LOCAL (- for stdin) to PATH; parent directories are created, a file is replaced.")
-    int put(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
-            @Parameters(index = "1", paramLabel = "LOCAL") String local,
-            @Parameters(index = "2", paramLabel = "PATH") String path) {
-        HttpRequest.BodyPublisher body;
-        if (local.equals("-")) {
-            body = HttpRequest.BodyPublishers.ofInputStream(() -> aenv.stdio().in());
-        } else {
+    /** The file's bytes, with its length (envd gets a Content-Length), counted as they are sent. */
+    private static HttpRequest.BodyPublisher fileBody(Path file, Progress bar) {
+        long length = size(file);
+        return HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(() -> {
             try {
-                body = HttpRequest.BodyPublishers.ofFile(Path.of(local));
-            } catch (FileNotFoundException e) {
-                throw new IllegalArgumentException("no such local file: " + local);
+                return bar.counting(Files.newInputStream(file));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
             }
-            if (Files.isDirectory(Path.of(local))) {
-                throw new IllegalArgumentException(local + " is a directory (put copies one file)");
-            }
+        }), length);
+    }
+
+    private static long size(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read " + file + ": " + EnvdClient.describe(e));
         }
-        String written = aenv.envd(id).upload(path, user(), body);
-        return aenv.say("wrote " + Printable.of(written));
+    }
+
+    private static boolean isEmpty(Path dir) throws IOException {
+        try (Stream<Path> children = Files.list(dir)) {
+            return children.findAny().isEmpty();
+        }
+    }
+
+    /** The single-file transfer's bar, made when its size is known. */
+    private Progress progress = Progress.NONE;
+
+    private Progress progress(String label, long total) {
+        progress = Progress.of(aenv.stdio(), aenv.err(), label, total);
+        return progress;
     }
 
     @Command(name = "ls", mixinStandardHelpOptions = true, description = "List a directory (PATH defaults to the user's home).")
@@ -135,6 +315,9 @@ final class FilesCommands {
                 RemoveResponse.getDefaultInstance(), user());
         return aenv.say("removed " + Printable.of(path));
     }
+
+    /** Deep enough for any tree (envd bounds it too). */
+    private static final int TREE_DEPTH = 1 << 16;
 
     private Optional<String> user() {
         return Optional.ofNullable(user);

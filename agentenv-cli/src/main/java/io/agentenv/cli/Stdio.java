@@ -20,8 +20,9 @@ import java.util.Optional;
  *
  * @param stdinIsTerminal whether stdin is a terminal (then {@code exec} does not forward it unless told to)
  * @param terminal        the controlling terminal, for {@code exec --tty}
+ * @param errIsTerminal   whether stderr is a terminal (then transfers draw a progress bar there)
  */
-record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIsTerminal, Terminal terminal) {
+record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIsTerminal, Terminal terminal, boolean errIsTerminal) {
     Stdio {
         requireNonNull(in, "in is null");
         requireNonNull(out, "out is null");
@@ -32,6 +33,11 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
     /** Without a terminal to switch to raw mode (tests, and {@code exec} without {@code --tty}). */
     Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIsTerminal) {
         this(in, out, err, stdinIsTerminal, NO_TERMINAL);
+    }
+
+    /** With stderr not a terminal. */
+    Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIsTerminal, Terminal terminal) {
+        this(in, out, err, stdinIsTerminal, terminal, false);
     }
 
     private static final Terminal NO_TERMINAL = new Terminal() {
@@ -49,7 +55,7 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
     static Stdio system() {
         // the descriptors themselves, not System.out: a PrintStream hides write errors such as a closed pipe
         return new Stdio(new FileInputStream(FileDescriptor.in), new FileOutputStream(FileDescriptor.out),
-                new FileOutputStream(FileDescriptor.err), fdZeroIsTerminal(), new SttyTerminal());
+                new FileOutputStream(FileDescriptor.err), isTerminal(0), new SttyTerminal(), isTerminal(2));
     }
 
     PrintWriter outWriter() {
@@ -60,10 +66,10 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
         return new PrintWriter(err, true, StandardCharsets.UTF_8);
     }
 
-    /** On Linux, where fd 0 points; elsewhere whether the JVM has a console. */
-    private static boolean fdZeroIsTerminal() {
+    /** On Linux, where the descriptor points; elsewhere whether the JVM has a console. */
+    private static boolean isTerminal(int fd) {
         try {
-            String target = Files.readSymbolicLink(Path.of("/proc/self/fd/0")).toString();
+            String target = Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();
             return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
             return System.console() != null;
