@@ -8,7 +8,7 @@
 // With backend 'mock' the mock backend's jar is put on the classpath (it is a test double: no envd, no processes).
 // Requires the built jars (`mvn -B package -DskipTests` or `scripts/test.sh`).
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, dirname, resolve } from 'node:path'
@@ -128,6 +128,7 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
     /** SIGTERM, wait (bounded) for a clean exit, remove the data dir (unless kept); throws if the server had to be killed. */
     async stop({ timeoutMs = 30_000, keepDataDir = false } = {}) {
       if (!hasExited) child.kill('SIGTERM')
+      exited.then(() => keepOutput(port, output))
       const cancel = new AbortController()
       const timer = delay(timeoutMs, 'timeout', { signal: cancel.signal }).catch(() => 'cancelled')
       const result = await Promise.race([exited, timer])
@@ -145,4 +146,12 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
       return result
     },
   }
+}
+
+/** With AENV_E2E_SERVER_LOGS set to a directory, a stopped server's output is kept there as server-<port>.log. */
+function keepOutput(port, output) {
+  const dir = process.env.AENV_E2E_SERVER_LOGS
+  if (!dir) return
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, `server-${port}.log`), output)
 }
