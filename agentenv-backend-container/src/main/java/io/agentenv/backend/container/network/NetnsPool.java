@@ -120,7 +120,7 @@ public final class NetnsPool implements AutoCloseable {
                     continue;
                 }
             }
-              release(slot); // the pool closed while this slot was being created
+            release(slot); // the pool closed while this slot was being created
         }
     }
 
@@ -229,7 +229,7 @@ public final class NetnsPool implements AutoCloseable {
             ready.clear();
         }
         for (NetSlot slot : toDestroy) {
-              release(slot);
+            release(slot);
         }
         List<Thread> finishing;
         synchronized (lock) {

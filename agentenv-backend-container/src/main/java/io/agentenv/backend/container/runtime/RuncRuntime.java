@@ -291,7 +291,7 @@ public final class RuncRuntime {
         Path stateDir = root.resolve(id.value());
         unmountStateDir(id, failed);
         try {
-              delete(id);
+            delete(id);
         } catch (CommandFailedException e) {
             failed.addSuppressed(e);
         }

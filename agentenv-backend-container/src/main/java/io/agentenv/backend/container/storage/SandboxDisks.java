@@ -79,7 +79,7 @@ public final class SandboxDisks {
      */
     public static void format(ProcessRunner runner, Path image, int sizeMiB, boolean background)
             throws IOException, CommandFailedException, InterruptedException {
-          checkSize(sizeMiB);
+        checkSize(sizeMiB);
         Files.deleteIfExists(image);
         try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
             file.setLength((long) sizeMiB << 20); // sparse: no block is written
@@ -131,14 +131,14 @@ public final class SandboxDisks {
      * @return true when the disk was a spare image
      */
     public boolean create(SandboxDirs dirs, int sizeMiB) throws IOException, CommandFailedException, InterruptedException {
-          checkSize(sizeMiB);
-          unmount(dirs);
+        checkSize(sizeMiB);
+        unmount(dirs);
         Path image = dirs.diskImage();
         Files.createDirectories(dirs.dir());
         Files.deleteIfExists(image);
         boolean spare = spares.take(sizeMiB, image);
         if (!spare) {
-              format(runner, image, sizeMiB, false);
+            format(runner, image, sizeMiB, false);
         }
         try {
             Files.createDirectories(dirs.disk());
@@ -150,7 +150,7 @@ public final class SandboxDisks {
             return spare;
         } catch (IOException | RuntimeException e) {
             try {
-                  unmount(dirs);
+                unmount(dirs);
                 Files.deleteIfExists(image);
             } catch (IOException | RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
@@ -161,7 +161,7 @@ public final class SandboxDisks {
 
     /** Mounts the sandbox's existing disk image (after a resume moved it back); nothing to do when mounted. */
     public void mount(SandboxDirs dirs) throws IOException, CommandFailedException, InterruptedException {
-          mount(dirs, RELEASE);
+        mount(dirs, RELEASE);
     }
 
     /**
