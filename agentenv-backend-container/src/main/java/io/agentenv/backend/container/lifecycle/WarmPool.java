@@ -9,6 +9,7 @@ import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.pool.RefillPacing;
+import io.agentenv.backend.container.pool.RefillingPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.envd.client.HttpEnvdClient;
@@ -24,15 +25,11 @@ import java.nio.file.Files;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,9 +43,9 @@ import org.slf4j.LoggerFactory;
  * no {@code /init} (unless it asks for env vars or another user), no hostname and no file; a claim of a member under
  * another id ({@link #take}) records the claim, sets its hostname and sends the full {@code /init} (its egress rules
  * are set at every claim). A member is handed out at most once (taken from the ready members under the pool's lock; a
- * reservation given back unused returns it); one background thread refills, one member at a time (restores compete
- * for the same 2 CPUs as the creates they speed up), paced by {@link RefillPacing}: a little after a single take,
- * after a burst of takes once it is over (bounded by {@link #MAX_DEFERRAL}). Members are closed at {@link #close()};
+ * reservation given back unused returns it); one background thread refills ({@link RefillingPool}), one member at a
+ * time (restores compete for the same 2 CPUs as the creates they speed up), paced by {@link RefillPacing}: a little
+ * after a single take, after a burst of takes once it is over (bounded by {@link #MAX_DEFERRAL}). Members are closed at {@link #close()};
  * a crashed server's members are reaped at the next start like any unclaimed container (no record names their ids).
  */
 public final class WarmPool implements AutoCloseable {
@@ -61,8 +58,6 @@ public final class WarmPool implements AutoCloseable {
     private static final Duration BURST_QUIET = Duration.ofMillis(500);
     /** The longest a refill waits for a burst to end (a steady stream of concurrent creates must not keep it empty). */
     private static final Duration MAX_DEFERRAL = Duration.ofSeconds(2);
-    /** How often a waiting refill checks whether the pool was closed. */
-    private static final Duration WAIT_SLICE = Duration.ofMillis(50);
 
     /** The default user a member's envd is initialised with (the orchestrator's, E2B's base template's). */
     static final String MEMBER_USER = "user";
@@ -99,14 +94,12 @@ public final class WarmPool implements AutoCloseable {
     private final int size;
     private final Optional<EnvdTokens> tokens;
     private final SecureRandom random = new SecureRandom();
+    /** Ready members per template, in the order templates were first asked for. */
+    private final RefillingPool<String, Member> ready;
     private final Object lock = new Object();
-    /** Ready members per template, in the order templates were first asked for. Guarded by lock. */
-    private final Map<String, Deque<Member>> ready = new LinkedHashMap<>();
     /** Reserved members no prepare claimed yet, by their sandbox id, with their template. Guarded by lock. */
     private final Map<SandboxId, Reserved> reserved = new HashMap<>();
-    private final AtomicBoolean refilling = new AtomicBoolean();
-    private final RefillPacing pacing = new RefillPacing(BURST_GAP, BURST_QUIET);
-    private volatile Thread refill;
+    /** Set under lock. */
     private volatile boolean closed;
 
     private record Reserved(String template, Member member) {}
@@ -124,6 +117,17 @@ public final class WarmPool implements AutoCloseable {
         }
         this.size = size;
         this.tokens = requireNonNull(tokens, "tokens is null");
+        this.ready = new RefillingPool<>("warm-pool-refill", size, new RefillingPool.Items<>() {
+            @Override
+            public Optional<Member> make(String template) throws InterruptedException {
+                return restoreForPool(template);
+            }
+
+            @Override
+            public void discard(Member member) throws InterruptedException {
+                destroy(member);
+            }
+        }, Optional.of(new RefillPacing(BURST_GAP, BURST_QUIET)), MAX_DEFERRAL, WarmPool::logPacingWait);
     }
 
     /** Starts keeping {@code template} warm (idempotent); the refill runs in the background. */
@@ -131,10 +135,7 @@ public final class WarmPool implements AutoCloseable {
         if (size == 0 || closed) {
             return;
         }
-        synchronized (lock) {
-            ready.computeIfAbsent(template, t -> new ArrayDeque<>());
-        }
-        refillInBackground();
+        ready.keep(template);
     }
 
     /** A ready member of {@code template}, never handed out before; empty when none is ready (the caller restores). */
@@ -142,14 +143,7 @@ public final class WarmPool implements AutoCloseable {
         if (size == 0 || closed) {
             return Optional.empty();
         }
-        Member member;
-        synchronized (lock) {
-            Deque<Member> members = ready.computeIfAbsent(template, t -> new ArrayDeque<>());
-            member = members.poll();
-        }
-        pacing.taken(System.nanoTime());
-        refillInBackground();
-        return Optional.ofNullable(member);
+        return ready.take(template);
     }
 
     /**
@@ -161,22 +155,22 @@ public final class WarmPool implements AutoCloseable {
         if (size == 0 || closed || tokens.isEmpty()) {
             return Optional.empty();
         }
-        Member member;
-        synchronized (lock) {
-            Deque<Member> members = ready.computeIfAbsent(template, t -> new ArrayDeque<>());
-            member = members.poll();
-            if (member != null) {
-                reserved.put(member.sandbox(), new Reserved(template, member));
-            }
-        }
-        if (member != null) { // else prepare's take counts this create
-            pacing.taken(System.nanoTime());
-        }
-        refillInBackground();
-        if (member == null) {
+        Optional<Member> member = ready.takeReady(template); // a miss is counted by prepare's take of this create
+        if (member.isEmpty()) {
             return Optional.empty();
         }
-        Member held = member;
+        boolean keep;
+        synchronized (lock) { // close() sets closed under lock before it collects the reserved members
+            keep = !closed;
+            if (keep) {
+                reserved.put(member.get().sandbox(), new Reserved(template, member.get()));
+            }
+        }
+        if (!keep) {
+            destroyQuietly(member.get());
+            return Optional.empty();
+        }
+        Member held = member.get();
         return Optional.of(new Reservation() {
             @Override
             public SandboxId id() {
@@ -204,104 +198,48 @@ public final class WarmPool implements AutoCloseable {
 
     /** A reservation closed: its member goes back first in line unless it was claimed (or the pool closed). */
     private void giveBack(Member member) {
-        boolean destroy;
+        Reserved held;
         synchronized (lock) {
-            Reserved held = reserved.get(member.sandbox());
+            held = reserved.get(member.sandbox());
             if (held == null || held.member() != member) {
                 return; // claimed, or destroyed by close()
             }
             reserved.remove(member.sandbox());
-            destroy = closed;
-            if (!destroy) {
-                ready.computeIfAbsent(held.template(), t -> new ArrayDeque<>()).addFirst(member);
-            }
         }
-        if (destroy) {
-            try {
-                destroy(member);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        if (!ready.giveBack(held.template(), member)) { // closed meanwhile
+            destroyQuietly(member);
+        }
+    }
+
+    private void destroyQuietly(Member member) {
+        try {
+            destroy(member);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
     public int readyCount(String template) {
-        synchronized (lock) {
-            Deque<Member> members = ready.get(template);
-            return members == null ? 0 : members.size();
+        return ready.ready(template);
+    }
+
+    /** A new member for the pool, or empty (logged) when none can be made now: the next take tries again. */
+    private Optional<Member> restoreForPool(String template) throws InterruptedException {
+        try {
+            return Optional.of(restore(template));
+        } catch (BackendException.Exhausted e) {
+            log.atInfo().addKeyValue("template", template).addKeyValue("limit", e.limit())
+                    .log("warm pool not refilled: no free sandbox slot");
+            return Optional.empty();
+        } catch (BackendException e) {
+            log.atWarn().addKeyValue("template", template).setCause(e).log("warm pool refill failed; creates restore on demand");
+            return Optional.empty();
         }
     }
 
-    private void refillInBackground() {
-        if (closed || !refilling.compareAndSet(false, true)) {
-            return;
-        }
-        refill = Thread.ofVirtual().name("warm-pool-refill").start(() -> {
-            try {
-                fill();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                refilling.set(false);
-            }
-        });
-    }
-
-    private void fill() throws InterruptedException {
-        while (!closed) {
-            String template = null;
-            synchronized (lock) {
-                for (Map.Entry<String, Deque<Member>> entry : ready.entrySet()) {
-                    if (entry.getValue().size() < size) {
-                        template = entry.getKey();
-                        break;
-                    }
-                }
-            }
-            if (template == null) {
-                return;
-            }
-            awaitPacing();
-            if (closed) {
-                return;
-            }
-            Member member;
-            try {
-                member = restore(template);
-            } catch (BackendException.Exhausted e) {
-                log.atInfo().addKeyValue("template", template).addKeyValue("limit", e.limit())
-                        .log("warm pool not refilled: no free sandbox slot");
-                return;
-            } catch (BackendException e) {
-                log.atWarn().addKeyValue("template", template).setCause(e).log("warm pool refill failed; creates restore on demand");
-                return;
-            }
-            boolean keep;
-            synchronized (lock) {
-                keep = !closed;
-                if (keep) {
-                    ready.computeIfAbsent(template, t -> new ArrayDeque<>()).add(member);
-                }
-            }
-            if (!keep) {
-                destroy(member);
-            }
-        }
-    }
-
-    /** Waits as {@link RefillPacing} says, at most {@link #MAX_DEFERRAL}, returning early once the pool is closed. */
-    private void awaitPacing() throws InterruptedException {
-        long started = System.nanoTime();
-        for (Duration delay = pacing.delay(started); !delay.isZero() && !closed; delay = pacing.delay(System.nanoTime())) {
-            long waited = System.nanoTime() - started;
-            if (waited >= MAX_DEFERRAL.toNanos()) {
-                break;
-            }
-            Thread.sleep(delay.compareTo(WAIT_SLICE) < 0 ? delay : WAIT_SLICE);
-        }
-        long waitedMs = (System.nanoTime() - started) / 1_000_000;
-        if (waitedMs > 2 * BURST_GAP.toMillis()) { // a burst (a single take waits BURST_GAP)
-            log.atInfo().addKeyValue("waited_ms", waitedMs).log("warm pool refill waited for a burst of creates to end");
+    private static void logPacingWait(Duration waited) {
+        if (waited.toMillis() > 2 * BURST_GAP.toMillis()) { // a burst (a single take waits BURST_GAP)
+            log.atInfo().addKeyValue("waited_ms", waited.toMillis()).log("warm pool refill waited for a burst of creates to end");
         }
     }
 
@@ -394,17 +332,11 @@ public final class WarmPool implements AutoCloseable {
     /** Stops refilling and destroys every ready member. Idempotent. */
     @Override
     public void close() throws InterruptedException {
-        List<Member> members = new ArrayList<>();
         synchronized (lock) {
             closed = true;
         }
-        Thread running = refill;
-        if (running != null) {
-            running.join();
-        }
+        List<Member> members = new ArrayList<>(ready.close(false));
         synchronized (lock) {
-            ready.values().forEach(members::addAll);
-            ready.values().forEach(Deque::clear);
             reserved.values().forEach(r -> members.add(r.member())); // a create in progress gets no member any more
             reserved.clear();
         }

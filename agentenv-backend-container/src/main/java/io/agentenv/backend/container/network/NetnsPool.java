@@ -7,22 +7,21 @@ import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.host.ProcessRunner;
 import io.agentenv.backend.container.host.SlotAddressing;
+import io.agentenv.backend.container.pool.RefillingPool;
 import io.agentenv.spi.BackendException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,12 +30,14 @@ import org.slf4j.LoggerFactory;
  * Network namespaces for sandboxes, created ahead of time so that create and restore never wait for them.
  * Slot N is the netns {@code <prefix>-n<N>} with host veth {@code <prefix>v<N>} and the N-th /30 of the sandbox range.
  * A released slot is destroyed (never reused with old state: conntrack entries, routes or sockets of the previous
- * sandbox) and its index becomes free; a background refill keeps {@code warm} slots ready.
+ * sandbox) and its index becomes free; a background refill ({@link RefillingPool}) keeps {@code warm} slots ready.
  * Isolation and egress come from the host setup's nftables table, which matches every interface by the prefix.
  */
 public final class NetnsPool implements AutoCloseable {
 
     static final Path NETNS_DIR = Path.of("/run/netns");
+    /** The ready pool's one key. */
+    private static final String SLOTS = "slots";
     private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
     private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
 
@@ -51,15 +52,10 @@ public final class NetnsPool implements AutoCloseable {
     private final Object lock = new Object();
     /** Indexes that are ready or handed out. Guarded by lock. */
     private final BitSet taken = new BitSet();
-    /** Created and not handed out. Guarded by lock. */
-    private final Deque<NetSlot> ready = new ArrayDeque<>();
-    /** Slots being created for the ready queue. Guarded by lock. */
-    private int warming;
+    /** Created and not handed out (one key: {@link #SLOTS}). */
+    private final RefillingPool<String, NetSlot> ready;
     /** Retired slots whose veth is still being removed. Guarded by lock. */
     private final Set<Thread> retiring = new HashSet<>();
-    private final AtomicBoolean refilling = new AtomicBoolean();
-    private volatile Thread refill;
-    private volatile boolean closed;
 
     /**
      * @param firstSlot the first slot index this pool may use (pools with the same prefix must not overlap)
@@ -80,6 +76,22 @@ public final class NetnsPool implements AutoCloseable {
         this.firstSlot = firstSlot;
         this.slotCount = slotCount;
         this.warm = warm;
+        this.ready = new RefillingPool<>("netns-refill", warm, new RefillingPool.Items<>() {
+            @Override
+            public Optional<NetSlot> make(String key) throws InterruptedException {
+                return createForPool();
+            }
+
+            @Override
+            public void discard(NetSlot slot) throws InterruptedException {
+                try {
+                    release(slot); // the pool closed while this slot was being created
+                } catch (CommandFailedException e) {
+                    log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
+                }
+            }
+        });
+        ready.register(SLOTS);
     }
 
     /** The netns name prefix of this pool's slots. */
@@ -93,57 +105,44 @@ public final class NetnsPool implements AutoCloseable {
     }
 
     /** Creates slots until {@code warm} are ready. */
-    void prewarm() throws CommandFailedException, InterruptedException {
-        while (!closed) {
-            int index;
-            synchronized (lock) {
-                if (ready.size() + warming >= warm) {
-                    return;
-                }
-                index = reserveIndex();
-                if (index < 0) {
-                    return;
-                }
-                warming++;
-            }
-            NetSlot slot;
-            try {
-                slot = createOrFree(index);
-            } finally {
-                synchronized (lock) {
-                    warming--;
-                }
-            }
-            synchronized (lock) {
-                if (!closed) {
-                    ready.add(slot);
-                    continue;
-                }
-            }
-            release(slot); // the pool closed while this slot was being created
+    void prewarm() throws InterruptedException {
+        ready.fill();
+    }
+
+    /** A new slot for the ready queue, or empty (logged if it failed) when none can be made now. */
+    private Optional<NetSlot> createForPool() throws InterruptedException {
+        int index;
+        synchronized (lock) {
+            index = reserveIndex();
+        }
+        if (index < 0) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(createOrFree(index));
+        } catch (CommandFailedException e) {
+            log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
+            return Optional.empty();
         }
     }
 
     /** A ready slot for one sandbox; creates one when none is ready. */
     public NetSlot acquire() throws NoFreeSlotException, CommandFailedException, InterruptedException {
-        if (closed) {
+        if (ready.closed()) {
             throw new IllegalStateException("the netns pool is closed");
         }
-        NetSlot slot;
-        int index = -1;
-        synchronized (lock) {
-            slot = ready.poll();
-            if (slot == null) {
-                index = reserveIndex();
-                if (index < 0) {
-                    throw new NoFreeSlotException(slotCount);
-                }
-            }
-        }
+        NetSlot slot = ready.poll(SLOTS).orElse(null);
         if (slot == null) {
+            int index;
+            synchronized (lock) {
+                index = reserveIndex();
+            }
+            if (index < 0) {
+                throw new NoFreeSlotException(slotCount);
+            }
             slot = createOrFree(index);
         }
-        refillInBackground();
+        ready.refill();
         return slot;
     }
 
@@ -159,7 +158,7 @@ public final class NetnsPool implements AutoCloseable {
         synchronized (lock) {
             taken.clear(slot.index() - firstSlot);
         }
-        refillInBackground();
+        ready.refill();
     }
 
     /**
@@ -184,7 +183,7 @@ public final class NetnsPool implements AutoCloseable {
             synchronized (lock) {
                 taken.clear(slot.index() - firstSlot);
             }
-            refillInBackground();
+            ready.refill();
         } catch (CommandFailedException e) {
             // the index stays taken (until the start-up reaper), as after a failed release
             log.atWarn().addKeyValue("netns", slot.netnsName()).setCause(e).log("could not remove a retired slot's veth");
@@ -216,18 +215,7 @@ public final class NetnsPool implements AutoCloseable {
     /** Destroys the ready slots. Slots handed out stay theirs to release. */
     @Override
     public void close() throws CommandFailedException, InterruptedException {
-        List<NetSlot> toDestroy;
-        synchronized (lock) {
-            closed = true;
-        }
-        Thread running = refill;
-        if (running != null) {
-            running.join();
-        }
-        synchronized (lock) {
-            toDestroy = new ArrayList<>(ready);
-            ready.clear();
-        }
+        List<NetSlot> toDestroy = ready.close(false);
         for (NetSlot slot : toDestroy) {
             release(slot);
         }
@@ -392,22 +380,5 @@ public final class NetnsPool implements AutoCloseable {
             return;
         }
         runner.run(Command.of(IP_TIMEOUT, "ip", "netns", "delete", name));
-    }
-
-    private void refillInBackground() {
-        if (closed || warm == 0 || !refilling.compareAndSet(false, true)) {
-            return;
-        }
-        refill = Thread.ofVirtual().name("netns-refill").start(() -> {
-            try {
-                prewarm();
-            } catch (CommandFailedException e) {
-                log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                refilling.set(false);
-            }
-        });
     }
 }

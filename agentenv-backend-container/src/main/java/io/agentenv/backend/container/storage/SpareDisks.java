@@ -3,20 +3,16 @@ package io.agentenv.backend.container.storage;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.pool.RefillingPool;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -29,12 +25,12 @@ import org.slf4j.LoggerFactory;
  * are kept per disk size, in {@code <dir>/<size MiB>/<uuid>.img}, on the sandboxes' filesystem (so the take is a
  * rename). The default size is kept from the start; another size from its first miss on (at most {@link #MAX_SIZES}).
  *
- * <p>One background virtual thread refills after each take, with {@code mkfs.ext4} under {@code nice} so it yields to
- * the sandboxes' own work. An image is made as {@code .partial-<uuid>.img} and renamed when complete; the ready ones
- * are in a queue per size, and a take removes its image from the queue before it moves it, so no image is ever handed
- * out twice. At start-up ({@link #start}) partial images a crashed server left are removed and complete ones of a
- * size in use are kept; {@link #close} stops the refill and removes every image. A failed refill is logged and tried
- * again at the next take, never in a loop.
+ * <p>The images are a {@link RefillingPool} keyed by size: one background virtual thread refills after each take, with
+ * {@code mkfs.ext4} under {@code nice} so it yields to the sandboxes' own work. An image is made as {@code
+ * .partial-<uuid>.img} and renamed when complete; the ready ones are in a queue per size, and a take removes its image
+ * from the queue before it moves it, so no image is ever handed out twice. At start-up ({@link #start}) partial images
+ * a crashed server left are removed and complete ones of a size in use are kept; {@link #close} stops the refill and
+ * removes every image. A failed refill is logged and tried again at the next take, never in a loop.
  */
 public final class SpareDisks implements AutoCloseable {
 
@@ -43,7 +39,6 @@ public final class SpareDisks implements AutoCloseable {
     static final int MAX_SIZES = 4;
     private static final String PARTIAL = ".partial-";
     private static final String SUFFIX = ".img";
-    private static final Object WAKE = new Object();
 
     /** Makes one formatted image file (in the background: at low priority). */
     @FunctionalInterface
@@ -54,11 +49,9 @@ public final class SpareDisks implements AutoCloseable {
     private final Format format;
     private final Path dir;
     private final int perSize;
-    private final Map<Integer, Deque<Path>> ready = new ConcurrentHashMap<>();
-    private final LinkedBlockingQueue<Object> wakeups = new LinkedBlockingQueue<>();
+    /** Ready images per size. */
+    private final RefillingPool<Integer, Path> ready;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final Object newSizes = new Object();
-    private volatile Thread refiller;
 
     /**
      * @param perSize images kept per size; 0 keeps none (every new disk is made when needed)
@@ -70,6 +63,17 @@ public final class SpareDisks implements AutoCloseable {
             throw new IllegalArgumentException("perSize must be >= 0: " + perSize);
         }
         this.perSize = perSize;
+        this.ready = new RefillingPool<>("aenv-spare-disks", perSize, new RefillingPool.Items<>() {
+            @Override
+            public Optional<Path> make(Integer sizeMiB) throws InterruptedException {
+                return SpareDisks.this.make(sizeMiB);
+            }
+
+            @Override
+            public void discard(Path image) {
+                deleteQuietly(image);
+            }
+        });
     }
 
     /**
@@ -89,9 +93,7 @@ public final class SpareDisks implements AutoCloseable {
             }
         }
         if (perSize > 0) {
-            ready.computeIfAbsent(defaultSizeMiB, s -> new ConcurrentLinkedDeque<>());
-            refiller = Thread.ofVirtual().name("aenv-spare-disks").start(this::refillUntilClosed);
-            wakeups.offer(WAKE);
+            ready.keep(defaultSizeMiB);
         }
     }
 
@@ -103,48 +105,33 @@ public final class SpareDisks implements AutoCloseable {
         if (perSize == 0 || closed.get()) {
             return false;
         }
-        Deque<Path> images = ready.get(sizeMiB);
-        if (images == null) {
-            if (keep(sizeMiB)) {
-                wakeups.offer(WAKE);
-            }
+        if (!ready.keeps(sizeMiB)) {
+            ready.keep(sizeMiB, MAX_SIZES); // unless MAX_SIZES are kept already (one step: concurrent takes cannot exceed it)
             return false;
         }
-        for (Path image = images.pollFirst(); image != null; image = images.pollFirst()) {
-            try {
-                Files.move(image, target, StandardCopyOption.ATOMIC_MOVE);
-                wakeups.offer(WAKE);
-                return true;
-            } catch (IOException e) { // another filesystem (then no image ever moves) or the image vanished
-                log.atWarn().addKeyValue("image", image).addKeyValue("target", target).setCause(e)
-                        .log("cannot move a spare disk image; making the disk instead");
-                deleteQuietly(image);
-                return false;
-            }
+        Optional<Path> image = ready.take(sizeMiB);
+        if (image.isEmpty()) {
+            return false;
         }
-        wakeups.offer(WAKE);
-        return false;
-    }
-
-    /**
-     * Starts keeping {@code sizeMiB} unless {@link #MAX_SIZES} are kept already; true if it is new. The count and the
-     * insertion are one step (under a lock held for no I/O), so concurrent first takes of new sizes cannot exceed it.
-     */
-    private boolean keep(int sizeMiB) {
-        synchronized (newSizes) {
-            return ready.size() < MAX_SIZES && ready.putIfAbsent(sizeMiB, new ConcurrentLinkedDeque<>()) == null;
+        try {
+            Files.move(image.get(), target, StandardCopyOption.ATOMIC_MOVE);
+            return true;
+        } catch (IOException e) { // another filesystem (then no image ever moves) or the image vanished
+            log.atWarn().addKeyValue("image", image.get()).addKeyValue("target", target).setCause(e)
+                    .log("cannot move a spare disk image; making the disk instead");
+            deleteQuietly(image.get());
+            return false;
         }
     }
 
     /** Images of {@code sizeMiB} ready now. */
     public int ready(int sizeMiB) {
-        Deque<Path> images = ready.get(sizeMiB);
-        return images == null ? 0 : images.size();
+        return ready.ready(sizeMiB);
     }
 
     /** The sizes kept. */
     List<Integer> sizes() {
-        return List.copyOf(ready.keySet());
+        return List.copyOf(ready.keys());
     }
 
     /** Stops the refill (waiting for an image being made) and removes every image. */
@@ -153,12 +140,7 @@ public final class SpareDisks implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        Thread running = refiller;
-        if (running != null) {
-            running.interrupt();
-            running.join();
-        }
-        ready.clear();
+        ready.close(true); // an image being made is removed by its make; the ready ones go with their dirs below
         if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             try (Stream<Path> sizes = Files.list(dir)) {
                 for (Path sizeDir : sizes.toList()) {
@@ -166,31 +148,6 @@ public final class SpareDisks implements AutoCloseable {
                 }
             }
             Files.deleteIfExists(dir);
-        }
-    }
-
-    private void refillUntilClosed() {
-        while (!closed.get()) {
-            try {
-                wakeups.take();
-                wakeups.clear();
-                refill();
-            } catch (InterruptedException e) {
-                return; // closed
-            }
-        }
-    }
-
-    /** Makes images until every size has {@code perSize}; stops at the first failure (the next take retries). */
-    private void refill() throws InterruptedException {
-        for (Map.Entry<Integer, Deque<Path>> size : ready.entrySet()) {
-            while (!closed.get() && size.getValue().size() < perSize) {
-                Optional<Path> made = make(size.getKey());
-                if (made.isEmpty()) {
-                    return;
-                }
-                size.getValue().addLast(made.get());
-            }
         }
     }
 
@@ -215,14 +172,14 @@ public final class SpareDisks implements AutoCloseable {
     }
 
     private void keepComplete(Path sizeDir, int sizeMiB) throws IOException {
-        Deque<Path> images = ready.computeIfAbsent(sizeMiB, s -> new ConcurrentLinkedDeque<>());
+        ready.register(sizeMiB);
         try (Stream<Path> files = Files.list(sizeDir)) {
             for (Path file : files.toList()) {
                 String name = file.getFileName().toString();
                 boolean complete = !name.startsWith(PARTIAL) && name.endsWith(SUFFIX)
                         && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) == (long) sizeMiB << 20;
-                if (complete && images.size() < perSize) {
-                    images.addLast(file);
+                if (complete && ready.ready(sizeMiB) < perSize) {
+                    ready.add(sizeMiB, file);
                 } else {
                     Files.deleteIfExists(file);
                 }
