@@ -2,6 +2,7 @@ package io.agentenv.backend.container.guest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.storage.Unmounts;
 import java.io.BufferedReader;
@@ -20,7 +21,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -32,13 +32,13 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class GuestMountsHostTest {
 
+    @FreshHostFixture
     private HostFixture host;
     private Path dir;
     private Path cgroupRoot;
 
     @BeforeEach
     void setUp() throws Exception {
-        host = HostFixture.create(0);
         dir = host.sandboxesDir.resolve("guest-mounts");
         // a host's cgroup root as this backend meets it: v1 hierarchies, a symlink to a combined one, cgroup2, a
         // hierarchy of a controller runc does not manage
@@ -49,11 +49,6 @@ class GuestMountsHostTest {
         Files.createFile(cgroupRoot.resolve("unified/cgroup.controllers"));
         Files.createSymbolicLink(cgroupRoot.resolve("cpu"), Path.of("cpu,cpuacct"));
         Files.createSymbolicLink(cgroupRoot.resolve("cpuacct"), Path.of("cpu,cpuacct"));
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        host.close();
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.agentenv.backend.container.network;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,6 +32,7 @@ class EgressFirewallHostTest {
             "except OSError:",
             "    print('blocked')");
 
+    @FreshHostFixture
     private HostFixture host;
     private Process listener;
     /** Per lane, so that concurrent test runs do not collide: a netns, a veth and a /30 inside 198.51.100.0/24. */
@@ -41,7 +43,6 @@ class EgressFirewallHostTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        host = HostFixture.create(0);
         outsideNs = "xegress-" + host.lane();
         outsideVeth = "xegress" + host.lane();
         outsideHostEnd = "198.51.100." + (4 * host.lane() + 1);
@@ -65,14 +66,10 @@ class EgressFirewallHostTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        try {
-            if (listener != null) {
-                listener.destroyForcibly().waitFor();
-            }
-            removeOutside();
-        } finally {
-            host.close();
+        if (listener != null) {
+            listener.destroyForcibly().waitFor();
         }
+        removeOutside();
     }
 
     private void removeOutside() throws Exception {

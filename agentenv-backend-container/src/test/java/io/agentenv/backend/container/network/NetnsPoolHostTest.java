@@ -3,6 +3,7 @@ package io.agentenv.backend.container.network;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.host.TestLane;
 import java.net.InetAddress;
@@ -20,9 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -55,17 +54,8 @@ class NetnsPoolHostTest {
             "        pass",
             "print(result)");
 
+    @FreshHostFixture(warmSlots = 2)
     private HostFixture host;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        host = HostFixture.create(2);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        host.close();
-    }
 
     private String inNetns(NetSlot slot, String code, String... args) throws Exception {
         List<String> argv = new ArrayList<>(List.of("ip", "netns", "exec", slot.netnsName(), "python3", "-c", code));

@@ -3,6 +3,7 @@ package io.agentenv.backend.container.network;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.host.TestLane;
 import java.nio.file.Files;
@@ -11,8 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -25,17 +24,8 @@ class NetnsRetireHostTest {
 
     private static final Duration SOON = Duration.ofSeconds(10);
 
+    @FreshHostFixture
     private HostFixture host;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        host = HostFixture.create(0);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        host.close();
-    }
 
     private static boolean vethExists(NetSlot slot) {
         return Files.exists(Path.of("/sys/class/net", slot.hostVeth()));

@@ -3,14 +3,13 @@ package io.agentenv.backend.container.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.host.HostFixture.Sandbox;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -25,17 +24,8 @@ class ContainerIsolationHostTest {
     /** CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_CHROOT (bits 0 1 3-8 10 18). */
     private static final String CAPABILITY_MASK = "00000000000405fb";
 
+    @FreshHostFixture(warmSlots = 1)
     private HostFixture host;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        host = HostFixture.create(1);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        host.close();
-    }
 
     private Sandbox idle(String name, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges) throws Exception {
         return host.run(name, IDLE, limits, privileges);

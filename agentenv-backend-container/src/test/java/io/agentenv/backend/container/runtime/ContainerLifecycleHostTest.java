@@ -2,6 +2,7 @@ package io.agentenv.backend.container.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.host.HostFixture.Sandbox;
 import io.agentenv.backend.container.storage.LayerCapture;
@@ -9,8 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -25,17 +24,8 @@ class ContainerLifecycleHostTest {
     private static final List<String> INIT = List.of("/bin/sh", "-c", "sleep 1000000 & echo $! > /root/bg.pid; wait");
     private static final Duration EXEC = Duration.ofSeconds(20);
 
+    @FreshHostFixture(warmSlots = 1)
     private HostFixture host;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        host = HostFixture.create(1);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        host.close();
-    }
 
     private Sandbox prepare(String name, List<Path> lowers) throws Exception {
         return host.prepare(name, lowers, INIT);

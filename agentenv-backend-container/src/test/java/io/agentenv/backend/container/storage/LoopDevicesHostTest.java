@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.host.ProcessRunner;
 import io.agentenv.backend.container.leftovers.LeftoverReaper;
@@ -17,8 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -31,17 +30,8 @@ class LoopDevicesHostTest {
 
     private static final int CYCLES = 150;
 
+    @FreshHostFixture
     private HostFixture host;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        host = HostFixture.create(0);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        host.close();
-    }
 
     @Test
     void the_reaper_s_detach_of_a_device_that_let_go_of_its_file_meanwhile_is_done_not_a_failure() throws Exception {

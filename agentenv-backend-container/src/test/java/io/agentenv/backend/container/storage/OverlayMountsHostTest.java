@@ -3,13 +3,13 @@ package io.agentenv.backend.container.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.host.MountTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -21,18 +21,13 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class OverlayMountsHostTest {
 
+    @FreshHostFixture
     private HostFixture host;
     private Path dir;
 
     @BeforeEach
     void setUp() throws Exception {
-        host = HostFixture.create(0);
         dir = host.sandboxesDir.resolve("overlay");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        host.close();
     }
 
     @Test
