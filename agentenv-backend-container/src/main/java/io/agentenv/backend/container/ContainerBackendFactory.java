@@ -1,5 +1,35 @@
 package io.agentenv.backend.container;
 
+import io.agentenv.backend.container.guest.GuestMounts;
+import io.agentenv.backend.container.host.CgroupTree;
+import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.backend.container.host.InitReaper;
+import io.agentenv.backend.container.host.JdkProcessRunner;
+import io.agentenv.backend.container.host.ProcessRunner;
+import io.agentenv.backend.container.host.UtsHostname;
+import io.agentenv.backend.container.leftovers.LeftoverReaper;
+import io.agentenv.backend.container.lifecycle.ContainerSandbox;
+import io.agentenv.backend.container.lifecycle.ContainerSettings;
+import io.agentenv.backend.container.lifecycle.HostParts;
+import io.agentenv.backend.container.lifecycle.InstanceFile;
+import io.agentenv.backend.container.lifecycle.PauseReleases;
+import io.agentenv.backend.container.lifecycle.SavedStates;
+import io.agentenv.backend.container.lifecycle.TemplateImages;
+import io.agentenv.backend.container.lifecycle.WarmPool;
+import io.agentenv.backend.container.network.EgressFirewall;
+import io.agentenv.backend.container.network.NetSlot;
+import io.agentenv.backend.container.network.NetnsPool;
+import io.agentenv.backend.container.runtime.ContainerState;
+import io.agentenv.backend.container.runtime.OciSpecs;
+import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.LayerCapture;
+import io.agentenv.backend.container.storage.OverlayMounts;
+import io.agentenv.backend.container.storage.SandboxDisks;
+import io.agentenv.backend.container.storage.SpareDisks;
 import io.agentenv.envd.client.EnvdClientSettings;
 import io.agentenv.envd.client.EnvdClients;
 import io.agentenv.spi.BackendContext;
@@ -27,6 +57,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -216,7 +247,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             return target;
         }
         Path partial = copies.resolve(".partial-" + target.getFileName());
-        HostParts.deleteTree(partial);
+        FileTrees.deleteTree(partial);
         Files.createDirectories(partial);
         for (String file : ENVD_FILES) {
             parts.runner().run(Command.of(Duration.ofMinutes(2), "cp", "-a", source.resolve(file).toString(),
@@ -244,7 +275,16 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         HostParts p = requireParts();
         List<NetSlot> slots = List.copyOf(leftoverSlots.values());
         slots.forEach(slot -> leftoverSlots.remove(slot.index()));
-        new LeftoverReaper(p).reap(running, slots);
+        Set<ContainerId> containers = new HashSet<>();
+        try {
+            for (SandboxId id : running) {
+                containers.add(p.containerFor(id));
+            }
+        } catch (IOException e) {
+            throw new BackendException.Terminal("cannot read the warm-pool claims: " + e.getMessage(), e);
+        }
+        new LeftoverReaper(p.settings().idPrefix(), p.sandboxesDir(), p.claimsDir(), GuestMounts.dir(p.layout()),
+                p.runner(), p.runc(), p.cgroups(), p.overlays(), p.pool()).reap(running, containers, slots);
         if (templates().stream().anyMatch(t -> t.id().value().equals("base"))) {
             warmPool.keepWarm("base"); // builds the boot image and fills the pool in the background
         }

@@ -3,6 +3,26 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.agentenv.backend.container.host.CgroupTree;
+import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.CommandResult;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.HostFixture;
+import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.backend.container.host.JdkProcessRunner;
+import io.agentenv.backend.container.host.MountTable;
+import io.agentenv.backend.container.host.ProcessRunner;
+import io.agentenv.backend.container.host.TestLane;
+import io.agentenv.backend.container.leftovers.HostInventory;
+import io.agentenv.backend.container.leftovers.Leftovers;
+import io.agentenv.backend.container.lifecycle.ContainerSettings;
+import io.agentenv.backend.container.lifecycle.HostParts;
+import io.agentenv.backend.container.network.EgressFirewall;
+import io.agentenv.backend.container.network.NetnsPool;
+import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.LoopDevices;
+import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
@@ -10,9 +30,9 @@ import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import java.security.SecureRandom;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +47,7 @@ import java.util.stream.Stream;
  * filesystem with the artifacts, as in a server's data dir). {@link #assertNothingLeaked()} is the leak check after
  * every test; {@link #close()} shuts the backend down and removes everything.
  */
-final class BackendFixture implements AutoCloseable {
+public final class BackendFixture implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final TemplateId BASE = new TemplateId("base");
 
@@ -63,7 +83,7 @@ final class BackendFixture implements AutoCloseable {
     }
 
     /** An initialized backend, or the test is skipped (failed, if host tests are required) when the host is not ready. */
-    static BackendFixture create(Map<String, String> extraSettings) throws Exception {
+    public static BackendFixture create(Map<String, String> extraSettings) throws Exception {
         return create(extraSettings, Optional.empty());
     }
 
@@ -194,7 +214,7 @@ final class BackendFixture implements AutoCloseable {
                 for (Path mount : MountTable.mountsUnder(workDir)) {
                     p.overlays().unmount(mount);
                 }
-                HostParts.deleteTree(workDir);
+                FileTrees.deleteTree(workDir);
             } finally {
                 lane.close();
             }
@@ -221,7 +241,7 @@ final class BackendFixture implements AutoCloseable {
      * after its unmount, which may be a moment later when another process (a concurrent {@code mount -o loop} scanning
      * the devices) had it open: waited for, with a deadline.
      */
-    static void awaitNoLoopDevicesUnder(Path dir) throws Exception {
+    public static void awaitNoLoopDevicesUnder(Path dir) throws Exception {
         HostFixture.await("no loop device is backed by a file under " + dir, Duration.ofSeconds(10), () -> {
             try {
                 return loopDevicesBackedUnder(dir).isEmpty();

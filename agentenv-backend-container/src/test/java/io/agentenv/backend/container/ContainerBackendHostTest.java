@@ -3,6 +3,17 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.backend.container.guest.GuestMounts;
+import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.GuestProcesses;
+import io.agentenv.backend.container.host.HostFixture;
+import io.agentenv.backend.container.host.MountTable;
+import io.agentenv.backend.container.lifecycle.ContainerSandbox;
+import io.agentenv.backend.container.lifecycle.SavedStates;
+import io.agentenv.backend.container.storage.Unmounts;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
@@ -167,7 +178,7 @@ class ContainerBackendHostTest {
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(resumed.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test
@@ -206,7 +217,7 @@ class ContainerBackendHostTest {
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test
@@ -231,7 +242,7 @@ class ContainerBackendHostTest {
         assertThat(backend.parts().pauseReleases().inFlight()).isEmpty();
         assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
         assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test
@@ -272,7 +283,7 @@ class ContainerBackendHostTest {
         // then
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/dev/shm/note")).isEqualTo("kept");
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test
@@ -289,7 +300,7 @@ class ContainerBackendHostTest {
 
         assertThat(freezerState(spec)).isEqualTo("THAWED");
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test
@@ -307,7 +318,7 @@ class ContainerBackendHostTest {
         Path dir = artifacts("pause-after-failure");
         sandbox.pause(PauseMode.WITH_MEMORY, dir);
         Files.delete(notADir);
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     private static String freezerState(LaunchSpec spec) throws Exception {
@@ -330,7 +341,7 @@ class ContainerBackendHostTest {
 
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(exec(spec, "sh", "-c", "cat /proc/" + sleeper + "/comm 2>/dev/null || echo gone")).isNotEqualTo("sleep");
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test
@@ -363,7 +374,7 @@ class ContainerBackendHostTest {
                 start.get();
             }
         }
-        HostParts.deleteTree(dir); // children must not depend on the capture once started
+        FileTrees.deleteTree(dir); // children must not depend on the capture once started
 
         for (int i = 0; i < children.size(); i++) {
             LaunchSpec child = children.get(i);
@@ -392,13 +403,13 @@ class ContainerBackendHostTest {
         exec(child, "sh", "-c", "echo two > /home/user/two; rm /home/user/one");
         Path second = artifacts("gen2");
         SnapshotState two = middle.snapshot(second);
-        HostParts.deleteTree(first);
+        FileTrees.deleteTree(first);
 
         LaunchSpec grandchild = spec(Map.of(), NetworkPolicy.DEFAULT);
         launch(grandchild, new LaunchSource.Snapshot(backend.factory.decodeSnapshotState(two.encode(), second)));
 
         assertThat(exec(grandchild, "ls", "/home/user")).isEqualTo("two");
-        HostParts.deleteTree(second);
+        FileTrees.deleteTree(second);
     }
 
     @Test
@@ -427,7 +438,7 @@ class ContainerBackendHostTest {
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test

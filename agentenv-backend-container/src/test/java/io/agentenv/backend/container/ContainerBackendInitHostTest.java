@@ -3,6 +3,10 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.backend.container.host.HostFixture;
+import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.backend.container.host.TestLane;
+import io.agentenv.backend.container.lifecycle.ContainerSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;

@@ -2,6 +2,7 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.PauseMode;
@@ -93,7 +94,7 @@ class ContainerRestartHostTest {
                 sandbox.close();
             }
             restarted.shutdown();
-            HostParts.deleteTree(dir);
+            FileTrees.deleteTree(dir);
         }
         // and the fixture's leak check (on close) finds nothing of any of them
         backend.assertNothingLeaked();

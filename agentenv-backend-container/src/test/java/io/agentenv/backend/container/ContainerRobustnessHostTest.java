@@ -3,6 +3,12 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.GuestProcesses;
+import io.agentenv.backend.container.host.MountTable;
+import io.agentenv.backend.container.lifecycle.ContainerSandbox;
+import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
@@ -183,7 +189,7 @@ class ContainerRobustnessHostTest {
 
         resumed.close();
         assertThat(pidfds()).as("pidfds once closed").isEqualTo(before);
-        HostParts.deleteTree(pausedDir);
+        FileTrees.deleteTree(pausedDir);
     }
 
     /** This JVM's open pidfds. */

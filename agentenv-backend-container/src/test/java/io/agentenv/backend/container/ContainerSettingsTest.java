@@ -3,6 +3,8 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.backend.container.lifecycle.ContainerSettings;
+import io.agentenv.backend.container.runtime.ContainerSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;

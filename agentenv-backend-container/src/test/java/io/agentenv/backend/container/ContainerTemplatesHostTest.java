@@ -2,6 +2,9 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.guest.EnvdLayout;
+import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.backend.container.lifecycle.TemplateImages;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdLogEntry;
@@ -71,7 +74,7 @@ class ContainerTemplatesHostTest {
                         .noneMatch(e -> e.source() == EnvdLogEntry.Source.PROCESS)
                         .noneMatch(e -> e.message().contains("process started") || e.message().contains("warm"));
                 String files = backend.exec(spec.id(), "sh", "-c",
-                        "cat " + HostParts.ENVD_LOG + " " + HostParts.ENVD_JOURNAL + "*");
+                        "cat " + EnvdLayout.ENVD_LOG + " " + EnvdLayout.ENVD_JOURNAL + "*");
                 assertThat(files).doesNotContain("process started").doesNotContain("\"source\":\"process\"")
                         .doesNotContain("warm");
                 // the restored envd is the template's boot envd, which was told to warm up

@@ -2,6 +2,8 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
@@ -36,7 +38,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("host")
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
-class GuestBootIdHostTest {
+public class GuestBootIdHostTest {
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Duration READY = Duration.ofSeconds(60);
@@ -94,7 +96,7 @@ class GuestBootIdHostTest {
         PausedState paused = sandbox.pause(mode, dir);
         sandbox.close();
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
-        HostParts.deleteTree(dir); // a resume moved its files back; what is left are the images
+        FileTrees.deleteTree(dir); // a resume moved its files back; what is left are the images
         return resumed;
     }
 
@@ -131,6 +133,6 @@ class GuestBootIdHostTest {
 
         pauseAndResume(rebooted, a, PauseMode.WITH_MEMORY);
         assertThat(bootId(a)).as("the cold boot's mount is kept by its checkpoint").isEqualTo(renewed);
-        HostParts.deleteTree(snapshotDir);
+        FileTrees.deleteTree(snapshotDir);
     }
 }

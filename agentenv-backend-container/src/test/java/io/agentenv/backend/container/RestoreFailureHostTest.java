@@ -3,6 +3,14 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.JdkProcessRunner;
+import io.agentenv.backend.container.leftovers.HostInventory;
+import io.agentenv.backend.container.lifecycle.HostParts;
+import io.agentenv.backend.container.lifecycle.SavedStates;
+import io.agentenv.backend.container.storage.LoopDevices;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
@@ -112,7 +120,7 @@ class RestoreFailureHostTest {
         Files.move(intact, pages, StandardCopyOption.REPLACE_EXISTING);
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(backend.exec(spec.id(), "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     @Test

@@ -2,6 +2,17 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.HostFixture;
+import io.agentenv.backend.container.host.MountTable;
+import io.agentenv.backend.container.lifecycle.ContainerSettings;
+import io.agentenv.backend.container.storage.LoopBinding;
+import io.agentenv.backend.container.storage.LoopDevices;
+import io.agentenv.backend.container.storage.SandboxDirs;
+import io.agentenv.backend.container.storage.SandboxDisks;
+import io.agentenv.backend.container.storage.SpareDisks;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.LaunchSource;
@@ -40,7 +51,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("host")
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
-class SandboxDiskHostTest {
+public class SandboxDiskHostTest {
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Duration READY = Duration.ofSeconds(60);
@@ -144,8 +155,8 @@ class SandboxDiskHostTest {
         SnapshotState snapshot = backend.factory.decodeSnapshotState(resumed.snapshot(forkDir).encode(), forkDir);
         LaunchSpec child = BackendFixture.baseSpec();
         SandboxBackend forked = launch(child, new LaunchSource.Snapshot(snapshot));
-        HostParts.deleteTree(forkDir);
-        HostParts.deleteTree(pausedDir);
+        FileTrees.deleteTree(forkDir);
+        FileTrees.deleteTree(pausedDir);
 
         assertThat(forked.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
         assertThat(exec(child, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
@@ -196,7 +207,7 @@ class SandboxDiskHostTest {
         } finally {
             holder.destroyForcibly();
             holder.waitFor();
-            HostParts.deleteTree(pausedDir);
+            FileTrees.deleteTree(pausedDir);
         }
     }
 
@@ -217,7 +228,7 @@ class SandboxDiskHostTest {
         backend.parts().runner().run(Command.of(Duration.ofMinutes(1), "cp", "-a", opened.upper().toString(),
                 dir.resolve("upper").toString()));
         backend.parts().disks().unmount(opened);
-        HostParts.deleteTree(opened.dir());
+        FileTrees.deleteTree(opened.dir());
 
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
                 backend.factory.decodePausedState(paused.encode(), dir)));
@@ -227,7 +238,7 @@ class SandboxDiskHostTest {
         assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
                 .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
-        HostParts.deleteTree(dir);
+        FileTrees.deleteTree(dir);
     }
 
     /** Waits until {@code process} runs its program in a mount namespace other than ours. */

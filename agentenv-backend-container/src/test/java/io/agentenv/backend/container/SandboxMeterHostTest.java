@@ -3,6 +3,10 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.data.Offset.offset;
 
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.GuestProcesses;
+import io.agentenv.backend.container.host.HostFixture;
+import io.agentenv.backend.container.host.SandboxMeter;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdMetrics;
@@ -134,7 +138,7 @@ class SandboxMeterHostTest {
         sandbox.pause(PauseMode.WITH_MEMORY, artifacts);
         assertThat(sandbox.hostMetrics()).isEmpty();
         sandbox.close();
-        HostParts.deleteTree(artifacts);
+        FileTrees.deleteTree(artifacts);
     }
 
 

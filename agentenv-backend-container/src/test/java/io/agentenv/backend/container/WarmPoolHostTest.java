@@ -2,6 +2,9 @@ package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.GuestProcesses;
+import io.agentenv.backend.container.lifecycle.ContainerSandbox;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.LaunchSource;

@@ -3,6 +3,11 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.GuestProcesses;
+import io.agentenv.backend.container.lifecycle.ContainerSandbox;
+import io.agentenv.backend.container.lifecycle.InstanceFile;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.LaunchSource;
@@ -217,7 +222,7 @@ class WarmReservationHostTest {
             if (resumed != null) {
                 resumed.close();
             }
-            HostParts.deleteTree(dir);
+            FileTrees.deleteTree(dir);
         }
     }
 

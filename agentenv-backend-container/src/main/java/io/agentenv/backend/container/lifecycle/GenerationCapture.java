@@ -1,0 +1,116 @@
+package io.agentenv.backend.container.lifecycle;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.SnapshotState;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The in-place freeze (cgroup freezer) of a running generation and the snapshot it takes while frozen: memory and
+ * filesystem as an immutable layer set, the container running on afterwards.
+ */
+public final class GenerationCapture {
+
+    private static final Logger log = LoggerFactory.getLogger(GenerationCapture.class);
+
+    private final Generation gen;
+
+    GenerationCapture(Generation gen) {
+        this.gen = requireNonNull(gen, "gen is null");
+    }
+
+    void freeze() throws BackendException {
+        gen.requireRunning("freeze");
+        try {
+            gen.parts.cgroups().freeze(gen.id);
+            gen.frozen(true);
+        } catch (IOException e) {
+            throw new BackendException.Recoverable("freeze of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Recoverable("interrupted while freezing sandbox " + gen.spec.id(), e);
+        }
+    }
+
+    void thaw() throws BackendException {
+        gen.requireRunning("thaw");
+        try {
+            gen.parts.cgroups().thaw(gen.id);
+            gen.frozen(false);
+        } catch (IOException e) {
+            throw new BackendException.Terminal("thaw of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while thawing sandbox " + gen.spec.id(), e);
+        }
+    }
+
+    /**
+     * Freezes (unless frozen already), copies the upper dir as layer 0 and hard-links the owned layers below it into
+     * the artifact dir, checkpoints memory with leave-running (CRIU directly, {@link RuncRuntime#dump}), and thaws.
+     */
+    SnapshotState snapshot(Path artifactDir) throws BackendException {
+        gen.requireRunning("snapshot");
+        var parts = gen.parts;
+        Lineage current = gen.lineage();
+        SavedStates.Snapshot snapshot = new SavedStates.Snapshot(current.withCapturedUpper(), gen.resources,
+                Optional.of(gen.spec.accessToken()), artifactDir, gen.bootId());
+        boolean wasFrozen = gen.frozen();
+        long started = System.nanoTime();
+        Path work = gen.dirs.dir().resolve("snapshot-work");
+        try {
+            if (!wasFrozen) {
+                parts.cgroups().freeze(gen.id);
+            }
+            parts.layerCapture().capture(gen.dirs.upper(), snapshot.layers().resolve("0"));
+            parts.copyLayers(HostParts.layersDir(gen.dirs), snapshot.layers(), current.renumbered());
+            parts.runc().dump(gen.id, snapshot.images(), work, RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
+        } catch (IOException | CommandFailedException e) {
+            thawAfterSnapshot(wasFrozen);
+            discard(snapshot.layers(), snapshot.images(), work);
+            throw new BackendException.Recoverable("snapshot of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            thawAfterSnapshot(wasFrozen);
+            throw new BackendException.Recoverable("interrupted while capturing sandbox " + gen.spec.id(), e);
+        }
+        thawAfterSnapshot(wasFrozen);
+        discard(work);
+        log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("layers", snapshot.lineage().layers().size())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container sandbox captured");
+        return snapshot;
+    }
+
+    private void thawAfterSnapshot(boolean wasFrozen) throws BackendException {
+        if (wasFrozen) {
+            return;
+        }
+        try {
+            gen.parts.cgroups().thaw(gen.id);
+        } catch (IOException e) {
+            throw new BackendException.Terminal("sandbox " + gen.spec.id() + " stays frozen after a capture: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while thawing sandbox " + gen.spec.id(), e);
+        }
+    }
+
+    private void discard(Path... paths) {
+        for (Path path : paths) {
+            try {
+                FileTrees.deleteTree(path);
+            } catch (IOException e) {
+                log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("path", path).setCause(e)
+                        .log("could not remove a partial capture");
+            }
+        }
+    }
+}

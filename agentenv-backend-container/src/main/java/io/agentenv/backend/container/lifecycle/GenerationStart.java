@@ -1,0 +1,348 @@
+package io.agentenv.backend.container.lifecycle;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.UtsHostname;
+import io.agentenv.backend.container.network.EgressPolicy;
+import io.agentenv.backend.container.network.NetSlot;
+import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.EnvdInit;
+import io.agentenv.spi.LaunchSpec;
+import io.agentenv.spi.PauseMode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Boots or restores a generation according to its {@link ContainerSandbox.Launch}: a warm-pool claim, a cold boot
+ * with boot arguments, a restore of the template's, a snapshot's or the sandbox's own paused checkpoint. A failed
+ * resume moves the paused files back so the paused state stays resumable.
+ */
+public final class GenerationStart {
+
+    private static final Logger log = LoggerFactory.getLogger(GenerationStart.class);
+
+    private final Generation gen;
+    private final TemplateImages templates;
+    private final Optional<WarmPool.Member> warm;
+    private final Clock clock;
+    private volatile List<String> bootEnv = List.of();
+    /** The claimed warm member's processes, once {@link #start} took that member's container as it was. */
+    private volatile Optional<GenerationLiveness.Processes> claimedProcesses = Optional.empty();
+    /** Whether {@link #start} sent envd this sandbox's {@code /init} (false for a member initialised for it already). */
+    private volatile boolean initialisedAtStart = true;
+
+    /** @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any */
+    GenerationStart(Generation gen, TemplateImages templates, Optional<WarmPool.Member> warm, Clock clock) {
+        this.gen = requireNonNull(gen, "gen is null");
+        this.templates = requireNonNull(templates, "templates is null");
+        this.warm = requireNonNull(warm, "warm is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    /** Waits until the last pause of this sandbox has released everything (see {@link PauseReleases}). */
+    private void awaitPauseRelease() throws BackendException {
+        long waiting = System.nanoTime();
+        try {
+            gen.parts.pauseReleases().await(gen.spec.id());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Recoverable("interrupted while waiting for sandbox " + gen.spec.id()
+                    + " to be released from its pause", e);
+        }
+        long waited = (System.nanoTime() - waiting) / 1_000_000;
+        if (waited > 0) {
+            log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("waited_ms", waited)
+                    .log("resume waited for its pause's release");
+        }
+    }
+
+    /** What {@link GenerationLiveness#running} starts from: the claimed member's processes, or empty (look them up). */
+    Optional<GenerationLiveness.Processes> claimedProcesses() {
+        return claimedProcesses;
+    }
+
+    /**
+     * Whether start sent envd its {@code /init}: false when the claimed member's envd had this sandbox's already, so an
+     * envd that replaced the member's since has none ({@link GenerationLiveness#running}).
+     */
+    boolean initialisedAtStart() {
+        return initialisedAtStart;
+    }
+
+    void extraBootArgs(String arguments) throws BackendException {
+        requireNonNull(arguments, "arguments is null");
+        if (!(gen.launch instanceof ContainerSandbox.Launch.FromTemplate) || gen.phase.get() != ContainerSandbox.Phase.PREPARED) {
+            throw new BackendException.Recoverable("boot arguments apply only to a fresh launch before start");
+        }
+        if (arguments.isBlank() || arguments.indexOf('\0') >= 0 || arguments.length() > 4096) {
+            throw new BackendException.Recoverable("boot arguments must be 1..4096 characters without NUL");
+        }
+        bootEnv = List.of("AENV_EXTRA_BOOT_ARGS=" + arguments);
+    }
+
+    void start(Duration readyTimeout) throws BackendException {
+        var spec = gen.spec;
+        var parts = gen.parts;
+        var dirs = gen.dirs;
+        var launch = gen.launch;
+        if (!gen.phase.compareAndSet(ContainerSandbox.Phase.PREPARED, ContainerSandbox.Phase.STARTING)) {
+            throw new BackendException.Terminal("sandbox " + spec.id() + " cannot start from " + gen.phase.get());
+        }
+        Instant deadline = clock.instant().plus(readyTimeout);
+        long started = System.nanoTime();
+        if (launch instanceof ContainerSandbox.Launch.FromPaused) {
+            awaitPauseRelease(); // the restore reuses the container id and the sandbox dir the pause's release frees
+        }
+        String newDisk = "none"; // a new disk for this start: a spare image, made now, or none (warm member, resume)
+        // rootfs_ms: that disk made or taken and mounted, and the overlay mounted on it
+        long diskNanos = 0;
+        long envdNanos = 0; // envd_ms: envd healthy (not for a claim: its envd was ready in the pool) and initialised
+        try {
+            boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
+            // a member made for this very sandbox: its container, hostname and instance.json are this sandbox's
+            boolean ownMember = warm.isPresent() && warm.get().sandbox().equals(spec.id());
+            if (!claimWarm) { // a claimed member's envd dir was made by the pool
+                Files.createDirectories(dirs.envd());
+            }
+            Optional<Path> images;
+            Optional<AccessToken> guestToken;
+            if (warm.isPresent() && !claimWarm) {
+                discardWarmContainer(); // booted without the boot arguments: boot afresh in the same dirs and slot
+            }
+            Lineage lineage;
+            switch (launch) {
+                case ContainerSandbox.Launch.FromTemplate(String template) when claimWarm -> {
+                    lineage = warm.get().lineage();
+                    images = Optional.empty();
+                    guestToken = Optional.empty();
+                }
+                case ContainerSandbox.Launch.FromTemplate(String template) when !bootEnv.isEmpty() -> {
+                    lineage = new Lineage(List.of(), parts.layout().templateRootfs(template).toRealPath(),
+                            templates.envdDir());
+                    images = Optional.empty();
+                    guestToken = Optional.empty();
+                }
+                case ContainerSandbox.Launch.FromTemplate(String template) -> {
+                    TemplateImages.Image image = templates.image(template);
+                    lineage = image.lineage();
+                    images = Optional.of(image.images());
+                    guestToken = Optional.empty();
+                }
+                case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) -> {
+                    SavedStates.requirePresent(state.lineage(), state.layers(), Optional.of(state.images()));
+                    parts.copyLayers(state.layers(), HostParts.layersDir(dirs),
+                            state.lineage().owned().stream().map(n -> new String[] {n, n}).toList());
+                    lineage = state.lineage();
+                    images = Optional.of(state.images());
+                    guestToken = state.guestToken();
+                }
+                case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) -> {
+                    boolean memory = state.mode() == PauseMode.WITH_MEMORY;
+                    SavedStates.requirePresent(state.lineage(), state.layers(),
+                            memory ? Optional.of(state.images()) : Optional.empty());
+                    if (Files.isRegularFile(state.diskImage())) {
+                        parts.disks().moveImage(state.diskImage(), dirs.diskImage());
+                        parts.disks().mount(dirs);
+                    } else { // paused before sandboxes had their own disk: its upper moves onto a new one
+                        parts.disks().create(dirs, gen.resources.diskSizeMiB());
+                        parts.move(state.upper(), dirs.upper());
+                    }
+                    parts.move(state.layers(), HostParts.layersDir(dirs));
+                    lineage = state.lineage();
+                    images = memory ? Optional.of(state.images()) : Optional.empty();
+                    guestToken = memory ? Optional.of(spec.accessToken()) : Optional.empty();
+                }
+                case ContainerSandbox.Launch.Reattached r ->
+                        throw new BackendException.Terminal("a re-attached sandbox is already running");
+            }
+            gen.lineage(lineage);
+            NetSlot netSlot = gen.requireSlot();
+            if (warm.isPresent() && !ownMember) {
+                parts.claim(spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
+            }
+            applyInitialEgress(netSlot);
+            Optional<UtsHostname.Pending> hostname = Optional.empty();
+            if (claimWarm) { // set while envd takes its /init (below): both are short, and neither needs the other
+                claimedProcesses = warm.get().processes();
+                if (!ownMember) {
+                    long initPid = claimedProcesses.isPresent() ? claimedProcesses.get().init().pid() : gen.initPid();
+                    hostname = Optional.of(parts.hostnames().start(initPid, spec.id().value()));
+                }
+            } else {
+                if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
+                    parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+                } else {
+                    long mounting = System.nanoTime();
+                    newDisk = parts.mountOnNewDisk(lineage.lowers(HostParts.layersDir(dirs)), dirs, gen.resources.diskSizeMiB())
+                            ? "spare" : "made";
+                    diskNanos = System.nanoTime() - mounting;
+                }
+                GuestProcFiles.writeBootId(dirs, switch (launch) { // see GuestProcFiles: which launch is a new boot
+                    case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) ->
+                            state.bootId().orElseGet(GuestProcFiles::newBootId);
+                    case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) when images.isPresent() ->
+                            state.bootId().orElseGet(GuestProcFiles::newBootId);
+                    default -> GuestProcFiles.newBootId();
+                });
+                RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
+                        parts.spec(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv)));
+            }
+            if (claimWarm) {
+                // restored by the pool; envd answers and waits for its /init
+            } else if (images.isPresent()) {
+                parts.runc().restore(gen.id, dirs.bundle(), images.get(), dirs.restoreWork());
+                if (!(launch instanceof ContainerSandbox.Launch.FromPaused)) {
+                    parts.setHostname(gen.initPid(), spec.id().value());
+                }
+            } else {
+                parts.runc().create(gen.id, dirs.bundle());
+                GuestProcFiles.mount(gen.initPid(), dirs); // a cold boot; a restore has these mounts in its images
+                parts.runc().start(gen.id);
+            }
+            long envdStarted = System.nanoTime();
+            if (claimWarm) {
+                if (ownMember && initialisedFor(warm.get(), spec)) {
+                    initialisedAtStart = false;
+                } else {
+                    initClaimed(gen.client(), initFor(spec, clock), deadline);
+                }
+            } else {
+                HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
+                gen.client(opened);
+                opened.waitUntilHealthy(deadline);
+                opened.init(initFor(spec, clock));
+            }
+            if (hostname.isPresent()) {
+                hostname.get().await();
+            }
+            envdNanos = System.nanoTime() - envdStarted;
+            if (!claimWarm) { // a member's was written when it was made: the same lineage and slot
+                InstanceFile.write(dirs, lineage, netSlot.index());
+            }
+        } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
+            rollBackPausedFiles();
+            // a template launch's files are the template's and envd's only; any other launch's are the user's (untrusted)
+            String envdLog = launch instanceof ContainerSandbox.Launch.FromTemplate
+                    ? HostParts.envdLogTail(dirs) : "(not read: user files)";
+            throw new BackendException.Terminal("sandbox " + spec.id() + " did not start (" + launch.getClass().getSimpleName()
+                    + "): " + e.getMessage() + "\nenvd log:\n" + envdLog, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            rollBackPausedFiles();
+            throw new BackendException.Terminal("interrupted while starting sandbox " + spec.id(), e);
+        }
+        if (!gen.phase.compareAndSet(ContainerSandbox.Phase.STARTING, ContainerSandbox.Phase.RUNNING)) {
+            throw new BackendException.Terminal("sandbox " + spec.id() + " was closed while starting");
+        }
+        log.atInfo().addKeyValue("sandbox_id", spec.id().value()).addKeyValue("launch", launch.getClass().getSimpleName())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).addKeyValue("new_disk", newDisk)
+                .addKeyValue("rootfs_ms", diskNanos / 1_000_000).addKeyValue("envd_ms", envdNanos / 1_000_000)
+                .log("container sandbox started");
+    }
+
+    /**
+     * Whether the member's envd has exactly what this sandbox's {@code /init} would set: its token, no env vars, the
+     * member's default user (and so workdir), and it is still the envd the pool initialised (one {@code /proc} read;
+     * a successor started by the supervisor has no init yet).
+     */
+    private static boolean initialisedFor(WarmPool.Member member, LaunchSpec spec) throws IOException {
+        return spec.envVars().isEmpty() && spec.defaultUser().equals(WarmPool.MEMBER_USER)
+                && member.token().equals(Optional.of(spec.accessToken()))
+                && member.processes().flatMap(GenerationLiveness.Processes::envd).isPresent()
+                && member.processes().get().envd().get().running();
+    }
+
+    /**
+     * The claimed member's {@code /init}, on the client the pool kept (its envd answered {@code /ready} there, so no
+     * {@code /health} probe first). If envd cannot be reached (it died in the pool and its supervisor is starting it
+     * again), it is waited for until {@code deadline} as a booting envd would be, and initialised then.
+     */
+    private void initClaimed(HttpEnvdClient client, EnvdInit init, Instant deadline) throws EnvdException {
+        try {
+            client.init(init);
+        } catch (EnvdException.Unreachable gone) {
+            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(gone)
+                    .log("the claimed warm sandbox's envd did not answer its init; waiting for it");
+            client.waitUntilHealthy(deadline);
+            client.init(init);
+        }
+    }
+
+    /**
+     * The spec's egress rules, before the sandbox's processes run (a claimed member's envd has not been initialised,
+     * so nothing of the user's runs yet). A slot is new for every generation and has no rules of its own, so an open
+     * policy needs no firewall change at all.
+     */
+    private void applyInitialEgress(NetSlot netSlot) throws CommandFailedException, InterruptedException {
+        EgressPolicy policy = ContainerSandbox.egress(gen.spec.network());
+        if (!policy.isOpen()) {
+            gen.parts.firewall().apply(netSlot, policy);
+        }
+    }
+
+    /** Stops the warm member's container and removes its disk and work files, keeping the slot. */
+    private void discardWarmContainer() throws IOException, CommandFailedException, InterruptedException {
+        gen.closeClient();
+        gen.parts.runc().delete(gen.id);
+        gen.parts.unmountRootfs(gen.dirs);
+        Files.deleteIfExists(gen.dirs.diskImage());
+        FileTrees.deleteTree(gen.dirs.restoreWork());
+    }
+
+    /**
+     * A resume that failed must leave the paused state resumable: stop what was started and move the disk image (or,
+     * for a state paused before sandboxes had disks, the upper) and the layers back into the artifact dir before
+     * close() deletes the sandbox dir.
+     */
+    private void rollBackPausedFiles() {
+        if (!(gen.launch instanceof ContainerSandbox.Launch.FromPaused(SavedStates.Paused state))) {
+            return;
+        }
+        try {
+            gen.closeClient();
+            gen.parts.runc().delete(gen.id);
+            gen.parts.overlays().unmount(gen.dirs.rootfs());
+            gen.parts.disks().unmount(gen.dirs);
+            // An older state's upper still in the artifact dir was not (fully) copied: it stays as it is. Else the disk
+            // holds the sandbox's files (the state's own image, or a new one its older upper was copied onto).
+            if (!Files.exists(state.upper()) && Files.exists(gen.dirs.diskImage())) {
+                gen.parts.disks().moveImage(gen.dirs.diskImage(), state.diskImage());
+            }
+            gen.parts.move(HostParts.layersDir(gen.dirs), state.layers());
+        } catch (IOException | CommandFailedException e) {
+            log.atError().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+                    .log("could not move the paused files back after a failed resume");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** envd's {@code /init} for this sandbox: its token, env vars, default user and workdir, and the host's clock. */
+    static EnvdInit initFor(LaunchSpec spec, Clock clock) {
+        return new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
+                workdir(spec.defaultUser()), clock.instant());
+    }
+
+    static Optional<String> workdir(String user) {
+        return switch (user) {
+            case "user" -> Optional.of("/home/user"); // E2B's base template contract
+            case "root" -> Optional.of("/root");
+            default -> Optional.empty(); // envd uses the user's home
+        };
+    }
+}

@@ -1,0 +1,212 @@
+package io.agentenv.backend.container.lifecycle;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.backend.container.guest.EnvdLayout;
+import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.network.EgressPolicy;
+import io.agentenv.backend.container.network.NetSlot;
+import io.agentenv.backend.container.network.NetnsPool;
+import io.agentenv.backend.container.runtime.OciSpecs;
+import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.SandboxDirs;
+import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdException;
+import io.agentenv.spi.SandboxId;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Templates are snapshots: the first time a template is used, a container boots it (envd started, not initialised),
+ * is checkpointed to disk and stopped, and its upper dir becomes the template's boot layer. Every sandbox of the
+ * template is then a restore of that checkpoint onto {@code [boot layer, template rootfs]} plus its own upper, and
+ * envd gets its token, env vars and clock through {@code /init}. Before the checkpoint the boot envd warms its request
+ * path ({@link #BOOT_ENVD_ARGS}); the host waits for its {@code GET /ready}, which answers once that is done.
+ *
+ * <p>An image is kept under {@code <workDir>/templates/<template>-<key>}, where the key covers the template build, the
+ * envd distribution, the JDK and the resources; a change of any of them makes a new image (old ones stay for paused
+ * sandboxes and snapshots that reference them). Concurrent first uses wait for one build; a failed build is retried
+ * by the next use.
+ */
+public final class TemplateImages {
+
+    private static final Logger log = LoggerFactory.getLogger(TemplateImages.class);
+    private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
+    private static final String READY = "ready";
+    /**
+     * The template's boot envd warms its own request path before the checkpoint (envd {@code --warm-requests}): every
+     * sandbox is a restore of it, so its first commands then run compiled code instead of cold (see
+     * docs/benchmarks.md, TTI). Only that first envd: one the init starts again in a sandbox does not warm itself.
+     */
+    public static final List<String> BOOT_ENVD_ARGS = List.of("--warm-requests", "300");
+
+    /** A template's boot checkpoint. */
+    record Image(Lineage lineage, Path images) {
+        Image {
+            requireNonNull(lineage, "lineage is null");
+            requireNonNull(images, "images is null");
+        }
+    }
+
+    private final HostParts parts;
+    private final Path imagesDir;
+    private final Path envdDir;
+    private final Clock clock;
+    private final Map<String, CompletableFuture<Image>> builds = new ConcurrentHashMap<>();
+
+    public TemplateImages(HostParts parts, Path imagesDir, Path envdDir, Clock clock) {
+        this.parts = requireNonNull(parts, "parts is null");
+        this.imagesDir = requireNonNull(imagesDir, "imagesDir is null");
+        this.envdDir = requireNonNull(envdDir, "envdDir is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    /** The envd distribution every new sandbox runs (a private copy, see {@code ContainerBackendFactory}). */
+    Path envdDir() {
+        return envdDir;
+    }
+
+    /** The template's boot image, built on first use (blocks meanwhile; other callers wait for the same build). */
+    Image image(String template) throws BackendException {
+        Path rootfs;
+        try {
+            rootfs = parts.layout().templateRootfs(template).toRealPath();
+        } catch (IOException e) {
+            throw new BackendException.Terminal("template " + template + " is not available: " + e.getMessage()
+                    + " (run scripts/setup-host.sh)", e);
+        }
+        String key = template + "-" + key(rootfs);
+        CompletableFuture<Image> mine = new CompletableFuture<>();
+        CompletableFuture<Image> build = builds.putIfAbsent(key, mine);
+        if (build == null) {
+            build = mine;
+            try {
+                mine.complete(loadOrBuild(template, rootfs, imagesDir.resolve(key)));
+            } catch (BackendException | RuntimeException e) {
+                builds.remove(key, mine);
+                mine.completeExceptionally(e);
+            } catch (InterruptedException e) {
+                builds.remove(key, mine);
+                mine.completeExceptionally(e);
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            return build.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof BackendException.Exhausted exhausted) {
+                throw new BackendException.Exhausted(exhausted.limit(), exhausted.getMessage(), exhausted);
+            }
+            if (e.getCause() instanceof BackendException be) {
+                throw new BackendException.Terminal(be.getMessage(), be);
+            }
+            throw new BackendException.Terminal("template " + template + " image failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while waiting for the image of template " + template, e);
+        }
+    }
+
+    private String key(Path rootfs) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
+            // warm-up get a new key
+            digest.update((EnvdLayout.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
+            String text = String.join("\n", rootfs.toString(), envdDir.toString(), parts.settings().jdkHome().toString(),
+                    Integer.toString(parts.settings().cpuCount()), Integer.toString(parts.settings().memoryMiB()),
+                    parts.settings().privileges().name(), "v2", EnvdLayout.ENVD_SUPERVISOR, EnvdLayout.ENVD_JOURNAL,
+                    OciSpecs.MOUNT_LAYOUT);
+            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    private Image loadOrBuild(String template, Path rootfs, Path dir) throws BackendException, InterruptedException {
+        Image image = new Image(new Lineage(List.of(dir.resolve("layer").toString()), rootfs, envdDir), dir.resolve("images"));
+        if (Files.exists(dir.resolve(READY))) {
+            return image;
+        }
+        long started = System.nanoTime();
+        ContainerId id = new ContainerId(parts.settings().idPrefix() + "tpl-" + template.replace('.', '-')
+                + "-" + dir.getFileName().toString().substring(dir.getFileName().toString().length() - 8));
+        SandboxDirs dirs = parts.dirs(id);
+        Path partial = dir.resolveSibling("." + dir.getFileName() + ".partial");
+        NetSlot slot = null;
+        try {
+            FileTrees.deleteTree(partial);
+            parts.runc().delete(id);
+            parts.unmountRootfs(dirs);
+            FileTrees.deleteTree(dirs.dir());
+            try {
+                slot = parts.pool().acquire();
+            } catch (NetnsPool.NoFreeSlotException e) {
+                throw e.exhausted();
+            }
+            parts.firewall().apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
+            Files.createDirectories(dirs.envd());
+            Lineage boot = new Lineage(List.of(), rootfs, envdDir);
+            parts.overlays().mount(boot.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+            GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own
+            RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
+                    parts.spec(id, dirs, slot, "sandbox", boot, parts.resources(), List.of(), BOOT_ENVD_ARGS)));
+            parts.runc().create(id, dirs.bundle());
+            GuestProcFiles.mount(Generation.initPid(dirs), dirs);
+            parts.runc().start(id);
+            try (HttpEnvdClient client = parts.envdClients().open(new SandboxId("template000000000000"),
+                    ContainerSandbox.envdAddress(slot), Optional.empty())) {
+                client.waitUntilReady(clock.instant().plus(BOOT_TIMEOUT));
+            }
+            Files.createDirectories(partial);
+            parts.runc().checkpoint(id, partial.resolve("images"), dirs.dir().resolve("dump-work"), RuncRuntime.AfterCheckpoint.STOP);
+            parts.runc().delete(id);
+            parts.overlays().unmount(dirs.rootfs());
+            parts.move(dirs.upper(), partial.resolve("layer"));
+            Files.writeString(partial.resolve(READY), template + "\n");
+            FileTrees.deleteTree(dir);
+            Files.move(partial, dir);
+        } catch (IOException | CommandFailedException | EnvdException e) {
+            throw new BackendException.Terminal("could not build the boot image of template " + template + ": "
+                    + e.getMessage() + "\nenvd log:\n" + HostParts.envdLogTail(dirs), e);
+        } finally {
+            cleanUp(id, dirs, slot, partial);
+        }
+        log.atInfo().addKeyValue("template", template).addKeyValue("dir", dir)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("template boot image built");
+        return image;
+    }
+
+    private void cleanUp(ContainerId id, SandboxDirs dirs, NetSlot slot, Path partial) throws InterruptedException {
+        try {
+            parts.runc().delete(id);
+            parts.overlays().unmount(dirs.rootfs());
+            if (slot != null) {
+                parts.pool().release(slot);
+            }
+            FileTrees.deleteTree(dirs.dir());
+            FileTrees.deleteTree(partial);
+        } catch (IOException | CommandFailedException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("template boot container not fully removed");
+        }
+    }
+}

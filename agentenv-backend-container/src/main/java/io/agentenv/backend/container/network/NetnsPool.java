@@ -1,0 +1,384 @@
+package io.agentenv.backend.container.network;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.backend.container.host.Command;
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.backend.container.host.ProcessRunner;
+import io.agentenv.backend.container.host.SlotAddressing;
+import io.agentenv.backend.container.pool.RefillingPool;
+import io.agentenv.spi.BackendException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Network namespaces for sandboxes, created ahead of time so that create and restore never wait for them.
+ * Slot N is the netns {@code <prefix>-n<N>} with host veth {@code <prefix>v<N>} and the N-th /30 of the sandbox range.
+ * A released slot is destroyed (never reused with old state: conntrack entries, routes or sockets of the previous
+ * sandbox) and its index becomes free; a background refill ({@link RefillingPool}) keeps {@code warm} slots ready.
+ * Isolation and egress come from the host setup's nftables table, which matches every interface by the prefix.
+ */
+public final class NetnsPool implements AutoCloseable {
+
+    static final Path NETNS_DIR = Path.of("/run/netns");
+    /** The ready pool's one key. */
+    private static final String SLOTS = "slots";
+    private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
+    private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
+
+    private final ProcessRunner runner;
+    private final EgressFirewall firewall;
+    private final SlotAddressing addressing;
+    private final String prefix;
+    private final int firstSlot;
+    private final int slotCount;
+    private final int warm;
+
+    private final Object lock = new Object();
+    /** Indexes that are ready or handed out. Guarded by lock. */
+    private final BitSet taken = new BitSet();
+    /** Created and not handed out (one key: {@link #SLOTS}). */
+    private final RefillingPool<String, NetSlot> ready;
+    /** Retired slots whose veth is still being removed. Guarded by lock. */
+    private final Set<Thread> retiring = new HashSet<>();
+
+    /**
+     * @param firstSlot the first slot index this pool may use (pools with the same prefix must not overlap)
+     * @param slotCount how many slots it may use
+     * @param warm how many slots it keeps created and ready
+     */
+    public NetnsPool(ProcessRunner runner, EgressFirewall firewall, HostLayout layout, int firstSlot, int slotCount, int warm) {
+        this.runner = requireNonNull(runner, "runner is null");
+        this.firewall = requireNonNull(firewall, "firewall is null");
+        this.addressing = layout.addressing();
+        this.prefix = layout.namePrefix();
+        if (firstSlot < 0 || slotCount < 1 || (long) firstSlot + slotCount > addressing.slotCount()) {
+            throw new IllegalArgumentException("slots " + firstSlot + "+" + slotCount + " do not fit " + addressing.cidr());
+        }
+        if (warm < 0 || warm > slotCount) {
+            throw new IllegalArgumentException("warm must be 0.." + slotCount + ": " + warm);
+        }
+        this.firstSlot = firstSlot;
+        this.slotCount = slotCount;
+        this.warm = warm;
+        this.ready = new RefillingPool<>("netns-refill", warm, new RefillingPool.Items<>() {
+            @Override
+            public Optional<NetSlot> make(String key) throws InterruptedException {
+                return createForPool();
+            }
+
+            @Override
+            public void discard(NetSlot slot) throws InterruptedException {
+                try {
+                    release(slot); // the pool closed while this slot was being created
+                } catch (CommandFailedException e) {
+                    log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
+                }
+            }
+        });
+        ready.register(SLOTS);
+    }
+
+    /** The netns name prefix of this pool's slots. */
+    public String netnsPrefix() {
+        return prefix + "-n";
+    }
+
+    /** The host veth name prefix of this pool's slots. */
+    public String vethPrefix() {
+        return prefix + "v";
+    }
+
+    /** Creates slots until {@code warm} are ready. */
+    void prewarm() throws InterruptedException {
+        ready.fill();
+    }
+
+    /** A new slot for the ready queue, or empty (logged if it failed) when none can be made now. */
+    private Optional<NetSlot> createForPool() throws InterruptedException {
+        int index;
+        synchronized (lock) {
+            index = reserveIndex();
+        }
+        if (index < 0) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(createOrFree(index));
+        } catch (CommandFailedException e) {
+            log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
+            return Optional.empty();
+        }
+    }
+
+    /** A ready slot for one sandbox; creates one when none is ready. */
+    public NetSlot acquire() throws NoFreeSlotException, CommandFailedException, InterruptedException {
+        if (ready.closed()) {
+            throw new IllegalStateException("the netns pool is closed");
+        }
+        NetSlot slot = ready.poll(SLOTS).orElse(null);
+        if (slot == null) {
+            int index;
+            synchronized (lock) {
+                index = reserveIndex();
+            }
+            if (index < 0) {
+                throw new NoFreeSlotException(slotCount);
+            }
+            slot = createOrFree(index);
+        }
+        ready.refill();
+        return slot;
+    }
+
+    /**
+     * Destroys the slot (its egress rules, netns and veth pair) and frees its index. The sandbox's processes must be
+     * gone.
+     */
+    public void release(NetSlot slot) throws CommandFailedException, InterruptedException {
+        firewall.remove(slot);
+        destroy(slot.netnsName(), slot.hostVeth());
+        // only now: an index whose netns or veth could not be removed stays taken (until the start-up reaper) rather
+        // than collide with a new slot of the same names
+        synchronized (lock) {
+            taken.clear(slot.index() - firstSlot);
+        }
+        ready.refill();
+    }
+
+    /**
+     * Like {@link #release}, for a caller that waits: the slot's egress rules and netns are gone when this returns,
+     * and with the netns its veth end; the host end's removal (the kernel's unregister: an RCU wait of 25–40 ms) and
+     * the index's return finish on a virtual thread, so no new slot collides with its names meanwhile. {@link #close}
+     * waits for them. The sandbox's processes must be gone.
+     */
+    public void retire(NetSlot slot) throws CommandFailedException, InterruptedException {
+        firewall.remove(slot);
+        deleteNetns(slot.netnsName());
+        Thread finishing = Thread.ofVirtual().name("netns-retire-" + slot.index()).unstarted(() -> finishRetiring(slot));
+        synchronized (lock) {
+            retiring.add(finishing);
+            finishing.start(); // under the lock: close() never sees it unstarted (a join would not wait)
+        }
+    }
+
+    private void finishRetiring(NetSlot slot) {
+        try {
+            deleteLink(slot.hostVeth());
+            synchronized (lock) {
+                taken.clear(slot.index() - firstSlot);
+            }
+            ready.refill();
+        } catch (CommandFailedException e) {
+            // the index stays taken (until the start-up reaper), as after a failed release
+            log.atWarn().addKeyValue("netns", slot.netnsName()).setCause(e).log("could not remove a retired slot's veth");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            synchronized (lock) {
+                retiring.remove(Thread.currentThread());
+            }
+        }
+    }
+
+    /** Every slot of the pool is handed out (or being created). */
+    public static final class NoFreeSlotException extends Exception {
+        private final int slotCount;
+
+        NoFreeSlotException(int slotCount) {
+            super("no free network slot: all " + slotCount + " are in use");
+            this.slotCount = slotCount;
+        }
+
+        /** The SPI's typed capacity failure (the API answers 429), naming the limit and the setting that raises it. */
+        public BackendException.Exhausted exhausted() {
+            return new BackendException.Exhausted("all " + slotCount + " sandbox slots of this server are in use"
+                    + " (AENV_BACKEND_MAX_SANDBOXES)", getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", this);
+        }
+    }
+
+    /** Destroys the ready slots. Slots handed out stay theirs to release. */
+    @Override
+    public void close() throws CommandFailedException, InterruptedException {
+        List<NetSlot> toDestroy = ready.close(false);
+        for (NetSlot slot : toDestroy) {
+            release(slot);
+        }
+        List<Thread> finishing;
+        synchronized (lock) {
+            finishing = new ArrayList<>(retiring);
+        }
+        for (Thread thread : finishing) {
+            thread.join();
+        }
+    }
+
+    /**
+     * At start-up, before any slot is handed out: the slots of this pool's range whose network namespace a previous
+     * run left, marked taken so that no new slot collides with them. Each must be {@link #release released}, or kept
+     * by a sandbox that is re-attached.
+     */
+    public Map<Integer, NetSlot> adoptExisting() throws IOException {
+        Map<Integer, NetSlot> found = new TreeMap<>();
+        if (!Files.isDirectory(NETNS_DIR)) {
+            return found;
+        }
+        List<String> names;
+        try (Stream<Path> entries = Files.list(NETNS_DIR)) {
+            names = entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(netnsPrefix())).toList();
+        }
+        synchronized (lock) {
+            for (String name : names) {
+                String suffix = name.substring(netnsPrefix().length());
+                if (!suffix.matches("[0-9]{1,6}")) {
+                    continue;
+                }
+                int index = Integer.parseInt(suffix);
+                if (index < firstSlot || index >= firstSlot + slotCount) {
+                    continue;
+                }
+                taken.set(index - firstSlot);
+                found.put(index, new NetSlot(index, name, vethPrefix() + index, addressing.hostAddress(index),
+                        addressing.sandboxAddress(index)));
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Names of network namespaces and host veths with this pool's prefixes that exist on the host: at start-up,
+     * before anything is handed out, these are a crashed server's leftovers.
+     */
+    List<String> existingNames() throws IOException {
+        List<String> names = new ArrayList<>();
+        if (Files.isDirectory(NETNS_DIR)) {
+            try (Stream<Path> entries = Files.list(NETNS_DIR)) {
+                entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(netnsPrefix())).sorted().forEach(names::add);
+            }
+        }
+        try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
+            links.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(vethPrefix())).sorted().forEach(names::add);
+        }
+        return names;
+    }
+
+    /** {@link #existingNames()} plus the egress chains of this pool's veths: everything a leak check looks for. */
+    public List<String> existingResources() throws IOException, CommandFailedException, InterruptedException {
+        List<String> names = new ArrayList<>(firewall.chainsFor(vethPrefix()));
+        names.addAll(existingNames());
+        return names;
+    }
+
+    /**
+     * Deletes every egress chain, netns and host veth with this pool's prefixes. Only for start-up, before the pool is
+     * used.
+     */
+    public List<String> reapLeftovers() throws IOException, CommandFailedException, InterruptedException {
+        List<String> names = new ArrayList<>(firewall.reap(vethPrefix()));
+        names.addAll(existingNames());
+        for (String name : names) {
+            if (name.startsWith(netnsPrefix())) {
+                deleteNetns(name);
+            } else {
+                deleteLink(name);
+            }
+        }
+        if (!names.isEmpty()) {
+            log.atWarn().addKeyValue("removed", names).log("removed leftover network namespaces and veths");
+        }
+        return names;
+    }
+
+    private int reserveIndex() {
+        int offset = taken.nextClearBit(0);
+        if (offset >= slotCount) {
+            return -1;
+        }
+        taken.set(offset);
+        return firstSlot + offset;
+    }
+
+    private NetSlot createOrFree(int index) throws CommandFailedException, InterruptedException {
+        try {
+            return create(index);
+        } catch (CommandFailedException | InterruptedException | RuntimeException e) {
+            synchronized (lock) {
+                taken.clear(index - firstSlot);
+            }
+            throw e;
+        }
+    }
+
+    private NetSlot create(int index) throws CommandFailedException, InterruptedException {
+        NetSlot slot = new NetSlot(index, netnsPrefix() + index, vethPrefix() + index,
+                addressing.hostAddress(index), addressing.sandboxAddress(index));
+        try {
+            String host = String.join("\n",
+                    "netns add " + slot.netnsName(),
+                    "link add name " + slot.hostVeth() + " type veth peer name eth0 netns " + slot.netnsName(),
+                    "addr add " + slot.hostAddress() + "/30 dev " + slot.hostVeth(),
+                    "link set " + slot.hostVeth() + " up", "");
+            runner.run(Command.of(IP_TIMEOUT, "ip", "-batch", "-").withStdin(host.getBytes(StandardCharsets.UTF_8)));
+            String inside = String.join("\n",
+                    "addr add " + slot.sandboxAddress() + "/30 dev eth0",
+                    "link set eth0 up",
+                    "link set lo up",
+                    "route add default via " + slot.hostAddress(), "");
+            runner.run(Command.of(IP_TIMEOUT, "ip", "-n", slot.netnsName(), "-batch", "-")
+                    .withStdin(inside.getBytes(StandardCharsets.UTF_8)));
+        } catch (CommandFailedException | InterruptedException e) {
+            destroyQuietly(slot);
+            throw e;
+        }
+        log.atDebug().addKeyValue("netns", slot.netnsName()).addKeyValue("address", slot.sandboxAddress()).log("network slot created");
+        return slot;
+    }
+
+    private void destroy(String netns, String veth) throws CommandFailedException, InterruptedException {
+        deleteLink(veth); // deleting one end of a veth pair deletes both
+        deleteNetns(netns);
+    }
+
+    private void destroyQuietly(NetSlot slot) throws InterruptedException {
+        try {
+            destroy(slot.netnsName(), slot.hostVeth());
+        } catch (CommandFailedException e) {
+            log.atWarn().addKeyValue("netns", slot.netnsName()).setCause(e).log("could not remove a half-created network slot");
+        }
+    }
+
+    private void deleteLink(String name) throws CommandFailedException, InterruptedException {
+        if (!Files.exists(Path.of("/sys/class/net", name))) {
+            return;
+        }
+        try {
+            runner.run(Command.of(IP_TIMEOUT, "ip", "link", "delete", name));
+        } catch (CommandFailedException e) {
+            if (!e.stderrTail().contains("Cannot find device")) {
+                throw e;
+            }
+        }
+    }
+
+    private void deleteNetns(String name) throws CommandFailedException, InterruptedException {
+        if (!Files.exists(NETNS_DIR.resolve(name))) {
+            return;
+        }
+        runner.run(Command.of(IP_TIMEOUT, "ip", "netns", "delete", name));
+    }
+}

@@ -1,0 +1,157 @@
+package io.agentenv.backend.container.runtime;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.agentenv.backend.container.guest.GuestMounts;
+import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.host.ContainerId;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds a sandbox's OCI config in memory: mount, pid, ipc, uts and (joined by path) network namespaces; cgroup
+ * limits with no swap; a minimal capability set, no_new_privs and {@link SeccompPolicy}; runc's default masked and
+ * read-only /proc paths; /dev and /sys/fs/cgroup bound read-only from {@link GuestMounts}; the JDK bound read-only at its
+ * own path and the per-sandbox envd directory.
+ */
+public final class OciSpecs {
+
+    /** Capabilities envd (root inside) needs to run commands as other users and manage their files and processes. */
+    static final List<String> CAPABILITIES = List.of(
+            "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID",
+            "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT");
+    /** runc's defaults (`runc spec`). */
+    static final List<String> MASKED_PATHS = List.of(
+            "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+            "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi");
+    static final List<String> READONLY_PATHS = List.of(
+            "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
+    static final long CPU_PERIOD_US = 100_000;
+    static final String CRIU_CONFIG_ANNOTATION = "org.criu.config";
+    /**
+     * Which mount layout {@link #build} writes, for keys of checkpoints taken from it (TemplateImages): 3 = the
+     * sandbox's {@link GuestProcFiles} dir bound too (and its files mounted over /proc by the backend), 2 = /dev and
+     * /sys/fs/cgroup bound from {@link GuestMounts}, 1 (no token) = runc's tmpfs mounts there.
+     */
+    public static final String MOUNT_LAYOUT = "mounts-3";
+    /**
+     * Run by /bin/sh in the container before its init: points stdio at the container's own /dev/null and execs the init
+     * in its place. runc gives the init the host's /dev/null (this server's) and re-opens it inside only when it makes
+     * /dev itself; CRIU cannot dump a descriptor of a file on a mount the container does not have ("Can't lookup
+     * mount"), so with /dev bound from {@link GuestMounts} the init re-opens it here, as runc would have.
+     */
+    static final String REOPEN_STDIO = "exec </dev/null >/dev/null 2>&1; exec \"$@\"";
+    private static final List<String> READ_ONLY_BIND = List.of("bind", "ro", "nosuid", "nodev", "noexec");
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private final String cgroupParent;
+    private final boolean swapAccounting;
+    private final GuestMounts guestMounts;
+
+    /**
+     * @param cgroupParent the cgroup every sandbox's cgroup is created under (e.g. "agentenv")
+     * @param swapAccounting whether the kernel accounts swap (memory.memsw); only then is the swap limit written
+     * @param guestMounts the host directories /dev and /sys/fs/cgroup are bound from
+     */
+    public OciSpecs(String cgroupParent, boolean swapAccounting, GuestMounts guestMounts) {
+        this.cgroupParent = requireNonNull(cgroupParent, "cgroupParent is null");
+        this.swapAccounting = swapAccounting;
+        this.guestMounts = requireNonNull(guestMounts, "guestMounts is null");
+    }
+
+    String cgroupsPath(ContainerId id) {
+        return "/" + cgroupParent + "/" + id.value();
+    }
+
+    public OciSpec build(ContainerSpec spec) {
+        ContainerSpec.InitProcess init = spec.process();
+        List<String> caps = CAPABILITIES;
+        OciSpec.Process process = new OciSpec.Process(
+                false,
+                new OciSpec.User(init.uid(), init.gid()),
+                withStdioReopened(init.args()),
+                init.env(),
+                init.cwd(),
+                new OciSpec.Capabilities(caps, caps, List.of(), caps, List.of()),
+                List.of(new OciSpec.Rlimit("RLIMIT_NOFILE", spec.limits().openFiles(), spec.limits().openFiles())),
+                spec.privileges() == ContainerSpec.Privileges.NO_NEW_PRIVILEGES,
+                null);
+
+        long memoryBytes = spec.limits().memoryMiB() * 1024 * 1024;
+        OciSpec.Resources resources = new OciSpec.Resources(
+                List.of(new OciSpec.DeviceRule(false, "a", "rwm")), // runc then allows only its default device set
+                new OciSpec.Memory(memoryBytes, swapAccounting ? memoryBytes : null), // swap limit == memory: no swap
+                new OciSpec.Cpu(spec.limits().cpuCount() * CPU_PERIOD_US, CPU_PERIOD_US),
+                new OciSpec.Pids(spec.limits().pids()));
+
+        OciSpec.Linux linux = new OciSpec.Linux(
+                List.of(new OciSpec.Namespace("pid", null),
+                        new OciSpec.Namespace("ipc", null),
+                        new OciSpec.Namespace("uts", null),
+                        new OciSpec.Namespace("mount", null),
+                        new OciSpec.Namespace("network", spec.netns().toString())),
+                resources,
+                cgroupsPath(spec.id()),
+                SeccompPolicy.profile(),
+                MASKED_PATHS,
+                READONLY_PATHS);
+
+        return new OciSpec("1.0.2", process, new OciSpec.Root(spec.rootfs().toString(), false), spec.hostname(),
+                mounts(spec), linux, Map.of(CRIU_CONFIG_ANNOTATION, spec.criuConfig().toString()));
+    }
+
+    /**
+     * The "lean" mount set of runtime-findings.md: no tmpfs on /tmp (it would be archived by every checkpoint). /dev and
+     * /sys/fs/cgroup are read-only binds of the host's {@link GuestMounts} instead of runc's tmpfs mounts, which CRIU
+     * archived with a {@code tar} at every dump and restore; /sys/fs/cgroup still shows the sandbox's own cgroup of
+     * every hierarchy (read-only, as runc's v1 cgroup mount does) so that JVMs inside see their limits. /dev/shm stays
+     * a tmpfs of its own (its content is the sandbox's and is kept by a pause).
+     */
+    private List<OciSpec.Mount> mounts(ContainerSpec spec) {
+        List<OciSpec.Mount> mounts = new ArrayList<>(List.of(
+                new OciSpec.Mount("/proc", "proc", "proc", List.of("nosuid", "noexec", "nodev")),
+                // not nodev: the device nodes in it must work; read-only, so nothing can be added or changed there
+                new OciSpec.Mount("/dev", "bind", guestMounts.dev().toString(), List.of("bind", "ro", "nosuid", "noexec")),
+                new OciSpec.Mount("/dev/pts", "devpts", "devpts",
+                        List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5")),
+                new OciSpec.Mount("/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=65536k")),
+                new OciSpec.Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")),
+                new OciSpec.Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")),
+                new OciSpec.Mount("/sys/fs/cgroup", "bind", guestMounts.cgroup().toString(), READ_ONLY_BIND)));
+        for (String hierarchy : guestMounts.cgroupHierarchies()) {
+            Path own = guestMounts.cgroupRoot().resolve(hierarchy).resolve(cgroupParent).resolve(spec.id().value());
+            mounts.add(new OciSpec.Mount("/sys/fs/cgroup/" + hierarchy, "bind", own.toString(), READ_ONLY_BIND));
+        }
+        spec.jdkHome().ifPresent(jdk -> mounts.add(
+                new OciSpec.Mount(jdk.toString(), "bind", jdk.toString(), List.of("rbind", "ro", "nosuid", "nodev"))));
+        for (ContainerSpec.ReadOnlyBind bind : spec.readOnlyBinds()) {
+            mounts.add(new OciSpec.Mount(bind.guestPath(), "bind", bind.hostPath().toString(),
+                    List.of("rbind", "ro", "nosuid", "nodev")));
+        }
+        mounts.add(new OciSpec.Mount(spec.envdGuestDir(), "bind", spec.envdHostDir().toString(),
+                List.of("rbind", "rw", "nosuid", "nodev", "noexec")));
+        spec.resolvConf().ifPresent(resolv -> mounts.add(
+                new OciSpec.Mount("/etc/resolv.conf", "bind", resolv.toString(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
+        return List.copyOf(mounts);
+    }
+
+    private static List<String> withStdioReopened(List<String> init) {
+        List<String> args = new ArrayList<>(List.of("/bin/sh", "-c", REOPEN_STDIO, "reopen-stdio"));
+        args.addAll(init);
+        return List.copyOf(args);
+    }
+
+    static byte[] toJson(OciSpec spec) {
+        try {
+            return JSON.writeValueAsBytes(spec);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("OCI spec did not serialize", e); // records of strings and numbers: a bug
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package io.agentenv.backend.container.host;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import io.agentenv.backend.container.guest.GuestMounts;
+import io.agentenv.backend.container.leftovers.HostInventory;
+import io.agentenv.backend.container.leftovers.Leftovers;
+import io.agentenv.backend.container.network.EgressFirewall;
+import io.agentenv.backend.container.network.NetSlot;
+import io.agentenv.backend.container.network.NetnsPool;
+import io.agentenv.backend.container.runtime.ContainerSpec;
+import io.agentenv.backend.container.runtime.OciSpecs;
+import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.OverlayMounts;
+import io.agentenv.backend.container.storage.SandboxDirs;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * The real building blocks wired against this host, for tests tagged "host". Such tests need root and a host set up
+ * by scripts/setup-host.sh; otherwise they are skipped with the reason, or fail when AENV_REQUIRE_HOST_TESTS=1
+ * (scripts/test.sh sets it when it ran the setup). Every fixture uses its own container-id prefix, netns/veth prefix
+ * and slot range, and {@link #close()} asserts that nothing it created is left on the host.
+ */
+public final class HostFixture implements AutoCloseable {
+
+    private static final Duration POLL = Duration.ofMillis(5);
+    private static final Path TEMP = Path.of("/var/tmp");
+
+    public final ProcessRunner runner = new JdkProcessRunner();
+    public final HostLayout layout;
+    public final OciSpecs ociSpecs;
+    public final OverlayMounts overlays;
+    public final EgressFirewall firewall;
+    public final NetnsPool pool;
+    public final RuncRuntime runc;
+    public final CgroupTree cgroups;
+    public final HostInventory inventory;
+    public final Path sandboxesDir;
+    public final String idPrefix;
+    /** The pool uses the lane's first half of slots; tests may build other pools in the second half. */
+    public final int firstSlot;
+    private final TestLane lane;
+
+    private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) throws IOException {
+        this.lane = lane;
+        this.layout = layout;
+        this.sandboxesDir = sandboxesDir;
+        this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
+        this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout));
+        this.overlays = new OverlayMounts();
+        this.firewall = new EgressFirewall(runner);
+        this.firstSlot = lane.firstSlot(layout.addressing());
+        this.pool = new NetnsPool(runner, firewall, layout, firstSlot, TestLane.SLOTS_PER_LANE / 2, warmSlots);
+        this.runc = new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60));
+        this.cgroups = new CgroupTree(layout);
+        this.inventory = new HostInventory(runc, cgroups, overlays, pool, sandboxesDir);
+    }
+
+    /**
+     * Skips the calling test with the reason the host cannot run it, or fails it when host tests are required
+     * (AENV_REQUIRE_HOST_TESTS=1, set by scripts/test.sh after it ran the setup).
+     */
+    public static void requireHost(Optional<String> unready) {
+        if (unready.isPresent()) {
+            if ("1".equals(System.getenv("AENV_REQUIRE_HOST_TESTS"))) {
+                fail("host tests are required but " + unready.get());
+            }
+            Assumptions.abort("host test skipped: " + unready.get());
+        }
+    }
+
+    /** A fixture, or the test is skipped (failed, if host tests are required) with the reason the host is not ready. */
+    public static HostFixture create(int warmSlots) throws Exception {
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        HostFixture.requireHost(unready);
+        TestLane lane = TestLane.claim();
+        try {
+            HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
+                    .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
+            Path dir = Files.createTempDirectory(TEMP, lane.dirPrefix());
+            HostFixture fixture = new HostFixture(lane, layout, dir, warmSlots);
+            fixture.reapDeadRuns();
+            return fixture;
+        } catch (Exception | Error e) {
+            lane.close();
+            throw e;
+        }
+    }
+
+    /** Removes what dead runs that held this lane left: containers, cgroups, mounts, temp dirs, network slots. */
+    private void reapDeadRuns() throws Exception {
+        inventory.reap(lane.idPrefix()); // its mount scan covers only this run's (new, empty) dir
+        pool.reapLeftovers();
+        try (Stream<Path> dirs = Files.list(TEMP)) {
+            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix()) && !d.equals(sandboxesDir)).toList()) {
+                for (Path mount : MountTable.mountsUnder(old)) {
+                    overlays.unmount(mount);
+                }
+                deleteTree(old);
+            }
+        }
+    }
+
+    /** This run's lane (0..35): tests that need other unique host names or addresses derive them from it. */
+    public int lane() {
+        return lane.number();
+    }
+
+    public ContainerId newId(String suffix) {
+        return new ContainerId(idPrefix + suffix);
+    }
+
+    public Path templateRootfs() throws IOException {
+        return layout.templateRootfs("base");
+    }
+
+    public static final ContainerSpec.Limits LIMITS = new ContainerSpec.Limits(1, 512, 256, 16384);
+    public static final Path JDK = Path.of(System.getProperty("java.home"));
+
+    /** One sandbox's id, directories and network slot. */
+    public record Sandbox(ContainerId id, SandboxDirs dirs, NetSlot slot) {
+        Path dir() { return dirs.dir(); }
+        public Path upper() { return dirs.upper(); }
+        Path work() { return dirs.work(); }
+        public Path rootfs() { return dirs.rootfs(); }
+        public Path envd() { return dirs.envd(); }
+        public Path bundle() { return dirs.bundle(); }
+        public Path restoreWork() { return dirs.restoreWork(); }
+    }
+
+    /** A config for a sandbox that runs {@code args} as root in {@code rootfs}, attached to {@code slot}. */
+    public ContainerSpec spec(Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges) {
+        return spec(sandbox, args, limits, privileges, List.of());
+    }
+
+    public ContainerSpec spec(Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges,
+                       List<ContainerSpec.ReadOnlyBind> binds) {
+        return new ContainerSpec(sandbox.id(), sandbox.rootfs(), "sandbox",
+                new ContainerSpec.InitProcess(args, List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                        "HOME=/root"), "/", 0, 0),
+                sandbox.slot().netnsPath(),
+                limits,
+                Optional.of(JDK),
+                binds,
+                sandbox.envd(), "/run/envd",
+                Optional.of(layout.resolvConf()),
+                layout.criuRuncConfig(),
+                privileges);
+    }
+
+    /** Takes a slot, mounts the overlay and writes the bundle's config; nothing runs yet. */
+    public Sandbox prepare(String name, List<Path> lowers, List<String> args, ContainerSpec.Limits limits,
+                    ContainerSpec.Privileges privileges) throws Exception {
+        ContainerId id = newId(name);
+        Sandbox sandbox = new Sandbox(id, SandboxDirs.of(sandboxesDir, id), pool.acquire());
+        Files.createDirectories(sandbox.envd());
+        overlays.mount(lowers, sandbox.upper(), sandbox.work(), sandbox.rootfs());
+        RuncRuntime.writeConfig(sandbox.bundle(), ociSpecs.build(spec(sandbox, args, limits, privileges)));
+        return sandbox;
+    }
+
+    public Sandbox prepare(String name, List<Path> lowers, List<String> args) throws Exception {
+        return prepare(name, lowers, args, LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
+    }
+
+    /** Prepares, creates and starts a sandbox from the base template. */
+    public Sandbox run(String name, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges)
+            throws Exception {
+        Sandbox sandbox = prepare(name, List.of(templateRootfs()), args, limits, privileges);
+        runc.create(sandbox.id(), sandbox.bundle());
+        runc.start(sandbox.id());
+        return sandbox;
+    }
+
+    /** Deletes the container, unmounts its overlay and releases its slot. */
+    public void destroy(Sandbox sandbox) throws Exception {
+        runc.delete(sandbox.id());
+        overlays.unmount(sandbox.rootfs());
+        pool.release(sandbox.slot());
+    }
+
+    /** Runs a program inside and returns its stdout, stripped; fails the test on a non-zero exit. */
+    public String exec(Sandbox sandbox, String... args) throws Exception {
+        return runc.exec(sandbox.id(), List.of(args), Duration.ofSeconds(30)).stdout().strip();
+    }
+
+    /** Runs a program inside and returns how it failed (it must fail). */
+    public CommandFailedException execFailure(Sandbox sandbox, String... args) throws Exception {
+        try {
+            CommandResult result = runc.exec(sandbox.id(), List.of(args), Duration.ofSeconds(30));
+            return fail("expected `%s` to fail inside, it printed %s", String.join(" ", args), result.stdout());
+        } catch (CommandFailedException expected) {
+            return expected;
+        }
+    }
+
+    /** Asserts nothing is left, then removes whatever is (so one failure does not cascade) and the temp dir. */
+    @Override
+    public void close() throws Exception {
+        try {
+            pool.close();
+            Leftovers left = inventory.scan(idPrefix);
+            assertThat(left.isEmpty()).as("host resources left behind: %s", left).isTrue();
+        } finally {
+            try {
+                inventory.reap(idPrefix);
+                deleteTree(sandboxesDir);
+            } finally {
+                lane.close();
+            }
+        }
+    }
+
+    /** Waits for a condition with a deadline (no fixed sleeps in tests). */
+    public static void await(String what, Duration timeout, BooleanSupplier condition) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!condition.getAsBoolean()) {
+            if (Instant.now().isAfter(deadline)) {
+                fail("timed out after " + timeout + " waiting until " + what);
+            }
+            LockSupport.parkNanos(POLL.toNanos());
+        }
+    }
+
+    public static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package io.agentenv.backend.container.lifecycle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentenv.backend.container.ContainerBackendFactory;
+import io.agentenv.backend.container.host.Attempts;
+import io.agentenv.spi.BackendException;
+import io.agentenv.spi.SandboxId;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+
+/** The interleavings of a pause's release that runs after the answer with a resume of the same sandbox and shutdown. */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class PauseReleasesTest {
+
+    private static final SandboxId A = new SandboxId("a".repeat(SandboxId.LENGTH));
+    private static final SandboxId B = new SandboxId("b".repeat(SandboxId.LENGTH));
+
+    private final PauseReleases releases = new PauseReleases();
+    private final List<String> done = new CopyOnWriteArrayList<>();
+
+    private static Attempts.Step held(CountDownLatch gate, List<String> done, String name) {
+        return () -> {
+            if (!gate.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("gate never opened");
+            }
+            done.add(name);
+        };
+    }
+
+    @Test
+    void a_resume_waits_until_its_sandboxs_release_is_done_and_the_later_steps_run_after_the_parallel_ones() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        releases.start(A, List.of(held(gate, done, "slot"), () -> done.add("container")), List.of(() -> done.add("dir")));
+        CountDownLatch resumed = new CountDownLatch(1);
+        Thread resume = Thread.ofVirtual().start(() -> {
+            try {
+                releases.await(A);
+                resumed.countDown();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        assertThat(resumed.await(200, TimeUnit.MILLISECONDS)).as("resumed while the slot is still held").isFalse();
+        assertThat(done).doesNotContain("dir");
+        gate.countDown();
+        assertThat(resumed.await(30, TimeUnit.SECONDS)).isTrue();
+        resume.join();
+        assertThat(done).containsExactlyInAnyOrder("slot", "container", "dir");
+        assertThat(done.getLast()).isEqualTo("dir");
+        assertThat(releases.inFlight()).isEmpty();
+    }
+
+    @Test
+    void another_sandbox_or_one_never_paused_does_not_wait() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        try {
+            releases.start(A, List.of(held(gate, done, "slot")), List.of());
+            releases.await(B); // returns at once: the gate is still closed
+            assertThat(done).isEmpty();
+        } finally {
+            gate.countDown();
+        }
+        releases.await(A);
+        assertThat(done).containsExactly("slot");
+    }
+
+    @Test
+    void a_failed_release_is_tried_again_by_the_resume_that_waits_for_it() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        releases.start(A, List.of(() -> {
+            if (attempts.incrementAndGet() == 1) {
+                throw new IOException("runc delete failed once");
+            }
+        }), List.of(() -> done.add("dir")));
+
+        releases.await(A);
+        assertThat(attempts).hasValue(2);
+        assertThat(done).containsExactly("dir", "dir"); // every step is idempotent: all run again
+        assertThat(releases.inFlight()).isEmpty();
+    }
+
+    @Test
+    void a_release_that_fails_again_keeps_the_sandbox_paused_with_the_reason() throws Exception {
+        releases.start(A, List.of(() -> {
+            throw new IOException("still mounted");
+        }), List.of());
+        assertThatThrownBy(() -> releases.await(A)).isInstanceOfSatisfying(BackendException.Recoverable.class,
+                e -> assertThat(e.getMessage()).contains("not released from its pause", "still mounted"));
+    }
+
+    @Test
+    void a_release_that_failed_again_stays_and_the_next_wait_such_as_the_kill_tries_it_once_more() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        releases.start(A, List.of(() -> {
+            if (attempts.incrementAndGet() <= 2) {
+                throw new IOException("loop device busy");
+            }
+        }), List.of(() -> done.add("dir")));
+        assertThatThrownBy(() -> releases.await(A)).isInstanceOf(BackendException.Recoverable.class);
+        assertThat(releases.inFlight()).containsExactly(A);
+
+        releases.await(A); // the kill of the paused sandbox (ContainerBackendFactory.discardPaused)
+
+        assertThat(attempts).hasValue(3);
+        assertThat(done).containsExactly("dir", "dir", "dir");
+        assertThat(releases.inFlight()).isEmpty();
+    }
+
+    @Test
+    void shutdown_waits_for_every_release_in_flight() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        releases.start(A, List.of(held(gate, done, "a")), List.of());
+        releases.start(B, List.of(held(gate, done, "b")), List.of());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread shutdown = Thread.ofVirtual().start(() -> {
+            try {
+                releases.awaitAll();
+                stopped.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(stopped.await(200, TimeUnit.MILLISECONDS)).isFalse();
+        gate.countDown();
+        assertThat(stopped.await(30, TimeUnit.SECONDS)).isTrue();
+        shutdown.join();
+        assertThat(done).containsExactlyInAnyOrder("a", "b");
+    }
+
+    @Test
+    void shutdown_tries_a_failed_release_once_more_so_a_stopped_backend_leaves_nothing() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        releases.start(A, List.of(() -> {
+            if (attempts.incrementAndGet() == 1) {
+                throw new IOException("ip netns delete failed once");
+            }
+        }), List.of(() -> done.add("dir")));
+
+        releases.awaitAll();
+
+        assertThat(attempts).hasValue(2);
+        assertThat(done).containsExactly("dir", "dir");
+        assertThat(releases.inFlight()).isEmpty();
+    }
+}

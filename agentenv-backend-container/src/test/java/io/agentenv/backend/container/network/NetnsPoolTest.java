@@ -1,0 +1,75 @@
+package io.agentenv.backend.container.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentenv.backend.container.host.CommandFailedException;
+import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.backend.container.host.RecordingProcessRunner;
+import io.agentenv.backend.container.host.SlotAddressing;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+
+/** Slot bookkeeping and the ip commands of the pool, against a recording fake runner (no host changes). */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class NetnsPoolTest {
+
+    private final RecordingProcessRunner runner = new RecordingProcessRunner();
+    private final HostLayout layout = new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
+            Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),
+            SlotAddressing.parse("10.200.0.0/16"), "aenvq", "agentenv", Path.of("/sys/fs/cgroup"), true, Path.of("/run/agentenv"));
+
+    private NetnsPool pool(int first, int count) {
+        return new NetnsPool(runner, new EgressFirewall(runner), layout, first, count, 0);
+    }
+
+    @Test
+    void a_slot_is_created_with_two_ip_batches_naming_its_netns_veth_and_slash_30() throws Exception {
+        NetSlot slot = pool(5, 2).acquire();
+
+        assertThat(slot.netnsName()).isEqualTo("aenvq-n5");
+        assertThat(slot.hostVeth()).isEqualTo("aenvqv5");
+        assertThat(slot.netnsPath()).isEqualTo(Path.of("/run/netns/aenvq-n5"));
+        assertThat(runner.commands()).hasSize(2);
+        assertThat(new String(runner.commands().get(0).stdin().orElseThrow(), StandardCharsets.UTF_8).lines().toList()).containsExactly(
+                "netns add aenvq-n5",
+                "link add name aenvqv5 type veth peer name eth0 netns aenvq-n5",
+                "addr add 10.200.0.21/30 dev aenvqv5",
+                "link set aenvqv5 up");
+        assertThat(runner.commands().get(1).argv()).containsExactly("ip", "-n", "aenvq-n5", "-batch", "-");
+        assertThat(new String(runner.commands().get(1).stdin().orElseThrow(), StandardCharsets.UTF_8))
+                .contains("addr add 10.200.0.22/30 dev eth0", "route add default via 10.200.0.21");
+    }
+
+    @Test
+    void an_exhausted_pool_refuses_with_a_typed_error_until_a_slot_is_released() throws Exception {
+        NetnsPool pool = pool(0, 2);
+        NetSlot first = pool.acquire();
+        NetSlot second = pool.acquire();
+
+        assertThatThrownBy(pool::acquire).isInstanceOf(NetnsPool.NoFreeSlotException.class).hasMessageContaining("all 2");
+
+        pool.release(first);
+        NetSlot again = pool.acquire();
+        assertThat(again.index()).isEqualTo(first.index());
+        assertThat(again.index()).isNotEqualTo(second.index());
+    }
+
+    @Test
+    void a_failed_creation_frees_its_index() throws Exception {
+        NetnsPool pool = pool(0, 1);
+        runner.fail(2, "RTNETLINK answers: File exists");
+
+        assertThatThrownBy(pool::acquire).isInstanceOf(CommandFailedException.class).hasMessageContaining("File exists");
+        assertThat(pool.acquire().index()).isZero();
+    }
+
+    @Test
+    void a_pool_must_fit_the_address_range() {
+        assertThatThrownBy(() -> pool(16_380, 8)).hasMessageContaining("do not fit");
+        assertThatThrownBy(() -> new NetnsPool(runner, new EgressFirewall(runner), layout, 0, 4, 5)).hasMessageContaining("warm");
+    }
+}
