@@ -11,6 +11,8 @@ import io.agentenv.api.model.Sandbox;
 import io.agentenv.api.model.SandboxDetail;
 import io.agentenv.api.model.SandboxForkResult;
 import io.agentenv.api.model.SnapshotInfo;
+import io.agentenv.envd.client.EnvdCallException;
+import io.agentenv.envd.client.ProxiedEnvdClient;
 import io.agentenv.envd.protocol.connect.RpcException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -101,6 +103,10 @@ public final class Aenv {
             int code = switch (e) {
                 case ApiException api -> {
                     err.println("error: " + Printable.of(api.getMessage()));
+                    yield 1;
+                }
+                case EnvdCallException envd -> {
+                    err.println("error: " + Printable.of(envd.getMessage()));
                     yield 1;
                 }
                 case RpcException rpc -> {
@@ -211,9 +217,9 @@ public final class Aenv {
     }
 
     /** envd of a running sandbox through the server's proxy (the token from GET /sandboxes/{id}). */
-    EnvdClient envd(String sandboxId) {
+    ProxiedEnvdClient envd(String sandboxId) {
         ApiClient api = client();
-        EnvdClient.Target target = api.envdTarget(sandboxId);
+        ProxiedEnvdClient.Target target = api.envdTarget(sandboxId);
         URI base = baseUri();
         // HTTP/1.1: no h2c upgrade attempt on the proxy's streams
         HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5));
@@ -222,7 +228,7 @@ public final class Aenv {
             // this one is never used (plain http only), so it has no implementation behind it
             http.sslContext(new SSLContext(null, null, "none") { }).sslParameters(new SSLParameters());
         }
-        return new EnvdClient(base, target, http.build(), wire());
+        return new ProxiedEnvdClient(base, target, http.build());
     }
 
     /** A variable of aenv's own environment. */

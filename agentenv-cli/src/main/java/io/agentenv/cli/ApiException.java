@@ -12,4 +12,9 @@ final class ApiException extends RuntimeException {
     int status() {
         return status;
     }
+
+    /** An exception's message for the user: its class name when it has none. */
+    static String describe(Exception e) {
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
 }

@@ -112,7 +112,7 @@ final class AuthCommand {
             String line = new BufferedReader(new InputStreamReader(aenv.stdio().in(), StandardCharsets.UTF_8)).readLine();
             return line == null ? "" : line;
         } catch (IOException e) {
-            throw new ApiException(0, "cannot read the key from stdin: " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot read the key from stdin: " + ApiException.describe(e));
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.agentenv.cli;
 
+import io.agentenv.envd.client.ProxiedEnvdClient;
 import io.agentenv.envd.protocol.process.PTY;
 import io.agentenv.envd.protocol.process.ProcessConfig;
 import io.agentenv.envd.protocol.process.StartRequest;
@@ -120,7 +121,7 @@ final class ExecCommand implements Callable<Integer> {
         }
         start.setProcess(process);
 
-        EnvdClient envd = aenv.envd(sandboxId);
+        ProxiedEnvdClient envd = aenv.envd(sandboxId);
         RemoteCommand command = new RemoteCommand(envd, stdio.out(), stdio.err(), aenv.err());
         Runnable restoreTerminal = tty ? stdio.terminal().enterRawMode() : () -> { };
         aenv.onInterrupt(() -> {
@@ -130,7 +131,7 @@ final class ExecCommand implements Callable<Integer> {
                     aenv.err().println("aenv: interrupted: sent SIGTERM to the command");
                 }
             } catch (RuntimeException e) {
-                aenv.err().println("aenv: interrupted: could not signal the command: " + Printable.of(EnvdClient.describe(e)));
+                aenv.err().println("aenv: interrupted: could not signal the command: " + Printable.of(ApiException.describe(e)));
             }
             aenv.err().flush();
         });

@@ -2,6 +2,7 @@ package io.agentenv.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
+import io.agentenv.envd.client.ProxiedEnvdClient;
 import io.agentenv.envd.protocol.filesystem.EntryInfo;
 import io.agentenv.envd.protocol.filesystem.FileType;
 import io.agentenv.envd.protocol.filesystem.ListDirRequest;
@@ -58,7 +59,7 @@ final class FilesCommands {
             @Parameters(index = "1", paramLabel = "PATH") String path,
             @Parameters(index = "2", arity = "0..1", paramLabel = "LOCAL") String local,
             @Option(names = {"-r", "--recursive"}, description = "Copy the directory PATH into the local directory LOCAL.") boolean recursive) {
-        EnvdClient envd = aenv.envd(id);
+        ProxiedEnvdClient envd = aenv.envd(id);
         if (recursive) {
             return getTree(envd, path, Path.of(local == null ? "." : local));
         }
@@ -115,7 +116,7 @@ final class FilesCommands {
     }
 
     /** Uploads every regular file under {@code dir} to the same place under {@code remote}; empty directories are made. */
-    private int putTree(EnvdClient envd, Path dir, String remote) {
+    private int putTree(ProxiedEnvdClient envd, Path dir, String remote) {
         List<Path> files = new ArrayList<>();
         List<Path> emptyDirs = new ArrayList<>();
         long total = 0;
@@ -131,7 +132,7 @@ final class FilesCommands {
                 }
             }
         } catch (IOException | java.io.UncheckedIOException e) {
-            throw new ApiException(0, "cannot read " + dir + ": " + EnvdClient.describe(e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
+            throw new ApiException(0, "cannot read " + dir + ": " + ApiException.describe(e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
         }
         aenv.err().flush();
         Progress bar = progress("put", total);
@@ -153,7 +154,7 @@ final class FilesCommands {
     }
 
     /** Downloads every regular file under the sandbox directory {@code remote} to the same place under {@code dir}. */
-    private int getTree(EnvdClient envd, String remote, Path dir) {
+    private int getTree(ProxiedEnvdClient envd, String remote, Path dir) {
         EntryInfo top = envd.unary("filesystem.Filesystem/Stat", StatRequest.newBuilder().setPath(remote).build(),
                 StatResponse.getDefaultInstance(), user()).getEntry();
         if (top.getType() != FileType.FILE_TYPE_DIRECTORY) {
@@ -181,7 +182,7 @@ final class FilesCommands {
                 }
             }
         } catch (IOException e) {
-            throw new ApiException(0, "cannot write " + dir + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot write " + dir + ": " + ApiException.describe(e));
         }
         aenv.err().flush();
         Progress bar = progress("get", total);
@@ -223,12 +224,12 @@ final class FilesCommands {
     }
 
     /** Downloads into a temporary file next to {@code target}, moved into place only when complete. */
-    private void download(EnvdClient envd, String path, Path target, LongFunction<Progress> bar) {
+    private void download(ProxiedEnvdClient envd, String path, Path target, LongFunction<Progress> bar) {
         Path partial;
         try {
             partial = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".part");
         } catch (IOException e) {
-            throw new ApiException(0, "cannot write " + target + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot write " + target + ": " + ApiException.describe(e));
         }
         try {
             try (OutputStream out = Files.newOutputStream(partial)) {
@@ -236,7 +237,7 @@ final class FilesCommands {
             }
             move(partial, target);
         } catch (IOException e) {
-            throw new ApiException(0, "cannot write " + target + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot write " + target + ": " + ApiException.describe(e));
         } finally {
             try {
                 Files.deleteIfExists(partial);
@@ -262,7 +263,7 @@ final class FilesCommands {
         try {
             return Files.size(file);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read " + file + ": " + EnvdClient.describe(e));
+            throw new IllegalArgumentException("cannot read " + file + ": " + ApiException.describe(e));
         }
     }
 
@@ -291,6 +292,7 @@ final class FilesCommands {
                 ListDirRequest.newBuilder().setPath(path).setDepth(depth).build(), ListDirResponse.getDefaultInstance(), user());
         if (aenv.output() == Aenv.Output.json) {
             try {
+                // a filesystem.ListDir answer (a Connect message): printed in its proto3 JSON mapping, as envd sends it
                 aenv.out().println(JsonFormat.printer().print(listing));
             } catch (InvalidProtocolBufferException e) {
                 throw new IllegalStateException("cannot print the listing", e);

@@ -3,6 +3,7 @@ package io.agentenv.cli;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.ByteString;
+import io.agentenv.envd.client.ProxiedEnvdClient;
 import io.agentenv.envd.protocol.connect.ConnectCode;
 import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.process.CloseStdinRequest;
@@ -51,7 +52,7 @@ final class RemoteCommand {
     /** STARTING until envd reports the pid, RUNNING until the stream ends, then DONE (also after a failure). */
     enum Phase { STARTING, RUNNING, DONE }
 
-    private final EnvdClient envd;
+    private final ProxiedEnvdClient envd;
     private final OutputStream stdout;
     private final OutputStream stderr;
     private final PrintWriter messages;
@@ -61,7 +62,7 @@ final class RemoteCommand {
     private volatile int pid;
     private volatile ProcessEvent.EndEvent end;
 
-    RemoteCommand(EnvdClient envd, OutputStream stdout, OutputStream stderr, PrintWriter messages) {
+    RemoteCommand(ProxiedEnvdClient envd, OutputStream stdout, OutputStream stderr, PrintWriter messages) {
         this.envd = requireNonNull(envd, "envd is null");
         this.stdout = requireNonNull(stdout, "stdout is null");
         this.stderr = requireNonNull(stderr, "stderr is null");
@@ -186,7 +187,7 @@ final class RemoteCommand {
                 }
             } catch (IOException | RuntimeException e) {
                 if (phase.get() == Phase.RUNNING) {
-                    messages.println("aenv: stdin not forwarded: " + Printable.of(EnvdClient.describe(e)));
+                    messages.println("aenv: stdin not forwarded: " + Printable.of(ApiException.describe(e)));
                     messages.flush();
                 }
             }

@@ -59,7 +59,7 @@ final class StartCommand implements Callable<Integer> {
                     api.kill(id);
                     aenv.err().println("aenv: killed sandbox " + id);
                 } catch (RuntimeException e) {
-                    aenv.err().println("aenv: could not kill sandbox " + id + ": " + Printable.of(EnvdClient.describe(e)));
+                    aenv.err().println("aenv: could not kill sandbox " + id + ": " + Printable.of(ApiException.describe(e)));
                 }
                 aenv.err().flush();
             }

@@ -55,7 +55,7 @@ final class UserConfig {
         } catch (NoSuchFileException e) {
             return Map.of();
         } catch (IOException e) {
-            throw new ApiException(0, "cannot read " + file + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot read " + file + ": " + ApiException.describe(e));
         }
         Map<String, String> settings = new LinkedHashMap<>();
         for (String line : lines) {
@@ -101,7 +101,7 @@ final class UserConfig {
                 Files.deleteIfExists(partial);
             }
         } catch (IOException e) {
-            throw new ApiException(0, "cannot write " + file + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot write " + file + ": " + ApiException.describe(e));
         }
     }
 
@@ -110,7 +110,7 @@ final class UserConfig {
         try {
             return Files.deleteIfExists(file);
         } catch (IOException e) {
-            throw new ApiException(0, "cannot delete " + file + ": " + EnvdClient.describe(e));
+            throw new ApiException(0, "cannot delete " + file + ": " + ApiException.describe(e));
         }
     }
 }

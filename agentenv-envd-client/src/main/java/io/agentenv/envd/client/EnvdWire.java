@@ -1,13 +1,19 @@
 package io.agentenv.envd.client;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import io.agentenv.envd.protocol.process.ListResponse;
 import io.agentenv.envd.protocol.process.ProcessInfo;
+import io.agentenv.envd.protocol.rest.InitBody;
+import io.agentenv.envd.protocol.rest.LogEntry;
+import io.agentenv.envd.protocol.rest.LogPage;
+import io.agentenv.envd.protocol.rest.Metrics;
+import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
@@ -23,10 +29,17 @@ import java.util.OptionalInt;
 
 /**
  * envd's HTTP bodies: {@code /init} out; {@code /metrics}, {@code /logs} and {@code process.Process/List} (Connect
- * JSON) in. A body that does not have the expected shape is a {@link Malformed}, with a message that names the field
- * but never echoes the body.
+ * JSON) in. The REST bodies are agentenv-envd-protocol's {@code rest} records, read and written with Jackson; a body
+ * that does not have the expected shape is a {@link Malformed}, with a message that names the body but never echoes
+ * it.
  */
 final class EnvdWire {
+    /** The host's mapper of envd's REST records: unknown fields (a newer envd's) are ignored. */
+    static final ObjectMapper JSON = JsonMapper.builder()
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
+    // process.Process/List is a Connect RPC: its JSON is protobuf's proto3 JSON mapping (int64 as strings, enums by
+    // name, ...), which only protobuf's JsonFormat reads faithfully; Jackson is for the REST bodies only.
     private static final JsonFormat.Parser PROTO_JSON = JsonFormat.parser().ignoringUnknownFields();
 
     /** The answer could not be read. */
@@ -38,46 +51,40 @@ final class EnvdWire {
 
     private EnvdWire() {}
 
+    static InitBody initBody(EnvdInit init) {
+        return new InitBody(init.accessToken().map(AccessToken::value).orElse(null), init.envVars(),
+                init.defaultUser().orElse(null), init.defaultWorkdir().orElse(null), init.timestamp().toString());
+    }
+
     static String init(EnvdInit init) {
-        JsonObject body = new JsonObject();
-        init.accessToken().ifPresent(t -> body.addProperty("accessToken", t.value()));
-        JsonObject env = new JsonObject();
-        init.envVars().forEach(env::addProperty);
-        body.add("envVars", env);
-        init.defaultUser().ifPresent(u -> body.addProperty("defaultUser", u));
-        init.defaultWorkdir().ifPresent(w -> body.addProperty("defaultWorkdir", w));
-        body.addProperty("timestamp", init.timestamp().toString());
-        return body.toString();
+        try {
+            return JSON.writeValueAsString(initBody(init));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("an init body cannot be written", e);
+        }
     }
 
     static EnvdMetrics metrics(String text) throws Malformed {
         try {
-            JsonObject json = object(text);
-            return new EnvdMetrics(Instant.ofEpochSecond(json.get("ts").getAsLong()), json.get("cpu_count").getAsInt(),
-                    json.get("cpu_used_pct").getAsDouble(), json.get("mem_used").getAsLong(),
-                    json.get("mem_total").getAsLong(), optionalLong(json, "mem_cache"),
-                    json.get("disk_used").getAsLong(), json.get("disk_total").getAsLong());
-        } catch (RuntimeException e) {
+            Metrics m = JSON.readValue(text, Metrics.class);
+            return new EnvdMetrics(Instant.ofEpochSecond(m.ts()), m.cpuCount(), m.cpuUsedPct(), m.memUsed(),
+                    m.memTotal(), m.memCache(), m.diskUsed(), m.diskTotal());
+        } catch (JsonProcessingException | RuntimeException e) {
             throw new Malformed("metrics body is not envd's metrics shape", e);
         }
     }
 
     static EnvdLogPage logs(String text) throws Malformed {
         try {
-            JsonObject json = object(text);
-            JsonArray entries = json.getAsJsonArray("entries");
-            List<EnvdLogEntry> out = new ArrayList<>(entries.size());
-            for (JsonElement element : entries) {
-                JsonObject e = element.getAsJsonObject();
-                JsonElement pid = e.get("pid");
-                out.add(new EnvdLogEntry(e.get("seq").getAsLong(), Instant.parse(e.get("timestamp").getAsString()),
-                        EnvdLogEntry.Source.valueOf(e.get("source").getAsString().toUpperCase(Locale.ROOT)),
-                        e.get("level").getAsString(),
-                        pid == null || pid.isJsonNull() ? OptionalInt.empty() : OptionalInt.of(pid.getAsInt()),
-                        e.get("stream").getAsString(), e.get("message").getAsString()));
+            LogPage page = JSON.readValue(text, LogPage.class);
+            List<EnvdLogEntry> out = new ArrayList<>(page.entries().size());
+            for (LogEntry e : page.entries()) {
+                out.add(new EnvdLogEntry(e.seq(), Instant.parse(e.timestamp()),
+                        EnvdLogEntry.Source.valueOf(e.source().toUpperCase(Locale.ROOT)), e.level(),
+                        e.pid() == null ? OptionalInt.empty() : OptionalInt.of(e.pid()), e.stream(), e.message()));
             }
-            return new EnvdLogPage(out, json.get("nextCursor").getAsLong(), json.get("firstAvailable").getAsLong());
-        } catch (RuntimeException e) {
+            return new EnvdLogPage(out, page.nextCursor(), page.firstAvailable());
+        } catch (JsonProcessingException | RuntimeException e) {
             throw new Malformed("logs body is not envd's logs shape", e);
         }
     }
@@ -101,23 +108,14 @@ final class EnvdWire {
     /** The {@code message} of envd's error body ({@code {"code":..,"message":..}}), cut to 200 characters. */
     static String errorMessage(String text) {
         try {
-            JsonElement message = object(text).get("message");
-            if (message != null && message.isJsonPrimitive()) {
-                String value = message.getAsString();
+            JsonNode message = JSON.readTree(text).get("message");
+            if (message != null && message.isValueNode() && !message.isNull()) {
+                String value = message.asText();
                 return value.length() > 200 ? value.substring(0, 200) + "..." : value;
             }
-        } catch (RuntimeException ignored) {
+        } catch (JsonProcessingException | RuntimeException ignored) {
             // not JSON: no message
         }
         return "";
-    }
-
-    private static long optionalLong(JsonObject json, String name) {
-        JsonElement value = json.get(name);
-        return value == null || value.isJsonNull() ? 0 : value.getAsLong();
-    }
-
-    private static JsonObject object(String text) {
-        return JsonParser.parseString(text).getAsJsonObject();
     }
 }

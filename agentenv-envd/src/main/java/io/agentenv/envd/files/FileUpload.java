@@ -11,6 +11,7 @@ import io.agentenv.envd.http.EnvdResponse;
 import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.http.Responses;
+import io.agentenv.envd.http.RestJson;
 import io.agentenv.envd.users.UserAccount;
 import java.io.IOException;
 import java.io.InputStream;
@@ -80,7 +81,7 @@ final class FileUpload implements HttpEndpoint {
         }
         log.atInfo().addKeyValue("files", written.size()).addKeyValue("user", admitted.user().name())
                 .addKeyValue("coding", coding).log("files written");
-        Responses.json(response, 200, WrittenFile.toJson(written));
+        Responses.json(response, 200, RestJson.entries(WrittenFile.toWire(written)));
     }
 
     private List<WrittenFile> octetStream(InputStream body, FilesGate.Admitted admitted, Map<String, String> metadata)

@@ -2,12 +2,10 @@ package io.agentenv.envd.files;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonObject;
+import io.agentenv.envd.protocol.rest.EntryInfo;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /** One entry of the {@code POST /files} answer: {@code {"path","name","type":"file","metadata"?}}. */
 record WrittenFile(Path path, Map<String, String> metadata) {
@@ -16,22 +14,12 @@ record WrittenFile(Path path, Map<String, String> metadata) {
         metadata = Map.copyOf(metadata);
     }
 
-    JsonObject toJson() {
-        JsonObject out = new JsonObject();
-        out.addProperty("path", path.toString());
-        out.addProperty("name", path.getFileName() == null ? "/" : path.getFileName().toString());
-        out.addProperty("type", "file");
-        if (!metadata.isEmpty()) {
-            JsonObject values = new JsonObject();
-            new TreeMap<>(metadata).forEach(values::addProperty);
-            out.add("metadata", values);
-        }
-        return out;
+    EntryInfo toWire() {
+        return new EntryInfo(path.toString(), path.getFileName() == null ? "/" : path.getFileName().toString(),
+                EntryInfo.FILE, metadata);
     }
 
-    static JsonArray toJson(List<WrittenFile> files) {
-        JsonArray out = new JsonArray();
-        files.forEach(f -> out.add(f.toJson()));
-        return out;
+    static List<EntryInfo> toWire(List<WrittenFile> files) {
+        return files.stream().map(WrittenFile::toWire).toList();
     }
 }

@@ -3,7 +3,7 @@ package io.agentenv.envd.http;
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
 import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
+import io.agentenv.envd.protocol.rest.ErrorBody;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
@@ -18,14 +18,16 @@ public final class Responses {
     }
 
     public static void json(EnvdResponse response, int status, JsonElement body) throws IOException {
-        response.send(status, "application/json", GSON.toJson(body).getBytes(StandardCharsets.UTF_8));
+        json(response, status, GSON.toJson(body));
+    }
+
+    /** A body written by {@link RestJson}. */
+    public static void json(EnvdResponse response, int status, String body) throws IOException {
+        response.send(status, "application/json", body.getBytes(StandardCharsets.UTF_8));
     }
 
     /** {@code {"code":<status>,"message":"..."}} */
     public static void error(EnvdResponse response, int status, String message) throws IOException {
-        JsonObject body = new JsonObject();
-        body.addProperty("code", status);
-        body.addProperty("message", message);
-        json(response, status, body);
+        json(response, status, RestJson.error(new ErrorBody(status, message)));
     }
 }

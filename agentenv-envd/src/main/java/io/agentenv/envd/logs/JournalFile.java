@@ -2,10 +2,9 @@ package io.agentenv.envd.logs;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.gson.stream.JsonWriter;
 import java.io.IOException;
-import java.io.StringWriter;
 import java.io.UncheckedIOException;
+import io.agentenv.envd.http.RestJson;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +15,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -194,23 +192,6 @@ public final class JournalFile {
 
     /** The entry as one JSON line, with the field names of {@code GET /logs}. */
     static byte[] line(LogJournal.Entry e) {
-        StringWriter text = new StringWriter(128 + e.message().length());
-        try (JsonWriter json = new JsonWriter(text)) {
-            json.setHtmlSafe(false);
-            json.beginObject();
-            json.name("seq").value(e.seq());
-            json.name("timestamp").value(e.time().toString());
-            json.name("source").value(e.source().name().toLowerCase(Locale.ROOT));
-            json.name("level").value(e.level());
-            if (e.pid().isPresent()) {
-                json.name("pid").value(e.pid().getAsInt());
-            }
-            json.name("stream").value(e.stream());
-            json.name("message").value(e.message());
-            json.endObject();
-        } catch (IOException impossible) {
-            throw new UncheckedIOException(impossible); // a StringWriter does not fail
-        }
-        return text.append('\n').toString().getBytes(StandardCharsets.UTF_8);
+        return (RestJson.logEntry(e.toWire()) + '\n').getBytes(StandardCharsets.UTF_8);
     }
 }

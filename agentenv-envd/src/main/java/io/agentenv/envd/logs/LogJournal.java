@@ -26,6 +26,13 @@ public final class LogJournal {
      * @param stream for process entries: {@code stdout}, {@code stderr}, {@code pty} or {@code event}; for envd: the logger
      */
     public record Entry(long seq, Instant time, Source source, String level, OptionalInt pid, String stream, String message) {
+        /** The entry as {@code GET /logs} and the journal file show it. */
+        public io.agentenv.envd.protocol.rest.LogEntry toWire() {
+            return new io.agentenv.envd.protocol.rest.LogEntry(seq, time.toString(),
+                    source.name().toLowerCase(java.util.Locale.ROOT), level,
+                    pid.isPresent() ? pid.getAsInt() : null, stream, message);
+        }
+
         public Entry {
             requireNonNull(time, "time is null");
             requireNonNull(source, "source is null");

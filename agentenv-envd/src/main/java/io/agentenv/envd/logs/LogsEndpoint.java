@@ -4,11 +4,11 @@ import io.agentenv.envd.http.EnvdRequest;
 import io.agentenv.envd.http.EnvdResponse;
 import static java.util.Objects.requireNonNull;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonObject;
 import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.http.Responses;
+import io.agentenv.envd.http.RestJson;
+import io.agentenv.envd.protocol.rest.LogPage;
 import java.util.OptionalInt;
 
 /**
@@ -32,23 +32,9 @@ public final class LogsEndpoint implements HttpEndpoint {
         OptionalInt pid = request.query("pid").isEmpty() ? OptionalInt.empty()
                 : OptionalInt.of((int) number(request, "pid", 0, 1, Integer.MAX_VALUE));
         LogJournal.Page page = journal.read(cursor, limit, pid);
-        JsonArray entries = new JsonArray();
-        for (LogJournal.Entry e : page.entries()) {
-            JsonObject o = new JsonObject();
-            o.addProperty("seq", e.seq());
-            o.addProperty("timestamp", e.time().toString());
-            o.addProperty("source", e.source().name().toLowerCase(java.util.Locale.ROOT));
-            o.addProperty("level", e.level());
-            e.pid().ifPresent(p -> o.addProperty("pid", p));
-            o.addProperty("stream", e.stream());
-            o.addProperty("message", e.message());
-            entries.add(o);
-        }
-        JsonObject body = new JsonObject();
-        body.add("entries", entries);
-        body.addProperty("nextCursor", page.nextCursor());
-        body.addProperty("firstAvailable", page.firstAvailable());
-        Responses.json(response, 200, body);
+        LogPage body = new LogPage(page.entries().stream().map(LogJournal.Entry::toWire).toList(), page.nextCursor(),
+                page.firstAvailable());
+        Responses.json(response, 200, RestJson.logPage(body));
     }
 
     private static long number(EnvdRequest request, String name, long fallback, long min, long max) {

@@ -8,6 +8,7 @@ import io.agentenv.envd.http.Access;
 import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpRoutes;
 import io.agentenv.envd.http.Responses;
+import io.agentenv.envd.http.RestJson;
 import java.io.IOException;
 
 /** {@code GET /metrics}: one reading of the sandbox's CPU, memory and disk (needs the access token once set). */
@@ -24,6 +25,6 @@ public final class MetricsEndpoint implements HttpEndpoint {
 
     @Override
     public void handle(EnvdRequest request, EnvdResponse response) throws IOException {
-        Responses.json(response, 200, metrics.sample().toJson());
+        Responses.json(response, 200, RestJson.metrics(metrics.sample().toWire()));
     }
 }

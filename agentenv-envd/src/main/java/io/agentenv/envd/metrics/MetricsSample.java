@@ -1,6 +1,6 @@
 package io.agentenv.envd.metrics;
 
-import com.google.gson.JsonObject;
+import io.agentenv.envd.protocol.rest.Metrics;
 
 /**
  * One reading of the sandbox's resources, in the shape of E2B envd's {@code GET /metrics}: {@code ts} (Unix seconds),
@@ -9,8 +9,6 @@ import com.google.gson.JsonObject;
  */
 record MetricsSample(long timestamp, int cpuCount, double cpuUsedPercent, long memTotal, long memUsed, long memCache,
                      long diskUsed, long diskTotal) {
-    private static final long MIB = 1024 * 1024;
-
     MetricsSample {
         if (cpuCount < 1) {
             throw new IllegalArgumentException("cpuCount must be >= 1, got " + cpuCount);
@@ -23,18 +21,8 @@ record MetricsSample(long timestamp, int cpuCount, double cpuUsedPercent, long m
         }
     }
 
-    JsonObject toJson() {
-        JsonObject out = new JsonObject();
-        out.addProperty("ts", timestamp);
-        out.addProperty("cpu_count", cpuCount);
-        out.addProperty("cpu_used_pct", cpuUsedPercent);
-        out.addProperty("mem_total", memTotal);
-        out.addProperty("mem_used", memUsed);
-        out.addProperty("mem_cache", memCache);
-        out.addProperty("mem_total_mib", memTotal / MIB);
-        out.addProperty("mem_used_mib", memUsed / MIB);
-        out.addProperty("disk_used", diskUsed);
-        out.addProperty("disk_total", diskTotal);
-        return out;
+    /** The reading as envd's wire record. */
+    Metrics toWire() {
+        return Metrics.of(timestamp, cpuCount, cpuUsedPercent, memTotal, memUsed, memCache, diskUsed, diskTotal);
     }
 }

@@ -2,6 +2,7 @@ package io.agentenv.envd.session;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.envd.protocol.rest.InitBody;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -15,6 +16,17 @@ public record InitRequest(Optional<String> accessToken, Map<String, String> envV
         requireNonNull(defaultWorkdir, "defaultWorkdir is null");
         requireNonNull(timestamp, "timestamp is null");
         envVars = Map.copyOf(envVars);
+    }
+
+    /**
+     * The fields of the wire body ({@code timestamp} parsed as an ISO-8601 instant).
+     *
+     * @throws java.time.format.DateTimeParseException if the timestamp is not an instant
+     */
+    public static InitRequest from(InitBody body) {
+        return new InitRequest(Optional.ofNullable(body.accessToken()), body.envVars(),
+                Optional.ofNullable(body.defaultUser()), Optional.ofNullable(body.defaultWorkdir()),
+                Optional.ofNullable(body.timestamp()).map(Instant::parse));
     }
 
     @Override

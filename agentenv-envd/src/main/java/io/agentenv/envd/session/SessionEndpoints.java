@@ -8,6 +8,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
+import io.agentenv.envd.protocol.rest.InitBody;
 import io.agentenv.envd.http.Access;
 import io.agentenv.envd.http.EnvdHandler;
 import io.agentenv.envd.http.HttpException;
@@ -15,7 +16,6 @@ import io.agentenv.envd.http.HttpRoutes;
 import io.agentenv.envd.http.Responses;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
@@ -100,15 +100,14 @@ public final class SessionEndpoints {
                 envVars.put(e.getKey(), e.getValue().getAsString());
             }
         }
-        Optional<Instant> timestamp = string(json, "timestamp").map(t -> {
-            try {
-                return Instant.parse(t);
-            } catch (DateTimeParseException e) {
-                throw HttpException.badRequest("timestamp must be an RFC 3339 date-time");
-            }
-        });
-        return new InitRequest(string(json, "accessToken"), envVars, string(json, "defaultUser"),
-                string(json, "defaultWorkdir"), timestamp);
+        InitBody body = new InitBody(string(json, "accessToken").orElse(null), envVars,
+                string(json, "defaultUser").orElse(null), string(json, "defaultWorkdir").orElse(null),
+                string(json, "timestamp").orElse(null));
+        try {
+            return InitRequest.from(body);
+        } catch (DateTimeParseException e) {
+            throw HttpException.badRequest("timestamp must be an RFC 3339 date-time");
+        }
     }
 
     private static Optional<String> string(JsonObject json, String name) {

@@ -3,6 +3,8 @@ package io.agentenv.envd.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.agentenv.envd.http.RestJson;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -357,7 +359,8 @@ class SandboxMetricsTest {
 
     @Test
     void the_json_has_envds_field_names() {
-        JsonObject json = new MetricsSample(1, 2, 12.5, 2L << 20, 1L << 20, 5, 6, 7).toJson();
+        JsonObject json = JsonParser.parseString(
+                RestJson.metrics(new MetricsSample(1, 2, 12.5, 2L << 20, 1L << 20, 5, 6, 7).toWire())).getAsJsonObject();
 
         assertThat(json.keySet()).containsExactlyInAnyOrder("ts", "cpu_count", "cpu_used_pct", "mem_total", "mem_used",
                 "mem_cache", "mem_total_mib", "mem_used_mib", "disk_used", "disk_total");

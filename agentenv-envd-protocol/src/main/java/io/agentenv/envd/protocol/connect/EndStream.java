@@ -32,6 +32,7 @@ public record EndStream(Optional<RpcException> error, Map<String, List<String>> 
     }
 
     public byte[] toJson() {
+        // Connect's end-stream JSON, read as a protobuf Struct: this module is shared with envd, which has no Jackson
         Struct.Builder root = Struct.newBuilder();
         error.ifPresent(e -> root.putFields("error", Value.newBuilder().setStructValue(e.toStruct()).build()));
         if (!metadata.isEmpty()) {

@@ -5,7 +5,10 @@ import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.util.JsonFormat;
 import java.nio.charset.StandardCharsets;
 
-/** Compact proto3 JSON printing shared by the codec. */
+/**
+ * Compact proto3 JSON printing shared by the codec. JsonFormat stays here because the Connect JSON codec needs the
+ * proto3 JSON mapping; envd's REST payloads do not go through it (see the {@code rest} package).
+ */
 final class Json {
     private static final JsonFormat.Printer PRINTER = JsonFormat.printer().omittingInsignificantWhitespace();
 

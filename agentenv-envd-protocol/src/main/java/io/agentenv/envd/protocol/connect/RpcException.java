@@ -62,6 +62,7 @@ public final class RpcException extends RuntimeException {
     /** Parses a unary error body, falling back to the code implied by the HTTP status. */
     public static RpcException fromUnaryResponse(int httpStatus, byte[] body) {
         try {
+            // Connect's error JSON, read as a protobuf Struct: this module is shared with envd, which has no Jackson
             Struct.Builder error = Struct.newBuilder();
             JsonFormat.parser().ignoringUnknownFields().merge(new String(body, StandardCharsets.UTF_8), error);
             if (error.containsFields("code")) {

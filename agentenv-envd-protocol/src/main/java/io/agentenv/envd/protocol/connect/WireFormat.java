@@ -13,6 +13,9 @@ public enum WireFormat {
     JSON("application/json", "application/connect+json"),
     PROTO("application/proto", "application/connect+proto");
 
+    // The Connect JSON codec needs protobuf's proto3 JSON mapping (lowerCamel names, int64 as strings, enums by name,
+    // bytes as base64), which only JsonFormat implements; envd's REST payloads are the rest records instead (Jackson on
+    // the host, gson in envd).
     private static final JsonFormat.Parser PARSER = JsonFormat.parser().ignoringUnknownFields();
 
     private final String unaryContentType;

@@ -1,9 +1,8 @@
-package io.agentenv.cli;
+package io.agentenv.envd.client;
 
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.Message;
 import io.agentenv.envd.protocol.connect.ConnectCode;
 import io.agentenv.envd.protocol.connect.ConnectHeaders;
@@ -11,6 +10,7 @@ import io.agentenv.envd.protocol.connect.EndStream;
 import io.agentenv.envd.protocol.connect.Envelope;
 import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.connect.WireFormat;
+import io.agentenv.envd.protocol.rest.EntryInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -30,18 +30,24 @@ import java.util.function.LongFunction;
  * envd (the guest agent) through the server's sandbox proxy, as the E2B SDK reaches it: requests go to the API URL with
  * the routing headers {@code E2b-Sandbox-Id} and {@code E2b-Sandbox-Port: 49983} and the sandbox's envd token in
  * {@code X-Access-Token}. Connect RPCs use the JSON codec (unary, and server streams of envelopes); files use
- * {@code GET|POST /files}. The token is never logged or printed.
+ * {@code GET|POST /files}, whose JSON answers are agentenv-envd-protocol's {@code rest} records (read with Jackson, as
+ * {@link HttpEnvdClient} reads them). The token is never logged or printed.
+ *
+ * <p>It runs on the JDK's {@link HttpClient} and touches neither Jetty nor a logger, so that a short-lived process (the
+ * {@code aenv} CLI) can use it without loading either: {@link HttpEnvdClient} is the backends' client of an envd they
+ * reach directly. Failures are {@link EnvdCallException}s (the proxy's or envd's status and message) or, for Connect
+ * errors, {@link RpcException}s.
  */
-final class EnvdClient {
-    static final int ENVD_PORT = 49983;
+public final class ProxiedEnvdClient {
+    public static final int ENVD_PORT = 49983;
     /** Larger than envd's biggest message (32 KiB of output, base64'd, or a deep ListDir). */
     private static final int MAX_MESSAGE = 64 * 1024 * 1024;
     private static final Duration HEADERS_TIMEOUT = Duration.ofSeconds(60);
     private static final WireFormat CODEC = WireFormat.JSON;
 
     /** Where envd is and the token it wants; {@code toString} leaves the token out. */
-    record Target(String sandboxId, Optional<String> accessToken) {
-        Target {
+    public record Target(String sandboxId, Optional<String> accessToken) {
+        public Target {
             requireNonNull(sandboxId, "sandboxId is null");
             requireNonNull(accessToken, "accessToken is null");
         }
@@ -55,21 +61,20 @@ final class EnvdClient {
     private final URI base;
     private final Target target;
     private final HttpClient http;
-    private final ObjectMapper json;
 
-    EnvdClient(URI base, Target target, HttpClient http, ObjectMapper json) {
+    /** {@code base}: the server's API URL, which the proxy answers on. */
+    public ProxiedEnvdClient(URI base, Target target, HttpClient http) {
         this.base = requireNonNull(base, "base is null");
         this.target = requireNonNull(target, "target is null");
         this.http = requireNonNull(http, "http is null");
-        this.json = requireNonNull(json, "json is null");
     }
 
-    String sandboxId() {
+    public String sandboxId() {
         return target.sandboxId();
     }
 
     /** A unary Connect call, e.g. {@code procedure = "filesystem.Filesystem/ListDir"}. */
-    <T extends Message> T unary(String procedure, Message request, T responseType, Optional<String> user) {
+    public <T extends Message> T unary(String procedure, Message request, T responseType, Optional<String> user) {
         HttpRequest.Builder builder = rpc(procedure, user).timeout(HEADERS_TIMEOUT)
                 .header("Content-Type", CODEC.unaryContentType())
                 .POST(HttpRequest.BodyPublishers.ofByteArray(CODEC.serialize(request)));
@@ -86,7 +91,7 @@ final class EnvdClient {
      *
      * @param timeout {@code Connect-Timeout-Ms}, which envd enforces by ending the call (and killing a process)
      */
-    <T extends Message> void serverStream(String procedure, Message request, T responseType, Optional<Duration> timeout,
+    public <T extends Message> void serverStream(String procedure, Message request, T responseType, Optional<Duration> timeout,
                                           Optional<String> user, Consumer<T> onMessage) {
         HttpRequest.Builder builder = rpc(procedure, user).timeout(HEADERS_TIMEOUT)
                 .header("Content-Type", CODEC.streamContentType())
@@ -134,13 +139,13 @@ final class EnvdClient {
         return envelope.orElseThrow(() -> brokeOff("no end frame"));
     }
 
-    private ApiException brokeOff(String detail) {
-        return new ApiException(0, "the stream from sandbox " + target.sandboxId() + " broke off (" + detail
+    private EnvdCallException brokeOff(String detail) {
+        return new EnvdCallException(0, "the stream from sandbox " + target.sandboxId() + " broke off (" + detail
                 + "); was the sandbox killed or paused?");
     }
 
     /** {@code GET /files?path=}: copies the file's bytes to {@code out}. */
-    void download(String path, Optional<String> user, OutputStream out) {
+    public void download(String path, Optional<String> user, OutputStream out) {
         download(path, user, length -> out);
     }
 
@@ -148,7 +153,7 @@ final class EnvdClient {
      * {@code GET /files?path=}: copies the file's bytes to the stream {@code sink} returns when it is given the
      * response's Content-Length (-1 when it has none).
      */
-    void download(String path, Optional<String> user, LongFunction<OutputStream> sink) {
+    public void download(String path, Optional<String> user, LongFunction<OutputStream> sink) {
         HttpRequest request = envd(filesUri(path, user)).timeout(HEADERS_TIMEOUT).GET().build();
         HttpResponse<InputStream> response = send(request, HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
@@ -159,12 +164,12 @@ final class EnvdClient {
             body.transferTo(out);
             out.flush();
         } catch (IOException e) {
-            throw new ApiException(0, "download of " + path + " failed: " + describe(e));
+            throw new EnvdCallException(0, "download of " + path + " failed: " + describe(e));
         }
     }
 
     /** {@code POST /files?path=} with the raw bytes (application/octet-stream); returns the path envd wrote. */
-    String upload(String path, Optional<String> user, HttpRequest.BodyPublisher content) {
+    public String upload(String path, Optional<String> user, HttpRequest.BodyPublisher content) {
         HttpRequest request = envd(filesUri(path, user)).timeout(Duration.ofMinutes(30))
                 .header("Content-Type", "application/octet-stream").POST(content).build();
         HttpResponse<byte[]> response = send(request, HttpResponse.BodyHandlers.ofByteArray());
@@ -172,14 +177,14 @@ final class EnvdClient {
             throw failure(response.statusCode(), response.body());
         }
         try {
-            JsonNode written = json.readTree(response.body());
-            if (written != null && written.isArray() && !written.isEmpty() && written.get(0).hasNonNull("path")) {
-                return written.get(0).get("path").asText();
+            EntryInfo[] written = EnvdWire.JSON.readValue(response.body(), EntryInfo[].class);
+            if (written != null && written.length > 0) {
+                return written[0].path();
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             // fall through: the upload itself succeeded
         }
-        throw new ApiException(response.statusCode(), "envd did not say which file it wrote");
+        throw new EnvdCallException(response.statusCode(), "envd did not say which file it wrote");
     }
 
     private URI filesUri(String path, Optional<String> user) {
@@ -206,10 +211,10 @@ final class EnvdClient {
         try {
             return http.send(request, handler);
         } catch (IOException e) {
-            throw new ApiException(0, "cannot reach " + base + ": " + describe(e));
+            throw new EnvdCallException(0, "cannot reach " + base + ": " + describe(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new ApiException(0, "interrupted");
+            throw new EnvdCallException(0, "interrupted");
         }
     }
 
@@ -220,7 +225,7 @@ final class EnvdClient {
     private RuntimeException failure(int status, byte[] body) {
         String message = new String(body, StandardCharsets.UTF_8).strip();
         try {
-            JsonNode node = json.readTree(body);
+            JsonNode node = EnvdWire.JSON.readTree(body);
             if (node != null && node.isObject()) {
                 if (node.path("code").isTextual()) {
                     return RpcException.fromUnaryResponse(status, body);
@@ -236,9 +241,9 @@ final class EnvdClient {
             message = message.substring(0, 500) + "...";
         }
         return switch (status) {
-            case 502 -> new ApiException(status, "sandbox " + target.sandboxId() + " is not running (" + message + ")");
-            case 401 -> new ApiException(status, "the sandbox refused access (" + message + ")");
-            default -> new ApiException(status, message.isEmpty() ? "HTTP " + status : message);
+            case 502 -> new EnvdCallException(status, "sandbox " + target.sandboxId() + " is not running (" + message + ")");
+            case 401 -> new EnvdCallException(status, "the sandbox refused access (" + message + ")");
+            default -> new EnvdCallException(status, message.isEmpty() ? "HTTP " + status : message);
         };
     }
 
@@ -246,7 +251,7 @@ final class EnvdClient {
         return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
-    static String describe(Exception e) {
+    public static String describe(Exception e) {
         return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 }
