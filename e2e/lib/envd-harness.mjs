@@ -113,15 +113,17 @@ export async function startEnvd({ port = ENVD_PORT, init, args = [], readyTimeou
 }
 
 /**
- * An account for "run as another user" tests, created idempotently (needs root; CI runs as root).
- * Returns null when not root.
+ * An account for "run as another user" tests, created idempotently (needs root; CI runs as root), with `home` as its
+ * home directory when given (envd resolves a user's relative paths against it). Returns null when not root.
  */
-export function ensureTestUser(name = 'envd-e2e') {
+export function ensureTestUser(name = 'envd-e2e', { home } = {}) {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return null
   try {
     execFileSync('id', ['-u', name], { stdio: 'ignore' })
+    if (home) execFileSync('usermod', ['--home', home, name], { stdio: 'ignore' })
   } catch {
-    execFileSync('useradd', ['--create-home', '--shell', '/bin/bash', name], { stdio: 'ignore' })
+    const homeArgs = home ? ['--home-dir', home, '--no-create-home'] : ['--create-home']
+    execFileSync('useradd', [...homeArgs, '--shell', '/bin/bash', name], { stdio: 'ignore' })
   }
   return name
 }

@@ -16,13 +16,17 @@ let sbx
 let user
 let work
 
+// Relative paths resolve against the requesting user's home (as E2B's envd does): the suite's own user has a fresh
+// directory as its home, so that they land there and nowhere else.
+const asRoot = typeof process.getuid === 'function' && process.getuid() === 0
+const suiteTest = asRoot ? test : test.skip // as another user's home: root only
+
 before(async () => {
-  user = ensureTestUser()
+  if (!asRoot) return
   work = mkdtempSync(join(tmpdir(), 'envd-files-e2e-'))
   chmodSync(work, 0o777)
-  const init = { accessToken: TOKEN, defaultWorkdir: work }
-  if (user) init.defaultUser = user
-  envd = await startEnvd({ init })
+  user = ensureTestUser('envd-files-e2e', { home: work })
+  envd = await startEnvd({ init: { accessToken: TOKEN, defaultWorkdir: work, defaultUser: user } })
   // Debug mode (localhost:49983, no API); the token makes the SDK send X-Access-Token and sign URLs, as for a
   // sandbox created with `secure: true`.
   sbx = new Sandbox({ sandboxId: 'debug_sandbox_id', envdVersion: '99.99.99', envdAccessToken: TOKEN, debug: true })
@@ -33,14 +37,14 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-test('text written with the SDK reads back, relative to the default workdir', async () => {
+suiteTest('text written with the SDK reads back, relative to the user\'s home', async () => {
   const info = await sbx.files.write('hello.txt', 'hello world')
   assert.deepEqual(info, { name: 'hello.txt', path: join(work, 'hello.txt'), type: 'file', metadata: undefined })
   assert.equal(await sbx.files.read('hello.txt'), 'hello world')
   assert.equal(readFileSync(join(work, 'hello.txt'), 'utf8'), 'hello world')
 })
 
-test('binary content survives the round trip byte for byte, and empty files read as empty', async () => {
+suiteTest('binary content survives the round trip byte for byte, and empty files read as empty', async () => {
   const bytes = Uint8Array.from({ length: 256 }, (_, i) => i)
   await sbx.files.write('bin/all-bytes.dat', bytes.buffer)
   assert.deepEqual(await sbx.files.read('bin/all-bytes.dat', { format: 'bytes' }), bytes)
@@ -48,7 +52,7 @@ test('binary content survives the round trip byte for byte, and empty files read
   assert.equal(await sbx.files.read('empty.txt'), '')
 })
 
-test('several files go up in one request, each to its own full path', async () => {
+suiteTest('several files go up in one request, each to its own full path', async () => {
   const results = await sbx.files.write([
     { path: 'multi/a.txt', data: 'A' },
     { path: join(work, 'multi', 'b.txt'), data: 'B' },
@@ -57,7 +61,7 @@ test('several files go up in one request, each to its own full path', async () =
   assert.equal(await sbx.files.read('multi/b.txt'), 'B')
 })
 
-test('files and parents created for the user are owned by the user', { skip: !user && 'needs root' }, async () => {
+suiteTest('files and parents created for the user are owned by the user', { skip: !user && 'needs root' }, async () => {
   await sbx.files.write('owned/deep/file.txt', 'x')
   const uid = Number(readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`)).split(':')[2])
   for (const p of ['owned', 'owned/deep', 'owned/deep/file.txt']) {
@@ -65,7 +69,7 @@ test('files and parents created for the user are owned by the user', { skip: !us
   }
 })
 
-test('a write as another user goes to that user and a streamed body is uploaded as octet-stream', async () => {
+suiteTest('a write as another user goes to that user and a streamed body is uploaded as octet-stream', async () => {
   const asRoot = await sbx.files.write(join(work, 'by-root.txt'), 'r', { user: 'root' })
   assert.equal(statSync(asRoot.path).uid, 0)
   const stream = new ReadableStream({
@@ -79,13 +83,13 @@ test('a write as another user goes to that user and a streamed body is uploaded 
   assert.equal(await sbx.files.read('streamed.txt'), 'streamed body')
 })
 
-test('reading a missing file is FileNotFoundError and reading a directory an error', async () => {
+suiteTest('reading a missing file is FileNotFoundError and reading a directory an error', async () => {
   await assert.rejects(sbx.files.read('nope.txt'), NotFoundError)
   await sbx.files.makeDir('a-dir')
   await assert.rejects(sbx.files.read('a-dir'), SandboxError)
 })
 
-test('list returns children, and deeper levels with depth', async () => {
+suiteTest('list returns children, and deeper levels with depth', async () => {
   await sbx.files.makeDir('tree/a/b')
   await sbx.files.write('tree/top.txt', 't')
   await sbx.files.write('tree/a/b/leaf.txt', 'l')
@@ -100,13 +104,13 @@ test('list returns children, and deeper levels with depth', async () => {
   await assert.rejects(sbx.files.list('no-such-dir'), NotFoundError)
 })
 
-test('exists tells files that are there from files that are not', async () => {
+suiteTest('exists tells files that are there from files that are not', async () => {
   await sbx.files.write('present.txt', 'x')
   assert.equal(await sbx.files.exists('present.txt'), true)
   assert.equal(await sbx.files.exists('absent.txt'), false)
 })
 
-test('getInfo reports mode bits, an ls-style string, owner, size, time and symlink targets', async () => {
+suiteTest('getInfo reports mode bits, an ls-style string, owner, size, time and symlink targets', async () => {
   await sbx.files.write('info.txt', '12345')
   chmodSync(join(work, 'info.txt'), 0o644)
   const info = await sbx.files.getInfo('info.txt')
@@ -131,13 +135,13 @@ test('getInfo reports mode bits, an ls-style string, owner, size, time and symli
   await assert.rejects(sbx.files.getInfo('missing'), NotFoundError)
 })
 
-test('makeDir creates parents and answers false when the directory exists', async () => {
+suiteTest('makeDir creates parents and answers false when the directory exists', async () => {
   assert.equal(await sbx.files.makeDir('made/x/y'), true)
   assert.ok(statSync(join(work, 'made/x/y')).isDirectory())
   assert.equal(await sbx.files.makeDir('made/x/y'), false)
 })
 
-test('rename moves an entry and returns where it went', async () => {
+suiteTest('rename moves an entry and returns where it went', async () => {
   await sbx.files.write('before.txt', 'moving')
   const moved = await sbx.files.rename('before.txt', 'after/renamed.txt')
   assert.equal(moved.path, join(work, 'after/renamed.txt'))
@@ -147,13 +151,13 @@ test('rename moves an entry and returns where it went', async () => {
   await assert.rejects(sbx.files.rename('never-was.txt', 'x.txt'), NotFoundError)
 })
 
-test('remove deletes files and whole directories', async () => {
+suiteTest('remove deletes files and whole directories', async () => {
   await sbx.files.write('doomed/inner/f.txt', 'x')
   await sbx.files.remove('doomed')
   assert.equal(await sbx.files.exists('doomed'), false)
 })
 
-test('write metadata comes back from getInfo, list and rename, and an overwrite clears it', async () => {
+suiteTest('write metadata comes back from getInfo, list and rename, and an overwrite clears it', async () => {
   const written = await sbx.files.write('meta/m.txt', 'x', { metadata: { author: 'ada' } })
   assert.deepEqual(written.metadata, { author: 'ada' })
   assert.deepEqual((await sbx.files.getInfo('meta/m.txt')).metadata, { author: 'ada' })
@@ -171,7 +175,7 @@ test('write metadata comes back from getInfo, list and rename, and an overwrite 
   assert.equal((await sbx.files.getInfo('meta/n.txt')).metadata, undefined)
 })
 
-test('watchDir reports creates, writes, renames and removes with names relative to the directory', async () => {
+suiteTest('watchDir reports creates, writes, renames and removes with names relative to the directory', async () => {
   await sbx.files.makeDir('watched')
   const events = []
   const handle = await sbx.files.watchDir('watched', (e) => events.push(e))
@@ -193,7 +197,7 @@ test('watchDir reports creates, writes, renames and removes with names relative 
   }
 })
 
-test('a recursive watch sees new subdirectories and names nested files by their relative path', async () => {
+suiteTest('a recursive watch sees new subdirectories and names nested files by their relative path', async () => {
   await sbx.files.makeDir('rwatch')
   const events = []
   const handle = await sbx.files.watchDir('rwatch', (e) => events.push(e), { recursive: true, includeEntry: true })
@@ -208,7 +212,7 @@ test('a recursive watch sees new subdirectories and names nested files by their 
   }
 })
 
-test('a watch ends with a timeout error when its timeoutMs runs out', async () => {
+suiteTest('a watch ends with a timeout error when its timeoutMs runs out', async () => {
   await sbx.files.makeDir('short-watch')
   let exitError
   const exited = new Promise((resolve) => {
@@ -218,13 +222,13 @@ test('a watch ends with a timeout error when its timeoutMs runs out', async () =
   assert.ok(exitError instanceof TimeoutError, `expected TimeoutError, got ${exitError}`)
 })
 
-test('watching a missing directory is FileNotFoundError and watching a file an error', async () => {
+suiteTest('watching a missing directory is FileNotFoundError and watching a file an error', async () => {
   await assert.rejects(sbx.files.watchDir('no-such-dir', () => {}), NotFoundError)
   await sbx.files.write('plain.txt', 'x')
   await assert.rejects(sbx.files.watchDir('plain.txt', () => {}), SandboxError)
 })
 
-test('signed download and upload URLs work without the token until they expire', async () => {
+suiteTest('signed download and upload URLs work without the token until they expire', async () => {
   await sbx.files.write('signed.txt', 'signed content')
   const download = await sbx.downloadUrl('signed.txt', { useSignatureExpiration: 10_000 })
   assert.match(download, /signature=v1_/)
@@ -250,7 +254,7 @@ test('signed download and upload URLs work without the token until they expire',
   assert.equal(unsigned.status, 401)
 })
 
-test('gzip: reads can be gzip-encoded on the wire and uploads can be gzip-compressed', async () => {
+suiteTest('gzip: reads can be gzip-encoded on the wire and uploads can be gzip-compressed', async () => {
   const text = 'squeeze me '.repeat(1000)
   await sbx.files.write('gz.txt', text, { gzip: true })
   assert.equal(readFileSync(join(work, 'gz.txt'), 'utf8'), text)
@@ -263,7 +267,7 @@ test('gzip: reads can be gzip-encoded on the wire and uploads can be gzip-compre
   assert.equal((body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body).toString(), text)
 })
 
-test('the previous SDK release (2.50.0) reads, writes, lists and signs against the same envd', async () => {
+suiteTest('the previous SDK release (2.50.0) reads, writes, lists and signs against the same envd', async () => {
   const old = new SandboxV250({ sandboxId: 'debug_sandbox_id', envdVersion: '99.99.99', envdAccessToken: TOKEN, debug: true })
   await old.files.write('v250/a.txt', 'from 2.50')
   assert.equal(await old.files.read('v250/a.txt'), 'from 2.50')
@@ -273,7 +277,7 @@ test('the previous SDK release (2.50.0) reads, writes, lists and signs against t
   assert.equal(await res.text(), 'from 2.50')
 })
 
-test('GET /metrics reports CPU, memory and disk', async () => {
+suiteTest('GET /metrics reports CPU, memory and disk', async () => {
   const res = await fetch(`${envd.url}/metrics`, { headers: { 'X-Access-Token': TOKEN } })
   assert.equal(res.status, 200)
   const m = await res.json()
@@ -285,7 +289,7 @@ test('GET /metrics reports CPU, memory and disk', async () => {
   assert.equal((await fetch(`${envd.url}/metrics`)).status, 401)
 })
 
-test('files created outside envd are served as they are on disk', async () => {
+suiteTest('files created outside envd are served as they are on disk', async () => {
   writeFileSync(join(work, 'from-node.txt'), 'made outside envd')
   assert.equal(await sbx.files.read('from-node.txt'), 'made outside envd')
 })
