@@ -122,9 +122,11 @@ public final class EnvdServer implements AutoCloseable {
                 first.execute(() -> { });
             }
         });
-        Thread.ofPlatform().name("envd-date-warmup").daemon().start(() ->
-                DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US).withZone(ZoneId.of("GMT"))
-                        .format(Instant.now()));
+        Thread.ofPlatform().name("envd-date-warmup").daemon().start(() -> {
+            String unused = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US)
+                    .withZone(ZoneId.of("GMT"))
+                    .format(Instant.now());
+        });
     }
 
     private void serve(HttpExchange exchange) throws IOException {
