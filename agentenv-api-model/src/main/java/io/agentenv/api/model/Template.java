@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * E2B schema {@code Template} ({@code GET /templates}, {@code GET /v2/templates}). A template has exactly one build,
  * so {@code buildID} equals {@code templateID} and {@code buildCount} is 1. {@code createdAt}/{@code updatedAt} are
- * null when the backend does not know when its template was built; {@code lastSpawnedAt} and {@code createdBy} are
+ * null when the backend does not know when its template was built; E2B's fields lastSpawnedAt and createdBy are
  * always null and {@code spawnCount} is not sent, because this server does not record template usage or users.
  *
  * @param aliases the names it can be created by (E2B's deprecated field; {@code aenv templates} prints it)

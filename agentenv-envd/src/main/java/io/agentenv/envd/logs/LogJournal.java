@@ -23,6 +23,8 @@ public final class LogJournal {
     public enum Source { ENVD, PROCESS }
 
     /**
+     * One journal entry.
+     *
      * @param stream for process entries: {@code stdout}, {@code stderr}, {@code pty} or {@code event}; for envd: the logger
      */
     public record Entry(long seq, Instant time, Source source, String level, OptionalInt pid, String stream, String message) {

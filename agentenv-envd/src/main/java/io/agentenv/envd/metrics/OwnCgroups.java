@@ -33,6 +33,8 @@ final class OwnCgroups {
     private record Mounts(Optional<Map<Path, String>> roots) {}
 
     /**
+     * Finds this process's own cgroup directories.
+     *
      * @param proc where procfs is mounted
      * @param cgroupRoot where the cgroup filesystems are mounted
      * @return the cgroup v2 directory when there is one of this process's own; else the v1 memory and cpuacct

@@ -116,7 +116,10 @@ final class CredentialSwitch implements AutoCloseable {
         private final int pid;
         private final List<Integer> descriptors;
 
-        /** @param pid the child started in the window, or 0; @param descriptors the job's descriptors still open */
+        /**
+         * @param pid the child started in the window, or 0
+         * @param descriptors the job's descriptors still open
+         */
         Stuck(int pid, List<Integer> descriptors) {
             super("the spawning thread could not return to envd's credentials", null, false, false);
             this.pid = pid;

@@ -20,7 +20,11 @@ public final class Accounts {
         this.fallbackUser = requireNonNull(fallbackUser, "fallbackUser is null");
     }
 
-    /** @throws UnknownUserException when the chosen name has no account */
+    /**
+     * The account a request runs as: the requested user, else the session's default user, else the fallback user.
+     *
+     * @throws UnknownUserException when the chosen name has no account
+     */
     public UserAccount resolve(Optional<String> requested) {
         String name = requested.filter(n -> !n.isEmpty())
                 .or(() -> sessionDefaultUser.get().filter(n -> !n.isEmpty()))

@@ -56,7 +56,7 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
 
     /**
      * @param http    the server's shared client (created once in Main)
-     * @param baseUrl the extension's base URL ({@code http} or {@code https}); hooks are under {@code /sandbox-hook/}
+     * @param baseUrl the extension's base URL (an http or https URL); hooks are under {@code /sandbox-hook/}
      * @param timeout the deadline of one hook call
      */
     public HttpLifecycleHooks(HttpClient http, URI baseUrl, Duration timeout) {

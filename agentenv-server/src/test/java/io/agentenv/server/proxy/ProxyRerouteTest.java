@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A request whose looked-up endpoint refuses the connection (the sandbox moved between the lookup and the connect) is
- * resolved once more. The proxy's lookup is faked to hand out a dead endpoint while {@link #stale} says so.
+ * resolved once more. The proxy's lookup is faked to hand out a dead endpoint while {@link #staleLookups} says so.
  */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class ProxyRerouteTest {

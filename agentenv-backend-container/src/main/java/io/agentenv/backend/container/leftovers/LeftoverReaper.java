@@ -77,6 +77,8 @@ public final class LeftoverReaper {
     }
 
     /**
+     * Removes what a previous run left behind and no re-attached sandbox uses.
+     *
      * @param running    the sandboxes the server still runs (re-attached)
      * @param containers the containers they run in (a claimed warm-pool member's or their own)
      * @param slots      network slots a previous run left that no re-attached sandbox took
