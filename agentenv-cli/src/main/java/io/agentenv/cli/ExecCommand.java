@@ -93,7 +93,7 @@ final class ExecCommand implements Callable<Integer> {
         if (timeoutSeconds < 0) {
             throw new IllegalArgumentException("--timeout must be >= 0");
         }
-        if (forceStdin && noStdin || tty && noStdin) {
+        if ((forceStdin && noStdin) || (tty && noStdin)) {
             throw new IllegalArgumentException((tty ? "--tty" : "--stdin") + " and --no-stdin exclude each other");
         }
         Stdio stdio = aenv.stdio();

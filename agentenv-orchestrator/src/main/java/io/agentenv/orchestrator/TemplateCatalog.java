@@ -90,7 +90,7 @@ final class TemplateCatalog {
 
     private static boolean isAfter(TemplateView template, Cursor cursor) { // in newest-first order
         int byTime = sortTime(template).compareTo(cursor.at());
-        return byTime < 0 || byTime == 0 && template.id().value().compareTo(cursor.id()) < 0;
+        return byTime < 0 || (byTime == 0 && template.id().value().compareTo(cursor.id()) < 0);
     }
 
     private static Instant sortTime(TemplateView template) {

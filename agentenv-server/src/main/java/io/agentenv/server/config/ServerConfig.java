@@ -181,7 +181,7 @@ public record ServerConfig(
     /** The URL may carry credentials, so messages never repeat it. */
     private static void checkExtensionUrl(URI url) {
         String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
-        if (!scheme.equals("http") && !scheme.equals("https") || url.getHost() == null) {
+        if ((!scheme.equals("http") && !scheme.equals("https")) || url.getHost() == null) {
             throw new IllegalArgumentException(CUSTOM_EXTENSION_URL + " must be an absolute http:// or https:// URL");
         }
         if (url.getRawQuery() != null || url.getRawFragment() != null) {
@@ -190,7 +190,8 @@ public record ServerConfig(
     }
 
     private static boolean isKnownKey(String key) {
-        return KEYS.contains(key) || key.startsWith(BACKEND_SETTING_PREFIX) && key.length() > BACKEND_SETTING_PREFIX.length();
+        return KEYS.contains(key)
+                || (key.startsWith(BACKEND_SETTING_PREFIX) && key.length() > BACKEND_SETTING_PREFIX.length());
     }
 
     private static Map<String, String> backendSettings(Map<String, String> values) {

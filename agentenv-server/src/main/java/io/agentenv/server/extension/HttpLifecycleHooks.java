@@ -63,7 +63,7 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
         this.http = requireNonNull(http, "http is null");
         requireNonNull(baseUrl, "baseUrl is null");
         String scheme = baseUrl.getScheme();
-        if (!"http".equals(scheme) && !"https".equals(scheme) || baseUrl.getHost() == null) {
+        if ((!"http".equals(scheme) && !"https".equals(scheme)) || baseUrl.getHost() == null) {
             throw new IllegalArgumentException("the custom extension URL must be an absolute http(s) URL");
         }
         String text = baseUrl.toString();

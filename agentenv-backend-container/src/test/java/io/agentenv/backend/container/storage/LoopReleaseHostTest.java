@@ -139,7 +139,7 @@ class LoopReleaseHostTest {
         }, threads);
         Duration outlived = SHORT.multipliedBy(15); // a look for holders on a busy host can take most of a second
         HostFixture.await("the unmount answered or outlived its quiet bound 15 times", Duration.ofSeconds(20),
-                () -> unmounting.isDone() || began.get() && System.nanoTime() - started.get() > outlived.toNanos());
+                () -> unmounting.isDone() || (began.get() && System.nanoTime() - started.get() > outlived.toNanos()));
 
         assertThat(unmounting).as("as with CRIU restoring another sandbox: no process in the copy's namespace, one"
                 + " holding it open; the unmount waits for it").isNotDone();
