@@ -22,6 +22,7 @@ final class CompletionCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
+    @SuppressWarnings("UnusedVariable") // picocli checks SHELL against Shell's values; bash is the only one so far
     @Parameters(paramLabel = "SHELL", description = "bash.")
     private Shell shell;
 

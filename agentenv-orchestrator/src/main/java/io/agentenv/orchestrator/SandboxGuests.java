@@ -98,7 +98,7 @@ public final class SandboxGuests implements AutoCloseable {
         requireNonNull(id, "id is null");
         return OperationRunner.read(() -> {
             requireRunning(records.visible(id));
-            SandboxRuntime.Guest guest = runtime.guest(id).orElseThrow(() -> transitioning(id));
+            SandboxRuntime.Guest guest = runtime.guest(id).orElseThrow(() -> transitioning());
             requireRunning(records.visible(id));
             EnvdApi envd = guest.envd().orElseThrow(() -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED,
                     "sandbox guest agent is not connected"));
@@ -172,7 +172,7 @@ public final class SandboxGuests implements AutoCloseable {
     }
 
     private Optional<List<EnvdLogEntry>> keptLogs(SandboxRecord record) {
-        StoredState paused = record.paused().orElseThrow(() -> transitioning(record.id()));
+        StoredState paused = record.paused().orElseThrow(() -> transitioning());
         Optional<List<EnvdLogEntry>> kept = pausedLogs.read(record.id(), paused);
         if (kept.isPresent()) {
             return kept;
@@ -267,11 +267,11 @@ public final class SandboxGuests implements AutoCloseable {
             }
             case PAUSED -> throw new AgentEnvException(ErrorKind.CONFLICT,
                     "sandbox " + record.id().value() + " is paused");
-            default -> throw transitioning(record.id());
+            default -> throw transitioning();
         }
     }
 
-    private static AgentEnvException transitioning(SandboxId id) {
+    private static AgentEnvException transitioning() {
         return new AgentEnvException(ErrorKind.CONFLICT, "sandbox runtime is transitioning; retry");
     }
 }

@@ -13,6 +13,7 @@ import java.time.Duration;
 final class YoungCollection {
     private static final int CHUNK = 1024;
     /** Where the allocations go, so that no compiler can leave them out. */
+    @SuppressWarnings("UnusedVariable") // written only, on purpose
     private static volatile Object sink;
 
     private YoungCollection() {

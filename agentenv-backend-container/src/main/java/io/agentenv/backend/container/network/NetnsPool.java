@@ -47,7 +47,6 @@ public final class NetnsPool implements AutoCloseable {
     private final String prefix;
     private final int firstSlot;
     private final int slotCount;
-    private final int warm;
 
     private final Object lock = new Object();
     /** Indexes that are ready or handed out. Guarded by lock. */
@@ -75,7 +74,6 @@ public final class NetnsPool implements AutoCloseable {
         }
         this.firstSlot = firstSlot;
         this.slotCount = slotCount;
-        this.warm = warm;
         this.ready = new RefillingPool<>("netns-refill", warm, new RefillingPool.Items<>() {
             @Override
             public Optional<NetSlot> make(String key) throws InterruptedException {
