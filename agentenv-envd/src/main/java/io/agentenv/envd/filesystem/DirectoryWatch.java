@@ -154,6 +154,7 @@ public final class DirectoryWatch implements AutoCloseable {
         return batch.finish();
     }
 
+    @SuppressWarnings("ReferenceEquality") // CLOSED is a sentinel instance
     private Delivery take(Delivery delivery) {
         if (delivery == CLOSED || (delivery == null && closed)) {
             queue.offer(CLOSED); // every later poll fails too
@@ -194,6 +195,7 @@ public final class DirectoryWatch implements AutoCloseable {
         queue.offer(CLOSED);
     }
 
+    @SuppressWarnings("ReferenceEquality") // watch event kinds are constants, compared by identity as the JDK does
     private void process(Delivery delivery, Batch batch) {
         Path dir = directories.get(delivery.key());
         if (!delivery.valid()) {

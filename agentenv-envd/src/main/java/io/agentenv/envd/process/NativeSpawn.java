@@ -253,6 +253,7 @@ final class NativeSpawn implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("Finally") // a thread stuck in the user's credentials must throw Stuck, whatever the try did
     private Process start(List<String> argv, Map<String, String> env, Path cwd, CredentialSwitch.Target as)
             throws IOException {
         requireNonNull(argv, "argv is null");

@@ -26,7 +26,10 @@ public final class CommandHandle implements AutoCloseable {
     private final Optional<Consumer<byte[]>> onPty;
     private final Utf8Decoder stdoutDecoder = new Utf8Decoder();
     private final Utf8Decoder stderrDecoder = new Utf8Decoder();
+    @SuppressWarnings("JdkObsolete") // appended on the stream's thread, read on the caller's: synchronized on purpose
     private final StringBuffer stdout = new StringBuffer();
+
+    @SuppressWarnings("JdkObsolete") // as stdout
     private final StringBuffer stderr = new StringBuffer();
     private final CompletableFuture<CommandResult> end = new CompletableFuture<>();
 

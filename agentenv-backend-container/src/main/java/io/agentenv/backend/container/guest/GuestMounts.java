@@ -352,6 +352,7 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
     }
 
     /** Calls {@code handle} (mknod or chmod) on {@code path}; 0 or errno. */
+    @SuppressWarnings("ReferenceEquality") // which of the two constant handles it was given
     private static int call(MethodHandle handle, Path path, int mode, long rdev) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment name = arena.allocateFrom(path.toString());

@@ -197,6 +197,7 @@ public final class WarmPool implements AutoCloseable {
     }
 
     /** A reservation closed: its member goes back first in line unless it was claimed (or the pool closed). */
+    @SuppressWarnings("ReferenceEquality") // the very member this reservation holds, not an equal one
     private void giveBack(Member member) {
         Reserved held;
         synchronized (lock) {
