@@ -87,13 +87,15 @@ final class PausedLogs {
     }
 
     /** The format of {@value #FILE} (written by earlier versions; here for tests of the reading side). */
+    @SuppressWarnings("EnumOrdinal") // the file names a source by its ordinal: Source's order is part of the format
     static void encode(List<EnvdLogEntry> entries, DataOutputStream out) throws IOException {
         out.writeLong(MAGIC);
         out.writeInt(entries.size());
         for (EnvdLogEntry e : entries) {
             out.writeLong(e.seq());
-            out.writeLong(e.timestamp().getEpochSecond());
-            out.writeInt(e.timestamp().getNano());
+            Instant at = e.timestamp();
+            out.writeLong(at.getEpochSecond());
+            out.writeInt(at.getNano());
             out.writeByte(e.source().ordinal());
             writeString(out, e.level());
             out.writeInt(e.pid().orElse(-1));
@@ -102,6 +104,7 @@ final class PausedLogs {
         }
     }
 
+    @SuppressWarnings("EnumOrdinal") // as encode
     static List<EnvdLogEntry> decode(DataInputStream in) throws IOException {
         if (in.readLong() != MAGIC) {
             throw new IOException("not a kept-logs file");

@@ -21,6 +21,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -92,7 +93,7 @@ public class GuestBootIdHostTest {
     }
 
     private SandboxBackend pauseAndResume(SandboxBackend sandbox, LaunchSpec spec, PauseMode mode) throws Exception {
-        Path dir = Files.createDirectories(artifacts("boot-id-" + mode.name().toLowerCase())); // as the orchestrator makes it
+        Path dir = Files.createDirectories(artifacts("boot-id-" + mode.name().toLowerCase(Locale.ROOT))); // as the orchestrator makes it
         PausedState paused = sandbox.pause(mode, dir);
         sandbox.close();
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));

@@ -76,8 +76,9 @@ record MockPausedState(PauseMode mode, Resources resources, String sandboxId, Pa
             out.writeInt(entries.size());
             for (EnvdLogEntry e : entries) {
                 out.writeLong(e.seq());
-                out.writeLong(e.timestamp().getEpochSecond());
-                out.writeInt(e.timestamp().getNano());
+                Instant at = e.timestamp();
+                out.writeLong(at.getEpochSecond());
+                out.writeInt(at.getNano());
                 out.writeUTF(e.source().name());
                 out.writeUTF(e.level());
                 out.writeInt(e.pid().orElse(-1));

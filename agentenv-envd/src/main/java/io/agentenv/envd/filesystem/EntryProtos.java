@@ -3,12 +3,14 @@ package io.agentenv.envd.filesystem;
 import com.google.protobuf.Timestamp;
 import io.agentenv.envd.protocol.filesystem.EntryInfo;
 import io.agentenv.envd.protocol.filesystem.FilesystemEvent;
+import java.time.Instant;
 
 /** Converts filesystem values to their wire messages. */
 final class EntryProtos {
     private EntryProtos() {}
 
     static EntryInfo toProto(Entry entry) {
+        Instant modified = entry.modifiedTime();
         EntryInfo.Builder out = EntryInfo.newBuilder()
                 .setName(entry.name())
                 .setType(toProto(entry.type()))
@@ -19,8 +21,8 @@ final class EntryProtos {
                 .setOwner(entry.owner())
                 .setGroup(entry.group())
                 .setModifiedTime(Timestamp.newBuilder()
-                        .setSeconds(entry.modifiedTime().getEpochSecond())
-                        .setNanos(entry.modifiedTime().getNano()))
+                        .setSeconds(modified.getEpochSecond())
+                        .setNanos(modified.getNano()))
                 .putAllMetadata(entry.metadata());
         entry.symlinkTarget().ifPresent(out::setSymlinkTarget);
         return out.build();

@@ -172,7 +172,7 @@ final class NativeSpawn implements AutoCloseable {
                 int ignored = (int) actionsDestroy.invokeExact(actions);
                 ignored = (int) attrDestroy.invokeExact(attr);
             }
-            MemorySegment unused = (MemorySegment) strerror.invokeExact(0);
+            MemorySegment _ = (MemorySegment) strerror.invokeExact(0);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         } catch (RuntimeException | Error e) {

@@ -43,7 +43,7 @@ final class ProcessTable implements AutoCloseable {
             case PID -> Optional.ofNullable(byPid.get(Integer.toUnsignedLong(selector.getPid())));
             case TAG -> byPid.values().stream()
                     .filter(c -> c.tag().filter(selector.getTag()::equals).isPresent())
-                    .min(Comparator.comparing((ChildProcess c) -> !c.isRunning()).thenComparing(ChildProcess::pid));
+                    .min(Comparator.comparing((ChildProcess c) -> !c.isRunning()).thenComparingLong(ChildProcess::pid));
             case SELECTOR_NOT_SET -> Optional.empty();
         };
     }

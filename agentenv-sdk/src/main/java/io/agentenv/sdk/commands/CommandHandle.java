@@ -180,8 +180,7 @@ public final class CommandHandle implements AutoCloseable {
             throw new SandboxException("interrupted while waiting for process " + pid, e);
         } catch (ExecutionException | CompletionException e) {
             Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException) {
-                RuntimeException r = (RuntimeException) cause;
+            if (cause instanceof RuntimeException r) {
                 throw r;
             }
             throw new SandboxException("process " + pid + " failed", cause);

@@ -212,7 +212,7 @@ final class UpstreamForwarder extends ProxyHandler {
         }
         log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value())
                 .addKeyValue("port", upstream.sandboxPort()).log("proxy: endpoint refused, sending to the new one");
-        request.setAttribute(REROUTED_ATTRIBUTE, Boolean.TRUE);
+        request.setAttribute(REROUTED_ATTRIBUTE, true);
         request.setAttribute(UPSTREAM_ATTRIBUTE, moved.get());
         handle(request, response, callback);
     }

@@ -3,6 +3,7 @@ package io.agentenv.server.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Locale;
 import org.eclipse.jetty.http.HttpFields;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -52,7 +53,7 @@ class RouteClassifierTest {
     void a_host_under_a_configured_domain_is_always_the_proxy() {
         assertThat(classify("GET", "3000-" + ID + ".sbx.test", "/sandboxes", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 3000, "/sandboxes"));
-        assertThat(classify("GET", "3000-" + ID.toUpperCase() + ".SBX.TEST.:80", "/", "q", HttpFields.EMPTY))
+        assertThat(classify("GET", "3000-" + ID.toUpperCase(Locale.ROOT) + ".SBX.TEST.:80", "/", "q", HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 3000, "/?q"));
         assertThat(classify("GET", "49983-" + ID + ".local.dev:8080", "/health", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 49983, "/health"));
@@ -73,7 +74,7 @@ class RouteClassifierTest {
         RouteClassifier anyDomain = new RouteClassifier(List.of());
         assertThat(anyDomain.classify("GET", "8000-" + ID + ".localhost:3000", "/index.html", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 8000, "/index.html"));
-        assertThat(anyDomain.classify("GET", "49983-" + ID.toUpperCase() + ".E2B.app.", "/health", "a=1", HttpFields.EMPTY))
+        assertThat(anyDomain.classify("GET", "49983-" + ID.toUpperCase(Locale.ROOT) + ".E2B.app.", "/health", "a=1", HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 49983, "/health?a=1"));
         assertThat(anyDomain.classify("GET", "8000-" + ID + ".sandbox.example.com", "/", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 8000, "/"));

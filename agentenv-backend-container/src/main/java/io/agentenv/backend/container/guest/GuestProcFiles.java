@@ -271,7 +271,7 @@ public final class GuestProcFiles {
                 outcome[0] = MOVE_FAILED;
                 outcome[1] = Libc.errno(state);
             }
-            int unused = (int) CLOSE.invokeExact(state, target);
+            int _ = (int) CLOSE.invokeExact(state, target);
         }
         if ((int) SETNS.invokeExact(state, home, CLONE_NEWNS) != 0) {
             outcome[0] = RETURN_FAILED;
@@ -296,7 +296,7 @@ public final class GuestProcFiles {
             return;
         }
         try {
-            int unused = (int) CLOSE.invokeExact(state, fd);
+            int _ = (int) CLOSE.invokeExact(state, fd);
         } catch (Throwable t) {
             // a descriptor of a mount or a namespace: nothing to lose
         }

@@ -217,7 +217,7 @@ public final class UtsHostname implements AutoCloseable {
 
     private static void closeQuietly(MemorySegment state, int fd) {
         try {
-            int unused = (int) CLOSE.invokeExact(state, fd); // read-only: nothing to lose on a failed close
+            int _ = (int) CLOSE.invokeExact(state, fd); // read-only: nothing to lose on a failed close
         } catch (Throwable t) {
             log.atWarn().setCause(t).log("closing a namespace descriptor failed");
         }

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -89,7 +88,7 @@ class LoopDevicesHostTest {
 
         // when its backing file is read the whole time
         List<Exception> errors = new ArrayList<>();
-        AtomicInteger readsOfTheImage = new AtomicInteger();
+        int readsOfTheImage = 0;
         for (String device = current.get(); !"done".equals(device); device = current.get()) {
             if (device == null) {
                 Thread.onSpinWait();
@@ -98,7 +97,7 @@ class LoopDevicesHostTest {
             try {
                 // detached, attached to the image, or already to another sandbox's disk (device numbers are reused)
                 if (LoopDevices.backingFileOf(device).filter(image.toString()::equals).isPresent()) {
-                    readsOfTheImage.incrementAndGet();
+                    readsOfTheImage++;
                 }
                 LoopDevices.backedUnder(host.sandboxesDir);
             } catch (IOException e) {
@@ -110,7 +109,7 @@ class LoopDevicesHostTest {
         // then no read failed, and reads did meet the image attached
         assertThat(churnFailed.get()).isNull();
         assertThat(errors).isEmpty();
-        assertThat(readsOfTheImage.get()).as("reads while attached").isPositive();
+        assertThat(readsOfTheImage).as("reads while attached").isPositive();
         assertThat(LoopDevices.backedUnder(host.sandboxesDir)).isEmpty();
     }
 
