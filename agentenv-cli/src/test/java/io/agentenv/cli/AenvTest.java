@@ -104,8 +104,8 @@ class AenvTest {
     void create_posts_a_v2_body_with_the_key_and_prints_the_id() {
         answer("POST /v2/sandboxes", 201, SANDBOX);
         int code = aenv("create", "base", "--timeout", "60", "--metadata", "team=ml", "--env", "FOO=bar", "--on-timeout", "pause");
-        assertThat(code).as(err.toString()).isZero();
-        assertThat(out.toString().strip()).isEqualTo(ID);
+        assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8).strip()).isEqualTo(ID);
         Recorded request = only();
         assertThat(request.apiKeys()).containsExactly(KEY);
         assertThat(request.body()).contains("\"templateID\":\"base\"").contains("\"timeout\":60")
@@ -117,10 +117,10 @@ class AenvTest {
         answer("GET /v2/sandboxes", 200, "[" + LISTED.formatted(ID, "running") + "]", Map.of("X-Next-Token", "tok1"));
         answer("GET /v2/sandboxes", 200, "[" + LISTED.formatted("zzzzzzzzzzzzzzzzzzzz", "paused") + "]");
         int code = aenv("list");
-        assertThat(code).as(err.toString()).isZero();
+        assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isZero();
         assertThat(requests).hasSize(2);
         assertThat(new ArrayList<>(requests).get(1).rawQuery()).contains("nextToken=tok1");
-        assertThat(out.toString()).contains("SANDBOX ID").contains(ID).contains("zzzzzzzzzzzzzzzzzzzz").contains("paused");
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("SANDBOX ID").contains(ID).contains("zzzzzzzzzzzzzzzzzzzz").contains("paused");
     }
 
     @Test
@@ -151,8 +151,8 @@ class AenvTest {
                 {"templateID":"base","sandboxID":"%s","clientID":"","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T00:05:00Z",
                  "envdVersion":"0.6.13","envdAccessToken":"secret-token","domain":null,"cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"running",
                  "allowInternetAccess":null,"lifecycle":{"autoResume":false,"onTimeout":"kill"}}""".formatted(ID));
-        assertThat(aenv("info", ID, "-o", "json")).as(err.toString()).isZero();
-        assertThat(out.toString()).contains("\"sandboxID\" : \"" + ID + "\"").contains("\"state\" : \"running\"")
+        assertThat(aenv("info", ID, "-o", "json")).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("\"sandboxID\" : \"" + ID + "\"").contains("\"state\" : \"running\"")
                 .doesNotContain("envdAccessToken").doesNotContain("secret-token");
     }
 
@@ -160,9 +160,9 @@ class AenvTest {
     void killing_a_missing_sandbox_exits_1_with_the_reason() {
         answer("DELETE /sandboxes/" + ID, 204, "");
         assertThat(aenv("kill", ID)).isZero();
-        assertThat(out.toString()).contains("killed " + ID);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("killed " + ID);
         assertThat(aenv("kill", ID)).isEqualTo(1);
-        assertThat(err.toString()).contains("not found");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("not found");
     }
 
     @Test
@@ -171,7 +171,7 @@ class AenvTest {
         answer("POST /sandboxes/" + ID + "/pause", 409, "{\"code\":409,\"message\":\"already paused\"}");
         assertThat(aenv("pause", ID)).isZero();
         assertThat(aenv("pause", ID)).isZero();
-        assertThat(out.toString()).contains("paused " + ID).contains("was already paused");
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("paused " + ID).contains("was already paused");
     }
 
     @Test
@@ -180,7 +180,7 @@ class AenvTest {
         answer("POST /v2/sandboxes/" + ID + "/connect", 200, SANDBOX);
         assertThat(aenv("connect", ID, "--timeout", "120")).isZero();
         assertThat(aenv("resume", ID)).isZero();
-        assertThat(out.toString()).contains("resumed " + ID).contains("running " + ID);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("resumed " + ID).contains("running " + ID);
         assertThat(requests.getFirst().body()).isEqualTo("{\"timeout\":120}");
     }
 
@@ -204,20 +204,20 @@ class AenvTest {
         assertThat(all.get(1).body()).contains("\"count\":2");
         assertThat(all.get(2).body()).isEqualTo("{\"name\":\"n\"}");
         assertThat(all.get(3).rawQuery()).contains("sandboxID=" + ID);
-        assertThat(out.toString()).contains("restore failed").contains("snap1").doesNotContain("envdAccessToken");
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("restore failed").contains("snap1").doesNotContain("envdAccessToken");
     }
 
     @Test
     void a_rejected_key_exits_1_with_a_hint_and_a_missing_key_is_a_usage_error() {
         answer("GET /sandboxes/" + ID, 401, "{\"code\":401,\"message\":\"invalid API key\"}");
         assertThat(aenv("info", ID)).isEqualTo(1);
-        assertThat(err.toString()).contains("invalid API key").contains("AENV_API_KEY");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("invalid API key").contains("AENV_API_KEY");
 
         ByteArrayOutputStream err2 = new ByteArrayOutputStream();
         int code = Aenv.run(new String[] {"list"}, Collections.emptyMap(),
                 new Stdio(InputStream.nullInputStream(), new ByteArrayOutputStream(), err2, false), hook -> { });
         assertThat(code).isEqualTo(2);
-        assertThat(err2.toString()).contains("no API key");
+        assertThat(err2.toString(StandardCharsets.UTF_8)).contains("no API key");
     }
 
     @Test
@@ -227,6 +227,6 @@ class AenvTest {
         int code = Aenv.run(new String[] {"list", "--api-url", "http://127.0.0.1:" + port}, Map.of("AENV_API_KEY", KEY), stdio(),
                 hook -> { });
         assertThat(code).isEqualTo(1);
-        assertThat(err.toString()).contains("cannot reach");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot reach");
     }
 }

@@ -25,7 +25,7 @@ class CompletionCommandTest {
 
     @Test
     void completion_bash_prints_a_script_that_names_the_commands_and_their_subcommands() {
-        assertThat(aenv("completion", "bash")).as(err.toString()).isZero();
+        assertThat(aenv("completion", "bash")).as(err.toString(StandardCharsets.UTF_8)).isZero();
 
         String script = out.toString(StandardCharsets.UTF_8);
         assertThat(script).startsWith("#!/usr/bin/env bash").contains("complete -F _complete_aenv")
@@ -47,7 +47,7 @@ class CompletionCommandTest {
     @Test
     void another_shell_is_a_usage_error() {
         assertThat(aenv("completion", "fish")).isEqualTo(2);
-        assertThat(err.toString()).contains("bash");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("bash");
     }
 
     /** What bash offers for the last word, with the script loaded (COMPREPLY, sorted, space-separated). */

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -146,7 +147,7 @@ class MockBackendFactoryTest {
 
     @Test
     void decoding_fails_terminally_when_the_artifacts_are_gone() {
-        assertThatThrownBy(() -> factory.decodePausedState("paused|WITH_MEMORY|1|1|1|x".getBytes(), dir.resolve("none")))
+        assertThatThrownBy(() -> factory.decodePausedState("paused|WITH_MEMORY|1|1|1|x".getBytes(StandardCharsets.UTF_8), dir.resolve("none")))
                 .isInstanceOf(BackendException.Terminal.class);
     }
 

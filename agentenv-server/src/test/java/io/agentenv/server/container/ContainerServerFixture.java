@@ -13,6 +13,7 @@ import io.agentenv.spi.SandboxId;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -182,7 +183,7 @@ final class ContainerServerFixture implements AutoCloseable {
 
     private static String run(String... argv) throws Exception {
         Process process = new ProcessBuilder(argv).redirectErrorStream(true).start();
-        String out = new String(process.getInputStream().readAllBytes());
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (process.waitFor() != 0) {
             throw new IOException(String.join(" ", argv) + " failed: " + out);
         }

@@ -2,6 +2,7 @@ package io.agentenv.backend.container.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -45,7 +46,7 @@ class InitReaperTest {
         List<String> command = new ArrayList<>(List.of("sh", "-c", "\"$0\" \"$@\" </dev/null >/dev/null 2>&1 & echo $!", program));
         command.addAll(List.of(args));
         Process shell = new ProcessBuilder(command).start();
-        long pid = Long.parseLong(new String(shell.getInputStream().readAllBytes()).strip());
+        long pid = Long.parseLong(new String(shell.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
         shell.waitFor();
         HostProcess orphan = HostProcess.of(pid).orElseThrow();
         HostFixture.await("the orphan is a zombie child of this JVM", WAIT, () -> {

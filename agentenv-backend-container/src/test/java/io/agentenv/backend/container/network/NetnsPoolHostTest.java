@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -125,7 +126,7 @@ class NetnsPoolHostTest {
                         + " s.bind(('0.0.0.0', 8080)); s.listen(); print('ready', flush=True)\nwhile True: s.accept()[0].close()")
                 .redirectErrorStream(true).start();
         try (ServerSocket hostService = new ServerSocket(0, 50, InetAddress.getByName("0.0.0.0"))) {
-            assertThat(new String(listener.getInputStream().readNBytes(6))).isEqualTo("ready\n");
+            assertThat(new String(listener.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("ready\n");
 
             // the host reaches a sandbox
             try (Socket s = new Socket()) {
