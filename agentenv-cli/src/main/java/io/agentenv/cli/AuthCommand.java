@@ -99,6 +99,7 @@ final class AuthCommand {
     }
 
     /** The key from stdin: typed without echo on a terminal, else its first line. */
+    @SuppressWarnings("SystemConsoleNull") // stdin was found to be a terminal; null only where a JDK has no console
     private String readKey() {
         if (aenv.stdio().stdinIsTerminal()) {
             Console console = System.console();

@@ -2,6 +2,7 @@ package io.agentenv.cli;
 
 import static java.util.Objects.requireNonNull;
 
+import java.io.Console;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
@@ -72,7 +73,8 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
             String target = Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();
             return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
-            return System.console() != null;
+            Console console = System.console(); // never null since JDK 22: isTerminal() tells what null used to
+            return console != null && console.isTerminal();
         }
     }
 }

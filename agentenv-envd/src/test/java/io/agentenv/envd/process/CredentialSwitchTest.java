@@ -192,6 +192,7 @@ class CredentialSwitchTest {
     }
 
     @Test
+    @SuppressWarnings("ThreadPriorityCheck") // yields while waiting, up to a deadline, for another thread to park
     void a_thread_that_cannot_return_is_retired_and_later_work_is_refused() throws Throwable {
         Linker linker = Linker.nativeLinker();
         CredentialSwitch.Syscalls broken = CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch")).orElseThrow()

@@ -13,6 +13,7 @@ public record OciSpec(String ociVersion, Process process, Root root, String host
                Map<String, String> annotations) {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
+    @SuppressWarnings("AvoidCommonTypeNames") // the OCI runtime spec's own name for this object
     record Process(boolean terminal, User user, List<String> args, List<String> env, String cwd,
                    Capabilities capabilities, List<Rlimit> rlimits, boolean noNewPrivileges, Integer oomScoreAdj) {
     }
