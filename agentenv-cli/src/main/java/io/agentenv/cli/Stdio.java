@@ -68,6 +68,7 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
     }
 
     /** On Linux, where the descriptor points; elsewhere whether the JVM has a console. */
+    @SuppressWarnings("SystemConsoleNull") // the null test is for a JVM started without a console at all
     private static boolean isTerminal(int fd) {
         try {
             String target = Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();

@@ -123,7 +123,7 @@ public final class EnvdServer implements AutoCloseable {
             }
         });
         Thread.ofPlatform().name("envd-date-warmup").daemon().start(() -> {
-            String unused = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US)
+            String _ = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US)
                     .withZone(ZoneId.of("GMT"))
                     .format(Instant.now());
         });

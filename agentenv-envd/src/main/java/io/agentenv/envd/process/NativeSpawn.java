@@ -253,7 +253,6 @@ final class NativeSpawn implements AutoCloseable {
         }
     }
 
-    @SuppressWarnings("Finally") // a thread stuck in the user's credentials must throw Stuck, whatever the try did
     private Process start(List<String> argv, Map<String, String> env, Path cwd, CredentialSwitch.Target as)
             throws IOException {
         requireNonNull(argv, "argv is null");
@@ -288,6 +287,7 @@ final class NativeSpawn implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("Finally") // a thread stuck in the user's credentials must throw Stuck, whatever the try did
     private int spawn(Arena arena, List<String> argv, Map<String, String> env, Path cwd, int[] out, int[] err,
                       CredentialSwitch.Target as, List<Integer> open) throws IOException {
         MemorySegment attr = arena.allocate(OPAQUE_SIZE, 16);

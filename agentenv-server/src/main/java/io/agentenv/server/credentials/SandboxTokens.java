@@ -62,7 +62,7 @@ public final class SandboxTokens {
     private static Mac cloneable(SecretKeySpec key) {
         try {
             Mac mac = newMac(key);
-            Object unused = mac.clone(); // a provider whose Mac cannot be cloned throws here, once
+            Object _ = mac.clone(); // a provider whose Mac cannot be cloned throws here, once
             return mac;
         } catch (CloneNotSupportedException e) {
             return null;
