@@ -24,7 +24,7 @@ async function holder(dir) {
   return { child, lane: text.startsWith('lane ') ? Number(text.slice(5)) : null, text }
 }
 
-test('concurrent runs get different lanes, all taken is a clear error, and a killed run frees its lane', async (t) => {
+test('concurrent runs get distinct lanes; all taken is an error; a kill frees a lane', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'aenv-lanes-'))
   const holders = []
   t.after(() => {
@@ -52,7 +52,7 @@ test('concurrent runs get different lanes, all taken is a clear error, and a kil
   assert.equal(again.lane, victim.lane)
 })
 
-test('scripts in other languages claim through `node lane.mjs hold`, held until its stdin closes', async (t) => {
+test('other languages claim through `node lane.mjs hold`, held until its stdin closes', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'aenv-lanes-'))
   const children = []
   t.after(() => {
@@ -94,7 +94,7 @@ test('scripts in other languages claim through `node lane.mjs hold`, held until 
   assert.match(none.err(), /all 8 benchmark lanes are taken/)
 })
 
-test('no two lanes of any benchmark script share a name, a runc dir, a cgroup, an id prefix or a network slot', () => {
+test('no two benchmark lanes share a name, runc dir, cgroup, id prefix or network slot', () => {
   const used = []
   for (const [script, layout] of Object.entries(LAYOUTS)) {
     for (let lane = 0; lane < LANES; lane++) {

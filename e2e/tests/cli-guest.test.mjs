@@ -161,7 +161,7 @@ test('killing the sandbox while exec streams ends aenv with one error line', asy
   assert.match(err, /^error: the stream from sandbox .* broke off .*killed or paused\?\n$/)
 })
 
-test('exec -t attaches a remote pty of the local terminal\'s size and passes the exit code (under script(1))', async () => {
+test('exec -t attaches a terminal-sized remote pty, passes the exit code (script(1))', async () => {
   const java = join(process.env.JAVA_HOME || '/usr/lib/jvm/temurin-25-jdk-amd64', 'bin', 'java')
   const run = (command, input) => new Promise((resolve, reject) => {
     // script gives aenv a local terminal (30 rows, 100 columns) and types `input` into it
@@ -227,7 +227,7 @@ test('files put then get round-trips binary data, from a file and from stdin', a
   assert.ok(readFileSync(join(workDir, 'piped.bin')).equals(piped))
 })
 
-test('files ls lists a directory as a table and as JSON; rm removes; a missing file is one error line', async () => {
+test('files ls lists a directory as table and JSON; rm removes; missing is one error', async () => {
   const dir = join(workDir, 'tree')
   const mk = await aenv(['exec', sandboxId, '-c', `mkdir -p ${dir}/sub && echo hi > ${dir}/a.txt && echo x > ${dir}/sub/b.txt`])
   assert.equal(mk.code, 0, mk.err)
@@ -297,7 +297,7 @@ test('the launcher runs on a JDK 25 although the PATH\'s java is older', async (
   assert.equal(r.out, 'aenv 0.1.0\n')
 })
 
-test('start runs a piped script in a new sandbox and kills it afterwards; --keep keeps it', async () => {
+test('start runs a piped script in a new sandbox, then kills it; --keep keeps it', async () => {
   const r = await aenv(['start', 'base'], { input: 'echo "in $0"\nexit 4\n' })
   assert.equal(r.code, 4, r.err)
   assert.equal(r.out, 'in bash\n')
@@ -346,7 +346,7 @@ test('files put -r then get -r round-trips a directory tree', async () => {
   assert.equal(readFileSync(join(back, 'sub', 'b with space.txt'), 'utf8'), 'b\n')
 })
 
-test('auth login saves the URL and key (mode 0600) for later commands; the environment wins; logout forgets them', async () => {
+test('auth login saves URL and key (0600) for later commands; env wins; logout forgets', async () => {
   const config = mkdtempSync(join(tmpdir(), 'cli-auth-'))
   const env = { XDG_CONFIG_HOME: config }
   try {

@@ -27,7 +27,7 @@ async function api(path) {
   return { status: res.status, body: await res.json() }
 }
 
-test('getMetrics of a running sandbox returns the guest agent\'s reading with a valid timestamp', async () => {
+test('getMetrics of a running sandbox returns the guest agent\'s reading and timestamp', async () => {
   const sbx = await Sandbox.create('base', { ...opts, timeoutMs: 120_000 })
   try {
     const metrics = await sbx.getMetrics()

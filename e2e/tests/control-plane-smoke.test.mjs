@@ -19,7 +19,7 @@ after(async () => {
   if (server) await server.stop()
 })
 
-test('the SDK creates, inspects, lists, times out, pauses, connects and kills a sandbox (v2 routes)', async () => {
+test('the SDK creates, inspects, lists, times out, pauses, connects, kills (v2)', async () => {
   const tag = `smoke ${Date.now()} & more=yes`
   const sbx = await Sandbox.create('base', { ...opts, metadata: { purpose: tag, kind: 'smoke' }, timeoutMs: 120_000 })
   assert.match(sbx.sandboxId, /^[a-z0-9]{20}$/)

@@ -24,7 +24,7 @@ async function getJson(path) {
   return { status: res.status, next: res.headers.get('x-next-token'), body: await res.json() }
 }
 
-test('Template.exists finds the built-in template and a named snapshot, and not an unknown name', async () => {
+test('Template.exists finds the built-in template and a named snapshot, not an unknown', async () => {
   assert.equal(await Template.exists('base', opts), true)
   assert.equal(await Template.exists('no-such-template', opts), false)
 

@@ -112,7 +112,7 @@ test('a background command can be listed, connected to and killed', async () => 
   assert.equal(await sbx.commands.kill(handle.pid), false, 'a second kill finds nothing to kill')
 })
 
-test('a process keeps running after its client disconnects and its end can still be fetched', async () => {
+test('a process outlives its client\'s disconnect and its end can still be fetched', async () => {
   const handle = await sbx.commands.run('read line; echo got:$line', { background: true, stdin: true, timeoutMs: 0 })
   await handle.disconnect()
   await sbx.commands.sendStdin(handle.pid, 'hello\n')
@@ -140,7 +140,7 @@ test('signalling or connecting to an unknown pid is not found', async () => {
   await assert.rejects(sbx.commands.connect(999_999))
 })
 
-test('commands run as the default user from /init or the requested one, with that user\'s home', { skip: !otherUser && 'needs root' }, async () => {
+test('commands run as /init\'s default user or the requested one, with its home', { skip: !otherUser && 'needs root' }, async () => {
   assert.equal((await sbx.commands.run('id -un; echo $HOME; pwd')).stdout,
     `${defaultUser}\n/home/${defaultUser}\n/home/${defaultUser}\n`)
   const result = await sbx.commands.run('id -un; echo $HOME; pwd', { user: otherUser })

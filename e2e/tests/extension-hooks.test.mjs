@@ -45,7 +45,7 @@ async function api(method, path, body) {
 
 const hooksOf = (sandboxId) => extension.state.events.filter((e) => e.body.sandboxId === sandboxId).map((e) => e.hook)
 
-test('a refused start-fresh is a 400 that names the hook, its status and its reason; nothing is left behind', async () => {
+test('a refused start-fresh is a 400 naming hook, status and reason; nothing is left', async () => {
   const refused = await api('POST', '/v2/sandboxes', { templateID: 'base', customExtensionParams: { vpn: { region: 'mars' } } })
   assert.equal(refused.status, 400)
   assert.equal(refused.body.code, 400)
@@ -54,7 +54,7 @@ test('a refused start-fresh is a 400 that names the hook, its status and its rea
   assert.deepEqual(listed.body, [])
 })
 
-test('params travel through create, patch, pause and connect, and every started instance gets its stop', async () => {
+test('params go through create, patch, pause, connect; every started instance stops', async () => {
   const created = await api('POST', '/v2/sandboxes', { templateID: 'base', customExtensionParams: { vpn: { region: 'eu' } } })
   assert.equal(created.status, 201, JSON.stringify(created.body))
   const id = created.body.sandboxID

@@ -334,7 +334,7 @@ hostTest('a paused sandbox with autoResume is resumed by its first proxied reque
   }, { timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
 })
 
-hostTest('killing a sandbox while a command streams gives the SDK\'s "killed" error; then isRunning is false', async () => {
+hostTest('a kill mid-stream gives the SDK\'s "killed" error; then isRunning is false', async () => {
   const sbx = await Sandbox.create('base', opts)
   const handle = await sbx.commands.run('sleep 300', { background: true })
   await sbx.kill()

@@ -106,7 +106,7 @@ test('getInfo, list with metadata filter and pagination, setTimeout', async () =
   }
 })
 
-test('commands: run with per-command envs, non-zero exit, background, connect, list, stdin and kill', async () => {
+test('commands: envs, non-zero exit, background, connect, list, stdin and kill', async () => {
   await withSandbox(async (sbx) => {
     const hi = await sbx.commands.run('echo "hi $GREETING"', { envs: { GREETING: 'proxy' } })
     assert.equal(hi.exitCode, 0)
@@ -175,7 +175,7 @@ test('files: write, read, list, exists, makeDir, rename, remove and watch', asyn
   })
 })
 
-test('uploadUrl and downloadUrl work without any sandbox header (routed by their signature)', async () => {
+test('uploadUrl and downloadUrl work without sandbox headers (routed by signature)', async () => {
   await withSandbox(async (sbx) => {
     const path = join(workDir, `signed-${sbx.sandboxId}.txt`)
     const upload = await sbx.uploadUrl(path)
@@ -210,7 +210,7 @@ test('envd calls need the sandbox\'s X-Access-Token; /health does not', async ()
   })
 })
 
-test('a user HTTP server is reached through host routing and /proxy paths; an unknown sandbox is 502', async () => {
+test('a user HTTP server is reached by host and /proxy routing; unknown ids are 502', async () => {
   const seen = []
   const app = createServer((req, res) => {
     seen.push({ url: req.url, headers: req.headers })
@@ -243,7 +243,7 @@ test('a user HTTP server is reached through host routing and /proxy paths; an un
   }
 })
 
-test('killing a sandbox while a command streams gives the SDK\'s "killed" error; then isRunning is false', async () => {
+test('a kill mid-stream gives the SDK\'s "killed" error; then isRunning is false', async () => {
   const sbx = await Sandbox.create('base', opts)
   let killed = false
   try {

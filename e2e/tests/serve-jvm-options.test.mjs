@@ -32,7 +32,7 @@ function fakeJava(t, body) {
   return path
 }
 
-test('with the JDK it is made for, every option of jvm.options is kept, the experimental one included', () => {
+test('with its own JDK every jvm.options option is kept, the experimental one too', () => {
   assert.ok(listed.includes('-XX:+AOTCompileEagerly'), 'jvm.options still uses the experimental option')
   const { status, lines, stderr } = options(java)
 
@@ -41,7 +41,7 @@ test('with the JDK it is made for, every option of jvm.options is kept, the expe
   assert.equal(stderr, '')
 })
 
-test('a JDK without -XX:+AOTCompileEagerly gets the other options and a warning instead of a JVM that refuses to start', (t) => {
+test('a JDK lacking -XX:+AOTCompileEagerly gets the rest and a warning, still starting', (t) => {
   const withoutFlag = fakeJava(t, `for a in "$@"; do
   if [ "$a" = -XX:+AOTCompileEagerly ]; then
     echo "Unrecognized VM option 'AOTCompileEagerly'" >&2; echo "Error: Could not create the Java Virtual Machine." >&2

@@ -65,7 +65,7 @@ class AuthCommandTest {
     }
 
     @Test
-    void login_checks_the_key_from_stdin_and_saves_it_with_the_url_readable_by_the_owner_only() throws IOException {
+    void login_checks_the_key_from_stdin_and_saves_it_with_the_url_for_the_owner_only() throws IOException {
         assertThat(aenv(Map.of(), KEY + "\n", "auth", "login", "--api-url", server.url())).as(stderr()).isZero();
 
         assertThat(stdout()).isEqualTo("logged in to " + server.url() + "; saved in " + config() + "\n").doesNotContain(KEY);
@@ -105,7 +105,7 @@ class AuthCommandTest {
     }
 
     @Test
-    void status_says_where_each_setting_comes_from_without_the_key_and_logout_forgets_them() {
+    void status_says_where_each_setting_comes_from_hiding_the_key_and_logout_forgets_them() {
         assertThat(aenv(Map.of(), "", "auth", "status")).isEqualTo(1);
         assertThat(stdout()).containsPattern("api key\\s+not set");
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class ClassFileUpgradeTest {
     @Test
-    void picocli_rewritten_is_all_current_class_files_that_load_verify_and_parse_a_command_line(@TempDir Path dir) throws Exception {
+    void picocli_rewritten_is_all_current_class_files_that_load_verify_and_parse_a_line(@TempDir Path dir) throws Exception {
         Path picocli = Path.of(picocli.CommandLine.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         Path out = dir.resolve("picocli.jar");
 

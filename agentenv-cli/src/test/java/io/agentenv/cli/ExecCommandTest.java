@@ -81,7 +81,7 @@ class ExecCommandTest {
     }
 
     @Test
-    void exec_starts_a_login_bash_with_the_quoted_argv_env_cwd_user_and_timeout_through_the_proxy() throws IOException {
+    void exec_starts_a_login_bash_with_quoted_argv_env_cwd_user_and_timeout_via_the_proxy() throws IOException {
         startAnswers(FakeSandboxServer.start(42), FakeSandboxServer.stdout("out\n"), FakeSandboxServer.stderr("err\n"),
                 FakeSandboxServer.exited(7));
 
@@ -144,7 +144,7 @@ class ExecCommandTest {
     }
 
     @Test
-    void ctrl_c_sends_sigterm_to_the_running_command_and_its_end_is_reported_as_128_plus_15() throws IOException {
+    void ctrl_c_sends_sigterm_to_the_running_command_and_its_end_is_reported_as_143() throws IOException {
         CountDownLatch signalled = new CountDownLatch(1);
         server.envd("/process.Process/SendSignal", (request, ex) -> {
             signalled.countDown();
@@ -264,7 +264,7 @@ class ExecCommandTest {
     }
 
     @Test
-    void a_stream_cut_without_its_end_frame_is_an_error_that_suggests_the_sandbox_went_away() {
+    void a_stream_cut_without_its_end_frame_is_an_error_saying_the_sandbox_went_away() {
         server.envd("/process.Process/Start", (request, ex) -> {
             OutputStream stream = FakeSandboxServer.openStream(ex);
             FakeSandboxServer.event(stream, FakeSandboxServer.start(5));
@@ -299,7 +299,7 @@ class ExecCommandTest {
     }
 
     @Test
-    void tty_starts_a_login_shell_on_a_pty_of_the_terminal_size_sends_keys_as_pty_input_and_restores_the_terminal() throws IOException {
+    void tty_starts_a_login_shell_on_a_sized_pty_sends_keys_and_restores_the_terminal() throws IOException {
         CountDownLatch typed = new CountDownLatch(1);
         server.envd("/process.Process/SendInput", (request, ex) -> {
             typed.countDown();

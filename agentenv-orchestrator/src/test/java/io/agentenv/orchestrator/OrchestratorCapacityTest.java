@@ -46,7 +46,7 @@ class OrchestratorCapacityTest {
     }
 
     @Test
-    void a_create_refused_by_a_full_backend_is_resource_exhausted_and_leaves_no_record_instance_or_event() {
+    void a_create_refused_by_a_full_backend_is_resource_exhausted_and_leaves_nothing() {
         h.backend.script(MockOp.PREPARE, atCapacity());
 
         assertExhausted(() -> h.create());
@@ -67,7 +67,7 @@ class OrchestratorCapacityTest {
     }
 
     @Test
-    void a_fork_with_more_children_than_free_slots_reports_the_extra_children_as_resource_exhausted() {
+    void a_fork_with_more_children_than_free_slots_has_the_extra_resource_exhausted() {
         // given: one free slot left for three children (the children prepare concurrently, in any order)
         SandboxId source = h.create();
         h.backend.script(MockOp.PREPARE, MockAction.succeed(), atCapacity(), atCapacity());
@@ -87,7 +87,7 @@ class OrchestratorCapacityTest {
     }
 
     @Test
-    void a_resume_refused_by_a_full_backend_is_resource_exhausted_and_the_sandbox_stays_paused_and_resumable() {
+    void a_resume_refused_by_a_full_backend_is_resource_exhausted_and_stays_resumable() {
         SandboxId id = h.create();
         orchestrator.pause(id, PauseMode.WITH_MEMORY);
         h.backend.script(MockOp.PREPARE, atCapacity());

@@ -68,7 +68,7 @@ class OrchestratorFailureTest {
     }
 
     @Test
-    void without_hooks_a_create_fsyncs_once_the_creating_record_going_to_disk_with_the_running_one() {
+    void without_hooks_a_create_fsyncs_once_the_creating_and_running_records_together() {
         // when
         SandboxView view = orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)));
         // then
@@ -146,7 +146,7 @@ class OrchestratorFailureTest {
     }
 
     @Test
-    void a_create_whose_guest_agent_never_becomes_healthy_is_an_upstream_failure_and_is_rolled_back() throws Exception {
+    void a_create_whose_guest_agent_never_gets_healthy_is_an_upstream_failure_rolled_back() throws Exception {
         Gate starting = h.backend.holdNext(MockOp.START);
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             Future<SandboxView> create = threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))));
@@ -168,7 +168,7 @@ class OrchestratorFailureTest {
     }
 
     @Test
-    void a_create_whose_guest_agent_refuses_its_init_is_an_upstream_failure_and_is_rolled_back() {
+    void a_create_whose_guest_agent_refuses_init_is_an_upstream_failure_and_rolled_back() {
         // as the container backend reports it: Terminal, with envd's error as the cause
         h.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal("sandbox did not start: /init 500",
                 new EnvdException.Rejected(500, "bad token"))));
@@ -259,7 +259,7 @@ class OrchestratorFailureTest {
     }
 
     @Test
-    void a_resume_whose_guest_agent_never_becomes_healthy_is_an_upstream_failure_and_the_sandbox_stays_paused() {
+    void a_resume_whose_guest_agent_never_gets_healthy_is_upstream_failed_stays_paused() {
         // given: the backend reports it as the container backend does (Terminal, envd's error as the cause)
         SandboxId id = h.create();
         orchestrator.pause(id, PauseMode.WITH_MEMORY);
@@ -280,7 +280,7 @@ class OrchestratorFailureTest {
     }
 
     @Test
-    void a_recoverable_snapshot_failure_leaves_the_sandbox_running_and_the_catalog_unchanged() {
+    void a_recoverable_snapshot_failure_leaves_the_sandbox_running_and_catalog_unchanged() {
         // given
         SandboxId id = h.create();
         h.backend.script(MockOp.SNAPSHOT, MockAction.recoverable("disk full"));
@@ -312,7 +312,7 @@ class OrchestratorFailureTest {
     }
 
     @Test
-    void a_recoverable_fork_capture_failure_returns_the_source_to_running_and_starts_no_children() {
+    void a_recoverable_fork_capture_failure_puts_the_source_back_to_running_no_children() {
         SandboxId id = h.create();
         h.backend.script(MockOp.SNAPSHOT, MockAction.recoverable("busy"));
         assertKind(() -> orchestrator.fork(id, 2, Optional.empty()), ErrorKind.INTERNAL);
@@ -370,7 +370,7 @@ class OrchestratorFailureTest {
     }
 
     @Test
-    void a_kill_of_a_paused_sandbox_whose_release_fails_keeps_it_paused_and_a_second_kill_retries() {
+    void killing_a_paused_sandbox_whose_release_fails_keeps_it_paused_and_a_retry_works() {
         // given
         SandboxId id = h.create();
         orchestrator.pause(id, PauseMode.WITH_MEMORY);

@@ -239,7 +239,7 @@ class OrchestratorLifecycleTest {
     }
 
     @Test
-    void fork_starts_children_that_inherit_settings_with_new_ids_and_leaves_the_source_running() {
+    void fork_starts_children_inheriting_settings_with_new_ids_leaving_the_source_running() {
         // given
         SandboxId source = orchestrator.create(new CreateSandbox("base", Duration.ofSeconds(60), TimeoutAction.PAUSE,
                 PauseMode.WITH_MEMORY, false, Map.of(), Map.of("m", "1"), NetworkPolicy.DEFAULT, "{}", true)).id();

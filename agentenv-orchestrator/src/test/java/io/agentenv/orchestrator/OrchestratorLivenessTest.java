@@ -77,7 +77,7 @@ class OrchestratorLivenessTest {
     }
 
     @Test
-    void a_running_sandbox_whose_instance_died_is_removed_like_a_kill_and_answers_not_found() throws Exception {
+    void a_running_sandbox_whose_instance_died_is_removed_like_a_kill_then_not_found() throws Exception {
         // given
         SandboxId id = h.create();
         SandboxId other = h.create();
@@ -105,7 +105,7 @@ class OrchestratorLivenessTest {
     }
 
     @Test
-    void a_death_during_a_pause_is_left_to_the_pause_which_fails_terminally_and_removes_the_sandbox() throws Exception {
+    void a_death_during_a_pause_is_left_to_the_pause_which_fails_and_removes_the_sandbox() throws Exception {
         // given: a pause holds the instance when it dies
         SandboxId id = h.create();
         Gate gate = h.backend.holdNext(MockOp.PAUSE);
@@ -124,7 +124,7 @@ class OrchestratorLivenessTest {
     }
 
     @Test
-    void a_death_during_a_pause_that_fails_recoverably_leaves_it_running_until_the_next_check_removes_it() throws Exception {
+    void a_death_in_a_recoverably_failed_pause_leaves_it_running_until_the_next_check() throws Exception {
         // given
         SandboxId id = h.create();
         Gate gate = h.backend.holdNext(MockOp.PAUSE, MockAction.recoverable("checkpoint failed: no process to dump"));
@@ -179,7 +179,7 @@ class OrchestratorLivenessTest {
     }
 
     @Test
-    void a_round_over_many_running_sandboxes_reads_the_store_once_and_removes_only_the_dead_ones(@TempDir Path other) {
+    void a_round_over_many_running_sandboxes_reads_the_store_once_and_removes_the_dead(@TempDir Path other) {
         // given: 40 running sandboxes (and one paused) on a store that counts its reads; two instances die
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
         OrchestratorHarness many = OrchestratorHarness.countingReads(other, counting);

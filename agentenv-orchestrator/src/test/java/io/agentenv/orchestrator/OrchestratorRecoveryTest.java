@@ -153,7 +153,7 @@ class OrchestratorRecoveryTest {
     }
 
     @Test
-    void shutdown_pauses_running_sandboxes_refuses_new_operations_and_they_resume_after_restart() {
+    void shutdown_pauses_running_sandboxes_refuses_new_work_and_they_resume_after_restart() {
         // given
         SandboxId running = h.create();
         SandboxId paused = h.create();

@@ -40,7 +40,7 @@ class OrchestratorReservationTest {
     }
 
     @Test
-    void a_create_from_a_template_with_a_ready_instance_runs_under_the_id_the_backend_proposed() {
+    void a_create_from_a_template_with_a_ready_instance_runs_under_the_proposed_id() {
         // given
         h.backend.keepReady(BASE, 2);
         List<SandboxId> proposed = h.backend.readyIds(BASE);
@@ -67,7 +67,7 @@ class OrchestratorReservationTest {
     }
 
     @Test
-    void a_create_whose_prepare_fails_gives_the_reserved_instance_back_and_the_next_create_gets_it() {
+    void a_create_whose_prepare_fails_gives_the_reserved_instance_back_to_the_next_create() {
         // given
         h.backend.keepReady(BASE, 1);
         SandboxId proposed = h.backend.readyIds(BASE).getFirst();
@@ -82,7 +82,7 @@ class OrchestratorReservationTest {
     }
 
     @Test
-    void a_create_whose_start_fails_closes_the_taken_instance_and_it_is_never_proposed_again() {
+    void a_create_whose_start_fails_closes_the_taken_instance_never_to_be_proposed_again() {
         // given
         h.backend.keepReady(BASE, 1);
         SandboxId proposed = h.backend.readyIds(BASE).getFirst();
@@ -99,7 +99,7 @@ class OrchestratorReservationTest {
     }
 
     @Test
-    void a_create_from_a_snapshot_reserves_nothing_and_leaves_the_ready_instances_to_template_creates() {
+    void a_create_from_a_snapshot_leaves_ready_instances_to_template_creates() {
         // given
         SandboxId source = create().id();
         orchestrator.snapshot(source, Optional.of("snap"));

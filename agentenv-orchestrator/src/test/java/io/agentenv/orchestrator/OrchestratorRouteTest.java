@@ -136,7 +136,7 @@ class OrchestratorRouteTest {
 
     @Test
     @SuppressWarnings("ThreadPriorityCheck") // busy readers yield so the transitions they race get the cores
-    void lookups_racing_transitions_never_keep_a_state_from_before_a_transition_that_returned() throws Exception {
+    void lookups_racing_transitions_never_keep_a_state_older_than_a_returned_transition() throws Exception {
         SandboxId id = h.create();
         AtomicBoolean done = new AtomicBoolean();
         AtomicReference<Throwable> readerFailure = new AtomicReference<>();

@@ -57,7 +57,7 @@ class PausedLogsTest {
     }
 
     @Test
-    void the_logs_the_backend_kept_with_the_paused_state_are_read_back_and_the_guest_is_not_asked_at_pause() throws Exception {
+    void logs_kept_with_the_paused_state_are_read_back_and_the_guest_is_not_asked() throws Exception {
         MockSandbox sandbox = running();
         FakeEnvd envd = sandbox.fakeEnvd();
         envd.log(EnvdLogEntry.Source.ENVD, "WARN", OptionalInt.empty(), "envd.process", "nöt ascii ✓\n");

@@ -231,7 +231,7 @@ class SandboxGuestsTest {
     }
 
     @Test
-    void a_sample_taken_across_a_fork_of_its_sandbox_is_kept_and_the_child_is_sampled_on_its_own() throws Exception {
+    void a_sample_taken_across_a_fork_is_kept_and_the_child_is_sampled_on_its_own() throws Exception {
         Orchestrator orchestrator = start();
         SandboxId source = h.create();
         Gate gate = live(source).fakeEnvd().holdNext(FakeEnvd.Call.METRICS);
@@ -277,7 +277,7 @@ class SandboxGuestsTest {
     }
 
     @Test
-    void a_host_reading_that_fails_drops_that_sample_without_asking_envd_and_the_next_round_tries_again() {
+    void a_failed_host_reading_drops_the_sample_without_asking_envd_next_round_retries() {
         start();
         SandboxId id = h.create();
         live(id).hostMetrics(() -> {
@@ -314,7 +314,7 @@ class SandboxGuestsTest {
     }
 
     @Test
-    void liveness_and_sampling_rounds_between_two_writes_share_one_read_of_the_running_ids(@TempDir Path other) {
+    void liveness_and_sampling_rounds_between_two_writes_share_one_read_of_running_ids(@TempDir Path other) {
         // given: three running sandboxes on a store that counts reads
         AtomicReference<FaultyStore> counting = new AtomicReference<>();
         OrchestratorHarness few = OrchestratorHarness.countingReads(other, counting);
@@ -429,7 +429,7 @@ class SandboxGuestsTest {
     }
 
     @Test
-    void metrics_asked_while_a_liveness_check_holds_a_fresh_sandbox_wait_for_it_and_return_a_reading() throws Exception {
+    void metrics_asked_during_a_liveness_check_of_a_fresh_sandbox_wait_then_answer() throws Exception {
         Orchestrator orchestrator = start();
         SandboxId id = h.create();
         live(id).fakeEnvd().metrics(clock -> reading(Instant.ofEpochSecond(2_000)));
@@ -524,7 +524,7 @@ class SandboxGuestsTest {
     }
 
     @Test
-    void a_journal_that_could_not_be_kept_at_pause_does_not_fail_the_pause_and_its_logs_are_a_conflict_while_paused() {
+    void a_journal_lost_at_pause_does_not_fail_it_and_its_logs_conflict_while_paused() {
         Orchestrator orchestrator = start();
         SandboxId id = h.create();
         live(id).fakeEnvd().failNext(FakeEnvd.Call.LOGS, new EnvdException.Unreachable("gone", null));

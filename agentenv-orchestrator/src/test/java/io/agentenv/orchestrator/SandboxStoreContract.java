@@ -132,7 +132,7 @@ public abstract class SandboxStoreContract {
     }
 
     @Test
-    void the_instance_id_and_custom_extension_params_round_trip_and_params_have_their_own_narrow_update() {
+    void instance_id_and_extension_params_round_trip_and_params_have_a_narrow_update() {
         // given
         UUID instance = UUID.fromString("01939b6e-7a3c-7def-8abc-0123456789ab");
         SandboxRecord record = record(RUNNING, T0).withInstanceId(instance).withCustomExtensionParams("{\"vpn\":\"eu\"}");
@@ -279,7 +279,7 @@ public abstract class SandboxStoreContract {
     }
 
     @Test
-    void snapshots_list_newest_first_filtered_by_source_and_name_and_deletion_removes_aliases() {
+    void snapshots_list_newest_first_filtered_by_source_and_name_and_delete_drops_aliases() {
         // given
         SandboxId source = SandboxId.random(RANDOM);
         SnapshotRecord a = snapshot("snapa", List.of(), T0).withSource(source);

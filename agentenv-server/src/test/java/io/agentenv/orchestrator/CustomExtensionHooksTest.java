@@ -146,7 +146,7 @@ class CustomExtensionHooksTest {
     // ---- start-fresh -------------------------------------------------------------------------------------------
 
     @Test
-    void a_fresh_create_sends_start_fresh_with_the_recorded_instance_id_its_network_and_params() {
+    void a_fresh_create_sends_start_fresh_with_the_recorded_instance_network_and_params() {
         SandboxId id = create("{\"vpn\":{\"region\":\"eu\"}}");
 
         Call call = extension.calls(Hook.START_FRESH).getFirst();
@@ -162,7 +162,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void start_fresh_is_sent_after_prepare_and_its_boot_args_reach_the_backend_before_start() {
+    void start_fresh_is_sent_after_prepare_and_its_boot_args_reach_the_backend_first() {
         extension.script(Hook.START_FRESH, reply(200, "{\"extraBootArgs\":\"vpn.tun=1 quiet\"}"));
 
         SandboxId id = create("{}");
@@ -173,7 +173,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void a_start_fresh_rejection_is_invalid_argument_naming_hook_status_and_body_and_rolls_everything_back() {
+    void a_start_fresh_refusal_is_invalid_argument_naming_hook_status_body_and_rolls_back() {
         extension.script(Hook.START_FRESH, reply(422, "{\"error\":\"unknown vpn region mars\"}"));
 
         assertThatThrownBy(() -> create("{\"vpn\":\"mars\"}"))
@@ -197,7 +197,7 @@ class CustomExtensionHooksTest {
 
     @ParameterizedTest
     @MethodSource("extensionFailures")
-    void a_start_fresh_failure_of_the_extension_is_upstream_failed_and_rolls_everything_back(
+    void an_extension_failing_start_fresh_is_upstream_failed_and_rolls_everything_back(
             FakeExtensionServer.Answer answer, String message) {
         extension.script(Hook.START_FRESH, answer);
 
@@ -223,7 +223,7 @@ class CustomExtensionHooksTest {
     // ---- pause, resume, kill -----------------------------------------------------------------------------------
 
     @Test
-    void pause_stops_the_instance_and_resume_starts_a_new_one_with_the_same_params_and_a_new_network() {
+    void pause_stops_the_instance_resume_starts_one_with_the_same_params_new_network() {
         SandboxId id = create("{\"fw\":[22]}");
         UUID first = recordedInstance(id);
         String firstIp = extension.calls(Hook.START_FRESH).getFirst().text("hostInteractionIp");
@@ -255,7 +255,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void a_connect_whose_start_resume_is_rejected_is_invalid_argument_and_the_sandbox_stays_paused() {
+    void a_connect_whose_start_resume_is_rejected_is_invalid_argument_and_stays_paused() {
         SandboxId id = create("{}");
         h.orchestrator.pause(id, PauseMode.WITH_MEMORY);
         extension.script(Hook.START_RESUME, reply(403, "resume not allowed"));
@@ -373,7 +373,7 @@ class CustomExtensionHooksTest {
     // ---- fork and snapshots ------------------------------------------------------------------------------------
 
     @Test
-    void fork_children_each_get_start_resume_and_failures_are_classified_per_child_next_to_the_successful_one() {
+    void fork_children_each_get_start_resume_and_failures_are_classified_per_child() {
         SandboxId source = create("{\"p\":1}");
         extension.script(Hook.START_RESUME, reply(200, "{}"), reply(400, "child quota"), reply(502, "gateway"));
 
@@ -399,7 +399,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void a_snapshot_capture_fires_no_hook_and_carries_the_params_into_sandboxes_created_from_it() {
+    void a_snapshot_capture_fires_no_hook_and_carries_params_into_sandboxes_made_from_it() {
         SandboxId source = create("{\"vpn\":\"eu\"}");
         int before = extension.calls().size();
 
@@ -419,7 +419,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void a_create_from_a_snapshot_whose_start_resume_is_rejected_is_invalid_argument_and_leaves_nothing() {
+    void a_snapshot_create_whose_start_resume_is_refused_is_invalid_argument_leaving_none() {
         SandboxId source = create("{}");
         h.orchestrator.snapshot(source, Optional.of("golden"));
         extension.script(Hook.START_RESUME, reply(404, "no such profile"));
@@ -464,7 +464,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void a_rejected_patch_is_invalid_argument_and_a_failed_one_upstream_failed_and_neither_changes_the_params() {
+    void refused_patches_are_invalid_argument_failed_ones_upstream_failed_neither_applies() {
         SandboxId id = create("{\"a\":1}");
         extension.script(Hook.PATCH_PARAMS, reply(400, "b is not allowed"), reply(500, "oops"),
                 new FakeExtensionServer.Hang());
@@ -495,7 +495,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void a_sandbox_paused_while_its_patch_hook_runs_gives_conflict_and_keeps_the_old_params() throws Exception {
+    void a_sandbox_paused_while_its_patch_hook_runs_is_a_conflict_and_keeps_old_params() throws Exception {
         SandboxId id = create("{\"a\":1}");
         FakeExtensionServer.Hold hold = extension.holdNext(Hook.PATCH_PARAMS,
                 reply(200, "{\"customExtensionParams\":{\"a\":2}}"));
@@ -518,7 +518,7 @@ class CustomExtensionHooksTest {
     }
 
     @Test
-    void concurrent_patches_each_store_their_own_answer_the_last_write_wins_and_other_columns_survive() throws Exception {
+    void concurrent_patches_store_their_answers_the_last_wins_other_columns_survive() throws Exception {
         SandboxId id = create("{}");
         FakeExtensionServer.Hold first = extension.holdNext(Hook.PATCH_PARAMS,
                 reply(200, "{\"customExtensionParams\":{\"from\":\"first\"}}"));
@@ -546,7 +546,7 @@ class CustomExtensionHooksTest {
     // ---- recovery ----------------------------------------------------------------------------------------------
 
     @Test
-    void a_running_sandbox_whose_instance_vanished_over_a_restart_gets_a_stop_for_that_instance() throws Exception {
+    void a_running_sandbox_whose_instance_vanished_over_a_restart_gets_a_stop_for_it() throws Exception {
         SandboxId id = create("{}");
         UUID instance = recordedInstance(id);
         h.backend.loseAllInstances();

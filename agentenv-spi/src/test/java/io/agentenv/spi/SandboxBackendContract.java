@@ -145,7 +145,7 @@ public abstract class SandboxBackendContract {
     }
 
     @Test
-    void the_guest_agent_is_absent_before_start_answers_while_running_and_its_handle_dies_with_its_generation()
+    void the_guest_agent_is_absent_before_start_then_answers_and_dies_with_its_generation()
             throws Exception {
         SandboxBackend backend = prepare(spec(), new LaunchSource.Template(template()));
         assertThat(backend.envd()).isEmpty();

@@ -37,7 +37,7 @@ class SandboxBackendFactoryTest {
     }
 
     @Test
-    void the_default_lookup_by_id_finds_the_listed_template_of_that_id_and_nothing_for_another() {
+    void the_default_lookup_by_id_finds_the_listed_template_and_nothing_for_another_id() {
         TemplateDescriptor base = new TemplateDescriptor(new TemplateId("base"), RESOURCES);
         TemplateDescriptor python = new TemplateDescriptor(new TemplateId("python"), new Resources(2, 512, 2048));
         SandboxBackendFactory factory = new Listing(List.of(base, python));

@@ -50,7 +50,7 @@ class WireShapesTest {
     }
 
     @Test
-    void both_create_bodies_write_their_shared_fields_at_the_top_level_and_read_back_equal() throws Exception {
+    void both_create_bodies_write_shared_fields_at_the_top_level_and_read_back_equal() throws Exception {
         NewSandboxV2 v2 = new NewSandboxV2("base", 60, true, false, new AutoResume(true), false, null,
                 Map.of("a", "b"), Map.of("FOO", "bar"), Map.of("k", 1));
         JsonNode written = json.valueToTree(v2);
@@ -72,7 +72,7 @@ class WireShapesTest {
     }
 
     @Test
-    void a_create_body_with_a_negative_timeout_or_a_null_env_var_is_rejected_naming_the_field() {
+    void a_create_body_with_a_negative_timeout_or_null_env_var_is_refused_naming_it() {
         assertThatThrownBy(() -> json.readValue("{\"templateID\":\"base\",\"timeout\":-1}", NewSandbox.class))
                 .hasRootCauseMessage("timeout must be >= 0, was -1");
         assertThatThrownBy(() -> json.readValue("{\"templateID\":\"base\",\"envVars\":{\"A\":null}}", NewSandboxV2.class))

@@ -59,7 +59,7 @@ class MockBackendFactoryTest {
     }
 
     @Test
-    void each_prepared_instance_reports_its_own_fake_host_network_and_takes_boot_args_only_before_start() throws Exception {
+    void a_prepared_instance_has_its_own_fake_network_and_takes_boot_args_before_start() throws Exception {
         // given
         SandboxBackend first = factory.prepare(spec(), new LaunchSource.Template(new TemplateId("base")));
         SandboxBackend second = factory.prepare(spec(), new LaunchSource.Template(new TemplateId("base")));

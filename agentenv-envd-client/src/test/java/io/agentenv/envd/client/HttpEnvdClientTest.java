@@ -107,7 +107,7 @@ class HttpEnvdClientTest {
     }
 
     @Test
-    void calls_of_one_generation_share_a_keep_alive_connection_and_a_new_generation_gets_its_own() throws Exception {
+    void calls_of_one_generation_share_a_keep_alive_connection_a_new_generation_its_own() throws Exception {
         server.answer("/health", 204, "");
         HttpEnvdClient first = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         first.health();

@@ -262,7 +262,7 @@ class FilesEndpointsTest {
     }
 
     @Test
-    void an_upload_refused_half_way_gets_its_error_even_with_megabytes_of_body_still_unsent() throws Exception {
+    void an_upload_refused_half_way_gets_its_error_with_megabytes_of_body_still_unsent() throws Exception {
         byte[] rest = new byte[32 << 20]; // the second part, sent after envd has already refused the request
         String parts = "--Q\r\nContent-Disposition: form-data; name=\"file\"; filename=\"same.txt\"\r\n\r\nfirst\r\n"
                 + "--Q\r\nContent-Disposition: form-data; name=\"file\"; filename=\"same.txt\"\r\n\r\n";
@@ -422,7 +422,7 @@ class FilesEndpointsTest {
     }
 
     @Test
-    void relative_paths_of_another_user_resolve_against_that_users_home_not_the_default_workdir() throws Exception {
+    void another_users_relative_paths_resolve_against_their_home_not_the_default_workdir() throws Exception {
         Path otherHome = Files.createDirectory(temp.resolve("other"));
         session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.of(home.toString()), Optional.empty()));
 

@@ -93,7 +93,7 @@ class DirectoryWatchTest {
     }
 
     @Test
-    void renaming_inside_the_watched_directory_is_rename_of_the_old_name_then_create_of_the_new() throws Exception {
+    void a_rename_in_the_watched_directory_is_rename_of_the_old_then_create_of_the_new() throws Exception {
         Path file = Files.writeString(dir.resolve("old.txt"), "x");
         DirectoryWatch watch = watch(dir, CHILDREN);
 

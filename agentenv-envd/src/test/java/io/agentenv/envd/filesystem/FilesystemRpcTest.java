@@ -122,7 +122,7 @@ class FilesystemRpcTest {
     }
 
     @Test
-    void relative_paths_resolve_against_the_home_even_with_a_default_workdir_which_only_stands_for_the_empty_path()
+    void relative_paths_resolve_against_home_the_default_workdir_is_only_the_empty_path()
             throws IOException {
         Path workdir = Files.createDirectory(temp.resolve("work"));
         Files.writeString(workdir.resolve("w.txt"), "");

@@ -188,7 +188,7 @@ class LocalFilesystemTest {
     }
 
     @Test
-    void make_dir_of_an_existing_directory_is_already_exists_and_of_a_file_invalid_argument() throws IOException {
+    void make_dir_of_an_existing_dir_is_already_exists_and_of_a_file_invalid_argument() throws IOException {
         Path file = Files.writeString(dir.resolve("f"), "");
 
         assertThatThrownBy(() -> fs.makeDir(dir, NOBODY))

@@ -44,7 +44,7 @@ class ModeStringPropertiesTest {
     }
 
     @Test
-    void a_regular_file_without_special_bits_has_exactly_ten_characters_starting_with_a_dash() {
+    void a_regular_file_without_special_bits_has_ten_characters_starting_with_a_dash() {
         for (int permissions = 0; permissions <= 0777; permissions++) {
             String text = ModeString.of(ModeString.S_IFREG | permissions);
 

@@ -30,7 +30,7 @@ class EnvdServerTest {
     }
 
     @Test
-    void a_request_that_arrives_before_the_handler_is_named_waits_for_it_and_is_then_served() throws Exception {
+    void a_request_arriving_before_the_handler_is_named_waits_for_it_and_is_then_served() throws Exception {
         server.start();
         CountDownLatch received = new CountDownLatch(1);
         CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> get(server.tcpPort(), received));

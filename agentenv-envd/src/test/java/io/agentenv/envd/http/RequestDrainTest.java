@@ -44,7 +44,7 @@ class RequestDrainTest {
     }
 
     @Test
-    void a_refused_request_with_a_huge_body_is_answered_with_connection_close_after_reading_only_a_bounded_part()
+    void a_refused_request_with_a_huge_body_gets_connection_close_after_a_bounded_read()
             throws Exception {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), envd.port())) {
             socket.setSoTimeout(DEADLINE_MILLIS);

@@ -45,7 +45,7 @@ class UnixSocketRelayTest {
     }
 
     @Test
-    void connections_accepted_between_failures_are_each_handed_on_and_the_loop_ends_once_closed() throws Exception {
+    void connections_accepted_between_failures_are_handed_on_and_the_loop_ends_on_close() throws Exception {
         AtomicBoolean open = new AtomicBoolean(true);
         AtomicInteger attempts = new AtomicInteger();
         AtomicInteger handedOn = new AtomicInteger();

@@ -42,7 +42,7 @@ class JournalFileTest {
     }
 
     @Test
-    void discarded_entries_leave_memory_and_both_files_and_their_numbers_are_given_out_again() throws IOException {
+    void discarded_entries_leave_memory_and_both_files_and_their_numbers_are_reused() throws IOException {
         Path file = dir.resolve("envd.jsonl");
         // the file rotates at a smaller budget than memory's: memory keeps everything
         LogJournal journal = new LogJournal(Clock.systemUTC(), 1 << 16, Optional.of(JournalFile.create(file, 2048)));
@@ -102,7 +102,7 @@ class JournalFileTest {
     }
 
     @Test
-    void the_file_is_rotated_at_its_budget_and_the_two_files_hold_at_least_what_the_journal_keeps() throws IOException {
+    void the_file_rotates_at_its_budget_and_both_files_hold_at_least_what_the_journal_has() throws IOException {
         Path file = dir.resolve("envd.jsonl");
         int budget = 4096;
         LogJournal journal = new LogJournal(Clock.systemUTC(), budget, Optional.of(JournalFile.create(file, budget)));
@@ -118,7 +118,7 @@ class JournalFileTest {
     }
 
     @Test
-    void a_fresh_journal_file_starts_empty_and_is_made_again_when_its_directory_was_removed() throws IOException {
+    void a_fresh_journal_file_starts_empty_and_is_made_again_when_its_directory_is_gone() throws IOException {
         Path file = dir.resolve("log/envd.jsonl");
         Files.createDirectories(file.getParent());
         Files.writeString(file, "{\"seq\":99}\n");

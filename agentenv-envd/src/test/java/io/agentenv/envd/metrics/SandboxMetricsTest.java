@@ -189,7 +189,7 @@ class SandboxMetricsTest {
     }
 
     @Test
-    void on_cgroup_v1_a_container_whose_mounts_are_its_own_cgroups_reports_its_limit_and_cpu() throws IOException {
+    void on_cgroup_v1_a_container_mounting_its_own_cgroups_reports_its_limit_and_cpu() throws IOException {
         Path proc = proc(V1_LINES); // the host's path, while runc mounted the sandbox's own dir at <root>/memory
         Path root = temp.resolve("cgroup fs"); // mountinfo escapes the space
         writeMountinfo(proc, mountinfoLine(31, "/agentenv/sbx1", root.resolve("memory"), "memory"),

@@ -86,7 +86,7 @@ class CredentialSwitchTest {
     }
 
     @Test
-    void the_switching_thread_is_back_at_envds_credentials_after_a_start_and_after_every_failure(@TempDir Path dir)
+    void the_switching_thread_is_back_at_envds_credentials_after_a_start_and_any_failure(@TempDir Path dir)
             throws Exception {
         Path closed = Files.createDirectory(dir.resolve("root-only"),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
@@ -128,7 +128,7 @@ class CredentialSwitchTest {
     }
 
     @Test
-    void many_concurrent_starts_as_different_users_each_get_their_own_credentials_while_no_other_thread_ever_runs_as_a_user(
+    void concurrent_starts_as_different_users_get_their_credentials_no_other_thread_does(
             @TempDir Path dir) throws Exception {
         int tid = spawn.users().orElseThrow().tid();
         AtomicBoolean spawning = new AtomicBoolean(true);
@@ -233,7 +233,7 @@ class CredentialSwitchTest {
     }
 
     @Test
-    void a_launcher_whose_thread_cannot_return_refuses_direct_starts_and_leaves_nothing_open() throws Throwable {
+    void a_launcher_whose_thread_cannot_return_refuses_starts_and_leaves_nothing_open() throws Throwable {
         CredentialSwitch.Syscalls broken = CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch")).orElseThrow()
                 .withReturnSetresuid(100_000);
         long descriptors = openDescriptors();

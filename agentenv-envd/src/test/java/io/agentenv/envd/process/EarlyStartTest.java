@@ -62,7 +62,7 @@ class EarlyStartTest {
     }
 
     @Test
-    void a_start_sent_before_the_native_launcher_is_prepared_runs_through_the_jdk_without_waiting() throws Exception {
+    void a_start_before_the_native_launcher_is_ready_runs_through_the_jdk_without_waiting() throws Exception {
         StartRequest request = StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/sh")
                 .addAllArgs(List.of("-c", "echo early; exit 3"))).setStdin(false).build();
 

@@ -238,7 +238,7 @@ class ProcessServiceTest {
     }
 
     @Test
-    void a_command_runs_as_the_requested_user_with_its_groups_and_home_leading_its_own_session() throws Exception {
+    void a_command_runs_as_the_requested_user_with_its_groups_and_home_in_its_own_session() throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "switching users needs root");
         String expectedGroups = new String(new ProcessBuilder("id", "-G", "nobody").start().getInputStream().readAllBytes(),
                 StandardCharsets.UTF_8).strip();

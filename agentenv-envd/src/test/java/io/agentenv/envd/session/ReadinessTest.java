@@ -86,7 +86,7 @@ class ReadinessTest {
     }
 
     @Test
-    void while_the_warm_up_holds_a_token_of_its_own_ready_answers_not_ready_yet_rather_than_unauthorized()
+    void while_the_warm_up_holds_its_token_ready_says_not_ready_yet_not_unauthorized()
             throws Exception {
         SessionState uninitialised = session.current();
         nativeSetUp.complete(null);

@@ -66,7 +66,7 @@ class SessionTest {
     }
 
     @Test
-    void an_init_that_sets_nothing_stays_out_of_the_journal_and_one_that_sets_something_is_in_it() {
+    void an_init_that_sets_nothing_stays_out_of_the_journal_one_that_sets_something_is_in() {
         LogJournal journal = new LogJournal(clock, 1 << 16, Optional.empty());
         Logging.configure(journal, Level.INFO, "-");
         try {

@@ -69,7 +69,7 @@ class UserPathsTest {
     }
 
     @Test
-    void tilde_and_relative_paths_resolve_against_the_users_home_and_the_empty_path_is_the_workdir() {
+    void tilde_and_relative_paths_resolve_against_the_home_the_empty_path_is_the_workdir() {
         Optional<Path> workdir = Optional.of(Path.of("/work"));
         assertThat(UserPaths.resolve("~", USER, workdir)).isEqualTo(Path.of("/home/user"));
         assertThat(UserPaths.resolve("~/a/../b", USER, workdir)).isEqualTo(Path.of("/home/user/b"));

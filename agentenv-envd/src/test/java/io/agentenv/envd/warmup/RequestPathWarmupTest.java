@@ -104,7 +104,7 @@ class RequestPathWarmupTest {
     }
 
     @Test
-    void the_warm_up_sends_every_round_and_leaves_no_process_journal_entry_or_journal_line_behind() throws Exception {
+    void the_warm_up_sends_every_round_and_leaves_no_process_journal_entry_or_line_behind() throws Exception {
         journal.envd("INFO", "Main", "envd listening");
 
         int requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3, SHELL, Duration.ofSeconds(30)).run();
@@ -127,7 +127,7 @@ class RequestPathWarmupTest {
     }
 
     @Test
-    void every_other_connection_is_a_claimed_sandboxs_with_a_token_and_the_session_is_uninitialised_again_afterwards()
+    void other_connections_are_a_claimed_sandboxs_with_a_token_then_the_session_resets()
             throws Exception {
         SessionState uninitialised = session.current();
         AtomicBoolean sawToken = new AtomicBoolean();
@@ -162,7 +162,7 @@ class RequestPathWarmupTest {
     }
 
     @Test
-    void sdk_shaped_batches_follow_the_rounds_until_the_compiler_stays_quiet_and_leave_no_trace() throws Exception {
+    void sdk_shaped_batches_run_until_the_compiler_stays_quiet_and_leave_no_trace() throws Exception {
         // a fake compiler that works while processes keep appearing: 1 ms per process up to the rounds and two batches
         int rounds = 2;
         int settleRounds = 3;

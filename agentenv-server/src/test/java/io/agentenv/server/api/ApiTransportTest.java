@@ -190,7 +190,7 @@ class ApiTransportTest {
     }
 
     @Test
-    void a_backend_at_capacity_is_429_naming_the_limit_without_retry_after_so_the_sdk_does_not_wait() throws Exception {
+    void a_backend_at_capacity_is_429_naming_the_limit_without_retry_after_for_the_sdk() throws Exception {
         server.backend.failNext(io.agentenv.backend.mock.MockOp.PREPARE, new io.agentenv.spi.BackendException.Exhausted(
                 "all 3 sandbox slots of this server are in use", "no free network slot in /run/secret", null));
         HttpResponse<String> response = server.post("/v2/sandboxes", "{\"templateID\":\"base\"}");

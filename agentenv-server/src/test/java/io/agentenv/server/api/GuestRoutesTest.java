@@ -161,7 +161,7 @@ class GuestRoutesTest {
     }
 
     @Test
-    void logs_of_a_paused_sandbox_are_the_ones_kept_at_pause_and_without_a_guest_agent_are_a_bad_gateway()
+    void paused_logs_are_those_kept_at_pause_and_without_a_guest_agent_a_bad_gateway()
             throws Exception {
         String paused = server.create();
         live(paused).fakeEnvd().log(EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(3), "stdout", "kept line");

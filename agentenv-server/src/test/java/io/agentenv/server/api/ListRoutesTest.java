@@ -63,7 +63,7 @@ class ListRoutesTest {
     }
 
     @Test
-    void two_sandboxes_with_limit_one_give_exactly_two_pages_newest_first_and_no_token_after_the_last() throws Exception {
+    void two_sandboxes_with_limit_one_are_two_pages_newest_first_with_no_last_token() throws Exception {
         String older = server.create();
         String newer = server.create();
 
@@ -87,7 +87,7 @@ class ListRoutesTest {
     }
 
     @Test
-    void metadata_filters_decode_the_sdk_triple_encoding_with_spaces_ampersands_and_equals_signs() throws Exception {
+    void metadata_filters_decode_the_sdks_triple_encoding_of_spaces_ampersands_and_equals() throws Exception {
         Map<String, String> tricky = new LinkedHashMap<>();
         tricky.put("user name", "a b&c=d");
         tricky.put("k", "100% sure");

@@ -69,7 +69,7 @@ class SandboxRoutesTest {
     }
 
     @Test
-    void a_create_whose_guest_agent_never_becomes_healthy_answers_502_with_a_clear_message_and_leaves_nothing()
+    void a_create_whose_guest_agent_never_gets_healthy_is_a_clear_502_leaving_nothing()
             throws Exception {
         server.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal(
                 "envd of sandbox x was not healthy after 60 probes", new EnvdException.Unreachable("timeout"))));
@@ -82,7 +82,7 @@ class SandboxRoutesTest {
     }
 
     @Test
-    void without_a_configured_domain_sandboxes_are_reported_under_localhost_and_the_servers_port() throws Exception {
+    void without_a_configured_domain_sandboxes_are_under_localhost_and_the_servers_port() throws Exception {
         String domain = "localhost:" + server.api.port();
         HttpResponse<String> v1 = server.post("/sandboxes", "{\"templateID\":\"base\"}");
         assertThat(server.parse(v1).get("domain").asText()).isEqualTo(domain);
@@ -257,7 +257,7 @@ class SandboxRoutesTest {
     }
 
     @Test
-    void custom_extension_params_read_as_an_empty_object_and_non_empty_patches_are_400_without_an_extension() throws Exception {
+    void extension_params_read_as_empty_and_non_empty_patches_are_400_without_extension() throws Exception {
         String id = server.create();
         HttpResponse<String> get = server.get("/sandboxes/" + id + "/custom-extension-params");
         assertThat(get.statusCode()).isEqualTo(200);

@@ -66,7 +66,7 @@ class TemplateRoutesTest {
     }
 
     @Test
-    void the_v1_list_holds_the_backends_templates_with_the_fields_e2b_defines_and_not_the_snapshots() throws Exception {
+    void the_v1_list_holds_the_backends_templates_with_e2bs_fields_and_not_the_snapshots() throws Exception {
         addTemplate("python", PYTHON_RESOURCES, Optional.of(BUILT));
         String sandbox = server.create();
         snapshot(sandbox, "{\"name\":\"my-snap\"}");
@@ -134,7 +134,7 @@ class TemplateRoutesTest {
     }
 
     @Test
-    void a_built_in_template_is_returned_with_exactly_one_build_whose_id_is_the_template_id() throws Exception {
+    void a_built_in_template_has_exactly_one_build_whose_id_is_the_template_id() throws Exception {
         addTemplate("python", PYTHON_RESOURCES, Optional.of(BUILT));
 
         HttpResponse<String> response = server.get("/templates/python");

@@ -85,7 +85,7 @@ class ServerConfigTest {
     }
 
     @Test
-    void the_custom_extension_is_configured_from_the_file_or_the_environment_and_its_url_is_never_printed() throws Exception {
+    void the_extension_is_configured_from_the_file_or_the_env_and_its_url_never_printed() throws Exception {
         Path file = Files.writeString(dir.resolve("server.properties"),
                 "AENV_CUSTOM_EXTENSION_URL=https://user:secret@ext.example:8443/hooks\n");
         ServerConfig config = ServerConfig.load(Map.of("AENV_CONFIG", file.toString(),
@@ -116,7 +116,7 @@ class ServerConfigTest {
     }
 
     @Test
-    void a_metrics_sample_interval_that_is_not_a_whole_number_of_ms_within_range_fails_fast() {
+    void a_metrics_sample_interval_not_a_whole_number_of_ms_within_range_fails_fast() {
         for (String bad : new String[]{"x", "1.5", "-1", "0", "99", "3600001"}) {
             assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", bad)))
                     .as(bad).isInstanceOf(IllegalArgumentException.class)

@@ -88,7 +88,7 @@ class ContainerOrchestratorHostTest {
     }
 
     @Test
-    void a_created_sandbox_runs_commands_as_the_default_user_with_its_env_and_reports_its_resources() throws Exception {
+    void a_new_sandbox_runs_commands_as_the_default_user_with_env_and_reports_resources() throws Exception {
         SandboxView view = create(new CreateSandbox("base", TTL, TimeoutAction.KILL, PauseMode.WITH_MEMORY, false,
                 Map.of("GREETING", "hello"), Map.of(), NetworkPolicy.DEFAULT, "{}", true));
 
@@ -157,7 +157,7 @@ class ContainerOrchestratorHostTest {
     }
 
     @Test
-    void without_internet_access_connections_out_are_refused_and_sandboxes_cannot_reach_each_other() throws Exception {
+    void without_internet_access_connections_out_are_refused_and_sandboxes_are_isolated() throws Exception {
         SandboxId closed = create(new CreateSandbox("base", TTL, TimeoutAction.KILL, PauseMode.WITH_MEMORY, false, Map.of(),
                 Map.of(), new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of(), List.of(),
                 NetworkPolicy.PublicTraffic.ALLOWED), "{}", true)).id();

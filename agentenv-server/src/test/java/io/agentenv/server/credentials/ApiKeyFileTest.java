@@ -29,7 +29,7 @@ class ApiKeyFileTest {
     }
 
     @Test
-    void without_a_configured_key_one_is_generated_owner_only_and_reused_on_the_next_start() throws Exception {
+    void without_a_configured_key_one_is_generated_owner_only_and_reused_on_next_start() throws Exception {
         // when
         ApiKeyFile.Resolved first = ApiKeyFile.resolve(Optional.empty(), dataDir, random);
         ApiKeyFile.Resolved second = ApiKeyFile.resolve(Optional.empty(), dataDir, random);

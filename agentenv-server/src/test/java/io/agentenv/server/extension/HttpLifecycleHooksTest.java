@@ -136,7 +136,7 @@ class HttpLifecycleHooksTest {
     }
 
     @Test
-    void a_successful_answer_over_the_size_limit_is_unusable_and_an_oversized_error_body_is_cut() {
+    void a_success_answer_over_the_size_limit_is_unusable_and_an_oversized_error_is_cut() {
         String huge = "{\"pad\":\"" + "x".repeat(HttpLifecycleHooks.MAX_RESPONSE_BYTES) + "\"}";
         extension.script(Hook.PATCH_PARAMS, FakeExtensionServer.reply(200, huge), FakeExtensionServer.reply(400, huge));
 

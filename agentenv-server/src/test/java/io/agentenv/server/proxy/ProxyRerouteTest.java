@@ -87,7 +87,7 @@ class ProxyRerouteTest {
     }
 
     @Test
-    void a_stale_endpoint_that_refuses_the_connection_is_looked_up_once_more_and_the_request_reaches_the_sandbox()
+    void a_stale_endpoint_refusing_connections_is_looked_up_again_and_the_request_passes()
             throws Exception {
         String id = h.createId();
         staleLookups.set(1);

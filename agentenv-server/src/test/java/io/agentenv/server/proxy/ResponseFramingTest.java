@@ -44,7 +44,7 @@ class ResponseFramingTest {
     }
 
     @Test
-    void chunks_the_sandbox_sent_in_one_write_reach_the_client_in_one_write_with_the_end_of_the_body() throws Exception {
+    void chunks_the_sandbox_sent_in_one_write_reach_the_client_in_one_write_with_the_end() throws Exception {
         String id = h.createId();
         // envd's answer to commands.run('true'), shortened: three HTTP chunks and the end, all in one write
         String answer = "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -59,7 +59,7 @@ class ResponseFramingTest {
     }
 
     @Test
-    void a_chunk_that_arrives_alone_is_forwarded_at_once_and_what_follows_together_with_the_end() throws Exception {
+    void a_chunk_arriving_alone_is_forwarded_at_once_and_what_follows_with_the_end() throws Exception {
         String id = h.createId();
         String head = "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + "5\r\nstart\r\n";

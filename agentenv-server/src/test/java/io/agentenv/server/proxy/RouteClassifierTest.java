@@ -60,7 +60,7 @@ class RouteClassifierTest {
     }
 
     @Test
-    void hosts_outside_the_domains_or_on_another_port_of_a_domain_with_a_port_are_the_control_plane() {
+    void hosts_outside_the_domains_or_on_another_port_of_one_are_the_control_plane() {
         assertThat(classify("GET", "3000-" + ID + ".other.test", "/health", null, HttpFields.EMPTY))
                 .isInstanceOf(ProxyRoute.ControlPlane.class);
         assertThat(classify("GET", "3000-" + ID + ".local.dev:9090", "/health", null, HttpFields.EMPTY))
@@ -70,7 +70,7 @@ class RouteClassifierTest {
     }
 
     @Test
-    void without_a_configured_domain_a_port_and_sandbox_label_under_any_domain_is_the_proxy() {
+    void without_a_configured_domain_a_port_sandbox_label_under_any_domain_is_the_proxy() {
         RouteClassifier anyDomain = new RouteClassifier(List.of());
         assertThat(anyDomain.classify("GET", "8000-" + ID + ".localhost:3000", "/index.html", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 8000, "/index.html"));
@@ -111,7 +111,7 @@ class RouteClassifierTest {
     }
 
     @Test
-    void a_signed_files_url_without_routing_is_routed_by_signature_and_an_unsigned_one_is_the_control_plane() {
+    void signed_files_urls_are_routed_by_signature_unsigned_ones_go_to_the_control_plane() {
         assertThat(classify("GET", null, "/files", "path=a&signature=v1_x", HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.SignedFiles("/files?path=a&signature=v1_x"));
         assertThat(classify("POST", null, "/files", "signature=v1_x", HttpFields.EMPTY))

@@ -165,7 +165,7 @@ class SandboxProxyTest {
     }
 
     @Test
-    void hop_by_hop_routing_and_platform_credentials_are_stripped_and_forwarded_headers_added() throws Exception {
+    void hop_by_hop_routing_and_credential_headers_are_stripped_and_forwarded_ones_added() throws Exception {
         String id = h.createId();
         int port = h.upstream.port();
         String seen = h.routed(id, port, "/headers?q=1").headers(x -> x
@@ -335,7 +335,7 @@ class SandboxProxyTest {
     }
 
     @Test
-    void a_paused_sandbox_with_auto_resume_is_resumed_by_its_first_request_with_at_least_300_s_ttl() throws Exception {
+    void a_paused_auto_resume_sandbox_resumes_on_its_first_request_with_300_s_ttl_or_more() throws Exception {
         String id = h.create("\"timeout\":30,\"autoResume\":{\"enabled\":true}").get("sandboxID").asText();
         assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/pause", "{}").getStatus()).isEqualTo(204);
 
@@ -462,7 +462,7 @@ class SandboxProxyTest {
     }
 
     @Test
-    void a_request_still_waiting_for_its_response_when_the_sandbox_is_killed_gets_the_not_found_502() throws Exception {
+    void a_request_awaiting_its_response_when_the_sandbox_dies_gets_the_not_found_502() throws Exception {
         String id = h.createId();
         try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
             var waiting = threads.submit(() -> envd(id, "/hold"));

@@ -89,7 +89,7 @@ class DatabaseGroupCommitTest {
     }
 
     @Test
-    void a_unit_that_fails_in_a_shared_transaction_is_rolled_back_alone_and_its_caller_gets_the_failure()
+    void a_unit_failing_in_a_shared_transaction_rolls_back_alone_and_its_caller_sees_it()
             throws Exception {
         // given a write held inside its transaction, and three queued behind it, the middle one failing halfway
         CountDownLatch inside = new CountDownLatch(1);

@@ -32,7 +32,7 @@ class SqliteSandboxStoreTest extends SandboxStoreContract {
     }
 
     @Test
-    void an_insert_made_durable_with_the_next_write_is_read_at_once_and_the_store_stays_at_full_sync() {
+    void an_insert_made_durable_by_the_next_write_is_read_at_once_with_full_sync_kept() {
         // given
         SandboxRecord creating = record(SandboxState.CREATING, T0);
         // when

@@ -48,7 +48,7 @@ class StatementsTest {
     }
 
     @Test
-    void past_the_limit_the_least_recently_used_statement_is_closed_and_compiled_again_when_needed() throws SQLException {
+    void past_the_limit_the_least_recently_used_statement_is_closed_and_later_recompiled() throws SQLException {
         // given the limit reached, the first one used again last
         PreparedStatement oldest = statements.prepared("SELECT 0");
         PreparedStatement second = statements.prepared("SELECT 1");

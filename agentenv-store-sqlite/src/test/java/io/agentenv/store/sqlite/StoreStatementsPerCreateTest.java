@@ -60,7 +60,7 @@ class StoreStatementsPerCreateTest {
     }
 
     @Test
-    void a_create_its_first_command_and_its_kill_run_eleven_statements_in_four_transactions_and_compile_none_once_warm() {
+    void create_command_and_kill_run_11_statements_in_4_transactions_compiling_none_warm() {
         // given one sandbox's lifetime already run (the statements compiled)
         lifetime(Map.of("k", "v"));
         long compiled = store.compiledStatements();
