@@ -72,8 +72,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code container} backend (AENV_BACKEND=container): runc containers on overlayfs, one pooled network namespace
  * and one cgroup each, checkpointed and restored with CRIU. The composition root of this module: {@link #initialize}
- * checks the host (scripts/setup-host.sh must have run) and wires the building blocks; see docs/architecture.md
- * ("Container backend") for the design and settings.
+ * checks the host (scripts/setup-host.sh must have run) and wires the building blocks; see docs/container-backend.md
+ * for the design and settings.
  */
 public final class ContainerBackendFactory implements SandboxBackendFactory {
 

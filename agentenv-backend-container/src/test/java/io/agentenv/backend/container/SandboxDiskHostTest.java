@@ -140,7 +140,7 @@ public class SandboxDiskHostTest {
         assertThat(Files.size(pausedDir.resolve("disk.img"))).isEqualTo((long) DISK_MIB << 20);
         String header = backend.parts().runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
                 pausedDir.resolve("disk.img").toString())).stdout();
-        assertThat(header).as("a paused disk was unmounted cleanly; no journal by choice (docs/architecture.md, Resources)")
+        assertThat(header).as("a paused disk was unmounted cleanly; no journal by choice (docs/container-backend.md, Disks)")
                 .containsPattern("Filesystem state:\\s+clean").doesNotContain("has_journal");
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
                 backend.factory.decodePausedState(paused.encode(), pausedDir)));

@@ -17,8 +17,8 @@ import java.util.Set;
 
 /**
  * The container backend's settings, read once from {@link BackendContext#settings()} (the server passes every
- * {@code AENV_BACKEND_<KEY>} as {@code <key>}). Every key, its default and meaning is listed in docs/architecture.md
- * ("Container backend settings"); an unknown key is an error, so a typo never silently falls back to a default.
+ * {@code AENV_BACKEND_<KEY>} as {@code <key>}). Every key, its default and meaning is listed in docs/container-backend.md
+ * ("Settings"); an unknown key is an error, so a typo never silently falls back to a default.
  *
  * @param hostEnv        the host setup's facts ({@code host_env}, default /var/cache/agentenv/host.env)
  * @param envdDir        envd's distribution: agentenv-envd.jar (dependencies inside), jvm.options, envd.aot ({@code envd_dir},
