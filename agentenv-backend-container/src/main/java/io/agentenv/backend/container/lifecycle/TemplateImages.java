@@ -55,7 +55,8 @@ public final class TemplateImages {
     /**
      * The template's boot envd warms its own request path before the checkpoint (envd {@code --warm-requests}): every
      * sandbox is a restore of it, so its first commands then run compiled code instead of cold (see
-     * docs/benchmarks.md, TTI). Only that first envd: one the init starts again in a sandbox does not warm itself.
+     * docs/benchmarks.md, "envd warmed before the template checkpoint, until the JIT settles"). Only that first
+     * envd: one the init starts again in a sandbox does not warm itself.
      */
     public static final List<String> BOOT_ENVD_ARGS = List.of("--warm-requests", "300");
 
