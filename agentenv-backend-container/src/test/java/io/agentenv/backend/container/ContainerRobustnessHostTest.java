@@ -85,7 +85,7 @@ class ContainerRobustnessHostTest {
     }
 
     private static ContainerId container(LaunchSpec spec) {
-        return backend.parts().containerId(spec.id());
+        return backend.factory.names().containerId(spec.id());
     }
 
     /** Polls {@code condition} every 50 ms until it holds or {@code within} has passed (then fails with {@code what}). */
@@ -137,7 +137,7 @@ class ContainerRobustnessHostTest {
         SandboxBackend sandbox = fresh(spec);
         GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
                 List.of("-c", "trap '' TERM; while :; do sleep 1; done"));
-        List<Long> pids = backend.parts().cgroups().pids(container(spec).value());
+        List<Long> pids = backend.factory.cgroups().pids(container(spec).value());
         String netns = ((ContainerSandbox) sandbox).hostNetwork().orElseThrow().namespacePath().getFileName().toString();
         assertThat(pids).hasSizeGreaterThan(3);
         // when
@@ -145,10 +145,10 @@ class ContainerRobustnessHostTest {
         // then: at once, nothing of it is left
         assertThat(pids).as("processes of the closed sandbox still alive: %s", describe(pids))
                 .noneMatch(ContainerRobustnessHostTest::alive);
-        assertThat(backend.parts().cgroups().pathsOf(container(spec).value())).as("cgroups").isEmpty();
-        assertThat(MountTable.mountsUnder(backend.parts().sandboxesDir())).as("mounts").isEmpty();
-        assertThat(backend.parts().pool().existingResources()).as("network namespaces").doesNotContain(netns);
-        assertThat(backend.parts().runc().list()).as("runc state").doesNotContain(container(spec));
+        assertThat(backend.factory.cgroups().pathsOf(container(spec).value())).as("cgroups").isEmpty();
+        assertThat(MountTable.mountsUnder(backend.factory.names().sandboxesDir())).as("mounts").isEmpty();
+        assertThat(backend.factory.pool().existingResources()).as("network namespaces").doesNotContain(netns);
+        assertThat(backend.factory.runc().list()).as("runc state").doesNotContain(container(spec));
     }
 
     @Test
@@ -158,7 +158,7 @@ class ContainerRobustnessHostTest {
         SandboxBackend sandbox = fresh(spec);
         assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
 
-        long init = Long.parseLong(Files.readString(backend.parts().dirs(container(spec)).bundle()
+        long init = Long.parseLong(Files.readString(backend.factory.names().dirs(container(spec)).bundle()
                 .resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
         ProcessHandle.of(init).orElseThrow().destroyForcibly();
 
