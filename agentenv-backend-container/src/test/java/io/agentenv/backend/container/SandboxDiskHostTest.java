@@ -30,15 +30,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -57,28 +54,17 @@ public class SandboxDiskHostTest {
     private static final Duration READY = Duration.ofSeconds(60);
     private static final TemplateId BASE = new TemplateId("base");
     private static final int DISK_MIB = 1024;
+
+    @SharedBackend(settings = {"disk_mb=" + DISK_MIB})
     private static BackendFixture backend;
 
     private final List<SandboxBackend> opened = new ArrayList<>();
 
-    @BeforeAll
-    static void startBackend() throws Exception {
-        backend = BackendFixture.create(Map.of("disk_mb", Integer.toString(DISK_MIB)));
-    }
-
-    @AfterAll
-    static void stopBackend() throws Exception {
-        if (backend != null) {
-            backend.close();
-        }
-    }
-
     @AfterEach
-    void closeAndCheckForLeaks() throws Exception {
+    void closeOpened() throws Exception { // then SharedBackend checks for leaks
         for (SandboxBackend sandbox : opened) {
             sandbox.close();
         }
-        backend.assertNothingLeaked();
     }
 
     @Test
