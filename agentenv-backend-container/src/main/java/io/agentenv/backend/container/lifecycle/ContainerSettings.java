@@ -7,6 +7,7 @@ import io.agentenv.backend.container.runtime.ContainerSpec;
 import io.agentenv.backend.container.storage.SandboxDisks;
 import io.agentenv.backend.container.storage.SpareDisks;
 import io.agentenv.spi.BackendContext;
+import io.agentenv.spi.Resources;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -110,6 +111,11 @@ public record ContainerSettings(
         if (!idPrefix.matches("([a-z0-9][a-z0-9-]{0,30})?")) {
             throw new IllegalArgumentException("id_prefix must be up to 31 lowercase letters, digits or '-': " + idPrefix);
         }
+    }
+
+    /** What a new sandbox of a template gets: the CPU and memory its cgroup enforces and the size of its own disk. */
+    public Resources resources() {
+        return new Resources(cpuCount, memoryMiB, diskMiB);
     }
 
     /** Reads and checks the settings; the message names the key at fault. */

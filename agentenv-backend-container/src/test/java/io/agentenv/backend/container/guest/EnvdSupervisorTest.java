@@ -3,13 +3,12 @@ package io.agentenv.backend.container.guest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentenv.backend.container.lifecycle.HostParts;
 import java.util.List;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 
-/** The init's script that runs envd ({@link HostParts#envdSupervisor}). */
+/** The init's script that runs envd ({@link EnvdLayout#envdSupervisor}). */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class EnvdSupervisorTest {
 
