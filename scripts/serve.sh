@@ -19,7 +19,7 @@ scripts/setup-host.sh
 mvn -B -q -ntp -DskipTests package
 if [[ ${AENV_BACKEND:-container} == container ]]; then
   # The container backend's envd distribution (built above) and the JDK envd runs on inside every sandbox; the other
-  # AENV_BACKEND_* settings (CPU_COUNT, MEMORY_MB, POOL_SIZE, NO_NEW_PRIVILEGES, ...) are in docs/architecture.md.
+  # AENV_BACKEND_* settings (CPU_COUNT, MEMORY_MB, POOL_SIZE, NO_NEW_PRIVILEGES, ...) are in docs/container-backend.md.
   export AENV_BACKEND_ENVD_DIR="${AENV_BACKEND_ENVD_DIR:-$PWD/agentenv-envd/target}"
   export AENV_BACKEND_JDK_HOME="${AENV_BACKEND_JDK_HOME:-$JAVA_HOME}"
 fi

@@ -98,7 +98,7 @@ netns() { ip netns add "$1"; ip -n "$1" link set lo up; }
 bundle() {
   local dir=$1 id=$2 ns=$3 args mounts
   mkdir -p "$dir/upper" "$dir/work" "$dir/rootfs" "$dir/envd"
-  if [[ $WORKLOAD == envd ]]; then # as HostParts.spec: tini, envd on the JDK bound read-only, its socket dir rw
+  if [[ $WORKLOAD == envd ]]; then # as SandboxSpecs.build: tini, envd on the JDK bound read-only, its socket dir rw
     args=$(jq -cn --arg java "$JDK/bin/java" --arg dist /opt/agentenv-envd '["/usr/bin/tini", "-s", "--", "/bin/sh", "-c",
       "exec \"$0\" \"$@\" >>/var/log/agentenv-envd.log 2>&1", $java, "@\($dist)/jvm.options",
       "-XX:AOTCache=\($dist)/envd.aot", "-jar", "\($dist)/agentenv-envd.jar", "--port", "49983",

@@ -12,11 +12,17 @@ import io.agentenv.backend.container.host.JdkProcessRunner;
 import io.agentenv.backend.container.host.ProcessRunner;
 import io.agentenv.backend.container.host.UtsHostname;
 import io.agentenv.backend.container.leftovers.LeftoverReaper;
+import io.agentenv.backend.container.lifecycle.ContainerNames;
 import io.agentenv.backend.container.lifecycle.ContainerSandbox;
+import io.agentenv.backend.container.lifecycle.ContainerSandboxes;
 import io.agentenv.backend.container.lifecycle.ContainerSettings;
-import io.agentenv.backend.container.lifecycle.HostParts;
+import io.agentenv.backend.container.lifecycle.GenerationCapture;
+import io.agentenv.backend.container.lifecycle.GenerationPause;
+import io.agentenv.backend.container.lifecycle.GenerationRelease;
+import io.agentenv.backend.container.lifecycle.GenerationStart;
 import io.agentenv.backend.container.lifecycle.InstanceFile;
 import io.agentenv.backend.container.lifecycle.PauseReleases;
+import io.agentenv.backend.container.lifecycle.SandboxSpecs;
 import io.agentenv.backend.container.lifecycle.SavedStates;
 import io.agentenv.backend.container.lifecycle.TemplateImages;
 import io.agentenv.backend.container.lifecycle.WarmPool;
@@ -27,8 +33,10 @@ import io.agentenv.backend.container.runtime.ContainerState;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.LayerCapture;
+import io.agentenv.backend.container.storage.LayerFiles;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.SandboxDisks;
+import io.agentenv.backend.container.storage.SandboxRootfs;
 import io.agentenv.backend.container.storage.SpareDisks;
 import io.agentenv.envd.client.EnvdClientSettings;
 import io.agentenv.envd.client.EnvdClients;
@@ -72,8 +80,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code container} backend (AENV_BACKEND=container): runc containers on overlayfs, one pooled network namespace
  * and one cgroup each, checkpointed and restored with CRIU. The composition root of this module: {@link #initialize}
- * checks the host (scripts/setup-host.sh must have run) and wires the building blocks; see docs/architecture.md
- * ("Container backend") for the design and settings.
+ * checks the host (scripts/setup-host.sh must have run) and wires the building blocks; see docs/container-backend.md
+ * for the design and settings.
  */
 public final class ContainerBackendFactory implements SandboxBackendFactory {
 
@@ -84,9 +92,23 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     private final AtomicBoolean shutDown = new AtomicBoolean();
     /** Network slots a previous run left; re-attached sandboxes take theirs back, reapUnclaimed removes the rest. */
     private final Map<Integer, NetSlot> leftoverSlots = new ConcurrentHashMap<>();
-    private volatile HostParts parts;
-    private volatile TemplateImages templates;
-    private volatile WarmPool warmPool;
+    // Set by initialize before sandboxes (volatile), so whoever reads sandboxes as set sees them all.
+    private ContainerSettings settings;
+    private HostLayout layout;
+    private ProcessRunner runner;
+    private ContainerNames names;
+    private RuncRuntime runc;
+    private CgroupTree cgroups;
+    private OverlayMounts overlays;
+    private SandboxDisks disks;
+    private EgressFirewall firewall;
+    private NetnsPool pool;
+    private EnvdClients envdClients;
+    private PauseReleases pauseReleases;
+    private UtsHostname hostnames;
+    private InitReaper reaper;
+    private WarmPool warmPool;
+    private volatile ContainerSandboxes sandboxes;
 
     /** For ServiceLoader. */
     public ContainerBackendFactory() {
@@ -144,7 +166,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      */
     void initialize(Path workDir, ContainerSettings settings, HostLayout layout, int firstSlot,
                     Optional<EnvdTokens> envdTokens) throws BackendException {
-        if (parts != null) {
+        if (sandboxes != null) {
             throw new IllegalStateException("already initialized");
         }
         if (!Files.isExecutable(settings.jdkHome().resolve("bin/java"))) {
@@ -166,7 +188,6 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         ProcessRunner runner = new JdkProcessRunner();
         SpareDisks spares = new SpareDisks((image, sizeMiB) -> SandboxDisks.format(runner, image, sizeMiB, true),
                 workDir.resolve("spare-disks"), settings.spareDisks());
-        EnvdClients envdClients = null;
         boolean initialized = false;
         try {
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
@@ -176,18 +197,48 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot), settings.warmSlots());
             leftoverSlots.putAll(pool.adoptExisting());
             Path criuConfig = workDir.resolve("criu-runc.conf");
-            Files.writeString(criuConfig, HostParts.criuOptions(Files.readString(layout.criuRuncConfig())));
-            HostParts built = new HostParts(settings, layout, runner,
+            Files.writeString(criuConfig, RuncRuntime.criuOptions(Files.readString(layout.criuRuncConfig())));
+            ContainerNames containerNames = new ContainerNames(settings.idPrefix(), sandboxesDir, workDir.resolve("claims"));
+            SandboxSpecs specs = new SandboxSpecs(settings,
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout)),
-                    new OverlayMounts(), new SandboxDisks(runner, spares), firewall, pool,
-                    new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout()),
-                    new CgroupTree(layout), new LayerCapture(runner, Duration.ofMinutes(10)),
-                    envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock), sandboxesDir, workDir.resolve("claims"), criuConfig,
-                    reaper, new PauseReleases(), new UtsHostname());
-            Path envd = privateEnvdCopy(built, settings.envdDir(), workDir.resolve("envd"));
-            templates = new TemplateImages(built, workDir.resolve("templates"), envd, clock);
-            warmPool = new WarmPool(built, templates, clock, settings.poolSize(), envdTokens);
-            parts = built;
+                    layout.resolvConf(), criuConfig);
+            OverlayMounts overlayMounts = new OverlayMounts();
+            SandboxDisks sandboxDisks = new SandboxDisks(runner, spares);
+            SandboxRootfs rootfs = new SandboxRootfs(sandboxDisks, overlayMounts);
+            LayerFiles layerFiles = new LayerFiles(runner);
+            RuncRuntime runcRuntime = new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout());
+            CgroupTree cgroupTree = new CgroupTree(layout);
+            envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock);
+            PauseReleases releases = new PauseReleases();
+            UtsHostname utsHostname = new UtsHostname();
+            Path envd = privateEnvdCopy(runner, settings.envdDir(), workDir.resolve("envd"));
+            TemplateImages templates = new TemplateImages(settings, layout, containerNames, specs, runcRuntime, pool,
+                    firewall, overlayMounts, rootfs, layerFiles, envdClients, workDir.resolve("templates"), envd, clock);
+            warmPool = new WarmPool(settings.resources(), containerNames, specs, runcRuntime, cgroupTree, pool, rootfs,
+                    envdClients, utsHostname, templates, clock, settings.poolSize(), envdTokens);
+            GenerationStart starting = new GenerationStart(containerNames, layout, templates, specs, runcRuntime,
+                    sandboxDisks, overlayMounts, rootfs, layerFiles, firewall, utsHostname, envdClients, releases, clock);
+            GenerationPause pausing = new GenerationPause(cgroupTree, runcRuntime, overlayMounts, sandboxDisks, layerFiles,
+                    containerNames, releases, runner);
+            GenerationCapture capture = new GenerationCapture(cgroupTree, runcRuntime,
+                    new LayerCapture(runner, Duration.ofMinutes(10)), layerFiles);
+            GenerationRelease release = new GenerationRelease(cgroupTree, runcRuntime, rootfs, containerNames, releases,
+                    reaper);
+            this.settings = settings;
+            this.layout = layout;
+            this.runner = runner;
+            this.names = containerNames;
+            this.runc = runcRuntime;
+            this.cgroups = cgroupTree;
+            this.overlays = overlayMounts;
+            this.disks = sandboxDisks;
+            this.firewall = firewall;
+            this.pool = pool;
+            this.pauseReleases = releases;
+            this.hostnames = utsHostname;
+            this.reaper = reaper;
+            sandboxes = new ContainerSandboxes(containerNames, pool, layout, starting, pausing, capture, release,
+                    envdClients, firewall, clock);
             log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
                     .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("spare_disks", settings.spareDisks())
                     .addKeyValue("privileges", settings.privileges())
@@ -203,6 +254,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 boolean interrupted = Thread.interrupted(); // else the stops below could not wait for their threads
                 if (envdClients != null) {
                     envdClients.close();
+                    envdClients = null;
                 }
                 stop(spares);
                 stop(reaper);
@@ -235,7 +287,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      * envd's distribution is copied once per build into the backend's work dir (keeping mtimes, which its AOT cache
      * checks): a rebuild of envd while sandboxes run or sleep as checkpoints must not change the files their JVMs map.
      */
-    private static Path privateEnvdCopy(HostParts parts, Path source, Path copies)
+    private static Path privateEnvdCopy(ProcessRunner runner, Path source, Path copies)
             throws IOException, CommandFailedException, InterruptedException {
         StringBuilder fingerprint = new StringBuilder();
         for (Path file : ENVD_FILES.stream().map(source::resolve).toList()) {
@@ -250,7 +302,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         FileTrees.deleteTree(partial);
         Files.createDirectories(partial);
         for (String file : ENVD_FILES) {
-            parts.runner().run(Command.of(Duration.ofMinutes(2), "cp", "-a", source.resolve(file).toString(),
+            runner.run(Command.of(Duration.ofMinutes(2), "cp", "-a", source.resolve(file).toString(),
                     partial.resolve(file).toString()));
         }
         Files.move(partial, target);
@@ -272,19 +324,19 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      */
     @Override
     public void reapUnclaimed(Set<SandboxId> running) throws BackendException {
-        HostParts p = requireParts();
+        requireInitialized();
         List<NetSlot> slots = List.copyOf(leftoverSlots.values());
         slots.forEach(slot -> leftoverSlots.remove(slot.index()));
         Set<ContainerId> containers = new HashSet<>();
         try {
             for (SandboxId id : running) {
-                containers.add(p.containerFor(id));
+                containers.add(names.containerFor(id));
             }
         } catch (IOException e) {
             throw new BackendException.Terminal("cannot read the warm-pool claims: " + e.getMessage(), e);
         }
-        new LeftoverReaper(p.settings().idPrefix(), p.sandboxesDir(), p.claimsDir(), GuestMounts.dir(p.layout()),
-                p.runner(), p.runc(), p.cgroups(), p.overlays(), p.pool()).reap(running, containers, slots);
+        new LeftoverReaper(names.idPrefix(), names.sandboxesDir(), names.claimsDir(), GuestMounts.dir(layout),
+                runner, runc, cgroups, overlays, pool).reap(running, containers, slots);
         if (templates().stream().anyMatch(t -> t.id().value().equals("base"))) {
             warmPool.keepWarm("base"); // builds the boot image and fills the pool in the background
         }
@@ -292,16 +344,15 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     @Override
     public List<TemplateDescriptor> templates() {
-        HostParts p = parts;
-        if (p == null) {
+        if (sandboxes == null) {
             return List.of();
         }
         List<TemplateDescriptor> found = new ArrayList<>();
-        try (Stream<Path> dirs = Files.list(p.layout().templatesDir())) {
+        try (Stream<Path> dirs = Files.list(layout.templatesDir())) {
             for (Path dir : dirs.sorted().toList()) {
                 String name = dir.getFileName().toString();
                 if (Files.isDirectory(dir.resolve("current")) && TemplateId.isValid(name)) {
-                    found.add(new TemplateDescriptor(new TemplateId(name), p.resources(), builtAt(dir.resolve("current"))));
+                    found.add(new TemplateDescriptor(new TemplateId(name), settings.resources(), builtAt(dir.resolve("current"))));
                 }
             }
         } catch (IOException e) {
@@ -313,20 +364,19 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     /** {@link #templates()}' entry for {@code id} from its own directory alone (two stats instead of a listing). */
     @Override
     public Optional<TemplateDescriptor> template(TemplateId id) {
-        HostParts p = parts;
-        if (p == null || !isTemplate(p, id)) {
+        if (sandboxes == null || !isTemplate(id)) {
             return Optional.empty();
         }
-        return Optional.of(new TemplateDescriptor(id, p.resources(),
-                builtAt(p.layout().templatesDir().resolve(id.value()).resolve("current"))));
+        return Optional.of(new TemplateDescriptor(id, settings.resources(),
+                builtAt(layout.templatesDir().resolve(id.value()).resolve("current"))));
     }
 
     /**
      * Whether {@code template} is one of {@link #templates()}: its {@code current} build is linked (one stat, where
      * listing every template costs a directory read and two stats per template on each create).
      */
-    private static boolean isTemplate(HostParts p, TemplateId template) {
-        return Files.isDirectory(p.layout().templatesDir().resolve(template.value()).resolve("current"));
+    private boolean isTemplate(TemplateId template) {
+        return Files.isDirectory(layout.templatesDir().resolve(template.value()).resolve("current"));
     }
 
     /** When the {@code current} link was made (scripts/lib/host/template.sh links a build once it is complete). */
@@ -344,17 +394,17 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      */
     @Override
     public Optional<Reservation> reserve(TemplateId template) {
-        WarmPool pool = warmPool;
-        if (pool == null || shutDown.get()) {
+        if (sandboxes == null || shutDown.get()) {
             return Optional.empty();
         }
+        WarmPool pool = warmPool;
         pool.keepWarm(template.value());
         return pool.reserve(template.value());
     }
 
     @Override
     public SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException {
-        HostParts p = requireParts();
+        ContainerSandboxes made = requireInitialized();
         if (shutDown.get()) {
             throw new BackendException.Recoverable("the container backend is shut down");
         }
@@ -362,11 +412,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         Resources resources;
         switch (source) {
             case LaunchSource.Template(TemplateId template) -> {
-                if (!isTemplate(p, template)) {
+                if (!isTemplate(template)) {
                     throw new BackendException.Recoverable("no template '" + template + "' on this host");
                 }
                 launch = new ContainerSandbox.Launch.FromTemplate(template.value());
-                resources = p.resources();
+                resources = settings.resources();
             }
             case LaunchSource.Snapshot(SnapshotState state) -> {
                 if (!(state instanceof SavedStates.Snapshot snapshot)) {
@@ -387,13 +437,13 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             warmPool.keepWarm(template);
             Optional<WarmPool.Member> member = warmPool.claim(spec.id(), template).or(() -> warmPool.take(template));
             if (member.isPresent()) {
-                return new ContainerSandbox(p, templates, clock, spec, launch, member.get().id(), member.get().slot(),
-                        member, resources, ContainerSandbox.Phase.PREPARED);
+                return made.create(spec, launch, member.get().id(), member.get().slot(), member, resources,
+                        ContainerSandbox.Phase.PREPARED);
             }
         }
         NetSlot slot;
         try {
-            slot = p.pool().acquire();
+            slot = pool.acquire();
         } catch (NetnsPool.NoFreeSlotException e) {
             throw e.exhausted();
         } catch (CommandFailedException e) {
@@ -402,8 +452,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable("interrupted while reserving a network slot", e);
         }
-        return new ContainerSandbox(p, templates, clock, spec, launch, p.containerId(spec.id()), slot, Optional.empty(),
-                resources, ContainerSandbox.Phase.PREPARED);
+        return made.create(spec, launch, names.containerId(spec.id()), slot, Optional.empty(), resources,
+                ContainerSandbox.Phase.PREPARED);
     }
 
     /**
@@ -414,7 +464,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     @Override
     public void discardPaused(SandboxId id) throws BackendException {
         try {
-            requireParts().pauseReleases().await(id);
+            requireInitialized();
+            pauseReleases.await(id);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable("interrupted while releasing paused sandbox " + id, e);
@@ -434,15 +485,15 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     /** A container that kept running while the server was down (runc still knows it), with its network slot. */
     @Override
     public Optional<SandboxBackend> reattach(LaunchSpec spec) throws BackendException {
-        HostParts p = requireParts();
+        ContainerSandboxes made = requireInitialized();
         try {
-            ContainerId id = p.containerFor(spec.id());
-            Optional<ContainerState> state = p.runc().state(id);
+            ContainerId id = names.containerFor(spec.id());
+            Optional<ContainerState> state = runc.state(id);
             if (state.isEmpty() || state.get().status() == ContainerState.Status.STOPPED
                     || state.get().status() == ContainerState.Status.CREATED) {
                 return Optional.empty();
             }
-            Optional<InstanceFile.Contents> instance = InstanceFile.read(p.dirs(id));
+            Optional<InstanceFile.Contents> instance = InstanceFile.read(names.dirs(id));
             if (instance.isEmpty()) {
                 return Optional.empty();
             }
@@ -450,10 +501,9 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             if (slot == null) {
                 return Optional.empty();
             }
-            p.cgroups().thawIfFrozen(id.value()); // a capture interrupted by the crash
-            ContainerSandbox sandbox = new ContainerSandbox(p, templates, clock, spec,
-                    new ContainerSandbox.Launch.Reattached(instance.get().lineage()), id, slot, Optional.empty(),
-                    p.resources(), ContainerSandbox.Phase.RUNNING);
+            cgroups.thawIfFrozen(id.value()); // a capture interrupted by the crash
+            ContainerSandbox sandbox = made.create(spec, new ContainerSandbox.Launch.Reattached(instance.get().lineage()),
+                    id, slot, Optional.empty(), settings.resources(), ContainerSandbox.Phase.RUNNING);
             sandbox.attach();
             log.atInfo().addKeyValue("sandbox_id", spec.id().value()).log("container sandbox re-attached");
             return Optional.of(sandbox);
@@ -468,27 +518,26 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     /** Destroys the pre-created network slots and the envd clients; sandboxes were closed or paused before. */
     @Override
     public void shutdown() {
-        HostParts p = parts;
-        if (p == null || !shutDown.compareAndSet(false, true)) {
+        if (sandboxes == null || !shutDown.compareAndSet(false, true)) {
             return;
         }
         try {
-            p.pauseReleases().awaitAll(); // the slots, containers and dirs paused sandboxes still held
+            pauseReleases.awaitAll(); // the slots, containers and dirs paused sandboxes still held
             warmPool.close();
-            p.pool().close();
+            pool.close();
         } catch (CommandFailedException e) {
             log.atWarn().setCause(e).log("could not remove every pre-created network slot");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        p.envdClients().close();
+        envdClients.close();
         try {
-            p.hostnames().close();
+            hostnames.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        stop(p.disks().spares());
-        stop(p.reaper());
+        stop(disks.spares());
+        stop(reaper);
     }
 
     /** The warm pool (tests watch it fill). */
@@ -496,16 +545,62 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         return warmPool;
     }
 
-    /** The wired parts (tests inspect the host through them). */
-    HostParts parts() {
-        return requireParts();
+    /** The sandboxes' names and dirs (tests inspect the host through them, as the accessors below). */
+    ContainerNames names() {
+        requireInitialized();
+        return names;
     }
 
-    private HostParts requireParts() {
-        HostParts p = parts;
-        if (p == null) {
+    ContainerSettings settings() {
+        requireInitialized();
+        return settings;
+    }
+
+    ProcessRunner runner() {
+        requireInitialized();
+        return runner;
+    }
+
+    RuncRuntime runc() {
+        requireInitialized();
+        return runc;
+    }
+
+    CgroupTree cgroups() {
+        requireInitialized();
+        return cgroups;
+    }
+
+    OverlayMounts overlays() {
+        requireInitialized();
+        return overlays;
+    }
+
+    SandboxDisks disks() {
+        requireInitialized();
+        return disks;
+    }
+
+    EgressFirewall firewall() {
+        requireInitialized();
+        return firewall;
+    }
+
+    NetnsPool pool() {
+        requireInitialized();
+        return pool;
+    }
+
+    PauseReleases pauseReleases() {
+        requireInitialized();
+        return pauseReleases;
+    }
+
+    private ContainerSandboxes requireInitialized() {
+        ContainerSandboxes made = sandboxes;
+        if (made == null) {
             throw new IllegalStateException("the container backend is not initialized");
         }
-        return p;
+        return made;
     }
 }

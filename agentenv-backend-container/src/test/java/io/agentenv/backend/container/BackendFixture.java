@@ -17,7 +17,6 @@ import io.agentenv.backend.container.host.TestLane;
 import io.agentenv.backend.container.leftovers.HostInventory;
 import io.agentenv.backend.container.leftovers.Leftovers;
 import io.agentenv.backend.container.lifecycle.ContainerSettings;
-import io.agentenv.backend.container.lifecycle.HostParts;
 import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
@@ -154,19 +153,15 @@ public final class BackendFixture implements AutoCloseable {
         return lane.number();
     }
 
-    HostParts parts() {
-        return factory.parts();
-    }
-
     /** Runs a program in a sandbox's container (runc exec, as root) and returns its stdout, stripped. */
     String exec(io.agentenv.spi.SandboxId id, String... args) throws Exception {
-        return parts().runc().exec(parts().containerId(id), List.of(args), Duration.ofSeconds(30)).stdout().strip();
+        return factory.runc().exec(factory.names().containerId(id), List.of(args), Duration.ofSeconds(30)).stdout().strip();
     }
 
     /** Like {@link #exec} but returns the failure (the program must fail). */
     CommandFailedException execFailure(io.agentenv.spi.SandboxId id, String... args) throws Exception {
         try {
-            CommandResult result = parts().runc().exec(parts().containerId(id), List.of(args), Duration.ofSeconds(30));
+            CommandResult result = factory.runc().exec(factory.names().containerId(id), List.of(args), Duration.ofSeconds(30));
             return fail("expected `%s` to fail, it printed %s", String.join(" ", args), result.stdout());
         } catch (CommandFailedException expected) {
             return expected;
@@ -179,16 +174,16 @@ public final class BackendFixture implements AutoCloseable {
      * namespace beyond the pre-created ready ones.
      */
     void assertNothingLeaked() throws Exception {
-        HostParts p = parts();
+        ContainerBackendFactory p = factory;
         p.pauseReleases().awaitAll(); // what pauses release after they answered
-        HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
+        HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
         Leftovers left = inventory.scan(idPrefix);
         assertThat(left.containers()).as("containers left").isEmpty();
         assertThat(left.cgroups()).as("cgroups left").isEmpty();
         assertThat(left.processes()).as("processes left").isEmpty();
         assertThat(left.mounts()).as("mounts left").isEmpty();
         assertThat(left.stateDirs()).as("runc state dirs left").isEmpty();
-        try (var dirs = Files.list(p.sandboxesDir())) {
+        try (var dirs = Files.list(p.names().sandboxesDir())) {
             assertThat(dirs.toList()).as("sandbox dirs left").isEmpty();
         }
         awaitNoLoopDevicesUnder(workDir);
@@ -201,16 +196,16 @@ public final class BackendFixture implements AutoCloseable {
     public void close() throws Exception {
         try {
             factory.shutdown();
-            HostParts p = parts();
-            HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
+            ContainerBackendFactory p = factory;
+            HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
             awaitNoLoopDevicesUnder(workDir); // a disk's loop device clears itself a moment after its unmount
             Leftovers left = inventory.scan(idPrefix);
             assertThat(left.isEmpty()).as("host resources left after shutdown: %s", left).isTrue();
             assertThat(workDir.resolve("spare-disks")).as("spare disk images left after shutdown").doesNotExist();
         } finally {
             try {
-                HostParts p = parts();
-                new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir()).reap(idPrefix);
+                ContainerBackendFactory p = factory;
+                new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir()).reap(idPrefix);
                 for (Path mount : MountTable.mountsUnder(workDir)) {
                     p.overlays().unmount(mount);
                 }
@@ -231,7 +226,7 @@ public final class BackendFixture implements AutoCloseable {
      */
     ContainerBackendFactory restarted() throws BackendException {
         ContainerBackendFactory again = new ContainerBackendFactory();
-        again.initialize(workDir, factory.parts().settings(), layout,
+        again.initialize(workDir, factory.settings(), layout,
                 lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2, tokens);
         return again;
     }

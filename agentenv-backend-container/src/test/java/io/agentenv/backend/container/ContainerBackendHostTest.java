@@ -37,9 +37,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.zip.GZIPOutputStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -57,28 +55,17 @@ class ContainerBackendHostTest {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Duration READY = Duration.ofSeconds(60);
     private static final TemplateId BASE = new TemplateId("base");
+
+    @SharedBackend(settings = {"pids_limit=128"})
     private static BackendFixture backend;
 
     private final List<SandboxBackend> opened = new ArrayList<>();
 
-    @BeforeAll
-    static void startBackend() throws Exception {
-        backend = BackendFixture.create(Map.of("pids_limit", "128"));
-    }
-
-    @AfterAll
-    static void stopBackend() throws Exception {
-        if (backend != null) {
-            backend.close();
-        }
-    }
-
     @AfterEach
-    void closeAndCheckForLeaks() throws Exception {
+    void closeOpened() throws Exception { // then SharedBackend checks for leaks
         for (SandboxBackend sandbox : opened) {
             sandbox.close();
         }
-        backend.assertNothingLeaked();
     }
 
     /** Artifact dirs on the backend's filesystem (as the server's data dir), removed after the test. */
@@ -129,7 +116,7 @@ class ContainerBackendHostTest {
         assertThat(exec(b, "hostname")).isEqualTo(b.id().value());
         assertThat(exec(a, "sh", "-c", "test -e /var/cache/agentenv || test -e /work || echo clean")).isEqualTo("clean");
         assertThat(exec(a, "id", "-un", "1000")).isEqualTo("user");
-        assertThat(first.resources()).isEqualTo(backend.parts().resources());
+        assertThat(first.resources()).isEqualTo(backend.factory.settings().resources());
         assertThat(first.resources().diskSizeMiB()).isPositive();
         EnvdApi envd = first.envd().orElseThrow();
         envd.health();
@@ -190,7 +177,7 @@ class ContainerBackendHostTest {
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
         Path netns = sandbox.hostNetwork().orElseThrow().namespacePath();
         ContainerId id = ((ContainerSandbox) sandbox).containerId();
-        Path sandboxDir = backend.parts().dirs(id).dir();
+        Path sandboxDir = backend.factory.names().dirs(id).dir();
         Path dir = artifacts("pause-release");
 
         SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
@@ -207,10 +194,10 @@ class ContainerBackendHostTest {
         BackendFixture.awaitNoLoopDevicesUnder(dir); // the image moved there; its loop device is gone
         // once the rest of the release, which runs after the answer, is done (checked before close(), which has
         // nothing left to release after a pause)
-        backend.parts().pauseReleases().await(spec.id());
+        backend.factory.pauseReleases().await(spec.id());
         assertThat(Files.exists(netns)).as("the slot's netns").isFalse();
-        assertThat(backend.parts().runc().state(id)).isEmpty();
-        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        assertThat(backend.factory.runc().state(id)).isEmpty();
+        assertThat(backend.factory.cgroups().pathsOf(id.value())).isEmpty();
         assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
         sandbox.close();
 
@@ -225,23 +212,23 @@ class ContainerBackendHostTest {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
         ContainerId id = ((ContainerSandbox) sandbox).containerId();
-        Path sandboxDir = backend.parts().dirs(id).dir();
+        Path sandboxDir = backend.factory.names().dirs(id).dir();
         // the fake failure: a mount in the sandbox dir makes the release's removal of the dir refuse, until it is gone
         Path blocker = Files.createDirectories(sandboxDir.resolve("blocker"));
-        backend.parts().runner().run(Command.of(Duration.ofSeconds(10), "mount", "-t", "tmpfs", "tmpfs", blocker.toString()));
+        backend.factory.runner().run(Command.of(Duration.ofSeconds(10), "mount", "-t", "tmpfs", "tmpfs", blocker.toString()));
         Path dir = artifacts("pause-kill");
         sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
         HostFixture.await("the release after the pause failed", Duration.ofSeconds(30),
-                () -> backend.parts().pauseReleases().failed().contains(spec.id()));
+                () -> backend.factory.pauseReleases().failed().contains(spec.id()));
         assertThat(Files.exists(sandboxDir)).as("the sandbox dir, kept by the failed release").isTrue();
 
         assertThat(Unmounts.unmount(blocker)).isTrue(); // the cause goes away; the kill tries the release again
         backend.factory.discardPaused(spec.id());
 
-        assertThat(backend.parts().pauseReleases().inFlight()).isEmpty();
+        assertThat(backend.factory.pauseReleases().inFlight()).isEmpty();
         assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
-        assertThat(backend.parts().cgroups().pathsOf(id.value())).isEmpty();
+        assertThat(backend.factory.cgroups().pathsOf(id.value())).isEmpty();
         FileTrees.deleteTree(dir);
     }
 
@@ -322,7 +309,7 @@ class ContainerBackendHostTest {
     }
 
     private static String freezerState(LaunchSpec spec) throws Exception {
-        Path freezer = backend.parts().cgroups().pathsOf(backend.parts().containerId(spec.id()).value()).stream()
+        Path freezer = backend.factory.cgroups().pathsOf(backend.factory.names().containerId(spec.id()).value()).stream()
                 .filter(p -> Files.exists(p.resolve("freezer.state"))).findFirst().orElseThrow();
         return Files.readString(freezer.resolve("freezer.state")).strip();
     }
@@ -479,10 +466,10 @@ class ContainerBackendHostTest {
         }
         assertThat(exec(b, "python3", "-c", connect, "203.0.113.7", "80")).isEqualTo("blocked");
         second.updateNetwork(NetworkPolicy.DEFAULT);
-        assertThat(backend.parts().firewall().chainsFor(backend.parts().pool().vethPrefix())).isEmpty();
+        assertThat(backend.factory.firewall().chainsFor(backend.factory.pool().vethPrefix())).isEmpty();
         second.updateNetwork(new NetworkPolicy(NetworkPolicy.InternetAccess.ALLOWED, List.of(), List.of("203.0.113.0/24"),
                 NetworkPolicy.PublicTraffic.ALLOWED));
-        assertThat(backend.parts().firewall().chainsFor(backend.parts().pool().vethPrefix())).hasSize(1);
+        assertThat(backend.factory.firewall().chainsFor(backend.factory.pool().vethPrefix())).hasSize(1);
         assertThatThrownBy(() -> second.updateNetwork(new NetworkPolicy(NetworkPolicy.InternetAccess.ALLOWED,
                 List.of("2001:db8::/32"), List.of(), NetworkPolicy.PublicTraffic.ALLOWED)))
                 .isInstanceOf(BackendException.Recoverable.class);

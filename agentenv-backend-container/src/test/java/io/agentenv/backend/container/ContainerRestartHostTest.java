@@ -65,7 +65,7 @@ class ContainerRestartHostTest {
         toPause.close();
         // a backend killed with -9 takes the rest of that pause's release with it (the new one's reaper removes what
         // it held); this one lives on in the same JVM, so its release must not run alongside the new backend's reaper
-        backend.parts().pauseReleases().awaitAll();
+        backend.factory.pauseReleases().awaitAll();
 
         // when a new backend starts on the same host and work dir, and the server claims only `kept`
         ContainerBackendFactory restarted = backend.restarted();
@@ -79,9 +79,9 @@ class ContainerRestartHostTest {
             // then `kept` runs on with its process, the orphan is gone, and the paused one resumes with its process
             assertThat(reattached).isPresent();
             assertThat(unknown).isEmpty();
-            assertThat(backend.parts().runc().state(backend.parts().containerId(orphan.id()))).isEmpty();
-            assertThat(backend.parts().cgroups().pathsOf(backend.parts().containerId(orphan.id()).value())).isEmpty();
-            assertThat(Files.exists(backend.parts().dirs(backend.parts().containerId(orphan.id())).dir())).isFalse();
+            assertThat(backend.factory.runc().state(backend.factory.names().containerId(orphan.id()))).isEmpty();
+            assertThat(backend.factory.cgroups().pathsOf(backend.factory.names().containerId(orphan.id()).value())).isEmpty();
+            assertThat(Files.exists(backend.factory.names().dirs(backend.factory.names().containerId(orphan.id())).dir())).isFalse();
             assertThat(backend.exec(kept.id(), "cat", "/proc/" + keptSleeper + "/comm")).isEqualTo("sleep");
             reattached.get().envd().orElseThrow().health();
             SandboxBackend resumed = restarted.prepare(sleeping,

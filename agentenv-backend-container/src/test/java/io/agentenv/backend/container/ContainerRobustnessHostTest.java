@@ -27,9 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -48,28 +46,17 @@ class ContainerRobustnessHostTest {
     private static final Duration READY = Duration.ofSeconds(60);
     private static final Duration SOON = Duration.ofSeconds(30);
     private static final TemplateId BASE = new TemplateId("base");
+
+    @SharedBackend(settings = {"max_sandboxes=2", "warm_slots=0"})
     private static BackendFixture backend;
 
     private final List<SandboxBackend> opened = new ArrayList<>();
 
-    @BeforeAll
-    static void startBackend() throws Exception {
-        backend = BackendFixture.create(Map.of("max_sandboxes", "2", "warm_slots", "0"));
-    }
-
-    @AfterAll
-    static void stopBackend() throws Exception {
-        if (backend != null) {
-            backend.close();
-        }
-    }
-
     @AfterEach
-    void closeAndCheckForLeaks() throws Exception {
+    void closeOpened() throws Exception { // then SharedBackend checks for leaks
         for (SandboxBackend sandbox : opened) {
             sandbox.close();
         }
-        backend.assertNothingLeaked();
     }
 
     private static LaunchSpec spec(Map<String, String> env) {
@@ -85,7 +72,7 @@ class ContainerRobustnessHostTest {
     }
 
     private static ContainerId container(LaunchSpec spec) {
-        return backend.parts().containerId(spec.id());
+        return backend.factory.names().containerId(spec.id());
     }
 
     /** Polls {@code condition} every 50 ms until it holds or {@code within} has passed (then fails with {@code what}). */
@@ -137,7 +124,7 @@ class ContainerRobustnessHostTest {
         SandboxBackend sandbox = fresh(spec);
         GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
                 List.of("-c", "trap '' TERM; while :; do sleep 1; done"));
-        List<Long> pids = backend.parts().cgroups().pids(container(spec).value());
+        List<Long> pids = backend.factory.cgroups().pids(container(spec).value());
         String netns = ((ContainerSandbox) sandbox).hostNetwork().orElseThrow().namespacePath().getFileName().toString();
         assertThat(pids).hasSizeGreaterThan(3);
         // when
@@ -145,10 +132,10 @@ class ContainerRobustnessHostTest {
         // then: at once, nothing of it is left
         assertThat(pids).as("processes of the closed sandbox still alive: %s", describe(pids))
                 .noneMatch(ContainerRobustnessHostTest::alive);
-        assertThat(backend.parts().cgroups().pathsOf(container(spec).value())).as("cgroups").isEmpty();
-        assertThat(MountTable.mountsUnder(backend.parts().sandboxesDir())).as("mounts").isEmpty();
-        assertThat(backend.parts().pool().existingResources()).as("network namespaces").doesNotContain(netns);
-        assertThat(backend.parts().runc().list()).as("runc state").doesNotContain(container(spec));
+        assertThat(backend.factory.cgroups().pathsOf(container(spec).value())).as("cgroups").isEmpty();
+        assertThat(MountTable.mountsUnder(backend.factory.names().sandboxesDir())).as("mounts").isEmpty();
+        assertThat(backend.factory.pool().existingResources()).as("network namespaces").doesNotContain(netns);
+        assertThat(backend.factory.runc().list()).as("runc state").doesNotContain(container(spec));
     }
 
     @Test
@@ -158,7 +145,7 @@ class ContainerRobustnessHostTest {
         SandboxBackend sandbox = fresh(spec);
         assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
 
-        long init = Long.parseLong(Files.readString(backend.parts().dirs(container(spec)).bundle()
+        long init = Long.parseLong(Files.readString(backend.factory.names().dirs(container(spec)).bundle()
                 .resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
         ProcessHandle.of(init).orElseThrow().destroyForcibly();
 

@@ -23,9 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -46,28 +44,17 @@ public class GuestBootIdHostTest {
     private static final TemplateId BASE = new TemplateId("base");
     private static final String BOOT_ID = "/proc/sys/kernel/random/boot_id";
     private static final String UUID = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}";
+
+    @SharedBackend
     private static BackendFixture backend;
 
     private final List<SandboxBackend> opened = new ArrayList<>();
 
-    @BeforeAll
-    static void startBackend() throws Exception {
-        backend = BackendFixture.create(Map.of());
-    }
-
-    @AfterAll
-    static void stopBackend() throws Exception {
-        if (backend != null) {
-            backend.close();
-        }
-    }
-
     @AfterEach
-    void closeAndCheckForLeaks() throws Exception {
+    void closeOpened() throws Exception { // then SharedBackend checks for leaks
         for (SandboxBackend sandbox : opened) {
             sandbox.close();
         }
-        backend.assertNothingLeaked();
     }
 
     private Path artifacts(String name) throws Exception {

@@ -8,7 +8,6 @@ import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.JdkProcessRunner;
 import io.agentenv.backend.container.leftovers.HostInventory;
-import io.agentenv.backend.container.lifecycle.HostParts;
 import io.agentenv.backend.container.lifecycle.SavedStates;
 import io.agentenv.backend.container.storage.LoopDevices;
 import io.agentenv.spi.BackendException;
@@ -76,8 +75,8 @@ class RestoreFailureHostTest {
     }
 
     private HostInventory inventory() {
-        HostParts p = backend.parts();
-        return new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.sandboxesDir());
+        ContainerBackendFactory p = backend.factory;
+        return new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
     }
 
     @Test
@@ -103,7 +102,7 @@ class RestoreFailureHostTest {
         try (FileChannel channel = FileChannel.open(pages, StandardOpenOption.WRITE)) {
             channel.truncate(channel.size() / 2);
         }
-        ContainerId container = backend.parts().containerId(spec.id());
+        ContainerId container = backend.factory.names().containerId(spec.id());
 
         // when it resumes
         SandboxBackend failed = backend.factory.prepare(spec,
@@ -111,8 +110,8 @@ class RestoreFailureHostTest {
         assertThatThrownBy(() -> failed.start(READY)).isInstanceOf(BackendException.Terminal.class);
 
         // then, before the instance is even closed, runc's state dir holds no mount and is gone
-        assertThat(inventory().stateDirMounts(backend.parts().settings().idPrefix())).as("mounts in runc's state dirs").isEmpty();
-        assertThat(backend.parts().runc().stateRoot().resolve(container.value())).as("runc's state dir").doesNotExist();
+        assertThat(inventory().stateDirMounts(backend.factory.settings().idPrefix())).as("mounts in runc's state dirs").isEmpty();
+        assertThat(backend.factory.runc().stateRoot().resolve(container.value())).as("runc's state dir").doesNotExist();
         failed.close();
         backend.assertNothingLeaked();
 
@@ -130,19 +129,19 @@ class RestoreFailureHostTest {
         backend = BackendFixture.create(Map.of());
         LaunchSpec spec = BackendFixture.baseSpec();
         launch(spec, new LaunchSource.Template(BASE));
-        HostParts p = backend.parts();
-        ContainerId container = p.containerId(spec.id());
+        ContainerBackendFactory p = backend.factory;
+        ContainerId container = p.names().containerId(spec.id());
         Path criuRoot = Files.createDirectories(p.runc().stateRoot().resolve(container.value()).resolve("criu-root"));
         new JdkProcessRunner().run(Command.of(Duration.ofSeconds(10), "mount", "--rbind",
-                p.dirs(container).rootfs().toString(), criuRoot.toString()));
+                p.names().dirs(container).rootfs().toString(), criuRoot.toString()));
         assertThat(inventory().stateDirMounts(p.settings().idPrefix())).as("what the leak check sees").contains(criuRoot);
         // and a loop device still attached to a disk image in a dir of a sandbox that no longer exists
-        Path orphanImage = Files.createDirectories(p.sandboxesDir().resolve(p.settings().idPrefix() + "orphan")).resolve("disk.img");
+        Path orphanImage = Files.createDirectories(p.names().sandboxesDir().resolve(p.settings().idPrefix() + "orphan")).resolve("disk.img");
         try (FileChannel channel = FileChannel.open(orphanImage, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             channel.truncate(0).position(8L * 1024 * 1024 - 1).write(java.nio.ByteBuffer.wrap(new byte[1]));
         }
         new JdkProcessRunner().run(Command.of(Duration.ofSeconds(10), "losetup", "--find", orphanImage.toString()));
-        assertThat(LoopDevices.backedUnder(p.sandboxesDir())).as("what the leak check sees")
+        assertThat(LoopDevices.backedUnder(p.names().sandboxesDir())).as("what the leak check sees")
                 .anySatisfy(loop -> assertThat(loop.backingPath()).isEqualTo(orphanImage));
         opened.clear(); // abandoned, as by kill -9
 
@@ -157,7 +156,7 @@ class RestoreFailureHostTest {
         // then the mount, the state dir, the sandbox's disk and its loop device are gone (the leak check after the test)
         assertThat(inventory().stateDirMounts(p.settings().idPrefix())).isEmpty();
         assertThat(criuRoot.getParent()).doesNotExist();
-        assertThat(LoopDevices.backedUnder(p.sandboxesDir())).isEmpty();
+        assertThat(LoopDevices.backedUnder(p.names().sandboxesDir())).isEmpty();
         assertThat(orphanImage.getParent()).doesNotExist();
     }
 

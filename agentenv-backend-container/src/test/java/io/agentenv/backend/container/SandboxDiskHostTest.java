@@ -30,15 +30,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -57,28 +54,17 @@ public class SandboxDiskHostTest {
     private static final Duration READY = Duration.ofSeconds(60);
     private static final TemplateId BASE = new TemplateId("base");
     private static final int DISK_MIB = 1024;
+
+    @SharedBackend(settings = {"disk_mb=" + DISK_MIB})
     private static BackendFixture backend;
 
     private final List<SandboxBackend> opened = new ArrayList<>();
 
-    @BeforeAll
-    static void startBackend() throws Exception {
-        backend = BackendFixture.create(Map.of("disk_mb", Integer.toString(DISK_MIB)));
-    }
-
-    @AfterAll
-    static void stopBackend() throws Exception {
-        if (backend != null) {
-            backend.close();
-        }
-    }
-
     @AfterEach
-    void closeAndCheckForLeaks() throws Exception {
+    void closeOpened() throws Exception { // then SharedBackend checks for leaks
         for (SandboxBackend sandbox : opened) {
             sandbox.close();
         }
-        backend.assertNothingLeaked();
     }
 
     @Test
@@ -99,13 +85,13 @@ public class SandboxDiskHostTest {
 
         exec(spec, "rm", "/home/user/big");
         exec(spec, "dd", "if=/dev/zero", "of=/home/user/again", "bs=1M", "count=" + (DISK_MIB / 2));
-        assertThat(Files.size(backend.parts().dirs(backend.parts().containerFor(spec.id())).diskImage()))
+        assertThat(Files.size(backend.factory.names().dirs(backend.factory.names().containerFor(spec.id())).diskImage()))
                 .as("the image file is the disk's size (sparse)").isEqualTo((long) DISK_MIB << 20);
     }
 
     @Test
     void a_new_disk_is_one_of_the_spare_images_made_ahead_and_the_spares_are_refilled_in_the_background() throws Exception {
-        SpareDisks spares = backend.parts().disks().spares();
+        SpareDisks spares = backend.factory.disks().spares();
         HostFixture.await("the spares are ready", Duration.ofSeconds(60),
                 () -> spares.ready(DISK_MIB) == ContainerSettings.DEFAULT_SPARE_DISKS);
         List<Object> spareInodes = new ArrayList<>();
@@ -119,7 +105,7 @@ public class SandboxDiskHostTest {
         LaunchSpec spec = BackendFixture.baseSpec();
         fresh(spec);
 
-        Path disk = backend.parts().dirs(backend.parts().containerFor(spec.id())).diskImage();
+        Path disk = backend.factory.names().dirs(backend.factory.names().containerFor(spec.id())).diskImage();
         assertThat(spareInodes).as("the sandbox's disk image was a spare").contains(Files.getAttribute(disk, "unix:ino"));
         assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
                 .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
@@ -138,9 +124,9 @@ public class SandboxDiskHostTest {
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, pausedDir);
         sandbox.close();
         assertThat(Files.size(pausedDir.resolve("disk.img"))).isEqualTo((long) DISK_MIB << 20);
-        String header = backend.parts().runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
+        String header = backend.factory.runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
                 pausedDir.resolve("disk.img").toString())).stdout();
-        assertThat(header).as("a paused disk was unmounted cleanly; no journal by choice (docs/architecture.md, Resources)")
+        assertThat(header).as("a paused disk was unmounted cleanly; no journal by choice (docs/container-backend.md, Disks)")
                 .containsPattern("Filesystem state:\\s+clean").doesNotContain("has_journal");
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
                 backend.factory.decodePausedState(paused.encode(), pausedDir)));
@@ -174,7 +160,7 @@ public class SandboxDiskHostTest {
         LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
-        SandboxDirs dirs = backend.parts().dirs(backend.parts().containerFor(spec.id()));
+        SandboxDirs dirs = backend.factory.names().dirs(backend.factory.names().containerFor(spec.id()));
         Path pausedDir = artifacts("held-pause");
         // what runc init or CRIU restore of another sandbox does for a moment: a new mount namespace, a copy of our mounts
         Process holder = new ProcessBuilder("unshare", "-m", "sleep", "600")
@@ -198,7 +184,7 @@ public class SandboxDiskHostTest {
             PausedState paused = pausing.get(SandboxDisks.RELEASE_TIMEOUT.toSeconds() + 60, TimeUnit.SECONDS);
 
             assertThat(LoopDevices.backedUnder(pausedDir)).as("the paused image's loop device is gone").isEmpty();
-            String header = backend.parts().runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
+            String header = backend.factory.runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
                     pausedDir.resolve("disk.img").toString())).stdout();
             assertThat(header).containsPattern("Filesystem state:\\s+clean");
             sandbox.close();
@@ -224,10 +210,10 @@ public class SandboxDiskHostTest {
         SandboxDirs opened = new SandboxDirs(dir.resolve("opened"));
         Files.createDirectories(opened.dir());
         Files.move(dir.resolve("disk.img"), opened.diskImage());
-        backend.parts().disks().mount(opened);
-        backend.parts().runner().run(Command.of(Duration.ofMinutes(1), "cp", "-a", opened.upper().toString(),
+        backend.factory.disks().mount(opened);
+        backend.factory.runner().run(Command.of(Duration.ofMinutes(1), "cp", "-a", opened.upper().toString(),
                 dir.resolve("upper").toString()));
-        backend.parts().disks().unmount(opened);
+        backend.factory.disks().unmount(opened);
         FileTrees.deleteTree(opened.dir());
 
         SandboxBackend resumed = launch(spec, new LaunchSource.Paused(

@@ -20,11 +20,8 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -42,28 +39,17 @@ class SandboxMeterHostTest {
     private static final Duration READY = Duration.ofSeconds(60);
     private static final TemplateId BASE = new TemplateId("base");
     private static final long MIB = 1 << 20;
+
+    @SharedBackend(settings = {"cpu_count=2", "memory_mb=512", "disk_mb=1024"})
     private static BackendFixture backend;
 
     private SandboxBackend sandbox;
 
-    @BeforeAll
-    static void startBackend() throws Exception {
-        backend = BackendFixture.create(Map.of("cpu_count", "2", "memory_mb", "512", "disk_mb", "1024"));
-    }
-
-    @AfterAll
-    static void stopBackend() throws Exception {
-        if (backend != null) {
-            backend.close();
-        }
-    }
-
     @AfterEach
-    void closeAndCheckForLeaks() throws Exception {
+    void closeOpened() throws Exception { // then SharedBackend checks for leaks
         if (sandbox != null) {
             sandbox.close();
         }
-        backend.assertNothingLeaked();
     }
 
     @Test

@@ -71,15 +71,15 @@ class WarmPoolHostTest {
                 started.add(sandbox);
                 sandbox.start(Duration.ofSeconds(60));
             }
-            ContainerId first = backend.parts().containerFor(specs.get(0).id());
-            ContainerId second = backend.parts().containerFor(specs.get(1).id());
+            ContainerId first = backend.factory.names().containerFor(specs.get(0).id());
+            ContainerId second = backend.factory.names().containerFor(specs.get(1).id());
             assertThat(first).isNotEqualTo(second);
-            assertThat(first).isNotEqualTo(backend.parts().containerId(specs.get(0).id())); // the member's, claimed
-            assertThat(second).isNotEqualTo(backend.parts().containerId(specs.get(1).id()));
+            assertThat(first).isNotEqualTo(backend.factory.names().containerId(specs.get(0).id())); // the member's, claimed
+            assertThat(second).isNotEqualTo(backend.factory.names().containerId(specs.get(1).id()));
             for (int i = 0; i < specs.size(); i++) {
                 LaunchSpec spec = specs.get(i);
-                ContainerId container = backend.parts().containerFor(spec.id());
-                String out = backend.parts().runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
+                ContainerId container = backend.factory.names().containerFor(spec.id());
+                String out = backend.factory.runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
                         .stdout().strip();
                 assertThat(out).isEqualTo(spec.id().value());
                 assertThat(started.get(i).envd().orElseThrow().processes()).isEmpty(); // answers with the new token
@@ -89,7 +89,7 @@ class WarmPoolHostTest {
                 sandbox.close();
             }
         }
-        assertThat(backend.parts().containerFor(specs.get(0).id())).isEqualTo(backend.parts().containerId(specs.get(0).id()));
+        assertThat(backend.factory.names().containerFor(specs.get(0).id())).isEqualTo(backend.factory.names().containerId(specs.get(0).id()));
         awaitReady(2); // refilled in the background
     }
 
@@ -101,7 +101,7 @@ class WarmPoolHostTest {
         try {
             sandbox.start(Duration.ofSeconds(60));
 
-            assertThat(backend.parts().containerFor(spec.id())).isNotEqualTo(backend.parts().containerId(spec.id()));
+            assertThat(backend.factory.names().containerFor(spec.id())).isNotEqualTo(backend.factory.names().containerId(spec.id()));
             assertThat(sandbox.envd().orElseThrow().logs(0, 1000).entries())
                     .extracting(EnvdLogEntry::message)
                     .filteredOn(message -> message.contains("session initialised"))
@@ -119,12 +119,12 @@ class WarmPoolHostTest {
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
         try {
             ContainerId container = ((ContainerSandbox) sandbox).containerId();
-            backend.parts().runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
+            backend.factory.runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
             // when
             sandbox.start(Duration.ofSeconds(60));
             // then: the restarted envd has this sandbox's token and identity
             assertThat(sandbox.envd().orElseThrow().processes()).isEmpty();
-            assertThat(backend.parts().runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
+            assertThat(backend.factory.runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
                     .stdout().strip()).isEqualTo(spec.id().value());
         } finally {
             sandbox.close();
@@ -140,10 +140,10 @@ class WarmPoolHostTest {
         try {
             sandbox.start(Duration.ofSeconds(60));
             ContainerId container = ((ContainerSandbox) sandbox).containerId();
-            assertThat(container).isNotEqualTo(backend.parts().containerId(spec.id()));
+            assertThat(container).isNotEqualTo(backend.factory.names().containerId(spec.id()));
             assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
             // when: root inside kills envd after the claim
-            backend.parts().runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
+            backend.factory.runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
             // then: a check sees the restarted envd and gives it this sandbox's init (its token answers)
             Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
             while (!initialisedAgain(sandbox, spec, container)) {
@@ -161,7 +161,7 @@ class WarmPoolHostTest {
         try {
             GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
                     List.of("-c", "echo \"$WHO $(whoami)\" > /tmp/after-restart"));
-            return backend.parts().runc().exec(container, List.of("cat", "/tmp/after-restart"), Duration.ofSeconds(20))
+            return backend.factory.runc().exec(container, List.of("cat", "/tmp/after-restart"), Duration.ofSeconds(20))
                     .stdout().strip().equals("claimer user");
         } catch (Exception notYet) {
             return false;
@@ -178,8 +178,8 @@ class WarmPoolHostTest {
             sandbox.extraBootArgs("region=eu");
             sandbox.start(Duration.ofSeconds(60));
             assertThat(sandbox.hostNetwork()).isEqualTo(network);
-            ContainerId container = backend.parts().containerFor(spec.id());
-            assertThat(backend.parts().runc().exec(container, List.of("sh", "-c", "tr '\\0' '\\n' < /proc/1/environ"),
+            ContainerId container = backend.factory.names().containerFor(spec.id());
+            assertThat(backend.factory.runc().exec(container, List.of("sh", "-c", "tr '\\0' '\\n' < /proc/1/environ"),
                     Duration.ofSeconds(20)).stdout()).contains("AENV_EXTRA_BOOT_ARGS=region=eu");
         } finally {
             sandbox.close();

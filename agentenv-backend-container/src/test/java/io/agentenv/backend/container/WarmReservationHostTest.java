@@ -102,11 +102,11 @@ class WarmReservationHostTest {
             reservation.close(); // taken by prepare: nothing to give back
 
             // the container is the sandbox's own, named and identified for it when the member was made
-            assertThat(((ContainerSandbox) sandbox).containerId()).isEqualTo(backend.parts().containerId(id));
-            assertThat(backend.parts().claimsDir().resolve(id.value())).doesNotExist();
-            assertThat(backend.parts().containerFor(id)).isEqualTo(backend.parts().containerId(id));
+            assertThat(((ContainerSandbox) sandbox).containerId()).isEqualTo(backend.factory.names().containerId(id));
+            assertThat(backend.factory.names().claimsDir().resolve(id.value())).doesNotExist();
+            assertThat(backend.factory.names().containerFor(id)).isEqualTo(backend.factory.names().containerId(id));
             assertThat(backend.exec(id, "hostname")).isEqualTo(id.value());
-            assertThat(InstanceFile.read(backend.parts().dirs(backend.parts().containerId(id)))).isPresent();
+            assertThat(InstanceFile.read(backend.factory.names().dirs(backend.factory.names().containerId(id)))).isPresent();
             // envd has this sandbox's token, default user and workdir, from one init
             assertThat(run(sandbox, id, BackendFixture.token(id), "user", "echo \"$(whoami) $(pwd)\""))
                     .isEqualTo("user /home/user");
@@ -125,7 +125,7 @@ class WarmReservationHostTest {
         } finally {
             sandbox.close();
         }
-        assertThat(backend.parts().runc().state(backend.parts().containerId(id))).isEmpty();
+        assertThat(backend.factory.runc().state(backend.factory.names().containerId(id))).isEmpty();
     }
 
     @Test
@@ -164,7 +164,7 @@ class WarmReservationHostTest {
         awaitReady(1);
         Reservation reservation = backend.factory.reserve(BASE).orElseThrow();
         SandboxId id = reservation.id();
-        backend.parts().runc().exec(backend.parts().containerId(id), List.of("pkill", "-KILL", "-x", "java"),
+        backend.factory.runc().exec(backend.factory.names().containerId(id), List.of("pkill", "-KILL", "-x", "java"),
                 Duration.ofSeconds(20));
         // when
         SandboxBackend sandbox = claim(spec(id, Map.of(), "user"));
@@ -236,8 +236,8 @@ class WarmReservationHostTest {
         claim(spec);
         reservation.close();
         awaitReady(2);
-        List<ContainerId> unclaimed = backend.parts().runc().list().stream()
-                .filter(c -> c.value().startsWith(backend.idPrefix) && !c.equals(backend.parts().containerId(spec.id())))
+        List<ContainerId> unclaimed = backend.factory.runc().list().stream()
+                .filter(c -> c.value().startsWith(backend.idPrefix) && !c.equals(backend.factory.names().containerId(spec.id())))
                 .toList();
         assertThat(unclaimed).hasSize(2);
 
@@ -250,11 +250,11 @@ class WarmReservationHostTest {
 
             // then it runs on with its token, and the members no one claimed are gone
             assertThat(reattached).isPresent();
-            assertThat(((ContainerSandbox) reattached.get()).containerId()).isEqualTo(backend.parts().containerId(spec.id()));
+            assertThat(((ContainerSandbox) reattached.get()).containerId()).isEqualTo(backend.factory.names().containerId(spec.id()));
             assertThat(reattached.get().envd().orElseThrow().processes()).isEmpty();
             for (ContainerId member : unclaimed) {
-                assertThat(backend.parts().runc().state(member)).as("unclaimed member %s", member).isEmpty();
-                assertThat(Files.exists(backend.parts().dirs(member).dir())).isFalse();
+                assertThat(backend.factory.runc().state(member)).as("unclaimed member %s", member).isEmpty();
+                assertThat(Files.exists(backend.factory.names().dirs(member).dir())).isFalse();
             }
         } finally {
             if (reattached.isPresent()) {

@@ -15,7 +15,8 @@ import org.eclipse.jetty.util.Callback;
  * keep theirs as long instead of closing it after their own default. The E2B SDK's HTTP client (undici) closes an idle
  * connection after 4 s unless the server names a timeout (then that minus 2 s), so a client creating sandboxes a few
  * seconds apart opened two new connections per create (one for the API, one for envd through the proxy; 40 for a burst
- * of 20 creates and first commands, measured), each a TCP handshake, an accept and a connection set-up on both sides.
+ * of 20 creates and first commands: docs/benchmarks.md, "Keep-alive hint"), each a TCP handshake, an accept and a
+ * connection set-up on both sides.
  * The advertised time stays well below the connector's idle timeout: a client must never send on a connection the
  * server is closing (a request on it fails, and a POST is not retried). Wraps the proxy and the API alike.
  */

@@ -6,16 +6,17 @@ import io.agentenv.backend.container.guest.EnvdLayout;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.SandboxMeter;
+import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.EgressPolicy;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.envd.client.EnvdAddress;
+import io.agentenv.envd.client.EnvdClients;
 import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
-import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.Liveness;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
@@ -42,7 +43,9 @@ import java.util.Optional;
  *
  * <p>This is the SPI face; the generation's shared state is in {@link Generation}, and each operation in its own
  * class: {@link GenerationStart}, {@link GenerationPause}, {@link GenerationCapture} (freeze, thaw, snapshot),
- * {@link GenerationLiveness} and {@link GenerationRelease}. The host steps they call are in {@link HostParts}, the states in {@link SavedStates}.
+ * {@link GenerationLiveness} and {@link GenerationRelease}. Start, pause, capture and release are one object each for
+ * all sandboxes, given the generation per call, and take the host parts they use as constructor arguments
+ * ({@link ContainerSandboxes} builds the sandboxes); the states are in {@link SavedStates}.
  */
 public final class ContainerSandbox implements SandboxBackend {
 
@@ -70,27 +73,28 @@ public final class ContainerSandbox implements SandboxBackend {
     private final GenerationRelease release;
     private final GenerationLiveness liveness;
     private final SandboxMeter meter;
+    private final EnvdClients envdClients;
+    private final EgressFirewall firewall;
     private final HostNetwork hostNetwork;
 
-    /**
-     * @param id   the container: the spec's own ({@link HostParts#containerId}) or a warm-pool member's
-     * @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any
-     */
-    public ContainerSandbox(HostParts parts, TemplateImages templates, Clock clock, LaunchSpec spec, Launch launch,
-                     ContainerId id, NetSlot slot, Optional<WarmPool.Member> warm, Resources resources, Phase initial) {
-        this.gen = new Generation(parts, spec, launch, id, slot, resources, initial);
+    /** Built by {@link ContainerSandboxes#create}; the operations are shared by every sandbox of the backend. */
+    ContainerSandbox(Generation gen, GenerationStart starting, GenerationPause pausing, GenerationCapture capture,
+                     GenerationRelease release, EnvdClients envdClients, EgressFirewall firewall, SandboxMeter meter,
+                     Clock clock) {
+        this.gen = requireNonNull(gen, "gen is null");
+        this.starting = requireNonNull(starting, "starting is null");
+        this.pausing = requireNonNull(pausing, "pausing is null");
+        this.capture = requireNonNull(capture, "capture is null");
+        this.release = requireNonNull(release, "release is null");
+        this.envdClients = requireNonNull(envdClients, "envdClients is null");
+        this.firewall = requireNonNull(firewall, "firewall is null");
+        this.meter = requireNonNull(meter, "meter is null");
         // the member's envd client (connected, its init path run once) is this sandbox's from now on: closed with it;
         // a member made for this sandbox's id has it under that id already
-        warm.ifPresent(member -> gen.client(member.sandbox().equals(spec.id()) ? member.envd()
-                : parts.envdClients().handOver(member.envd(), spec.id())));
-        this.starting = new GenerationStart(gen, templates, warm, clock);
-        this.pausing = new GenerationPause(gen);
-        this.capture = new GenerationCapture(gen);
-        this.release = new GenerationRelease(gen);
+        gen.warm.ifPresent(member -> gen.client(member.sandbox().equals(gen.spec.id()) ? member.envd()
+                : envdClients.handOver(member.envd(), gen.spec.id())));
         this.liveness = new GenerationLiveness(gen, clock);
-        this.meter = new SandboxMeter(parts.layout().cgroupRoot(), parts.layout().cgroupParent(), id, gen.dirs.disk(),
-                Path.of("/proc/meminfo"), clock);
-        this.hostNetwork = new HostNetwork(slot.netnsPath(), address(slot.sandboxAddress()));
+        this.hostNetwork = new HostNetwork(gen.liveSlot().netnsPath(), address(gen.liveSlot().sandboxAddress()));
     }
 
     public ContainerId containerId() {
@@ -99,7 +103,7 @@ public final class ContainerSandbox implements SandboxBackend {
 
     /** After a restart: the client of a container that kept running (its envd already has the spec's token). */
     public void attach() {
-        gen.client(gen.parts.envdClients().open(gen.spec.id(), envdAddress(gen.liveSlot()),
+        gen.client(envdClients.open(gen.spec.id(), envdAddress(gen.liveSlot()),
                 Optional.of(gen.spec.accessToken())));
         liveness.running(Optional.empty(), true);
         meter.baseline();
@@ -107,13 +111,13 @@ public final class ContainerSandbox implements SandboxBackend {
 
     @Override
     public void extraBootArgs(String arguments) throws BackendException {
-        starting.extraBootArgs(arguments);
+        starting.extraBootArgs(gen, arguments);
     }
 
     @Override
     public void start(Duration readyTimeout) throws BackendException {
-        starting.start(readyTimeout);
-        liveness.running(starting.claimedProcesses(), starting.initialisedAtStart());
+        starting.start(gen, readyTimeout);
+        liveness.running(gen.claimedProcesses(), gen.initialisedAtStart());
         meter.baseline();
     }
 
@@ -143,24 +147,24 @@ public final class ContainerSandbox implements SandboxBackend {
 
     @Override
     public PausedState pause(PauseMode mode, Path artifactDir) throws BackendException {
-        PausedState paused = pausing.pause(mode, artifactDir);
+        PausedState paused = pausing.pause(gen, mode, artifactDir);
         liveness.stop();
         return paused;
     }
 
     @Override
     public void freeze() throws BackendException {
-        capture.freeze();
+        capture.freeze(gen);
     }
 
     @Override
     public void thaw() throws BackendException {
-        capture.thaw();
+        capture.thaw(gen);
     }
 
     @Override
     public SnapshotState snapshot(Path artifactDir) throws BackendException {
-        return capture.snapshot(artifactDir);
+        return capture.snapshot(gen, artifactDir);
     }
 
     @Override
@@ -174,7 +178,7 @@ public final class ContainerSandbox implements SandboxBackend {
             throw new BackendException.Recoverable("network policy not enforceable: " + e.getMessage(), e);
         }
         try {
-            gen.parts.firewall().apply(netSlot, egress);
+            firewall.apply(netSlot, egress);
         } catch (CommandFailedException e) {
             throw new BackendException.Recoverable("network rules of sandbox " + gen.spec.id() + " not updated: "
                     + e.getMessage(), e);
@@ -218,7 +222,7 @@ public final class ContainerSandbox implements SandboxBackend {
     @Override
     public void close() throws BackendException {
         liveness.stop();
-        release.close();
+        release.close(gen);
     }
 
     /**

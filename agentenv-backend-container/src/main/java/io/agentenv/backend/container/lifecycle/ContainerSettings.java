@@ -7,6 +7,7 @@ import io.agentenv.backend.container.runtime.ContainerSpec;
 import io.agentenv.backend.container.storage.SandboxDisks;
 import io.agentenv.backend.container.storage.SpareDisks;
 import io.agentenv.spi.BackendContext;
+import io.agentenv.spi.Resources;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -17,8 +18,8 @@ import java.util.Set;
 
 /**
  * The container backend's settings, read once from {@link BackendContext#settings()} (the server passes every
- * {@code AENV_BACKEND_<KEY>} as {@code <key>}). Every key, its default and meaning is listed in docs/architecture.md
- * ("Container backend settings"); an unknown key is an error, so a typo never silently falls back to a default.
+ * {@code AENV_BACKEND_<KEY>} as {@code <key>}). Every key, its default and meaning is listed in docs/container-backend.md
+ * ("Settings"); an unknown key is an error, so a typo never silently falls back to a default.
  *
  * @param hostEnv        the host setup's facts ({@code host_env}, default /var/cache/agentenv/host.env)
  * @param envdDir        envd's distribution: agentenv-envd.jar (dependencies inside), jvm.options, envd.aot ({@code envd_dir},
@@ -110,6 +111,11 @@ public record ContainerSettings(
         if (!idPrefix.matches("([a-z0-9][a-z0-9-]{0,30})?")) {
             throw new IllegalArgumentException("id_prefix must be up to 31 lowercase letters, digits or '-': " + idPrefix);
         }
+    }
+
+    /** What a new sandbox of a template gets: the CPU and memory its cgroup enforces and the size of its own disk. */
+    public Resources resources() {
+        return new Resources(cpuCount, memoryMiB, diskMiB);
     }
 
     /** Reads and checks the settings; the message names the key at fault. */

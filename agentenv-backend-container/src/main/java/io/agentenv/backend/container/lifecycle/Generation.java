@@ -31,27 +31,39 @@ public final class Generation {
 
     private static final Logger log = LoggerFactory.getLogger(Generation.class);
 
-    final HostParts parts;
     final LaunchSpec spec;
     final ContainerSandbox.Launch launch;
     final ContainerId id;
     final SandboxDirs dirs;
     final Resources resources;
     final AtomicReference<ContainerSandbox.Phase> phase;
+    /** The warm-pool member this generation claims at start (its container, dirs and slot), if any. */
+    final Optional<WarmPool.Member> warm;
+    private final NetnsPool pool;
     private final AtomicReference<NetSlot> slot;
     private final NetSlot liveSlot;
+    private volatile List<String> bootEnv = List.of();
+    /** The claimed warm member's processes, once the start took that member's container as it was. */
+    private volatile Optional<GenerationLiveness.Processes> claimedProcesses = Optional.empty();
+    /** Whether the start sent envd this sandbox's {@code /init} (false for a member initialised for it already). */
+    private volatile boolean initialisedAtStart = true;
     private volatile HttpEnvdClient client;
     private volatile Lineage lineage;
     private volatile boolean frozen;
 
-    Generation(HostParts parts, LaunchSpec spec, ContainerSandbox.Launch launch, ContainerId id, NetSlot slot,
-               Resources resources, ContainerSandbox.Phase initial) {
-        this.parts = requireNonNull(parts, "parts is null");
+    /**
+     * @param dirs the container's dirs ({@link ContainerNames#dirs})
+     * @param pool where the slot goes back to
+     */
+    Generation(LaunchSpec spec, ContainerSandbox.Launch launch, ContainerId id, SandboxDirs dirs, NetSlot slot,
+               NetnsPool pool, Resources resources, ContainerSandbox.Phase initial, Optional<WarmPool.Member> warm) {
         this.spec = requireNonNull(spec, "spec is null");
         this.launch = requireNonNull(launch, "launch is null");
         this.id = requireNonNull(id, "id is null");
         this.resources = requireNonNull(resources, "resources is null");
-        this.dirs = parts.dirs(id);
+        this.dirs = requireNonNull(dirs, "dirs is null");
+        this.pool = requireNonNull(pool, "pool is null");
+        this.warm = requireNonNull(warm, "warm is null");
         this.slot = new AtomicReference<>(requireNonNull(slot, "slot is null"));
         this.liveSlot = slot;
         this.phase = new AtomicReference<>(requireNonNull(initial, "initial is null"));
@@ -63,6 +75,35 @@ public final class Generation {
     /** The slot this generation was built with (still readable after the slot went back to the pool). */
     NetSlot liveSlot() {
         return liveSlot;
+    }
+
+    List<String> bootEnv() {
+        return bootEnv;
+    }
+
+    void bootEnv(List<String> env) {
+        bootEnv = env;
+    }
+
+    /** What {@link GenerationLiveness#running} starts from: the claimed member's processes, or empty (look them up). */
+    Optional<GenerationLiveness.Processes> claimedProcesses() {
+        return claimedProcesses;
+    }
+
+    void claimedProcesses(Optional<GenerationLiveness.Processes> processes) {
+        claimedProcesses = processes;
+    }
+
+    /**
+     * Whether start sent envd its {@code /init}: false when the claimed member's envd had this sandbox's already, so an
+     * envd that replaced the member's since has none ({@link GenerationLiveness#running}).
+     */
+    boolean initialisedAtStart() {
+        return initialisedAtStart;
+    }
+
+    void initialisedAtStart(boolean sent) {
+        initialisedAtStart = sent;
     }
 
     Lineage lineage() {
@@ -109,7 +150,7 @@ public final class Generation {
     void releaseSlot() throws CommandFailedException, InterruptedException {
         NetSlot held = slot.getAndSet(null);
         if (held != null) {
-            parts.pool().release(held);
+            pool.release(held);
         }
     }
 
@@ -117,7 +158,7 @@ public final class Generation {
     void retireSlot() throws CommandFailedException, InterruptedException {
         NetSlot held = slot.getAndSet(null);
         if (held != null) {
-            parts.pool().retire(held);
+            pool.retire(held);
         }
     }
 

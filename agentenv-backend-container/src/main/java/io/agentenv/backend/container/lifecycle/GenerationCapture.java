@@ -2,9 +2,12 @@ package io.agentenv.backend.container.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.backend.container.host.CgroupTree;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.LayerCapture;
+import io.agentenv.backend.container.storage.LayerFiles;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SnapshotState;
 import java.io.IOException;
@@ -21,16 +24,22 @@ public final class GenerationCapture {
 
     private static final Logger log = LoggerFactory.getLogger(GenerationCapture.class);
 
-    private final Generation gen;
+    private final CgroupTree cgroups;
+    private final RuncRuntime runc;
+    private final LayerCapture layerCapture;
+    private final LayerFiles layerFiles;
 
-    GenerationCapture(Generation gen) {
-        this.gen = requireNonNull(gen, "gen is null");
+    public GenerationCapture(CgroupTree cgroups, RuncRuntime runc, LayerCapture layerCapture, LayerFiles layerFiles) {
+        this.cgroups = requireNonNull(cgroups, "cgroups is null");
+        this.runc = requireNonNull(runc, "runc is null");
+        this.layerCapture = requireNonNull(layerCapture, "layerCapture is null");
+        this.layerFiles = requireNonNull(layerFiles, "layerFiles is null");
     }
 
-    void freeze() throws BackendException {
+    void freeze(Generation gen) throws BackendException {
         gen.requireRunning("freeze");
         try {
-            gen.parts.cgroups().freeze(gen.id);
+            cgroups.freeze(gen.id);
             gen.frozen(true);
         } catch (IOException e) {
             throw new BackendException.Recoverable("freeze of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
@@ -40,10 +49,10 @@ public final class GenerationCapture {
         }
     }
 
-    void thaw() throws BackendException {
+    void thaw(Generation gen) throws BackendException {
         gen.requireRunning("thaw");
         try {
-            gen.parts.cgroups().thaw(gen.id);
+            cgroups.thaw(gen.id);
             gen.frozen(false);
         } catch (IOException e) {
             throw new BackendException.Terminal("thaw of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
@@ -57,9 +66,8 @@ public final class GenerationCapture {
      * Freezes (unless frozen already), copies the upper dir as layer 0 and hard-links the owned layers below it into
      * the artifact dir, checkpoints memory with leave-running (CRIU directly, {@link RuncRuntime#dump}), and thaws.
      */
-    SnapshotState snapshot(Path artifactDir) throws BackendException {
+    SnapshotState snapshot(Generation gen, Path artifactDir) throws BackendException {
         gen.requireRunning("snapshot");
-        var parts = gen.parts;
         Lineage current = gen.lineage();
         SavedStates.Snapshot snapshot = new SavedStates.Snapshot(current.withCapturedUpper(), gen.resources,
                 Optional.of(gen.spec.accessToken()), artifactDir, gen.bootId());
@@ -68,33 +76,33 @@ public final class GenerationCapture {
         Path work = gen.dirs.dir().resolve("snapshot-work");
         try {
             if (!wasFrozen) {
-                parts.cgroups().freeze(gen.id);
+                cgroups.freeze(gen.id);
             }
-            parts.layerCapture().capture(gen.dirs.upper(), snapshot.layers().resolve("0"));
-            parts.copyLayers(HostParts.layersDir(gen.dirs), snapshot.layers(), current.renumbered());
-            parts.runc().dump(gen.id, snapshot.images(), work, RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
+            layerCapture.capture(gen.dirs.upper(), snapshot.layers().resolve("0"));
+            layerFiles.copyLayers(gen.dirs.layers(), snapshot.layers(), current.renumbered());
+            runc.dump(gen.id, snapshot.images(), work, RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
         } catch (IOException | CommandFailedException e) {
-            thawAfterSnapshot(wasFrozen);
-            discard(snapshot.layers(), snapshot.images(), work);
+            thawAfterSnapshot(gen, wasFrozen);
+            discard(gen, snapshot.layers(), snapshot.images(), work);
             throw new BackendException.Recoverable("snapshot of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            thawAfterSnapshot(wasFrozen);
+            thawAfterSnapshot(gen, wasFrozen);
             throw new BackendException.Recoverable("interrupted while capturing sandbox " + gen.spec.id(), e);
         }
-        thawAfterSnapshot(wasFrozen);
-        discard(work);
+        thawAfterSnapshot(gen, wasFrozen);
+        discard(gen, work);
         log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("layers", snapshot.lineage().layers().size())
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container sandbox captured");
         return snapshot;
     }
 
-    private void thawAfterSnapshot(boolean wasFrozen) throws BackendException {
+    private void thawAfterSnapshot(Generation gen, boolean wasFrozen) throws BackendException {
         if (wasFrozen) {
             return;
         }
         try {
-            gen.parts.cgroups().thaw(gen.id);
+            cgroups.thaw(gen.id);
         } catch (IOException e) {
             throw new BackendException.Terminal("sandbox " + gen.spec.id() + " stays frozen after a capture: " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -103,7 +111,7 @@ public final class GenerationCapture {
         }
     }
 
-    private void discard(Path... paths) {
+    private void discard(Generation gen, Path... paths) {
         for (Path path : paths) {
             try {
                 FileTrees.deleteTree(path);

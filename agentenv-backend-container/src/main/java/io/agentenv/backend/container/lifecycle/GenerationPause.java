@@ -4,18 +4,22 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.guest.GuestJournal;
 import io.agentenv.backend.container.host.Attempts;
+import io.agentenv.backend.container.host.CgroupTree;
 import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.ProcessRunner;
 import io.agentenv.backend.container.runtime.ContainerState;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.GuestFileReads;
+import io.agentenv.backend.container.storage.LayerFiles;
+import io.agentenv.backend.container.storage.OverlayMounts;
+import io.agentenv.backend.container.storage.SandboxDisks;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,15 +40,29 @@ public final class GenerationPause {
 
     private static final Duration SYNC_TIMEOUT = Duration.ofMinutes(2);
 
-    private final Generation gen;
+    private final CgroupTree cgroups;
+    private final RuncRuntime runc;
+    private final OverlayMounts overlays;
+    private final SandboxDisks disks;
+    private final LayerFiles layerFiles;
+    private final ContainerNames names;
+    private final PauseReleases pauseReleases;
+    private final ProcessRunner runner;
 
-    GenerationPause(Generation gen) {
-        this.gen = requireNonNull(gen, "gen is null");
+    public GenerationPause(CgroupTree cgroups, RuncRuntime runc, OverlayMounts overlays, SandboxDisks disks,
+                           LayerFiles layerFiles, ContainerNames names, PauseReleases pauseReleases, ProcessRunner runner) {
+        this.cgroups = requireNonNull(cgroups, "cgroups is null");
+        this.runc = requireNonNull(runc, "runc is null");
+        this.overlays = requireNonNull(overlays, "overlays is null");
+        this.disks = requireNonNull(disks, "disks is null");
+        this.layerFiles = requireNonNull(layerFiles, "layerFiles is null");
+        this.names = requireNonNull(names, "names is null");
+        this.pauseReleases = requireNonNull(pauseReleases, "pauseReleases is null");
+        this.runner = requireNonNull(runner, "runner is null");
     }
 
-    PausedState pause(PauseMode mode, Path artifactDir) throws BackendException {
+    PausedState pause(Generation gen, PauseMode mode, Path artifactDir) throws BackendException {
         requireNonNull(mode, "mode is null");
-        var parts = gen.parts;
         var dirs = gen.dirs;
         var id = gen.id;
         if (!gen.phase.compareAndSet(ContainerSandbox.Phase.RUNNING, ContainerSandbox.Phase.PAUSING)) {
@@ -57,13 +75,13 @@ public final class GenerationPause {
         long checkpointed;
         try {
             if (mode == PauseMode.WITH_MEMORY) {
-                checkpointToDisk(paused.images(), work);
+                checkpointToDisk(gen, paused.images(), work);
             } else if (gen.frozen()) {
-                parts.cgroups().thaw(id);
+                cgroups.thaw(id);
                 gen.frozen(false);
             }
         } catch (IOException | CommandFailedException e) {
-            return failedPause(e);
+            return failedPause(gen, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Terminal("interrupted while pausing sandbox " + gen.spec.id(), e);
@@ -83,24 +101,24 @@ public final class GenerationPause {
         long[] diskReleaseWait = {-1}; // ms the disk's filesystem lived on after its unmount (a copy elsewhere)
         if (dumped) {
             long keeping = System.nanoTime();
-            journalKept[0] = keepJournal(paused);
+            journalKept[0] = keepJournal(gen, paused);
             took[0] = (System.nanoTime() - keeping) / 1_000_000;
         }
         List<Exception> failures = new ArrayList<>();
         try {
             Attempts.attempt(failures, () -> {
                 if (!dumped) {
-                    took[1] = timed(() -> parts.runc().delete(id));
-                    took[0] = timed(() -> journalKept[0] = keepJournal(paused));
+                    took[1] = timed(() -> runc.delete(id));
+                    took[0] = timed(() -> journalKept[0] = keepJournal(gen, paused));
                 }
                 took[2] = timed(() -> {
-                    parts.overlays().unmount(dirs.rootfs());
-                    diskReleaseWait[0] = parts.disks().unmount(dirs); // returns once the disk is written clean
+                    overlays.unmount(dirs.rootfs());
+                    diskReleaseWait[0] = disks.unmount(dirs); // returns once the disk is written clean
                 });
                 took[3] = timed(() -> {
-                    parts.disks().moveImage(dirs.diskImage(), paused.diskImage());
-                    if (Files.isDirectory(HostParts.layersDir(dirs))) {
-                        parts.move(HostParts.layersDir(dirs), paused.layers());
+                    disks.moveImage(dirs.diskImage(), paused.diskImage());
+                    if (Files.isDirectory(dirs.layers())) {
+                        layerFiles.move(dirs.layers(), paused.layers());
                     }
                 });
                 took[4] = timed(() -> syncFilesystem(artifactDir));
@@ -115,7 +133,7 @@ public final class GenerationPause {
         }
         gen.phase.set(ContainerSandbox.Phase.PAUSED);
         long done = System.nanoTime();
-        releaseAfterAnswer(dumped);
+        releaseAfterAnswer(gen, dumped);
         log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("mode", mode)
                 .addKeyValue("checkpoint_ms", (checkpointed - started) / 1_000_000)
                 .addKeyValue("release_ms", (done - checkpointed) / 1_000_000)
@@ -130,20 +148,19 @@ public final class GenerationPause {
      * Starts what is left to release after the pause answers: the slot and (after a memory dump) runc's state and
      * cgroups at once, then the sandbox dir (empty of state by now) and the warm-pool claim. Logged when done.
      */
-    private void releaseAfterAnswer(boolean dumped) {
-        var parts = gen.parts;
+    private void releaseAfterAnswer(Generation gen, boolean dumped) {
         var id = gen.id;
         long started = System.nanoTime();
         long[] took = new long[3]; // slot, container, remove: ms each
         List<Attempts.Step> atOnce = new ArrayList<>();
         atOnce.add(() -> took[0] = timed(gen::retireSlot));
         if (dumped) {
-            atOnce.add(() -> took[1] = timed(() -> parts.runc().delete(id)));
+            atOnce.add(() -> took[1] = timed(() -> runc.delete(id)));
         }
-        parts.pauseReleases().start(gen.spec.id(), atOnce, List.of(
+        pauseReleases.start(gen.spec.id(), atOnce, List.of(
                 () -> took[2] = timed(() -> {
                     FileTrees.deleteTree(gen.dirs.dir());
-                    parts.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
+                    names.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
                 }),
                 () -> log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value())
                         .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
@@ -159,14 +176,13 @@ public final class GenerationPause {
      * state and the cgroups. After a failed one CRIU freezes the cgroup again, and this thaws it: the sandbox runs
      * on, as before the pause.
      */
-    private void checkpointToDisk(Path images, Path work) throws IOException, CommandFailedException, InterruptedException {
-        var cgroups = gen.parts.cgroups();
+    private void checkpointToDisk(Generation gen, Path images, Path work) throws IOException, CommandFailedException, InterruptedException {
         if (!gen.frozen()) {
             cgroups.freeze(gen.id); // undone by freeze itself when the kernel cannot complete it
             gen.frozen(true);
         }
         try {
-            gen.parts.runc().dump(gen.id, images, work, RuncRuntime.AfterCheckpoint.STOP);
+            runc.dump(gen.id, images, work, RuncRuntime.AfterCheckpoint.STOP);
         } catch (IOException | CommandFailedException e) {
             try {
                 cgroups.thaw(gen.id);
@@ -187,11 +203,11 @@ public final class GenerationPause {
      * alongside (see {@link GuestFileReads} for why that matters). The logs are best effort: a journal that cannot be kept is logged and
      * the pause goes on (reading that paused sandbox's logs is then a conflict). Returns the bytes kept, -1 for none.
      */
-    private long keepJournal(SavedStates.Paused paused) {
+    private long keepJournal(Generation gen, SavedStates.Paused paused) {
         try {
             List<Path> layers = new ArrayList<>();
             layers.add(gen.dirs.upper());
-            layers.addAll(gen.lineage().lowers(HostParts.layersDir(gen.dirs)));
+            layers.addAll(gen.lineage().lowers(gen.dirs.layers()));
             Optional<Long> kept = GuestJournal.keep(layers, paused.guestJournal());
             if (kept.isEmpty()) {
                 log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value())
@@ -212,7 +228,7 @@ public final class GenerationPause {
      * its image file), so little is left.
      */
     private void syncFilesystem(Path dir) throws CommandFailedException, InterruptedException {
-        gen.parts.runner().run(Command.of(SYNC_TIMEOUT, "sync", "--file-system", dir.toString()));
+        runner.run(Command.of(SYNC_TIMEOUT, "sync", "--file-system", dir.toString()));
     }
 
     /** Runs a step and returns how long it took, in ms. */
@@ -223,10 +239,10 @@ public final class GenerationPause {
     }
 
     /** A checkpoint that failed: Recoverable when the container still runs (CRIU resumes it), else Terminal. */
-    private PausedState failedPause(Exception e) throws BackendException {
+    private PausedState failedPause(Generation gen, Exception e) throws BackendException {
         boolean running;
         try {
-            running = gen.parts.runc().state(gen.id).map(s -> s.status() == ContainerState.Status.RUNNING).orElse(false);
+            running = runc.state(gen.id).map(s -> s.status() == ContainerState.Status.RUNNING).orElse(false);
         } catch (CommandFailedException stateFailed) {
             running = false;
         } catch (InterruptedException interrupted) {

@@ -3,9 +3,12 @@ package io.agentenv.backend.container.lifecycle;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.Attempts;
+import io.agentenv.backend.container.host.CgroupTree;
 import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.HostProcess;
 import io.agentenv.backend.container.host.InitReaper;
+import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.SandboxRootfs;
 import io.agentenv.spi.BackendException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -28,10 +31,21 @@ public final class GenerationRelease {
     private static final Duration REAP_WAIT = Duration.ofSeconds(5);
     private static final Duration REAP_POLL = Duration.ofMillis(5);
 
-    private final Generation gen;
+    private final CgroupTree cgroups;
+    private final RuncRuntime runc;
+    private final SandboxRootfs sandboxRootfs;
+    private final ContainerNames names;
+    private final PauseReleases pauseReleases;
+    private final InitReaper reaper;
 
-    GenerationRelease(Generation gen) {
-        this.gen = requireNonNull(gen, "gen is null");
+    public GenerationRelease(CgroupTree cgroups, RuncRuntime runc, SandboxRootfs sandboxRootfs, ContainerNames names,
+                             PauseReleases pauseReleases, InitReaper reaper) {
+        this.cgroups = requireNonNull(cgroups, "cgroups is null");
+        this.runc = requireNonNull(runc, "runc is null");
+        this.sandboxRootfs = requireNonNull(sandboxRootfs, "sandboxRootfs is null");
+        this.names = requireNonNull(names, "names is null");
+        this.pauseReleases = requireNonNull(pauseReleases, "pauseReleases is null");
+        this.reaper = requireNonNull(reaper, "reaper is null");
     }
 
     /**
@@ -39,7 +53,7 @@ public final class GenerationRelease {
      * reaps it, which is this server ({@link InitReaper}) or, where that is not possible or after a restart, the
      * host's init.
      */
-    private Optional<HostProcess> initProcess() {
+    private static Optional<HostProcess> initProcess(Generation gen) {
         try {
             Optional<HostProcess> found = HostProcess.of(gen.initPid());
             // the pid file may be older than the process that has the pid now
@@ -54,13 +68,13 @@ public final class GenerationRelease {
      * answers only when no process of the sandbox is left at all (its other processes are gone before its cgroup could
      * be removed). Bounded: a parent that does not reap is logged, not waited for.
      */
-    private void awaitReaped(Optional<HostProcess> init) throws InterruptedException {
+    private void awaitReaped(Generation gen, Optional<HostProcess> init) throws InterruptedException {
         if (init.isEmpty()) {
             return;
         }
         long deadline = System.nanoTime() + REAP_WAIT.toNanos();
         try {
-            while (!gen.parts.reaper().reap(init.get())) {
+            while (!reaper.reap(init.get())) {
                 if (System.nanoTime() > deadline) {
                     log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("pid", init.get().pid())
                             .log("the container's init was killed but its parent has not reaped it");
@@ -77,8 +91,7 @@ public final class GenerationRelease {
     }
 
     /** Every step is idempotent, so a failed close can be repeated. */
-    void close() throws BackendException {
-        var parts = gen.parts;
+    void close(Generation gen) throws BackendException {
         var id = gen.id;
         ContainerSandbox.Phase before = gen.phase.getAndSet(ContainerSandbox.Phase.CLOSED);
         gen.closeClient();
@@ -88,26 +101,26 @@ public final class GenerationRelease {
         long started = System.nanoTime();
         long reapWait = 0;
         List<Exception> failures = new ArrayList<>();
-        Optional<HostProcess> init = initProcess();
+        Optional<HostProcess> init = initProcess(gen);
         try {
             // after a pause whose release still runs (closed twice, or a pause that failed late): let it finish first,
             // its steps are among the ones below and must not race them
-            Attempts.attempt(failures, () -> parts.pauseReleases().await(gen.spec.id()));
-            Attempts.attempt(failures, () -> parts.cgroups().thawIfFrozen(id.value()));
+            Attempts.attempt(failures, () -> pauseReleases.await(gen.spec.id()));
+            Attempts.attempt(failures, () -> cgroups.thawIfFrozen(id.value()));
             if (before != ContainerSandbox.Phase.PREPARED || Files.exists(gen.dirs.bundle().resolve("config.json"))) {
-                Attempts.attempt(failures, () -> parts.runc().delete(id));
+                Attempts.attempt(failures, () -> runc.delete(id));
             }
             Attempts.attempt(failures, () -> {
-                if (!parts.cgroups().pathsOf(id.value()).isEmpty()) {
-                    parts.cgroups().reap(id.value());
+                if (!cgroups.pathsOf(id.value()).isEmpty()) {
+                    cgroups.reap(id.value());
                 }
             });
-            Attempts.attempt(failures, () -> parts.unmountRootfs(gen.dirs));
+            Attempts.attempt(failures, () -> sandboxRootfs.unmount(gen.dirs));
             Attempts.attempt(failures, gen::releaseSlot);
             Attempts.attempt(failures, () -> FileTrees.deleteTree(gen.dirs.dir()));
-            Attempts.attempt(failures, () -> parts.unclaim(gen.spec.id()));
+            Attempts.attempt(failures, () -> names.unclaim(gen.spec.id()));
             long reaping = System.nanoTime();
-            awaitReaped(init);
+            awaitReaped(gen, init);
             reapWait = System.nanoTime() - reaping;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

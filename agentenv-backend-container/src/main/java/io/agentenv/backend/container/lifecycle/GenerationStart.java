@@ -5,10 +5,17 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.host.UtsHostname;
+import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.EgressPolicy;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.LayerFiles;
+import io.agentenv.backend.container.storage.OverlayMounts;
+import io.agentenv.backend.container.storage.SandboxDisks;
+import io.agentenv.backend.container.storage.SandboxRootfs;
+import io.agentenv.envd.client.EnvdClients;
 import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
@@ -36,29 +43,46 @@ public final class GenerationStart {
 
     private static final Logger log = LoggerFactory.getLogger(GenerationStart.class);
 
-    private final Generation gen;
+    private final ContainerNames names;
+    private final HostLayout layout;
     private final TemplateImages templates;
-    private final Optional<WarmPool.Member> warm;
+    private final SandboxSpecs specs;
+    private final RuncRuntime runc;
+    private final SandboxDisks disks;
+    private final OverlayMounts overlays;
+    private final SandboxRootfs sandboxRootfs;
+    private final LayerFiles layerFiles;
+    private final EgressFirewall firewall;
+    private final UtsHostname hostnames;
+    private final EnvdClients envdClients;
+    private final PauseReleases pauseReleases;
     private final Clock clock;
-    private volatile List<String> bootEnv = List.of();
-    /** The claimed warm member's processes, once {@link #start} took that member's container as it was. */
-    private volatile Optional<GenerationLiveness.Processes> claimedProcesses = Optional.empty();
-    /** Whether {@link #start} sent envd this sandbox's {@code /init} (false for a member initialised for it already). */
-    private volatile boolean initialisedAtStart = true;
 
-    /** @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any */
-    GenerationStart(Generation gen, TemplateImages templates, Optional<WarmPool.Member> warm, Clock clock) {
-        this.gen = requireNonNull(gen, "gen is null");
+    public GenerationStart(ContainerNames names, HostLayout layout, TemplateImages templates, SandboxSpecs specs,
+                           RuncRuntime runc, SandboxDisks disks, OverlayMounts overlays, SandboxRootfs sandboxRootfs,
+                           LayerFiles layerFiles, EgressFirewall firewall, UtsHostname hostnames, EnvdClients envdClients,
+                           PauseReleases pauseReleases, Clock clock) {
+        this.names = requireNonNull(names, "names is null");
+        this.layout = requireNonNull(layout, "layout is null");
         this.templates = requireNonNull(templates, "templates is null");
-        this.warm = requireNonNull(warm, "warm is null");
+        this.specs = requireNonNull(specs, "specs is null");
+        this.runc = requireNonNull(runc, "runc is null");
+        this.disks = requireNonNull(disks, "disks is null");
+        this.overlays = requireNonNull(overlays, "overlays is null");
+        this.sandboxRootfs = requireNonNull(sandboxRootfs, "sandboxRootfs is null");
+        this.layerFiles = requireNonNull(layerFiles, "layerFiles is null");
+        this.firewall = requireNonNull(firewall, "firewall is null");
+        this.hostnames = requireNonNull(hostnames, "hostnames is null");
+        this.envdClients = requireNonNull(envdClients, "envdClients is null");
+        this.pauseReleases = requireNonNull(pauseReleases, "pauseReleases is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
 
     /** Waits until the last pause of this sandbox has released everything (see {@link PauseReleases}). */
-    private void awaitPauseRelease() throws BackendException {
+    private void awaitPauseRelease(Generation gen) throws BackendException {
         long waiting = System.nanoTime();
         try {
-            gen.parts.pauseReleases().await(gen.spec.id());
+            pauseReleases.await(gen.spec.id());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable("interrupted while waiting for sandbox " + gen.spec.id()
@@ -71,20 +95,7 @@ public final class GenerationStart {
         }
     }
 
-    /** What {@link GenerationLiveness#running} starts from: the claimed member's processes, or empty (look them up). */
-    Optional<GenerationLiveness.Processes> claimedProcesses() {
-        return claimedProcesses;
-    }
-
-    /**
-     * Whether start sent envd its {@code /init}: false when the claimed member's envd had this sandbox's already, so an
-     * envd that replaced the member's since has none ({@link GenerationLiveness#running}).
-     */
-    boolean initialisedAtStart() {
-        return initialisedAtStart;
-    }
-
-    void extraBootArgs(String arguments) throws BackendException {
+    void extraBootArgs(Generation gen, String arguments) throws BackendException {
         requireNonNull(arguments, "arguments is null");
         if (!(gen.launch instanceof ContainerSandbox.Launch.FromTemplate) || gen.phase.get() != ContainerSandbox.Phase.PREPARED) {
             throw new BackendException.Recoverable("boot arguments apply only to a fresh launch before start");
@@ -92,12 +103,13 @@ public final class GenerationStart {
         if (arguments.isBlank() || arguments.indexOf('\0') >= 0 || arguments.length() > 4096) {
             throw new BackendException.Recoverable("boot arguments must be 1..4096 characters without NUL");
         }
-        bootEnv = List.of("AENV_EXTRA_BOOT_ARGS=" + arguments);
+        gen.bootEnv(List.of("AENV_EXTRA_BOOT_ARGS=" + arguments));
     }
 
-    void start(Duration readyTimeout) throws BackendException {
+    void start(Generation gen, Duration readyTimeout) throws BackendException {
+        var warm = gen.warm;
+        var bootEnv = gen.bootEnv();
         var spec = gen.spec;
-        var parts = gen.parts;
         var dirs = gen.dirs;
         var launch = gen.launch;
         if (!gen.phase.compareAndSet(ContainerSandbox.Phase.PREPARED, ContainerSandbox.Phase.STARTING)) {
@@ -106,7 +118,7 @@ public final class GenerationStart {
         Instant deadline = clock.instant().plus(readyTimeout);
         long started = System.nanoTime();
         if (launch instanceof ContainerSandbox.Launch.FromPaused) {
-            awaitPauseRelease(); // the restore reuses the container id and the sandbox dir the pause's release frees
+            awaitPauseRelease(gen); // the restore reuses the container id and the sandbox dir the pause's release frees
         }
         String newDisk = "none"; // a new disk for this start: a spare image, made now, or none (warm member, resume)
         // rootfs_ms: that disk made or taken and mounted, and the overlay mounted on it
@@ -122,7 +134,7 @@ public final class GenerationStart {
             Optional<Path> images;
             Optional<AccessToken> guestToken;
             if (warm.isPresent() && !claimWarm) {
-                discardWarmContainer(); // booted without the boot arguments: boot afresh in the same dirs and slot
+                discardWarmContainer(gen); // booted without the boot arguments: boot afresh in the same dirs and slot
             }
             Lineage lineage;
             switch (launch) {
@@ -132,7 +144,7 @@ public final class GenerationStart {
                     guestToken = Optional.empty();
                 }
                 case ContainerSandbox.Launch.FromTemplate(String template) when !bootEnv.isEmpty() -> {
-                    lineage = new Lineage(List.of(), parts.layout().templateRootfs(template).toRealPath(),
+                    lineage = new Lineage(List.of(), layout.templateRootfs(template).toRealPath(),
                             templates.envdDir());
                     images = Optional.empty();
                     guestToken = Optional.empty();
@@ -145,7 +157,7 @@ public final class GenerationStart {
                 }
                 case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) -> {
                     SavedStates.requirePresent(state.lineage(), state.layers(), Optional.of(state.images()));
-                    parts.copyLayers(state.layers(), HostParts.layersDir(dirs),
+                    layerFiles.copyLayers(state.layers(), dirs.layers(),
                             state.lineage().owned().stream().map(n -> new String[] {n, n}).toList());
                     lineage = state.lineage();
                     images = Optional.of(state.images());
@@ -156,13 +168,13 @@ public final class GenerationStart {
                     SavedStates.requirePresent(state.lineage(), state.layers(),
                             memory ? Optional.of(state.images()) : Optional.empty());
                     if (Files.isRegularFile(state.diskImage())) {
-                        parts.disks().moveImage(state.diskImage(), dirs.diskImage());
-                        parts.disks().mount(dirs);
+                        disks.moveImage(state.diskImage(), dirs.diskImage());
+                        disks.mount(dirs);
                     } else { // paused before sandboxes had their own disk: its upper moves onto a new one
-                        parts.disks().create(dirs, gen.resources.diskSizeMiB());
-                        parts.move(state.upper(), dirs.upper());
+                        disks.create(dirs, gen.resources.diskSizeMiB());
+                        layerFiles.move(state.upper(), dirs.upper());
                     }
-                    parts.move(state.layers(), HostParts.layersDir(dirs));
+                    layerFiles.move(state.layers(), dirs.layers());
                     lineage = state.lineage();
                     images = memory ? Optional.of(state.images()) : Optional.empty();
                     guestToken = memory ? Optional.of(spec.accessToken()) : Optional.empty();
@@ -173,22 +185,23 @@ public final class GenerationStart {
             gen.lineage(lineage);
             NetSlot netSlot = gen.requireSlot();
             if (warm.isPresent() && !ownMember) {
-                parts.claim(spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
+                names.claim(spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
             }
-            applyInitialEgress(netSlot);
+            applyInitialEgress(gen, netSlot);
             Optional<UtsHostname.Pending> hostname = Optional.empty();
             if (claimWarm) { // set while envd takes its /init (below): both are short, and neither needs the other
-                claimedProcesses = warm.get().processes();
+                Optional<GenerationLiveness.Processes> claimedProcesses = warm.get().processes();
+                gen.claimedProcesses(claimedProcesses);
                 if (!ownMember) {
                     long initPid = claimedProcesses.isPresent() ? claimedProcesses.get().init().pid() : gen.initPid();
-                    hostname = Optional.of(parts.hostnames().start(initPid, spec.id().value()));
+                    hostname = Optional.of(hostnames.start(initPid, spec.id().value()));
                 }
             } else {
                 if (launch instanceof ContainerSandbox.Launch.FromPaused) { // its own disk is mounted again above
-                    parts.overlays().mount(lineage.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+                    overlays.mount(lineage.lowers(dirs.layers()), dirs.upper(), dirs.work(), dirs.rootfs());
                 } else {
                     long mounting = System.nanoTime();
-                    newDisk = parts.mountOnNewDisk(lineage.lowers(HostParts.layersDir(dirs)), dirs, gen.resources.diskSizeMiB())
+                    newDisk = sandboxRootfs.mountOnNewDisk(lineage.lowers(dirs.layers()), dirs, gen.resources.diskSizeMiB())
                             ? "spare" : "made";
                     diskNanos = System.nanoTime() - mounting;
                 }
@@ -199,30 +212,30 @@ public final class GenerationStart {
                             state.bootId().orElseGet(GuestProcFiles::newBootId);
                     default -> GuestProcFiles.newBootId();
                 });
-                RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
-                        parts.spec(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv)));
+                RuncRuntime.writeConfig(dirs.bundle(),
+                        specs.build(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv));
             }
             if (claimWarm) {
                 // restored by the pool; envd answers and waits for its /init
             } else if (images.isPresent()) {
-                parts.runc().restore(gen.id, dirs.bundle(), images.get(), dirs.restoreWork());
+                runc.restore(gen.id, dirs.bundle(), images.get(), dirs.restoreWork());
                 if (!(launch instanceof ContainerSandbox.Launch.FromPaused)) {
-                    parts.setHostname(gen.initPid(), spec.id().value());
+                    hostnames.set(gen.initPid(), spec.id().value());
                 }
             } else {
-                parts.runc().create(gen.id, dirs.bundle());
+                runc.create(gen.id, dirs.bundle());
                 GuestProcFiles.mount(gen.initPid(), dirs); // a cold boot; a restore has these mounts in its images
-                parts.runc().start(gen.id);
+                runc.start(gen.id);
             }
             long envdStarted = System.nanoTime();
             if (claimWarm) {
                 if (ownMember && initialisedFor(warm.get(), spec)) {
-                    initialisedAtStart = false;
+                    gen.initialisedAtStart(false);
                 } else {
-                    initClaimed(gen.client(), initFor(spec, clock), deadline);
+                    initClaimed(gen, gen.client(), initFor(spec, clock), deadline);
                 }
             } else {
-                HttpEnvdClient opened = parts.envdClients().open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
+                HttpEnvdClient opened = envdClients.open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
                 gen.client(opened);
                 opened.waitUntilHealthy(deadline);
                 opened.init(initFor(spec, clock));
@@ -235,15 +248,15 @@ public final class GenerationStart {
                 InstanceFile.write(dirs, lineage, netSlot.index());
             }
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
-            rollBackPausedFiles();
+            rollBackPausedFiles(gen);
             // a template launch's files are the template's and envd's only; any other launch's are the user's (untrusted)
             String envdLog = launch instanceof ContainerSandbox.Launch.FromTemplate
-                    ? HostParts.envdLogTail(dirs) : "(not read: user files)";
+                    ? EnvdLogs.tail(dirs) : "(not read: user files)";
             throw new BackendException.Terminal("sandbox " + spec.id() + " did not start (" + launch.getClass().getSimpleName()
                     + "): " + e.getMessage() + "\nenvd log:\n" + envdLog, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            rollBackPausedFiles();
+            rollBackPausedFiles(gen);
             throw new BackendException.Terminal("interrupted while starting sandbox " + spec.id(), e);
         }
         if (!gen.phase.compareAndSet(ContainerSandbox.Phase.STARTING, ContainerSandbox.Phase.RUNNING)) {
@@ -272,7 +285,7 @@ public final class GenerationStart {
      * {@code /health} probe first). If envd cannot be reached (it died in the pool and its supervisor is starting it
      * again), it is waited for until {@code deadline} as a booting envd would be, and initialised then.
      */
-    private void initClaimed(HttpEnvdClient client, EnvdInit init, Instant deadline) throws EnvdException {
+    private void initClaimed(Generation gen, HttpEnvdClient client, EnvdInit init, Instant deadline) throws EnvdException {
         try {
             client.init(init);
         } catch (EnvdException.Unreachable gone) {
@@ -288,18 +301,18 @@ public final class GenerationStart {
      * so nothing of the user's runs yet). A slot is new for every generation and has no rules of its own, so an open
      * policy needs no firewall change at all.
      */
-    private void applyInitialEgress(NetSlot netSlot) throws CommandFailedException, InterruptedException {
+    private void applyInitialEgress(Generation gen, NetSlot netSlot) throws CommandFailedException, InterruptedException {
         EgressPolicy policy = ContainerSandbox.egress(gen.spec.network());
         if (!policy.isOpen()) {
-            gen.parts.firewall().apply(netSlot, policy);
+            firewall.apply(netSlot, policy);
         }
     }
 
     /** Stops the warm member's container and removes its disk and work files, keeping the slot. */
-    private void discardWarmContainer() throws IOException, CommandFailedException, InterruptedException {
+    private void discardWarmContainer(Generation gen) throws IOException, CommandFailedException, InterruptedException {
         gen.closeClient();
-        gen.parts.runc().delete(gen.id);
-        gen.parts.unmountRootfs(gen.dirs);
+        runc.delete(gen.id);
+        sandboxRootfs.unmount(gen.dirs);
         Files.deleteIfExists(gen.dirs.diskImage());
         FileTrees.deleteTree(gen.dirs.restoreWork());
     }
@@ -309,21 +322,21 @@ public final class GenerationStart {
      * for a state paused before sandboxes had disks, the upper) and the layers back into the artifact dir before
      * close() deletes the sandbox dir.
      */
-    private void rollBackPausedFiles() {
+    private void rollBackPausedFiles(Generation gen) {
         if (!(gen.launch instanceof ContainerSandbox.Launch.FromPaused(SavedStates.Paused state))) {
             return;
         }
         try {
             gen.closeClient();
-            gen.parts.runc().delete(gen.id);
-            gen.parts.overlays().unmount(gen.dirs.rootfs());
-            gen.parts.disks().unmount(gen.dirs);
+            runc.delete(gen.id);
+            overlays.unmount(gen.dirs.rootfs());
+            disks.unmount(gen.dirs);
             // An older state's upper still in the artifact dir was not (fully) copied: it stays as it is. Else the disk
             // holds the sandbox's files (the state's own image, or a new one its older upper was copied onto).
             if (!Files.exists(state.upper()) && Files.exists(gen.dirs.diskImage())) {
-                gen.parts.disks().moveImage(gen.dirs.diskImage(), state.diskImage());
+                disks.moveImage(gen.dirs.diskImage(), state.diskImage());
             }
-            gen.parts.move(HostParts.layersDir(gen.dirs), state.layers());
+            layerFiles.move(gen.dirs.layers(), state.layers());
         } catch (IOException | CommandFailedException e) {
             log.atError().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
                     .log("could not move the paused files back after a failed resume");

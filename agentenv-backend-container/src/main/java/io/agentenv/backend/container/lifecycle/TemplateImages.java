@@ -7,12 +7,18 @@ import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.EgressPolicy;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.LayerFiles;
+import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.SandboxDirs;
+import io.agentenv.backend.container.storage.SandboxRootfs;
+import io.agentenv.envd.client.EnvdClients;
 import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
@@ -55,7 +61,8 @@ public final class TemplateImages {
     /**
      * The template's boot envd warms its own request path before the checkpoint (envd {@code --warm-requests}): every
      * sandbox is a restore of it, so its first commands then run compiled code instead of cold (see
-     * docs/benchmarks.md, TTI). Only that first envd: one the init starts again in a sandbox does not warm itself.
+     * docs/benchmarks.md, "envd warmed before the template checkpoint, until the JIT settles"). Only that first
+     * envd: one the init starts again in a sandbox does not warm itself.
      */
     public static final List<String> BOOT_ENVD_ARGS = List.of("--warm-requests", "300");
 
@@ -67,14 +74,37 @@ public final class TemplateImages {
         }
     }
 
-    private final HostParts parts;
+    private final ContainerSettings settings;
+    private final HostLayout layout;
+    private final ContainerNames names;
+    private final SandboxSpecs specs;
+    private final RuncRuntime runc;
+    private final NetnsPool pool;
+    private final EgressFirewall firewall;
+    private final OverlayMounts overlays;
+    private final SandboxRootfs sandboxRootfs;
+    private final LayerFiles layerFiles;
+    private final EnvdClients envdClients;
     private final Path imagesDir;
     private final Path envdDir;
     private final Clock clock;
     private final Map<String, CompletableFuture<Image>> builds = new ConcurrentHashMap<>();
 
-    public TemplateImages(HostParts parts, Path imagesDir, Path envdDir, Clock clock) {
-        this.parts = requireNonNull(parts, "parts is null");
+    public TemplateImages(ContainerSettings settings, HostLayout layout, ContainerNames names, SandboxSpecs specs,
+                          RuncRuntime runc, NetnsPool pool, EgressFirewall firewall, OverlayMounts overlays,
+                          SandboxRootfs sandboxRootfs, LayerFiles layerFiles, EnvdClients envdClients, Path imagesDir,
+                          Path envdDir, Clock clock) {
+        this.settings = requireNonNull(settings, "settings is null");
+        this.layout = requireNonNull(layout, "layout is null");
+        this.names = requireNonNull(names, "names is null");
+        this.specs = requireNonNull(specs, "specs is null");
+        this.runc = requireNonNull(runc, "runc is null");
+        this.pool = requireNonNull(pool, "pool is null");
+        this.firewall = requireNonNull(firewall, "firewall is null");
+        this.overlays = requireNonNull(overlays, "overlays is null");
+        this.sandboxRootfs = requireNonNull(sandboxRootfs, "sandboxRootfs is null");
+        this.layerFiles = requireNonNull(layerFiles, "layerFiles is null");
+        this.envdClients = requireNonNull(envdClients, "envdClients is null");
         this.imagesDir = requireNonNull(imagesDir, "imagesDir is null");
         this.envdDir = requireNonNull(envdDir, "envdDir is null");
         this.clock = requireNonNull(clock, "clock is null");
@@ -89,7 +119,7 @@ public final class TemplateImages {
     Image image(String template) throws BackendException {
         Path rootfs;
         try {
-            rootfs = parts.layout().templateRootfs(template).toRealPath();
+            rootfs = layout.templateRootfs(template).toRealPath();
         } catch (IOException e) {
             throw new BackendException.Terminal("template " + template + " is not available: " + e.getMessage()
                     + " (run scripts/setup-host.sh)", e);
@@ -132,9 +162,9 @@ public final class TemplateImages {
             // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
             // warm-up get a new key
             digest.update((EnvdLayout.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
-            String text = String.join("\n", rootfs.toString(), envdDir.toString(), parts.settings().jdkHome().toString(),
-                    Integer.toString(parts.settings().cpuCount()), Integer.toString(parts.settings().memoryMiB()),
-                    parts.settings().privileges().name(), "v2", EnvdLayout.ENVD_SUPERVISOR, EnvdLayout.ENVD_JOURNAL,
+            String text = String.join("\n", rootfs.toString(), envdDir.toString(), settings.jdkHome().toString(),
+                    Integer.toString(settings.cpuCount()), Integer.toString(settings.memoryMiB()),
+                    settings.privileges().name(), "v2", EnvdLayout.ENVD_SUPERVISOR, EnvdLayout.ENVD_JOURNAL,
                     OciSpecs.MOUNT_LAYOUT);
             return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
         } catch (NoSuchAlgorithmException e) {
@@ -148,46 +178,46 @@ public final class TemplateImages {
             return image;
         }
         long started = System.nanoTime();
-        ContainerId id = new ContainerId(parts.settings().idPrefix() + "tpl-" + template.replace('.', '-')
+        ContainerId id = new ContainerId(settings.idPrefix() + "tpl-" + template.replace('.', '-')
                 + "-" + dir.getFileName().toString().substring(dir.getFileName().toString().length() - 8));
-        SandboxDirs dirs = parts.dirs(id);
+        SandboxDirs dirs = names.dirs(id);
         Path partial = dir.resolveSibling("." + dir.getFileName() + ".partial");
         NetSlot slot = null;
         try {
             FileTrees.deleteTree(partial);
-            parts.runc().delete(id);
-            parts.unmountRootfs(dirs);
+            runc.delete(id);
+            sandboxRootfs.unmount(dirs);
             FileTrees.deleteTree(dirs.dir());
             try {
-                slot = parts.pool().acquire();
+                slot = pool.acquire();
             } catch (NetnsPool.NoFreeSlotException e) {
                 throw e.exhausted();
             }
-            parts.firewall().apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
+            firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
             Files.createDirectories(dirs.envd());
             Lineage boot = new Lineage(List.of(), rootfs, envdDir);
-            parts.overlays().mount(boot.lowers(HostParts.layersDir(dirs)), dirs.upper(), dirs.work(), dirs.rootfs());
+            overlays.mount(boot.lowers(dirs.layers()), dirs.upper(), dirs.work(), dirs.rootfs());
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own
-            RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
-                    parts.spec(id, dirs, slot, "sandbox", boot, parts.resources(), List.of(), BOOT_ENVD_ARGS)));
-            parts.runc().create(id, dirs.bundle());
+            RuncRuntime.writeConfig(dirs.bundle(),
+                    specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), BOOT_ENVD_ARGS));
+            runc.create(id, dirs.bundle());
             GuestProcFiles.mount(Generation.initPid(dirs), dirs);
-            parts.runc().start(id);
-            try (HttpEnvdClient client = parts.envdClients().open(new SandboxId("template000000000000"),
+            runc.start(id);
+            try (HttpEnvdClient client = envdClients.open(new SandboxId("template000000000000"),
                     ContainerSandbox.envdAddress(slot), Optional.empty())) {
                 client.waitUntilReady(clock.instant().plus(BOOT_TIMEOUT));
             }
             Files.createDirectories(partial);
-            parts.runc().checkpoint(id, partial.resolve("images"), dirs.dir().resolve("dump-work"), RuncRuntime.AfterCheckpoint.STOP);
-            parts.runc().delete(id);
-            parts.overlays().unmount(dirs.rootfs());
-            parts.move(dirs.upper(), partial.resolve("layer"));
+            runc.checkpoint(id, partial.resolve("images"), dirs.dir().resolve("dump-work"), RuncRuntime.AfterCheckpoint.STOP);
+            runc.delete(id);
+            overlays.unmount(dirs.rootfs());
+            layerFiles.move(dirs.upper(), partial.resolve("layer"));
             Files.writeString(partial.resolve(READY), template + "\n");
             FileTrees.deleteTree(dir);
             Files.move(partial, dir);
         } catch (IOException | CommandFailedException | EnvdException e) {
             throw new BackendException.Terminal("could not build the boot image of template " + template + ": "
-                    + e.getMessage() + "\nenvd log:\n" + HostParts.envdLogTail(dirs), e);
+                    + e.getMessage() + "\nenvd log:\n" + EnvdLogs.tail(dirs), e);
         } finally {
             cleanUp(id, dirs, slot, partial);
         }
@@ -198,10 +228,10 @@ public final class TemplateImages {
 
     private void cleanUp(ContainerId id, SandboxDirs dirs, NetSlot slot, Path partial) throws InterruptedException {
         try {
-            parts.runc().delete(id);
-            parts.overlays().unmount(dirs.rootfs());
+            runc.delete(id);
+            overlays.unmount(dirs.rootfs());
             if (slot != null) {
-                parts.pool().release(slot);
+                pool.release(slot);
             }
             FileTrees.deleteTree(dirs.dir());
             FileTrees.deleteTree(partial);

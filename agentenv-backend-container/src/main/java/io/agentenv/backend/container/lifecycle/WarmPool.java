@@ -3,15 +3,19 @@ package io.agentenv.backend.container.lifecycle;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.host.CgroupTree;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.UtsHostname;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.pool.RefillPacing;
 import io.agentenv.backend.container.pool.RefillingPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.SandboxDirs;
+import io.agentenv.backend.container.storage.SandboxRootfs;
+import io.agentenv.envd.client.EnvdClients;
 import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
@@ -19,6 +23,7 @@ import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.Reservation;
+import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -37,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * Ready sandboxes per template, so that a create is mostly a claim: each member is the template's boot image already
  * restored into its own overlay (on its own disk of the backend's size), network slot and cgroup, with envd answering
  * on an open client connection. Each member is made for a sandbox id of its own: its container is named after it
- * ({@link HostParts#containerId}), its hostname is that id and its {@code instance.json} is written; with the server's
+ * ({@link ContainerNames#containerId}), its hostname is that id and its {@code instance.json} is written; with the server's
  * token derivation its envd is initialised with that id's token, the default user {@value #MEMBER_USER} and its
  * workdir. A create that {@link #reserve reserves} a member launches a sandbox of the member's id, and its claim needs
  * no {@code /init} (unless it asks for env vars or another user), no hostname and no file; a claim of a member under
@@ -65,7 +70,7 @@ public final class WarmPool implements AutoCloseable {
     /**
      * One ready sandbox, not yet anyone's.
      *
-     * @param sandbox the sandbox id it was made for: its container is {@link HostParts#containerId} of it and its
+     * @param sandbox the sandbox id it was made for: its container is {@link ContainerNames#containerId} of it and its
      *                hostname is this id
      * @param token the token its envd was initialised with ({@code sandbox}'s), with default user {@link #MEMBER_USER};
      *              empty when the pool has no token derivation: then its envd had one {@code /init} that set nothing
@@ -88,7 +93,15 @@ public final class WarmPool implements AutoCloseable {
         }
     }
 
-    private final HostParts parts;
+    private final Resources resources;
+    private final ContainerNames names;
+    private final SandboxSpecs specs;
+    private final RuncRuntime runc;
+    private final CgroupTree cgroups;
+    private final NetnsPool pool;
+    private final SandboxRootfs sandboxRootfs;
+    private final EnvdClients envdClients;
+    private final UtsHostname hostnames;
     private final TemplateImages templates;
     private final Clock clock;
     private final int size;
@@ -108,8 +121,18 @@ public final class WarmPool implements AutoCloseable {
      * @param tokens the server's envd token of a sandbox id: members are initialised with their id's token and can be
      *               {@link #reserve reserved}; without it a member's envd gets its token at its claim
      */
-    public WarmPool(HostParts parts, TemplateImages templates, Clock clock, int size, Optional<EnvdTokens> tokens) {
-        this.parts = requireNonNull(parts, "parts is null");
+    public WarmPool(Resources resources, ContainerNames names, SandboxSpecs specs, RuncRuntime runc, CgroupTree cgroups,
+                    NetnsPool pool, SandboxRootfs sandboxRootfs, EnvdClients envdClients, UtsHostname hostnames,
+                    TemplateImages templates, Clock clock, int size, Optional<EnvdTokens> tokens) {
+        this.resources = requireNonNull(resources, "resources is null");
+        this.names = requireNonNull(names, "names is null");
+        this.specs = requireNonNull(specs, "specs is null");
+        this.runc = requireNonNull(runc, "runc is null");
+        this.cgroups = requireNonNull(cgroups, "cgroups is null");
+        this.pool = requireNonNull(pool, "pool is null");
+        this.sandboxRootfs = requireNonNull(sandboxRootfs, "sandboxRootfs is null");
+        this.envdClients = requireNonNull(envdClients, "envdClients is null");
+        this.hostnames = requireNonNull(hostnames, "hostnames is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.clock = requireNonNull(clock, "clock is null");
         if (size < 0) {
@@ -251,28 +274,28 @@ public final class WarmPool implements AutoCloseable {
     private Member restore(String template) throws BackendException, InterruptedException {
         TemplateImages.Image image = templates.image(template);
         SandboxId sandbox = SandboxId.random(random);
-        ContainerId id = parts.containerId(sandbox);
-        SandboxDirs dirs = parts.dirs(id);
+        ContainerId id = names.containerId(sandbox);
+        SandboxDirs dirs = names.dirs(id);
         NetSlot slot = null;
         HttpEnvdClient client = null;
         try {
             try {
-                slot = parts.pool().acquire();
+                slot = pool.acquire();
             } catch (NetnsPool.NoFreeSlotException e) {
                 throw e.exhausted();
             }
             Files.createDirectories(dirs.envd());
-            parts.mountOnNewDisk(image.lineage().lowers(HostParts.layersDir(dirs)), dirs, parts.resources().diskSizeMiB());
+            sandboxRootfs.mountOnNewDisk(image.lineage().lowers(dirs.layers()), dirs, resources.diskSizeMiB());
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // a new sandbox: a boot of its own
-            RuncRuntime.writeConfig(dirs.bundle(), parts.ociSpecs().build(
-                    parts.spec(id, dirs, slot, sandbox.value(), image.lineage(), parts.resources(), List.of())));
-            parts.runc().restore(id, dirs.bundle(), image.images(), dirs.restoreWork());
-            client = parts.envdClients().open(sandbox, ContainerSandbox.envdAddress(slot), Optional.empty());
+            RuncRuntime.writeConfig(dirs.bundle(),
+                    specs.build(id, dirs, slot, sandbox.value(), image.lineage(), resources, List.of()));
+            runc.restore(id, dirs.bundle(), image.images(), dirs.restoreWork());
+            client = envdClients.open(sandbox, ContainerSandbox.envdAddress(slot), Optional.empty());
             client.waitUntilReady(clock.instant().plus(READY));
             Optional<AccessToken> token = tokens.map(t -> t.envdToken(sandbox));
             client.init(memberInit(token));
             long initPid = Generation.initPid(dirs);
-            parts.setHostname(initPid, sandbox.value()); // a restore keeps the template boot's hostname
+            hostnames.set(initPid, sandbox.value()); // a restore keeps the template boot's hostname
             InstanceFile.write(dirs, image.lineage(), slot.index());
             return new Member(sandbox, token, id, dirs, slot, image.lineage(), client, processes(id, initPid));
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
@@ -318,12 +341,12 @@ public final class WarmPool implements AutoCloseable {
 
     private void release(ContainerId id, SandboxDirs dirs, NetSlot slot) throws InterruptedException {
         try {
-            parts.runc().delete(id);
-            if (!parts.cgroups().pathsOf(id.value()).isEmpty()) {
-                parts.cgroups().reap(id.value());
+            runc.delete(id);
+            if (!cgroups.pathsOf(id.value()).isEmpty()) {
+                cgroups.reap(id.value());
             }
-            parts.unmountRootfs(dirs);
-            parts.pool().release(slot);
+            sandboxRootfs.unmount(dirs);
+            pool.release(slot);
             FileTrees.deleteTree(dirs.dir());
         } catch (IOException | CommandFailedException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("warm sandbox not fully removed");

@@ -130,7 +130,8 @@ public final class CriuDump {
      * The command line: a dump logging into the work dir at level 3 (errors, warnings and CRIU's steps, with timestamps:
      * its time and a failure's cause come from there); the tasks are killed once written, or run on. Level 4 (what runc
      * asks for) writes ~4,200 lines per sandbox dump, one write(2) each (42 % of the dump's system calls), for ~1,770
-     * at level 3: 3–4 ms less CPU per dump, measured interleaved (docs/benchmarks.md, pause, fourth round).
+     * at level 3: 3–4 ms less CPU per dump (docs/benchmarks.md, "Pause: freeze first, patched CRIU, release in
+     * parallel").
      */
     static List<String> argv(Path criu, Path images, Path work, Facts facts, RuncRuntime.AfterCheckpoint after) {
         List<String> argv = new ArrayList<>(List.of(criu.toString(), "dump", "--no-default-config",

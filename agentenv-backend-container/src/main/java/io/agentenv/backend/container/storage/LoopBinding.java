@@ -34,7 +34,7 @@ import java.util.stream.Stream;
  * <p>How long a copy can live: CRIU restoring another sandbox ({@code runc restore}, also another server's or test
  * run's) copies the host's whole mount table into its "root yard" namespace when the restore begins and holds that
  * namespace open (a descriptor; no process is in it) until the restore ends. On a quiet host that is ~150 ms; with
- * several engineers' host tests and benchmarks on 2 cores (load 12-17) restores took 10-23 s, and an unmount made
+ * several host test runs and benchmarks at once on 2 cores (load 12-17) restores took 10-23 s, and an unmount made
  * meanwhile kept its loop device bound that long. So the wait follows its holders ({@link #awaitReleased}).
  *
  * @param device the device's name ({@code loop3})

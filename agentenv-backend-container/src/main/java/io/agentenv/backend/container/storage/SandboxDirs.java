@@ -62,6 +62,11 @@ public record SandboxDirs(Path dir) {
         return dir.resolve("bundle");
     }
 
+    /** The sandbox's owned layers (a restored snapshot's or a resumed pause's), below its upper in the overlay. */
+    public Path layers() {
+        return dir.resolve("layers");
+    }
+
     /** CRIU's work dir for one restore (its restore.log lands there). */
     public Path restoreWork() {
         return dir.resolve("restore-work");

@@ -182,4 +182,17 @@ class RuncRuntimeTest {
         assertThat(runner.last().argv()).endsWith("exec", "sbx-1", "sh", "-c", "echo $HOME; true");
         assertThat(runner.last().timeout()).isEqualTo(Duration.ofSeconds(3));
     }
+
+    @Test
+    void the_criu_options_add_tcp_close_external_unix_sockets_and_ignored_cgroups_to_the_host_setups_once() {
+        String options = RuncRuntime.criuOptions("network-lock skip\ntcp-close\n");
+
+        assertThat(options.lines().toList())
+                .containsExactly("network-lock skip", "tcp-close", "ext-unix-sk", "manage-cgroups=ignore");
+    }
+
+    @Test
+    void ignored_cgroups_are_one_token_because_criu_reads_a_separate_argument_of_that_option_as_soft_mode() {
+        assertThat(RuncRuntime.criuOptions("").lines()).contains("manage-cgroups=ignore").doesNotContain("manage-cgroups ignore");
+    }
 }

@@ -1,0 +1,79 @@
+package io.agentenv.backend.container.lifecycle;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.backend.container.guest.EnvdLayout;
+import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.network.NetSlot;
+import io.agentenv.backend.container.runtime.ContainerSpec;
+import io.agentenv.backend.container.runtime.OciSpec;
+import io.agentenv.backend.container.runtime.OciSpecs;
+import io.agentenv.backend.container.storage.SandboxDirs;
+import io.agentenv.spi.Resources;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The OCI config of this backend's sandboxes: tini as PID 1 runs {@link EnvdLayout#ENVD_SUPERVISOR}, which keeps envd
+ * running as root (it switches users per process) on the read-only JDK, listening on {@link EnvdLayout#ENVD_PORT} and
+ * on the unix socket in the per-sandbox host dir; the settings' JDK, pids limit and privileges, the host's
+ * resolv.conf and the backend's CRIU config.
+ */
+public final class SandboxSpecs {
+
+    private static final String PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+    private final ContainerSettings settings;
+    private final OciSpecs ociSpecs;
+    private final Path resolvConf;
+    private final Path criuConfig;
+
+    public SandboxSpecs(ContainerSettings settings, OciSpecs ociSpecs, Path resolvConf, Path criuConfig) {
+        this.settings = requireNonNull(settings, "settings is null");
+        this.ociSpecs = requireNonNull(ociSpecs, "ociSpecs is null");
+        this.resolvConf = requireNonNull(resolvConf, "resolvConf is null");
+        this.criuConfig = requireNonNull(criuConfig, "criuConfig is null");
+    }
+
+    /**
+     * The OCI config of one sandbox.
+     *
+     * @param extraEnv extra environment of the init (the custom extension's boot arguments), KEY=value entries
+     */
+    OciSpec build(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
+                  Resources resources, List<String> extraEnv) {
+        return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, List.of()));
+    }
+
+    /** {@link #build}, with extra arguments for the first envd the init starts (see {@link EnvdLayout#envdSupervisor}). */
+    OciSpec build(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
+                  Resources resources, List<String> extraEnv, List<String> firstEnvdArgs) {
+        return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, firstEnvdArgs));
+    }
+
+    ContainerSpec spec(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
+                       Resources resources, List<String> extraEnv, List<String> firstEnvdArgs) {
+        Path java = settings.jdkHome().resolve("bin/java");
+        List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", EnvdLayout.envdSupervisor(firstEnvdArgs),
+                java.toString(), "@" + EnvdLayout.ENVD_DIST + "/jvm.options", "-XX:AOTCache=" + EnvdLayout.ENVD_DIST + "/envd.aot",
+                "-jar", EnvdLayout.ENVD_DIST + "/agentenv-envd.jar",
+                "--port", Integer.toString(EnvdLayout.ENVD_PORT), "--unix-socket", EnvdLayout.ENVD_GUEST_DIR + "/" + EnvdLayout.ENVD_SOCKET,
+                "--journal-file", EnvdLayout.ENVD_JOURNAL);
+        List<String> env = new ArrayList<>(List.of(PATH, "HOME=/root"));
+        env.addAll(extraEnv);
+        return new ContainerSpec(id, dirs.rootfs(), hostname,
+                new ContainerSpec.InitProcess(args, env, "/", 0, 0),
+                slot.netnsPath(),
+                new ContainerSpec.Limits(resources.cpuCount(), resources.memoryMiB(), settings.pids(), 16384),
+                Optional.of(settings.jdkHome()),
+                List.of(new ContainerSpec.ReadOnlyBind(lineage.envdDir(), EnvdLayout.ENVD_DIST),
+                        new ContainerSpec.ReadOnlyBind(dirs.procFiles(), GuestProcFiles.GUEST_DIR)),
+                dirs.envd(), EnvdLayout.ENVD_GUEST_DIR,
+                Optional.of(resolvConf),
+                criuConfig,
+                settings.privileges());
+    }
+}
