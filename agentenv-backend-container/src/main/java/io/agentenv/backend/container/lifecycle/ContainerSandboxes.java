@@ -50,6 +50,8 @@ public final class ContainerSandboxes {
     }
 
     /**
+     * A sandbox of this backend in its initial phase, with its generation and its meter.
+     *
      * @param id   the container: the spec's own ({@link ContainerNames#containerId}) or a warm-pool member's
      * @param slot its network slot, given back to the pool when it is released
      * @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any
