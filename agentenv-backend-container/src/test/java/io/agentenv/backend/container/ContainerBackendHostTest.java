@@ -101,7 +101,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void a_sandbox_sees_its_own_files_processes_hostname_and_limits_and_nothing_of_the_host_or_other_sandboxes() throws Exception {
+    void a_sandbox_sees_its_own_files_processes_hostname_and_limits_and_nothing_else() throws Exception {
         LaunchSpec a = spec(Map.of("GREETING", "hello"), NetworkPolicy.DEFAULT);
         LaunchSpec b = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend first = fresh(a);
@@ -124,7 +124,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void the_memory_limit_kills_only_the_greedy_process_and_the_pids_limit_stops_a_fork_bomb() throws Exception {
+    void the_memory_limit_kills_only_the_greedy_process_the_pids_limit_stops_a_fork_bomb() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
 
@@ -148,7 +148,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void a_resume_right_after_pause_to_disk_waits_for_its_release_and_brings_back_the_same_process_and_files()
+    void a_resume_right_after_pause_to_disk_waits_for_release_and_has_the_same_state()
             throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
@@ -169,7 +169,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void when_pause_returns_the_images_and_disk_are_in_the_artifact_dir_and_once_released_the_slot_sandbox_dir_and_cgroups_are_gone()
+    void pause_puts_images_and_disk_in_the_artifact_dir_release_removes_slot_dir_cgroups()
             throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
@@ -208,7 +208,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void killing_a_paused_sandbox_whose_release_failed_finishes_the_release_and_leaves_nothing() throws Exception {
+    void killing_a_paused_sandbox_whose_release_failed_finishes_it_and_leaves_nothing() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
         ContainerId id = ((ContainerSandbox) sandbox).containerId();
@@ -233,7 +233,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void tmpfs_contents_are_archived_as_plain_tar_and_gzip_archives_of_older_dumps_still_restore() throws Exception {
+    void tmpfs_contents_are_archived_as_plain_tar_and_older_gzip_archives_still_restore() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
         String sleeper = background(sandbox, spec);
@@ -332,7 +332,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void a_snapshot_forks_into_three_children_that_diverge_independently_while_the_source_runs_on() throws Exception {
+    void a_snapshot_forks_into_three_independent_children_while_the_source_runs_on() throws Exception {
         LaunchSpec source = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend running = fresh(source);
         String sleeper = background(running, source);
@@ -448,7 +448,7 @@ class ContainerBackendHostTest {
     }
 
     @Test
-    void sandboxes_cannot_reach_each_other_or_the_host_and_denied_internet_access_is_enforced_and_replaceable() throws Exception {
+    void sandboxes_cannot_reach_each_other_or_the_host_and_internet_denial_is_enforced() throws Exception {
         LaunchSpec a = spec(Map.of(), NetworkPolicy.DEFAULT);
         LaunchSpec b = spec(Map.of(), new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of(), List.of(),
                 NetworkPolicy.PublicTraffic.ALLOWED));

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class ContainerBackendInitHostTest {
 
     @Test
-    void an_initialization_that_fails_with_an_unchecked_exception_stops_the_spare_disk_refill_it_started() throws Exception {
+    void an_initialization_failing_unchecked_stops_the_spare_disk_refill_it_started() throws Exception {
         Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
         HostFixture.requireHost(unready);
         try (TestLane lane = TestLane.claim()) {

@@ -50,7 +50,7 @@ class ContainerRestartHostTest {
     }
 
     @Test
-    void a_restarted_backend_reattaches_running_sandboxes_resumes_paused_ones_and_reaps_everything_else() throws Exception {
+    void a_restarted_backend_reattaches_running_resumes_paused_and_reaps_the_rest() throws Exception {
         // given three sandboxes with a background process each; one is paused to disk, then the backend dies
         LaunchSpec kept = BackendFixture.baseSpec();
         LaunchSpec orphan = BackendFixture.baseSpec();

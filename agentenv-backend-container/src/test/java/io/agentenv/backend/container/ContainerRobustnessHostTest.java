@@ -103,7 +103,7 @@ class ContainerRobustnessHostTest {
     }
 
     @Test
-    void a_launch_beyond_the_slot_limit_is_exhausted_naming_the_limit_and_reserves_nothing() throws Exception {
+    void a_launch_beyond_the_slot_limit_is_exhausted_naming_it_and_reserves_nothing() throws Exception {
         // given: both slots in use
         fresh(spec(Map.of()));
         fresh(spec(Map.of()));
@@ -117,7 +117,7 @@ class ContainerRobustnessHostTest {
     }
 
     @Test
-    void a_closed_sandbox_leaves_no_process_cgroup_mount_netns_or_runc_state_even_when_a_process_ignores_sigterm()
+    void a_closed_sandbox_leaves_no_process_cgroup_mount_netns_runc_state_despite_sigterm()
             throws Exception {
         // given
         LaunchSpec spec = spec(Map.of());
@@ -139,7 +139,7 @@ class ContainerRobustnessHostTest {
     }
 
     @Test
-    void a_running_sandbox_is_alive_and_one_whose_container_init_was_killed_is_gone_and_still_closes_cleanly()
+    void a_running_sandbox_is_alive_one_whose_init_was_killed_is_gone_and_closes_cleanly()
             throws Exception {
         LaunchSpec spec = spec(Map.of());
         SandboxBackend sandbox = fresh(spec);
@@ -155,7 +155,7 @@ class ContainerRobustnessHostTest {
     }
 
     @Test
-    void liveness_watches_the_init_and_envd_of_a_running_sandbox_with_two_pidfds_and_gives_them_back_at_pause_and_close()
+    void liveness_watches_init_and_envd_with_two_pidfds_released_at_pause_and_close()
             throws Exception {
         long before = pidfds();
         LaunchSpec spec = spec(Map.of());
@@ -197,7 +197,7 @@ class ContainerRobustnessHostTest {
     }
 
     @Test
-    void envd_killed_inside_the_sandbox_comes_back_with_the_same_token_env_and_default_user() throws Exception {
+    void envd_killed_in_the_sandbox_comes_back_with_the_same_token_env_and_default_user() throws Exception {
         // given
         LaunchSpec spec = spec(Map.of("GREETING", "hello"));
         SandboxBackend sandbox = fresh(spec);

@@ -18,7 +18,7 @@ class ContainerSettingsTest {
     private static final Path CWD = Path.of("/srv/aenv");
 
     @Test
-    void defaults_allow_setuid_keep_two_warm_sandboxes_and_find_envd_under_the_working_directory() {
+    void defaults_allow_setuid_keep_two_warm_sandboxes_and_find_envd_under_the_workdir() {
         ContainerSettings settings = ContainerSettings.from(Map.of(), CWD);
 
         assertThat(settings.privileges()).isEqualTo(ContainerSpec.Privileges.ALLOW_SETUID);
@@ -34,7 +34,7 @@ class ContainerSettingsTest {
     }
 
     @Test
-    void no_new_privileges_true_enforces_no_new_privs_and_relative_paths_resolve_against_the_working_directory() {
+    void no_new_privileges_true_enforces_no_new_privs_and_relative_paths_use_the_workdir() {
         ContainerSettings settings = ContainerSettings.from(Map.of("no_new_privileges", "true", "envd_dir", "envd",
                 "memory_mb", "1024", "pool_size", "0", "spare_disks", "0"), CWD);
 

@@ -47,7 +47,7 @@ class ContainerTemplatesHostTest {
     }
 
     @Test
-    void a_lookup_by_id_answers_what_the_listing_holds_for_that_id_and_nothing_for_an_unknown_one() throws Exception {
+    void a_lookup_by_id_answers_what_the_listing_holds_for_it_and_nothing_for_unknown_ids() throws Exception {
         try (BackendFixture backend = BackendFixture.create(Map.of())) {
             TemplateDescriptor listed = backend.factory.templates().stream()
                     .filter(t -> t.id().value().equals("base")).findFirst().orElseThrow();

@@ -89,7 +89,7 @@ public class GuestBootIdHostTest {
     }
 
     @Test
-    void each_sandbox_boots_with_its_own_boot_id_that_memory_restores_keep_and_a_filesystem_only_resume_renews()
+    void each_sandbox_has_a_boot_id_kept_by_memory_restores_renewed_by_filesystem_ones()
             throws Exception {
         String host = Files.readString(Path.of(BOOT_ID)).strip();
         LaunchSpec a = spec();

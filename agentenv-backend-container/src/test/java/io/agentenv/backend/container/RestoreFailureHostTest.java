@@ -80,7 +80,7 @@ class RestoreFailureHostTest {
     }
 
     @Test
-    void a_resume_from_a_truncated_memory_image_fails_leaving_no_mount_loop_device_or_runc_state_and_resumes_once_repaired()
+    void a_resume_from_a_truncated_memory_image_fails_cleanly_and_resumes_once_repaired()
             throws Exception {
         // given a sandbox paused to disk with a background process, whose largest memory image is then cut in half:
         // CRIU then waits on the restored memory until the restore's deadline, and runc is killed there
@@ -123,7 +123,7 @@ class RestoreFailureHostTest {
     }
 
     @Test
-    void the_reaper_of_a_restarted_backend_removes_a_criu_root_mount_a_crashed_server_left_with_the_disk_it_held_and_an_attached_loop_device()
+    void the_reaper_removes_a_crashed_servers_criu_root_mount_its_disk_and_loop_device()
             throws Exception {
         // given a sandbox whose rootfs is bind-mounted into its runc state dir as a restore does, and a backend that dies
         backend = BackendFixture.create(Map.of());

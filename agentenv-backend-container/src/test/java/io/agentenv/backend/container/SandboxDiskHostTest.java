@@ -68,7 +68,7 @@ public class SandboxDiskHostTest {
     }
 
     @Test
-    void writing_past_the_disk_size_fails_with_no_space_and_the_sandbox_runs_on_and_deleting_frees_the_space() throws Exception {
+    void writing_past_the_disk_size_is_no_space_the_sandbox_runs_on_and_deleting_frees_it() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         assertThat(sandbox.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
@@ -90,7 +90,7 @@ public class SandboxDiskHostTest {
     }
 
     @Test
-    void a_new_disk_is_one_of_the_spare_images_made_ahead_and_the_spares_are_refilled_in_the_background() throws Exception {
+    void a_new_disk_is_a_spare_image_made_ahead_and_spares_are_refilled_in_the_background() throws Exception {
         SpareDisks spares = backend.factory.disks().spares();
         HostFixture.await("the spares are ready", Duration.ofSeconds(60),
                 () -> spares.ready(DISK_MIB) == ContainerSettings.DEFAULT_SPARE_DISKS);
@@ -155,7 +155,7 @@ public class SandboxDiskHostTest {
     }
 
     @Test
-    void a_pause_answers_only_once_the_disk_is_written_clean_even_while_another_mount_namespace_holds_a_copy_of_it()
+    void a_pause_answers_once_the_disk_is_clean_even_while_another_namespace_holds_a_copy()
             throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
@@ -198,7 +198,7 @@ public class SandboxDiskHostTest {
     }
 
     @Test
-    void a_sandbox_paused_before_sandboxes_had_disks_resumes_onto_a_new_disk_with_its_files_and_processes() throws Exception {
+    void a_sandbox_paused_before_disks_existed_resumes_on_a_new_disk_with_all_it_had() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         String sleeper = ContainerBackendHostTest.background(sandbox, spec);

@@ -112,7 +112,7 @@ class WarmPoolHostTest {
     }
 
     @Test
-    void a_member_whose_envd_died_in_the_pool_is_initialised_once_its_supervisor_started_envd_again() throws Exception {
+    void a_member_whose_envd_died_in_the_pool_is_initialised_once_envd_is_restarted() throws Exception {
         // given: a claimed member whose envd (and so the connection the pool kept) is gone
         awaitReady(1);
         LaunchSpec spec = spec();
@@ -132,7 +132,7 @@ class WarmPoolHostTest {
     }
 
     @Test
-    void a_claimed_sandbox_is_watched_from_the_members_processes_and_its_envd_killed_later_comes_back_initialised()
+    void a_claimed_sandbox_is_watched_via_the_members_processes_a_killed_envd_returns()
             throws Exception {
         awaitReady(1);
         LaunchSpec spec = spec();

@@ -93,7 +93,7 @@ class WarmReservationHostTest {
     }
 
     @Test
-    void a_reserved_member_runs_the_sandbox_of_its_id_and_its_envd_answers_that_token_only() throws Exception {
+    void a_reserved_member_runs_its_ids_sandbox_and_its_envd_answers_that_token_only() throws Exception {
         awaitReady(1);
         Reservation reservation = backend.factory.reserve(BASE).orElseThrow();
         SandboxId id = reservation.id();
@@ -227,7 +227,7 @@ class WarmReservationHostTest {
     }
 
     @Test
-    void after_a_restart_a_claimed_reserved_member_is_re_attached_without_a_claim_record_and_the_unclaimed_are_reaped()
+    void after_a_restart_claimed_members_reattach_without_claim_records_others_are_reaped()
             throws Exception {
         // given: a claimed member and a full pool (its refill idle), then the backend dies
         awaitReady(1);

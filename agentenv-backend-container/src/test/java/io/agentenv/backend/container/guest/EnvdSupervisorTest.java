@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class EnvdSupervisorTest {
 
     @Test
-    void the_supervisor_gives_the_first_envd_its_extra_arguments_and_the_ones_it_restarts_none() {
+    void the_supervisor_gives_the_first_envd_its_extra_arguments_and_restarted_ones_none() {
         assertThat(EnvdLayout.envdSupervisor(List.of())).isEqualTo(EnvdLayout.ENVD_SUPERVISOR)
                 .isEqualTo("while :; do \"$0\" \"$@\" >>/var/log/agentenv-envd.log 2>&1 </dev/null;"
                         + " echo \"agentenv: envd exited with status $?; starting it again\" >>/var/log/agentenv-envd.log;"

@@ -46,7 +46,7 @@ class GuestJournalTest {
     }
 
     @Test
-    void the_previous_and_the_current_file_are_kept_and_read_back_in_sequence_order_with_every_field() throws IOException {
+    void the_previous_and_current_file_are_kept_and_read_back_in_order_with_every_field() throws IOException {
         Path rootfs = rootfs();
         Path file = journal(rootfs);
         Files.writeString(file.resolveSibling("envd.jsonl.1"), line(1, "io.agentenv.envd.Main", "ready", false)

@@ -75,7 +75,7 @@ class GuestMountsHostTest {
     }
 
     @Test
-    void the_cgroup_skeleton_has_a_mount_point_per_runc_hierarchy_and_the_hosts_symlinks_to_them() throws Exception {
+    void the_cgroup_skeleton_has_a_mount_point_per_runc_hierarchy_and_the_hosts_symlinks() throws Exception {
         GuestMounts mounts = GuestMounts.prepare(dir, cgroupRoot);
 
         assertThat(mounts.cgroupHierarchies()).containsExactly("cpu,cpuacct", "memory", "systemd");
@@ -96,7 +96,7 @@ class GuestMountsHostTest {
     }
 
     @Test
-    void a_directory_that_was_changed_is_replaced_by_a_fresh_one_and_the_old_one_kept_aside_for_sandboxes_bound_to_it()
+    void a_changed_directory_is_replaced_the_old_one_kept_for_sandboxes_that_bind_it()
             throws Exception {
         GuestMounts first = GuestMounts.prepare(dir, cgroupRoot);
         Files.delete(first.dev().resolve("null"));
@@ -116,7 +116,7 @@ class GuestMountsHostTest {
     }
 
     @Test
-    void a_replaced_directory_is_removed_once_no_mount_namespace_binds_it_and_one_still_bound_is_kept_until_then()
+    void a_replaced_directory_is_kept_until_no_mount_namespace_binds_it_then_removed()
             throws Exception {
         // given both directories replaced, the old /dev bound in another mount namespace (as a sandbox's /dev is), and
         // a directory a concurrent prepare is building

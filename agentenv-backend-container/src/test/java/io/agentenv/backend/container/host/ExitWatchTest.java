@@ -15,7 +15,7 @@ class ExitWatchTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
 
     @Test
-    void a_running_process_has_not_exited_until_it_is_killed_and_stays_exited_after_it_was_reaped() throws Exception {
+    void a_running_process_has_not_exited_until_killed_and_stays_exited_once_reaped() throws Exception {
         assertThat(ExitWatch.pidfds()).as("pidfds are available here").isTrue();
         Process sleeper = new ProcessBuilder("sleep", "60").start();
         HostProcess process = HostProcess.of(sleeper.pid()).orElseThrow();

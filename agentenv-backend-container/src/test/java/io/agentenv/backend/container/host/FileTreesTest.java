@@ -13,7 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 class FileTreesTest {
 
     @Test
-    void deleting_a_tree_removes_its_symlinks_without_following_them_and_a_missing_tree_is_no_error(@TempDir Path dir)
+    void deleting_a_tree_removes_symlinks_without_following_them_a_missing_tree_is_fine(@TempDir Path dir)
             throws Exception {
         Path outside = Files.writeString(dir.resolve("outside.txt"), "host file");
         Path tree = Files.createDirectories(dir.resolve("tree/nested"));

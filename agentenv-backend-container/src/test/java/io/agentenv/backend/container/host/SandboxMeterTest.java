@@ -62,7 +62,7 @@ class SandboxMeterTest {
     }
 
     @Test
-    void cpu_use_is_the_cgroups_cpu_time_since_the_previous_reading_against_the_wall_time_times_the_cpus() throws Exception {
+    void cpu_use_is_the_cgroups_cpu_time_since_the_last_reading_over_wall_time_times_cpus() throws Exception {
         SandboxMeter meter = meter();
         meter.baseline();
         clock.advance(Duration.ofSeconds(2));
@@ -91,7 +91,7 @@ class SandboxMeterTest {
     }
 
     @Test
-    void the_cpu_count_is_the_quota_rounded_up_capped_by_the_cpuset_and_the_cpuset_without_a_quota() throws Exception {
+    void the_cpu_count_is_the_quota_rounded_up_capped_by_the_cpuset_else_the_cpuset() throws Exception {
         write("cpu", "cpu.cfs_quota_us", "150000");
         assertThat(meter().read().orElseThrow().cpuCount()).isEqualTo(2);
         write("cpu", "cpu.cfs_quota_us", "800000");
@@ -132,7 +132,7 @@ class SandboxMeterTest {
     }
 
     @Test
-    void the_disk_is_what_statvfs_says_of_the_disks_mount_point_and_the_timestamp_has_second_precision() throws Exception {
+    void the_disk_is_statvfs_of_its_mount_point_and_the_timestamp_has_second_precision() throws Exception {
         EnvdMetrics reading = meter().read().orElseThrow();
         File dir = disk.toFile();
         assertThat(reading.diskTotal()).isEqualTo(dir.getTotalSpace());

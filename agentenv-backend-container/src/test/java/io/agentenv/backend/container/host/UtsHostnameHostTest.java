@@ -75,7 +75,7 @@ class UtsHostnameHostTest {
     }
 
     @Test
-    void one_thread_serves_request_after_request_and_is_back_in_this_process_namespace_after_each() throws Exception {
+    void one_thread_serves_requests_back_in_this_process_namespace_after_each() throws Exception {
         // given
         long pid = isolatedPid();
         String before = ownHostname();

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class LeftoverReaperHostTest {
 
     @Test
-    void a_backends_start_removes_replaced_guest_mount_sources_no_sandbox_binds_and_keeps_one_a_sandbox_still_binds()
+    void a_backend_start_removes_replaced_guest_mount_sources_unless_a_sandbox_binds_one()
             throws Exception {
         // given, in the host's guest-mounts dir, two sources an earlier start moved aside; one is still bound in
         // another mount namespace, as a sandbox started before the replacement binds its /dev

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ContainerNamesTest {
 
     @Test
-    void a_claim_is_recorded_in_a_claims_dir_made_by_the_first_one_and_a_later_claim_of_the_sandbox_replaces_it(
+    void a_claim_is_recorded_in_a_claims_dir_made_by_the_first_a_later_claim_replaces_it(
             @TempDir Path dir) throws Exception {
         Path claims = dir.resolve("claims");
         SandboxId first = SandboxId.random(new SecureRandom());

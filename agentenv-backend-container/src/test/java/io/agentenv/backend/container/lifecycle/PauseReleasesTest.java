@@ -37,7 +37,7 @@ class PauseReleasesTest {
     }
 
     @Test
-    void a_resume_waits_until_its_sandboxs_release_is_done_and_the_later_steps_run_after_the_parallel_ones() throws Exception {
+    void a_resume_waits_for_its_release_and_later_steps_run_after_the_parallel_ones() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         releases.start(A, List.of(held(gate, done, "slot"), () -> done.add("container")), List.of(() -> done.add("dir")));
         CountDownLatch resumed = new CountDownLatch(1);
@@ -99,7 +99,7 @@ class PauseReleasesTest {
     }
 
     @Test
-    void a_release_that_failed_again_stays_and_the_next_wait_such_as_the_kill_tries_it_once_more() throws Exception {
+    void a_release_that_failed_again_stays_and_the_next_wait_such_as_a_kill_retries_it() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
         releases.start(A, List.of(() -> {
             if (attempts.incrementAndGet() <= 2) {

@@ -34,7 +34,7 @@ class SavedStatesTest {
     }
 
     @Test
-    void a_paused_state_round_trips_and_is_found_again_under_the_artifact_dir_it_is_decoded_with() throws Exception {
+    void a_paused_state_round_trips_found_under_the_artifact_dir_it_is_decoded_with() throws Exception {
         SavedStates.Paused paused = new SavedStates.Paused(PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"),
                 Optional.of(BOOT_ID));
 

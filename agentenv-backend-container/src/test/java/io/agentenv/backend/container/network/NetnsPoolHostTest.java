@@ -65,7 +65,7 @@ class NetnsPoolHostTest {
     }
 
     @Test
-    void a_slot_is_a_netns_with_eth0_addressed_from_its_slash_30_and_a_default_route_via_the_host() throws Exception {
+    void a_slot_is_a_netns_with_eth0_in_its_slash_30_and_a_default_route_via_the_host() throws Exception {
         // when
         NetSlot slot = host.pool.acquire();
 
@@ -118,7 +118,7 @@ class NetnsPoolHostTest {
     }
 
     @Test
-    void a_sandbox_reaches_neither_another_sandbox_nor_the_hosts_services_while_the_host_reaches_it() throws Exception {
+    void a_sandbox_reaches_no_other_sandbox_nor_host_service_but_the_host_reaches_it() throws Exception {
         NetSlot a = host.pool.acquire();
         NetSlot b = host.pool.acquire();
         Process listener = new ProcessBuilder("ip", "netns", "exec", b.netnsName(), "python3", "-c",

@@ -44,7 +44,7 @@ class NetnsRetireHostTest {
     }
 
     @Test
-    void a_retired_slot_has_no_netns_or_egress_rules_when_retire_returns_and_loses_its_veth_soon_after() throws Exception {
+    void a_retired_slot_has_no_netns_or_egress_rules_on_return_and_loses_its_veth_soon() throws Exception {
         // given
         NetSlot slot = host.pool.acquire();
         host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));

@@ -32,7 +32,7 @@ class ContainerIsolationHostTest {
     }
 
     @Test
-    void root_inside_has_only_the_minimal_capabilities_no_new_privileges_and_a_seccomp_filter() throws Exception {
+    void root_inside_has_minimal_capabilities_no_new_privileges_and_a_seccomp_filter() throws Exception {
         Sandbox sandbox = idle("caps", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
 
         String status = host.exec(sandbox, "cat", "/proc/self/status");
@@ -96,7 +96,7 @@ class ContainerIsolationHostTest {
     }
 
     @Test
-    void dev_has_working_devices_but_nothing_can_be_created_or_changed_in_it_and_no_host_device_is_reachable() throws Exception {
+    void dev_has_working_devices_none_can_be_created_or_changed_and_no_host_device_shows() throws Exception {
         Sandbox sandbox = idle("dev", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
 
         assertThat(host.exec(sandbox, "sh", "-c", "echo x > /dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c"))
@@ -173,7 +173,7 @@ class ContainerIsolationHostTest {
     }
 
     @Test
-    void sudo_for_the_default_user_works_only_when_setuid_is_allowed_and_root_stays_capability_bound() throws Exception {
+    void sudo_for_the_default_user_works_only_with_setuid_allowed_and_root_stays_bounded() throws Exception {
         Sandbox strict = idle("nnp", HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
         Sandbox relaxed = idle("suid", HostFixture.LIMITS, ContainerSpec.Privileges.ALLOW_SETUID);
 

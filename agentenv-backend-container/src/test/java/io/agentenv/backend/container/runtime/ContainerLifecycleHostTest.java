@@ -45,7 +45,7 @@ class ContainerLifecycleHostTest {
     }
 
     @Test
-    void a_container_checkpointed_to_disk_restores_with_the_same_processes_and_files_and_forks_into_an_independent_copy()
+    void a_checkpointed_container_restores_processes_and_files_and_forks_a_separate_copy()
             throws Exception {
         // given a running sandbox from the base template, with a background process and a file written inside
         Path template = host.templateRootfs();
@@ -108,7 +108,7 @@ class ContainerLifecycleHostTest {
     }
 
     @Test
-    void a_snapshot_taken_while_frozen_leaves_the_source_running_and_restores_as_an_independent_copy() throws Exception {
+    void a_frozen_snapshot_leaves_the_source_running_and_restores_as_a_separate_copy() throws Exception {
         // given a running sandbox with a file
         Path template = host.templateRootfs();
         Sandbox source = prepare("src", List.of(template));

@@ -55,7 +55,7 @@ class CriuDumpTest {
     }
 
     @Test
-    void bind_mounts_cgroup_binds_masked_files_and_devices_are_external_as_runc_marks_them() throws Exception {
+    void bind_mounts_cgroups_masked_files_and_devices_are_external_as_runc_marks_them() throws Exception {
         CriuDump.Facts facts = facts("");
 
         assertThat(facts.externalMounts()).containsExactly(
@@ -89,7 +89,7 @@ class CriuDumpTest {
     }
 
     @Test
-    void a_dev_restored_as_tmpfs_from_a_checkpoint_taken_before_is_dumped_as_the_tmpfs_it_is() throws Exception {
+    void a_dev_restored_as_tmpfs_from_an_older_checkpoint_is_dumped_as_the_tmpfs_it_is() throws Exception {
         JsonNode state = JSON.readTree(guestMountsState());
         String mountinfo = MOUNTINFO + "98 85 0:45 / /dev rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755\n";
 
@@ -117,7 +117,7 @@ class CriuDumpTest {
     }
 
     @Test
-    void the_command_dumps_the_init_tree_into_the_images_with_the_netns_external_and_the_sandboxes_criu_config() throws Exception {
+    void the_command_dumps_the_init_tree_netns_external_with_the_sandboxs_criu_config() throws Exception {
         List<String> argv = CriuDump.argv(Path.of("/opt/criu/sbin/criu"), Path.of("/art/images"), Path.of("/sb/dump-work"),
                 facts(""), RuncRuntime.AfterCheckpoint.STOP);
 

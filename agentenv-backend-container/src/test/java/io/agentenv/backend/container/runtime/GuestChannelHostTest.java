@@ -120,7 +120,7 @@ class GuestChannelHostTest {
     }
 
     @Test
-    void the_agent_answers_over_the_unix_socket_and_tcp_before_and_after_restore_and_in_a_fork() throws Exception {
+    void the_agent_answers_over_unix_socket_and_tcp_before_and_after_restore_and_in_forks() throws Exception {
         // given a running agent
         Path template = host.templateRootfs();
         Sandbox original = host.run("agent", AGENT, HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);

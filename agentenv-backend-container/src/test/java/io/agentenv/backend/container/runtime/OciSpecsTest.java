@@ -50,7 +50,7 @@ class OciSpecsTest {
     }
 
     @Test
-    void the_sandbox_gets_its_own_pid_ipc_uts_and_mount_namespaces_and_joins_its_pooled_netns_by_path() throws Exception {
+    void the_sandbox_has_own_pid_ipc_uts_mount_namespaces_and_joins_its_netns_by_path() throws Exception {
         JsonNode linux = json(aSpec(2, 512), true).path("linux");
 
         assertThat(linux.path("namespaces").findValuesAsText("type")).containsExactlyInAnyOrder("pid", "ipc", "uts", "mount", "network");
@@ -80,7 +80,7 @@ class OciSpecsTest {
     }
 
     @Test
-    void the_process_has_a_minimal_capability_set_no_new_privileges_and_a_bounded_open_files_limit() throws Exception {
+    void the_process_has_minimal_capabilities_no_new_privileges_and_bounded_open_files() throws Exception {
         JsonNode process = json(aSpec(1, 256), true).path("process");
 
         assertThat(texts(process.path("capabilities").path("bounding")))
@@ -153,7 +153,7 @@ class OciSpecsTest {
     }
 
     @Test
-    void dev_and_the_cgroup_mount_point_are_read_only_binds_of_the_hosts_guest_mounts_and_no_tmpfs() throws Exception {
+    void dev_and_the_cgroup_mount_point_are_read_only_binds_of_the_hosts_guest_mounts() throws Exception {
         JsonNode mounts = json(aSpec(1, 256), true).path("mounts");
 
         JsonNode dev = mount(mounts, "/dev");
@@ -190,7 +190,7 @@ class OciSpecsTest {
     }
 
     @Test
-    void the_init_first_points_its_stdio_at_the_containers_own_dev_null_and_then_execs_the_given_program() throws Exception {
+    void the_init_points_its_stdio_at_the_containers_own_dev_null_then_execs_the_program() throws Exception {
         JsonNode args = json(aSpec(1, 256), true).path("process").path("args");
 
         assertThat(texts(args)).containsExactly("/bin/sh", "-c", OciSpecs.REOPEN_STDIO, "reopen-stdio", "/bin/sh", "-c", "exec sleep 1");

@@ -65,7 +65,7 @@ class RuncRuntimeTest {
     }
 
     @Test
-    void restore_runs_runc_from_inside_the_sandboxs_precreated_v1_cgroups_with_no_interpolated_shell(@TempDir Path dir)
+    void restore_runs_runc_in_the_sandboxs_precreated_v1_cgroups_without_shell_strings(@TempDir Path dir)
             throws Exception {
         Path cgroupRoot = dir.resolve("cgroup");
         Files.createDirectories(cgroupRoot.resolve("memory/agentenv"));
@@ -100,7 +100,7 @@ class RuncRuntimeTest {
     }
 
     @Test
-    void a_failed_restore_deletes_the_container_by_force_and_removes_the_state_dir_runc_left(@TempDir Path dir) throws Exception {
+    void a_failed_restore_force_deletes_the_container_and_the_state_dir_runc_left(@TempDir Path dir) throws Exception {
         Path cgroupRoot = dir.resolve("cgroup");
         Files.createDirectories(cgroupRoot.resolve("memory/agentenv"));
         HostLayout layout = new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
@@ -184,7 +184,7 @@ class RuncRuntimeTest {
     }
 
     @Test
-    void the_criu_options_add_tcp_close_external_unix_sockets_and_ignored_cgroups_to_the_host_setups_once() {
+    void criu_options_add_tcp_close_external_unix_sockets_ignored_cgroups_to_the_hosts() {
         String options = RuncRuntime.criuOptions("network-lock skip\ntcp-close\n");
 
         assertThat(options.lines().toList())
@@ -192,7 +192,7 @@ class RuncRuntimeTest {
     }
 
     @Test
-    void ignored_cgroups_are_one_token_because_criu_reads_a_separate_argument_of_that_option_as_soft_mode() {
+    void ignored_cgroups_are_one_token_as_criu_reads_a_separate_one_as_soft_mode() {
         assertThat(RuncRuntime.criuOptions("").lines()).contains("manage-cgroups=ignore").doesNotContain("manage-cgroups ignore");
     }
 }

@@ -33,7 +33,7 @@ class LoopDevicesHostTest {
     private HostFixture host;
 
     @Test
-    void the_reaper_s_detach_of_a_device_that_let_go_of_its_file_meanwhile_is_done_not_a_failure() throws Exception {
+    void the_reapers_detach_of_a_device_that_let_go_of_its_file_meanwhile_is_no_failure() throws Exception {
         Path image = host.sandboxesDir.resolve("left-over").resolve("disk.img");
         Files.createDirectories(image.getParent());
         try (var file = Files.newByteChannel(image, java.nio.file.StandardOpenOption.CREATE_NEW,

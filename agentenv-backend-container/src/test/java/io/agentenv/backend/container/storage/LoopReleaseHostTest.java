@@ -73,7 +73,7 @@ class LoopReleaseHostTest {
     }
 
     @Test
-    void the_unmount_returns_only_once_a_copy_of_the_mount_in_another_namespace_is_gone_and_the_disk_is_clean()
+    void the_unmount_returns_once_a_copy_in_another_namespace_is_gone_with_the_disk_clean()
             throws Exception {
         holdACopyOfTheMounts();
 
@@ -98,7 +98,7 @@ class LoopReleaseHostTest {
     }
 
     @Test
-    void an_unmount_whose_filesystem_stays_alive_fails_naming_the_loop_device_and_the_image_is_not_mounted_again_meanwhile()
+    void an_unmount_whose_filesystem_lives_on_fails_naming_the_loop_image_not_remounted()
             throws Exception {
         holdACopyOfTheMounts();
 
@@ -121,7 +121,7 @@ class LoopReleaseHostTest {
     }
 
     @Test
-    void a_copy_held_open_by_a_process_outside_it_keeps_the_unmount_waiting_past_its_quiet_bound_until_the_copy_is_gone()
+    void a_copy_held_from_outside_keeps_the_unmount_waiting_past_its_quiet_bound()
             throws Exception {
         holdACopyOfTheMountsOpenOnly();
         LoopBinding.Bounds bounds = new LoopBinding.Bounds(SHORT, Duration.ofSeconds(60));
@@ -153,7 +153,7 @@ class LoopReleaseHostTest {
     }
 
     @Test
-    void a_copy_held_open_past_the_longer_bound_fails_naming_the_process_that_holds_its_namespace() throws Exception {
+    void a_copy_held_open_past_the_longer_bound_fails_naming_the_process_holding_it() throws Exception {
         holdACopyOfTheMountsOpenOnly();
 
         assertThatThrownBy(() -> SandboxDisks.unmount(dirs, new LoopBinding.Bounds(SHORT, SHORT.multipliedBy(3))))
@@ -166,7 +166,7 @@ class LoopReleaseHostTest {
     }
 
     @Test
-    void an_unmount_without_another_copy_returns_with_the_disk_clean_and_its_loop_device_gone() throws Exception {
+    void an_unmount_without_another_copy_returns_with_the_disk_clean_and_its_loop_gone() throws Exception {
         disks.unmount(dirs);
 
         assertThat(LoopDevices.backedUnder(dir)).isEmpty();

@@ -58,7 +58,7 @@ class OverlayMountsHostTest {
     }
 
     @Test
-    void unmounting_where_nothing_is_mounted_does_nothing_and_a_busy_mount_is_refused_and_stays() throws Exception {
+    void unmounting_nothing_does_nothing_and_a_busy_mount_is_refused_and_stays() throws Exception {
         Path lower = Files.createDirectories(dir.resolve("lower"));
         Path merged = dir.resolve("merged");
         host.overlays.unmount(merged); // no such path yet

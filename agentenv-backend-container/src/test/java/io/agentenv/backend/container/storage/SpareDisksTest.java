@@ -70,7 +70,7 @@ class SpareDisksTest {
     }
 
     @Test
-    void the_default_size_is_filled_in_the_background_and_a_take_moves_one_image_to_the_target() throws Exception {
+    void the_default_size_fills_in_the_background_and_a_take_moves_an_image_to_the_target() throws Exception {
         SpareDisks spares = spares(3, this::numbered);
         HostFixture.await("three spares are ready", WAIT, () -> spares.ready(SIZE) == 3);
 
@@ -126,7 +126,7 @@ class SpareDisksTest {
     }
 
     @Test
-    void concurrent_first_takes_of_new_sizes_never_keep_more_than_the_maximum_number_of_sizes() throws Exception {
+    void concurrent_first_takes_of_new_sizes_never_keep_more_than_the_maximum_of_sizes() throws Exception {
         int takers = 8;
         for (int round = 0; round < 1000; round++) {
             SpareDisks spares = new SpareDisks((image, sizeMiB) -> Files.createFile(image), dir.resolve("round-" + round), 1);
@@ -181,7 +181,7 @@ class SpareDisksTest {
     }
 
     @Test
-    void a_restart_keeps_complete_images_of_the_size_and_removes_partial_ones_and_other_sizes() throws Exception {
+    void a_restart_keeps_complete_images_of_the_size_and_removes_partial_and_other_ones() throws Exception {
         Path sizeDir = Files.createDirectories(dir.resolve("spare-disks/" + SIZE));
         numbered(sizeDir.resolve("kept.img"), SIZE);
         numbered(sizeDir.resolve(".partial-crashed.img"), SIZE);
