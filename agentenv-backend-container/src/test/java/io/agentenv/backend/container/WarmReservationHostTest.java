@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.GuestProcesses;
+import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.lifecycle.ContainerSandbox;
 import io.agentenv.backend.container.lifecycle.InstanceFile;
 import io.agentenv.spi.AccessToken;
@@ -74,6 +75,16 @@ class WarmReservationHostTest {
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
         sandbox.start(READY);
         return sandbox;
+    }
+
+    /** The pids of the sandbox's java processes (its envd), as {@code pgrep} prints them; empty when none runs. */
+    private String envdPids(ContainerId container) {
+        try {
+            return backend.factory.runc().exec(container, List.of("sh", "-c", "pgrep -x java || true"),
+                    Duration.ofSeconds(20)).stdout().strip();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Runs {@code script} in the sandbox through envd as {@code user} with {@code token}; returns what it wrote. */
@@ -164,8 +175,11 @@ class WarmReservationHostTest {
         awaitReady(1);
         Reservation reservation = backend.factory.reserve(BASE).orElseThrow();
         SandboxId id = reservation.id();
-        backend.factory.runc().exec(backend.factory.names().containerId(id), List.of("pkill", "-KILL", "-x", "java"),
-                Duration.ofSeconds(20));
+        ContainerId container = backend.factory.names().containerId(id);
+        String killed = envdPids(container);
+        backend.factory.runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
+        // the envd is gone (its exit seen), not only signalled: a claim racing its exit would still find it running
+        HostFixture.await("the killed envd has exited", Duration.ofSeconds(20), () -> !envdPids(container).equals(killed));
         // when
         SandboxBackend sandbox = claim(spec(id, Map.of(), "user"));
         try {
