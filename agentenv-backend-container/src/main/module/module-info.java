@@ -15,8 +15,11 @@ module agentenv.backend.container {
     exports io.agentenv.backend.container;
 
     // Jackson binds the OCI config and the saved-state and instance JSON records by reflection
-    opens io.agentenv.backend.container.runtime to com.fasterxml.jackson.databind;
-    opens io.agentenv.backend.container.lifecycle to com.fasterxml.jackson.databind;
+    opens io.agentenv.backend.container.runtime to
+            com.fasterxml.jackson.databind;
+    opens io.agentenv.backend.container.lifecycle to
+            com.fasterxml.jackson.databind;
 
-    provides io.agentenv.spi.SandboxBackendFactory with io.agentenv.backend.container.ContainerBackendFactory;
+    provides io.agentenv.spi.SandboxBackendFactory with
+            io.agentenv.backend.container.ContainerBackendFactory;
 }

@@ -37,8 +37,8 @@ public final class EnvdAotTraining {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final List<String> CLOSE = List.of();
     private static final List<String> RPC = List.of("Connect-Protocol-Version: 1", "Content-Type: application/json");
-    private static final List<String> STREAM = List.of("Connect-Protocol-Version: 1",
-            "Content-Type: application/connect+json");
+    private static final List<String> STREAM =
+            List.of("Connect-Protocol-Version: 1", "Content-Type: application/connect+json");
 
     private EnvdAotTraining() {}
 
@@ -69,7 +69,8 @@ public final class EnvdAotTraining {
             throw new IOException("envd exited without writing " + cache + ": " + TrainingProcesses.tail(log));
         }
         Files.delete(log); // kept only when the recording failed: target/ is envd's distribution
-        System.out.printf("envd AOT cache recorded in %d ms: %s (%d bytes)%n",
+        System.out.printf(
+                "envd AOT cache recorded in %d ms: %s (%d bytes)%n",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), cache, Files.size(cache));
     }
 
@@ -78,12 +79,27 @@ public final class EnvdAotTraining {
      * options are the ones a sandbox's envd runs with, which the cache requires.
      */
     private static Process start(Path target, Path cache, Path socket, Path log) throws IOException {
-        List<String> command = new ArrayList<>(List.of(TrainingProcesses.java(), "@" + target.resolve("jvm.options"),
-                "-XX:-AOTRecordTraining", "-XX:AOTCacheOutput=" + cache, "-Xlog:aot=error,cds=error",
-                "-jar", target.resolve("agentenv-envd.jar").toString(),
-                "--host", "127.0.0.1", "--port", "0", "--unix-socket", socket.toString(), "--log-level", "INFO"));
-        return new ProcessBuilder(command).directory(target.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        List<String> command = new ArrayList<>(List.of(
+                TrainingProcesses.java(),
+                "@" + target.resolve("jvm.options"),
+                "-XX:-AOTRecordTraining",
+                "-XX:AOTCacheOutput=" + cache,
+                "-Xlog:aot=error,cds=error",
+                "-jar",
+                target.resolve("agentenv-envd.jar").toString(),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--unix-socket",
+                socket.toString(),
+                "--log-level",
+                "INFO"));
+        return new ProcessBuilder(command)
+                .directory(target.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
     }
 
     /** The requests a new sandbox sees first, each on a connection of its own. */
@@ -93,12 +109,24 @@ public final class EnvdAotTraining {
         tcp(port, "POST", "/init", RPC, "{\"envVars\":{\"A\":\"1\"}}".getBytes(UTF_8));
         tcp(port, "GET", "/envs", CLOSE, null);
         tcp(port, "POST", "/process.Process/List", RPC, "{}".getBytes(UTF_8));
-        tcp(port, "POST", "/process.Process/Start", STREAM,
+        tcp(
+                port,
+                "POST",
+                "/process.Process/Start",
+                STREAM,
                 envelope("{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo aot\"]},\"stdin\":false}"));
-        tcp(port, "POST", "/process.Process/Start", STREAM,
+        tcp(
+                port,
+                "POST",
+                "/process.Process/Start",
+                STREAM,
                 envelope("{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo aot\"]},\"stdin\":true}"));
         // a signal to a process envd did not start: the RPC's error path (envd answers not found, signals nothing)
-        tcp(port, "POST", "/process.Process/SendSignal", RPC,
+        tcp(
+                port,
+                "POST",
+                "/process.Process/SendSignal",
+                RPC,
                 "{\"process\":{\"pid\":1},\"signal\":\"SIGNAL_SIGKILL\"}".getBytes(UTF_8));
         tcp(port, "GET", "/logs?limit=10", CLOSE, null);
         // the host samples every sandbox's metrics every few seconds: with its classes in the cache, an idle envd does
@@ -109,15 +137,23 @@ public final class EnvdAotTraining {
         tcp(port, "GET", "/ready", CLOSE, null); // answers once envd's background set-ups are done
         // the host's way in: the relay's classes come from the cache too
         CompletableFuture.runAsync(() -> {
-            try (SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-                exchange(Channels.newInputStream(channel), Channels.newOutputStream(channel), "GET", "/health", CLOSE, null);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                    try (SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+                        exchange(
+                                Channels.newInputStream(channel),
+                                Channels.newOutputStream(channel),
+                                "GET",
+                                "/health",
+                                CLOSE,
+                                null);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                })
+                .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     }
 
-    private static void tcp(int port, String method, String path, List<String> headers, byte[] body) throws IOException {
+    private static void tcp(int port, String method, String path, List<String> headers, byte[] body)
+            throws IOException {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
             socket.setSoTimeout(Math.toIntExact(TIMEOUT.toMillis()));
             exchange(socket.getInputStream(), socket.getOutputStream(), method, path, headers, body);
@@ -127,7 +163,10 @@ public final class EnvdAotTraining {
     /** One HTTP/1.1 request with {@code Connection: close}; reads the answer to its end; returns its status. */
     static int exchange(InputStream in, OutputStream out, String method, String path, List<String> headers, byte[] body)
             throws IOException {
-        StringBuilder head = new StringBuilder().append(method).append(' ').append(path)
+        StringBuilder head = new StringBuilder()
+                .append(method)
+                .append(' ')
+                .append(path)
                 .append(" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
         headers.forEach(h -> head.append(h).append("\r\n"));
         if (body != null) {
@@ -150,6 +189,10 @@ public final class EnvdAotTraining {
     /** A Connect streaming request body: one uncompressed envelope around {@code json}. */
     static byte[] envelope(String json) {
         byte[] payload = json.getBytes(UTF_8);
-        return ByteBuffer.allocate(5 + payload.length).put((byte) 0).putInt(payload.length).put(payload).array();
+        return ByteBuffer.allocate(5 + payload.length)
+                .put((byte) 0)
+                .putInt(payload.length)
+                .put(payload)
+                .array();
     }
 }

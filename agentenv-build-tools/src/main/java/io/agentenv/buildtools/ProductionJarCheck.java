@@ -30,8 +30,9 @@ public final class ProductionJarCheck {
             offending(Path.of(jar)).forEach(entry -> found.add(jar + "!/" + entry));
         }
         if (!found.isEmpty()) {
-            throw new IllegalStateException("build-time classes in a production jar (they belong in agentenv-build-tools "
-                    + "or in test scope): " + String.join(", ", found));
+            throw new IllegalStateException(
+                    "build-time classes in a production jar (they belong in agentenv-build-tools "
+                            + "or in test scope): " + String.join(", ", found));
         }
         System.out.println("production jar check: no build-time classes in " + String.join(", ", args));
     }
@@ -39,12 +40,17 @@ public final class ProductionJarCheck {
     /** The entries of {@code jar} that must not ship. */
     static List<String> offending(Path jar) throws IOException {
         try (JarFile file = new JarFile(jar.toFile())) {
-            return file.stream().map(e -> e.getName()).filter(ProductionJarCheck::buildTime).sorted().toList();
+            return file.stream()
+                    .map(e -> e.getName())
+                    .filter(ProductionJarCheck::buildTime)
+                    .sorted()
+                    .toList();
         }
     }
 
     static boolean buildTime(String entry) {
-        if (entry.startsWith("io/agentenv/buildtools/") || TRAINING.matcher(entry).matches()) {
+        if (entry.startsWith("io/agentenv/buildtools/")
+                || TRAINING.matcher(entry).matches()) {
             return true;
         }
         return WARMUP.matcher(entry).matches() && !entry.startsWith(WARMUP_PACKAGE);

@@ -54,6 +54,7 @@ public final class ServerAotTraining {
      * often enough to be compiled (C1's threshold: 200 calls): a create's code runs once per create.
      */
     private static final int EXECS = 300;
+
     private static final int UNARY = 300;
     private static final int LIFECYCLES = 20;
     private static final int CREATES = 250;
@@ -66,7 +67,8 @@ public final class ServerAotTraining {
 
     public static void main(String[] args) throws Exception {
         if (args.length != 3) { // runs inside Maven's JVM (exec:java): no System.exit
-            throw new IllegalArgumentException("usage: ServerAotTraining <server target dir> <envd dir> <mock backend target dir>");
+            throw new IllegalArgumentException(
+                    "usage: ServerAotTraining <server target dir> <envd dir> <mock backend target dir>");
         }
         Path target = Path.of(args[0]).toAbsolutePath();
         Path cache = target.resolve("agentenv-server.aot");
@@ -78,7 +80,8 @@ public final class ServerAotTraining {
             Files.deleteIfExists(cache);
             long started = System.nanoTime();
             record(target, Path.of(args[1]).toAbsolutePath(), Path.of(args[2]).toAbsolutePath(), cache);
-            System.out.printf("server AOT cache recorded in %d ms: %s (%d bytes)%n",
+            System.out.printf(
+                    "server AOT cache recorded in %d ms: %s (%d bytes)%n",
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), cache, Files.size(cache));
         } catch (Exception e) {
             Files.deleteIfExists(cache);
@@ -93,7 +96,8 @@ public final class ServerAotTraining {
             return false;
         }
         FileTime made = Files.getLastModifiedTime(cache);
-        List<Path> inputs = new ArrayList<>(List.of(target.resolve("agentenv-server.jar"), target.resolve("jvm.options")));
+        List<Path> inputs =
+                new ArrayList<>(List.of(target.resolve("agentenv-server.jar"), target.resolve("jvm.options")));
         try (Stream<Path> lib = Files.list(target.resolve("lib"))) {
             lib.forEach(inputs::add);
         }
@@ -125,8 +129,10 @@ public final class ServerAotTraining {
             new Workload(http, base, work.resolve("upload.txt")).run();
             long trained = System.nanoTime();
             TrainingProcesses.stop(server, "server", work.resolve("server.log"), STOP_WAIT);
-            System.out.printf("server AOT training: workload %d ms, cache written at exit in %d ms%n",
-                    TimeUnit.NANOSECONDS.toMillis(trained - ready), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - trained));
+            System.out.printf(
+                    "server AOT training: workload %d ms, cache written at exit in %d ms%n",
+                    TimeUnit.NANOSECONDS.toMillis(trained - ready),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - trained));
             server = null;
             if (!Files.isRegularFile(cache)) {
                 throw new IOException("the server exited without writing " + cache + ": "
@@ -163,9 +169,19 @@ public final class ServerAotTraining {
             command.add("-Xlog:aot=error,cds=error");
         }
         // a port envd picks itself (a probed free port can be taken by another process before envd binds it)
-        command.addAll(List.of("-jar", jar(envdDir, "agentenv-envd").toString(), "--host", "127.0.0.1",
-                "--port", "0", "--log-level", "INFO"));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        command.addAll(List.of(
+                "-jar",
+                jar(envdDir, "agentenv-envd").toString(),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--log-level",
+                "INFO"));
+        return new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
     }
 
     private static Process startServer(Path target, Path mockJar, Path cache, Path work, int envdPort, int port)
@@ -173,14 +189,28 @@ public final class ServerAotTraining {
         List<String> command = new ArrayList<>(List.of(TrainingProcesses.java()));
         // the options the server runs with (serve.sh: @target/jvm.options): a JVM started with others ignores the cache
         command.add("@" + target.resolve("jvm.options"));
-        command.addAll(List.of("-XX:AOTCacheOutput=" + cache, "-Xlog:aot=error,cds=error",
-                "-cp", target.resolve("agentenv-server.jar") + ":" + mockJar, SERVER_MAIN));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+        command.addAll(List.of(
+                "-XX:AOTCacheOutput=" + cache,
+                "-Xlog:aot=error,cds=error",
+                "-cp",
+                target.resolve("agentenv-server.jar") + ":" + mockJar,
+                SERVER_MAIN));
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .redirectErrorStream(true)
                 .redirectOutput(work.resolve("server.log").toFile());
         Map<String, String> env = builder.environment();
         env.keySet().removeIf(k -> k.startsWith("AENV_"));
-        env.putAll(Map.of("AENV_BACKEND", "mock", "AENV_HOME", work.resolve("home").toString(), "AENV_API_KEY", KEY,
-                "AENV_LISTEN", "127.0.0.1:" + port, "AENV_BACKEND_GUEST_ENDPOINT", "127.0.0.1:" + envdPort));
+        env.putAll(Map.of(
+                "AENV_BACKEND",
+                "mock",
+                "AENV_HOME",
+                work.resolve("home").toString(),
+                "AENV_API_KEY",
+                KEY,
+                "AENV_LISTEN",
+                "127.0.0.1:" + port,
+                "AENV_BACKEND_GUEST_ENDPOINT",
+                "127.0.0.1:" + envdPort));
         return builder.start();
     }
 
@@ -193,7 +223,11 @@ public final class ServerAotTraining {
                 throw new IOException("the " + what + " exited at start-up: " + TrainingProcesses.tail(log));
             }
             try {
-                if (http.newRequest(base + "/health").timeout(5, TimeUnit.SECONDS).send().getStatus() == 204) {
+                if (http.newRequest(base + "/health")
+                                .timeout(5, TimeUnit.SECONDS)
+                                .send()
+                                .getStatus()
+                        == 204) {
                     return;
                 }
             } catch (java.util.concurrent.ExecutionException e) {
@@ -214,8 +248,14 @@ public final class ServerAotTraining {
         void run() throws Exception {
             String[] sandbox = create();
             for (int i = 0; i < EXECS; i++) {
-                expect(envd(sandbox, HttpMethod.POST, "/process.Process/Start", "application/connect+json",
-                        envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")), 200);
+                expect(
+                        envd(
+                                sandbox,
+                                HttpMethod.POST,
+                                "/process.Process/Start",
+                                "application/connect+json",
+                                envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")),
+                        200);
                 if (i % 50 == 0) {
                     expect(envd(sandbox, HttpMethod.GET, "/health", null, null), 204);
                     expect(upload(sandbox, "line " + i + "\n"), 200);
@@ -223,25 +263,47 @@ public final class ServerAotTraining {
                 }
             }
             for (int i = 0; i < UNARY; i++) {
-                expect(envd(sandbox, HttpMethod.POST, "/process.Process/List", "application/json", "{}".getBytes(UTF_8)), 200);
+                expect(
+                        envd(
+                                sandbox,
+                                HttpMethod.POST,
+                                "/process.Process/List",
+                                "application/json",
+                                "{}".getBytes(UTF_8)),
+                        200);
             }
             expect(api(HttpMethod.DELETE, "/sandboxes/" + sandbox[0], null), 204);
             for (int i = 0; i < CREATES; i++) {
                 String[] one = create();
-                expect(envd(one, HttpMethod.POST, "/process.Process/Start", "application/connect+json",
-                        envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")), 200);
+                expect(
+                        envd(
+                                one,
+                                HttpMethod.POST,
+                                "/process.Process/Start",
+                                "application/connect+json",
+                                envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")),
+                        200);
                 expect(api(HttpMethod.DELETE, "/sandboxes/" + one[0], null), 204);
             }
-            // Last: what initialises error and pause classes (the 502 of a killed sandbox, pause events). A method compiled
-            // after such a class was initialised records it as a dependency, and -XX:+AOTCompileEagerly compiles it in a
-            // served JVM only once every dependency is initialised there: had these run first, the create path's methods
+            // Last: what initialises error and pause classes (the 502 of a killed sandbox, pause events). A method
+            // compiled
+            // after such a class was initialised records it as a dependency, and -XX:+AOTCompileEagerly compiles it in
+            // a
+            // served JVM only once every dependency is initialised there: had these run first, the create path's
+            // methods
             // (ApiHandler.handle, OperationRunner.mutate, the proxy's route) would wait for the server's first error.
             for (int i = 0; i < LIFECYCLES; i++) {
                 String[] one = create();
                 expect(api(HttpMethod.GET, "/sandboxes/" + one[0], null), 200);
                 expect(api(HttpMethod.GET, "/v2/sandboxes?limit=10", null), 200);
-                expect(envd(one, HttpMethod.POST, "/process.Process/Start", "application/connect+json",
-                        envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")), 200);
+                expect(
+                        envd(
+                                one,
+                                HttpMethod.POST,
+                                "/process.Process/Start",
+                                "application/connect+json",
+                                envelope("{\"process\":{\"cmd\":\"/bin/true\",\"args\":[]},\"stdin\":false}")),
+                        200);
                 expect(api(HttpMethod.POST, "/sandboxes/" + one[0] + "/timeout", "{\"timeout\":120}"), 204);
                 expect(api(HttpMethod.POST, "/sandboxes/" + one[0] + "/pause", "{}"), 204);
                 expect(api(HttpMethod.POST, "/sandboxes/" + one[0] + "/connect", "{\"timeout\":60}"), 201);
@@ -251,14 +313,17 @@ public final class ServerAotTraining {
         }
 
         private String[] create() throws Exception {
-            ContentResponse created = expect(api(HttpMethod.POST, "/v2/sandboxes",
-                    "{\"templateID\":\"base\",\"timeout\":300,\"secure\":true}"), 201);
+            ContentResponse created = expect(
+                    api(HttpMethod.POST, "/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":300,\"secure\":true}"),
+                    201);
             String body = created.getContentAsString();
             return new String[] {group(ID, body), group(TOKEN, body)};
         }
 
         private ContentResponse api(HttpMethod method, String path, String json) throws Exception {
-            Request request = http.newRequest(base + path).method(method).timeout(30, TimeUnit.SECONDS)
+            Request request = http.newRequest(base + path)
+                    .method(method)
+                    .timeout(30, TimeUnit.SECONDS)
                     .headers(h -> h.put("X-API-Key", KEY));
             if (json != null) {
                 request.body(new StringRequestContent("application/json", json));
@@ -268,9 +333,13 @@ public final class ServerAotTraining {
 
         private ContentResponse envd(String[] sandbox, HttpMethod method, String path, String contentType, byte[] body)
                 throws Exception {
-            Request request = http.newRequest(base + path).method(method).timeout(30, TimeUnit.SECONDS)
-                    .headers(h -> h.put("E2b-Sandbox-Id", sandbox[0]).put("E2b-Sandbox-Port", "49983")
-                            .put("X-Access-Token", sandbox[1]).put("Connect-Protocol-Version", "1"));
+            Request request = http.newRequest(base + path)
+                    .method(method)
+                    .timeout(30, TimeUnit.SECONDS)
+                    .headers(h -> h.put("E2b-Sandbox-Id", sandbox[0])
+                            .put("E2b-Sandbox-Port", "49983")
+                            .put("X-Access-Token", sandbox[1])
+                            .put("Connect-Protocol-Version", "1"));
             // No User-Agent of its own: the server has no path that depends on it (the proxy copies whatever the
             // caller sent, UpstreamForwarder, and adds none); Jetty's client sends its default one, so the copy of a
             // User-Agent header, which every SDK request carries, is trained as it runs.
@@ -283,19 +352,26 @@ public final class ServerAotTraining {
         /** A file upload as the SDK sends it (multipart form, field "file"). */
         private ContentResponse upload(String[] sandbox, String text) throws Exception {
             MultiPartRequestContent form = new MultiPartRequestContent();
-            form.addPart(new MultiPart.ContentSourcePart("file", file.getFileName().toString(), HttpFields.EMPTY,
+            form.addPart(new MultiPart.ContentSourcePart(
+                    "file",
+                    file.getFileName().toString(),
+                    HttpFields.EMPTY,
                     new StringRequestContent("application/octet-stream", text)));
             form.close();
-            return http.newRequest(base + "/files?path=" + file).method(HttpMethod.POST).timeout(30, TimeUnit.SECONDS)
-                    .headers(h -> h.put("E2b-Sandbox-Id", sandbox[0]).put("E2b-Sandbox-Port", "49983")
+            return http.newRequest(base + "/files?path=" + file)
+                    .method(HttpMethod.POST)
+                    .timeout(30, TimeUnit.SECONDS)
+                    .headers(h -> h.put("E2b-Sandbox-Id", sandbox[0])
+                            .put("E2b-Sandbox-Port", "49983")
                             .put("X-Access-Token", sandbox[1]))
-                    .body(form).send();
+                    .body(form)
+                    .send();
         }
 
         private static ContentResponse expect(ContentResponse response, int status) throws IOException {
             if (response.getStatus() != status) {
-                throw new IOException("expected " + status + ", got " + response.getStatus() + ": "
-                        + response.getContentAsString());
+                throw new IOException(
+                        "expected " + status + ", got " + response.getStatus() + ": " + response.getContentAsString());
             }
             return response;
         }
@@ -310,16 +386,23 @@ public final class ServerAotTraining {
 
         private static byte[] envelope(String json) {
             byte[] payload = json.getBytes(UTF_8);
-            return ByteBuffer.allocate(5 + payload.length).put((byte) 0).putInt(payload.length).put(payload).array();
+            return ByteBuffer.allocate(5 + payload.length)
+                    .put((byte) 0)
+                    .putInt(payload.length)
+                    .put(payload)
+                    .array();
         }
     }
 
     private static Path jar(Path dir, String module) throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
             Optional<Path> jar = files.filter(f -> {
-                String name = f.getFileName().toString();
-                return name.startsWith(module) && name.endsWith(".jar") && !name.matches(".*-(sources|tests|javadoc)\\.jar");
-            }).findFirst();
+                        String name = f.getFileName().toString();
+                        return name.startsWith(module)
+                                && name.endsWith(".jar")
+                                && !name.matches(".*-(sources|tests|javadoc)\\.jar");
+                    })
+                    .findFirst();
             return jar.orElseThrow(() -> new IOException(module + " jar missing under " + dir));
         }
     }

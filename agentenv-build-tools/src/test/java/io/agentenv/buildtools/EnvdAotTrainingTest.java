@@ -19,19 +19,31 @@ class EnvdAotTrainingTest {
         ByteArrayOutputStream sent = new ByteArrayOutputStream();
         byte[] answer = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".getBytes(UTF_8);
 
-        int status = EnvdAotTraining.exchange(new ByteArrayInputStream(answer), sent, "POST", "/init",
-                List.of("Content-Type: application/json"), "{}".getBytes(UTF_8));
+        int status = EnvdAotTraining.exchange(
+                new ByteArrayInputStream(answer),
+                sent,
+                "POST",
+                "/init",
+                List.of("Content-Type: application/json"),
+                "{}".getBytes(UTF_8));
 
         assertThat(status).isEqualTo(204);
-        assertThat(sent.toString(UTF_8)).isEqualTo("POST /init HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
-                + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+        assertThat(sent.toString(UTF_8))
+                .isEqualTo("POST /init HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     }
 
     @Test
     void an_answer_that_is_not_http_fails() {
-        assertThatThrownBy(() -> EnvdAotTraining.exchange(new ByteArrayInputStream(new byte[0]),
-                new ByteArrayOutputStream(), "GET", "/health", List.of(), null))
-                .isInstanceOf(IOException.class).hasMessageContaining("GET /health: not an HTTP answer");
+        assertThatThrownBy(() -> EnvdAotTraining.exchange(
+                        new ByteArrayInputStream(new byte[0]),
+                        new ByteArrayOutputStream(),
+                        "GET",
+                        "/health",
+                        List.of(),
+                        null))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("GET /health: not an HTTP answer");
     }
 
     @Test

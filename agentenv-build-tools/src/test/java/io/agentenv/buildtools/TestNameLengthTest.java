@@ -36,7 +36,9 @@ class TestNameLengthTest {
     void junit_and_e2e_test_names_are_at_most_80_characters() throws IOException {
         List<Path> sources = new ArrayList<>();
         try (Stream<Path> modules = Files.list(ROOT)) {
-            for (Path testJava : modules.map(m -> m.resolve("src/test/java")).filter(Files::isDirectory).toList()) {
+            for (Path testJava : modules.map(m -> m.resolve("src/test/java"))
+                    .filter(Files::isDirectory)
+                    .toList()) {
                 try (Stream<Path> files = Files.walk(testJava)) {
                     files.filter(f -> f.toString().endsWith(".java")).forEach(sources::add);
                 }
@@ -50,9 +52,12 @@ class TestNameLengthTest {
         }
         assertThat(sources).as("test sources under " + ROOT).isNotEmpty();
 
-        List<String> tooLong = sources.stream().flatMap(TestNameLengthTest::tooLong).toList();
+        List<String> tooLong =
+                sources.stream().flatMap(TestNameLengthTest::tooLong).toList();
 
-        assertThat(tooLong).as("test names over %d characters: shorten them, keeping the sentence", LIMIT).isEmpty();
+        assertThat(tooLong)
+                .as("test names over %d characters: shorten them, keeping the sentence", LIMIT)
+                .isEmpty();
     }
 
     @Test

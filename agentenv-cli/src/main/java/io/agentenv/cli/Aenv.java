@@ -39,27 +39,55 @@ import picocli.CommandLine.ScopeType;
  * JSON with {@code --output json}. Exit codes: 0 success, 1 the server refused or was unreachable, 2 bad usage;
  * {@code exec} exits with the command's code.
  */
-@Command(name = "aenv", mixinStandardHelpOptions = true, version = "aenv 0.1.0",
+@Command(
+        name = "aenv",
+        mixinStandardHelpOptions = true,
+        version = "aenv 0.1.0",
         description = "Manage AgentENV sandboxes through the E2B-compatible REST API.",
-        footer = {"", "Exit codes: 0 success; 1 the server refused (its reason is printed) or was",
+        footer = {
+            "",
+            "Exit codes: 0 success; 1 the server refused (its reason is printed) or was",
             "unreachable; 2 bad usage. exec exits with the command's exit code.",
-            "'aenv COMMAND --help' describes a command."},
-        subcommands = {CommandLine.HelpCommand.class, AuthCommand.class, CompletionCommand.class, ExecCommand.class, StartCommand.class, FilesCommands.class, LogsCommand.class,
-            MetricsCommand.class, NetworkCommand.class, TemplatesCommand.class})
+            "'aenv COMMAND --help' describes a command."
+        },
+        subcommands = {
+            CommandLine.HelpCommand.class,
+            AuthCommand.class,
+            CompletionCommand.class,
+            ExecCommand.class,
+            StartCommand.class,
+            FilesCommands.class,
+            LogsCommand.class,
+            MetricsCommand.class,
+            NetworkCommand.class,
+            TemplatesCommand.class
+        })
 public final class Aenv {
     static final String DEFAULT_URL = "http://localhost:3000";
 
-    enum Output { table, json }
+    enum Output {
+        table,
+        json
+    }
 
-    @Option(names = "--api-url", scope = ScopeType.INHERIT, paramLabel = "URL",
+    @Option(
+            names = "--api-url",
+            scope = ScopeType.INHERIT,
+            paramLabel = "URL",
             description = "Control-plane URL (default: $AENV_API_URL, else the saved one, else " + DEFAULT_URL + ").")
     private String apiUrl;
 
-    @Option(names = "--api-key", scope = ScopeType.INHERIT, paramLabel = "KEY",
+    @Option(
+            names = "--api-key",
+            scope = ScopeType.INHERIT,
+            paramLabel = "KEY",
             description = "API key (default: $AENV_API_KEY, else the one 'aenv auth login' saved).")
     private String apiKey;
 
-    @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, paramLabel = "FORMAT",
+    @Option(
+            names = {"-o", "--output"},
+            scope = ScopeType.INHERIT,
+            paramLabel = "FORMAT",
             description = "table or json (default: table).")
     private Output output = Output.table;
 
@@ -87,7 +115,8 @@ public final class Aenv {
 
     public static void main(String[] args) {
         // SIGINT runs the shutdown hooks (exec's registers one that signals the remote command), then the JVM exits 130
-        Consumer<Runnable> shutdownHooks = hook -> Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(hook));
+        Consumer<Runnable> shutdownHooks =
+                hook -> Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(hook));
         System.exit(run(args, System.getenv(), Stdio.system(), shutdownHooks));
     }
 
@@ -133,7 +162,8 @@ public final class Aenv {
     }
 
     private static JsonMapper.Builder mapper() {
-        return JsonMapper.builder().addModule(new JavaTimeModule())
+        return JsonMapper.builder()
+                .addModule(new JavaTimeModule())
                 .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
                 .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     }
@@ -148,8 +178,9 @@ public final class Aenv {
     ObjectMapper wire() {
         if (wire == null) {
             wire = mapper().defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
-                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL,
-                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)).build();
+                            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL,
+                            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL))
+                    .build();
         }
         return wire;
     }
@@ -166,7 +197,9 @@ public final class Aenv {
         if (fromEnv != null && !fromEnv.isBlank()) {
             return Optional.of(new Setting(fromEnv, "AENV_API_KEY"));
         }
-        return userConfig().get(UserConfig.KEY).map(k -> new Setting(k, userConfig().file().toString()));
+        return userConfig()
+                .get(UserConfig.KEY)
+                .map(k -> new Setting(k, userConfig().file().toString()));
     }
 
     /** The API URL: {@code --api-url}, else {@code AENV_API_URL}, else the saved one, else {@value #DEFAULT_URL}. */
@@ -178,7 +211,9 @@ public final class Aenv {
         if (fromEnv != null && !fromEnv.isBlank()) {
             return new Setting(fromEnv, "AENV_API_URL");
         }
-        return userConfig().get(UserConfig.URL).map(u -> new Setting(u, userConfig().file().toString()))
+        return userConfig()
+                .get(UserConfig.URL)
+                .map(u -> new Setting(u, userConfig().file().toString()))
                 .orElse(new Setting(DEFAULT_URL, "default"));
     }
 
@@ -190,8 +225,10 @@ public final class Aenv {
     }
 
     ApiClient client() {
-        String key = apiKey().map(Setting::value).filter(k -> !k.isBlank()).orElseThrow(() ->
-                new IllegalArgumentException("no API key: pass --api-key, set AENV_API_KEY or run aenv auth login"));
+        String key = apiKey().map(Setting::value)
+                .filter(k -> !k.isBlank())
+                .orElseThrow(() -> new IllegalArgumentException(
+                        "no API key: pass --api-key, set AENV_API_KEY or run aenv auth login"));
         return client(baseUri(apiUrl().value()), key);
     }
 
@@ -210,7 +247,8 @@ public final class Aenv {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("bad --api-url: " + url);
         }
-        if (base.getScheme() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
+        if (base.getScheme() == null
+                || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
             throw new IllegalArgumentException("--api-url must be an http(s) URL: " + url);
         }
         return base;
@@ -222,11 +260,12 @@ public final class Aenv {
         ProxiedEnvdClient.Target target = api.envdTarget(sandboxId);
         URI base = baseUri();
         // HTTP/1.1: no h2c upgrade attempt on the proxy's streams
-        HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5));
+        HttpClient.Builder http =
+                HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5));
         if (base.getScheme().equals("http")) {
             // no TLS to set up: the default context would load the JDK's trusted certificates first (~0.1 s of CPU);
             // this one is never used (plain http only), so it has no implementation behind it
-            http.sslContext(new SSLContext(null, null, "none") { }).sslParameters(new SSLParameters());
+            http.sslContext(new SSLContext(null, null, "none") {}).sslParameters(new SSLParameters());
         }
         return new ProxiedEnvdClient(base, target, http.build());
     }
@@ -257,22 +296,41 @@ public final class Aenv {
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a sandbox and print its id.")
-    int create(@Parameters(index = "0", defaultValue = "base", paramLabel = "TEMPLATE",
-                       description = "Template id, snapshot id or alias (default: base).") String template,
-               @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL (server default: 300).") Integer timeout,
-               @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Metadata (repeatable).") Map<String, String> metadata,
-               @Option(names = "--env", paramLabel = "KEY=VALUE", description = "Environment variable (repeatable).") Map<String, String> envVars,
-               @Option(names = "--on-timeout", paramLabel = "ACTION", description = "kill (default) or pause.") String onTimeout,
-               @Option(names = "--auto-resume", description = "Resume on incoming traffic while paused.") boolean autoResume,
-               @Option(names = "--no-internet", description = "Deny outbound internet access.") boolean noInternet) {
+    int create(
+            @Parameters(
+                            index = "0",
+                            defaultValue = "base",
+                            paramLabel = "TEMPLATE",
+                            description = "Template id, snapshot id or alias (default: base).")
+                    String template,
+            @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL (server default: 300).")
+                    Integer timeout,
+            @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Metadata (repeatable).")
+                    Map<String, String> metadata,
+            @Option(names = "--env", paramLabel = "KEY=VALUE", description = "Environment variable (repeatable).")
+                    Map<String, String> envVars,
+            @Option(names = "--on-timeout", paramLabel = "ACTION", description = "kill (default) or pause.")
+                    String onTimeout,
+            @Option(names = "--auto-resume", description = "Resume on incoming traffic while paused.")
+                    boolean autoResume,
+            @Option(names = "--no-internet", description = "Deny outbound internet access.") boolean noInternet) {
         Boolean autoPause = switch (onTimeout == null ? "" : onTimeout) {
             case "" -> null;
             case "kill" -> false;
             case "pause" -> true;
             default -> throw new IllegalArgumentException("--on-timeout must be kill or pause");
         };
-        NewSandboxV2 body = new NewSandboxV2(template, timeout, autoPause, null, autoResume ? new AutoResume(true) : null,
-                noInternet ? Boolean.FALSE : null, null, metadata, envVars, null);
+        NewSandboxV2 body = new NewSandboxV2(
+                template,
+                timeout,
+                autoPause,
+                null,
+                autoResume ? new AutoResume(true) : null,
+                noInternet ? Boolean.FALSE : null,
+                null,
+                metadata,
+                envVars,
+                null);
         Sandbox sandbox = client().create(body);
         if (output == Output.json) {
             return printJson(sandbox);
@@ -282,18 +340,35 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, aliases = "ls", description = "List sandboxes (running and paused unless --state).")
-    int list(@Option(names = "--state", paramLabel = "STATES", description = "running, paused or running,paused.") String state,
-             @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Only sandboxes with this metadata (repeatable, AND).")
-             Map<String, String> metadata) {
-        List<ListedSandbox> items = client().list(Optional.ofNullable(state), metadata == null ? Map.of() : new LinkedHashMap<>(metadata));
+    @Command(
+            name = "list",
+            mixinStandardHelpOptions = true,
+            aliases = "ls",
+            description = "List sandboxes (running and paused unless --state).")
+    int list(
+            @Option(names = "--state", paramLabel = "STATES", description = "running, paused or running,paused.")
+                    String state,
+            @Option(
+                            names = "--metadata",
+                            paramLabel = "KEY=VALUE",
+                            description = "Only sandboxes with this metadata (repeatable, AND).")
+                    Map<String, String> metadata) {
+        List<ListedSandbox> items =
+                client().list(Optional.ofNullable(state), metadata == null ? Map.of() : new LinkedHashMap<>(metadata));
         if (output == Output.json) {
             return printJson(items);
         }
         Table table = new Table("SANDBOX ID", "TEMPLATE", "STATE", "STARTED", "ENDS", "CPU", "MEMORY MB", "METADATA");
         for (ListedSandbox s : items) {
-            table.row(s.sandboxID(), s.alias() != null ? s.alias() : s.templateID(), s.state().wire(), s.startedAt(),
-                    s.endAt(), s.cpuCount(), s.memoryMB(), s.metadata().isEmpty() ? "-" : s.metadata());
+            table.row(
+                    s.sandboxID(),
+                    s.alias() != null ? s.alias() : s.templateID(),
+                    s.state().wire(),
+                    s.startedAt(),
+                    s.endAt(),
+                    s.cpuCount(),
+                    s.memoryMB(),
+                    s.metadata().isEmpty() ? "-" : s.metadata());
         }
         table.print(out);
         return 0;
@@ -307,11 +382,17 @@ public final class Aenv {
         }
         new Table("FIELD", "VALUE")
                 .row("sandbox id", d.sandboxID())
-                .row("template", d.alias() != null && !d.alias().equals(d.templateID()) ? d.alias() + " (" + d.templateID() + ")" : d.templateID())
+                .row(
+                        "template",
+                        d.alias() != null && !d.alias().equals(d.templateID())
+                                ? d.alias() + " (" + d.templateID() + ")"
+                                : d.templateID())
                 .row("state", d.state().wire())
                 .row("started", d.startedAt())
                 .row("ends", d.endAt())
-                .row("on timeout", d.lifecycle() == null ? null : d.lifecycle().onTimeout().wire())
+                .row(
+                        "on timeout",
+                        d.lifecycle() == null ? null : d.lifecycle().onTimeout().wire())
                 .row("cpu", d.cpuCount())
                 .row("memory MB", d.memoryMB())
                 .row("disk MB", d.diskSizeMB())
@@ -321,7 +402,11 @@ public final class Aenv {
         return 0;
     }
 
-    @Command(name = "kill", mixinStandardHelpOptions = true, aliases = {"rm", "delete"}, description = "Kill a sandbox (its state is deleted).")
+    @Command(
+            name = "kill",
+            mixinStandardHelpOptions = true,
+            aliases = {"rm", "delete"},
+            description = "Kill a sandbox (its state is deleted).")
     int kill(@Parameters(paramLabel = "SANDBOX_ID") String id) {
         if (!client().kill(id)) {
             throw new ApiException(404, "sandbox " + id + " not found");
@@ -330,14 +415,21 @@ public final class Aenv {
     }
 
     @Command(name = "pause", mixinStandardHelpOptions = true, description = "Pause a sandbox to disk.")
-    int pause(@Parameters(paramLabel = "SANDBOX_ID") String id,
-              @Option(names = "--no-memory", description = "Keep only the filesystem.") boolean noMemory) {
+    int pause(
+            @Parameters(paramLabel = "SANDBOX_ID") String id,
+            @Option(names = "--no-memory", description = "Keep only the filesystem.") boolean noMemory) {
         return say(client().pause(id, !noMemory) ? "paused " + id : id + " was already paused");
     }
 
-    @Command(name = "connect", mixinStandardHelpOptions = true, aliases = "resume", description = "Resume a paused sandbox, or extend a running one's TTL.")
-    int connect(@Parameters(paramLabel = "SANDBOX_ID") String id,
-                @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL from now (server default: 300).") Integer timeout) {
+    @Command(
+            name = "connect",
+            mixinStandardHelpOptions = true,
+            aliases = "resume",
+            description = "Resume a paused sandbox, or extend a running one's TTL.")
+    int connect(
+            @Parameters(paramLabel = "SANDBOX_ID") String id,
+            @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL from now (server default: 300).")
+                    Integer timeout) {
         ApiClient.Connected connected = client().connect(id, Optional.ofNullable(timeout));
         if (output == Output.json) {
             return printJson(connected.sandbox());
@@ -345,9 +437,14 @@ public final class Aenv {
         return say((connected.resumed() ? "resumed " : "running ") + id);
     }
 
-    @Command(name = "set-timeout", mixinStandardHelpOptions = true, aliases = "timeout", description = "Set the TTL to SECONDS from now (may shorten it).")
-    int setTimeout(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
-                   @Parameters(index = "1", paramLabel = "SECONDS") int seconds) {
+    @Command(
+            name = "set-timeout",
+            mixinStandardHelpOptions = true,
+            aliases = "timeout",
+            description = "Set the TTL to SECONDS from now (may shorten it).")
+    int setTimeout(
+            @Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
+            @Parameters(index = "1", paramLabel = "SECONDS") int seconds) {
         if (seconds < 0) {
             throw new IllegalArgumentException("SECONDS must be >= 0");
         }
@@ -355,10 +452,19 @@ public final class Aenv {
         return say("timeout of " + id + " set to " + seconds + " s");
     }
 
-    @Command(name = "fork", mixinStandardHelpOptions = true, description = "Fork a running sandbox into COUNT children.")
-    int fork(@Parameters(paramLabel = "SANDBOX_ID") String id,
-             @Option(names = "--count", defaultValue = "1", paramLabel = "COUNT", description = "1..100 (default: 1).") int count,
-             @Option(names = "--timeout", paramLabel = "SECONDS", description = "Children's TTL (default: the source's).") Integer timeout) {
+    @Command(
+            name = "fork",
+            mixinStandardHelpOptions = true,
+            description = "Fork a running sandbox into COUNT children.")
+    int fork(
+            @Parameters(paramLabel = "SANDBOX_ID") String id,
+            @Option(names = "--count", defaultValue = "1", paramLabel = "COUNT", description = "1..100 (default: 1).")
+                    int count,
+            @Option(
+                            names = "--timeout",
+                            paramLabel = "SECONDS",
+                            description = "Children's TTL (default: the source's).")
+                    Integer timeout) {
         if (count < 1 || count > 100) {
             throw new IllegalArgumentException("--count must be between 1 and 100");
         }
@@ -369,17 +475,25 @@ public final class Aenv {
             Table table = new Table("#", "SANDBOX ID", "ERROR");
             for (int i = 0; i < results.size(); i++) {
                 SandboxForkResult r = results.get(i);
-                table.row(i + 1, r.sandbox() == null ? null : r.sandbox().sandboxID(),
-                        r.error() == null ? null : r.error().code() + " " + r.error().message());
+                table.row(
+                        i + 1,
+                        r.sandbox() == null ? null : r.sandbox().sandboxID(),
+                        r.error() == null
+                                ? null
+                                : r.error().code() + " " + r.error().message());
             }
             table.print(out);
         }
         return results.stream().allMatch(r -> r.sandbox() != null) ? 0 : 1;
     }
 
-    @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
-    int snapshot(@Parameters(paramLabel = "SANDBOX_ID") String id,
-                 @Option(names = "--name", paramLabel = "NAME", description = "Alias ([A-Za-z0-9_-]+).") String name) {
+    @Command(
+            name = "snapshot",
+            mixinStandardHelpOptions = true,
+            description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
+    int snapshot(
+            @Parameters(paramLabel = "SANDBOX_ID") String id,
+            @Option(names = "--name", paramLabel = "NAME", description = "Alias ([A-Za-z0-9_-]+).") String name) {
         SnapshotInfo info = client().snapshot(id, Optional.ofNullable(name));
         if (output == Output.json) {
             return printJson(info);
@@ -390,15 +504,22 @@ public final class Aenv {
     }
 
     @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "List snapshots.")
-    int snapshots(@Option(names = "--sandbox-id", paramLabel = "SANDBOX_ID", description = "Only this sandbox's snapshots.") String sandboxId) {
+    int snapshots(
+            @Option(names = "--sandbox-id", paramLabel = "SANDBOX_ID", description = "Only this sandbox's snapshots.")
+                    String sandboxId) {
         List<SnapshotInfo> items = client().snapshots(Optional.ofNullable(sandboxId));
         if (output == Output.json) {
             return printJson(items);
         }
         Table table = new Table("SNAPSHOT ID", "NAMES", "CREATED", "CPU", "MEMORY MB", "DISK MB");
         for (SnapshotInfo s : items) {
-            table.row(s.snapshotID(), s.names().isEmpty() ? "-" : String.join(",", s.names()), s.createdAt(), s.cpuCount(),
-                    s.memoryMB(), s.diskSizeMB());
+            table.row(
+                    s.snapshotID(),
+                    s.names().isEmpty() ? "-" : String.join(",", s.names()),
+                    s.createdAt(),
+                    s.cpuCount(),
+                    s.memoryMB(),
+                    s.diskSizeMB());
         }
         table.print(out);
         return 0;

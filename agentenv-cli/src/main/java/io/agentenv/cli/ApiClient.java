@@ -54,8 +54,10 @@ final class ApiClient {
     /** An answer: status, body (empty when there was none) and headers (names as sent, compared ignoring case). */
     record Reply(int statusCode, String body, Map<String, List<String>> headers) {
         Optional<String> header(String name) {
-            return headers.entrySet().stream().filter(e -> e.getKey() != null && e.getKey().equalsIgnoreCase(name))
-                    .flatMap(e -> e.getValue().stream()).findFirst();
+            return headers.entrySet().stream()
+                    .filter(e -> e.getKey() != null && e.getKey().equalsIgnoreCase(name))
+                    .flatMap(e -> e.getValue().stream())
+                    .findFirst();
         }
     }
 
@@ -96,7 +98,9 @@ final class ApiClient {
         List<ListedSandbox> all = new ArrayList<>();
         Optional<String> token = Optional.empty();
         do {
-            String path = "/v2/sandboxes?" + query + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8)).orElse("");
+            String path = "/v2/sandboxes?" + query
+                    + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8))
+                            .orElse("");
             Reply response = expect(send("GET", path, null), 200);
             all.addAll(read(response, new TypeReference<List<ListedSandbox>>() {}));
             token = response.header(NEXT_TOKEN).filter(t -> !t.isEmpty());
@@ -130,8 +134,8 @@ final class ApiClient {
     }
 
     Connected connect(String id, Optional<Integer> timeoutSeconds) {
-        Reply response = send("POST", "/v2/sandboxes/" + segment(id) + "/connect",
-                new ConnectSandbox(timeoutSeconds.orElse(null)));
+        Reply response = send(
+                "POST", "/v2/sandboxes/" + segment(id) + "/connect", new ConnectSandbox(timeoutSeconds.orElse(null)));
         if (response.statusCode() != 200 && response.statusCode() != 201) {
             throw error(response);
         }
@@ -143,14 +147,24 @@ final class ApiClient {
     }
 
     List<SandboxForkResult> fork(String id, int count, Optional<Integer> timeoutSeconds) {
-        Reply response = expect(send("POST", "/sandboxes/" + segment(id) + "/fork",
-                new SandboxForkRequest(timeoutSeconds.orElse(null), count)), 201);
+        Reply response = expect(
+                send(
+                        "POST",
+                        "/sandboxes/" + segment(id) + "/fork",
+                        new SandboxForkRequest(timeoutSeconds.orElse(null), count)),
+                201);
         return read(response, new TypeReference<List<SandboxForkResult>>() {});
     }
 
     SnapshotInfo snapshot(String id, Optional<String> name) {
-        return read(expect(send("POST", "/sandboxes/" + segment(id) + "/snapshots",
-                new SandboxSnapshotRequest(name.orElse(null))), 201), SnapshotInfo.class);
+        return read(
+                expect(
+                        send(
+                                "POST",
+                                "/sandboxes/" + segment(id) + "/snapshots",
+                                new SandboxSnapshotRequest(name.orElse(null))),
+                        201),
+                SnapshotInfo.class);
     }
 
     List<SnapshotInfo> snapshots(Optional<String> sandboxId) {
@@ -158,8 +172,11 @@ final class ApiClient {
         Optional<String> token = Optional.empty();
         do {
             String path = "/snapshots?limit=100"
-                    + sandboxId.map(s -> "&sandboxID=" + URLEncoder.encode(s, StandardCharsets.UTF_8)).orElse("")
-                    + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8)).orElse("");
+                    + sandboxId
+                            .map(s -> "&sandboxID=" + URLEncoder.encode(s, StandardCharsets.UTF_8))
+                            .orElse("")
+                    + token.map(t -> "&nextToken=" + URLEncoder.encode(t, StandardCharsets.UTF_8))
+                            .orElse("");
             Reply response = expect(send("GET", path, null), 200);
             all.addAll(read(response, new TypeReference<List<SnapshotInfo>>() {}));
             token = response.header(NEXT_TOKEN).filter(t -> !t.isEmpty());
@@ -174,22 +191,31 @@ final class ApiClient {
     ProxiedEnvdClient.Target envdTarget(String id) {
         SandboxDetail detail = info(id);
         if (detail.state() != io.agentenv.api.model.SandboxState.RUNNING) {
-            throw new ApiException(409, "sandbox " + id + " is " + detail.state().wire() + " (resume it with: aenv connect " + id + ")");
+            throw new ApiException(
+                    409,
+                    "sandbox " + id + " is " + detail.state().wire() + " (resume it with: aenv connect " + id + ")");
         }
-        return new ProxiedEnvdClient.Target(detail.sandboxID(), Optional.ofNullable(detail.envdAccessToken()).filter(t -> !t.isEmpty()));
+        return new ProxiedEnvdClient.Target(
+                detail.sandboxID(),
+                Optional.ofNullable(detail.envdAccessToken()).filter(t -> !t.isEmpty()));
     }
 
     /** {@code GET /v2/sandboxes/{id}/logs}: one page from the oldest (or, backwards, the newest) entry. */
-    List<SandboxLogEntry> logs(String id, int limit, Optional<String> level, Optional<String> search, boolean newestFirst) {
+    List<SandboxLogEntry> logs(
+            String id, int limit, Optional<String> level, Optional<String> search, boolean newestFirst) {
         String query = "?limit=" + limit + "&direction=" + (newestFirst ? "backward" : "forward")
-                + level.map(l -> "&level=" + enc(l)).orElse("") + search.map(s -> "&search=" + enc(s)).orElse("");
-        return read(expect(send("GET", "/v2/sandboxes/" + segment(id) + "/logs" + query, null), 200),
-                SandboxLogsV2Response.class).logs();
+                + level.map(l -> "&level=" + enc(l)).orElse("")
+                + search.map(s -> "&search=" + enc(s)).orElse("");
+        return read(
+                        expect(send("GET", "/v2/sandboxes/" + segment(id) + "/logs" + query, null), 200),
+                        SandboxLogsV2Response.class)
+                .logs();
     }
 
     /** {@code GET /sandboxes/{id}/metrics}: the sampled history, oldest first. */
     List<SandboxMetric> metrics(String id) {
-        return read(expect(send("GET", "/sandboxes/" + segment(id) + "/metrics", null), 200),
+        return read(
+                expect(send("GET", "/sandboxes/" + segment(id) + "/metrics", null), 200),
                 new TypeReference<List<SandboxMetric>>() {});
     }
 
@@ -244,7 +270,8 @@ final class ApiClient {
             throw new IllegalStateException("cannot encode the request", e);
         }
         try {
-            HttpURLConnection connection = (HttpURLConnection) base.resolve(path).toURL().openConnection();
+            HttpURLConnection connection =
+                    (HttpURLConnection) base.resolve(path).toURL().openConnection();
             connection.setRequestMethod(method);
             connection.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
             connection.setReadTimeout((int) REQUEST_TIMEOUT.toMillis());
@@ -271,7 +298,10 @@ final class ApiClient {
             // not disconnected: a read-out connection is kept alive for the next request (the list's next page)
             return new Reply(status, text, connection.getHeaderFields());
         } catch (IOException e) {
-            throw new ApiException(0, "cannot reach " + base + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+            throw new ApiException(
+                    0,
+                    "cannot reach " + base + ": "
+                            + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
         }
     }
 
@@ -295,7 +325,9 @@ final class ApiClient {
         if (response.statusCode() == 401) {
             message = message + " (check AENV_API_KEY or --api-key)";
         }
-        return new ApiException(response.statusCode(), message == null || message.isBlank() ? "HTTP " + response.statusCode() : message);
+        return new ApiException(
+                response.statusCode(),
+                message == null || message.isBlank() ? "HTTP " + response.statusCode() : message);
     }
 
     private <T> T read(Reply response, Class<T> type) {

@@ -18,25 +18,39 @@ import picocli.CommandLine.ParentCommand;
  * {@code aenv auth}: saves the API URL and key for later commands ({@code login}), shows which are in use and whether
  * the server accepts them ({@code status}), and forgets them ({@code logout}). The key is never printed.
  */
-@Command(name = "auth", mixinStandardHelpOptions = true, subcommands = CommandLine.HelpCommand.class,
-        description = {"Save the API URL and key for later commands (login, status, logout).",
+@Command(
+        name = "auth",
+        mixinStandardHelpOptions = true,
+        subcommands = CommandLine.HelpCommand.class,
+        description = {
+            "Save the API URL and key for later commands (login, status, logout).",
             "The file is $XDG_CONFIG_HOME/aenv/config, else ~/.config/aenv/config",
-            "(mode 0600); --api-url/--api-key and AENV_API_URL/AENV_API_KEY win over it."})
+            "(mode 0600); --api-url/--api-key and AENV_API_URL/AENV_API_KEY win over it."
+        })
 final class AuthCommand {
     @ParentCommand
     private Aenv aenv;
 
-    @Command(name = "login", mixinStandardHelpOptions = true,
-            description = {"Check the key with the server and save it with the URL.",
+    @Command(
+            name = "login",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Check the key with the server and save it with the URL.",
                 "The key is --api-key, else $AENV_API_KEY, else read from stdin (typed",
                 "without echo on a terminal; 'aenv auth login < keyfile' keeps it out of",
                 "the shell's history). The URL is --api-url, else $AENV_API_URL, else the",
-                "saved one, else the default."})
-    int login(@Option(names = "--no-verify", description = "Save without asking the server (e.g. while it is down).") boolean noVerify) {
+                "saved one, else the default."
+            })
+    int login(
+            @Option(names = "--no-verify", description = "Save without asking the server (e.g. while it is down).")
+                    boolean noVerify) {
         Aenv.Setting url = aenv.apiUrl();
         URI base = Aenv.baseUri(url.value());
-        String key = aenv.apiKey().filter(k -> !k.source().equals(aenv.userConfig().file().toString()))
-                .map(Aenv.Setting::value).orElseGet(this::readKey).strip();
+        String key = aenv.apiKey()
+                .filter(k -> !k.source().equals(aenv.userConfig().file().toString()))
+                .map(Aenv.Setting::value)
+                .orElseGet(this::readKey)
+                .strip();
         if (key.isEmpty()) {
             throw new IllegalArgumentException("no API key given");
         }
@@ -47,13 +61,18 @@ final class AuthCommand {
         settings.put(UserConfig.URL, base.toString());
         settings.put(UserConfig.KEY, key);
         aenv.userConfig().write(settings);
-        return aenv.say("logged in to " + base + (noVerify ? " (not verified)" : "") + "; saved in " + aenv.userConfig().file());
+        return aenv.say("logged in to " + base + (noVerify ? " (not verified)" : "") + "; saved in "
+                + aenv.userConfig().file());
     }
 
-    @Command(name = "status", mixinStandardHelpOptions = true,
-            description = {"Show the URL and key in use (and where each comes from), and whether",
+    @Command(
+            name = "status",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Show the URL and key in use (and where each comes from), and whether",
                 "the server accepts the key. Exit code 1 when there is no key or the server",
-                "refused it."})
+                "refused it."
+            })
     int status() {
         Aenv.Setting url = aenv.apiUrl();
         Optional<Aenv.Setting> key = aenv.apiKey();
@@ -92,10 +111,16 @@ final class AuthCommand {
         return code;
     }
 
-    @Command(name = "logout", mixinStandardHelpOptions = true, description = "Delete the saved URL and key (the config file).")
+    @Command(
+            name = "logout",
+            mixinStandardHelpOptions = true,
+            description = "Delete the saved URL and key (the config file).")
     int logout() {
         boolean deleted = aenv.userConfig().delete();
-        return aenv.say(deleted ? "removed " + aenv.userConfig().file() : "not logged in (no " + aenv.userConfig().file() + ")");
+        return aenv.say(
+                deleted
+                        ? "removed " + aenv.userConfig().file()
+                        : "not logged in (no " + aenv.userConfig().file() + ")");
     }
 
     /** The key from stdin: typed without echo on a terminal, else its first line. */
@@ -110,7 +135,8 @@ final class AuthCommand {
             return typed == null ? "" : new String(typed);
         }
         try {
-            String line = new BufferedReader(new InputStreamReader(aenv.stdio().in(), StandardCharsets.UTF_8)).readLine();
+            String line =
+                    new BufferedReader(new InputStreamReader(aenv.stdio().in(), StandardCharsets.UTF_8)).readLine();
             return line == null ? "" : line;
         } catch (IOException e) {
             throw new ApiException(0, "cannot read the key from stdin: " + ApiException.describe(e));

@@ -9,12 +9,18 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code aenv completion bash}: prints the shell completion script picocli generates from aenv's commands. */
-@Command(name = "completion", mixinStandardHelpOptions = true,
-        description = {"Print the shell completion script for SHELL (bash).",
+@Command(
+        name = "completion",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Print the shell completion script for SHELL (bash).",
             "Load it into the current shell with: source <(aenv completion bash)",
-            "(zsh loads it after: autoload -U bashcompinit && bashcompinit)"})
+            "(zsh loads it after: autoload -U bashcompinit && bashcompinit)"
+        })
 final class CompletionCommand implements Callable<Integer> {
-    enum Shell { bash }
+    enum Shell {
+        bash
+    }
 
     @ParentCommand
     private Aenv aenv;

@@ -18,7 +18,10 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv exec}: runs a command in a sandbox the way the E2B SDK's {@code commands.run} does. */
-@Command(name = "exec", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "exec",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = {
             "Run a command in a sandbox and stream its stdout and stderr.",
             "It runs as /bin/bash -l -c CMDLINE, like the E2B SDK's commands.run: the",
@@ -29,10 +32,16 @@ import picocli.CommandLine.ParentCommand;
             "Otherwise Ctrl-C sends SIGTERM to the command's process group; aenv exits 130.",
             "Exit code: the command's; 128+N when signal N killed it; 124 when --timeout",
             "ended it; 141 when the local output was closed (the command gets SIGTERM);",
-            "1 when aenv failed (sandbox not found or paused, bad key: reason printed)."},
-        footer = {"", "Examples:", "  aenv exec SANDBOX_ID -- ls -la /tmp", "  aenv exec SANDBOX_ID -c 'ps aux | grep java'",
+            "1 when aenv failed (sandbox not found or paused, bad key: reason printed)."
+        },
+        footer = {
+            "",
+            "Examples:",
+            "  aenv exec SANDBOX_ID -- ls -la /tmp",
+            "  aenv exec SANDBOX_ID -c 'ps aux | grep java'",
             "  aenv exec -t SANDBOX_ID",
-            "  tar c src | aenv exec SANDBOX_ID -- tar x -C /tmp"})
+            "  tar c src | aenv exec SANDBOX_ID -- tar x -C /tmp"
+        })
 final class ExecCommand implements Callable<Integer> {
     private static final Pattern SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
 
@@ -45,29 +54,48 @@ final class ExecCommand implements Callable<Integer> {
     @Parameters(index = "1..*", paramLabel = "COMMAND", description = "The command and its arguments (after --).")
     private List<String> argv = List.of();
 
-    @Option(names = {"-c", "--command"}, paramLabel = "SHELL_COMMAND", description = "A bash command line, run as is.")
+    @Option(
+            names = {"-c", "--command"},
+            paramLabel = "SHELL_COMMAND",
+            description = "A bash command line, run as is.")
     private String shellCommand;
 
-    @Option(names = {"-u", "--user"}, paramLabel = "USER", description = "Run as USER (default: the sandbox's default user).")
+    @Option(
+            names = {"-u", "--user"},
+            paramLabel = "USER",
+            description = "Run as USER (default: the sandbox's default user).")
     private String user;
 
-    @Option(names = {"-w", "--cwd"}, paramLabel = "DIR", description = "Working directory (default: the user's home).")
+    @Option(
+            names = {"-w", "--cwd"},
+            paramLabel = "DIR",
+            description = "Working directory (default: the user's home).")
     private String cwd;
 
-    @Option(names = {"-e", "--env"}, paramLabel = "KEY=VALUE", description = "Environment variable for this command (repeatable).")
+    @Option(
+            names = {"-e", "--env"},
+            paramLabel = "KEY=VALUE",
+            description = "Environment variable for this command (repeatable).")
     private Map<String, String> envs = Map.of();
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0",
+    @Option(
+            names = "--timeout",
+            paramLabel = "SECONDS",
+            defaultValue = "0",
             description = "Kill the command after SECONDS (default: 0, no limit).")
     private long timeoutSeconds;
 
-    @Option(names = {"-i", "--stdin"}, description = "Forward stdin even when it is a terminal.")
+    @Option(
+            names = {"-i", "--stdin"},
+            description = "Forward stdin even when it is a terminal.")
     private boolean forceStdin;
 
     @Option(names = "--no-stdin", description = "Do not forward stdin (the command's stdin is empty).")
     private boolean noStdin;
 
-    @Option(names = {"-t", "--tty"}, description = "Attach a pseudo-terminal (needs a terminal; implies --stdin).")
+    @Option(
+            names = {"-t", "--tty"},
+            description = "Attach a pseudo-terminal (needs a terminal; implies --stdin).")
     private boolean tty;
 
     /**
@@ -102,9 +130,10 @@ final class ExecCommand implements Callable<Integer> {
         }
         boolean forward = tty || forceStdin || (!noStdin && !stdio.stdinIsTerminal());
         Optional<String> commandLine = commandLine();
-        ProcessConfig.Builder process = ProcessConfig.newBuilder().setCmd("/bin/bash").putAllEnvs(envs);
-        commandLine.ifPresentOrElse(line -> process.addAllArgs(List.of("-l", "-c", line)),
-                () -> process.addAllArgs(List.of("-i", "-l")));
+        ProcessConfig.Builder process =
+                ProcessConfig.newBuilder().setCmd("/bin/bash").putAllEnvs(envs);
+        commandLine.ifPresentOrElse(
+                line -> process.addAllArgs(List.of("-l", "-c", line)), () -> process.addAllArgs(List.of("-i", "-l")));
         if (cwd != null) {
             process.setCwd(cwd);
         }
@@ -112,10 +141,15 @@ final class ExecCommand implements Callable<Integer> {
         if (tty) {
             // as the SDK's pty.create does; the command's own --env wins
             Terminal.Size size = stdio.terminal().size().orElse(new Terminal.Size(80, 24));
-            process.putEnvs("TERM", envs.getOrDefault("TERM", aenv.environment("TERM").filter(t -> !t.isBlank()).orElse("xterm-256color")));
+            process.putEnvs(
+                    "TERM",
+                    envs.getOrDefault(
+                            "TERM",
+                            aenv.environment("TERM").filter(t -> !t.isBlank()).orElse("xterm-256color")));
             process.putEnvs("LANG", envs.getOrDefault("LANG", "C.UTF-8"));
             process.putEnvs("LC_ALL", envs.getOrDefault("LC_ALL", "C.UTF-8"));
-            start.setPty(PTY.newBuilder().setSize(PTY.Size.newBuilder().setCols(size.cols()).setRows(size.rows())));
+            start.setPty(PTY.newBuilder()
+                    .setSize(PTY.Size.newBuilder().setCols(size.cols()).setRows(size.rows())));
         } else {
             start.setStdin(forward);
         }
@@ -123,7 +157,7 @@ final class ExecCommand implements Callable<Integer> {
 
         ProxiedEnvdClient envd = aenv.envd(sandboxId);
         RemoteCommand command = new RemoteCommand(envd, stdio.out(), stdio.err(), aenv.err());
-        Runnable restoreTerminal = tty ? stdio.terminal().enterRawMode() : () -> { };
+        Runnable restoreTerminal = tty ? stdio.terminal().enterRawMode() : () -> {};
         aenv.onInterrupt(() -> {
             restoreTerminal.run();
             try {
@@ -131,14 +165,19 @@ final class ExecCommand implements Callable<Integer> {
                     aenv.err().println("aenv: interrupted: sent SIGTERM to the command");
                 }
             } catch (RuntimeException e) {
-                aenv.err().println("aenv: interrupted: could not signal the command: " + Printable.of(ApiException.describe(e)));
+                aenv.err()
+                        .println("aenv: interrupted: could not signal the command: "
+                                + Printable.of(ApiException.describe(e)));
             }
             aenv.err().flush();
         });
         try {
             Optional<InputStream> stdin = forward ? Optional.of(stdio.in()) : Optional.empty();
-            return command.run(start.build(), timeoutSeconds == 0 ? Optional.empty() : Optional.of(Duration.ofSeconds(timeoutSeconds)),
-                    Optional.ofNullable(user), stdin);
+            return command.run(
+                    start.build(),
+                    timeoutSeconds == 0 ? Optional.empty() : Optional.of(Duration.ofSeconds(timeoutSeconds)),
+                    Optional.ofNullable(user),
+                    stdin);
         } finally {
             restoreTerminal.run();
         }
@@ -159,14 +198,16 @@ final class ExecCommand implements Callable<Integer> {
             if (tty) {
                 return Optional.empty();
             }
-            throw new IllegalArgumentException("no command: aenv exec SANDBOX_ID -- COMMAND [ARGS...] (or -t for a shell)");
+            throw new IllegalArgumentException(
+                    "no command: aenv exec SANDBOX_ID -- COMMAND [ARGS...] (or -t for a shell)");
         }
         return Optional.of(quote(argv));
     }
 
     /** Joins an argv into a bash command line that runs exactly that argv. */
     static String quote(List<String> argv) {
-        return argv.stream().map(arg -> SAFE.matcher(arg).matches() ? arg : "'" + arg.replace("'", "'\\''") + "'")
+        return argv.stream()
+                .map(arg -> SAFE.matcher(arg).matches() ? arg : "'" + arg.replace("'", "'\\''") + "'")
                 .collect(Collectors.joining(" "));
     }
 }

@@ -3,18 +3,18 @@ package io.agentenv.cli;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import io.agentenv.envd.client.ProxiedEnvdClient;
+import io.agentenv.envd.protocol.connect.ConnectCode;
+import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.filesystem.EntryInfo;
 import io.agentenv.envd.protocol.filesystem.FileType;
 import io.agentenv.envd.protocol.filesystem.ListDirRequest;
 import io.agentenv.envd.protocol.filesystem.ListDirResponse;
-import io.agentenv.envd.protocol.filesystem.RemoveRequest;
-import io.agentenv.envd.protocol.filesystem.RemoveResponse;
 import io.agentenv.envd.protocol.filesystem.MakeDirRequest;
 import io.agentenv.envd.protocol.filesystem.MakeDirResponse;
+import io.agentenv.envd.protocol.filesystem.RemoveRequest;
+import io.agentenv.envd.protocol.filesystem.RemoveResponse;
 import io.agentenv.envd.protocol.filesystem.StatRequest;
 import io.agentenv.envd.protocol.filesystem.StatResponse;
-import io.agentenv.envd.protocol.connect.ConnectCode;
-import io.agentenv.envd.protocol.connect.RpcException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpRequest;
@@ -40,31 +40,48 @@ import picocli.CommandLine.ParentCommand;
  * {@code aenv files}: copy files in and out of a sandbox and list or remove them, through envd's {@code /files} and
  * filesystem RPCs. Relative sandbox paths are relative to the user's home.
  */
-@Command(name = "files", mixinStandardHelpOptions = true, description = "Copy files to and from a sandbox, list and remove them.",
+@Command(
+        name = "files",
+        mixinStandardHelpOptions = true,
+        description = "Copy files to and from a sandbox, list and remove them.",
         subcommands = CommandLine.HelpCommand.class)
 final class FilesCommands {
     @ParentCommand
     private Aenv aenv;
 
-    @Option(names = {"-u", "--user"}, scope = CommandLine.ScopeType.INHERIT, paramLabel = "USER",
+    @Option(
+            names = {"-u", "--user"},
+            scope = CommandLine.ScopeType.INHERIT,
+            paramLabel = "USER",
             description = "Act as USER in the sandbox (default: its default user).")
     private String user;
 
-    @Command(name = "get", mixinStandardHelpOptions = true,
-            description = {"Download a file; LOCAL - (the default) writes it to stdout.",
+    @Command(
+            name = "get",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Download a file; LOCAL - (the default) writes it to stdout.",
                 "With -r, PATH is a directory and LOCAL (default: .) receives what it",
                 "holds, subdirectories included (symbolic links are skipped).",
-                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."})
-    int get(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
+                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."
+            })
+    int get(
+            @Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
             @Parameters(index = "1", paramLabel = "PATH") String path,
             @Parameters(index = "2", arity = "0..1", paramLabel = "LOCAL") String local,
-            @Option(names = {"-r", "--recursive"}, description = "Copy the directory PATH into the local directory LOCAL.") boolean recursive) {
+            @Option(
+                            names = {"-r", "--recursive"},
+                            description = "Copy the directory PATH into the local directory LOCAL.")
+                    boolean recursive) {
         ProxiedEnvdClient envd = aenv.envd(id);
         if (recursive) {
             return getTree(envd, path, Path.of(local == null ? "." : local));
         }
         if (local == null || local.equals("-")) {
-            envd.download(path, user(), length -> progress("get", length).counting(aenv.stdio().out()));
+            envd.download(
+                    path,
+                    user(),
+                    length -> progress("get", length).counting(aenv.stdio().out()));
             progress.finish();
             return 0;
         }
@@ -81,15 +98,23 @@ final class FilesCommands {
         return 0;
     }
 
-    @Command(name = "put", mixinStandardHelpOptions = true,
-            description = {"Upload LOCAL (- for stdin) to PATH; parent directories are created, a",
+    @Command(
+            name = "put",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Upload LOCAL (- for stdin) to PATH; parent directories are created, a",
                 "file is replaced. With -r, LOCAL is a directory and PATH receives what it",
                 "holds, subdirectories included (symbolic links are skipped).",
-                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."})
-    int put(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
+                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."
+            })
+    int put(
+            @Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
             @Parameters(index = "1", paramLabel = "LOCAL") String local,
             @Parameters(index = "2", paramLabel = "PATH") String path,
-            @Option(names = {"-r", "--recursive"}, description = "Copy the local directory LOCAL into the directory PATH.") boolean recursive) {
+            @Option(
+                            names = {"-r", "--recursive"},
+                            description = "Copy the local directory LOCAL into the directory PATH.")
+                    boolean recursive) {
         if (recursive) {
             Path dir = Path.of(local);
             if (!Files.isDirectory(dir)) {
@@ -132,7 +157,10 @@ final class FilesCommands {
                 }
             }
         } catch (IOException | java.io.UncheckedIOException e) {
-            throw new ApiException(0, "cannot read " + dir + ": " + ApiException.describe(e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
+            throw new ApiException(
+                    0,
+                    "cannot read " + dir + ": "
+                            + ApiException.describe(e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
         }
         aenv.err().flush();
         Progress bar = progress("put", total);
@@ -141,8 +169,13 @@ final class FilesCommands {
         }
         for (Path empty : emptyDirs) {
             try {
-                envd.unary("filesystem.Filesystem/MakeDir", MakeDirRequest.newBuilder().setPath(remoteChild(remote, dir.relativize(empty))).build(),
-                        MakeDirResponse.getDefaultInstance(), user());
+                envd.unary(
+                        "filesystem.Filesystem/MakeDir",
+                        MakeDirRequest.newBuilder()
+                                .setPath(remoteChild(remote, dir.relativize(empty)))
+                                .build(),
+                        MakeDirResponse.getDefaultInstance(),
+                        user());
             } catch (RpcException e) {
                 if (e.code() != ConnectCode.ALREADY_EXISTS) {
                     throw e;
@@ -155,14 +188,26 @@ final class FilesCommands {
 
     /** Downloads every regular file under the sandbox directory {@code remote} to the same place under {@code dir}. */
     private int getTree(ProxiedEnvdClient envd, String remote, Path dir) {
-        EntryInfo top = envd.unary("filesystem.Filesystem/Stat", StatRequest.newBuilder().setPath(remote).build(),
-                StatResponse.getDefaultInstance(), user()).getEntry();
+        EntryInfo top = envd.unary(
+                        "filesystem.Filesystem/Stat",
+                        StatRequest.newBuilder().setPath(remote).build(),
+                        StatResponse.getDefaultInstance(),
+                        user())
+                .getEntry();
         if (top.getType() != FileType.FILE_TYPE_DIRECTORY) {
-            throw new IllegalArgumentException(remote + " is not a directory in the sandbox (get without -r copies a file)");
+            throw new IllegalArgumentException(
+                    remote + " is not a directory in the sandbox (get without -r copies a file)");
         }
         String root = top.getPath().endsWith("/") ? top.getPath() : top.getPath() + "/";
-        List<EntryInfo> entries = envd.unary("filesystem.Filesystem/ListDir", ListDirRequest.newBuilder().setPath(top.getPath())
-                .setDepth(TREE_DEPTH).build(), ListDirResponse.getDefaultInstance(), user()).getEntriesList();
+        List<EntryInfo> entries = envd.unary(
+                        "filesystem.Filesystem/ListDir",
+                        ListDirRequest.newBuilder()
+                                .setPath(top.getPath())
+                                .setDepth(TREE_DEPTH)
+                                .build(),
+                        ListDirResponse.getDefaultInstance(),
+                        user())
+                .getEntriesList();
         Path base = dir.toAbsolutePath().normalize();
         long total = 0;
         List<Map.Entry<EntryInfo, Path>> files = new ArrayList<>();
@@ -177,8 +222,11 @@ final class FilesCommands {
                         files.add(Map.entry(e, target));
                         total += e.getSize();
                     }
-                    default -> aenv.err().println("aenv: skipped " + (e.getType() == FileType.FILE_TYPE_SYMLINK ? "symbolic link " : "")
-                            + Printable.of(e.getPath()));
+                    default ->
+                        aenv.err()
+                                .println("aenv: skipped "
+                                        + (e.getType() == FileType.FILE_TYPE_SYMLINK ? "symbolic link " : "")
+                                        + Printable.of(e.getPath()));
                 }
             }
         } catch (IOException e) {
@@ -190,12 +238,14 @@ final class FilesCommands {
             download(envd, file.getKey().getPath(), file.getValue(), length -> bar);
         }
         bar.finish();
-        return aenv.say("got " + files.size() + " files (" + Progress.size(total) + ") into " + Printable.of(dir.toString()));
+        return aenv.say(
+                "got " + files.size() + " files (" + Progress.size(total) + ") into " + Printable.of(dir.toString()));
     }
 
     /** The sandbox path of {@code relative} (a local relative path) under {@code remote}. */
     private static String remoteChild(String remote, Path relative) {
-        StringBuilder joined = new StringBuilder(remote.endsWith("/") ? remote.substring(0, remote.length() - 1) : remote);
+        StringBuilder joined =
+                new StringBuilder(remote.endsWith("/") ? remote.substring(0, remote.length() - 1) : remote);
         for (Path part : relative) {
             joined.append('/').append(part);
         }
@@ -208,17 +258,20 @@ final class FilesCommands {
      */
     static Path localChild(Path base, String root, String path) {
         if (!path.startsWith(root) || path.length() == root.length()) {
-            throw new ApiException(0, "the sandbox listed " + Printable.of(path) + ", which is not under " + Printable.of(root));
+            throw new ApiException(
+                    0, "the sandbox listed " + Printable.of(path) + ", which is not under " + Printable.of(root));
         }
         Path target = base;
         for (String part : path.substring(root.length()).split("/")) {
             if (part.isEmpty() || part.equals(".") || part.equals("..")) {
-                throw new ApiException(0, "the sandbox listed a path with an empty, . or .. part: " + Printable.of(path));
+                throw new ApiException(
+                        0, "the sandbox listed a path with an empty, . or .. part: " + Printable.of(path));
             }
             target = target.resolve(part);
         }
         if (!target.normalize().startsWith(base)) {
-            throw new ApiException(0, "the sandbox listed a path outside " + Printable.of(root) + ": " + Printable.of(path));
+            throw new ApiException(
+                    0, "the sandbox listed a path outside " + Printable.of(root) + ": " + Printable.of(path));
         }
         return target;
     }
@@ -250,13 +303,15 @@ final class FilesCommands {
     /** The file's bytes, with its length (envd gets a Content-Length), counted as they are sent. */
     private static HttpRequest.BodyPublisher fileBody(Path file, Progress bar) {
         long length = size(file);
-        return HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(() -> {
-            try {
-                return bar.counting(Files.newInputStream(file));
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }), length);
+        return HttpRequest.BodyPublishers.fromPublisher(
+                HttpRequest.BodyPublishers.ofInputStream(() -> {
+                    try {
+                        return bar.counting(Files.newInputStream(file));
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }),
+                length);
     }
 
     private static long size(Path file) {
@@ -281,15 +336,31 @@ final class FilesCommands {
         return progress;
     }
 
-    @Command(name = "ls", mixinStandardHelpOptions = true, description = "List a directory (PATH defaults to the user's home).")
-    int ls(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
-           @Parameters(index = "1", arity = "0..1", defaultValue = ".", paramLabel = "PATH") String path,
-           @Option(names = "--depth", defaultValue = "1", paramLabel = "N", description = "Levels to descend (default: 1).") int depth) {
+    @Command(
+            name = "ls",
+            mixinStandardHelpOptions = true,
+            description = "List a directory (PATH defaults to the user's home).")
+    int ls(
+            @Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
+            @Parameters(index = "1", arity = "0..1", defaultValue = ".", paramLabel = "PATH") String path,
+            @Option(
+                            names = "--depth",
+                            defaultValue = "1",
+                            paramLabel = "N",
+                            description = "Levels to descend (default: 1).")
+                    int depth) {
         if (depth < 1) {
             throw new IllegalArgumentException("--depth must be >= 1");
         }
-        ListDirResponse listing = aenv.envd(id).unary("filesystem.Filesystem/ListDir",
-                ListDirRequest.newBuilder().setPath(path).setDepth(depth).build(), ListDirResponse.getDefaultInstance(), user());
+        ListDirResponse listing = aenv.envd(id)
+                .unary(
+                        "filesystem.Filesystem/ListDir",
+                        ListDirRequest.newBuilder()
+                                .setPath(path)
+                                .setDepth(depth)
+                                .build(),
+                        ListDirResponse.getDefaultInstance(),
+                        user());
         if (aenv.output() == Aenv.Output.json) {
             try {
                 // a filesystem.ListDir answer (a Connect message): printed in its proto3 JSON mapping, as envd sends it
@@ -303,18 +374,31 @@ final class FilesCommands {
         Table table = new Table("TYPE", "PERMISSIONS", "OWNER", "GROUP", "SIZE", "MODIFIED", "PATH");
         for (EntryInfo e : listing.getEntriesList()) {
             String name = e.getPath() + (e.hasSymlinkTarget() ? " -> " + e.getSymlinkTarget() : "");
-            table.row(type(e.getType()), e.getPermissions(), e.getOwner(), e.getGroup(), e.getSize(),
-                    e.hasModifiedTime() ? Instant.ofEpochSecond(e.getModifiedTime().getSeconds()) : null, name);
+            table.row(
+                    type(e.getType()),
+                    e.getPermissions(),
+                    e.getOwner(),
+                    e.getGroup(),
+                    e.getSize(),
+                    e.hasModifiedTime()
+                            ? Instant.ofEpochSecond(e.getModifiedTime().getSeconds())
+                            : null,
+                    name);
         }
         table.print(aenv.out());
         return 0;
     }
 
     @Command(name = "rm", mixinStandardHelpOptions = true, description = "Remove a file or a directory (recursively).")
-    int rm(@Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
-           @Parameters(index = "1", paramLabel = "PATH") String path) {
-        aenv.envd(id).unary("filesystem.Filesystem/Remove", RemoveRequest.newBuilder().setPath(path).build(),
-                RemoveResponse.getDefaultInstance(), user());
+    int rm(
+            @Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
+            @Parameters(index = "1", paramLabel = "PATH") String path) {
+        aenv.envd(id)
+                .unary(
+                        "filesystem.Filesystem/Remove",
+                        RemoveRequest.newBuilder().setPath(path).build(),
+                        RemoveResponse.getDefaultInstance(),
+                        user());
         return aenv.say("removed " + Printable.of(path));
     }
 

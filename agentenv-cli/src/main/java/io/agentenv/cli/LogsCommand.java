@@ -10,7 +10,10 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv logs}: the sandbox's log (envd's own entries and its processes' output), one line per entry. */
-@Command(name = "logs", mixinStandardHelpOptions = true, description = "Print a sandbox's logs (envd and its processes' output), oldest first.")
+@Command(
+        name = "logs",
+        mixinStandardHelpOptions = true,
+        description = "Print a sandbox's logs (envd and its processes' output), oldest first.")
 final class LogsCommand implements Callable<Integer> {
     @ParentCommand
     private Aenv aenv;
@@ -18,7 +21,11 @@ final class LogsCommand implements Callable<Integer> {
     @Parameters(paramLabel = "SANDBOX_ID")
     private String id;
 
-    @Option(names = "--limit", defaultValue = "1000", paramLabel = "N", description = "At most N entries (1..1000, default: 1000).")
+    @Option(
+            names = "--limit",
+            defaultValue = "1000",
+            paramLabel = "N",
+            description = "At most N entries (1..1000, default: 1000).")
     private int limit;
 
     @Option(names = "--tail", description = "The newest N entries instead of the oldest.")
@@ -35,7 +42,8 @@ final class LogsCommand implements Callable<Integer> {
         if (limit < 1 || limit > 1000) {
             throw new IllegalArgumentException("--limit must be between 1 and 1000");
         }
-        List<SandboxLogEntry> entries = aenv.client().logs(id, limit, Optional.ofNullable(level), Optional.ofNullable(search), tail);
+        List<SandboxLogEntry> entries =
+                aenv.client().logs(id, limit, Optional.ofNullable(level), Optional.ofNullable(search), tail);
         if (tail) {
             entries = entries.reversed(); // fetched newest first; printed oldest first
         }
@@ -43,7 +51,10 @@ final class LogsCommand implements Callable<Integer> {
             return aenv.printJson(entries);
         }
         for (SandboxLogEntry e : entries) {
-            StringBuilder line = new StringBuilder().append(e.timestamp()).append(' ').append(e.level().toUpperCase(java.util.Locale.ROOT));
+            StringBuilder line = new StringBuilder()
+                    .append(e.timestamp())
+                    .append(' ')
+                    .append(e.level().toUpperCase(java.util.Locale.ROOT));
             String source = e.fields().get("source");
             if (source != null) {
                 line.append(' ').append(source);
@@ -51,7 +62,9 @@ final class LogsCommand implements Callable<Integer> {
                 if (pid != null) {
                     line.append('[').append(pid).append(']');
                 }
-                String stream = e.fields().containsKey("stream") ? e.fields().get("stream") : e.fields().get("logger");
+                String stream = e.fields().containsKey("stream")
+                        ? e.fields().get("stream")
+                        : e.fields().get("logger");
                 if (stream != null) {
                     line.append(' ').append(stream);
                 }

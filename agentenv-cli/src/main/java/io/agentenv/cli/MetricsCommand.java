@@ -9,7 +9,10 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv metrics}: the sandbox's sampled CPU, memory and disk use. */
-@Command(name = "metrics", mixinStandardHelpOptions = true, description = "Print a sandbox's sampled CPU, memory and disk use, oldest first.")
+@Command(
+        name = "metrics",
+        mixinStandardHelpOptions = true,
+        description = "Print a sandbox's sampled CPU, memory and disk use, oldest first.")
 final class MetricsCommand implements Callable<Integer> {
     private static final double MIB = 1024.0 * 1024.0;
 
@@ -25,10 +28,17 @@ final class MetricsCommand implements Callable<Integer> {
         if (aenv.output() == Aenv.Output.json) {
             return aenv.printJson(metrics);
         }
-        Table table = new Table("TIME", "CPUS", "CPU %", "MEMORY MiB", "MEMORY TOTAL MiB", "DISK MiB", "DISK TOTAL MiB");
+        Table table =
+                new Table("TIME", "CPUS", "CPU %", "MEMORY MiB", "MEMORY TOTAL MiB", "DISK MiB", "DISK TOTAL MiB");
         for (SandboxMetric m : metrics) {
-            table.row(m.timestamp(), m.cpuCount(), String.format(Locale.ROOT, "%.1f", m.cpuUsedPct()), mib(m.memUsed()),
-                    mib(m.memTotal()), mib(m.diskUsed()), mib(m.diskTotal()));
+            table.row(
+                    m.timestamp(),
+                    m.cpuCount(),
+                    String.format(Locale.ROOT, "%.1f", m.cpuUsedPct()),
+                    mib(m.memUsed()),
+                    mib(m.memTotal()),
+                    mib(m.diskUsed()),
+                    mib(m.diskTotal()));
         }
         table.print(aenv.out());
         return 0;

@@ -9,9 +9,13 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv network}: replaces a running sandbox's egress rules ({@code PUT /sandboxes/{id}/network}). */
-@Command(name = "network", mixinStandardHelpOptions = true, description = {
-    "Replace a sandbox's outbound network rules (no options: clear them).",
-    "A CIDR is like 10.0.0.0/8 or 1.2.3.4/32; --deny-out 0.0.0.0/0 with --allow-out exceptions is an allow list."})
+@Command(
+        name = "network",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Replace a sandbox's outbound network rules (no options: clear them).",
+            "A CIDR is like 10.0.0.0/8 or 1.2.3.4/32; --deny-out 0.0.0.0/0 with --allow-out exceptions is an allow list."
+        })
 final class NetworkCommand implements Callable<Integer> {
     @ParentCommand
     private Aenv aenv;
@@ -19,10 +23,18 @@ final class NetworkCommand implements Callable<Integer> {
     @Parameters(paramLabel = "SANDBOX_ID")
     private String id;
 
-    @Option(names = "--allow-out", paramLabel = "CIDR", split = ",", description = "Allow outbound traffic to CIDR (repeatable).")
+    @Option(
+            names = "--allow-out",
+            paramLabel = "CIDR",
+            split = ",",
+            description = "Allow outbound traffic to CIDR (repeatable).")
     private List<String> allowOut = List.of();
 
-    @Option(names = "--deny-out", paramLabel = "CIDR", split = ",", description = "Deny outbound traffic to CIDR (repeatable).")
+    @Option(
+            names = "--deny-out",
+            paramLabel = "CIDR",
+            split = ",",
+            description = "Deny outbound traffic to CIDR (repeatable).")
     private List<String> denyOut = List.of();
 
     @Option(names = "--no-internet", description = "Deny outbound internet access (except --allow-out).")
@@ -30,8 +42,13 @@ final class NetworkCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        aenv.client().updateNetwork(id, new SandboxNetworkUpdateConfig(allowOut.isEmpty() ? null : allowOut,
-                denyOut.isEmpty() ? null : denyOut, noInternet ? Boolean.FALSE : null));
+        aenv.client()
+                .updateNetwork(
+                        id,
+                        new SandboxNetworkUpdateConfig(
+                                allowOut.isEmpty() ? null : allowOut,
+                                denyOut.isEmpty() ? null : denyOut,
+                                noInternet ? Boolean.FALSE : null));
         return aenv.say("network rules of " + id + " updated");
     }
 }

@@ -18,14 +18,13 @@ import java.util.function.LongSupplier;
 class Progress {
     /** Smaller transfers take too little time for a bar to be worth drawing. */
     static final long THRESHOLD = 4L << 20;
+
     static final Progress NONE = new Progress(null, "", 0, System::nanoTime) {
         @Override
-        synchronized void add(long bytes) {
-        }
+        synchronized void add(long bytes) {}
 
         @Override
-        synchronized void finish() {
-        }
+        synchronized void finish() {}
     };
     private static final int BAR = 30;
     private static final long REDRAW_NANOS = 100_000_000L;
@@ -86,8 +85,15 @@ class Progress {
         }
         double seconds = elapsedNanos / 1e9;
         String rate = seconds <= 0 ? "-" : size((long) (done / seconds)) + "/s";
-        return String.format(Locale.ROOT, "%s %9s / %-9s [%s] %3d%%  %s", label, size(done), size(total), bar,
-                (int) Math.floor(fraction * 100), rate);
+        return String.format(
+                Locale.ROOT,
+                "%s %9s / %-9s [%s] %3d%%  %s",
+                label,
+                size(done),
+                size(total),
+                bar,
+                (int) Math.floor(fraction * 100),
+                rate);
     }
 
     /** Bytes in B, KiB, MiB or GiB, one decimal above bytes. */

@@ -39,18 +39,33 @@ final class RemoteCommand {
     static final int TIMED_OUT = 124;
     /** Exit code when the local stdout or stderr was closed (e.g. {@code | head}): a death by SIGPIPE. */
     static final int OUTPUT_CLOSED = 128 + 13;
+
     private static final int STDIN_CHUNK = 32 * 1024;
     private static final Duration INTERRUPT_WAIT = Duration.ofSeconds(5);
     /** Go's {@code syscall.Signal.String()} names, as envd's end event status reports them ({@code "signal: killed"}). */
     private static final Map<String, Integer> SIGNALS = Map.ofEntries(
-            Map.entry("hangup", 1), Map.entry("interrupt", 2), Map.entry("quit", 3), Map.entry("illegal instruction", 4),
-            Map.entry("trace/breakpoint trap", 5), Map.entry("aborted", 6), Map.entry("bus error", 7),
-            Map.entry("floating point exception", 8), Map.entry("killed", 9), Map.entry("user defined signal 1", 10),
-            Map.entry("segmentation fault", 11), Map.entry("user defined signal 2", 12), Map.entry("broken pipe", 13),
-            Map.entry("alarm clock", 14), Map.entry("terminated", 15));
+            Map.entry("hangup", 1),
+            Map.entry("interrupt", 2),
+            Map.entry("quit", 3),
+            Map.entry("illegal instruction", 4),
+            Map.entry("trace/breakpoint trap", 5),
+            Map.entry("aborted", 6),
+            Map.entry("bus error", 7),
+            Map.entry("floating point exception", 8),
+            Map.entry("killed", 9),
+            Map.entry("user defined signal 1", 10),
+            Map.entry("segmentation fault", 11),
+            Map.entry("user defined signal 2", 12),
+            Map.entry("broken pipe", 13),
+            Map.entry("alarm clock", 14),
+            Map.entry("terminated", 15));
 
     /** STARTING until envd reports the pid, RUNNING until the stream ends, then DONE (also after a failure). */
-    enum Phase { STARTING, RUNNING, DONE }
+    enum Phase {
+        STARTING,
+        RUNNING,
+        DONE
+    }
 
     private final ProxiedEnvdClient envd;
     private final OutputStream stdout;
@@ -59,6 +74,7 @@ final class RemoteCommand {
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STARTING);
     /** Open while STARTING: an interrupt then waits (bounded) for the pid rather than leave the command running. */
     private final CountDownLatch leftStarting = new CountDownLatch(1);
+
     private volatile int pid;
     private volatile ProcessEvent.EndEvent end;
 
@@ -72,7 +88,12 @@ final class RemoteCommand {
     /** Runs the command to its end; returns its exit code (128+N for a death by signal N, 124 on timeout). */
     int run(StartRequest start, Optional<Duration> timeout, Optional<String> user, Optional<InputStream> stdin) {
         try {
-            envd.serverStream("process.Process/Start", start, StartResponse.getDefaultInstance(), timeout, user,
+            envd.serverStream(
+                    "process.Process/Start",
+                    start,
+                    StartResponse.getDefaultInstance(),
+                    timeout,
+                    user,
                     response -> onEvent(response.getEvent(), user, stdin, start.hasPty()));
         } catch (OutputClosed e) {
             // as a pipeline would: the writer goes too (best effort; the command may have ended meanwhile)
@@ -84,7 +105,8 @@ final class RemoteCommand {
             return OUTPUT_CLOSED;
         } catch (RpcException e) {
             if (e.code() == ConnectCode.DEADLINE_EXCEEDED) {
-                messages.println("aenv: the command timed out after " + timeout.map(Duration::toSeconds).orElse(0L) + " s");
+                messages.println("aenv: the command timed out after "
+                        + timeout.map(Duration::toSeconds).orElse(0L) + " s");
                 messages.flush();
                 return TIMED_OUT;
             }
@@ -118,8 +140,14 @@ final class RemoteCommand {
         if (phase.get() != Phase.RUNNING) {
             return false;
         }
-        envd.unary("process.Process/SendSignal", SendSignalRequest.newBuilder().setProcess(selector())
-                .setSignal(Signal.SIGNAL_SIGTERM).build(), SendSignalResponse.getDefaultInstance(), Optional.empty());
+        envd.unary(
+                "process.Process/SendSignal",
+                SendSignalRequest.newBuilder()
+                        .setProcess(selector())
+                        .setSignal(Signal.SIGNAL_SIGTERM)
+                        .build(),
+                SendSignalResponse.getDefaultInstance(),
+                Optional.empty());
         return true;
     }
 
@@ -138,11 +166,11 @@ final class RemoteCommand {
                     case STDOUT -> write(stdout, data.getStdout());
                     case STDERR -> write(stderr, data.getStderr());
                     case PTY -> write(stdout, data.getPty());
-                    case OUTPUT_NOT_SET -> { }
+                    case OUTPUT_NOT_SET -> {}
                 }
             }
             case END -> end = event.getEnd();
-            case KEEPALIVE, EVENT_NOT_SET -> { }
+            case KEEPALIVE, EVENT_NOT_SET -> {}
         }
     }
 
@@ -175,15 +203,27 @@ final class RemoteCommand {
                 for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                     if (n > 0) {
                         ByteString bytes = ByteString.copyFrom(buffer, 0, n);
-                        ProcessInput input = pty ? ProcessInput.newBuilder().setPty(bytes).build()
+                        ProcessInput input = pty
+                                ? ProcessInput.newBuilder().setPty(bytes).build()
                                 : ProcessInput.newBuilder().setStdin(bytes).build();
-                        envd.unary("process.Process/SendInput", SendInputRequest.newBuilder().setProcess(selector())
-                                .setInput(input).build(), SendInputResponse.getDefaultInstance(), user);
+                        envd.unary(
+                                "process.Process/SendInput",
+                                SendInputRequest.newBuilder()
+                                        .setProcess(selector())
+                                        .setInput(input)
+                                        .build(),
+                                SendInputResponse.getDefaultInstance(),
+                                user);
                     }
                 }
                 if (!pty) { // a terminal has no end of input: Ctrl-D is a byte like any other
-                    envd.unary("process.Process/CloseStdin", CloseStdinRequest.newBuilder().setProcess(selector()).build(),
-                            CloseStdinResponse.getDefaultInstance(), user);
+                    envd.unary(
+                            "process.Process/CloseStdin",
+                            CloseStdinRequest.newBuilder()
+                                    .setProcess(selector())
+                                    .build(),
+                            CloseStdinResponse.getDefaultInstance(),
+                            user);
                 }
             } catch (IOException | RuntimeException e) {
                 if (phase.get() == Phase.RUNNING) {

@@ -11,19 +11,28 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv start}: create a sandbox and attach a shell to it in one step; the sandbox is killed when it ends. */
-@Command(name = "start", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Create a sandbox and open a shell in it (aenv create, then aenv exec -t).",
+@Command(
+        name = "start",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Create a sandbox and open a shell in it (aenv create, then aenv exec -t).",
             "On a terminal it is an interactive login shell on a pseudo-terminal;",
             "when stdin is not a terminal, bash runs the commands read from it.",
             "The sandbox is killed when the shell ends (or on Ctrl-C without a",
             "terminal), unless --keep. Its id is printed on stderr.",
-            "Exit code: the shell's."},
+            "Exit code: the shell's."
+        },
         footer = {"", "Examples:", "  aenv start", "  aenv start base --keep", "  echo 'uname -a' | aenv start"})
 final class StartCommand implements Callable<Integer> {
     @ParentCommand
     private Aenv aenv;
 
-    @Parameters(index = "0", arity = "0..1", defaultValue = "base", paramLabel = "TEMPLATE",
+    @Parameters(
+            index = "0",
+            arity = "0..1",
+            defaultValue = "base",
+            paramLabel = "TEMPLATE",
             description = "Template id, snapshot id or alias (default: base).")
     private String template;
 
@@ -39,18 +48,27 @@ final class StartCommand implements Callable<Integer> {
     @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Metadata (repeatable).")
     private Map<String, String> metadata;
 
-    @Option(names = {"-u", "--user"}, paramLabel = "USER", description = "Run the shell as USER (default: the sandbox's default user).")
+    @Option(
+            names = {"-u", "--user"},
+            paramLabel = "USER",
+            description = "Run the shell as USER (default: the sandbox's default user).")
     private String user;
 
-    @Option(names = {"-w", "--cwd"}, paramLabel = "DIR", description = "The shell's working directory (default: the user's home).")
+    @Option(
+            names = {"-w", "--cwd"},
+            paramLabel = "DIR",
+            description = "The shell's working directory (default: the user's home).")
     private String cwd;
 
     @Override
     public Integer call() {
         ApiClient api = aenv.client();
-        Sandbox sandbox = api.create(new NewSandboxV2(template, timeout, null, null, null, null, null, metadata, envVars, null));
+        Sandbox sandbox =
+                api.create(new NewSandboxV2(template, timeout, null, null, null, null, null, metadata, envVars, null));
         String id = sandbox.sandboxID();
-        aenv.err().println("aenv: sandbox " + id + (keep ? " (kept when the shell ends)" : " (killed when the shell ends; --keep keeps it)"));
+        aenv.err()
+                .println("aenv: sandbox " + id
+                        + (keep ? " (kept when the shell ends)" : " (killed when the shell ends; --keep keeps it)"));
         aenv.err().flush();
         AtomicBoolean ended = new AtomicBoolean();
         Runnable end = () -> {
@@ -59,7 +77,9 @@ final class StartCommand implements Callable<Integer> {
                     api.kill(id);
                     aenv.err().println("aenv: killed sandbox " + id);
                 } catch (RuntimeException e) {
-                    aenv.err().println("aenv: could not kill sandbox " + id + ": " + Printable.of(ApiException.describe(e)));
+                    aenv.err()
+                            .println("aenv: could not kill sandbox " + id + ": "
+                                    + Printable.of(ApiException.describe(e)));
                 }
                 aenv.err().flush();
             }

@@ -23,7 +23,13 @@ import java.util.Optional;
  * @param terminal        the controlling terminal, for {@code exec --tty}
  * @param errIsTerminal   whether stderr is a terminal (then transfers draw a progress bar there)
  */
-record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIsTerminal, Terminal terminal, boolean errIsTerminal) {
+record Stdio(
+        InputStream in,
+        OutputStream out,
+        OutputStream err,
+        boolean stdinIsTerminal,
+        Terminal terminal,
+        boolean errIsTerminal) {
     Stdio {
         requireNonNull(in, "in is null");
         requireNonNull(out, "out is null");
@@ -55,8 +61,13 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
 
     static Stdio system() {
         // the descriptors themselves, not System.out: a PrintStream hides write errors such as a closed pipe
-        return new Stdio(new FileInputStream(FileDescriptor.in), new FileOutputStream(FileDescriptor.out),
-                new FileOutputStream(FileDescriptor.err), isTerminal(0), new SttyTerminal(), isTerminal(2));
+        return new Stdio(
+                new FileInputStream(FileDescriptor.in),
+                new FileOutputStream(FileDescriptor.out),
+                new FileOutputStream(FileDescriptor.err),
+                isTerminal(0),
+                new SttyTerminal(),
+                isTerminal(2));
     }
 
     PrintWriter outWriter() {
@@ -71,7 +82,8 @@ record Stdio(InputStream in, OutputStream out, OutputStream err, boolean stdinIs
     @SuppressWarnings("SystemConsoleNull") // the null test is for a JVM started without a console at all
     private static boolean isTerminal(int fd) {
         try {
-            String target = Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();
+            String target =
+                    Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();
             return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
             Console console = System.console(); // never null since JDK 22: isTerminal() tells what null used to

@@ -15,7 +15,9 @@ final class SttyTerminal implements Terminal {
         return stty("size").flatMap(text -> {
             String[] parts = text.strip().split("\\s+");
             try {
-                return parts.length == 2 ? Optional.of(new Size(Integer.parseInt(parts[1]), Integer.parseInt(parts[0]))) : Optional.empty();
+                return parts.length == 2
+                        ? Optional.of(new Size(Integer.parseInt(parts[1]), Integer.parseInt(parts[0])))
+                        : Optional.empty();
             } catch (IllegalArgumentException e) {
                 return Optional.empty(); // "0 0" on a terminal that does not know its size
             }
@@ -24,8 +26,11 @@ final class SttyTerminal implements Terminal {
 
     @Override
     public Runnable enterRawMode() {
-        String saved = stty("-g").map(String::strip).filter(s -> !s.isEmpty())
-                .orElseThrow(() -> new ApiException(0, "cannot read the terminal's settings (stty -g on /dev/tty failed)"));
+        String saved = stty("-g")
+                .map(String::strip)
+                .filter(s -> !s.isEmpty())
+                .orElseThrow(
+                        () -> new ApiException(0, "cannot read the terminal's settings (stty -g on /dev/tty failed)"));
         if (stty("raw", "-echo").isEmpty()) {
             throw new ApiException(0, "cannot switch the terminal to raw mode (stty raw -echo failed)");
         }
@@ -38,7 +43,10 @@ final class SttyTerminal implements Terminal {
         command[0] = "stty";
         System.arraycopy(args, 0, command, 1, args.length);
         try {
-            Process stty = new ProcessBuilder(command).redirectInput(TTY).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Process stty = new ProcessBuilder(command)
+                    .redirectInput(TTY)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             String out = new String(stty.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!stty.waitFor(5, TimeUnit.SECONDS)) {
                 stty.destroyForcibly();

@@ -10,7 +10,10 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code aenv templates}: lists templates ({@code GET /templates}); {@code templates rm} deletes one. */
-@Command(name = "templates", mixinStandardHelpOptions = true, description = "List templates; 'templates rm ID' deletes one.",
+@Command(
+        name = "templates",
+        mixinStandardHelpOptions = true,
+        description = "List templates; 'templates rm ID' deletes one.",
         subcommands = CommandLine.HelpCommand.class)
 final class TemplatesCommand implements Callable<Integer> {
     @ParentCommand
@@ -26,14 +29,23 @@ final class TemplatesCommand implements Callable<Integer> {
         for (JsonNode t : templates) {
             List<String> aliases = new ArrayList<>();
             t.path("aliases").forEach(a -> aliases.add(a.asText()));
-            table.row(text(t, "templateID"), aliases.isEmpty() ? null : String.join(",", aliases), text(t, "cpuCount"),
-                    text(t, "memoryMB"), text(t, "diskSizeMB"), text(t, "createdAt"));
+            table.row(
+                    text(t, "templateID"),
+                    aliases.isEmpty() ? null : String.join(",", aliases),
+                    text(t, "cpuCount"),
+                    text(t, "memoryMB"),
+                    text(t, "diskSizeMB"),
+                    text(t, "createdAt"));
         }
         table.print(aenv.out());
         return 0;
     }
 
-    @Command(name = "rm", mixinStandardHelpOptions = true, aliases = "delete", description = "Delete a template (by id or alias).")
+    @Command(
+            name = "rm",
+            mixinStandardHelpOptions = true,
+            aliases = "delete",
+            description = "Delete a template (by id or alias).")
     int rm(@Parameters(paramLabel = "TEMPLATE_ID") String id) {
         if (!aenv.client().deleteTemplate(id)) {
             throw new ApiException(404, "template " + id + " not found");

@@ -61,7 +61,8 @@ final class UserConfig {
         for (String line : lines) {
             int eq = line.indexOf('=');
             if (!line.isBlank() && !line.startsWith("#") && eq > 0) {
-                settings.put(line.substring(0, eq).strip(), line.substring(eq + 1).strip());
+                settings.put(
+                        line.substring(0, eq).strip(), line.substring(eq + 1).strip());
             }
         }
         return settings;
@@ -84,11 +85,15 @@ final class UserConfig {
         try {
             try {
                 Files.createDirectories(dir.getParent());
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                Files.createDirectory(
+                        dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             } catch (FileAlreadyExistsException e) {
                 // kept as it is: the user's own directory
             }
-            Path partial = Files.createTempFile(dir, ".config", ".part",
+            Path partial = Files.createTempFile(
+                    dir,
+                    ".config",
+                    ".part",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             try {
                 Files.writeString(partial, text, StandardCharsets.UTF_8);

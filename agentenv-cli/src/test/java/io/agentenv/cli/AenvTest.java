@@ -61,9 +61,14 @@ class AenvTest {
 
     private void handle(HttpExchange ex) throws IOException {
         String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-        requests.add(new Recorded(ex.getRequestMethod(), ex.getRequestURI().getRawPath(), ex.getRequestURI().getRawQuery(),
-                body, ex.getRequestHeaders().getOrDefault("X-API-Key", List.of())));
-        Answer answer = answers.getOrDefault(ex.getRequestMethod() + " " + ex.getRequestURI().getRawPath(), new ConcurrentLinkedDeque<>())
+        requests.add(new Recorded(
+                ex.getRequestMethod(),
+                ex.getRequestURI().getRawPath(),
+                ex.getRequestURI().getRawQuery(),
+                body,
+                ex.getRequestHeaders().getOrDefault("X-API-Key", List.of())));
+        Answer answer = answers.getOrDefault(
+                        ex.getRequestMethod() + " " + ex.getRequestURI().getRawPath(), new ConcurrentLinkedDeque<>())
                 .poll();
         if (answer == null) {
             answer = new Answer(404, "{\"code\":404,\"message\":\"route not found\"}", Map.of());
@@ -87,8 +92,9 @@ class AenvTest {
     }
 
     private int aenv(String... args) {
-        Map<String, String> env = Map.of("AENV_API_URL", "http://127.0.0.1:" + http.getAddress().getPort(), "AENV_API_KEY", KEY);
-        return Aenv.run(args, env, stdio(), hook -> { });
+        Map<String, String> env =
+                Map.of("AENV_API_URL", "http://127.0.0.1:" + http.getAddress().getPort(), "AENV_API_KEY", KEY);
+        return Aenv.run(args, env, stdio(), hook -> {});
     }
 
     private Stdio stdio() {
@@ -103,13 +109,27 @@ class AenvTest {
     @Test
     void create_posts_a_v2_body_with_the_key_and_prints_the_id() {
         answer("POST /v2/sandboxes", 201, SANDBOX);
-        int code = aenv("create", "base", "--timeout", "60", "--metadata", "team=ml", "--env", "FOO=bar", "--on-timeout", "pause");
+        int code = aenv(
+                "create",
+                "base",
+                "--timeout",
+                "60",
+                "--metadata",
+                "team=ml",
+                "--env",
+                "FOO=bar",
+                "--on-timeout",
+                "pause");
         assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8).strip()).isEqualTo(ID);
         Recorded request = only();
         assertThat(request.apiKeys()).containsExactly(KEY);
-        assertThat(request.body()).contains("\"templateID\":\"base\"").contains("\"timeout\":60")
-                .contains("\"metadata\":{\"team\":\"ml\"}").contains("\"envVars\":{\"FOO\":\"bar\"}").contains("\"autoPause\":true");
+        assertThat(request.body())
+                .contains("\"templateID\":\"base\"")
+                .contains("\"timeout\":60")
+                .contains("\"metadata\":{\"team\":\"ml\"}")
+                .contains("\"envVars\":{\"FOO\":\"bar\"}")
+                .contains("\"autoPause\":true");
     }
 
     @Test
@@ -120,18 +140,25 @@ class AenvTest {
         assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isZero();
         assertThat(requests).hasSize(2);
         assertThat(new ArrayList<>(requests).get(1).rawQuery()).contains("nextToken=tok1");
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("SANDBOX ID").contains(ID).contains("zzzzzzzzzzzzzzzzzzzz").contains("paused");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("SANDBOX ID")
+                .contains(ID)
+                .contains("zzzzzzzzzzzzzzzzzzzz")
+                .contains("paused");
     }
 
     @Test
     void list_encodes_the_metadata_filter_the_way_the_server_decodes_it() {
         answer("GET /v2/sandboxes", 200, "[]");
-        assertThat(aenv("list", "--state", "running", "--metadata", "user name=a b&c=d")).isZero();
+        assertThat(aenv("list", "--state", "running", "--metadata", "user name=a b&c=d"))
+                .isZero();
         String rawQuery = only().rawQuery();
         Map<String, String> params = new HashMap<>();
         for (String p : rawQuery.split("&")) {
             int eq = p.indexOf('=');
-            params.put(p.substring(0, eq), URLDecoder.decode(p.substring(eq + 1), StandardCharsets.UTF_8)); // framework decode
+            params.put(
+                    p.substring(0, eq),
+                    URLDecoder.decode(p.substring(eq + 1), StandardCharsets.UTF_8)); // framework decode
         }
         assertThat(params.get("state")).isEqualTo("running");
         // the server unescapes the whole value once more, splits, then unescapes each key and value
@@ -139,7 +166,8 @@ class AenvTest {
         Map<String, String> decoded = new LinkedHashMap<>();
         for (String pair : twice.split("&")) {
             int eq = pair.indexOf('=');
-            decoded.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+            decoded.put(
+                    URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
                     URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
         }
         assertThat(decoded).isEqualTo(Map.of("user name", "a b&c=d"));
@@ -151,9 +179,14 @@ class AenvTest {
                 {"templateID":"base","sandboxID":"%s","clientID":"","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T00:05:00Z",
                  "envdVersion":"0.6.13","envdAccessToken":"secret-token","domain":null,"cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"running",
                  "allowInternetAccess":null,"lifecycle":{"autoResume":false,"onTimeout":"kill"}}""".formatted(ID));
-        assertThat(aenv("info", ID, "-o", "json")).as(err.toString(StandardCharsets.UTF_8)).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("\"sandboxID\" : \"" + ID + "\"").contains("\"state\" : \"running\"")
-                .doesNotContain("envdAccessToken").doesNotContain("secret-token");
+        assertThat(aenv("info", ID, "-o", "json"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("\"sandboxID\" : \"" + ID + "\"")
+                .contains("\"state\" : \"running\"")
+                .doesNotContain("envdAccessToken")
+                .doesNotContain("secret-token");
     }
 
     @Test
@@ -171,7 +204,9 @@ class AenvTest {
         answer("POST /sandboxes/" + ID + "/pause", 409, "{\"code\":409,\"message\":\"already paused\"}");
         assertThat(aenv("pause", ID)).isZero();
         assertThat(aenv("pause", ID)).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("paused " + ID).contains("was already paused");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("paused " + ID)
+                .contains("was already paused");
     }
 
     @Test
@@ -180,17 +215,26 @@ class AenvTest {
         answer("POST /v2/sandboxes/" + ID + "/connect", 200, SANDBOX);
         assertThat(aenv("connect", ID, "--timeout", "120")).isZero();
         assertThat(aenv("resume", ID)).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("resumed " + ID).contains("running " + ID);
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("resumed " + ID)
+                .contains("running " + ID);
         assertThat(requests.getFirst().body()).isEqualTo("{\"timeout\":120}");
     }
 
     @Test
     void set_timeout_fork_snapshot_and_snapshots_call_their_routes() {
         answer("POST /sandboxes/" + ID + "/timeout", 204, "");
-        answer("POST /sandboxes/" + ID + "/fork", 201, "[{\"sandbox\":" + SANDBOX + "},{\"error\":{\"code\":500,\"message\":\"restore failed\"}}]");
-        answer("POST /sandboxes/" + ID + "/snapshots", 201,
+        answer(
+                "POST /sandboxes/" + ID + "/fork",
+                201,
+                "[{\"sandbox\":" + SANDBOX + "},{\"error\":{\"code\":500,\"message\":\"restore failed\"}}]");
+        answer(
+                "POST /sandboxes/" + ID + "/snapshots",
+                201,
                 "{\"snapshotID\":\"snap1\",\"names\":[\"n\"],\"cpuCount\":2,\"memoryMB\":512,\"diskSizeMB\":1024,\"createdAt\":\"2026-01-01T00:00:00Z\",\"updatedAt\":\"2026-01-01T00:00:00Z\"}");
-        answer("GET /snapshots", 200,
+        answer(
+                "GET /snapshots",
+                200,
                 "[{\"snapshotID\":\"snap1\",\"names\":[\"n\"],\"cpuCount\":2,\"memoryMB\":512,\"diskSizeMB\":1024,\"createdAt\":\"2026-01-01T00:00:00Z\",\"updatedAt\":\"2026-01-01T00:00:00Z\"}]");
 
         assertThat(aenv("set-timeout", ID, "30")).isZero();
@@ -204,18 +248,26 @@ class AenvTest {
         assertThat(all.get(1).body()).contains("\"count\":2");
         assertThat(all.get(2).body()).isEqualTo("{\"name\":\"n\"}");
         assertThat(all.get(3).rawQuery()).contains("sandboxID=" + ID);
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("restore failed").contains("snap1").doesNotContain("envdAccessToken");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("restore failed")
+                .contains("snap1")
+                .doesNotContain("envdAccessToken");
     }
 
     @Test
     void a_rejected_key_exits_1_with_a_hint_and_a_missing_key_is_a_usage_error() {
         answer("GET /sandboxes/" + ID, 401, "{\"code\":401,\"message\":\"invalid API key\"}");
         assertThat(aenv("info", ID)).isEqualTo(1);
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("invalid API key").contains("AENV_API_KEY");
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("invalid API key")
+                .contains("AENV_API_KEY");
 
         ByteArrayOutputStream err2 = new ByteArrayOutputStream();
-        int code = Aenv.run(new String[] {"list"}, Collections.emptyMap(),
-                new Stdio(InputStream.nullInputStream(), new ByteArrayOutputStream(), err2, false), hook -> { });
+        int code = Aenv.run(
+                new String[] {"list"},
+                Collections.emptyMap(),
+                new Stdio(InputStream.nullInputStream(), new ByteArrayOutputStream(), err2, false),
+                hook -> {});
         assertThat(code).isEqualTo(2);
         assertThat(err2.toString(StandardCharsets.UTF_8)).contains("no API key");
     }
@@ -224,8 +276,11 @@ class AenvTest {
     void an_unreachable_server_exits_1() {
         int port = http.getAddress().getPort();
         http.stop(0);
-        int code = Aenv.run(new String[] {"list", "--api-url", "http://127.0.0.1:" + port}, Map.of("AENV_API_KEY", KEY), stdio(),
-                hook -> { });
+        int code = Aenv.run(
+                new String[] {"list", "--api-url", "http://127.0.0.1:" + port},
+                Map.of("AENV_API_KEY", KEY),
+                stdio(),
+                hook -> {});
         assertThat(code).isEqualTo(1);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot reach");
     }

@@ -51,8 +51,9 @@ final class AotTraining {
             for (int i = 0; i < ROUNDS; i++) {
                 workload.run();
             }
-            System.out.printf("aenv AOT training: %d commands in %d ms%n", workload.commands,
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+            System.out.printf(
+                    "aenv AOT training: %d commands in %d ms%n",
+                    workload.commands, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
         } catch (Exception | AssertionError e) {
             System.out.println("WARNING: aenv's AOT training failed (" + e + "); the cache may be missing or partial,"
                     + " bin/aenv then runs without it, only its start-up is slower");
@@ -100,17 +101,46 @@ final class AotTraining {
             FakeSandboxServer.event(out, FakeSandboxServer.exited(0));
             FakeSandboxServer.endStream(out, EndStream.ok());
         });
-        server.envd("/filesystem.Filesystem/ListDir", (request, ex) -> FakeSandboxServer.unary(ex, ListDirResponse.newBuilder()
-                .addEntries(EntryInfo.newBuilder().setName("a.txt").setPath("/tmp/a.txt").setType(FileType.FILE_TYPE_FILE)
-                        .setSize(3).setPermissions("-rw-r--r--").setOwner("user").setGroup("user"))
-                .addEntries(EntryInfo.newBuilder().setName("d").setPath("/tmp/d").setType(FileType.FILE_TYPE_DIRECTORY)
-                        .setPermissions("drwxr-xr-x").setOwner("user").setGroup("user"))
-                .build()));
-        server.envd("/filesystem.Filesystem/Stat", (request, ex) -> FakeSandboxServer.unary(ex, StatResponse.newBuilder()
-                .setEntry(EntryInfo.newBuilder().setName("tmp").setPath("/tmp").setType(FileType.FILE_TYPE_DIRECTORY)).build()));
-        server.envd("/filesystem.Filesystem/MakeDir", (request, ex) -> FakeSandboxServer.unary(ex, MakeDirResponse.getDefaultInstance()));
-        server.envd("/process.Process/CloseStdin", (request, ex) -> FakeSandboxServer.unary(ex, CloseStdinResponse.getDefaultInstance()));
-        server.envd("/filesystem.Filesystem/Remove", (request, ex) -> FakeSandboxServer.unary(ex, RemoveResponse.getDefaultInstance()));
+        server.envd(
+                "/filesystem.Filesystem/ListDir",
+                (request, ex) -> FakeSandboxServer.unary(
+                        ex,
+                        ListDirResponse.newBuilder()
+                                .addEntries(EntryInfo.newBuilder()
+                                        .setName("a.txt")
+                                        .setPath("/tmp/a.txt")
+                                        .setType(FileType.FILE_TYPE_FILE)
+                                        .setSize(3)
+                                        .setPermissions("-rw-r--r--")
+                                        .setOwner("user")
+                                        .setGroup("user"))
+                                .addEntries(EntryInfo.newBuilder()
+                                        .setName("d")
+                                        .setPath("/tmp/d")
+                                        .setType(FileType.FILE_TYPE_DIRECTORY)
+                                        .setPermissions("drwxr-xr-x")
+                                        .setOwner("user")
+                                        .setGroup("user"))
+                                .build()));
+        server.envd(
+                "/filesystem.Filesystem/Stat",
+                (request, ex) -> FakeSandboxServer.unary(
+                        ex,
+                        StatResponse.newBuilder()
+                                .setEntry(EntryInfo.newBuilder()
+                                        .setName("tmp")
+                                        .setPath("/tmp")
+                                        .setType(FileType.FILE_TYPE_DIRECTORY))
+                                .build()));
+        server.envd(
+                "/filesystem.Filesystem/MakeDir",
+                (request, ex) -> FakeSandboxServer.unary(ex, MakeDirResponse.getDefaultInstance()));
+        server.envd(
+                "/process.Process/CloseStdin",
+                (request, ex) -> FakeSandboxServer.unary(ex, CloseStdinResponse.getDefaultInstance()));
+        server.envd(
+                "/filesystem.Filesystem/Remove",
+                (request, ex) -> FakeSandboxServer.unary(ex, RemoveResponse.getDefaultInstance()));
         byte[] content = "hello, sandbox\n".repeat(1000).getBytes(java.nio.charset.StandardCharsets.UTF_8);
         server.envd("/files", (request, ex) -> {
             if (request.method().equals("POST")) {
@@ -181,7 +211,7 @@ final class AotTraining {
         }
 
         private List<String> commandNames() {
-            CommandLine cli = new CommandLine(new Aenv(Map.of(), stdio(), hook -> { }));
+            CommandLine cli = new CommandLine(new Aenv(Map.of(), stdio(), hook -> {}));
             return new ArrayList<>(cli.getSubcommands().keySet());
         }
 
@@ -191,9 +221,14 @@ final class AotTraining {
 
         /** One command line, stdin a terminal or an empty pipe; the user's config is looked for under the work dir. */
         private void aenv(boolean terminal, String... args) {
-            Map<String, String> env = Map.of("AENV_API_URL", server.url(), "AENV_API_KEY", FakeSandboxServer.KEY,
-                    "XDG_CONFIG_HOME", work.resolve("config").toString());
-            Aenv.run(args, env, stdio(terminal), hook -> { });
+            Map<String, String> env = Map.of(
+                    "AENV_API_URL",
+                    server.url(),
+                    "AENV_API_KEY",
+                    FakeSandboxServer.KEY,
+                    "XDG_CONFIG_HOME",
+                    work.resolve("config").toString());
+            Aenv.run(args, env, stdio(terminal), hook -> {});
             commands++;
         }
 

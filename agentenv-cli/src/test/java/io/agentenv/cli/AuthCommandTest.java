@@ -27,6 +27,7 @@ class AuthCommandTest {
 
     @TempDir
     Path home;
+
     private FakeSandboxServer server;
     private ByteArrayOutputStream out;
     private ByteArrayOutputStream err;
@@ -48,12 +49,13 @@ class AuthCommandTest {
 
     /** aenv with only XDG_CONFIG_HOME (and HOME) set, plus {@code extra}; stdin is {@code input}, not a terminal. */
     private int aenv(Map<String, String> extra, String input, String... args) {
-        Map<String, String> env = new HashMap<>(Map.of("XDG_CONFIG_HOME", home.resolve("xdg").toString(), "HOME", home.toString()));
+        Map<String, String> env =
+                new HashMap<>(Map.of("XDG_CONFIG_HOME", home.resolve("xdg").toString(), "HOME", home.toString()));
         env.putAll(extra);
         out = new ByteArrayOutputStream();
         err = new ByteArrayOutputStream();
         InputStream in = new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8));
-        return Aenv.run(args, env, new Stdio(in, out, err, false), hook -> { });
+        return Aenv.run(args, env, new Stdio(in, out, err, false), hook -> {});
     }
 
     private String stdout() {
@@ -66,12 +68,18 @@ class AuthCommandTest {
 
     @Test
     void login_checks_the_key_from_stdin_and_saves_it_with_the_url_for_the_owner_only() throws IOException {
-        assertThat(aenv(Map.of(), KEY + "\n", "auth", "login", "--api-url", server.url())).as(stderr()).isZero();
+        assertThat(aenv(Map.of(), KEY + "\n", "auth", "login", "--api-url", server.url()))
+                .as(stderr())
+                .isZero();
 
-        assertThat(stdout()).isEqualTo("logged in to " + server.url() + "; saved in " + config() + "\n").doesNotContain(KEY);
+        assertThat(stdout())
+                .isEqualTo("logged in to " + server.url() + "; saved in " + config() + "\n")
+                .doesNotContain(KEY);
         assertThat(Files.readAllLines(config())).contains("api_url=" + server.url(), "api_key=" + KEY);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(config()))).isEqualTo("rw-------");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(config().getParent()))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(config())))
+                .isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(config().getParent())))
+                .isEqualTo("rwx------");
         assertThat(server.requests.getLast().header("X-API-Key")).isEqualTo(KEY);
 
         // a later command, without flags or variables, uses both
@@ -82,26 +90,35 @@ class AuthCommandTest {
 
     @Test
     void a_refused_key_is_not_saved() {
-        assertThat(aenv(Map.of(), WRONG + "\n", "auth", "login", "--api-url", server.url())).isEqualTo(1);
+        assertThat(aenv(Map.of(), WRONG + "\n", "auth", "login", "--api-url", server.url()))
+                .isEqualTo(1);
         assertThat(stderr()).startsWith("error: invalid API key").doesNotContain(WRONG);
         assertThat(config()).doesNotExist();
 
-        assertThat(aenv(Map.of("AENV_API_URL", "http://127.0.0.1:1"), WRONG + "\n", "auth", "login", "--no-verify")).as(stderr()).isZero();
+        assertThat(aenv(Map.of("AENV_API_URL", "http://127.0.0.1:1"), WRONG + "\n", "auth", "login", "--no-verify"))
+                .as(stderr())
+                .isZero();
         assertThat(stdout()).contains("(not verified)");
         assertThat(config()).exists();
     }
 
     @Test
     void flags_win_over_the_environment_which_wins_over_the_saved_login() {
-        assertThat(aenv(Map.of(), KEY + "\n", "auth", "login", "--api-url", server.url())).isZero();
+        assertThat(aenv(Map.of(), KEY + "\n", "auth", "login", "--api-url", server.url()))
+                .isZero();
 
         assertThat(aenv(Map.of("AENV_API_KEY", WRONG), "", "list")).isEqualTo(1);
         assertThat(stderr()).contains("invalid API key");
-        assertThat(aenv(Map.of("AENV_API_KEY", WRONG), "", "list", "--api-key", KEY)).as(stderr()).isZero();
+        assertThat(aenv(Map.of("AENV_API_KEY", WRONG), "", "list", "--api-key", KEY))
+                .as(stderr())
+                .isZero();
 
-        assertThat(aenv(Map.of("AENV_API_URL", "http://127.0.0.1:1"), "", "list")).isEqualTo(1);
+        assertThat(aenv(Map.of("AENV_API_URL", "http://127.0.0.1:1"), "", "list"))
+                .isEqualTo(1);
         assertThat(stderr()).contains("cannot reach http://127.0.0.1:1");
-        assertThat(aenv(Map.of("AENV_API_URL", "http://127.0.0.1:1"), "", "list", "--api-url", server.url())).as(stderr()).isZero();
+        assertThat(aenv(Map.of("AENV_API_URL", "http://127.0.0.1:1"), "", "list", "--api-url", server.url()))
+                .as(stderr())
+                .isZero();
     }
 
     @Test
@@ -109,14 +126,21 @@ class AuthCommandTest {
         assertThat(aenv(Map.of(), "", "auth", "status")).isEqualTo(1);
         assertThat(stdout()).containsPattern("api key\\s+not set");
 
-        assertThat(aenv(Map.of(), KEY + "\n", "auth", "login", "--api-url", server.url())).isZero();
+        assertThat(aenv(Map.of(), KEY + "\n", "auth", "login", "--api-url", server.url()))
+                .isZero();
         assertThat(aenv(Map.of(), "", "auth", "status")).as(stderr()).isZero();
-        assertThat(stdout()).containsPattern("api url\\s+" + server.url() + " \\(" + config() + "\\)")
-                .containsPattern("api key\\s+set \\(" + config() + "\\)").contains("the server accepts the key")
+        assertThat(stdout())
+                .containsPattern("api url\\s+" + server.url() + " \\(" + config() + "\\)")
+                .containsPattern("api key\\s+set \\(" + config() + "\\)")
+                .contains("the server accepts the key")
                 .doesNotContain(KEY);
 
-        assertThat(aenv(Map.of("AENV_API_KEY", WRONG), "", "auth", "status", "-o", "json")).isEqualTo(1);
-        assertThat(stdout()).contains("\"apiKeySource\" : \"AENV_API_KEY\"").contains("\"ok\" : false").doesNotContain(WRONG);
+        assertThat(aenv(Map.of("AENV_API_KEY", WRONG), "", "auth", "status", "-o", "json"))
+                .isEqualTo(1);
+        assertThat(stdout())
+                .contains("\"apiKeySource\" : \"AENV_API_KEY\"")
+                .contains("\"ok\" : false")
+                .doesNotContain(WRONG);
 
         assertThat(aenv(Map.of(), "", "auth", "logout")).isZero();
         assertThat(stdout()).isEqualTo("removed " + config() + "\n");

@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,9 +45,11 @@ final class ClassFileUpgrade {
         try {
             int count = upgrade(jar, upgraded, args[1]);
             Files.move(upgraded, jar, StandardCopyOption.REPLACE_EXISTING);
-            System.out.println("upgraded " + count + " class files under " + args[1] + " in " + jar + " to version " + ClassFile.latestMajorVersion());
+            System.out.println("upgraded " + count + " class files under " + args[1] + " in " + jar + " to version "
+                    + ClassFile.latestMajorVersion());
         } catch (IOException | RuntimeException e) {
-            System.out.println("WARNING: " + jar + " left as it was (" + e + "); its old classes stay out of the AOT cache");
+            System.out.println(
+                    "WARNING: " + jar + " left as it was (" + e + "); its old classes stay out of the AOT cache");
         } finally {
             Files.deleteIfExists(upgraded);
         }
@@ -56,7 +57,8 @@ final class ClassFileUpgrade {
 
     /** Copies {@code jar} to {@code out} entry by entry, in order, rewriting the old classes under {@code prefix}. */
     static int upgrade(Path jar, Path out, String prefix) throws IOException {
-        try (ZipFile zip = new ZipFile(jar.toFile()); ZipOutputStream target = new ZipOutputStream(Files.newOutputStream(out))) {
+        try (ZipFile zip = new ZipFile(jar.toFile());
+                ZipOutputStream target = new ZipOutputStream(Files.newOutputStream(out))) {
             List<ZipEntry> entries = new ArrayList<>();
             zip.stream().forEach(entries::add);
             Map<String, byte[]> old = new LinkedHashMap<>();
@@ -93,13 +95,19 @@ final class ClassFileUpgrade {
         for (byte[] bytes : classes) {
             ClassModel model = parser.parse(bytes);
             models.add(model);
-            hierarchy.put(model.thisClass().asSymbol(), (model.flags().flagsMask() & ClassFile.ACC_INTERFACE) != 0
-                    ? ClassHierarchyResolver.ClassHierarchyInfo.ofInterface()
-                    : ClassHierarchyResolver.ClassHierarchyInfo.ofClass(model.superclass().map(c -> c.asSymbol()).orElse(null)));
+            hierarchy.put(
+                    model.thisClass().asSymbol(),
+                    (model.flags().flagsMask() & ClassFile.ACC_INTERFACE) != 0
+                            ? ClassHierarchyResolver.ClassHierarchyInfo.ofInterface()
+                            : ClassHierarchyResolver.ClassHierarchyInfo.ofClass(
+                                    model.superclass().map(c -> c.asSymbol()).orElse(null)));
         }
-        ClassHierarchyResolver resolver = ClassHierarchyResolver.defaultResolver().orElse(hierarchy::get);
-        ClassFile writer = ClassFile.of(ClassFile.ClassHierarchyResolverOption.of(resolver), ClassFile.StackMapsOption.GENERATE_STACK_MAPS);
-        ClassTransform latest = ClassTransform.endHandler(builder -> builder.withVersion(ClassFile.latestMajorVersion(), 0))
+        ClassHierarchyResolver resolver =
+                ClassHierarchyResolver.defaultResolver().orElse(hierarchy::get);
+        ClassFile writer = ClassFile.of(
+                ClassFile.ClassHierarchyResolverOption.of(resolver), ClassFile.StackMapsOption.GENERATE_STACK_MAPS);
+        ClassTransform latest = ClassTransform.endHandler(
+                        builder -> builder.withVersion(ClassFile.latestMajorVersion(), 0))
                 .andThen(ClassTransform.transformingMethodBodies(CodeTransform.ACCEPT_ALL));
         Map<String, byte[]> out = new HashMap<>();
         for (ClassModel model : models) {

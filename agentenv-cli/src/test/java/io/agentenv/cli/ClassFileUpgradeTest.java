@@ -19,21 +19,33 @@ import org.junit.jupiter.api.io.TempDir;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class ClassFileUpgradeTest {
     @Test
-    void picocli_rewritten_is_all_current_class_files_that_load_verify_and_parse_a_line(@TempDir Path dir) throws Exception {
-        Path picocli = Path.of(picocli.CommandLine.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    void picocli_rewritten_is_all_current_class_files_that_load_verify_and_parse_a_line(@TempDir Path dir)
+            throws Exception {
+        Path picocli = Path.of(picocli.CommandLine.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation()
+                .toURI());
         Path out = dir.resolve("picocli.jar");
 
         int count = ClassFileUpgrade.upgrade(picocli, out, "picocli/");
 
         assertThat(count).isGreaterThan(100);
-        try (ZipFile before = new ZipFile(picocli.toFile()); ZipFile after = new ZipFile(out.toFile())) {
-            List<String> names = Collections.list(before.entries()).stream().map(e -> e.getName()).toList();
-            assertThat(Collections.list(after.entries()).stream().map(e -> e.getName()).toList()).isEqualTo(names);
+        try (ZipFile before = new ZipFile(picocli.toFile());
+                ZipFile after = new ZipFile(out.toFile())) {
+            List<String> names = Collections.list(before.entries()).stream()
+                    .map(e -> e.getName())
+                    .toList();
+            assertThat(Collections.list(after.entries()).stream()
+                            .map(e -> e.getName())
+                            .toList())
+                    .isEqualTo(names);
             assertThat(major(after, "picocli/CommandLine.class")).isEqualTo(ClassFile.latestMajorVersion());
             assertThat(major(before, "picocli/CommandLine.class")).isLessThan(50);
         }
         // a loader of its own, verifying every class it loads (the default for classes not on the boot path)
-        try (URLClassLoader loader = new URLClassLoader(new URL[] {out.toUri().toURL()}, ClassLoader.getPlatformClassLoader())) {
+        try (URLClassLoader loader =
+                new URLClassLoader(new URL[] {out.toUri().toURL()}, ClassLoader.getPlatformClassLoader())) {
             Class<?> commandLine = Class.forName("picocli.CommandLine", true, loader);
             assertThat(commandLine.getClassLoader()).isSameAs(loader);
             Class<?> spec = Class.forName("picocli.CommandLine$Model$CommandSpec", true, loader);
@@ -43,10 +55,14 @@ class ClassFileUpgradeTest {
             java.lang.reflect.Method arity = builder.getClass().getMethod("arity", String.class);
             arity.setAccessible(true); // declared by a non-public superclass
             arity.invoke(builder, "1");
-            spec.getMethod("addOption", option).invoke(command, builder.getClass().getMethod("build").invoke(builder));
+            spec.getMethod("addOption", option)
+                    .invoke(command, builder.getClass().getMethod("build").invoke(builder));
             Object cli = commandLine.getConstructor(Object.class).newInstance(command);
-            Object parsed = commandLine.getMethod("parseArgs", String[].class).invoke(cli, (Object) new String[] {"--name", "x"});
-            Object value = parsed.getClass().getMethod("matchedOptionValue", String.class, Object.class).invoke(parsed, "--name", "none");
+            Object parsed = commandLine.getMethod("parseArgs", String[].class).invoke(cli, (Object)
+                    new String[] {"--name", "x"});
+            Object value = parsed.getClass()
+                    .getMethod("matchedOptionValue", String.class, Object.class)
+                    .invoke(parsed, "--name", "none");
             assertThat(value).isEqualTo("x");
         }
     }

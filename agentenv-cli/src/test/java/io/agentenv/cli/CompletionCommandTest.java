@@ -20,17 +20,26 @@ class CompletionCommandTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int aenv(String... args) {
-        return Aenv.run(args, Map.of(), new Stdio(java.io.InputStream.nullInputStream(), out, err, true), hook -> { });
+        return Aenv.run(args, Map.of(), new Stdio(java.io.InputStream.nullInputStream(), out, err, true), hook -> {});
     }
 
     @Test
     void completion_bash_prints_a_script_that_names_the_commands_and_their_subcommands() {
-        assertThat(aenv("completion", "bash")).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(aenv("completion", "bash"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
 
         String script = out.toString(StandardCharsets.UTF_8);
-        assertThat(script).startsWith("#!/usr/bin/env bash").contains("complete -F _complete_aenv")
-                .contains("create").contains("list").contains("exec").contains("files").contains("completion")
-                .contains("put").contains("get");
+        assertThat(script)
+                .startsWith("#!/usr/bin/env bash")
+                .contains("complete -F _complete_aenv")
+                .contains("create")
+                .contains("list")
+                .contains("exec")
+                .contains("files")
+                .contains("completion")
+                .contains("put")
+                .contains("get");
     }
 
     @Test
@@ -52,11 +61,14 @@ class CompletionCommandTest {
 
     /** What bash offers for the last word, with the script loaded (COMPREPLY, sorted, space-separated). */
     private static String complete(Path script, String... words) throws Exception {
-        String line = "source " + script + "; COMP_WORDS=(" + String.join(" ", words) + "); COMP_CWORD=" + (words.length - 1)
-                + "; COMP_LINE='" + String.join(" ", words) + "'; COMP_POINT=${#COMP_LINE}; _complete_aenv;"
-                + " printf '%s\\n' \"${COMPREPLY[@]}\" | sort | xargs";
+        String line =
+                "source " + script + "; COMP_WORDS=(" + String.join(" ", words) + "); COMP_CWORD=" + (words.length - 1)
+                        + "; COMP_LINE='" + String.join(" ", words) + "'; COMP_POINT=${#COMP_LINE}; _complete_aenv;"
+                        + " printf '%s\\n' \"${COMPREPLY[@]}\" | sort | xargs";
         // stderr dropped: compopt complains outside a real completion, harmlessly
-        Process bash = new ProcessBuilder("bash", "-c", line).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process bash = new ProcessBuilder("bash", "-c", line)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         String text = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         assertThat(bash.waitFor(30, TimeUnit.SECONDS)).isTrue();
         return text;

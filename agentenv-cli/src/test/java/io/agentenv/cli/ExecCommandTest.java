@@ -82,16 +82,35 @@ class ExecCommandTest {
 
     @Test
     void exec_starts_a_login_bash_with_quoted_argv_env_cwd_user_and_timeout_via_the_proxy() throws IOException {
-        startAnswers(FakeSandboxServer.start(42), FakeSandboxServer.stdout("out\n"), FakeSandboxServer.stderr("err\n"),
+        startAnswers(
+                FakeSandboxServer.start(42),
+                FakeSandboxServer.stdout("out\n"),
+                FakeSandboxServer.stderr("err\n"),
                 FakeSandboxServer.exited(7));
 
-        int code = aenv("exec", ID, "--user", "root", "--cwd", "/tmp", "--env", "A=b c", "--timeout", "30", "--",
-                "printf", "%s|", "a b", "it's", "");
+        int code = aenv(
+                "exec",
+                ID,
+                "--user",
+                "root",
+                "--cwd",
+                "/tmp",
+                "--env",
+                "A=b c",
+                "--timeout",
+                "30",
+                "--",
+                "printf",
+                "%s|",
+                "a b",
+                "it's",
+                "");
 
         assertThat(code).as(stderr()).isEqualTo(7);
         assertThat(stdout()).isEqualTo("out\n");
         assertThat(stderr()).isEqualTo("err\n");
-        FakeSandboxServer.Request request = server.envdRequests("/process.Process/Start").getFirst();
+        FakeSandboxServer.Request request =
+                server.envdRequests("/process.Process/Start").getFirst();
         StartRequest start = FakeSandboxServer.streamRequest(request, StartRequest.getDefaultInstance());
         assertThat(start.getProcess().getCmd()).isEqualTo("/bin/bash");
         assertThat(start.getProcess().getArgsList()).containsExactly("-l", "-c", "printf '%s|' 'a b' 'it'\\''s' ''");
@@ -101,14 +120,19 @@ class ExecCommandTest {
         assertThat(start.getStdin()).as("a terminal's stdin is not forwarded").isFalse();
         assertThat(request.header("Content-Type")).isEqualTo("application/connect+json");
         assertThat(request.header("Connect-Timeout-Ms")).isEqualTo("30000");
-        assertThat(request.header("Authorization")).isEqualTo("Basic " + Base64.getEncoder().encodeToString("root:".getBytes(StandardCharsets.UTF_8)));
-        assertThat(request.header("X-API-Key")).as("the API key is not sent to the sandbox").isNull();
+        assertThat(request.header("Authorization"))
+                .isEqualTo("Basic " + Base64.getEncoder().encodeToString("root:".getBytes(StandardCharsets.UTF_8)));
+        assertThat(request.header("X-API-Key"))
+                .as("the API key is not sent to the sandbox")
+                .isNull();
     }
 
     @Test
     void exec_forwards_a_piped_stdin_in_order_then_closes_it() throws IOException {
         CountDownLatch closed = new CountDownLatch(1);
-        server.envd("/process.Process/SendInput", (request, ex) -> FakeSandboxServer.unary(ex, SendInputResponse.getDefaultInstance()));
+        server.envd(
+                "/process.Process/SendInput",
+                (request, ex) -> FakeSandboxServer.unary(ex, SendInputResponse.getDefaultInstance()));
         server.envd("/process.Process/CloseStdin", (request, ex) -> {
             closed.countDown();
             FakeSandboxServer.unary(ex, CloseStdinResponse.getDefaultInstance());
@@ -117,7 +141,9 @@ class ExecCommandTest {
             OutputStream stream = FakeSandboxServer.openStream(ex);
             FakeSandboxServer.event(stream, FakeSandboxServer.start(9));
             try {
-                assertThat(closed.await(10, TimeUnit.SECONDS)).as("stdin closed").isTrue();
+                assertThat(closed.await(10, TimeUnit.SECONDS))
+                        .as("stdin closed")
+                        .isTrue();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -130,8 +156,8 @@ class ExecCommandTest {
         int code = aenv(new ByteArrayInputStream(input), false, "exec", ID, "--", "cat");
 
         assertThat(code).as(stderr()).isZero();
-        StartRequest start = FakeSandboxServer.streamRequest(server.envdRequests("/process.Process/Start").getFirst(),
-                StartRequest.getDefaultInstance());
+        StartRequest start = FakeSandboxServer.streamRequest(
+                server.envdRequests("/process.Process/Start").getFirst(), StartRequest.getDefaultInstance());
         assertThat(start.getStdin()).isTrue();
         ByteArrayOutputStream sent = new ByteArrayOutputStream();
         for (FakeSandboxServer.Request r : server.envdRequests("/process.Process/SendInput")) {
@@ -159,8 +185,14 @@ class ExecCommandTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            FakeSandboxServer.event(stream, ProcessEvent.newBuilder().setEnd(ProcessEvent.EndEvent.newBuilder()
-                    .setExitCode(-1).setExited(false).setStatus("signal: terminated")).build());
+            FakeSandboxServer.event(
+                    stream,
+                    ProcessEvent.newBuilder()
+                            .setEnd(ProcessEvent.EndEvent.newBuilder()
+                                    .setExitCode(-1)
+                                    .setExited(false)
+                                    .setStatus("signal: terminated"))
+                            .build());
             FakeSandboxServer.endStream(stream, EndStream.ok());
         });
         AtomicReference<Integer> code = new AtomicReference<>();
@@ -171,8 +203,8 @@ class ExecCommandTest {
         CliFixture.await(() -> !run.isAlive(), "aenv to return");
 
         assertThat(code.get()).isEqualTo(143);
-        SendSignalRequest signal = FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendSignal").getFirst(),
-                SendSignalRequest.getDefaultInstance());
+        SendSignalRequest signal = FakeSandboxServer.unaryRequest(
+                server.envdRequests("/process.Process/SendSignal").getFirst(), SendSignalRequest.getDefaultInstance());
         assertThat(signal.getProcess().getPid()).isEqualTo(77);
         assertThat(signal.getSignal()).isEqualTo(Signal.SIGNAL_SIGTERM);
         assertThat(stderr()).contains("interrupted: sent SIGTERM");
@@ -197,13 +229,21 @@ class ExecCommandTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            FakeSandboxServer.event(stream, ProcessEvent.newBuilder().setEnd(ProcessEvent.EndEvent.newBuilder()
-                    .setExitCode(-1).setExited(false).setStatus("signal: terminated")).build());
+            FakeSandboxServer.event(
+                    stream,
+                    ProcessEvent.newBuilder()
+                            .setEnd(ProcessEvent.EndEvent.newBuilder()
+                                    .setExitCode(-1)
+                                    .setExited(false)
+                                    .setStatus("signal: terminated"))
+                            .build());
             FakeSandboxServer.endStream(stream, EndStream.ok());
         });
         AtomicReference<Integer> code = new AtomicReference<>();
         Thread run = Thread.ofVirtual().start(() -> code.set(aenv("exec", ID, "--", "sleep", "100")));
-        CliFixture.await(() -> !server.envdRequests("/process.Process/Start").isEmpty() && cli.interruptHook() != null, "the Start call");
+        CliFixture.await(
+                () -> !server.envdRequests("/process.Process/Start").isEmpty() && cli.interruptHook() != null,
+                "the Start call");
 
         Thread hook = Thread.ofPlatform().start(cli.interruptHook());
         CliFixture.await(() -> hook.getState() == Thread.State.TIMED_WAITING, "the interrupt to wait for the pid");
@@ -211,14 +251,24 @@ class ExecCommandTest {
         CliFixture.await(() -> !run.isAlive() && !hook.isAlive(), "aenv and the interrupt to finish");
 
         assertThat(code.get()).isEqualTo(143);
-        assertThat(FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendSignal").getFirst(),
-                SendSignalRequest.getDefaultInstance()).getProcess().getPid()).isEqualTo(31);
+        assertThat(FakeSandboxServer.unaryRequest(
+                                server.envdRequests("/process.Process/SendSignal")
+                                        .getFirst(),
+                                SendSignalRequest.getDefaultInstance())
+                        .getProcess()
+                        .getPid())
+                .isEqualTo(31);
     }
 
     @Test
     void a_closed_local_stdout_terminates_the_command_and_exits_141_like_sigpipe() {
-        server.envd("/process.Process/SendSignal", (request, ex) -> FakeSandboxServer.unary(ex, SendSignalResponse.getDefaultInstance()));
-        startAnswers(FakeSandboxServer.start(8), FakeSandboxServer.stdout("y\n"), FakeSandboxServer.stdout("y\n"),
+        server.envd(
+                "/process.Process/SendSignal",
+                (request, ex) -> FakeSandboxServer.unary(ex, SendSignalResponse.getDefaultInstance()));
+        startAnswers(
+                FakeSandboxServer.start(8),
+                FakeSandboxServer.stdout("y\n"),
+                FakeSandboxServer.stdout("y\n"),
                 FakeSandboxServer.exited(0));
         OutputStream closedPipe = new OutputStream() {
             @Override
@@ -229,8 +279,12 @@ class ExecCommandTest {
         int code = cli.run(InputStream.nullInputStream(), true, closedPipe, "exec", ID, "--", "yes");
 
         assertThat(code).isEqualTo(141);
-        assertThat(FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendSignal").getFirst(),
-                SendSignalRequest.getDefaultInstance()).getSignal()).isEqualTo(Signal.SIGNAL_SIGTERM);
+        assertThat(FakeSandboxServer.unaryRequest(
+                                server.envdRequests("/process.Process/SendSignal")
+                                        .getFirst(),
+                                SendSignalRequest.getDefaultInstance())
+                        .getSignal())
+                .isEqualTo(Signal.SIGNAL_SIGTERM);
     }
 
     @Test
@@ -238,7 +292,8 @@ class ExecCommandTest {
         server.envd("/process.Process/Start", (request, ex) -> {
             OutputStream stream = FakeSandboxServer.openStream(ex);
             FakeSandboxServer.event(stream, FakeSandboxServer.start(5));
-            FakeSandboxServer.endStream(stream, EndStream.failed(new RpcException(ConnectCode.DEADLINE_EXCEEDED, "deadline exceeded")));
+            FakeSandboxServer.endStream(
+                    stream, EndStream.failed(new RpcException(ConnectCode.DEADLINE_EXCEEDED, "deadline exceeded")));
         });
         assertThat(aenv("exec", ID, "--timeout", "1", "--", "sleep", "9")).isEqualTo(124);
         assertThat(stderr()).contains("timed out after 1 s");
@@ -248,13 +303,18 @@ class ExecCommandTest {
     void exit_codes_follow_the_shell_convention() {
         assertThat(RemoteCommand.exitCode(FakeSandboxServer.exited(3).getEnd())).isEqualTo(3);
         assertThat(RemoteCommand.exitCode(end(false, -1, "signal: killed"))).isEqualTo(137);
-        assertThat(RemoteCommand.exitCode(end(false, -1, "signal: segmentation fault (core dumped)"))).isEqualTo(139);
+        assertThat(RemoteCommand.exitCode(end(false, -1, "signal: segmentation fault (core dumped)")))
+                .isEqualTo(139);
         assertThat(RemoteCommand.exitCode(end(false, -1, "unknown"))).isEqualTo(255);
         assertThat(RemoteCommand.exitCode(end(true, 300, "exit status 300"))).isEqualTo(255);
     }
 
     private static ProcessEvent.EndEvent end(boolean exited, int code, String status) {
-        return ProcessEvent.EndEvent.newBuilder().setExited(exited).setExitCode(code).setStatus(status).build();
+        return ProcessEvent.EndEvent.newBuilder()
+                .setExited(exited)
+                .setExitCode(code)
+                .setStatus(status)
+                .build();
     }
 
     @Test
@@ -270,8 +330,9 @@ class ExecCommandTest {
             FakeSandboxServer.event(stream, FakeSandboxServer.start(5));
         });
         assertThat(aenv("exec", ID, "--", "true")).isEqualTo(1);
-        assertThat(stderr()).isEqualTo("error: the stream from sandbox " + ID
-                + " broke off (no end frame); was the sandbox killed or paused?\n");
+        assertThat(stderr())
+                .isEqualTo("error: the stream from sandbox " + ID
+                        + " broke off (no end frame); was the sandbox killed or paused?\n");
     }
 
     @Test
@@ -313,26 +374,32 @@ class ExecCommandTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            FakeSandboxServer.event(stream, ProcessEvent.newBuilder().setData(ProcessEvent.DataEvent.newBuilder()
-                    .setPty(ByteString.copyFromUtf8("$ exit\r\n"))).build());
+            FakeSandboxServer.event(
+                    stream,
+                    ProcessEvent.newBuilder()
+                            .setData(ProcessEvent.DataEvent.newBuilder().setPty(ByteString.copyFromUtf8("$ exit\r\n")))
+                            .build());
             FakeSandboxServer.event(stream, FakeSandboxServer.exited(0));
             FakeSandboxServer.endStream(stream, EndStream.ok());
         });
         FakeTerminal terminal = new FakeTerminal();
 
-        int code = cli.run(new ByteArrayInputStream("exit\r".getBytes(StandardCharsets.UTF_8)), terminal, "exec", "-t", ID);
+        int code = cli.run(
+                new ByteArrayInputStream("exit\r".getBytes(StandardCharsets.UTF_8)), terminal, "exec", "-t", ID);
 
         assertThat(code).as(stderr()).isZero();
         assertThat(stdout()).isEqualTo("$ exit\r\n");
-        StartRequest start = FakeSandboxServer.streamRequest(server.envdRequests("/process.Process/Start").getFirst(),
-                StartRequest.getDefaultInstance());
+        StartRequest start = FakeSandboxServer.streamRequest(
+                server.envdRequests("/process.Process/Start").getFirst(), StartRequest.getDefaultInstance());
         assertThat(start.getProcess().getArgsList()).containsExactly("-i", "-l");
         assertThat(start.getPty().getSize().getCols()).isEqualTo(120);
         assertThat(start.getPty().getSize().getRows()).isEqualTo(40);
-        assertThat(start.getProcess().getEnvsMap()).containsEntry("TERM", "xterm-256color").containsEntry("LANG", "C.UTF-8");
+        assertThat(start.getProcess().getEnvsMap())
+                .containsEntry("TERM", "xterm-256color")
+                .containsEntry("LANG", "C.UTF-8");
         assertThat(start.hasStdin()).isFalse();
-        SendInputRequest input = FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendInput").getFirst(),
-                SendInputRequest.getDefaultInstance());
+        SendInputRequest input = FakeSandboxServer.unaryRequest(
+                server.envdRequests("/process.Process/SendInput").getFirst(), SendInputRequest.getDefaultInstance());
         assertThat(input.getInput().getPty().toStringUtf8()).isEqualTo("exit\r");
         assertThat(server.envdRequests("/process.Process/CloseStdin")).isEmpty();
         assertThat(terminal.raw).hasValue(1);
@@ -353,5 +420,4 @@ class ExecCommandTest {
         assertThat(stderr()).contains("no command").contains("not both").contains("exclude each other");
         assertThat(server.envdRequests("/process.Process/Start")).isEmpty();
     }
-
 }

@@ -33,8 +33,11 @@ final class FakeSandboxServer implements AutoCloseable {
     /** A recorded request: method, path with query, the headers that matter, the body. */
     record Request(String method, String uri, Map<String, List<String>> headers, byte[] body) {
         String header(String name) {
-            return headers.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name))
-                    .map(e -> e.getValue().getFirst()).findFirst().orElse(null);
+            return headers.entrySet().stream()
+                    .filter(e -> e.getKey().equalsIgnoreCase(name))
+                    .map(e -> e.getValue().getFirst())
+                    .findFirst()
+                    .orElse(null);
         }
 
         String text() {
@@ -76,17 +79,24 @@ final class FakeSandboxServer implements AutoCloseable {
     }
 
     List<Request> envdRequests(String path) {
-        return requests.stream().filter(r -> r.header("E2b-Sandbox-Id") != null && r.uri().split("\\?")[0].equals(path)).toList();
+        return requests.stream()
+                .filter(r -> r.header("E2b-Sandbox-Id") != null
+                        && r.uri().split("\\?")[0].equals(path))
+                .toList();
     }
 
     private void dispatch(HttpExchange ex) throws IOException {
         try (ex) {
-            Request request = new Request(ex.getRequestMethod(), ex.getRequestURI().toString(),
-                    Map.copyOf(ex.getRequestHeaders()), ex.getRequestBody().readAllBytes());
+            Request request = new Request(
+                    ex.getRequestMethod(),
+                    ex.getRequestURI().toString(),
+                    Map.copyOf(ex.getRequestHeaders()),
+                    ex.getRequestBody().readAllBytes());
             requests.add(request);
             String path = ex.getRequestURI().getRawPath();
             if (request.header("E2b-Sandbox-Id") != null) {
-                if (!ID.equals(request.header("E2b-Sandbox-Id")) || !"49983".equals(request.header("E2b-Sandbox-Port"))) {
+                if (!ID.equals(request.header("E2b-Sandbox-Id"))
+                        || !"49983".equals(request.header("E2b-Sandbox-Port"))) {
                     json(ex, 502, "{\"code\":502,\"message\":\"The sandbox was not found\"}");
                 } else if (!TOKEN.equals(request.header("X-Access-Token"))) {
                     json(ex, 401, "{\"code\":401,\"message\":\"invalid access token\"}");
@@ -121,8 +131,7 @@ final class FakeSandboxServer implements AutoCloseable {
         return """
                 {"templateID":"base","sandboxID":"%s","clientID":"","startedAt":"2026-01-01T00:00:00Z",
                  "endAt":"2026-01-01T00:05:00Z","envdVersion":"0.6.13","envdAccessToken":"%s","domain":null,"cpuCount":2,
-                 "memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"%s","allowInternetAccess":null}"""
-                .formatted(ID, TOKEN, state);
+                 "memoryMB":512,"diskSizeMB":1024,"metadata":{},"state":"%s","allowInternetAccess":null}""".formatted(ID, TOKEN, state);
     }
 
     static void json(HttpExchange ex, int status, String body) throws IOException {
@@ -152,7 +161,9 @@ final class FakeSandboxServer implements AutoCloseable {
     }
 
     static void event(OutputStream out, ProcessEvent event) throws IOException {
-        out.write(Envelope.message(WireFormat.JSON.serialize(StartResponse.newBuilder().setEvent(event).build())).encode());
+        out.write(Envelope.message(WireFormat.JSON.serialize(
+                        StartResponse.newBuilder().setEvent(event).build()))
+                .encode());
         out.flush();
     }
 
@@ -162,27 +173,36 @@ final class FakeSandboxServer implements AutoCloseable {
     }
 
     static ProcessEvent start(int pid) {
-        return ProcessEvent.newBuilder().setStart(ProcessEvent.StartEvent.newBuilder().setPid(pid)).build();
+        return ProcessEvent.newBuilder()
+                .setStart(ProcessEvent.StartEvent.newBuilder().setPid(pid))
+                .build();
     }
 
     static ProcessEvent stdout(String text) {
-        return ProcessEvent.newBuilder().setData(ProcessEvent.DataEvent.newBuilder()
-                .setStdout(ByteString.copyFromUtf8(text))).build();
+        return ProcessEvent.newBuilder()
+                .setData(ProcessEvent.DataEvent.newBuilder().setStdout(ByteString.copyFromUtf8(text)))
+                .build();
     }
 
     static ProcessEvent stderr(String text) {
-        return ProcessEvent.newBuilder().setData(ProcessEvent.DataEvent.newBuilder()
-                .setStderr(ByteString.copyFromUtf8(text))).build();
+        return ProcessEvent.newBuilder()
+                .setData(ProcessEvent.DataEvent.newBuilder().setStderr(ByteString.copyFromUtf8(text)))
+                .build();
     }
 
     static ProcessEvent exited(int code) {
-        return ProcessEvent.newBuilder().setEnd(ProcessEvent.EndEvent.newBuilder().setExitCode(code).setExited(true)
-                .setStatus("exit status " + code)).build();
+        return ProcessEvent.newBuilder()
+                .setEnd(ProcessEvent.EndEvent.newBuilder()
+                        .setExitCode(code)
+                        .setExited(true)
+                        .setStatus("exit status " + code))
+                .build();
     }
 
     /** The message inside a streaming request's one envelope. */
     static <T extends Message> T streamRequest(Request request, T prototype) throws IOException {
-        Envelope envelope = Envelope.read(new ByteArrayInputStream(request.body()), 1 << 20).orElseThrow();
+        Envelope envelope =
+                Envelope.read(new ByteArrayInputStream(request.body()), 1 << 20).orElseThrow();
         return WireFormat.JSON.parse(envelope.payload(), prototype);
     }
 

@@ -31,11 +31,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class LauncherTest {
-    private static final Path LAUNCHER = Path.of("..", "bin", "aenv").toAbsolutePath().normalize();
+    private static final Path LAUNCHER =
+            Path.of("..", "bin", "aenv").toAbsolutePath().normalize();
     private static final String JAVA_17 = "/usr/lib/jvm/java-17-openjdk-amd64";
 
     @TempDir
     Path dir;
+
     private Path jar;
 
     /** The stand-in for aenv.jar: prints {@code feature=N} and the JVM's input arguments, one per line. */
@@ -55,7 +57,7 @@ class LauncherTest {
         manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, ShowJvm.class.getName());
         String entry = ShowJvm.class.getName().replace('.', '/') + ".class";
         try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest);
-             InputStream in = ShowJvm.class.getClassLoader().getResourceAsStream(entry)) {
+                InputStream in = ShowJvm.class.getClassLoader().getResourceAsStream(entry)) {
             out.putNextEntry(new JarEntry(entry));
             in.transferTo(out);
         }
@@ -65,7 +67,10 @@ class LauncherTest {
     void it_runs_the_jar_on_a_jdk_25_when_java_and_java_home_are_older() throws Exception {
         String out = launch(Map.of("PATH", "/usr/bin:/bin", "JAVA_HOME", JAVA_17), "list", "-o", "json");
 
-        assertThat(out).contains("feature=25").contains("-XX:+UseSerialGC").contains("-XX:TieredStopAtLevel=1")
+        assertThat(out)
+                .contains("feature=25")
+                .contains("-XX:+UseSerialGC")
+                .contains("-XX:TieredStopAtLevel=1")
                 .contains("args=list -o json");
     }
 
@@ -79,7 +84,11 @@ class LauncherTest {
 
         Files.setLastModifiedTime(cache, FileTime.from(Instant.now().plusSeconds(60)));
         String out = launch(Map.of("PATH", "/usr/bin:/bin"));
-        assertThat(out).contains("-XX:AOTCache=" + cache).contains("feature=25").doesNotContain("[aot]").doesNotContain("error");
+        assertThat(out)
+                .contains("-XX:AOTCache=" + cache)
+                .contains("feature=25")
+                .doesNotContain("[aot]")
+                .doesNotContain("error");
     }
 
     /** Runs the launcher with only this environment; returns stdout and stderr, after checking it exited 0. */

@@ -75,20 +75,29 @@ class StartCommandTest {
 
         assertThat(code).as(cli.stderr()).isEqualTo(3);
         assertThat(cli.stdout()).isEqualTo("Linux\n");
-        FakeSandboxServer.Request create = server.requests.stream().filter(r -> r.method().equals("POST") && r.uri().equals("/v2/sandboxes"))
-                .findFirst().orElseThrow();
-        assertThat(create.text()).contains("\"templateID\":\"py\"").contains("\"timeout\":60").contains("\"envVars\":{\"A\":\"B\"}");
-        StartRequest start = FakeSandboxServer.streamRequest(server.envdRequests("/process.Process/Start").getFirst(), StartRequest.getDefaultInstance());
+        FakeSandboxServer.Request create = server.requests.stream()
+                .filter(r -> r.method().equals("POST") && r.uri().equals("/v2/sandboxes"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(create.text())
+                .contains("\"templateID\":\"py\"")
+                .contains("\"timeout\":60")
+                .contains("\"envVars\":{\"A\":\"B\"}");
+        StartRequest start = FakeSandboxServer.streamRequest(
+                server.envdRequests("/process.Process/Start").getFirst(), StartRequest.getDefaultInstance());
         assertThat(start.getProcess().getCmd()).isEqualTo("/bin/bash");
         assertThat(start.getProcess().getArgsList()).containsExactly("-l", "-c", "exec bash -s");
         assertThat(start.getStdin()).isTrue();
         assertThat(start.hasPty()).isFalse();
-        SendInputRequest input = FakeSandboxServer.unaryRequest(server.envdRequests("/process.Process/SendInput").getFirst(),
-                SendInputRequest.getDefaultInstance());
+        SendInputRequest input = FakeSandboxServer.unaryRequest(
+                server.envdRequests("/process.Process/SendInput").getFirst(), SendInputRequest.getDefaultInstance());
         assertThat(input.getInput().getStdin().toStringUtf8()).isEqualTo("uname\nexit 3\n");
-        assertThat(server.requests.getLast().method() + " " + server.requests.getLast().uri()).isEqualTo("DELETE /sandboxes/" + ID);
-        assertThat(cli.stderr()).isEqualTo("aenv: sandbox " + ID + " (killed when the shell ends; --keep keeps it)\n"
-                + "aenv: killed sandbox " + ID + "\n");
+        assertThat(server.requests.getLast().method() + " "
+                        + server.requests.getLast().uri())
+                .isEqualTo("DELETE /sandboxes/" + ID);
+        assertThat(cli.stderr())
+                .isEqualTo("aenv: sandbox " + ID + " (killed when the shell ends; --keep keeps it)\n"
+                        + "aenv: killed sandbox " + ID + "\n");
     }
 
     @Test
@@ -101,19 +110,23 @@ class StartCommandTest {
 
             @Override
             public Runnable enterRawMode() {
-                return () -> { };
+                return () -> {};
             }
         };
 
-        int code = cli.run(new ByteArrayInputStream("exit 3\r".getBytes(StandardCharsets.UTF_8)), terminal, "start", "--keep");
+        int code = cli.run(
+                new ByteArrayInputStream("exit 3\r".getBytes(StandardCharsets.UTF_8)), terminal, "start", "--keep");
 
         assertThat(code).as(cli.stderr()).isEqualTo(3);
-        StartRequest start = FakeSandboxServer.streamRequest(server.envdRequests("/process.Process/Start").getFirst(), StartRequest.getDefaultInstance());
+        StartRequest start = FakeSandboxServer.streamRequest(
+                server.envdRequests("/process.Process/Start").getFirst(), StartRequest.getDefaultInstance());
         assertThat(start.getProcess().getArgsList()).containsExactly("-i", "-l");
         assertThat(start.getPty().getSize().getCols()).isEqualTo(100);
         assertThat(server.requests).noneMatch(r -> r.method().equals("DELETE"));
-        FakeSandboxServer.Request create = server.requests.stream().filter(r -> r.method().equals("POST") && r.uri().equals("/v2/sandboxes"))
-                .findFirst().orElseThrow();
+        FakeSandboxServer.Request create = server.requests.stream()
+                .filter(r -> r.method().equals("POST") && r.uri().equals("/v2/sandboxes"))
+                .findFirst()
+                .orElseThrow();
         assertThat(create.text()).contains("\"templateID\":\"base\"");
         assertThat(cli.stderr()).isEqualTo("aenv: sandbox " + ID + " (kept when the shell ends)\n");
     }
@@ -129,6 +142,9 @@ class StartCommandTest {
         assertThat(cli.run(InputStream.nullInputStream(), false, "start")).isEqualTo(130);
         cli.interruptHook().run(); // as the JVM's shutdown hook would, after the shell ended: nothing more to do
 
-        assertThat(server.requests.stream().filter(r -> r.method().equals("DELETE")).count()).isEqualTo(1);
+        assertThat(server.requests.stream()
+                        .filter(r -> r.method().equals("DELETE"))
+                        .count())
+                .isEqualTo(1);
     }
 }

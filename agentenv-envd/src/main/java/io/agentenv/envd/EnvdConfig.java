@@ -21,9 +21,17 @@ import org.slf4j.event.Level;
  * @param warmRequests   rounds of requests envd sends itself before {@code GET /ready} answers
  *                       ({@link io.agentenv.envd.warmup.RequestPathWarmup}), 0 for none
  */
-record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String defaultUser, Duration exitedRetention,
-                  int journalBytes, Optional<Path> journalFile, Level logLevel, String sandboxId, String processPath,
-                  int warmRequests) {
+record EnvdConfig(
+        InetSocketAddress listen,
+        Optional<Path> unixSocket,
+        String defaultUser,
+        Duration exitedRetention,
+        int journalBytes,
+        Optional<Path> journalFile,
+        Level logLevel,
+        String sandboxId,
+        String processPath,
+        int warmRequests) {
     static final int DEFAULT_PORT = 49983;
 
     EnvdConfig {
@@ -68,7 +76,9 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
     static EnvdConfig parse(String[] args, Map<String, String> env) {
         String host = env.getOrDefault("ENVD_HOST", "0.0.0.0");
         int port = integer("ENVD_PORT", env.getOrDefault("ENVD_PORT", String.valueOf(DEFAULT_PORT)), 0, 65535);
-        Optional<Path> socket = Optional.ofNullable(env.get("ENVD_UNIX_SOCKET")).filter(s -> !s.isEmpty()).map(Path::of);
+        Optional<Path> socket = Optional.ofNullable(env.get("ENVD_UNIX_SOCKET"))
+                .filter(s -> !s.isEmpty())
+                .map(Path::of);
         String user = System.getProperty("user.name", "root");
         long retention = 300;
         int journal = 1 << 20;
@@ -92,9 +102,17 @@ record EnvdConfig(InetSocketAddress listen, Optional<Path> unixSocket, String de
                 default -> throw new IllegalArgumentException("unknown option " + arg + "\n" + USAGE);
             }
         }
-        return new EnvdConfig(new InetSocketAddress(host, port), socket, user,
-                Duration.ofSeconds(retention), journal, journalFile, level, sandboxId,
-                Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH), warmRequests);
+        return new EnvdConfig(
+                new InetSocketAddress(host, port),
+                socket,
+                user,
+                Duration.ofSeconds(retention),
+                journal,
+                journalFile,
+                level,
+                sandboxId,
+                Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH),
+                warmRequests);
     }
 
     private static String value(String[] args, int i, String option) {

@@ -61,14 +61,17 @@ public final class Main {
         // Listens and wires at once: the JDK server starts on its own thread (its creation waits for the JDK's
         // LoggerFinder, which the background set-up above is looking for), while this one wires. A request
         // that arrives before the wiring is done waits for it (EnvdServer). Two slow one-time set-ups start in the
-        // background a little after envd serves (see DeferredSetUps): the first RPC does what it needs of the first itself if it
+        // background a little after envd serves (see DeferredSetUps): the first RPC does what it needs of the first
+        // itself if it
         // comes earlier, processes start through the JDK until the second is done, and GET /ready (for the host, which
         // checkpoints a template's envd only after it) answers once both are done.
         EnvdServer server = new EnvdServer(config.listen(), config.unixSocket(), Duration.ofSeconds(1));
         CompletableFuture<Long> listening = listenInBackground(server);
         Clock clock = Clock.systemUTC();
         CompletableFuture<Void> warmup = new CompletableFuture<>();
-        LogJournal journal = new LogJournal(clock, config.journalBytes(),
+        LogJournal journal = new LogJournal(
+                clock,
+                config.journalBytes(),
                 config.journalFile().flatMap(file -> JournalFile.open(file, config.journalBytes())));
         Logging.configure(journal, config.logLevel(), config.sandboxId());
         Logger log = LoggerFactory.getLogger(Main.class);
@@ -85,34 +88,53 @@ public final class Main {
         try {
             listeningNanos = listening.join();
         } catch (CompletionException e) {
-            log.atError().setCause(e.getCause()).addKeyValue("port", config.listen().getPort())
-                    .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
+            log.atError()
+                    .setCause(e.getCause())
+                    .addKeyValue("port", config.listen().getPort())
+                    .addKeyValue(
+                            "unix_socket",
+                            config.unixSocket().map(Object::toString).orElse(""))
                     .log("envd could not listen");
             System.exit(1);
             return;
         }
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("envd-shutdown").unstarted(() -> {
-            log.atInfo().log("stopping");
-            services.processes().close();
-            try {
-                server.close();
-            } catch (Exception e) {
-                log.atWarn().setCause(e).log("server did not stop cleanly");
-            }
-            stopped.countDown();
-        }));
+        Runtime.getRuntime()
+                .addShutdownHook(Thread.ofPlatform().name("envd-shutdown").unstarted(() -> {
+                    log.atInfo().log("stopping");
+                    services.processes().close();
+                    try {
+                        server.close();
+                    } catch (Exception e) {
+                        log.atWarn().setCause(e).log("server did not stop cleanly");
+                    }
+                    stopped.countDown();
+                }));
         server.serve(services.handler());
         long servingNanos = System.nanoTime();
-        DeferredSetUps.startInBackground(DeferredSetUps.AFTER_FIRST_REQUESTS, warmup, services.processes()::prepareInBackground);
-        log.atInfo().addKeyValue("port", server.tcpPort())
-                .addKeyValue("unix_socket", config.unixSocket().map(Object::toString).orElse(""))
+        DeferredSetUps.startInBackground(
+                DeferredSetUps.AFTER_FIRST_REQUESTS, warmup, services.processes()::prepareInBackground);
+        log.atInfo()
+                .addKeyValue("port", server.tcpPort())
+                .addKeyValue(
+                        "unix_socket", config.unixSocket().map(Object::toString).orElse(""))
                 .addKeyValue("user", config.defaultUser())
-                .addKeyValue("listening_ms", Duration.ofNanos(listeningNanos - startNanos).toMillis())
-                .addKeyValue("serving_ms", Duration.ofNanos(servingNanos - startNanos).toMillis())
-                .addKeyValue("startup_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
+                .addKeyValue(
+                        "listening_ms",
+                        Duration.ofNanos(listeningNanos - startNanos).toMillis())
+                .addKeyValue(
+                        "serving_ms",
+                        Duration.ofNanos(servingNanos - startNanos).toMillis())
+                .addKeyValue(
+                        "startup_ms",
+                        Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                 .log("envd listening");
-        RequestPathWarmup.forSdk(config.warmRequests(), server.tcpPort(), config.unixSocket(), services.processes(), journal,
+        RequestPathWarmup.forSdk(
+                        config.warmRequests(),
+                        server.tcpPort(),
+                        config.unixSocket(),
+                        services.processes(),
+                        journal,
                         services.session())
                 .startInBackground(List.of(services.processes().prepared(), warmup), services.requestsWarmed());
         stopped.await();
@@ -126,7 +148,9 @@ public final class Main {
      * first it just waits for (or does) the class initialisation itself.
      */
     private static void prepareWiringInBackground() {
-        Thread.ofPlatform().name("envd-wiring-warmup").daemon()
+        Thread.ofPlatform()
+                .name("envd-wiring-warmup")
+                .daemon()
                 .start(() -> DecimalFormatSymbols.getInstance(Locale.getDefault(Locale.Category.FORMAT)));
     }
 
@@ -148,15 +172,15 @@ public final class Main {
      * What the shutdown hook needs besides the server, the handler that serves every request, and what completes the
      * request warm-up ({@code --warm-requests}; GET /ready waits for it).
      */
-    private record Services(ProcessService processes, EnvdHandler handler, CompletableFuture<Void> requestsWarmed,
-                            Session session) {}
+    private record Services(
+            ProcessService processes, EnvdHandler handler, CompletableFuture<Void> requestsWarmed, Session session) {}
 
     private static Services wire(EnvdConfig config, Clock clock, LogJournal journal, CompletableFuture<Void> warmup)
             throws IOException {
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
-        ProcessService processes = ProcessService.create(accounts, session, journal, clock, config.exitedRetention(),
-                config.processPath());
+        ProcessService processes = ProcessService.create(
+                accounts, session, journal, clock, config.exitedRetention(), config.processPath());
 
         ConnectRouter rpcs = new ConnectRouter();
         HttpRoutes routes = new HttpRoutes();
@@ -171,7 +195,7 @@ public final class Main {
         CompletableFuture<Void> requestsWarmed = new CompletableFuture<>();
         new Readiness(List.of(processes.prepared(), warmup, requestsWarmed), session, Duration.ofSeconds(2))
                 .register(routes);
-        return new Services(processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed,
-                session);
+        return new Services(
+                processes, new EnvdHandler(routes, rpcs, new ConnectDispatch(clock), session), requestsWarmed, session);
     }
 }

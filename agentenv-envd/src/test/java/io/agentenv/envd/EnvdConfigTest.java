@@ -23,14 +23,28 @@ class EnvdConfigTest {
         assertThat(config.exitedRetention()).isEqualTo(Duration.ofMinutes(5));
         assertThat(config.logLevel()).isEqualTo(Level.INFO);
         assertThat(config.processPath()).isEqualTo("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-        assertThat(EnvdConfig.parse(new String[0], Map.of("PATH", "/opt/bin:/bin")).processPath()).isEqualTo("/opt/bin:/bin");
+        assertThat(EnvdConfig.parse(new String[0], Map.of("PATH", "/opt/bin:/bin"))
+                        .processPath())
+                .isEqualTo("/opt/bin:/bin");
     }
 
     @Test
     void options_override_environment_defaults() {
         EnvdConfig config = EnvdConfig.parse(
-                new String[] {"--port", "5000", "--unix-socket", "/run/e.sock", "--default-user", "user", "--log-level", "debug",
-                        "--exited-retention", "10", "--sandbox-id", "sbx1"},
+                new String[] {
+                    "--port",
+                    "5000",
+                    "--unix-socket",
+                    "/run/e.sock",
+                    "--default-user",
+                    "user",
+                    "--log-level",
+                    "debug",
+                    "--exited-retention",
+                    "10",
+                    "--sandbox-id",
+                    "sbx1"
+                },
                 Map.of("ENVD_PORT", "6000", "ENVD_SANDBOX_ID", "env-id"));
         assertThat(config.listen().getPort()).isEqualTo(5000);
         assertThat(config.unixSocket()).contains(Path.of("/run/e.sock"));
@@ -38,32 +52,45 @@ class EnvdConfigTest {
         assertThat(config.logLevel()).isEqualTo(Level.DEBUG);
         assertThat(config.exitedRetention()).isEqualTo(Duration.ofSeconds(10));
         assertThat(config.sandboxId()).isEqualTo("sbx1");
-        assertThat(EnvdConfig.parse(new String[0], Map.of("ENVD_PORT", "6000")).listen().getPort()).isEqualTo(6000);
+        assertThat(EnvdConfig.parse(new String[0], Map.of("ENVD_PORT", "6000"))
+                        .listen()
+                        .getPort())
+                .isEqualTo(6000);
     }
 
     @Test
     void port_0_takes_any_free_port_and_the_build_time_training_option_is_gone() {
-        assertThat(EnvdConfig.parse(new String[] {"--port", "0"}, Map.of()).listen().getPort()).isZero();
+        assertThat(EnvdConfig.parse(new String[] {"--port", "0"}, Map.of())
+                        .listen()
+                        .getPort())
+                .isZero();
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--aot-training"}, Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown option --aot-training");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown option --aot-training");
     }
 
     @Test
     void warm_requests_are_off_unless_asked_for() {
         assertThat(EnvdConfig.parse(new String[0], Map.of()).warmRequests()).isZero();
-        assertThat(EnvdConfig.parse(new String[] {"--warm-requests", "300"}, Map.of()).warmRequests()).isEqualTo(300);
+        assertThat(EnvdConfig.parse(new String[] {"--warm-requests", "300"}, Map.of())
+                        .warmRequests())
+                .isEqualTo(300);
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--warm-requests", "-1"}, Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 0 and 10000");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("between 0 and 10000");
     }
 
     @Test
     void bad_values_and_unknown_options_are_rejected_with_the_usage() {
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--port", "70000"}, Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 0 and 65535");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("between 0 and 65535");
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--port"}, Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs a value");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("needs a value");
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--bogus"}, Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("usage:");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("usage:");
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--log-level", "loud"}, Map.of()))
                 .isInstanceOf(IllegalArgumentException.class);
     }

@@ -1,11 +1,10 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxId;
-
 import java.util.Locale;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A typed failure of a lifecycle operation. {@link #getMessage()} is written for API clients: it never contains host
@@ -32,8 +31,10 @@ public final class AgentEnvException extends RuntimeException {
     }
 
     static AgentEnvException invalidState(SandboxId id, SandboxState state, String operation) {
-        return new AgentEnvException(ErrorKind.CONFLICT,
-                "sandbox " + id.value() + " cannot " + operation + " while " + state.name().toLowerCase(Locale.ROOT));
+        return new AgentEnvException(
+                ErrorKind.CONFLICT,
+                "sandbox " + id.value() + " cannot " + operation + " while "
+                        + state.name().toLowerCase(Locale.ROOT));
     }
 
     public static AgentEnvException invalidArgument(String message) {
@@ -42,8 +43,10 @@ public final class AgentEnvException extends RuntimeException {
 
     /** The backend hit a capacity limit (429, without Retry-After: a slot frees only when a sandbox is killed or paused). */
     static AgentEnvException exhausted(BackendException.Exhausted e) {
-        return new AgentEnvException(ErrorKind.RESOURCE_EXHAUSTED,
-                "too many sandboxes: " + e.limit() + "; kill or pause a sandbox, then retry", e);
+        return new AgentEnvException(
+                ErrorKind.RESOURCE_EXHAUSTED,
+                "too many sandboxes: " + e.limit() + "; kill or pause a sandbox, then retry",
+                e);
     }
 
     public static AgentEnvException unavailable() {

@@ -1,10 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -19,8 +18,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.stream.Collectors;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The on-disk layout of backend artifacts, owned by the orchestrator:
@@ -70,9 +69,9 @@ final class Artifacts {
      * interrupted by a crash). {@code keep} holds the paused and snapshot directories still referenced.
      */
     void sweepOrphans(Set<Path> keep) {
-        Set<Path> kept = keep.stream().map(Path::toAbsolutePath).map(Path::normalize)
-                .collect(Collectors.toSet());
-        for (String area : new String[]{"sandboxes", "snapshots", "forks"}) {
+        Set<Path> kept =
+                keep.stream().map(Path::toAbsolutePath).map(Path::normalize).collect(Collectors.toSet());
+        for (String area : new String[] {"sandboxes", "snapshots", "forks"}) {
             Path dir = root.resolve(area);
             if (!Files.isDirectory(dir)) {
                 continue;

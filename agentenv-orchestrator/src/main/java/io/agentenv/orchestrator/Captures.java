@@ -1,15 +1,14 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.file.Path;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Captures a running sandbox for fork and snapshot: CAS RUNNING to {@code holding}, snapshot into {@code dir}, and
@@ -59,7 +58,8 @@ final class Captures {
         } catch (BackendException | RuntimeException e) {
             artifacts.delete(dir);
             disposal.discard(id, handle, "capture failed terminally", e);
-            throw new AgentEnvException(ErrorKind.INTERNAL, "capturing sandbox " + id + " failed and the sandbox was lost", e);
+            throw new AgentEnvException(
+                    ErrorKind.INTERNAL, "capturing sandbox " + id + " failed and the sandbox was lost", e);
         }
     }
 

@@ -1,14 +1,13 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.Reservation;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
-
 import java.time.Clock;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * POST /sandboxes: validate, resolve the template, launch. A create from a built-in template first asks the backend to
@@ -26,8 +25,14 @@ final class CreateOperation {
     private final EventBus events;
     private final Clock clock;
 
-    CreateOperation(TemplateCatalog templates, SandboxBackendFactory backends, Ids ids, HookCalls hooks, EventBus events,
-                    Clock clock, Launcher launcher) {
+    CreateOperation(
+            TemplateCatalog templates,
+            SandboxBackendFactory backends,
+            Ids ids,
+            HookCalls hooks,
+            EventBus events,
+            Clock clock,
+            Launcher launcher) {
         this.templates = requireNonNull(templates, "templates is null");
         this.backends = requireNonNull(backends, "backends is null");
         this.ids = requireNonNull(ids, "ids is null");
@@ -49,7 +54,8 @@ final class CreateOperation {
         validate(request, hooks.enabled());
         TemplateCatalog.Resolved resolved = templates.resolve(request.template());
         Optional<Reservation> reservation = resolved.source() instanceof LaunchSource.Template(var template)
-                ? backends.reserve(template) : Optional.empty();
+                ? backends.reserve(template)
+                : Optional.empty();
         try {
             return create(request, resolved, reservation.map(Reservation::id).orElseGet(ids::newSandboxId));
         } finally {
@@ -58,12 +64,26 @@ final class CreateOperation {
     }
 
     private SandboxView create(CreateSandbox request, TemplateCatalog.Resolved resolved, SandboxId id) {
-        SandboxRecord creating = new SandboxRecord(id, resolved.template(), resolved.alias(), SandboxState.CREATING,
-                clock.instant(), request.timeout(), Optional.empty(), request.onTimeout(), request.timeoutPauseMode(),
-                request.autoResume(), request.secure(), resolved.resources(), request.metadata(),
-                TemplateCatalog.merged(resolved.envVars(), request.envVars()), request.network(),
-                params(request.customExtensionParams(), resolved.customExtensionParams()), Optional.empty(),
-                Optional.empty(), request.maskRequestHost());
+        SandboxRecord creating = new SandboxRecord(
+                id,
+                resolved.template(),
+                resolved.alias(),
+                SandboxState.CREATING,
+                clock.instant(),
+                request.timeout(),
+                Optional.empty(),
+                request.onTimeout(),
+                request.timeoutPauseMode(),
+                request.autoResume(),
+                request.secure(),
+                resolved.resources(),
+                request.metadata(),
+                TemplateCatalog.merged(resolved.envVars(), request.envVars()),
+                request.network(),
+                params(request.customExtensionParams(), resolved.customExtensionParams()),
+                Optional.empty(),
+                Optional.empty(),
+                request.maskRequestHost());
         SandboxView view = launcher.launch(creating, resolved.source());
         events.publish(new LifecycleEvent.Created(id, clock.instant(), resolved.template()));
         return view;

@@ -1,13 +1,12 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
-
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A create request after the API applied its defaults (v1 vs v2 timeout, secure, onTimeout).
@@ -25,10 +24,18 @@ import static java.util.Objects.requireNonNull;
  * @param maskRequestHost       the Host header proxied requests to the sandbox's ports (not envd's) carry, with
  *                              {@code ${PORT}} replaced by the port; empty: the caller's Host is kept
  */
-public record CreateSandbox(String template, Duration timeout, TimeoutAction onTimeout, PauseMode timeoutPauseMode,
-                            boolean autoResume, Map<String, String> envVars, Map<String, String> metadata,
-                            NetworkPolicy network, String customExtensionParams, boolean secure,
-                            Optional<String> maskRequestHost) {
+public record CreateSandbox(
+        String template,
+        Duration timeout,
+        TimeoutAction onTimeout,
+        PauseMode timeoutPauseMode,
+        boolean autoResume,
+        Map<String, String> envVars,
+        Map<String, String> metadata,
+        NetworkPolicy network,
+        String customExtensionParams,
+        boolean secure,
+        Optional<String> maskRequestHost) {
     public CreateSandbox {
         requireNonNull(template, "template is null");
         requireNonNull(timeout, "timeout is null");
@@ -45,16 +52,43 @@ public record CreateSandbox(String template, Duration timeout, TimeoutAction onT
     }
 
     /** A request whose proxied requests keep their Host header. */
-    public CreateSandbox(String template, Duration timeout, TimeoutAction onTimeout, PauseMode timeoutPauseMode,
-                         boolean autoResume, Map<String, String> envVars, Map<String, String> metadata,
-                         NetworkPolicy network, String customExtensionParams, boolean secure) {
-        this(template, timeout, onTimeout, timeoutPauseMode, autoResume, envVars, metadata, network,
-                customExtensionParams, secure, Optional.empty());
+    public CreateSandbox(
+            String template,
+            Duration timeout,
+            TimeoutAction onTimeout,
+            PauseMode timeoutPauseMode,
+            boolean autoResume,
+            Map<String, String> envVars,
+            Map<String, String> metadata,
+            NetworkPolicy network,
+            String customExtensionParams,
+            boolean secure) {
+        this(
+                template,
+                timeout,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                envVars,
+                metadata,
+                network,
+                customExtensionParams,
+                secure,
+                Optional.empty());
     }
 
     /** A request with defaults for everything but the template and timeout (tests and simple callers). */
     public static CreateSandbox of(String template, Duration timeout) {
-        return new CreateSandbox(template, timeout, TimeoutAction.KILL, PauseMode.WITH_MEMORY, false, Map.of(), Map.of(),
-                NetworkPolicy.DEFAULT, "{}", true);
+        return new CreateSandbox(
+                template,
+                timeout,
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                Map.of(),
+                Map.of(),
+                NetworkPolicy.DEFAULT,
+                "{}",
+                true);
     }
 }

@@ -1,12 +1,11 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.SandboxId;
+import java.util.Locale;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.util.Locale;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * GET/PATCH of custom extension params. A patch needs a RUNNING sandbox; the extension's patch-params hook computes the
@@ -57,11 +56,15 @@ final class CustomExtensionParams {
         String updated = hooks.patch(id, rawJsonObject);
         if (!records.updateCustomExtensionParams(id, SandboxState.RUNNING, updated)) {
             SandboxRecord now = records.visible(id);
-            log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("state", now.state())
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("state", now.state())
                     .log("custom extension params not stored: the sandbox left RUNNING during the patch hook");
-            throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + id.value()
-                    + " left the running state while its custom extension params were being patched (now "
-                    + now.state().name().toLowerCase(Locale.ROOT) + "); the params were not changed");
+            throw new AgentEnvException(
+                    ErrorKind.CONFLICT,
+                    "sandbox " + id.value()
+                            + " left the running state while its custom extension params were being patched (now "
+                            + now.state().name().toLowerCase(Locale.ROOT) + "); the params were not changed");
         }
         log.atInfo().addKeyValue("sandbox_id", id.value()).log("custom extension params updated");
         return updated;

@@ -1,16 +1,15 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Clock;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.UUID;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Lets go of a sandbox the orchestrator can no longer keep: a terminal backend failure in pause, capture or a network
@@ -27,7 +26,13 @@ final class Disposal {
     private final EventBus events;
     private final Clock clock;
 
-    Disposal(Records records, SandboxRuntime runtime, Artifacts artifacts, HookCalls hooks, EventBus events, Clock clock) {
+    Disposal(
+            Records records,
+            SandboxRuntime runtime,
+            Artifacts artifacts,
+            HookCalls hooks,
+            EventBus events,
+            Clock clock) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.artifacts = requireNonNull(artifacts, "artifacts is null");
@@ -51,10 +56,15 @@ final class Disposal {
         try {
             records.delete(id, EnumSet.allOf(SandboxState.class));
         } catch (RuntimeException e) {
-            log.atError().addKeyValue("sandbox_id", id.value()).setCause(e)
+            log.atError()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
                     .log("cannot delete the record of a lost sandbox; restart recovery will remove it");
         }
-        log.atError().addKeyValue("sandbox_id", id.value()).addKeyValue("reason", reason).setCause(cause)
+        log.atError()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("reason", reason)
+                .setCause(cause)
                 .log("sandbox lost and removed");
         events.publish(new LifecycleEvent.Killed(id, clock.instant()));
     }
@@ -64,7 +74,10 @@ final class Disposal {
         try {
             return records.get(id).flatMap(SandboxRecord::instanceId);
         } catch (RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("cannot read the instance id for the stop hook");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
+                    .log("cannot read the instance id for the stop hook");
             return Optional.empty();
         }
     }
@@ -76,7 +89,10 @@ final class Disposal {
                 return null;
             });
         } catch (BackendException | RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", handle.id().value()).setCause(e).log("closing a backend instance failed");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", handle.id().value())
+                    .setCause(e)
+                    .log("closing a backend instance failed");
         }
     }
 }

@@ -1,25 +1,24 @@
 package io.agentenv.orchestrator;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Delivers lifecycle events to listeners in publication order on one thread, never under a caller's lock. */
 final class EventBus implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EventBus.class);
 
     private final List<LifecycleListener> listeners;
-    private final ExecutorService delivery =
-            Executors.newSingleThreadExecutor(Thread.ofVirtual().name("aenv-lifecycle-events").factory());
+    private final ExecutorService delivery = Executors.newSingleThreadExecutor(
+            Thread.ofVirtual().name("aenv-lifecycle-events").factory());
 
     EventBus(List<LifecycleListener> listeners) {
         this.listeners = new CopyOnWriteArrayList<>(listeners);
@@ -37,7 +36,9 @@ final class EventBus implements AutoCloseable {
         try {
             delivery.execute(() -> deliver(event));
         } catch (RejectedExecutionException e) {
-            log.atWarn().addKeyValue("sandbox_id", event.sandbox().value()).addKeyValue("event", event)
+            log.atWarn()
+                    .addKeyValue("sandbox_id", event.sandbox().value())
+                    .addKeyValue("event", event)
                     .log("lifecycle event dropped after shutdown");
         }
     }
@@ -47,7 +48,10 @@ final class EventBus implements AutoCloseable {
             try {
                 listener.onEvent(event);
             } catch (RuntimeException e) {
-                log.atWarn().addKeyValue("sandbox_id", event.sandbox().value()).setCause(e).log("lifecycle listener failed");
+                log.atWarn()
+                        .addKeyValue("sandbox_id", event.sandbox().value())
+                        .setCause(e)
+                        .log("lifecycle listener failed");
             }
         }
     }

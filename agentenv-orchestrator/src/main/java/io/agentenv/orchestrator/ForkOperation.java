@@ -1,11 +1,10 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -17,8 +16,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * POST /sandboxes/{id}/fork: RUNNING to FORKING, capture, back to RUNNING (TTL untouched), then restore the children
@@ -37,8 +36,14 @@ final class ForkOperation {
     private final EventBus events;
     private final Clock clock;
 
-    ForkOperation(Captures captures, Launcher launcher, Artifacts artifacts, Ids ids, EventBus events, Clock clock,
-                  int forkParallelism) {
+    ForkOperation(
+            Captures captures,
+            Launcher launcher,
+            Artifacts artifacts,
+            Ids ids,
+            EventBus events,
+            Clock clock,
+            int forkParallelism) {
         this.captures = requireNonNull(captures, "captures is null");
         this.launcher = requireNonNull(launcher, "launcher is null");
         this.artifacts = requireNonNull(artifacts, "artifacts is null");
@@ -81,8 +86,14 @@ final class ForkOperation {
             for (Future<ForkResult> child : children) {
                 results.add(outcome(child));
             }
-            log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("children", count)
-                    .addKeyValue("started", results.stream().filter(ForkResult.Child.class::isInstance).count())
+            log.atInfo()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("children", count)
+                    .addKeyValue(
+                            "started",
+                            results.stream()
+                                    .filter(ForkResult.Child.class::isInstance)
+                                    .count())
                     .log("sandbox forked");
             return results;
         } finally {
@@ -90,7 +101,8 @@ final class ForkOperation {
         }
     }
 
-    private ForkResult restoreChild(SandboxRecord source, SnapshotState state, Duration timeout) throws InterruptedException {
+    private ForkResult restoreChild(SandboxRecord source, SnapshotState state, Duration timeout)
+            throws InterruptedException {
         SandboxId childId = ids.newSandboxId();
         restores.acquire();
         try {

@@ -17,9 +17,14 @@ import java.util.Optional;
  * @param autoResume    a paused sandbox is resumed by its first proxied request
  * @param maskRequestHost the Host header requests to ports other than envd's carry, {@code ${PORT}} not yet replaced
  */
-public record GuestRoute(SandboxId id, SandboxState state, Optional<GuestEndpoint> endpoint, boolean secure,
-                         NetworkPolicy.PublicTraffic publicTraffic, boolean autoResume,
-                         Optional<String> maskRequestHost) {
+public record GuestRoute(
+        SandboxId id,
+        SandboxState state,
+        Optional<GuestEndpoint> endpoint,
+        boolean secure,
+        NetworkPolicy.PublicTraffic publicTraffic,
+        boolean autoResume,
+        Optional<String> maskRequestHost) {
     public GuestRoute {
         requireNonNull(id, "id is null");
         requireNonNull(state, "state is null");
@@ -32,8 +37,13 @@ public record GuestRoute(SandboxId id, SandboxState state, Optional<GuestEndpoin
     }
 
     /** A route whose requests keep their Host header. */
-    public GuestRoute(SandboxId id, SandboxState state, Optional<GuestEndpoint> endpoint, boolean secure,
-                      NetworkPolicy.PublicTraffic publicTraffic, boolean autoResume) {
+    public GuestRoute(
+            SandboxId id,
+            SandboxState state,
+            Optional<GuestEndpoint> endpoint,
+            boolean secure,
+            NetworkPolicy.PublicTraffic publicTraffic,
+            boolean autoResume) {
         this(id, state, endpoint, secure, publicTraffic, autoResume, Optional.empty());
     }
 }

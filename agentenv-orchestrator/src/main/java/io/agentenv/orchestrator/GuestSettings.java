@@ -1,8 +1,8 @@
 package io.agentenv.orchestrator;
 
-import java.time.Duration;
-
 import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
 
 /**
  * Tunables of {@link SandboxGuests}.

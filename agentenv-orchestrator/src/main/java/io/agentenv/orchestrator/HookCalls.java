@@ -1,15 +1,14 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.Optional;
 import java.util.UUID;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The orchestrator's side of the custom extension: when a failure of each hook fails the operation, and how.
@@ -39,8 +38,9 @@ final class HookCalls {
      * template launch (its extraBootArgs are handed to the backend before start), start-resume for a snapshot or paused
      * source.
      */
-    void beforeStart(SandboxRuntime.Handle handle, UUID instanceId, String params, LaunchSource source,
-                     ErrorKind onRejected) throws BackendException {
+    void beforeStart(
+            SandboxRuntime.Handle handle, UUID instanceId, String params, LaunchSource source, ErrorKind onRejected)
+            throws BackendException {
         if (!hooks.enabled()) {
             return;
         }
@@ -86,10 +86,16 @@ final class HookCalls {
         }
         try {
             hooks.stop(id, instanceId);
-            log.atDebug().addKeyValue("sandbox_id", id.value()).addKeyValue("instance_id", instanceId).log("stop hook sent");
+            log.atDebug()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("instance_id", instanceId)
+                    .log("stop hook sent");
         } catch (HookException | RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("instance_id", instanceId)
-                    .addKeyValue("error", e.getMessage()).log("custom extension stop hook failed (ignored)");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("instance_id", instanceId)
+                    .addKeyValue("error", e.getMessage())
+                    .log("custom extension stop hook failed (ignored)");
         }
     }
 
@@ -103,9 +109,13 @@ final class HookCalls {
 
     static AgentEnvException classify(SandboxId id, HookException e, ErrorKind onRejected) {
         ErrorKind kind = e.rejected() ? onRejected : ErrorKind.UPSTREAM_FAILED;
-        log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("hook", e.hook().wireName())
-                .addKeyValue("failure", e.failure()).addKeyValue("status", e.status().isPresent() ? e.status().getAsInt() : -1)
-                .addKeyValue("kind", kind).log("custom extension hook failed");
+        log.atWarn()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("hook", e.hook().wireName())
+                .addKeyValue("failure", e.failure())
+                .addKeyValue("status", e.status().isPresent() ? e.status().getAsInt() : -1)
+                .addKeyValue("kind", kind)
+                .log("custom extension hook failed");
         return new AgentEnvException(kind, "sandbox " + id.value() + ": " + e.getMessage(), e);
     }
 }

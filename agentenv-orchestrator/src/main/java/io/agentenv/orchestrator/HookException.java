@@ -1,9 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import java.util.Optional;
 import java.util.OptionalInt;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A custom extension hook call failed. Keeps which hook, how it failed, the HTTP status and the (bounded, printable)
@@ -34,8 +34,8 @@ public final class HookException extends Exception {
     private final OptionalInt status;
     private final Optional<String> body;
 
-    private HookException(Hook hook, Failure failure, OptionalInt status, Optional<String> body, String message,
-                          Throwable cause) {
+    private HookException(
+            Hook hook, Failure failure, OptionalInt status, Optional<String> body, String message, Throwable cause) {
         super(message, cause);
         this.hook = hook;
         this.failure = failure;
@@ -53,21 +53,36 @@ public final class HookException extends Exception {
         String excerpt = excerpt(body);
         Failure failure = status >= 400 && status < 500 ? Failure.REJECTED : Failure.FAILED;
         String verb = failure == Failure.REJECTED ? "rejected the request" : "failed";
-        return new HookException(hook, failure, OptionalInt.of(status), Optional.of(excerpt),
+        return new HookException(
+                hook,
+                failure,
+                OptionalInt.of(status),
+                Optional.of(excerpt),
                 "custom extension hook " + hook.wireName() + " " + verb + ": HTTP " + status
-                        + (excerpt.isEmpty() ? " (empty body)" : ": " + excerpt), null);
+                        + (excerpt.isEmpty() ? " (empty body)" : ": " + excerpt),
+                null);
     }
 
     public static HookException timedOut(Hook hook, long timeoutMillis, Throwable cause) {
         requireNonNull(hook, "hook is null");
-        return new HookException(hook, Failure.TIMED_OUT, OptionalInt.empty(), Optional.empty(),
-                "custom extension hook " + hook.wireName() + " did not answer within " + timeoutMillis + " ms", cause);
+        return new HookException(
+                hook,
+                Failure.TIMED_OUT,
+                OptionalInt.empty(),
+                Optional.empty(),
+                "custom extension hook " + hook.wireName() + " did not answer within " + timeoutMillis + " ms",
+                cause);
     }
 
     public static HookException unreachable(Hook hook, Throwable cause) {
         requireNonNull(hook, "hook is null");
-        return new HookException(hook, Failure.UNREACHABLE, OptionalInt.empty(), Optional.empty(),
-                "custom extension hook " + hook.wireName() + " could not be reached (connection failed or closed)", cause);
+        return new HookException(
+                hook,
+                Failure.UNREACHABLE,
+                OptionalInt.empty(),
+                Optional.empty(),
+                "custom extension hook " + hook.wireName() + " could not be reached (connection failed or closed)",
+                cause);
     }
 
     /** A 2xx answer whose body is not what the contract says; {@code problem} must not contain the URL. */
@@ -75,9 +90,14 @@ public final class HookException extends Exception {
         requireNonNull(hook, "hook is null");
         requireNonNull(problem, "problem is null");
         String excerpt = excerpt(body);
-        return new HookException(hook, Failure.BAD_RESPONSE, OptionalInt.of(status), Optional.of(excerpt),
+        return new HookException(
+                hook,
+                Failure.BAD_RESPONSE,
+                OptionalInt.of(status),
+                Optional.of(excerpt),
                 "custom extension hook " + hook.wireName() + " answered HTTP " + status + " with an unusable body ("
-                        + problem + ")" + (excerpt.isEmpty() ? "" : ": " + excerpt), null);
+                        + problem + ")" + (excerpt.isEmpty() ? "" : ": " + excerpt),
+                null);
     }
 
     public Hook hook() {

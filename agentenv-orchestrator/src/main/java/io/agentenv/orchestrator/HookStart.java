@@ -1,12 +1,11 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.SandboxId;
-
 import java.util.Optional;
 import java.util.UUID;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * What the start-fresh and start-resume hooks are told about the instance about to start.
@@ -16,8 +15,8 @@ import static java.util.Objects.requireNonNull;
  * @param network               namespace path and host interaction IP, empty when the backend has no per-sandbox network
  * @param customExtensionParams the sandbox's params as raw JSON object text ({@code "{}"} when none)
  */
-public record HookStart(SandboxId sandboxId, UUID instanceId, Optional<HostNetwork> network,
-                        String customExtensionParams) {
+public record HookStart(
+        SandboxId sandboxId, UUID instanceId, Optional<HostNetwork> network, String customExtensionParams) {
     public HookStart {
         requireNonNull(sandboxId, "sandboxId is null");
         requireNonNull(instanceId, "instanceId is null");

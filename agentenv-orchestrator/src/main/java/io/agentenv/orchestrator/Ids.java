@@ -2,7 +2,6 @@ package io.agentenv.orchestrator;
 
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.security.SecureRandom;
 import java.util.UUID;
 

@@ -1,19 +1,18 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.UUID;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * DELETE /sandboxes/{id}: CAS {RUNNING, PAUSED} to KILLING, stop the instance, delete artifacts and record. A
@@ -31,8 +30,15 @@ final class KillOperation {
     private final Clock clock;
     private final Duration transitionWait;
 
-    KillOperation(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, Artifacts artifacts,
-                  HookCalls hooks, EventBus events, Clock clock, Duration transitionWait) {
+    KillOperation(
+            Records records,
+            SandboxRuntime runtime,
+            SandboxBackendFactory backends,
+            Artifacts artifacts,
+            HookCalls hooks,
+            EventBus events,
+            Clock clock,
+            Duration transitionWait) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.backends = requireNonNull(backends, "backends is null");
@@ -90,14 +96,19 @@ final class KillOperation {
             records.cas(id, SandboxState.KILLING, SandboxState.RUNNING);
             return false;
         }
-        log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("reason", reason)
+        log.atWarn()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("reason", reason)
                 .log("sandbox instance is gone on its own; removing the sandbox");
         finish(id, SandboxState.RUNNING);
         return true;
     }
 
     private boolean stillExpired(SandboxId id, Instant now) {
-        return records.get(id).flatMap(SandboxRecord::expiresAt).map(at -> !at.isAfter(now)).orElse(false);
+        return records.get(id)
+                .flatMap(SandboxRecord::expiresAt)
+                .map(at -> !at.isAfter(now))
+                .orElse(false);
     }
 
     /** Owns KILLING. */
@@ -121,7 +132,9 @@ final class KillOperation {
                 backends.discardPaused(id);
             } catch (BackendException | RuntimeException e) {
                 records.cas(id, SandboxState.KILLING, previous);
-                log.atError().addKeyValue("sandbox_id", id.value()).setCause(e)
+                log.atError()
+                        .addKeyValue("sandbox_id", id.value())
+                        .setCause(e)
                         .log("releasing what the paused sandbox still held failed");
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be released", e);
             }
@@ -131,7 +144,10 @@ final class KillOperation {
         if (handle.isPresent()) { // a paused sandbox had its stop hook when it was paused
             instance.ifPresent(started -> hooks.stop(id, started));
         }
-        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", previous).log("sandbox killed");
+        log.atInfo()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("from", previous)
+                .log("sandbox killed");
         events.publish(new LifecycleEvent.Killed(id, clock.instant()));
     }
 }

@@ -1,9 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.LaunchSpec;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The backend's {@link LaunchSpec} for a record: its id, template, environment and network, the default user and the
@@ -19,7 +19,12 @@ final class LaunchSpecs {
     }
 
     LaunchSpec of(SandboxRecord record) {
-        return new LaunchSpec(record.id(), record.template(), record.envVars(), defaultUser,
-                tokens.envdToken(record.id()), record.network());
+        return new LaunchSpec(
+                record.id(),
+                record.template(),
+                record.envVars(),
+                defaultUser,
+                tokens.envdToken(record.id()),
+                record.network());
     }
 }

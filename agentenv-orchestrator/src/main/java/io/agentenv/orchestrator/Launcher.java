@@ -1,14 +1,13 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,8 +15,8 @@ import java.util.EnumSet;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Brings a new sandbox (create or fork child) from nothing to RUNNING, one stage at a time, each stage registering its
@@ -40,8 +39,15 @@ final class Launcher {
     private final Clock clock;
     private final Duration readyTimeout;
 
-    Launcher(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, LaunchSpecs specs, Ids ids,
-             HookCalls hooks, Clock clock, Duration readyTimeout) {
+    Launcher(
+            Records records,
+            SandboxRuntime runtime,
+            SandboxBackendFactory backends,
+            LaunchSpecs specs,
+            Ids ids,
+            HookCalls hooks,
+            Clock clock,
+            Duration readyTimeout) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.backends = requireNonNull(backends, "backends is null");
@@ -85,8 +91,8 @@ final class Launcher {
             // on disk before a start hook is sent (recovery sends its stop hook); without hooks it becomes durable
             // with the RUNNING write below, before the answer: a crash before that loses it, and the backend reaps the
             // unclaimed instance at the next start as it would have closed the instance of a CREATING record
-            records.insert(inserted, hooks.enabled() ? SandboxStore.Durability.NOW
-                    : SandboxStore.Durability.WITH_NEXT_WRITE);
+            records.insert(
+                    inserted, hooks.enabled() ? SandboxStore.Durability.NOW : SandboxStore.Durability.WITH_NEXT_WRITE);
             long storeNanos = System.nanoTime() - storing;
             rollback.onFailure("delete record", () -> records.delete(id, EnumSet.of(SandboxState.CREATING)));
 
@@ -102,27 +108,37 @@ final class Launcher {
             long replacing = System.nanoTime();
             long startNanos = replacing - starting;
             Instant now = clock.instant();
-            SandboxRecord running = inserted.withState(SandboxState.RUNNING).withResources(backend.resources())
+            SandboxRecord running = inserted.withState(SandboxState.RUNNING)
+                    .withResources(backend.resources())
                     .withTtl(creating.timeout(), Optional.of(now.plus(creating.timeout())));
             if (!records.replace(running, SandboxState.CREATING)) {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while starting");
             }
             storeNanos += System.nanoTime() - replacing;
             rollback.commit();
-            log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("template", creating.template().value())
+            log.atInfo()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("template", creating.template().value())
                     .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
-                    .addKeyValue("start_ms", startNanos / 1_000_000).addKeyValue("store_ms", storeNanos / 1_000_000)
+                    .addKeyValue("start_ms", startNanos / 1_000_000)
+                    .addKeyValue("store_ms", storeNanos / 1_000_000)
                     .log("sandbox started");
             return SandboxView.of(running);
         } catch (BackendException.Exhausted e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("limit", e.limit())
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("limit", e.limit())
                     .log("sandbox launch refused: the backend is at capacity; rolled back");
             throw AgentEnvException.exhausted(e);
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
-            throw guestFailure(e).map(envd -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox " + id
-                    + " could not be started: " + describe(envd, readyTimeout), e))
-                    .orElseGet(() -> new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e));
+            throw guestFailure(e)
+                    .map(envd -> new AgentEnvException(
+                            ErrorKind.UPSTREAM_FAILED,
+                            "sandbox " + id + " could not be started: " + describe(envd, readyTimeout),
+                            e))
+                    .orElseGet(() ->
+                            new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be started", e));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("sandbox launch failed; rolled back");
             throw e;
@@ -132,8 +148,8 @@ final class Launcher {
     /** What went wrong with the guest agent, in words for the API caller (no probe counts or addresses). */
     static String describe(EnvdException envd, Duration readyTimeout) {
         return switch (envd) {
-            case EnvdException.Unreachable u -> "its guest agent (envd) did not become ready within "
-                    + readyTimeout.toSeconds() + " s";
+            case EnvdException.Unreachable u ->
+                "its guest agent (envd) did not become ready within " + readyTimeout.toSeconds() + " s";
             case EnvdException.Rejected r -> "its guest agent (envd) refused to initialise";
         };
     }

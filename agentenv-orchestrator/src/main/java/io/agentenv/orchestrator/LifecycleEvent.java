@@ -1,11 +1,10 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.time.Instant;
-
-import static java.util.Objects.requireNonNull;
 
 /** Something that happened to a sandbox, published after the state change is durable. */
 public sealed interface LifecycleEvent {

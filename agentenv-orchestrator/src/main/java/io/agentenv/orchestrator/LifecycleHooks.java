@@ -1,7 +1,6 @@
 package io.agentenv.orchestrator;
 
 import io.agentenv.spi.SandboxId;
-
 import java.util.Optional;
 import java.util.UUID;
 
@@ -50,8 +49,7 @@ public interface LifecycleHooks {
         }
 
         @Override
-        public void startResume(HookStart start) {
-        }
+        public void startResume(HookStart start) {}
 
         @Override
         public String patchParams(SandboxId sandboxId, String patch) {
@@ -59,7 +57,6 @@ public interface LifecycleHooks {
         }
 
         @Override
-        public void stop(SandboxId sandboxId, UUID instanceId) {
-        }
+        public void stop(SandboxId sandboxId, UUID instanceId) {}
     }
 }

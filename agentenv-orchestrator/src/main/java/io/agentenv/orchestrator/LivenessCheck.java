@@ -1,12 +1,11 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.Liveness;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,8 +14,8 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Notices sandboxes whose instance died on its own (a container whose init exited, a VM that crashed) and removes them
@@ -31,7 +30,13 @@ import static java.util.Objects.requireNonNull;
 final class LivenessCheck {
     private static final Logger log = LoggerFactory.getLogger(LivenessCheck.class);
 
-    enum Outcome { ALIVE, BUSY, NOT_RUNNING, REMOVED, FAILED }
+    enum Outcome {
+        ALIVE,
+        BUSY,
+        NOT_RUNNING,
+        REMOVED,
+        FAILED
+    }
 
     /** What one round did, per sandbox with a live instance. */
     record Round(Map<SandboxId, Outcome> outcomes) {
@@ -71,7 +76,10 @@ final class LivenessCheck {
             try {
                 answer = handle.tryCall(SandboxBackend::liveness);
             } catch (BackendException | RuntimeException e) {
-                log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("liveness check failed; counted as alive");
+                log.atWarn()
+                        .addKeyValue("sandbox_id", id.value())
+                        .setCause(e)
+                        .log("liveness check failed; counted as alive");
                 outcomes.put(id, Outcome.FAILED);
                 continue;
             }
@@ -94,7 +102,9 @@ final class LivenessCheck {
             if (e.kind() == ErrorKind.NOT_FOUND) {
                 return Outcome.NOT_RUNNING;
             }
-            log.atWarn().addKeyValue("sandbox_id", handle.id().value()).setCause(e)
+            log.atWarn()
+                    .addKeyValue("sandbox_id", handle.id().value())
+                    .setCause(e)
                     .log("removing a sandbox that is gone failed; retrying on the next round");
             return Outcome.FAILED;
         }
@@ -107,7 +117,10 @@ final class LivenessCheck {
             Thread.currentThread().interrupt();
             return Outcome.FAILED;
         } catch (ExecutionException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e.getCause()).log("removing a gone sandbox failed");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e.getCause())
+                    .log("removing a gone sandbox failed");
             return Outcome.FAILED;
         }
     }

@@ -1,10 +1,10 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * What a sandbox logs request asks for (E2B's {@code /v2/sandboxes/{id}/logs}).
@@ -15,15 +15,21 @@ import static java.util.Objects.requireNonNull;
  * @param minLevel  entries below this level are left out
  * @param search    case-sensitive substring of the message
  */
-public record LogQuery(Optional<Instant> cursor, int limit, Direction direction, Level minLevel,
-                       Optional<String> search) {
+public record LogQuery(
+        Optional<Instant> cursor, int limit, Direction direction, Level minLevel, Optional<String> search) {
     public static final int MAX_LIMIT = 1000;
 
-    public enum Direction { FORWARD, BACKWARD }
+    public enum Direction {
+        FORWARD,
+        BACKWARD
+    }
 
     /** E2B's log levels, lowest first. */
     public enum Level {
-        DEBUG, INFO, WARN, ERROR;
+        DEBUG,
+        INFO,
+        WARN,
+        ERROR;
 
         /** envd's level names (as its logger writes them) mapped onto E2B's four; unknown ones count as INFO. */
         public static Level ofEnvd(String level) {

@@ -2,7 +2,6 @@ package io.agentenv.orchestrator;
 
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.SandboxId;
-
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Comparator;
@@ -30,8 +29,10 @@ final class MetricsHistory {
 
     /** Samples with {@code from <= timestamp <= to}, oldest first. */
     List<EnvdMetrics> range(SandboxId id, Instant from, Instant to) {
-        return copy(id).stream().filter(m -> !m.timestamp().isBefore(from) && !m.timestamp().isAfter(to))
-                .sorted(Comparator.comparing(EnvdMetrics::timestamp)).toList();
+        return copy(id).stream()
+                .filter(m -> !m.timestamp().isBefore(from) && !m.timestamp().isAfter(to))
+                .sorted(Comparator.comparing(EnvdMetrics::timestamp))
+                .toList();
     }
 
     Optional<EnvdMetrics> latest(SandboxId id) {

@@ -1,14 +1,13 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -21,8 +20,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Samples the metrics of running sandboxes into a {@link MetricsHistory}. Per sandbox, under a non-blocking try-lock
@@ -37,7 +36,15 @@ import static java.util.Objects.requireNonNull;
 final class MetricsSampler {
     private static final Logger log = LoggerFactory.getLogger(MetricsSampler.class);
 
-    enum Outcome { SAMPLED, FRESH, BUSY, NOT_RUNNING, NOT_CONNECTED, STALE, FAILED }
+    enum Outcome {
+        SAMPLED,
+        FRESH,
+        BUSY,
+        NOT_RUNNING,
+        NOT_CONNECTED,
+        STALE,
+        FAILED
+    }
 
     /** What one round did, per sandbox. */
     record Round(Map<SandboxId, Outcome> outcomes) {
@@ -153,7 +160,9 @@ final class MetricsSampler {
             return Outcome.FAILED;
         }
         if (!accept(id, handle.generation(), sample)) {
-            log.atDebug().addKeyValue("sandbox_id", id.value()).addKeyValue("generation", handle.generation())
+            log.atDebug()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("generation", handle.generation())
                     .log("metrics sample dropped: its runtime is no longer the live one");
             return Outcome.STALE;
         }
@@ -200,7 +209,10 @@ final class MetricsSampler {
             Thread.currentThread().interrupt();
             return Outcome.FAILED;
         } catch (ExecutionException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e.getCause()).log("metrics sample failed");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e.getCause())
+                    .log("metrics sample failed");
             return Outcome.FAILED;
         }
     }

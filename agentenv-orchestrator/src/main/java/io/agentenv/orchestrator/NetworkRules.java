@@ -1,7 +1,6 @@
 package io.agentenv.orchestrator;
 
 import io.agentenv.spi.NetworkPolicy;
-
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.util.List;
@@ -10,8 +9,7 @@ import java.util.List;
 final class NetworkRules {
     static final int MAX_ENTRIES = 256;
 
-    private NetworkRules() {
-    }
+    private NetworkRules() {}
 
     static void validate(NetworkPolicy policy) {
         check("allowOut", policy.allowOut());

@@ -1,15 +1,14 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.EnumSet;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * PUT /sandboxes/{id}/network: validate, have the backend enforce it, then store it. Runs inside the instance's call
@@ -54,14 +53,19 @@ final class NetworkUpdate {
                 return null;
             });
         } catch (BackendException.Recoverable e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("network update refused; old policy stays");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
+                    .log("network update refused; old policy stays");
             throw new AgentEnvException(ErrorKind.INTERNAL, "updating the network of sandbox " + id + " failed", e);
         } catch (BackendException e) {
             if (records.cas(id, SandboxState.RUNNING, SandboxState.KILLING)) {
                 disposal.discard(id, handle, "network update failed terminally", e);
             }
-            throw new AgentEnvException(ErrorKind.INTERNAL,
-                    "updating the network of sandbox " + id + " failed and the sandbox was lost", e);
+            throw new AgentEnvException(
+                    ErrorKind.INTERNAL,
+                    "updating the network of sandbox " + id + " failed and the sandbox was lost",
+                    e);
         }
         log.atInfo().addKeyValue("sandbox_id", id.value()).log("network policy updated");
     }

@@ -1,8 +1,5 @@
 package io.agentenv.orchestrator;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -12,6 +9,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs lifecycle operations on virtual threads that belong to the orchestrator, not to the caller: a caller that goes
@@ -22,8 +21,8 @@ final class OperationRunner {
     private static final Logger log = LoggerFactory.getLogger(OperationRunner.class);
 
     private final Admission admission = new Admission();
-    private final ExecutorService executor =
-            Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("aenv-op-", 0).factory());
+    private final ExecutorService executor = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("aenv-op-", 0).factory());
 
     ExecutorService executor() {
         return executor;
@@ -49,8 +48,8 @@ final class OperationRunner {
             return future.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new AgentEnvException(ErrorKind.UNAVAILABLE,
-                    "interrupted while waiting; the operation completes in the background", e);
+            throw new AgentEnvException(
+                    ErrorKind.UNAVAILABLE, "interrupted while waiting; the operation completes in the background", e);
         } catch (ExecutionException e) {
             throw translate(e.getCause());
         }

@@ -1,14 +1,13 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,8 +20,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The control plane's single entry point for sandbox lifecycle operations; the API layer calls only this.
@@ -44,7 +43,11 @@ import static java.util.Objects.requireNonNull;
 public final class Orchestrator {
     private static final Logger log = LoggerFactory.getLogger(Orchestrator.class);
 
-    private enum Phase { NEW, STARTED, SHUT_DOWN }
+    private enum Phase {
+        NEW,
+        STARTED,
+        SHUT_DOWN
+    }
 
     private final Records records;
     private final SandboxRuntime runtime;
@@ -72,14 +75,25 @@ public final class Orchestrator {
     private final LivenessCheck liveness;
 
     /** Builds the orchestrator without a custom extension ({@link LifecycleHooks#none()}). */
-    public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokens tokens, Clock clock,
-                        OrchestratorSettings settings, List<LifecycleListener> listeners) {
+    public Orchestrator(
+            SandboxStore store,
+            SandboxBackendFactory backends,
+            EnvdTokens tokens,
+            Clock clock,
+            OrchestratorSettings settings,
+            List<LifecycleListener> listeners) {
         this(store, backends, tokens, clock, settings, listeners, LifecycleHooks.none());
     }
 
     /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
-    public Orchestrator(SandboxStore store, SandboxBackendFactory backends, EnvdTokens tokens, Clock clock,
-                        OrchestratorSettings settings, List<LifecycleListener> listeners, LifecycleHooks hooks) {
+    public Orchestrator(
+            SandboxStore store,
+            SandboxBackendFactory backends,
+            EnvdTokens tokens,
+            Clock clock,
+            OrchestratorSettings settings,
+            List<LifecycleListener> listeners,
+            LifecycleHooks hooks) {
         requireNonNull(store, "store is null");
         requireNonNull(backends, "backends is null");
         requireNonNull(settings, "settings is null");
@@ -97,13 +111,26 @@ public final class Orchestrator {
         this.disposal = new Disposal(records, runtime, artifacts, this.hooks, events, clock);
         Duration transitionWait = settings.transitionWait();
 
-        Launcher launcher = new Launcher(records, runtime, backends, specs, ids, this.hooks, clock, settings.readyTimeout());
+        Launcher launcher =
+                new Launcher(records, runtime, backends, specs, ids, this.hooks, clock, settings.readyTimeout());
         Captures captures = new Captures(records, runtime, artifacts, disposal);
         this.creates = new CreateOperation(templates, backends, ids, this.hooks, events, clock, launcher);
-        this.kills = new KillOperation(records, runtime, backends, artifacts, this.hooks, events, clock, transitionWait);
-        this.pauses = new PauseOperation(records, runtime, artifacts, this.hooks, disposal, events, clock, transitionWait);
-        this.resumes = new ResumeOperation(records, runtime, backends, specs, ids, this.hooks, artifacts, events, clock,
-                settings.readyTimeout(), transitionWait);
+        this.kills =
+                new KillOperation(records, runtime, backends, artifacts, this.hooks, events, clock, transitionWait);
+        this.pauses =
+                new PauseOperation(records, runtime, artifacts, this.hooks, disposal, events, clock, transitionWait);
+        this.resumes = new ResumeOperation(
+                records,
+                runtime,
+                backends,
+                specs,
+                ids,
+                this.hooks,
+                artifacts,
+                events,
+                clock,
+                settings.readyTimeout(),
+                transitionWait);
         this.timeouts = new TimeoutOperations(records, events, clock, transitionWait, pauses, kills);
         this.forks = new ForkOperation(captures, launcher, artifacts, ids, events, clock, settings.forkParallelism());
         this.snapshots = new SnapshotOperation(captures, templates, records, ids, artifacts, events, clock);
@@ -204,9 +231,16 @@ public final class Orchestrator {
         return OperationRunner.read(() -> {
             SandboxRecord record = records.cachedVisible(id);
             Optional<GuestEndpoint> endpoint = record.state() == SandboxState.RUNNING
-                    ? runtime.get(id).flatMap(handle -> handle.backend().guest()) : Optional.empty();
-            return new GuestRoute(id, record.state(), endpoint, record.secure(), record.network().publicTraffic(),
-                    record.autoResume(), record.maskRequestHost());
+                    ? runtime.get(id).flatMap(handle -> handle.backend().guest())
+                    : Optional.empty();
+            return new GuestRoute(
+                    id,
+                    record.state(),
+                    endpoint,
+                    record.secure(),
+                    record.network().publicTraffic(),
+                    record.autoResume(),
+                    record.maskRequestHost());
         });
     }
 
@@ -266,7 +300,8 @@ public final class Orchestrator {
     public SandboxView resume(SandboxId id, Duration timeout) {
         requireNonNull(id, "id is null");
         requireNotNegative(timeout);
-        return runner.mutate(() -> resumes.run(id, timeout, ResumeOperation.Mode.RESUME).view());
+        return runner.mutate(
+                () -> resumes.run(id, timeout, ResumeOperation.Mode.RESUME).view());
     }
 
     /**
@@ -415,7 +450,8 @@ public final class Orchestrator {
             Thread.currentThread().interrupt();
         } finally {
             for (SandboxRuntime.Handle handle : runtime.all()) {
-                log.atError().addKeyValue("sandbox_id", handle.id().value())
+                log.atError()
+                        .addKeyValue("sandbox_id", handle.id().value())
                         .log("sandbox could not be preserved at shutdown; stopping it");
                 runtime.detach(handle);
                 disposal.closeQuietly(handle);
@@ -463,7 +499,9 @@ public final class Orchestrator {
                     try {
                         pauses.pause(record.id(), PauseMode.WITH_MEMORY);
                     } catch (RuntimeException e) {
-                        log.atError().addKeyValue("sandbox_id", record.id().value()).setCause(e)
+                        log.atError()
+                                .addKeyValue("sandbox_id", record.id().value())
+                                .setCause(e)
                                 .log("pause at shutdown failed");
                     }
                 }));

@@ -1,9 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import java.nio.file.Path;
 import java.time.Duration;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * Tunables of the orchestrator.
@@ -15,8 +15,13 @@ import static java.util.Objects.requireNonNull;
  * @param forkParallelism  how many fork children are restored at once
  * @param defaultUser      the user processes run as unless a request says otherwise
  */
-public record OrchestratorSettings(Path artifactRoot, Duration readyTimeout, Duration transitionWait,
-                                   Duration evictionInterval, int forkParallelism, String defaultUser) {
+public record OrchestratorSettings(
+        Path artifactRoot,
+        Duration readyTimeout,
+        Duration transitionWait,
+        Duration evictionInterval,
+        int forkParallelism,
+        String defaultUser) {
     public OrchestratorSettings {
         requireNonNull(artifactRoot, "artifactRoot is null");
         positive(readyTimeout, "readyTimeout");
@@ -30,8 +35,8 @@ public record OrchestratorSettings(Path artifactRoot, Duration readyTimeout, Dur
 
     /** Production defaults under {@code artifactRoot}. */
     public static OrchestratorSettings defaults(Path artifactRoot) {
-        return new OrchestratorSettings(artifactRoot, Duration.ofSeconds(60), Duration.ofSeconds(60),
-                Duration.ofSeconds(1), 4, "user");
+        return new OrchestratorSettings(
+                artifactRoot, Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(1), 4, "user");
     }
 
     private static void positive(Duration value, String name) {

@@ -1,19 +1,18 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * POST /sandboxes/{id}/pause: CAS RUNNING to PAUSING, pause to a fresh artifact directory, persist PAUSED with the
@@ -32,8 +31,15 @@ final class PauseOperation {
     private final Clock clock;
     private final Duration transitionWait;
 
-    PauseOperation(Records records, SandboxRuntime runtime, Artifacts artifacts, HookCalls hooks, Disposal disposal,
-                   EventBus events, Clock clock, Duration transitionWait) {
+    PauseOperation(
+            Records records,
+            SandboxRuntime runtime,
+            Artifacts artifacts,
+            HookCalls hooks,
+            Disposal disposal,
+            EventBus events,
+            Clock clock,
+            Duration transitionWait) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.artifacts = requireNonNull(artifacts, "artifacts is null");
@@ -59,7 +65,10 @@ final class PauseOperation {
         while (true) {
             if (records.cas(id, SandboxState.RUNNING, SandboxState.PAUSING)) {
                 SandboxRecord record = records.get(id).orElseThrow(() -> AgentEnvException.notFound(id));
-                if (expiredAt.isPresent() && !record.expiresAt().map(at -> !at.isAfter(expiredAt.get())).orElse(false)) {
+                if (expiredAt.isPresent()
+                        && !record.expiresAt()
+                                .map(at -> !at.isAfter(expiredAt.get()))
+                                .orElse(false)) {
                     records.cas(id, SandboxState.PAUSING, SandboxState.RUNNING);
                     return Optional.empty();
                 }
@@ -69,7 +78,8 @@ final class PauseOperation {
             SandboxRecord record = records.visible(id);
             switch (record.state()) {
                 case PAUSED -> {
-                    return expiredAt.isPresent() ? Optional.empty()
+                    return expiredAt.isPresent()
+                            ? Optional.empty()
                             : Optional.of(joined ? PauseOutcome.JOINED : PauseOutcome.ALREADY_PAUSED);
                 }
                 case PAUSING -> {
@@ -118,7 +128,8 @@ final class PauseOperation {
             throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed", e);
         } catch (BackendException | RuntimeException e) {
             disposal.discard(id, handle, "pause failed terminally", e);
-            throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
+            throw new AgentEnvException(
+                    ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
         }
         // the paused instance leaves the runtime before PAUSED is written: a connect woken by that write registers
         // the resumed instance at once
@@ -134,13 +145,18 @@ final class PauseOperation {
             }
         } catch (RuntimeException e) {
             disposal.discard(id, handle, "the paused state could not be persisted", e);
-            throw new AgentEnvException(ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
+            throw new AgentEnvException(
+                    ErrorKind.INTERNAL, "pausing sandbox " + id + " failed and the sandbox was lost", e);
         }
         disposal.closeQuietly(handle.get());
         record.instanceId().ifPresent(instance -> hooks.stop(id, instance));
-        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", SandboxState.RUNNING)
-                .addKeyValue("to", SandboxState.PAUSED).addKeyValue("mode", mode)
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("sandbox paused");
+        log.atInfo()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("from", SandboxState.RUNNING)
+                .addKeyValue("to", SandboxState.PAUSED)
+                .addKeyValue("mode", mode)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .log("sandbox paused");
         events.publish(new LifecycleEvent.Paused(id, clock.instant()));
     }
 }

@@ -1,13 +1,12 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -24,8 +23,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The guest agent's log journal of a paused sandbox, so that its logs stay readable while it is paused (E2B serves
@@ -63,12 +62,16 @@ final class PausedLogs {
         requireNonNull(id, "id is null");
         requireNonNull(paused, "paused is null");
         try {
-            Optional<List<EnvdLogEntry>> kept = backends.decodePausedState(paused.encoded(), paused.artifactDir()).guestLogs();
+            Optional<List<EnvdLogEntry>> kept = backends.decodePausedState(paused.encoded(), paused.artifactDir())
+                    .guestLogs();
             if (kept.isPresent()) {
                 return kept;
             }
         } catch (BackendException | RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("the paused state's logs are unreadable");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
+                    .log("the paused state's logs are unreadable");
         }
         return readFile(id, paused.artifactDir());
     }
@@ -126,8 +129,14 @@ final class PausedLogs {
                 int pid = in.readInt();
                 String stream = readString(in);
                 String message = readString(in);
-                entries.add(new EnvdLogEntry(seq, at, EnvdLogEntry.Source.values()[source], level,
-                        pid < 0 ? OptionalInt.empty() : OptionalInt.of(pid), stream, message));
+                entries.add(new EnvdLogEntry(
+                        seq,
+                        at,
+                        EnvdLogEntry.Source.values()[source],
+                        level,
+                        pid < 0 ? OptionalInt.empty() : OptionalInt.of(pid),
+                        stream,
+                        message));
             }
         } catch (DateTimeException | IllegalArgumentException e) {
             throw new IOException("malformed entry", e);

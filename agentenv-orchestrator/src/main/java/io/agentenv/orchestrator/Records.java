@@ -1,8 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
@@ -11,8 +12,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The store plus change signals: every successful write wakes the sandbox's waiters. Operations use this, never the
@@ -75,7 +74,8 @@ final class Records {
 
     /** The record if it exists and is not being killed; NOT_FOUND otherwise. */
     SandboxRecord visible(SandboxId id) {
-        return store.get(id).filter(r -> r.state() != SandboxState.KILLING)
+        return store.get(id)
+                .filter(r -> r.state() != SandboxState.KILLING)
                 .orElseThrow(() -> AgentEnvException.notFound(id));
     }
 
@@ -169,12 +169,19 @@ final class Records {
      */
     void awaitLeaving(SandboxId id, SandboxState state, long deadlineNanos) {
         try {
-            Optional<Boolean> left = signals.await(id, deadlineNanos,
-                    () -> store.get(id).map(SandboxRecord::state).filter(s -> s == state).isPresent()
-                            ? Optional.empty() : Optional.of(Boolean.TRUE));
+            Optional<Boolean> left = signals.await(
+                    id,
+                    deadlineNanos,
+                    () -> store.get(id)
+                                    .map(SandboxRecord::state)
+                                    .filter(s -> s == state)
+                                    .isPresent()
+                            ? Optional.empty()
+                            : Optional.of(Boolean.TRUE));
             if (left.isEmpty()) {
-                throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + id + " is still "
-                        + state.name().toLowerCase(Locale.ROOT) + "; try again later");
+                throw new AgentEnvException(
+                        ErrorKind.CONFLICT,
+                        "sandbox " + id + " is still " + state.name().toLowerCase(Locale.ROOT) + "; try again later");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -1,12 +1,11 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.EnumSet;
@@ -15,8 +14,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Restart recovery: makes every stored record agree with what actually exists, explicitly and with a logged reason.
@@ -42,8 +41,15 @@ final class Recovery {
     private final EventBus events;
     private final Clock clock;
 
-    Recovery(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, LaunchSpecs specs,
-             Artifacts artifacts, HookCalls hooks, EventBus events, Clock clock) {
+    Recovery(
+            Records records,
+            SandboxRuntime runtime,
+            SandboxBackendFactory backends,
+            LaunchSpecs specs,
+            Artifacts artifacts,
+            HookCalls hooks,
+            EventBus events,
+            Clock clock) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.backends = requireNonNull(backends, "backends is null");
@@ -69,7 +75,10 @@ final class Recovery {
             };
             if (survived) {
                 kept++;
-                records.get(record.id()).flatMap(SandboxRecord::paused).map(StoredState::artifactDir).ifPresent(keep::add);
+                records.get(record.id())
+                        .flatMap(SandboxRecord::paused)
+                        .map(StoredState::artifactDir)
+                        .ifPresent(keep::add);
             } else {
                 removed++;
             }
@@ -77,7 +86,8 @@ final class Recovery {
         collectSnapshotDirs(keep);
         artifacts.sweepOrphans(keep);
         Set<SandboxId> running = records.store().all().stream()
-                .filter(r -> r.state() == SandboxState.RUNNING).map(SandboxRecord::id)
+                .filter(r -> r.state() == SandboxState.RUNNING)
+                .map(SandboxRecord::id)
                 .collect(Collectors.toSet());
         try {
             backends.reapUnclaimed(running);
@@ -92,7 +102,8 @@ final class Recovery {
             return remove(record, Optional.empty(), "paused without a paused state");
         }
         try {
-            backends.decodePausedState(record.paused().get().encoded(), record.paused().get().artifactDir());
+            backends.decodePausedState(
+                    record.paused().get().encoded(), record.paused().get().artifactDir());
             return true;
         } catch (BackendException | RuntimeException e) {
             return remove(record, Optional.empty(), "its paused state cannot be restored: " + e.getMessage());
@@ -108,7 +119,9 @@ final class Recovery {
         if (record.state() != SandboxState.RUNNING) {
             records.cas(record.id(), record.state(), SandboxState.RUNNING);
         }
-        log.atInfo().addKeyValue("sandbox_id", record.id().value()).addKeyValue("was", record.state())
+        log.atInfo()
+                .addKeyValue("sandbox_id", record.id().value())
+                .addKeyValue("was", record.state())
                 .log("re-attached a running sandbox");
         return true;
     }
@@ -128,7 +141,10 @@ final class Recovery {
         try {
             return backends.reattach(specs.of(record));
         } catch (BackendException | RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", record.id().value()).setCause(e).log("re-attach failed");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", record.id().value())
+                    .setCause(e)
+                    .log("re-attach failed");
             return Optional.empty();
         }
     }
@@ -140,8 +156,11 @@ final class Recovery {
         }
         artifacts.deleteSandbox(record.id());
         records.delete(record.id(), EnumSet.allOf(SandboxState.class));
-        log.atWarn().addKeyValue("sandbox_id", record.id().value()).addKeyValue("state", record.state())
-                .addKeyValue("reason", reason).log("sandbox record removed during restart recovery");
+        log.atWarn()
+                .addKeyValue("sandbox_id", record.id().value())
+                .addKeyValue("state", record.state())
+                .addKeyValue("reason", reason)
+                .log("sandbox record removed during restart recovery");
         events.publish(new LifecycleEvent.Killed(record.id(), clock.instant()));
         return false;
     }
@@ -149,8 +168,8 @@ final class Recovery {
     private void collectSnapshotDirs(Set<Path> keep) {
         Optional<Cursor> after = Optional.empty();
         do {
-            Page<SnapshotRecord> page = records.store()
-                    .listSnapshots(new SnapshotQuery(Optional.empty(), Optional.empty(), 1000, after));
+            Page<SnapshotRecord> page =
+                    records.store().listSnapshots(new SnapshotQuery(Optional.empty(), Optional.empty(), 1000, after));
             page.items().forEach(s -> keep.add(s.state().artifactDir()));
             after = page.next();
         } while (after.isPresent());

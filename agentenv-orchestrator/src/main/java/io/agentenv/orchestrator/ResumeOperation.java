@@ -1,22 +1,21 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * POST /sandboxes/{id}/connect and the deprecated /resume: a RUNNING sandbox only gets its TTL adjusted; a PAUSED one
@@ -46,9 +45,18 @@ final class ResumeOperation {
     private final Duration readyTimeout;
     private final Duration transitionWait;
 
-    ResumeOperation(Records records, SandboxRuntime runtime, SandboxBackendFactory backends, LaunchSpecs specs, Ids ids,
-                    HookCalls hooks, Artifacts artifacts, EventBus events, Clock clock, Duration readyTimeout,
-                    Duration transitionWait) {
+    ResumeOperation(
+            Records records,
+            SandboxRuntime runtime,
+            SandboxBackendFactory backends,
+            LaunchSpecs specs,
+            Ids ids,
+            HookCalls hooks,
+            Artifacts artifacts,
+            EventBus events,
+            Clock clock,
+            Duration readyTimeout,
+            Duration transitionWait) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.backends = requireNonNull(backends, "backends is null");
@@ -72,11 +80,15 @@ final class ResumeOperation {
                     Instant wanted = clock.instant().plus(timeout);
                     boolean extendOnly = mode == Mode.CONNECT || joinedResume;
                     Instant expiresAt = extendOnly
-                            ? record.expiresAt().filter(current -> current.isAfter(wanted)).orElse(wanted) : wanted;
+                            ? record.expiresAt()
+                                    .filter(current -> current.isAfter(wanted))
+                                    .orElse(wanted)
+                            : wanted;
                     Duration newTimeout = extendOnly ? record.timeout() : timeout;
                     if (records.updateTtl(id, SandboxState.RUNNING, newTimeout, Optional.of(expiresAt))) {
                         SandboxView view = SandboxView.of(records.visible(id));
-                        return new ConnectResult(view,
+                        return new ConnectResult(
+                                view,
                                 joinedResume ? ConnectResult.Outcome.RESUMED : ConnectResult.Outcome.ALREADY_RUNNING);
                     }
                 }
@@ -136,33 +148,51 @@ final class ResumeOperation {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while resuming");
             }
             hookSent.set(true); // before the call: a start whose answer is lost still gets its stop
-            hooks.beforeStart(handle, instance, resuming.customExtensionParams(), source,
+            hooks.beforeStart(
+                    handle,
+                    instance,
+                    resuming.customExtensionParams(),
+                    source,
                     mode == Mode.RESUME ? ErrorKind.CONFLICT : ErrorKind.INVALID_ARGUMENT);
             handle.call(b -> {
                 b.start(readyTimeout);
                 return null;
             });
             Instant now = clock.instant();
-            running = records.get(id).orElseThrow().withState(SandboxState.RUNNING).withPaused(Optional.empty())
-                    .withTtl(timeout, Optional.of(now.plus(timeout))).withResources(backend.resources());
+            running = records.get(id)
+                    .orElseThrow()
+                    .withState(SandboxState.RUNNING)
+                    .withPaused(Optional.empty())
+                    .withTtl(timeout, Optional.of(now.plus(timeout)))
+                    .withResources(backend.resources());
             if (!records.replace(running, SandboxState.RESUMING)) {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " changed state while resuming");
             }
             rollback.commit();
         } catch (BackendException.Exhausted e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("limit", e.limit())
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .addKeyValue("limit", e.limit())
                     .log("resume refused: the backend is at capacity; sandbox stays paused");
             throw AgentEnvException.exhausted(e);
         } catch (BackendException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("resume failed; sandbox stays paused");
-            throw Launcher.guestFailure(e).map(envd -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "resuming sandbox "
-                    + id + " failed: " + Launcher.describe(envd, readyTimeout) + "; it stays paused", e))
-                    .orElseGet(() -> new AgentEnvException(ErrorKind.INTERNAL, "resuming sandbox " + id + " failed", e));
+            throw Launcher.guestFailure(e)
+                    .map(envd -> new AgentEnvException(
+                            ErrorKind.UPSTREAM_FAILED,
+                            "resuming sandbox " + id + " failed: " + Launcher.describe(envd, readyTimeout)
+                                    + "; it stays paused",
+                            e))
+                    .orElseGet(
+                            () -> new AgentEnvException(ErrorKind.INTERNAL, "resuming sandbox " + id + " failed", e));
         }
         artifacts.delete(stored.artifactDir());
-        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("from", SandboxState.PAUSED)
+        log.atInfo()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("from", SandboxState.PAUSED)
                 .addKeyValue("to", SandboxState.RUNNING)
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("sandbox resumed");
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .log("sandbox resumed");
         events.publish(new LifecycleEvent.Resumed(id, clock.instant()));
         return SandboxView.of(running);
     }

@@ -1,11 +1,10 @@
 package io.agentenv.orchestrator;
 
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.ArrayDeque;
 import java.util.Deque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Undo steps of a multi-stage operation: each stage that acquires something registers how to give it back; unless
@@ -20,8 +19,7 @@ final class Rollback implements AutoCloseable {
         void run() throws Exception;
     }
 
-    private record Step(String name, Undo undo) {
-    }
+    private record Step(String name, Undo undo) {}
 
     private final SandboxId sandbox;
     private final Deque<Step> steps = new ArrayDeque<>();
@@ -48,11 +46,16 @@ final class Rollback implements AutoCloseable {
             Step step = steps.pop();
             try {
                 step.undo().run();
-                log.atDebug().addKeyValue("sandbox_id", sandbox.value()).addKeyValue("step", step.name())
+                log.atDebug()
+                        .addKeyValue("sandbox_id", sandbox.value())
+                        .addKeyValue("step", step.name())
                         .log("rolled back");
             } catch (Exception e) {
-                log.atWarn().addKeyValue("sandbox_id", sandbox.value()).addKeyValue("step", step.name())
-                        .setCause(e).log("rollback step failed");
+                log.atWarn()
+                        .addKeyValue("sandbox_id", sandbox.value())
+                        .addKeyValue("step", step.name())
+                        .setCause(e)
+                        .log("rollback step failed");
             }
         }
     }

@@ -1,9 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.SandboxId;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The guest agent of a sandbox that was RUNNING when it was looked up, with the runtime generation it belongs to. Taken

@@ -1,14 +1,13 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,8 +23,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Everything the server asks of a sandbox's guest agent (envd), over the backend's {@link EnvdApi}: the guest lookup
@@ -42,7 +41,11 @@ public final class SandboxGuests implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SandboxGuests.class);
     private static final int ENVD_PAGE = 1000;
 
-    private enum Phase { NEW, STARTED, CLOSED }
+    private enum Phase {
+        NEW,
+        STARTED,
+        CLOSED
+    }
 
     private final Records records;
     private final SandboxRuntime runtime;
@@ -56,12 +59,24 @@ public final class SandboxGuests implements AutoCloseable {
     private volatile ScheduledExecutorService ticks;
 
     public SandboxGuests(Orchestrator orchestrator, GuestSettings settings, Clock clock) {
-        this(orchestrator.records(), orchestrator.runtime(), orchestrator.events(), orchestrator.pausedLogs(),
-                orchestrator.transitionWait(), settings, clock);
+        this(
+                orchestrator.records(),
+                orchestrator.runtime(),
+                orchestrator.events(),
+                orchestrator.pausedLogs(),
+                orchestrator.transitionWait(),
+                settings,
+                clock);
     }
 
-    SandboxGuests(Records records, SandboxRuntime runtime, EventBus events, PausedLogs pausedLogs, Duration closeWait,
-                  GuestSettings settings, Clock clock) {
+    SandboxGuests(
+            Records records,
+            SandboxRuntime runtime,
+            EventBus events,
+            PausedLogs pausedLogs,
+            Duration closeWait,
+            GuestSettings settings,
+            Clock clock) {
         this.records = requireNonNull(records, "records is null");
         this.runtime = requireNonNull(runtime, "runtime is null");
         this.pausedLogs = requireNonNull(pausedLogs, "pausedLogs is null");
@@ -100,8 +115,9 @@ public final class SandboxGuests implements AutoCloseable {
             requireRunning(records.visible(id));
             SandboxRuntime.Guest guest = runtime.guest(id).orElseThrow(() -> transitioning());
             requireRunning(records.visible(id));
-            EnvdApi envd = guest.envd().orElseThrow(() -> new AgentEnvException(ErrorKind.UPSTREAM_FAILED,
-                    "sandbox guest agent is not connected"));
+            EnvdApi envd = guest.envd()
+                    .orElseThrow(() ->
+                            new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox guest agent is not connected"));
             return new RunningEnvd(id, guest.handle().generation(), envd);
         });
     }
@@ -155,20 +171,25 @@ public final class SandboxGuests implements AutoCloseable {
         requireNonNull(id, "id is null");
         requireNonNull(query, "query is null");
         List<EnvdLogEntry> all = OperationRunner.read(() -> {
-            SandboxRecord record = records.visible(id);
-            return record.state() == SandboxState.PAUSED ? keptLogs(record) : Optional.<List<EnvdLogEntry>>empty();
-        }).orElseGet(() -> liveLogs(id));
+                    SandboxRecord record = records.visible(id);
+                    return record.state() == SandboxState.PAUSED
+                            ? keptLogs(record)
+                            : Optional.<List<EnvdLogEntry>>empty();
+                })
+                .orElseGet(() -> liveLogs(id));
         Stream<EnvdLogEntry> matching = all.stream()
                 .filter(e -> LogQuery.Level.ofEnvd(e.level()).compareTo(query.minLevel()) >= 0)
                 .filter(e -> query.search().map(s -> e.message().contains(s)).orElse(true));
         if (query.cursor().isPresent()) {
             Instant at = query.cursor().get();
             matching = matching.filter(e -> query.direction() == LogQuery.Direction.FORWARD
-                    ? !e.timestamp().isBefore(at) : !e.timestamp().isAfter(at));
+                    ? !e.timestamp().isBefore(at)
+                    : !e.timestamp().isAfter(at));
         }
         Comparator<EnvdLogEntry> order = Comparator.comparingLong(EnvdLogEntry::seq);
         return matching.sorted(query.direction() == LogQuery.Direction.FORWARD ? order : order.reversed())
-                .limit(query.limit()).toList();
+                .limit(query.limit())
+                .toList();
     }
 
     private Optional<List<EnvdLogEntry>> keptLogs(SandboxRecord record) {
@@ -179,8 +200,10 @@ public final class SandboxGuests implements AutoCloseable {
         }
         // resumed (and its paused state deleted) between the state read and the file read?
         if (records.visible(record.id()).state() == SandboxState.PAUSED) {
-            throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + record.id().value()
-                    + " is paused and its logs could not be kept when it was paused; resume it to read them");
+            throw new AgentEnvException(
+                    ErrorKind.CONFLICT,
+                    "sandbox " + record.id().value()
+                            + " is paused and its logs could not be kept when it was paused; resume it to read them");
         }
         return Optional.empty();
     }
@@ -230,10 +253,12 @@ public final class SandboxGuests implements AutoCloseable {
     private void sampleTick() {
         try {
             MetricsSampler.Round round = sampler.sampleAll(clock.instant());
-            log.atDebug().addKeyValue("sampled", round.count(MetricsSampler.Outcome.SAMPLED))
+            log.atDebug()
+                    .addKeyValue("sampled", round.count(MetricsSampler.Outcome.SAMPLED))
                     .addKeyValue("busy", round.count(MetricsSampler.Outcome.BUSY))
                     .addKeyValue("stale", round.count(MetricsSampler.Outcome.STALE))
-                    .addKeyValue("failed", round.count(MetricsSampler.Outcome.FAILED)).log("metrics round");
+                    .addKeyValue("failed", round.count(MetricsSampler.Outcome.FAILED))
+                    .log("metrics round");
         } catch (RuntimeException e) {
             log.atWarn().setCause(e).log("metrics round failed");
         }
@@ -256,17 +281,20 @@ public final class SandboxGuests implements AutoCloseable {
                 case EnvdException.Unreachable u -> "sandbox guest agent did not answer";
                 case EnvdException.Rejected r -> "sandbox guest agent refused the request";
             };
-            log.atWarn().addKeyValue("sandbox_id", guest.id().value()).setCause(e).log(message);
+            log.atWarn()
+                    .addKeyValue("sandbox_id", guest.id().value())
+                    .setCause(e)
+                    .log(message);
             throw new AgentEnvException(ErrorKind.UPSTREAM_FAILED, message, e);
         }
     }
 
     private static void requireRunning(SandboxRecord record) {
         switch (record.state()) {
-            case RUNNING -> {
-            }
-            case PAUSED -> throw new AgentEnvException(ErrorKind.CONFLICT,
-                    "sandbox " + record.id().value() + " is paused");
+            case RUNNING -> {}
+            case PAUSED ->
+                throw new AgentEnvException(
+                        ErrorKind.CONFLICT, "sandbox " + record.id().value() + " is paused");
             default -> throw transitioning();
         }
     }

@@ -1,12 +1,12 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A list request.
@@ -18,8 +18,14 @@ import static java.util.Objects.requireNonNull;
  * @param limit        0..1000 items per page
  * @param after        the cursor of the previous page
  */
-public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadata, Optional<String> template,
-                           Optional<Instant> startedAfter, SortOrder order, int limit, Optional<Cursor> after) {
+public record SandboxQuery(
+        Set<SandboxState> states,
+        Map<String, String> metadata,
+        Optional<String> template,
+        Optional<Instant> startedAfter,
+        SortOrder order,
+        int limit,
+        Optional<Cursor> after) {
     public SandboxQuery {
         states = states.isEmpty() ? EnumSet.noneOf(SandboxState.class) : EnumSet.copyOf(states);
         states.remove(SandboxState.KILLING);
@@ -36,7 +42,13 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
 
     /** All visible sandboxes, newest first. */
     public static SandboxQuery all(int limit) {
-        return new SandboxQuery(SandboxState.visible(), Map.of(), Optional.empty(), Optional.empty(), SortOrder.DESC,
-                limit, Optional.empty());
+        return new SandboxQuery(
+                SandboxState.visible(),
+                Map.of(),
+                Optional.empty(),
+                Optional.empty(),
+                SortOrder.DESC,
+                limit,
+                Optional.empty());
     }
 }

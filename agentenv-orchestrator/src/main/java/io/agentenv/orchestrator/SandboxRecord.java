@@ -1,18 +1,17 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * What the store keeps per sandbox, running or paused. {@code paused} is present exactly when a pause produced a state
@@ -21,12 +20,26 @@ import static java.util.Objects.requireNonNull;
  * starts without one. {@code maskRequestHost} is the Host header the proxy sends to the sandbox's ports other than envd's
  * ({@code ${PORT}} replaced by the port; E2B's {@code network.maskRequestHost}), fixed at create and kept by forks.
  */
-public record SandboxRecord(SandboxId id, TemplateId template, Optional<String> alias, SandboxState state,
-                            Instant startedAt, Duration timeout, Optional<Instant> expiresAt, TimeoutAction onTimeout,
-                            PauseMode timeoutPauseMode, boolean autoResume, boolean secure, Resources resources,
-                            Map<String, String> metadata, Map<String, String> envVars, NetworkPolicy network,
-                            String customExtensionParams, Optional<StoredState> paused, Optional<UUID> instanceId,
-                            Optional<String> maskRequestHost) {
+public record SandboxRecord(
+        SandboxId id,
+        TemplateId template,
+        Optional<String> alias,
+        SandboxState state,
+        Instant startedAt,
+        Duration timeout,
+        Optional<Instant> expiresAt,
+        TimeoutAction onTimeout,
+        PauseMode timeoutPauseMode,
+        boolean autoResume,
+        boolean secure,
+        Resources resources,
+        Map<String, String> metadata,
+        Map<String, String> envVars,
+        NetworkPolicy network,
+        String customExtensionParams,
+        Optional<StoredState> paused,
+        Optional<UUID> instanceId,
+        Optional<String> maskRequestHost) {
     public SandboxRecord {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -48,68 +61,253 @@ public record SandboxRecord(SandboxId id, TemplateId template, Optional<String> 
     }
 
     /** A record whose proxied requests keep their Host header. */
-    public SandboxRecord(SandboxId id, TemplateId template, Optional<String> alias, SandboxState state,
-                         Instant startedAt, Duration timeout, Optional<Instant> expiresAt, TimeoutAction onTimeout,
-                         PauseMode timeoutPauseMode, boolean autoResume, boolean secure, Resources resources,
-                         Map<String, String> metadata, Map<String, String> envVars, NetworkPolicy network,
-                         String customExtensionParams, Optional<StoredState> paused, Optional<UUID> instanceId) {
-        this(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout, timeoutPauseMode, autoResume, secure,
-                resources, metadata, envVars, network, customExtensionParams, paused, instanceId, Optional.empty());
+    public SandboxRecord(
+            SandboxId id,
+            TemplateId template,
+            Optional<String> alias,
+            SandboxState state,
+            Instant startedAt,
+            Duration timeout,
+            Optional<Instant> expiresAt,
+            TimeoutAction onTimeout,
+            PauseMode timeoutPauseMode,
+            boolean autoResume,
+            boolean secure,
+            Resources resources,
+            Map<String, String> metadata,
+            Map<String, String> envVars,
+            NetworkPolicy network,
+            String customExtensionParams,
+            Optional<StoredState> paused,
+            Optional<UUID> instanceId) {
+        this(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                instanceId,
+                Optional.empty());
     }
 
     public SandboxRecord withState(SandboxState newState) {
-        return new SandboxRecord(id, template, alias, newState, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams,
-                paused, instanceId, maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                newState,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                instanceId,
+                maskRequestHost);
     }
 
     public SandboxRecord withTtl(Duration newTimeout, Optional<Instant> newExpiresAt) {
-        return new SandboxRecord(id, template, alias, state, startedAt, newTimeout, newExpiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams,
-                paused, instanceId, maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                newTimeout,
+                newExpiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                instanceId,
+                maskRequestHost);
     }
 
     public SandboxRecord withPaused(Optional<StoredState> newPaused) {
-        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams,
-                newPaused, instanceId, maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                newPaused,
+                instanceId,
+                maskRequestHost);
     }
 
     SandboxRecord withResources(Resources newResources) {
-        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, newResources, metadata, envVars, network, customExtensionParams,
-                paused, instanceId, maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                newResources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                instanceId,
+                maskRequestHost);
     }
 
     public SandboxRecord withMetadata(Map<String, String> newMetadata) {
-        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, newMetadata, envVars, network, customExtensionParams,
-                paused, instanceId, maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                newMetadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                instanceId,
+                maskRequestHost);
     }
 
     public SandboxRecord withNetwork(NetworkPolicy newNetwork) {
-        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, newNetwork, customExtensionParams,
-                paused, instanceId, maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                newNetwork,
+                customExtensionParams,
+                paused,
+                instanceId,
+                maskRequestHost);
     }
 
     public SandboxRecord withCustomExtensionParams(String params) {
-        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, params,
-                paused, instanceId, maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                params,
+                paused,
+                instanceId,
+                maskRequestHost);
     }
 
     /** The runtime instance that was (or is being) started for this sandbox; recorded before its start hook is sent. */
     public SandboxRecord withInstanceId(UUID newInstanceId) {
-        return new SandboxRecord(id, template, alias, state, startedAt, timeout, expiresAt, onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams, paused,
-                Optional.of(newInstanceId), maskRequestHost);
+        return new SandboxRecord(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                Optional.of(newInstanceId),
+                maskRequestHost);
     }
 
     /** A fork child: same settings, new id, started now, running with a fresh TTL, no paused state. */
     SandboxRecord forChild(SandboxId childId, Instant now, Duration childTimeout, SandboxState childState) {
-        return new SandboxRecord(childId, template, alias, childState, now, childTimeout, Optional.empty(), onTimeout,
-                timeoutPauseMode, autoResume, secure, resources, metadata, envVars, network, customExtensionParams,
-                Optional.empty(), Optional.empty(), maskRequestHost);
+        return new SandboxRecord(
+                childId,
+                template,
+                alias,
+                childState,
+                now,
+                childTimeout,
+                Optional.empty(),
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                Optional.empty(),
+                Optional.empty(),
+                maskRequestHost);
     }
 }

@@ -1,18 +1,17 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The live backend instances by sandbox id. Each registration gets a new generation, so an operation that detaches

@@ -3,7 +3,6 @@ package io.agentenv.orchestrator;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -1,16 +1,15 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A sandbox as clients see it, read at one moment.
@@ -22,10 +21,21 @@ import static java.util.Objects.requireNonNull;
  * @param timeout    the last TTL duration set (fork children inherit it)
  * @param maskRequestHost the Host header proxied requests to its ports carry ({@code ${PORT}} not yet replaced)
  */
-public record SandboxView(SandboxId id, TemplateId template, Optional<String> alias, SandboxState state,
-                          Instant startedAt, Optional<Instant> expiresAt, Duration timeout, TimeoutAction onTimeout,
-                          boolean autoResume, boolean secure, Resources resources, Map<String, String> metadata,
-                          NetworkPolicy network, Optional<String> maskRequestHost) {
+public record SandboxView(
+        SandboxId id,
+        TemplateId template,
+        Optional<String> alias,
+        SandboxState state,
+        Instant startedAt,
+        Optional<Instant> expiresAt,
+        Duration timeout,
+        TimeoutAction onTimeout,
+        boolean autoResume,
+        boolean secure,
+        Resources resources,
+        Map<String, String> metadata,
+        NetworkPolicy network,
+        Optional<String> maskRequestHost) {
     public SandboxView {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -47,7 +57,20 @@ public record SandboxView(SandboxId id, TemplateId template, Optional<String> al
             case PAUSING, PAUSED, KILLING -> Optional.empty();
             case CREATING, RESUMING, RUNNING, SNAPSHOTTING, FORKING -> r.expiresAt();
         };
-        return new SandboxView(r.id(), r.template(), r.alias(), r.state(), r.startedAt(), expiresAt, r.timeout(),
-                r.onTimeout(), r.autoResume(), r.secure(), r.resources(), r.metadata(), r.network(), r.maskRequestHost());
+        return new SandboxView(
+                r.id(),
+                r.template(),
+                r.alias(),
+                r.state(),
+                r.startedAt(),
+                expiresAt,
+                r.timeout(),
+                r.onTimeout(),
+                r.autoResume(),
+                r.secure(),
+                r.resources(),
+                r.metadata(),
+                r.network(),
+                r.maskRequestHost());
     }
 }

@@ -1,19 +1,18 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Snapshots into the catalog, and the catalog's list and delete. */
 final class SnapshotOperation {
@@ -29,8 +28,14 @@ final class SnapshotOperation {
     private final EventBus events;
     private final Clock clock;
 
-    SnapshotOperation(Captures captures, TemplateCatalog templates, Records records, Ids ids, Artifacts artifacts,
-                      EventBus events, Clock clock) {
+    SnapshotOperation(
+            Captures captures,
+            TemplateCatalog templates,
+            Records records,
+            Ids ids,
+            Artifacts artifacts,
+            EventBus events,
+            Clock clock) {
         this.captures = requireNonNull(captures, "captures is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.records = requireNonNull(records, "records is null");
@@ -65,8 +70,16 @@ final class SnapshotOperation {
         }
         SnapshotState state = captures.capture(id, SandboxState.SNAPSHOTTING, dir);
         Instant now = clock.instant();
-        SnapshotRecord record = new SnapshotRecord(snapshotId, name.map(List::of).orElse(List.of()), Optional.of(id),
-                source.template(), source.envVars(), state.resources(), new StoredState(state.encode(), dir), now, now,
+        SnapshotRecord record = new SnapshotRecord(
+                snapshotId,
+                name.map(List::of).orElse(List.of()),
+                Optional.of(id),
+                source.template(),
+                source.envVars(),
+                state.resources(),
+                new StoredState(state.encode(), dir),
+                now,
+                now,
                 source.customExtensionParams());
         try {
             records.store().insertSnapshot(record);
@@ -76,7 +89,9 @@ final class SnapshotOperation {
             throw e;
         }
         captures.release(id, SandboxState.SNAPSHOTTING);
-        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("snapshot_id", snapshotId.value())
+        log.atInfo()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("snapshot_id", snapshotId.value())
                 .log("snapshot taken");
         events.publish(new LifecycleEvent.SnapshotTaken(id, clock.instant(), snapshotId));
         return record.view();

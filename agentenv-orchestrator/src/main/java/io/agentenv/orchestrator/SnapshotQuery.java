@@ -1,10 +1,9 @@
 package io.agentenv.orchestrator;
 
-import io.agentenv.spi.SandboxId;
-
-import java.util.Optional;
-
 import static java.util.Objects.requireNonNull;
+
+import io.agentenv.spi.SandboxId;
+import java.util.Optional;
 
 /** Lists snapshots newest first (by createdAt, id), optionally of one source sandbox and/or with one name. */
 public record SnapshotQuery(Optional<SandboxId> sandbox, Optional<String> name, int limit, Optional<Cursor> after) {

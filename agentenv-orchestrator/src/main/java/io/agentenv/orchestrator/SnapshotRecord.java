@@ -1,15 +1,14 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A catalog entry: a captured snapshot sandboxes can be created from.
@@ -21,9 +20,17 @@ import static java.util.Objects.requireNonNull;
  * @param customExtensionParams the source's custom extension params (raw JSON object), inherited by sandboxes created
  *                              from it unless the create names its own
  */
-public record SnapshotRecord(TemplateId id, List<String> aliases, Optional<SandboxId> sourceSandbox,
-                             TemplateId sourceTemplate, Map<String, String> envVars, Resources resources,
-                             StoredState state, Instant createdAt, Instant updatedAt, String customExtensionParams) {
+public record SnapshotRecord(
+        TemplateId id,
+        List<String> aliases,
+        Optional<SandboxId> sourceSandbox,
+        TemplateId sourceTemplate,
+        Map<String, String> envVars,
+        Resources resources,
+        StoredState state,
+        Instant createdAt,
+        Instant updatedAt,
+        String customExtensionParams) {
     public SnapshotRecord {
         requireNonNull(id, "id is null");
         aliases = List.copyOf(aliases);
@@ -38,8 +45,17 @@ public record SnapshotRecord(TemplateId id, List<String> aliases, Optional<Sandb
     }
 
     public SnapshotRecord withSource(SandboxId sandbox) {
-        return new SnapshotRecord(id, aliases, Optional.of(sandbox), sourceTemplate, envVars, resources, state, createdAt,
-                updatedAt, customExtensionParams);
+        return new SnapshotRecord(
+                id,
+                aliases,
+                Optional.of(sandbox),
+                sourceTemplate,
+                envVars,
+                resources,
+                state,
+                createdAt,
+                updatedAt,
+                customExtensionParams);
     }
 
     public SnapshotView view() {

@@ -1,7 +1,6 @@
 package io.agentenv.orchestrator;
 
 import io.agentenv.spi.SandboxId;
-
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

@@ -1,9 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import java.nio.file.Path;
 import java.util.Arrays;
-
-import static java.util.Objects.requireNonNull;
 
 /** A backend's encoded paused or snapshot state and the directory holding its artifacts. */
 public record StoredState(byte[] encoded, Path artifactDir) {
@@ -19,7 +19,9 @@ public record StoredState(byte[] encoded, Path artifactDir) {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof StoredState that && Arrays.equals(encoded, that.encoded) && artifactDir.equals(that.artifactDir);
+        return other instanceof StoredState that
+                && Arrays.equals(encoded, that.encoded)
+                && artifactDir.equals(that.artifactDir);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.Resources;
@@ -7,7 +9,6 @@ import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateDescriptor;
 import io.agentenv.spi.TemplateId;
-
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -15,17 +16,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-import static java.util.Objects.requireNonNull;
-
 /** Resolves what a create names: a backend's built-in template, else a snapshot by id or alias. */
 final class TemplateCatalog {
     /**
      * What a sandbox is launched from, with the name the client used, the environment and the custom extension params
      * (raw JSON object, {@code "{}"} for a built-in template) it inherits.
      */
-    record Resolved(TemplateId template, Optional<String> alias, LaunchSource source, Map<String, String> envVars,
-                    Resources resources, String customExtensionParams) {
-    }
+    record Resolved(
+            TemplateId template,
+            Optional<String> alias,
+            LaunchSource source,
+            Map<String, String> envVars,
+            Resources resources,
+            String customExtensionParams) {}
 
     private final SandboxBackendFactory backends;
     private final SandboxStore store;
@@ -44,19 +47,31 @@ final class TemplateCatalog {
         Optional<TemplateDescriptor> builtIn = builtIn(reference);
         if (builtIn.isPresent()) {
             TemplateDescriptor template = builtIn.get();
-            return new Resolved(template.id(), Optional.of(reference), new LaunchSource.Template(template.id()), Map.of(),
-                    template.resources(), CustomExtensionParams.EMPTY);
+            return new Resolved(
+                    template.id(),
+                    Optional.of(reference),
+                    new LaunchSource.Template(template.id()),
+                    Map.of(),
+                    template.resources(),
+                    CustomExtensionParams.EMPTY);
         }
         SnapshotRecord snapshot = store.findSnapshot(reference)
-                .orElseThrow(() -> AgentEnvException.invalidArgument("template " + printable(reference) + " not found"));
+                .orElseThrow(
+                        () -> AgentEnvException.invalidArgument("template " + printable(reference) + " not found"));
         SnapshotState state;
         try {
-            state = backends.decodeSnapshotState(snapshot.state().encoded(), snapshot.state().artifactDir());
+            state = backends.decodeSnapshotState(
+                    snapshot.state().encoded(), snapshot.state().artifactDir());
         } catch (BackendException e) {
             throw new AgentEnvException(ErrorKind.INTERNAL, "snapshot " + snapshot.id() + " cannot be restored", e);
         }
         Optional<String> alias = reference.equals(snapshot.id().value()) ? Optional.empty() : Optional.of(reference);
-        return new Resolved(snapshot.id(), alias, new LaunchSource.Snapshot(state), snapshot.envVars(), state.resources(),
+        return new Resolved(
+                snapshot.id(),
+                alias,
+                new LaunchSource.Snapshot(state),
+                snapshot.envVars(),
+                state.resources(),
                 snapshot.customExtensionParams());
     }
 
@@ -66,8 +81,14 @@ final class TemplateCatalog {
         if (builtIn.isPresent()) {
             return builtIn.map(TemplateCatalog::view);
         }
-        return store.findSnapshot(idOrAlias).map(s -> new TemplateView(s.id(), TemplateView.Source.SNAPSHOT, s.aliases(),
-                s.resources(), Optional.of(s.createdAt()), Optional.of(s.updatedAt())));
+        return store.findSnapshot(idOrAlias)
+                .map(s -> new TemplateView(
+                        s.id(),
+                        TemplateView.Source.SNAPSHOT,
+                        s.aliases(),
+                        s.resources(),
+                        Optional.of(s.createdAt()),
+                        Optional.of(s.updatedAt())));
     }
 
     /**
@@ -76,10 +97,13 @@ final class TemplateCatalog {
      */
     Page<TemplateView> listBuiltIn(int limit, Optional<Cursor> after) {
         Comparator<TemplateView> newestFirst = Comparator.comparing(TemplateCatalog::sortTime)
-                .thenComparing(t -> t.id().value()).reversed();
-        List<TemplateView> remaining = backends.templates().stream().map(TemplateCatalog::view)
+                .thenComparing(t -> t.id().value())
+                .reversed();
+        List<TemplateView> remaining = backends.templates().stream()
+                .map(TemplateCatalog::view)
                 .filter(t -> after.isEmpty() || isAfter(t, after.get()))
-                .sorted(newestFirst).toList();
+                .sorted(newestFirst)
+                .toList();
         if (remaining.size() <= limit) {
             return new Page<>(remaining, Optional.empty());
         }
@@ -98,8 +122,13 @@ final class TemplateCatalog {
     }
 
     private static TemplateView view(TemplateDescriptor template) {
-        return new TemplateView(template.id(), TemplateView.Source.BUILT_IN, List.of(template.id().value()),
-                template.resources(), template.builtAt(), template.builtAt());
+        return new TemplateView(
+                template.id(),
+                TemplateView.Source.BUILT_IN,
+                List.of(template.id().value()),
+                template.resources(),
+                template.builtAt(),
+                template.builtAt());
     }
 
     static Map<String, String> merged(Map<String, String> base, Map<String, String> overrides) {

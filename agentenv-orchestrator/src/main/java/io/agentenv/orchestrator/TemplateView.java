@@ -16,8 +16,13 @@ import java.util.Optional;
  * @param createdAt when it was built; empty when the backend does not know for a built-in template
  * @param updatedAt when it last changed (a built-in template: its current build; a snapshot: its record)
  */
-public record TemplateView(TemplateId id, Source source, List<String> aliases, Resources resources,
-                           Optional<Instant> createdAt, Optional<Instant> updatedAt) {
+public record TemplateView(
+        TemplateId id,
+        Source source,
+        List<String> aliases,
+        Resources resources,
+        Optional<Instant> createdAt,
+        Optional<Instant> updatedAt) {
     /** Where a template comes from. */
     public enum Source {
         /** Booted by the backend without a snapshot (for example {@code base}); not deletable. */

@@ -1,9 +1,8 @@
 package io.agentenv.orchestrator;
 
-import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import static java.util.Objects.requireNonNull;
 
+import io.agentenv.spi.SandboxId;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,8 +12,8 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * TTLs: set (overwrite, may shorten), refresh (extend only) and eviction of RUNNING sandboxes whose TTL ran out.
@@ -31,8 +30,13 @@ final class TimeoutOperations {
     private final Clock clock;
     private final Duration transitionWait;
 
-    TimeoutOperations(Records records, EventBus events, Clock clock, Duration transitionWait, PauseOperation pause,
-                      KillOperation kill) {
+    TimeoutOperations(
+            Records records,
+            EventBus events,
+            Clock clock,
+            Duration transitionWait,
+            PauseOperation pause,
+            KillOperation kill) {
         this.records = requireNonNull(records, "records is null");
         this.events = requireNonNull(events, "events is null");
         this.clock = requireNonNull(clock, "clock is null");
@@ -47,7 +51,11 @@ final class TimeoutOperations {
             SandboxRecord record = records.visible(id);
             switch (record.state()) {
                 case RUNNING -> {
-                    if (records.updateTtl(id, SandboxState.RUNNING, timeout, Optional.of(clock.instant().plus(timeout)))) {
+                    if (records.updateTtl(
+                            id,
+                            SandboxState.RUNNING,
+                            timeout,
+                            Optional.of(clock.instant().plus(timeout)))) {
                         return;
                     }
                 }
@@ -68,7 +76,8 @@ final class TimeoutOperations {
             switch (record.state()) {
                 case RUNNING -> {
                     Instant wanted = clock.instant().plus(duration);
-                    Instant expiresAt = record.expiresAt().filter(at -> at.isAfter(wanted)).orElse(wanted);
+                    Instant expiresAt =
+                            record.expiresAt().filter(at -> at.isAfter(wanted)).orElse(wanted);
                     if (records.updateTtl(id, SandboxState.RUNNING, record.timeout(), Optional.of(expiresAt))) {
                         return;
                     }
@@ -111,16 +120,24 @@ final class TimeoutOperations {
         TimeoutAction action = record.get().onTimeout();
         try {
             boolean done = switch (action) {
-                case PAUSE -> pause.pauseIfExpired(id, record.get().timeoutPauseMode(), now).isPresent();
+                case PAUSE ->
+                    pause.pauseIfExpired(id, record.get().timeoutPauseMode(), now)
+                            .isPresent();
                 case KILL -> kill.killIfExpired(id, now);
             };
             if (done) {
-                log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("action", action).log("sandbox timed out");
+                log.atInfo()
+                        .addKeyValue("sandbox_id", id.value())
+                        .addKeyValue("action", action)
+                        .log("sandbox timed out");
                 events.publish(new LifecycleEvent.TimedOut(id, clock.instant(), action));
             }
         } catch (AgentEnvException e) {
             if (e.kind() != ErrorKind.NOT_FOUND) {
-                log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("action", action).setCause(e)
+                log.atWarn()
+                        .addKeyValue("sandbox_id", id.value())
+                        .addKeyValue("action", action)
+                        .setCause(e)
                         .log("timeout action failed; retrying on the next tick");
             }
         }

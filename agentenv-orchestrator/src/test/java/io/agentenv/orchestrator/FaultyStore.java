@@ -3,7 +3,6 @@ package io.agentenv.orchestrator;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -20,7 +19,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * of records ({@link #get}) and of id sets ({@link #idsIn}), and which can hold one record read.
  */
 final class FaultyStore implements SandboxStore {
-    enum Write { INSERT, REPLACE, TRANSITION, INSERT_SNAPSHOT }
+    enum Write {
+        INSERT,
+        REPLACE,
+        TRANSITION,
+        INSERT_SNAPSHOT
+    }
 
     private final SandboxStore delegate;
     private final Set<Write> failNext = ConcurrentHashMap.newKeySet();

@@ -1,9 +1,10 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,8 +18,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The {@link SandboxStore} contract in memory, for the orchestrator's tests: every method is atomic under one monitor,
@@ -78,7 +77,8 @@ final class MemorySandboxStore implements SandboxStore {
         requireNonNull(durability, "durability is null");
         locked(d -> {
             if (d.sandboxes.putIfAbsent(record.id(), record) != null) {
-                throw new StoreException("cannot insert " + record.id().value(), new IllegalStateException("id exists"));
+                throw new StoreException(
+                        "cannot insert " + record.id().value(), new IllegalStateException("id exists"));
             }
             return null;
         });
@@ -149,8 +149,10 @@ final class MemorySandboxStore implements SandboxStore {
     @Override
     public Set<SandboxId> idsIn(SandboxState state) {
         requireNonNull(state, "state is null");
-        return locked(d -> Set.copyOf(d.sandboxes.values().stream().filter(r -> r.state() == state)
-                .map(SandboxRecord::id).toList()));
+        return locked(d -> Set.copyOf(d.sandboxes.values().stream()
+                .filter(r -> r.state() == state)
+                .map(SandboxRecord::id)
+                .toList()));
     }
 
     @Override
@@ -160,15 +162,21 @@ final class MemorySandboxStore implements SandboxStore {
             return new Page<>(List.of(), Optional.empty());
         }
         boolean desc = query.order() == SortOrder.DESC;
-        Comparator<SandboxRecord> order = Comparator.comparing(SandboxRecord::startedAt).thenComparing(r -> r.id().value());
+        Comparator<SandboxRecord> order =
+                Comparator.comparing(SandboxRecord::startedAt).thenComparing(r -> r.id().value());
         List<SandboxRecord> rows = locked(d -> d.sandboxes.values().stream()
                 .filter(r -> query.states().contains(r.state()))
-                .filter(r -> query.template().map(t -> r.template().value().equals(t) || r.alias().equals(Optional.of(t)))
+                .filter(r -> query.template()
+                        .map(t -> r.template().value().equals(t) || r.alias().equals(Optional.of(t)))
                         .orElse(true))
-                .filter(r -> query.startedAfter().map(after -> !r.startedAt().isBefore(after)).orElse(true))
+                .filter(r -> query.startedAfter()
+                        .map(after -> !r.startedAt().isBefore(after))
+                        .orElse(true))
                 .filter(r -> query.metadata().entrySet().stream()
                         .allMatch(e -> e.getValue().equals(r.metadata().get(e.getKey()))))
-                .filter(r -> query.after().map(c -> after(r.startedAt(), r.id().value(), c, desc)).orElse(true))
+                .filter(r -> query.after()
+                        .map(c -> after(r.startedAt(), r.id().value(), c, desc))
+                        .orElse(true))
                 .sorted(desc ? order.reversed() : order)
                 .limit(query.limit() + 1L)
                 .toList());
@@ -201,8 +209,8 @@ final class MemorySandboxStore implements SandboxStore {
         requireNonNull(snapshot, "snapshot is null");
         locked(d -> {
             if (d.snapshots.putIfAbsent(snapshot.id(), snapshot) != null) {
-                throw new StoreException("cannot insert snapshot " + snapshot.id().value(),
-                        new IllegalStateException("id exists"));
+                throw new StoreException(
+                        "cannot insert snapshot " + snapshot.id().value(), new IllegalStateException("id exists"));
             }
             for (String alias : snapshot.aliases()) {
                 d.aliases.put(alias, snapshot.id());
@@ -219,8 +227,17 @@ final class MemorySandboxStore implements SandboxStore {
                 held.add(alias);
             }
         }
-        return new SnapshotRecord(s.id(), held, s.sourceSandbox(), s.sourceTemplate(), s.envVars(), s.resources(),
-                s.state(), s.createdAt(), s.updatedAt(), s.customExtensionParams());
+        return new SnapshotRecord(
+                s.id(),
+                held,
+                s.sourceSandbox(),
+                s.sourceTemplate(),
+                s.envVars(),
+                s.resources(),
+                s.state(),
+                s.createdAt(),
+                s.updatedAt(),
+                s.customExtensionParams());
     }
 
     @Override
@@ -228,8 +245,11 @@ final class MemorySandboxStore implements SandboxStore {
         requireNonNull(idOrAlias, "idOrAlias is null");
         return locked(d -> {
             SnapshotRecord byId = TemplateId.isValid(idOrAlias) ? d.snapshots.get(new TemplateId(idOrAlias)) : null;
-            SnapshotRecord found = byId != null ? byId : Optional.ofNullable(d.aliases.get(idOrAlias))
-                    .map(d.snapshots::get).orElse(null);
+            SnapshotRecord found = byId != null
+                    ? byId
+                    : Optional.ofNullable(d.aliases.get(idOrAlias))
+                            .map(d.snapshots::get)
+                            .orElse(null);
             return Optional.ofNullable(found).map(s -> withAliases(d, s));
         });
     }
@@ -241,12 +261,19 @@ final class MemorySandboxStore implements SandboxStore {
             return new Page<>(List.of(), Optional.empty());
         }
         Comparator<SnapshotRecord> newestFirst = Comparator.comparing(SnapshotRecord::createdAt)
-                .thenComparing((SnapshotRecord s) -> s.id().value()).reversed();
+                .thenComparing((SnapshotRecord s) -> s.id().value())
+                .reversed();
         List<SnapshotRecord> rows = locked(d -> d.snapshots.values().stream()
                 .map(s -> withAliases(d, s))
-                .filter(s -> query.sandbox().map(id -> s.sourceSandbox().equals(Optional.of(id))).orElse(true))
-                .filter(s -> query.name().map(n -> s.id().value().equals(n) || s.aliases().contains(n)).orElse(true))
-                .filter(s -> query.after().map(c -> after(s.createdAt(), s.id().value(), c, true)).orElse(true))
+                .filter(s -> query.sandbox()
+                        .map(id -> s.sourceSandbox().equals(Optional.of(id)))
+                        .orElse(true))
+                .filter(s -> query.name()
+                        .map(n -> s.id().value().equals(n) || s.aliases().contains(n))
+                        .orElse(true))
+                .filter(s -> query.after()
+                        .map(c -> after(s.createdAt(), s.id().value(), c, true))
+                        .orElse(true))
                 .sorted(newestFirst)
                 .limit(query.limit() + 1L)
                 .toList());

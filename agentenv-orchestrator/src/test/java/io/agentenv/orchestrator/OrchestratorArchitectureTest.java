@@ -1,15 +1,14 @@
 package io.agentenv.orchestrator;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import java.time.Duration;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
  * What the module graph cannot check. The pom already keeps Jetty, Jackson, the SQLite driver, the API model and the
@@ -27,16 +26,24 @@ class OrchestratorArchitectureTest {
 
     @Test
     void the_orchestrator_never_uses_jdbc() {
-        noClasses().that().resideInAPackage("io.agentenv.orchestrator..")
-                .should().dependOnClassesThat().resideInAnyPackage("java.sql..", "javax.sql..")
+        noClasses()
+                .that()
+                .resideInAPackage("io.agentenv.orchestrator..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("java.sql..", "javax.sql..")
                 .check(PRODUCTION);
     }
 
     @Test
     void orchestrator_tests_never_sleep() {
-        noClasses().should().callMethod(Thread.class, "sleep", long.class)
-                .orShould().callMethod(Thread.class, "sleep", Duration.class)
-                .orShould().callMethod(Thread.class, "sleep", long.class, int.class)
+        noClasses()
+                .should()
+                .callMethod(Thread.class, "sleep", long.class)
+                .orShould()
+                .callMethod(Thread.class, "sleep", Duration.class)
+                .orShould()
+                .callMethod(Thread.class, "sleep", long.class, int.class)
                 .check(TESTS);
     }
 }

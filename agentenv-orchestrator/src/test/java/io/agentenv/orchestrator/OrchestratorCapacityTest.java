@@ -1,22 +1,21 @@
 package io.agentenv.orchestrator;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.MockAction;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A backend at capacity ({@link BackendException.Exhausted}) is RESOURCE_EXHAUSTED (429), and leaves nothing behind. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -33,7 +32,6 @@ class OrchestratorCapacityTest {
         orchestrator = h.orchestrator;
     }
 
-
     private static MockAction atCapacity() {
         return MockAction.fail(new BackendException.Exhausted(LIMIT, "no free network slot: all 2 are in use", null));
     }
@@ -41,7 +39,8 @@ class OrchestratorCapacityTest {
     private static void assertExhausted(Runnable call) {
         assertThatThrownBy(call::run).isInstanceOfSatisfying(AgentEnvException.class, e -> {
             assertThat(e.kind()).isEqualTo(ErrorKind.RESOURCE_EXHAUSTED);
-            assertThat(e.getMessage()).isEqualTo("too many sandboxes: " + LIMIT + "; kill or pause a sandbox, then retry");
+            assertThat(e.getMessage())
+                    .isEqualTo("too many sandboxes: " + LIMIT + "; kill or pause a sandbox, then retry");
         });
     }
 
@@ -75,11 +74,14 @@ class OrchestratorCapacityTest {
         List<ForkResult> results = orchestrator.fork(source, 3, Optional.empty());
         // then
         assertThat(results).filteredOn(ForkResult.Child.class::isInstance).hasSize(1);
-        assertThat(results).filteredOn(ForkResult.Failed.class::isInstance).hasSize(2).allSatisfy(r -> {
-            ForkResult.Failed failed = (ForkResult.Failed) r;
-            assertThat(failed.kind()).isEqualTo(ErrorKind.RESOURCE_EXHAUSTED);
-            assertThat(failed.message()).contains(LIMIT);
-        });
+        assertThat(results)
+                .filteredOn(ForkResult.Failed.class::isInstance)
+                .hasSize(2)
+                .allSatisfy(r -> {
+                    ForkResult.Failed failed = (ForkResult.Failed) r;
+                    assertThat(failed.kind()).isEqualTo(ErrorKind.RESOURCE_EXHAUSTED);
+                    assertThat(failed.message()).contains(LIMIT);
+                });
         assertThat(h.store.all()).hasSize(2);
         assertThat(h.state(source)).isEqualTo(SandboxState.RUNNING);
         assertThat(h.backend.openInstances()).hasSize(2);

@@ -1,16 +1,15 @@
 package io.agentenv.orchestrator;
 
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolver;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * Gives each test a fresh default {@link OrchestratorHarness} on its own temporary directory: declare a parameter of
@@ -20,7 +19,8 @@ import java.util.stream.Stream;
  * own.
  */
 final class OrchestratorExtension implements ParameterResolver, AfterEachCallback {
-    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(OrchestratorExtension.class);
+    private static final ExtensionContext.Namespace NAMESPACE =
+            ExtensionContext.Namespace.create(OrchestratorExtension.class);
 
     @Override
     public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
@@ -29,13 +29,17 @@ final class OrchestratorExtension implements ParameterResolver, AfterEachCallbac
 
     @Override
     public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-        return store(context).computeIfAbsent(OrchestratorHarness.class, key -> {
-            try {
-                return new OrchestratorHarness(Files.createTempDirectory("orchestrator-test"));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }, OrchestratorHarness.class);
+        return store(context)
+                .computeIfAbsent(
+                        OrchestratorHarness.class,
+                        key -> {
+                            try {
+                                return new OrchestratorHarness(Files.createTempDirectory("orchestrator-test"));
+                            } catch (IOException e) {
+                                throw new UncheckedIOException(e);
+                            }
+                        },
+                        OrchestratorHarness.class);
     }
 
     @Override

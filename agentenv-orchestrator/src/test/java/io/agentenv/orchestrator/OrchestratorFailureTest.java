@@ -1,5 +1,8 @@
 package io.agentenv.orchestrator;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockAction;
@@ -11,15 +14,6 @@ import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -29,26 +23,36 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** Staged launch rollback and recoverable versus terminal backend failures. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class OrchestratorFailureTest {
     @TempDir
     Path dir;
+
     OrchestratorHarness h;
     Orchestrator orchestrator;
     final AtomicReference<FaultyStore> faulty = new AtomicReference<>();
 
     @BeforeEach
     void setUp() {
-        h = new OrchestratorHarness(dir, new MockBackendFactory(), store -> {
-            FaultyStore wrapped = new FaultyStore(store);
-            faulty.set(wrapped);
-            return wrapped;
-        }, Duration.ofSeconds(10));
+        h = new OrchestratorHarness(
+                dir,
+                new MockBackendFactory(),
+                store -> {
+                    FaultyStore wrapped = new FaultyStore(store);
+                    faulty.set(wrapped);
+                    return wrapped;
+                },
+                Duration.ofSeconds(10));
         orchestrator = h.orchestrator;
     }
 
@@ -58,7 +62,9 @@ class OrchestratorFailureTest {
     }
 
     private static void assertKind(Runnable call, ErrorKind kind) {
-        assertThatThrownBy(call::run).isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(kind));
+        assertThatThrownBy(call::run)
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(kind));
     }
 
     private void assertNothingLeftOfTheFailedLaunch() {
@@ -97,8 +103,7 @@ class OrchestratorFailureTest {
             }
 
             @Override
-            public void startResume(HookStart start) {
-            }
+            public void startResume(HookStart start) {}
 
             @Override
             public String patchParams(SandboxId sandboxId, String patch) {
@@ -106,15 +111,19 @@ class OrchestratorFailureTest {
             }
 
             @Override
-            public void stop(SandboxId sandboxId, java.util.UUID instanceId) {
-            }
+            public void stop(SandboxId sandboxId, java.util.UUID instanceId) {}
         };
-        h = new OrchestratorHarness(dir.resolve("hooks"), new MockBackendFactory(), s -> {
-            FaultyStore wrapped = new FaultyStore(s);
-            faulty.set(wrapped);
-            store.set(wrapped);
-            return wrapped;
-        }, Duration.ofSeconds(10), hooks);
+        h = new OrchestratorHarness(
+                dir.resolve("hooks"),
+                new MockBackendFactory(),
+                s -> {
+                    FaultyStore wrapped = new FaultyStore(s);
+                    faulty.set(wrapped);
+                    store.set(wrapped);
+                    return wrapped;
+                },
+                Duration.ofSeconds(10),
+                hooks);
         // when
         h.orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)));
         // then
@@ -122,7 +131,13 @@ class OrchestratorFailureTest {
         assertThat(seenAtHook.get()).contains(SandboxState.CREATING);
     }
 
-    enum LaunchStage { PREPARE, START_RECOVERABLE, START_TERMINAL, PERSIST_CREATING, PERSIST_RUNNING }
+    enum LaunchStage {
+        PREPARE,
+        START_RECOVERABLE,
+        START_TERMINAL,
+        PERSIST_CREATING,
+        PERSIST_RUNNING
+    }
 
     @ParameterizedTest
     @EnumSource(LaunchStage.class)
@@ -142,36 +157,51 @@ class OrchestratorFailureTest {
             assertThat(h.backend.count(MockOp.CLOSE)).isEqualTo(1);
         }
         // and the next create works
-        assertThat(orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))).state()).isEqualTo(SandboxState.RUNNING);
+        assertThat(orchestrator
+                        .create(CreateSandbox.of("base", Duration.ofSeconds(60)))
+                        .state())
+                .isEqualTo(SandboxState.RUNNING);
     }
 
     @Test
     void a_create_whose_guest_agent_never_gets_healthy_is_an_upstream_failure_rolled_back() throws Exception {
         Gate starting = h.backend.holdNext(MockOp.START);
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
-            Future<SandboxView> create = threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))));
+            Future<SandboxView> create =
+                    threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))));
             starting.awaitEntered(OrchestratorHarness.WAIT);
-            h.backend.instances().getLast().fakeEnvd()
+            h.backend
+                    .instances()
+                    .getLast()
+                    .fakeEnvd()
                     .failNext(FakeEnvd.Call.HEALTH, new EnvdException.Unreachable("not healthy after 60 probes"));
             starting.release();
 
-            assertThatThrownBy(() -> create.get(10, TimeUnit.SECONDS)).cause()
+            assertThatThrownBy(() -> create.get(10, TimeUnit.SECONDS))
+                    .cause()
                     .isInstanceOfSatisfying(AgentEnvException.class, e -> {
                         assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
-                        assertThat(e.getMessage()).endsWith("could not be started: its guest agent (envd) did not become ready within 5 s")
+                        assertThat(e.getMessage())
+                                .endsWith(
+                                        "could not be started: its guest agent (envd) did not become ready within 5 s")
                                 .doesNotContain("probes");
                     });
         }
         assertNothingLeftOfTheFailedLaunch();
         assertThat(h.backend.count(MockOp.CLOSE)).isEqualTo(1);
-        assertThat(orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))).state()).isEqualTo(SandboxState.RUNNING);
+        assertThat(orchestrator
+                        .create(CreateSandbox.of("base", Duration.ofSeconds(60)))
+                        .state())
+                .isEqualTo(SandboxState.RUNNING);
     }
 
     @Test
     void a_create_whose_guest_agent_refuses_init_is_an_upstream_failure_and_rolled_back() {
         // as the container backend reports it: Terminal, with envd's error as the cause
-        h.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal("sandbox did not start: /init 500",
-                new EnvdException.Rejected(500, "bad token"))));
+        h.backend.script(
+                MockOp.START,
+                MockAction.fail(new BackendException.Terminal(
+                        "sandbox did not start: /init 500", new EnvdException.Rejected(500, "bad token"))));
         assertThatThrownBy(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))))
                 .isInstanceOfSatisfying(AgentEnvException.class, e -> {
                     assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
@@ -180,7 +210,12 @@ class OrchestratorFailureTest {
         assertNothingLeftOfTheFailedLaunch();
     }
 
-    enum ResumeStage { DECODE, PREPARE, START, PERSIST_RUNNING }
+    enum ResumeStage {
+        DECODE,
+        PREPARE,
+        START,
+        PERSIST_RUNNING
+    }
 
     @ParameterizedTest
     @EnumSource(ResumeStage.class)
@@ -263,13 +298,17 @@ class OrchestratorFailureTest {
         // given: the backend reports it as the container backend does (Terminal, envd's error as the cause)
         SandboxId id = h.create();
         orchestrator.pause(id, PauseMode.WITH_MEMORY);
-        h.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal("sandbox did not start (FromPaused)",
-                new EnvdException.Unreachable("not healthy after 60 probes"))));
+        h.backend.script(
+                MockOp.START,
+                MockAction.fail(new BackendException.Terminal(
+                        "sandbox did not start (FromPaused)",
+                        new EnvdException.Unreachable("not healthy after 60 probes"))));
         // when
         assertThatThrownBy(() -> orchestrator.connect(id, Duration.ofSeconds(10)))
                 .isInstanceOfSatisfying(AgentEnvException.class, e -> {
                     assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
-                    assertThat(e.getMessage()).endsWith("failed: its guest agent (envd) did not become ready within 5 s; it stays paused")
+                    assertThat(e.getMessage())
+                            .endsWith("failed: its guest agent (envd) did not become ready within 5 s; it stays paused")
                             .doesNotContain("probes");
                 });
         // then
@@ -288,8 +327,10 @@ class OrchestratorFailureTest {
         assertKind(() -> orchestrator.snapshot(id, Optional.of("s")), ErrorKind.INTERNAL);
         // then
         assertThat(orchestrator.get(id).state()).isEqualTo(SandboxState.RUNNING);
-        assertThat(orchestrator.listSnapshots(new SnapshotQuery(Optional.empty(), Optional.empty(), 10, Optional.empty()))
-                .items()).isEmpty();
+        assertThat(orchestrator
+                        .listSnapshots(new SnapshotQuery(Optional.empty(), Optional.empty(), 10, Optional.empty()))
+                        .items())
+                .isEmpty();
         assertThat(dir.resolve("artifacts/snapshots")).isEmptyDirectory();
     }
 
@@ -338,7 +379,9 @@ class OrchestratorFailureTest {
         List<ForkResult> results = orchestrator.fork(id, 3, Optional.of(Duration.ofSeconds(5)));
         // then
         assertThat(results).hasSize(3);
-        assertThat(results).filteredOn(ForkResult.Failed.class::isInstance).hasSize(1)
+        assertThat(results)
+                .filteredOn(ForkResult.Failed.class::isInstance)
+                .hasSize(1)
                 .allSatisfy(r -> assertThat(((ForkResult.Failed) r).kind()).isEqualTo(ErrorKind.INTERNAL));
         assertThat(results).filteredOn(ForkResult.Child.class::isInstance).hasSize(2);
         assertThat(h.store.all()).hasSize(3); // source and two children
@@ -398,8 +441,8 @@ class OrchestratorFailureTest {
         // given
         SandboxId id = h.create();
         h.backend.script(MockOp.UPDATE_NETWORK, MockAction.recoverable("nft failed"));
-        NetworkPolicy policy = new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of(), List.of(),
-                NetworkPolicy.PublicTraffic.ALLOWED);
+        NetworkPolicy policy = new NetworkPolicy(
+                NetworkPolicy.InternetAccess.DENIED, List.of(), List.of(), NetworkPolicy.PublicTraffic.ALLOWED);
         // when
         assertKind(() -> orchestrator.updateNetwork(id, policy), ErrorKind.INTERNAL);
         // then

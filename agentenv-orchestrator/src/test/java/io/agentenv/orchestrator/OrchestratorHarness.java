@@ -1,17 +1,16 @@
 package io.agentenv.orchestrator;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.SandboxId;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A real orchestrator on an in-memory store ({@link MemorySandboxStore}), a scriptable mock backend and a fake clock.
@@ -37,7 +36,8 @@ final class OrchestratorHarness implements AutoCloseable {
         this(dir, new MockBackendFactory(), UnaryOperator.identity(), Duration.ofSeconds(10));
     }
 
-    OrchestratorHarness(Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait) {
+    OrchestratorHarness(
+            Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait) {
         this(dir, backend, storeWrapper, transitionWait, LifecycleHooks.none());
     }
 
@@ -46,8 +46,12 @@ final class OrchestratorHarness implements AutoCloseable {
         this(dir, new MockBackendFactory(), UnaryOperator.identity(), Duration.ofSeconds(10), hooks);
     }
 
-    OrchestratorHarness(Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait,
-                        LifecycleHooks hooks) {
+    OrchestratorHarness(
+            Path dir,
+            MockBackendFactory backend,
+            UnaryOperator<SandboxStore> storeWrapper,
+            Duration transitionWait,
+            LifecycleHooks hooks) {
         this.hooks = hooks;
         this.dir = dir;
         this.backend = backend;
@@ -58,17 +62,27 @@ final class OrchestratorHarness implements AutoCloseable {
 
     /** A harness whose store counts its reads ({@link FaultyStore}); {@code counting} gets the store, again after a restart. */
     static OrchestratorHarness countingReads(Path dir, AtomicReference<FaultyStore> counting) {
-        return new OrchestratorHarness(dir, new MockBackendFactory(), store -> {
-            counting.set(new FaultyStore(store));
-            return counting.get();
-        }, Duration.ofSeconds(10));
+        return new OrchestratorHarness(
+                dir,
+                new MockBackendFactory(),
+                store -> {
+                    counting.set(new FaultyStore(store));
+                    return counting.get();
+                },
+                Duration.ofSeconds(10));
     }
 
     private void open() {
         store = storeWrapper.apply(data);
-        orchestrator = new Orchestrator(store, backend, id -> new AccessToken("token-" + id.value()), clock,
-                new OrchestratorSettings(artifactRoot(), Duration.ofSeconds(5), transitionWait, Duration.ofHours(1), 3, "user"),
-                List.of(events), hooks);
+        orchestrator = new Orchestrator(
+                store,
+                backend,
+                id -> new AccessToken("token-" + id.value()),
+                clock,
+                new OrchestratorSettings(
+                        artifactRoot(), Duration.ofSeconds(5), transitionWait, Duration.ofHours(1), 3, "user"),
+                List.of(events),
+                hooks);
         orchestrator.start();
         for (Object monitor : orchestrator.internalMonitors()) {
             backend.forbidLock(monitor);
@@ -87,7 +101,9 @@ final class OrchestratorHarness implements AutoCloseable {
     }
 
     SandboxId create() {
-        return orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(300))).id();
+        return orchestrator
+                .create(CreateSandbox.of("base", Duration.ofSeconds(300)))
+                .id();
     }
 
     SandboxState state(SandboxId id) {

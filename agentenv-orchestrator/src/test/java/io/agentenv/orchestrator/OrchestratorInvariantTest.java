@@ -1,14 +1,10 @@
 package io.agentenv.orchestrator;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,8 +18,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Many clients hammer a few sandboxes with every operation at once. Whatever the interleaving, afterwards every
@@ -39,7 +38,6 @@ class OrchestratorInvariantTest {
     void setUp(OrchestratorHarness harness) {
         h = harness;
     }
-
 
     @Test
     void concurrent_random_operations_leave_a_consistent_state() throws Exception {
@@ -63,11 +61,12 @@ class OrchestratorInvariantTest {
                                 case 0 -> orchestrator.pause(id, PauseMode.WITH_MEMORY);
                                 case 1 -> orchestrator.connect(id, Duration.ofSeconds(60));
                                 case 2 -> orchestrator.kill(id);
-                                case 3 -> orchestrator.fork(id, 1, Optional.empty()).forEach(r -> {
-                                    if (r instanceof ForkResult.Child c) {
-                                        ids.add(c.sandbox().id());
-                                    }
-                                });
+                                case 3 ->
+                                    orchestrator.fork(id, 1, Optional.empty()).forEach(r -> {
+                                        if (r instanceof ForkResult.Child c) {
+                                            ids.add(c.sandbox().id());
+                                        }
+                                    });
                                 case 4 -> orchestrator.snapshot(id, Optional.empty());
                                 case 5 -> orchestrator.setTimeout(id, Duration.ofSeconds(30));
                                 case 6 -> orchestrator.resume(id, Duration.ofSeconds(30));
@@ -92,21 +91,28 @@ class OrchestratorInvariantTest {
         assertThat(unexpected).isEmpty();
         List<SandboxRecord> records = h.store.all();
         assertThat(records).allSatisfy(r -> assertThat(r.state()).isIn(SandboxState.RUNNING, SandboxState.PAUSED));
-        Set<SandboxId> running = records.stream().filter(r -> r.state() == SandboxState.RUNNING)
-                .map(SandboxRecord::id).collect(Collectors.toSet());
-        Set<SandboxId> live = h.backend.openInstances().stream().map(s -> s.spec().id()).collect(Collectors.toSet());
+        Set<SandboxId> running = records.stream()
+                .filter(r -> r.state() == SandboxState.RUNNING)
+                .map(SandboxRecord::id)
+                .collect(Collectors.toSet());
+        Set<SandboxId> live =
+                h.backend.openInstances().stream().map(s -> s.spec().id()).collect(Collectors.toSet());
         assertThat(live).isEqualTo(running);
-        assertThat(h.backend.openInstances()).allSatisfy(s -> assertThat(s.status()).isEqualTo(MockSandbox.Status.RUNNING));
+        assertThat(h.backend.openInstances())
+                .allSatisfy(s -> assertThat(s.status()).isEqualTo(MockSandbox.Status.RUNNING));
         for (SandboxRecord record : records) {
             if (record.state() == SandboxState.PAUSED) {
                 assertThat(record.paused()).isPresent();
-                assertThat(Files.isDirectory(record.paused().get().artifactDir())).isTrue();
+                assertThat(Files.isDirectory(record.paused().get().artifactDir()))
+                        .isTrue();
             } else {
                 assertThat(record.paused()).isEmpty();
             }
         }
-        assertThat(h.artifactRoot().resolve("forks")).satisfiesAnyOf(
-                forks -> assertThat(forks).doesNotExist(), forks -> assertThat(forks).isEmptyDirectory());
+        assertThat(h.artifactRoot().resolve("forks"))
+                .satisfiesAnyOf(
+                        forks -> assertThat(forks).doesNotExist(),
+                        forks -> assertThat(forks).isEmptyDirectory());
         h.assertNothingLeaked();
     }
 }

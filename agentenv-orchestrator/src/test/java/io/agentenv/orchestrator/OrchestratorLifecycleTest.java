@@ -1,5 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.orchestrator.OrchestratorHarness.T0;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.GuestEndpoint;
@@ -7,12 +11,6 @@ import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,10 +18,11 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-
-import static io.agentenv.orchestrator.OrchestratorHarness.T0;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 @ExtendWith(OrchestratorExtension.class)
@@ -37,12 +36,20 @@ class OrchestratorLifecycleTest {
         orchestrator = h.orchestrator;
     }
 
-
     @Test
     void create_returns_a_running_sandbox_with_its_ttl_counted_from_now() {
         // given
-        CreateSandbox request = new CreateSandbox("base", Duration.ofSeconds(60), TimeoutAction.PAUSE, PauseMode.WITH_MEMORY,
-                true, Map.of("FOO", "bar"), Map.of("owner", "me"), NetworkPolicy.DEFAULT, "{}", true);
+        CreateSandbox request = new CreateSandbox(
+                "base",
+                Duration.ofSeconds(60),
+                TimeoutAction.PAUSE,
+                PauseMode.WITH_MEMORY,
+                true,
+                Map.of("FOO", "bar"),
+                Map.of("owner", "me"),
+                NetworkPolicy.DEFAULT,
+                "{}",
+                true);
         // when
         SandboxView view = orchestrator.create(request);
         // then
@@ -57,7 +64,8 @@ class OrchestratorLifecycleTest {
         MockSandbox instance = h.backend.instance(view.id()).orElseThrow();
         assertThat(instance.status()).isEqualTo(MockSandbox.Status.RUNNING);
         assertThat(instance.spec().envVars()).containsEntry("FOO", "bar");
-        assertThat(instance.spec().accessToken().value()).isEqualTo("token-" + view.id().value());
+        assertThat(instance.spec().accessToken().value())
+                .isEqualTo("token-" + view.id().value());
     }
 
     @Test
@@ -72,12 +80,25 @@ class OrchestratorLifecycleTest {
 
     @Test
     void network_entries_that_are_not_addresses_or_cidr_blocks_are_rejected() {
-        NetworkPolicy domains = new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of("example.com"), List.of(),
+        NetworkPolicy domains = new NetworkPolicy(
+                NetworkPolicy.InternetAccess.DENIED,
+                List.of("example.com"),
+                List.of(),
                 NetworkPolicy.PublicTraffic.ALLOWED);
-        CreateSandbox request = new CreateSandbox("base", Duration.ofSeconds(1), TimeoutAction.KILL, PauseMode.WITH_MEMORY,
-                false, Map.of(), Map.of(), domains, "{}", false);
-        assertThatThrownBy(() -> orchestrator.create(request)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        CreateSandbox request = new CreateSandbox(
+                "base",
+                Duration.ofSeconds(1),
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                Map.of(),
+                Map.of(),
+                domains,
+                "{}",
+                false);
+        assertThatThrownBy(() -> orchestrator.create(request))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
         assertThat(NetworkRules.isAddressOrCidr("10.0.0.0/8")).isTrue();
         assertThat(NetworkRules.isAddressOrCidr("2001:db8::/32")).isTrue();
         assertThat(NetworkRules.isAddressOrCidr("1.2.3.4")).isTrue();
@@ -87,15 +108,26 @@ class OrchestratorLifecycleTest {
 
     @Test
     void custom_extension_params_are_refused_while_no_extension_is_configured() {
-        CreateSandbox request = new CreateSandbox("base", Duration.ofSeconds(1), TimeoutAction.KILL, PauseMode.WITH_MEMORY,
-                false, Map.of(), Map.of(), NetworkPolicy.DEFAULT, "{\"a\":1}", false);
-        assertThatThrownBy(() -> orchestrator.create(request)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        CreateSandbox request = new CreateSandbox(
+                "base",
+                Duration.ofSeconds(1),
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                Map.of(),
+                Map.of(),
+                NetworkPolicy.DEFAULT,
+                "{\"a\":1}",
+                false);
+        assertThatThrownBy(() -> orchestrator.create(request))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
         SandboxId id = h.create();
         assertThat(orchestrator.customExtensionParams(id)).isEqualTo("{}");
         assertThat(orchestrator.patchCustomExtensionParams(id, "{}")).isEqualTo("{}");
         assertThatThrownBy(() -> orchestrator.patchCustomExtensionParams(id, "{\"a\":1}"))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
     }
 
     @Test
@@ -107,10 +139,12 @@ class OrchestratorLifecycleTest {
         // then
         assertThat(h.store.get(id)).isEmpty();
         assertThat(h.backend.openInstances()).isEmpty();
-        assertThatThrownBy(() -> orchestrator.kill(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
-        assertThatThrownBy(() -> orchestrator.get(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> orchestrator.kill(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> orchestrator.get(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
         h.events.await(e -> e instanceof LifecycleEvent.Killed k && k.sandbox().equals(id), OrchestratorHarness.WAIT);
     }
 
@@ -188,17 +222,45 @@ class OrchestratorLifecycleTest {
     @Test
     void list_filters_by_state_and_metadata_and_never_shows_killed_sandboxes() {
         // given
-        SandboxId running = orchestrator.create(new CreateSandbox("base", Duration.ofSeconds(60), TimeoutAction.KILL,
-                PauseMode.WITH_MEMORY, false, Map.of(), Map.of("team", "a"), NetworkPolicy.DEFAULT, "{}", true)).id();
-        SandboxId paused = orchestrator.create(new CreateSandbox("base", Duration.ofSeconds(60), TimeoutAction.KILL,
-                PauseMode.WITH_MEMORY, false, Map.of(), Map.of("team", "a"), NetworkPolicy.DEFAULT, "{}", true)).id();
+        SandboxId running = orchestrator
+                .create(new CreateSandbox(
+                        "base",
+                        Duration.ofSeconds(60),
+                        TimeoutAction.KILL,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of(),
+                        Map.of("team", "a"),
+                        NetworkPolicy.DEFAULT,
+                        "{}",
+                        true))
+                .id();
+        SandboxId paused = orchestrator
+                .create(new CreateSandbox(
+                        "base",
+                        Duration.ofSeconds(60),
+                        TimeoutAction.KILL,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of(),
+                        Map.of("team", "a"),
+                        NetworkPolicy.DEFAULT,
+                        "{}",
+                        true))
+                .id();
         SandboxId killed = h.create();
         orchestrator.pause(paused, PauseMode.WITH_MEMORY);
         orchestrator.kill(killed);
         // when
         Page<SandboxView> all = orchestrator.list(SandboxQuery.all(100));
-        Page<SandboxView> runningTeamA = orchestrator.list(new SandboxQuery(EnumSet.of(SandboxState.RUNNING),
-                Map.of("team", "a"), Optional.empty(), Optional.empty(), SortOrder.DESC, 100, Optional.empty()));
+        Page<SandboxView> runningTeamA = orchestrator.list(new SandboxQuery(
+                EnumSet.of(SandboxState.RUNNING),
+                Map.of("team", "a"),
+                Optional.empty(),
+                Optional.empty(),
+                SortOrder.DESC,
+                100,
+                Optional.empty()));
         // then
         assertThat(all.items()).extracting(SandboxView::id).containsExactlyInAnyOrder(running, paused);
         assertThat(runningTeamA.items()).extracting(SandboxView::id).containsExactly(running);
@@ -207,8 +269,19 @@ class OrchestratorLifecycleTest {
     @Test
     void a_snapshot_can_be_created_from_by_name_and_deleted_from_the_catalog() {
         // given
-        SandboxId source = orchestrator.create(new CreateSandbox("base", Duration.ofSeconds(60), TimeoutAction.KILL,
-                PauseMode.WITH_MEMORY, false, Map.of("FROM", "source"), Map.of(), NetworkPolicy.DEFAULT, "{}", true)).id();
+        SandboxId source = orchestrator
+                .create(new CreateSandbox(
+                        "base",
+                        Duration.ofSeconds(60),
+                        TimeoutAction.KILL,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of("FROM", "source"),
+                        Map.of(),
+                        NetworkPolicy.DEFAULT,
+                        "{}",
+                        true))
+                .id();
         // when
         SnapshotView snapshot = orchestrator.snapshot(source, Optional.of("my-snap"));
         SandboxView child = orchestrator.create(CreateSandbox.of("my-snap", Duration.ofSeconds(60)));
@@ -219,36 +292,54 @@ class OrchestratorLifecycleTest {
         assertThat(child.template()).isEqualTo(snapshot.id());
         assertThat(child.alias()).contains("my-snap");
         assertThat(h.backend.instance(child.id()).orElseThrow().source()).isInstanceOf(LaunchSource.Snapshot.class);
-        assertThat(h.backend.instance(child.id()).orElseThrow().spec().envVars()).containsEntry("FROM", "source");
-        assertThat(orchestrator.listSnapshots(new SnapshotQuery(Optional.of(source), Optional.empty(), 10, Optional.empty()))
-                .items()).containsExactly(snapshot);
+        assertThat(h.backend.instance(child.id()).orElseThrow().spec().envVars())
+                .containsEntry("FROM", "source");
+        assertThat(orchestrator
+                        .listSnapshots(new SnapshotQuery(Optional.of(source), Optional.empty(), 10, Optional.empty()))
+                        .items())
+                .containsExactly(snapshot);
         assertThat(orchestrator.deleteTemplate("my-snap")).isTrue();
         assertThat(orchestrator.deleteTemplate(snapshot.id().value())).isFalse();
         assertThatThrownBy(() -> orchestrator.create(CreateSandbox.of("my-snap", Duration.ofSeconds(60))))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
         assertThat(orchestrator.get(child.id()).state()).isEqualTo(SandboxState.RUNNING);
     }
 
     @Test
     void bad_snapshot_names_and_the_built_in_template_are_refused() {
         SandboxId id = h.create();
-        assertThatThrownBy(() -> orchestrator.snapshot(id, Optional.of("a b"))).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
-        assertThatThrownBy(() -> orchestrator.deleteTemplate("base")).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> orchestrator.snapshot(id, Optional.of("a b")))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> orchestrator.deleteTemplate("base"))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
     }
 
     @Test
     void fork_starts_children_inheriting_settings_with_new_ids_leaving_the_source_running() {
         // given
-        SandboxId source = orchestrator.create(new CreateSandbox("base", Duration.ofSeconds(60), TimeoutAction.PAUSE,
-                PauseMode.WITH_MEMORY, false, Map.of(), Map.of("m", "1"), NetworkPolicy.DEFAULT, "{}", true)).id();
+        SandboxId source = orchestrator
+                .create(new CreateSandbox(
+                        "base",
+                        Duration.ofSeconds(60),
+                        TimeoutAction.PAUSE,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of(),
+                        Map.of("m", "1"),
+                        NetworkPolicy.DEFAULT,
+                        "{}",
+                        true))
+                .id();
         h.clock.advance(Duration.ofSeconds(10));
         // when
         List<ForkResult> results = orchestrator.fork(source, 3, Optional.empty());
         // then
         assertThat(results).hasSize(3).allSatisfy(r -> assertThat(r).isInstanceOf(ForkResult.Child.class));
-        List<SandboxView> children = results.stream().map(r -> ((ForkResult.Child) r).sandbox()).toList();
+        List<SandboxView> children =
+                results.stream().map(r -> ((ForkResult.Child) r).sandbox()).toList();
         assertThat(children).extracting(SandboxView::id).doesNotHaveDuplicates().doesNotContain(source);
         assertThat(children).allSatisfy(child -> {
             assertThat(child.state()).isEqualTo(SandboxState.RUNNING);
@@ -265,18 +356,23 @@ class OrchestratorLifecycleTest {
     @Test
     void fork_counts_outside_one_to_a_hundred_are_invalid() {
         SandboxId id = h.create();
-        assertThatThrownBy(() -> orchestrator.fork(id, 0, Optional.empty())).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
-        assertThatThrownBy(() -> orchestrator.fork(id, 101, Optional.empty())).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> orchestrator.fork(id, 0, Optional.empty()))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> orchestrator.fork(id, 101, Optional.empty()))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
     }
 
     @Test
     void a_network_update_reaches_the_backend_and_is_stored() {
         // given
         SandboxId id = h.create();
-        NetworkPolicy policy = new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of("10.1.0.0/16"),
-                List.of(), NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
+        NetworkPolicy policy = new NetworkPolicy(
+                NetworkPolicy.InternetAccess.DENIED,
+                List.of("10.1.0.0/16"),
+                List.of(),
+                NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
         // when
         orchestrator.updateNetwork(id, policy);
         // then
@@ -294,8 +390,9 @@ class OrchestratorLifecycleTest {
         orchestrator.pause(id, PauseMode.WITH_MEMORY);
         assertThat(orchestrator.guestEndpoint(id)).isEmpty();
         orchestrator.kill(id);
-        assertThatThrownBy(() -> orchestrator.guestEndpoint(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> orchestrator.guestEndpoint(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
     }
 
     @Test
@@ -310,7 +407,8 @@ class OrchestratorLifecycleTest {
         orchestrator.kill(id);
         // then
         h.events.await(e -> e instanceof LifecycleEvent.Killed k && k.sandbox().equals(id), OrchestratorHarness.WAIT);
-        assertThat(h.events.events()).extracting(e -> e.getClass().getSimpleName())
+        assertThat(h.events.events())
+                .extracting(e -> e.getClass().getSimpleName())
                 .containsSubsequence("Created", "Paused", "Resumed", "SnapshotTaken", "Forked", "Killed");
     }
 }

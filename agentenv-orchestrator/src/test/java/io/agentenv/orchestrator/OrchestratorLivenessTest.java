@@ -1,5 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockAction;
@@ -8,16 +12,6 @@ import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,10 +22,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A sandbox whose instance dies on its own (the container's init exited, it was killed from outside) is noticed by the
@@ -68,12 +67,15 @@ class OrchestratorLivenessTest {
     }
 
     private void assertRemovedLikeAKill(SandboxId id) throws InterruptedException {
-        assertThatThrownBy(() -> orchestrator.get(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> orchestrator.get(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
         assertThat(h.store.get(id)).isEmpty();
         assertThat(live(id).status()).isEqualTo(MockSandbox.Status.CLOSED);
         h.events.await(e -> e instanceof LifecycleEvent.Killed k && k.sandbox().equals(id), WAIT);
-        assertThat(orchestrator.list(SandboxQuery.all(100)).items()).extracting(SandboxView::id).doesNotContain(id);
+        assertThat(orchestrator.list(SandboxQuery.all(100)).items())
+                .extracting(SandboxView::id)
+                .doesNotContain(id);
     }
 
     @Test
@@ -118,8 +120,11 @@ class OrchestratorLivenessTest {
         // then: the check neither waited for nor raced the pause; the pause met the dead instance
         assertThat(during.of(id)).isEqualTo(LivenessCheck.Outcome.NOT_RUNNING);
         assertThat(h.backend.count(MockOp.LIVENESS)).isZero();
-        assertThatThrownBy(() -> pause.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
-                .cause().isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INTERNAL));
+        assertThatThrownBy(() -> pause.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INTERNAL));
         assertRemovedLikeAKill(id);
     }
 
@@ -155,18 +160,22 @@ class OrchestratorLivenessTest {
         // then
         assertThat(round.of(id)).isEqualTo(LivenessCheck.Outcome.REMOVED);
         assertRemovedLikeAKill(id);
-        assertThatThrownBy(() -> guests.runningEnvd(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> guests.runningEnvd(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
         inEnvd.release();
         call.get(WAIT.toSeconds(), TimeUnit.SECONDS); // the answer already in flight still arrives, to nobody's harm
     }
 
     @ParameterizedTest(name = "while {0}")
-    @EnumSource(value = SandboxState.class, names = {"CREATING", "RESUMING", "PAUSING", "SNAPSHOTTING", "FORKING", "KILLING"})
+    @EnumSource(
+            value = SandboxState.class,
+            names = {"CREATING", "RESUMING", "PAUSING", "SNAPSHOTTING", "FORKING", "KILLING"})
     void a_dead_instance_is_left_to_the_operation_that_owns_a_transitional_state(SandboxState state) {
         // given: the test plays the operation that owns the state
         SandboxId id = h.create();
-        assertThat(h.orchestrator.records().cas(id, SandboxState.RUNNING, state)).isTrue();
+        assertThat(h.orchestrator.records().cas(id, SandboxState.RUNNING, state))
+                .isTrue();
         live(id).die("gone during " + state);
         // when
         LivenessCheck.Round round = check();
@@ -174,7 +183,8 @@ class OrchestratorLivenessTest {
         assertThat(round.of(id)).isEqualTo(LivenessCheck.Outcome.NOT_RUNNING);
         assertThat(h.state(id)).isEqualTo(state);
         assertThat(h.backend.count(MockOp.LIVENESS)).isZero();
-        assertThat(h.orchestrator.records().cas(id, state, SandboxState.RUNNING)).isTrue();
+        assertThat(h.orchestrator.records().cas(id, state, SandboxState.RUNNING))
+                .isTrue();
         assertThat(check().of(id)).isEqualTo(LivenessCheck.Outcome.REMOVED); // once RUNNING again, it goes
     }
 
@@ -196,13 +206,18 @@ class OrchestratorLivenessTest {
             LivenessCheck.Round round = many.orchestrator.checkLiveness().orElseThrow();
             // then: one read of the RUNNING ids for the whole round, no record read for a sandbox that is alive
             assertThat(round.outcomes()).hasSize(39).doesNotContainKey(ids.getLast());
-            assertThat(round.outcomes().entrySet()).filteredOn(e -> e.getValue() == LivenessCheck.Outcome.REMOVED)
-                    .extracting(Map.Entry::getKey).containsExactlyInAnyOrder(ids.get(3), ids.get(17));
-            assertThat(round.outcomes().values()).filteredOn(LivenessCheck.Outcome.ALIVE::equals).hasSize(37);
+            assertThat(round.outcomes().entrySet())
+                    .filteredOn(e -> e.getValue() == LivenessCheck.Outcome.REMOVED)
+                    .extracting(Map.Entry::getKey)
+                    .containsExactlyInAnyOrder(ids.get(3), ids.get(17));
+            assertThat(round.outcomes().values())
+                    .filteredOn(LivenessCheck.Outcome.ALIVE::equals)
+                    .hasSize(37);
             assertThat(counting.get().idSetReads()).isEqualTo(1);
             // the removals read the two dead sandboxes' records (as a kill does); the 37 live ones were never read
             counting.get().resetReads();
-            assertThat(many.orchestrator.checkLiveness().orElseThrow().outcomes()).hasSize(37)
+            assertThat(many.orchestrator.checkLiveness().orElseThrow().outcomes())
+                    .hasSize(37)
                     .allSatisfy((id, outcome) -> assertThat(outcome).isEqualTo(LivenessCheck.Outcome.ALIVE));
             assertThat(counting.get().recordReads()).isZero();
             assertThat(counting.get().idSetReads()).isEqualTo(1);
@@ -220,7 +235,8 @@ class OrchestratorLivenessTest {
             none.orchestrator.pause(paused, PauseMode.WITH_MEMORY);
             counting.get().resetReads();
 
-            assertThat(none.orchestrator.checkLiveness().orElseThrow().outcomes()).isEmpty();
+            assertThat(none.orchestrator.checkLiveness().orElseThrow().outcomes())
+                    .isEmpty();
 
             assertThat(counting.get().idSetReads()).isZero();
             assertThat(counting.get().recordReads()).isZero();
@@ -241,7 +257,10 @@ class OrchestratorLivenessTest {
         assertThat(round.outcomes()).doesNotContainKey(id);
         // events are delivered in order: once a later sandbox's Created arrived, a second Killed would have too
         SandboxId later = h.create();
-        h.events.await(e -> e instanceof LifecycleEvent.Created c && c.sandbox().equals(later), OrchestratorHarness.WAIT);
-        assertThat(h.events.events()).filteredOn(LifecycleEvent.Killed.class::isInstance).hasSize(1);
+        h.events.await(
+                e -> e instanceof LifecycleEvent.Created c && c.sandbox().equals(later), OrchestratorHarness.WAIT);
+        assertThat(h.events.events())
+                .filteredOn(LifecycleEvent.Killed.class::isInstance)
+                .hasSize(1);
     }
 }

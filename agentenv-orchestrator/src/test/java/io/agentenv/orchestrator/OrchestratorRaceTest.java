@@ -1,16 +1,14 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,16 +21,18 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
-
-import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Races are made deterministic by holding the compare-and-set winner inside the backend at a gate. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class OrchestratorRaceTest {
     @TempDir
     Path dir;
+
     OrchestratorHarness h;
     final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
 
@@ -57,7 +57,8 @@ class OrchestratorRaceTest {
         Gate gate = h.backend.holdNext(MockOp.PAUSE);
         // when
         List<Future<PauseOutcome>> pauses = IntStream.range(0, 8)
-                .mapToObj(i -> threads.submit(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY))).toList();
+                .mapToObj(i -> threads.submit(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY)))
+                .toList();
         gate.awaitEntered(WAIT);
         assertThat(h.state(id)).isEqualTo(SandboxState.PAUSING);
         gate.release();
@@ -66,8 +67,10 @@ class OrchestratorRaceTest {
             outcomes.add(pause.get(10, TimeUnit.SECONDS));
         }
         // then
-        assertThat(outcomes).containsOnlyOnce(PauseOutcome.PAUSED)
-                .allMatch(o -> o == PauseOutcome.PAUSED || o == PauseOutcome.JOINED || o == PauseOutcome.ALREADY_PAUSED);
+        assertThat(outcomes)
+                .containsOnlyOnce(PauseOutcome.PAUSED)
+                .allMatch(
+                        o -> o == PauseOutcome.PAUSED || o == PauseOutcome.JOINED || o == PauseOutcome.ALREADY_PAUSED);
         assertThat(h.backend.count(MockOp.PAUSE)).isEqualTo(1);
         assertThat(h.state(id)).isEqualTo(SandboxState.PAUSED);
     }
@@ -81,7 +84,8 @@ class OrchestratorRaceTest {
         Gate gate = h.backend.holdNext(MockOp.START);
         // when
         List<Future<ConnectResult>> connects = IntStream.range(0, 6)
-                .mapToObj(i -> threads.submit(() -> orchestrator.connect(id, Duration.ofSeconds(60)))).toList();
+                .mapToObj(i -> threads.submit(() -> orchestrator.connect(id, Duration.ofSeconds(60))))
+                .toList();
         gate.awaitEntered(WAIT);
         assertThat(h.state(id)).isEqualTo(SandboxState.RESUMING);
         gate.release();
@@ -121,7 +125,8 @@ class OrchestratorRaceTest {
         // given
         Orchestrator orchestrator = start();
         Gate gate = h.backend.holdNext(MockOp.START);
-        Future<SandboxView> create = threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))));
+        Future<SandboxView> create =
+                threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))));
         gate.awaitEntered(WAIT);
         SandboxId id = h.store.all().getFirst().id();
         assertThat(orchestrator.get(id).state()).isEqualTo(SandboxState.CREATING);
@@ -145,10 +150,12 @@ class OrchestratorRaceTest {
         gate.awaitEntered(WAIT);
         // when / then
         assertThat(orchestrator.get(id).state()).isEqualTo(SandboxState.FORKING);
-        assertThatThrownBy(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY)).isInstanceOfSatisfying(
-                AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
-        assertThatThrownBy(() -> orchestrator.snapshot(id, Optional.empty())).isInstanceOfSatisfying(
-                AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
+        assertThatThrownBy(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
+        assertThatThrownBy(() -> orchestrator.snapshot(id, Optional.empty()))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
         gate.release();
         assertThat(fork.get(10, TimeUnit.SECONDS)).hasSize(2).allMatch(ForkResult.Child.class::isInstance);
         assertThat(h.state(id)).isEqualTo(SandboxState.RUNNING);
@@ -181,8 +188,9 @@ class OrchestratorRaceTest {
         Future<PauseOutcome> pause = threads.submit(() -> orchestrator.pause(id, PauseMode.WITH_MEMORY));
         gate.awaitEntered(WAIT);
         // when / then
-        assertThatThrownBy(() -> orchestrator.kill(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
+        assertThatThrownBy(() -> orchestrator.kill(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
         gate.release();
         assertThat(pause.get(10, TimeUnit.SECONDS)).isEqualTo(PauseOutcome.PAUSED);
     }
@@ -230,7 +238,10 @@ class OrchestratorRaceTest {
         kill.get(10, TimeUnit.SECONDS);
         assertThat(h.store.get(id)).isEmpty();
         for (ForkResult child : children) {
-            assertThat(orchestrator.get(((ForkResult.Child) child).sandbox().id()).state()).isEqualTo(SandboxState.RUNNING);
+            assertThat(orchestrator
+                            .get(((ForkResult.Child) child).sandbox().id())
+                            .state())
+                    .isEqualTo(SandboxState.RUNNING);
         }
     }
 
@@ -240,7 +251,8 @@ class OrchestratorRaceTest {
         Orchestrator orchestrator = start();
         // when
         List<Future<SandboxView>> creates = IntStream.range(0, 20)
-                .mapToObj(i -> threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)))))
+                .mapToObj(i ->
+                        threads.submit(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)))))
                 .toList();
         List<SandboxId> ids = new ArrayList<>();
         for (Future<SandboxView> create : creates) {
@@ -260,8 +272,9 @@ class OrchestratorRaceTest {
         Future<?> first = threads.submit(() -> orchestrator.kill(id));
         gate.awaitEntered(WAIT);
         // when / then
-        assertThatThrownBy(() -> orchestrator.kill(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> orchestrator.kill(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
         gate.release();
         first.get(10, TimeUnit.SECONDS);
         assertThat(h.store.get(id)).isEmpty();

@@ -1,22 +1,21 @@
 package io.agentenv.orchestrator;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Restart recovery and graceful shutdown, on a real SQLite file that outlives the orchestrator. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -29,7 +28,6 @@ class OrchestratorRecoveryTest {
         h = harness;
     }
 
-
     @Test
     void paused_sandboxes_are_listed_and_resumable_after_a_restart() {
         // given
@@ -39,8 +37,11 @@ class OrchestratorRecoveryTest {
         // when
         h.restart();
         // then
-        assertThat(h.orchestrator.list(SandboxQuery.all(100)).items()).extracting(SandboxView::id).containsExactly(id);
-        assertThat(h.orchestrator.connect(id, Duration.ofSeconds(30)).outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
+        assertThat(h.orchestrator.list(SandboxQuery.all(100)).items())
+                .extracting(SandboxView::id)
+                .containsExactly(id);
+        assertThat(h.orchestrator.connect(id, Duration.ofSeconds(30)).outcome())
+                .isEqualTo(ConnectResult.Outcome.RESUMED);
     }
 
     @Test
@@ -88,7 +89,8 @@ class OrchestratorRecoveryTest {
         assertThat(h.state(resuming)).isEqualTo(SandboxState.PAUSED);
         assertThat(h.state(pausingSurvivor)).isEqualTo(SandboxState.RUNNING);
         assertThat(h.backend.openInstances()).hasSize(1); // only the re-attached survivor
-        assertThat(h.orchestrator.connect(resuming, Duration.ofSeconds(5)).outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
+        assertThat(h.orchestrator.connect(resuming, Duration.ofSeconds(5)).outcome())
+                .isEqualTo(ConnectResult.Outcome.RESUMED);
     }
 
     @Test
@@ -164,10 +166,13 @@ class OrchestratorRecoveryTest {
         assertThat(h.state(running)).isEqualTo(SandboxState.PAUSED);
         assertThat(h.backend.openInstances()).isEmpty();
         assertThatThrownBy(() -> h.orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(1))))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UNAVAILABLE));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UNAVAILABLE));
         assertThat(h.orchestrator.get(running).state()).isEqualTo(SandboxState.PAUSED); // reads still work
         h.restart();
-        assertThat(h.orchestrator.connect(running, Duration.ofSeconds(5)).outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
-        assertThat(h.orchestrator.connect(paused, Duration.ofSeconds(5)).outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
+        assertThat(h.orchestrator.connect(running, Duration.ofSeconds(5)).outcome())
+                .isEqualTo(ConnectResult.Outcome.RESUMED);
+        assertThat(h.orchestrator.connect(paused, Duration.ofSeconds(5)).outcome())
+                .isEqualTo(ConnectResult.Outcome.RESUMED);
     }
 }

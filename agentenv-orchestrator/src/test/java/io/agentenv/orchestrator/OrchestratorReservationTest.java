@@ -1,23 +1,22 @@
 package io.agentenv.orchestrator;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.MockAction;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Creates from a template launch under the id of a ready instance the backend reserved, and give it back on failure. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -34,7 +33,6 @@ class OrchestratorReservationTest {
         orchestrator = h.orchestrator;
     }
 
-
     private SandboxView create() {
         return orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60)));
     }
@@ -49,7 +47,12 @@ class OrchestratorReservationTest {
         // then
         assertThat(view.id()).isEqualTo(proposed.getFirst());
         assertThat(view.state()).isEqualTo(SandboxState.RUNNING);
-        assertThat(h.backend.instance(view.id()).orElseThrow().spec().accessToken().value())
+        assertThat(h.backend
+                        .instance(view.id())
+                        .orElseThrow()
+                        .spec()
+                        .accessToken()
+                        .value())
                 .isEqualTo("token-" + proposed.getFirst().value());
         assertThat(h.backend.takenReservations()).containsExactly(proposed.getFirst());
         assertThat(h.backend.readyIds(BASE)).containsExactly(proposed.get(1));

@@ -36,13 +36,15 @@ class OrchestratorRouteTest {
 
     @TempDir
     Path dir;
+
     private OrchestratorHarness h;
     private FaultyStore store;
     private Orchestrator orchestrator;
 
     @BeforeEach
     void open() {
-        h = new OrchestratorHarness(dir, new MockBackendFactory(), s -> store = new FaultyStore(s), Duration.ofSeconds(10));
+        h = new OrchestratorHarness(
+                dir, new MockBackendFactory(), s -> store = new FaultyStore(s), Duration.ofSeconds(10));
         h.backend.guestEndpoint(FIRST);
         orchestrator = h.orchestrator;
     }
@@ -69,10 +71,21 @@ class OrchestratorRouteTest {
 
     @Test
     void the_route_carries_the_access_rules_fixed_at_create() {
-        NetworkPolicy tokenRequired = new NetworkPolicy(NetworkPolicy.InternetAccess.DEFAULT, List.of(), List.of(),
-                NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
-        SandboxId id = orchestrator.create(new CreateSandbox("base", Duration.ofSeconds(60), TimeoutAction.PAUSE,
-                PauseMode.WITH_MEMORY, true, Map.of(), Map.of(), tokenRequired, "{}", true)).id();
+        NetworkPolicy tokenRequired = new NetworkPolicy(
+                NetworkPolicy.InternetAccess.DEFAULT, List.of(), List.of(), NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
+        SandboxId id = orchestrator
+                .create(new CreateSandbox(
+                        "base",
+                        Duration.ofSeconds(60),
+                        TimeoutAction.PAUSE,
+                        PauseMode.WITH_MEMORY,
+                        true,
+                        Map.of(),
+                        Map.of(),
+                        tokenRequired,
+                        "{}",
+                        true))
+                .id();
 
         GuestRoute route = orchestrator.route(id);
 
@@ -96,8 +109,9 @@ class OrchestratorRouteTest {
         assertThat(orchestrator.route(id).endpoint()).contains(SECOND);
 
         orchestrator.kill(id);
-        assertThatThrownBy(() -> orchestrator.route(id)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> orchestrator.route(id))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
         assertThat(store.get(id)).isEmpty();
     }
 
@@ -141,7 +155,8 @@ class OrchestratorRouteTest {
         AtomicBoolean done = new AtomicBoolean();
         AtomicReference<Throwable> readerFailure = new AtomicReference<>();
         // platform threads: busy readers on virtual threads would hold the carriers the orchestrator's operations need
-        try (ExecutorService threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().factory())) {
+        try (ExecutorService threads =
+                Executors.newThreadPerTaskExecutor(Thread.ofPlatform().factory())) {
             for (int r = 0; r < 2; r++) {
                 threads.submit(() -> {
                     try {
@@ -157,7 +172,9 @@ class OrchestratorRouteTest {
             try {
                 for (int i = 0; i < 30; i++) {
                     orchestrator.pause(id, PauseMode.WITH_MEMORY);
-                    assertThat(orchestrator.route(id).state()).as("after pause %d", i).isEqualTo(SandboxState.PAUSED);
+                    assertThat(orchestrator.route(id).state())
+                            .as("after pause %d", i)
+                            .isEqualTo(SandboxState.PAUSED);
                     orchestrator.connect(id, Duration.ofSeconds(60));
                     GuestRoute resumed = orchestrator.route(id);
                     assertThat(resumed.state()).as("after resume %d", i).isEqualTo(SandboxState.RUNNING);
@@ -193,8 +210,9 @@ class OrchestratorRouteTest {
     @Test
     void an_unknown_sandbox_is_not_found_and_is_not_kept() {
         SandboxId unknown = new SandboxId("zzzzzzzzzzzzzzzzzzzz");
-        assertThatThrownBy(() -> orchestrator.route(unknown)).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+        assertThatThrownBy(() -> orchestrator.route(unknown))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
         assertThat(orchestrator.records().cachedCount()).isZero();
     }
 }

@@ -1,22 +1,21 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.orchestrator.OrchestratorHarness.T0;
+import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.agentenv.backend.mock.MockAction;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
+import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.time.Duration;
-import java.util.Map;
-
-import static io.agentenv.orchestrator.OrchestratorHarness.T0;
-import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** TTL eviction driven by a fake clock through {@code evictExpired(now)}. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -31,10 +30,20 @@ class OrchestratorTtlTest {
         orchestrator = h.orchestrator;
     }
 
-
     private SandboxId create(Duration timeout, TimeoutAction action) {
-        return orchestrator.create(new CreateSandbox("base", timeout, action, PauseMode.WITH_MEMORY, false, Map.of(),
-                Map.of(), NetworkPolicy.DEFAULT, "{}", true)).id();
+        return orchestrator
+                .create(new CreateSandbox(
+                        "base",
+                        timeout,
+                        action,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of(),
+                        Map.of(),
+                        NetworkPolicy.DEFAULT,
+                        "{}",
+                        true))
+                .id();
     }
 
     @Test

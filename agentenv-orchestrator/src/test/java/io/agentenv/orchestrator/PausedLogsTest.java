@@ -1,5 +1,7 @@
 package io.agentenv.orchestrator;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.backend.mock.MockSandbox;
@@ -14,11 +16,6 @@ import io.agentenv.spi.PausedState;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.nio.file.Files;
@@ -29,8 +26,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A paused sandbox's logs: what the backend kept with its paused state (no guest call at pause), else the file an
@@ -42,12 +41,15 @@ class PausedLogsTest {
 
     @TempDir
     Path dir;
+
     final MockBackendFactory backends = new MockBackendFactory();
     final PausedLogs logs = new PausedLogs(backends);
 
     private MockSandbox running() throws Exception {
-        SandboxBackend sandbox = backends.prepare(new LaunchSpec(ID, new TemplateId("base"), Map.of(), "user",
-                new AccessToken("t"), NetworkPolicy.DEFAULT), new LaunchSource.Template(new TemplateId("base")));
+        SandboxBackend sandbox = backends.prepare(
+                new LaunchSpec(
+                        ID, new TemplateId("base"), Map.of(), "user", new AccessToken("t"), NetworkPolicy.DEFAULT),
+                new LaunchSource.Template(new TemplateId("base")));
         sandbox.start(Duration.ofSeconds(1));
         return (MockSandbox) sandbox;
     }
@@ -75,7 +77,8 @@ class PausedLogsTest {
         MockSandbox sandbox = running();
         sandbox.fakeEnvd().failNext(FakeEnvd.Call.LOGS, new EnvdException.Unreachable("gone", null));
 
-        assertThat(logs.read(ID, stored(sandbox.pause(PauseMode.WITH_MEMORY, dir)))).isEmpty();
+        assertThat(logs.read(ID, stored(sandbox.pause(PauseMode.WITH_MEMORY, dir))))
+                .isEmpty();
     }
 
     @Test
@@ -84,10 +87,22 @@ class PausedLogsTest {
         sandbox.fakeEnvd().failNext(FakeEnvd.Call.LOGS, new EnvdException.Unreachable("gone", null));
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir); // keeps nothing of its own
         List<EnvdLogEntry> earlier = List.of(
-                new EnvdLogEntry(1, Instant.parse("2026-03-01T10:00:00.123456789Z"), EnvdLogEntry.Source.PROCESS, "INFO",
-                        OptionalInt.of(7), "stdout", "written by the orchestrator before the checkpoint\n"),
-                new EnvdLogEntry(2, Instant.parse("2026-03-01T10:00:01Z"), EnvdLogEntry.Source.ENVD, "ERROR",
-                        OptionalInt.empty(), "envd", "ünïcode"));
+                new EnvdLogEntry(
+                        1,
+                        Instant.parse("2026-03-01T10:00:00.123456789Z"),
+                        EnvdLogEntry.Source.PROCESS,
+                        "INFO",
+                        OptionalInt.of(7),
+                        "stdout",
+                        "written by the orchestrator before the checkpoint\n"),
+                new EnvdLogEntry(
+                        2,
+                        Instant.parse("2026-03-01T10:00:01Z"),
+                        EnvdLogEntry.Source.ENVD,
+                        "ERROR",
+                        OptionalInt.empty(),
+                        "envd",
+                        "ünïcode"));
         Files.write(dir.resolve(PausedLogs.FILE), legacyFile(earlier));
 
         assertThat(logs.read(ID, stored(paused))).contains(earlier);
@@ -98,8 +113,14 @@ class PausedLogsTest {
         MockSandbox sandbox = running();
         sandbox.fakeEnvd().failNext(FakeEnvd.Call.LOGS, new EnvdException.Unreachable("gone", null));
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
-        byte[] whole = legacyFile(List.of(new EnvdLogEntry(1, Instant.EPOCH, EnvdLogEntry.Source.PROCESS, "INFO",
-                OptionalInt.of(1), "stdout", "a line long enough to cut")));
+        byte[] whole = legacyFile(List.of(new EnvdLogEntry(
+                1,
+                Instant.EPOCH,
+                EnvdLogEntry.Source.PROCESS,
+                "INFO",
+                OptionalInt.of(1),
+                "stdout",
+                "a line long enough to cut")));
 
         Files.write(dir.resolve(PausedLogs.FILE), Arrays.copyOf(whole, whole.length - 5));
         assertThat(logs.read(ID, stored(paused))).isEmpty();

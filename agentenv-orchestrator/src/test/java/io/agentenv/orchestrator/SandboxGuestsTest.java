@@ -1,5 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.FakeEnvd;
 import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockOp;
@@ -10,12 +14,6 @@ import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,16 +26,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static io.agentenv.orchestrator.OrchestratorHarness.WAIT;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** runningEnvd, the metrics sampler and logs over the mock backend's FakeEnvd. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class SandboxGuestsTest {
     @TempDir
     Path dir;
+
     OrchestratorHarness h;
     SandboxGuests guests;
     final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
@@ -86,8 +86,8 @@ class SandboxGuestsTest {
     void running_envd_of_an_unknown_sandbox_is_not_found() {
         start();
         assertThatThrownBy(() -> guests.runningEnvd(new SandboxId("x".repeat(SandboxId.LENGTH))))
-                .isInstanceOfSatisfying(AgentEnvException.class,
-                        e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
     }
 
     @Test
@@ -136,7 +136,8 @@ class SandboxGuestsTest {
         SandboxId created = h.create();
         orchestrator.kill(other);
         orchestrator.kill(held);
-        assertThat(orchestrator.list(SandboxQuery.all(100)).items()).extracting(SandboxView::id)
+        assertThat(orchestrator.list(SandboxQuery.all(100)).items())
+                .extracting(SandboxView::id)
                 .containsExactly(created);
         assertThat(logs).isNotDone();
 
@@ -168,7 +169,9 @@ class SandboxGuestsTest {
 
         MetricsSampler.Round round = guests.sampleAll(h.clock.instant());
 
-        assertThat(round.outcomes()).containsEntry(a, MetricsSampler.Outcome.SAMPLED).doesNotContainKey(b);
+        assertThat(round.outcomes())
+                .containsEntry(a, MetricsSampler.Outcome.SAMPLED)
+                .doesNotContainKey(b);
         assertThat(guests.history().size(a)).isEqualTo(1);
         assertThat(guests.history().size(b)).isZero();
     }
@@ -272,7 +275,8 @@ class SandboxGuestsTest {
         assertThat(guests.sampleAll(h.clock.instant()).outcomes()).containsEntry(id, MetricsSampler.Outcome.SAMPLED);
 
         assertThat(live(id).fakeEnvd().count(FakeEnvd.Call.METRICS)).isZero();
-        assertThat(guests.metrics(id, Optional.empty(), Optional.empty())).extracting(EnvdMetrics::timestamp)
+        assertThat(guests.metrics(id, Optional.empty(), Optional.empty()))
+                .extracting(EnvdMetrics::timestamp)
                 .containsExactly(Instant.ofEpochSecond(3_000));
     }
 
@@ -336,7 +340,8 @@ class SandboxGuestsTest {
             // and a write (a kill) makes the next round read again, without the killed sandbox
             few.orchestrator.kill(ids.getFirst());
             counting.get().resetReads();
-            assertThat(few.orchestrator.checkLiveness().orElseThrow().outcomes()).containsOnlyKeys(ids.get(1), ids.get(2));
+            assertThat(few.orchestrator.checkLiveness().orElseThrow().outcomes())
+                    .containsOnlyKeys(ids.get(1), ids.get(2));
             assertThat(sampled.sampleAll(few.clock.instant()).outcomes()).doesNotContainKey(ids.getFirst());
             assertThat(counting.get().idSetReads()).isEqualTo(1);
         } finally {
@@ -355,10 +360,14 @@ class SandboxGuestsTest {
             List<SandboxId> ids = new ArrayList<>();
             for (int i = 0; i < 41; i++) {
                 SandboxId id = many.create();
-                many.backend.instance(id).orElseThrow().hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(4_000))));
+                many.backend
+                        .instance(id)
+                        .orElseThrow()
+                        .hostMetrics(() -> Optional.of(reading(Instant.ofEpochSecond(4_000))));
                 ids.add(id);
             }
-            assertThat(sampled.sampleAll(many.clock.instant()).count(MetricsSampler.Outcome.SAMPLED)).isEqualTo(41);
+            assertThat(sampled.sampleAll(many.clock.instant()).count(MetricsSampler.Outcome.SAMPLED))
+                    .isEqualTo(41);
             many.orchestrator.pause(ids.getLast(), PauseMode.WITH_MEMORY);
             many.clock.advance(Duration.ofSeconds(5));
             counting.get().resetReads();
@@ -366,8 +375,11 @@ class SandboxGuestsTest {
             // when
             MetricsSampler.Round round = sampled.sampleAll(many.clock.instant());
 
-            // then: one read of the RUNNING ids; only the paused sandbox's record is read (is its history still needed?)
-            assertThat(round.outcomes()).hasSize(40).doesNotContainKey(ids.getLast())
+            // then: one read of the RUNNING ids; only the paused sandbox's record is read (is its history still
+            // needed?)
+            assertThat(round.outcomes())
+                    .hasSize(40)
+                    .doesNotContainKey(ids.getLast())
                     .allSatisfy((id, outcome) -> assertThat(outcome).isEqualTo(MetricsSampler.Outcome.SAMPLED));
             assertThat(counting.get().idSetReads()).isEqualTo(1);
             assertThat(counting.get().recordReads()).isEqualTo(1);
@@ -400,13 +412,17 @@ class SandboxGuestsTest {
             guests.sampleAll(h.clock.instant());
             h.clock.advance(Duration.ofSeconds(5));
         }
-        assertThat(guests.metrics(id, Optional.empty(), Optional.empty())).extracting(EnvdMetrics::timestamp)
-                .containsExactly(Instant.ofEpochSecond(1_002), Instant.ofEpochSecond(1_003), Instant.ofEpochSecond(1_004));
+        assertThat(guests.metrics(id, Optional.empty(), Optional.empty()))
+                .extracting(EnvdMetrics::timestamp)
+                .containsExactly(
+                        Instant.ofEpochSecond(1_002), Instant.ofEpochSecond(1_003), Instant.ofEpochSecond(1_004));
 
         orchestrator.kill(id);
         Instant deadline = Instant.now().plusSeconds(10);
         while (guests.history().size(id) > 0) {
-            assertThat(Instant.now()).as("history removed after the Killed event").isBefore(deadline);
+            assertThat(Instant.now())
+                    .as("history removed after the Killed event")
+                    .isBefore(deadline);
             Thread.onSpinWait();
         }
     }
@@ -418,14 +434,16 @@ class SandboxGuestsTest {
         live(id).fakeEnvd().metrics(clock -> reading(Instant.ofEpochSecond(2_000)));
 
         assertThat(guests.metrics(id, Optional.empty(), Optional.empty())).hasSize(1);
-        assertThat(guests.metrics(id, Optional.of(Instant.ofEpochSecond(2_001)), Optional.empty())).isEmpty();
-        assertThat(guests.metrics(id, Optional.of(Instant.ofEpochSecond(1_000)), Optional.of(Instant.ofEpochSecond(2_000))))
+        assertThat(guests.metrics(id, Optional.of(Instant.ofEpochSecond(2_001)), Optional.empty()))
+                .isEmpty();
+        assertThat(guests.metrics(
+                        id, Optional.of(Instant.ofEpochSecond(1_000)), Optional.of(Instant.ofEpochSecond(2_000))))
                 .hasSize(1);
         assertThat(guests.latestMetrics(List.of(id, new SandboxId("y".repeat(SandboxId.LENGTH)))))
                 .containsOnlyKeys(id);
-        assertThatThrownBy(() -> guests.metrics(id, Optional.of(Instant.ofEpochSecond(5)),
-                Optional.of(Instant.ofEpochSecond(4)))).satisfies(
-                e -> assertThat(agentError(e).kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> guests.metrics(
+                        id, Optional.of(Instant.ofEpochSecond(5)), Optional.of(Instant.ofEpochSecond(4))))
+                .satisfies(e -> assertThat(agentError(e).kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
     }
 
     @Test
@@ -445,7 +463,9 @@ class SandboxGuestsTest {
         // or waits for the instance's lock
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!asked.isDone() && (asker.get() == null || asker.get().getState() != Thread.State.WAITING)) {
-            assertThat(System.nanoTime()).as("the metrics call neither answered nor waited").isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("the metrics call neither answered nor waited")
+                    .isLessThan(deadline);
             Thread.onSpinWait();
         }
         gate.release();
@@ -462,31 +482,59 @@ class SandboxGuestsTest {
         SandboxId id = h.create();
         FakeEnvd envd = live(id).fakeEnvd();
         for (int i = 0; i < 2_500; i++) {
-            envd.log(EnvdLogEntry.Source.PROCESS, i % 100 == 0 ? "ERROR" : "INFO", OptionalInt.of(9), "stdout",
+            envd.log(
+                    EnvdLogEntry.Source.PROCESS,
+                    i % 100 == 0 ? "ERROR" : "INFO",
+                    OptionalInt.of(9),
+                    "stdout",
                     "line " + i);
         }
 
-        List<EnvdLogEntry> newest = guests.logs(id, new LogQuery(Optional.empty(), 3, LogQuery.Direction.BACKWARD,
-                LogQuery.Level.DEBUG, Optional.empty()));
+        List<EnvdLogEntry> newest = guests.logs(
+                id,
+                new LogQuery(Optional.empty(), 3, LogQuery.Direction.BACKWARD, LogQuery.Level.DEBUG, Optional.empty()));
         assertThat(newest).extracting(EnvdLogEntry::message).containsExactly("line 2499", "line 2498", "line 2497");
 
-        List<EnvdLogEntry> oldest = guests.logs(id, new LogQuery(Optional.empty(), 2, LogQuery.Direction.FORWARD,
-                LogQuery.Level.DEBUG, Optional.empty()));
+        List<EnvdLogEntry> oldest = guests.logs(
+                id,
+                new LogQuery(Optional.empty(), 2, LogQuery.Direction.FORWARD, LogQuery.Level.DEBUG, Optional.empty()));
         assertThat(oldest).extracting(EnvdLogEntry::message).containsExactly("line 0", "line 1");
 
-        List<EnvdLogEntry> errors = guests.logs(id, new LogQuery(Optional.empty(), 1000, LogQuery.Direction.FORWARD,
-                LogQuery.Level.ERROR, Optional.empty()));
+        List<EnvdLogEntry> errors = guests.logs(
+                id,
+                new LogQuery(
+                        Optional.empty(), 1000, LogQuery.Direction.FORWARD, LogQuery.Level.ERROR, Optional.empty()));
         assertThat(errors).hasSize(25).allSatisfy(e -> assertThat(e.level()).isEqualTo("ERROR"));
 
-        List<EnvdLogEntry> found = guests.logs(id, new LogQuery(Optional.empty(), 1000, LogQuery.Direction.FORWARD,
-                LogQuery.Level.DEBUG, Optional.of("line 2400")));
+        List<EnvdLogEntry> found = guests.logs(
+                id,
+                new LogQuery(
+                        Optional.empty(),
+                        1000,
+                        LogQuery.Direction.FORWARD,
+                        LogQuery.Level.DEBUG,
+                        Optional.of("line 2400")));
         assertThat(found).extracting(EnvdLogEntry::message).containsExactly("line 2400");
 
         Instant future = Instant.now().plusSeconds(3600);
-        assertThat(guests.logs(id, new LogQuery(Optional.of(future), 10, LogQuery.Direction.FORWARD,
-                LogQuery.Level.DEBUG, Optional.empty()))).isEmpty();
-        assertThat(guests.logs(id, new LogQuery(Optional.of(future), 10, LogQuery.Direction.BACKWARD,
-                LogQuery.Level.DEBUG, Optional.empty()))).hasSize(10);
+        assertThat(guests.logs(
+                        id,
+                        new LogQuery(
+                                Optional.of(future),
+                                10,
+                                LogQuery.Direction.FORWARD,
+                                LogQuery.Level.DEBUG,
+                                Optional.empty())))
+                .isEmpty();
+        assertThat(guests.logs(
+                        id,
+                        new LogQuery(
+                                Optional.of(future),
+                                10,
+                                LogQuery.Direction.BACKWARD,
+                                LogQuery.Level.DEBUG,
+                                Optional.empty())))
+                .hasSize(10);
         assertThat(envd.count(FakeEnvd.Call.LOGS)).isEqualTo(6 * 3);
     }
 
@@ -497,17 +545,20 @@ class SandboxGuestsTest {
         live(id).fakeEnvd().log(EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(7), "stdout", "before pause");
         orchestrator.pause(id, PauseMode.WITH_MEMORY);
 
-        assertThat(guests.logs(id, query(LogQuery.Direction.FORWARD))).extracting(EnvdLogEntry::message)
+        assertThat(guests.logs(id, query(LogQuery.Direction.FORWARD)))
+                .extracting(EnvdLogEntry::message)
                 .containsExactly("before pause");
 
         guests.close();
         h.restart();
         guests = new SandboxGuests(h.orchestrator, GuestSettings.defaults(), h.clock);
-        assertThat(guests.logs(id, query(LogQuery.Direction.BACKWARD))).singleElement().satisfies(e -> {
-            assertThat(e.message()).isEqualTo("before pause");
-            assertThat(e.pid()).hasValue(7);
-            assertThat(e.stream()).isEqualTo("stdout");
-        });
+        assertThat(guests.logs(id, query(LogQuery.Direction.BACKWARD)))
+                .singleElement()
+                .satisfies(e -> {
+                    assertThat(e.message()).isEqualTo("before pause");
+                    assertThat(e.pid()).hasValue(7);
+                    assertThat(e.stream()).isEqualTo("stdout");
+                });
     }
 
     @Test
@@ -519,7 +570,8 @@ class SandboxGuestsTest {
         orchestrator.connect(id, Duration.ofMinutes(5));
 
         live(id).fakeEnvd().log(EnvdLogEntry.Source.ENVD, "INFO", OptionalInt.empty(), "envd", "after resume");
-        assertThat(guests.logs(id, query(LogQuery.Direction.FORWARD))).extracting(EnvdLogEntry::message)
+        assertThat(guests.logs(id, query(LogQuery.Direction.FORWARD)))
+                .extracting(EnvdLogEntry::message)
                 .contains("after resume");
     }
 

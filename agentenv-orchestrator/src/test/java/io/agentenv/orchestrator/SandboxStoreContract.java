@@ -1,17 +1,17 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.orchestrator.SandboxState.KILLING;
+import static io.agentenv.orchestrator.SandboxState.PAUSED;
+import static io.agentenv.orchestrator.SandboxState.PAUSING;
+import static io.agentenv.orchestrator.SandboxState.RUNNING;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -22,13 +22,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-
-import static io.agentenv.orchestrator.SandboxState.KILLING;
-import static io.agentenv.orchestrator.SandboxState.PAUSED;
-import static io.agentenv.orchestrator.SandboxState.PAUSING;
-import static io.agentenv.orchestrator.SandboxState.RUNNING;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What every {@link SandboxStore} owes the orchestrator, as one abstract test: extend it once per store (the SQLite
@@ -41,6 +40,7 @@ public abstract class SandboxStoreContract {
 
     @TempDir
     protected Path dir;
+
     protected SandboxStore store;
 
     /** A store on {@code dir}; opening the same directory again after a close is a restart on the same data. */
@@ -75,8 +75,12 @@ public abstract class SandboxStoreContract {
     @Test
     void a_record_round_trips_with_every_field_intact() {
         // given
-        SandboxRecord record = record(RUNNING, T0).withPaused(Optional.of(new StoredState(new byte[]{1, 2, 3}, dir.resolve("a"))))
-                .withNetwork(new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of("10.0.0.0/8"), List.of("1.1.1.1"),
+        SandboxRecord record = record(RUNNING, T0)
+                .withPaused(Optional.of(new StoredState(new byte[] {1, 2, 3}, dir.resolve("a"))))
+                .withNetwork(new NetworkPolicy(
+                        NetworkPolicy.InternetAccess.DENIED,
+                        List.of("10.0.0.0/8"),
+                        List.of("1.1.1.1"),
                         NetworkPolicy.PublicTraffic.TOKEN_REQUIRED));
         // when
         store.insert(record);
@@ -91,10 +95,12 @@ public abstract class SandboxStoreContract {
         store.insert(record);
         // when / then
         assertThat(store.transition(record.id(), EnumSet.of(PAUSED), KILLING)).isFalse();
-        assertThat(store.transition(record.id(), EnumSet.of(RUNNING, PAUSED), PAUSING)).isTrue();
+        assertThat(store.transition(record.id(), EnumSet.of(RUNNING, PAUSED), PAUSING))
+                .isTrue();
         assertThat(store.transition(record.id(), EnumSet.of(RUNNING), PAUSING)).isFalse();
         assertThat(store.get(record.id()).orElseThrow().state()).isEqualTo(PAUSING);
-        assertThat(store.transition(SandboxId.random(RANDOM), EnumSet.allOf(SandboxState.class), KILLING)).isFalse();
+        assertThat(store.transition(SandboxId.random(RANDOM), EnumSet.allOf(SandboxState.class), KILLING))
+                .isFalse();
     }
 
     @Test
@@ -117,25 +123,31 @@ public abstract class SandboxStoreContract {
         // given
         SandboxRecord record = record(RUNNING, T0);
         store.insert(record);
-        NetworkPolicy policy = new NetworkPolicy(NetworkPolicy.InternetAccess.ALLOWED, List.of(), List.of("8.8.8.8"),
+        NetworkPolicy policy = new NetworkPolicy(
+                NetworkPolicy.InternetAccess.ALLOWED,
+                List.of(),
+                List.of("8.8.8.8"),
                 NetworkPolicy.PublicTraffic.ALLOWED);
         // when
-        boolean ttl = store.updateTtl(record.id(), EnumSet.of(RUNNING), Duration.ofSeconds(9), Optional.of(T0.plusSeconds(9)));
+        boolean ttl = store.updateTtl(
+                record.id(), EnumSet.of(RUNNING), Duration.ofSeconds(9), Optional.of(T0.plusSeconds(9)));
         boolean net = store.updateNetwork(record.id(), EnumSet.of(RUNNING), policy);
         boolean wrongState = store.updateTtl(record.id(), EnumSet.of(PAUSED), Duration.ZERO, Optional.empty());
         // then
         assertThat(ttl).isTrue();
         assertThat(net).isTrue();
         assertThat(wrongState).isFalse();
-        assertThat(store.get(record.id())).contains(
-                record.withTtl(Duration.ofSeconds(9), Optional.of(T0.plusSeconds(9))).withNetwork(policy));
+        assertThat(store.get(record.id()))
+                .contains(record.withTtl(Duration.ofSeconds(9), Optional.of(T0.plusSeconds(9)))
+                        .withNetwork(policy));
     }
 
     @Test
     void instance_id_and_extension_params_round_trip_and_params_have_a_narrow_update() {
         // given
         UUID instance = UUID.fromString("01939b6e-7a3c-7def-8abc-0123456789ab");
-        SandboxRecord record = record(RUNNING, T0).withInstanceId(instance).withCustomExtensionParams("{\"vpn\":\"eu\"}");
+        SandboxRecord record =
+                record(RUNNING, T0).withInstanceId(instance).withCustomExtensionParams("{\"vpn\":\"eu\"}");
         store.insert(record);
         store.updateTtl(record.id(), EnumSet.of(RUNNING), Duration.ofSeconds(7), Optional.empty());
         // when
@@ -144,21 +156,31 @@ public abstract class SandboxStoreContract {
         // then
         assertThat(wrongState).isFalse();
         assertThat(updated).isTrue();
-        assertThat(store.get(record.id())).contains(record.withTtl(Duration.ofSeconds(7), Optional.empty())
-                .withCustomExtensionParams("{\"vpn\":\"us\"}"));
+        assertThat(store.get(record.id()))
+                .contains(record.withTtl(Duration.ofSeconds(7), Optional.empty())
+                        .withCustomExtensionParams("{\"vpn\":\"us\"}"));
         assertThat(store.get(record.id()).orElseThrow().instanceId()).contains(instance);
     }
 
     @Test
     void a_snapshot_keeps_the_custom_extension_params_of_its_source() {
         // given
-        SnapshotRecord snapshot = new SnapshotRecord(new TemplateId("snapwithparams000001"), List.of(), Optional.empty(),
-                new TemplateId("base"), Map.of(), new Resources(2, 512, 1024),
-                new StoredState(new byte[]{9}, dir.resolve("s")), T0, T0, "{\"fw\":[22]}");
+        SnapshotRecord snapshot = new SnapshotRecord(
+                new TemplateId("snapwithparams000001"),
+                List.of(),
+                Optional.empty(),
+                new TemplateId("base"),
+                Map.of(),
+                new Resources(2, 512, 1024),
+                new StoredState(new byte[] {9}, dir.resolve("s")),
+                T0,
+                T0,
+                "{\"fw\":[22]}");
         // when
         store.insertSnapshot(snapshot);
         // then
-        assertThat(store.findSnapshot("snapwithparams000001").orElseThrow().customExtensionParams()).isEqualTo("{\"fw\":[22]}");
+        assertThat(store.findSnapshot("snapwithparams000001").orElseThrow().customExtensionParams())
+                .isEqualTo("{\"fw\":[22]}");
     }
 
     @Test
@@ -166,7 +188,8 @@ public abstract class SandboxStoreContract {
         // given
         SandboxRecord due = record(RUNNING, T0).withTtl(Duration.ofSeconds(1), Optional.of(T0.plusSeconds(1)));
         SandboxRecord later = record(RUNNING, T0).withTtl(Duration.ofSeconds(5), Optional.of(T0.plusSeconds(5)));
-        SandboxRecord pausedPastDeadline = record(PAUSED, T0).withTtl(Duration.ofSeconds(1), Optional.of(T0.plusSeconds(1)));
+        SandboxRecord pausedPastDeadline =
+                record(PAUSED, T0).withTtl(Duration.ofSeconds(1), Optional.of(T0.plusSeconds(1)));
         List.of(due, later, pausedPastDeadline).forEach(store::insert);
         // when / then
         assertThat(store.listExpired(T0.plusSeconds(1))).containsExactly(due.id());
@@ -201,19 +224,22 @@ public abstract class SandboxStoreContract {
         Optional<Cursor> cursor = Optional.empty();
         int pages = 0;
         do {
-            Page<SandboxRecord> page = store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of(), Optional.empty(),
-                    Optional.empty(), SortOrder.DESC, 2, cursor));
+            Page<SandboxRecord> page = store.list(new SandboxQuery(
+                    EnumSet.of(RUNNING), Map.of(), Optional.empty(), Optional.empty(), SortOrder.DESC, 2, cursor));
             page.items().forEach(r -> seen.add(r.id()));
             cursor = page.next();
             pages++;
         } while (cursor.isPresent());
         // then
         assertThat(pages).isEqualTo(3);
-        assertThat(seen).containsExactlyElementsOf(records.stream()
-                .sorted((a, b) -> {
-                    int byTime = b.startedAt().compareTo(a.startedAt());
-                    return byTime != 0 ? byTime : b.id().value().compareTo(a.id().value());
-                }).map(SandboxRecord::id).toList());
+        assertThat(seen)
+                .containsExactlyElementsOf(records.stream()
+                        .sorted((a, b) -> {
+                            int byTime = b.startedAt().compareTo(a.startedAt());
+                            return byTime != 0 ? byTime : b.id().value().compareTo(a.id().value());
+                        })
+                        .map(SandboxRecord::id)
+                        .toList());
     }
 
     @Test
@@ -223,8 +249,8 @@ public abstract class SandboxStoreContract {
         store.insert(record(RUNNING, T0.plusSeconds(1)));
         // when
         Page<SandboxRecord> first = store.list(query(1, Map.of()));
-        Page<SandboxRecord> second = store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of(), Optional.empty(),
-                Optional.empty(), SortOrder.DESC, 1, first.next()));
+        Page<SandboxRecord> second = store.list(new SandboxQuery(
+                EnumSet.of(RUNNING), Map.of(), Optional.empty(), Optional.empty(), SortOrder.DESC, 1, first.next()));
         // then
         assertThat(first.next()).isPresent();
         assertThat(second.items()).hasSize(1);
@@ -240,15 +266,34 @@ public abstract class SandboxStoreContract {
         SandboxRecord early = record(RUNNING, T0).withMetadata(Map.of("a", "b c"));
         List.of(match, otherValue, paused, early).forEach(store::insert);
         // when
-        List<SandboxId> found = store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of("a", "b c"), Optional.of("base"),
-                Optional.of(T0.plusSeconds(10)), SortOrder.ASC, 100, Optional.empty())).items()
-                .stream().map(SandboxRecord::id).toList();
+        List<SandboxId> found = store
+                .list(new SandboxQuery(
+                        EnumSet.of(RUNNING),
+                        Map.of("a", "b c"),
+                        Optional.of("base"),
+                        Optional.of(T0.plusSeconds(10)),
+                        SortOrder.ASC,
+                        100,
+                        Optional.empty()))
+                .items()
+                .stream()
+                .map(SandboxRecord::id)
+                .toList();
         // then
         assertThat(found).containsExactly(match.id());
-        assertThat(store.list(query(100, Map.of("a", "b c", "x", "y"))).items()).extracting(SandboxRecord::id)
+        assertThat(store.list(query(100, Map.of("a", "b c", "x", "y"))).items())
+                .extracting(SandboxRecord::id)
                 .containsExactly(match.id());
-        assertThat(store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of(), Optional.of("nope"), Optional.empty(),
-                SortOrder.DESC, 100, Optional.empty())).items()).isEmpty();
+        assertThat(store.list(new SandboxQuery(
+                                EnumSet.of(RUNNING),
+                                Map.of(),
+                                Optional.of("nope"),
+                                Optional.empty(),
+                                SortOrder.DESC,
+                                100,
+                                Optional.empty()))
+                        .items())
+                .isEmpty();
     }
 
     @Test
@@ -257,11 +302,27 @@ public abstract class SandboxStoreContract {
         SandboxRecord record = record(RUNNING, T0);
         store.insert(record);
         // when / then
-        assertThat(store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of(), Optional.empty(),
-                Optional.of(Instant.parse("+100000-01-01T00:00:00Z")), SortOrder.DESC, 10, Optional.empty())).items()).isEmpty();
-        assertThat(store.list(new SandboxQuery(EnumSet.of(RUNNING), Map.of(), Optional.empty(),
-                Optional.of(Instant.parse("-100000-01-01T00:00:00Z")), SortOrder.DESC, 10, Optional.empty())).items())
-                .extracting(SandboxRecord::id).containsExactly(record.id());
+        assertThat(store.list(new SandboxQuery(
+                                EnumSet.of(RUNNING),
+                                Map.of(),
+                                Optional.empty(),
+                                Optional.of(Instant.parse("+100000-01-01T00:00:00Z")),
+                                SortOrder.DESC,
+                                10,
+                                Optional.empty()))
+                        .items())
+                .isEmpty();
+        assertThat(store.list(new SandboxQuery(
+                                EnumSet.of(RUNNING),
+                                Map.of(),
+                                Optional.empty(),
+                                Optional.of(Instant.parse("-100000-01-01T00:00:00Z")),
+                                SortOrder.DESC,
+                                10,
+                                Optional.empty()))
+                        .items())
+                .extracting(SandboxRecord::id)
+                .containsExactly(record.id());
     }
 
     @Test
@@ -283,18 +344,23 @@ public abstract class SandboxStoreContract {
         // given
         SandboxId source = SandboxId.random(RANDOM);
         SnapshotRecord a = snapshot("snapa", List.of(), T0).withSource(source);
-        SnapshotRecord b = snapshot("snapb", List.of("named"), T0.plusSeconds(1)).withSource(source);
+        SnapshotRecord b =
+                snapshot("snapb", List.of("named"), T0.plusSeconds(1)).withSource(source);
         SnapshotRecord c = snapshot("snapc", List.of(), T0.plusSeconds(2));
         List.of(a, b, c).forEach(store::insertSnapshot);
         // when
-        Page<SnapshotRecord> bySource = store.listSnapshots(new SnapshotQuery(Optional.of(source), Optional.empty(), 1, Optional.empty()));
-        Page<SnapshotRecord> rest = store.listSnapshots(new SnapshotQuery(Optional.of(source), Optional.empty(), 1, bySource.next()));
+        Page<SnapshotRecord> bySource =
+                store.listSnapshots(new SnapshotQuery(Optional.of(source), Optional.empty(), 1, Optional.empty()));
+        Page<SnapshotRecord> rest =
+                store.listSnapshots(new SnapshotQuery(Optional.of(source), Optional.empty(), 1, bySource.next()));
         // then
         assertThat(bySource.items()).extracting(SnapshotRecord::id).containsExactly(b.id());
         assertThat(rest.items()).extracting(SnapshotRecord::id).containsExactly(a.id());
         assertThat(rest.next()).isEmpty();
-        assertThat(store.listSnapshots(new SnapshotQuery(Optional.empty(), Optional.of("named"), 10, Optional.empty())).items())
-                .extracting(SnapshotRecord::id).containsExactly(b.id());
+        assertThat(store.listSnapshots(new SnapshotQuery(Optional.empty(), Optional.of("named"), 10, Optional.empty()))
+                        .items())
+                .extracting(SnapshotRecord::id)
+                .containsExactly(b.id());
         assertThat(store.deleteSnapshot(b.id())).isTrue();
         assertThat(store.deleteSnapshot(b.id())).isFalse();
         assertThat(store.findSnapshot("named")).isEmpty();
@@ -325,34 +391,83 @@ public abstract class SandboxStoreContract {
     @Test
     void the_host_mask_survives_a_reopen_and_a_network_update() {
         SandboxRecord plain = record(RUNNING, T0);
-        SandboxRecord masked = new SandboxRecord(plain.id(), plain.template(), plain.alias(), plain.state(),
-                plain.startedAt(), plain.timeout(), plain.expiresAt(), plain.onTimeout(), plain.timeoutPauseMode(),
-                plain.autoResume(), plain.secure(), plain.resources(), plain.metadata(), plain.envVars(), plain.network(),
-                plain.customExtensionParams(), plain.paused(), plain.instanceId(), Optional.of("localhost:${PORT}"));
+        SandboxRecord masked = new SandboxRecord(
+                plain.id(),
+                plain.template(),
+                plain.alias(),
+                plain.state(),
+                plain.startedAt(),
+                plain.timeout(),
+                plain.expiresAt(),
+                plain.onTimeout(),
+                plain.timeoutPauseMode(),
+                plain.autoResume(),
+                plain.secure(),
+                plain.resources(),
+                plain.metadata(),
+                plain.envVars(),
+                plain.network(),
+                plain.customExtensionParams(),
+                plain.paused(),
+                plain.instanceId(),
+                Optional.of("localhost:${PORT}"));
         store.insert(masked);
-        NetworkPolicy egress = new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of("10.0.0.0/8"), List.of(),
+        NetworkPolicy egress = new NetworkPolicy(
+                NetworkPolicy.InternetAccess.DENIED,
+                List.of("10.0.0.0/8"),
+                List.of(),
                 NetworkPolicy.PublicTraffic.ALLOWED);
-        assertThat(store.updateNetwork(masked.id(), EnumSet.of(RUNNING), egress)).isTrue();
+        assertThat(store.updateNetwork(masked.id(), EnumSet.of(RUNNING), egress))
+                .isTrue();
         store = reopen();
         assertThat(store.get(masked.id())).contains(masked.withNetwork(egress));
         assertThat(store.get(masked.id()).orElseThrow().maskRequestHost()).contains("localhost:${PORT}");
     }
 
     protected static SandboxQuery query(int limit, Map<String, String> metadata) {
-        return new SandboxQuery(EnumSet.of(RUNNING), metadata, Optional.empty(), Optional.empty(), SortOrder.DESC, limit,
+        return new SandboxQuery(
+                EnumSet.of(RUNNING),
+                metadata,
+                Optional.empty(),
+                Optional.empty(),
+                SortOrder.DESC,
+                limit,
                 Optional.empty());
     }
 
     protected static SandboxRecord record(SandboxState state, Instant startedAt) {
-        return new SandboxRecord(SandboxId.random(RANDOM), new TemplateId("base"), Optional.of("base"), state, startedAt,
-                Duration.ofSeconds(300), Optional.empty(), TimeoutAction.PAUSE, PauseMode.WITH_MEMORY, true, true,
-                new Resources(2, 512, 1024), Map.of("k", "v"), Map.of("E", "1"), NetworkPolicy.DEFAULT, "{}", Optional.empty(),
+        return new SandboxRecord(
+                SandboxId.random(RANDOM),
+                new TemplateId("base"),
+                Optional.of("base"),
+                state,
+                startedAt,
+                Duration.ofSeconds(300),
+                Optional.empty(),
+                TimeoutAction.PAUSE,
+                PauseMode.WITH_MEMORY,
+                true,
+                true,
+                new Resources(2, 512, 1024),
+                Map.of("k", "v"),
+                Map.of("E", "1"),
+                NetworkPolicy.DEFAULT,
+                "{}",
+                Optional.empty(),
                 Optional.empty());
     }
 
     private SnapshotRecord snapshot(String id, List<String> aliases, Instant createdAt) {
-        return new SnapshotRecord(new TemplateId(id), aliases, Optional.empty(), new TemplateId("base"), Map.of("E", "1"),
-                new Resources(2, 512, 1024), new StoredState(new byte[]{9}, dir.resolve(id)), createdAt, createdAt,
+        return new SnapshotRecord(
+                new TemplateId(id),
+                aliases,
+                Optional.empty(),
+                new TemplateId("base"),
+                Map.of("E", "1"),
+                new Resources(2, 512, 1024),
+                new StoredState(new byte[] {9}, dir.resolve(id)),
+                createdAt,
+                createdAt,
                 "{}");
     }
 }

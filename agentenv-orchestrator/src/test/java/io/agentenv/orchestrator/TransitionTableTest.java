@@ -1,9 +1,22 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.orchestrator.SandboxState.KILLING;
+import static io.agentenv.orchestrator.SandboxState.PAUSED;
+import static io.agentenv.orchestrator.SandboxState.RUNNING;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -12,32 +25,35 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Arrays;
-import java.util.EnumSet;
-import java.util.Optional;
-import java.util.function.UnaryOperator;
-import java.util.stream.Stream;
-
-import static io.agentenv.orchestrator.SandboxState.KILLING;
-import static io.agentenv.orchestrator.SandboxState.PAUSED;
-import static io.agentenv.orchestrator.SandboxState.RUNNING;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 /**
  * Every operation against a sandbox in every state: the state is forced with a direct store transition (the test
  * plays the operation that owns it), waits are bounded at 100 ms, and the outcome must match the table.
  */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class TransitionTableTest {
-    enum Op { GET, KILL, PAUSE, CONNECT, RESUME, SET_TIMEOUT, REFRESH, FORK, SNAPSHOT, UPDATE_NETWORK, PATCH_PARAMS }
+    enum Op {
+        GET,
+        KILL,
+        PAUSE,
+        CONNECT,
+        RESUME,
+        SET_TIMEOUT,
+        REFRESH,
+        FORK,
+        SNAPSHOT,
+        UPDATE_NETWORK,
+        PATCH_PARAMS
+    }
 
-    enum Outcome { OK, NOT_FOUND, CONFLICT }
+    enum Outcome {
+        OK,
+        NOT_FOUND,
+        CONFLICT
+    }
 
     @TempDir
     Path dir;
+
     OrchestratorHarness h;
 
     @AfterEach
@@ -54,7 +70,7 @@ class TransitionTableTest {
         return switch (op) {
             case GET -> Outcome.OK;
             case KILL, PAUSE, CONNECT, RESUME, SET_TIMEOUT, REFRESH ->
-                    state == RUNNING || state == PAUSED ? Outcome.OK : Outcome.CONFLICT;
+                state == RUNNING || state == PAUSED ? Outcome.OK : Outcome.CONFLICT;
             case FORK, SNAPSHOT, UPDATE_NETWORK, PATCH_PARAMS -> state == RUNNING ? Outcome.OK : Outcome.CONFLICT;
         };
     }
@@ -99,8 +115,10 @@ class TransitionTableTest {
             }
             case NOT_FOUND, CONFLICT -> {
                 ErrorKind kind = expected == Outcome.NOT_FOUND ? ErrorKind.NOT_FOUND : ErrorKind.CONFLICT;
-                assertThatThrownBy(call::run).isInstanceOfSatisfying(AgentEnvException.class,
-                        e -> assertThat(e.kind()).isEqualTo(kind));
+                assertThatThrownBy(call::run)
+                        .isInstanceOfSatisfying(
+                                AgentEnvException.class,
+                                e -> assertThat(e.kind()).isEqualTo(kind));
                 assertThat(h.state(id)).isEqualTo(state); // a refused operation changes nothing
             }
         }

@@ -18,9 +18,14 @@ import java.util.Optional;
  * @param network             egress rules and port visibility
  * @param lifecycle           what happens on timeout
  */
-public record CreateOptions(String template, Optional<Duration> timeout, Map<String, String> metadata,
-                            Map<String, String> envs, Optional<Boolean> allowInternetAccess,
-                            Optional<NetworkOptions> network, Optional<Lifecycle> lifecycle) {
+public record CreateOptions(
+        String template,
+        Optional<Duration> timeout,
+        Map<String, String> metadata,
+        Map<String, String> envs,
+        Optional<Boolean> allowInternetAccess,
+        Optional<NetworkOptions> network,
+        Optional<Lifecycle> lifecycle) {
     /** The default template. */
     public static final String DEFAULT_TEMPLATE = "base";
 
@@ -65,8 +70,7 @@ public record CreateOptions(String template, Optional<Duration> timeout, Map<Str
         private NetworkOptions network;
         private Lifecycle lifecycle;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The template id, alias or snapshot id. */
         public Builder template(String template) {
@@ -124,8 +128,14 @@ public record CreateOptions(String template, Optional<Duration> timeout, Map<Str
 
         /** The options; throws {@link InvalidArgumentException} for invalid values. */
         public CreateOptions build() {
-            return new CreateOptions(template, Optional.ofNullable(timeout), metadata, envs,
-                    Optional.ofNullable(allowInternetAccess), Optional.ofNullable(network), Optional.ofNullable(lifecycle));
+            return new CreateOptions(
+                    template,
+                    Optional.ofNullable(timeout),
+                    metadata,
+                    envs,
+                    Optional.ofNullable(allowInternetAccess),
+                    Optional.ofNullable(network),
+                    Optional.ofNullable(lifecycle));
         }
     }
 }

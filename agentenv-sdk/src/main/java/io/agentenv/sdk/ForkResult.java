@@ -38,6 +38,8 @@ public final class ForkResult {
 
     @Override
     public String toString() {
-        return sandbox != null ? "ForkResult[" + sandbox.sandboxId() + "]" : "ForkResult[error=" + error.getMessage() + "]";
+        return sandbox != null
+                ? "ForkResult[" + sandbox.sandboxId() + "]"
+                : "ForkResult[error=" + error.getMessage() + "]";
     }
 }

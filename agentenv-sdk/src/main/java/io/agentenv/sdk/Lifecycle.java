@@ -25,8 +25,9 @@ public record Lifecycle(OnTimeout onTimeout, Optional<Boolean> keepMemory, Optio
             throw new InvalidArgumentException("autoResume can only be true when onTimeout is PAUSE");
         }
         if (autoResume.orElse(false) && !keepMemory.orElse(true)) {
-            throw new InvalidArgumentException("autoResume cannot be true with keepMemory false: a filesystem-only pause "
-                    + "cannot be resumed by traffic; resume it with Sandbox.connect");
+            throw new InvalidArgumentException(
+                    "autoResume cannot be true with keepMemory false: a filesystem-only pause "
+                            + "cannot be resumed by traffic; resume it with Sandbox.connect");
         }
     }
 

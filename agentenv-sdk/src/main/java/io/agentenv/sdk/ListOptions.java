@@ -16,8 +16,8 @@ import java.util.Set;
  * @param limit     the page size (1..100; empty: the server's, 100)
  * @param nextToken where to start (a token from an earlier page)
  */
-public record ListOptions(Map<String, String> metadata, Set<SandboxState> states, OptionalInt limit,
-                          Optional<String> nextToken) {
+public record ListOptions(
+        Map<String, String> metadata, Set<SandboxState> states, OptionalInt limit, Optional<String> nextToken) {
     /** Checks the fields. */
     public ListOptions {
         metadata = Map.copyOf(metadata);
@@ -46,8 +46,7 @@ public record ListOptions(Map<String, String> metadata, Set<SandboxState> states
         private Integer limit;
         private String nextToken;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Only sandboxes with this metadata entry. */
         public Builder metadata(String key, String value) {
@@ -75,7 +74,10 @@ public record ListOptions(Map<String, String> metadata, Set<SandboxState> states
 
         /** The options. */
         public ListOptions build() {
-            return new ListOptions(metadata, states, limit == null ? OptionalInt.empty() : OptionalInt.of(limit),
+            return new ListOptions(
+                    metadata,
+                    states,
+                    limit == null ? OptionalInt.empty() : OptionalInt.of(limit),
                     Optional.ofNullable(nextToken));
         }
     }

@@ -12,8 +12,7 @@ import java.util.function.Function;
  */
 public final class Paginator<T> {
     /** One page and the token of the next one. */
-    record Page<T>(List<T> items, Optional<String> nextToken) {
-    }
+    record Page<T>(List<T> items, Optional<String> nextToken) {}
 
     private final Function<Optional<String>, Page<T>> fetch;
     private Optional<String> nextToken;

@@ -53,8 +53,13 @@ public final class Sandbox implements AutoCloseable {
     private final Files files;
     private volatile boolean keepOnClose;
 
-    private Sandbox(SandboxConfig config, String sandboxId, Optional<String> sandboxDomain, String envdVersion,
-                    Optional<String> envdAccessToken, Optional<String> trafficAccessToken) {
+    private Sandbox(
+            SandboxConfig config,
+            String sandboxId,
+            Optional<String> sandboxDomain,
+            String envdVersion,
+            Optional<String> envdAccessToken,
+            Optional<String> trafficAccessToken) {
         this.config = config;
         this.sandboxId = sandboxId;
         this.sandboxDomain = sandboxDomain;
@@ -68,8 +73,12 @@ public final class Sandbox implements AutoCloseable {
     }
 
     private static Sandbox fromJson(SandboxConfig config, JsonNode s) {
-        return new Sandbox(config, Json.text(s, "sandboxID"), Optional.ofNullable(Json.text(s, "domain")).filter(d -> !d.isEmpty()),
-                Json.text(s, "envdVersion", "0.0.0"), Optional.ofNullable(Json.text(s, "envdAccessToken")).filter(t -> !t.isEmpty()),
+        return new Sandbox(
+                config,
+                Json.text(s, "sandboxID"),
+                Optional.ofNullable(Json.text(s, "domain")).filter(d -> !d.isEmpty()),
+                Json.text(s, "envdVersion", "0.0.0"),
+                Optional.ofNullable(Json.text(s, "envdAccessToken")).filter(t -> !t.isEmpty()),
                 Optional.ofNullable(Json.text(s, "trafficAccessToken")).filter(t -> !t.isEmpty()));
     }
 
@@ -104,7 +113,8 @@ public final class Sandbox implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(config, "config");
         if (config.debug()) {
-            return new Sandbox(config, DEBUG_SANDBOX_ID, Optional.empty(), DEBUG_ENVD_VERSION, Optional.empty(), Optional.empty());
+            return new Sandbox(
+                    config, DEBUG_SANDBOX_ID, Optional.empty(), DEBUG_ENVD_VERSION, Optional.empty(), Optional.empty());
         }
         ObjectNode body = Json.object().put("templateID", options.template());
         options.timeout().ifPresent(t -> body.put("timeout", seconds(t)));
@@ -174,14 +184,17 @@ public final class Sandbox implements AutoCloseable {
         Objects.requireNonNull(sandboxId, "sandboxId");
         timeout.ifPresent(CreateOptions::checkTimeout);
         if (config.debug()) {
-            return new Sandbox(config, sandboxId, Optional.empty(), DEBUG_ENVD_VERSION, Optional.empty(), Optional.empty());
+            return new Sandbox(
+                    config, sandboxId, Optional.empty(), DEBUG_ENVD_VERSION, Optional.empty(), Optional.empty());
         }
         ObjectNode body = Json.object();
         timeout.ifPresent(t -> body.put("timeout", seconds(t)));
-        ApiClient.Response r = new ApiClient(config).post("/v2/sandboxes/" + ApiClient.encode(sandboxId) + "/connect", body);
+        ApiClient.Response r =
+                new ApiClient(config).post("/v2/sandboxes/" + ApiClient.encode(sandboxId) + "/connect", body);
         if (!r.ok()) {
             if (r.code() == 404) {
-                throw new SandboxNotFoundException("Sandbox " + sandboxId + " not found: " + r.message(), r.status(), null);
+                throw new SandboxNotFoundException(
+                        "Sandbox " + sandboxId + " not found: " + r.message(), r.status(), null);
             }
             throw ApiClient.error(r);
         }
@@ -189,7 +202,8 @@ public final class Sandbox implements AutoCloseable {
     }
 
     /** {@link #connect(String, Optional, SandboxConfig)} asynchronously. */
-    public static CompletableFuture<Sandbox> connectAsync(String sandboxId, Optional<Duration> timeout, SandboxConfig config) {
+    public static CompletableFuture<Sandbox> connectAsync(
+            String sandboxId, Optional<Duration> timeout, SandboxConfig config) {
         return CompletableFuture.supplyAsync(() -> connect(sandboxId, timeout, config), config.streamExecutor());
     }
 
@@ -219,12 +233,20 @@ public final class Sandbox implements AutoCloseable {
             Map<String, String> query = new LinkedHashMap<>();
             if (!options.metadata().isEmpty()) {
                 // E2B's encoding: each key and value encoded, joined as a query string, sent as one (encoded) value
-                query.put("metadata", options.metadata().entrySet().stream()
-                        .map(e -> ApiClient.encode(ApiClient.encode(e.getKey())) + "=" + ApiClient.encode(ApiClient.encode(e.getValue())))
-                        .collect(Collectors.joining("&")));
+                query.put(
+                        "metadata",
+                        options.metadata().entrySet().stream()
+                                .map(e -> ApiClient.encode(ApiClient.encode(e.getKey())) + "="
+                                        + ApiClient.encode(ApiClient.encode(e.getValue())))
+                                .collect(Collectors.joining("&")));
             }
             if (!options.states().isEmpty()) {
-                query.put("state", options.states().stream().sorted().map(SandboxState::wireName).collect(Collectors.joining(",")));
+                query.put(
+                        "state",
+                        options.states().stream()
+                                .sorted()
+                                .map(SandboxState::wireName)
+                                .collect(Collectors.joining(",")));
             }
             options.limit().ifPresent(l -> query.put("limit", Integer.toString(l)));
             token.ifPresent(t -> query.put("nextToken", t));
@@ -324,7 +346,8 @@ public final class Sandbox implements AutoCloseable {
      */
     public static void setTimeout(String sandboxId, Duration timeout, SandboxConfig config) {
         CreateOptions.checkTimeout(timeout);
-        ApiClient.Response r = new ApiClient(config).post(path(sandboxId) + "/timeout", Json.object().put("timeout", seconds(timeout)));
+        ApiClient.Response r = new ApiClient(config)
+                .post(path(sandboxId) + "/timeout", Json.object().put("timeout", seconds(timeout)));
         if (r.code() == 404) {
             throw new SandboxNotFoundException("Sandbox " + sandboxId + " not found", r.status(), null);
         }
@@ -366,8 +389,8 @@ public final class Sandbox implements AutoCloseable {
      * Samples of sandbox {@code sandboxId}'s resource use between {@code start} and {@code end} (empty: the server's
      * range) ({@code GET /sandboxes/{id}/metrics}).
      */
-    public static List<SandboxMetrics> getMetrics(String sandboxId, Optional<Instant> start, Optional<Instant> end,
-                                                  SandboxConfig config) {
+    public static List<SandboxMetrics> getMetrics(
+            String sandboxId, Optional<Instant> start, Optional<Instant> end, SandboxConfig config) {
         Map<String, String> query = new LinkedHashMap<>();
         start.ifPresent(s -> query.put("start", Long.toString(s.getEpochSecond())));
         end.ifPresent(e -> query.put("end", Long.toString(e.getEpochSecond())));
@@ -384,9 +407,15 @@ public final class Sandbox implements AutoCloseable {
             if (at == null) {
                 at = Instant.ofEpochSecond(m.path("timestampUnix").asLong());
             }
-            out.add(new SandboxMetrics(at, m.path("cpuCount").asInt(), m.path("cpuUsedPct").asDouble(),
-                    m.path("memUsed").asLong(), m.path("memTotal").asLong(), m.path("memCache").asLong(),
-                    m.path("diskUsed").asLong(), m.path("diskTotal").asLong()));
+            out.add(new SandboxMetrics(
+                    at,
+                    m.path("cpuCount").asInt(),
+                    m.path("cpuUsedPct").asDouble(),
+                    m.path("memUsed").asLong(),
+                    m.path("memTotal").asLong(),
+                    m.path("memCache").asLong(),
+                    m.path("diskUsed").asLong(),
+                    m.path("diskTotal").asLong()));
         }
         return out;
     }
@@ -573,13 +602,19 @@ public final class Sandbox implements AutoCloseable {
 
     private String fileUrl(String path, String operation, UrlOptions options) {
         if (envdAccessToken.isEmpty() && options.signatureExpiration().isPresent()) {
-            throw new InvalidArgumentException("Signature expiration can be used only when the sandbox has an access token.");
+            throw new InvalidArgumentException(
+                    "Signature expiration can be used only when the sandbox has an access token.");
         }
         URI direct = config.directUrl(sandboxId, SandboxConfig.ENVD_PORT, sandboxDomain);
-        StringBuilder url = new StringBuilder(direct.getScheme()).append("://").append(direct.getRawAuthority()).append("/files");
+        StringBuilder url = new StringBuilder(direct.getScheme())
+                .append("://")
+                .append(direct.getRawAuthority())
+                .append("/files");
         char sep = '?';
         if (options.user().isPresent()) {
-            url.append(sep).append("username=").append(ApiClient.encode(options.user().get()));
+            url.append(sep)
+                    .append("username=")
+                    .append(ApiClient.encode(options.user().get()));
             sep = '&';
         }
         if (path != null && !path.isEmpty()) {
@@ -587,9 +622,16 @@ public final class Sandbox implements AutoCloseable {
             sep = '&';
         }
         if (envdAccessToken.isPresent()) {
-            Optional<Long> expiration = options.signatureExpiration().map(d -> Instant.now().getEpochSecond() + d.toSeconds());
-            url.append(sep).append("signature=").append(ApiClient.encode(
-                    signature(path == null ? "" : path, operation, options.user().orElse(""), envdAccessToken.get(), expiration)));
+            Optional<Long> expiration =
+                    options.signatureExpiration().map(d -> Instant.now().getEpochSecond() + d.toSeconds());
+            url.append(sep)
+                    .append("signature=")
+                    .append(ApiClient.encode(signature(
+                            path == null ? "" : path,
+                            operation,
+                            options.user().orElse(""),
+                            envdAccessToken.get(),
+                            expiration)));
             expiration.ifPresent(e -> url.append("&signature_expiration=").append(e));
         }
         return url.toString();
@@ -600,7 +642,8 @@ public final class Sandbox implements AutoCloseable {
      * {@code path:operation:user:token[:expiration]}.
      */
     static String signature(String path, String operation, String user, String token, Optional<Long> expiration) {
-        String raw = path + ":" + operation + ":" + user + ":" + token + expiration.map(e -> ":" + e).orElse("");
+        String raw = path + ":" + operation + ":" + user + ":" + token
+                + expiration.map(e -> ":" + e).orElse("");
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(raw.getBytes(StandardCharsets.UTF_8));
             return "v1_" + Base64.getEncoder().withoutPadding().encodeToString(digest);
@@ -684,16 +727,28 @@ public final class Sandbox implements AutoCloseable {
         if (l != null && l.isObject()) {
             boolean pause = "pause".equalsIgnoreCase(Json.text(l, "onTimeout", "kill"));
             boolean autoResume = l.path("autoResume").asBoolean(false);
-            lifecycle = Optional.of(new Lifecycle(pause ? OnTimeout.PAUSE : OnTimeout.KILL, Optional.empty(),
+            lifecycle = Optional.of(new Lifecycle(
+                    pause ? OnTimeout.PAUSE : OnTimeout.KILL,
+                    Optional.empty(),
                     pause ? Optional.of(autoResume) : Optional.empty()));
         }
-        return new SandboxInfo(Json.text(s, "sandboxID"), Json.text(s, "templateID", ""),
-                Optional.ofNullable(Json.text(s, "alias")), Json.map(s, "metadata"),
-                Json.instant(s, "startedAt"), Json.instant(s, "endAt"), SandboxState.ofWire(Json.text(s, "state", "running")),
-                s.path("cpuCount").asInt(), s.path("memoryMB").asInt(), s.path("diskSizeMB").asInt(),
+        return new SandboxInfo(
+                Json.text(s, "sandboxID"),
+                Json.text(s, "templateID", ""),
+                Optional.ofNullable(Json.text(s, "alias")),
+                Json.map(s, "metadata"),
+                Json.instant(s, "startedAt"),
+                Json.instant(s, "endAt"),
+                SandboxState.ofWire(Json.text(s, "state", "running")),
+                s.path("cpuCount").asInt(),
+                s.path("memoryMB").asInt(),
+                s.path("diskSizeMB").asInt(),
                 Json.text(s, "envdVersion", ""),
-                s.hasNonNull("allowInternetAccess") ? Optional.of(s.get("allowInternetAccess").asBoolean()) : Optional.empty(),
+                s.hasNonNull("allowInternetAccess")
+                        ? Optional.of(s.get("allowInternetAccess").asBoolean())
+                        : Optional.empty(),
                 network.isObject() ? Json.list(network, "allowOut") : List.of(),
-                network.isObject() ? Json.list(network, "denyOut") : List.of(), lifecycle);
+                network.isObject() ? Json.list(network, "denyOut") : List.of(),
+                lifecycle);
     }
 }

@@ -39,6 +39,7 @@ public final class SandboxConfig {
     public static final int ENVD_PORT = 49983;
     /** The default timeout of one request (for streams: until their first message). */
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(60);
+
     private static final List<String> SHARED_HOST_DOMAINS = List.of("e2b.app", "e2b.dev", "e2b.pro", "e2b-staging.dev");
 
     private final Optional<String> apiKey;
@@ -54,23 +55,31 @@ public final class SandboxConfig {
 
     private SandboxConfig(Builder b, Map<String, String> env) {
         this.apiKey = firstText(b.apiKey, env.get("E2B_API_KEY"));
-        this.debug = b.debug != null ? b.debug : "true".equals(env.getOrDefault("E2B_DEBUG", "false").toLowerCase(Locale.ROOT));
+        this.debug = b.debug != null
+                ? b.debug
+                : "true".equals(env.getOrDefault("E2B_DEBUG", "false").toLowerCase(Locale.ROOT));
         this.domain = firstText(b.domain, env.get("E2B_DOMAIN")).orElse("e2b.app");
-        this.apiUrl = uri(firstText(b.apiUrl, env.get("E2B_API_URL"))
-                .orElse(debug ? "http://localhost:3000" : "https://api." + domain), "API URL");
+        this.apiUrl = uri(
+                firstText(b.apiUrl, env.get("E2B_API_URL"))
+                        .orElse(debug ? "http://localhost:3000" : "https://api." + domain),
+                "API URL");
         Optional<String> explicitApi = firstText(b.apiUrl, env.get("E2B_API_URL"));
-        this.sandboxUrl = firstText(b.sandboxUrl, env.get("E2B_SANDBOX_URL")).map(u -> uri(u, "sandbox URL"))
+        this.sandboxUrl = firstText(b.sandboxUrl, env.get("E2B_SANDBOX_URL"))
+                .map(u -> uri(u, "sandbox URL"))
                 .or(() -> !debug && explicitApi.isPresent() && "http".equalsIgnoreCase(apiUrl.getScheme())
-                        ? Optional.of(apiUrl) : Optional.empty());
+                        ? Optional.of(apiUrl)
+                        : Optional.empty());
         this.requestTimeout = b.requestTimeout;
         this.retries = b.retries;
         this.headers = Map.copyOf(b.headers);
-        this.httpClient = b.httpClient != null ? b.httpClient : HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(10))
-                .followRedirects(HttpClient.Redirect.NORMAL)
-                .executor(Threads.shared())
-                .build();
+        this.httpClient = b.httpClient != null
+                ? b.httpClient
+                : HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(10))
+                        .followRedirects(HttpClient.Redirect.NORMAL)
+                        .executor(Threads.shared())
+                        .build();
         this.streamExecutor = b.streamExecutor != null ? b.streamExecutor : Threads.shared();
     }
 
@@ -93,8 +102,14 @@ public final class SandboxConfig {
     public Builder toBuilder() {
         Builder b = new Builder(Map.of());
         apiKey.ifPresent(b::apiKey);
-        b.debug(debug).domain(domain).apiUrl(apiUrl.toString()).requestTimeout(requestTimeout).retries(retries)
-                .headers(headers).httpClient(httpClient).streamExecutor(streamExecutor);
+        b.debug(debug)
+                .domain(domain)
+                .apiUrl(apiUrl.toString())
+                .requestTimeout(requestTimeout)
+                .retries(retries)
+                .headers(headers)
+                .httpClient(httpClient)
+                .streamExecutor(streamExecutor);
         sandboxUrl.ifPresent(u -> b.sandboxUrl(u.toString()));
         return b;
     }
@@ -177,7 +192,8 @@ public final class SandboxConfig {
         if (debug) {
             return URI.create("http://localhost:" + port);
         }
-        return URI.create("https://" + host(sandboxId, port, sandboxDomain.filter(s -> !s.isEmpty()).orElse(domain)));
+        return URI.create("https://"
+                + host(sandboxId, port, sandboxDomain.filter(s -> !s.isEmpty()).orElse(domain)));
     }
 
     /** {@code <port>-<id>.<domain>}, or {@code localhost:<port>} in debug mode. */
@@ -187,8 +203,9 @@ public final class SandboxConfig {
 
     @Override
     public String toString() {
-        return "SandboxConfig[apiUrl=" + apiUrl + ", sandboxUrl=" + sandboxUrl.map(URI::toString).orElse("-") + ", domain="
-                + domain + ", debug=" + debug + ", apiKey=" + (apiKey.isPresent() ? "<set>" : "<unset>") + "]";
+        return "SandboxConfig[apiUrl=" + apiUrl + ", sandboxUrl="
+                + sandboxUrl.map(URI::toString).orElse("-") + ", domain=" + domain + ", debug=" + debug + ", apiKey="
+                + (apiKey.isPresent() ? "<set>" : "<unset>") + "]";
     }
 
     private static Optional<String> firstText(String explicit, String fromEnv) {

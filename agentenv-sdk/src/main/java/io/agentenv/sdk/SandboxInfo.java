@@ -25,10 +25,22 @@ import java.util.Optional;
  * @param denyOut             its denied egress destinations
  * @param lifecycle           what happens on timeout (empty: not reported)
  */
-public record SandboxInfo(String sandboxId, String templateId, Optional<String> name, Map<String, String> metadata,
-                          Instant startedAt, Instant endAt, SandboxState state, int cpuCount, int memoryMB, int diskSizeMB,
-                          String envdVersion, Optional<Boolean> allowInternetAccess, List<String> allowOut,
-                          List<String> denyOut, Optional<Lifecycle> lifecycle) {
+public record SandboxInfo(
+        String sandboxId,
+        String templateId,
+        Optional<String> name,
+        Map<String, String> metadata,
+        Instant startedAt,
+        Instant endAt,
+        SandboxState state,
+        int cpuCount,
+        int memoryMB,
+        int diskSizeMB,
+        String envdVersion,
+        Optional<Boolean> allowInternetAccess,
+        List<String> allowOut,
+        List<String> denyOut,
+        Optional<Lifecycle> lifecycle) {
     /** Checks the fields and copies the collections. */
     public SandboxInfo {
         Objects.requireNonNull(sandboxId, "sandboxId");

@@ -14,6 +14,12 @@ import java.time.Instant;
  * @param diskUsed   disk used
  * @param diskTotal  disk size
  */
-public record SandboxMetrics(Instant timestamp, int cpuCount, double cpuUsedPct, long memUsed, long memTotal, long memCache,
-                             long diskUsed, long diskTotal) {
-}
+public record SandboxMetrics(
+        Instant timestamp,
+        int cpuCount,
+        double cpuUsedPct,
+        long memUsed,
+        long memTotal,
+        long memCache,
+        long diskUsed,
+        long diskTotal) {}

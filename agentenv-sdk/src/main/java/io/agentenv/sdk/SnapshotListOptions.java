@@ -12,8 +12,8 @@ import java.util.OptionalInt;
  * @param limit     the page size (1..100)
  * @param nextToken where to start
  */
-public record SnapshotListOptions(Optional<String> sandboxId, Optional<String> name, OptionalInt limit,
-                                  Optional<String> nextToken) {
+public record SnapshotListOptions(
+        Optional<String> sandboxId, Optional<String> name, OptionalInt limit, Optional<String> nextToken) {
     /** Checks the fields. */
     public SnapshotListOptions {
         Objects.requireNonNull(sandboxId, "sandboxId");

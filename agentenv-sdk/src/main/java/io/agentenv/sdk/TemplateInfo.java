@@ -15,8 +15,15 @@ import java.util.Objects;
  * @param envdVersion the envd version inside
  * @param buildStatus the state of its build (e.g. {@code ready})
  */
-public record TemplateInfo(String templateId, List<String> names, int cpuCount, int memoryMB, int diskSizeMB,
-                           boolean isPublic, String envdVersion, String buildStatus) {
+public record TemplateInfo(
+        String templateId,
+        List<String> names,
+        int cpuCount,
+        int memoryMB,
+        int diskSizeMB,
+        boolean isPublic,
+        String envdVersion,
+        String buildStatus) {
     /** Checks the fields. */
     public TemplateInfo {
         Objects.requireNonNull(templateId, "templateId");

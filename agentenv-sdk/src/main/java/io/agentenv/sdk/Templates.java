@@ -15,8 +15,7 @@ import java.util.Map;
  * exist on this server either, so this SDK has no volume API.
  */
 public final class Templates {
-    private Templates() {
-    }
+    private Templates() {}
 
     /** Every template, with the environment's configuration. */
     public static List<TemplateInfo> list() {
@@ -31,9 +30,15 @@ public final class Templates {
         }
         List<TemplateInfo> out = new ArrayList<>();
         for (JsonNode t : r.json()) {
-            out.add(new TemplateInfo(Json.text(t, "templateID"), names(t), t.path("cpuCount").asInt(),
-                    t.path("memoryMB").asInt(), t.path("diskSizeMB").asInt(), t.path("public").asBoolean(),
-                    Json.text(t, "envdVersion", ""), Json.text(t, "buildStatus", "")));
+            out.add(new TemplateInfo(
+                    Json.text(t, "templateID"),
+                    names(t),
+                    t.path("cpuCount").asInt(),
+                    t.path("memoryMB").asInt(),
+                    t.path("diskSizeMB").asInt(),
+                    t.path("public").asBoolean(),
+                    Json.text(t, "envdVersion", ""),
+                    Json.text(t, "buildStatus", "")));
         }
         return out;
     }
@@ -46,9 +51,15 @@ public final class Templates {
         }
         JsonNode t = r.json();
         JsonNode build = t.path("builds").path(0);
-        return new TemplateInfo(Json.text(t, "templateID"), names(t), build.path("cpuCount").asInt(),
-                build.path("memoryMB").asInt(), build.path("diskSizeMB").asInt(), t.path("public").asBoolean(),
-                Json.text(build, "envdVersion", ""), Json.text(build, "status", ""));
+        return new TemplateInfo(
+                Json.text(t, "templateID"),
+                names(t),
+                build.path("cpuCount").asInt(),
+                build.path("memoryMB").asInt(),
+                build.path("diskSizeMB").asInt(),
+                t.path("public").asBoolean(),
+                Json.text(build, "envdVersion", ""),
+                Json.text(build, "status", ""));
     }
 
     /** One template by id or alias, with the environment's configuration. */

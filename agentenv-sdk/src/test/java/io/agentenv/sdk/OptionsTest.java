@@ -34,9 +34,12 @@ class OptionsTest {
 
     @Test
     void timeoutsUnderOneSecondAndEmptyTemplatesAreRefused() {
-        assertThatThrownBy(() -> CreateOptions.builder().timeout(Duration.ofMillis(500)).build())
-                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("at least 1 s");
-        assertThatThrownBy(() -> CreateOptions.builder().template(" ").build()).isInstanceOf(InvalidArgumentException.class);
+        assertThatThrownBy(() ->
+                        CreateOptions.builder().timeout(Duration.ofMillis(500)).build())
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("at least 1 s");
+        assertThatThrownBy(() -> CreateOptions.builder().template(" ").build())
+                .isInstanceOf(InvalidArgumentException.class);
         assertThatThrownBy(() -> ForkOptions.of(1, Duration.ZERO)).isInstanceOf(InvalidArgumentException.class);
     }
 
@@ -45,11 +48,14 @@ class OptionsTest {
         assertThat(Lifecycle.pause(false).keepMemory()).contains(false);
         assertThat(Lifecycle.pause().withAutoResume(true).autoResume()).contains(true);
         assertThatThrownBy(() -> new Lifecycle(OnTimeout.KILL, Optional.of(true), Optional.empty()))
-                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("keepMemory");
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("keepMemory");
         assertThatThrownBy(() -> Lifecycle.kill().withAutoResume(true))
-                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("autoResume");
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("autoResume");
         assertThatThrownBy(() -> Lifecycle.pause(false).withAutoResume(true))
-                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("filesystem-only");
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("filesystem-only");
         assertThat(Lifecycle.kill().withAutoResume(false).autoResume()).contains(false);
     }
 
@@ -60,7 +66,12 @@ class OptionsTest {
         assertThatThrownBy(() -> SnapshotListOptions.all().withLimit(0)).isInstanceOf(InvalidArgumentException.class);
         assertThatThrownBy(() -> ForkOptions.of(0)).isInstanceOf(InvalidArgumentException.class);
         assertThatThrownBy(() -> ForkOptions.of(101)).isInstanceOf(InvalidArgumentException.class);
-        assertThat(ListOptions.builder().states(SandboxState.PAUSED).limit(5).build().states()).containsExactly(SandboxState.PAUSED);
+        assertThat(ListOptions.builder()
+                        .states(SandboxState.PAUSED)
+                        .limit(5)
+                        .build()
+                        .states())
+                .containsExactly(SandboxState.PAUSED);
     }
 
     @Test
@@ -68,14 +79,18 @@ class OptionsTest {
         RunOptions defaults = RunOptions.defaults();
         assertThat(defaults.timeout()).isEqualTo(Duration.ofSeconds(60));
         assertThat(defaults.stdin()).isFalse();
-        assertThat(RunOptions.builder().timeout(Duration.ZERO).build().timeout()).isZero();
-        assertThatThrownBy(() -> RunOptions.builder().timeout(Duration.ofSeconds(-1)).build())
+        assertThat(RunOptions.builder().timeout(Duration.ZERO).build().timeout())
+                .isZero();
+        assertThatThrownBy(() ->
+                        RunOptions.builder().timeout(Duration.ofSeconds(-1)).build())
                 .isInstanceOf(InvalidArgumentException.class);
         assertThatThrownBy(() -> new PtySize(0, 24)).isInstanceOf(InvalidArgumentException.class);
         assertThatThrownBy(() -> PtyOptions.builder(80, 70000)).isInstanceOf(InvalidArgumentException.class);
-        assertThatThrownBy(() -> WatchOptions.builder().timeout(Duration.ofMillis(-1)).build())
+        assertThatThrownBy(() ->
+                        WatchOptions.builder().timeout(Duration.ofMillis(-1)).build())
                 .isInstanceOf(InvalidArgumentException.class);
-        assertThatThrownBy(() -> UrlOptions.defaults().withExpiration(Duration.ZERO)).isInstanceOf(InvalidArgumentException.class);
+        assertThatThrownBy(() -> UrlOptions.defaults().withExpiration(Duration.ZERO))
+                .isInstanceOf(InvalidArgumentException.class);
     }
 
     @Test

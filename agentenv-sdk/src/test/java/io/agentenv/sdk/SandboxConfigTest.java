@@ -23,8 +23,16 @@ class SandboxConfigTest {
 
     @Test
     void environmentVariablesNameKeyDomainAndUrls() {
-        SandboxConfig c = SandboxConfig.builder(Map.of("E2B_API_KEY", "k", "E2B_DOMAIN", "example.test",
-                "E2B_API_URL", "http://localhost:3000", "E2B_SANDBOX_URL", "http://localhost:3000")).build();
+        SandboxConfig c = SandboxConfig.builder(Map.of(
+                        "E2B_API_KEY",
+                        "k",
+                        "E2B_DOMAIN",
+                        "example.test",
+                        "E2B_API_URL",
+                        "http://localhost:3000",
+                        "E2B_SANDBOX_URL",
+                        "http://localhost:3000"))
+                .build();
         assertThat(c.apiKey()).contains("k");
         assertThat(c.apiUrl()).isEqualTo(URI.create("http://localhost:3000"));
         assertThat(c.envdUrl("abc", Optional.of("other.test"))).isEqualTo(URI.create("http://localhost:3000"));
@@ -33,7 +41,8 @@ class SandboxConfigTest {
 
     @Test
     void aCustomDomainGivesPortHostsAndTheApiHost() {
-        SandboxConfig c = SandboxConfig.builder(Map.of("E2B_DOMAIN", "example.test")).build();
+        SandboxConfig c =
+                SandboxConfig.builder(Map.of("E2B_DOMAIN", "example.test")).build();
         assertThat(c.apiUrl()).isEqualTo(URI.create("https://api.example.test"));
         assertThat(c.envdUrl("abc", Optional.empty())).isEqualTo(URI.create("https://49983-abc.example.test"));
         assertThat(c.envdUrl("abc", Optional.of("sbx.test"))).isEqualTo(URI.create("https://49983-abc.sbx.test"));
@@ -42,8 +51,10 @@ class SandboxConfigTest {
 
     @Test
     void debugModeIsOnlyTheWordTrueAndPointsAtLocalhost() {
-        assertThat(SandboxConfig.builder(Map.of("E2B_DEBUG", "TRUE")).build().debug()).isTrue();
-        assertThat(SandboxConfig.builder(Map.of("E2B_DEBUG", "1")).build().debug()).isFalse();
+        assertThat(SandboxConfig.builder(Map.of("E2B_DEBUG", "TRUE")).build().debug())
+                .isTrue();
+        assertThat(SandboxConfig.builder(Map.of("E2B_DEBUG", "1")).build().debug())
+                .isFalse();
         SandboxConfig c = SandboxConfig.builder(Map.of("E2B_DEBUG", "true")).build();
         assertThat(c.apiUrl()).isEqualTo(URI.create("http://localhost:3000"));
         assertThat(c.envdUrl("abc", Optional.empty())).isEqualTo(URI.create("http://localhost:49983"));
@@ -53,7 +64,10 @@ class SandboxConfigTest {
     @Test
     void explicitValuesWinOverTheEnvironment() {
         SandboxConfig c = SandboxConfig.builder(Map.of("E2B_API_KEY", "env", "E2B_API_URL", "http://env:1"))
-                .apiKey("secret-key").apiUrl("http://mine:2").debug(false).build();
+                .apiKey("secret-key")
+                .apiUrl("http://mine:2")
+                .debug(false)
+                .build();
         assertThat(c.apiKey()).contains("secret-key");
         assertThat(c.apiUrl()).isEqualTo(URI.create("http://mine:2"));
         assertThat(c.toString()).doesNotContain("secret-key").contains("apiKey=<set>");
@@ -62,20 +76,25 @@ class SandboxConfigTest {
 
     @Test
     void aPlainHttpApiUrlAlsoServesTheSandboxesUnlessASandboxUrlIsGiven() {
-        SandboxConfig local = SandboxConfig.builder(Map.of("E2B_API_URL", "http://localhost:3000")).build();
+        SandboxConfig local = SandboxConfig.builder(Map.of("E2B_API_URL", "http://localhost:3000"))
+                .build();
         assertThat(local.sandboxUrl()).contains(URI.create("http://localhost:3000"));
         assertThat(local.envdUrl("abc", Optional.empty())).isEqualTo(URI.create("http://localhost:3000"));
-        SandboxConfig split = SandboxConfig.builder(Map.of("E2B_API_URL", "http://localhost:3000",
-                "E2B_SANDBOX_URL", "http://localhost:3002")).build();
+        SandboxConfig split = SandboxConfig.builder(
+                        Map.of("E2B_API_URL", "http://localhost:3000", "E2B_SANDBOX_URL", "http://localhost:3002"))
+                .build();
         assertThat(split.envdUrl("abc", Optional.empty())).isEqualTo(URI.create("http://localhost:3002"));
-        SandboxConfig tls = SandboxConfig.builder(Map.of("E2B_API_URL", "https://api.example.test")).build();
+        SandboxConfig tls = SandboxConfig.builder(Map.of("E2B_API_URL", "https://api.example.test"))
+                .build();
         assertThat(tls.sandboxUrl()).isEmpty();
-        assertThat(SandboxConfig.builder(Map.of()).debug(true).build().sandboxUrl()).isEmpty();
+        assertThat(SandboxConfig.builder(Map.of()).debug(true).build().sandboxUrl())
+                .isEmpty();
     }
 
     @Test
     void malformedUrlsAreRefused() {
-        assertThatThrownBy(() -> SandboxConfig.builder(Map.of()).apiUrl("localhost:3000").build())
+        assertThatThrownBy(() ->
+                        SandboxConfig.builder(Map.of()).apiUrl("localhost:3000").build())
                 .isInstanceOf(InvalidArgumentException.class);
     }
 }

@@ -18,8 +18,11 @@ final class StubServer implements AutoCloseable {
     /** One recorded request. */
     record Request(String method, String path, String query, Map<String, List<String>> headers, byte[] body) {
         String header(String name) {
-            return headers.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name)).findFirst()
-                    .map(e -> e.getValue().get(0)).orElse(null);
+            return headers.entrySet().stream()
+                    .filter(e -> e.getKey().equalsIgnoreCase(name))
+                    .findFirst()
+                    .map(e -> e.getValue().get(0))
+                    .orElse(null);
         }
 
         String bodyText() {
@@ -40,8 +43,11 @@ final class StubServer implements AutoCloseable {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(Executors.newCachedThreadPool());
         server.createContext("/", exchange -> {
-            Request request = new Request(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-                    exchange.getRequestURI().getRawQuery(), Map.copyOf(exchange.getRequestHeaders()),
+            Request request = new Request(
+                    exchange.getRequestMethod(),
+                    exchange.getRequestURI().getPath(),
+                    exchange.getRequestURI().getRawQuery(),
+                    Map.copyOf(exchange.getRequestHeaders()),
                     exchange.getRequestBody().readAllBytes());
             requests.add(request);
             Handler handler = routes.get(request.method() + " " + request.path());

@@ -1,24 +1,24 @@
 package io.agentenv.server;
 
-import io.agentenv.server.api.ApiServer;
-import io.agentenv.server.config.ServerConfig;
-import io.agentenv.server.credentials.ApiKeyFile;
-import io.agentenv.server.credentials.SandboxTokens;
-import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
 import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.orchestrator.SandboxStore;
+import io.agentenv.server.api.ApiServer;
+import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKeyFile;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
-import io.agentenv.store.sqlite.SqliteSandboxStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.SandboxBackendFactory;
+import io.agentenv.store.sqlite.SqliteSandboxStore;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -87,26 +87,44 @@ public final class Main {
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
             EnvdTokens envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
             initializeBackend(backend, dataDir, config, envdTokens);
-            orchestrator = new Orchestrator(store, backend, envdTokens, Clock.systemUTC(),
-                    OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), lifecycleHooks(config));
+            orchestrator = new Orchestrator(
+                    store,
+                    backend,
+                    envdTokens,
+                    Clock.systemUTC(),
+                    OrchestratorSettings.defaults(dataDir.resolve("artifacts")),
+                    List.of(),
+                    lifecycleHooks(config));
             orchestrator.start();
-            guests = new SandboxGuests(orchestrator,
-                    GuestSettings.defaults().withSampleInterval(config.metricsSampleInterval()), Clock.systemUTC());
+            guests = new SandboxGuests(
+                    orchestrator,
+                    GuestSettings.defaults().withSampleInterval(config.metricsSampleInterval()),
+                    Clock.systemUTC());
             guests.start();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
             if (key.file().isPresent()) {
-                log.atInfo().addKeyValue("path", key.file().get()).addKeyValue("generated", key.generated())
+                log.atInfo()
+                        .addKeyValue("path", key.file().get())
+                        .addKeyValue("generated", key.generated())
                         .log("API key is read from a file (send it as X-API-Key)");
             } else {
                 log.atInfo().log("API key is taken from AENV_API_KEY");
             }
-            SandboxProxy proxy = new SandboxProxy(orchestrator, tokens, key.key(),
-                    ProxySettings.defaults(config.sandboxDomain().stream().toList()), Clock.systemUTC());
+            SandboxProxy proxy = new SandboxProxy(
+                    orchestrator,
+                    tokens,
+                    key.key(),
+                    ProxySettings.defaults(config.sandboxDomain().stream().toList()),
+                    Clock.systemUTC());
             orchestrator.subscribe(proxy); // cuts a sandbox's proxied streams when it is paused or killed
             api = ApiServer.start(config, orchestrator, guests, key.key(), tokens, Clock.systemUTC(), proxy::inFrontOf);
-            log.atInfo().addKeyValue("address", config.listen().getHostString()).addKeyValue("port", api.port())
-                    .addKeyValue("backend", backend.name()).addKeyValue("data_dir", dataDir).log("agentenv server listening");
+            log.atInfo()
+                    .addKeyValue("address", config.listen().getHostString())
+                    .addKeyValue("port", api.port())
+                    .addKeyValue("backend", backend.name())
+                    .addKeyValue("data_dir", dataDir)
+                    .log("agentenv server listening");
         } catch (Exception | Error e) {
             closeQuietly(api, guests, orchestrator, backend, store);
             throw e;
@@ -116,12 +134,13 @@ public final class Main {
         ApiServer servingApi = api;
         Orchestrator servingOrchestrator = orchestrator;
         SandboxGuests servingGuests = guests;
-        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
-            log.atInfo().log("shutting down: finishing requests, pausing running sandboxes");
-            closeQuietly(servingApi, servingGuests, servingOrchestrator, backend, store);
-            log.atInfo().log("shutdown complete");
-            stopped.countDown();
-        }));
+        Runtime.getRuntime()
+                .addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
+                    log.atInfo().log("shutting down: finishing requests, pausing running sandboxes");
+                    closeQuietly(servingApi, servingGuests, servingOrchestrator, backend, store);
+                    log.atInfo().log("shutdown complete");
+                    stopped.countDown();
+                }));
         stopped.await();
     }
 
@@ -130,16 +149,20 @@ public final class Main {
         if (config.customExtensionUrl().isEmpty()) {
             return LifecycleHooks.none();
         }
-        HttpClient http = HttpClient.newBuilder().connectTimeout(config.customExtensionTimeout())
-                .followRedirects(HttpClient.Redirect.NEVER).build();
-        log.atInfo().addKeyValue("timeout_ms", config.customExtensionTimeout().toMillis())
+        HttpClient http = HttpClient.newBuilder()
+                .connectTimeout(config.customExtensionTimeout())
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+        log.atInfo()
+                .addKeyValue("timeout_ms", config.customExtensionTimeout().toMillis())
                 .log("custom extension hooks enabled");
         return new HttpLifecycleHooks(http, config.customExtensionUrl().get(), config.customExtensionTimeout());
     }
 
     private static Path prepareDataDir(Path dataDir) throws IOException {
         if (!Files.isDirectory(dataDir)) {
-            Files.createDirectories(dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectories(
+                    dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         }
         return dataDir;
     }
@@ -148,8 +171,9 @@ public final class Main {
      * Gives the backend its own work directory, settings and the envd token derivation (for the ids it proposes), once,
      * before the orchestrator may call it.
      */
-    private static void initializeBackend(SandboxBackendFactory backend, Path dataDir, ServerConfig config,
-                                          EnvdTokens envdTokens) throws IOException, BackendException {
+    private static void initializeBackend(
+            SandboxBackendFactory backend, Path dataDir, ServerConfig config, EnvdTokens envdTokens)
+            throws IOException, BackendException {
         Path workDir = Files.createDirectories(dataDir.resolve("backend").resolve(backend.name()));
         backend.initialize(new BackendContext(workDir, config.backendSettings(), Optional.of(envdTokens)));
     }
@@ -158,8 +182,12 @@ public final class Main {
      * Stops in order (API, metrics sampler, orchestrator, which pauses running sandboxes, backend, store); a failure in
      * one step is logged and does not skip the next.
      */
-    private static void closeQuietly(ApiServer api, SandboxGuests guests, Orchestrator orchestrator,
-                                     SandboxBackendFactory backend, SandboxStore store) {
+    private static void closeQuietly(
+            ApiServer api,
+            SandboxGuests guests,
+            Orchestrator orchestrator,
+            SandboxBackendFactory backend,
+            SandboxStore store) {
         if (api != null) {
             try {
                 api.close();

@@ -1,5 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static io.agentenv.server.extension.FakeExtensionServer.reply;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.server.extension.FakeExtensionServer;
@@ -9,16 +13,6 @@ import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-
 import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,16 +28,22 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-
-import static io.agentenv.server.extension.FakeExtensionServer.reply;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The orchestrator's lifecycle hooks against a real HTTP extension (in-process), over the mock backend. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class CustomExtensionHooksTest {
     private static final Duration WAIT = OrchestratorHarness.WAIT;
-    private static final Duration HOOK_TIMEOUT = Duration.ofSeconds(2); // 500 ms failed once at load ~15: only the two hangs wait for it
+    private static final Duration HOOK_TIMEOUT =
+            Duration.ofSeconds(2); // 500 ms failed once at load ~15: only the two hangs wait for it
 
     @TempDir
     Path dir;
@@ -64,7 +64,9 @@ class CustomExtensionHooksTest {
     void stop() {
         try {
             h.close();
-            assertThat(lockViolations).as("hooks called while holding an orchestrator monitor").isEmpty();
+            assertThat(lockViolations)
+                    .as("hooks called while holding an orchestrator monitor")
+                    .isEmpty();
         } finally {
             extension.close();
             http.shutdownNow();
@@ -118,8 +120,17 @@ class CustomExtensionHooksTest {
     }
 
     private static CreateSandbox request(String template, String params) {
-        return new CreateSandbox(template, Duration.ofSeconds(300), TimeoutAction.KILL, PauseMode.WITH_MEMORY, false,
-                Map.of(), Map.of(), NetworkPolicy.DEFAULT, params, true);
+        return new CreateSandbox(
+                template,
+                Duration.ofSeconds(300),
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                Map.of(),
+                Map.of(),
+                NetworkPolicy.DEFAULT,
+                params,
+                true);
     }
 
     private SandboxId create(String params) {
@@ -154,8 +165,10 @@ class CustomExtensionHooksTest {
         assertThat(call.text("sandboxId")).isEqualTo(id.value());
         assertThat(instanceOf(call)).isEqualTo(recordedInstance(id));
         assertThat(instanceOf(call).version()).isEqualTo(7);
-        assertThat(call.text("networkNamespacePath")).isEqualTo(network.namespacePath().toString());
-        assertThat(call.text("hostInteractionIp")).isEqualTo(network.hostInteractionIp().getHostAddress());
+        assertThat(call.text("networkNamespacePath"))
+                .isEqualTo(network.namespacePath().toString());
+        assertThat(call.text("hostInteractionIp"))
+                .isEqualTo(network.hostInteractionIp().getHostAddress());
         assertThat(call.body().get("customExtensionParams").toString()).isEqualTo("{\"vpn\":{\"region\":\"eu\"}}");
         assertThat(extension.calls(Hook.START_RESUME)).isEmpty();
         assertThat(h.orchestrator.customExtensionParams(id)).isEqualTo("{\"vpn\":{\"region\":\"eu\"}}");
@@ -176,11 +189,10 @@ class CustomExtensionHooksTest {
     void a_start_fresh_refusal_is_invalid_argument_naming_hook_status_body_and_rolls_back() {
         extension.script(Hook.START_FRESH, reply(422, "{\"error\":\"unknown vpn region mars\"}"));
 
-        assertThatThrownBy(() -> create("{\"vpn\":\"mars\"}"))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> {
-                    assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT);
-                    assertThat(e.getMessage()).contains("start-fresh", "HTTP 422", "unknown vpn region mars");
-                });
+        assertThatThrownBy(() -> create("{\"vpn\":\"mars\"}")).isInstanceOfSatisfying(AgentEnvException.class, e -> {
+            assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT);
+            assertThat(e.getMessage()).contains("start-fresh", "HTTP 422", "unknown vpn region mars");
+        });
 
         assertRolledBack(extension.calls(Hook.START_FRESH).getFirst());
         assertThat(h.backend.count(MockOp.START)).isZero();
@@ -201,11 +213,10 @@ class CustomExtensionHooksTest {
             FakeExtensionServer.Answer answer, String message) {
         extension.script(Hook.START_FRESH, answer);
 
-        assertThatThrownBy(() -> create("{}"))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> {
-                    assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
-                    assertThat(e.getMessage()).contains(message).doesNotContain("127.0.0.1");
-                });
+        assertThatThrownBy(() -> create("{}")).isInstanceOfSatisfying(AgentEnvException.class, e -> {
+            assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
+            assertThat(e.getMessage()).contains(message).doesNotContain("127.0.0.1");
+        });
 
         assertRolledBack(extension.calls(Hook.START_FRESH).getFirst());
     }
@@ -214,8 +225,9 @@ class CustomExtensionHooksTest {
     void a_backend_start_failure_after_the_hook_still_sends_stop_for_that_instance() {
         h.backend.failNext(MockOp.START, new BackendException.Terminal("boom"));
 
-        assertThatThrownBy(() -> create("{}")).isInstanceOfSatisfying(AgentEnvException.class,
-                e -> assertThat(e.kind()).isEqualTo(ErrorKind.INTERNAL));
+        assertThatThrownBy(() -> create("{}"))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INTERNAL));
 
         assertRolledBack(extension.calls(Hook.START_FRESH).getFirst());
     }
@@ -229,7 +241,9 @@ class CustomExtensionHooksTest {
         String firstIp = extension.calls(Hook.START_FRESH).getFirst().text("hostInteractionIp");
 
         h.orchestrator.pause(id, PauseMode.WITH_MEMORY);
-        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf).containsExactly(first);
+        assertThat(extension.calls(Hook.STOP))
+                .extracting(CustomExtensionHooksTest::instanceOf)
+                .containsExactly(first);
 
         ConnectResult resumed = h.orchestrator.connect(id, Duration.ofSeconds(60));
         assertThat(resumed.outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
@@ -241,7 +255,9 @@ class CustomExtensionHooksTest {
         assertThat(extension.calls(Hook.START_FRESH)).hasSize(1);
 
         h.orchestrator.kill(id);
-        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf).containsExactly(first, second);
+        assertThat(extension.calls(Hook.STOP))
+                .extracting(CustomExtensionHooksTest::instanceOf)
+                .containsExactly(first, second);
     }
 
     @Test
@@ -270,8 +286,12 @@ class CustomExtensionHooksTest {
         assertThat(h.store.get(id).orElseThrow().paused()).isPresent();
         assertThat(h.backend.openInstances()).isEmpty();
         UUID failed = instanceOf(extension.calls(Hook.START_RESUME).getFirst());
-        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf).last().isEqualTo(failed);
-        assertThat(h.orchestrator.connect(id, Duration.ofSeconds(60)).outcome()).isEqualTo(ConnectResult.Outcome.RESUMED);
+        assertThat(extension.calls(Hook.STOP))
+                .extracting(CustomExtensionHooksTest::instanceOf)
+                .last()
+                .isEqualTo(failed);
+        assertThat(h.orchestrator.connect(id, Duration.ofSeconds(60)).outcome())
+                .isEqualTo(ConnectResult.Outcome.RESUMED);
     }
 
     @Test
@@ -296,9 +316,11 @@ class CustomExtensionHooksTest {
         extension.script(Hook.START_RESUME, reply(500, "x"), new FakeExtensionServer.Drop());
 
         assertThatThrownBy(() -> h.orchestrator.resume(id, Duration.ofSeconds(60)))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED));
         assertThatThrownBy(() -> h.orchestrator.connect(id, Duration.ofSeconds(60)))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED));
         assertThat(h.state(id)).isEqualTo(SandboxState.PAUSED);
         assertThat(h.backend.openInstances()).isEmpty();
         assertThat(extension.calls(Hook.STOP)).hasSize(3); // the pause and both failed starts
@@ -320,14 +342,27 @@ class CustomExtensionHooksTest {
 
     @Test
     void a_ttl_kill_sends_stop_with_the_started_instance() {
-        SandboxId id = h.orchestrator.create(new CreateSandbox("base", Duration.ofSeconds(10), TimeoutAction.KILL,
-                PauseMode.WITH_MEMORY, false, Map.of(), Map.of(), NetworkPolicy.DEFAULT, "{}", true)).id();
+        SandboxId id = h.orchestrator
+                .create(new CreateSandbox(
+                        "base",
+                        Duration.ofSeconds(10),
+                        TimeoutAction.KILL,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of(),
+                        Map.of(),
+                        NetworkPolicy.DEFAULT,
+                        "{}",
+                        true))
+                .id();
         UUID instance = recordedInstance(id);
 
         h.orchestrator.evictExpired(OrchestratorHarness.T0.plusSeconds(11));
 
         assertThat(h.store.get(id)).isEmpty();
-        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf).containsExactly(instance);
+        assertThat(extension.calls(Hook.STOP))
+                .extracting(CustomExtensionHooksTest::instanceOf)
+                .containsExactly(instance);
     }
 
     @Test
@@ -336,9 +371,11 @@ class CustomExtensionHooksTest {
         UUID instance = recordedInstance(id);
         h.backend.failNext(MockOp.PAUSE, new BackendException.Terminal("disk gone"));
 
-        assertThatThrownBy(() -> h.orchestrator.pause(id, PauseMode.WITH_MEMORY)).isInstanceOf(AgentEnvException.class);
+        assertThatThrownBy(() -> h.orchestrator.pause(id, PauseMode.WITH_MEMORY))
+                .isInstanceOf(AgentEnvException.class);
 
-        assertThat(extension.awaitCalls(Hook.STOP, 1, WAIT)).extracting(CustomExtensionHooksTest::instanceOf)
+        assertThat(extension.awaitCalls(Hook.STOP, 1, WAIT))
+                .extracting(CustomExtensionHooksTest::instanceOf)
                 .containsExactly(instance);
     }
 
@@ -354,7 +391,8 @@ class CustomExtensionHooksTest {
 
         h.orchestrator.shutdown();
 
-        assertThat(extension.awaitCalls(Hook.STOP, 2, WAIT)).extracting(CustomExtensionHooksTest::instanceOf)
+        assertThat(extension.awaitCalls(Hook.STOP, 2, WAIT))
+                .extracting(CustomExtensionHooksTest::instanceOf)
                 .containsExactlyInAnyOrder(first, second);
         assertThat(h.backend.openInstances()).isEmpty();
     }
@@ -367,7 +405,9 @@ class CustomExtensionHooksTest {
         h.orchestrator.shutdown();
 
         assertThat(h.state(id)).isEqualTo(SandboxState.PAUSED);
-        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf).containsExactly(instance);
+        assertThat(extension.calls(Hook.STOP))
+                .extracting(CustomExtensionHooksTest::instanceOf)
+                .containsExactly(instance);
     }
 
     // ---- fork and snapshots ------------------------------------------------------------------------------------
@@ -381,17 +421,26 @@ class CustomExtensionHooksTest {
 
         assertThat(results).hasSize(3);
         assertThat(results.stream().filter(ForkResult.Child.class::isInstance)).hasSize(1);
-        Map<ErrorKind, String> failures = results.stream().filter(ForkResult.Failed.class::isInstance)
-                .map(ForkResult.Failed.class::cast).collect(Collectors.toMap(ForkResult.Failed::kind, ForkResult.Failed::message));
+        Map<ErrorKind, String> failures = results.stream()
+                .filter(ForkResult.Failed.class::isInstance)
+                .map(ForkResult.Failed.class::cast)
+                .collect(Collectors.toMap(ForkResult.Failed::kind, ForkResult.Failed::message));
         assertThat(failures).containsOnlyKeys(ErrorKind.INVALID_ARGUMENT, ErrorKind.UPSTREAM_FAILED);
         assertThat(failures.get(ErrorKind.INVALID_ARGUMENT)).contains("start-resume", "HTTP 400", "child quota");
         assertThat(failures.get(ErrorKind.UPSTREAM_FAILED)).contains("start-resume", "HTTP 502", "gateway");
 
         List<Call> starts = extension.calls(Hook.START_RESUME);
-        assertThat(starts).hasSize(3).allSatisfy(c -> assertThat(c.body().get("customExtensionParams").toString()).isEqualTo("{\"p\":1}"));
-        assertThat(starts.stream().map(c -> c.text("sandboxId")).distinct()).hasSize(3).doesNotContain(source.value());
+        assertThat(starts)
+                .hasSize(3)
+                .allSatisfy(
+                        c -> assertThat(c.body().get("customExtensionParams").toString())
+                                .isEqualTo("{\"p\":1}"));
+        assertThat(starts.stream().map(c -> c.text("sandboxId")).distinct())
+                .hasSize(3)
+                .doesNotContain(source.value());
         Set<UUID> failedInstances = Set.of(instanceOf(starts.get(1)), instanceOf(starts.get(2)));
-        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf)
+        assertThat(extension.calls(Hook.STOP))
+                .extracting(CustomExtensionHooksTest::instanceOf)
                 .containsExactlyInAnyOrderElementsOf(failedInstances);
         assertThat(h.backend.openInstances()).hasSize(2); // the source and the one child
         assertThat(h.store.all()).hasSize(2);
@@ -407,12 +456,15 @@ class CustomExtensionHooksTest {
         assertThat(extension.calls()).hasSize(before);
 
         SandboxId inherited = h.orchestrator.create(request("golden", "{}")).id();
-        SandboxId overridden = h.orchestrator.create(request("golden", "{\"vpn\":\"us\"}")).id();
+        SandboxId overridden =
+                h.orchestrator.create(request("golden", "{\"vpn\":\"us\"}")).id();
 
         List<Call> resumes = extension.calls(Hook.START_RESUME);
         assertThat(resumes).extracting(c -> c.text("sandboxId")).containsExactly(inherited.value(), overridden.value());
-        assertThat(resumes.get(0).body().get("customExtensionParams").toString()).isEqualTo("{\"vpn\":\"eu\"}");
-        assertThat(resumes.get(1).body().get("customExtensionParams").toString()).isEqualTo("{\"vpn\":\"us\"}");
+        assertThat(resumes.get(0).body().get("customExtensionParams").toString())
+                .isEqualTo("{\"vpn\":\"eu\"}");
+        assertThat(resumes.get(1).body().get("customExtensionParams").toString())
+                .isEqualTo("{\"vpn\":\"us\"}");
         assertThat(h.orchestrator.customExtensionParams(inherited)).isEqualTo("{\"vpn\":\"eu\"}");
         assertThat(h.orchestrator.customExtensionParams(overridden)).isEqualTo("{\"vpn\":\"us\"}");
         assertThat(extension.calls(Hook.START_FRESH)).hasSize(1);
@@ -431,7 +483,8 @@ class CustomExtensionHooksTest {
                 });
         assertThat(h.store.all()).extracting(SandboxRecord::id).containsExactly(source);
         assertThat(h.backend.openInstances()).hasSize(1);
-        assertThat(extension.calls(Hook.STOP)).extracting(CustomExtensionHooksTest::instanceOf)
+        assertThat(extension.calls(Hook.STOP))
+                .extracting(CustomExtensionHooksTest::instanceOf)
                 .containsExactly(instanceOf(extension.calls(Hook.START_RESUME).getFirst()));
     }
 
@@ -459,15 +512,20 @@ class CustomExtensionHooksTest {
 
         h.orchestrator.connect(id, Duration.ofSeconds(60));
 
-        assertThat(extension.calls(Hook.START_RESUME).getFirst().body().get("customExtensionParams").toString())
+        assertThat(extension
+                        .calls(Hook.START_RESUME)
+                        .getFirst()
+                        .body()
+                        .get("customExtensionParams")
+                        .toString())
                 .isEqualTo("{\"late\":true}");
     }
 
     @Test
     void refused_patches_are_invalid_argument_failed_ones_upstream_failed_neither_applies() {
         SandboxId id = create("{\"a\":1}");
-        extension.script(Hook.PATCH_PARAMS, reply(400, "b is not allowed"), reply(500, "oops"),
-                new FakeExtensionServer.Hang());
+        extension.script(
+                Hook.PATCH_PARAMS, reply(400, "b is not allowed"), reply(500, "oops"), new FakeExtensionServer.Hang());
 
         assertThatThrownBy(() -> h.orchestrator.patchCustomExtensionParams(id, "{\"b\":2}"))
                 .isInstanceOfSatisfying(AgentEnvException.class, e -> {
@@ -475,7 +533,8 @@ class CustomExtensionHooksTest {
                     assertThat(e.getMessage()).contains("patch-params", "HTTP 400", "b is not allowed");
                 });
         assertThatThrownBy(() -> h.orchestrator.patchCustomExtensionParams(id, "{\"b\":2}"))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED));
         assertThatThrownBy(() -> h.orchestrator.patchCustomExtensionParams(id, "{\"b\":2}"))
                 .isInstanceOfSatisfying(AgentEnvException.class, e -> {
                     assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
@@ -490,15 +549,16 @@ class CustomExtensionHooksTest {
         h.orchestrator.pause(id, PauseMode.WITH_MEMORY);
 
         assertThatThrownBy(() -> h.orchestrator.patchCustomExtensionParams(id, "{\"a\":1}"))
-                .isInstanceOfSatisfying(AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
         assertThat(extension.calls(Hook.PATCH_PARAMS)).isEmpty();
     }
 
     @Test
     void a_sandbox_paused_while_its_patch_hook_runs_is_a_conflict_and_keeps_old_params() throws Exception {
         SandboxId id = create("{\"a\":1}");
-        FakeExtensionServer.Hold hold = extension.holdNext(Hook.PATCH_PARAMS,
-                reply(200, "{\"customExtensionParams\":{\"a\":2}}"));
+        FakeExtensionServer.Hold hold =
+                extension.holdNext(Hook.PATCH_PARAMS, reply(200, "{\"customExtensionParams\":{\"a\":2}}"));
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             Future<String> patch = threads.submit(() -> h.orchestrator.patchCustomExtensionParams(id, "{\"a\":2}"));
             hold.awaitEntered(WAIT);
@@ -508,7 +568,8 @@ class CustomExtensionHooksTest {
 
             assertThatThrownBy(() -> patch.get(WAIT.toSeconds(), TimeUnit.SECONDS))
                     .hasCauseInstanceOf(AgentEnvException.class)
-                    .cause().satisfies(e -> {
+                    .cause()
+                    .satisfies(e -> {
                         assertThat(((AgentEnvException) e).kind()).isEqualTo(ErrorKind.CONFLICT);
                         assertThat(e.getMessage()).contains("paused", "not changed");
                     });
@@ -520,10 +581,10 @@ class CustomExtensionHooksTest {
     @Test
     void concurrent_patches_store_their_answers_the_last_wins_other_columns_survive() throws Exception {
         SandboxId id = create("{}");
-        FakeExtensionServer.Hold first = extension.holdNext(Hook.PATCH_PARAMS,
-                reply(200, "{\"customExtensionParams\":{\"from\":\"first\"}}"));
-        FakeExtensionServer.Hold second = extension.holdNext(Hook.PATCH_PARAMS,
-                reply(200, "{\"customExtensionParams\":{\"from\":\"second\"}}"));
+        FakeExtensionServer.Hold first =
+                extension.holdNext(Hook.PATCH_PARAMS, reply(200, "{\"customExtensionParams\":{\"from\":\"first\"}}"));
+        FakeExtensionServer.Hold second =
+                extension.holdNext(Hook.PATCH_PARAMS, reply(200, "{\"customExtensionParams\":{\"from\":\"second\"}}"));
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             Future<String> one = threads.submit(() -> h.orchestrator.patchCustomExtensionParams(id, "{\"n\":1}"));
             first.awaitEntered(WAIT);
@@ -539,7 +600,8 @@ class CustomExtensionHooksTest {
         }
         assertThat(h.orchestrator.customExtensionParams(id)).isEqualTo("{\"from\":\"first\"}");
         assertThat(h.store.get(id).orElseThrow().timeout()).isEqualTo(Duration.ofSeconds(42));
-        assertThat(extension.calls(Hook.PATCH_PARAMS)).extracting(c -> c.body().get("patch").toString())
+        assertThat(extension.calls(Hook.PATCH_PARAMS))
+                .extracting(c -> c.body().get("patch").toString())
                 .containsExactly("{\"n\":1}", "{\"n\":2}");
     }
 
@@ -554,7 +616,8 @@ class CustomExtensionHooksTest {
         h.restart();
 
         assertThat(h.store.get(id)).isEmpty();
-        assertThat(extension.awaitCalls(Hook.STOP, 1, WAIT)).extracting(CustomExtensionHooksTest::instanceOf)
+        assertThat(extension.awaitCalls(Hook.STOP, 1, WAIT))
+                .extracting(CustomExtensionHooksTest::instanceOf)
                 .containsExactly(instance);
     }
 }

@@ -1,10 +1,10 @@
 package io.agentenv.spi;
 
+import static java.util.Objects.requireNonNull;
+
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * What the server gives a backend once, before any other call: a directory it owns for its own state and the

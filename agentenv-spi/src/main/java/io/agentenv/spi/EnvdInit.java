@@ -1,10 +1,10 @@
 package io.agentenv.spi;
 
+import static java.util.Objects.requireNonNull;
+
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The body of envd's {@code POST /init}.
@@ -15,8 +15,12 @@ import static java.util.Objects.requireNonNull;
  * @param defaultWorkdir the working directory when a call names none
  * @param timestamp      the host's clock, to sync the guest's
  */
-public record EnvdInit(Optional<AccessToken> accessToken, Map<String, String> envVars, Optional<String> defaultUser,
-                       Optional<String> defaultWorkdir, Instant timestamp) {
+public record EnvdInit(
+        Optional<AccessToken> accessToken,
+        Map<String, String> envVars,
+        Optional<String> defaultUser,
+        Optional<String> defaultWorkdir,
+        Instant timestamp) {
     public EnvdInit {
         requireNonNull(accessToken, "accessToken is null");
         envVars = Map.copyOf(requireNonNull(envVars, "envVars is null"));

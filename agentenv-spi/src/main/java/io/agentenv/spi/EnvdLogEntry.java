@@ -1,9 +1,9 @@
 package io.agentenv.spi;
 
+import static java.util.Objects.requireNonNull;
+
 import java.time.Instant;
 import java.util.OptionalInt;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * One line of envd's log journal.
@@ -16,9 +16,12 @@ import static java.util.Objects.requireNonNull;
  * @param stream    the logger name for envd; {@code event}, {@code stdout}, {@code stderr} or {@code pty} for processes
  * @param message   the text (process output as it came, possibly with a trailing newline)
  */
-public record EnvdLogEntry(long seq, Instant timestamp, Source source, String level, OptionalInt pid, String stream,
-                           String message) {
-    public enum Source { ENVD, PROCESS }
+public record EnvdLogEntry(
+        long seq, Instant timestamp, Source source, String level, OptionalInt pid, String stream, String message) {
+    public enum Source {
+        ENVD,
+        PROCESS
+    }
 
     public EnvdLogEntry {
         if (seq < 0) {

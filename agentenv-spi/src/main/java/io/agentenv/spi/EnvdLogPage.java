@@ -1,8 +1,8 @@
 package io.agentenv.spi;
 
-import java.util.List;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.List;
 
 /**
  * A page of envd's log journal, oldest first.

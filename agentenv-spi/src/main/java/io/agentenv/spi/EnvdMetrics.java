@@ -1,8 +1,8 @@
 package io.agentenv.spi;
 
-import java.time.Instant;
-
 import static java.util.Objects.requireNonNull;
+
+import java.time.Instant;
 
 /**
  * One reading of a sandbox's resources (envd's {@code GET /metrics}; maps 1:1 onto E2B's {@code SandboxMetric}).
@@ -16,8 +16,15 @@ import static java.util.Objects.requireNonNull;
  * @param diskUsed   bytes used on the root filesystem
  * @param diskTotal  bytes of the root filesystem
  */
-public record EnvdMetrics(Instant timestamp, int cpuCount, double cpuUsedPct, long memUsed, long memTotal,
-                          long memCache, long diskUsed, long diskTotal) {
+public record EnvdMetrics(
+        Instant timestamp,
+        int cpuCount,
+        double cpuUsedPct,
+        long memUsed,
+        long memTotal,
+        long memCache,
+        long diskUsed,
+        long diskTotal) {
     public EnvdMetrics {
         requireNonNull(timestamp, "timestamp is null");
         if (cpuCount < 1) {

@@ -1,9 +1,9 @@
 package io.agentenv.spi;
 
+import static java.util.Objects.requireNonNull;
+
 import java.nio.file.Path;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * How the host reaches the guest agent (envd) of a running sandbox: a TCP address and/or a unix socket on the host.

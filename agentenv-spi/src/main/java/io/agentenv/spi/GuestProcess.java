@@ -1,10 +1,10 @@
 package io.agentenv.spi;
 
+import static java.util.Objects.requireNonNull;
+
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A process envd started and that is still running ({@code process.Process/List}).
@@ -16,8 +16,8 @@ import static java.util.Objects.requireNonNull;
  * @param envs the environment given at start (on top of envd's defaults)
  * @param cwd  the working directory given at start, if any
  */
-public record GuestProcess(int pid, Optional<String> tag, String cmd, List<String> args, Map<String, String> envs,
-                           Optional<String> cwd) {
+public record GuestProcess(
+        int pid, Optional<String> tag, String cmd, List<String> args, Map<String, String> envs, Optional<String> cwd) {
     public GuestProcess {
         if (pid < 1) {
             throw new IllegalArgumentException("pid must be >= 1, got " + pid);

@@ -1,9 +1,9 @@
 package io.agentenv.spi;
 
+import static java.util.Objects.requireNonNull;
+
 import java.net.InetAddress;
 import java.nio.file.Path;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The host side of a prepared sandbox's network, as the custom extension's start hooks report it: the network

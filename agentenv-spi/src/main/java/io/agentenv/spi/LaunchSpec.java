@@ -1,8 +1,8 @@
 package io.agentenv.spi;
 
-import java.util.Map;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.Map;
 
 /**
  * What a backend needs to bring one sandbox up: its identity, what the guest agent is initialised with, and the policy
@@ -15,8 +15,13 @@ import static java.util.Objects.requireNonNull;
  * @param accessToken   the token the guest agent requires on every request (X-Access-Token)
  * @param network       the egress/ingress policy to enforce
  */
-public record LaunchSpec(SandboxId id, TemplateId template, Map<String, String> envVars, String defaultUser,
-                         AccessToken accessToken, NetworkPolicy network) {
+public record LaunchSpec(
+        SandboxId id,
+        TemplateId template,
+        Map<String, String> envVars,
+        String defaultUser,
+        AccessToken accessToken,
+        NetworkPolicy network) {
     public LaunchSpec {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");

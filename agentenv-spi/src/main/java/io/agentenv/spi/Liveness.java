@@ -7,8 +7,7 @@ public sealed interface Liveness {
     Liveness ALIVE = new Alive();
 
     /** The instance exists (its guest agent may still be restarting). */
-    record Alive() implements Liveness {
-    }
+    record Alive() implements Liveness {}
 
     /**
      * The instance stopped by itself and can never run again (its init exited, it was OOM-killed as a whole, the host

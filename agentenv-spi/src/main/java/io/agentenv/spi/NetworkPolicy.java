@@ -1,8 +1,8 @@
 package io.agentenv.spi;
 
-import java.util.List;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.List;
 
 /**
  * A sandbox's network policy as the user asked for it. The orchestrator validates the entries (IP addresses and CIDR
@@ -13,8 +13,8 @@ import static java.util.Objects.requireNonNull;
  * @param denyOut            addresses or CIDR blocks never reachable (allowOut wins over denyOut)
  * @param publicTraffic      whether requests from outside need the sandbox's traffic token
  */
-public record NetworkPolicy(InternetAccess internetAccess, List<String> allowOut, List<String> denyOut,
-                            PublicTraffic publicTraffic) {
+public record NetworkPolicy(
+        InternetAccess internetAccess, List<String> allowOut, List<String> denyOut, PublicTraffic publicTraffic) {
     /** No explicit rules: default internet access, public traffic allowed. */
     public static final NetworkPolicy DEFAULT =
             new NetworkPolicy(InternetAccess.DEFAULT, List.of(), List.of(), PublicTraffic.ALLOWED);

@@ -18,8 +18,7 @@ public interface SandboxBackendFactory {
      * settings and checks the host (fail fast with a clear message). Instances of a previous run are left alone here:
      * restart recovery asks for them through {@link #reattach}. The default does nothing.
      */
-    default void initialize(BackendContext context) throws BackendException {
-    }
+    default void initialize(BackendContext context) throws BackendException {}
 
     /**
      * Called once after restart recovery with the ids of every sandbox the server still runs (re-attached); the backend
@@ -27,12 +26,10 @@ public interface SandboxBackendFactory {
      * record refers to it any more. Paused sandboxes hold no live resources and are not listed. The default does
      * nothing.
      */
-    default void reapUnclaimed(Set<SandboxId> running) throws BackendException {
-    }
+    default void reapUnclaimed(Set<SandboxId> running) throws BackendException {}
 
     /** Called once at server shutdown, after the orchestrator closed or paused every instance. Idempotent. */
-    default void shutdown() {
-    }
+    default void shutdown() {}
 
     /** The templates this backend boots without a snapshot; at least {@code base} for a usable backend. */
     List<TemplateDescriptor> templates();
@@ -70,8 +67,7 @@ public interface SandboxBackendFactory {
      * one). A failure keeps the sandbox paused (the kill is refused and can be retried). After a restart the backend
      * may know nothing of the sandbox: it holds nothing of it then. The default does nothing.
      */
-    default void discardPaused(SandboxId id) throws BackendException {
-    }
+    default void discardPaused(SandboxId id) throws BackendException {}
 
     /** Re-creates a paused state from {@link PausedState#encode()} after a restart; artifacts are under artifactDir. */
     PausedState decodePausedState(byte[] encoded, Path artifactDir) throws BackendException;

@@ -1,9 +1,9 @@
 package io.agentenv.spi;
 
+import static java.util.Objects.requireNonNull;
+
 import java.security.SecureRandom;
 import java.util.regex.Pattern;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A sandbox id: 20 lowercase ASCII letters and digits, so host routing of the form {@code <port>-<id>.<domain>} parses

@@ -1,8 +1,8 @@
 package io.agentenv.spi;
 
-import java.util.regex.Pattern;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.regex.Pattern;
 
 /**
  * The id of something a sandbox can be launched from: a built-in template of the backend (for example {@code base}) or

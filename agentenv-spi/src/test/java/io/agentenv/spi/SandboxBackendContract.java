@@ -1,8 +1,8 @@
 package io.agentenv.spi;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -11,10 +11,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatCode;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The behaviour every backend owes the orchestrator, as one abstract test: extend it once per backend (the mock in
@@ -42,8 +41,13 @@ public abstract class SandboxBackendContract {
     }
 
     protected LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), template(), Map.of("CONTRACT", "1"), "user",
-                new AccessToken("contract-token"), NetworkPolicy.DEFAULT);
+        return new LaunchSpec(
+                SandboxId.random(RANDOM),
+                template(),
+                Map.of("CONTRACT", "1"),
+                "user",
+                new AccessToken("contract-token"),
+                NetworkPolicy.DEFAULT);
     }
 
     protected SandboxBackend prepare(LaunchSpec spec, LaunchSource source) throws BackendException {
@@ -75,7 +79,8 @@ public abstract class SandboxBackendContract {
         for (TemplateDescriptor listed : factory().templates()) {
             assertThat(factory().template(listed.id())).contains(listed);
         }
-        assertThat(factory().template(new TemplateId("not-a-template-" + RANDOM.nextInt(1_000_000)))).isEmpty();
+        assertThat(factory().template(new TemplateId("not-a-template-" + RANDOM.nextInt(1_000_000))))
+                .isEmpty();
     }
 
     @Test
@@ -145,8 +150,7 @@ public abstract class SandboxBackendContract {
     }
 
     @Test
-    void the_guest_agent_is_absent_before_start_then_answers_and_dies_with_its_generation()
-            throws Exception {
+    void the_guest_agent_is_absent_before_start_then_answers_and_dies_with_its_generation() throws Exception {
         SandboxBackend backend = prepare(spec(), new LaunchSource.Template(template()));
         assertThat(backend.envd()).isEmpty();
         backend.start(readyTimeout());
@@ -184,8 +188,11 @@ public abstract class SandboxBackendContract {
     @Test
     void a_network_policy_can_be_replaced_while_running() throws Exception {
         SandboxBackend backend = started();
-        NetworkPolicy policy = new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of("10.0.0.0/8"),
-                List.of(), NetworkPolicy.PublicTraffic.ALLOWED);
+        NetworkPolicy policy = new NetworkPolicy(
+                NetworkPolicy.InternetAccess.DENIED,
+                List.of("10.0.0.0/8"),
+                List.of(),
+                NetworkPolicy.PublicTraffic.ALLOWED);
         assertThatCode(() -> backend.updateNetwork(policy)).doesNotThrowAnyException();
         assertThatCode(() -> backend.updateNetwork(NetworkPolicy.DEFAULT)).doesNotThrowAnyException();
     }

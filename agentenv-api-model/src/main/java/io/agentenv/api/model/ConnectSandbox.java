@@ -9,7 +9,9 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * from its disk only, a cold boot; the SDK's {@code onResume: 'reboot'}), written only when present.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record ConnectSandbox(Integer timeout, @JsonInclude(JsonInclude.Include.NON_NULL) Boolean memory) {
+public record ConnectSandbox(
+        Integer timeout,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Boolean memory) {
     public ConnectSandbox {
         WireChecks.nonNegative(timeout, "timeout");
     }

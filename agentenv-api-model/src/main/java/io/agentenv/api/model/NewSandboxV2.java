@@ -21,11 +21,29 @@ public record NewSandboxV2(@JsonUnwrapped SandboxCreateFields fields, Boolean au
     }
 
     /** Every field, in the order of the wire body (for clients such as the {@code aenv} CLI). */
-    public NewSandboxV2(String templateID, Integer timeout, Boolean autoPause, Boolean autoPauseMemory,
-                        AutoResume autoResume, Boolean allowInternetAccess, SandboxNetworkConfig network,
-                        Map<String, String> metadata, Map<String, String> envVars, Map<String, Object> customExtensionParams) {
-        this(new SandboxCreateFields(templateID, timeout, autoPause, autoResume, allowInternetAccess, network, metadata,
-                envVars, customExtensionParams), autoPauseMemory);
+    public NewSandboxV2(
+            String templateID,
+            Integer timeout,
+            Boolean autoPause,
+            Boolean autoPauseMemory,
+            AutoResume autoResume,
+            Boolean allowInternetAccess,
+            SandboxNetworkConfig network,
+            Map<String, String> metadata,
+            Map<String, String> envVars,
+            Map<String, Object> customExtensionParams) {
+        this(
+                new SandboxCreateFields(
+                        templateID,
+                        timeout,
+                        autoPause,
+                        autoResume,
+                        allowInternetAccess,
+                        network,
+                        metadata,
+                        envVars,
+                        customExtensionParams),
+                autoPauseMemory);
     }
 
     @Override

@@ -35,14 +35,34 @@ public record SandboxCreateFields(
         customExtensionParams = WireChecks.jsonObject(customExtensionParams);
         mcp = WireChecks.jsonObject(mcp);
         iam = WireChecks.jsonObject(iam);
-        volumeMounts = volumeMounts == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(volumeMounts));
+        volumeMounts = volumeMounts == null
+                ? null
+                : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(volumeMounts));
     }
 
     /** The fields a client of this server sends (no MCP, workload identity or volumes). */
-    public SandboxCreateFields(String templateID, Integer timeout, Boolean autoPause, AutoResume autoResume,
-                               Boolean allowInternetAccess, SandboxNetworkConfig network, Map<String, String> metadata,
-                               Map<String, String> envVars, Map<String, Object> customExtensionParams) {
-        this(templateID, timeout, autoPause, autoResume, allowInternetAccess, network, metadata, envVars,
-                customExtensionParams, null, null, null);
+    public SandboxCreateFields(
+            String templateID,
+            Integer timeout,
+            Boolean autoPause,
+            AutoResume autoResume,
+            Boolean allowInternetAccess,
+            SandboxNetworkConfig network,
+            Map<String, String> metadata,
+            Map<String, String> envVars,
+            Map<String, Object> customExtensionParams) {
+        this(
+                templateID,
+                timeout,
+                autoPause,
+                autoResume,
+                allowInternetAccess,
+                network,
+                metadata,
+                envVars,
+                customExtensionParams,
+                null,
+                null,
+                null);
     }
 }

@@ -1,8 +1,8 @@
 package io.agentenv.api.model;
 
-import java.util.Map;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.Map;
 
 /**
  * A structured sandbox log entry: {@code level} is {@code debug}, {@code info}, {@code warn} or {@code error};

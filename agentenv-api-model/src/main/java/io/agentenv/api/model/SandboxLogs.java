@@ -1,8 +1,8 @@
 package io.agentenv.api.model;
 
-import java.util.List;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.List;
 
 /** The deprecated {@code GET /sandboxes/{id}/logs}: the same entries as plain lines and as structured entries. */
 public record SandboxLogs(List<SandboxLog> logs, List<SandboxLogEntry> logEntries) {

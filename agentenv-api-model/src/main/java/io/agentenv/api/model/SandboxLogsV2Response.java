@@ -1,8 +1,8 @@
 package io.agentenv.api.model;
 
-import java.util.List;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.List;
 
 /** {@code GET /v2/sandboxes/{id}/logs}. */
 public record SandboxLogsV2Response(List<SandboxLogEntry> logs) {

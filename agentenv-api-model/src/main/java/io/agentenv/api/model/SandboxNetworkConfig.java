@@ -14,20 +14,27 @@ import java.util.Map;
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record SandboxNetworkConfig(Boolean allowPublicTraffic, List<String> allowOut, List<String> denyOut,
-                                   String maskRequestHost, Map<String, Object> egressProxy, Map<String, Object> rules,
-                                   List<Integer> httpsPorts) {
+public record SandboxNetworkConfig(
+        Boolean allowPublicTraffic,
+        List<String> allowOut,
+        List<String> denyOut,
+        String maskRequestHost,
+        Map<String, Object> egressProxy,
+        Map<String, Object> rules,
+        List<Integer> httpsPorts) {
     public SandboxNetworkConfig {
         allowOut = WireChecks.stringList(allowOut, "network.allowOut");
         denyOut = WireChecks.stringList(denyOut, "network.denyOut");
         egressProxy = WireChecks.jsonObject(egressProxy);
         rules = WireChecks.jsonObject(rules);
-        httpsPorts = httpsPorts == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(httpsPorts));
+        httpsPorts = httpsPorts == null
+                ? null
+                : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(httpsPorts));
     }
 
     /** Ingress and egress settings only (what this server reports back). */
-    public SandboxNetworkConfig(Boolean allowPublicTraffic, List<String> allowOut, List<String> denyOut,
-                                String maskRequestHost) {
+    public SandboxNetworkConfig(
+            Boolean allowPublicTraffic, List<String> allowOut, List<String> denyOut, String maskRequestHost) {
         this(allowPublicTraffic, allowOut, denyOut, maskRequestHost, null, null, null);
     }
 

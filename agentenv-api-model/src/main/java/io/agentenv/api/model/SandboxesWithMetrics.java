@@ -1,8 +1,8 @@
 package io.agentenv.api.model;
 
-import java.util.Map;
-
 import static java.util.Objects.requireNonNull;
+
+import java.util.Map;
 
 /** {@code GET /sandboxes/metrics?sandbox_ids=...}: the newest metric of each sandbox that has one, by sandbox id. */
 public record SandboxesWithMetrics(Map<String, SandboxMetric> sandboxes) {

@@ -37,7 +37,8 @@ final class WireChecks {
         }
         for (Map.Entry<String, String> e : map.entrySet()) {
             if (e.getKey() == null || e.getValue() == null) {
-                throw new IllegalArgumentException(field + " must map strings to strings (entry " + e.getKey() + " is null)");
+                throw new IllegalArgumentException(
+                        field + " must map strings to strings (entry " + e.getKey() + " is null)");
             }
         }
         return Collections.unmodifiableMap(new LinkedHashMap<>(map));

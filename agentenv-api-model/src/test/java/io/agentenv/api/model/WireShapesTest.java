@@ -51,8 +51,17 @@ class WireShapesTest {
 
     @Test
     void both_create_bodies_write_shared_fields_at_the_top_level_and_read_back_equal() throws Exception {
-        NewSandboxV2 v2 = new NewSandboxV2("base", 60, true, false, new AutoResume(true), false, null,
-                Map.of("a", "b"), Map.of("FOO", "bar"), Map.of("k", 1));
+        NewSandboxV2 v2 = new NewSandboxV2(
+                "base",
+                60,
+                true,
+                false,
+                new AutoResume(true),
+                false,
+                null,
+                Map.of("a", "b"),
+                Map.of("FOO", "bar"),
+                Map.of("k", 1));
         JsonNode written = json.valueToTree(v2);
         assertThat(written.has("fields")).isFalse();
         assertThat(written.get("templateID").asText()).isEqualTo("base");
@@ -62,8 +71,7 @@ class WireShapesTest {
         assertThat(json.treeToValue(written, NewSandboxV2.class)).isEqualTo(v2);
 
         NewSandbox v1 = json.readValue("""
-                {"templateID":"base","timeout":7,"secure":false,"autoPause":true,"metadata":{"m":"n"},"mcp":{"x":1}}""",
-                NewSandbox.class);
+                {"templateID":"base","timeout":7,"secure":false,"autoPause":true,"metadata":{"m":"n"},"mcp":{"x":1}}""", NewSandbox.class);
         assertThat(v1.secureOrDefault()).isFalse();
         assertThat(v1.timeoutOrDefault()).isEqualTo(7);
         assertThat(v1.autoPauseOrDefault()).isTrue();
@@ -75,7 +83,8 @@ class WireShapesTest {
     void a_create_body_with_a_negative_timeout_or_null_env_var_is_refused_naming_it() {
         assertThatThrownBy(() -> json.readValue("{\"templateID\":\"base\",\"timeout\":-1}", NewSandbox.class))
                 .hasRootCauseMessage("timeout must be >= 0, was -1");
-        assertThatThrownBy(() -> json.readValue("{\"templateID\":\"base\",\"envVars\":{\"A\":null}}", NewSandboxV2.class))
+        assertThatThrownBy(
+                        () -> json.readValue("{\"templateID\":\"base\",\"envVars\":{\"A\":null}}", NewSandboxV2.class))
                 .hasRootCauseMessage("envVars must map strings to strings (entry A is null)");
     }
 
@@ -110,9 +119,23 @@ class WireShapesTest {
 
     @Test
     void a_sandbox_detail_uses_camel_case_internet_access_and_iso_timestamps() throws Exception {
-        SandboxDetail detail = new SandboxDetail("base", null, "abcdefghij0123456789", "",
-                Instant.parse("2026-01-01T00:00:00Z"), Instant.parse("2026-01-01T00:05:00Z"), "0.6.13", null, null,
-                2, 1024, 4096, Map.of("k", "v"), SandboxState.PAUSED, null, null,
+        SandboxDetail detail = new SandboxDetail(
+                "base",
+                null,
+                "abcdefghij0123456789",
+                "",
+                Instant.parse("2026-01-01T00:00:00Z"),
+                Instant.parse("2026-01-01T00:05:00Z"),
+                "0.6.13",
+                null,
+                null,
+                2,
+                1024,
+                4096,
+                Map.of("k", "v"),
+                SandboxState.PAUSED,
+                null,
+                null,
                 new SandboxLifecycle(false, OnTimeout.KILL));
         JsonNode node = json.valueToTree(detail);
         assertThat(node.get("startedAt").asText()).isEqualTo("2026-01-01T00:00:00Z");

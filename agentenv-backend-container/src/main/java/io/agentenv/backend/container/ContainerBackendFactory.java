@@ -141,8 +141,10 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         try {
             layout = HostLayout.load(settings.hostEnv());
         } catch (IOException | IllegalArgumentException e) {
-            throw new BackendException.Terminal("container backend: cannot read " + settings.hostEnv() + ": "
-                    + e.getMessage() + "; rerun scripts/setup-host.sh", e);
+            throw new BackendException.Terminal(
+                    "container backend: cannot read " + settings.hostEnv() + ": " + e.getMessage()
+                            + "; rerun scripts/setup-host.sh",
+                    e);
         }
         int firstSlot = 0;
         if (settings.isolation().isPresent()) {
@@ -164,8 +166,9 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      * @param envdTokens the server's envd token derivation: warm members are initialised for their own ids and
      *                   {@link #reserve} proposes them; without it creates claim members under their own ids
      */
-    void initialize(Path workDir, ContainerSettings settings, HostLayout layout, int firstSlot,
-                    Optional<EnvdTokens> envdTokens) throws BackendException {
+    void initialize(
+            Path workDir, ContainerSettings settings, HostLayout layout, int firstSlot, Optional<EnvdTokens> envdTokens)
+            throws BackendException {
         if (sandboxes != null) {
             throw new IllegalStateException("already initialized");
         }
@@ -175,33 +178,44 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         for (String file : ENVD_FILES) {
             if (!Files.exists(settings.envdDir().resolve(file))) {
-                throw new BackendException.Terminal("container backend: envd is not built: no " + settings.envdDir().resolve(file)
+                throw new BackendException.Terminal("container backend: envd is not built: no "
+                        + settings.envdDir().resolve(file)
                         + " (AENV_BACKEND_ENVD_DIR; build it with `mvn -pl agentenv-envd -am package`)");
             }
         }
         Optional<String> noDisks = SandboxDisks.unavailableReason();
         if (noDisks.isPresent()) {
-            throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: " + noDisks.get()
-                    + "; run scripts/setup-host.sh as root");
+            throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: "
+                    + noDisks.get() + "; run scripts/setup-host.sh as root");
         }
         InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1), Duration.ofSeconds(5));
         ProcessRunner runner = new JdkProcessRunner();
-        SpareDisks spares = new SpareDisks((image, sizeMiB) -> SandboxDisks.format(runner, image, sizeMiB, true),
-                workDir.resolve("spare-disks"), settings.spareDisks());
+        SpareDisks spares = new SpareDisks(
+                (image, sizeMiB) -> SandboxDisks.format(runner, image, sizeMiB, true),
+                workDir.resolve("spare-disks"),
+                settings.spareDisks());
         boolean initialized = false;
         try {
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
             spares.start(settings.diskMiB());
             EgressFirewall firewall = new EgressFirewall(runner);
-            NetnsPool pool = new NetnsPool(runner, firewall, layout, firstSlot,
-                    Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot), settings.warmSlots());
+            NetnsPool pool = new NetnsPool(
+                    runner,
+                    firewall,
+                    layout,
+                    firstSlot,
+                    Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot),
+                    settings.warmSlots());
             leftoverSlots.putAll(pool.adoptExisting());
             Path criuConfig = workDir.resolve("criu-runc.conf");
             Files.writeString(criuConfig, RuncRuntime.criuOptions(Files.readString(layout.criuRuncConfig())));
-            ContainerNames containerNames = new ContainerNames(settings.idPrefix(), sandboxesDir, workDir.resolve("claims"));
-            SandboxSpecs specs = new SandboxSpecs(settings,
+            ContainerNames containerNames =
+                    new ContainerNames(settings.idPrefix(), sandboxesDir, workDir.resolve("claims"));
+            SandboxSpecs specs = new SandboxSpecs(
+                    settings,
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout)),
-                    layout.resolvConf(), criuConfig);
+                    layout.resolvConf(),
+                    criuConfig);
             OverlayMounts overlayMounts = new OverlayMounts();
             SandboxDisks sandboxDisks = new SandboxDisks(runner, spares);
             SandboxRootfs rootfs = new SandboxRootfs(sandboxDisks, overlayMounts);
@@ -212,18 +226,56 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             PauseReleases releases = new PauseReleases();
             UtsHostname utsHostname = new UtsHostname();
             Path envd = privateEnvdCopy(runner, settings.envdDir(), workDir.resolve("envd"));
-            TemplateImages templates = new TemplateImages(settings, layout, containerNames, specs, runcRuntime, pool,
-                    firewall, overlayMounts, rootfs, layerFiles, envdClients, workDir.resolve("templates"), envd, clock);
-            warmPool = new WarmPool(settings.resources(), containerNames, specs, runcRuntime, cgroupTree, pool, rootfs,
-                    envdClients, utsHostname, templates, clock, settings.poolSize(), envdTokens);
-            GenerationStart starting = new GenerationStart(containerNames, layout, templates, specs, runcRuntime,
-                    sandboxDisks, overlayMounts, rootfs, layerFiles, firewall, utsHostname, envdClients, releases, clock);
-            GenerationPause pausing = new GenerationPause(cgroupTree, runcRuntime, overlayMounts, sandboxDisks, layerFiles,
-                    containerNames, releases, runner);
-            GenerationCapture capture = new GenerationCapture(cgroupTree, runcRuntime,
-                    new LayerCapture(runner, Duration.ofMinutes(10)), layerFiles);
-            GenerationRelease release = new GenerationRelease(cgroupTree, runcRuntime, rootfs, containerNames, releases,
-                    reaper);
+            TemplateImages templates = new TemplateImages(
+                    settings,
+                    layout,
+                    containerNames,
+                    specs,
+                    runcRuntime,
+                    pool,
+                    firewall,
+                    overlayMounts,
+                    rootfs,
+                    layerFiles,
+                    envdClients,
+                    workDir.resolve("templates"),
+                    envd,
+                    clock);
+            warmPool = new WarmPool(
+                    settings.resources(),
+                    containerNames,
+                    specs,
+                    runcRuntime,
+                    cgroupTree,
+                    pool,
+                    rootfs,
+                    envdClients,
+                    utsHostname,
+                    templates,
+                    clock,
+                    settings.poolSize(),
+                    envdTokens);
+            GenerationStart starting = new GenerationStart(
+                    containerNames,
+                    layout,
+                    templates,
+                    specs,
+                    runcRuntime,
+                    sandboxDisks,
+                    overlayMounts,
+                    rootfs,
+                    layerFiles,
+                    firewall,
+                    utsHostname,
+                    envdClients,
+                    releases,
+                    clock);
+            GenerationPause pausing = new GenerationPause(
+                    cgroupTree, runcRuntime, overlayMounts, sandboxDisks, layerFiles, containerNames, releases, runner);
+            GenerationCapture capture = new GenerationCapture(
+                    cgroupTree, runcRuntime, new LayerCapture(runner, Duration.ofMinutes(10)), layerFiles);
+            GenerationRelease release =
+                    new GenerationRelease(cgroupTree, runcRuntime, rootfs, containerNames, releases, reaper);
             this.settings = settings;
             this.layout = layout;
             this.runner = runner;
@@ -237,15 +289,22 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             this.pauseReleases = releases;
             this.hostnames = utsHostname;
             this.reaper = reaper;
-            sandboxes = new ContainerSandboxes(containerNames, pool, layout, starting, pausing, capture, release,
-                    envdClients, firewall, clock);
-            log.atInfo().addKeyValue("work_dir", workDir).addKeyValue("envd", envd).addKeyValue("cpu_count", settings.cpuCount())
-                    .addKeyValue("memory_mb", settings.memoryMiB()).addKeyValue("disk_mb", settings.diskMiB()).addKeyValue("spare_disks", settings.spareDisks())
+            sandboxes = new ContainerSandboxes(
+                    containerNames, pool, layout, starting, pausing, capture, release, envdClients, firewall, clock);
+            log.atInfo()
+                    .addKeyValue("work_dir", workDir)
+                    .addKeyValue("envd", envd)
+                    .addKeyValue("cpu_count", settings.cpuCount())
+                    .addKeyValue("memory_mb", settings.memoryMiB())
+                    .addKeyValue("disk_mb", settings.diskMiB())
+                    .addKeyValue("spare_disks", settings.spareDisks())
                     .addKeyValue("privileges", settings.privileges())
-                    .addKeyValue("leftover_slots", leftoverSlots.size()).log("container backend initialized");
+                    .addKeyValue("leftover_slots", leftoverSlots.size())
+                    .log("container backend initialized");
             initialized = true;
         } catch (IOException | CommandFailedException e) {
-            throw new BackendException.Terminal("container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
+            throw new BackendException.Terminal(
+                    "container backend: cannot prepare " + workDir + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Terminal("container backend: interrupted while initializing", e);
@@ -291,8 +350,13 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             throws IOException, CommandFailedException, InterruptedException {
         StringBuilder fingerprint = new StringBuilder();
         for (Path file : ENVD_FILES.stream().map(source::resolve).toList()) {
-            fingerprint.append(source.relativize(file)).append(' ').append(Files.size(file)).append(' ')
-                    .append(Files.getLastModifiedTime(file).toMillis()).append('\n');
+            fingerprint
+                    .append(source.relativize(file))
+                    .append(' ')
+                    .append(Files.size(file))
+                    .append(' ')
+                    .append(Files.getLastModifiedTime(file).toMillis())
+                    .append('\n');
         }
         Path target = copies.resolve(sha(fingerprint.toString()));
         if (Files.isRegularFile(target.resolve("agentenv-envd.jar"))) {
@@ -302,7 +366,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         FileTrees.deleteTree(partial);
         Files.createDirectories(partial);
         for (String file : ENVD_FILES) {
-            runner.run(Command.of(Duration.ofMinutes(2), "cp", "-a", source.resolve(file).toString(),
+            runner.run(Command.of(
+                    Duration.ofMinutes(2),
+                    "cp",
+                    "-a",
+                    source.resolve(file).toString(),
                     partial.resolve(file).toString()));
         }
         Files.move(partial, target);
@@ -312,7 +380,9 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     private static String sha(String text) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
+            return HexFormat.of()
+                    .formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)))
+                    .substring(0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
@@ -335,8 +405,17 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         } catch (IOException e) {
             throw new BackendException.Terminal("cannot read the warm-pool claims: " + e.getMessage(), e);
         }
-        new LeftoverReaper(names.idPrefix(), names.sandboxesDir(), names.claimsDir(), GuestMounts.dir(layout),
-                runner, runc, cgroups, overlays, pool).reap(running, containers, slots);
+        new LeftoverReaper(
+                        names.idPrefix(),
+                        names.sandboxesDir(),
+                        names.claimsDir(),
+                        GuestMounts.dir(layout),
+                        runner,
+                        runc,
+                        cgroups,
+                        overlays,
+                        pool)
+                .reap(running, containers, slots);
         if (templates().stream().anyMatch(t -> t.id().value().equals("base"))) {
             warmPool.keepWarm("base"); // builds the boot image and fills the pool in the background
         }
@@ -352,7 +431,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             for (Path dir : dirs.sorted().toList()) {
                 String name = dir.getFileName().toString();
                 if (Files.isDirectory(dir.resolve("current")) && TemplateId.isValid(name)) {
-                    found.add(new TemplateDescriptor(new TemplateId(name), settings.resources(), builtAt(dir.resolve("current"))));
+                    found.add(new TemplateDescriptor(
+                            new TemplateId(name), settings.resources(), builtAt(dir.resolve("current"))));
                 }
             }
         } catch (IOException e) {
@@ -367,7 +447,9 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         if (sandboxes == null || !isTemplate(id)) {
             return Optional.empty();
         }
-        return Optional.of(new TemplateDescriptor(id, settings.resources(),
+        return Optional.of(new TemplateDescriptor(
+                id,
+                settings.resources(),
                 builtAt(layout.templatesDir().resolve(id.value()).resolve("current"))));
     }
 
@@ -382,7 +464,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     /** When the {@code current} link was made (scripts/lib/host/template.sh links a build once it is complete). */
     private static Optional<Instant> builtAt(Path current) {
         try {
-            return Optional.of(Files.getLastModifiedTime(current, LinkOption.NOFOLLOW_LINKS).toInstant());
+            return Optional.of(Files.getLastModifiedTime(current, LinkOption.NOFOLLOW_LINKS)
+                    .toInstant());
         } catch (IOException e) {
             return Optional.empty();
         }
@@ -420,14 +503,16 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             }
             case LaunchSource.Snapshot(SnapshotState state) -> {
                 if (!(state instanceof SavedStates.Snapshot snapshot)) {
-                    throw new BackendException.Terminal("not a container snapshot: " + state.getClass().getName());
+                    throw new BackendException.Terminal(
+                            "not a container snapshot: " + state.getClass().getName());
                 }
                 launch = new ContainerSandbox.Launch.FromSnapshot(snapshot);
                 resources = snapshot.resources();
             }
             case LaunchSource.Paused(PausedState state) -> {
                 if (!(state instanceof SavedStates.Paused paused)) {
-                    throw new BackendException.Terminal("not a container paused state: " + state.getClass().getName());
+                    throw new BackendException.Terminal(
+                            "not a container paused state: " + state.getClass().getName());
                 }
                 launch = new ContainerSandbox.Launch.FromPaused(paused);
                 resources = paused.resources();
@@ -435,9 +520,16 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         if (launch instanceof ContainerSandbox.Launch.FromTemplate(String template)) {
             warmPool.keepWarm(template);
-            Optional<WarmPool.Member> member = warmPool.claim(spec.id(), template).or(() -> warmPool.take(template));
+            Optional<WarmPool.Member> member =
+                    warmPool.claim(spec.id(), template).or(() -> warmPool.take(template));
             if (member.isPresent()) {
-                return made.create(spec, launch, member.get().id(), member.get().slot(), member, resources,
+                return made.create(
+                        spec,
+                        launch,
+                        member.get().id(),
+                        member.get().slot(),
+                        member,
+                        resources,
                         ContainerSandbox.Phase.PREPARED);
             }
         }
@@ -452,7 +544,13 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable("interrupted while reserving a network slot", e);
         }
-        return made.create(spec, launch, names.containerId(spec.id()), slot, Optional.empty(), resources,
+        return made.create(
+                spec,
+                launch,
+                names.containerId(spec.id()),
+                slot,
+                Optional.empty(),
+                resources,
                 ContainerSandbox.Phase.PREPARED);
     }
 
@@ -489,7 +587,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         try {
             ContainerId id = names.containerFor(spec.id());
             Optional<ContainerState> state = runc.state(id);
-            if (state.isEmpty() || state.get().status() == ContainerState.Status.STOPPED
+            if (state.isEmpty()
+                    || state.get().status() == ContainerState.Status.STOPPED
                     || state.get().status() == ContainerState.Status.CREATED) {
                 return Optional.empty();
             }
@@ -502,8 +601,14 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 return Optional.empty();
             }
             cgroups.thawIfFrozen(id.value()); // a capture interrupted by the crash
-            ContainerSandbox sandbox = made.create(spec, new ContainerSandbox.Launch.Reattached(instance.get().lineage()),
-                    id, slot, Optional.empty(), settings.resources(), ContainerSandbox.Phase.RUNNING);
+            ContainerSandbox sandbox = made.create(
+                    spec,
+                    new ContainerSandbox.Launch.Reattached(instance.get().lineage()),
+                    id,
+                    slot,
+                    Optional.empty(),
+                    settings.resources(),
+                    ContainerSandbox.Phase.RUNNING);
             sandbox.attach();
             log.atInfo().addKeyValue("sandbox_id", spec.id().value()).log("container sandbox re-attached");
             return Optional.of(sandbox);

@@ -33,12 +33,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * A real {@link ContainerBackendFactory} on this host for tests tagged "host", on its own test lane (names, slots,
@@ -50,7 +48,6 @@ public final class BackendFixture implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final TemplateId BASE = new TemplateId("base");
 
-
     private static final Path TEMP = Path.of("/var/tmp");
 
     final ContainerBackendFactory factory;
@@ -60,8 +57,13 @@ public final class BackendFixture implements AutoCloseable {
     private final HostLayout layout;
     private final Optional<EnvdTokens> tokens;
 
-    private BackendFixture(TestLane lane, HostLayout layout, Path workDir, ContainerBackendFactory factory, String idPrefix,
-                           Optional<EnvdTokens> tokens) {
+    private BackendFixture(
+            TestLane lane,
+            HostLayout layout,
+            Path workDir,
+            ContainerBackendFactory factory,
+            String idPrefix,
+            Optional<EnvdTokens> tokens) {
         this.lane = lane;
         this.layout = layout;
         this.tokens = tokens;
@@ -72,7 +74,12 @@ public final class BackendFixture implements AutoCloseable {
 
     /** A new sandbox of the base template: a random id and token, user "user", no env vars, the default network policy. */
     static LaunchSpec baseSpec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
+        return new LaunchSpec(
+                SandboxId.random(RANDOM),
+                BASE,
+                Map.of(),
+                "user",
+                new AccessToken("tok-" + RANDOM.nextInt()),
                 NetworkPolicy.DEFAULT);
     }
 
@@ -91,7 +98,8 @@ public final class BackendFixture implements AutoCloseable {
         return create(extraSettings, Optional.of(BackendFixture::token));
     }
 
-    private static BackendFixture create(Map<String, String> extraSettings, Optional<EnvdTokens> tokens) throws Exception {
+    private static BackendFixture create(Map<String, String> extraSettings, Optional<EnvdTokens> tokens)
+            throws Exception {
         Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
         HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
@@ -102,18 +110,30 @@ public final class BackendFixture implements AutoCloseable {
             Path workDir = Files.createTempDirectory(TEMP, lane.dirPrefix());
             String idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 6) + "-";
             Map<String, String> settings = new java.util.HashMap<>(Map.of(
-                    "envd_dir", envdDir().toString(),
-                    "jdk_home", System.getProperty("java.home"),
-                    "id_prefix", idPrefix,
-                    "max_sandboxes", Integer.toString(TestLane.SLOTS_PER_LANE / 2),
-                    "warm_slots", "1",
-                    "memory_mb", "256",
-                    "cpu_count", "1",
-                    "pool_size", "0"));
+                    "envd_dir",
+                    envdDir().toString(),
+                    "jdk_home",
+                    System.getProperty("java.home"),
+                    "id_prefix",
+                    idPrefix,
+                    "max_sandboxes",
+                    Integer.toString(TestLane.SLOTS_PER_LANE / 2),
+                    "warm_slots",
+                    "1",
+                    "memory_mb",
+                    "256",
+                    "cpu_count",
+                    "1",
+                    "pool_size",
+                    "0"));
             settings.putAll(extraSettings);
             ContainerBackendFactory factory = new ContainerBackendFactory();
-            factory.initialize(workDir, ContainerSettings.from(settings, Path.of("").toAbsolutePath()), layout,
-                    lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2, tokens);
+            factory.initialize(
+                    workDir,
+                    ContainerSettings.from(settings, Path.of("").toAbsolutePath()),
+                    layout,
+                    lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2,
+                    tokens);
             factory.reapUnclaimed(java.util.Set.of());
             return new BackendFixture(lane, layout, workDir, factory, idPrefix, tokens);
         } catch (Exception | Error e) {
@@ -134,12 +154,23 @@ public final class BackendFixture implements AutoCloseable {
     /** What dead runs on this lane left in the lane's second half of slots, runc root and cgroups. */
     private static void reapDeadRuns(TestLane lane, HostLayout layout) throws Exception {
         ProcessRunner runner = new JdkProcessRunner();
-        NetnsPool pool = new NetnsPool(runner, new EgressFirewall(runner), layout,
-                lane.firstSlot(layout.addressing()), TestLane.SLOTS_PER_LANE, 0);
-        new HostInventory(new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                new CgroupTree(layout), new OverlayMounts(), pool, TEMP.resolve("none")).reap(lane.idPrefix());
+        NetnsPool pool = new NetnsPool(
+                runner,
+                new EgressFirewall(runner),
+                layout,
+                lane.firstSlot(layout.addressing()),
+                TestLane.SLOTS_PER_LANE,
+                0);
+        new HostInventory(
+                        new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60)),
+                        new CgroupTree(layout),
+                        new OverlayMounts(),
+                        pool,
+                        TEMP.resolve("none"))
+                .reap(lane.idPrefix());
         try (var dirs = Files.list(TEMP)) {
-            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix())).toList()) {
+            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix()))
+                    .toList()) {
                 for (Path mount : MountTable.mountsUnder(old)) {
                     new OverlayMounts().unmount(mount);
                 }
@@ -155,13 +186,17 @@ public final class BackendFixture implements AutoCloseable {
 
     /** Runs a program in a sandbox's container (runc exec, as root) and returns its stdout, stripped. */
     String exec(io.agentenv.spi.SandboxId id, String... args) throws Exception {
-        return factory.runc().exec(factory.names().containerId(id), List.of(args), Duration.ofSeconds(30)).stdout().strip();
+        return factory.runc()
+                .exec(factory.names().containerId(id), List.of(args), Duration.ofSeconds(30))
+                .stdout()
+                .strip();
     }
 
     /** Like {@link #exec} but returns the failure (the program must fail). */
     CommandFailedException execFailure(io.agentenv.spi.SandboxId id, String... args) throws Exception {
         try {
-            CommandResult result = factory.runc().exec(factory.names().containerId(id), List.of(args), Duration.ofSeconds(30));
+            CommandResult result =
+                    factory.runc().exec(factory.names().containerId(id), List.of(args), Duration.ofSeconds(30));
             return fail("expected `%s` to fail, it printed %s", String.join(" ", args), result.stdout());
         } catch (CommandFailedException expected) {
             return expected;
@@ -176,7 +211,8 @@ public final class BackendFixture implements AutoCloseable {
     void assertNothingLeaked() throws Exception {
         ContainerBackendFactory p = factory;
         p.pauseReleases().awaitAll(); // what pauses release after they answered
-        HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
+        HostInventory inventory = new HostInventory(
+                p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
         Leftovers left = inventory.scan(idPrefix);
         assertThat(left.containers()).as("containers left").isEmpty();
         assertThat(left.cgroups()).as("cgroups left").isEmpty();
@@ -187,8 +223,12 @@ public final class BackendFixture implements AutoCloseable {
             assertThat(dirs.toList()).as("sandbox dirs left").isEmpty();
         }
         awaitNoLoopDevicesUnder(workDir);
-        long netns = left.network().stream().filter(n -> n.startsWith(p.pool().netnsPrefix())).count();
-        assertThat(netns).as("network namespaces beyond the warm one: %s", left.network()).isLessThanOrEqualTo(1);
+        long netns = left.network().stream()
+                .filter(n -> n.startsWith(p.pool().netnsPrefix()))
+                .count();
+        assertThat(netns)
+                .as("network namespaces beyond the warm one: %s", left.network())
+                .isLessThanOrEqualTo(1);
     }
 
     /** Shuts the backend down, asserts that then nothing at all is left, and removes the work dir. */
@@ -197,15 +237,26 @@ public final class BackendFixture implements AutoCloseable {
         try {
             factory.shutdown();
             ContainerBackendFactory p = factory;
-            HostInventory inventory = new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
+            HostInventory inventory = new HostInventory(
+                    p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
             awaitNoLoopDevicesUnder(workDir); // a disk's loop device clears itself a moment after its unmount
             Leftovers left = inventory.scan(idPrefix);
-            assertThat(left.isEmpty()).as("host resources left after shutdown: %s", left).isTrue();
-            assertThat(workDir.resolve("spare-disks")).as("spare disk images left after shutdown").doesNotExist();
+            assertThat(left.isEmpty())
+                    .as("host resources left after shutdown: %s", left)
+                    .isTrue();
+            assertThat(workDir.resolve("spare-disks"))
+                    .as("spare disk images left after shutdown")
+                    .doesNotExist();
         } finally {
             try {
                 ContainerBackendFactory p = factory;
-                new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir()).reap(idPrefix);
+                new HostInventory(
+                                p.runc(),
+                                p.cgroups(),
+                                p.overlays(),
+                                p.pool(),
+                                p.names().sandboxesDir())
+                        .reap(idPrefix);
                 for (Path mount : MountTable.mountsUnder(workDir)) {
                     p.overlays().unmount(mount);
                 }
@@ -226,8 +277,12 @@ public final class BackendFixture implements AutoCloseable {
      */
     ContainerBackendFactory restarted() throws BackendException {
         ContainerBackendFactory again = new ContainerBackendFactory();
-        again.initialize(workDir, factory.settings(), layout,
-                lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2, tokens);
+        again.initialize(
+                workDir,
+                factory.settings(),
+                layout,
+                lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2,
+                tokens);
         return again;
     }
 
@@ -244,11 +299,15 @@ public final class BackendFixture implements AutoCloseable {
                 throw new IllegalStateException(e);
             }
         });
-        assertThat(loopDevicesBackedUnder(dir)).as("loop devices of sandbox disks left").isEmpty();
+        assertThat(loopDevicesBackedUnder(dir))
+                .as("loop devices of sandbox disks left")
+                .isEmpty();
     }
 
     /** Loop devices whose backing file is below {@code dir}. */
     static List<String> loopDevicesBackedUnder(Path dir) throws Exception {
-        return LoopDevices.backedUnder(dir).stream().map(LoopDevices.Attached::toString).toList();
+        return LoopDevices.backedUnder(dir).stream()
+                .map(LoopDevices.Attached::toString)
+                .toList();
     }
 }

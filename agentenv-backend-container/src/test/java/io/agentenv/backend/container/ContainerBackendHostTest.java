@@ -3,7 +3,6 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentenv.backend.container.guest.GuestMounts;
 import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.ContainerId;
@@ -76,7 +75,8 @@ class ContainerBackendHostTest {
     }
 
     private static LaunchSpec spec(Map<String, String> env, NetworkPolicy policy) {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, env, "user", new AccessToken("tok-" + RANDOM.nextInt()), policy);
+        return new LaunchSpec(
+                SandboxId.random(RANDOM), BASE, env, "user", new AccessToken("tok-" + RANDOM.nextInt()), policy);
     }
 
     private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
@@ -96,8 +96,8 @@ class ContainerBackendHostTest {
 
     /** Starts a long `sleep` through envd (as a user's background command) and returns its pid inside. */
     static String background(SandboxBackend sandbox, LaunchSpec spec) throws Exception {
-        return Long.toString(GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "sleep",
-                List.of("100000")));
+        return Long.toString(GuestProcesses.start(
+                sandbox.guest().orElseThrow(), spec.accessToken(), "user", "sleep", List.of("100000")));
     }
 
     @Test
@@ -109,12 +109,16 @@ class ContainerBackendHostTest {
 
         exec(a, "sh", "-c", "echo secret > /home/user/a-only");
         String sleeper = background(first, a);
-        assertThat(exec(b, "sh", "-c", "ls /home/user; ps -eo comm")).doesNotContain("a-only").doesNotContain("sleep");
+        assertThat(exec(b, "sh", "-c", "ls /home/user; ps -eo comm"))
+                .doesNotContain("a-only")
+                .doesNotContain("sleep");
         assertThat(exec(a, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        assertThat(first.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
+        assertThat(first.envd().orElseThrow().processes())
+                .anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
         assertThat(exec(a, "hostname")).isEqualTo(a.id().value());
         assertThat(exec(b, "hostname")).isEqualTo(b.id().value());
-        assertThat(exec(a, "sh", "-c", "test -e /var/cache/agentenv || test -e /work || echo clean")).isEqualTo("clean");
+        assertThat(exec(a, "sh", "-c", "test -e /var/cache/agentenv || test -e /work || echo clean"))
+                .isEqualTo("clean");
         assertThat(exec(a, "id", "-un", "1000")).isEqualTo("user");
         assertThat(first.resources()).isEqualTo(backend.factory.settings().resources());
         assertThat(first.resources().diskSizeMiB()).isPositive();
@@ -128,28 +132,33 @@ class ContainerBackendHostTest {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
 
-        CommandFailedException oom = backend.execFailure(spec.id(), "python3", "-c", "b = bytearray(400 * 1024 * 1024); print(len(b))");
+        CommandFailedException oom =
+                backend.execFailure(spec.id(), "python3", "-c", "b = bytearray(400 * 1024 * 1024); print(len(b))");
         assertThat(oom.exitCode()).hasValue(137);
         sandbox.envd().orElseThrow().health();
 
-        String forked = exec(spec, "python3", "-c", String.join("\n",
-                "import os, time",
-                "n = 0",
-                "for i in range(300):",
-                "    try:",
-                "        if os.fork() == 0:",
-                "            os.close(1); os.close(2); time.sleep(3); os._exit(0)",
-                "        n += 1",
-                "    except OSError:",
-                "        break",
-                "print(n)"));
+        String forked = exec(
+                spec,
+                "python3",
+                "-c",
+                String.join(
+                        "\n",
+                        "import os, time",
+                        "n = 0",
+                        "for i in range(300):",
+                        "    try:",
+                        "        if os.fork() == 0:",
+                        "            os.close(1); os.close(2); time.sleep(3); os._exit(0)",
+                        "        n += 1",
+                        "    except OSError:",
+                        "        break",
+                        "print(n)"));
         assertThat(Integer.parseInt(forked)).isBetween(64, 127);
         sandbox.envd().orElseThrow().health();
     }
 
     @Test
-    void a_resume_right_after_pause_to_disk_waits_for_release_and_has_the_same_state()
-            throws Exception {
+    void a_resume_right_after_pause_to_disk_waits_for_release_and_has_the_same_state() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
         String sleeper = background(sandbox, spec);
@@ -160,17 +169,17 @@ class ContainerBackendHostTest {
         sandbox.close();
         sandbox.close(); // twice: the second close must not race the release still running after the answer
 
-        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
-                backend.factory.decodePausedState(paused.encode(), dir)));
+        SandboxBackend resumed =
+                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
-        assertThat(resumed.envd().orElseThrow().processes()).anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
+        assertThat(resumed.envd().orElseThrow().processes())
+                .anySatisfy(p -> assertThat(p.pid()).isEqualTo(Long.parseLong(sleeper)));
         FileTrees.deleteTree(dir);
     }
 
     @Test
-    void pause_puts_images_and_disk_in_the_artifact_dir_release_removes_slot_dir_cgroups()
-            throws Exception {
+    void pause_puts_images_and_disk_in_the_artifact_dir_release_removes_slot_dir_cgroups() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = fresh(spec);
         String sleeper = background(sandbox, spec);
@@ -186,11 +195,17 @@ class ContainerBackendHostTest {
         assertThat(MountTable.mountsUnder(sandboxDir)).isEmpty();
         try (var images = Files.list(paused.images())) {
             assertThat(images.map(p -> p.getFileName().toString()).toList())
-                    .contains("descriptors.json").anyMatch(name -> name.startsWith("pages-"));
+                    .contains("descriptors.json")
+                    .anyMatch(name -> name.startsWith("pages-"));
         }
-        assertThat(paused.diskImage()).as("the sandbox's disk, holding its upper").isRegularFile();
-        assertThat(paused.guestJournal()).as("envd's journal, for its logs while paused").isRegularFile();
-        assertThat(paused.guestLogs()).hasValueSatisfying(logs -> assertThat(logs).isNotEmpty());
+        assertThat(paused.diskImage())
+                .as("the sandbox's disk, holding its upper")
+                .isRegularFile();
+        assertThat(paused.guestJournal())
+                .as("envd's journal, for its logs while paused")
+                .isRegularFile();
+        assertThat(paused.guestLogs())
+                .hasValueSatisfying(logs -> assertThat(logs).isNotEmpty());
         BackendFixture.awaitNoLoopDevicesUnder(dir); // the image moved there; its loop device is gone
         // once the rest of the release, which runs after the answer, is done (checked before close(), which has
         // nothing left to release after a pause)
@@ -215,13 +230,19 @@ class ContainerBackendHostTest {
         Path sandboxDir = backend.factory.names().dirs(id).dir();
         // the fake failure: a mount in the sandbox dir makes the release's removal of the dir refuse, until it is gone
         Path blocker = Files.createDirectories(sandboxDir.resolve("blocker"));
-        backend.factory.runner().run(Command.of(Duration.ofSeconds(10), "mount", "-t", "tmpfs", "tmpfs", blocker.toString()));
+        backend.factory
+                .runner()
+                .run(Command.of(Duration.ofSeconds(10), "mount", "-t", "tmpfs", "tmpfs", blocker.toString()));
         Path dir = artifacts("pause-kill");
         sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
-        HostFixture.await("the release after the pause failed", Duration.ofSeconds(30),
+        HostFixture.await(
+                "the release after the pause failed",
+                Duration.ofSeconds(30),
                 () -> backend.factory.pauseReleases().failed().contains(spec.id()));
-        assertThat(Files.exists(sandboxDir)).as("the sandbox dir, kept by the failed release").isTrue();
+        assertThat(Files.exists(sandboxDir))
+                .as("the sandbox dir, kept by the failed release")
+                .isTrue();
 
         assertThat(Unmounts.unmount(blocker)).isTrue(); // the cause goes away; the kill tries the release again
         backend.factory.discardPaused(spec.id());
@@ -246,7 +267,8 @@ class ContainerBackendHostTest {
         // plain tar (criu-patches/0005); the two empty masked dirs are the constant of criu-patches/0003
         List<Path> archives;
         try (var images = Files.list(paused.images())) {
-            archives = images.filter(p -> p.getFileName().toString().startsWith("tmpfs-dev-")).toList();
+            archives = images.filter(p -> p.getFileName().toString().startsWith("tmpfs-dev-"))
+                    .toList();
         }
         List<Path> plain = new ArrayList<>();
         for (Path archive : archives) {
@@ -298,7 +320,8 @@ class ContainerBackendHostTest {
         Path notADir = artifacts("not-a-dir");
         Files.writeString(notADir, "a file where the images dir would go");
 
-        assertThatThrownBy(() -> sandbox.pause(PauseMode.WITH_MEMORY, notADir)).isInstanceOf(BackendException.Recoverable.class);
+        assertThatThrownBy(() -> sandbox.pause(PauseMode.WITH_MEMORY, notADir))
+                .isInstanceOf(BackendException.Recoverable.class);
 
         assertThat(freezerState(spec)).isEqualTo("THAWED");
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
@@ -309,8 +332,15 @@ class ContainerBackendHostTest {
     }
 
     private static String freezerState(LaunchSpec spec) throws Exception {
-        Path freezer = backend.factory.cgroups().pathsOf(backend.factory.names().containerId(spec.id()).value()).stream()
-                .filter(p -> Files.exists(p.resolve("freezer.state"))).findFirst().orElseThrow();
+        Path freezer =
+                backend
+                        .factory
+                        .cgroups()
+                        .pathsOf(backend.factory.names().containerId(spec.id()).value())
+                        .stream()
+                        .filter(p -> Files.exists(p.resolve("freezer.state")))
+                        .findFirst()
+                        .orElseThrow();
         return Files.readString(freezer.resolve("freezer.state")).strip();
     }
 
@@ -327,7 +357,8 @@ class ContainerBackendHostTest {
         launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
-        assertThat(exec(spec, "sh", "-c", "cat /proc/" + sleeper + "/comm 2>/dev/null || echo gone")).isNotEqualTo("sleep");
+        assertThat(exec(spec, "sh", "-c", "cat /proc/" + sleeper + "/comm 2>/dev/null || echo gone"))
+                .isNotEqualTo("sleep");
         FileTrees.deleteTree(dir);
     }
 
@@ -339,9 +370,12 @@ class ContainerBackendHostTest {
         exec(source, "sh", "-c", "echo before > /home/user/state");
         Path dir = artifacts("fork");
 
-        SnapshotState snapshot = backend.factory.decodeSnapshotState(running.snapshot(dir).encode(), dir);
+        SnapshotState snapshot =
+                backend.factory.decodeSnapshotState(running.snapshot(dir).encode(), dir);
         exec(source, "sh", "-c", "echo after > /home/user/state");
-        List<LaunchSpec> children = List.of(spec(Map.of(), NetworkPolicy.DEFAULT), spec(Map.of(), NetworkPolicy.DEFAULT),
+        List<LaunchSpec> children = List.of(
+                spec(Map.of(), NetworkPolicy.DEFAULT),
+                spec(Map.of(), NetworkPolicy.DEFAULT),
                 spec(Map.of(), NetworkPolicy.DEFAULT));
         List<SandboxBackend> prepared = new ArrayList<>();
         for (LaunchSpec child : children) {
@@ -375,7 +409,8 @@ class ContainerBackendHostTest {
             assertThat(exec(children.get(i), "cat", "/home/user/state")).isEqualTo("child-" + i);
         }
         assertThat(exec(source, "cat", "/home/user/state")).isEqualTo("after");
-        assertThat(prepared.stream().map(s -> s.guest().orElseThrow().host()).distinct()).hasSize(3);
+        assertThat(prepared.stream().map(s -> s.guest().orElseThrow().host()).distinct())
+                .hasSize(3);
     }
 
     @Test
@@ -436,7 +471,8 @@ class ContainerBackendHostTest {
         sandbox.extraBootArgs("vpn.region=eu quiet");
         sandbox.start(READY);
 
-        assertThat(exec(spec, "sh", "-c", "tr '\\0' '\\n' < /proc/1/environ")).contains("AENV_EXTRA_BOOT_ARGS=vpn.region=eu quiet");
+        assertThat(exec(spec, "sh", "-c", "tr '\\0' '\\n' < /proc/1/environ"))
+                .contains("AENV_EXTRA_BOOT_ARGS=vpn.region=eu quiet");
         assertThatThrownBy(() -> sandbox.extraBootArgs("late")).isInstanceOf(BackendException.Recoverable.class);
     }
 
@@ -444,34 +480,51 @@ class ContainerBackendHostTest {
     void the_default_user_has_passwordless_sudo() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         fresh(spec);
-        assertThat(exec(spec, "setpriv", "--reuid=1000", "--regid=1000", "--init-groups", "sudo", "-n", "id", "-u")).isEqualTo("0");
+        assertThat(exec(spec, "setpriv", "--reuid=1000", "--regid=1000", "--init-groups", "sudo", "-n", "id", "-u"))
+                .isEqualTo("0");
     }
 
     @Test
     void sandboxes_cannot_reach_each_other_or_the_host_and_internet_denial_is_enforced() throws Exception {
         LaunchSpec a = spec(Map.of(), NetworkPolicy.DEFAULT);
-        LaunchSpec b = spec(Map.of(), new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of(), List.of(),
-                NetworkPolicy.PublicTraffic.ALLOWED));
+        LaunchSpec b = spec(
+                Map.of(),
+                new NetworkPolicy(
+                        NetworkPolicy.InternetAccess.DENIED,
+                        List.of(),
+                        List.of(),
+                        NetworkPolicy.PublicTraffic.ALLOWED));
         SandboxBackend first = fresh(a);
         SandboxBackend second = fresh(b);
-        String connect = "import socket, sys\ntry:\n    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2).close()\n"
-                + "    print('connected')\nexcept OSError:\n    print('blocked')";
+        String connect =
+                "import socket, sys\ntry:\n    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2).close()\n"
+                        + "    print('connected')\nexcept OSError:\n    print('blocked')";
         String otherEnvd = second.guest().orElseThrow().host();
         String own = first.guest().orElseThrow().host();
-        String gateway = own.substring(0, own.lastIndexOf('.') + 1) + (Integer.parseInt(own.substring(own.lastIndexOf('.') + 1)) - 1);
+        String gateway = own.substring(0, own.lastIndexOf('.') + 1)
+                + (Integer.parseInt(own.substring(own.lastIndexOf('.') + 1)) - 1);
 
         assertThat(exec(a, "python3", "-c", connect, otherEnvd, "49983")).isEqualTo("blocked");
         try (var listener = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("0.0.0.0"))) {
-            assertThat(exec(a, "python3", "-c", connect, gateway, Integer.toString(listener.getLocalPort()))).isEqualTo("blocked");
+            assertThat(exec(a, "python3", "-c", connect, gateway, Integer.toString(listener.getLocalPort())))
+                    .isEqualTo("blocked");
         }
         assertThat(exec(b, "python3", "-c", connect, "203.0.113.7", "80")).isEqualTo("blocked");
         second.updateNetwork(NetworkPolicy.DEFAULT);
-        assertThat(backend.factory.firewall().chainsFor(backend.factory.pool().vethPrefix())).isEmpty();
-        second.updateNetwork(new NetworkPolicy(NetworkPolicy.InternetAccess.ALLOWED, List.of(), List.of("203.0.113.0/24"),
+        assertThat(backend.factory.firewall().chainsFor(backend.factory.pool().vethPrefix()))
+                .isEmpty();
+        second.updateNetwork(new NetworkPolicy(
+                NetworkPolicy.InternetAccess.ALLOWED,
+                List.of(),
+                List.of("203.0.113.0/24"),
                 NetworkPolicy.PublicTraffic.ALLOWED));
-        assertThat(backend.factory.firewall().chainsFor(backend.factory.pool().vethPrefix())).hasSize(1);
-        assertThatThrownBy(() -> second.updateNetwork(new NetworkPolicy(NetworkPolicy.InternetAccess.ALLOWED,
-                List.of("2001:db8::/32"), List.of(), NetworkPolicy.PublicTraffic.ALLOWED)))
+        assertThat(backend.factory.firewall().chainsFor(backend.factory.pool().vethPrefix()))
+                .hasSize(1);
+        assertThatThrownBy(() -> second.updateNetwork(new NetworkPolicy(
+                        NetworkPolicy.InternetAccess.ALLOWED,
+                        List.of("2001:db8::/32"),
+                        List.of(),
+                        NetworkPolicy.PublicTraffic.ALLOWED)))
                 .isInstanceOf(BackendException.Recoverable.class);
     }
 }

@@ -28,17 +28,21 @@ class ContainerBackendInitHostTest {
                     .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
             Path workDir = Files.createTempDirectory(Path.of("/var/tmp"), lane.dirPrefix());
             try {
-                ContainerSettings settings = ContainerSettings.from(Map.of(
-                        "envd_dir", BackendFixture.envdDir().toString(),
-                        "jdk_home", System.getProperty("java.home"),
-                        "spare_disks", "2",
-                        "disk_mb", "1024",
-                        "pool_size", "0"), Path.of("").toAbsolutePath());
+                ContainerSettings settings = ContainerSettings.from(
+                        Map.of(
+                                "envd_dir", BackendFixture.envdDir().toString(),
+                                "jdk_home", System.getProperty("java.home"),
+                                "spare_disks", "2",
+                                "disk_mb", "1024",
+                                "pool_size", "0"),
+                        Path.of("").toAbsolutePath());
                 ContainerBackendFactory factory = new ContainerBackendFactory();
-                int noSlotLeft = layout.addressing().slotCount(); // the network pool refuses it: after the refill started
+                int noSlotLeft =
+                        layout.addressing().slotCount(); // the network pool refuses it: after the refill started
 
                 assertThatThrownBy(() -> factory.initialize(workDir, settings, layout, noSlotLeft, Optional.empty()))
-                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("do not fit");
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("do not fit");
 
                 // closing the spare disks joins their refill and removes their directory; left running, it fills it
                 assertThat(workDir.resolve("spare-disks")).doesNotExist();

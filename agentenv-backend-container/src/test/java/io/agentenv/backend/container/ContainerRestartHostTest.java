@@ -42,7 +42,6 @@ class ContainerRestartHostTest {
         backend.close();
     }
 
-
     private SandboxBackend fresh(LaunchSpec spec) throws Exception {
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
         sandbox.start(READY);
@@ -79,16 +78,29 @@ class ContainerRestartHostTest {
             // then `kept` runs on with its process, the orphan is gone, and the paused one resumes with its process
             assertThat(reattached).isPresent();
             assertThat(unknown).isEmpty();
-            assertThat(backend.factory.runc().state(backend.factory.names().containerId(orphan.id()))).isEmpty();
-            assertThat(backend.factory.cgroups().pathsOf(backend.factory.names().containerId(orphan.id()).value())).isEmpty();
-            assertThat(Files.exists(backend.factory.names().dirs(backend.factory.names().containerId(orphan.id())).dir())).isFalse();
-            assertThat(backend.exec(kept.id(), "cat", "/proc/" + keptSleeper + "/comm")).isEqualTo("sleep");
+            assertThat(backend.factory.runc().state(backend.factory.names().containerId(orphan.id())))
+                    .isEmpty();
+            assertThat(backend.factory
+                            .cgroups()
+                            .pathsOf(backend.factory
+                                    .names()
+                                    .containerId(orphan.id())
+                                    .value()))
+                    .isEmpty();
+            assertThat(Files.exists(backend.factory
+                            .names()
+                            .dirs(backend.factory.names().containerId(orphan.id()))
+                            .dir()))
+                    .isFalse();
+            assertThat(backend.exec(kept.id(), "cat", "/proc/" + keptSleeper + "/comm"))
+                    .isEqualTo("sleep");
             reattached.get().envd().orElseThrow().health();
-            SandboxBackend resumed = restarted.prepare(sleeping,
-                    new LaunchSource.Paused(restarted.decodePausedState(pausedState, dir)));
+            SandboxBackend resumed =
+                    restarted.prepare(sleeping, new LaunchSource.Paused(restarted.decodePausedState(pausedState, dir)));
             opened.add(resumed);
             resumed.start(READY);
-            assertThat(backend.exec(sleeping.id(), "cat", "/proc/" + pausedSleeper + "/comm")).isEqualTo("sleep");
+            assertThat(backend.exec(sleeping.id(), "cat", "/proc/" + pausedSleeper + "/comm"))
+                    .isEqualTo("sleep");
         } finally {
             for (SandboxBackend sandbox : opened) {
                 sandbox.close();

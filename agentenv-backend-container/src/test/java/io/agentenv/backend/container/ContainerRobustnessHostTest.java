@@ -60,7 +60,12 @@ class ContainerRobustnessHostTest {
     }
 
     private static LaunchSpec spec(Map<String, String> env) {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, env, "user", new AccessToken("tok-" + RANDOM.nextInt()),
+        return new LaunchSpec(
+                SandboxId.random(RANDOM),
+                BASE,
+                env,
+                "user",
+                new AccessToken("tok-" + RANDOM.nextInt()),
                 NetworkPolicy.DEFAULT);
     }
 
@@ -87,14 +92,16 @@ class ContainerRobustnessHostTest {
     }
 
     private static boolean alive(long hostPid) {
-        return ProcessHandle.of(hostPid).map(ProcessHandle::isAlive).orElse(false) && Files.exists(Path.of("/proc/" + hostPid));
+        return ProcessHandle.of(hostPid).map(ProcessHandle::isAlive).orElse(false)
+                && Files.exists(Path.of("/proc/" + hostPid));
     }
 
     private static String describe(List<Long> pids) {
         StringBuilder found = new StringBuilder();
         for (long pid : pids) {
             try {
-                found.append(Files.readString(Path.of("/proc/" + pid + "/stat")).strip()).append("; ");
+                found.append(Files.readString(Path.of("/proc/" + pid + "/stat")).strip())
+                        .append("; ");
             } catch (java.io.IOException gone) {
                 // exited
             }
@@ -109,44 +116,62 @@ class ContainerRobustnessHostTest {
         fresh(spec(Map.of()));
         // when / then
         assertThatThrownBy(() -> backend.factory.prepare(spec(Map.of()), new LaunchSource.Template(BASE)))
-                .isInstanceOfSatisfying(BackendException.Exhausted.class, e -> assertThat(e.limit())
-                        .isEqualTo("all 2 sandbox slots of this server are in use (AENV_BACKEND_MAX_SANDBOXES)"));
+                .isInstanceOfSatisfying(
+                        BackendException.Exhausted.class,
+                        e -> assertThat(e.limit())
+                                .isEqualTo(
+                                        "all 2 sandbox slots of this server are in use (AENV_BACKEND_MAX_SANDBOXES)"));
         // and a slot freed by a close is usable again
         opened.removeFirst().close();
         fresh(spec(Map.of()));
     }
 
     @Test
-    void a_closed_sandbox_leaves_no_process_cgroup_mount_netns_runc_state_despite_sigterm()
-            throws Exception {
+    void a_closed_sandbox_leaves_no_process_cgroup_mount_netns_runc_state_despite_sigterm() throws Exception {
         // given
         LaunchSpec spec = spec(Map.of());
         SandboxBackend sandbox = fresh(spec);
-        GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
+        GuestProcesses.start(
+                sandbox.guest().orElseThrow(),
+                spec.accessToken(),
+                "user",
+                "/bin/sh",
                 List.of("-c", "trap '' TERM; while :; do sleep 1; done"));
         List<Long> pids = backend.factory.cgroups().pids(container(spec).value());
-        String netns = ((ContainerSandbox) sandbox).hostNetwork().orElseThrow().namespacePath().getFileName().toString();
+        String netns = ((ContainerSandbox) sandbox)
+                .hostNetwork()
+                .orElseThrow()
+                .namespacePath()
+                .getFileName()
+                .toString();
         assertThat(pids).hasSizeGreaterThan(3);
         // when
         sandbox.close();
         // then: at once, nothing of it is left
-        assertThat(pids).as("processes of the closed sandbox still alive: %s", describe(pids))
+        assertThat(pids)
+                .as("processes of the closed sandbox still alive: %s", describe(pids))
                 .noneMatch(ContainerRobustnessHostTest::alive);
-        assertThat(backend.factory.cgroups().pathsOf(container(spec).value())).as("cgroups").isEmpty();
-        assertThat(MountTable.mountsUnder(backend.factory.names().sandboxesDir())).as("mounts").isEmpty();
-        assertThat(backend.factory.pool().existingResources()).as("network namespaces").doesNotContain(netns);
+        assertThat(backend.factory.cgroups().pathsOf(container(spec).value()))
+                .as("cgroups")
+                .isEmpty();
+        assertThat(MountTable.mountsUnder(backend.factory.names().sandboxesDir()))
+                .as("mounts")
+                .isEmpty();
+        assertThat(backend.factory.pool().existingResources())
+                .as("network namespaces")
+                .doesNotContain(netns);
         assertThat(backend.factory.runc().list()).as("runc state").doesNotContain(container(spec));
     }
 
     @Test
-    void a_running_sandbox_is_alive_one_whose_init_was_killed_is_gone_and_closes_cleanly()
-            throws Exception {
+    void a_running_sandbox_is_alive_one_whose_init_was_killed_is_gone_and_closes_cleanly() throws Exception {
         LaunchSpec spec = spec(Map.of());
         SandboxBackend sandbox = fresh(spec);
         assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
 
-        long init = Long.parseLong(Files.readString(backend.factory.names().dirs(container(spec)).bundle()
-                .resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
+        long init = Long.parseLong(Files.readString(
+                        backend.factory.names().dirs(container(spec)).bundle().resolve(RuncRuntime.BUNDLE_PIDFILE))
+                .strip());
         ProcessHandle.of(init).orElseThrow().destroyForcibly();
 
         await("the sandbox reported gone", SOON, () -> sandbox.liveness() instanceof Liveness.Gone);
@@ -155,8 +180,7 @@ class ContainerRobustnessHostTest {
     }
 
     @Test
-    void liveness_watches_init_and_envd_with_two_pidfds_released_at_pause_and_close()
-            throws Exception {
+    void liveness_watches_init_and_envd_with_two_pidfds_released_at_pause_and_close() throws Exception {
         long before = pidfds();
         LaunchSpec spec = spec(Map.of());
         SandboxBackend sandbox = fresh(spec);
@@ -167,8 +191,8 @@ class ContainerRobustnessHostTest {
         io.agentenv.spi.PausedState paused = sandbox.pause(io.agentenv.spi.PauseMode.WITH_MEMORY, pausedDir);
         sandbox.close();
         assertThat(pidfds()).as("pidfds once paused").isEqualTo(before);
-        SandboxBackend resumed = backend.factory.prepare(spec, new LaunchSource.Paused(
-                backend.factory.decodePausedState(paused.encode(), pausedDir)));
+        SandboxBackend resumed = backend.factory.prepare(
+                spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
         opened.add(resumed);
         resumed.start(READY);
         assertThat(resumed.liveness()).isEqualTo(Liveness.ALIVE);
@@ -208,15 +232,20 @@ class ContainerRobustnessHostTest {
         await("envd restarted and initialised again", SOON, () -> {
             assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
             try {
-                GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
+                GuestProcesses.start(
+                        sandbox.guest().orElseThrow(),
+                        spec.accessToken(),
+                        "user",
+                        "/bin/sh",
                         List.of("-c", "echo \"$GREETING $(whoami) $(pwd)\" > /tmp/after-restart"));
                 return backend.exec(spec.id(), "cat", "/tmp/after-restart").equals("hello user /home/user");
             } catch (Exception notYet) {
                 return false;
             }
         });
-        assertThatThrownBy(() -> GuestProcesses.start(sandbox.guest().orElseThrow(), new AccessToken("wrong-token"),
-                "user", "true", List.of())).hasMessageContaining("401");
+        assertThatThrownBy(() -> GuestProcesses.start(
+                        sandbox.guest().orElseThrow(), new AccessToken("wrong-token"), "user", "true", List.of()))
+                .hasMessageContaining("401");
         sandbox.envd().orElseThrow().health();
     }
 }

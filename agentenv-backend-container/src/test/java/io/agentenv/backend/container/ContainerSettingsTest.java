@@ -35,8 +35,19 @@ class ContainerSettingsTest {
 
     @Test
     void no_new_privileges_true_enforces_no_new_privs_and_relative_paths_use_the_workdir() {
-        ContainerSettings settings = ContainerSettings.from(Map.of("no_new_privileges", "true", "envd_dir", "envd",
-                "memory_mb", "1024", "pool_size", "0", "spare_disks", "0"), CWD);
+        ContainerSettings settings = ContainerSettings.from(
+                Map.of(
+                        "no_new_privileges",
+                        "true",
+                        "envd_dir",
+                        "envd",
+                        "memory_mb",
+                        "1024",
+                        "pool_size",
+                        "0",
+                        "spare_disks",
+                        "0"),
+                CWD);
 
         assertThat(settings.privileges()).isEqualTo(ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
         assertThat(settings.envdDir()).isEqualTo(Path.of("/srv/aenv/envd"));
@@ -47,11 +58,20 @@ class ContainerSettingsTest {
 
     @Test
     void isolation_needs_its_three_names_together() {
-        ContainerSettings settings = ContainerSettings.from(Map.of("name_prefix", "aenvs", "run_dir", "/run/agentenv/x",
-                "cgroup_parent", "agentenv-x", "first_slot", "8192"), CWD);
+        ContainerSettings settings = ContainerSettings.from(
+                Map.of(
+                        "name_prefix",
+                        "aenvs",
+                        "run_dir",
+                        "/run/agentenv/x",
+                        "cgroup_parent",
+                        "agentenv-x",
+                        "first_slot",
+                        "8192"),
+                CWD);
 
-        assertThat(settings.isolation()).hasValue(new ContainerSettings.Isolation("aenvs", Path.of("/run/agentenv/x"),
-                "agentenv-x", 8192));
+        assertThat(settings.isolation())
+                .hasValue(new ContainerSettings.Isolation("aenvs", Path.of("/run/agentenv/x"), "agentenv-x", 8192));
         assertThatThrownBy(() -> ContainerSettings.from(Map.of("name_prefix", "aenvs"), CWD))
                 .hasMessageContaining("go together");
         assertThatThrownBy(() -> ContainerSettings.from(Map.of("first_slot", "3"), CWD))
@@ -60,10 +80,13 @@ class ContainerSettingsTest {
 
     @Test
     void the_disk_size_follows_e2b_at_least_1024_and_a_multiple_of_1024() {
-        assertThat(ContainerSettings.from(Map.of("disk_mb", "2048"), CWD).diskMiB()).isEqualTo(2048);
+        assertThat(ContainerSettings.from(Map.of("disk_mb", "2048"), CWD).diskMiB())
+                .isEqualTo(2048);
         for (String bad : new String[] {"512", "1500", "0", "-1024", "2097152"}) {
             assertThatThrownBy(() -> ContainerSettings.from(Map.of("disk_mb", bad), CWD))
-                    .as(bad).hasMessageContaining("AENV_BACKEND_DISK_MB").hasMessageContaining("multiple of 1024");
+                    .as(bad)
+                    .hasMessageContaining("AENV_BACKEND_DISK_MB")
+                    .hasMessageContaining("multiple of 1024");
         }
     }
 

@@ -35,10 +35,17 @@ class ContainerTemplatesHostTest {
     void base_reports_its_resources_and_when_its_current_build_was_linked() throws Exception {
         try (BackendFixture backend = BackendFixture.create(Map.of())) {
             TemplateDescriptor base = backend.factory.templates().stream()
-                    .filter(t -> t.id().value().equals("base")).findFirst().orElseThrow();
-            Path current = HostLayout.load(HostLayout.DEFAULT_HOST_ENV).templatesDir().resolve("base").resolve("current");
+                    .filter(t -> t.id().value().equals("base"))
+                    .findFirst()
+                    .orElseThrow();
+            Path current = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
+                    .templatesDir()
+                    .resolve("base")
+                    .resolve("current");
 
-            assertThat(base.builtAt()).contains(Files.getLastModifiedTime(current, LinkOption.NOFOLLOW_LINKS).toInstant());
+            assertThat(base.builtAt())
+                    .contains(Files.getLastModifiedTime(current, LinkOption.NOFOLLOW_LINKS)
+                            .toInstant());
             assertThat(base.resources().cpuCount()).isEqualTo(1); // the fixture's cpu_count
             assertThat(base.resources().memoryMiB()).isEqualTo(256);
             assertThat(base.resources().diskSizeMiB()).isGreaterThanOrEqualTo(1024);
@@ -50,10 +57,13 @@ class ContainerTemplatesHostTest {
     void a_lookup_by_id_answers_what_the_listing_holds_for_it_and_nothing_for_unknown_ids() throws Exception {
         try (BackendFixture backend = BackendFixture.create(Map.of())) {
             TemplateDescriptor listed = backend.factory.templates().stream()
-                    .filter(t -> t.id().value().equals("base")).findFirst().orElseThrow();
+                    .filter(t -> t.id().value().equals("base"))
+                    .findFirst()
+                    .orElseThrow();
 
             assertThat(backend.factory.template(new TemplateId("base"))).contains(listed);
-            assertThat(backend.factory.template(new TemplateId("no-such-template"))).isEmpty();
+            assertThat(backend.factory.template(new TemplateId("no-such-template")))
+                    .isEmpty();
             backend.assertNothingLeaked();
         }
     }
@@ -62,8 +72,13 @@ class ContainerTemplatesHostTest {
     void a_new_sandbox_keeps_no_trace_of_the_request_warm_up_its_templates_boot_envd_ran() throws Exception {
         try (BackendFixture backend = BackendFixture.create(Map.of())) {
             SecureRandom random = new SecureRandom();
-            LaunchSpec spec = new LaunchSpec(SandboxId.random(random), new TemplateId("base"), Map.of(), "user",
-                    new AccessToken("tok-" + random.nextInt()), NetworkPolicy.DEFAULT);
+            LaunchSpec spec = new LaunchSpec(
+                    SandboxId.random(random),
+                    new TemplateId("base"),
+                    Map.of(),
+                    "user",
+                    new AccessToken("tok-" + random.nextInt()),
+                    NetworkPolicy.DEFAULT);
             SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(new TemplateId("base")));
             try {
                 sandbox.start(Duration.ofSeconds(60));
@@ -72,10 +87,13 @@ class ContainerTemplatesHostTest {
                 assertThat(envd.processes()).isEmpty();
                 assertThat(envd.logs(0, 1000).entries())
                         .noneMatch(e -> e.source() == EnvdLogEntry.Source.PROCESS)
-                        .noneMatch(e -> e.message().contains("process started") || e.message().contains("warm"));
-                String files = backend.exec(spec.id(), "sh", "-c",
-                        "cat " + EnvdLayout.ENVD_LOG + " " + EnvdLayout.ENVD_JOURNAL + "*");
-                assertThat(files).doesNotContain("process started").doesNotContain("\"source\":\"process\"")
+                        .noneMatch(e -> e.message().contains("process started")
+                                || e.message().contains("warm"));
+                String files = backend.exec(
+                        spec.id(), "sh", "-c", "cat " + EnvdLayout.ENVD_LOG + " " + EnvdLayout.ENVD_JOURNAL + "*");
+                assertThat(files)
+                        .doesNotContain("process started")
+                        .doesNotContain("\"source\":\"process\"")
                         .doesNotContain("warm");
                 // the restored envd is the template's boot envd, which was told to warm up
                 assertThat(backend.exec(spec.id(), "sh", "-c", "tr '\\0' ' ' </proc/$(pgrep -o -x java)/cmdline"))

@@ -64,7 +64,12 @@ public class GuestBootIdHostTest {
     }
 
     private static LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of(), "user", new AccessToken("tok-" + RANDOM.nextInt()),
+        return new LaunchSpec(
+                SandboxId.random(RANDOM),
+                BASE,
+                Map.of(),
+                "user",
+                new AccessToken("tok-" + RANDOM.nextInt()),
                 NetworkPolicy.DEFAULT);
     }
 
@@ -80,17 +85,18 @@ public class GuestBootIdHostTest {
     }
 
     private SandboxBackend pauseAndResume(SandboxBackend sandbox, LaunchSpec spec, PauseMode mode) throws Exception {
-        Path dir = Files.createDirectories(artifacts("boot-id-" + mode.name().toLowerCase(Locale.ROOT))); // as the orchestrator makes it
+        Path dir = Files.createDirectories(
+                artifacts("boot-id-" + mode.name().toLowerCase(Locale.ROOT))); // as the orchestrator makes it
         PausedState paused = sandbox.pause(mode, dir);
         sandbox.close();
-        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        SandboxBackend resumed =
+                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         FileTrees.deleteTree(dir); // a resume moved its files back; what is left are the images
         return resumed;
     }
 
     @Test
-    void each_sandbox_has_a_boot_id_kept_by_memory_restores_renewed_by_filesystem_ones()
-            throws Exception {
+    void each_sandbox_has_a_boot_id_kept_by_memory_restores_renewed_by_filesystem_ones() throws Exception {
         String host = Files.readString(Path.of(BOOT_ID)).strip();
         LaunchSpec a = spec();
         LaunchSpec b = spec();
@@ -101,26 +107,37 @@ public class GuestBootIdHostTest {
         assertThat(own).matches(UUID).isNotEqualTo(host).isNotEqualTo(bootId(b));
         assertThat(bootId(b)).matches(UUID).isNotEqualTo(host);
         assertThat(backend.execFailure(a.id(), "sh", "-c", "echo 00000000-0000-4000-8000-000000000000 > " + BOOT_ID)
-                .getMessage()).containsAnyOf("Read-only file system", "Permission denied");
+                        .getMessage())
+                .containsAnyOf("Read-only file system", "Permission denied");
         assertThat(bootId(a)).isEqualTo(own);
 
         Path snapshotDir = artifacts("boot-id-snapshot");
-        SnapshotState snapshot = backend.factory.decodeSnapshotState(first.snapshot(snapshotDir).encode(), snapshotDir);
+        SnapshotState snapshot =
+                backend.factory.decodeSnapshotState(first.snapshot(snapshotDir).encode(), snapshotDir);
         LaunchSpec child = spec();
         launch(child, new LaunchSource.Snapshot(snapshot));
-        assertThat(bootId(child)).as("a sandbox restored from a snapshot continues its source's boot").isEqualTo(own);
+        assertThat(bootId(child))
+                .as("a sandbox restored from a snapshot continues its source's boot")
+                .isEqualTo(own);
 
         SandboxBackend resumed = pauseAndResume(first, a, PauseMode.WITH_MEMORY);
         assertThat(bootId(a)).as("a resume with memory is the same boot").isEqualTo(own);
 
         SandboxBackend rebooted = pauseAndResume(resumed, a, PauseMode.FILESYSTEM_ONLY);
         String renewed = bootId(a);
-        assertThat(renewed).as("a filesystem-only resume is a new boot").matches(UUID).isNotEqualTo(own).isNotEqualTo(host);
+        assertThat(renewed)
+                .as("a filesystem-only resume is a new boot")
+                .matches(UUID)
+                .isNotEqualTo(own)
+                .isNotEqualTo(host);
         assertThat(backend.execFailure(a.id(), "sh", "-c", "echo 00000000-0000-4000-8000-000000000000 > " + BOOT_ID)
-                .getMessage()).containsAnyOf("Read-only file system", "Permission denied");
+                        .getMessage())
+                .containsAnyOf("Read-only file system", "Permission denied");
 
         pauseAndResume(rebooted, a, PauseMode.WITH_MEMORY);
-        assertThat(bootId(a)).as("the cold boot's mount is kept by its checkpoint").isEqualTo(renewed);
+        assertThat(bootId(a))
+                .as("the cold boot's mount is kept by its checkpoint")
+                .isEqualTo(renewed);
         FileTrees.deleteTree(snapshotDir);
     }
 }

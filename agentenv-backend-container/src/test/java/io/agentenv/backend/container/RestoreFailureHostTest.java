@@ -66,7 +66,6 @@ class RestoreFailureHostTest {
         }
     }
 
-
     private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
         SandboxBackend sandbox = backend.factory.prepare(spec, source);
         opened.add(sandbox);
@@ -76,12 +75,12 @@ class RestoreFailureHostTest {
 
     private HostInventory inventory() {
         ContainerBackendFactory p = backend.factory;
-        return new HostInventory(p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
+        return new HostInventory(
+                p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
     }
 
     @Test
-    void a_resume_from_a_truncated_memory_image_fails_cleanly_and_resumes_once_repaired()
-            throws Exception {
+    void a_resume_from_a_truncated_memory_image_fails_cleanly_and_resumes_once_repaired() throws Exception {
         // given a sandbox paused to disk with a background process, whose largest memory image is then cut in half:
         // CRIU then waits on the restored memory until the restore's deadline, and runc is killed there
         backend = BackendFixture.create(Map.of("criu_timeout_s", "15"));
@@ -95,7 +94,8 @@ class RestoreFailureHostTest {
         Path pages;
         try (Stream<Path> images = Files.list(paused.images())) {
             pages = images.filter(f -> f.getFileName().toString().startsWith("pages-"))
-                    .max(Comparator.comparingLong(RestoreFailureHostTest::size)).orElseThrow();
+                    .max(Comparator.comparingLong(RestoreFailureHostTest::size))
+                    .orElseThrow();
         }
         Path intact = backend.workDir.resolve("intact-" + pages.getFileName());
         Files.copy(pages, intact, StandardCopyOption.COPY_ATTRIBUTES);
@@ -105,13 +105,17 @@ class RestoreFailureHostTest {
         ContainerId container = backend.factory.names().containerId(spec.id());
 
         // when it resumes
-        SandboxBackend failed = backend.factory.prepare(spec,
-                new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        SandboxBackend failed = backend.factory.prepare(
+                spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThatThrownBy(() -> failed.start(READY)).isInstanceOf(BackendException.Terminal.class);
 
         // then, before the instance is even closed, runc's state dir holds no mount and is gone
-        assertThat(inventory().stateDirMounts(backend.factory.settings().idPrefix())).as("mounts in runc's state dirs").isEmpty();
-        assertThat(backend.factory.runc().stateRoot().resolve(container.value())).as("runc's state dir").doesNotExist();
+        assertThat(inventory().stateDirMounts(backend.factory.settings().idPrefix()))
+                .as("mounts in runc's state dirs")
+                .isEmpty();
+        assertThat(backend.factory.runc().stateRoot().resolve(container.value()))
+                .as("runc's state dir")
+                .doesNotExist();
         failed.close();
         backend.assertNothingLeaked();
 
@@ -123,25 +127,37 @@ class RestoreFailureHostTest {
     }
 
     @Test
-    void the_reaper_removes_a_crashed_servers_criu_root_mount_its_disk_and_loop_device()
-            throws Exception {
-        // given a sandbox whose rootfs is bind-mounted into its runc state dir as a restore does, and a backend that dies
+    void the_reaper_removes_a_crashed_servers_criu_root_mount_its_disk_and_loop_device() throws Exception {
+        // given a sandbox whose rootfs is bind-mounted into its runc state dir as a restore does, and a backend that
+        // dies
         backend = BackendFixture.create(Map.of());
         LaunchSpec spec = BackendFixture.baseSpec();
         launch(spec, new LaunchSource.Template(BASE));
         ContainerBackendFactory p = backend.factory;
         ContainerId container = p.names().containerId(spec.id());
-        Path criuRoot = Files.createDirectories(p.runc().stateRoot().resolve(container.value()).resolve("criu-root"));
-        new JdkProcessRunner().run(Command.of(Duration.ofSeconds(10), "mount", "--rbind",
-                p.names().dirs(container).rootfs().toString(), criuRoot.toString()));
-        assertThat(inventory().stateDirMounts(p.settings().idPrefix())).as("what the leak check sees").contains(criuRoot);
+        Path criuRoot = Files.createDirectories(
+                p.runc().stateRoot().resolve(container.value()).resolve("criu-root"));
+        new JdkProcessRunner()
+                .run(Command.of(
+                        Duration.ofSeconds(10),
+                        "mount",
+                        "--rbind",
+                        p.names().dirs(container).rootfs().toString(),
+                        criuRoot.toString()));
+        assertThat(inventory().stateDirMounts(p.settings().idPrefix()))
+                .as("what the leak check sees")
+                .contains(criuRoot);
         // and a loop device still attached to a disk image in a dir of a sandbox that no longer exists
-        Path orphanImage = Files.createDirectories(p.names().sandboxesDir().resolve(p.settings().idPrefix() + "orphan")).resolve("disk.img");
-        try (FileChannel channel = FileChannel.open(orphanImage, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        Path orphanImage = Files.createDirectories(
+                        p.names().sandboxesDir().resolve(p.settings().idPrefix() + "orphan"))
+                .resolve("disk.img");
+        try (FileChannel channel =
+                FileChannel.open(orphanImage, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             channel.truncate(0).position(8L * 1024 * 1024 - 1).write(java.nio.ByteBuffer.wrap(new byte[1]));
         }
         new JdkProcessRunner().run(Command.of(Duration.ofSeconds(10), "losetup", "--find", orphanImage.toString()));
-        assertThat(LoopDevices.backedUnder(p.names().sandboxesDir())).as("what the leak check sees")
+        assertThat(LoopDevices.backedUnder(p.names().sandboxesDir()))
+                .as("what the leak check sees")
                 .anySatisfy(loop -> assertThat(loop.backingPath()).isEqualTo(orphanImage));
         opened.clear(); // abandoned, as by kill -9
 
@@ -153,7 +169,8 @@ class RestoreFailureHostTest {
             restarted.shutdown();
         }
 
-        // then the mount, the state dir, the sandbox's disk and its loop device are gone (the leak check after the test)
+        // then the mount, the state dir, the sandbox's disk and its loop device are gone (the leak check after the
+        // test)
         assertThat(inventory().stateDirMounts(p.settings().idPrefix())).isEmpty();
         assertThat(criuRoot.getParent()).doesNotExist();
         assertThat(LoopDevices.backedUnder(p.names().sandboxesDir())).isEmpty();

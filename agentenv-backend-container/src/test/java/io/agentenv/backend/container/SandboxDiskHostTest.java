@@ -72,27 +72,37 @@ public class SandboxDiskHostTest {
         LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         assertThat(sandbox.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
-        long dfMiB = Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip());
+        long dfMiB = Long.parseLong(
+                exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip());
         assertThat(dfMiB).as("df / shows the disk (less ext4's metadata)").isBetween(DISK_MIB - 40L, (long) DISK_MIB);
         EnvdMetrics metrics = sandbox.envd().orElseThrow().metrics();
-        assertThat(metrics.diskTotal() >> 20).as("envd's disk_total agrees with df (which rounds up)").isBetween(dfMiB - 1, dfMiB);
+        assertThat(metrics.diskTotal() >> 20)
+                .as("envd's disk_total agrees with df (which rounds up)")
+                .isBetween(dfMiB - 1, dfMiB);
 
-        CommandFailedException full = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/big", "bs=1M",
-                "count=" + (DISK_MIB + 100));
+        CommandFailedException full = backend.execFailure(
+                spec.id(), "dd", "if=/dev/zero", "of=/home/user/big", "bs=1M", "count=" + (DISK_MIB + 100));
         assertThat(full.getMessage()).contains("No space left on device");
         sandbox.envd().orElseThrow().health();
-        assertThat(exec(spec, "sh", "-c", "echo still-running > /tmp/after && cat /tmp/after")).isEqualTo("still-running");
+        assertThat(exec(spec, "sh", "-c", "echo still-running > /tmp/after && cat /tmp/after"))
+                .isEqualTo("still-running");
 
         exec(spec, "rm", "/home/user/big");
         exec(spec, "dd", "if=/dev/zero", "of=/home/user/again", "bs=1M", "count=" + (DISK_MIB / 2));
-        assertThat(Files.size(backend.factory.names().dirs(backend.factory.names().containerFor(spec.id())).diskImage()))
-                .as("the image file is the disk's size (sparse)").isEqualTo((long) DISK_MIB << 20);
+        assertThat(Files.size(backend.factory
+                        .names()
+                        .dirs(backend.factory.names().containerFor(spec.id()))
+                        .diskImage()))
+                .as("the image file is the disk's size (sparse)")
+                .isEqualTo((long) DISK_MIB << 20);
     }
 
     @Test
     void a_new_disk_is_a_spare_image_made_ahead_and_spares_are_refilled_in_the_background() throws Exception {
         SpareDisks spares = backend.factory.disks().spares();
-        HostFixture.await("the spares are ready", Duration.ofSeconds(60),
+        HostFixture.await(
+                "the spares are ready",
+                Duration.ofSeconds(60),
                 () -> spares.ready(DISK_MIB) == ContainerSettings.DEFAULT_SPARE_DISKS);
         List<Object> spareInodes = new ArrayList<>();
         try (var images = Files.list(backend.workDir.resolve("spare-disks/" + DISK_MIB))) {
@@ -105,12 +115,21 @@ public class SandboxDiskHostTest {
         LaunchSpec spec = BackendFixture.baseSpec();
         fresh(spec);
 
-        Path disk = backend.factory.names().dirs(backend.factory.names().containerFor(spec.id())).diskImage();
-        assertThat(spareInodes).as("the sandbox's disk image was a spare").contains(Files.getAttribute(disk, "unix:ino"));
-        assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
+        Path disk = backend.factory
+                .names()
+                .dirs(backend.factory.names().containerFor(spec.id()))
+                .diskImage();
+        assertThat(spareInodes)
+                .as("the sandbox's disk image was a spare")
+                .contains(Files.getAttribute(disk, "unix:ino"));
+        assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1")
+                        .strip()))
                 .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
-        assertThat(exec(spec, "sh", "-c", "echo written > /home/user/on-a-spare && cat /home/user/on-a-spare")).isEqualTo("written");
-        HostFixture.await("the taken spare is replaced", Duration.ofSeconds(60),
+        assertThat(exec(spec, "sh", "-c", "echo written > /home/user/on-a-spare && cat /home/user/on-a-spare"))
+                .isEqualTo("written");
+        HostFixture.await(
+                "the taken spare is replaced",
+                Duration.ofSeconds(60),
                 () -> spares.ready(DISK_MIB) == ContainerSettings.DEFAULT_SPARE_DISKS);
     }
 
@@ -124,47 +143,60 @@ public class SandboxDiskHostTest {
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, pausedDir);
         sandbox.close();
         assertThat(Files.size(pausedDir.resolve("disk.img"))).isEqualTo((long) DISK_MIB << 20);
-        String header = backend.factory.runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
-                pausedDir.resolve("disk.img").toString())).stdout();
-        assertThat(header).as("a paused disk was unmounted cleanly; no journal by choice (docs/container-backend.md, Disks)")
-                .containsPattern("Filesystem state:\\s+clean").doesNotContain("has_journal");
-        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
-                backend.factory.decodePausedState(paused.encode(), pausedDir)));
+        String header = backend.factory
+                .runner()
+                .run(Command.of(
+                        Duration.ofSeconds(30),
+                        "dumpe2fs",
+                        "-h",
+                        pausedDir.resolve("disk.img").toString()))
+                .stdout();
+        assertThat(header)
+                .as("a paused disk was unmounted cleanly; no journal by choice (docs/container-backend.md, Disks)")
+                .containsPattern("Filesystem state:\\s+clean")
+                .doesNotContain("has_journal");
+        SandboxBackend resumed =
+                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
-        assertThat(exec(spec, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
-        CommandFailedException full = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/more",
-                "bs=1M", "count=" + (DISK_MIB * 3 / 4));
+        assertThat(exec(spec, "stat", "-c", "%s", "/home/user/third"))
+                .isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
+        CommandFailedException full = backend.execFailure(
+                spec.id(), "dd", "if=/dev/zero", "of=/home/user/more", "bs=1M", "count=" + (DISK_MIB * 3 / 4));
         assertThat(full.getMessage()).contains("No space left on device");
         exec(spec, "rm", "/home/user/more");
 
         Path forkDir = artifacts("fork");
-        SnapshotState snapshot = backend.factory.decodeSnapshotState(resumed.snapshot(forkDir).encode(), forkDir);
+        SnapshotState snapshot =
+                backend.factory.decodeSnapshotState(resumed.snapshot(forkDir).encode(), forkDir);
         LaunchSpec child = BackendFixture.baseSpec();
         SandboxBackend forked = launch(child, new LaunchSource.Snapshot(snapshot));
         FileTrees.deleteTree(forkDir);
         FileTrees.deleteTree(pausedDir);
 
         assertThat(forked.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
-        assertThat(exec(child, "stat", "-c", "%s", "/home/user/third")).isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
+        assertThat(exec(child, "stat", "-c", "%s", "/home/user/third"))
+                .isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
         // the source's third is in the child's lower layer, not on its disk: the child can write three quarters more
         exec(child, "dd", "if=/dev/zero", "of=/home/user/more", "bs=1M", "count=" + (DISK_MIB * 3 / 4));
-        CommandFailedException sourceFull = backend.execFailure(spec.id(), "dd", "if=/dev/zero", "of=/home/user/more",
-                "bs=1M", "count=" + (DISK_MIB * 3 / 4));
+        CommandFailedException sourceFull = backend.execFailure(
+                spec.id(), "dd", "if=/dev/zero", "of=/home/user/more", "bs=1M", "count=" + (DISK_MIB * 3 / 4));
         assertThat(sourceFull.getMessage()).contains("No space left on device");
         forked.envd().orElseThrow().health();
     }
 
     @Test
-    void a_pause_answers_once_the_disk_is_clean_even_while_another_namespace_holds_a_copy()
-            throws Exception {
+    void a_pause_answers_once_the_disk_is_clean_even_while_another_namespace_holds_a_copy() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
         SandboxBackend sandbox = fresh(spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
         SandboxDirs dirs = backend.factory.names().dirs(backend.factory.names().containerFor(spec.id()));
         Path pausedDir = artifacts("held-pause");
-        // what runc init or CRIU restore of another sandbox does for a moment: a new mount namespace, a copy of our mounts
+        // what runc init or CRIU restore of another sandbox does for a moment: a new mount namespace, a copy of our
+        // mounts
         Process holder = new ProcessBuilder("unshare", "-m", "sleep", "600")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectErrorStream(true).start();
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectErrorStream(true)
+                .start();
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             awaitOwnMountNamespace(holder);
             AtomicReference<Thread> pauseThread = new AtomicReference<>();
@@ -174,18 +206,30 @@ public class SandboxDiskHostTest {
             });
             // deterministic either way: the holder keeps the disk alive until killed, so a pause that does not wait
             // answers first; one that does is seen parked in the wait (its stack: no hook in production code for this)
-            HostFixture.await("the pause answered or waits for the disk's loop device", Duration.ofSeconds(60),
+            HostFixture.await(
+                    "the pause answered or waits for the disk's loop device",
+                    Duration.ofSeconds(60),
                     () -> pausing.isDone() || waitsForLoopRelease(pauseThread.get()));
 
-            assertThat(pausing).as("the pause waits while the disk lives on in the other namespace").isNotDone();
+            assertThat(pausing)
+                    .as("the pause waits while the disk lives on in the other namespace")
+                    .isNotDone();
             assertThat(mountPoint(dirs.disk())).as("our mount of it is gone").isFalse();
             holder.destroyForcibly();
             holder.waitFor();
             PausedState paused = pausing.get(SandboxDisks.RELEASE_TIMEOUT.toSeconds() + 60, TimeUnit.SECONDS);
 
-            assertThat(LoopDevices.backedUnder(pausedDir)).as("the paused image's loop device is gone").isEmpty();
-            String header = backend.factory.runner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h",
-                    pausedDir.resolve("disk.img").toString())).stdout();
+            assertThat(LoopDevices.backedUnder(pausedDir))
+                    .as("the paused image's loop device is gone")
+                    .isEmpty();
+            String header = backend.factory
+                    .runner()
+                    .run(Command.of(
+                            Duration.ofSeconds(30),
+                            "dumpe2fs",
+                            "-h",
+                            pausedDir.resolve("disk.img").toString()))
+                    .stdout();
             assertThat(header).containsPattern("Filesystem state:\\s+clean");
             sandbox.close();
             launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
@@ -211,17 +255,24 @@ public class SandboxDiskHostTest {
         Files.createDirectories(opened.dir());
         Files.move(dir.resolve("disk.img"), opened.diskImage());
         backend.factory.disks().mount(opened);
-        backend.factory.runner().run(Command.of(Duration.ofMinutes(1), "cp", "-a", opened.upper().toString(),
-                dir.resolve("upper").toString()));
+        backend.factory
+                .runner()
+                .run(Command.of(
+                        Duration.ofMinutes(1),
+                        "cp",
+                        "-a",
+                        opened.upper().toString(),
+                        dir.resolve("upper").toString()));
         backend.factory.disks().unmount(opened);
         FileTrees.deleteTree(opened.dir());
 
-        SandboxBackend resumed = launch(spec, new LaunchSource.Paused(
-                backend.factory.decodePausedState(paused.encode(), dir)));
+        SandboxBackend resumed =
+                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
-        assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip()))
+        assertThat(Long.parseLong(exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1")
+                        .strip()))
                 .isBetween(DISK_MIB - 40L, (long) DISK_MIB);
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
         FileTrees.deleteTree(dir);
@@ -232,8 +283,9 @@ public class SandboxDiskHostTest {
         Path proc = Path.of("/proc", Long.toString(process.pid()));
         HostFixture.await("the process runs in a mount namespace of its own", Duration.ofSeconds(10), () -> {
             try {
-                return Files.readString(proc.resolve("comm")).strip().equals("sleep") && !Files.readSymbolicLink(
-                        proc.resolve("ns/mnt")).equals(Files.readSymbolicLink(Path.of("/proc/self/ns/mnt")));
+                return Files.readString(proc.resolve("comm")).strip().equals("sleep")
+                        && !Files.readSymbolicLink(proc.resolve("ns/mnt"))
+                                .equals(Files.readSymbolicLink(Path.of("/proc/self/ns/mnt")));
             } catch (IOException notYet) {
                 return false;
             }
@@ -241,8 +293,10 @@ public class SandboxDiskHostTest {
     }
 
     private static boolean waitsForLoopRelease(Thread thread) {
-        return thread != null && Arrays.stream(thread.getStackTrace()).anyMatch(frame ->
-                frame.getClassName().equals(LoopBinding.class.getName()) && frame.getMethodName().equals("awaitReleased"));
+        return thread != null
+                && Arrays.stream(thread.getStackTrace())
+                        .anyMatch(frame -> frame.getClassName().equals(LoopBinding.class.getName())
+                                && frame.getMethodName().equals("awaitReleased"));
     }
 
     private static boolean mountPoint(Path dir) {
@@ -252,7 +306,6 @@ public class SandboxDiskHostTest {
             throw new IllegalStateException(e);
         }
     }
-
 
     private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
         SandboxBackend sandbox = backend.factory.prepare(spec, source);

@@ -67,7 +67,8 @@ class SandboxMeterHostTest {
         assertThat(host.diskUsed()).isCloseTo(inside.diskUsed(), offset(4 * MIB));
         assertThat(host.memUsed()).isCloseTo(inside.memUsed(), offset(16 * MIB));
         assertThat(host.memCache()).isCloseTo(inside.memCache(), offset(16 * MIB));
-        assertThat(host.timestamp()).isBetween(inside.timestamp(), inside.timestamp().plusSeconds(5));
+        assertThat(host.timestamp())
+                .isBetween(inside.timestamp(), inside.timestamp().plusSeconds(5));
         // idle for a second (a blocking `sleep 1`): neither sees much CPU use, and they agree
         exec(spec, "sleep", "1");
         EnvdMetrics hostIdle = sandbox.hostMetrics().orElseThrow();
@@ -78,7 +79,8 @@ class SandboxMeterHostTest {
         exec(spec, "dd", "if=/dev/zero", "of=/home/user/file", "bs=1M", "count=64", "conv=fsync");
         EnvdMetrics insideAfter = envd.metrics();
         EnvdMetrics hostAfter = sandbox.hostMetrics().orElseThrow();
-        assertThat(hostAfter.diskUsed()).isGreaterThanOrEqualTo(host.diskUsed() + 60 * MIB)
+        assertThat(hostAfter.diskUsed())
+                .isGreaterThanOrEqualTo(host.diskUsed() + 60 * MIB)
                 .isCloseTo(insideAfter.diskUsed(), offset(4 * MIB));
     }
 
@@ -99,7 +101,11 @@ class SandboxMeterHostTest {
         assertThat(hostBurnt.cpuUsedPct()).isCloseTo(insideBurnt.cpuUsedPct(), offset(15.0));
 
         // dd's 128 MiB buffer is filled from /dev/zero, then dd blocks writing to a pipe nobody reads
-        GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "sh",
+        GuestProcesses.start(
+                sandbox.guest().orElseThrow(),
+                spec.accessToken(),
+                "user",
+                "sh",
                 List.of("-c", "dd if=/dev/zero bs=128M count=1 2>/dev/null | sleep 100000"));
         AtomicReference<EnvdMetrics> hog = new AtomicReference<>();
         HostFixture.await("the host sees the memory hog", Duration.ofSeconds(20), () -> {
@@ -111,7 +117,9 @@ class SandboxMeterHostTest {
             return hog.get().memUsed() >= idle.memUsed() + 120 * MIB;
         });
         EnvdMetrics insideHog = envd.metrics();
-        assertThat(insideHog.memUsed()).as("envd sees it too").isGreaterThanOrEqualTo(idle.memUsed() + 120 * MIB)
+        assertThat(insideHog.memUsed())
+                .as("envd sees it too")
+                .isGreaterThanOrEqualTo(idle.memUsed() + 120 * MIB)
                 .isCloseTo(hog.get().memUsed(), offset(16 * MIB));
     }
 
@@ -126,7 +134,6 @@ class SandboxMeterHostTest {
         sandbox.close();
         FileTrees.deleteTree(artifacts);
     }
-
 
     private static SandboxBackend start(LaunchSpec spec) throws BackendException {
         SandboxBackend started = backend.factory.prepare(spec, new LaunchSource.Template(BASE));

@@ -31,7 +31,8 @@ public @interface SharedBackend {
 
     /** Fills, checks and closes the annotated static fields. */
     final class Extension implements BeforeAllCallback, AfterEachCallback, AfterAllCallback {
-        private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(SharedBackend.class);
+        private static final ExtensionContext.Namespace NAMESPACE =
+                ExtensionContext.Namespace.create(SharedBackend.class);
 
         @Override
         public void beforeAll(ExtensionContext context) throws Exception {
@@ -75,7 +76,8 @@ public @interface SharedBackend {
             List<Field> fields = new ArrayList<>();
             for (Class<?> type = testClass; type != null; type = type.getSuperclass()) {
                 for (Field field : type.getDeclaredFields()) {
-                    if (field.isAnnotationPresent(SharedBackend.class) && field.getType() == BackendFixture.class
+                    if (field.isAnnotationPresent(SharedBackend.class)
+                            && field.getType() == BackendFixture.class
                             && Modifier.isStatic(field.getModifiers())) {
                         fields.add(field);
                     }

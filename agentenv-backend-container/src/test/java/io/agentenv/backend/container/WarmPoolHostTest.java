@@ -48,14 +48,21 @@ class WarmPoolHostTest {
     }
 
     private static LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(RANDOM), BASE, Map.of("WHO", "claimer"), "user",
-                new AccessToken("tok-" + RANDOM.nextInt()), NetworkPolicy.DEFAULT);
+        return new LaunchSpec(
+                SandboxId.random(RANDOM),
+                BASE,
+                Map.of("WHO", "claimer"),
+                "user",
+                new AccessToken("tok-" + RANDOM.nextInt()),
+                NetworkPolicy.DEFAULT);
     }
 
     private void awaitReady(int count) {
         Instant deadline = Instant.now().plus(Duration.ofSeconds(90));
         while (backend.factory.warmPool().readyCount("base") < count) {
-            assertThat(Instant.now()).as("the pool has %d ready members in time", count).isBefore(deadline);
+            assertThat(Instant.now())
+                    .as("the pool has %d ready members in time", count)
+                    .isBefore(deadline);
             LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
         }
     }
@@ -71,16 +78,25 @@ class WarmPoolHostTest {
                 started.add(sandbox);
                 sandbox.start(Duration.ofSeconds(60));
             }
-            ContainerId first = backend.factory.names().containerFor(specs.get(0).id());
-            ContainerId second = backend.factory.names().containerFor(specs.get(1).id());
+            ContainerId first =
+                    backend.factory.names().containerFor(specs.get(0).id());
+            ContainerId second =
+                    backend.factory.names().containerFor(specs.get(1).id());
             assertThat(first).isNotEqualTo(second);
-            assertThat(first).isNotEqualTo(backend.factory.names().containerId(specs.get(0).id())); // the member's, claimed
-            assertThat(second).isNotEqualTo(backend.factory.names().containerId(specs.get(1).id()));
+            assertThat(first)
+                    .isNotEqualTo(
+                            backend.factory.names().containerId(specs.get(0).id())); // the member's, claimed
+            assertThat(second)
+                    .isNotEqualTo(
+                            backend.factory.names().containerId(specs.get(1).id()));
             for (int i = 0; i < specs.size(); i++) {
                 LaunchSpec spec = specs.get(i);
                 ContainerId container = backend.factory.names().containerFor(spec.id());
-                String out = backend.factory.runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
-                        .stdout().strip();
+                String out = backend.factory
+                        .runc()
+                        .exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
+                        .stdout()
+                        .strip();
                 assertThat(out).isEqualTo(spec.id().value());
                 assertThat(started.get(i).envd().orElseThrow().processes()).isEmpty(); // answers with the new token
             }
@@ -89,7 +105,8 @@ class WarmPoolHostTest {
                 sandbox.close();
             }
         }
-        assertThat(backend.factory.names().containerFor(specs.get(0).id())).isEqualTo(backend.factory.names().containerId(specs.get(0).id()));
+        assertThat(backend.factory.names().containerFor(specs.get(0).id()))
+                .isEqualTo(backend.factory.names().containerId(specs.get(0).id()));
         awaitReady(2); // refilled in the background
     }
 
@@ -101,11 +118,15 @@ class WarmPoolHostTest {
         try {
             sandbox.start(Duration.ofSeconds(60));
 
-            assertThat(backend.factory.names().containerFor(spec.id())).isNotEqualTo(backend.factory.names().containerId(spec.id()));
+            assertThat(backend.factory.names().containerFor(spec.id()))
+                    .isNotEqualTo(backend.factory.names().containerId(spec.id()));
             assertThat(sandbox.envd().orElseThrow().logs(0, 1000).entries())
                     .extracting(EnvdLogEntry::message)
                     .filteredOn(message -> message.contains("session initialised"))
-                    .singleElement().asString().contains("token_set=true").contains("default_user=user");
+                    .singleElement()
+                    .asString()
+                    .contains("token_set=true")
+                    .contains("default_user=user");
         } finally {
             sandbox.close();
         }
@@ -124,16 +145,19 @@ class WarmPoolHostTest {
             sandbox.start(Duration.ofSeconds(60));
             // then: the restarted envd has this sandbox's token and identity
             assertThat(sandbox.envd().orElseThrow().processes()).isEmpty();
-            assertThat(backend.factory.runc().exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
-                    .stdout().strip()).isEqualTo(spec.id().value());
+            assertThat(backend.factory
+                            .runc()
+                            .exec(container, List.of("sh", "-c", "hostname"), Duration.ofSeconds(20))
+                            .stdout()
+                            .strip())
+                    .isEqualTo(spec.id().value());
         } finally {
             sandbox.close();
         }
     }
 
     @Test
-    void a_claimed_sandbox_is_watched_via_the_members_processes_a_killed_envd_returns()
-            throws Exception {
+    void a_claimed_sandbox_is_watched_via_the_members_processes_a_killed_envd_returns() throws Exception {
         awaitReady(1);
         LaunchSpec spec = spec();
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
@@ -147,7 +171,9 @@ class WarmPoolHostTest {
             // then: a check sees the restarted envd and gives it this sandbox's init (its token answers)
             Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
             while (!initialisedAgain(sandbox, spec, container)) {
-                assertThat(Instant.now()).as("envd restarted and initialised again in time").isBefore(deadline);
+                assertThat(Instant.now())
+                        .as("envd restarted and initialised again in time")
+                        .isBefore(deadline);
                 assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
                 LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
             }
@@ -159,10 +185,18 @@ class WarmPoolHostTest {
     /** envd runs a command with this sandbox's env vars and default user (an uninitialised one has neither). */
     private boolean initialisedAgain(SandboxBackend sandbox, LaunchSpec spec, ContainerId container) {
         try {
-            GuestProcesses.start(sandbox.guest().orElseThrow(), spec.accessToken(), "user", "/bin/sh",
+            GuestProcesses.start(
+                    sandbox.guest().orElseThrow(),
+                    spec.accessToken(),
+                    "user",
+                    "/bin/sh",
                     List.of("-c", "echo \"$WHO $(whoami)\" > /tmp/after-restart"));
-            return backend.factory.runc().exec(container, List.of("cat", "/tmp/after-restart"), Duration.ofSeconds(20))
-                    .stdout().strip().equals("claimer user");
+            return backend.factory
+                    .runc()
+                    .exec(container, List.of("cat", "/tmp/after-restart"), Duration.ofSeconds(20))
+                    .stdout()
+                    .strip()
+                    .equals("claimer user");
         } catch (Exception notYet) {
             return false;
         }
@@ -179,8 +213,14 @@ class WarmPoolHostTest {
             sandbox.start(Duration.ofSeconds(60));
             assertThat(sandbox.hostNetwork()).isEqualTo(network);
             ContainerId container = backend.factory.names().containerFor(spec.id());
-            assertThat(backend.factory.runc().exec(container, List.of("sh", "-c", "tr '\\0' '\\n' < /proc/1/environ"),
-                    Duration.ofSeconds(20)).stdout()).contains("AENV_EXTRA_BOOT_ARGS=region=eu");
+            assertThat(backend.factory
+                            .runc()
+                            .exec(
+                                    container,
+                                    List.of("sh", "-c", "tr '\\0' '\\n' < /proc/1/environ"),
+                                    Duration.ofSeconds(20))
+                            .stdout())
+                    .contains("AENV_EXTRA_BOOT_ARGS=region=eu");
         } finally {
             sandbox.close();
         }

@@ -62,7 +62,9 @@ class WarmReservationHostTest {
     private void awaitReady(int count) {
         Instant deadline = Instant.now().plus(Duration.ofSeconds(90));
         while (backend.factory.warmPool().readyCount("base") < count) {
-            assertThat(Instant.now()).as("the pool has %d ready members in time", count).isBefore(deadline);
+            assertThat(Instant.now())
+                    .as("the pool has %d ready members in time", count)
+                    .isBefore(deadline);
             LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
         }
     }
@@ -80,8 +82,11 @@ class WarmReservationHostTest {
     /** The pids of the sandbox's java processes (its envd), as {@code pgrep} prints them; empty when none runs. */
     private String envdPids(ContainerId container) {
         try {
-            return backend.factory.runc().exec(container, List.of("sh", "-c", "pgrep -x java || true"),
-                    Duration.ofSeconds(20)).stdout().strip();
+            return backend.factory
+                    .runc()
+                    .exec(container, List.of("sh", "-c", "pgrep -x java || true"), Duration.ofSeconds(20))
+                    .stdout()
+                    .strip();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -91,7 +96,8 @@ class WarmReservationHostTest {
     private String run(SandboxBackend sandbox, SandboxId id, AccessToken token, String user, String script)
             throws Exception {
         Path out = Path.of("/tmp/out-" + System.nanoTime());
-        GuestProcesses.start(sandbox.guest().orElseThrow(), token, user, "/bin/sh", List.of("-c", script + " > " + out));
+        GuestProcesses.start(
+                sandbox.guest().orElseThrow(), token, user, "/bin/sh", List.of("-c", script + " > " + out));
         Instant deadline = Instant.now().plus(Duration.ofSeconds(20));
         while (true) {
             String text = backend.exec(id, "sh", "-c", "cat " + out + " 2>/dev/null || true");
@@ -113,30 +119,44 @@ class WarmReservationHostTest {
             reservation.close(); // taken by prepare: nothing to give back
 
             // the container is the sandbox's own, named and identified for it when the member was made
-            assertThat(((ContainerSandbox) sandbox).containerId()).isEqualTo(backend.factory.names().containerId(id));
+            assertThat(((ContainerSandbox) sandbox).containerId())
+                    .isEqualTo(backend.factory.names().containerId(id));
             assertThat(backend.factory.names().claimsDir().resolve(id.value())).doesNotExist();
-            assertThat(backend.factory.names().containerFor(id)).isEqualTo(backend.factory.names().containerId(id));
+            assertThat(backend.factory.names().containerFor(id))
+                    .isEqualTo(backend.factory.names().containerId(id));
             assertThat(backend.exec(id, "hostname")).isEqualTo(id.value());
-            assertThat(InstanceFile.read(backend.factory.names().dirs(backend.factory.names().containerId(id)))).isPresent();
+            assertThat(InstanceFile.read(
+                            backend.factory.names().dirs(backend.factory.names().containerId(id))))
+                    .isPresent();
             // envd has this sandbox's token, default user and workdir, from one init
             assertThat(run(sandbox, id, BackendFixture.token(id), "user", "echo \"$(whoami) $(pwd)\""))
                     .isEqualTo("user /home/user");
-            assertThatThrownBy(() -> GuestProcesses.start(sandbox.guest().orElseThrow(), new AccessToken("tok-other"),
-                    "user", "/bin/true", List.of())).hasMessageContaining("401");
+            assertThatThrownBy(() -> GuestProcesses.start(
+                            sandbox.guest().orElseThrow(),
+                            new AccessToken("tok-other"),
+                            "user",
+                            "/bin/true",
+                            List.of()))
+                    .hasMessageContaining("401");
             assertThat(sandbox.envd().orElseThrow().logs(0, 1000).entries())
                     .extracting(EnvdLogEntry::message)
                     .filteredOn(message -> message.contains("session initialised"))
-                    .singleElement().asString().contains("token_set=true").contains("default_user=user");
+                    .singleElement()
+                    .asString()
+                    .contains("token_set=true")
+                    .contains("default_user=user");
             // and it is never proposed again
             awaitReady(2);
-            List<Reservation> next = List.of(backend.factory.reserve(BASE).orElseThrow(),
+            List<Reservation> next = List.of(
+                    backend.factory.reserve(BASE).orElseThrow(),
                     backend.factory.reserve(BASE).orElseThrow());
             assertThat(next).extracting(Reservation::id).doesNotContain(id);
             next.forEach(Reservation::close);
         } finally {
             sandbox.close();
         }
-        assertThat(backend.factory.runc().state(backend.factory.names().containerId(id))).isEmpty();
+        assertThat(backend.factory.runc().state(backend.factory.names().containerId(id)))
+                .isEmpty();
     }
 
     @Test
@@ -157,9 +177,13 @@ class WarmReservationHostTest {
             assertThat(asRoot.envd().orElseThrow().logs(0, 1000).entries())
                     .extracting(EnvdLogEntry::message)
                     .filteredOn(message -> message.contains("session initialised"))
-                    .last().asString().contains("default_user=root");
-            assertThat(run(asRoot, second.id(), BackendFixture.token(second.id()), "root", "whoami")).isEqualTo("root");
-            assertThat(backend.exec(second.id(), "hostname")).isEqualTo(second.id().value());
+                    .last()
+                    .asString()
+                    .contains("default_user=root");
+            assertThat(run(asRoot, second.id(), BackendFixture.token(second.id()), "root", "whoami"))
+                    .isEqualTo("root");
+            assertThat(backend.exec(second.id(), "hostname"))
+                    .isEqualTo(second.id().value());
         } finally {
             first.close();
             second.close();
@@ -179,14 +203,23 @@ class WarmReservationHostTest {
         String killed = envdPids(container);
         backend.factory.runc().exec(container, List.of("pkill", "-KILL", "-x", "java"), Duration.ofSeconds(20));
         // the envd is gone (its exit seen), not only signalled: a claim racing its exit would still find it running
-        HostFixture.await("the killed envd has exited", Duration.ofSeconds(20), () -> !envdPids(container).equals(killed));
+        HostFixture.await(
+                "the killed envd has exited",
+                Duration.ofSeconds(20),
+                () -> !envdPids(container).equals(killed));
         // when
         SandboxBackend sandbox = claim(spec(id, Map.of(), "user"));
         try {
             // then: the new envd has this sandbox's token and default user
-            assertThat(run(sandbox, id, BackendFixture.token(id), "user", "whoami")).isEqualTo("user");
-            assertThatThrownBy(() -> GuestProcesses.start(sandbox.guest().orElseThrow(), new AccessToken("tok-other"),
-                    "user", "/bin/true", List.of())).hasMessageContaining("401");
+            assertThat(run(sandbox, id, BackendFixture.token(id), "user", "whoami"))
+                    .isEqualTo("user");
+            assertThatThrownBy(() -> GuestProcesses.start(
+                            sandbox.guest().orElseThrow(),
+                            new AccessToken("tok-other"),
+                            "user",
+                            "/bin/true",
+                            List.of()))
+                    .hasMessageContaining("401");
         } finally {
             reservation.close();
             sandbox.close();
@@ -224,7 +257,8 @@ class WarmReservationHostTest {
             byte[] paused = sandbox.pause(PauseMode.WITH_MEMORY, dir).encode();
             sandbox.close();
 
-            resumed = backend.factory.prepare(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused, dir)));
+            resumed = backend.factory.prepare(
+                    spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused, dir)));
             resumed.start(READY);
 
             assertThat(backend.exec(spec.id(), "cat", "/tmp/mark")).isEqualTo("kept");
@@ -241,8 +275,7 @@ class WarmReservationHostTest {
     }
 
     @Test
-    void after_a_restart_claimed_members_reattach_without_claim_records_others_are_reaped()
-            throws Exception {
+    void after_a_restart_claimed_members_reattach_without_claim_records_others_are_reaped() throws Exception {
         // given: a claimed member and a full pool (its refill idle), then the backend dies
         awaitReady(1);
         Reservation reservation = backend.factory.reserve(BASE).orElseThrow();
@@ -251,7 +284,8 @@ class WarmReservationHostTest {
         reservation.close();
         awaitReady(2);
         List<ContainerId> unclaimed = backend.factory.runc().list().stream()
-                .filter(c -> c.value().startsWith(backend.idPrefix) && !c.equals(backend.factory.names().containerId(spec.id())))
+                .filter(c -> c.value().startsWith(backend.idPrefix)
+                        && !c.equals(backend.factory.names().containerId(spec.id())))
                 .toList();
         assertThat(unclaimed).hasSize(2);
 
@@ -264,11 +298,15 @@ class WarmReservationHostTest {
 
             // then it runs on with its token, and the members no one claimed are gone
             assertThat(reattached).isPresent();
-            assertThat(((ContainerSandbox) reattached.get()).containerId()).isEqualTo(backend.factory.names().containerId(spec.id()));
+            assertThat(((ContainerSandbox) reattached.get()).containerId())
+                    .isEqualTo(backend.factory.names().containerId(spec.id()));
             assertThat(reattached.get().envd().orElseThrow().processes()).isEmpty();
             for (ContainerId member : unclaimed) {
-                assertThat(backend.factory.runc().state(member)).as("unclaimed member %s", member).isEmpty();
-                assertThat(Files.exists(backend.factory.names().dirs(member).dir())).isFalse();
+                assertThat(backend.factory.runc().state(member))
+                        .as("unclaimed member %s", member)
+                        .isEmpty();
+                assertThat(Files.exists(backend.factory.names().dirs(member).dir()))
+                        .isFalse();
             }
         } finally {
             if (reattached.isPresent()) {

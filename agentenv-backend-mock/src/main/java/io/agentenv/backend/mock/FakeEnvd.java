@@ -1,5 +1,7 @@
 package io.agentenv.backend.mock;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdException;
@@ -9,7 +11,6 @@ import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.Resources;
-
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -25,8 +26,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
-import static java.util.Objects.requireNonNull;
-
 /**
  * An in-memory envd for one runtime generation of a mock sandbox. Metrics are derived from the instance's resources
  * and the clock unless a test sets them; logs are a journal a test appends to; processes a list a test sets. Per call a
@@ -34,7 +33,13 @@ import static java.util.Objects.requireNonNull;
  * (the instance paused or closed) every call fails with {@link EnvdException.Unreachable}, as the real client does.
  */
 public final class FakeEnvd implements EnvdApi {
-    public enum Call { HEALTH, INIT, METRICS, LOGS, PROCESSES }
+    public enum Call {
+        HEALTH,
+        INIT,
+        METRICS,
+        LOGS,
+        PROCESSES
+    }
 
     private static final long MIB = 1024L * 1024L;
     private static final int MAX_LIMIT = 1000;
@@ -65,8 +70,15 @@ public final class FakeEnvd implements EnvdApi {
         }
         long memTotal = resources.memoryMiB() * MIB;
         long diskTotal = resources.diskSizeMiB() * MIB;
-        this.metrics = new AtomicReference<>(c -> new EnvdMetrics(c.instant(), resources.cpuCount(), 1.5,
-                memTotal / 4, memTotal, memTotal / 16, diskTotal / 8, diskTotal));
+        this.metrics = new AtomicReference<>(c -> new EnvdMetrics(
+                c.instant(),
+                resources.cpuCount(),
+                1.5,
+                memTotal / 4,
+                memTotal,
+                memTotal / 16,
+                diskTotal / 8,
+                diskTotal));
     }
 
     // ---- EnvdApi -----------------------------------------------------------------------------------------------
@@ -98,8 +110,10 @@ public final class FakeEnvd implements EnvdApi {
         enter(Call.LOGS);
         synchronized (journal) {
             long first = journal.isEmpty() ? nextSeq : journal.getFirst().seq();
-            List<EnvdLogEntry> page = journal.stream().filter(e -> e.seq() >= cursor).limit(limit).toList();
-            long next = page.isEmpty() ? Math.max(cursor, first) : page.getLast().seq() + 1;
+            List<EnvdLogEntry> page =
+                    journal.stream().filter(e -> e.seq() >= cursor).limit(limit).toList();
+            long next =
+                    page.isEmpty() ? Math.max(cursor, first) : page.getLast().seq() + 1;
             return new EnvdLogPage(page, next, first);
         }
     }

@@ -1,16 +1,14 @@
 package io.agentenv.backend.mock;
 
-import io.agentenv.spi.BackendException;
-
-import java.time.Duration;
-
 import static java.util.Objects.requireNonNull;
+
+import io.agentenv.spi.BackendException;
+import java.time.Duration;
 
 /** What the next call of one {@link MockOp} does. Unscripted calls succeed. */
 public sealed interface MockAction {
     /** Proceed normally. */
-    record Succeed() implements MockAction {
-    }
+    record Succeed() implements MockAction {}
 
     /** Throw {@code error} without changing the instance (Terminal marks the instance broken). */
     record Fail(BackendException error) implements MockAction {

@@ -1,5 +1,7 @@
 package io.agentenv.backend.mock;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.GuestEndpoint;
@@ -15,7 +17,6 @@ import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateDescriptor;
 import io.agentenv.spi.TemplateId;
-
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
@@ -34,8 +35,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * A scriptable in-memory backend for tests (ServiceLoader name {@code mock}). It runs nothing: instances only track a
@@ -62,6 +61,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     private final Map<SandboxId, TemplateId> reserved = new ConcurrentHashMap<>();
     /** Reserved ids prepare took, in order. */
     private final List<SandboxId> taken = new CopyOnWriteArrayList<>();
+
     private final SecureRandom random = new SecureRandom();
 
     /** The ServiceLoader constructor: knows the built-in template {@code base}. */
@@ -119,7 +119,8 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         MockSandbox sandbox = new MockSandbox(this, spec, source, resources, nextHostNetwork());
         instances.add(sandbox);
         MockSandbox previous = live.put(spec.id(), sandbox);
-        if (previous != null && previous.status() != MockSandbox.Status.CLOSED
+        if (previous != null
+                && previous.status() != MockSandbox.Status.CLOSED
                 && previous.status() != MockSandbox.Status.STOPPED) {
             violations.add("two live instances for sandbox " + spec.id());
         }
@@ -268,8 +269,8 @@ public final class MockBackendFactory implements SandboxBackendFactory {
             if (colon <= 0) {
                 throw new IllegalArgumentException("no host");
             }
-            guestEndpoint(new GuestEndpoint(value.substring(0, colon),
-                    Integer.parseInt(value.substring(colon + 1)), socket));
+            guestEndpoint(
+                    new GuestEndpoint(value.substring(0, colon), Integer.parseInt(value.substring(colon + 1)), socket));
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
             throw new BackendException.Terminal("mock setting guest_endpoint must be host:port: " + value);
         }
@@ -299,10 +300,12 @@ public final class MockBackendFactory implements SandboxBackendFactory {
 
     /** Instances holding resources: prepared, running, frozen, broken or dead, and not yet closed. */
     public List<MockSandbox> openInstances() {
-        return instances.stream().filter(s -> switch (s.status()) {
-            case PREPARED, RUNNING, FROZEN, BROKEN, DEAD -> true;
-            case STOPPED, CLOSED -> false;
-        }).toList();
+        return instances.stream()
+                .filter(s -> switch (s.status()) {
+                    case PREPARED, RUNNING, FROZEN, BROKEN, DEAD -> true;
+                    case STOPPED, CLOSED -> false;
+                })
+                .toList();
     }
 
     /** The ids of the ready instances of {@code template} no create reserved, in the order they are proposed. */
@@ -361,8 +364,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
 
     private static void run(MockAction action, MockSandbox target) throws BackendException {
         switch (action) {
-            case MockAction.Succeed s -> {
-            }
+            case MockAction.Succeed s -> {}
             case MockAction.Fail f -> {
                 if (f.error() instanceof BackendException.Terminal && target != null) {
                     target.broken();

@@ -1,11 +1,12 @@
 package io.agentenv.backend.mock;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.Resources;
-
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -21,8 +22,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * Encoded as {@code paused|<mode>|<cpu>|<memory>|<disk>|<sandbox id>}. The fake envd's journal at pause is kept in
@@ -40,14 +39,20 @@ record MockPausedState(PauseMode mode, Resources resources, String sandboxId, Pa
 
     @Override
     public byte[] encode() {
-        return MockSandbox.utf8(String.join("|", "paused", mode.name(), Integer.toString(resources.cpuCount()),
-                Integer.toString(resources.memoryMiB()), Integer.toString(resources.diskSizeMiB()), sandboxId));
+        return MockSandbox.utf8(String.join(
+                "|",
+                "paused",
+                mode.name(),
+                Integer.toString(resources.cpuCount()),
+                Integer.toString(resources.memoryMiB()),
+                Integer.toString(resources.diskSizeMiB()),
+                sandboxId));
     }
 
     @Override
     public Optional<List<EnvdLogEntry>> guestLogs() {
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(
-                Files.newInputStream(artifactDir.resolve(GUEST_LOGS))))) {
+        try (DataInputStream in =
+                new DataInputStream(new BufferedInputStream(Files.newInputStream(artifactDir.resolve(GUEST_LOGS))))) {
             int count = in.readInt();
             List<EnvdLogEntry> entries = new ArrayList<>();
             for (int i = 0; i < count; i++) {
@@ -58,8 +63,8 @@ record MockPausedState(PauseMode mode, Resources resources, String sandboxId, Pa
                 int pid = in.readInt();
                 String stream = in.readUTF();
                 String message = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
-                entries.add(new EnvdLogEntry(seq, at, source, level,
-                        pid < 0 ? OptionalInt.empty() : OptionalInt.of(pid), stream, message));
+                entries.add(new EnvdLogEntry(
+                        seq, at, source, level, pid < 0 ? OptionalInt.empty() : OptionalInt.of(pid), stream, message));
             }
             return Optional.of(List.copyOf(entries));
         } catch (NoSuchFileException e) {
@@ -71,8 +76,8 @@ record MockPausedState(PauseMode mode, Resources resources, String sandboxId, Pa
 
     /** Writes the fake envd's journal as it is now; a test double, so the format is the simplest there is. */
     static void keepGuestLogs(Path artifactDir, List<EnvdLogEntry> entries) throws IOException {
-        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(
-                Files.newOutputStream(artifactDir.resolve(GUEST_LOGS))))) {
+        try (DataOutputStream out = new DataOutputStream(
+                new BufferedOutputStream(Files.newOutputStream(artifactDir.resolve(GUEST_LOGS))))) {
             out.writeInt(entries.size());
             for (EnvdLogEntry e : entries) {
                 out.writeLong(e.seq());
@@ -96,8 +101,11 @@ record MockPausedState(PauseMode mode, Resources resources, String sandboxId, Pa
             if (parts.length != 6 || !parts[0].equals("paused")) {
                 throw new IllegalArgumentException("not a mock paused state");
             }
-            return new MockPausedState(PauseMode.valueOf(parts[1]), new Resources(Integer.parseInt(parts[2]),
-                    Integer.parseInt(parts[3]), Integer.parseInt(parts[4])), parts[5], artifactDir);
+            return new MockPausedState(
+                    PauseMode.valueOf(parts[1]),
+                    new Resources(Integer.parseInt(parts[2]), Integer.parseInt(parts[3]), Integer.parseInt(parts[4])),
+                    parts[5],
+                    artifactDir);
         } catch (IllegalArgumentException e) {
             throw new BackendException.Terminal("cannot decode mock paused state", e);
         }

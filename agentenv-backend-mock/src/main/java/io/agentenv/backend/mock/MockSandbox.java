@@ -1,5 +1,7 @@
 package io.agentenv.backend.mock;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdException;
@@ -18,7 +20,6 @@ import io.agentenv.spi.PausedState;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SnapshotState;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,8 +31,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static java.util.Objects.requireNonNull;
 
 /** One fake sandbox instance. Its {@link Status} lets tests see what the orchestrator did to it. */
 public final class MockSandbox implements SandboxBackend {
@@ -70,8 +69,12 @@ public final class MockSandbox implements SandboxBackend {
     private volatile HostReading hostReading = Optional::empty;
     private final AtomicInteger hostReads = new AtomicInteger();
 
-    MockSandbox(MockBackendFactory factory, LaunchSpec spec, LaunchSource source, Resources resources,
-                HostNetwork hostNetwork) {
+    MockSandbox(
+            MockBackendFactory factory,
+            LaunchSpec spec,
+            LaunchSource source,
+            Resources resources,
+            HostNetwork hostNetwork) {
         this.factory = requireNonNull(factory, "factory is null");
         this.spec = requireNonNull(spec, "spec is null");
         this.source = requireNonNull(source, "source is null");
@@ -175,8 +178,12 @@ public final class MockSandbox implements SandboxBackend {
         expect(Status.PREPARED, "start");
         try {
             envd.health();
-            envd.init(new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
-                    Optional.empty(), Clock.systemUTC().instant()));
+            envd.init(new EnvdInit(
+                    Optional.of(spec.accessToken()),
+                    spec.envVars(),
+                    Optional.of(spec.defaultUser()),
+                    Optional.empty(),
+                    Clock.systemUTC().instant()));
         } catch (EnvdException e) {
             throw new BackendException.Terminal("fake envd did not come up", e);
         }

@@ -1,12 +1,11 @@
 package io.agentenv.backend.mock;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SnapshotState;
-
 import java.nio.charset.StandardCharsets;
-
-import static java.util.Objects.requireNonNull;
 
 /** Encoded as {@code snapshot|<cpu>|<memory>|<disk>|<source sandbox id>}. */
 record MockSnapshotState(Resources resources, String sourceSandboxId) implements SnapshotState {
@@ -17,8 +16,13 @@ record MockSnapshotState(Resources resources, String sourceSandboxId) implements
 
     @Override
     public byte[] encode() {
-        return MockSandbox.utf8(String.join("|", "snapshot", Integer.toString(resources.cpuCount()),
-                Integer.toString(resources.memoryMiB()), Integer.toString(resources.diskSizeMiB()), sourceSandboxId));
+        return MockSandbox.utf8(String.join(
+                "|",
+                "snapshot",
+                Integer.toString(resources.cpuCount()),
+                Integer.toString(resources.memoryMiB()),
+                Integer.toString(resources.diskSizeMiB()),
+                sourceSandboxId));
     }
 
     static MockSnapshotState decode(byte[] encoded) throws BackendException {
@@ -27,8 +31,9 @@ record MockSnapshotState(Resources resources, String sourceSandboxId) implements
             if (parts.length != 5 || !parts[0].equals("snapshot")) {
                 throw new IllegalArgumentException("not a mock snapshot state");
             }
-            return new MockSnapshotState(new Resources(Integer.parseInt(parts[1]), Integer.parseInt(parts[2]),
-                    Integer.parseInt(parts[3])), parts[4]);
+            return new MockSnapshotState(
+                    new Resources(Integer.parseInt(parts[1]), Integer.parseInt(parts[2]), Integer.parseInt(parts[3])),
+                    parts[4]);
         } catch (IllegalArgumentException e) {
             throw new BackendException.Terminal("cannot decode mock snapshot state", e);
         }

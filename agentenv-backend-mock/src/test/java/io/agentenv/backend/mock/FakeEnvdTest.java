@@ -1,5 +1,8 @@
 package io.agentenv.backend.mock;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdLogEntry;
@@ -12,11 +15,6 @@ import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -26,9 +24,10 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class FakeEnvdTest {
@@ -94,8 +93,8 @@ class FakeEnvdTest {
     void a_mock_sandbox_initialises_its_own_envd_at_start_and_disconnects_it_when_paused() throws Exception {
         MockBackendFactory factory = new MockBackendFactory();
         SandboxId id = new SandboxId("a".repeat(SandboxId.LENGTH));
-        LaunchSpec spec = new LaunchSpec(id, new TemplateId("base"), Map.of("A", "1"), "user",
-                new AccessToken("secret"), NetworkPolicy.DEFAULT);
+        LaunchSpec spec = new LaunchSpec(
+                id, new TemplateId("base"), Map.of("A", "1"), "user", new AccessToken("secret"), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = factory.prepare(spec, new LaunchSource.Template(new TemplateId("base")));
         assertThat(sandbox.envd()).isEmpty();
 

@@ -1,5 +1,8 @@
 package io.agentenv.backend.mock;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
@@ -12,11 +15,6 @@ import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -25,9 +23,10 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class MockBackendFactoryTest {
@@ -39,8 +38,10 @@ class MockBackendFactoryTest {
 
     @Test
     void the_service_loader_finds_it_under_the_name_mock() {
-        assertThat(ServiceLoader.load(SandboxBackendFactory.class).stream().map(ServiceLoader.Provider::get)
-                .map(SandboxBackendFactory::name)).contains("mock");
+        assertThat(ServiceLoader.load(SandboxBackendFactory.class).stream()
+                        .map(ServiceLoader.Provider::get)
+                        .map(SandboxBackendFactory::name))
+                .contains("mock");
     }
 
     @Test
@@ -68,7 +69,8 @@ class MockBackendFactoryTest {
         first.start(READY);
         // then
         assertThat(first.hostNetwork()).isPresent();
-        assertThat(first.hostNetwork().orElseThrow().namespacePath().toString()).startsWith("/var/run/netns/aenv-mock-");
+        assertThat(first.hostNetwork().orElseThrow().namespacePath().toString())
+                .startsWith("/var/run/netns/aenv-mock-");
         assertThat(second.hostNetwork()).isPresent().isNotEqualTo(first.hostNetwork());
         assertThat(((MockSandbox) first).bootArgs()).contains("vpn=1");
         assertThatThrownBy(() -> first.extraBootArgs("late")).isInstanceOf(BackendException.class);
@@ -84,7 +86,8 @@ class MockBackendFactoryTest {
         assertThatThrownBy(() -> sandbox.snapshot(dir.resolve("s"))).isInstanceOf(BackendException.Recoverable.class);
         assertThat(((MockSandbox) sandbox).status()).isEqualTo(MockSandbox.Status.RUNNING);
         SnapshotState snapshot = sandbox.snapshot(dir.resolve("s"));
-        assertThat(factory.decodeSnapshotState(snapshot.encode(), dir.resolve("s"))).isEqualTo(snapshot);
+        assertThat(factory.decodeSnapshotState(snapshot.encode(), dir.resolve("s")))
+                .isEqualTo(snapshot);
     }
 
     @Test
@@ -93,7 +96,8 @@ class MockBackendFactoryTest {
         SandboxBackend sandbox = started();
         factory.script(MockOp.PAUSE, MockAction.terminal("criu crashed"));
         // when
-        assertThatThrownBy(() -> sandbox.pause(PauseMode.WITH_MEMORY, dir)).isInstanceOf(BackendException.Terminal.class);
+        assertThatThrownBy(() -> sandbox.pause(PauseMode.WITH_MEMORY, dir))
+                .isInstanceOf(BackendException.Terminal.class);
         // then
         assertThat(factory.openInstances()).hasSize(1);
         sandbox.close();
@@ -147,7 +151,8 @@ class MockBackendFactoryTest {
 
     @Test
     void decoding_fails_terminally_when_the_artifacts_are_gone() {
-        assertThatThrownBy(() -> factory.decodePausedState("paused|WITH_MEMORY|1|1|1|x".getBytes(StandardCharsets.UTF_8), dir.resolve("none")))
+        assertThatThrownBy(() -> factory.decodePausedState(
+                        "paused|WITH_MEMORY|1|1|1|x".getBytes(StandardCharsets.UTF_8), dir.resolve("none")))
                 .isInstanceOf(BackendException.Terminal.class);
     }
 
@@ -158,7 +163,12 @@ class MockBackendFactoryTest {
     }
 
     private static LaunchSpec spec() {
-        return new LaunchSpec(SandboxId.random(new SecureRandom()), new TemplateId("base"), Map.of("A", "b"), "user",
-                new AccessToken("t"), NetworkPolicy.DEFAULT);
+        return new LaunchSpec(
+                SandboxId.random(new SecureRandom()),
+                new TemplateId("base"),
+                Map.of("A", "b"),
+                "user",
+                new AccessToken("t"),
+                NetworkPolicy.DEFAULT);
     }
 }

@@ -1,10 +1,9 @@
 package io.agentenv.envd.client;
 
-import io.agentenv.spi.GuestEndpoint;
-
-import java.nio.file.Path;
-
 import static java.util.Objects.requireNonNull;
+
+import io.agentenv.spi.GuestEndpoint;
+import java.nio.file.Path;
 
 /** Where envd listens, as seen from the host: a unix socket on the host, or a TCP address. */
 public sealed interface EnvdAddress {
@@ -35,7 +34,8 @@ public sealed interface EnvdAddress {
     /** The unix socket of {@code endpoint} when it has one (no network stack in between), else its TCP address. */
     static EnvdAddress of(GuestEndpoint endpoint) {
         requireNonNull(endpoint, "endpoint is null");
-        return endpoint.unixSocket().<EnvdAddress>map(Unix::new)
+        return endpoint.unixSocket()
+                .<EnvdAddress>map(Unix::new)
                 .orElseGet(() -> new Tcp(endpoint.host(), endpoint.port()));
     }
 }

@@ -1,8 +1,8 @@
 package io.agentenv.envd.client;
 
-import java.time.Duration;
-
 import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
 
 /**
  * Timeouts and limits of the envd client.
@@ -15,12 +15,22 @@ import static java.util.Objects.requireNonNull;
  * @param maxConnections   connections per client (one client per runtime generation)
  * @param maxResponseBytes an answer larger than this is rejected (log pages are the largest)
  */
-public record EnvdClientSettings(Duration connectTimeout, Duration callTimeout, Duration probeTimeout,
-                                 Duration pollInterval, Duration idleTimeout, int maxConnections,
-                                 int maxResponseBytes) {
+public record EnvdClientSettings(
+        Duration connectTimeout,
+        Duration callTimeout,
+        Duration probeTimeout,
+        Duration pollInterval,
+        Duration idleTimeout,
+        int maxConnections,
+        int maxResponseBytes) {
     /** 1 s connect, 10 s per call, 1 s per probe every 5 ms, 30 s idle, 8 connections, 16 MiB answers. */
-    public static final EnvdClientSettings DEFAULTS = new EnvdClientSettings(Duration.ofSeconds(1),
-            Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofMillis(5), Duration.ofSeconds(30), 8,
+    public static final EnvdClientSettings DEFAULTS = new EnvdClientSettings(
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(1),
+            Duration.ofMillis(5),
+            Duration.ofSeconds(30),
+            8,
             16 * 1024 * 1024);
 
     public EnvdClientSettings {

@@ -1,7 +1,14 @@
 package io.agentenv.envd.client;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.SandboxId;
+import java.time.Clock;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpField;
@@ -11,14 +18,6 @@ import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.SocketAddressResolver;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
-
-import java.time.Clock;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * Opens {@link HttpEnvdClient}s, one per runtime generation of a sandbox, each with its own connection pool, sharing

@@ -19,7 +19,6 @@ import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestProcess;
-
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,8 +51,12 @@ final class EnvdWire {
     private EnvdWire() {}
 
     static InitBody initBody(EnvdInit init) {
-        return new InitBody(init.accessToken().map(AccessToken::value).orElse(null), init.envVars(),
-                init.defaultUser().orElse(null), init.defaultWorkdir().orElse(null), init.timestamp().toString());
+        return new InitBody(
+                init.accessToken().map(AccessToken::value).orElse(null),
+                init.envVars(),
+                init.defaultUser().orElse(null),
+                init.defaultWorkdir().orElse(null),
+                init.timestamp().toString());
     }
 
     static String init(EnvdInit init) {
@@ -67,8 +70,15 @@ final class EnvdWire {
     static EnvdMetrics metrics(String text) throws Malformed {
         try {
             Metrics m = JSON.readValue(text, Metrics.class);
-            return new EnvdMetrics(Instant.ofEpochSecond(m.ts()), m.cpuCount(), m.cpuUsedPct(), m.memUsed(),
-                    m.memTotal(), m.memCache(), m.diskUsed(), m.diskTotal());
+            return new EnvdMetrics(
+                    Instant.ofEpochSecond(m.ts()),
+                    m.cpuCount(),
+                    m.cpuUsedPct(),
+                    m.memUsed(),
+                    m.memTotal(),
+                    m.memCache(),
+                    m.diskUsed(),
+                    m.diskTotal());
         } catch (JsonProcessingException | RuntimeException e) {
             throw new Malformed("metrics body is not envd's metrics shape", e);
         }
@@ -79,9 +89,14 @@ final class EnvdWire {
             LogPage page = JSON.readValue(text, LogPage.class);
             List<EnvdLogEntry> out = new ArrayList<>(page.entries().size());
             for (LogEntry e : page.entries()) {
-                out.add(new EnvdLogEntry(e.seq(), Instant.parse(e.timestamp()),
-                        EnvdLogEntry.Source.valueOf(e.source().toUpperCase(Locale.ROOT)), e.level(),
-                        e.pid() == null ? OptionalInt.empty() : OptionalInt.of(e.pid()), e.stream(), e.message()));
+                out.add(new EnvdLogEntry(
+                        e.seq(),
+                        Instant.parse(e.timestamp()),
+                        EnvdLogEntry.Source.valueOf(e.source().toUpperCase(Locale.ROOT)),
+                        e.level(),
+                        e.pid() == null ? OptionalInt.empty() : OptionalInt.of(e.pid()),
+                        e.stream(),
+                        e.message()));
             }
             return new EnvdLogPage(out, page.nextCursor(), page.firstAvailable());
         } catch (JsonProcessingException | RuntimeException e) {
@@ -95,8 +110,12 @@ final class EnvdWire {
             PROTO_JSON.merge(text, builder);
             List<GuestProcess> out = new ArrayList<>();
             for (ProcessInfo info : builder.getProcessesList()) {
-                out.add(new GuestProcess(info.getPid(), info.hasTag() ? Optional.of(info.getTag()) : Optional.empty(),
-                        info.getConfig().getCmd(), info.getConfig().getArgsList(), info.getConfig().getEnvsMap(),
+                out.add(new GuestProcess(
+                        info.getPid(),
+                        info.hasTag() ? Optional.of(info.getTag()) : Optional.empty(),
+                        info.getConfig().getCmd(),
+                        info.getConfig().getArgsList(),
+                        info.getConfig().getEnvsMap(),
                         info.getConfig().hasCwd() ? Optional.of(info.getConfig().getCwd()) : Optional.empty()));
             }
             return out;

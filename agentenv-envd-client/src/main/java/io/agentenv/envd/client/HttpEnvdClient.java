@@ -1,5 +1,7 @@
 package io.agentenv.envd.client;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdException;
@@ -8,16 +10,6 @@ import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.SandboxId;
-import org.eclipse.jetty.client.CompletableResponseListener;
-import org.eclipse.jetty.client.ContentResponse;
-import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.Request;
-import org.eclipse.jetty.client.StringRequestContent;
-import org.eclipse.jetty.http.HttpMethod;
-import org.eclipse.jetty.io.Transport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -32,8 +24,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
-
-import static java.util.Objects.requireNonNull;
+import org.eclipse.jetty.client.CompletableResponseListener;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.io.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link EnvdApi} over HTTP/1.1 to one runtime generation of one sandbox's envd: keep-alive connections with
@@ -56,8 +55,14 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
     private final AtomicReference<Optional<AccessToken>> token;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    HttpEnvdClient(HttpClient http, SandboxId sandbox, EnvdAddress address, Optional<AccessToken> token,
-                   EnvdClientSettings settings, Clock clock, Consumer<HttpEnvdClient> onClose) {
+    HttpEnvdClient(
+            HttpClient http,
+            SandboxId sandbox,
+            EnvdAddress address,
+            Optional<AccessToken> token,
+            EnvdClientSettings settings,
+            Clock clock,
+            Consumer<HttpEnvdClient> onClose) {
         this.http = requireNonNull(http, "http is null");
         this.sandbox = requireNonNull(sandbox, "sandbox is null");
         this.address = requireNonNull(address, "address is null");
@@ -105,14 +110,16 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
         while (true) {
             Duration left = Duration.between(clock.instant(), deadline);
             if (left.isNegative() || left.isZero()) {
-                throw new EnvdException.Unreachable("envd of sandbox " + sandbox + " was not " + state + " after "
-                        + probes + " probes", last);
+                throw new EnvdException.Unreachable(
+                        "envd of sandbox " + sandbox + " was not " + state + " after " + probes + " probes", last);
             }
             probes++;
             try {
                 Duration probe = left.compareTo(settings.probeTimeout()) < 0 ? left : settings.probeTimeout();
                 expectNoContent(send(HttpMethod.GET, path, null, Optional.empty(), probe), path);
-                log.atDebug().addKeyValue("sandbox_id", sandbox.value()).addKeyValue("probes", probes)
+                log.atDebug()
+                        .addKeyValue("sandbox_id", sandbox.value())
+                        .addKeyValue("probes", probes)
                         .log("envd is " + state);
                 return;
             } catch (EnvdException e) {
@@ -134,15 +141,15 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
     @Override
     public void init(EnvdInit init) throws EnvdException {
         requireNonNull(init, "init is null");
-        expectNoContent(send(HttpMethod.POST, "/init", EnvdWire.init(init), Optional.empty(), settings.callTimeout()),
-                "/init");
+        expectNoContent(
+                send(HttpMethod.POST, "/init", EnvdWire.init(init), Optional.empty(), settings.callTimeout()), "/init");
         init.accessToken().ifPresent(t -> token.set(Optional.of(t)));
     }
 
     @Override
     public EnvdMetrics metrics() throws EnvdException {
-        String body = expectOk(send(HttpMethod.GET, "/metrics", null, Optional.empty(), settings.callTimeout()),
-                "/metrics");
+        String body =
+                expectOk(send(HttpMethod.GET, "/metrics", null, Optional.empty(), settings.callTimeout()), "/metrics");
         try {
             return EnvdWire.metrics(body);
         } catch (EnvdWire.Malformed e) {
@@ -158,8 +165,14 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
         if (limit < 1 || limit > MAX_LOG_LIMIT) {
             throw new IllegalArgumentException("limit must be 1.." + MAX_LOG_LIMIT + ", got " + limit);
         }
-        String body = expectOk(send(HttpMethod.GET, "/logs", null, Optional.of("cursor=" + cursor + "&limit=" + limit),
-                settings.callTimeout()), "/logs");
+        String body = expectOk(
+                send(
+                        HttpMethod.GET,
+                        "/logs",
+                        null,
+                        Optional.of("cursor=" + cursor + "&limit=" + limit),
+                        settings.callTimeout()),
+                "/logs");
         try {
             return EnvdWire.logs(body);
         } catch (EnvdWire.Malformed e) {
@@ -210,8 +223,8 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
         if (closed.get()) {
             throw new EnvdException.Unreachable("the envd client of sandbox " + sandbox + " is closed");
         }
-        Request request = http.newRequest(uri(path, query)).method(method)
-                .timeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        Request request =
+                http.newRequest(uri(path, query)).method(method).timeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
         unix.ifPresent(request::transport);
         token.get().ifPresent(t -> request.headers(h -> h.put(TOKEN_HEADER, t.value())));
         if (json != null) {
@@ -227,8 +240,8 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
             Thread.currentThread().interrupt();
             throw new EnvdException.Unreachable("interrupted during " + method + " " + path, e);
         } catch (ExecutionException e) {
-            throw new EnvdException.Unreachable(method + " " + path + " to envd of sandbox " + sandbox + " failed: "
-                    + e.getCause(), e.getCause());
+            throw new EnvdException.Unreachable(
+                    method + " " + path + " to envd of sandbox " + sandbox + " failed: " + e.getCause(), e.getCause());
         }
     }
 
@@ -250,8 +263,10 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
 
     private EnvdException rejected(ContentResponse response, String path) {
         String message = EnvdWire.errorMessage(response.getContentAsString());
-        return new EnvdException.Rejected(response.getStatus(), "envd of sandbox " + sandbox + " answered "
-                + response.getStatus() + " to " + path + (message.isEmpty() ? "" : ": " + message));
+        return new EnvdException.Rejected(
+                response.getStatus(),
+                "envd of sandbox " + sandbox + " answered " + response.getStatus() + " to " + path
+                        + (message.isEmpty() ? "" : ": " + message));
     }
 
     private void expectNoContent(ContentResponse response, String path) throws EnvdException {
@@ -268,7 +283,9 @@ public final class HttpEnvdClient implements EnvdApi, AutoCloseable {
     }
 
     private EnvdException malformed(String path, EnvdWire.Malformed e) {
-        return new EnvdException.Rejected(0, "envd of sandbox " + sandbox + " answered an unreadable body to " + path
-                + ": " + e.getMessage(), e.getCause());
+        return new EnvdException.Rejected(
+                0,
+                "envd of sandbox " + sandbox + " answered an unreadable body to " + path + ": " + e.getMessage(),
+                e.getCause());
     }
 }

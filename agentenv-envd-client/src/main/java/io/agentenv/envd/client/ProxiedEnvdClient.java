@@ -42,6 +42,7 @@ public final class ProxiedEnvdClient {
     public static final int ENVD_PORT = 49983;
     /** Larger than envd's biggest message (32 KiB of output, base64'd, or a deep ListDir). */
     private static final int MAX_MESSAGE = 64 * 1024 * 1024;
+
     private static final Duration HEADERS_TIMEOUT = Duration.ofSeconds(60);
     private static final WireFormat CODEC = WireFormat.JSON;
 
@@ -54,7 +55,8 @@ public final class ProxiedEnvdClient {
 
         @Override
         public String toString() {
-            return "Target[sandboxId=" + sandboxId + ", accessToken=" + (accessToken.isPresent() ? "<redacted>" : "none") + "]";
+            return "Target[sandboxId=" + sandboxId + ", accessToken="
+                    + (accessToken.isPresent() ? "<redacted>" : "none") + "]";
         }
     }
 
@@ -75,7 +77,8 @@ public final class ProxiedEnvdClient {
 
     /** A unary Connect call, e.g. {@code procedure = "filesystem.Filesystem/ListDir"}. */
     public <T extends Message> T unary(String procedure, Message request, T responseType, Optional<String> user) {
-        HttpRequest.Builder builder = rpc(procedure, user).timeout(HEADERS_TIMEOUT)
+        HttpRequest.Builder builder = rpc(procedure, user)
+                .timeout(HEADERS_TIMEOUT)
                 .header("Content-Type", CODEC.unaryContentType())
                 .POST(HttpRequest.BodyPublishers.ofByteArray(CODEC.serialize(request)));
         HttpResponse<byte[]> response = send(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
@@ -91,12 +94,19 @@ public final class ProxiedEnvdClient {
      *
      * @param timeout {@code Connect-Timeout-Ms}, which envd enforces by ending the call (and killing a process)
      */
-    public <T extends Message> void serverStream(String procedure, Message request, T responseType, Optional<Duration> timeout,
-                                          Optional<String> user, Consumer<T> onMessage) {
-        HttpRequest.Builder builder = rpc(procedure, user).timeout(HEADERS_TIMEOUT)
+    public <T extends Message> void serverStream(
+            String procedure,
+            Message request,
+            T responseType,
+            Optional<Duration> timeout,
+            Optional<String> user,
+            Consumer<T> onMessage) {
+        HttpRequest.Builder builder = rpc(procedure, user)
+                .timeout(HEADERS_TIMEOUT)
                 .header("Content-Type", CODEC.streamContentType())
                 .header(ConnectHeaders.KEEPALIVE_PING_INTERVAL, "50")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(Envelope.message(CODEC.serialize(request)).encode()));
+                .POST(HttpRequest.BodyPublishers.ofByteArray(
+                        Envelope.message(CODEC.serialize(request)).encode()));
         timeout.ifPresent(t -> builder.header(ConnectHeaders.TIMEOUT_MS, Long.toString(t.toMillis())));
         HttpResponse<InputStream> response = send(builder.build(), HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
@@ -140,8 +150,10 @@ public final class ProxiedEnvdClient {
     }
 
     private EnvdCallException brokeOff(String detail) {
-        return new EnvdCallException(0, "the stream from sandbox " + target.sandboxId() + " broke off (" + detail
-                + "); was the sandbox killed or paused?");
+        return new EnvdCallException(
+                0,
+                "the stream from sandbox " + target.sandboxId() + " broke off (" + detail
+                        + "); was the sandbox killed or paused?");
     }
 
     /** {@code GET /files?path=}: copies the file's bytes to {@code out}. */
@@ -154,13 +166,15 @@ public final class ProxiedEnvdClient {
      * response's Content-Length (-1 when it has none).
      */
     public void download(String path, Optional<String> user, LongFunction<OutputStream> sink) {
-        HttpRequest request = envd(filesUri(path, user)).timeout(HEADERS_TIMEOUT).GET().build();
+        HttpRequest request =
+                envd(filesUri(path, user)).timeout(HEADERS_TIMEOUT).GET().build();
         HttpResponse<InputStream> response = send(request, HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
             if (response.statusCode() != 200) {
                 throw failure(response.statusCode(), body.readAllBytes());
             }
-            OutputStream out = sink.apply(response.headers().firstValueAsLong("Content-Length").orElse(-1));
+            OutputStream out = sink.apply(
+                    response.headers().firstValueAsLong("Content-Length").orElse(-1));
             body.transferTo(out);
             out.flush();
         } catch (IOException e) {
@@ -170,8 +184,11 @@ public final class ProxiedEnvdClient {
 
     /** {@code POST /files?path=} with the raw bytes (application/octet-stream); returns the path envd wrote. */
     public String upload(String path, Optional<String> user, HttpRequest.BodyPublisher content) {
-        HttpRequest request = envd(filesUri(path, user)).timeout(Duration.ofMinutes(30))
-                .header("Content-Type", "application/octet-stream").POST(content).build();
+        HttpRequest request = envd(filesUri(path, user))
+                .timeout(Duration.ofMinutes(30))
+                .header("Content-Type", "application/octet-stream")
+                .POST(content)
+                .build();
         HttpResponse<byte[]> response = send(request, HttpResponse.BodyHandlers.ofByteArray());
         if (response.statusCode() != 200) {
             throw failure(response.statusCode(), response.body());
@@ -188,13 +205,15 @@ public final class ProxiedEnvdClient {
     }
 
     private URI filesUri(String path, Optional<String> user) {
-        return base.resolve("/files?path=" + query(path) + user.map(u -> "&username=" + query(u)).orElse(""));
+        return base.resolve("/files?path=" + query(path)
+                + user.map(u -> "&username=" + query(u)).orElse(""));
     }
 
     private HttpRequest.Builder rpc(String procedure, Optional<String> user) {
         HttpRequest.Builder builder = envd(base.resolve("/" + procedure)).header(ConnectHeaders.PROTOCOL_VERSION, "1");
         // envd's Connect handlers take the user from Basic auth, with an empty password (as the SDK sends it)
-        user.ifPresent(u -> builder.header("Authorization",
+        user.ifPresent(u -> builder.header(
+                "Authorization",
                 "Basic " + Base64.getEncoder().encodeToString((u + ":").getBytes(StandardCharsets.UTF_8))));
         return builder;
     }
@@ -241,7 +260,8 @@ public final class ProxiedEnvdClient {
             message = message.substring(0, 500) + "...";
         }
         return switch (status) {
-            case 502 -> new EnvdCallException(status, "sandbox " + target.sandboxId() + " is not running (" + message + ")");
+            case 502 ->
+                new EnvdCallException(status, "sandbox " + target.sandboxId() + " is not running (" + message + ")");
             case 401 -> new EnvdCallException(status, "the sandbox refused access (" + message + ")");
             default -> new EnvdCallException(status, message.isEmpty() ? "HTTP " + status : message);
         };

@@ -1,20 +1,14 @@
 package io.agentenv.envd.client;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -27,22 +21,36 @@ import java.util.OptionalInt;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** The client against a scripted HTTP server: shapes, headers, keep-alive per generation and every error path. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class HttpEnvdClientTest {
-    enum Via { TCP, UNIX_SOCKET }
+    enum Via {
+        TCP,
+        UNIX_SOCKET
+    }
 
     private static final SandboxId SANDBOX = new SandboxId("s".repeat(SandboxId.LENGTH));
     /**
      * Timeouts far above any answer's time even on a loaded 2-core machine (a 300 ms call timeout failed there): only
      * {@link #a_call_that_gets_no_answer_fails_after_the_call_timeout} waits for a timeout, with its own short one.
      */
-    private static final EnvdClientSettings SETTINGS = new EnvdClientSettings(Duration.ofSeconds(5),
-            Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofMillis(5), Duration.ofSeconds(30), 4, 4096);
+    private static final EnvdClientSettings SETTINGS = new EnvdClientSettings(
+            Duration.ofSeconds(5),
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(2),
+            Duration.ofMillis(5),
+            Duration.ofSeconds(30),
+            4,
+            4096);
 
     @TempDir
     Path dir;
@@ -94,15 +102,23 @@ class HttpEnvdClientTest {
         server.answer("/init", 204, "");
         server.answer("/health", 204, "");
         HttpEnvdClient client = clients.open(SANDBOX, address(via), Optional.empty());
-        client.init(new EnvdInit(Optional.of(new AccessToken("tok-1")), Map.of("A", "b"), Optional.of("user"),
-                Optional.of("/home/user"), Instant.parse("2026-11-29T12:00:00Z")));
+        client.init(new EnvdInit(
+                Optional.of(new AccessToken("tok-1")),
+                Map.of("A", "b"),
+                Optional.of("user"),
+                Optional.of("/home/user"),
+                Instant.parse("2026-11-29T12:00:00Z")));
         client.health();
 
         List<ScriptedEnvdServer.Seen> seen = server.seen();
         assertThat(seen.get(0).token()).isNull();
-        assertThat(seen.get(0).body()).contains("\"accessToken\":\"tok-1\"", "\"envVars\":{\"A\":\"b\"}",
-                "\"defaultUser\":\"user\"", "\"defaultWorkdir\":\"/home/user\"",
-                "\"timestamp\":\"2026-11-29T12:00:00Z\"");
+        assertThat(seen.get(0).body())
+                .contains(
+                        "\"accessToken\":\"tok-1\"",
+                        "\"envVars\":{\"A\":\"b\"}",
+                        "\"defaultUser\":\"user\"",
+                        "\"defaultWorkdir\":\"/home/user\"",
+                        "\"timestamp\":\"2026-11-29T12:00:00Z\"");
         assertThat(seen.get(1).token()).isEqualTo("tok-1");
     }
 
@@ -116,7 +132,8 @@ class HttpEnvdClientTest {
         HttpEnvdClient second = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         second.health();
 
-        List<String> connections = server.seen().stream().map(ScriptedEnvdServer.Seen::connection).toList();
+        List<String> connections =
+                server.seen().stream().map(ScriptedEnvdServer.Seen::connection).toList();
         assertThat(connections.get(0)).isEqualTo(connections.get(1));
         assertThat(connections.get(2)).isNotEqualTo(connections.get(0));
     }
@@ -152,15 +169,30 @@ class HttpEnvdClientTest {
         assertThat(server.seen().getLast().pathAndQuery()).isEqualTo("/logs?cursor=2&limit=10");
         assertThat(page.nextCursor()).isEqualTo(5);
         assertThat(page.firstAvailable()).isEqualTo(3);
-        assertThat(page.entries()).containsExactly(
-                new EnvdLogEntry(3, Instant.parse("2026-11-29T20:46:59.743Z"), EnvdLogEntry.Source.PROCESS, "INFO",
-                        OptionalInt.of(7), "stdout", "hi\n"),
-                new EnvdLogEntry(4, Instant.parse("2026-11-29T20:47:00Z"), EnvdLogEntry.Source.ENVD, "WARN",
-                        OptionalInt.empty(), "io.agentenv.envd.Main", "started"));
+        assertThat(page.entries())
+                .containsExactly(
+                        new EnvdLogEntry(
+                                3,
+                                Instant.parse("2026-11-29T20:46:59.743Z"),
+                                EnvdLogEntry.Source.PROCESS,
+                                "INFO",
+                                OptionalInt.of(7),
+                                "stdout",
+                                "hi\n"),
+                        new EnvdLogEntry(
+                                4,
+                                Instant.parse("2026-11-29T20:47:00Z"),
+                                EnvdLogEntry.Source.ENVD,
+                                "WARN",
+                                OptionalInt.empty(),
+                                "io.agentenv.envd.Main",
+                                "started"));
 
-        assertThat(client.processes()).containsExactly(
-                new GuestProcess(42, Optional.of("t1"), "sleep", List.of("30"), Map.of("K", "V"), Optional.of("/tmp")),
-                new GuestProcess(43, Optional.empty(), "sh", List.of(), Map.of(), Optional.empty()));
+        assertThat(client.processes())
+                .containsExactly(
+                        new GuestProcess(
+                                42, Optional.of("t1"), "sleep", List.of("30"), Map.of("K", "V"), Optional.of("/tmp")),
+                        new GuestProcess(43, Optional.empty(), "sh", List.of(), Map.of(), Optional.empty()));
         assertThat(server.seen().getLast().method()).isEqualTo("POST");
         assertThat(server.seen().getLast().body()).isEqualTo("{}");
     }
@@ -179,8 +211,10 @@ class HttpEnvdClientTest {
     void an_unreadable_body_is_rejected_with_status_zero() {
         server.answer("/metrics", 200, "{\"ts\":\"soon\"}");
         HttpEnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
-        assertThatThrownBy(client::metrics).isInstanceOfSatisfying(EnvdException.Rejected.class,
-                e -> assertThat(e.status()).isZero());
+        assertThatThrownBy(client::metrics)
+                .isInstanceOfSatisfying(
+                        EnvdException.Rejected.class,
+                        e -> assertThat(e.status()).isZero());
     }
 
     @Test
@@ -196,11 +230,18 @@ class HttpEnvdClientTest {
             releaseHung.await(30, TimeUnit.SECONDS);
             return new ScriptedEnvdServer.Answer(500, "");
         });
-        EnvdClientSettings shortCalls = new EnvdClientSettings(Duration.ofSeconds(5), Duration.ofMillis(300),
-                Duration.ofSeconds(2), Duration.ofMillis(5), Duration.ofSeconds(30), 4, 4096);
+        EnvdClientSettings shortCalls = new EnvdClientSettings(
+                Duration.ofSeconds(5),
+                Duration.ofMillis(300),
+                Duration.ofSeconds(2),
+                Duration.ofMillis(5),
+                Duration.ofSeconds(30),
+                4,
+                4096);
         try (EnvdClients impatient = new EnvdClients(shortCalls, Clock.systemUTC())) {
             HttpEnvdClient client = impatient.open(SANDBOX, address(Via.TCP), Optional.empty());
-            assertThatThrownBy(client::metrics).isInstanceOf(EnvdException.Unreachable.class)
+            assertThatThrownBy(client::metrics)
+                    .isInstanceOf(EnvdException.Unreachable.class)
                     .hasMessageContaining("GET /metrics");
         }
     }
@@ -226,7 +267,8 @@ class HttpEnvdClientTest {
         client.close();
         client.close();
         assertThat(clients.openClients()).isZero();
-        assertThatThrownBy(client::health).isInstanceOf(EnvdException.Unreachable.class)
+        assertThatThrownBy(client::health)
+                .isInstanceOf(EnvdException.Unreachable.class)
                 .hasMessageContaining("closed");
     }
 
@@ -236,7 +278,11 @@ class HttpEnvdClientTest {
         server.answer("/init", 204, "");
         server.answer("/health", 204, "");
         HttpEnvdClient first = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
-        first.init(new EnvdInit(Optional.of(new AccessToken("tok-2")), Map.of(), Optional.empty(), Optional.empty(),
+        first.init(new EnvdInit(
+                Optional.of(new AccessToken("tok-2")),
+                Map.of(),
+                Optional.empty(),
+                Optional.empty(),
                 Instant.parse("2026-11-29T12:00:00Z")));
         SandboxId next = new SandboxId("n".repeat(SandboxId.LENGTH));
         // when
@@ -247,7 +293,9 @@ class HttpEnvdClientTest {
         assertThat(seen.get(1).connection()).isEqualTo(seen.get(0).connection());
         assertThat(seen.get(1).token()).isEqualTo("tok-2");
         assertThat(clients.openClients()).isEqualTo(1);
-        assertThatThrownBy(first::health).isInstanceOf(EnvdException.Unreachable.class).hasMessageContaining("closed");
+        assertThatThrownBy(first::health)
+                .isInstanceOf(EnvdException.Unreachable.class)
+                .hasMessageContaining("closed");
         assertThatThrownBy(() -> clients.handOver(first, next)).isInstanceOf(IllegalStateException.class);
         server.answer("/metrics", 500, "{\"message\":\"boom\"}");
         assertThatThrownBy(moved::metrics).hasMessageContaining(next.value());
@@ -258,8 +306,11 @@ class HttpEnvdClientTest {
     @Test
     void waiting_for_health_probes_until_envd_answers() throws Exception {
         AtomicInteger probes = new AtomicInteger();
-        server.behave("/health", request -> probes.incrementAndGet() < 4
-                ? new ScriptedEnvdServer.Answer(503, "") : new ScriptedEnvdServer.Answer(204, ""));
+        server.behave(
+                "/health",
+                request -> probes.incrementAndGet() < 4
+                        ? new ScriptedEnvdServer.Answer(503, "")
+                        : new ScriptedEnvdServer.Answer(204, ""));
         HttpEnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
         client.waitUntilHealthy(Instant.now().plusSeconds(10));
         assertThat(probes).hasValue(4);
@@ -268,9 +319,11 @@ class HttpEnvdClientTest {
     @Test
     void waiting_until_ready_probes_the_ready_route_until_envd_has_finished_its_set_up() throws Exception {
         AtomicInteger probes = new AtomicInteger();
-        server.behave("/ready", request -> probes.incrementAndGet() < 3
-                ? new ScriptedEnvdServer.Answer(503, "{\"code\":503,\"message\":\"envd is still setting up\"}")
-                : new ScriptedEnvdServer.Answer(204, ""));
+        server.behave(
+                "/ready",
+                request -> probes.incrementAndGet() < 3
+                        ? new ScriptedEnvdServer.Answer(503, "{\"code\":503,\"message\":\"envd is still setting up\"}")
+                        : new ScriptedEnvdServer.Answer(204, ""));
         HttpEnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
         client.waitUntilReady(Instant.now().plusSeconds(10));
         assertThat(probes).hasValue(3);
@@ -278,12 +331,13 @@ class HttpEnvdClientTest {
 
     @Test
     void waiting_for_health_gives_up_at_the_deadline_with_the_last_failure() {
-        HttpEnvdClient client = clients.open(SANDBOX, new EnvdAddress.Unix(dir.resolve("never.sock")),
-                Optional.empty());
+        HttpEnvdClient client =
+                clients.open(SANDBOX, new EnvdAddress.Unix(dir.resolve("never.sock")), Optional.empty());
         assertThatThrownBy(() -> client.waitUntilHealthy(Instant.now().plusMillis(200)))
                 .isInstanceOf(EnvdException.Unreachable.class)
                 .hasMessageContaining("not healthy")
-                .cause().isInstanceOf(EnvdException.Unreachable.class);
+                .cause()
+                .isInstanceOf(EnvdException.Unreachable.class);
     }
 
     @Test

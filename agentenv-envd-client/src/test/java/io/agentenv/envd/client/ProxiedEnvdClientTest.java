@@ -1,16 +1,13 @@
 package io.agentenv.envd.client;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.filesystem.ListDirRequest;
 import io.agentenv.envd.protocol.filesystem.ListDirResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -23,9 +20,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@link ProxiedEnvdClient} against a fake sandbox proxy: the routing headers and the token on every request, the
@@ -45,7 +44,8 @@ class ProxiedEnvdClientTest {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.createContext("/", this::handle);
         server.start();
-        client = new ProxiedEnvdClient(URI.create("http://127.0.0.1:" + server.getAddress().getPort()),
+        client = new ProxiedEnvdClient(
+                URI.create("http://127.0.0.1:" + server.getAddress().getPort()),
                 new ProxiedEnvdClient.Target("sbx123", Optional.of("secret-token")),
                 HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build());
     }
@@ -57,12 +57,19 @@ class ProxiedEnvdClientTest {
 
     private void handle(HttpExchange exchange) throws IOException {
         exchange.getRequestBody().readAllBytes();
-        seen.add(Map.of("path", exchange.getRequestURI().getRawPath(),
-                "query", String.valueOf(exchange.getRequestURI().getRawQuery()),
-                "sandbox", String.valueOf(exchange.getRequestHeaders().getFirst("E2b-Sandbox-Id")),
-                "port", String.valueOf(exchange.getRequestHeaders().getFirst("E2b-Sandbox-Port")),
-                "token", String.valueOf(exchange.getRequestHeaders().getFirst("X-Access-Token"))));
-        Answer answer = answers.getOrDefault(exchange.getRequestURI().getRawPath(),
+        seen.add(Map.of(
+                "path",
+                exchange.getRequestURI().getRawPath(),
+                "query",
+                String.valueOf(exchange.getRequestURI().getRawQuery()),
+                "sandbox",
+                String.valueOf(exchange.getRequestHeaders().getFirst("E2b-Sandbox-Id")),
+                "port",
+                String.valueOf(exchange.getRequestHeaders().getFirst("E2b-Sandbox-Port")),
+                "token",
+                String.valueOf(exchange.getRequestHeaders().getFirst("X-Access-Token"))));
+        Answer answer = answers.getOrDefault(
+                exchange.getRequestURI().getRawPath(),
                 new Answer(404, "application/json", "{\"code\":404,\"message\":\"no route\"}"));
         byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().add("Content-Type", answer.contentType());
@@ -73,10 +80,15 @@ class ProxiedEnvdClientTest {
 
     @Test
     void every_request_carries_the_routing_headers_and_the_token() {
-        answers.put("/files", new Answer(200, "application/json",
-                "[{\"path\":\"/home/user/a b.txt\",\"name\":\"a b.txt\",\"type\":\"file\"}]"));
+        answers.put(
+                "/files",
+                new Answer(
+                        200,
+                        "application/json",
+                        "[{\"path\":\"/home/user/a b.txt\",\"name\":\"a b.txt\",\"type\":\"file\"}]"));
 
-        String written = client.upload("/home/user/a b.txt", Optional.of("user"), HttpRequest.BodyPublishers.ofString("x"));
+        String written =
+                client.upload("/home/user/a b.txt", Optional.of("user"), HttpRequest.BodyPublishers.ofString("x"));
 
         assertThat(written).isEqualTo("/home/user/a b.txt");
         assertThat(seen).singleElement().satisfies(r -> {
@@ -120,12 +132,15 @@ class ProxiedEnvdClientTest {
 
     @Test
     void a_connect_error_is_an_rpc_exception() {
-        answers.put("/filesystem.Filesystem/ListDir",
+        answers.put(
+                "/filesystem.Filesystem/ListDir",
                 new Answer(404, "application/json", "{\"code\":\"not_found\",\"message\":\"no such dir\"}"));
 
-        assertThatThrownBy(() -> client.unary("filesystem.Filesystem/ListDir",
-                ListDirRequest.newBuilder().setPath("/nope").build(), ListDirResponse.getDefaultInstance(),
-                Optional.empty()))
+        assertThatThrownBy(() -> client.unary(
+                        "filesystem.Filesystem/ListDir",
+                        ListDirRequest.newBuilder().setPath("/nope").build(),
+                        ListDirResponse.getDefaultInstance(),
+                        Optional.empty()))
                 .isInstanceOf(RpcException.class)
                 .hasMessageContaining("no such dir");
     }

@@ -1,5 +1,8 @@
 package io.agentenv.envd.client;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
@@ -7,13 +10,6 @@ import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,9 +31,12 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * The client against the real envd, started from its packaged jar ({@code agentenv-envd/target}, built earlier in the
@@ -47,7 +45,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class RealEnvdTest {
-    private static final Path ENVD_DIR = Path.of("..", "agentenv-envd", "target").toAbsolutePath().normalize();
+    private static final Path ENVD_DIR =
+            Path.of("..", "agentenv-envd", "target").toAbsolutePath().normalize();
     private static final SandboxId SANDBOX = new SandboxId("r".repeat(SandboxId.LENGTH));
     private static final AccessToken TOKEN = new AccessToken("real-envd-test-token");
 
@@ -71,18 +70,29 @@ class RealEnvdTest {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("@" + ENVD_DIR.resolve("jvm.options"));
-        command.addAll(List.of("-jar", jar.toString(), "--host", "127.0.0.1", "--port", String.valueOf(port),
-                "--unix-socket", dir.resolve("envd.sock").toString(), "--sandbox-id", SANDBOX.value()));
-        envd = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("envd.log").toFile()).start();
+        command.addAll(List.of(
+                "-jar",
+                jar.toString(),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                String.valueOf(port),
+                "--unix-socket",
+                dir.resolve("envd.sock").toString(),
+                "--sandbox-id",
+                SANDBOX.value()));
+        envd = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("envd.log").toFile())
+                .start();
         clients = new EnvdClients(EnvdClientSettings.DEFAULTS, Clock.systemUTC());
         tcp = new EnvdAddress.Tcp("127.0.0.1", port);
         unix = new EnvdAddress.Unix(dir.resolve("envd.sock"));
 
         HttpEnvdClient first = clients.open(SANDBOX, tcp, Optional.empty());
         first.waitUntilHealthy(Instant.now().plusSeconds(60));
-        first.init(new EnvdInit(Optional.of(TOKEN), Map.of("FROM_INIT", "yes"), Optional.empty(), Optional.empty(),
-                Instant.now()));
+        first.init(new EnvdInit(
+                Optional.of(TOKEN), Map.of("FROM_INIT", "yes"), Optional.empty(), Optional.empty(), Instant.now()));
         first.close();
     }
 
@@ -114,7 +124,8 @@ class RealEnvdTest {
                 assertThat(metrics.cpuCount()).isPositive();
                 assertThat(metrics.memTotal()).isPositive();
                 assertThat(metrics.diskTotal()).isPositive();
-                assertThat(metrics.timestamp()).isBetween(Instant.now().minusSeconds(60), Instant.now().plusSeconds(5));
+                assertThat(metrics.timestamp())
+                        .isBetween(Instant.now().minusSeconds(60), Instant.now().plusSeconds(5));
             }
         }
     }
@@ -122,8 +133,10 @@ class RealEnvdTest {
     @Test
     void a_client_without_the_token_is_rejected_with_401_after_init() {
         try (HttpEnvdClient client = clients.open(SANDBOX, unix, Optional.empty())) {
-            assertThatThrownBy(client::metrics).isInstanceOfSatisfying(EnvdException.Rejected.class,
-                    e -> assertThat(e.status()).isEqualTo(401));
+            assertThatThrownBy(client::metrics)
+                    .isInstanceOfSatisfying(
+                            EnvdException.Rejected.class,
+                            e -> assertThat(e.status()).isEqualTo(401));
         }
     }
 
@@ -132,7 +145,7 @@ class RealEnvdTest {
         HttpClient raw = HttpClient.newHttpClient();
         HttpResponse<InputStream> stream = startProcess(raw, "echo from-the-process; exec sleep 20");
         try (InputStream in = stream.body();
-             HttpEnvdClient client = clients.open(SANDBOX, unix, Optional.of(TOKEN))) {
+                HttpEnvdClient client = clients.open(SANDBOX, unix, Optional.of(TOKEN))) {
             int pid = readPid(in);
 
             List<GuestProcess> processes = client.processes();
@@ -145,8 +158,11 @@ class RealEnvdTest {
             List<EnvdLogEntry> seen = new ArrayList<>();
             Instant deadline = Instant.now().plusSeconds(20);
             long cursor = 0;
-            while (seen.stream().noneMatch(e -> e.stream().equals("stdout") && e.message().contains("from-the-process"))) {
-                assertThat(Instant.now()).as("process output reached the journal").isBefore(deadline);
+            while (seen.stream()
+                    .noneMatch(e -> e.stream().equals("stdout") && e.message().contains("from-the-process"))) {
+                assertThat(Instant.now())
+                        .as("process output reached the journal")
+                        .isBefore(deadline);
                 EnvdLogPage page = client.logs(cursor, 2);
                 assertThat(page.entries()).hasSizeLessThanOrEqualTo(2);
                 page.entries().forEach(e -> assertThat(e.seq()).isGreaterThanOrEqualTo(page.firstAvailable()));
@@ -165,12 +181,18 @@ class RealEnvdTest {
 
     /** process.Process/Start as a Connect server stream (JSON envelopes) with the JDK client. */
     private HttpResponse<InputStream> startProcess(HttpClient raw, String script) throws Exception {
-        String json = "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"" + script + "\"]},\"tag\":\"client-test\"}";
+        String json =
+                "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"" + script + "\"]},\"tag\":\"client-test\"}";
         byte[] payload = json.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer envelope = ByteBuffer.allocate(5 + payload.length).put((byte) 0).putInt(payload.length).put(payload);
+        ByteBuffer envelope = ByteBuffer.allocate(5 + payload.length)
+                .put((byte) 0)
+                .putInt(payload.length)
+                .put(payload);
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/process.Process/Start"))
-                .header("Content-Type", "application/connect+json").header("X-Access-Token", TOKEN.value())
-                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope.array())).build();
+                .header("Content-Type", "application/connect+json")
+                .header("X-Access-Token", TOKEN.value())
+                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope.array()))
+                .build();
         HttpResponse<InputStream> response = raw.send(request, HttpResponse.BodyHandlers.ofInputStream());
         assertThat(response.statusCode()).isEqualTo(200);
         return response;
@@ -187,10 +209,14 @@ class RealEnvdTest {
     }
 
     private void signal(HttpClient raw, int pid) throws Exception {
-        HttpRequest kill = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/process.Process/SendSignal"))
-                .header("Content-Type", "application/json").header("X-Access-Token", TOKEN.value())
-                .POST(HttpRequest.BodyPublishers.ofString("{\"process\":{\"pid\":" + pid + "},\"signal\":\"SIGNAL_SIGKILL\"}"))
+        HttpRequest kill = HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + "/process.Process/SendSignal"))
+                .header("Content-Type", "application/json")
+                .header("X-Access-Token", TOKEN.value())
+                .POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"process\":{\"pid\":" + pid + "},\"signal\":\"SIGNAL_SIGKILL\"}"))
                 .build();
-        assertThat(raw.send(kill, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        assertThat(raw.send(kill, HttpResponse.BodyHandlers.ofString()).statusCode())
+                .isEqualTo(200);
     }
 }

@@ -1,5 +1,7 @@
 package io.agentenv.envd.client;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentenv.envd.http.RestJson;
 import io.agentenv.envd.protocol.rest.EntryInfo;
@@ -14,18 +16,15 @@ import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
 
 /**
  * envd's REST contract: each payload as envd serialises it (its {@link RestJson}, on gson) is the exact JSON pinned
@@ -51,16 +50,33 @@ class RestContractTest {
         roundTrip(RestJson.metrics(sent), pinned, Metrics.class, sent);
 
         EnvdMetrics host = EnvdWire.metrics(pinned);
-        assertThat(host).isEqualTo(new EnvdMetrics(Instant.ofEpochSecond(1764417600), 2, 12.5, 400L * 1024 * 1024,
-                1024L * 1024 * 1024, 50, 7000, 10000));
+        assertThat(host)
+                .isEqualTo(new EnvdMetrics(
+                        Instant.ofEpochSecond(1764417600),
+                        2,
+                        12.5,
+                        400L * 1024 * 1024,
+                        1024L * 1024 * 1024,
+                        50,
+                        7000,
+                        10000));
     }
 
     @Test
     void a_log_page_leaves_out_the_pid_of_envd_s_own_lines() throws Exception {
-        LogPage sent = new LogPage(List.of(
-                new LogEntry(7, "2026-12-01T21:00:00.123Z", LogEntry.SOURCE_ENVD, "INFO", null, "io.agentenv.envd.Main",
-                        "envd \"ready\" <&> \u2028"),
-                new LogEntry(8, "2026-12-01T21:00:01Z", LogEntry.SOURCE_PROCESS, "INFO", 42, "stdout", "hi\n")), 9, 3);
+        LogPage sent = new LogPage(
+                List.of(
+                        new LogEntry(
+                                7,
+                                "2026-12-01T21:00:00.123Z",
+                                LogEntry.SOURCE_ENVD,
+                                "INFO",
+                                null,
+                                "io.agentenv.envd.Main",
+                                "envd \"ready\" <&> \u2028"),
+                        new LogEntry(8, "2026-12-01T21:00:01Z", LogEntry.SOURCE_PROCESS, "INFO", 42, "stdout", "hi\n")),
+                9,
+                3);
         String pinned = "{\"entries\":[{\"seq\":7,\"timestamp\":\"2026-12-01T21:00:00.123Z\",\"source\":\"envd\","
                 + "\"level\":\"INFO\",\"stream\":\"io.agentenv.envd.Main\",\"message\":\"envd \\\"ready\\\" <&> \\u2028\"},"
                 + "{\"seq\":8,\"timestamp\":\"2026-12-01T21:00:01Z\",\"source\":\"process\",\"level\":\"INFO\","
@@ -73,11 +89,24 @@ class RestContractTest {
         assertThat(reread).isEqualTo(EnvdWire.JSON.readTree(pinned));
 
         EnvdLogPage host = EnvdWire.logs(pinned);
-        assertThat(host.entries()).containsExactly(
-                new EnvdLogEntry(7, Instant.parse("2026-12-01T21:00:00.123Z"), EnvdLogEntry.Source.ENVD, "INFO",
-                        OptionalInt.empty(), "io.agentenv.envd.Main", "envd \"ready\" <&> \u2028"),
-                new EnvdLogEntry(8, Instant.parse("2026-12-01T21:00:01Z"), EnvdLogEntry.Source.PROCESS, "INFO",
-                        OptionalInt.of(42), "stdout", "hi\n"));
+        assertThat(host.entries())
+                .containsExactly(
+                        new EnvdLogEntry(
+                                7,
+                                Instant.parse("2026-12-01T21:00:00.123Z"),
+                                EnvdLogEntry.Source.ENVD,
+                                "INFO",
+                                OptionalInt.empty(),
+                                "io.agentenv.envd.Main",
+                                "envd \"ready\" <&> \u2028"),
+                        new EnvdLogEntry(
+                                8,
+                                Instant.parse("2026-12-01T21:00:01Z"),
+                                EnvdLogEntry.Source.PROCESS,
+                                "INFO",
+                                OptionalInt.of(42),
+                                "stdout",
+                                "hi\n"));
         assertThat(host.nextCursor()).isEqualTo(9);
         assertThat(host.firstAvailable()).isEqualTo(3);
     }
@@ -85,8 +114,12 @@ class RestContractTest {
     @Test
     void a_journal_line_is_one_entry() throws Exception {
         LogEntry sent = new LogEntry(1, "2026-12-01T21:00:00Z", LogEntry.SOURCE_PROCESS, "ERROR", 5, "stderr", "x");
-        roundTrip(RestJson.logEntry(sent), "{\"seq\":1,\"timestamp\":\"2026-12-01T21:00:00Z\",\"source\":\"process\","
-                + "\"level\":\"ERROR\",\"pid\":5,\"stream\":\"stderr\",\"message\":\"x\"}", LogEntry.class, sent);
+        roundTrip(
+                RestJson.logEntry(sent),
+                "{\"seq\":1,\"timestamp\":\"2026-12-01T21:00:00Z\",\"source\":\"process\","
+                        + "\"level\":\"ERROR\",\"pid\":5,\"stream\":\"stderr\",\"message\":\"x\"}",
+                LogEntry.class,
+                sent);
     }
 
     @Test
@@ -94,7 +127,8 @@ class RestContractTest {
         Map<String, String> metadata = new LinkedHashMap<>();
         metadata.put("b", "2");
         metadata.put("a", "1");
-        List<EntryInfo> sent = List.of(new EntryInfo("/home/user/a.txt", "a.txt", EntryInfo.FILE, Map.of()),
+        List<EntryInfo> sent = List.of(
+                new EntryInfo("/home/user/a.txt", "a.txt", EntryInfo.FILE, Map.of()),
                 new EntryInfo("/", "/", EntryInfo.FILE, metadata));
         String pinned = "[{\"path\":\"/home/user/a.txt\",\"name\":\"a.txt\",\"type\":\"file\"},"
                 + "{\"path\":\"/\",\"name\":\"/\",\"type\":\"file\",\"metadata\":{\"a\":\"1\",\"b\":\"2\"}}]";
@@ -115,7 +149,11 @@ class RestContractTest {
 
     @Test
     void the_host_s_init_body_is_what_envd_reads() throws Exception {
-        EnvdInit init = new EnvdInit(Optional.of(new AccessToken("tok")), Map.of("A", "1"), Optional.of("user"), Optional.empty(),
+        EnvdInit init = new EnvdInit(
+                Optional.of(new AccessToken("tok")),
+                Map.of("A", "1"),
+                Optional.of("user"),
+                Optional.empty(),
                 Instant.parse("2026-12-01T21:00:00Z"));
         String pinned = "{\"accessToken\":\"tok\",\"envVars\":{\"A\":\"1\"},\"defaultUser\":\"user\","
                 + "\"timestamp\":\"2026-12-01T21:00:00Z\"}";

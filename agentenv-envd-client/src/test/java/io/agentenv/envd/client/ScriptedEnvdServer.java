@@ -1,5 +1,12 @@
 package io.agentenv.envd.client;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -8,14 +15,6 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.unixdomain.server.UnixDomainServerConnector;
 import org.eclipse.jetty.util.Callback;
-
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A small HTTP server that answers what a test scripts per path (status and body), and records what it got: request
@@ -50,11 +49,15 @@ final class ScriptedEnvdServer implements AutoCloseable {
             public boolean handle(Request request, Response response, Callback callback) throws Exception {
                 String body = org.eclipse.jetty.io.Content.Source.asString(request, StandardCharsets.UTF_8);
                 String query = request.getHttpURI().getQuery();
-                seen.add(new Seen(request.getMethod(), request.getHttpURI().getPath()
-                        + (query == null ? "" : "?" + query), request.getHeaders().get("X-Access-Token"),
-                        request.getConnectionMetaData().getId(), body));
+                seen.add(new Seen(
+                        request.getMethod(),
+                        request.getHttpURI().getPath() + (query == null ? "" : "?" + query),
+                        request.getHeaders().get("X-Access-Token"),
+                        request.getConnectionMetaData().getId(),
+                        body));
                 Behaviour behaviour = routes.get(request.getHttpURI().getPath());
-                Answer answer = behaviour == null ? new Answer(404, "{\"code\":404,\"message\":\"no route\"}")
+                Answer answer = behaviour == null
+                        ? new Answer(404, "{\"code\":404,\"message\":\"no route\"}")
                         : behaviour.answer(request);
                 response.setStatus(answer.status());
                 if (answer.body().isEmpty()) {

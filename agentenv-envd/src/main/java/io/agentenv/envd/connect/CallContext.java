@@ -17,8 +17,13 @@ import java.util.function.Function;
  * @param keepaliveInterval from {@code Keepalive-Ping-Interval} (seconds), default 90 s
  * @param headers           raw request header lookup (case-insensitive); null when absent
  */
-public record CallContext(String procedure, WireFormat format, Optional<String> basicAuthUser,
-                          Optional<Instant> deadline, Duration keepaliveInterval, Function<String, String> headers) {
+public record CallContext(
+        String procedure,
+        WireFormat format,
+        Optional<String> basicAuthUser,
+        Optional<Instant> deadline,
+        Duration keepaliveInterval,
+        Function<String, String> headers) {
     public CallContext {
         requireNonNull(procedure, "procedure is null");
         requireNonNull(format, "format is null");

@@ -71,8 +71,11 @@ public final class ConnectDispatch {
 
     /** The error for a call without the access token. */
     public void unauthenticated(EnvdResponse response) throws IOException {
-        writeUnaryError(response, 401, new RpcException(ConnectCode.UNAUTHENTICATED,
-                "unauthorized access, please provide a valid access token"));
+        writeUnaryError(
+                response,
+                401,
+                new RpcException(
+                        ConnectCode.UNAUTHENTICATED, "unauthorized access, please provide a valid access token"));
     }
 
     private void serveUnary(Procedure.Unary<?, ?> unary, WireFormat format, EnvdRequest request, EnvdResponse response)
@@ -91,8 +94,9 @@ public final class ConnectDispatch {
         writeUnaryError(response, error.code().httpStatus(), error);
     }
 
-    private void serveServerStream(Procedure.ServerStream<?, ?> stream, WireFormat format, EnvdRequest request,
-                                   EnvdResponse response) throws IOException {
+    private void serveServerStream(
+            Procedure.ServerStream<?, ?> stream, WireFormat format, EnvdRequest request, EnvdResponse response)
+            throws IOException {
         response.header("Content-Type", format.streamContentType());
         OutputStream out = response.stream(200);
         EndStream end;
@@ -124,8 +128,9 @@ public final class ConnectDispatch {
         out.close();
     }
 
-    private void serveClientStream(Procedure.ClientStream<?, ?> stream, WireFormat format, EnvdRequest request,
-                                   EnvdResponse response) throws IOException {
+    private void serveClientStream(
+            Procedure.ClientStream<?, ?> stream, WireFormat format, EnvdRequest request, EnvdResponse response)
+            throws IOException {
         response.header("Content-Type", format.streamContentType());
         OutputStream out = response.stream(200);
         EndStream end;
@@ -146,8 +151,13 @@ public final class ConnectDispatch {
         Optional<Duration> timeout = ConnectHeaders.timeout(request.header(ConnectHeaders.TIMEOUT_MS));
         Duration keepalive = ConnectHeaders.keepaliveInterval(
                 request.header(ConnectHeaders.KEEPALIVE_PING_INTERVAL), DEFAULT_KEEPALIVE);
-        return new CallContext(procedure, format, basicAuthUser(request.header("Authorization")),
-                timeout.map(t -> clock.instant().plus(t)), keepalive, request::header);
+        return new CallContext(
+                procedure,
+                format,
+                basicAuthUser(request.header("Authorization")),
+                timeout.map(t -> clock.instant().plus(t)),
+                keepalive,
+                request::header);
     }
 
     /** {@code Basic base64("user:")}: the user name, password ignored (E2B sends none). */
@@ -186,14 +196,19 @@ public final class ConnectDispatch {
         InputStream in = request.body();
         byte[] body = in.readNBytes(MAX_MESSAGE_BYTES + 1);
         if (body.length > MAX_MESSAGE_BYTES) {
-            throw new RpcException(ConnectCode.RESOURCE_EXHAUSTED, "request is larger than " + MAX_MESSAGE_BYTES + " bytes");
+            throw new RpcException(
+                    ConnectCode.RESOURCE_EXHAUSTED, "request is larger than " + MAX_MESSAGE_BYTES + " bytes");
         }
         return body;
     }
 
     private static void unsupportedMediaType(EnvdResponse response, String contentType) throws IOException {
-        writeUnaryError(response, 415, new RpcException(ConnectCode.UNKNOWN,
-                "unsupported content type " + (contentType == null ? "<none>" : contentType)));
+        writeUnaryError(
+                response,
+                415,
+                new RpcException(
+                        ConnectCode.UNKNOWN,
+                        "unsupported content type " + (contentType == null ? "<none>" : contentType)));
     }
 
     private static void writeUnaryError(EnvdResponse response, int status, RpcException error) throws IOException {
@@ -205,14 +220,18 @@ public final class ConnectDispatch {
         return switch (failure) {
             case RpcException rpc -> rpc;
             case UnknownUserException unknown -> new RpcException(ConnectCode.UNAUTHENTICATED, unknown.getMessage());
-            case Procedure.ClientGone gone -> new RpcException(ConnectCode.CANCELED, "client closed the request stream");
+            case Procedure.ClientGone gone ->
+                new RpcException(ConnectCode.CANCELED, "client closed the request stream");
             case InterruptedException interrupted -> {
                 Thread.currentThread().interrupt();
                 yield new RpcException(ConnectCode.UNAVAILABLE, "envd is stopping");
             }
             default -> {
                 String reference = UUID.randomUUID().toString();
-                log.atError().setCause(failure).addKeyValue("procedure", procedure).addKeyValue("ref", reference)
+                log.atError()
+                        .setCause(failure)
+                        .addKeyValue("procedure", procedure)
+                        .addKeyValue("ref", reference)
                         .log("rpc failed");
                 yield new RpcException(ConnectCode.INTERNAL, "internal error (ref " + reference + ")");
             }
@@ -248,7 +267,8 @@ public final class ConnectDispatch {
                     return false;
                 }
                 if (envelope.get().isCompressed()) {
-                    throw new RpcException(ConnectCode.INTERNAL, "protocol error: compressed messages are not supported");
+                    throw new RpcException(
+                            ConnectCode.INTERNAL, "protocol error: compressed messages are not supported");
                 }
                 next = format.parse(envelope.get().payload(), prototype);
                 return true;

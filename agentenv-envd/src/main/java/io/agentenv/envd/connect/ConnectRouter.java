@@ -58,6 +58,8 @@ public final class ConnectRouter {
         }
         String name = path.substring(1);
         int slash = name.indexOf('/');
-        return slash > 0 && slash == name.lastIndexOf('/') && name.substring(0, slash).indexOf('.') > 0;
+        return slash > 0
+                && slash == name.lastIndexOf('/')
+                && name.substring(0, slash).indexOf('.') > 0;
     }
 }

@@ -45,8 +45,8 @@ public sealed interface Procedure {
         }
     }
 
-    record ServerStream<Q extends Message, R extends Message>(String name, Q requestPrototype,
-                                                              ServerStreamHandler<Q, R> handler) implements Procedure {
+    record ServerStream<Q extends Message, R extends Message>(
+            String name, Q requestPrototype, ServerStreamHandler<Q, R> handler) implements Procedure {
         public ServerStream {
             requireNonNull(name, "name is null");
             requireNonNull(requestPrototype, "requestPrototype is null");
@@ -59,8 +59,8 @@ public sealed interface Procedure {
         }
     }
 
-    record ClientStream<Q extends Message, R extends Message>(String name, Q requestPrototype,
-                                                              ClientStreamHandler<Q, R> handler) implements Procedure {
+    record ClientStream<Q extends Message, R extends Message>(
+            String name, Q requestPrototype, ClientStreamHandler<Q, R> handler) implements Procedure {
         public ClientStream {
             requireNonNull(name, "name is null");
             requireNonNull(requestPrototype, "requestPrototype is null");

@@ -42,7 +42,8 @@ enum ContentCoding {
             }
         }
         boolean identityRefused = choices.stream()
-                .anyMatch(c -> (c.coding().equals("identity") || c.coding().equals("*")) && c.quality() <= 0)
+                        .anyMatch(c ->
+                                (c.coding().equals("identity") || c.coding().equals("*")) && c.quality() <= 0)
                 && choices.stream().noneMatch(c -> c.coding().equals("identity") && c.quality() > 0);
         choices.sort(Comparator.comparingDouble(Choice::quality).reversed());
         for (Choice choice : choices) {

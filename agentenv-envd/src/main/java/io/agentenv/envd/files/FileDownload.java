@@ -73,7 +73,8 @@ final class FileDownload implements HttpEndpoint {
         if (rangeOrConditional) {
             coding = ContentCoding.IDENTITY; // Accept-Encoding is advisory; ranges address the identity bytes
         }
-        String contentType = MimeTypes.DEFAULTS.getMimeByExtension(path.getFileName() == null ? "" : path.getFileName().toString());
+        String contentType = MimeTypes.DEFAULTS.getMimeByExtension(
+                path.getFileName() == null ? "" : path.getFileName().toString());
         response.header("Vary", "Accept-Encoding");
         response.header("Content-Type", contentType == null ? "application/octet-stream" : contentType);
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
@@ -85,8 +86,11 @@ final class FileDownload implements HttpEndpoint {
         } catch (NoSuchFileException e) {
             throw FilesGate.toHttp(FilesGate.noSuchFile(path));
         }
-        log.atDebug().addKeyValue("path", path).addKeyValue("user", admitted.user().name())
-                .addKeyValue("coding", coding).log("file read");
+        log.atDebug()
+                .addKeyValue("path", path)
+                .addKeyValue("user", admitted.user().name())
+                .addKeyValue("coding", coding)
+                .log("file read");
     }
 
     private static void sendGzip(FileChannel channel, EnvdResponse response) throws IOException {
@@ -96,11 +100,17 @@ final class FileDownload implements HttpEndpoint {
         }
     }
 
-    private static void sendIdentity(FileChannel channel, BasicFileAttributes attributes, List<String> ranges,
-                                     EnvdRequest request, EnvdResponse response) throws IOException {
+    private static void sendIdentity(
+            FileChannel channel,
+            BasicFileAttributes attributes,
+            List<String> ranges,
+            EnvdRequest request,
+            EnvdResponse response)
+            throws IOException {
         long size = channel.size();
         Instant modified = attributes.lastModifiedTime().toInstant().truncatedTo(ChronoUnit.SECONDS);
-        response.header("Last-Modified", DateTimeFormatter.RFC_1123_DATE_TIME.format(modified.atOffset(ZoneOffset.UTC)));
+        response.header(
+                "Last-Modified", DateTimeFormatter.RFC_1123_DATE_TIME.format(modified.atOffset(ZoneOffset.UTC)));
         response.header("Accept-Ranges", "bytes");
         if (notModifiedSince(request.header("If-Modified-Since"), modified)) {
             response.removeHeader("Content-Type");
@@ -110,7 +120,8 @@ final class FileDownload implements HttpEndpoint {
         long start = 0;
         long length = size;
         String ifRange = request.header("If-Range");
-        boolean rangeApplies = !ranges.isEmpty() && (ifRange == null || ifRange.equals(response.header("Last-Modified")));
+        boolean rangeApplies =
+                !ranges.isEmpty() && (ifRange == null || ifRange.equals(response.header("Last-Modified")));
         int status = 200;
         if (rangeApplies) {
             List<ByteRange> parsed = ByteRange.parse(ranges, size);

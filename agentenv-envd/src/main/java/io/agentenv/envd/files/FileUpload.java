@@ -62,8 +62,9 @@ final class FileUpload implements HttpEndpoint {
             throw HttpException.badRequest(e.getMessage());
         }
         String encoding = request.header("Content-Encoding");
-        ContentCoding coding = ContentCoding.ofRequest(encoding).orElseThrow(() -> HttpException.badRequest(
-                "unsupported Content-Encoding: " + encoding + ", supported: [gzip]"));
+        ContentCoding coding = ContentCoding.ofRequest(encoding)
+                .orElseThrow(() ->
+                        HttpException.badRequest("unsupported Content-Encoding: " + encoding + ", supported: [gzip]"));
         String contentType = Optional.ofNullable(request.header("Content-Type")).orElse("");
         String mediaType = contentType.split(";")[0].trim().toLowerCase(Locale.ROOT);
         List<WrittenFile> written;
@@ -71,23 +72,29 @@ final class FileUpload implements HttpEndpoint {
             written = switch (mediaType) {
                 case "multipart/form-data" -> multipart(body, contentType, admitted, metadata);
                 case "application/octet-stream", "" -> octetStream(body, admitted, metadata);
-                default -> throw HttpException.badRequest("unsupported Content-Type '" + mediaType
-                        + "': use multipart/form-data or application/octet-stream");
+                default ->
+                    throw HttpException.badRequest("unsupported Content-Type '" + mediaType
+                            + "': use multipart/form-data or application/octet-stream");
             };
         } catch (FsException e) {
             throw FilesGate.toHttp(e);
         } catch (ZipException e) {
             throw HttpException.badRequest("error decompressing request body: " + e.getMessage());
         }
-        log.atInfo().addKeyValue("files", written.size()).addKeyValue("user", admitted.user().name())
-                .addKeyValue("coding", coding).log("files written");
+        log.atInfo()
+                .addKeyValue("files", written.size())
+                .addKeyValue("user", admitted.user().name())
+                .addKeyValue("coding", coding)
+                .log("files written");
         Responses.json(response, 200, RestJson.entries(WrittenFile.toWire(written)));
     }
 
     private List<WrittenFile> octetStream(InputStream body, FilesGate.Admitted admitted, Map<String, String> metadata)
             throws IOException {
-        String raw = admitted.path().filter(p -> !p.isEmpty())
-                .orElseThrow(() -> HttpException.badRequest("the path query parameter is required for application/octet-stream uploads"));
+        String raw = admitted.path()
+                .filter(p -> !p.isEmpty())
+                .orElseThrow(() -> HttpException.badRequest(
+                        "the path query parameter is required for application/octet-stream uploads"));
         Path path = gate.resolve(raw, admitted.user());
         try (FileWriter writer = FileWriter.open(filesystem, path, ownership(admitted.user()), metadata)) {
             byte[] buffer = new byte[BUFFER];
@@ -98,8 +105,9 @@ final class FileUpload implements HttpEndpoint {
         }
     }
 
-    private List<WrittenFile> multipart(InputStream body, String contentType, FilesGate.Admitted admitted,
-                                        Map<String, String> metadata) throws IOException {
+    private List<WrittenFile> multipart(
+            InputStream body, String contentType, FilesGate.Admitted admitted, Map<String, String> metadata)
+            throws IOException {
         String boundary = MultiPart.extractBoundary(contentType);
         if (boundary == null || boundary.isEmpty()) {
             throw HttpException.badRequest("multipart/form-data without a boundary");
@@ -158,7 +166,8 @@ final class FileUpload implements HttpEndpoint {
             try {
                 String raw = admitted.path().filter(p -> !p.isEmpty()).orElse(getFileName());
                 if (raw == null || raw.isEmpty()) {
-                    throw HttpException.badRequest("a file part has no file name and the path query parameter is missing");
+                    throw HttpException.badRequest(
+                            "a file part has no file name and the path query parameter is missing");
                 }
                 Path path = gate.resolve(raw, admitted.user());
                 if (!targets.add(path)) {

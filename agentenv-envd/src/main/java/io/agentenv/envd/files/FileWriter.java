@@ -42,8 +42,8 @@ final class FileWriter implements AutoCloseable {
         }
         FileChannel channel;
         try {
-            channel = FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.CREATE,
-                    StandardOpenOption.TRUNCATE_EXISTING);
+            channel = FileChannel.open(
+                    path, StandardOpenOption.WRITE, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING);
         } catch (IOException e) {
             throw FsException.of(e, "error opening file", path);
         }

@@ -44,8 +44,13 @@ final class FilesGate {
     Admitted admit(EnvdRequest request, UrlSignature.Operation operation) {
         Optional<String> path = request.query("path");
         Optional<String> username = request.query("username");
-        checkAccess(request, path.orElse(""), operation, username,
-                request.query("signature"), request.query("signature_expiration"));
+        checkAccess(
+                request,
+                path.orElse(""),
+                operation,
+                username,
+                request.query("signature"),
+                request.query("signature_expiration"));
         try {
             return new Admitted(accounts.resolve(username), path);
         } catch (UnknownUserException e) {
@@ -57,8 +62,13 @@ final class FilesGate {
      * Lets the request through when no access token is set, when it carries the token, or when it carries a valid,
      * unexpired signature for exactly this path, operation and username (E2B's {@code validateSigning}).
      */
-    void checkAccess(EnvdRequest request, String path, UrlSignature.Operation operation, Optional<String> username,
-                     Optional<String> signature, Optional<String> expiration) {
+    void checkAccess(
+            EnvdRequest request,
+            String path,
+            UrlSignature.Operation operation,
+            Optional<String> username,
+            Optional<String> signature,
+            Optional<String> expiration) {
         Optional<String> token = session.current().accessToken();
         if (token.isEmpty()) {
             return;

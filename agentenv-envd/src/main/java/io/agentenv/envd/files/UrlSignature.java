@@ -45,6 +45,7 @@ final class UrlSignature {
 
     /** Constant-time comparison of a presented signature with the expected one. */
     static boolean matches(String expected, String presented) {
-        return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
+        return MessageDigest.isEqual(
+                expected.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
     }
 }

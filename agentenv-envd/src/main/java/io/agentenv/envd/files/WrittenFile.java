@@ -15,8 +15,11 @@ record WrittenFile(Path path, Map<String, String> metadata) {
     }
 
     EntryInfo toWire() {
-        return new EntryInfo(path.toString(), path.getFileName() == null ? "/" : path.getFileName().toString(),
-                EntryInfo.FILE, metadata);
+        return new EntryInfo(
+                path.toString(),
+                path.getFileName() == null ? "/" : path.getFileName().toString(),
+                EntryInfo.FILE,
+                metadata);
     }
 
     static List<EntryInfo> toWire(List<WrittenFile> files) {

@@ -57,9 +57,12 @@ public final class DirectoryWatch implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DirectoryWatch.class);
     /** How long to wait for the second half of a rename that crosses directories. */
     private static final Duration RENAME_GRACE = Duration.ofMillis(5);
-    private static final Set<String> NETWORK_FILESYSTEMS = Set.of("nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "9p");
+
+    private static final Set<String> NETWORK_FILESYSTEMS =
+            Set.of("nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "9p");
     /** Deliveries a slow consumer may have queued before further ones are dropped. */
     private static final int MAX_QUEUED = 10_000;
+
     private static final Delivery CLOSED = new Delivery(null, List.of(), false);
 
     private final Path root;
@@ -111,7 +114,8 @@ public final class DirectoryWatch implements AutoCloseable {
             if (e instanceof FsException fe) {
                 throw fe;
             }
-            throw new FsException(FsError.RESOURCE_EXHAUSTED, "error adding path '" + dir + "' to watcher: " + e.getMessage(), e);
+            throw new FsException(
+                    FsError.RESOURCE_EXHAUSTED, "error adding path '" + dir + "' to watcher: " + e.getMessage(), e);
         }
         return watch;
     }
@@ -260,7 +264,8 @@ public final class DirectoryWatch implements AutoCloseable {
         }
         EntrySnapshot before = snapshots.put(child, now);
         for (EventType type : EntrySnapshot.classify(before, now)) {
-            batch.add(name, type, type == EventType.WRITE || type == EventType.CHMOD ? entryOf(child) : Optional.empty());
+            batch.add(
+                    name, type, type == EventType.WRITE || type == EventType.CHMOD ? entryOf(child) : Optional.empty());
         }
     }
 

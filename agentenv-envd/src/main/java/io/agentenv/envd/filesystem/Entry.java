@@ -41,7 +41,8 @@ public record Entry(
             throw new IllegalArgumentException("size must be >= 0, got " + size);
         }
         if ((mode & ~07777) != 0) {
-            throw new IllegalArgumentException("mode must hold permission bits only, got " + Integer.toOctalString(mode));
+            throw new IllegalArgumentException(
+                    "mode must hold permission bits only, got " + Integer.toOctalString(mode));
         }
     }
 }

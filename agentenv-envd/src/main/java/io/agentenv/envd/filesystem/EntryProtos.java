@@ -40,13 +40,14 @@ final class EntryProtos {
     static FilesystemEvent toProto(FsEvent event) {
         FilesystemEvent.Builder out = FilesystemEvent.newBuilder()
                 .setName(event.name())
-                .setType(switch (event.type()) {
-                    case CREATE -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_CREATE;
-                    case WRITE -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_WRITE;
-                    case REMOVE -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_REMOVE;
-                    case RENAME -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_RENAME;
-                    case CHMOD -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_CHMOD;
-                });
+                .setType(
+                        switch (event.type()) {
+                            case CREATE -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_CREATE;
+                            case WRITE -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_WRITE;
+                            case REMOVE -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_REMOVE;
+                            case RENAME -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_RENAME;
+                            case CHMOD -> io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_CHMOD;
+                        });
         event.entry().map(EntryProtos::toProto).ifPresent(out::setEntry);
         return out.build();
     }

@@ -28,8 +28,8 @@ final class EntryReader {
      * @throws IOException when the entry cannot be read ({@link java.nio.file.NoSuchFileException} if it is gone)
      */
     Entry read(Path path) throws IOException {
-        Map<String, Object> attributes = Files.readAttributes(path, "unix:mode,uid,gid,size,lastModifiedTime",
-                LinkOption.NOFOLLOW_LINKS);
+        Map<String, Object> attributes =
+                Files.readAttributes(path, "unix:mode,uid,gid,size,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
         int rawMode = (Integer) attributes.get("mode");
         FileType type = ModeString.typeOf(rawMode);
         int mode = rawMode & 0777;

@@ -23,10 +23,16 @@ record EntrySnapshot(long device, long inode, FileTime mtime, FileTime ctime, lo
     /** The entry's state now (a symlink itself, not its target), or null when it is gone. */
     static EntrySnapshot of(Path path) {
         try {
-            Map<String, Object> a = Files.readAttributes(path, "unix:dev,ino,lastModifiedTime,ctime,size,mode,uid,gid",
-                    LinkOption.NOFOLLOW_LINKS);
-            return new EntrySnapshot((Long) a.get("dev"), (Long) a.get("ino"), (FileTime) a.get("lastModifiedTime"),
-                    (FileTime) a.get("ctime"), (Long) a.get("size"), (Integer) a.get("mode"), (Integer) a.get("uid"),
+            Map<String, Object> a = Files.readAttributes(
+                    path, "unix:dev,ino,lastModifiedTime,ctime,size,mode,uid,gid", LinkOption.NOFOLLOW_LINKS);
+            return new EntrySnapshot(
+                    (Long) a.get("dev"),
+                    (Long) a.get("ino"),
+                    (FileTime) a.get("lastModifiedTime"),
+                    (FileTime) a.get("ctime"),
+                    (Long) a.get("size"),
+                    (Integer) a.get("mode"),
+                    (Integer) a.get("uid"),
                     (Integer) a.get("gid"));
         } catch (IOException e) {
             return null;
@@ -57,7 +63,9 @@ record EntrySnapshot(long device, long inode, FileTime mtime, FileTime ctime, lo
             return List.of(metadataOnlyLast ? EventType.CHMOD : EventType.WRITE);
         }
         boolean wrote = !now.mtime().equals(before.mtime()) || now.size() != before.size();
-        boolean attributes = now.mode() != before.mode() || now.uid() != before.uid() || now.gid() != before.gid()
+        boolean attributes = now.mode() != before.mode()
+                || now.uid() != before.uid()
+                || now.gid() != before.gid()
                 || (metadataOnlyLast && !now.ctime().equals(before.ctime()));
         if (wrote && attributes) {
             return List.of(EventType.WRITE, EventType.CHMOD);

@@ -54,7 +54,8 @@ public final class FilesystemRpc {
     private final Accounts accounts;
     private final Session session;
 
-    public FilesystemRpc(LocalFilesystem filesystem, WatchHub hub, Watchers watchers, Accounts accounts, Session session) {
+    public FilesystemRpc(
+            LocalFilesystem filesystem, WatchHub hub, Watchers watchers, Accounts accounts, Session session) {
         this.filesystem = requireNonNull(filesystem, "filesystem is null");
         this.hub = requireNonNull(hub, "hub is null");
         this.watchers = requireNonNull(watchers, "watchers is null");
@@ -71,13 +72,18 @@ public final class FilesystemRpc {
                 .unary(SERVICE + "Remove", RemoveRequest.getDefaultInstance(), this::remove)
                 .serverStream(SERVICE + "WatchDir", WatchDirRequest.getDefaultInstance(), this::watchDir)
                 .unary(SERVICE + "CreateWatcher", CreateWatcherRequest.getDefaultInstance(), this::createWatcher)
-                .unary(SERVICE + "GetWatcherEvents", GetWatcherEventsRequest.getDefaultInstance(), this::getWatcherEvents)
+                .unary(
+                        SERVICE + "GetWatcherEvents",
+                        GetWatcherEventsRequest.getDefaultInstance(),
+                        this::getWatcherEvents)
                 .unary(SERVICE + "RemoveWatcher", RemoveWatcherRequest.getDefaultInstance(), this::removeWatcher);
     }
 
     StatResponse stat(StatRequest request, CallContext call) {
         Path path = resolve(request.getPath(), user(call));
-        return run(() -> StatResponse.newBuilder().setEntry(EntryProtos.toProto(filesystem.stat(path))).build());
+        return run(() -> StatResponse.newBuilder()
+                .setEntry(EntryProtos.toProto(filesystem.stat(path)))
+                .build());
     }
 
     ListDirResponse listDir(ListDirRequest request, CallContext call) {
@@ -117,30 +123,40 @@ public final class FilesystemRpc {
         });
     }
 
-    void watchDir(WatchDirRequest request, CallContext call, StreamSender<WatchDirResponse> out) throws InterruptedException {
+    void watchDir(WatchDirRequest request, CallContext call, StreamSender<WatchDirResponse> out)
+            throws InterruptedException {
         Path path = resolve(request.getPath(), user(call));
-        WatchOptions options = options(request.getRecursive(), request.getIncludeEntry(), request.getAllowNetworkMounts());
+        WatchOptions options =
+                options(request.getRecursive(), request.getIncludeEntry(), request.getAllowNetworkMounts());
         try (DirectoryWatch watch = run(() -> DirectoryWatch.start(path, options, hub))) {
-            out.send(WatchDirResponse.newBuilder().setStart(WatchDirResponse.StartEvent.getDefaultInstance()).build());
+            out.send(WatchDirResponse.newBuilder()
+                    .setStart(WatchDirResponse.StartEvent.getDefaultInstance())
+                    .build());
             while (true) {
                 Duration wait = call.keepaliveInterval();
                 if (call.deadline().isPresent()) {
-                    Duration left = Duration.between(Instant.now(), call.deadline().get());
+                    Duration left =
+                            Duration.between(Instant.now(), call.deadline().get());
                     if (left.isNegative() || left.isZero()) {
-                        throw new RpcException(ConnectCode.DEADLINE_EXCEEDED, "watch of '" + path + "' reached its timeout");
+                        throw new RpcException(
+                                ConnectCode.DEADLINE_EXCEEDED, "watch of '" + path + "' reached its timeout");
                     }
                     wait = left.compareTo(wait) < 0 ? left : wait;
                 }
                 List<FsEvent> events = watch.poll(wait);
                 if (events.isEmpty()) {
-                    if (call.deadline().isEmpty() || Instant.now().isBefore(call.deadline().get())) {
+                    if (call.deadline().isEmpty()
+                            || Instant.now().isBefore(call.deadline().get())) {
                         out.send(WatchDirResponse.newBuilder()
-                                .setKeepalive(WatchDirResponse.KeepAlive.getDefaultInstance()).build());
+                                .setKeepalive(WatchDirResponse.KeepAlive.getDefaultInstance())
+                                .build());
                     }
                     continue;
                 }
                 for (FsEvent event : events) {
-                    out.send(WatchDirResponse.newBuilder().setFilesystem(EntryProtos.toProto(event)).build());
+                    out.send(WatchDirResponse.newBuilder()
+                            .setFilesystem(EntryProtos.toProto(event))
+                            .build());
                 }
             }
         } catch (IOException | ClosedWatchServiceException e) {
@@ -150,8 +166,11 @@ public final class FilesystemRpc {
 
     CreateWatcherResponse createWatcher(CreateWatcherRequest request, CallContext call) {
         Path path = resolve(request.getPath(), user(call));
-        WatchOptions options = options(request.getRecursive(), request.getIncludeEntry(), request.getAllowNetworkMounts());
-        return run(() -> CreateWatcherResponse.newBuilder().setWatcherId(watchers.create(path, options)).build());
+        WatchOptions options =
+                options(request.getRecursive(), request.getIncludeEntry(), request.getAllowNetworkMounts());
+        return run(() -> CreateWatcherResponse.newBuilder()
+                .setWatcherId(watchers.create(path, options))
+                .build());
     }
 
     GetWatcherEventsResponse getWatcherEvents(GetWatcherEventsRequest request, CallContext call) {

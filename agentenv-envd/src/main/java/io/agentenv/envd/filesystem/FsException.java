@@ -47,7 +47,8 @@ public final class FsException extends RuntimeException {
             case ALREADY_EXISTS -> "file exists";
             case PERMISSION_DENIED -> "permission denied";
             case NO_SPACE -> "not enough disk space available";
-            case FAILED_PRECONDITION -> e instanceof DirectoryNotEmptyException ? "directory not empty" : "too many levels of symbolic links";
+            case FAILED_PRECONDITION ->
+                e instanceof DirectoryNotEmptyException ? "directory not empty" : "too many levels of symbolic links";
             case INVALID_ARGUMENT -> "not a directory";
             default -> "I/O error";
         };

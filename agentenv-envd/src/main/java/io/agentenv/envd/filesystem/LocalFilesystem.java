@@ -89,7 +89,8 @@ public final class LocalFilesystem {
                 throw FsException.of(e, "error getting file info of", shownChild);
             }
             out.add(shownChild.equals(child) ? entry : withPath(entry, shownChild));
-            boolean realDirectory = entry.type() == FileType.DIRECTORY && entry.symlinkTarget().isEmpty(); // not a link
+            boolean realDirectory =
+                    entry.type() == FileType.DIRECTORY && entry.symlinkTarget().isEmpty(); // not a link
             if (levelsLeft > 1 && realDirectory) {
                 walk(reader, shownChild, child, levelsLeft - 1, out);
             }
@@ -97,8 +98,18 @@ public final class LocalFilesystem {
     }
 
     private static Entry withPath(Entry e, Path path) {
-        return new Entry(e.name(), e.type(), path.toString(), e.size(), e.mode(), e.permissions(), e.owner(), e.group(),
-                e.modifiedTime(), e.symlinkTarget(), e.metadata());
+        return new Entry(
+                e.name(),
+                e.type(),
+                path.toString(),
+                e.size(),
+                e.mode(),
+                e.permissions(),
+                e.owner(),
+                e.group(),
+                e.modifiedTime(),
+                e.symlinkTarget(),
+                e.metadata());
     }
 
     /**
@@ -113,7 +124,8 @@ public final class LocalFilesystem {
             if (Files.isDirectory(path)) {
                 throw new FsException(FsError.ALREADY_EXISTS, "directory already exists: '" + path + "'");
             }
-            throw new FsException(FsError.INVALID_ARGUMENT, "path already exists but it is not a directory: '" + path + "'");
+            throw new FsException(
+                    FsError.INVALID_ARGUMENT, "path already exists but it is not a directory: '" + path + "'");
         }
         ensureDirectories(path, owner);
         return stat(path);
@@ -137,7 +149,8 @@ public final class LocalFilesystem {
                 chown(created, owner);
             } catch (FileAlreadyExistsException e) {
                 if (!Files.isDirectory(created)) {
-                    throw new FsException(FsError.INVALID_ARGUMENT, "path '" + created + "' exists but it is not a directory", e);
+                    throw new FsException(
+                            FsError.INVALID_ARGUMENT, "path '" + created + "' exists but it is not a directory", e);
                 }
             } catch (IOException e) {
                 throw FsException.of(e, "error creating directory", created);

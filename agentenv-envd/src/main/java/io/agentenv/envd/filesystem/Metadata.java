@@ -19,6 +19,7 @@ import java.util.Map;
 public final class Metadata {
     /** The attribute name prefix inside the {@code user.} namespace (the JDK view adds and strips {@code user.}). */
     static final String PREFIX = "e2b.";
+
     private static final int MAX_KEY_LENGTH = 255 - "user.".length() - PREFIX.length();
     private static final int MAX_TOTAL_LENGTH = 4096;
 
@@ -33,14 +34,20 @@ public final class Metadata {
                 throw new FsException(FsError.INVALID_ARGUMENT, "metadata key must not be empty");
             }
             if (key.length() > MAX_KEY_LENGTH) {
-                throw new FsException(FsError.INVALID_ARGUMENT, "metadata key '" + key + "' exceeds " + MAX_KEY_LENGTH + " bytes");
+                throw new FsException(
+                        FsError.INVALID_ARGUMENT, "metadata key '" + key + "' exceeds " + MAX_KEY_LENGTH + " bytes");
             }
             requirePrintableAscii("key", key);
             requirePrintableAscii("value for key '" + key + "'", e.getValue());
-            total += "user.".length() + PREFIX.length() + key.length() + e.getValue().length();
+            total += "user.".length()
+                    + PREFIX.length()
+                    + key.length()
+                    + e.getValue().length();
         }
         if (total > MAX_TOTAL_LENGTH) {
-            throw new FsException(FsError.INVALID_ARGUMENT, "total metadata size " + total + " exceeds " + MAX_TOTAL_LENGTH + " bytes");
+            throw new FsException(
+                    FsError.INVALID_ARGUMENT,
+                    "total metadata size " + total + " exceeds " + MAX_TOTAL_LENGTH + " bytes");
         }
     }
 
@@ -48,7 +55,8 @@ public final class Metadata {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (c < 0x20 || c > 0x7e) {
-                throw new FsException(FsError.INVALID_ARGUMENT,
+                throw new FsException(
+                        FsError.INVALID_ARGUMENT,
                         "metadata " + label + " contains a non-printable-ASCII character at offset " + i);
             }
         }
@@ -70,7 +78,8 @@ public final class Metadata {
                 view.read(name, value);
                 value.flip();
                 try {
-                    String text = StandardCharsets.UTF_8.newDecoder()
+                    String text = StandardCharsets.UTF_8
+                            .newDecoder()
                             .onMalformedInput(CodingErrorAction.REPORT)
                             .onUnmappableCharacter(CodingErrorAction.REPORT)
                             .decode(value)
@@ -114,7 +123,8 @@ public final class Metadata {
                 return;
             }
             if (isUnsupported(e)) {
-                throw new FsException(FsError.INVALID_ARGUMENT, "the filesystem of '" + path + "' does not support metadata", e);
+                throw new FsException(
+                        FsError.INVALID_ARGUMENT, "the filesystem of '" + path + "' does not support metadata", e);
             }
             throw FsException.of(e, "error writing metadata of", path);
         }

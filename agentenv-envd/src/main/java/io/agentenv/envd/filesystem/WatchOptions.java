@@ -11,11 +11,20 @@ public record WatchOptions(Scope scope, Detail detail, Mounts mounts) {
     }
 
     /** Whether events below the direct children are reported. */
-    public enum Scope { CHILDREN, RECURSIVE }
+    public enum Scope {
+        CHILDREN,
+        RECURSIVE
+    }
 
     /** Whether CREATE, WRITE and CHMOD events carry the entry. */
-    public enum Detail { NAME_ONLY, WITH_ENTRY }
+    public enum Detail {
+        NAME_ONLY,
+        WITH_ENTRY
+    }
 
     /** Whether a directory on a network filesystem (NFS, SMB, FUSE), where inotify sees only local changes, may be watched. */
-    public enum Mounts { LOCAL_ONLY, ALLOW_NETWORK }
+    public enum Mounts {
+        LOCAL_ONLY,
+        ALLOW_NETWORK
+    }
 }

@@ -40,7 +40,8 @@ public final class Watchers implements AutoCloseable {
     /** Starts a watcher and returns its id. */
     public String create(Path dir, WatchOptions options) {
         if (watchers.size() >= maxWatchers) {
-            throw new FsException(FsError.RESOURCE_EXHAUSTED, "too many watchers (at most " + maxWatchers + "); remove some first");
+            throw new FsException(
+                    FsError.RESOURCE_EXHAUSTED, "too many watchers (at most " + maxWatchers + "); remove some first");
         }
         DirectoryWatch watch = DirectoryWatch.start(dir, options, hub);
         byte[] bytes = new byte[8];
@@ -123,7 +124,8 @@ public final class Watchers implements AutoCloseable {
 
         private synchronized boolean append(List<FsEvent> batch) {
             if (events.size() + batch.size() > limit) {
-                failure = new FsException(FsError.RESOURCE_EXHAUSTED,
+                failure = new FsException(
+                        FsError.RESOURCE_EXHAUSTED,
                         "watcher " + id + " buffered more than " + limit + " events; fetch them more often");
                 return false;
             }

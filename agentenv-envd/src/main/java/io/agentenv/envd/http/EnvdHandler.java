@@ -83,14 +83,20 @@ public final class EnvdHandler implements HttpHandler {
 
     private static void fail(String path, EnvdResponse response, Throwable failure) throws IOException {
         if (response.committed()) {
-            log.atDebug().addKeyValue("path", path).addKeyValue("error", failure.toString()).log("response aborted");
+            log.atDebug()
+                    .addKeyValue("path", path)
+                    .addKeyValue("error", failure.toString())
+                    .log("response aborted");
             throw failure instanceof IOException io ? io : new IOException("response aborted", failure);
         }
         switch (failure) {
             case HttpException http -> Responses.error(response, http.status(), http.getMessage());
             default -> {
                 String reference = UUID.randomUUID().toString();
-                log.atError().setCause(failure).addKeyValue("path", path).addKeyValue("ref", reference)
+                log.atError()
+                        .setCause(failure)
+                        .addKeyValue("path", path)
+                        .addKeyValue("ref", reference)
                         .log("request failed");
                 Responses.error(response, 500, "internal error (ref " + reference + ")");
             }

@@ -65,7 +65,8 @@ public final class EnvdRequest {
             String name = equals < 0 ? pair : pair.substring(0, equals);
             String value = equals < 0 ? "" : pair.substring(equals + 1);
             try {
-                parameters.computeIfAbsent(URLDecoder.decode(name, StandardCharsets.UTF_8), n -> new ArrayList<>())
+                parameters
+                        .computeIfAbsent(URLDecoder.decode(name, StandardCharsets.UTF_8), n -> new ArrayList<>())
                         .add(URLDecoder.decode(value, StandardCharsets.UTF_8));
             } catch (IllegalArgumentException e) {
                 throw HttpException.badRequest("malformed query string: " + e.getMessage());

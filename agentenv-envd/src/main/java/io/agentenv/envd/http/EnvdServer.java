@@ -87,7 +87,8 @@ public final class EnvdServer implements AutoCloseable {
 
     /** Every exchange on its own virtual thread. */
     private static ExecutorService exchangeThreads() {
-        return Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("envd-http-", 0).factory());
+        return Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name("envd-http-", 0).factory());
     }
 
     /** Listens on the TCP port (and the unix socket); see also {@link #prepareInBackground}. */
@@ -98,8 +99,10 @@ public final class EnvdServer implements AutoCloseable {
         server.createContext("/", this::serve);
         server.start();
         if (unixSocket.isPresent()) {
-            InetAddress target = address.getAddress() == null || address.getAddress().isAnyLocalAddress()
-                    ? InetAddress.getLoopbackAddress() : address.getAddress();
+            InetAddress target =
+                    address.getAddress() == null || address.getAddress().isAnyLocalAddress()
+                            ? InetAddress.getLoopbackAddress()
+                            : address.getAddress();
             relay = UnixSocketRelay.open(unixSocket.get(), new InetSocketAddress(target, tcpPort()));
         }
     }
@@ -119,7 +122,7 @@ public final class EnvdServer implements AutoCloseable {
         Thread.ofPlatform().name("envd-http-warmup").daemon().start(() -> {
             System.LoggerFinder.getLoggerFinder();
             try (ExecutorService first = exchangeThreads()) {
-                first.execute(() -> { });
+                first.execute(() -> {});
             }
         });
         Thread.ofPlatform().name("envd-date-warmup").daemon().start(() -> {

@@ -27,7 +27,8 @@ public final class HttpRoutes {
     /** Adds {@code method path}; a second registration of the same pair is a programming error. */
     public HttpRoutes add(String method, String path, Access access, HttpEndpoint endpoint) {
         Route route = new Route(method.toUpperCase(Locale.ROOT), path, access, endpoint);
-        Route previous = byPath.computeIfAbsent(path, p -> new ConcurrentHashMap<>()).putIfAbsent(route.method(), route);
+        Route previous =
+                byPath.computeIfAbsent(path, p -> new ConcurrentHashMap<>()).putIfAbsent(route.method(), route);
         if (previous != null) {
             throw new IllegalStateException("route registered twice: " + route.method() + " " + path);
         }

@@ -71,8 +71,11 @@ final class UnixSocketRelay implements AutoCloseable {
     }
 
     private void acceptLoop() {
-        acceptUntilClosed(listener::accept, listener::isOpen,
-                client -> Thread.ofVirtual().name("envd-unix-relay").start(() -> relay(client)), path);
+        acceptUntilClosed(
+                listener::accept,
+                listener::isOpen,
+                client -> Thread.ofVirtual().name("envd-unix-relay").start(() -> relay(client)),
+                path);
     }
 
     /** One accept of the listening socket. */
@@ -86,7 +89,8 @@ final class UnixSocketRelay implements AutoCloseable {
      * file descriptor left) is retried after a pause that doubles from {@value #FIRST_RETRY_MS} ms up to
      * {@value #LAST_RETRY_MS} ms and starts over after a success, so a lasting failure neither spins nor floods the log.
      */
-    static void acceptUntilClosed(Accepting accepting, BooleanSupplier isOpen, Consumer<SocketChannel> relay, Path path) {
+    static void acceptUntilClosed(
+            Accepting accepting, BooleanSupplier isOpen, Consumer<SocketChannel> relay, Path path) {
         long retryMs = FIRST_RETRY_MS;
         while (isOpen.getAsBoolean()) {
             SocketChannel client;
@@ -95,8 +99,11 @@ final class UnixSocketRelay implements AutoCloseable {
             } catch (ClosedChannelException e) {
                 return;
             } catch (IOException e) {
-                log.atWarn().addKeyValue("socket", path).addKeyValue("error", e.toString())
-                        .addKeyValue("retry_ms", retryMs).log("unix socket accept failed");
+                log.atWarn()
+                        .addKeyValue("socket", path)
+                        .addKeyValue("error", e.toString())
+                        .addKeyValue("retry_ms", retryMs)
+                        .log("unix socket accept failed");
                 try {
                     Thread.sleep(retryMs);
                 } catch (InterruptedException interrupted) {
@@ -118,7 +125,10 @@ final class UnixSocketRelay implements AutoCloseable {
             server = SocketChannel.open(target);
             server.setOption(StandardSocketOptions.TCP_NODELAY, true);
         } catch (IOException e) {
-            log.atWarn().addKeyValue("target", target).addKeyValue("error", e.toString()).log("unix socket relay could not connect");
+            log.atWarn()
+                    .addKeyValue("target", target)
+                    .addKeyValue("error", e.toString())
+                    .log("unix socket relay could not connect");
             closeQuietly(client);
             open.remove(client);
             return;

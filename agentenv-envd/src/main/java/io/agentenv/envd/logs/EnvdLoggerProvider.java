@@ -118,8 +118,8 @@ public final class EnvdLoggerProvider implements SLF4JServiceProvider {
         }
 
         @Override
-        protected void handleNormalizedLoggingCall(Level level, Marker marker, String pattern, Object[] arguments,
-                                                   Throwable error) {
+        protected void handleNormalizedLoggingCall(
+                Level level, Marker marker, String pattern, Object[] arguments, Throwable error) {
             Logging.Sink sink = Logging.sink();
             if (on(level)) {
                 sink.write(name, level, MessageFormatter.basicArrayFormat(pattern, arguments), null, error);

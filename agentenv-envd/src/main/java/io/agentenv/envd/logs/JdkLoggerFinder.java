@@ -26,7 +26,9 @@ public final class JdkLoggerFinder extends System.LoggerFinder {
         @Override
         public boolean isLoggable(System.Logger.Level level) {
             org.slf4j.event.Level mapped = map(level);
-            return mapped != null && mapped.toInt() >= org.slf4j.event.Level.WARN.toInt() && Logging.sink().enabled(mapped);
+            return mapped != null
+                    && mapped.toInt() >= org.slf4j.event.Level.WARN.toInt()
+                    && Logging.sink().enabled(mapped);
         }
 
         @Override

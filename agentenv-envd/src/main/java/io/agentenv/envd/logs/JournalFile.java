@@ -2,9 +2,9 @@ package io.agentenv.envd.logs;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.envd.http.RestJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import io.agentenv.envd.http.RestJson;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -147,8 +147,12 @@ public final class JournalFile {
         lock.lock();
         try {
             long cost = 0;
-            try (FileChannel out = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+            try (FileChannel out = FileChannel.open(
+                    temporary,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS)) {
                 for (LogJournal.Entry entry : entries) {
                     out.write(ByteBuffer.wrap(line(entry)));
                     cost += entry.cost();
@@ -170,14 +174,19 @@ public final class JournalFile {
 
     /** The file opened for appending (made when absent), never through a symlink. */
     private FileChannel openForAppend() throws IOException {
-        return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE,
+        return FileChannel.open(
+                file,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND,
+                StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS);
     }
 
     /** Absent (it is created) or a regular file; never a symlink, FIFO, device or directory. */
     private boolean writable() {
         try {
-            return Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isRegularFile();
+            return Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                    .isRegularFile();
         } catch (java.nio.file.NoSuchFileException absent) {
             try {
                 Files.createDirectories(file.getParent()); // removed by the sandbox's user: made again

@@ -20,19 +20,28 @@ import java.util.OptionalInt;
  */
 public final class LogJournal {
     /** Where an entry came from. */
-    public enum Source { ENVD, PROCESS }
+    public enum Source {
+        ENVD,
+        PROCESS
+    }
 
     /**
      * One journal entry.
      *
      * @param stream for process entries: {@code stdout}, {@code stderr}, {@code pty} or {@code event}; for envd: the logger
      */
-    public record Entry(long seq, Instant time, Source source, String level, OptionalInt pid, String stream, String message) {
+    public record Entry(
+            long seq, Instant time, Source source, String level, OptionalInt pid, String stream, String message) {
         /** The entry as {@code GET /logs} and the journal file show it. */
         public io.agentenv.envd.protocol.rest.LogEntry toWire() {
-            return new io.agentenv.envd.protocol.rest.LogEntry(seq, time.toString(),
-                    source.name().toLowerCase(java.util.Locale.ROOT), level,
-                    pid.isPresent() ? pid.getAsInt() : null, stream, message);
+            return new io.agentenv.envd.protocol.rest.LogEntry(
+                    seq,
+                    time.toString(),
+                    source.name().toLowerCase(java.util.Locale.ROOT),
+                    level,
+                    pid.isPresent() ? pid.getAsInt() : null,
+                    stream,
+                    message);
         }
 
         public Entry {
@@ -89,7 +98,12 @@ public final class LogJournal {
     }
 
     public void processOutput(int pid, String stream, byte[] chunk, int length) {
-        append(Source.PROCESS, "INFO", OptionalInt.of(pid), stream, new String(chunk, 0, length, StandardCharsets.UTF_8));
+        append(
+                Source.PROCESS,
+                "INFO",
+                OptionalInt.of(pid),
+                stream,
+                new String(chunk, 0, length, StandardCharsets.UTF_8));
     }
 
     private void append(Source source, String level, OptionalInt pid, String stream, String message) {

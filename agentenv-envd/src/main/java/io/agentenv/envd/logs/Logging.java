@@ -40,7 +40,8 @@ public final class Logging {
                 kv.append(" error=\"").append(error).append('"');
             }
             String shortName = logger.substring(logger.lastIndexOf('.') + 1);
-            out.println(Instant.now() + " " + level + " " + shortName + " sandbox_id=" + sandboxId + " " + message + kv);
+            out.println(
+                    Instant.now() + " " + level + " " + shortName + " sandbox_id=" + sandboxId + " " + message + kv);
             journal.ifPresent(j -> j.envd(level.toString(), logger, message + kv));
         }
     }

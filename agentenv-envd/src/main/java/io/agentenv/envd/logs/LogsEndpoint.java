@@ -1,9 +1,9 @@
 package io.agentenv.envd.logs;
 
-import io.agentenv.envd.http.EnvdRequest;
-import io.agentenv.envd.http.EnvdResponse;
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.http.Responses;
@@ -29,10 +29,13 @@ public final class LogsEndpoint implements HttpEndpoint {
     public void handle(EnvdRequest request, EnvdResponse response) throws Exception {
         long cursor = number(request, "cursor", 0, 0, Long.MAX_VALUE);
         int limit = (int) number(request, "limit", MAX_LIMIT, 1, MAX_LIMIT);
-        OptionalInt pid = request.query("pid").isEmpty() ? OptionalInt.empty()
+        OptionalInt pid = request.query("pid").isEmpty()
+                ? OptionalInt.empty()
                 : OptionalInt.of((int) number(request, "pid", 0, 1, Integer.MAX_VALUE));
         LogJournal.Page page = journal.read(cursor, limit, pid);
-        LogPage body = new LogPage(page.entries().stream().map(LogJournal.Entry::toWire).toList(), page.nextCursor(),
+        LogPage body = new LogPage(
+                page.entries().stream().map(LogJournal.Entry::toWire).toList(),
+                page.nextCursor(),
                 page.firstAvailable());
         Responses.json(response, 200, RestJson.logPage(body));
     }

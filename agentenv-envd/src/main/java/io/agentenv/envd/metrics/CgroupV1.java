@@ -46,7 +46,8 @@ record CgroupV1(Optional<Path> memoryDir, Optional<Path> cpuacctDir) implements 
             return Optional.empty();
         }
         Map<String, Long> stat = KernelFiles.keyValues(dir.resolve("memory.stat"));
-        Optional<Long> limit = smaller(limited(KernelFiles.number(dir.resolve("memory.limit_in_bytes"))),
+        Optional<Long> limit = smaller(
+                limited(KernelFiles.number(dir.resolve("memory.limit_in_bytes"))),
                 limited(Optional.ofNullable(stat.get("hierarchical_memory_limit"))));
         long cache = stat.getOrDefault("total_cache", stat.getOrDefault("cache", 0L));
         return Optional.of(new CgroupMemory(limit, usage.get(), Math.max(0, cache)));

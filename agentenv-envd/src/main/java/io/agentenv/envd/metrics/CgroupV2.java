@@ -30,7 +30,7 @@ record CgroupV2(Path dir) implements OwnCgroup {
             return Optional.empty();
         }
         Map<String, Long> stat = KernelFiles.keyValues(dir.resolve("memory.stat"));
-        return Optional.of(new CgroupMemory(KernelFiles.number(dir.resolve("memory.max")), current.get(),
-                stat.getOrDefault("file", 0L)));
+        return Optional.of(new CgroupMemory(
+                KernelFiles.number(dir.resolve("memory.max")), current.get(), stat.getOrDefault("file", 0L)));
     }
 }

@@ -1,10 +1,10 @@
 package io.agentenv.envd.metrics;
 
-import io.agentenv.envd.http.EnvdRequest;
-import io.agentenv.envd.http.EnvdResponse;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.envd.http.Access;
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import io.agentenv.envd.http.HttpEndpoint;
 import io.agentenv.envd.http.HttpRoutes;
 import io.agentenv.envd.http.Responses;

@@ -7,8 +7,15 @@ import io.agentenv.envd.protocol.rest.Metrics;
  * {@code cpu_count}, {@code cpu_used_pct} (0-100, two decimals), memory and disk in bytes, plus the deprecated
  * {@code mem_total_mib}/{@code mem_used_mib}.
  */
-record MetricsSample(long timestamp, int cpuCount, double cpuUsedPercent, long memTotal, long memUsed, long memCache,
-                     long diskUsed, long diskTotal) {
+record MetricsSample(
+        long timestamp,
+        int cpuCount,
+        double cpuUsedPercent,
+        long memTotal,
+        long memUsed,
+        long memCache,
+        long diskUsed,
+        long diskTotal) {
     MetricsSample {
         if (cpuCount < 1) {
             throw new IllegalArgumentException("cpuCount must be >= 1, got " + cpuCount);

@@ -57,7 +57,8 @@ final class OwnCgroups {
         for (Line line : lines) {
             if (line.hierarchy().equals("0") && line.controllers().isEmpty()) {
                 Optional<Path> dir = resolve(mounts, root, line.path(), "cgroup.procs")
-                        .filter(d -> !d.equals(root) || Files.exists(d.resolve("cgroup.events"))); // only non-root ones have it
+                        .filter(d -> !d.equals(root)
+                                || Files.exists(d.resolve("cgroup.events"))); // only non-root ones have it
                 if (dir.isPresent()) {
                     return Optional.of(new CgroupV2(dir.get()));
                 }
@@ -124,7 +125,8 @@ final class OwnCgroups {
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < field.length(); i++) {
             char c = field.charAt(i);
-            boolean octal = c == '\\' && i + 3 < field.length()
+            boolean octal = c == '\\'
+                    && i + 3 < field.length()
                     && field.substring(i + 1, i + 4).chars().allMatch(d -> d >= '0' && d <= '7');
             if (octal) {
                 out.append((char) Integer.parseInt(field.substring(i + 1, i + 4), 8));
@@ -160,7 +162,8 @@ final class OwnCgroups {
             return existing(mount, all.subList(prefix.size(), all.size()), file);
         }
         for (int skip = 0; skip <= segments.get().size(); skip++) {
-            Optional<Path> dir = existing(mount, segments.get().subList(skip, segments.get().size()), file);
+            Optional<Path> dir =
+                    existing(mount, segments.get().subList(skip, segments.get().size()), file);
             if (dir.isPresent()) {
                 return dir;
             }

@@ -49,8 +49,13 @@ public final class SandboxMetrics {
 
     /** The real system; the first CPU reading covers the time since this call (envd's start). */
     public static SandboxMetrics system(Clock clock) {
-        return new SandboxMetrics(Path.of("/proc"), Path.of("/sys/fs/cgroup"), Path.of("/"), clock,
-                Runtime.getRuntime()::availableProcessors, clock.instant());
+        return new SandboxMetrics(
+                Path.of("/proc"),
+                Path.of("/sys/fs/cgroup"),
+                Path.of("/"),
+                clock,
+                Runtime.getRuntime()::availableProcessors,
+                clock.instant());
     }
 
     MetricsSample sample() throws IOException {
@@ -62,8 +67,15 @@ public final class SandboxMetrics {
         FileStore store = Files.getFileStore(disk);
         long diskTotal = store.getTotalSpace();
         long diskUsed = Math.max(0, diskTotal - store.getUnallocatedSpace());
-        return new MetricsSample(now.getEpochSecond(), cpuCount, cpuPercent, memory.total(), memory.used(),
-                memory.cache(), diskUsed, diskTotal);
+        return new MetricsSample(
+                now.getEpochSecond(),
+                cpuCount,
+                cpuPercent,
+                memory.total(),
+                memory.used(),
+                memory.cache(),
+                diskUsed,
+                diskTotal);
     }
 
     private record CpuReading(Instant at, double busySeconds, double totalSeconds) {}

@@ -47,9 +47,15 @@ final class ChildProcess {
      */
     private static final Duration DRAIN = Duration.ofMillis(500);
 
-    enum State { RUNNING, EXITED }
+    enum State {
+        RUNNING,
+        EXITED
+    }
 
-    enum Kind { PIPES, PTY }
+    enum Kind {
+        PIPES,
+        PTY
+    }
 
     private final long pid;
     private final Kind kind;
@@ -71,15 +77,25 @@ final class ChildProcess {
     private boolean endListenersRan; // guarded by lock
     /** Output readers currently handing a chunk to subscribers (possibly waiting for a slow client). */
     private final AtomicInteger delivering = new AtomicInteger();
+
     private volatile long lastOutputNanos = System.nanoTime();
 
     /** Serialises writes to the child's input so concurrent SendInput calls cannot interleave bytes. */
     private final ReentrantLock inputOrder = new ReentrantLock();
+
     private OutputStream input; // guarded by inputOrder; null once closed or when stdin was not requested
 
     /** @param readers runs the loops that read the process's output (virtual threads unless a read pins a carrier) */
-    ChildProcess(Kind kind, Process process, Executor readers, ProcessConfig config, Optional<String> tag,
-                 boolean stdin, PosixSignals signals, LogJournal journal, Clock clock) {
+    ChildProcess(
+            Kind kind,
+            Process process,
+            Executor readers,
+            ProcessConfig config,
+            Optional<String> tag,
+            boolean stdin,
+            PosixSignals signals,
+            LogJournal journal,
+            Clock clock) {
         this.kind = requireNonNull(kind, "kind is null");
         this.process = requireNonNull(process, "process is null");
         this.readers = requireNonNull(readers, "readers is null");
@@ -182,7 +198,8 @@ final class ChildProcess {
             input.write(data);
             input.flush();
         } catch (IOException e) {
-            throw new RpcException(ConnectCode.FAILED_PRECONDITION, "input of process " + pid + " is closed: " + e.getMessage());
+            throw new RpcException(
+                    ConnectCode.FAILED_PRECONDITION, "input of process " + pid + " is closed: " + e.getMessage());
         } finally {
             inputOrder.unlock();
         }
@@ -190,7 +207,8 @@ final class ChildProcess {
 
     void closeStdin() throws IOException {
         if (kind == Kind.PTY) {
-            throw new RpcException(ConnectCode.FAILED_PRECONDITION,
+            throw new RpcException(
+                    ConnectCode.FAILED_PRECONDITION,
                     "process " + pid + " has a pty: send EOT (Ctrl-D) as pty input instead");
         }
         inputOrder.lock();
@@ -233,27 +251,29 @@ final class ChildProcess {
     }
 
     private CompletableFuture<Void> pump(String stream, InputStream in, int chunkSize) {
-        return CompletableFuture.runAsync(() -> {
-            byte[] buffer = new byte[chunkSize];
-            try (in) {
-                for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
-                    if (n > 0) {
-                        lastOutputNanos = System.nanoTime();
-                        delivering.incrementAndGet();
-                        try {
-                            publish(stream, buffer, n);
-                        } finally {
-                            delivering.decrementAndGet();
-                            lastOutputNanos = System.nanoTime();
+        return CompletableFuture.runAsync(
+                () -> {
+                    byte[] buffer = new byte[chunkSize];
+                    try (in) {
+                        for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                            if (n > 0) {
+                                lastOutputNanos = System.nanoTime();
+                                delivering.incrementAndGet();
+                                try {
+                                    publish(stream, buffer, n);
+                                } finally {
+                                    delivering.decrementAndGet();
+                                    lastOutputNanos = System.nanoTime();
+                                }
+                            }
                         }
+                    } catch (IOException e) {
+                        // EIO on a pty master after the last slave closed, or a closed pipe: the end of output
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
                     }
-                }
-            } catch (IOException e) {
-                // EIO on a pty master after the last slave closed, or a closed pipe: the end of output
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, readers);
+                },
+                readers);
     }
 
     private void publish(String stream, byte[] buffer, int length) throws InterruptedException {
@@ -278,7 +298,8 @@ final class ChildProcess {
     private void awaitExit(Optional<Instant> deadline, List<CompletableFuture<Void>> pumps) {
         try {
             if (deadline.isPresent()) {
-                long millis = Math.max(0, Duration.between(clock.instant(), deadline.get()).toMillis());
+                long millis = Math.max(
+                        0, Duration.between(clock.instant(), deadline.get()).toMillis());
                 if (!process.waitFor(millis, TimeUnit.MILLISECONDS)) {
                     log.atInfo().addKeyValue("pid", pid).log("process deadline reached, killing its process group");
                     signal(PosixSignals.SIGKILL);
@@ -289,7 +310,11 @@ final class ChildProcess {
             finish(endEvent(status));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            finish(ProcessEvent.EndEvent.newBuilder().setExitCode(-1).setStatus("unknown").setError("envd stopped").build());
+            finish(ProcessEvent.EndEvent.newBuilder()
+                    .setExitCode(-1)
+                    .setStatus("unknown")
+                    .setError("envd stopped")
+                    .build());
         }
     }
 
@@ -322,10 +347,17 @@ final class ChildProcess {
         int sent = signalSent.get();
         if (sent != 0 && status == 128 + sent) {
             String text = sent == PosixSignals.SIGKILL ? "signal: killed" : "signal: terminated";
-            return ProcessEvent.EndEvent.newBuilder().setExitCode(-1).setExited(false).setStatus(text).setError(text).build();
+            return ProcessEvent.EndEvent.newBuilder()
+                    .setExitCode(-1)
+                    .setExited(false)
+                    .setStatus(text)
+                    .setError(text)
+                    .build();
         }
         ProcessEvent.EndEvent.Builder end = ProcessEvent.EndEvent.newBuilder()
-                .setExitCode(status).setExited(true).setStatus("exit status " + status);
+                .setExitCode(status)
+                .setExited(true)
+                .setStatus("exit status " + status);
         if (status != 0) {
             end.setError("exit status " + status);
         }
@@ -357,7 +389,10 @@ final class ChildProcess {
         // journaled before the end listeners run: one that acts on the end (the request warm-up takes back its journal
         // entries once its processes ended) must find the exit entry already written
         journal.processEvent((int) pid, "exited: " + event.getStatus());
-        log.atInfo().addKeyValue("pid", pid).addKeyValue("status", event.getStatus()).log("process ended");
+        log.atInfo()
+                .addKeyValue("pid", pid)
+                .addKeyValue("status", event.getStatus())
+                .log("process ended");
         while (true) {
             List<Consumer<ChildProcess>> listeners;
             synchronized (lock) {

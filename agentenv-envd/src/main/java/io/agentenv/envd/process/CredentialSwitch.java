@@ -73,8 +73,16 @@ final class CredentialSwitch implements AutoCloseable {
     static final int MAX_GROUPS = 65536;
 
     /** The system call numbers this needs, per architecture. */
-    record Syscalls(long setgroups, long setresuid, long getresuid, long setresgid, long getresgid, long getgroups,
-                    long prctl, long gettid, long returnSetresuid) {
+    record Syscalls(
+            long setgroups,
+            long setresuid,
+            long getresuid,
+            long setresgid,
+            long getresgid,
+            long getgroups,
+            long prctl,
+            long gettid,
+            long returnSetresuid) {
         static Optional<Syscalls> forArch(String arch) {
             return switch (arch) {
                 case "amd64", "x86_64" -> Optional.of(new Syscalls(116, 117, 118, 119, 120, 115, 157, 186, 117));
@@ -85,7 +93,8 @@ final class CredentialSwitch implements AutoCloseable {
 
         /** The same calls, except that the way back ({@code setresuid(0, 0, 0)}) uses {@code number}: tests only. */
         Syscalls withReturnSetresuid(long number) {
-            return new Syscalls(setgroups, setresuid, getresuid, setresgid, getresgid, getgroups, prctl, gettid, number);
+            return new Syscalls(
+                    setgroups, setresuid, getresuid, setresgid, getresgid, getgroups, prctl, gettid, number);
         }
     }
 
@@ -149,7 +158,11 @@ final class CredentialSwitch implements AutoCloseable {
         }
     }
 
-    private enum State { RUNNING, RETIRED, CLOSED }
+    private enum State {
+        RUNNING,
+        RETIRED,
+        CLOSED
+    }
 
     private record Job(Callable<?> work, CompletableFuture<Object> result) {}
 
@@ -160,6 +173,7 @@ final class CredentialSwitch implements AutoCloseable {
     private final VarHandle errno;
     /** Used only by the switching thread (and once by {@link #start} before it runs). */
     private final MemorySegment callState;
+
     private final MemorySegment ids;
     private final MemorySegment idEffective;
     private final MemorySegment idSaved;
@@ -180,12 +194,18 @@ final class CredentialSwitch implements AutoCloseable {
         var syscall = libc.find("syscall").orElseThrow();
         var captureErrno = Linker.Option.captureCallState("errno");
         var variadic = Linker.Option.firstVariadicArg(1);
-        sysLongs = linker.downcallHandle(syscall,
-                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), variadic, captureErrno);
-        sysAddresses = linker.downcallHandle(syscall,
-                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS), variadic, captureErrno);
-        sysCountAddress = linker.downcallHandle(syscall,
-                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS), variadic, captureErrno);
+        sysLongs = linker.downcallHandle(
+                syscall,
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+                variadic,
+                captureErrno);
+        sysAddresses = linker.downcallHandle(
+                syscall,
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS),
+                variadic,
+                captureErrno);
+        sysCountAddress = linker.downcallHandle(
+                syscall, FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS), variadic, captureErrno);
         var stateLayout = Linker.Option.captureStateLayout();
         errno = stateLayout.varHandle(MemoryLayout.PathElement.groupElement("errno"));
         Arena arena = Arena.ofAuto();
@@ -197,7 +217,8 @@ final class CredentialSwitch implements AutoCloseable {
         int[] uids = resIds(calls.getresuid());
         int[] gids = resIds(calls.getresgid());
         if (uids[0] != 0 || uids[1] != 0 || uids[2] != 0) {
-            throw new IllegalStateException("envd does not run as root (uids " + uids[0] + "/" + uids[1] + "/" + uids[2] + ")");
+            throw new IllegalStateException(
+                    "envd does not run as root (uids " + uids[0] + "/" + uids[1] + "/" + uids[2] + ")");
         }
         if (gids[0] != gids[1] || gids[1] != gids[2]) {
             throw new IllegalStateException("envd's real, effective and saved gids differ");
@@ -215,8 +236,10 @@ final class CredentialSwitch implements AutoCloseable {
      */
     static Optional<CredentialSwitch> start(Linker linker, SymbolLookup libc, Optional<Syscalls> calls) {
         if (calls.isEmpty()) {
-            log.atInfo().addKeyValue("arch", System.getProperty("os.arch"))
-                    .log("direct user switch unavailable (architecture): processes of other users start through setpriv");
+            log.atInfo()
+                    .addKeyValue("arch", System.getProperty("os.arch"))
+                    .log(
+                            "direct user switch unavailable (architecture): processes of other users start through setpriv");
             return Optional.empty();
         }
         return start(linker, libc, calls.get());
@@ -229,7 +252,8 @@ final class CredentialSwitch implements AutoCloseable {
             credentials.tid.join();
             return Optional.of(credentials);
         } catch (RuntimeException e) {
-            log.atInfo().addKeyValue("cause", e.toString())
+            log.atInfo()
+                    .addKeyValue("cause", e.toString())
                     .log("direct user switch unavailable: processes of other users start through setpriv");
             return Optional.empty();
         }
@@ -257,8 +281,8 @@ final class CredentialSwitch implements AutoCloseable {
     /** The process's dumpable flag as the kernel reports it now (1: dumpable); any thread may ask. */
     int dumpable() {
         try (Arena arena = Arena.ofConfined()) {
-            long result = (long) sysLongs.invokeExact(arena.allocate(Linker.Option.captureStateLayout()), calls.prctl(),
-                    (long) PR_GET_DUMPABLE, 0L, 0L);
+            long result = (long) sysLongs.invokeExact(
+                    arena.allocate(Linker.Option.captureStateLayout()), calls.prctl(), (long) PR_GET_DUMPABLE, 0L, 0L);
             if (result < 0) {
                 throw new IllegalStateException("prctl(PR_GET_DUMPABLE) failed");
             }
@@ -277,7 +301,8 @@ final class CredentialSwitch implements AutoCloseable {
     @SuppressWarnings("unchecked")
     <T> T run(Callable<T> work) throws IOException {
         if (state.get() != State.RUNNING) {
-            throw new Unavailable("the user-switching thread is " + state.get().name().toLowerCase(Locale.ROOT));
+            throw new Unavailable(
+                    "the user-switching thread is " + state.get().name().toLowerCase(Locale.ROOT));
         }
         Job job = new Job(work, new CompletableFuture<>());
         jobs.add(job);
@@ -381,10 +406,12 @@ final class CredentialSwitch implements AutoCloseable {
                     && sys(calls.setresgid(), ownGid, ownGid, ownGid) == 0
                     && sysCount(calls.setgroups(), ownGroupCount, ownGroups) == 0
                     && sysAddresses(calls.getresuid()) == 0
-                    && ids.getAtIndex(JAVA_INT, 0) == ownUid && ids.getAtIndex(JAVA_INT, 1) == ownUid
+                    && ids.getAtIndex(JAVA_INT, 0) == ownUid
+                    && ids.getAtIndex(JAVA_INT, 1) == ownUid
                     && ids.getAtIndex(JAVA_INT, 2) == ownUid
                     && sysAddresses(calls.getresgid()) == 0
-                    && ids.getAtIndex(JAVA_INT, 0) == ownGid && ids.getAtIndex(JAVA_INT, 1) == ownGid
+                    && ids.getAtIndex(JAVA_INT, 0) == ownGid
+                    && ids.getAtIndex(JAVA_INT, 1) == ownGid
                     && ids.getAtIndex(JAVA_INT, 2) == ownGid
                     // the euid changes reset the process's dumpable flag to fs.suid_dumpable: envd's stays what it was
                     && (!dumpable || sys(calls.prctl(), PR_SET_DUMPABLE, 1, 0) == 0);

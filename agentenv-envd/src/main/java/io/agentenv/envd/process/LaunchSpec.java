@@ -15,8 +15,16 @@ import java.util.Optional;
  * @param executable the resolved absolute path of {@code config.cmd}
  * @param env        the complete environment (nothing is inherited from envd)
  */
-record LaunchSpec(ProcessConfig config, UserAccount user, Path executable, List<String> args, Path cwd,
-                  Map<String, String> env, Optional<PtySize> pty, boolean stdin, Optional<String> tag) {
+record LaunchSpec(
+        ProcessConfig config,
+        UserAccount user,
+        Path executable,
+        List<String> args,
+        Path cwd,
+        Map<String, String> env,
+        Optional<PtySize> pty,
+        boolean stdin,
+        Optional<String> tag) {
     LaunchSpec {
         requireNonNull(config, "config is null");
         requireNonNull(user, "user is null");

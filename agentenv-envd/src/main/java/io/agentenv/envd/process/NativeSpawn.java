@@ -91,21 +91,40 @@ final class NativeSpawn implements AutoCloseable {
 
     private NativeSpawn(Linker linker, SymbolLookup libc) {
         FunctionDescriptor intPtr = FunctionDescriptor.of(JAVA_INT, ADDRESS);
-        spawn = handle(linker, libc, "posix_spawn",
+        spawn = handle(
+                linker,
+                libc,
+                "posix_spawn",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         attrInit = handle(linker, libc, "posix_spawnattr_init", intPtr);
         attrDestroy = handle(linker, libc, "posix_spawnattr_destroy", intPtr);
-        attrSetFlags = handle(linker, libc, "posix_spawnattr_setflags", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_SHORT));
-        attrSetSigMask = handle(linker, libc, "posix_spawnattr_setsigmask", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-        attrSetSigDefault = handle(linker, libc, "posix_spawnattr_setsigdefault", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        attrSetFlags =
+                handle(linker, libc, "posix_spawnattr_setflags", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_SHORT));
+        attrSetSigMask =
+                handle(linker, libc, "posix_spawnattr_setsigmask", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        attrSetSigDefault = handle(
+                linker, libc, "posix_spawnattr_setsigdefault", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         actionsInit = handle(linker, libc, "posix_spawn_file_actions_init", intPtr);
         actionsDestroy = handle(linker, libc, "posix_spawn_file_actions_destroy", intPtr);
-        actionsDup2 = handle(linker, libc, "posix_spawn_file_actions_adddup2",
+        actionsDup2 = handle(
+                linker,
+                libc,
+                "posix_spawn_file_actions_adddup2",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-        actionsOpen = handle(linker, libc, "posix_spawn_file_actions_addopen",
+        actionsOpen = handle(
+                linker,
+                libc,
+                "posix_spawn_file_actions_addopen",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-        actionsChdir = handle(linker, libc, "posix_spawn_file_actions_addchdir_np", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-        actionsCloseFrom = handle(linker, libc, "posix_spawn_file_actions_addclosefrom_np",
+        actionsChdir = handle(
+                linker,
+                libc,
+                "posix_spawn_file_actions_addchdir_np",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        actionsCloseFrom = handle(
+                linker,
+                libc,
+                "posix_spawn_file_actions_addclosefrom_np",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         sigEmptySet = handle(linker, libc, "sigemptyset", intPtr);
         sigFillSet = handle(linker, libc, "sigfillset", intPtr);
@@ -114,10 +133,13 @@ final class NativeSpawn implements AutoCloseable {
         Linker.Option captureErrno = Linker.Option.captureCallState("errno");
         callState = Linker.Option.captureStateLayout();
         errno = callState.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-        waitpid = linker.downcallHandle(libc.find("waitpid").orElseThrow(),
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), captureErrno);
+        waitpid = linker.downcallHandle(
+                libc.find("waitpid").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT),
+                captureErrno);
         strerror = handle(linker, libc, "strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-        blocking = Executors.newCachedThreadPool(Thread.ofPlatform().name("envd-native-io-", 0).daemon().factory());
+        blocking = Executors.newCachedThreadPool(
+                Thread.ofPlatform().name("envd-native-io-", 0).daemon().factory());
     }
 
     /** The native launcher, or empty (with the reason logged) where it cannot work on this machine. */
@@ -129,8 +151,10 @@ final class NativeSpawn implements AutoCloseable {
     static Optional<NativeSpawn> load(Optional<CredentialSwitch.Syscalls> calls) {
         for (int fd = 0; fd <= 2; fd++) {
             if (!Files.exists(Path.of("/proc/self/fd/" + fd))) {
-                log.atInfo().addKeyValue("fd", fd).log("native spawn unavailable (a standard descriptor is closed or "
-                        + "/proc is missing): processes start through the JDK");
+                log.atInfo()
+                        .addKeyValue("fd", fd)
+                        .log("native spawn unavailable (a standard descriptor is closed or "
+                                + "/proc is missing): processes start through the JDK");
                 return Optional.empty();
             }
         }
@@ -143,7 +167,9 @@ final class NativeSpawn implements AutoCloseable {
             return Optional.of(spawn);
         } catch (RuntimeException | Error e) {
             // NoSuchElementException (glibc older than 2.34), IllegalCallerException (no native access), ...
-            log.atInfo().addKeyValue("cause", e.toString()).log("native spawn unavailable: processes start through the JDK");
+            log.atInfo()
+                    .addKeyValue("cause", e.toString())
+                    .log("native spawn unavailable: processes start through the JDK");
             return Optional.empty();
         }
     }
@@ -167,7 +193,9 @@ final class NativeSpawn implements AutoCloseable {
                 check((int) attrSetSigMask.invokeExact(attr, set), "posix_spawnattr_setsigmask");
                 check((int) attrSetSigDefault.invokeExact(attr, set), "posix_spawnattr_setsigdefault");
                 check((int) actionsCloseFrom.invokeExact(actions, 3), "posix_spawn_file_actions_addclosefrom_np");
-                check((int) actionsChdir.invokeExact(actions, arena.allocateFrom("/")), "posix_spawn_file_actions_addchdir_np");
+                check(
+                        (int) actionsChdir.invokeExact(actions, arena.allocateFrom("/")),
+                        "posix_spawn_file_actions_addchdir_np");
             } finally {
                 int ignored = (int) actionsDestroy.invokeExact(actions);
                 ignored = (int) attrDestroy.invokeExact(attr);
@@ -189,12 +217,16 @@ final class NativeSpawn implements AutoCloseable {
      */
     private void warmUpSwitch(CredentialSwitch credentials) {
         try {
-            Process none = startAs(credentials.self(), List.of("/proc/self/envd-spawn-warm-up-does-not-exist"), Map.of(),
+            Process none = startAs(
+                    credentials.self(),
+                    List.of("/proc/self/envd-spawn-warm-up-does-not-exist"),
+                    Map.of(),
                     Path.of("/"));
             none.destroyForcibly();
             throw new IllegalStateException("the credential switch's warm-up started a program that does not exist");
         } catch (CredentialSwitch.Refused e) {
-            log.atInfo().addKeyValue("cause", e.getMessage())
+            log.atInfo()
+                    .addKeyValue("cause", e.getMessage())
                     .log("direct user switch unavailable: processes of other users start through setpriv");
             credentials.close();
             users = Optional.empty();
@@ -234,8 +266,8 @@ final class NativeSpawn implements AutoCloseable {
     Process startAs(CredentialSwitch.Target user, List<String> argv, Map<String, String> env, Path cwd)
             throws IOException {
         requireNonNull(user, "user is null");
-        CredentialSwitch credentials = users.filter(CredentialSwitch::usable).orElseThrow(
-                () -> new CredentialSwitch.Unavailable("no usable credential switch"));
+        CredentialSwitch credentials = users.filter(CredentialSwitch::usable)
+                .orElseThrow(() -> new CredentialSwitch.Unavailable("no usable credential switch"));
         try {
             return credentials.run(() -> start(argv, env, cwd, user));
         } catch (CredentialSwitch.Stuck stuck) {
@@ -245,11 +277,15 @@ final class NativeSpawn implements AutoCloseable {
                 ProcessHandle.of(stuck.pid()).ifPresent(ProcessHandle::destroyForcibly);
                 blocking.execute(() -> awaitExit(stuck.pid()));
             }
-            log.atError().addKeyValue("uid", user.uid()).addKeyValue("killed_pid", stuck.pid())
+            log.atError()
+                    .addKeyValue("uid", user.uid())
+                    .addKeyValue("killed_pid", stuck.pid())
                     .log("the user-switching thread could not return to envd's credentials: it is retired and runs "
                             + "nothing else; processes of other users start through setpriv from now on");
-            throw new IOException("could not return to envd's credentials after starting as uid " + user.uid()
-                    + " (the process was stopped); try again", stuck);
+            throw new IOException(
+                    "could not return to envd's credentials after starting as uid " + user.uid()
+                            + " (the process was stopped); try again",
+                    stuck);
         }
     }
 
@@ -288,8 +324,16 @@ final class NativeSpawn implements AutoCloseable {
     }
 
     @SuppressWarnings("Finally") // a thread stuck in the user's credentials must throw Stuck, whatever the try did
-    private int spawn(Arena arena, List<String> argv, Map<String, String> env, Path cwd, int[] out, int[] err,
-                      CredentialSwitch.Target as, List<Integer> open) throws IOException {
+    private int spawn(
+            Arena arena,
+            List<String> argv,
+            Map<String, String> env,
+            Path cwd,
+            int[] out,
+            int[] err,
+            CredentialSwitch.Target as,
+            List<Integer> open)
+            throws IOException {
         MemorySegment attr = arena.allocate(OPAQUE_SIZE, 16);
         MemorySegment actions = arena.allocate(OPAQUE_SIZE, 16);
         MemorySegment signals = arena.allocate(OPAQUE_SIZE, 16);
@@ -298,17 +342,21 @@ final class NativeSpawn implements AutoCloseable {
             check((int) attrInit.invokeExact(attr), "posix_spawnattr_init");
             check((int) actionsInit.invokeExact(actions), "posix_spawn_file_actions_init");
             try {
-                check((int) attrSetFlags.invokeExact(attr,
-                        (short) (POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)), "posix_spawnattr_setflags");
+                check(
+                        (int) attrSetFlags.invokeExact(
+                                attr, (short) (POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)),
+                        "posix_spawnattr_setflags");
                 check((int) sigEmptySet.invokeExact(signals), "sigemptyset");
                 check((int) attrSetSigMask.invokeExact(attr, signals), "posix_spawnattr_setsigmask");
                 check((int) sigFillSet.invokeExact(signals), "sigfillset");
                 check((int) attrSetSigDefault.invokeExact(attr, signals), "posix_spawnattr_setsigdefault");
-                check((int) actionsOpen.invokeExact(actions, 0, arena.allocateFrom("/dev/null"), O_RDONLY, 0),
+                check(
+                        (int) actionsOpen.invokeExact(actions, 0, arena.allocateFrom("/dev/null"), O_RDONLY, 0),
                         "posix_spawn_file_actions_addopen");
                 check((int) actionsDup2.invokeExact(actions, out[1], 1), "posix_spawn_file_actions_adddup2");
                 check((int) actionsDup2.invokeExact(actions, err[1], 2), "posix_spawn_file_actions_adddup2");
-                check((int) actionsChdir.invokeExact(actions, arena.allocateFrom(cwd.toString())),
+                check(
+                        (int) actionsChdir.invokeExact(actions, arena.allocateFrom(cwd.toString())),
                         "posix_spawn_file_actions_addchdir_np");
                 check((int) actionsCloseFrom.invokeExact(actions, 3), "posix_spawn_file_actions_addclosefrom_np");
                 MemorySegment args = strings(arena, argv);
@@ -322,8 +370,8 @@ final class NativeSpawn implements AutoCloseable {
                 } else {
                     CredentialSwitch credentials = users.orElseThrow();
                     int[] groupIds = as.groupArray();
-                    MemorySegment groups = groupIds.length == 0 ? arena.allocate(JAVA_INT)
-                            : arena.allocateFrom(JAVA_INT, groupIds);
+                    MemorySegment groups =
+                            groupIds.length == 0 ? arena.allocate(JAVA_INT) : arena.allocateFrom(JAVA_INT, groupIds);
                     int refused = 0;
                     // the window: nothing but the switch, posix_spawn and the way back runs with the user's credentials
                     try {
@@ -333,11 +381,13 @@ final class NativeSpawn implements AutoCloseable {
                         }
                     } finally {
                         if (!credentials.leave()) {
-                            throw new CredentialSwitch.Stuck(refused == 0 && error == 0 ? pid.get(JAVA_INT, 0) : 0, open);
+                            throw new CredentialSwitch.Stuck(
+                                    refused == 0 && error == 0 ? pid.get(JAVA_INT, 0) : 0, open);
                         }
                     }
                     if (refused != 0) {
-                        throw new CredentialSwitch.Refused("cannot start a process as uid " + as.uid() + " gid " + as.gid() + " with "
+                        throw new CredentialSwitch.Refused("cannot start a process as uid " + as.uid() + " gid "
+                                + as.gid() + " with "
                                 + groupIds.length + " groups: " + CredentialSwitch.failedCall(refused) + " failed: "
                                 + describe(CredentialSwitch.errnoOf(refused)));
                     }
@@ -347,8 +397,8 @@ final class NativeSpawn implements AutoCloseable {
                     }
                 }
                 if (error != 0) {
-                    throw new IOException("Cannot run program \"" + argv.getFirst() + "\": error=" + error + ", "
-                            + describe(error));
+                    throw new IOException(
+                            "Cannot run program \"" + argv.getFirst() + "\": error=" + error + ", " + describe(error));
                 }
                 return pid.get(JAVA_INT, 0);
             } finally {
@@ -415,7 +465,10 @@ final class NativeSpawn implements AutoCloseable {
                 }
                 int error = (int) errno.get(state, 0L);
                 if (result < 0 && error != EINTR) {
-                    log.atWarn().addKeyValue("pid", pid).addKeyValue("errno", error).log("waitpid failed");
+                    log.atWarn()
+                            .addKeyValue("pid", pid)
+                            .addKeyValue("errno", error)
+                            .log("waitpid failed");
                     return -1;
                 }
             }

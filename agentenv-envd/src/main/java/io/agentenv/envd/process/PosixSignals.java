@@ -25,28 +25,35 @@ final class PosixSignals {
     }
 
     static PosixSignals forThisMachine() {
-        return new PosixSignals(List.of("/usr/bin/kill", "/bin/kill").stream().map(Path::of)
-                .filter(Files::isExecutable).findFirst());
+        return new PosixSignals(List.of("/usr/bin/kill", "/bin/kill").stream()
+                .map(Path::of)
+                .filter(Files::isExecutable)
+                .findFirst());
     }
 
     /** Signals the process group led by {@code pid}, falling back to the process alone. True if delivered. */
     boolean signalGroup(long pid, int signal) {
-        if (killCommand.isPresent() && run(killCommand.get().toString(), "-s", String.valueOf(signal), "--", "-" + pid)) {
+        if (killCommand.isPresent()
+                && run(killCommand.get().toString(), "-s", String.valueOf(signal), "--", "-" + pid)) {
             return true;
         }
         Optional<ProcessHandle> handle = ProcessHandle.of(pid);
-        return handle.map(h -> signal == SIGKILL ? h.destroyForcibly() : h.destroy()).orElse(false);
+        return handle.map(h -> signal == SIGKILL ? h.destroyForcibly() : h.destroy())
+                .orElse(false);
     }
 
     /** Signals only the process group {@code pgid} (never a single process that may have reused the number). */
     boolean signalGroupOnly(long pgid, int signal) {
-        return killCommand.isPresent() && run(killCommand.get().toString(), "-s", String.valueOf(signal), "--", "-" + pgid);
+        return killCommand.isPresent()
+                && run(killCommand.get().toString(), "-s", String.valueOf(signal), "--", "-" + pgid);
     }
 
     private static boolean run(String... command) {
         try {
-            Process kill = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Process kill = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             if (!kill.waitFor(5, TimeUnit.SECONDS)) {
                 kill.destroyForcibly();
                 return false;

@@ -34,7 +34,9 @@ import org.slf4j.LoggerFactory;
 final class ProcessLauncher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessLauncher.class);
     /** Output readers of JDK-started and pty processes: a virtual thread each (the JDK's pipe reads let the carrier go). */
-    private static final Executor VIRTUAL_READERS = task -> Thread.ofVirtual().name("envd-output-reader").start(task);
+    private static final Executor VIRTUAL_READERS =
+            task -> Thread.ofVirtual().name("envd-output-reader").start(task);
+
     private static final List<String> TOOL_DIRS = List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin");
 
     private final int envdUid;
@@ -47,9 +49,14 @@ final class ProcessLauncher implements AutoCloseable {
     private final Clock clock;
 
     /** @param nativeSpawn completes with the native launcher, or empty to start piped processes through the JDK */
-    ProcessLauncher(int envdUid, Optional<Path> setsid, Optional<Path> setpriv,
-                    CompletableFuture<Optional<NativeSpawn>> nativeSpawn, PosixSignals signals, LogJournal journal,
-                    Clock clock) {
+    ProcessLauncher(
+            int envdUid,
+            Optional<Path> setsid,
+            Optional<Path> setpriv,
+            CompletableFuture<Optional<NativeSpawn>> nativeSpawn,
+            PosixSignals signals,
+            LogJournal journal,
+            Clock clock) {
         this.envdUid = envdUid;
         this.setsid = requireNonNull(setsid, "setsid is null");
         this.setpriv = requireNonNull(setpriv, "setpriv is null");
@@ -65,8 +72,8 @@ final class ProcessLauncher implements AutoCloseable {
      */
     static ProcessLauncher forThisMachine(PosixSignals signals, LogJournal journal, Clock clock) throws IOException {
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        return new ProcessLauncher(uid, tool("setsid"), tool("setpriv"), new CompletableFuture<>(), signals, journal,
-                clock);
+        return new ProcessLauncher(
+                uid, tool("setsid"), tool("setpriv"), new CompletableFuture<>(), signals, journal, clock);
     }
 
     /**
@@ -90,7 +97,10 @@ final class ProcessLauncher implements AutoCloseable {
     }
 
     private static Optional<Path> tool(String name) {
-        return TOOL_DIRS.stream().map(d -> Path.of(d, name)).filter(Files::isExecutable).findFirst();
+        return TOOL_DIRS.stream()
+                .map(d -> Path.of(d, name))
+                .filter(Files::isExecutable)
+                .findFirst();
     }
 
     ChildProcess launch(LaunchSpec spec) {
@@ -98,12 +108,18 @@ final class ProcessLauncher implements AutoCloseable {
         command.add(spec.executable().toString());
         command.addAll(spec.args());
         try {
-            ChildProcess child = spec.pty().isPresent() ? startPty(spec, withPrivilegeDrop(spec.user(), command))
+            ChildProcess child = spec.pty().isPresent()
+                    ? startPty(spec, withPrivilegeDrop(spec.user(), command))
                     : startPiped(spec, command);
-            journal.processEvent((int) child.pid(), "started as " + spec.user().name() + ": " + spec.config().getCmd()
-                    + " " + String.join(" ", spec.args()));
-            log.atInfo().addKeyValue("pid", child.pid()).addKeyValue("user", spec.user().name())
-                    .addKeyValue("pty", spec.pty().isPresent()).addKeyValue("cmd", spec.config().getCmd())
+            journal.processEvent(
+                    (int) child.pid(),
+                    "started as " + spec.user().name() + ": " + spec.config().getCmd() + " "
+                            + String.join(" ", spec.args()));
+            log.atInfo()
+                    .addKeyValue("pid", child.pid())
+                    .addKeyValue("user", spec.user().name())
+                    .addKeyValue("pty", spec.pty().isPresent())
+                    .addKeyValue("cmd", spec.config().getCmd())
                     .log("process started");
             return child;
         } catch (IOException e) {
@@ -116,8 +132,16 @@ final class ProcessLauncher implements AutoCloseable {
         Optional<NativeSpawn> fast = spec.stdin() ? Optional.empty() : nativeSpawn.getNow(Optional.empty());
         if (fast.isPresent()) {
             Process process = startNative(fast.get(), spec, command);
-            return new ChildProcess(ChildProcess.Kind.PIPES, process, fast.get().readers(), spec.config(), spec.tag(),
-                    false, signals, journal, clock);
+            return new ChildProcess(
+                    ChildProcess.Kind.PIPES,
+                    process,
+                    fast.get().readers(),
+                    spec.config(),
+                    spec.tag(),
+                    false,
+                    signals,
+                    journal,
+                    clock);
         }
         List<String> argv = new ArrayList<>();
         setsid.ifPresent(p -> argv.add(p.toString()));
@@ -129,8 +153,16 @@ final class ProcessLauncher implements AutoCloseable {
             builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
         Process process = builder.start();
-        return new ChildProcess(ChildProcess.Kind.PIPES, process, VIRTUAL_READERS, spec.config(), spec.tag(),
-                spec.stdin(), signals, journal, clock);
+        return new ChildProcess(
+                ChildProcess.Kind.PIPES,
+                process,
+                VIRTUAL_READERS,
+                spec.config(),
+                spec.tag(),
+                spec.stdin(),
+                signals,
+                journal,
+                clock);
     }
 
     /**
@@ -141,10 +173,15 @@ final class ProcessLauncher implements AutoCloseable {
         UserAccount user = spec.user();
         if (user.uid() != envdUid && envdUid == 0 && spawn.switchesUsers()) {
             try {
-                return spawn.startAs(new CredentialSwitch.Target(user.uid(), user.gid(), user.groups()), command,
-                        spec.env(), spec.cwd());
+                return spawn.startAs(
+                        new CredentialSwitch.Target(user.uid(), user.gid(), user.groups()),
+                        command,
+                        spec.env(),
+                        spec.cwd());
             } catch (CredentialSwitch.Unavailable e) {
-                log.atWarn().addKeyValue("user", user.name()).addKeyValue("cause", e.getMessage())
+                log.atWarn()
+                        .addKeyValue("user", user.name())
+                        .addKeyValue("cause", e.getMessage())
                         .log("credential switch unavailable: starting through setpriv");
             }
         }
@@ -167,8 +204,16 @@ final class ProcessLauncher implements AutoCloseable {
                 .setConsole(false)
                 .setRedirectErrorStream(true)
                 .start();
-        return new ChildProcess(ChildProcess.Kind.PTY, process, VIRTUAL_READERS, spec.config(), spec.tag(), true,
-                signals, journal, clock);
+        return new ChildProcess(
+                ChildProcess.Kind.PTY,
+                process,
+                VIRTUAL_READERS,
+                spec.config(),
+                spec.tag(),
+                true,
+                signals,
+                journal,
+                clock);
     }
 
     @Override
@@ -182,13 +227,19 @@ final class ProcessLauncher implements AutoCloseable {
             return List.of();
         }
         if (envdUid != 0) {
-            throw new RpcException(ConnectCode.PERMISSION_DENIED,
+            throw new RpcException(
+                    ConnectCode.PERMISSION_DENIED,
                     "envd does not run as root and cannot start processes as '" + user.name() + "'");
         }
-        Path tool = setpriv.orElseThrow(() -> new RpcException(ConnectCode.FAILED_PRECONDITION,
+        Path tool = setpriv.orElseThrow(() -> new RpcException(
+                ConnectCode.FAILED_PRECONDITION,
                 "setpriv (util-linux) is not installed: cannot start processes as '" + user.name() + "'"));
         String groups = user.groups().stream().map(String::valueOf).collect(Collectors.joining(","));
-        return List.of(tool.toString(), "--reuid=" + user.uid(), "--regid=" + user.gid(),
-                groups.isEmpty() ? "--clear-groups" : "--groups=" + groups, "--");
+        return List.of(
+                tool.toString(),
+                "--reuid=" + user.uid(),
+                "--regid=" + user.gid(),
+                groups.isEmpty() ? "--clear-groups" : "--groups=" + groups,
+                "--");
     }
 }

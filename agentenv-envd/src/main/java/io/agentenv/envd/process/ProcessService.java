@@ -57,8 +57,10 @@ import java.util.function.Function;
 public final class ProcessService implements AutoCloseable {
     /** PATH for processes when envd itself has none (E2B's envd passes its own PATH on). */
     public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    private static final ProcessEvent KEEPALIVE =
-            ProcessEvent.newBuilder().setKeepalive(ProcessEvent.KeepAlive.getDefaultInstance()).build();
+
+    private static final ProcessEvent KEEPALIVE = ProcessEvent.newBuilder()
+            .setKeepalive(ProcessEvent.KeepAlive.getDefaultInstance())
+            .build();
 
     private final ProcessTable table;
     private final ProcessLauncher launcher;
@@ -67,8 +69,13 @@ public final class ProcessService implements AutoCloseable {
     private final Clock clock;
     private final String searchPath;
 
-    ProcessService(ProcessTable table, ProcessLauncher launcher, Accounts accounts, Session session, Clock clock,
-                   String searchPath) {
+    ProcessService(
+            ProcessTable table,
+            ProcessLauncher launcher,
+            Accounts accounts,
+            Session session,
+            Clock clock,
+            String searchPath) {
         this.table = requireNonNull(table, "table is null");
         this.launcher = requireNonNull(launcher, "launcher is null");
         this.accounts = requireNonNull(accounts, "accounts is null");
@@ -82,11 +89,17 @@ public final class ProcessService implements AutoCloseable {
      *
      * @param searchPath the PATH processes start with (envd's own, as E2B's envd does)
      */
-    public static ProcessService create(Accounts accounts, Session session, LogJournal journal, Clock clock,
-                                        Duration exitedRetention, String searchPath) throws IOException {
+    public static ProcessService create(
+            Accounts accounts,
+            Session session,
+            LogJournal journal,
+            Clock clock,
+            Duration exitedRetention,
+            String searchPath)
+            throws IOException {
         ProcessLauncher launcher = ProcessLauncher.forThisMachine(PosixSignals.forThisMachine(), journal, clock);
-        return new ProcessService(new ProcessTable(clock, exitedRetention), launcher, accounts, session, clock,
-                searchPath);
+        return new ProcessService(
+                new ProcessTable(clock, exitedRetention), launcher, accounts, session, clock, searchPath);
     }
 
     /** Starts the one-time set-up of the native process launcher on a background thread (only the first call does). */
@@ -125,7 +138,8 @@ public final class ProcessService implements AutoCloseable {
             CompletableFuture<Void> ended = new CompletableFuture<>();
             child.whenEnded(c -> ended.complete(null));
             try {
-                ended.get(Math.max(0, Duration.between(clock.instant(), deadline).toMillis()), TimeUnit.MILLISECONDS);
+                ended.get(
+                        Math.max(0, Duration.between(clock.instant(), deadline).toMillis()), TimeUnit.MILLISECONDS);
             } catch (ExecutionException | TimeoutException e) {
                 left.add(child.pid());
                 continue;
@@ -160,14 +174,24 @@ public final class ProcessService implements AutoCloseable {
         table.add(child);
         try (Subscription subscription = child.subscribe()) {
             child.start(call.deadline());
-            relay(child, subscription, call, e -> StartResponse.newBuilder().setEvent(e).build(), out);
+            relay(
+                    child,
+                    subscription,
+                    call,
+                    e -> StartResponse.newBuilder().setEvent(e).build(),
+                    out);
         }
     }
 
     void connect(ConnectRequest request, CallContext call, StreamSender<ConnectResponse> out) throws Exception {
         ChildProcess child = find(request.getProcess());
         try (Subscription subscription = child.subscribe()) {
-            relay(child, subscription, call, e -> ConnectResponse.newBuilder().setEvent(e).build(), out);
+            relay(
+                    child,
+                    subscription,
+                    call,
+                    e -> ConnectResponse.newBuilder().setEvent(e).build(),
+                    out);
         }
     }
 
@@ -184,7 +208,8 @@ public final class ProcessService implements AutoCloseable {
                 case START -> child = find(request.getStart().getProcess());
                 case DATA -> {
                     if (child == null) {
-                        throw new RpcException(ConnectCode.FAILED_PRECONDITION, "the first message must be a start event");
+                        throw new RpcException(
+                                ConnectCode.FAILED_PRECONDITION, "the first message must be a start event");
                     }
                     write(child, request.getData().getInput());
                 }
@@ -201,7 +226,8 @@ public final class ProcessService implements AutoCloseable {
         int signal = switch (request.getSignal()) {
             case SIGNAL_SIGKILL -> PosixSignals.SIGKILL;
             case SIGNAL_SIGTERM -> PosixSignals.SIGTERM;
-            case SIGNAL_UNSPECIFIED, UNRECOGNIZED -> throw RpcException.invalidArgument("unsupported signal: " + request.getSignal());
+            case SIGNAL_UNSPECIFIED, UNRECOGNIZED ->
+                throw RpcException.invalidArgument("unsupported signal: " + request.getSignal());
         };
         if (!child.signal(signal)) {
             throw RpcException.notFound("process with pid " + child.pid() + " has already exited");
@@ -217,17 +243,23 @@ public final class ProcessService implements AutoCloseable {
     UpdateResponse update(UpdateRequest request, CallContext call) {
         ChildProcess child = find(request.getProcess());
         if (request.hasPty()) {
-            child.resize(request.getPty().getSize().getCols(), request.getPty().getSize().getRows());
+            child.resize(
+                    request.getPty().getSize().getCols(),
+                    request.getPty().getSize().getRows());
         }
         return UpdateResponse.getDefaultInstance();
     }
 
     private ChildProcess find(ProcessSelector selector) {
         return switch (selector.getSelectorCase()) {
-            case PID -> table.find(selector).orElseThrow(() ->
-                    RpcException.notFound("process with pid " + Integer.toUnsignedString(selector.getPid()) + " not found"));
-            case TAG -> table.find(selector).orElseThrow(() ->
-                    RpcException.notFound("process with tag " + selector.getTag() + " not found"));
+            case PID ->
+                table.find(selector)
+                        .orElseThrow(() -> RpcException.notFound(
+                                "process with pid " + Integer.toUnsignedString(selector.getPid()) + " not found"));
+            case TAG ->
+                table.find(selector)
+                        .orElseThrow(
+                                () -> RpcException.notFound("process with tag " + selector.getTag() + " not found"));
             case SELECTOR_NOT_SET -> throw RpcException.invalidArgument("process selector (pid or tag) is required");
         };
     }
@@ -250,10 +282,16 @@ public final class ProcessService implements AutoCloseable {
      * stream's end (end-of-stream envelope and terminating chunk), so a short command's tail is one write. Nothing is
      * held back to wait for more.
      */
-    private <R> void relay(ChildProcess child, Subscription subscription, CallContext call, Function<ProcessEvent, R> wrap,
-                           StreamSender<R> out) throws IOException, InterruptedException {
+    private <R> void relay(
+            ChildProcess child,
+            Subscription subscription,
+            CallContext call,
+            Function<ProcessEvent, R> wrap,
+            StreamSender<R> out)
+            throws IOException, InterruptedException {
         R start = wrap.apply(ProcessEvent.newBuilder()
-                .setStart(ProcessEvent.StartEvent.newBuilder().setPid((int) child.pid())).build());
+                .setStart(ProcessEvent.StartEvent.newBuilder().setPid((int) child.pid()))
+                .build());
         sendOrBatch(start, subscription, out);
         Duration keepalive = call.keepaliveInterval();
         Instant lastSent = clock.instant();
@@ -277,16 +315,26 @@ public final class ProcessService implements AutoCloseable {
             }
             switch (item) {
                 case Subscription.Item.Data data ->
-                        sendOrBatch(wrap.apply(ProcessEvent.newBuilder().setData(data.event()).build()), subscription, out);
+                    sendOrBatch(
+                            wrap.apply(ProcessEvent.newBuilder()
+                                    .setData(data.event())
+                                    .build()),
+                            subscription,
+                            out);
                 case Subscription.Item.End end -> {
-                    if (call.deadline().filter(d -> !clock.instant().isBefore(d)).isPresent()) {
+                    if (call.deadline()
+                            .filter(d -> !clock.instant().isBefore(d))
+                            .isPresent()) {
                         throw new RpcException(ConnectCode.DEADLINE_EXCEEDED, "context deadline exceeded");
                     }
-                    out.write(wrap.apply(ProcessEvent.newBuilder().setEnd(end.event()).build())); // the stream ends next
+                    out.write(wrap.apply(
+                            ProcessEvent.newBuilder().setEnd(end.event()).build())); // the stream ends next
                     return;
                 }
-                case Subscription.Item.Overflow overflow -> throw new RpcException(ConnectCode.RESOURCE_EXHAUSTED,
-                        "client is not reading output fast enough; reconnect to continue");
+                case Subscription.Item.Overflow overflow ->
+                    throw new RpcException(
+                            ConnectCode.RESOURCE_EXHAUSTED,
+                            "client is not reading output fast enough; reconnect to continue");
             }
             lastSent = clock.instant();
         }
@@ -328,7 +376,9 @@ public final class ProcessService implements AutoCloseable {
         }
         Path executable = executable(config.getCmd(), cwd, env.get("PATH"));
         Optional<LaunchSpec.PtySize> pty = request.hasPty()
-                ? Optional.of(ptySize(request.getPty().getSize().getCols(), request.getPty().getSize().getRows()))
+                ? Optional.of(ptySize(
+                        request.getPty().getSize().getCols(),
+                        request.getPty().getSize().getRows()))
                 : Optional.empty();
         boolean stdin = !request.hasStdin() || request.getStdin();
         Optional<String> tag = request.hasTag() ? Optional.of(request.getTag()) : Optional.empty();
@@ -343,7 +393,9 @@ public final class ProcessService implements AutoCloseable {
             }
         }
         for (Map.Entry<String, String> e : config.getEnvsMap().entrySet()) {
-            if (e.getKey().isEmpty() || e.getKey().indexOf('=') >= 0 || e.getKey().indexOf('\0') >= 0
+            if (e.getKey().isEmpty()
+                    || e.getKey().indexOf('=') >= 0
+                    || e.getKey().indexOf('\0') >= 0
                     || e.getValue().indexOf('\0') >= 0) {
                 throw RpcException.invalidArgument("invalid environment variable name or value: '" + e.getKey() + "'");
             }
@@ -376,7 +428,8 @@ public final class ProcessService implements AutoCloseable {
             if (Files.isRegularFile(path) && Files.isExecutable(path)) {
                 return path;
             }
-            throw RpcException.invalidArgument("error starting process: fork/exec " + cmd + ": no such file or directory");
+            throw RpcException.invalidArgument(
+                    "error starting process: fork/exec " + cmd + ": no such file or directory");
         }
         for (String dir : searchPath.split(":")) {
             if (dir.isEmpty()) {
@@ -387,7 +440,8 @@ public final class ProcessService implements AutoCloseable {
                 return candidate;
             }
         }
-        throw RpcException.invalidArgument("error starting process: exec: \"" + cmd + "\": executable file not found in $PATH");
+        throw RpcException.invalidArgument(
+                "error starting process: exec: \"" + cmd + "\": executable file not found in $PATH");
     }
 
     @Override

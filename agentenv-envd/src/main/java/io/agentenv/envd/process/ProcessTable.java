@@ -41,23 +41,28 @@ final class ProcessTable implements AutoCloseable {
         evictExpired(clock.instant());
         return switch (selector.getSelectorCase()) {
             case PID -> Optional.ofNullable(byPid.get(Integer.toUnsignedLong(selector.getPid())));
-            case TAG -> byPid.values().stream()
-                    .filter(c -> c.tag().filter(selector.getTag()::equals).isPresent())
-                    .min(Comparator.comparing((ChildProcess c) -> !c.isRunning()).thenComparingLong(ChildProcess::pid));
+            case TAG ->
+                byPid.values().stream()
+                        .filter(c -> c.tag().filter(selector.getTag()::equals).isPresent())
+                        .min(Comparator.comparing((ChildProcess c) -> !c.isRunning())
+                                .thenComparingLong(ChildProcess::pid));
             case SELECTOR_NOT_SET -> Optional.empty();
         };
     }
 
     List<ChildProcess> running() {
         evictExpired(clock.instant());
-        return byPid.values().stream().filter(ChildProcess::isRunning)
-                .sorted(Comparator.comparingLong(ChildProcess::pid)).toList();
+        return byPid.values().stream()
+                .filter(ChildProcess::isRunning)
+                .sorted(Comparator.comparingLong(ChildProcess::pid))
+                .toList();
     }
 
     void evictExpired(Instant now) {
         Instant cutoff = now.minus(retention);
-        for (ChildProcess oldest = exited.peek(); oldest != null && !oldest.exitedAt().orElseThrow().isAfter(cutoff);
-             oldest = exited.peek()) {
+        for (ChildProcess oldest = exited.peek();
+                oldest != null && !oldest.exitedAt().orElseThrow().isAfter(cutoff);
+                oldest = exited.peek()) {
             if (exited.remove(oldest)) {
                 byPid.remove(oldest.pid(), oldest); // not a newer process that reused the pid
             }

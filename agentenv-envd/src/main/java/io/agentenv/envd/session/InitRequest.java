@@ -8,8 +8,12 @@ import java.util.Map;
 import java.util.Optional;
 
 /** The fields of {@code POST /init} envd acts on (volume mounts, hyperloop and CA bundles are not supported). */
-public record InitRequest(Optional<String> accessToken, Map<String, String> envVars, Optional<String> defaultUser,
-                          Optional<String> defaultWorkdir, Optional<Instant> timestamp) {
+public record InitRequest(
+        Optional<String> accessToken,
+        Map<String, String> envVars,
+        Optional<String> defaultUser,
+        Optional<String> defaultWorkdir,
+        Optional<Instant> timestamp) {
     public InitRequest {
         requireNonNull(accessToken, "accessToken is null");
         requireNonNull(defaultUser, "defaultUser is null");
@@ -24,8 +28,11 @@ public record InitRequest(Optional<String> accessToken, Map<String, String> envV
      * @throws java.time.format.DateTimeParseException if the timestamp is not an instant
      */
     public static InitRequest from(InitBody body) {
-        return new InitRequest(Optional.ofNullable(body.accessToken()), body.envVars(),
-                Optional.ofNullable(body.defaultUser()), Optional.ofNullable(body.defaultWorkdir()),
+        return new InitRequest(
+                Optional.ofNullable(body.accessToken()),
+                body.envVars(),
+                Optional.ofNullable(body.defaultUser()),
+                Optional.ofNullable(body.defaultWorkdir()),
                 Optional.ofNullable(body.timestamp()).map(Instant::parse));
     }
 

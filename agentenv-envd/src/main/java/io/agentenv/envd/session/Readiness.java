@@ -38,9 +38,8 @@ public final class Readiness {
         requireNonNull(setUps, "setUps is null");
         this.session = requireNonNull(session, "session is null");
         this.wait = requireNonNull(wait, "wait is null");
-        this.done = CompletableFuture.allOf(setUps.stream()
-                .map(f -> f.handle((value, failure) -> null))
-                .toArray(CompletableFuture[]::new));
+        this.done = CompletableFuture.allOf(
+                setUps.stream().map(f -> f.handle((value, failure) -> null)).toArray(CompletableFuture[]::new));
     }
 
     public boolean isReady() {

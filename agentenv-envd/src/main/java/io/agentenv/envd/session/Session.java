@@ -46,7 +46,8 @@ public final class Session {
         if (presented == null) {
             return false;
         }
-        return MessageDigest.isEqual(token.get().getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
+        return MessageDigest.isEqual(
+                token.get().getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
     }
 
     /**
@@ -67,8 +68,11 @@ public final class Session {
      * The init is logged at INFO (so in the journal {@code GET /logs} reads), or at DEBUG when it sets nothing.
      */
     public void init(InitRequest request) {
-        Duration skew = request.timestamp().map(t -> Duration.between(clock.instant(), t)).orElse(Duration.ZERO);
-        Optional<Path> workdir = request.defaultWorkdir().filter(w -> !w.isEmpty()).map(Path::of);
+        Duration skew = request.timestamp()
+                .map(t -> Duration.between(clock.instant(), t))
+                .orElse(Duration.ZERO);
+        Optional<Path> workdir =
+                request.defaultWorkdir().filter(w -> !w.isEmpty()).map(Path::of);
         workdir.ifPresent(w -> {
             if (!w.isAbsolute()) {
                 throw new IllegalArgumentException("defaultWorkdir must be an absolute path");
@@ -88,9 +92,12 @@ public final class Session {
             log.atWarn().addKeyValue("skew_ms", skew.toMillis()).log("host clock differs from the sandbox clock");
         }
         // an init that sets nothing (a warm pool's, run before anyone claimed the sandbox) is not its user's history
-        boolean setsNothing = request.accessToken().filter(t -> !t.isEmpty()).isEmpty() && request.envVars().isEmpty()
-                && request.defaultUser().filter(u -> !u.isEmpty()).isEmpty() && workdir.isEmpty();
-        (setsNothing ? log.atDebug() : log.atInfo()).addKeyValue("env_vars", request.envVars().size())
+        boolean setsNothing = request.accessToken().filter(t -> !t.isEmpty()).isEmpty()
+                && request.envVars().isEmpty()
+                && request.defaultUser().filter(u -> !u.isEmpty()).isEmpty()
+                && workdir.isEmpty();
+        (setsNothing ? log.atDebug() : log.atInfo())
+                .addKeyValue("env_vars", request.envVars().size())
                 .addKeyValue("token_set", request.accessToken().isPresent())
                 .addKeyValue("default_user", request.defaultUser().orElse(""))
                 .log("session initialised");

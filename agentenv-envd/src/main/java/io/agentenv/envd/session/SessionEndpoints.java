@@ -1,19 +1,19 @@
 package io.agentenv.envd.session;
 
-import io.agentenv.envd.http.EnvdRequest;
-import io.agentenv.envd.http.EnvdResponse;
 import static java.util.Objects.requireNonNull;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
-import io.agentenv.envd.protocol.rest.InitBody;
 import io.agentenv.envd.http.Access;
 import io.agentenv.envd.http.EnvdHandler;
+import io.agentenv.envd.http.EnvdRequest;
+import io.agentenv.envd.http.EnvdResponse;
 import io.agentenv.envd.http.HttpException;
 import io.agentenv.envd.http.HttpRoutes;
 import io.agentenv.envd.http.Responses;
+import io.agentenv.envd.protocol.rest.InitBody;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.format.DateTimeParseException;
@@ -29,7 +29,7 @@ public final class SessionEndpoints {
     private final Runnable afterInit;
 
     public SessionEndpoints(Session session) {
-        this(session, () -> { });
+        this(session, () -> {});
     }
 
     /**
@@ -94,14 +94,18 @@ public final class SessionEndpoints {
                 throw HttpException.badRequest("envVars must be an object of strings");
             }
             for (Map.Entry<String, JsonElement> e : env.getAsJsonObject().entrySet()) {
-                if (!e.getValue().isJsonPrimitive() || !e.getValue().getAsJsonPrimitive().isString()) {
+                if (!e.getValue().isJsonPrimitive()
+                        || !e.getValue().getAsJsonPrimitive().isString()) {
                     throw HttpException.badRequest("envVars." + e.getKey() + " must be a string");
                 }
                 envVars.put(e.getKey(), e.getValue().getAsString());
             }
         }
-        InitBody body = new InitBody(string(json, "accessToken").orElse(null), envVars,
-                string(json, "defaultUser").orElse(null), string(json, "defaultWorkdir").orElse(null),
+        InitBody body = new InitBody(
+                string(json, "accessToken").orElse(null),
+                envVars,
+                string(json, "defaultUser").orElse(null),
+                string(json, "defaultWorkdir").orElse(null),
                 string(json, "timestamp").orElse(null));
         try {
             return InitRequest.from(body);

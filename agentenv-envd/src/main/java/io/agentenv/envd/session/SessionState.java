@@ -12,8 +12,12 @@ import java.util.Optional;
  *
  * @param clockSkew how far the host's clock ({@code timestamp}) was ahead of envd's when last told (negative: behind)
  */
-public record SessionState(Optional<String> accessToken, Map<String, String> envVars, Optional<String> defaultUser,
-                           Optional<Path> defaultWorkdir, Duration clockSkew) {
+public record SessionState(
+        Optional<String> accessToken,
+        Map<String, String> envVars,
+        Optional<String> defaultUser,
+        Optional<Path> defaultWorkdir,
+        Duration clockSkew) {
     public SessionState {
         requireNonNull(accessToken, "accessToken is null");
         requireNonNull(defaultUser, "defaultUser is null");

@@ -26,7 +26,8 @@ public final class Accounts {
      * @throws UnknownUserException when the chosen name has no account
      */
     public UserAccount resolve(Optional<String> requested) {
-        String name = requested.filter(n -> !n.isEmpty())
+        String name = requested
+                .filter(n -> !n.isEmpty())
                 .or(() -> sessionDefaultUser.get().filter(n -> !n.isEmpty()))
                 .orElse(fallbackUser);
         return directory.find(name).orElseThrow(() -> new UnknownUserException(name));

@@ -48,7 +48,8 @@ public final class UserDirectory {
                 int uid = Integer.parseInt(fields[2]);
                 int gid = Integer.parseInt(fields[3]);
                 String home = fields[5].isEmpty() ? "/" : fields[5];
-                return Optional.of(new UserAccount(fields[0], uid, gid, groupsOf(fields[0], gid), Path.of(home), fields[6]));
+                return Optional.of(
+                        new UserAccount(fields[0], uid, gid, groupsOf(fields[0], gid), Path.of(home), fields[6]));
             } catch (IllegalArgumentException e) {
                 return Optional.empty(); // malformed entry: treat the user as unknown
             }

@@ -69,8 +69,15 @@ final class JitSettling {
      * @param maxBatches    at most this many batches
      * @param limit         no batch starts after this much time
      */
-    JitSettling(LongSupplier compilerNanos, LongSupplier nanoTime, Pause pause, Duration poll, Duration quietFor,
-                long quietNanos, int maxBatches, Duration limit) {
+    JitSettling(
+            LongSupplier compilerNanos,
+            LongSupplier nanoTime,
+            Pause pause,
+            Duration poll,
+            Duration quietFor,
+            long quietNanos,
+            int maxBatches,
+            Duration limit) {
         this.compilerNanos = requireNonNull(compilerNanos, "compilerNanos is null");
         this.nanoTime = requireNonNull(nanoTime, "nanoTime is null");
         this.pause = requireNonNull(pause, "pause is null");

@@ -11,9 +11,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.net.SocketTimeoutException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
@@ -103,7 +103,10 @@ final class LoopbackHttp implements Closeable {
         if (!open) {
             throw new IOException("connection closed after the previous response");
         }
-        StringBuilder head = new StringBuilder(256).append(method).append(' ').append(target)
+        StringBuilder head = new StringBuilder(256)
+                .append(method)
+                .append(' ')
+                .append(target)
                 .append(" HTTP/1.1\r\nHost: localhost\r\n");
         boolean closeAfter = false;
         for (String header : headers) {
@@ -143,7 +146,8 @@ final class LoopbackHttp implements Closeable {
             String value = header.substring(colon + 1).strip();
             switch (name) {
                 case "content-length" -> length = Long.parseLong(value);
-                case "transfer-encoding" -> chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
+                case "transfer-encoding" ->
+                    chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
                 case "connection" -> open &= !value.equalsIgnoreCase("close");
                 default -> {
                     // not needed to find the body's end
@@ -223,7 +227,11 @@ final class LoopbackHttp implements Closeable {
     /** A Connect streaming request body: one uncompressed envelope around {@code json}. */
     static byte[] envelope(String json) {
         byte[] payload = json.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(5 + payload.length).put((byte) 0).putInt(payload.length).put(payload).array();
+        return ByteBuffer.allocate(5 + payload.length)
+                .put((byte) 0)
+                .putInt(payload.length)
+                .put(payload)
+                .array();
     }
 
     @Override

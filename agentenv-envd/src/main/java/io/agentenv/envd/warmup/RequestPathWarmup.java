@@ -80,25 +80,37 @@ public final class RequestPathWarmup {
      * 130 a batch without that option did not settle in 8; 48 took 7).
      */
     static final int SETTLE_ROUNDS = 64;
+
     static final int SETTLE_ROUNDS_PER_CONNECTION = 1;
     /** At most this many settling batches, none started after {@link #SETTLE_LIMIT}. */
     static final int SETTLE_BATCHES = 10;
+
     static final Duration SETTLE_LIMIT = Duration.ofSeconds(20);
     /** A batch that cost the compiler less than this much CPU counts as settled. */
     static final long SETTLE_QUIET_NANOS = 1_000_000;
+
     private static final Logger log = LoggerFactory.getLogger(RequestPathWarmup.class);
     /** What {@code commands.run} starts: the command follows as one argument. */
     static final List<String> SDK_SHELL = List.of("/bin/bash", "-l", "-c");
+
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     /** What the claim-shaped {@code /init} sets besides token and user (an env var, as a create with envs sends). */
     static final String WARMUP_ENV_VAR = "AGENTENV_WARMUP";
+
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
     private static final String DEFAULT_USER = "user";
     /** Headers as the SDK's requests carry them after the host's proxy (values like a real sandbox's). */
-    private static final List<String> COMMON = List.of("User-Agent: e2b-js-sdk/2.51.0", "Accept: */*",
-            "Accept-Language: *", "Sec-Fetch-Mode: cors", "Accept-Encoding: gzip, deflate",
-            "E2b-Sandbox-Id: iwarmup0000000000000", "E2b-Sandbox-Port: 49983", "X-Forwarded-For: 127.0.0.1",
-            "X-Forwarded-Proto: http", "X-Forwarded-Host: 49983-iwarmup0000000000000.localhost:3000",
+    private static final List<String> COMMON = List.of(
+            "User-Agent: e2b-js-sdk/2.51.0",
+            "Accept: */*",
+            "Accept-Language: *",
+            "Sec-Fetch-Mode: cors",
+            "Accept-Encoding: gzip, deflate",
+            "E2b-Sandbox-Id: iwarmup0000000000000",
+            "E2b-Sandbox-Port: 49983",
+            "X-Forwarded-For: 127.0.0.1",
+            "X-Forwarded-Proto: http",
+            "X-Forwarded-Host: 49983-iwarmup0000000000000.localhost:3000",
             "Connect-Protocol-Version: 1");
 
     private final int rounds;
@@ -112,6 +124,7 @@ public final class RequestPathWarmup {
     private final Optional<String> claimUser;
     /** The claim-shaped {@code /init}'s token: valid only while the warm-up runs, never in a checkpoint. */
     private final String token;
+
     private final Duration timeout;
     private final JitSettling settling;
     private final int settleRounds;
@@ -125,9 +138,18 @@ public final class RequestPathWarmup {
      * @param timeout    how long a response may take (the warm-up fails after it)
      * @param settling   how SDK-shaped batches of {@code settleRounds} rounds run after the rounds, until the JIT is idle
      */
-    RequestPathWarmup(int rounds, List<String> shell, int port, Optional<Path> unixSocket, ProcessService processes,
-                      LogJournal journal, Session session, UserDirectory users, Duration timeout, JitSettling settling,
-                      int settleRounds) {
+    RequestPathWarmup(
+            int rounds,
+            List<String> shell,
+            int port,
+            Optional<Path> unixSocket,
+            ProcessService processes,
+            LogJournal journal,
+            Session session,
+            UserDirectory users,
+            Duration timeout,
+            JitSettling settling,
+            int settleRounds) {
         if (rounds < 0) {
             throw new IllegalArgumentException("rounds must not be negative: " + rounds);
         }
@@ -156,13 +178,35 @@ public final class RequestPathWarmup {
     }
 
     /** The warm-up envd runs: {@link #SDK_SHELL}, this system's users. */
-    public static RequestPathWarmup forSdk(int rounds, int port, Optional<Path> unixSocket, ProcessService processes,
-                                    LogJournal journal, Session session) {
+    public static RequestPathWarmup forSdk(
+            int rounds,
+            int port,
+            Optional<Path> unixSocket,
+            ProcessService processes,
+            LogJournal journal,
+            Session session) {
         CompilerThreads compiler = new CompilerThreads();
-        JitSettling settling = new JitSettling(compiler::cpuNanos, System::nanoTime, d -> Thread.sleep(d),
-                Duration.ofMillis(20), Duration.ofMillis(200), SETTLE_QUIET_NANOS, SETTLE_BATCHES, SETTLE_LIMIT);
-        return new RequestPathWarmup(rounds, SDK_SHELL, port, unixSocket, processes, journal, session,
-                UserDirectory.system(), TIMEOUT, settling, SETTLE_ROUNDS);
+        JitSettling settling = new JitSettling(
+                compiler::cpuNanos,
+                System::nanoTime,
+                d -> Thread.sleep(d),
+                Duration.ofMillis(20),
+                Duration.ofMillis(200),
+                SETTLE_QUIET_NANOS,
+                SETTLE_BATCHES,
+                SETTLE_LIMIT);
+        return new RequestPathWarmup(
+                rounds,
+                SDK_SHELL,
+                port,
+                unixSocket,
+                processes,
+                journal,
+                session,
+                UserDirectory.system(),
+                TIMEOUT,
+                settling,
+                SETTLE_ROUNDS);
     }
 
     /**
@@ -174,8 +218,8 @@ public final class RequestPathWarmup {
             done.complete(null);
             return;
         }
-        CompletableFuture<Void> setUps = CompletableFuture.allOf(after.stream()
-                .map(f -> f.handle((value, failure) -> null)).toArray(CompletableFuture[]::new));
+        CompletableFuture<Void> setUps = CompletableFuture.allOf(
+                after.stream().map(f -> f.handle((value, failure) -> null)).toArray(CompletableFuture[]::new));
         Thread.ofPlatform().name("envd-request-warmup").daemon().start(() -> {
             try {
                 setUps.join();
@@ -237,12 +281,26 @@ public final class RequestPathWarmup {
         }
         boolean edenEmptied = YoungCollection.runNext(64L << 20, Duration.ofSeconds(2));
         if (failure != null) {
-            log.atWarn().setCause(failure).addKeyValue("requests", requests).log("request warm-up failed; envd stays cold");
+            log.atWarn()
+                    .setCause(failure)
+                    .addKeyValue("requests", requests)
+                    .log("request warm-up failed; envd stays cold");
         } else {
-            log.atDebug().addKeyValue("requests", requests).addKeyValue("processes", started)
-                    .addKeyValue("eden_emptied", edenEmptied).addKeyValue("settle_batches", settled.batches()).addKeyValue("settled", settled.settled())
-                    .addKeyValue("compiler_us", Arrays.stream(settled.compilerCpu()).map(n -> n / 1000).boxed().toList())
-                    .addKeyValue("took_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
+            log.atDebug()
+                    .addKeyValue("requests", requests)
+                    .addKeyValue("processes", started)
+                    .addKeyValue("eden_emptied", edenEmptied)
+                    .addKeyValue("settle_batches", settled.batches())
+                    .addKeyValue("settled", settled.settled())
+                    .addKeyValue(
+                            "compiler_us",
+                            Arrays.stream(settled.compilerCpu())
+                                    .map(n -> n / 1000)
+                                    .boxed()
+                                    .toList())
+                    .addKeyValue(
+                            "took_ms",
+                            Duration.ofNanos(System.nanoTime() - startNanos).toMillis())
                     .log("request path warmed");
         }
         return requests;
@@ -276,13 +334,31 @@ public final class RequestPathWarmup {
                     continue;
                 }
                 start(http, round, claimed, false);
-                expect(200, http.send("POST", "/process.Process/List", unary(claimed), "{}".getBytes(StandardCharsets.UTF_8)), "List");
+                expect(
+                        200,
+                        http.send(
+                                "POST", "/process.Process/List", unary(claimed), "{}".getBytes(StandardCharsets.UTF_8)),
+                        "List");
                 requests += 3;
                 switch (round % 4) {
-                    case 0 -> expect(200, http.send("POST", "/filesystem.Filesystem/Stat", withAuth(unary(claimed), round),
-                            "{\"path\":\"/\"}".getBytes(StandardCharsets.UTF_8)), "Stat");
-                    case 1 -> expect(200, http.send("POST", "/filesystem.Filesystem/ListDir", withAuth(unary(claimed), round),
-                            "{\"path\":\"/\",\"depth\":1}".getBytes(StandardCharsets.UTF_8)), "ListDir");
+                    case 0 ->
+                        expect(
+                                200,
+                                http.send(
+                                        "POST",
+                                        "/filesystem.Filesystem/Stat",
+                                        withAuth(unary(claimed), round),
+                                        "{\"path\":\"/\"}".getBytes(StandardCharsets.UTF_8)),
+                                "Stat");
+                    case 1 ->
+                        expect(
+                                200,
+                                http.send(
+                                        "POST",
+                                        "/filesystem.Filesystem/ListDir",
+                                        withAuth(unary(claimed), round),
+                                        "{\"path\":\"/\",\"depth\":1}".getBytes(StandardCharsets.UTF_8)),
+                                "ListDir");
                     case 2 -> expect(204, http.send("GET", "/health", COMMON, null), "/health");
                     default -> {
                         if (claimed) {
@@ -306,12 +382,15 @@ public final class RequestPathWarmup {
     private void start(LoopbackHttp http, int round, boolean claimed, boolean asUser) throws IOException {
         String command = round % 2 == 0 ? "true" : "echo warm";
         List<String> headers = new ArrayList<>(COMMON);
-        headers.addAll(List.of("Content-Type: application/connect+json", "Connect-Timeout-Ms: 60000",
-                "Keepalive-Ping-Interval: 50"));
+        headers.addAll(List.of(
+                "Content-Type: application/connect+json", "Connect-Timeout-Ms: 60000", "Keepalive-Ping-Interval: 50"));
         if (claimed) {
             headers.add(tokenHeader());
         }
-        LoopbackHttp.Response response = http.send("POST", "/process.Process/Start", withAuth(headers, asUser ? 1 : round / 2),
+        LoopbackHttp.Response response = http.send(
+                "POST",
+                "/process.Process/Start",
+                withAuth(headers, asUser ? 1 : round / 2),
                 LoopbackHttp.envelope(startRequest(command)));
         expect(200, response, "Start");
         String end = endStream(response.body());
@@ -346,9 +425,12 @@ public final class RequestPathWarmup {
         init.add("envVars", env);
         claimUser.ifPresent(user -> init.addProperty("defaultUser", user));
         init.addProperty("timestamp", Instant.now().toString());
-        List<String> headers = List.of("Content-Type: application/json", "Accept-Encoding: gzip",
-                "User-Agent: agentenv-envd-client");
-        expect(204, http.send("POST", "/init", headers, init.toString().getBytes(StandardCharsets.UTF_8)), "claim /init");
+        List<String> headers =
+                List.of("Content-Type: application/json", "Accept-Encoding: gzip", "User-Agent: agentenv-envd-client");
+        expect(
+                204,
+                http.send("POST", "/init", headers, init.toString().getBytes(StandardCharsets.UTF_8)),
+                "claim /init");
     }
 
     private String tokenHeader() {
@@ -361,8 +443,15 @@ public final class RequestPathWarmup {
             return;
         }
         try (LoopbackHttp http = LoopbackHttp.unix(unixSocket.get(), timeout)) {
-            expect(204, http.send("POST", "/init", List.of("Content-Type: application/json", "Connection: close"),
-                    ("{\"envVars\":{},\"timestamp\":\"" + Instant.now() + "\"}").getBytes(StandardCharsets.UTF_8)), "/init");
+            expect(
+                    204,
+                    http.send(
+                            "POST",
+                            "/init",
+                            List.of("Content-Type: application/json", "Connection: close"),
+                            ("{\"envVars\":{},\"timestamp\":\"" + Instant.now() + "\"}")
+                                    .getBytes(StandardCharsets.UTF_8)),
+                    "/init");
         }
     }
 

@@ -15,8 +15,7 @@ final class StderrFile {
     private static final long O_APPEND = 02000;
     private static final Path STDERR = Path.of("/proc/self/fd/2");
 
-    private StderrFile() {
-    }
+    private StderrFile() {}
 
     /**
      * envd's stderr size when it is a regular file opened for appending (the container's envd log, {@code >>}), to cut
@@ -30,7 +29,8 @@ final class StderrFile {
                 return OptionalLong.empty();
             }
             for (String line : Files.readAllLines(Path.of("/proc/self/fdinfo/2"))) {
-                if (line.startsWith("flags:") && (Long.parseLong(line.substring(6).strip(), 8) & O_APPEND) != 0) {
+                if (line.startsWith("flags:")
+                        && (Long.parseLong(line.substring(6).strip(), 8) & O_APPEND) != 0) {
                     return OptionalLong.of(Files.size(STDERR));
                 }
             }
@@ -47,7 +47,9 @@ final class StderrFile {
                 file.truncate(size);
             }
         } catch (IOException e) {
-            log.atWarn().addKeyValue("error", e.toString()).log("request warm-up: could not cut its lines from envd's log");
+            log.atWarn()
+                    .addKeyValue("error", e.toString())
+                    .log("request warm-up: could not cut its lines from envd's log");
         }
     }
 }

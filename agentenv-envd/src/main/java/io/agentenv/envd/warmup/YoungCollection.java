@@ -16,8 +16,7 @@ final class YoungCollection {
     @SuppressWarnings("UnusedVariable") // written only, on purpose
     private static volatile Object sink;
 
-    private YoungCollection() {
-    }
+    private YoungCollection() {}
 
     /**
      * Allocates until a young collection has run, at most {@code maxBytes} or until {@code limit}; true when one ran.

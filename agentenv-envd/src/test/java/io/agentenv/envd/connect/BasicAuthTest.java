@@ -27,22 +27,31 @@ class BasicAuthTest {
     @Test
     void other_schemes_and_bad_base64_are_unauthenticated() {
         assertThatThrownBy(() -> ConnectDispatch.basicAuthUser("Bearer abc"))
-                .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.UNAUTHENTICATED));
+                .isInstanceOfSatisfying(
+                        RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.UNAUTHENTICATED));
         assertThatThrownBy(() -> ConnectDispatch.basicAuthUser("Basic !!!"))
-                .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.UNAUTHENTICATED));
+                .isInstanceOfSatisfying(
+                        RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.UNAUTHENTICATED));
     }
 
     @Test
     void procedures_must_be_named_package_service_slash_method() {
         ConnectRouter router = new ConnectRouter();
-        assertThatThrownBy(() -> router.unary("NoSlash", io.agentenv.envd.protocol.process.ListRequest.getDefaultInstance(),
-                (request, call) -> request)).isInstanceOf(IllegalArgumentException.class);
-        router.unary("process.Process/List", io.agentenv.envd.protocol.process.ListRequest.getDefaultInstance(),
+        assertThatThrownBy(() -> router.unary(
+                        "NoSlash",
+                        io.agentenv.envd.protocol.process.ListRequest.getDefaultInstance(),
+                        (request, call) -> request))
+                .isInstanceOf(IllegalArgumentException.class);
+        router.unary(
+                "process.Process/List",
+                io.agentenv.envd.protocol.process.ListRequest.getDefaultInstance(),
                 (request, call) -> request);
         assertThat(router.find("/process.Process/List")).isPresent();
         assertThat(router.find("/process.Process/Nope")).isEmpty();
-        assertThatThrownBy(() -> router.unary("process.Process/List",
-                io.agentenv.envd.protocol.process.ListRequest.getDefaultInstance(), (request, call) -> request))
+        assertThatThrownBy(() -> router.unary(
+                        "process.Process/List",
+                        io.agentenv.envd.protocol.process.ListRequest.getDefaultInstance(),
+                        (request, call) -> request))
                 .isInstanceOf(IllegalStateException.class);
     }
 }

@@ -27,11 +27,43 @@ class ContentCodingPropertiesTest {
     private static final int TRIES = 1000;
     private static final int MAX_HEADER_LENGTH = 200;
     /** Pieces of real headers, so that generated ones reach the parser's branches and not only its first split. */
-    private static final List<String> HEADER_PIECES = List.of("gzip", "x-gzip", "GZIP", "identity", "*", "br", "deflate",
-            "zstd", ",", ";", "q=", "Q=", "=", " ", "\t", "0", "1", "0.5", "0.001", "1.000", "-1", "-0", "NaN",
-            "Infinity", "1e400", "0x1p3", "1d", "1f", ".", "\"", "\0");
-    private static final char[] UNUSUAL = {'\0', '\t', '\n', '\r', 0x1f, 0x7f, 0x80, 0xa0, 0xe9, 0xff, 0x130, 0x2028,
-            0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfeff, 0xfffd, 0xfffe, 0xffff};
+    private static final List<String> HEADER_PIECES = List.of(
+            "gzip",
+            "x-gzip",
+            "GZIP",
+            "identity",
+            "*",
+            "br",
+            "deflate",
+            "zstd",
+            ",",
+            ";",
+            "q=",
+            "Q=",
+            "=",
+            " ",
+            "\t",
+            "0",
+            "1",
+            "0.5",
+            "0.001",
+            "1.000",
+            "-1",
+            "-0",
+            "NaN",
+            "Infinity",
+            "1e400",
+            "0x1p3",
+            "1d",
+            "1f",
+            ".",
+            "\"",
+            "\0");
+
+    private static final char[] UNUSUAL = {
+        '\0', '\t', '\n', '\r', 0x1f, 0x7f, 0x80, 0xa0, 0xe9, 0xff, 0x130, 0x2028, 0xd800, 0xdbff, 0xdc00, 0xdfff,
+        0xfeff, 0xfffd, 0xfffe, 0xffff
+    };
 
     /** Maven's report names a failing case by its index only: put the case's name, with its seed, in the failure. */
     @RegisterExtension
@@ -57,14 +89,16 @@ class ContentCodingPropertiesTest {
                 argumentSet("the longest header of semicolons", ";".repeat(MAX_HEADER_LENGTH)),
                 argumentSet("the longest single coding", "g".repeat(MAX_HEADER_LENGTH)),
                 argumentSet("the longest header of repeated weights", "gzip;q=0.5,".repeat(MAX_HEADER_LENGTH / 11)));
-        Stream<Arguments> generated = new SplittableRandom(SEED).longs(TRIES)
+        Stream<Arguments> generated = new SplittableRandom(SEED)
+                .longs(TRIES)
                 .mapToObj(seed -> argumentSet("seed 0x" + Long.toHexString(seed), header(new SplittableRandom(seed))));
         return Stream.concat(edges, generated);
     }
 
     static Stream<Arguments> weights() {
-        Stream<Arguments> edges = Stream.of(new int[][] {{1, 0}, {1, 1}, {1, 2}, {1, 1000}, {999, 1000}, {1000, 1000},
-                        {1000, 999}, {1000, 0}})
+        Stream<Arguments> edges = Stream.of(new int[][] {
+                    {1, 0}, {1, 1}, {1, 2}, {1, 1000}, {999, 1000}, {1000, 1000}, {1000, 999}, {1000, 0}
+                })
                 .map(pair -> argumentSet(weightsHeader(pair[0], pair[1]), pair[0], pair[1]));
         Stream<Arguments> generated = new SplittableRandom(SEED).longs(TRIES).mapToObj(seed -> {
             SplittableRandom random = new SplittableRandom(seed);
@@ -75,7 +109,8 @@ class ContentCodingPropertiesTest {
                 case 2 -> Math.min(1000, gzip + 1);
                 default -> random.nextInt(0, 1001);
             };
-            return argumentSet(weightsHeader(gzip, identity) + " (seed 0x" + Long.toHexString(seed) + ")", gzip, identity);
+            return argumentSet(
+                    weightsHeader(gzip, identity) + " (seed 0x" + Long.toHexString(seed) + ")", gzip, identity);
         });
         return Stream.concat(edges, generated);
     }

@@ -12,18 +12,20 @@ import org.junit.jupiter.params.provider.CsvSource;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class ContentCodingTest {
     @ParameterizedTest(name = "Accept-Encoding \"{0}\" -> {1}")
-    @CsvSource(delimiter = '|', value = {
-            "gzip, deflate | GZIP",
-            "gzip | GZIP",
-            "deflate | IDENTITY",
-            "br;q=1, gzip;q=0.5 | GZIP",
-            "identity;q=1, gzip;q=0.5 | IDENTITY",
-            "gzip;q=0 | IDENTITY",
-            "* | IDENTITY",
-            "*;q=0, gzip | GZIP",
-            "identity;q=0, * | GZIP",
-            "GZIP | GZIP",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "gzip, deflate | GZIP",
+                "gzip | GZIP",
+                "deflate | IDENTITY",
+                "br;q=1, gzip;q=0.5 | GZIP",
+                "identity;q=1, gzip;q=0.5 | IDENTITY",
+                "gzip;q=0 | IDENTITY",
+                "* | IDENTITY",
+                "*;q=0, gzip | GZIP",
+                "identity;q=0, * | GZIP",
+                "GZIP | GZIP",
+            })
     void negotiates_the_response_coding(String header, ContentCoding expected) {
         assertThat(ContentCoding.negotiate(header)).contains(expected);
     }

@@ -59,7 +59,8 @@ class FilesEndpointsTest {
     @BeforeEach
     void start() throws Exception {
         home = Files.createDirectory(temp.resolve("home"));
-        Path passwd = Files.writeString(temp.resolve("passwd"),
+        Path passwd = Files.writeString(
+                temp.resolve("passwd"),
                 "root:x:0:0:root:/root:/bin/bash\nuser:x:65534:65534:user:" + home + ":/bin/bash\n"
                         + "other:x:65533:65533:other:" + temp.resolve("other") + ":/bin/bash\n");
         Path group = Files.writeString(temp.resolve("group"), "root:x:0:\nuser:x:65534:\nother:x:65533:\n");
@@ -68,8 +69,11 @@ class FilesEndpointsTest {
         Accounts accounts = new Accounts(new UserDirectory(passwd, group), session::defaultUser, "user");
         HttpRoutes routes = new HttpRoutes();
         new FilesEndpoints(new LocalFilesystem(), accounts, session, clock).register(routes);
-        server = new EnvdServer(new InetSocketAddress("127.0.0.1", 0), Optional.empty(),
-                new EnvdHandler(routes, new ConnectRouter(), new ConnectDispatch(clock), session), Duration.ofSeconds(1));
+        server = new EnvdServer(
+                new InetSocketAddress("127.0.0.1", 0),
+                Optional.empty(),
+                new EnvdHandler(routes, new ConnectRouter(), new ConnectDispatch(clock), session),
+                Duration.ofSeconds(1));
         server.start();
     }
 
@@ -95,7 +99,8 @@ class FilesEndpointsTest {
         return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
-    private HttpResponse<String> post(String query, String contentType, byte[] body, String... headers) throws Exception {
+    private HttpResponse<String> post(String query, String contentType, byte[] body, String... headers)
+            throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(uri(query))
                 .header("Content-Type", contentType)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
@@ -108,10 +113,15 @@ class FilesEndpointsTest {
     private static byte[] multipart(String boundary, String... fileNamesAndContents) {
         StringBuilder body = new StringBuilder();
         for (int i = 0; i < fileNamesAndContents.length; i += 2) {
-            body.append("--").append(boundary).append("\r\n")
-                    .append("Content-Disposition: form-data; name=\"file\"; filename=\"").append(fileNamesAndContents[i]).append("\"\r\n")
+            body.append("--")
+                    .append(boundary)
+                    .append("\r\n")
+                    .append("Content-Disposition: form-data; name=\"file\"; filename=\"")
+                    .append(fileNamesAndContents[i])
+                    .append("\"\r\n")
                     .append("Content-Type: application/octet-stream\r\n\r\n")
-                    .append(fileNamesAndContents[i + 1]).append("\r\n");
+                    .append(fileNamesAndContents[i + 1])
+                    .append("\r\n");
         }
         body.append("--").append(boundary).append("--\r\n");
         return body.toString().getBytes(StandardCharsets.UTF_8);
@@ -160,7 +170,8 @@ class FilesEndpointsTest {
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(response.headers().firstValue("Content-Encoding")).contains("gzip");
         assertThat(new GZIPInputStream(new java.io.ByteArrayInputStream(response.body())).readAllBytes())
-                .asString(StandardCharsets.UTF_8).isEqualTo("hello hello hello");
+                .asString(StandardCharsets.UTF_8)
+                .isEqualTo("hello hello hello");
     }
 
     @Test
@@ -178,7 +189,8 @@ class FilesEndpointsTest {
     @Test
     void get_answers_304_when_the_file_is_not_newer_than_if_modified_since() throws Exception {
         Files.writeString(home.resolve("c.txt"), "cached");
-        String lastModified = get("?path=c.txt").headers().firstValue("Last-Modified").orElseThrow();
+        String lastModified =
+                get("?path=c.txt").headers().firstValue("Last-Modified").orElseThrow();
 
         HttpResponse<byte[]> response = get("?path=c.txt", "If-Modified-Since", lastModified);
 
@@ -202,21 +214,27 @@ class FilesEndpointsTest {
         HttpResponse<byte[]> unknownUser = get("?path=x&username=ghost");
 
         assertThat(missing.statusCode()).isEqualTo(404);
-        assertThat(json(new String(missing.body(), StandardCharsets.UTF_8)).get("code").getAsInt()).isEqualTo(404);
+        assertThat(json(new String(missing.body(), StandardCharsets.UTF_8))
+                        .get("code")
+                        .getAsInt())
+                .isEqualTo(404);
         assertThat(directory.statusCode()).isEqualTo(400);
         assertThat(unknownUser.statusCode()).isEqualTo(401);
     }
 
     @Test
     void multipart_upload_to_a_path_creates_parents_owned_by_the_user() throws Exception {
-        HttpResponse<String> response = post("?path=" + q("sub/dir/a.txt"), "multipart/form-data; boundary=XyZ",
+        HttpResponse<String> response = post(
+                "?path=" + q("sub/dir/a.txt"),
+                "multipart/form-data; boundary=XyZ",
                 multipart("XyZ", "a.txt", "content"));
 
         assertThat(response.statusCode()).isEqualTo(200);
         Path written = home.resolve("sub/dir/a.txt");
         assertThat(written).hasContent("content");
-        assertThat(JsonParser.parseString(response.body())).isEqualTo(JsonParser.parseString(
-                "[{\"path\":\"" + written + "\",\"name\":\"a.txt\",\"type\":\"file\"}]"));
+        assertThat(JsonParser.parseString(response.body()))
+                .isEqualTo(JsonParser.parseString(
+                        "[{\"path\":\"" + written + "\",\"name\":\"a.txt\",\"type\":\"file\"}]"));
         for (Path p : new Path[] {home.resolve("sub"), home.resolve("sub/dir"), written}) {
             assertThat(Files.getAttribute(p, "unix:uid")).isEqualTo(65534);
         }
@@ -226,7 +244,9 @@ class FilesEndpointsTest {
     void multipart_upload_without_a_path_writes_every_part_to_its_full_path_file_name() throws Exception {
         Path other = Files.createDirectory(temp.resolve("elsewhere"));
 
-        HttpResponse<String> response = post("", "multipart/form-data; boundary=b0undary",
+        HttpResponse<String> response = post(
+                "",
+                "multipart/form-data; boundary=b0undary",
                 multipart("b0undary", "c.txt", "see", other.resolve("d.txt").toString(), "dee"));
 
         assertThat(response.statusCode()).isEqualTo(200);
@@ -234,7 +254,8 @@ class FilesEndpointsTest {
         assertThat(other.resolve("d.txt")).hasContent("dee");
         JsonArray entries = JsonParser.parseString(response.body()).getAsJsonArray();
         assertThat(entries).hasSize(2);
-        assertThat(entries.get(1).getAsJsonObject().get("path").getAsString()).isEqualTo(other.resolve("d.txt").toString());
+        assertThat(entries.get(1).getAsJsonObject().get("path").getAsString())
+                .isEqualTo(other.resolve("d.txt").toString());
     }
 
     @Test
@@ -252,8 +273,10 @@ class FilesEndpointsTest {
         body.write(tail);
         byte[] bytes = body.toByteArray();
         // an InputStream publisher has no length: the client sends the body with Transfer-Encoding: chunked
-        HttpRequest request = HttpRequest.newBuilder(uri("")).header("Content-Type", "multipart/form-data; boundary=Bnd")
-                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(bytes))).build();
+        HttpRequest request = HttpRequest.newBuilder(uri(""))
+                .header("Content-Type", "multipart/form-data; boundary=Bnd")
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(bytes)))
+                .build();
 
         HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
 
@@ -281,8 +304,8 @@ class FilesEndpointsTest {
 
     @Test
     void multipart_upload_of_two_parts_to_one_path_is_rejected() throws Exception {
-        HttpResponse<String> response = post("?path=same.txt", "multipart/form-data; boundary=B",
-                multipart("B", "x", "1", "y", "2"));
+        HttpResponse<String> response =
+                post("?path=same.txt", "multipart/form-data; boundary=B", multipart("B", "x", "1", "y", "2"));
 
         assertThat(response.statusCode()).isEqualTo(400);
         assertThat(json(response.body()).get("message").getAsString()).contains("multiple files to the same path");
@@ -293,9 +316,11 @@ class FilesEndpointsTest {
         Files.writeString(home.resolve("f.txt"), "a much longer old content");
         Files.createDirectory(home.resolve("d"));
 
-        assertThat(post("?path=f.txt", "application/octet-stream", "new".getBytes(StandardCharsets.UTF_8)).statusCode())
+        assertThat(post("?path=f.txt", "application/octet-stream", "new".getBytes(StandardCharsets.UTF_8))
+                        .statusCode())
                 .isEqualTo(200);
-        assertThat(post("?path=d", "application/octet-stream", "x".getBytes(StandardCharsets.UTF_8)).statusCode())
+        assertThat(post("?path=d", "application/octet-stream", "x".getBytes(StandardCharsets.UTF_8))
+                        .statusCode())
                 .isEqualTo(400);
         assertThat(home.resolve("f.txt")).hasContent("new");
     }
@@ -304,7 +329,8 @@ class FilesEndpointsTest {
     void octet_stream_upload_accepts_a_gzip_body() throws Exception {
         byte[] data = "compressed on the wire".getBytes(StandardCharsets.UTF_8);
 
-        HttpResponse<String> response = post("?path=z.txt", "application/octet-stream", gzip(data), "Content-Encoding", "gzip");
+        HttpResponse<String> response =
+                post("?path=z.txt", "application/octet-stream", gzip(data), "Content-Encoding", "gzip");
 
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(Files.readAllBytes(home.resolve("z.txt"))).isEqualTo(data);
@@ -312,8 +338,10 @@ class FilesEndpointsTest {
 
     @Test
     void octet_stream_upload_needs_a_path_and_a_supported_coding() throws Exception {
-        assertThat(post("", "application/octet-stream", new byte[] {1}).statusCode()).isEqualTo(400);
-        assertThat(post("?path=a", "application/octet-stream", new byte[] {1}, "Content-Encoding", "br").statusCode())
+        assertThat(post("", "application/octet-stream", new byte[] {1}).statusCode())
+                .isEqualTo(400);
+        assertThat(post("?path=a", "application/octet-stream", new byte[] {1}, "Content-Encoding", "br")
+                        .statusCode())
                 .isEqualTo(400);
         assertThat(post("?path=a", "text/plain", new byte[] {1}).statusCode()).isEqualTo(400);
     }
@@ -321,16 +349,26 @@ class FilesEndpointsTest {
     @Test
     void malformed_bodies_are_bad_requests() throws Exception {
         assertThat(post("?path=a", "multipart/form-data; boundary=B", "no parts here".getBytes(StandardCharsets.UTF_8))
-                .statusCode()).isEqualTo(400);
-        assertThat(post("?path=a", "multipart/form-data", multipart("B", "a", "x")).statusCode()).isEqualTo(400);
-        assertThat(post("?path=a", "application/octet-stream", "not gzip".getBytes(StandardCharsets.UTF_8),
-                "Content-Encoding", "gzip").statusCode()).isEqualTo(400);
+                        .statusCode())
+                .isEqualTo(400);
+        assertThat(post("?path=a", "multipart/form-data", multipart("B", "a", "x"))
+                        .statusCode())
+                .isEqualTo(400);
+        assertThat(post(
+                                "?path=a",
+                                "application/octet-stream",
+                                "not gzip".getBytes(StandardCharsets.UTF_8),
+                                "Content-Encoding",
+                                "gzip")
+                        .statusCode())
+                .isEqualTo(400);
     }
 
     @Test
     void a_full_disk_is_507() throws Exception {
         // /dev/full fails every write with ENOSPC; as root the ownership change is a no-op on it
-        HttpResponse<String> response = post("?path=/dev/full&username=root", "application/octet-stream", new byte[] {1, 2, 3});
+        HttpResponse<String> response =
+                post("?path=/dev/full&username=root", "application/octet-stream", new byte[] {1, 2, 3});
 
         assertThat(response.statusCode()).isEqualTo(507);
         assertThat(json(response.body()).get("code").getAsInt()).isEqualTo(507);
@@ -338,15 +376,25 @@ class FilesEndpointsTest {
 
     @Test
     void metadata_headers_are_stored_as_user_xattrs_and_echoed_back() throws Exception {
-        HttpResponse<String> response = post("?path=m.txt", "application/octet-stream", new byte[] {1},
-                "X-Metadata-Author", "ada", "x-metadata-purpose", "test");
+        HttpResponse<String> response = post(
+                "?path=m.txt",
+                "application/octet-stream",
+                new byte[] {1},
+                "X-Metadata-Author",
+                "ada",
+                "x-metadata-purpose",
+                "test");
 
         assertThat(response.statusCode()).isEqualTo(200);
-        JsonObject metadata = JsonParser.parseString(response.body()).getAsJsonArray().get(0).getAsJsonObject()
+        JsonObject metadata = JsonParser.parseString(response.body())
+                .getAsJsonArray()
+                .get(0)
+                .getAsJsonObject()
                 .getAsJsonObject("metadata");
         assertThat(metadata.get("author").getAsString()).isEqualTo("ada");
         assertThat(metadata.get("purpose").getAsString()).isEqualTo("test");
-        UserDefinedFileAttributeView view = Files.getFileAttributeView(home.resolve("m.txt"), UserDefinedFileAttributeView.class);
+        UserDefinedFileAttributeView view =
+                Files.getFileAttributeView(home.resolve("m.txt"), UserDefinedFileAttributeView.class);
         assertThat(view.list()).contains("e2b.author", "e2b.purpose");
     }
 
@@ -356,19 +404,23 @@ class FilesEndpointsTest {
 
         post("?path=m.txt", "application/octet-stream", new byte[] {1}, "X-Metadata-New", "2");
 
-        UserDefinedFileAttributeView view = Files.getFileAttributeView(home.resolve("m.txt"), UserDefinedFileAttributeView.class);
+        UserDefinedFileAttributeView view =
+                Files.getFileAttributeView(home.resolve("m.txt"), UserDefinedFileAttributeView.class);
         assertThat(view.list()).contains("e2b.new").doesNotContain("e2b.old");
     }
 
     @Test
     void with_a_token_set_a_request_without_token_or_signature_is_refused() throws Exception {
         Files.writeString(home.resolve("s.txt"), "secret");
-        session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
+        session.init(
+                new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
 
         HttpResponse<byte[]> response = get("?path=s.txt");
 
         assertThat(response.statusCode()).isEqualTo(401);
-        assertThat(json(new String(response.body(), StandardCharsets.UTF_8)).get("message").getAsString())
+        assertThat(json(new String(response.body(), StandardCharsets.UTF_8))
+                        .get("message")
+                        .getAsString())
                 .isEqualTo("missing signature query parameter");
         assertThat(get("?path=s.txt", "X-Access-Token", "tok").statusCode()).isEqualTo(200);
         assertThat(get("?path=s.txt", "X-Access-Token", "wrong").statusCode()).isEqualTo(401);
@@ -377,13 +429,16 @@ class FilesEndpointsTest {
     @Test
     void a_valid_signature_reads_and_writes_without_the_token() throws Exception {
         Files.writeString(home.resolve("s.txt"), "signed");
-        session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
+        session.init(
+                new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
         long expiration = NOW.getEpochSecond() + 60;
         String read = UrlSignature.sign("s.txt", UrlSignature.Operation.READ, "", "tok", OptionalLong.of(expiration));
         String write = UrlSignature.sign("w.txt", UrlSignature.Operation.WRITE, "", "tok", OptionalLong.empty());
 
         HttpResponse<byte[]> got = get("?path=s.txt&signature=" + q(read) + "&signature_expiration=" + expiration);
-        HttpResponse<String> put = post("?path=w.txt&signature=" + q(write), "multipart/form-data; boundary=B",
+        HttpResponse<String> put = post(
+                "?path=w.txt&signature=" + q(write),
+                "multipart/form-data; boundary=B",
                 multipart("B", "blob", "file content"));
 
         assertThat(got.statusCode()).isEqualTo(200);
@@ -395,11 +450,14 @@ class FilesEndpointsTest {
     @Test
     void an_expired_signature_gets_exactly_e2bs_401_body() throws Exception {
         Files.writeString(home.resolve("s.txt"), "x");
-        session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
+        session.init(
+                new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
         long expiration = NOW.getEpochSecond() - 10;
-        String signature = UrlSignature.sign("s.txt", UrlSignature.Operation.READ, "", "tok", OptionalLong.of(expiration));
+        String signature =
+                UrlSignature.sign("s.txt", UrlSignature.Operation.READ, "", "tok", OptionalLong.of(expiration));
 
-        HttpResponse<byte[]> response = get("?path=s.txt&signature=" + q(signature) + "&signature_expiration=" + expiration);
+        HttpResponse<byte[]> response =
+                get("?path=s.txt&signature=" + q(signature) + "&signature_expiration=" + expiration);
 
         assertThat(response.statusCode()).isEqualTo(401);
         assertThat(JsonParser.parseString(new String(response.body(), StandardCharsets.UTF_8)))
@@ -409,7 +467,8 @@ class FilesEndpointsTest {
     @Test
     void a_signature_for_another_path_operation_or_user_is_invalid() throws Exception {
         Files.writeString(home.resolve("s.txt"), "x");
-        session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
+        session.init(
+                new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
         String forOtherPath = UrlSignature.sign("t.txt", UrlSignature.Operation.READ, "", "tok", OptionalLong.empty());
         String forWrite = UrlSignature.sign("s.txt", UrlSignature.Operation.WRITE, "", "tok", OptionalLong.empty());
         String forRoot = UrlSignature.sign("s.txt", UrlSignature.Operation.READ, "root", "tok", OptionalLong.empty());
@@ -424,17 +483,30 @@ class FilesEndpointsTest {
     @Test
     void another_users_relative_paths_resolve_against_their_home_not_the_default_workdir() throws Exception {
         Path otherHome = Files.createDirectory(temp.resolve("other"));
-        session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.of(home.toString()), Optional.empty()));
+        session.init(new InitRequest(
+                Optional.of("tok"), Map.of(), Optional.empty(), Optional.of(home.toString()), Optional.empty()));
 
-        HttpResponse<String> put = post("?path=hello.txt&username=other", "multipart/form-data; boundary=B",
-                multipart("B", "hello.txt", "as other"), "X-Access-Token", "tok");
+        HttpResponse<String> put = post(
+                "?path=hello.txt&username=other",
+                "multipart/form-data; boundary=B",
+                multipart("B", "hello.txt", "as other"),
+                "X-Access-Token",
+                "tok");
         HttpResponse<byte[]> got = get("?path=" + q("~/hello.txt") + "&username=other", "X-Access-Token", "tok");
-        String write = UrlSignature.sign("signed.txt", UrlSignature.Operation.WRITE, "other", "tok", OptionalLong.empty());
-        HttpResponse<String> signed = post("?path=signed.txt&username=other&signature=" + q(write),
-                "application/octet-stream", "signed".getBytes(StandardCharsets.UTF_8));
+        String write =
+                UrlSignature.sign("signed.txt", UrlSignature.Operation.WRITE, "other", "tok", OptionalLong.empty());
+        HttpResponse<String> signed = post(
+                "?path=signed.txt&username=other&signature=" + q(write),
+                "application/octet-stream",
+                "signed".getBytes(StandardCharsets.UTF_8));
 
         assertThat(put.statusCode()).isEqualTo(200);
-        assertThat(JsonParser.parseString(put.body()).getAsJsonArray().get(0).getAsJsonObject().get("path").getAsString())
+        assertThat(JsonParser.parseString(put.body())
+                        .getAsJsonArray()
+                        .get(0)
+                        .getAsJsonObject()
+                        .get("path")
+                        .getAsString())
                 .isEqualTo(otherHome.resolve("hello.txt").toString());
         assertThat(new String(got.body(), StandardCharsets.UTF_8)).isEqualTo("as other");
         assertThat(signed.statusCode()).isEqualTo(200);

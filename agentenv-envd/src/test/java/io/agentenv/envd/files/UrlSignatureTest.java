@@ -18,7 +18,8 @@ class UrlSignatureTest {
 
     @Test
     void a_signature_with_expiration_appends_it_after_the_token() {
-        assertThat(UrlSignature.sign("hello.txt", UrlSignature.Operation.WRITE, "root", "tok", OptionalLong.of(1700000000)))
+        assertThat(UrlSignature.sign(
+                        "hello.txt", UrlSignature.Operation.WRITE, "root", "tok", OptionalLong.of(1700000000)))
                 .isEqualTo("v1_ZK200b7+m1jAy3L6mhrL1bclFV8UZrmhEIIkMqzXHaM");
     }
 

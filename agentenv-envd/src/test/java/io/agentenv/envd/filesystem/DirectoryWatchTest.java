@@ -46,7 +46,8 @@ class DirectoryWatchTest {
     }
 
     /** Polls until the events seen so far satisfy {@code done}, failing after a deadline. */
-    private static List<FsEvent> awaitEvents(DirectoryWatch watch, Predicate<List<FsEvent>> done) throws InterruptedException {
+    private static List<FsEvent> awaitEvents(DirectoryWatch watch, Predicate<List<FsEvent>> done)
+            throws InterruptedException {
         List<FsEvent> seen = new ArrayList<>();
         Instant deadline = Instant.now().plusSeconds(10);
         while (!done.test(seen)) {
@@ -100,9 +101,9 @@ class DirectoryWatchTest {
         Files.move(file, dir.resolve("new.txt"));
 
         List<FsEvent> events = awaitEvents(watch, has("new.txt", EventType.CREATE));
-        assertThat(events).extracting(FsEvent::name, FsEvent::type).containsExactly(
-                tuple("old.txt", EventType.RENAME),
-                tuple("new.txt", EventType.CREATE));
+        assertThat(events)
+                .extracting(FsEvent::name, FsEvent::type)
+                .containsExactly(tuple("old.txt", EventType.RENAME), tuple("new.txt", EventType.CREATE));
     }
 
     @Test
@@ -166,16 +167,24 @@ class DirectoryWatchTest {
     @Test
     void entries_are_attached_when_asked_for_and_only_to_create_write_and_chmod() throws Exception {
         Path file = Files.writeString(dir.resolve("f.txt"), "x");
-        DirectoryWatch watch = watch(dir, new WatchOptions(
-                WatchOptions.Scope.CHILDREN, WatchOptions.Detail.WITH_ENTRY, WatchOptions.Mounts.LOCAL_ONLY));
+        DirectoryWatch watch = watch(
+                dir,
+                new WatchOptions(
+                        WatchOptions.Scope.CHILDREN, WatchOptions.Detail.WITH_ENTRY, WatchOptions.Mounts.LOCAL_ONLY));
 
         Files.writeString(dir.resolve("g.txt"), "hello");
         Files.delete(file);
 
         List<FsEvent> events = awaitEvents(watch, has("f.txt", EventType.REMOVE).and(has("g.txt", EventType.CREATE)));
-        FsEvent created = events.stream().filter(e -> e.type() == EventType.CREATE).findFirst().orElseThrow();
-        assertThat(created.entry()).hasValueSatisfying(e -> assertThat(e.path()).isEqualTo(dir.resolve("g.txt").toString()));
-        assertThat(events.stream().filter(e -> e.type() == EventType.REMOVE)).allMatch(e -> e.entry().isEmpty());
+        FsEvent created = events.stream()
+                .filter(e -> e.type() == EventType.CREATE)
+                .findFirst()
+                .orElseThrow();
+        assertThat(created.entry())
+                .hasValueSatisfying(
+                        e -> assertThat(e.path()).isEqualTo(dir.resolve("g.txt").toString()));
+        assertThat(events.stream().filter(e -> e.type() == EventType.REMOVE))
+                .allMatch(e -> e.entry().isEmpty());
     }
 
     @Test
@@ -183,9 +192,11 @@ class DirectoryWatchTest {
         Path file = Files.writeString(dir.resolve("f"), "");
 
         assertThatThrownBy(() -> DirectoryWatch.start(dir.resolve("missing"), CHILDREN, hub))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
         assertThatThrownBy(() -> DirectoryWatch.start(file, CHILDREN, hub))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
     }
 
     @Test

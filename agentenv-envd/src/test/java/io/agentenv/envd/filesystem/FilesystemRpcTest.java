@@ -35,9 +35,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -61,14 +61,19 @@ class FilesystemRpcTest {
     @BeforeEach
     void setUp() throws IOException {
         home = Files.createDirectory(temp.resolve("home"));
-        Path passwd = Files.writeString(temp.resolve("passwd"),
+        Path passwd = Files.writeString(
+                temp.resolve("passwd"),
                 "root:x:0:0:root:/root:/bin/bash\nuser:x:65534:65534:user:" + home + ":/bin/bash\n"
                         + "other:x:65533:65533:other:" + temp.resolve("other") + ":/bin/bash\n");
         Path group = Files.writeString(temp.resolve("group"), "root:x:0:\nuser:x:65534:\nother:x:65533:\n");
         session = new Session(Clock.systemUTC());
         watchers = new Watchers(hub, 10, 1000);
-        rpc = new FilesystemRpc(new LocalFilesystem(), hub, watchers,
-                new Accounts(new UserDirectory(passwd, group), session::defaultUser, "user"), session);
+        rpc = new FilesystemRpc(
+                new LocalFilesystem(),
+                hub,
+                watchers,
+                new Accounts(new UserDirectory(passwd, group), session::defaultUser, "user"),
+                session);
     }
 
     @AfterEach
@@ -99,9 +104,19 @@ class FilesystemRpcTest {
         ConnectRouter router = new ConnectRouter();
         rpc.register(router);
 
-        for (String method : List.of("Stat", "ListDir", "MakeDir", "Move", "Remove", "WatchDir", "CreateWatcher",
-                "GetWatcherEvents", "RemoveWatcher")) {
-            assertThat(router.find("/filesystem.Filesystem/" + method)).as(method).isPresent();
+        for (String method : List.of(
+                "Stat",
+                "ListDir",
+                "MakeDir",
+                "Move",
+                "Remove",
+                "WatchDir",
+                "CreateWatcher",
+                "GetWatcherEvents",
+                "RemoveWatcher")) {
+            assertThat(router.find("/filesystem.Filesystem/" + method))
+                    .as(method)
+                    .isPresent();
         }
     }
 
@@ -109,7 +124,8 @@ class FilesystemRpcTest {
     void stat_resolves_relative_paths_against_the_home_and_fills_every_field() throws IOException {
         Files.writeString(home.resolve("a.txt"), "hello");
 
-        EntryInfo entry = rpc.stat(StatRequest.newBuilder().setPath("a.txt").build(), call()).getEntry();
+        EntryInfo entry = rpc.stat(StatRequest.newBuilder().setPath("a.txt").build(), call())
+                .getEntry();
 
         assertThat(entry.getPath()).isEqualTo(home.resolve("a.txt").toString());
         assertThat(entry.getName()).isEqualTo("a.txt");
@@ -122,40 +138,69 @@ class FilesystemRpcTest {
     }
 
     @Test
-    void relative_paths_resolve_against_home_the_default_workdir_is_only_the_empty_path()
-            throws IOException {
+    void relative_paths_resolve_against_home_the_default_workdir_is_only_the_empty_path() throws IOException {
         Path workdir = Files.createDirectory(temp.resolve("work"));
         Files.writeString(workdir.resolve("w.txt"), "");
         Files.writeString(home.resolve("h.txt"), "");
-        session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.of(workdir.toString()), Optional.empty()));
+        session.init(new InitRequest(
+                Optional.empty(), Map.of(), Optional.empty(), Optional.of(workdir.toString()), Optional.empty()));
 
-        assertThat(rpc.stat(StatRequest.newBuilder().setPath("h.txt").build(), call()).getEntry().getPath())
+        assertThat(rpc.stat(StatRequest.newBuilder().setPath("h.txt").build(), call())
+                        .getEntry()
+                        .getPath())
                 .isEqualTo(home.resolve("h.txt").toString());
-        assertThat(rpc.stat(StatRequest.newBuilder().setPath("~/h.txt").build(), call()).getEntry().getPath())
+        assertThat(rpc.stat(StatRequest.newBuilder().setPath("~/h.txt").build(), call())
+                        .getEntry()
+                        .getPath())
                 .isEqualTo(home.resolve("h.txt").toString());
-        assertThat(rpc.stat(StatRequest.newBuilder().setPath("").build(), call()).getEntry().getPath())
+        assertThat(rpc.stat(StatRequest.newBuilder().setPath("").build(), call())
+                        .getEntry()
+                        .getPath())
                 .isEqualTo(workdir.toString());
-        assertThat(codeOf(() -> rpc.stat(StatRequest.newBuilder().setPath("w.txt").build(), call())))
+        assertThat(codeOf(
+                        () -> rpc.stat(StatRequest.newBuilder().setPath("w.txt").build(), call())))
                 .isEqualTo(ConnectCode.NOT_FOUND);
     }
 
     @Test
     void every_procedure_resolves_a_relative_path_against_the_calling_users_own_home() throws Exception {
         Path otherHome = Files.createDirectory(temp.resolve("other"));
-        session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.of(home.toString()), Optional.empty()));
+        session.init(new InitRequest(
+                Optional.empty(), Map.of(), Optional.empty(), Optional.of(home.toString()), Optional.empty()));
         CallContext asOther = call(Optional.of("other"), Optional.empty(), Duration.ofSeconds(90));
 
-        assertThat(rpc.makeDir(MakeDirRequest.newBuilder().setPath("d").build(), asOther).getEntry().getPath())
+        assertThat(rpc.makeDir(MakeDirRequest.newBuilder().setPath("d").build(), asOther)
+                        .getEntry()
+                        .getPath())
                 .isEqualTo(otherHome.resolve("d").toString());
         Files.writeString(otherHome.resolve("d/f.txt"), "x");
-        assertThat(rpc.stat(StatRequest.newBuilder().setPath("d/f.txt").build(), asOther).getEntry().getPath())
+        assertThat(rpc.stat(StatRequest.newBuilder().setPath("d/f.txt").build(), asOther)
+                        .getEntry()
+                        .getPath())
                 .isEqualTo(otherHome.resolve("d/f.txt").toString());
-        assertThat(rpc.listDir(ListDirRequest.newBuilder().setPath("d").setDepth(1).build(), asOther).getEntriesList())
-                .extracting(EntryInfo::getPath).containsExactly(otherHome.resolve("d/f.txt").toString());
-        String watcher = rpc.createWatcher(CreateWatcherRequest.newBuilder().setPath("d").build(), asOther).getWatcherId();
-        rpc.removeWatcher(RemoveWatcherRequest.newBuilder().setWatcherId(watcher).build(), asOther);
-        assertThat(rpc.move(MoveRequest.newBuilder().setSource("d/f.txt").setDestination("g.txt").build(), asOther)
-                .getEntry().getPath()).isEqualTo(otherHome.resolve("g.txt").toString());
+        assertThat(rpc.listDir(
+                                ListDirRequest.newBuilder()
+                                        .setPath("d")
+                                        .setDepth(1)
+                                        .build(),
+                                asOther)
+                        .getEntriesList())
+                .extracting(EntryInfo::getPath)
+                .containsExactly(otherHome.resolve("d/f.txt").toString());
+        String watcher = rpc.createWatcher(
+                        CreateWatcherRequest.newBuilder().setPath("d").build(), asOther)
+                .getWatcherId();
+        rpc.removeWatcher(
+                RemoveWatcherRequest.newBuilder().setWatcherId(watcher).build(), asOther);
+        assertThat(rpc.move(
+                                MoveRequest.newBuilder()
+                                        .setSource("d/f.txt")
+                                        .setDestination("g.txt")
+                                        .build(),
+                                asOther)
+                        .getEntry()
+                        .getPath())
+                .isEqualTo(otherHome.resolve("g.txt").toString());
         rpc.remove(RemoveRequest.newBuilder().setPath("g.txt").build(), asOther);
 
         assertThat(otherHome.resolve("g.txt")).doesNotExist();
@@ -166,28 +211,46 @@ class FilesystemRpcTest {
     void errors_carry_e2bs_connect_codes() throws IOException {
         Files.writeString(home.resolve("file"), "");
 
-        assertThat(codeOf(() -> rpc.stat(StatRequest.newBuilder().setPath("missing").build(), call())))
+        assertThat(codeOf(() ->
+                        rpc.stat(StatRequest.newBuilder().setPath("missing").build(), call())))
                 .isEqualTo(ConnectCode.NOT_FOUND);
-        assertThat(codeOf(() -> rpc.listDir(ListDirRequest.newBuilder().setPath("file").build(), call())))
+        assertThat(codeOf(() ->
+                        rpc.listDir(ListDirRequest.newBuilder().setPath("file").build(), call())))
                 .isEqualTo(ConnectCode.INVALID_ARGUMENT);
-        assertThat(codeOf(() -> rpc.makeDir(MakeDirRequest.newBuilder().setPath("~").build(), call())))
+        assertThat(codeOf(() ->
+                        rpc.makeDir(MakeDirRequest.newBuilder().setPath("~").build(), call())))
                 .isEqualTo(ConnectCode.ALREADY_EXISTS);
-        assertThat(codeOf(() -> rpc.move(MoveRequest.newBuilder().setSource("missing").setDestination("x").build(), call())))
+        assertThat(codeOf(() -> rpc.move(
+                        MoveRequest.newBuilder()
+                                .setSource("missing")
+                                .setDestination("x")
+                                .build(),
+                        call())))
                 .isEqualTo(ConnectCode.NOT_FOUND);
-        assertThat(codeOf(() -> rpc.stat(StatRequest.newBuilder().setPath("a\0b").build(), call())))
+        assertThat(codeOf(
+                        () -> rpc.stat(StatRequest.newBuilder().setPath("a\0b").build(), call())))
                 .isEqualTo(ConnectCode.INVALID_ARGUMENT);
-        assertThat(codeOf(() -> rpc.stat(StatRequest.newBuilder().setPath("x").build(),
-                call(Optional.of("ghost"), Optional.empty(), Duration.ofSeconds(90)))))
+        assertThat(codeOf(() -> rpc.stat(
+                        StatRequest.newBuilder().setPath("x").build(),
+                        call(Optional.of("ghost"), Optional.empty(), Duration.ofSeconds(90)))))
                 .isEqualTo(ConnectCode.UNAUTHENTICATED);
-        assertThat(codeOf(() -> rpc.getWatcherEvents(GetWatcherEventsRequest.newBuilder().setWatcherId("w0").build(), call())))
+        assertThat(codeOf(() -> rpc.getWatcherEvents(
+                        GetWatcherEventsRequest.newBuilder().setWatcherId("w0").build(), call())))
                 .isEqualTo(ConnectCode.NOT_FOUND);
     }
 
     @Test
     void make_dir_gives_new_directories_to_the_calling_user_and_move_returns_the_entry() throws IOException {
-        EntryInfo made = rpc.makeDir(MakeDirRequest.newBuilder().setPath("x/y").build(), call()).getEntry();
+        EntryInfo made = rpc.makeDir(MakeDirRequest.newBuilder().setPath("x/y").build(), call())
+                .getEntry();
         Files.writeString(home.resolve("x/y/f"), "data");
-        EntryInfo moved = rpc.move(MoveRequest.newBuilder().setSource("x/y/f").setDestination("z/g").build(), call()).getEntry();
+        EntryInfo moved = rpc.move(
+                        MoveRequest.newBuilder()
+                                .setSource("x/y/f")
+                                .setDestination("z/g")
+                                .build(),
+                        call())
+                .getEntry();
         rpc.remove(RemoveRequest.newBuilder().setPath("x").build(), call());
 
         assertThat(made.getOwner()).isEqualTo("nobody"); // uid 65534 as the system's passwd names it
@@ -203,10 +266,19 @@ class FilesystemRpcTest {
         Files.createDirectories(home.resolve("d/e"));
         Files.writeString(home.resolve("d/e/f"), "");
 
-        assertThat(rpc.listDir(ListDirRequest.newBuilder().setPath("d").build(), call()).getEntriesList())
-                .extracting(EntryInfo::getName).containsExactly("e");
-        assertThat(rpc.listDir(ListDirRequest.newBuilder().setPath("d").setDepth(2).build(), call()).getEntriesList())
-                .extracting(EntryInfo::getName).containsExactly("e", "f");
+        assertThat(rpc.listDir(ListDirRequest.newBuilder().setPath("d").build(), call())
+                        .getEntriesList())
+                .extracting(EntryInfo::getName)
+                .containsExactly("e");
+        assertThat(rpc.listDir(
+                                ListDirRequest.newBuilder()
+                                        .setPath("d")
+                                        .setDepth(2)
+                                        .build(),
+                                call())
+                        .getEntriesList())
+                .extracting(EntryInfo::getName)
+                .containsExactly("e", "f");
     }
 
     @Test
@@ -217,13 +289,16 @@ class FilesystemRpcTest {
         CountDownLatch created = new CountDownLatch(1);
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             Future<?> stream = threads.submit(() -> {
-                rpc.watchDir(WatchDirRequest.newBuilder().setPath("watched").build(),
-                        call(Optional.empty(), Optional.empty(), Duration.ofMillis(50)), message -> {
+                rpc.watchDir(
+                        WatchDirRequest.newBuilder().setPath("watched").build(),
+                        call(Optional.empty(), Optional.empty(), Duration.ofMillis(50)),
+                        message -> {
                             sent.add(message);
                             if (message.hasStart()) {
                                 started.countDown();
                             }
-                            if (message.hasFilesystem() && message.getFilesystem().getName().equals("new.txt")) {
+                            if (message.hasFilesystem()
+                                    && message.getFilesystem().getName().equals("new.txt")) {
                                 created.countDown();
                                 throw new IOException("client went away");
                             }
@@ -236,7 +311,11 @@ class FilesystemRpcTest {
             stream.get(10, TimeUnit.SECONDS); // a gone client ends the stream quietly
         }
         assertThat(sent.getFirst().hasStart()).isTrue();
-        FilesystemEvent event = sent.stream().filter(WatchDirResponse::hasFilesystem).findFirst().orElseThrow().getFilesystem();
+        FilesystemEvent event = sent.stream()
+                .filter(WatchDirResponse::hasFilesystem)
+                .findFirst()
+                .orElseThrow()
+                .getFilesystem();
         assertThat(event.getName()).isEqualTo("new.txt");
         assertThat(event.getType()).isEqualTo(io.agentenv.envd.protocol.filesystem.EventType.EVENT_TYPE_CREATE);
         assertThat(event.hasEntry()).isFalse();
@@ -247,9 +326,12 @@ class FilesystemRpcTest {
         List<WatchDirResponse> sent = new CopyOnWriteArrayList<>();
         Instant deadline = Instant.now().plusMillis(400);
 
-        assertThatThrownBy(() -> rpc.watchDir(WatchDirRequest.newBuilder().setPath("~").build(),
-                call(Optional.empty(), Optional.of(deadline), Duration.ofMillis(100)), sent::add))
-                .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.DEADLINE_EXCEEDED));
+        assertThatThrownBy(() -> rpc.watchDir(
+                        WatchDirRequest.newBuilder().setPath("~").build(),
+                        call(Optional.empty(), Optional.of(deadline), Duration.ofMillis(100)),
+                        sent::add))
+                .isInstanceOfSatisfying(
+                        RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.DEADLINE_EXCEEDED));
         assertThat(sent.getFirst().hasStart()).isTrue();
         assertThat(sent).anyMatch(WatchDirResponse::hasKeepalive);
     }
@@ -258,14 +340,21 @@ class FilesystemRpcTest {
     void watch_dir_of_a_missing_directory_fails_before_the_start_event() {
         List<WatchDirResponse> sent = new CopyOnWriteArrayList<>();
 
-        assertThatThrownBy(() -> rpc.watchDir(WatchDirRequest.newBuilder().setPath("nope").build(), call(), sent::add))
-                .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.NOT_FOUND));
+        assertThatThrownBy(() -> rpc.watchDir(
+                        WatchDirRequest.newBuilder().setPath("nope").build(), call(), sent::add))
+                .isInstanceOfSatisfying(
+                        RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.NOT_FOUND));
         assertThat(sent).isEmpty();
     }
 
     @Test
     void a_polling_watcher_buffers_events_until_fetched_and_can_be_removed() throws Exception {
-        String id = rpc.createWatcher(CreateWatcherRequest.newBuilder().setPath("~").setIncludeEntry(true).build(), call())
+        String id = rpc.createWatcher(
+                        CreateWatcherRequest.newBuilder()
+                                .setPath("~")
+                                .setIncludeEntry(true)
+                                .build(),
+                        call())
                 .getWatcherId();
         Files.writeString(home.resolve("polled.txt"), "x");
 
@@ -273,13 +362,20 @@ class FilesystemRpcTest {
         List<FilesystemEvent> events = List.of();
         while (events.stream().noneMatch(e -> e.getName().equals("polled.txt"))) {
             assertThat(Instant.now()).isBefore(deadline);
-            events = rpc.getWatcherEvents(GetWatcherEventsRequest.newBuilder().setWatcherId(id).build(), call()).getEventsList();
+            events = rpc.getWatcherEvents(
+                            GetWatcherEventsRequest.newBuilder()
+                                    .setWatcherId(id)
+                                    .build(),
+                            call())
+                    .getEventsList();
             Thread.onSpinWait();
         }
         rpc.removeWatcher(RemoveWatcherRequest.newBuilder().setWatcherId(id).build(), call());
 
-        assertThat(events.getFirst().getEntry().getPath()).isEqualTo(home.resolve("polled.txt").toString());
-        assertThat(codeOf(() -> rpc.removeWatcher(RemoveWatcherRequest.newBuilder().setWatcherId(id).build(), call())))
+        assertThat(events.getFirst().getEntry().getPath())
+                .isEqualTo(home.resolve("polled.txt").toString());
+        assertThat(codeOf(() -> rpc.removeWatcher(
+                        RemoveWatcherRequest.newBuilder().setWatcherId(id).build(), call())))
                 .isEqualTo(ConnectCode.NOT_FOUND);
     }
 }

@@ -16,16 +16,28 @@ import org.junit.jupiter.api.Test;
 class FsExceptionTest {
     @Test
     void io_failures_are_classified_by_their_cause() {
-        assertThat(FsException.of(new NoSuchFileException("/a"), "x", "/a").error()).isEqualTo(FsError.NOT_FOUND);
-        assertThat(FsException.of(new FileAlreadyExistsException("/a"), "x", "/a").error()).isEqualTo(FsError.ALREADY_EXISTS);
-        assertThat(FsException.of(new AccessDeniedException("/a"), "x", "/a").error()).isEqualTo(FsError.PERMISSION_DENIED);
-        assertThat(FsException.of(new DirectoryNotEmptyException("/a"), "x", "/a").error()).isEqualTo(FsError.FAILED_PRECONDITION);
-        assertThat(FsException.of(new FileSystemException("/a", null, "No space left on device"), "x", "/a").error())
+        assertThat(FsException.of(new NoSuchFileException("/a"), "x", "/a").error())
+                .isEqualTo(FsError.NOT_FOUND);
+        assertThat(FsException.of(new FileAlreadyExistsException("/a"), "x", "/a")
+                        .error())
+                .isEqualTo(FsError.ALREADY_EXISTS);
+        assertThat(FsException.of(new AccessDeniedException("/a"), "x", "/a").error())
+                .isEqualTo(FsError.PERMISSION_DENIED);
+        assertThat(FsException.of(new DirectoryNotEmptyException("/a"), "x", "/a")
+                        .error())
+                .isEqualTo(FsError.FAILED_PRECONDITION);
+        assertThat(FsException.of(new FileSystemException("/a", null, "No space left on device"), "x", "/a")
+                        .error())
                 .isEqualTo(FsError.NO_SPACE);
-        assertThat(FsException.of(new IOException("No space left on device"), "x", "/a").error()).isEqualTo(FsError.NO_SPACE);
-        assertThat(FsException.of(new FileSystemException("/a", null, "Not a directory"), "x", "/a").error())
+        assertThat(FsException.of(new IOException("No space left on device"), "x", "/a")
+                        .error())
+                .isEqualTo(FsError.NO_SPACE);
+        assertThat(FsException.of(new FileSystemException("/a", null, "Not a directory"), "x", "/a")
+                        .error())
                 .isEqualTo(FsError.INVALID_ARGUMENT);
-        assertThat(FsException.of(new IOException("Input/output error"), "x", "/a").error()).isEqualTo(FsError.INTERNAL);
+        assertThat(FsException.of(new IOException("Input/output error"), "x", "/a")
+                        .error())
+                .isEqualTo(FsError.INTERNAL);
     }
 
     @Test

@@ -89,7 +89,8 @@ class LocalFilesystemTest {
     @Test
     void stat_of_a_missing_path_is_not_found() {
         assertThatThrownBy(() -> fs.stat(dir.resolve("missing")))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
     }
 
     @Test
@@ -97,7 +98,8 @@ class LocalFilesystemTest {
         Path file = Files.writeString(dir.resolve("plain"), "");
 
         assertThatThrownBy(() -> fs.stat(file.resolve("child")))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
     }
 
     @Test
@@ -105,7 +107,8 @@ class LocalFilesystemTest {
         Path file = Files.writeString(dir.resolve("m.txt"), "x");
         Metadata.replace(file, Map.of("author", "ada", "purpose", "test"));
 
-        assertThat(fs.stat(file).metadata()).containsExactlyInAnyOrderEntriesOf(Map.of("author", "ada", "purpose", "test"));
+        assertThat(fs.stat(file).metadata())
+                .containsExactlyInAnyOrderEntriesOf(Map.of("author", "ada", "purpose", "test"));
     }
 
     @Test
@@ -134,11 +137,13 @@ class LocalFilesystemTest {
 
         List<Entry> entries = fs.listDir(dir, 2);
 
-        assertThat(entries).extracting(Entry::path).containsExactly(
-                dir.resolve("a.txt").toString(),
-                dir.resolve("b").toString(),
-                dir.resolve("b/c.txt").toString(),
-                dir.resolve("b/inner").toString());
+        assertThat(entries)
+                .extracting(Entry::path)
+                .containsExactly(
+                        dir.resolve("a.txt").toString(),
+                        dir.resolve("b").toString(),
+                        dir.resolve("b/c.txt").toString(),
+                        dir.resolve("b/inner").toString());
     }
 
     @Test
@@ -159,7 +164,9 @@ class LocalFilesystemTest {
         Files.writeString(real.resolve("f"), "");
         Path alias = Files.createSymbolicLink(dir.resolve("alias"), real);
 
-        assertThat(fs.listDir(alias, 1)).extracting(Entry::path).containsExactly(alias.resolve("f").toString());
+        assertThat(fs.listDir(alias, 1))
+                .extracting(Entry::path)
+                .containsExactly(alias.resolve("f").toString());
     }
 
     @Test
@@ -167,9 +174,11 @@ class LocalFilesystemTest {
         Path file = Files.writeString(dir.resolve("f"), "");
 
         assertThatThrownBy(() -> fs.listDir(file, 1))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
         assertThatThrownBy(() -> fs.listDir(dir.resolve("missing"), 1))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
     }
 
     @Test
@@ -181,8 +190,10 @@ class LocalFilesystemTest {
         assertThat(entry.type()).isEqualTo(FileType.DIRECTORY);
         assertThat(entry.path()).isEqualTo(deep.toString());
         for (Path p : List.of(dir.resolve("x"), dir.resolve("x/y"), deep)) {
-            assertThat(Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(65534);
-            assertThat(Files.getAttribute(p, "unix:gid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(65534);
+            assertThat(Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS))
+                    .isEqualTo(65534);
+            assertThat(Files.getAttribute(p, "unix:gid", LinkOption.NOFOLLOW_LINKS))
+                    .isEqualTo(65534);
         }
         assertThat(Files.getAttribute(dir, "unix:uid")).isEqualTo(0);
     }
@@ -192,11 +203,14 @@ class LocalFilesystemTest {
         Path file = Files.writeString(dir.resolve("f"), "");
 
         assertThatThrownBy(() -> fs.makeDir(dir, NOBODY))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.ALREADY_EXISTS));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.ALREADY_EXISTS));
         assertThatThrownBy(() -> fs.makeDir(file, NOBODY))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
         assertThatThrownBy(() -> fs.makeDir(file.resolve("below"), NOBODY))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
     }
 
     @Test
@@ -226,7 +240,8 @@ class LocalFilesystemTest {
     @Test
     void move_of_a_missing_source_is_not_found_and_creates_nothing() {
         assertThatThrownBy(() -> fs.move(dir.resolve("missing"), dir.resolve("p/q"), NOBODY))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
         assertThat(dir.resolve("p")).doesNotExist();
     }
 

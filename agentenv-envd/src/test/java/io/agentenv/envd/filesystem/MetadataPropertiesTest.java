@@ -33,10 +33,13 @@ class MetadataPropertiesTest {
     private static final int MAX_VALUE_LENGTH = 2000;
     /** What one entry costs besides its key and value: the {@code user.e2b.} attribute name prefix. */
     private static final int ENTRY_OVERHEAD = "user.e2b.".length();
+
     private static final int LONGEST_KEY = 255 - ENTRY_OVERHEAD;
     private static final int TOTAL_LIMIT = 4096;
-    private static final char[] UNUSUAL = {'\0', '\t', '\n', '\r', 0x1f, 0x7f, 0x80, 0xa0, 0xe9, 0xff, 0x130, 0x2028,
-            0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfeff, 0xfffd, 0xfffe, 0xffff};
+    private static final char[] UNUSUAL = {
+        '\0', '\t', '\n', '\r', 0x1f, 0x7f, 0x80, 0xa0, 0xe9, 0xff, 0x130, 0x2028, 0xd800, 0xdbff, 0xdc00, 0xdfff,
+        0xfeff, 0xfffd, 0xfffe, 0xffff
+    };
 
     /** Maven's report names a failing case by its index only: put the case's name, with its seed, in the failure. */
     @RegisterExtension
@@ -45,8 +48,10 @@ class MetadataPropertiesTest {
     };
 
     static Stream<Arguments> generatedMetadata() {
-        return new SplittableRandom(SEED).longs(TRIES)
-                .mapToObj(seed -> argumentSet("seed 0x" + Long.toHexString(seed), metadata(new SplittableRandom(seed))));
+        return new SplittableRandom(SEED)
+                .longs(TRIES)
+                .mapToObj(
+                        seed -> argumentSet("seed 0x" + Long.toHexString(seed), metadata(new SplittableRandom(seed))));
     }
 
     static Stream<Arguments> boundaryCases() {
@@ -93,12 +98,14 @@ class MetadataPropertiesTest {
 
     @ParameterizedTest
     @MethodSource("boundaryCases")
-    void validation_accepts_or_refuses_boundary_cases_as_an_invalid_argument(Map<String, String> metadata, boolean accepted) {
+    void validation_accepts_or_refuses_boundary_cases_as_an_invalid_argument(
+            Map<String, String> metadata, boolean accepted) {
         if (accepted) {
             assertThatCode(() -> Metadata.validate(metadata)).doesNotThrowAnyException();
         } else {
             assertThatThrownBy(() -> Metadata.validate(metadata))
-                    .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
+                    .isInstanceOfSatisfying(
+                            FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.INVALID_ARGUMENT));
         }
     }
 

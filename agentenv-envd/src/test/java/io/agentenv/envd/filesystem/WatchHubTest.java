@@ -87,7 +87,8 @@ class WatchHubTest {
 
             watch.close();
 
-            assertThatThrownBy(() -> poll.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(ClosedWatchServiceException.class);
+            assertThatThrownBy(() -> poll.get(10, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(ClosedWatchServiceException.class);
         }
     }
 }

@@ -53,9 +53,11 @@ class WatchersTest {
         watchers.remove(id);
 
         assertThatThrownBy(() -> watchers.drain(id))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
         assertThatThrownBy(() -> watchers.remove("nope"))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.NOT_FOUND));
     }
 
     @Test
@@ -65,7 +67,8 @@ class WatchersTest {
         }
 
         assertThatThrownBy(() -> watchers.create(dir, OPTIONS))
-                .isInstanceOfSatisfying(FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.RESOURCE_EXHAUSTED));
+                .isInstanceOfSatisfying(
+                        FsException.class, e -> assertThat(e.error()).isEqualTo(FsError.RESOURCE_EXHAUSTED));
     }
 
     @Test

@@ -42,7 +42,9 @@ class EnvdHandlerTest {
         Session session = new Session(Clock.systemUTC());
         envd = TestEnvd.start(session, Optional.of(socket), (rpcs, routes) -> {
             new SessionEndpoints(session).register(routes);
-            rpcs.unary("process.Process/List", ListRequest.getDefaultInstance(),
+            rpcs.unary(
+                    "process.Process/List",
+                    ListRequest.getDefaultInstance(),
                     (request, call) -> ListResponse.getDefaultInstance());
             routes.add("GET", "/boom", Access.TOKEN, (request, response) -> {
                 throw new IllegalStateException("secret internal detail");
@@ -67,7 +69,8 @@ class EnvdHandlerTest {
     void the_unix_socket_serves_the_same_routes() throws Exception {
         try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             channel.connect(UnixDomainSocketAddress.of(socket));
-            channel.write(ByteBuffer.wrap("GET /health HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n".getBytes(UTF_8)));
+            channel.write(
+                    ByteBuffer.wrap("GET /health HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n".getBytes(UTF_8)));
             ByteArrayOutputStream received = new ByteArrayOutputStream();
             ByteBuffer buffer = ByteBuffer.allocate(4096);
             while (channel.read(buffer) > 0) {
@@ -88,22 +91,33 @@ class EnvdHandlerTest {
     @Test
     void once_init_sets_a_token_rpcs_and_routes_need_it_but_health_does_not() throws Exception {
         // given
-        assertThat(client.post("/init", "{\"accessToken\":\"s3cret\",\"envVars\":{\"A\":\"1\"}}", Map.of()).statusCode())
+        assertThat(client.post("/init", "{\"accessToken\":\"s3cret\",\"envVars\":{\"A\":\"1\"}}", Map.of())
+                        .statusCode())
                 .isEqualTo(204);
 
         // when / then
         ConnectTestClient.Reply rpc = client.unary("process.Process/List", ListRequest.getDefaultInstance(), Map.of());
         assertThat(rpc.status()).isEqualTo(401);
         assertThat(rpc.text()).contains("\"code\":\"unauthenticated\"");
-        assertThat(client.unary("process.Process/List", ListRequest.getDefaultInstance(),
-                Map.of("X-Access-Token", "wrong")).status()).isEqualTo(401);
-        assertThat(client.unary("process.Process/List", ListRequest.getDefaultInstance(),
-                Map.of("X-Access-Token", "s3cret")).status()).isEqualTo(200);
+        assertThat(client.unary(
+                                "process.Process/List",
+                                ListRequest.getDefaultInstance(),
+                                Map.of("X-Access-Token", "wrong"))
+                        .status())
+                .isEqualTo(401);
+        assertThat(client.unary(
+                                "process.Process/List",
+                                ListRequest.getDefaultInstance(),
+                                Map.of("X-Access-Token", "s3cret"))
+                        .status())
+                .isEqualTo(200);
 
         HttpResponse<byte[]> envs = client.get("/envs", Map.of());
         assertThat(envs.statusCode()).isEqualTo(401);
         assertThat(new String(envs.body(), UTF_8)).startsWith("{\"code\":401,\"message\":");
-        assertThat(new String(client.get("/envs", Map.of("X-Access-Token", "s3cret")).body(), UTF_8)).isEqualTo("{\"A\":\"1\"}");
+        assertThat(new String(
+                        client.get("/envs", Map.of("X-Access-Token", "s3cret")).body(), UTF_8))
+                .isEqualTo("{\"A\":\"1\"}");
         assertThat(client.get("/health", Map.of()).statusCode()).isEqualTo(204);
     }
 
@@ -111,12 +125,20 @@ class EnvdHandlerTest {
     void a_second_init_must_present_the_current_token() throws Exception {
         client.post("/init", "{\"accessToken\":\"first\"}", Map.of());
 
-        assertThat(client.post("/init", "{\"accessToken\":\"mine\"}", Map.of()).statusCode()).isEqualTo(401);
-        assertThat(client.post("/init", "{\"envVars\":{\"X\":\"y\"}}", Map.of()).statusCode()).isEqualTo(401);
-        assertThat(client.post("/init", "{\"accessToken\":\"first\",\"envVars\":{\"X\":\"y\"}}", Map.of()).statusCode())
-                .as("a resume repeating the same token").isEqualTo(204);
-        assertThat(client.post("/init", "{\"accessToken\":\"second\",\"defaultUser\":\"root\"}",
-                Map.of("X-Access-Token", "first")).statusCode()).isEqualTo(204);
+        assertThat(client.post("/init", "{\"accessToken\":\"mine\"}", Map.of()).statusCode())
+                .isEqualTo(401);
+        assertThat(client.post("/init", "{\"envVars\":{\"X\":\"y\"}}", Map.of()).statusCode())
+                .isEqualTo(401);
+        assertThat(client.post("/init", "{\"accessToken\":\"first\",\"envVars\":{\"X\":\"y\"}}", Map.of())
+                        .statusCode())
+                .as("a resume repeating the same token")
+                .isEqualTo(204);
+        assertThat(client.post(
+                                "/init",
+                                "{\"accessToken\":\"second\",\"defaultUser\":\"root\"}",
+                                Map.of("X-Access-Token", "first"))
+                        .statusCode())
+                .isEqualTo(204);
         assertThat(envd.session().isAuthorized("second")).isTrue();
         assertThat(envd.session().isAuthorized("first")).isFalse();
         assertThat(envd.session().defaultUser()).contains("root");
@@ -130,8 +152,10 @@ class EnvdHandlerTest {
 
         HttpResponse<byte[]> bad = client.post("/init", "{not json", Map.of());
         assertThat(bad.statusCode()).isEqualTo(400);
-        assertThat(new String(bad.body(), UTF_8)).isEqualTo("{\"code\":400,\"message\":\"init body is not valid JSON\"}");
-        assertThat(client.post("/init", "{\"envVars\":{\"A\":1}}", Map.of()).statusCode()).isEqualTo(400);
+        assertThat(new String(bad.body(), UTF_8))
+                .isEqualTo("{\"code\":400,\"message\":\"init body is not valid JSON\"}");
+        assertThat(client.post("/init", "{\"envVars\":{\"A\":1}}", Map.of()).statusCode())
+                .isEqualTo(400);
     }
 
     @Test
@@ -151,17 +175,21 @@ class EnvdHandlerTest {
         assertThat(wrongMethod.statusCode()).isEqualTo(405);
         assertThat(wrongMethod.headers().firstValue("Allow")).contains("POST");
 
-        ConnectTestClient.Reply wrongType = client.unaryRaw("process.Process/List", "text/plain", "{}".getBytes(UTF_8), Map.of());
+        ConnectTestClient.Reply wrongType =
+                client.unaryRaw("process.Process/List", "text/plain", "{}".getBytes(UTF_8), Map.of());
         assertThat(wrongType.status()).isEqualTo(415);
-        ConnectTestClient.Reply streamTypeOnUnary = client.unaryRaw("process.Process/List", "application/connect+json",
-                "{}".getBytes(UTF_8), Map.of());
+        ConnectTestClient.Reply streamTypeOnUnary =
+                client.unaryRaw("process.Process/List", "application/connect+json", "{}".getBytes(UTF_8), Map.of());
         assertThat(streamTypeOnUnary.status()).isEqualTo(415);
     }
 
     @Test
     void unary_calls_also_speak_binary_proto() throws Exception {
-        ConnectTestClient.Reply reply = client.unaryRaw("process.Process/List", "application/proto",
-                ListRequest.getDefaultInstance().toByteArray(), Map.of());
+        ConnectTestClient.Reply reply = client.unaryRaw(
+                "process.Process/List",
+                "application/proto",
+                ListRequest.getDefaultInstance().toByteArray(),
+                Map.of());
         assertThat(reply.status()).isEqualTo(200);
         assertThat(reply.contentType()).isEqualTo("application/proto");
         assertThat(ListResponse.parseFrom(reply.body())).isEqualTo(ListResponse.getDefaultInstance());
@@ -169,7 +197,8 @@ class EnvdHandlerTest {
 
     @Test
     void malformed_json_is_invalid_argument_with_status_400() throws Exception {
-        ConnectTestClient.Reply reply = client.unaryRaw("process.Process/List", "application/json", "{\"x\":".getBytes(UTF_8), Map.of());
+        ConnectTestClient.Reply reply =
+                client.unaryRaw("process.Process/List", "application/json", "{\"x\":".getBytes(UTF_8), Map.of());
         assertThat(reply.status()).isEqualTo(400);
         assertThat(reply.contentType()).startsWith("application/json");
         assertThat(reply.text()).contains("\"code\":\"invalid_argument\"");

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class EnvdServerTest {
-    private final EnvdServer server = new EnvdServer(new InetSocketAddress("127.0.0.1", 0), Optional.empty(),
-            Duration.ofMillis(200));
+    private final EnvdServer server =
+            new EnvdServer(new InetSocketAddress("127.0.0.1", 0), Optional.empty(), Duration.ofMillis(200));
 
     @AfterEach
     void stop() {
@@ -51,11 +51,14 @@ class EnvdServerTest {
         CountDownLatch received = new CountDownLatch(1);
         CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> get(server.tcpPort(), received));
         assertThat(received.await(10, TimeUnit.SECONDS)).isTrue();
-        awaitUntil(() -> server.exchangesInFlight() == 1); // sent is not yet dispatched: wait until it waits for a handler
+        awaitUntil(
+                () -> server.exchangesInFlight() == 1); // sent is not yet dispatched: wait until it waits for a handler
 
         server.close();
 
-        assertThat(answer.get(10, TimeUnit.SECONDS)).as("no response, just the end of the connection").isEmpty();
+        assertThat(answer.get(10, TimeUnit.SECONDS))
+                .as("no response, just the end of the connection")
+                .isEmpty();
     }
 
     @Test

@@ -34,7 +34,8 @@ class RequestDrainTest {
     @BeforeEach
     void start() throws Exception {
         Session session = new Session(Clock.systemUTC());
-        envd = TestEnvd.start(session, Optional.empty(), (rpcs, routes) -> new SessionEndpoints(session).register(routes));
+        envd = TestEnvd.start(
+                session, Optional.empty(), (rpcs, routes) -> new SessionEndpoints(session).register(routes));
         envd.client().post("/init", "{\"accessToken\":\"s3cret\"}", Map.of());
     }
 
@@ -44,12 +45,12 @@ class RequestDrainTest {
     }
 
     @Test
-    void a_refused_request_with_a_huge_body_gets_connection_close_after_a_bounded_read()
-            throws Exception {
+    void a_refused_request_with_a_huge_body_gets_connection_close_after_a_bounded_read() throws Exception {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), envd.port())) {
             socket.setSoTimeout(DEADLINE_MILLIS);
             OutputStream out = socket.getOutputStream();
-            out.write(("GET /envs HTTP/1.1\r\nHost: envd\r\nContent-Length: " + (1L << 40) + "\r\n\r\n").getBytes(US_ASCII));
+            out.write(("GET /envs HTTP/1.1\r\nHost: envd\r\nContent-Length: " + (1L << 40) + "\r\n\r\n")
+                    .getBytes(US_ASCII));
             AtomicLong sent = new AtomicLong();
             Thread sender = Thread.ofVirtual().start(() -> {
                 byte[] chunk = new byte[64 << 10];
@@ -68,7 +69,9 @@ class RequestDrainTest {
 
             assertThat(head).startsWith("HTTP/1.1 401").containsIgnoringCase("\r\nConnection: close\r\n");
             assertThat(new String(in.readNBytes(contentLength(head)), US_ASCII)).startsWith("{\"code\":401");
-            assertThat(sender.join(Duration.ofMillis(DEADLINE_MILLIS))).as("envd ended the connection").isTrue();
+            assertThat(sender.join(Duration.ofMillis(DEADLINE_MILLIS)))
+                    .as("envd ended the connection")
+                    .isTrue();
             // what envd read (64 KiB + 4 MiB) plus what the two sockets' buffers hold, not the terabyte announced
             assertThat(sent.get()).isLessThan(64L << 20);
         }

@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentenv.envd.protocol.connect.Envelope;
 import io.agentenv.envd.protocol.connect.WireFormat;
 import io.agentenv.envd.protocol.process.ListRequest;
-import io.agentenv.envd.protocol.process.ProcessInfo;
-import io.agentenv.envd.protocol.process.ProcessConfig;
 import io.agentenv.envd.protocol.process.ListResponse;
+import io.agentenv.envd.protocol.process.ProcessConfig;
+import io.agentenv.envd.protocol.process.ProcessInfo;
 import io.agentenv.envd.session.Session;
 import io.agentenv.envd.testing.ConnectTestClient;
 import io.agentenv.envd.testing.TestEnvd;
@@ -55,22 +55,23 @@ class StreamingTest {
     void start() throws Exception {
         socket = dir.resolve("envd.sock");
         envd = TestEnvd.start(new Session(Clock.systemUTC()), Optional.of(socket), (rpcs, routes) ->
-                // "List" as a server stream: one message, then it waits until the test has read that message
-            {
-                rpcs.serverStream("test.Streams/TwoMessages", ListRequest.getDefaultInstance(), (request, call, out) -> {
-                    out.send(listing("first"));
-                    if (!firstReceived.await(DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
-                        throw new IllegalStateException("the client never read the first message");
-                    }
-                    out.send(listing("second"));
-                });
-                // a client stream that answers with one process per request message it read
-                rpcs.clientStream("test.Streams/Count", ListRequest.getDefaultInstance(), (requests, call) -> {
-                    ListResponse.Builder reply = ListResponse.newBuilder();
-                    requests.forEachRemaining(r -> reply.addProcesses(ProcessInfo.newBuilder().setTag("seen")));
-                    return reply.build();
-                });
+        // "List" as a server stream: one message, then it waits until the test has read that message
+        {
+            rpcs.serverStream("test.Streams/TwoMessages", ListRequest.getDefaultInstance(), (request, call, out) -> {
+                out.send(listing("first"));
+                if (!firstReceived.await(DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the client never read the first message");
+                }
+                out.send(listing("second"));
             });
+            // a client stream that answers with one process per request message it read
+            rpcs.clientStream("test.Streams/Count", ListRequest.getDefaultInstance(), (requests, call) -> {
+                ListResponse.Builder reply = ListResponse.newBuilder();
+                requests.forEachRemaining(
+                        r -> reply.addProcesses(ProcessInfo.newBuilder().setTag("seen")));
+                return reply.build();
+            });
+        });
     }
 
     @AfterEach
@@ -79,15 +80,22 @@ class StreamingTest {
     }
 
     private static ListResponse listing(String tag) {
-        return ListResponse.newBuilder().addProcesses(ProcessInfo.newBuilder().setTag(tag)
-                .setConfig(ProcessConfig.newBuilder().setCmd("x"))).build();
+        return ListResponse.newBuilder()
+                .addProcesses(ProcessInfo.newBuilder()
+                        .setTag(tag)
+                        .setConfig(ProcessConfig.newBuilder().setCmd("x")))
+                .build();
     }
 
     @Test
     void each_stream_message_is_flushed_to_a_tcp_client_as_it_is_sent() throws Exception {
         ConnectTestClient client = envd.client();
-        try (var stream = client.stream("test.Streams/TwoMessages", ListRequest.getDefaultInstance(),
-                ListResponse.getDefaultInstance(), WireFormat.JSON, Map.of())) {
+        try (var stream = client.stream(
+                "test.Streams/TwoMessages",
+                ListRequest.getDefaultInstance(),
+                ListResponse.getDefaultInstance(),
+                WireFormat.JSON,
+                Map.of())) {
             assertThat(stream.next()).map(r -> r.getProcesses(0).getTag()).contains("first");
             firstReceived.countDown();
             assertThat(stream.next()).map(r -> r.getProcesses(0).getTag()).contains("second");
@@ -100,15 +108,19 @@ class StreamingTest {
     void each_stream_message_is_flushed_through_the_unix_socket_as_it_is_sent() throws Exception {
         try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             channel.connect(UnixDomainSocketAddress.of(socket));
-            byte[] frame = Envelope.message(WireFormat.JSON.serialize(ListRequest.getDefaultInstance())).encode();
-            String head = "POST /test.Streams/TwoMessages HTTP/1.1\r\nHost: envd\r\nContent-Type: application/connect+json\r\n"
-                    + "Content-Length: " + frame.length + "\r\n\r\n";
+            byte[] frame = Envelope.message(WireFormat.JSON.serialize(ListRequest.getDefaultInstance()))
+                    .encode();
+            String head =
+                    "POST /test.Streams/TwoMessages HTTP/1.1\r\nHost: envd\r\nContent-Type: application/connect+json\r\n"
+                            + "Content-Length: " + frame.length + "\r\n\r\n";
             channel.write(ByteBuffer.wrap(head.getBytes(UTF_8)));
             channel.write(ByteBuffer.wrap(frame));
             InputStream in = Channels.newInputStream(channel);
 
             String firstPart = readUntil(in, "first");
-            assertThat(firstPart).startsWith("HTTP/1.1 200").containsIgnoringCase("transfer-encoding: chunked")
+            assertThat(firstPart)
+                    .startsWith("HTTP/1.1 200")
+                    .containsIgnoringCase("transfer-encoding: chunked")
                     .doesNotContain("second");
             firstReceived.countDown();
             assertThat(readUntil(in, "second")).contains("second");
@@ -117,12 +129,13 @@ class StreamingTest {
 
     @Test
     void a_relayed_connection_the_client_closes_is_closed_on_envds_side_too() throws Exception {
-        try (UnixSocketRelay relay = UnixSocketRelay.open(dir.resolve("second.sock"),
-                new InetSocketAddress("127.0.0.1", envd.port()))) {
+        try (UnixSocketRelay relay =
+                UnixSocketRelay.open(dir.resolve("second.sock"), new InetSocketAddress("127.0.0.1", envd.port()))) {
             try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                 channel.connect(UnixDomainSocketAddress.of(dir.resolve("second.sock")));
                 channel.write(ByteBuffer.wrap("GET /nope HTTP/1.1\r\nHost: envd\r\n\r\n".getBytes(UTF_8)));
-                assertThat(readUntil(Channels.newInputStream(channel), "\"code\":404")).startsWith("HTTP/1.1 404");
+                assertThat(readUntil(Channels.newInputStream(channel), "\"code\":404"))
+                        .startsWith("HTTP/1.1 404");
                 assertThat(relay.openConnections()).isEqualTo(1); // keep-alive: the connection stays open
             }
             awaitUntil(() -> relay.openConnections() == 0);
@@ -144,26 +157,31 @@ class StreamingTest {
     void a_client_stream_sent_with_chunked_transfer_encoding_is_read_message_by_message() throws Exception {
         java.io.ByteArrayOutputStream frames = new java.io.ByteArrayOutputStream();
         for (int i = 0; i < 3; i++) {
-            frames.write(Envelope.message(WireFormat.JSON.serialize(ListRequest.getDefaultInstance())).encode());
+            frames.write(Envelope.message(WireFormat.JSON.serialize(ListRequest.getDefaultInstance()))
+                    .encode());
         }
         frames.write(Envelope.endStream("{}".getBytes(UTF_8)).encode());
         byte[] body = frames.toByteArray();
         java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
-                .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+                .version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .build();
         // an InputStream publisher has no length: the client sends Transfer-Encoding: chunked
         java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
                         java.net.URI.create("http://127.0.0.1:" + envd.port() + "/test.Streams/Count"))
                 .header("Content-Type", "application/connect+json")
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body)))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(body)))
                 .build();
 
-        java.net.http.HttpResponse<InputStream> response = http.send(request,
-                java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+        java.net.http.HttpResponse<InputStream> response =
+                http.send(request, java.net.http.HttpResponse.BodyHandlers.ofInputStream());
 
         assertThat(response.statusCode()).isEqualTo(200);
         try (InputStream in = response.body()) {
             Envelope reply = Envelope.read(in, 1 << 20).orElseThrow();
-            assertThat(WireFormat.JSON.parse(reply.payload(), ListResponse.getDefaultInstance()).getProcessesCount())
+            assertThat(WireFormat.JSON
+                            .parse(reply.payload(), ListResponse.getDefaultInstance())
+                            .getProcessesCount())
                     .isEqualTo(3);
             assertThat(Envelope.read(in, 1 << 20).orElseThrow().isEndStream()).isTrue();
         }
@@ -186,7 +204,9 @@ class StreamingTest {
     private static void awaitUntil(java.util.function.BooleanSupplier condition) {
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition not met within " + DEADLINE).isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("condition not met within " + DEADLINE)
+                    .isLessThan(deadline);
             Thread.onSpinWait();
         }
     }

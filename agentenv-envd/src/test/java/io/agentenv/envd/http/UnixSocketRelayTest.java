@@ -30,8 +30,9 @@ class UnixSocketRelayTest {
             throw new IOException("Too many open files");
         };
         long started = System.nanoTime();
-        Thread loop = Thread.ofVirtual().start(() -> UnixSocketRelay.acceptUntilClosed(failing, open::get,
-                client -> { }, Path.of("/test/envd.sock")));
+        Thread loop = Thread.ofVirtual()
+                .start(() -> UnixSocketRelay.acceptUntilClosed(
+                        failing, open::get, client -> {}, Path.of("/test/envd.sock")));
 
         assertThat(sixth.await(30, TimeUnit.SECONDS)).isTrue();
         long elapsed = System.nanoTime() - started;
@@ -62,15 +63,19 @@ class UnixSocketRelayTest {
             }
             throw new IOException("transient");
         };
-        Thread loop = Thread.ofVirtual().start(() -> UnixSocketRelay.acceptUntilClosed(flaky, open::get,
-                client -> {
-                    handedOn.incrementAndGet();
-                    try {
-                        client.close();
-                    } catch (IOException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, Path.of("/test/envd.sock")));
+        Thread loop = Thread.ofVirtual()
+                .start(() -> UnixSocketRelay.acceptUntilClosed(
+                        flaky,
+                        open::get,
+                        client -> {
+                            handedOn.incrementAndGet();
+                            try {
+                                client.close();
+                            } catch (IOException e) {
+                                throw new IllegalStateException(e);
+                            }
+                        },
+                        Path.of("/test/envd.sock")));
 
         assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
         loop.join(Duration.ofSeconds(10));

@@ -11,8 +11,10 @@ import org.junit.jupiter.api.Test;
 class JdkLoggerFinderTest {
     @Test
     void the_jdk_finds_envds_logger_finder_through_its_service_registration() {
-        assertThat(ServiceLoader.load(System.LoggerFinder.class, ClassLoader.getSystemClassLoader()).findFirst())
-                .get().isInstanceOf(JdkLoggerFinder.class);
+        assertThat(ServiceLoader.load(System.LoggerFinder.class, ClassLoader.getSystemClassLoader())
+                        .findFirst())
+                .get()
+                .isInstanceOf(JdkLoggerFinder.class);
     }
 
     @Test

@@ -56,10 +56,12 @@ class JournalFileTest {
         journal.discardFrom(mark);
         journal.envd("INFO", "Main", "after");
 
-        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries())
+                .extracting(LogJournal.Entry::message)
                 .containsExactly("kept", "after");
         assertThat(lines(file, file.resolveSibling("envd.jsonl.1")))
-                .extracting(o -> o.get("seq").getAsLong() + " " + o.get("message").getAsString())
+                .extracting(
+                        o -> o.get("seq").getAsLong() + " " + o.get("message").getAsString())
                 .containsExactly("1 kept", "2 after");
         assertThat(file.resolveSibling("envd.jsonl.new")).doesNotExist();
     }
@@ -68,10 +70,8 @@ class JournalFileTest {
     void a_mark_outside_the_written_numbers_is_refused() {
         LogJournal journal = new LogJournal(Clock.systemUTC(), 2048);
         journal.envd("INFO", "Main", "one");
-        assertThatThrownBy(() -> journal.discardFrom(3))
-                .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> journal.discardFrom(0))
-                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> journal.discardFrom(3)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> journal.discardFrom(0)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -83,7 +83,8 @@ class JournalFileTest {
         journal.processOutput(7, "stdout", out, out.length);
 
         List<JsonObject> lines = lines(file);
-        List<LogJournal.Entry> entries = journal.read(0, 10, OptionalInt.empty()).entries();
+        List<LogJournal.Entry> entries =
+                journal.read(0, 10, OptionalInt.empty()).entries();
         assertThat(lines).hasSize(2);
         for (int i = 0; i < 2; i++) {
             LogJournal.Entry e = entries.get(i);
@@ -111,8 +112,12 @@ class JournalFileTest {
         }
         Path previous = dir.resolve("envd.jsonl.1");
         assertThat(Files.size(file) + Files.size(previous)).isLessThan(2L * JournalFile.BYTES_PER_BUDGET * budget);
-        List<Long> inFiles = lines(previous, file).stream().map(o -> o.get("seq").getAsLong()).toList();
-        List<Long> inMemory = journal.read(0, 1000, OptionalInt.empty()).entries().stream().map(LogJournal.Entry::seq).toList();
+        List<Long> inFiles = lines(previous, file).stream()
+                .map(o -> o.get("seq").getAsLong())
+                .toList();
+        List<Long> inMemory = journal.read(0, 1000, OptionalInt.empty()).entries().stream()
+                .map(LogJournal.Entry::seq)
+                .toList();
         assertThat(inFiles).containsAll(inMemory).endsWith(500L);
         assertThat(inFiles).isSortedAccordingTo(Comparator.naturalOrder()).doesNotHaveDuplicates();
     }
@@ -150,7 +155,8 @@ class JournalFileTest {
     void a_fifo_in_place_of_the_file_does_not_block_the_journal() throws Exception {
         Path file = dir.resolve("envd.jsonl");
         LogJournal journal = new LogJournal(Clock.systemUTC(), 1 << 16, Optional.of(JournalFile.create(file, 1 << 16)));
-        Process mkfifo = new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
+        Process mkfifo =
+                new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
         assertThat(mkfifo.waitFor()).isZero();
         assertTimeoutPreemptively(Duration.ofSeconds(10), () -> journal.envd("INFO", "test", "not into the fifo"));
         assertThat(journal.read(0, 10, OptionalInt.empty()).entries()).hasSize(1);
@@ -161,7 +167,8 @@ class JournalFileTest {
         Files.writeString(dir.resolve("a-file"), "");
         assertThatThrownBy(() -> JournalFile.create(Path.of("envd.jsonl"), 1 << 16))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThat(JournalFile.open(dir.resolve("a-file/below-a-file.jsonl"), 1 << 16)).isEmpty();
+        assertThat(JournalFile.open(dir.resolve("a-file/below-a-file.jsonl"), 1 << 16))
+                .isEmpty();
     }
 
     @Test

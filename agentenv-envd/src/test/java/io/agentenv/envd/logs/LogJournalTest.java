@@ -22,14 +22,17 @@ class LogJournalTest {
         journal.processEvent(8, "started");
 
         LogJournal.Page all = journal.read(0, 10, OptionalInt.empty());
-        assertThat(all.entries()).extracting(LogJournal.Entry::message).containsExactly("ready", "started", "hello\n", "started");
+        assertThat(all.entries())
+                .extracting(LogJournal.Entry::message)
+                .containsExactly("ready", "started", "hello\n", "started");
         assertThat(all.nextCursor()).isEqualTo(5);
 
         LogJournal.Page second = journal.read(2, 1, OptionalInt.empty());
         assertThat(second.entries()).extracting(LogJournal.Entry::seq).containsExactly(2L);
         assertThat(second.nextCursor()).isEqualTo(3);
 
-        assertThat(journal.read(0, 10, OptionalInt.of(7)).entries()).extracting(LogJournal.Entry::stream)
+        assertThat(journal.read(0, 10, OptionalInt.of(7)).entries())
+                .extracting(LogJournal.Entry::stream)
                 .containsExactly("event", "stdout");
         assertThat(journal.read(5, 10, OptionalInt.empty()).entries()).isEmpty();
     }

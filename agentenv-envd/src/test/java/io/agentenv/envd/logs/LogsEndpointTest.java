@@ -27,7 +27,9 @@ class LogsEndpointTest {
     @BeforeEach
     void start() throws Exception {
         Session session = new Session(Clock.systemUTC());
-        envd = TestEnvd.start(session, Optional.empty(),
+        envd = TestEnvd.start(
+                session,
+                Optional.empty(),
                 (rpcs, routes) -> routes.add("GET", "/logs", Access.TOKEN, new LogsEndpoint(journal)));
         journal.envd("INFO", "io.agentenv.envd.Main", "envd ready port=49983");
         journal.processEvent(42, "started as user: /bin/bash -l -c echo hi");
@@ -81,9 +83,12 @@ class LogsEndpointTest {
         assertThat(envd.client().get("/logs?limit=0", Map.of()).statusCode()).isEqualTo(400);
         assertThat(envd.client().get("/logs?cursor=abc", Map.of()).statusCode()).isEqualTo(400);
 
-        envd.session().init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
+        envd.session()
+                .init(new InitRequest(
+                        Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
 
         assertThat(envd.client().get("/logs", Map.of()).statusCode()).isEqualTo(401);
-        assertThat(envd.client().get("/logs", Map.of("X-Access-Token", "tok")).statusCode()).isEqualTo(200);
+        assertThat(envd.client().get("/logs", Map.of("X-Access-Token", "tok")).statusCode())
+                .isEqualTo(200);
     }
 }

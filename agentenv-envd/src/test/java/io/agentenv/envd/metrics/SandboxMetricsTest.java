@@ -62,7 +62,8 @@ class SandboxMetricsTest {
     }
 
     private static void writeStat(Path proc, long busy, long idle) throws IOException {
-        Files.writeString(proc.resolve("stat"), "cpu  " + busy + " 0 0 " + idle + " 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\n");
+        Files.writeString(
+                proc.resolve("stat"), "cpu  " + busy + " 0 0 " + idle + " 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\n");
     }
 
     @Test
@@ -94,7 +95,8 @@ class SandboxMetricsTest {
         Files.writeString(cgroup.resolve("memory.current"), "300000000\n");
         Files.writeString(cgroup.resolve("memory.stat"), "anon 200000000\nfile 100000000\n");
         Files.writeString(cgroup.resolve("cpu.stat"), "usage_usec 1000000\nuser_usec 800000\n");
-        SandboxMetrics metrics = new SandboxMetrics(proc, temp.resolve("cgroup"), temp, clock(), () -> 2, T0.minusSeconds(10));
+        SandboxMetrics metrics =
+                new SandboxMetrics(proc, temp.resolve("cgroup"), temp, clock(), () -> 2, T0.minusSeconds(10));
 
         MetricsSample first = metrics.sample();
         now.set(T0.plusSeconds(1));
@@ -125,10 +127,12 @@ class SandboxMetricsTest {
         Path proc = proc("0::/sandbox/template");
         v2Cgroup(temp.resolve("cgroup/sandbox/template"), 1_073_741_824L);
         v2Cgroup(temp.resolve("cgroup/sandbox/fork"), 536_870_912L);
-        SandboxMetrics metrics = new SandboxMetrics(proc, temp.resolve("cgroup"), temp, clock(), () -> 2, T0.minusSeconds(10));
+        SandboxMetrics metrics =
+                new SandboxMetrics(proc, temp.resolve("cgroup"), temp, clock(), () -> 2, T0.minusSeconds(10));
 
         MetricsSample before = metrics.sample();
-        Files.writeString(proc.resolve("self/cgroup"), "0::/sandbox/fork\n"); // what CRIU restore into a new sandbox does
+        Files.writeString(
+                proc.resolve("self/cgroup"), "0::/sandbox/fork\n"); // what CRIU restore into a new sandbox does
         MetricsSample after = metrics.sample();
         MetricsSample again = metrics.sample();
 
@@ -192,9 +196,14 @@ class SandboxMetricsTest {
     void on_cgroup_v1_a_container_mounting_its_own_cgroups_reports_its_limit_and_cpu() throws IOException {
         Path proc = proc(V1_LINES); // the host's path, while runc mounted the sandbox's own dir at <root>/memory
         Path root = temp.resolve("cgroup fs"); // mountinfo escapes the space
-        writeMountinfo(proc, mountinfoLine(31, "/agentenv/sbx1", root.resolve("memory"), "memory"),
+        writeMountinfo(
+                proc,
+                mountinfoLine(31, "/agentenv/sbx1", root.resolve("memory"), "memory"),
                 mountinfoLine(32, "/agentenv/sbx1", root.resolve("cpuacct"), "cpuacct"));
-        v1Memory(root.resolve("memory"), Long.toString(512 * MIB), 300 * MIB,
+        v1Memory(
+                root.resolve("memory"),
+                Long.toString(512 * MIB),
+                300 * MIB,
                 "cache 10\nrss 1\ntotal_cache " + 100 * MIB + "\ntotal_rss " + 200 * MIB + "\n");
         Path cpuacct = v1Cpuacct(root.resolve("cpuacct"), 1_000_000_000L);
         SandboxMetrics metrics = new SandboxMetrics(proc, root, temp, clock(), () -> 2, T0.minusSeconds(10));
@@ -216,11 +225,16 @@ class SandboxMetricsTest {
     void on_cgroup_v1_a_whole_hierarchy_mount_is_followed_down_the_host_path() throws IOException {
         Path proc = proc(V1_LINES.replace("2:cpuacct:", "2:cpu,cpuacct:").replace("1:cpu:/agentenv/sbx1\n", ""));
         Path root = temp.resolve("cgroup");
-        writeMountinfo(proc, mountinfoLine(31, "/", root.resolve("memory"), "memory"),
+        writeMountinfo(
+                proc,
+                mountinfoLine(31, "/", root.resolve("memory"), "memory"),
                 mountinfoLine(32, "/", root.resolve("cpu,cpuacct"), "cpu,cpuacct"));
         markHierarchyRoot(root.resolve("memory"));
         v1Memory(root.resolve("memory"), V1_NO_LIMIT, 5000 * MIB, "total_cache 1\n");
-        v1Memory(root.resolve("memory/agentenv/sbx1"), Long.toString(256 * MIB), 64 * MIB,
+        v1Memory(
+                root.resolve("memory/agentenv/sbx1"),
+                Long.toString(256 * MIB),
+                64 * MIB,
                 "total_cache " + 16 * MIB + "\n");
         markHierarchyRoot(root.resolve("cpu,cpuacct"));
         v1Cpuacct(root.resolve("cpu,cpuacct"), 900_000_000_000L);
@@ -239,7 +253,9 @@ class SandboxMetricsTest {
     void on_cgroup_v1_a_mount_that_shows_another_cgroup_is_not_read() throws IOException {
         Path proc = proc(V1_LINES); // as in a restored sandbox: memory shows some other cgroup, cpuacct the whole tree
         Path root = temp.resolve("cgroup");
-        writeMountinfo(proc, mountinfoLine(31, "/process_api/other", root.resolve("memory"), "memory"),
+        writeMountinfo(
+                proc,
+                mountinfoLine(31, "/process_api/other", root.resolve("memory"), "memory"),
                 mountinfoLine(32, "/", root.resolve("cpuacct"), "cpuacct"));
         v1Memory(root.resolve("memory"), V1_NO_LIMIT, 5000 * MIB, "total_cache 0\n");
         markHierarchyRoot(root.resolve("cpuacct"));
@@ -262,7 +278,8 @@ class SandboxMetricsTest {
         SandboxMetrics metrics = new SandboxMetrics(proc(V1_LINES), root, temp, clock(), () -> 1, T0);
 
         MetricsSample unlimited = metrics.sample();
-        Files.writeString(memory.resolve("memory.stat"),
+        Files.writeString(
+                memory.resolve("memory.stat"),
                 "cache " + 10 * MIB + "\nhierarchical_memory_limit " + 1024 * MIB + "\n");
         MetricsSample limitedByParent = metrics.sample();
 
@@ -303,8 +320,8 @@ class SandboxMetricsTest {
         v1Memory(root.resolve("memory"), V1_NO_LIMIT, 7000 * MIB, "total_cache 0\n");
         markHierarchyRoot(root.resolve("cpuacct"));
         v1Cpuacct(root.resolve("cpuacct"), 900_000_000_000L);
-        SandboxMetrics metrics = new SandboxMetrics(proc("4:memory:/\n2:cpuacct:/\n0::/"), root, temp, clock(),
-                () -> 2, T0);
+        SandboxMetrics metrics =
+                new SandboxMetrics(proc("4:memory:/\n2:cpuacct:/\n0::/"), root, temp, clock(), () -> 2, T0);
 
         MetricsSample sample = metrics.sample();
 
@@ -321,8 +338,8 @@ class SandboxMetricsTest {
         Files.createDirectories(temp.resolve("v2"));
         Files.writeString(temp.resolve("v2/cgroup.procs"), "1\n");
         Files.writeString(temp.resolve("v2/memory.current"), "1\n");
-        SandboxMetrics metrics = new SandboxMetrics(
-                proc("4:memory:/../outside\n0::/../v2"), root, temp, clock(), () -> 1, T0);
+        SandboxMetrics metrics =
+                new SandboxMetrics(proc("4:memory:/../outside\n0::/../v2"), root, temp, clock(), () -> 1, T0);
 
         assertThat(metrics.sample().memTotal()).isEqualTo(8_000_000L * 1024);
     }
@@ -360,10 +377,21 @@ class SandboxMetricsTest {
     @Test
     void the_json_has_envds_field_names() {
         JsonObject json = JsonParser.parseString(
-                RestJson.metrics(new MetricsSample(1, 2, 12.5, 2L << 20, 1L << 20, 5, 6, 7).toWire())).getAsJsonObject();
+                        RestJson.metrics(new MetricsSample(1, 2, 12.5, 2L << 20, 1L << 20, 5, 6, 7).toWire()))
+                .getAsJsonObject();
 
-        assertThat(json.keySet()).containsExactlyInAnyOrder("ts", "cpu_count", "cpu_used_pct", "mem_total", "mem_used",
-                "mem_cache", "mem_total_mib", "mem_used_mib", "disk_used", "disk_total");
+        assertThat(json.keySet())
+                .containsExactlyInAnyOrder(
+                        "ts",
+                        "cpu_count",
+                        "cpu_used_pct",
+                        "mem_total",
+                        "mem_used",
+                        "mem_cache",
+                        "mem_total_mib",
+                        "mem_used_mib",
+                        "disk_used",
+                        "disk_total");
         assertThat(json.get("mem_total_mib").getAsLong()).isEqualTo(2);
         assertThat(json.get("cpu_used_pct").getAsDouble()).isEqualTo(12.5);
     }

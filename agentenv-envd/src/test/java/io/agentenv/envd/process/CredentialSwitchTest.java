@@ -51,7 +51,9 @@ class CredentialSwitchTest {
     void load_the_native_launcher_as_root() throws IOException {
         assumeTrue("root".equals(System.getProperty("user.name")), "switching users needs root");
         spawn = NativeSpawn.load().orElseThrow(() -> new AssertionError("glibc 2.34+ with native access is required"));
-        assertThat(spawn.switchesUsers()).as("a root envd switches users directly").isTrue();
+        assertThat(spawn.switchesUsers())
+                .as("a root envd switches users directly")
+                .isTrue();
         own = status(Path.of("/proc/self/status"));
     }
 
@@ -72,7 +74,9 @@ class CredentialSwitchTest {
         assertThat(child.get("CapEff")).isEqualTo("0000000000000000");
         assertThat(child.get("CapPrm")).isEqualTo("0000000000000000");
         assertThat(child.get("CapAmb")).isEqualTo("0000000000000000");
-        assertThat(child.get("CapInh")).as("as envd's (the container's config: empty)").isEqualTo(own.get("CapInh"));
+        assertThat(child.get("CapInh"))
+                .as("as envd's (the container's config: empty)")
+                .isEqualTo(own.get("CapInh"));
         assertThat(child.get("CapBnd")).isEqualTo(own.get("CapBnd"));
         assertThat(child.get("NoNewPrivs")).isEqualTo(own.get("NoNewPrivs"));
     }
@@ -88,7 +92,8 @@ class CredentialSwitchTest {
     @Test
     void the_switching_thread_is_back_at_envds_credentials_after_a_start_and_any_failure(@TempDir Path dir)
             throws Exception {
-        Path closed = Files.createDirectory(dir.resolve("root-only"),
+        Path closed = Files.createDirectory(
+                dir.resolve("root-only"),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         CredentialSwitch.Target user = new CredentialSwitch.Target(1234, 1234, List.of(1234));
         long descriptors = openDescriptors();
@@ -98,19 +103,24 @@ class CredentialSwitchTest {
 
         assertThatThrownBy(() -> spawn.startAs(user, List.of("/nonexistent/program"), ENV, Path.of("/")))
                 .isInstanceOf(IOException.class)
-                .hasMessage("Cannot run program \"/nonexistent/program\" as uid 1234 in \"/\": error=2, No such file or directory");
+                .hasMessage(
+                        "Cannot run program \"/nonexistent/program\" as uid 1234 in \"/\": error=2, No such file or directory");
         assertBackAtEnvdsCredentials();
 
         assertThatThrownBy(() -> spawn.startAs(user, List.of("/bin/true"), ENV, closed))
                 .isInstanceOf(IOException.class)
-                .hasMessage("Cannot run program \"/bin/true\" as uid 1234 in \"" + closed + "\": error=13, Permission denied");
+                .hasMessage("Cannot run program \"/bin/true\" as uid 1234 in \"" + closed
+                        + "\": error=13, Permission denied");
         assertBackAtEnvdsCredentials();
 
-        List<Integer> tooMany = IntStream.rangeClosed(1, CredentialSwitch.MAX_GROUPS + 1).boxed().toList();
-        assertThatThrownBy(() -> spawn.startAs(new CredentialSwitch.Target(1234, 1234, tooMany), List.of("/bin/true"),
-                ENV, Path.of("/")))
+        List<Integer> tooMany = IntStream.rangeClosed(1, CredentialSwitch.MAX_GROUPS + 1)
+                .boxed()
+                .toList();
+        assertThatThrownBy(() -> spawn.startAs(
+                        new CredentialSwitch.Target(1234, 1234, tooMany), List.of("/bin/true"), ENV, Path.of("/")))
                 .isInstanceOf(CredentialSwitch.Refused.class)
-                .hasMessage("cannot start a process as uid 1234 gid 1234 with 65537 groups: setgroups failed: Invalid argument");
+                .hasMessage(
+                        "cannot start a process as uid 1234 gid 1234 with 65537 groups: setgroups failed: Invalid argument");
         assertBackAtEnvdsCredentials();
 
         assertThat(openDescriptors()).as("no descriptor left open").isEqualTo(descriptors);
@@ -128,8 +138,8 @@ class CredentialSwitchTest {
     }
 
     @Test
-    void concurrent_starts_as_different_users_get_their_credentials_no_other_thread_does(
-            @TempDir Path dir) throws Exception {
+    void concurrent_starts_as_different_users_get_their_credentials_no_other_thread_does(@TempDir Path dir)
+            throws Exception {
         int tid = spawn.users().orElseThrow().tid();
         AtomicBoolean spawning = new AtomicBoolean(true);
         ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
@@ -139,16 +149,20 @@ class CredentialSwitchTest {
         Thread watcher = Thread.ofPlatform().name("credential-watcher").start(() -> {
             while (spawning.get() || samples.get() == 0) {
                 for (Map.Entry<Integer, Map<String, String>> task : tasks().entrySet()) {
-                    // switching threads may run as a user: this one in its windows, retired ones (an earlier test) for good
-                    boolean switching = task.getKey() == tid || task.getValue().get("Name").startsWith("envd-spawn-as-u");
+                    // switching threads may run as a user: this one in its windows, retired ones (an earlier test) for
+                    // good
+                    boolean switching =
+                            task.getKey() == tid || task.getValue().get("Name").startsWith("envd-spawn-as-u");
                     if (!switching && !task.getValue().get("Uid").equals(own.get("Uid"))) {
-                        violations.add(task.getKey() + " " + task.getValue().get("Name") + " " + task.getValue().get("Uid"));
+                        violations.add(task.getKey() + " " + task.getValue().get("Name") + " "
+                                + task.getValue().get("Uid"));
                     }
                 }
                 try {
                     Path written = Files.writeString(dir.resolve("file-" + samples.get()), "x");
                     if ((Integer) Files.getAttribute(written, "unix:uid") != 0) {
-                        violations.add("a file written by " + Thread.currentThread().getName() + " is not root's");
+                        violations.add(
+                                "a file written by " + Thread.currentThread().getName() + " is not root's");
                     }
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
@@ -164,13 +178,15 @@ class CredentialSwitchTest {
             for (int i = 0; i < starts; i++) {
                 int uid = 2000 + i;
                 int gid = 3000 + i % 5;
-                children.add(CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return childStatus(new CredentialSwitch.Target(uid, gid, List.of(gid, 4000 + uid)));
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, executor));
+                children.add(CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return childStatus(new CredentialSwitch.Target(uid, gid, List.of(gid, 4000 + uid)));
+                            } catch (Exception e) {
+                                throw new IllegalStateException(e);
+                            }
+                        },
+                        executor));
             }
             for (int i = 0; i < starts; i++) {
                 Map<String, String> child = children.get(i).get(30, TimeUnit.SECONDS);
@@ -195,24 +211,30 @@ class CredentialSwitchTest {
     @SuppressWarnings("ThreadPriorityCheck") // yields while waiting, up to a deadline, for another thread to park
     void a_thread_that_cannot_return_is_retired_and_later_work_is_refused() throws Throwable {
         Linker linker = Linker.nativeLinker();
-        CredentialSwitch.Syscalls broken = CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch")).orElseThrow()
+        CredentialSwitch.Syscalls broken = CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch"))
+                .orElseThrow()
                 .withReturnSetresuid(100_000); // no such system call: ENOSYS on the way back
-        CredentialSwitch credentials = CredentialSwitch.start(linker, linker.defaultLookup(), broken).orElseThrow();
+        CredentialSwitch credentials =
+                CredentialSwitch.start(linker, linker.defaultLookup(), broken).orElseThrow();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment groups = arena.allocate(4);
 
             assertThatThrownBy(() -> credentials.run(() -> {
-                int refused = credentials.enter(1234, 1234, groups, 0);
-                if (!credentials.leave()) {
-                    throw new CredentialSwitch.Stuck(0, List.of());
-                }
-                return refused;
-            })).isInstanceOf(CredentialSwitch.Stuck.class);
+                        int refused = credentials.enter(1234, 1234, groups, 0);
+                        if (!credentials.leave()) {
+                            throw new CredentialSwitch.Stuck(0, List.of());
+                        }
+                        return refused;
+                    }))
+                    .isInstanceOf(CredentialSwitch.Stuck.class);
 
             assertThat(credentials.usable()).isFalse();
-            assertThatThrownBy(() -> credentials.run(() -> "anything")).isInstanceOf(CredentialSwitch.Unavailable.class);
+            assertThatThrownBy(() -> credentials.run(() -> "anything"))
+                    .isInstanceOf(CredentialSwitch.Unavailable.class);
             Path task = Path.of("/proc/self/task/" + credentials.tid() + "/status");
-            assertThat(status(task).get("Uid")).as("it still has the user's credentials").isEqualTo("1234\t1234\t0\t1234");
+            assertThat(status(task).get("Uid"))
+                    .as("it still has the user's credentials")
+                    .isEqualTo("1234\t1234\t0\t1234");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (!status(task).get("State").startsWith("S") && System.nanoTime() < deadline) {
                 Thread.yield(); // it parks right after telling its caller
@@ -225,27 +247,43 @@ class CredentialSwitchTest {
 
     @SuppressWarnings("restricted") // a downcall to glibc's prctl
     private static void makeDumpableAgain(Linker linker) throws Throwable {
-        var prctl = linker.downcallHandle(linker.defaultLookup().find("prctl").orElseThrow(),
-                java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT,
-                        java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_LONG),
+        var prctl = linker.downcallHandle(
+                linker.defaultLookup().find("prctl").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_LONG),
                 Linker.Option.firstVariadicArg(1));
-        assertThat((int) prctl.invokeExact(4, 1L)).as("prctl(PR_SET_DUMPABLE, 1)").isZero();
+        assertThat((int) prctl.invokeExact(4, 1L))
+                .as("prctl(PR_SET_DUMPABLE, 1)")
+                .isZero();
     }
 
     @Test
     void a_launcher_whose_thread_cannot_return_refuses_starts_and_leaves_nothing_open() throws Throwable {
-        CredentialSwitch.Syscalls broken = CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch")).orElseThrow()
+        CredentialSwitch.Syscalls broken = CredentialSwitch.Syscalls.forArch(System.getProperty("os.arch"))
+                .orElseThrow()
                 .withReturnSetresuid(100_000);
         long descriptors = openDescriptors();
         // its warm-up window cannot return: the thread is retired right away
         NativeSpawn stuck = NativeSpawn.load(Optional.of(broken)).orElseThrow();
         try {
-            assertThat(stuck.switchesUsers()).as("processes of other users go through setpriv").isFalse();
-            assertThatThrownBy(() -> stuck.startAs(new CredentialSwitch.Target(1234, 1234, List.of()),
-                    List.of("/bin/true"), ENV, Path.of("/"))).isInstanceOf(CredentialSwitch.Unavailable.class);
-            assertThat(openDescriptors()).as("the stuck start's pipes were closed by its caller").isEqualTo(descriptors);
+            assertThat(stuck.switchesUsers())
+                    .as("processes of other users go through setpriv")
+                    .isFalse();
+            assertThatThrownBy(() -> stuck.startAs(
+                            new CredentialSwitch.Target(1234, 1234, List.of()),
+                            List.of("/bin/true"),
+                            ENV,
+                            Path.of("/")))
+                    .isInstanceOf(CredentialSwitch.Unavailable.class);
+            assertThat(openDescriptors())
+                    .as("the stuck start's pipes were closed by its caller")
+                    .isEqualTo(descriptors);
             Process own = stuck.start(List.of("/bin/true"), ENV, Path.of("/"));
-            assertThat(own.waitFor(10, TimeUnit.SECONDS)).as("envd's own user still starts directly").isTrue();
+            assertThat(own.waitFor(10, TimeUnit.SECONDS))
+                    .as("envd's own user still starts directly")
+                    .isTrue();
             own.getInputStream().close();
             own.getErrorStream().close();
         } finally {
@@ -265,16 +303,20 @@ class CredentialSwitchTest {
 
     private Map<String, String> childStatus(CredentialSwitch.Target user) throws Exception {
         Process process = spawn.startAs(user, List.of("/bin/cat", "/proc/self/status"), ENV, Path.of("/"));
-        try (var stdout = process.getInputStream(); var stderr = process.getErrorStream()) {
+        try (var stdout = process.getInputStream();
+                var stderr = process.getErrorStream()) {
             String out = new String(stdout.readAllBytes(), UTF_8);
             assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
-            assertThat(process.exitValue()).as(new String(stderr.readAllBytes(), UTF_8)).isZero();
+            assertThat(process.exitValue())
+                    .as(new String(stderr.readAllBytes(), UTF_8))
+                    .isZero();
             return parse(out);
         }
     }
 
     private void assertBackAtEnvdsCredentials() throws IOException {
-        Map<String, String> thread = status(Path.of("/proc/self/task/" + spawn.users().orElseThrow().tid() + "/status"));
+        Map<String, String> thread =
+                status(Path.of("/proc/self/task/" + spawn.users().orElseThrow().tid() + "/status"));
         for (String field : List.of("Uid", "Gid", "Groups", "CapEff", "CapPrm", "CapInh", "CapAmb", "NoNewPrivs")) {
             assertThat(thread.get(field)).as(field).isEqualTo(own.get(field));
         }

@@ -38,6 +38,7 @@ class EarlyStartTest {
             return super.join();
         }
     };
+
     private ProcessService processes;
     private TestEnvd envd;
 
@@ -47,10 +48,21 @@ class EarlyStartTest {
         Session session = new Session(clock);
         LogJournal journal = new LogJournal(clock, 1 << 20);
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        ProcessLauncher launcher = new ProcessLauncher(uid, Optional.of(Path.of("/usr/bin/setsid")), Optional.empty(),
-                nativeSpawn, PosixSignals.forThisMachine(), journal, clock);
+        ProcessLauncher launcher = new ProcessLauncher(
+                uid,
+                Optional.of(Path.of("/usr/bin/setsid")),
+                Optional.empty(),
+                nativeSpawn,
+                PosixSignals.forThisMachine(),
+                journal,
+                clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, System.getProperty("user.name"));
-        processes = new ProcessService(new ProcessTable(clock, Duration.ofMinutes(1)), launcher, accounts, session, clock,
+        processes = new ProcessService(
+                new ProcessTable(clock, Duration.ofMinutes(1)),
+                launcher,
+                accounts,
+                session,
+                clock,
                 ProcessService.DEFAULT_PATH);
         envd = TestEnvd.start(session, Optional.empty(), (rpcs, routes) -> processes.register(rpcs));
     }
@@ -63,33 +75,42 @@ class EarlyStartTest {
 
     @Test
     void a_start_before_the_native_launcher_is_ready_runs_through_the_jdk_without_waiting() throws Exception {
-        StartRequest request = StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/sh")
-                .addAllArgs(List.of("-c", "echo early; exit 3"))).setStdin(false).build();
+        StartRequest request = StartRequest.newBuilder()
+                .setProcess(
+                        ProcessConfig.newBuilder().setCmd("/bin/sh").addAllArgs(List.of("-c", "echo early; exit 3")))
+                .setStdin(false)
+                .build();
 
-        try (var stream = envd.client().stream("process.Process/Start", request, StartResponse.getDefaultInstance(),
-                WireFormat.JSON, Map.of())) {
+        try (var stream = envd.client().stream(
+                "process.Process/Start", request, StartResponse.getDefaultInstance(), WireFormat.JSON, Map.of())) {
             assertThat(stream.status()).isEqualTo(200);
             List<StartResponse> events = stream.rest();
 
             assertThat(events.getFirst().getEvent().hasStart()).isTrue();
-            assertThat(events.stream().filter(e -> e.getEvent().hasData())
-                    .map(e -> e.getEvent().getData().getStdout().toStringUtf8()).reduce("", String::concat))
+            assertThat(events.stream()
+                            .filter(e -> e.getEvent().hasData())
+                            .map(e -> e.getEvent().getData().getStdout().toStringUtf8())
+                            .reduce("", String::concat))
                     .isEqualTo("early\n");
             assertThat(events.getLast().getEvent().getEnd().getExitCode()).isEqualTo(3);
             assertThat(stream.end().error()).isEmpty();
         }
-        assertThat(waitedFor.getCount()).as("nobody waited for the native launcher").isEqualTo(1);
+        assertThat(waitedFor.getCount())
+                .as("nobody waited for the native launcher")
+                .isEqualTo(1);
         assertThat(processes.prepared()).isNotDone();
     }
 
     @Test
     void once_the_native_launcher_is_prepared_starts_use_it() throws Exception {
         nativeSpawn.complete(NativeSpawn.load());
-        StartRequest request = StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd("/bin/sh")
-                .addAllArgs(List.of("-c", "echo later"))).setStdin(false).build();
+        StartRequest request = StartRequest.newBuilder()
+                .setProcess(ProcessConfig.newBuilder().setCmd("/bin/sh").addAllArgs(List.of("-c", "echo later")))
+                .setStdin(false)
+                .build();
 
-        try (var stream = envd.client().stream("process.Process/Start", request, StartResponse.getDefaultInstance(),
-                WireFormat.JSON, Map.of())) {
+        try (var stream = envd.client().stream(
+                "process.Process/Start", request, StartResponse.getDefaultInstance(), WireFormat.JSON, Map.of())) {
             List<StartResponse> events = stream.rest();
 
             assertThat(events.getLast().getEvent().getEnd().getExitCode()).isZero();

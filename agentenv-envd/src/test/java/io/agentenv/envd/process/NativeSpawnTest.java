@@ -59,8 +59,10 @@ class NativeSpawnTest {
 
     @Test
     void the_child_leads_its_own_session_and_process_group() throws Exception {
-        Process process = spawn.start(List.of("/bin/sh", "-c", "read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; echo $pgrp $sid $$"),
-                ENV, Path.of("/"));
+        Process process = spawn.start(
+                List.of("/bin/sh", "-c", "read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; echo $pgrp $sid $$"),
+                ENV,
+                Path.of("/"));
         String out = new String(process.getInputStream().readAllBytes(), UTF_8).strip();
         process.waitFor();
         assertThat(out).isEqualTo(process.pid() + " " + process.pid() + " " + process.pid());
@@ -72,7 +74,8 @@ class NativeSpawnTest {
         Result printed = run(List.of("/usr/bin/env"), env, dir);
         assertThat(printed.stdout().lines().sorted().toList())
                 .containsExactly("HOME=/somewhere", "ONLY_THIS=value with spaces and ünïcode");
-        assertThat(run(List.of("/bin/pwd", "-P"), ENV, dir).stdout().strip()).isEqualTo(dir.toRealPath().toString());
+        assertThat(run(List.of("/bin/pwd", "-P"), ENV, dir).stdout().strip())
+                .isEqualTo(dir.toRealPath().toString());
     }
 
     @Test
@@ -87,14 +90,20 @@ class NativeSpawnTest {
     void no_descriptor_of_envd_beyond_the_standard_three_is_inherited() throws Exception {
         try (var held = Files.newInputStream(Path.of("/proc/self/stat"))) {
             // ls opens the directory it lists as the lowest free descriptor, 3
-            assertThat(run(List.of("/bin/ls", "/proc/self/fd"), ENV, Path.of("/")).stdout().lines().toList())
+            assertThat(run(List.of("/bin/ls", "/proc/self/fd"), ENV, Path.of("/"))
+                            .stdout()
+                            .lines()
+                            .toList())
                     .containsExactly("0", "1", "2", "3");
         }
     }
 
     @Test
     void the_child_starts_with_no_blocked_signals_and_no_ignored_standard_signal() throws Exception {
-        List<String> status = sh("grep -E '^Sig(Blk|Ign):' /proc/self/status").stdout().lines().toList();
+        List<String> status = sh("grep -E '^Sig(Blk|Ign):' /proc/self/status")
+                .stdout()
+                .lines()
+                .toList();
         assertThat(status).hasSize(2);
         assertThat(status.getFirst()).isEqualTo("SigBlk:\t0000000000000000");
         // glibc's posix_spawn leaves its two internal real-time signals (32, 33) ignored, as in the JDK's children
@@ -126,7 +135,8 @@ class NativeSpawnTest {
     void a_program_that_cannot_start_is_an_error_and_leaves_no_descriptor_open() throws Exception {
         long before = openDescriptors();
         assertThatThrownBy(() -> spawn.start(List.of("/nonexistent/program"), ENV, Path.of("/")))
-                .isInstanceOf(IOException.class).hasMessageContaining("/nonexistent/program")
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("/nonexistent/program")
                 .hasMessageContaining("No such file or directory");
         assertThatThrownBy(() -> spawn.start(List.of("/bin/true"), ENV, Path.of("/nonexistent-dir")))
                 .isInstanceOf(IOException.class);

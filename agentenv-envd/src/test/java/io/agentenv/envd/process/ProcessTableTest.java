@@ -52,17 +52,24 @@ class ProcessTableTest {
 
     /** A child around a fake process that has no output; {@code exit} ends it. */
     private ChildProcess child(SpawnedProcess process) {
-        ChildProcess child = new ChildProcess(ChildProcess.Kind.PIPES, process, task -> Thread.ofVirtual().start(task),
-                ProcessConfig.newBuilder().setCmd("/bin/true").build(), Optional.empty(), false,
-                new PosixSignals(Optional.empty()), new LogJournal(clock, 1 << 16), clock);
+        ChildProcess child = new ChildProcess(
+                ChildProcess.Kind.PIPES,
+                process,
+                task -> Thread.ofVirtual().start(task),
+                ProcessConfig.newBuilder().setCmd("/bin/true").build(),
+                Optional.empty(),
+                false,
+                new PosixSignals(Optional.empty()),
+                new LogJournal(clock, 1 << 16),
+                clock);
         table.add(child);
         child.start(Optional.empty());
         return child;
     }
 
     private static SpawnedProcess fakeProcess(long pid) {
-        return new SpawnedProcess(pid, OutputStream.nullOutputStream(), InputStream.nullInputStream(),
-                InputStream.nullInputStream());
+        return new SpawnedProcess(
+                pid, OutputStream.nullOutputStream(), InputStream.nullInputStream(), InputStream.nullInputStream());
     }
 
     private static ProcessSelector pid(long pid) {
@@ -79,16 +86,27 @@ class ProcessTableTest {
     void the_exit_is_in_the_journal_before_the_end_listeners_run() throws Exception {
         LogJournal journal = new LogJournal(clock, 1 << 16);
         SpawnedProcess process = fakeProcess(4343);
-        ChildProcess child = new ChildProcess(ChildProcess.Kind.PIPES, process, task -> Thread.ofVirtual().start(task),
-                ProcessConfig.newBuilder().setCmd("/bin/true").build(), Optional.empty(), false,
-                new PosixSignals(Optional.empty()), journal, clock);
-        java.util.concurrent.CompletableFuture<java.util.List<String>> seenAtEnd = new java.util.concurrent.CompletableFuture<>();
-        child.whenEnded(ended -> seenAtEnd.complete(journal.read(0, 100, java.util.OptionalInt.empty()).entries().stream()
-                .map(LogJournal.Entry::message).toList()));
+        ChildProcess child = new ChildProcess(
+                ChildProcess.Kind.PIPES,
+                process,
+                task -> Thread.ofVirtual().start(task),
+                ProcessConfig.newBuilder().setCmd("/bin/true").build(),
+                Optional.empty(),
+                false,
+                new PosixSignals(Optional.empty()),
+                journal,
+                clock);
+        java.util.concurrent.CompletableFuture<java.util.List<String>> seenAtEnd =
+                new java.util.concurrent.CompletableFuture<>();
+        child.whenEnded(
+                ended -> seenAtEnd.complete(journal.read(0, 100, java.util.OptionalInt.empty()).entries().stream()
+                        .map(LogJournal.Entry::message)
+                        .toList()));
         child.start(Optional.empty());
         process.exited(3);
 
-        assertThat(seenAtEnd.get(5, TimeUnit.SECONDS)).anySatisfy(message -> assertThat(message).startsWith("exited: "));
+        assertThat(seenAtEnd.get(5, TimeUnit.SECONDS))
+                .anySatisfy(message -> assertThat(message).startsWith("exited: "));
     }
 
     @Test

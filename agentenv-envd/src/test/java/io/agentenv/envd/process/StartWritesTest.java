@@ -46,6 +46,7 @@ class StartWritesTest {
 
     @TempDir
     Path dir;
+
     private ProcessService processes;
     private EnvdHandler handler;
 
@@ -54,7 +55,12 @@ class StartWritesTest {
         Clock clock = Clock.systemUTC();
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, System.getProperty("user.name"));
-        processes = ProcessService.create(accounts, session, new LogJournal(clock, 1 << 20), clock, Duration.ofMinutes(1),
+        processes = ProcessService.create(
+                accounts,
+                session,
+                new LogJournal(clock, 1 << 20),
+                clock,
+                Duration.ofMinutes(1),
                 ProcessService.DEFAULT_PATH);
         processes.prepareInBackground();
         processes.prepared().get(30, TimeUnit.SECONDS);
@@ -71,8 +77,11 @@ class StartWritesTest {
     /** A Start of {@code sh -c script} as the SDK sends it (JSON, stdin closed). */
     private static RecordingExchange start(String script) {
         String json = "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\"," + quoted(script) + "]},\"stdin\":false}";
-        return new RecordingExchange("POST", "/process.Process/Start",
-                Map.of("Content-Type", "application/connect+json"), Envelope.message(json.getBytes(UTF_8)).encode());
+        return new RecordingExchange(
+                "POST",
+                "/process.Process/Start",
+                Map.of("Content-Type", "application/connect+json"),
+                Envelope.message(json.getBytes(UTF_8)).encode());
     }
 
     private static String quoted(String text) {
@@ -125,7 +134,8 @@ class StartWritesTest {
         exchange.awaitClosed(DEADLINE);
 
         List<byte[]> writes = exchange.segments();
-        assertThat(writes).as("the start event, then the tail (or all in one when the process ended first)")
+        assertThat(writes)
+                .as("the start event, then the tail (or all in one when the process ended first)")
                 .hasSizeBetween(1, 2);
         assertThat(envelopes(writes.getFirst()).getFirst()).contains("\"start\"");
         List<String> tail = envelopes(writes.getLast());
@@ -153,8 +163,11 @@ class StartWritesTest {
 
         List<byte[]> writes = exchange.segments();
         assertThat(envelopes(writes.getLast()).getLast()).isEqualTo("END {}");
-        assertThat(envelopes(writes.getLast()).get(envelopes(writes.getLast()).size() - 2)).contains("\"end\"");
+        assertThat(envelopes(writes.getLast()).get(envelopes(writes.getLast()).size() - 2))
+                .contains("\"end\"");
         assertThat(stdout(writes)).isEqualTo("first\nsecond\nlast\n");
-        assertThat(writes.indexOf(first)).as("the first line left before the end").isLessThan(writes.size() - 1);
+        assertThat(writes.indexOf(first))
+                .as("the first line left before the end")
+                .isLessThan(writes.size() - 1);
     }
 }

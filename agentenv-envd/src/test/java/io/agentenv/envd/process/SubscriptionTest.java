@@ -16,8 +16,9 @@ import org.junit.jupiter.api.Test;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class SubscriptionTest {
-    private static final ProcessEvent.DataEvent CHUNK =
-            ProcessEvent.DataEvent.newBuilder().setStdout(ByteString.copyFromUtf8("x")).build();
+    private static final ProcessEvent.DataEvent CHUNK = ProcessEvent.DataEvent.newBuilder()
+            .setStdout(ByteString.copyFromUtf8("x"))
+            .build();
 
     @Test
     void a_full_subscription_makes_the_producer_wait_until_the_client_reads() throws Exception {
@@ -55,7 +56,9 @@ class SubscriptionTest {
         assertThat(subscription.poll(Duration.ZERO)).isInstanceOf(Subscription.Item.Overflow.class);
         subscription.offerData(CHUNK, 1);
         subscription.offerEnd(ProcessEvent.EndEvent.getDefaultInstance());
-        assertThat(subscription.poll(Duration.ZERO)).as("nothing is queued after the cut").isNull();
+        assertThat(subscription.poll(Duration.ZERO))
+                .as("nothing is queued after the cut")
+                .isNull();
     }
 
     @Test

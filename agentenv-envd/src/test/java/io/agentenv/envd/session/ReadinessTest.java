@@ -44,13 +44,16 @@ class ReadinessTest {
         HttpResponse<byte[]> ready = envd.client().get("/ready", Map.of());
 
         assertThat(ready.statusCode()).isEqualTo(503);
-        assertThat(new String(ready.body(), UTF_8)).isEqualTo("{\"code\":503,\"message\":\"envd is still setting up\"}");
+        assertThat(new String(ready.body(), UTF_8))
+                .isEqualTo("{\"code\":503,\"message\":\"envd is still setting up\"}");
     }
 
     @Test
     void ready_answers_204_once_every_set_up_finished() throws Exception {
         nativeSetUp.complete(null);
-        assertThat(envd.client().get("/ready", Map.of()).statusCode()).as("one set-up still running").isEqualTo(503);
+        assertThat(envd.client().get("/ready", Map.of()).statusCode())
+                .as("one set-up still running")
+                .isEqualTo(503);
 
         warmUp.complete(null);
 
@@ -80,22 +83,30 @@ class ReadinessTest {
         warmUp.complete(null);
 
         assertThat(envd.client().get("/ready", Map.of()).statusCode()).isEqualTo(401);
-        assertThat(envd.client().get("/ready", Map.of("X-Access-Token", "wrong")).statusCode()).isEqualTo(401);
-        assertThat(envd.client().get("/ready", Map.of("X-Access-Token", "s3cret")).statusCode()).isEqualTo(204);
+        assertThat(envd.client()
+                        .get("/ready", Map.of("X-Access-Token", "wrong"))
+                        .statusCode())
+                .isEqualTo(401);
+        assertThat(envd.client()
+                        .get("/ready", Map.of("X-Access-Token", "s3cret"))
+                        .statusCode())
+                .isEqualTo(204);
         assertThat(envd.client().get("/health", Map.of()).statusCode()).isEqualTo(204);
     }
 
     @Test
-    void while_the_warm_up_holds_its_token_ready_says_not_ready_yet_not_unauthorized()
-            throws Exception {
+    void while_the_warm_up_holds_its_token_ready_says_not_ready_yet_not_unauthorized() throws Exception {
         SessionState uninitialised = session.current();
         nativeSetUp.complete(null);
         envd.client().post("/init", "{\"accessToken\":\"warm-up-token\"}", Map.of()); // a warm-up claim
 
         HttpResponse<byte[]> ready = envd.client().get("/ready", Map.of());
 
-        assertThat(ready.statusCode()).as("the host's poll, token-less, during the warm-up").isEqualTo(503);
-        assertThat(new String(ready.body(), UTF_8)).isEqualTo("{\"code\":503,\"message\":\"envd is still setting up\"}");
+        assertThat(ready.statusCode())
+                .as("the host's poll, token-less, during the warm-up")
+                .isEqualTo(503);
+        assertThat(new String(ready.body(), UTF_8))
+                .isEqualTo("{\"code\":503,\"message\":\"envd is still setting up\"}");
         session.restore(uninitialised); // the warm-up's end
         warmUp.complete(null);
         assertThat(envd.client().get("/ready", Map.of()).statusCode()).isEqualTo(204);

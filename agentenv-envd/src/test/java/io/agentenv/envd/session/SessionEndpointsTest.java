@@ -22,7 +22,9 @@ class SessionEndpointsTest {
     @BeforeEach
     void start() throws Exception {
         Session session = new Session(Clock.systemUTC());
-        envd = TestEnvd.start(session, Optional.empty(),
+        envd = TestEnvd.start(
+                session,
+                Optional.empty(),
                 (rpcs, routes) -> new SessionEndpoints(session, afterInit::incrementAndGet).register(routes));
     }
 
@@ -36,7 +38,10 @@ class SessionEndpointsTest {
         assertThat(envd.client().post("/init", "{}", Map.of()).statusCode()).isEqualTo(204);
         assertThat(afterInit).hasValue(1);
 
-        assertThat(envd.client().post("/init", "{\"accessToken\":\"s3cret\"}", Map.of()).statusCode()).isEqualTo(204);
+        assertThat(envd.client()
+                        .post("/init", "{\"accessToken\":\"s3cret\"}", Map.of())
+                        .statusCode())
+                .isEqualTo(204);
         assertThat(afterInit).hasValue(2);
     }
 
@@ -44,9 +49,14 @@ class SessionEndpointsTest {
     void a_refused_or_malformed_init_does_not_run_it() throws Exception {
         envd.client().post("/init", "{\"accessToken\":\"s3cret\"}", Map.of());
 
-        assertThat(envd.client().post("/init", "{\"accessToken\":\"other\"}", Map.of()).statusCode()).isEqualTo(401);
-        assertThat(envd.client().post("/init", "{\"defaultWorkdir\":\"relative\"}",
-                Map.of("X-Access-Token", "s3cret")).statusCode()).isEqualTo(400);
+        assertThat(envd.client()
+                        .post("/init", "{\"accessToken\":\"other\"}", Map.of())
+                        .statusCode())
+                .isEqualTo(401);
+        assertThat(envd.client()
+                        .post("/init", "{\"defaultWorkdir\":\"relative\"}", Map.of("X-Access-Token", "s3cret"))
+                        .statusCode())
+                .isEqualTo(400);
         assertThat(afterInit).hasValue(1);
     }
 }

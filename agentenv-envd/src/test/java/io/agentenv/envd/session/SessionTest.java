@@ -27,7 +27,8 @@ class SessionTest {
         Session session = new Session(clock);
         assertThat(session.isAuthorized(null)).isTrue();
 
-        session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
+        session.init(
+                new InitRequest(Optional.of("tok"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty()));
 
         assertThat(session.isAuthorized("tok")).isTrue();
         assertThat(session.isAuthorized("tok2")).isFalse();
@@ -37,9 +38,13 @@ class SessionTest {
     @Test
     void init_keeps_earlier_values_it_does_not_mention_and_records_the_clock_skew() {
         Session session = new Session(clock);
-        session.init(new InitRequest(Optional.of("tok"), Map.of("A", "1"), Optional.of("user"), Optional.of("/work"),
-                Optional.empty()));
-        session.init(new InitRequest(Optional.empty(), Map.of("B", "2"), Optional.empty(), Optional.empty(),
+        session.init(new InitRequest(
+                Optional.of("tok"), Map.of("A", "1"), Optional.of("user"), Optional.of("/work"), Optional.empty()));
+        session.init(new InitRequest(
+                Optional.empty(),
+                Map.of("B", "2"),
+                Optional.empty(),
+                Optional.empty(),
                 Optional.of(Instant.parse("2026-11-29T12:00:05Z"))));
 
         SessionState state = session.current();
@@ -54,8 +59,8 @@ class SessionTest {
     void restore_takes_the_session_back_to_an_earlier_state_token_included() {
         Session session = new Session(clock);
         SessionState uninitialised = session.current();
-        session.init(new InitRequest(Optional.of("tok"), Map.of("A", "1"), Optional.of("user"), Optional.of("/work"),
-                Optional.empty()));
+        session.init(new InitRequest(
+                Optional.of("tok"), Map.of("A", "1"), Optional.of("user"), Optional.of("/work"), Optional.empty()));
 
         session.restore(uninitialised);
 
@@ -72,13 +77,25 @@ class SessionTest {
         try {
             Session session = new Session(clock);
 
-            session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(), Optional.empty(),
+            session.init(new InitRequest(
+                    Optional.empty(),
+                    Map.of(),
+                    Optional.empty(),
+                    Optional.empty(),
                     Optional.of(clock.instant()))); // a warm pool's init, before the claim
-            session.init(new InitRequest(Optional.of("tok"), Map.of(), Optional.of("user"), Optional.empty(),
+            session.init(new InitRequest(
+                    Optional.of("tok"),
+                    Map.of(),
+                    Optional.of("user"),
+                    Optional.empty(),
                     Optional.of(clock.instant()))); // the claim's
 
-            assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
-                    .singleElement().asString().startsWith("session initialised").contains("token_set=true");
+            assertThat(journal.read(0, 100, OptionalInt.empty()).entries())
+                    .extracting(LogJournal.Entry::message)
+                    .singleElement()
+                    .asString()
+                    .startsWith("session initialised")
+                    .contains("token_set=true");
         } finally {
             Logging.configure(new LogJournal(clock, 1024, Optional.empty()), Level.WARN, "-");
         }
@@ -87,7 +104,8 @@ class SessionTest {
     @Test
     void the_token_never_appears_in_to_string() {
         Session session = new Session(clock);
-        InitRequest request = new InitRequest(Optional.of("very-secret"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty());
+        InitRequest request = new InitRequest(
+                Optional.of("very-secret"), Map.of(), Optional.empty(), Optional.empty(), Optional.empty());
         session.init(request);
         assertThat(request.toString()).doesNotContain("very-secret");
         assertThat(session.current().toString()).doesNotContain("very-secret").contains("<redacted>");
@@ -96,7 +114,8 @@ class SessionTest {
     @Test
     void a_relative_default_workdir_is_rejected() {
         Session session = new Session(clock);
-        assertThatThrownBy(() -> session.init(new InitRequest(Optional.empty(), Map.of(), Optional.empty(),
-                Optional.of("relative/dir"), Optional.empty()))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> session.init(new InitRequest(
+                        Optional.empty(), Map.of(), Optional.empty(), Optional.of("relative/dir"), Optional.empty())))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -20,8 +20,10 @@ import java.util.Optional;
 
 /** A minimal Connect client over the JDK HttpClient, for tests: unary calls and streams read envelope by envelope. */
 public final class ConnectTestClient {
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
     private final URI base;
 
     public ConnectTestClient(int port) {
@@ -47,13 +49,18 @@ public final class ConnectTestClient {
         return unaryRaw(procedure, "application/json", WireFormat.JSON.serialize(request), headers);
     }
 
-    public Reply unaryRaw(String procedure, String contentType, byte[] body, Map<String, String> headers) throws Exception {
+    public Reply unaryRaw(String procedure, String contentType, byte[] body, Map<String, String> headers)
+            throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve("/" + procedure))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                .header("Content-Type", contentType).header("Connect-Protocol-Version", "1");
+                .header("Content-Type", contentType)
+                .header("Connect-Protocol-Version", "1");
         headers.forEach(request::header);
         HttpResponse<byte[]> response = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-        return new Reply(response.statusCode(), response.headers().firstValue("content-type").orElse(""), response.body());
+        return new Reply(
+                response.statusCode(),
+                response.headers().firstValue("content-type").orElse(""),
+                response.body());
     }
 
     public HttpResponse<byte[]> get(String path, Map<String, String> headers) throws Exception {
@@ -64,18 +71,21 @@ public final class ConnectTestClient {
 
     public HttpResponse<byte[]> post(String path, String body, Map<String, String> headers) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json");
         headers.forEach(request::header);
         return http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     /** Opens a server stream; read it with {@link Stream#next} and close it to disconnect. */
-    public <R extends Message> Stream<R> stream(String procedure, Message request, R responsePrototype,
-                                                WireFormat format, Map<String, String> headers) throws Exception {
+    public <R extends Message> Stream<R> stream(
+            String procedure, Message request, R responsePrototype, WireFormat format, Map<String, String> headers)
+            throws Exception {
         byte[] frame = Envelope.message(format.serialize(request)).encode();
         HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve("/" + procedure))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(frame))
-                .header("Content-Type", format.streamContentType()).header("Connect-Protocol-Version", "1");
+                .header("Content-Type", format.streamContentType())
+                .header("Connect-Protocol-Version", "1");
         headers.forEach(builder::header);
         HttpResponse<InputStream> response = http.send(builder.build(), HttpResponse.BodyHandlers.ofInputStream());
         return new Stream<>(response, responsePrototype, format);
@@ -96,7 +106,8 @@ public final class ConnectTestClient {
         }
         HttpRequest request = HttpRequest.newBuilder(base.resolve("/" + procedure))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                .header("Content-Type", "application/connect+json").build();
+                .header("Content-Type", "application/connect+json")
+                .build();
         HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
         List<Envelope> out = new ArrayList<>();
         try (InputStream in = response.body()) {

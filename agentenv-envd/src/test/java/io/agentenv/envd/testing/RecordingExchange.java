@@ -58,7 +58,8 @@ public final class RecordingExchange extends HttpExchange {
     }
 
     /** Waits until a write matches, or fails after {@code timeout}. */
-    public byte[] awaitSegment(Predicate<byte[]> matching, Duration timeout) throws InterruptedException, TimeoutException {
+    public byte[] awaitSegment(Predicate<byte[]> matching, Duration timeout)
+            throws InterruptedException, TimeoutException {
         long left = timeout.toNanos();
         lock.lock();
         try {

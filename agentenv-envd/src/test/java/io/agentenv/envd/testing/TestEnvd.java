@@ -25,13 +25,17 @@ public final class TestEnvd implements AutoCloseable {
         this.client = new ConnectTestClient(server.tcpPort());
     }
 
-    public static TestEnvd start(Session session, Optional<Path> unixSocket, BiConsumer<ConnectRouter, HttpRoutes> services)
+    public static TestEnvd start(
+            Session session, Optional<Path> unixSocket, BiConsumer<ConnectRouter, HttpRoutes> services)
             throws Exception {
         ConnectRouter rpcs = new ConnectRouter();
         HttpRoutes routes = new HttpRoutes();
         services.accept(rpcs, routes);
-        EnvdServer server = new EnvdServer(new InetSocketAddress("127.0.0.1", 0), unixSocket,
-                new EnvdHandler(routes, rpcs, new ConnectDispatch(Clock.systemUTC()), session), Duration.ofMillis(200));
+        EnvdServer server = new EnvdServer(
+                new InetSocketAddress("127.0.0.1", 0),
+                unixSocket,
+                new EnvdHandler(routes, rpcs, new ConnectDispatch(Clock.systemUTC()), session),
+                Duration.ofMillis(200));
         server.start();
         return new TestEnvd(server, session);
     }

@@ -55,10 +55,20 @@ class UserDirectoryTest {
 
     @Test
     void accounts_pick_the_requested_user_then_the_session_default_then_the_fallback() {
-        assertThat(new Accounts(users, Optional::empty, "root").resolve(Optional.of("user")).name()).isEqualTo("user");
-        assertThat(new Accounts(users, () -> Optional.of("user"), "root").resolve(Optional.empty()).name()).isEqualTo("user");
-        assertThat(new Accounts(users, Optional::empty, "root").resolve(Optional.empty()).name()).isEqualTo("root");
+        assertThat(new Accounts(users, Optional::empty, "root")
+                        .resolve(Optional.of("user"))
+                        .name())
+                .isEqualTo("user");
+        assertThat(new Accounts(users, () -> Optional.of("user"), "root")
+                        .resolve(Optional.empty())
+                        .name())
+                .isEqualTo("user");
+        assertThat(new Accounts(users, Optional::empty, "root")
+                        .resolve(Optional.empty())
+                        .name())
+                .isEqualTo("root");
         assertThatThrownBy(() -> new Accounts(users, Optional::empty, "root").resolve(Optional.of("ghost")))
-                .isInstanceOf(UnknownUserException.class).hasMessage("invalid user: 'ghost'");
+                .isInstanceOf(UnknownUserException.class)
+                .hasMessage("invalid user: 'ghost'");
     }
 }

@@ -14,9 +14,9 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -28,7 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class UserPathsTest {
-    private static final UserAccount USER = new UserAccount("user", 1000, 1000, List.of(1000), Path.of("/home/user"), "/bin/bash");
+    private static final UserAccount USER =
+            new UserAccount("user", 1000, 1000, List.of(1000), Path.of("/home/user"), "/bin/bash");
     private static final UserAccount ROOT = new UserAccount("root", 0, 0, List.of(0), Path.of("/root"), "/bin/bash");
     private static final long SEED = 0xE2B_0002L;
     private static final int TRIES = 1000;
@@ -43,11 +44,31 @@ class UserPathsTest {
     };
 
     static Stream<Arguments> paths() {
-        Stream<Arguments> edges = Stream.of("", "/", "~", "~/", ".", "..", "~/..", "/..", "../../../../../../..",
-                        "~/../../../..", "~/~", "./~", "~user", "a b/~/x", "x/./../..", "a//b", "~//x", "trailing/", "...",
-                        "x/x/x/x/x/x", "abcde/abcde/abcde/abcde/abcde/abcde")
+        Stream<Arguments> edges = Stream.of(
+                        "",
+                        "/",
+                        "~",
+                        "~/",
+                        ".",
+                        "..",
+                        "~/..",
+                        "/..",
+                        "../../../../../../..",
+                        "~/../../../..",
+                        "~/~",
+                        "./~",
+                        "~user",
+                        "a b/~/x",
+                        "x/./../..",
+                        "a//b",
+                        "~//x",
+                        "trailing/",
+                        "...",
+                        "x/x/x/x/x/x",
+                        "abcde/abcde/abcde/abcde/abcde/abcde")
                 .map(path -> argumentSet("'" + path + "'", path));
-        Stream<Arguments> generated = new SplittableRandom(SEED).longs(TRIES)
+        Stream<Arguments> generated = new SplittableRandom(SEED)
+                .longs(TRIES)
                 .mapToObj(seed -> argumentSet("seed 0x" + Long.toHexString(seed), path(new SplittableRandom(seed))));
         return Stream.concat(edges, generated);
     }
@@ -56,7 +77,9 @@ class UserPathsTest {
     @MethodSource("paths")
     void every_resolved_path_is_absolute_and_normalized(String path) {
         Path resolved = UserPaths.resolve(path, USER, Optional.empty());
-        assertThat(resolved.isAbsolute()).as("'%s' resolves to %s", path, resolved).isTrue();
+        assertThat(resolved.isAbsolute())
+                .as("'%s' resolves to %s", path, resolved)
+                .isTrue();
         assertThat(resolved).as("'%s' resolves to %s", path, resolved).isEqualTo(resolved.normalize());
     }
 
@@ -92,19 +115,22 @@ class UserPathsTest {
     @MethodSource("paths")
     void only_the_empty_path_depends_on_the_workdir(String path) {
         Path withWorkdir = UserPaths.resolve(path, USER, Optional.of(Path.of("/work")));
-        assertThat(withWorkdir).as("'%s' resolves to %s", path, withWorkdir)
+        assertThat(withWorkdir)
+                .as("'%s' resolves to %s", path, withWorkdir)
                 .isEqualTo(path.isEmpty() ? Path.of("/work") : UserPaths.resolve(path, USER, Optional.empty()));
     }
 
     @Test
-    void a_process_without_a_cwd_starts_in_the_workdir_else_the_home_else_the_root(@TempDir Path temp) throws IOException {
+    void a_process_without_a_cwd_starts_in_the_workdir_else_the_home_else_the_root(@TempDir Path temp)
+            throws IOException {
         Path home = Files.createDirectory(temp.resolve("home"));
         Path workdir = Files.createDirectory(temp.resolve("work"));
         UserAccount user = new UserAccount("u", 1000, 1000, List.of(1000), home, "/bin/sh");
         UserAccount homeless = new UserAccount("h", 1001, 1001, List.of(1001), temp.resolve("missing"), "/bin/sh");
 
         assertThat(UserPaths.defaultDirectory(user, Optional.of(workdir))).isEqualTo(workdir);
-        assertThat(UserPaths.defaultDirectory(user, Optional.of(temp.resolve("gone")))).isEqualTo(home);
+        assertThat(UserPaths.defaultDirectory(user, Optional.of(temp.resolve("gone"))))
+                .isEqualTo(home);
         assertThat(UserPaths.defaultDirectory(user, Optional.empty())).isEqualTo(home);
         assertThat(UserPaths.defaultDirectory(homeless, Optional.empty())).isEqualTo(Path.of("/"));
     }

@@ -19,19 +19,29 @@ class JitSettlingTest {
 
     /** A fake clock moved by the settling's pauses, and a fake compiler that works off a backlog while time passes. */
     private final AtomicLong now = new AtomicLong();
+
     private final AtomicLong compilerNanos = new AtomicLong();
     /** Compiler CPU still to come: each pause of the settling spends up to 300 us of it. */
     private final AtomicLong backlog = new AtomicLong();
+
     private final List<Long> backlogAtBatchStart = new ArrayList<>();
     private final List<Long> batchStarts = new ArrayList<>();
 
     private JitSettling settling(int maxBatches, Duration limit) {
-        return new JitSettling(compilerNanos::get, now::get, pause -> {
-            now.addAndGet(pause.toNanos());
-            long step = Math.min(backlog.get(), 300_000);
-            backlog.addAndGet(-step);
-            compilerNanos.addAndGet(step);
-        }, POLL, QUIET_FOR, QUIET_NANOS, maxBatches, limit);
+        return new JitSettling(
+                compilerNanos::get,
+                now::get,
+                pause -> {
+                    now.addAndGet(pause.toNanos());
+                    long step = Math.min(backlog.get(), 300_000);
+                    backlog.addAndGet(-step);
+                    compilerNanos.addAndGet(step);
+                },
+                POLL,
+                QUIET_FOR,
+                QUIET_NANOS,
+                maxBatches,
+                limit);
     }
 
     /** A batch that leaves the compiler this much work, one entry per batch (0 once they run out). */
@@ -68,8 +78,8 @@ class JitSettlingTest {
 
     @Test
     void a_compiler_that_never_settles_stops_at_the_batch_cap() throws Exception {
-        JitSettling.Result result = settling(3, Duration.ofSeconds(30))
-                .run(batches(2_000_000, 2_000_000, 2_000_000, 2_000_000, 2_000_000));
+        JitSettling.Result result =
+                settling(3, Duration.ofSeconds(30)).run(batches(2_000_000, 2_000_000, 2_000_000, 2_000_000, 2_000_000));
 
         assertThat(result.batches()).isEqualTo(3);
         assertThat(result.settled()).isFalse();
@@ -79,8 +89,8 @@ class JitSettlingTest {
     void no_batch_starts_after_the_time_limit() throws Exception {
         Duration limit = Duration.ofSeconds(2);
 
-        JitSettling.Result result = settling(100, limit).run(batches(2_000_000, 2_000_000, 2_000_000, 2_000_000,
-                2_000_000, 2_000_000, 2_000_000));
+        JitSettling.Result result = settling(100, limit)
+                .run(batches(2_000_000, 2_000_000, 2_000_000, 2_000_000, 2_000_000, 2_000_000, 2_000_000));
 
         // a batch takes ~0.85 s here (0.5 s of rounds, the compiler's 2 ms at 300 us a poll, 200 ms quiet)
         assertThat(result.settled()).isFalse();

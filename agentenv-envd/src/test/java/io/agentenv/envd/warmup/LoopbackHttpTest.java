@@ -29,7 +29,7 @@ class LoopbackHttpTest {
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(path));
             try (LoopbackHttp http = LoopbackHttp.unix(path, Duration.ofMillis(200));
-                 SocketChannel accepted = server.accept()) {
+                    SocketChannel accepted = server.accept()) {
                 assertThat(accepted.isConnected()).isTrue();
                 assertThatThrownBy(() -> http.send("POST", "/init", List.of(), "{}".getBytes(StandardCharsets.UTF_8)))
                         .isInstanceOf(SocketTimeoutException.class)
@@ -44,8 +44,9 @@ class LoopbackHttpTest {
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(path));
             try (LoopbackHttp http = LoopbackHttp.unix(path, Duration.ofSeconds(30));
-                 SocketChannel accepted = server.accept()) {
-                accepted.write(ByteBuffer.wrap("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".getBytes(StandardCharsets.US_ASCII)));
+                    SocketChannel accepted = server.accept()) {
+                accepted.write(ByteBuffer.wrap(
+                        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".getBytes(StandardCharsets.US_ASCII)));
 
                 LoopbackHttp.Response response = http.send("GET", "/health", List.of(), null);
 

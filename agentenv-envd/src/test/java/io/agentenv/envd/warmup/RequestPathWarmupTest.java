@@ -46,11 +46,12 @@ class RequestPathWarmupTest {
     private static final List<String> HANGING_SHELL = List.of("/bin/sh", "-c", "sleep 600;");
 
     /** No settling batches (the tests of the rounds themselves). */
-    private static final JitSettling NO_SETTLING = new JitSettling(() -> 0, System::nanoTime, d -> { }, Duration.ofMillis(1),
-            Duration.ofMillis(1), 0, 0, Duration.ZERO);
+    private static final JitSettling NO_SETTLING = new JitSettling(
+            () -> 0, System::nanoTime, d -> {}, Duration.ofMillis(1), Duration.ofMillis(1), 0, 0, Duration.ZERO);
 
     @TempDir
     Path dir;
+
     private LogJournal journal;
     private ProcessService processes;
     private UserDirectory users;
@@ -66,13 +67,17 @@ class RequestPathWarmupTest {
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
         int gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
         String me = System.getProperty("user.name");
-        Files.writeString(dir.resolve("passwd"), me + ":x:" + uid + ":" + gid + "::" + dir + ":/bin/sh\n"
-                + "user:x:" + uid + ":" + gid + "::" + dir + ":/bin/sh\n");
+        Files.writeString(
+                dir.resolve("passwd"),
+                me + ":x:" + uid + ":" + gid + "::" + dir + ":/bin/sh\n" + "user:x:" + uid + ":" + gid + "::" + dir
+                        + ":/bin/sh\n");
         Files.writeString(dir.resolve("group"), "");
         users = new UserDirectory(dir.resolve("passwd"), dir.resolve("group"));
         Accounts accounts = new Accounts(users, session::defaultUser, me);
-        journal = new LogJournal(clock, 1 << 20, Optional.of(JournalFile.create(dir.resolve("log/envd.jsonl"), 1 << 20)));
-        processes = ProcessService.create(accounts, session, journal, clock, Duration.ofMinutes(5), ProcessService.DEFAULT_PATH);
+        journal =
+                new LogJournal(clock, 1 << 20, Optional.of(JournalFile.create(dir.resolve("log/envd.jsonl"), 1 << 20)));
+        processes = ProcessService.create(
+                accounts, session, journal, clock, Duration.ofMinutes(5), ProcessService.DEFAULT_PATH);
         processes.prepareInBackground();
         socket = dir.resolve("envd.sock");
         WatchHub watchHub = new WatchHub();
@@ -94,41 +99,61 @@ class RequestPathWarmupTest {
 
     /** The claimed connections among {@code rounds} rounds: every other one of the connections they need. */
     private static int claimedConnections(int rounds) {
-        int connections = (rounds + RequestPathWarmup.ROUNDS_PER_CONNECTION - 1) / RequestPathWarmup.ROUNDS_PER_CONNECTION;
+        int connections =
+                (rounds + RequestPathWarmup.ROUNDS_PER_CONNECTION - 1) / RequestPathWarmup.ROUNDS_PER_CONNECTION;
         return connections / 2;
     }
 
     private RequestPathWarmup warmup(int rounds, List<String> shell, Duration timeout) {
-        return new RequestPathWarmup(rounds, shell, envd.port(), Optional.of(socket), processes, journal, session, users,
-                timeout, NO_SETTLING, RequestPathWarmup.SETTLE_ROUNDS);
+        return new RequestPathWarmup(
+                rounds,
+                shell,
+                envd.port(),
+                Optional.of(socket),
+                processes,
+                journal,
+                session,
+                users,
+                timeout,
+                NO_SETTLING,
+                RequestPathWarmup.SETTLE_ROUNDS);
     }
 
     @Test
     void the_warm_up_sends_every_round_and_leaves_no_process_journal_entry_or_line_behind() throws Exception {
         journal.envd("INFO", "Main", "envd listening");
 
-        int requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3, SHELL, Duration.ofSeconds(30)).run();
+        int requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3, SHELL, Duration.ofSeconds(30))
+                .run();
 
         // three requests a round, the rounds after the full GC too, and the claim's /init that opens each claimed
         // connection (every other one)
         int rounds = 2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + 3;
-        assertThat(requests).isEqualTo(3 * (rounds + RequestPathWarmup.ROUNDS_AFTER_GC) + claimedConnections(rounds)
-                + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
+        assertThat(requests)
+                .isEqualTo(3 * (rounds + RequestPathWarmup.ROUNDS_AFTER_GC)
+                        + claimedConnections(rounds)
+                        + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
         assertThat(processes.knownPids()).isEmpty();
-        ListResponse listed = envd.client().unary("process.Process/List", ListRequest.getDefaultInstance(), Map.of())
+        ListResponse listed = envd.client()
+                .unary("process.Process/List", ListRequest.getDefaultInstance(), Map.of())
                 .message(ListResponse.getDefaultInstance());
         assertThat(listed.getProcessesList()).isEmpty();
-        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries())
+                .extracting(LogJournal.Entry::message)
                 .containsExactly("envd listening");
-        assertThat(Files.readAllLines(dir.resolve("log/envd.jsonl"))).singleElement().asString()
-                .startsWith("{\"seq\":1,").contains("envd listening");
+        assertThat(Files.readAllLines(dir.resolve("log/envd.jsonl")))
+                .singleElement()
+                .asString()
+                .startsWith("{\"seq\":1,")
+                .contains("envd listening");
         journal.envd("INFO", "Main", "next");
-        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::seq).containsExactly(1L, 2L);
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries())
+                .extracting(LogJournal.Entry::seq)
+                .containsExactly(1L, 2L);
     }
 
     @Test
-    void other_connections_are_a_claimed_sandboxs_with_a_token_then_the_session_resets()
-            throws Exception {
+    void other_connections_are_a_claimed_sandboxs_with_a_token_then_the_session_resets() throws Exception {
         SessionState uninitialised = session.current();
         AtomicBoolean sawToken = new AtomicBoolean();
         AtomicBoolean sawClaim = new AtomicBoolean();
@@ -137,23 +162,28 @@ class RequestPathWarmupTest {
             while (!done.get()) {
                 SessionState now = session.current();
                 sawToken.compareAndSet(false, now.accessToken().isPresent());
-                sawClaim.compareAndSet(false, now.defaultUser().equals(Optional.of("user"))
-                        && now.envVars().containsKey(RequestPathWarmup.WARMUP_ENV_VAR));
+                sawClaim.compareAndSet(
+                        false,
+                        now.defaultUser().equals(Optional.of("user"))
+                                && now.envVars().containsKey(RequestPathWarmup.WARMUP_ENV_VAR));
                 Thread.onSpinWait();
             }
         });
 
         int requests;
         try {
-            requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION, SHELL, Duration.ofSeconds(30)).run();
+            requests = warmup(2 * RequestPathWarmup.ROUNDS_PER_CONNECTION, SHELL, Duration.ofSeconds(30))
+                    .run();
         } finally {
             done.set(true);
             observer.join();
         }
 
         // a token-less and a claimed connection (its claim: +1), then the rounds after the GC with their claims
-        assertThat(requests).isEqualTo(3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + RequestPathWarmup.ROUNDS_AFTER_GC)
-                + 1 + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
+        assertThat(requests)
+                .isEqualTo(3 * (2 * RequestPathWarmup.ROUNDS_PER_CONNECTION + RequestPathWarmup.ROUNDS_AFTER_GC)
+                        + 1
+                        + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC));
         assertThat(sawToken).as("a token was set while the warm-up ran").isTrue();
         assertThat(sawClaim).as("the claim's user and env var were set").isTrue();
         assertThat(session.current()).isEqualTo(uninitialised);
@@ -168,19 +198,40 @@ class RequestPathWarmupTest {
         int settleRounds = 3;
         long busyUntil = rounds + 2L * settleRounds;
         AtomicLong clock = new AtomicLong();
-        JitSettling settling = new JitSettling(() -> Math.min(processes.knownPids().size(), busyUntil) * 1_000_000L,
-                clock::get, d -> clock.addAndGet(d.toNanos()), Duration.ofMillis(20), Duration.ofMillis(100), 500_000, 10,
+        JitSettling settling = new JitSettling(
+                () -> Math.min(processes.knownPids().size(), busyUntil) * 1_000_000L,
+                clock::get,
+                d -> clock.addAndGet(d.toNanos()),
+                Duration.ofMillis(20),
+                Duration.ofMillis(100),
+                500_000,
+                10,
                 Duration.ofMinutes(1));
         SessionState uninitialised = session.current();
 
-        int requests = new RequestPathWarmup(rounds, SHELL, envd.port(), Optional.of(socket), processes, journal, session,
-                users, Duration.ofSeconds(30), settling, settleRounds).run();
+        int requests = new RequestPathWarmup(
+                        rounds,
+                        SHELL,
+                        envd.port(),
+                        Optional.of(socket),
+                        processes,
+                        journal,
+                        session,
+                        users,
+                        Duration.ofSeconds(30),
+                        settling,
+                        settleRounds)
+                .run();
 
-        // batches 1 and 2 keep the compiler busy, batch 3 does not; a batch: a claim on each connection, one Start a round
+        // batches 1 and 2 keep the compiler busy, batch 3 does not; a batch: a claim on each connection, one Start a
+        // round
         int claimsPerBatch = (settleRounds + RequestPathWarmup.SETTLE_ROUNDS_PER_CONNECTION - 1)
                 / RequestPathWarmup.SETTLE_ROUNDS_PER_CONNECTION;
-        assertThat(requests).isEqualTo(3 * (rounds + RequestPathWarmup.ROUNDS_AFTER_GC) + claimedConnections(rounds)
-                + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC) + 3 * (settleRounds + claimsPerBatch));
+        assertThat(requests)
+                .isEqualTo(3 * (rounds + RequestPathWarmup.ROUNDS_AFTER_GC)
+                        + claimedConnections(rounds)
+                        + claimedConnections(RequestPathWarmup.ROUNDS_AFTER_GC)
+                        + 3 * (settleRounds + claimsPerBatch));
         assertThat(processes.knownPids()).isEmpty();
         assertThat(session.current()).isEqualTo(uninitialised);
         assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).isEmpty();
@@ -194,8 +245,10 @@ class RequestPathWarmupTest {
 
         assertThat(requests).isZero();
         assertThat(processes.knownPids()).isEmpty();
-        assertThat(journal.read(0, 100, OptionalInt.empty()).entries()).extracting(LogJournal.Entry::message)
-                .singleElement().isEqualTo("envd listening");
+        assertThat(journal.read(0, 100, OptionalInt.empty()).entries())
+                .extracting(LogJournal.Entry::message)
+                .singleElement()
+                .isEqualTo("envd listening");
     }
 
     @Test

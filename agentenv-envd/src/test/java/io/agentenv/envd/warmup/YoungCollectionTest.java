@@ -17,7 +17,9 @@ class YoungCollectionTest {
         boolean ran = YoungCollection.runNext(1L << 30, Duration.ofSeconds(30));
 
         assertThat(ran).isTrue();
-        assertThat(before.refersTo(null)).as("a young object of before the call was collected").isTrue();
+        assertThat(before.refersTo(null))
+                .as("a young object of before the call was collected")
+                .isTrue();
     }
 
     @Test

@@ -26,11 +26,13 @@ public final class CommandHandle implements AutoCloseable {
     private final Optional<Consumer<byte[]>> onPty;
     private final Utf8Decoder stdoutDecoder = new Utf8Decoder();
     private final Utf8Decoder stderrDecoder = new Utf8Decoder();
+
     @SuppressWarnings("JdkObsolete") // appended on the stream's thread, read on the caller's: synchronized on purpose
     private final StringBuffer stdout = new StringBuffer();
 
     @SuppressWarnings("JdkObsolete") // as stdout
     private final StringBuffer stderr = new StringBuffer();
+
     private final CompletableFuture<CommandResult> end = new CompletableFuture<>();
 
     /** What a handle needs to act on its process. */
@@ -42,8 +44,13 @@ public final class CommandHandle implements AutoCloseable {
         void closeStdin(int pid);
     }
 
-    CommandHandle(int pid, ServerStream stream, ProcessControl control, Optional<Consumer<String>> onStdout,
-                  Optional<Consumer<String>> onStderr, Optional<Consumer<byte[]>> onPty) {
+    CommandHandle(
+            int pid,
+            ServerStream stream,
+            ProcessControl control,
+            Optional<Consumer<String>> onStdout,
+            Optional<Consumer<String>> onStderr,
+            Optional<Consumer<byte[]>> onPty) {
         this.pid = pid;
         this.stream = stream;
         this.control = control;
@@ -54,7 +61,8 @@ public final class CommandHandle implements AutoCloseable {
 
     /** Reads a start stream's first message: the process's pid ("Expected start event" otherwise). */
     static int readStart(ServerStream stream) {
-        ProcessEvent event = nextEvent(stream).orElseThrow(() -> new SandboxException("Expected start event, the stream ended"));
+        ProcessEvent event =
+                nextEvent(stream).orElseThrow(() -> new SandboxException("Expected start event, the stream ended"));
         if (event.getEventCase() != ProcessEvent.EventCase.START) {
             throw new SandboxException("Expected start event, got " + event.getEventCase());
         }
@@ -100,10 +108,16 @@ public final class CommandHandle implements AutoCloseable {
             append(stdout, outTail, onStdout);
             append(stderr, errTail, onStderr);
             if (endEvent != null) {
-                end.complete(new CommandResult(endEvent.getExitCode(), stdout.toString(), stderr.toString(),
-                        endEvent.hasError() && !endEvent.getError().isEmpty() ? Optional.of(endEvent.getError()) : Optional.empty()));
+                end.complete(new CommandResult(
+                        endEvent.getExitCode(),
+                        stdout.toString(),
+                        stderr.toString(),
+                        endEvent.hasError() && !endEvent.getError().isEmpty()
+                                ? Optional.of(endEvent.getError())
+                                : Optional.empty()));
             } else if (stream.isClosed()) {
-                end.completeExceptionally(new SandboxException("disconnected from process " + pid + " (it keeps running)"));
+                end.completeExceptionally(
+                        new SandboxException("disconnected from process " + pid + " (it keeps running)"));
             } else {
                 end.completeExceptionally(new SandboxException("Process exited without a result"));
             }

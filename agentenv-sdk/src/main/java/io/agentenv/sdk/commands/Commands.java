@@ -42,7 +42,11 @@ public final class Commands {
 
         @Override
         public void sendStdin(int pid, byte[] data) {
-            sendInput(pid, ProcessInput.newBuilder().setStdin(ByteString.copyFrom(data)).build());
+            sendInput(
+                    pid,
+                    ProcessInput.newBuilder()
+                            .setStdin(ByteString.copyFrom(data))
+                            .build());
         }
 
         @Override
@@ -74,7 +78,8 @@ public final class Commands {
 
     /** {@link #run(String, RunOptions)} on the sandbox's stream executor. */
     public CompletableFuture<CommandResult> runAsync(String cmd, RunOptions options) {
-        return CompletableFuture.supplyAsync(() -> run(cmd, options), envd.config().streamExecutor());
+        return CompletableFuture.supplyAsync(
+                () -> run(cmd, options), envd.config().streamExecutor());
     }
 
     /** {@link #run(String)} on the sandbox's stream executor. */
@@ -99,10 +104,15 @@ public final class Commands {
 
     private CommandHandle open(String cmd, RunOptions options) {
         Objects.requireNonNull(cmd, "cmd");
-        ProcessConfig.Builder process = ProcessConfig.newBuilder().setCmd("/bin/bash")
-                .addArgs("-l").addArgs("-c").addArgs(cmd).putAllEnvs(options.envs());
+        ProcessConfig.Builder process = ProcessConfig.newBuilder()
+                .setCmd("/bin/bash")
+                .addArgs("-l")
+                .addArgs("-c")
+                .addArgs(cmd)
+                .putAllEnvs(options.envs());
         options.cwd().ifPresent(process::setCwd);
-        StartRequest.Builder request = StartRequest.newBuilder().setProcess(process).setStdin(options.stdin());
+        StartRequest.Builder request =
+                StartRequest.newBuilder().setProcess(process).setStdin(options.stdin());
         options.tag().ifPresent(request::setTag);
         ServerStream stream = envd.stream(SERVICE + "Start", request.build(), options.user(), options.timeout(), false);
         return attach(stream, options.onStdout(), options.onStderr(), Optional.empty());
@@ -114,8 +124,12 @@ public final class Commands {
      * the attachment, not the process).
      */
     public CommandHandle connect(int pid, RunOptions options) {
-        ServerStream stream = envd.stream(SERVICE + "Connect", ConnectRequest.newBuilder().setProcess(selector(pid)).build(),
-                Optional.empty(), options.timeout(), false);
+        ServerStream stream = envd.stream(
+                SERVICE + "Connect",
+                ConnectRequest.newBuilder().setProcess(selector(pid)).build(),
+                Optional.empty(),
+                options.timeout(),
+                false);
         CommandHandle handle = attach(stream, options.onStdout(), options.onStderr(), Optional.empty());
         envd.config().streamExecutor().execute(handle::pump);
         return handle;
@@ -126,9 +140,11 @@ public final class Commands {
         return connect(pid, RunOptions.defaults());
     }
 
-    CommandHandle attach(ServerStream stream, Optional<Consumer<String>> onStdout,
-                         Optional<Consumer<String>> onStderr,
-                         Optional<Consumer<byte[]>> onPty) {
+    CommandHandle attach(
+            ServerStream stream,
+            Optional<Consumer<String>> onStdout,
+            Optional<Consumer<String>> onStderr,
+            Optional<Consumer<byte[]>> onPty) {
         try {
             int pid = CommandHandle.readStart(stream);
             return new CommandHandle(pid, stream, control, onStdout, onStderr, onPty);
@@ -140,13 +156,18 @@ public final class Commands {
 
     /** The processes envd runs (commands and terminals). */
     public List<ProcessInfo> list() {
-        ListResponse response = envd.unary(SERVICE + "List", ListRequest.getDefaultInstance(), ListResponse.parser(),
-                Optional.empty(), false);
+        ListResponse response = envd.unary(
+                SERVICE + "List", ListRequest.getDefaultInstance(), ListResponse.parser(), Optional.empty(), false);
         List<ProcessInfo> out = new ArrayList<>();
         for (io.agentenv.envd.protocol.process.ProcessInfo p : response.getProcessesList()) {
             ProcessConfig c = p.getConfig();
-            out.add(new ProcessInfo(p.getPid(), p.hasTag() ? Optional.of(p.getTag()) : Optional.empty(), c.getCmd(),
-                    c.getArgsList(), c.getEnvsMap(), c.hasCwd() ? Optional.of(c.getCwd()) : Optional.empty()));
+            out.add(new ProcessInfo(
+                    p.getPid(),
+                    p.hasTag() ? Optional.of(p.getTag()) : Optional.empty(),
+                    c.getCmd(),
+                    c.getArgsList(),
+                    c.getEnvsMap(),
+                    c.hasCwd() ? Optional.of(c.getCwd()) : Optional.empty()));
         }
         return out;
     }
@@ -154,8 +175,15 @@ public final class Commands {
     /** Sends SIGKILL to process {@code pid}; false when envd does not know it. */
     public boolean kill(int pid) {
         try {
-            envd.unary(SERVICE + "SendSignal", SendSignalRequest.newBuilder().setProcess(selector(pid))
-                    .setSignal(Signal.SIGNAL_SIGKILL).build(), SendSignalResponse.parser(), Optional.empty(), false);
+            envd.unary(
+                    SERVICE + "SendSignal",
+                    SendSignalRequest.newBuilder()
+                            .setProcess(selector(pid))
+                            .setSignal(Signal.SIGNAL_SIGKILL)
+                            .build(),
+                    SendSignalResponse.parser(),
+                    Optional.empty(),
+                    false);
             return true;
         } catch (NotFoundException e) {
             return false;
@@ -164,23 +192,40 @@ public final class Commands {
 
     /** Writes {@code data} (UTF-8) to the stdin of process {@code pid}. */
     public void sendStdin(int pid, String data) {
-        sendInput(pid, ProcessInput.newBuilder().setStdin(ByteString.copyFrom(data, StandardCharsets.UTF_8)).build());
+        sendInput(
+                pid,
+                ProcessInput.newBuilder()
+                        .setStdin(ByteString.copyFrom(data, StandardCharsets.UTF_8))
+                        .build());
     }
 
     /** Writes bytes to the stdin of process {@code pid}. */
     public void sendStdin(int pid, byte[] data) {
-        sendInput(pid, ProcessInput.newBuilder().setStdin(ByteString.copyFrom(data)).build());
+        sendInput(
+                pid,
+                ProcessInput.newBuilder().setStdin(ByteString.copyFrom(data)).build());
     }
 
     /** Closes the stdin of process {@code pid}. */
     public void closeStdin(int pid) {
-        envd.unary(SERVICE + "CloseStdin", CloseStdinRequest.newBuilder().setProcess(selector(pid)).build(),
-                CloseStdinResponse.parser(), Optional.empty(), false);
+        envd.unary(
+                SERVICE + "CloseStdin",
+                CloseStdinRequest.newBuilder().setProcess(selector(pid)).build(),
+                CloseStdinResponse.parser(),
+                Optional.empty(),
+                false);
     }
 
     void sendInput(int pid, ProcessInput input) {
-        envd.unary(SERVICE + "SendInput", SendInputRequest.newBuilder().setProcess(selector(pid)).setInput(input).build(),
-                SendInputResponse.parser(), Optional.empty(), false);
+        envd.unary(
+                SERVICE + "SendInput",
+                SendInputRequest.newBuilder()
+                        .setProcess(selector(pid))
+                        .setInput(input)
+                        .build(),
+                SendInputResponse.parser(),
+                Optional.empty(),
+                false);
     }
 
     static ProcessSelector selector(int pid) {

@@ -14,8 +14,8 @@ import java.util.Optional;
  * @param envs the environment variables it was started with
  * @param cwd  its working directory, if one was given
  */
-public record ProcessInfo(int pid, Optional<String> tag, String cmd, List<String> args, Map<String, String> envs,
-                          Optional<String> cwd) {
+public record ProcessInfo(
+        int pid, Optional<String> tag, String cmd, List<String> args, Map<String, String> envs, Optional<String> cwd) {
     /** Copies the collections. */
     public ProcessInfo {
         args = List.copyOf(args);

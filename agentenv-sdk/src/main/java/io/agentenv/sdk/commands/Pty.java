@@ -34,11 +34,18 @@ public final class Pty {
         envs.putIfAbsent("TERM", "xterm-256color");
         envs.putIfAbsent("LANG", "C.UTF-8");
         envs.putIfAbsent("LC_ALL", "C.UTF-8");
-        ProcessConfig.Builder process = ProcessConfig.newBuilder().setCmd("/bin/bash").addArgs("-i").addArgs("-l")
+        ProcessConfig.Builder process = ProcessConfig.newBuilder()
+                .setCmd("/bin/bash")
+                .addArgs("-i")
+                .addArgs("-l")
                 .putAllEnvs(envs);
         options.cwd().ifPresent(process::setCwd);
-        StartRequest request = StartRequest.newBuilder().setProcess(process).setPty(pty(options.size())).build();
-        ServerStream stream = commands.envd().stream(Commands.SERVICE + "Start", request, options.user(), options.timeout(), false);
+        StartRequest request = StartRequest.newBuilder()
+                .setProcess(process)
+                .setPty(pty(options.size()))
+                .build();
+        ServerStream stream =
+                commands.envd().stream(Commands.SERVICE + "Start", request, options.user(), options.timeout(), false);
         CommandHandle handle = commands.attach(stream, Optional.empty(), Optional.empty(), options.onData());
         commands.envd().config().streamExecutor().execute(handle::pump);
         return handle;
@@ -46,8 +53,12 @@ public final class Pty {
 
     /** Attaches to a running terminal session; its output from now on reaches {@code onData}. */
     public CommandHandle connect(int pid, Consumer<byte[]> onData, Duration timeout) {
-        ServerStream stream = commands.envd().stream(Commands.SERVICE + "Connect",
-                ConnectRequest.newBuilder().setProcess(Commands.selector(pid)).build(), Optional.empty(), timeout, false);
+        ServerStream stream = commands.envd().stream(
+                Commands.SERVICE + "Connect",
+                ConnectRequest.newBuilder().setProcess(Commands.selector(pid)).build(),
+                Optional.empty(),
+                timeout,
+                false);
         CommandHandle handle = commands.attach(stream, Optional.empty(), Optional.empty(), Optional.of(onData));
         commands.envd().config().streamExecutor().execute(handle::pump);
         return handle;
@@ -55,13 +66,22 @@ public final class Pty {
 
     /** Types {@code data} into the terminal of process {@code pid}. */
     public void sendInput(int pid, byte[] data) {
-        commands.sendInput(pid, ProcessInput.newBuilder().setPty(ByteString.copyFrom(data)).build());
+        commands.sendInput(
+                pid, ProcessInput.newBuilder().setPty(ByteString.copyFrom(data)).build());
     }
 
     /** Resizes the terminal of process {@code pid}. */
     public void resize(int pid, PtySize size) {
-        commands.envd().unary(Commands.SERVICE + "Update", UpdateRequest.newBuilder().setProcess(Commands.selector(pid))
-                .setPty(pty(size)).build(), UpdateResponse.parser(), Optional.empty(), false);
+        commands.envd()
+                .unary(
+                        Commands.SERVICE + "Update",
+                        UpdateRequest.newBuilder()
+                                .setProcess(Commands.selector(pid))
+                                .setPty(pty(size))
+                                .build(),
+                        UpdateResponse.parser(),
+                        Optional.empty(),
+                        false);
     }
 
     /** Kills the terminal's process; false when envd does not know it. */
@@ -70,6 +90,8 @@ public final class Pty {
     }
 
     private static PTY pty(PtySize size) {
-        return PTY.newBuilder().setSize(PTY.Size.newBuilder().setCols(size.cols()).setRows(size.rows())).build();
+        return PTY.newBuilder()
+                .setSize(PTY.Size.newBuilder().setCols(size.cols()).setRows(size.rows()))
+                .build();
     }
 }

@@ -1,12 +1,12 @@
 package io.agentenv.sdk.commands;
 
+import io.agentenv.sdk.InvalidArgumentException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
-import io.agentenv.sdk.InvalidArgumentException;
 
 /**
  * A pseudo-terminal session ({@link Pty#create}): an interactive login shell ({@code bash -i -l}) with
@@ -19,8 +19,13 @@ import io.agentenv.sdk.InvalidArgumentException;
  * @param timeout how long the session may last ({@link Duration#ZERO}: no limit; default 60 s)
  * @param onData  called with the terminal's output as it arrives
  */
-public record PtyOptions(PtySize size, Optional<String> cwd, Map<String, String> envs, Optional<String> user,
-                         Duration timeout, Optional<Consumer<byte[]>> onData) {
+public record PtyOptions(
+        PtySize size,
+        Optional<String> cwd,
+        Map<String, String> envs,
+        Optional<String> user,
+        Duration timeout,
+        Optional<Consumer<byte[]>> onData) {
     /** Checks the fields. */
     public PtyOptions {
         Objects.requireNonNull(size, "size");
@@ -84,7 +89,12 @@ public record PtyOptions(PtySize size, Optional<String> cwd, Map<String, String>
 
         /** The options. */
         public PtyOptions build() {
-            return new PtyOptions(size, Optional.ofNullable(cwd), envs, Optional.ofNullable(user), timeout,
+            return new PtyOptions(
+                    size,
+                    Optional.ofNullable(cwd),
+                    envs,
+                    Optional.ofNullable(user),
+                    timeout,
                     Optional.ofNullable(onData));
         }
     }

@@ -21,9 +21,15 @@ import java.util.function.Consumer;
  * @param onStdout called with each piece of stdout as it arrives (UTF-8, split on character boundaries)
  * @param onStderr called with each piece of stderr as it arrives
  */
-public record RunOptions(Optional<String> cwd, Map<String, String> envs, Optional<String> user, Duration timeout,
-                         boolean stdin, Optional<String> tag, Optional<Consumer<String>> onStdout,
-                         Optional<Consumer<String>> onStderr) {
+public record RunOptions(
+        Optional<String> cwd,
+        Map<String, String> envs,
+        Optional<String> user,
+        Duration timeout,
+        boolean stdin,
+        Optional<String> tag,
+        Optional<Consumer<String>> onStdout,
+        Optional<Consumer<String>> onStderr) {
     /** The default command timeout. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
 
@@ -62,8 +68,7 @@ public record RunOptions(Optional<String> cwd, Map<String, String> envs, Optiona
         private Consumer<String> onStdout;
         private Consumer<String> onStderr;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The working directory. */
         public Builder cwd(String cwd) {
@@ -121,8 +126,15 @@ public record RunOptions(Optional<String> cwd, Map<String, String> envs, Optiona
 
         /** The options; throws {@link InvalidArgumentException} for a negative timeout. */
         public RunOptions build() {
-            return new RunOptions(Optional.ofNullable(cwd), envs, Optional.ofNullable(user), timeout, stdin,
-                    Optional.ofNullable(tag), Optional.ofNullable(onStdout), Optional.ofNullable(onStderr));
+            return new RunOptions(
+                    Optional.ofNullable(cwd),
+                    envs,
+                    Optional.ofNullable(user),
+                    timeout,
+                    stdin,
+                    Optional.ofNullable(tag),
+                    Optional.ofNullable(onStdout),
+                    Optional.ofNullable(onStderr));
         }
     }
 }

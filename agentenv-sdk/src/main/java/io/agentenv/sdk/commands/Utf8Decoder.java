@@ -8,8 +8,10 @@ import java.nio.charset.StandardCharsets;
 
 /** Decodes a byte stream that arrives in pieces, keeping a character split across two pieces whole. */
 final class Utf8Decoder {
-    private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
-            .onMalformedInput(CodingErrorAction.REPLACE).onUnmappableCharacter(CodingErrorAction.REPLACE);
+    private final CharsetDecoder decoder = StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPLACE)
+            .onUnmappableCharacter(CodingErrorAction.REPLACE);
     private byte[] pending = new byte[0];
 
     /** The text of {@code chunk} (with what was left over before), holding back an incomplete last character. */

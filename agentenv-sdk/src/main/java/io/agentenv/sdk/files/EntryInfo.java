@@ -20,8 +20,18 @@ import java.util.Optional;
  * @param symlinkTarget where a link points, for links
  * @param metadata      its user metadata (extended attributes), possibly empty
  */
-public record EntryInfo(String name, FileType type, String path, long size, int mode, String permissions, String owner,
-                        String group, Instant modifiedTime, Optional<String> symlinkTarget, Map<String, String> metadata) {
+public record EntryInfo(
+        String name,
+        FileType type,
+        String path,
+        long size,
+        int mode,
+        String permissions,
+        String owner,
+        String group,
+        Instant modifiedTime,
+        Optional<String> symlinkTarget,
+        Map<String, String> metadata) {
     /** Checks the fields. */
     public EntryInfo {
         Objects.requireNonNull(name, "name");

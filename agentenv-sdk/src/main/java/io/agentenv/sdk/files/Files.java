@@ -100,7 +100,8 @@ public final class Files {
     /** {@link #write(String, byte[])} on the sandbox's stream executor. */
     public CompletableFuture<WriteInfo> writeAsync(String path, byte[] data) {
         byte[] copy = data.clone();
-        return CompletableFuture.supplyAsync(() -> write(path, copy), envd.config().streamExecutor());
+        return CompletableFuture.supplyAsync(
+                () -> write(path, copy), envd.config().streamExecutor());
     }
 
     private WriteInfo upload(String path, HttpRequest.BodyPublisher body) {
@@ -116,14 +117,21 @@ public final class Files {
         String boundary = "agentenv-" + UUID.randomUUID();
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         for (WriteEntry file : files) {
-            String name = requirePath(file.path()).replace("\"", "%22").replace("\r", "%0D").replace("\n", "%0A");
+            String name = requirePath(file.path())
+                    .replace("\"", "%22")
+                    .replace("\r", "%0D")
+                    .replace("\n", "%0A");
             body.writeBytes(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + name
-                    + "\"\r\nContent-Type: application/octet-stream\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+                            + "\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+                    .getBytes(StandardCharsets.UTF_8));
             body.writeBytes(file.data());
             body.writeBytes("\r\n".getBytes(StandardCharsets.UTF_8));
         }
         body.writeBytes(("--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
-        JsonNode written = envd.upload(Optional.empty(), user, "multipart/form-data; boundary=" + boundary,
+        JsonNode written = envd.upload(
+                Optional.empty(),
+                user,
+                "multipart/form-data; boundary=" + boundary,
                 HttpRequest.BodyPublishers.ofByteArray(body.toByteArray()));
         List<WriteInfo> out = new ArrayList<>();
         written.forEach(w -> out.add(writeInfo(w)));
@@ -132,7 +140,8 @@ public final class Files {
 
     private static WriteInfo writeInfo(JsonNode w) {
         String type = Json.text(w, "type", "file");
-        return new WriteInfo(Json.text(w, "name", ""), "dir".equals(type) ? FileType.DIR : FileType.FILE, Json.text(w, "path", ""));
+        return new WriteInfo(
+                Json.text(w, "name", ""), "dir".equals(type) ? FileType.DIR : FileType.FILE, Json.text(w, "path", ""));
     }
 
     /** The entries of a directory (its direct children). */
@@ -145,8 +154,15 @@ public final class Files {
         if (depth < 1) {
             throw new InvalidArgumentException("depth should be at least one: " + depth);
         }
-        ListDirResponse response = envd.unary(SERVICE + "ListDir", ListDirRequest.newBuilder().setPath(requirePath(path))
-                .setDepth(depth).build(), ListDirResponse.parser(), user, true);
+        ListDirResponse response = envd.unary(
+                SERVICE + "ListDir",
+                ListDirRequest.newBuilder()
+                        .setPath(requirePath(path))
+                        .setDepth(depth)
+                        .build(),
+                ListDirResponse.parser(),
+                user,
+                true);
         List<EntryInfo> out = new ArrayList<>();
         for (io.agentenv.envd.protocol.filesystem.EntryInfo e : response.getEntriesList()) {
             entry(e).ifPresent(out::add);
@@ -166,16 +182,25 @@ public final class Files {
 
     /** Details of a file, directory or link; {@link FileNotFoundException} when there is none. */
     public EntryInfo getInfo(String path) {
-        StatResponse response = envd.unary(SERVICE + "Stat", StatRequest.newBuilder().setPath(requirePath(path)).build(),
-                StatResponse.parser(), user, true);
-        return entry(response.getEntry()).orElseThrow(() -> new SandboxException("envd described " + path + " without a type"));
+        StatResponse response = envd.unary(
+                SERVICE + "Stat",
+                StatRequest.newBuilder().setPath(requirePath(path)).build(),
+                StatResponse.parser(),
+                user,
+                true);
+        return entry(response.getEntry())
+                .orElseThrow(() -> new SandboxException("envd described " + path + " without a type"));
     }
 
     /** Creates a directory and its parents; false when it already existed. */
     public boolean makeDir(String path) {
         try {
-            envd.unary(SERVICE + "MakeDir", MakeDirRequest.newBuilder().setPath(requirePath(path)).build(),
-                    MakeDirResponse.parser(), user, true);
+            envd.unary(
+                    SERVICE + "MakeDir",
+                    MakeDirRequest.newBuilder().setPath(requirePath(path)).build(),
+                    MakeDirResponse.parser(),
+                    user,
+                    true);
             return true;
         } catch (SandboxException e) {
             if (e.getMessage() != null && e.getMessage().startsWith("[already_exists]")) {
@@ -187,15 +212,27 @@ public final class Files {
 
     /** Moves {@code oldPath} to {@code newPath}; returns the entry at its new place. */
     public EntryInfo rename(String oldPath, String newPath) {
-        MoveResponse response = envd.unary(SERVICE + "Move", MoveRequest.newBuilder().setSource(requirePath(oldPath))
-                .setDestination(requirePath(newPath)).build(), MoveResponse.parser(), user, true);
-        return entry(response.getEntry()).orElseThrow(() -> new SandboxException("envd described " + newPath + " without a type"));
+        MoveResponse response = envd.unary(
+                SERVICE + "Move",
+                MoveRequest.newBuilder()
+                        .setSource(requirePath(oldPath))
+                        .setDestination(requirePath(newPath))
+                        .build(),
+                MoveResponse.parser(),
+                user,
+                true);
+        return entry(response.getEntry())
+                .orElseThrow(() -> new SandboxException("envd described " + newPath + " without a type"));
     }
 
     /** Removes a file or a directory with its contents. */
     public void remove(String path) {
-        envd.unary(SERVICE + "Remove", RemoveRequest.newBuilder().setPath(requirePath(path)).build(),
-                RemoveResponse.parser(), user, true);
+        envd.unary(
+                SERVICE + "Remove",
+                RemoveRequest.newBuilder().setPath(requirePath(path)).build(),
+                RemoveResponse.parser(),
+                user,
+                true);
     }
 
     /** {@link #watchDir(String, Consumer, WatchOptions)} with the defaults. */
@@ -210,12 +247,17 @@ public final class Files {
      */
     public WatchHandle watchDir(String path, Consumer<FilesystemEvent> onEvent, WatchOptions options) {
         Objects.requireNonNull(onEvent, "onEvent");
-        WatchDirRequest request = WatchDirRequest.newBuilder().setPath(requirePath(path)).setRecursive(options.recursive())
-                .setIncludeEntry(options.includeEntry()).build();
-        ServerStream stream = envd.stream(SERVICE + "WatchDir", request, options.user().or(() -> user), options.timeout(), true);
+        WatchDirRequest request = WatchDirRequest.newBuilder()
+                .setPath(requirePath(path))
+                .setRecursive(options.recursive())
+                .setIncludeEntry(options.includeEntry())
+                .build();
+        ServerStream stream =
+                envd.stream(SERVICE + "WatchDir", request, options.user().or(() -> user), options.timeout(), true);
         try {
             Optional<byte[]> first = stream.next();
-            if (first.isEmpty() || WatchDirResponse.parseFrom(first.get()).getEventCase() != WatchDirResponse.EventCase.START) {
+            if (first.isEmpty()
+                    || WatchDirResponse.parseFrom(first.get()).getEventCase() != WatchDirResponse.EventCase.START) {
                 throw new SandboxException("Expected start event from WatchDir");
             }
         } catch (InvalidProtocolBufferException e) {
@@ -251,7 +293,8 @@ public final class Files {
             default:
                 return Optional.empty();
         }
-        return Optional.of(new FilesystemEvent(e.getName(), type, e.hasEntry() ? entry(e.getEntry()) : Optional.empty()));
+        return Optional.of(
+                new FilesystemEvent(e.getName(), type, e.hasEntry() ? entry(e.getEntry()) : Optional.empty()));
     }
 
     /** envd's entry as the API's; entries of an unknown type are dropped, as E2B's SDKs drop them. */
@@ -272,9 +315,18 @@ public final class Files {
         }
         Timestamp t = e.getModifiedTime();
         Map<String, String> metadata = e.getMetadataMap();
-        return Optional.of(new EntryInfo(e.getName(), type, e.getPath(), e.getSize(), e.getMode(), e.getPermissions(),
-                e.getOwner(), e.getGroup(), Instant.ofEpochSecond(t.getSeconds(), t.getNanos()),
-                e.hasSymlinkTarget() ? Optional.of(e.getSymlinkTarget()) : Optional.empty(), metadata));
+        return Optional.of(new EntryInfo(
+                e.getName(),
+                type,
+                e.getPath(),
+                e.getSize(),
+                e.getMode(),
+                e.getPermissions(),
+                e.getOwner(),
+                e.getGroup(),
+                Instant.ofEpochSecond(t.getSeconds(), t.getNanos()),
+                e.hasSymlinkTarget() ? Optional.of(e.getSymlinkTarget()) : Optional.empty(),
+                metadata));
     }
 
     private static String requirePath(String path) {

@@ -18,7 +18,8 @@ public final class WatchHandle implements AutoCloseable {
     private final Optional<Consumer<Optional<Throwable>>> onExit;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
 
-    WatchHandle(ServerStream stream, Consumer<FilesystemEvent> onEvent, Optional<Consumer<Optional<Throwable>>> onExit) {
+    WatchHandle(
+            ServerStream stream, Consumer<FilesystemEvent> onEvent, Optional<Consumer<Optional<Throwable>>> onExit) {
         this.stream = stream;
         this.onEvent = onEvent;
         this.onExit = onExit;

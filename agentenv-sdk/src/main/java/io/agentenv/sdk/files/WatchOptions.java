@@ -16,8 +16,12 @@ import java.util.function.Consumer;
  * @param user         the user whose home relative paths resolve in
  * @param onExit       called once when the watch ends: with the failure, or empty when stopped or ended cleanly
  */
-public record WatchOptions(boolean recursive, boolean includeEntry, Duration timeout, Optional<String> user,
-                           Optional<Consumer<Optional<Throwable>>> onExit) {
+public record WatchOptions(
+        boolean recursive,
+        boolean includeEntry,
+        Duration timeout,
+        Optional<String> user,
+        Optional<Consumer<Optional<Throwable>>> onExit) {
     /** The default watch timeout. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
 
@@ -49,8 +53,7 @@ public record WatchOptions(boolean recursive, boolean includeEntry, Duration tim
         private String user;
         private Consumer<Optional<Throwable>> onExit;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Watch subdirectories too. */
         public Builder recursive(boolean recursive) {
@@ -84,7 +87,8 @@ public record WatchOptions(boolean recursive, boolean includeEntry, Duration tim
 
         /** The options. */
         public WatchOptions build() {
-            return new WatchOptions(recursive, includeEntry, timeout, Optional.ofNullable(user), Optional.ofNullable(onExit));
+            return new WatchOptions(
+                    recursive, includeEntry, timeout, Optional.ofNullable(user), Optional.ofNullable(onExit));
         }
     }
 }

@@ -48,18 +48,22 @@ public final class ApiClient {
 
         /** The body's {@code code} field (E2B's soft checks read it), else the HTTP status. */
         public int code() {
-            return body.filter(b -> b.path("code").isInt()).map(b -> b.get("code").asInt()).orElse(status);
+            return body.filter(b -> b.path("code").isInt())
+                    .map(b -> b.get("code").asInt())
+                    .orElse(status);
         }
 
         /** The body's {@code message}, else the raw body, else a generic text. */
         public String message() {
-            return body.map(b -> Json.text(b, "message")).filter(m -> !m.isEmpty())
+            return body.map(b -> Json.text(b, "message"))
+                    .filter(m -> !m.isEmpty())
                     .orElse(rawBody.isBlank() ? "HTTP " + status : rawBody.strip());
         }
 
         /** The body; a 2xx without one is a protocol error. */
         public JsonNode json() {
-            return body.orElseThrow(() -> new SandboxException("the API answered " + status + " without a JSON body", status, null));
+            return body.orElseThrow(
+                    () -> new SandboxException("the API answered " + status + " without a JSON body", status, null));
         }
     }
 
@@ -85,12 +89,14 @@ public final class ApiClient {
 
     /** Sends one request, retrying 429 answers that carry an integer {@code Retry-After}. */
     public Response send(String method, String pathAndQuery, JsonNode body) {
-        String key = config.apiKey().orElseThrow(() -> new AuthenticationException(
-                "API key is required: set E2B_API_KEY or SandboxConfig.builder().apiKey(...)"));
+        String key = config.apiKey()
+                .orElseThrow(() -> new AuthenticationException(
+                        "API key is required: set E2B_API_KEY or SandboxConfig.builder().apiKey(...)"));
         URI uri = resolve(pathAndQuery);
         Instant deadline = Instant.now().plus(RETRY_BUDGET);
         for (int attempt = 0; ; attempt++) {
-            HttpRequest.Builder builder = HttpRequest.newBuilder(uri).timeout(config.requestTimeout())
+            HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
+                    .timeout(config.requestTimeout())
                     .header("X-API-KEY", key)
                     .header("User-Agent", USER_AGENT);
             config.headers().forEach(builder::header);
@@ -104,8 +110,11 @@ public final class ApiClient {
             try {
                 response = config.httpClient().send(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
             } catch (HttpTimeoutException e) {
-                throw new TimeoutException("the API did not answer " + method + " " + uri.getPath() + " within "
-                        + config.requestTimeout().toMillis() + " ms (requestTimeout)", 0, e);
+                throw new TimeoutException(
+                        "the API did not answer " + method + " " + uri.getPath() + " within "
+                                + config.requestTimeout().toMillis() + " ms (requestTimeout)",
+                        0,
+                        e);
             } catch (IOException e) {
                 throw new SandboxException("cannot reach the API at " + config.apiUrl() + ": " + describe(e), e);
             } catch (InterruptedException e) {
@@ -113,12 +122,15 @@ public final class ApiClient {
                 throw new SandboxException("interrupted", e);
             }
             byte[] bytes = response.body() == null ? new byte[0] : response.body();
-            Response r = new Response(response.statusCode(),
+            Response r = new Response(
+                    response.statusCode(),
                     response.headers().firstValue("X-Next-Token").filter(t -> !t.isEmpty()),
-                    Json.parse(bytes), new String(bytes, StandardCharsets.UTF_8));
+                    Json.parse(bytes),
+                    new String(bytes, StandardCharsets.UTF_8));
             if (r.status() == 429 && attempt < config.retries()) {
                 OptionalLong wait = retryAfterSeconds(response);
-                if (wait.isPresent() && Instant.now().plusSeconds(wait.getAsLong()).isBefore(deadline)) {
+                if (wait.isPresent()
+                        && Instant.now().plusSeconds(wait.getAsLong()).isBefore(deadline)) {
                     sleep(Duration.ofSeconds(wait.getAsLong()));
                     continue;
                 }
@@ -138,13 +150,15 @@ public final class ApiClient {
             case 400:
                 return new InvalidArgumentException(status + ": " + message, status, null);
             case 401:
-                return new AuthenticationException("Unauthorized, please check your credentials. - " + message, status, null);
+                return new AuthenticationException(
+                        "Unauthorized, please check your credentials. - " + message, status, null);
             case 404:
                 return new NotFoundException(status + ": " + message, status, null);
             case 429:
                 return new RateLimitException("Rate limit exceeded, please try again later - " + message, status, null);
             case 503:
-                return new ServiceBusyException("The service is busy, please try again later - " + message, status, null);
+                return new ServiceBusyException(
+                        "The service is busy, please try again later - " + message, status, null);
             default:
                 return new SandboxException(status + ": " + message, status, null);
         }
@@ -175,7 +189,10 @@ public final class ApiClient {
         }
         StringBuilder sb = new StringBuilder();
         for (Map.Entry<String, String> e : new LinkedHashMap<>(query).entrySet()) {
-            sb.append(sb.length() == 0 ? '?' : '&').append(encode(e.getKey())).append('=').append(encode(e.getValue()));
+            sb.append(sb.length() == 0 ? '?' : '&')
+                    .append(encode(e.getKey()))
+                    .append('=')
+                    .append(encode(e.getValue()));
         }
         return sb.toString();
     }

@@ -37,6 +37,7 @@ public final class EnvdClient {
     private static final String USER_AGENT = "agentenv-java-sdk/" + Version.SDK;
     /** Larger than envd's biggest message (a deep directory listing). */
     private static final int MAX_MESSAGE = 64 * 1024 * 1024;
+
     private static final Duration HEALTH_TIMEOUT = Duration.ofSeconds(5);
 
     private final SandboxConfig config;
@@ -63,9 +64,10 @@ public final class EnvdClient {
     }
 
     /** A unary call, e.g. {@code procedure = "filesystem.Filesystem/Stat"}; failures mapped by {@link #rpcError}. */
-    public <T extends Message> T unary(String procedure, Message request, Parser<T> parser, Optional<String> user,
-                                       boolean filesystem) {
-        HttpRequest.Builder b = rpc(procedure, user).timeout(config.requestTimeout())
+    public <T extends Message> T unary(
+            String procedure, Message request, Parser<T> parser, Optional<String> user, boolean filesystem) {
+        HttpRequest.Builder b = rpc(procedure, user)
+                .timeout(config.requestTimeout())
                 .header("Content-Type", "application/proto")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(request.toByteArray()));
         HttpResponse<byte[]> response = send(b.build(), HttpResponse.BodyHandlers.ofByteArray(), procedure);
@@ -86,8 +88,10 @@ public final class EnvdClient {
      * @param timeout {@code Connect-Timeout-Ms} (envd ends the call, and kills a process it started, when it passes);
      *                zero for none
      */
-    public ServerStream stream(String procedure, Message request, Optional<String> user, Duration timeout, boolean filesystem) {
-        HttpRequest.Builder b = rpc(procedure, user).timeout(config.requestTimeout())
+    public ServerStream stream(
+            String procedure, Message request, Optional<String> user, Duration timeout, boolean filesystem) {
+        HttpRequest.Builder b = rpc(procedure, user)
+                .timeout(config.requestTimeout())
                 .header("Content-Type", "application/connect+proto")
                 .header("Keepalive-Ping-Interval", "50")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(Envelopes.frame(request.toByteArray())));
@@ -102,11 +106,15 @@ public final class EnvdClient {
             } catch (IOException e) {
                 body = new byte[0];
             }
-            String code = Json.parse(body).filter(n -> n.path("code").isTextual()).map(n -> n.get("code").asText())
+            String code = Json.parse(body)
+                    .filter(n -> n.path("code").isTextual())
+                    .map(n -> n.get("code").asText())
                     .orElse(codeOfStatus(response.statusCode()));
             if (code.equals("unavailable")) {
-                throw new SandboxNotFoundException("Sandbox is probably not running anymore (HTTP " + response.statusCode() + ")",
-                        response.statusCode(), null);
+                throw new SandboxNotFoundException(
+                        "Sandbox is probably not running anymore (HTTP " + response.statusCode() + ")",
+                        response.statusCode(),
+                        null);
             }
             throw rpcError(code, messageOf(body, response.statusCode()), filesystem, response.statusCode());
         }
@@ -115,7 +123,8 @@ public final class EnvdClient {
 
     /** {@code GET /health}: true on 2xx, false on 502 (not running), else a mapped error. */
     public boolean health() {
-        HttpRequest request = envd(base("/health")).timeout(HEALTH_TIMEOUT).GET().build();
+        HttpRequest request =
+                envd(base("/health")).timeout(HEALTH_TIMEOUT).GET().build();
         HttpResponse<byte[]> response = send(request, HttpResponse.BodyHandlers.ofByteArray(), "/health");
         if (response.statusCode() == 502) {
             return false;
@@ -137,7 +146,10 @@ public final class EnvdClient {
 
     /** {@code GET /files?path=}: the file's bytes as a stream (the caller closes it). */
     public InputStream download(String path, Optional<String> user) {
-        HttpRequest request = envd(filesUri(Optional.of(path), user)).timeout(config.requestTimeout()).GET().build();
+        HttpRequest request = envd(filesUri(Optional.of(path), user))
+                .timeout(config.requestTimeout())
+                .GET()
+                .build();
         HttpResponse<InputStream> response = send(request, HttpResponse.BodyHandlers.ofInputStream(), "/files");
         if (response.statusCode() != 200) {
             byte[] body;
@@ -155,14 +167,20 @@ public final class EnvdClient {
      * {@code POST /files}: with a path, the raw bytes ({@code application/octet-stream}); without one, a multipart body
      * that names each file by its full path. Returns envd's array of written entries.
      */
-    public JsonNode upload(Optional<String> path, Optional<String> user, String contentType, HttpRequest.BodyPublisher body) {
-        HttpRequest request = envd(filesUri(path, user)).timeout(Duration.ofMinutes(30))
-                .header("Content-Type", contentType).POST(body).build();
+    public JsonNode upload(
+            Optional<String> path, Optional<String> user, String contentType, HttpRequest.BodyPublisher body) {
+        HttpRequest request = envd(filesUri(path, user))
+                .timeout(Duration.ofMinutes(30))
+                .header("Content-Type", contentType)
+                .POST(body)
+                .build();
         HttpResponse<byte[]> response = send(request, HttpResponse.BodyHandlers.ofByteArray(), "/files");
         if (response.statusCode() != 200) {
             throw restError(response.statusCode(), response.body(), true);
         }
-        return Json.parse(response.body()).filter(JsonNode::isArray).filter(a -> a.size() > 0)
+        return Json.parse(response.body())
+                .filter(JsonNode::isArray)
+                .filter(a -> a.size() > 0)
                 .orElseThrow(() -> new SandboxException("Expected to receive information about written file"));
     }
 
@@ -211,16 +229,23 @@ public final class EnvdClient {
         try {
             return config.httpClient().send(request, handler);
         } catch (HttpTimeoutException e) {
-            throw new TimeoutException("sandbox " + sandboxId + " did not answer " + what + " within "
-                    + config.requestTimeout().toMillis() + " ms (requestTimeout)", 0, e);
+            throw new TimeoutException(
+                    "sandbox " + sandboxId + " did not answer " + what + " within "
+                            + config.requestTimeout().toMillis() + " ms (requestTimeout)",
+                    0,
+                    e);
         } catch (IOException e) {
             // a connection that broke off: as E2B's SDKs, ask /health whether the sandbox is gone (never for /health)
             if (!what.equals("/health") && confirmedGone()) {
-                throw new TimeoutException(what + ": " + ApiClient.describe(e) + ": the sandbox was killed or reached its "
-                        + "end of life while the request was in flight", 0, e);
+                throw new TimeoutException(
+                        what + ": " + ApiClient.describe(e) + ": the sandbox was killed or reached its "
+                                + "end of life while the request was in flight",
+                        0,
+                        e);
             }
-            throw new SandboxException("cannot reach sandbox " + sandboxId + " at " + base + " (" + what + "): "
-                    + ApiClient.describe(e), e);
+            throw new SandboxException(
+                    "cannot reach sandbox " + sandboxId + " at " + base + " (" + what + "): " + ApiClient.describe(e),
+                    e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SandboxException("interrupted", e);
@@ -229,7 +254,9 @@ public final class EnvdClient {
 
     private RuntimeException unaryFailure(int status, byte[] body, boolean filesystem) {
         Optional<JsonNode> json = Json.parse(body);
-        String code = json.filter(n -> n.path("code").isTextual()).map(n -> n.get("code").asText()).orElse(codeOfStatus(status));
+        String code = json.filter(n -> n.path("code").isTextual())
+                .map(n -> n.get("code").asText())
+                .orElse(codeOfStatus(status));
         return rpcError(code, messageOf(body, status), filesystem, status);
     }
 
@@ -272,12 +299,17 @@ public final class EnvdClient {
             case "unauthenticated":
                 return new AuthenticationException(text, status, null);
             case "not_found":
-                return filesystem ? new FileNotFoundException(text, status, null) : new NotFoundException(text, status, null);
+                return filesystem
+                        ? new FileNotFoundException(text, status, null)
+                        : new NotFoundException(text, status, null);
             case "resource_exhausted":
                 return new RateLimitException(text + ": The requests are being rate limited.", status, null);
             case "unavailable":
-                return new TimeoutException(text + ": the sandbox is not running; it was killed or paused, or its "
-                        + "timeout passed (extend it with setTimeout)", status, null);
+                return new TimeoutException(
+                        text + ": the sandbox is not running; it was killed or paused, or its "
+                                + "timeout passed (extend it with setTimeout)",
+                        status,
+                        null);
             case "canceled":
                 return new TimeoutException(text + ": the request timed out (requestTimeout)", status, null);
             case "deadline_exceeded":
@@ -296,12 +328,17 @@ public final class EnvdClient {
             case 401:
                 return new AuthenticationException(message, status, null);
             case 404:
-                return file ? new FileNotFoundException(message, status, null) : new NotFoundException(message, status, null);
+                return file
+                        ? new FileNotFoundException(message, status, null)
+                        : new NotFoundException(message, status, null);
             case 429:
                 return new RateLimitException(message + ": The requests are being rate limited.", status, null);
             case 502:
-                return new TimeoutException(message + ": the sandbox is not running; it was killed or paused, or its "
-                        + "timeout passed (extend it with setTimeout)", status, null);
+                return new TimeoutException(
+                        message + ": the sandbox is not running; it was killed or paused, or its "
+                                + "timeout passed (extend it with setTimeout)",
+                        status,
+                        null);
             case 507:
                 return new NotEnoughSpaceException(message, status, null);
             default:
@@ -314,8 +351,7 @@ public final class EnvdClient {
         static final int END_STREAM = 0x02;
         static final int COMPRESSED = 0x01;
 
-        private Envelopes() {
-        }
+        private Envelopes() {}
 
         static byte[] frame(byte[] payload) {
             byte[] out = new byte[5 + payload.length];

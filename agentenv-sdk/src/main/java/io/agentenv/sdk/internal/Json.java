@@ -18,10 +18,10 @@ import java.util.Optional;
 /** Jackson functions for the REST bodies. Internal; not part of the API. */
 public final class Json {
     /** The one mapper. */
-    public static final ObjectMapper MAPPER = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+    public static final ObjectMapper MAPPER =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
-    private Json() {
-    }
+    private Json() {}
 
     /** A new empty object. */
     public static ObjectNode object() {

@@ -46,7 +46,10 @@ public final class ServerStream implements AutoCloseable {
             if (header.length < 4) {
                 return brokeOff("incomplete envelope", null);
             }
-            int length = ((header[0] & 0xff) << 24) | ((header[1] & 0xff) << 16) | ((header[2] & 0xff) << 8) | (header[3] & 0xff);
+            int length = ((header[0] & 0xff) << 24)
+                    | ((header[1] & 0xff) << 16)
+                    | ((header[2] & 0xff) << 8)
+                    | (header[3] & 0xff);
             if (length < 0 || length > EnvdClient.Envelopes.maxMessage()) {
                 throw new SandboxException(procedure + ": message of " + length + " bytes is too large");
             }
@@ -62,7 +65,8 @@ public final class ServerStream implements AutoCloseable {
                 Optional<JsonNode> end = Json.parse(payload);
                 if (end.isPresent() && end.get().has("error")) {
                     JsonNode error = end.get().get("error");
-                    throw EnvdClient.rpcError(Json.text(error, "code", "unknown"), Json.text(error, "message", ""), filesystem, 0);
+                    throw EnvdClient.rpcError(
+                            Json.text(error, "code", "unknown"), Json.text(error, "message", ""), filesystem, 0);
                 }
                 return Optional.empty();
             }
@@ -80,10 +84,14 @@ public final class ServerStream implements AutoCloseable {
             return Optional.empty();
         }
         if (envd.confirmedGone()) {
-            throw new TimeoutException(procedure + ": " + detail + ": the sandbox was killed or reached its end of life "
-                    + "while the request was in flight", 0, cause);
+            throw new TimeoutException(
+                    procedure + ": " + detail + ": the sandbox was killed or reached its end of life "
+                            + "while the request was in flight",
+                    0,
+                    cause);
         }
-        throw new SandboxException(procedure + ": the stream from sandbox " + envd.sandboxId() + " broke off (" + detail + ")", cause);
+        throw new SandboxException(
+                procedure + ": the stream from sandbox " + envd.sandboxId() + " broke off (" + detail + ")", cause);
     }
 
     /** Whether {@link #close()} was called. */

@@ -12,8 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Threads {
     private static final ExecutorService SHARED = create();
 
-    private Threads() {
-    }
+    private Threads() {}
 
     /** The shared executor (never shut down; its threads are daemons or virtual). */
     public static ExecutorService shared() {

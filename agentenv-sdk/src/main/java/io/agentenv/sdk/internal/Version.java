@@ -5,8 +5,7 @@ public final class Version {
     /** This SDK's version (sent in {@code User-Agent}). */
     public static final String SDK = "0.1.0";
 
-    private Version() {
-    }
+    private Version() {}
 
     /** Compares dotted versions ({@code 0.6.13}, {@code v0.6}); non-numeric parts count as 0. */
     public static int compare(String a, String b) {

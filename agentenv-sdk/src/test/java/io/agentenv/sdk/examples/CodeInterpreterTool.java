@@ -22,8 +22,9 @@ import java.time.Duration;
  */
 public final class CodeInterpreterTool implements AutoCloseable {
     /** What the tool tells the model it does. */
-    public static final String DESCRIPTION = "Runs Python 3 code in an isolated Linux sandbox and returns its exit code, "
-            + "stdout and stderr. Files written under /home/user stay for later calls.";
+    public static final String DESCRIPTION =
+            "Runs Python 3 code in an isolated Linux sandbox and returns its exit code, "
+                    + "stdout and stderr. Files written under /home/user stay for later calls.";
 
     private final Sandbox sandbox;
     private final Duration timeout;
@@ -35,8 +36,12 @@ public final class CodeInterpreterTool implements AutoCloseable {
 
     /** A tool whose runs may take up to {@code timeout}. */
     public CodeInterpreterTool(SandboxConfig config, Duration timeout) {
-        this.sandbox = Sandbox.create(CreateOptions.builder().timeout(Duration.ofMinutes(10))
-                .metadata("purpose", "code-interpreter-tool").build(), config);
+        this.sandbox = Sandbox.create(
+                CreateOptions.builder()
+                        .timeout(Duration.ofMinutes(10))
+                        .metadata("purpose", "code-interpreter-tool")
+                        .build(),
+                config);
         this.timeout = timeout;
     }
 
@@ -45,8 +50,10 @@ public final class CodeInterpreterTool implements AutoCloseable {
         sandbox.setTimeout(Duration.ofMinutes(10));
         sandbox.files().write("/home/user/main.py", code);
         try {
-            CommandResult result = sandbox.commands().run("python3 /home/user/main.py",
-                    RunOptions.builder().timeout(timeout).build());
+            CommandResult result = sandbox.commands()
+                    .run(
+                            "python3 /home/user/main.py",
+                            RunOptions.builder().timeout(timeout).build());
             return format(result.exitCode(), result.stdout(), result.stderr());
         } catch (CommandExitException e) {
             return format(e.exitCode(), e.stdout(), e.stderr());
@@ -68,7 +75,9 @@ public final class CodeInterpreterTool implements AutoCloseable {
 
     /** Keeps answers small enough for a model's context. */
     private static String clip(String text) {
-        return text.length() <= 8000 ? text : text.substring(0, 8000) + "\n[... " + (text.length() - 8000) + " more characters]\n";
+        return text.length() <= 8000
+                ? text
+                : text.substring(0, 8000) + "\n[... " + (text.length() - 8000) + " more characters]\n";
     }
 
     /** The sandbox the tool runs code in. */

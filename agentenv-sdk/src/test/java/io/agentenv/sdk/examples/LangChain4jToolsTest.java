@@ -13,7 +13,10 @@ class LangChain4jToolsTest {
     void theToolsAreDescribedWithTheirParameters() {
         List<ToolSpecification> specs = ToolSpecifications.toolSpecificationsFrom(LangChain4jSandboxTools.class);
         assertThat(specs).extracting(ToolSpecification::name).containsExactlyInAnyOrder("runPython", "readFile");
-        ToolSpecification run = specs.stream().filter(s -> s.name().equals("runPython")).findFirst().orElseThrow();
+        ToolSpecification run = specs.stream()
+                .filter(s -> s.name().equals("runPython"))
+                .findFirst()
+                .orElseThrow();
         assertThat(run.description()).contains("Python 3");
         assertThat(run.parameters().properties()).containsOnlyKeys("code");
     }

@@ -54,7 +54,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
@@ -83,8 +82,13 @@ class SandboxSuiteIT {
 
     @BeforeAll
     static void createSharedSandbox() {
-        sandbox = Sandbox.create(CreateOptions.builder().metadata("suite", "java-sdk").env("SUITE_VAR", "from-create")
-                .timeout(Duration.ofMinutes(10)).build(), SuiteServer.config());
+        sandbox = Sandbox.create(
+                CreateOptions.builder()
+                        .metadata("suite", "java-sdk")
+                        .env("SUITE_VAR", "from-create")
+                        .timeout(Duration.ofMinutes(10))
+                        .build(),
+                SuiteServer.config());
     }
 
     @AfterAll
@@ -96,7 +100,9 @@ class SandboxSuiteIT {
             assertThat(sandbox.kill()).isTrue();
             assertThat(sandbox.kill()).as("a second kill finds nothing").isFalse();
         }
-        assertThat(Sandbox.list(ListOptions.all(), SuiteServer.config()).all()).as("sandboxes left by the suite").isEmpty();
+        assertThat(Sandbox.list(ListOptions.all(), SuiteServer.config()).all())
+                .as("sandboxes left by the suite")
+                .isEmpty();
     }
 
     static SandboxConfig config() {
@@ -132,10 +138,21 @@ class SandboxSuiteIT {
             assertThat(info.envdVersion()).isNotEmpty();
             assertThat(sandbox.isRunning()).isTrue();
 
-            List<SandboxInfo> listed = Sandbox.list(ListOptions.builder().metadata("suite", "java-sdk")
-                    .states(SandboxState.RUNNING).build(), config()).all();
+            List<SandboxInfo> listed = Sandbox.list(
+                            ListOptions.builder()
+                                    .metadata("suite", "java-sdk")
+                                    .states(SandboxState.RUNNING)
+                                    .build(),
+                            config())
+                    .all();
             assertThat(listed).extracting(SandboxInfo::sandboxId).contains(sandbox.sandboxId());
-            assertThat(Sandbox.list(ListOptions.builder().metadata("suite", "someone-else").build(), config()).all()).isEmpty();
+            assertThat(Sandbox.list(
+                                    ListOptions.builder()
+                                            .metadata("suite", "someone-else")
+                                            .build(),
+                                    config())
+                            .all())
+                    .isEmpty();
 
             sandbox.setTimeout(Duration.ofMinutes(20));
             assertThat(sandbox.getInfo().endAt()).isAfter(info.endAt());
@@ -144,7 +161,9 @@ class SandboxSuiteIT {
             SandboxMetrics sample = sandbox.getMetrics().get(0);
             assertThat(sample.memTotal()).isPositive();
             assertThat(sample.diskTotal()).isPositive();
-            assertThat(sandbox.getMetrics(info.startedAt().minusSeconds(60), Instant.now().plusSeconds(60))).isNotEmpty();
+            assertThat(sandbox.getMetrics(
+                            info.startedAt().minusSeconds(60), Instant.now().plusSeconds(60)))
+                    .isNotEmpty();
 
             Sandbox same = Sandbox.connect(sandbox.sandboxId(), config());
             assertThat(same.sandboxId()).isEqualTo(sandbox.sandboxId());
@@ -159,9 +178,13 @@ class SandboxSuiteIT {
 
         @Test
         void pauseAndResumeKeepARunningProcessAndTheTimeoutPausesWhenAskedTo() {
-            try (Sandbox paused = Sandbox.create(CreateOptions.builder().timeout(Duration.ofMinutes(5))
-                    .lifecycle(Lifecycle.pause(true))
-                    .network(NetworkOptions.egress(List.of("10.1.2.3"), List.of("0.0.0.0/0"))).build(), config())) {
+            try (Sandbox paused = Sandbox.create(
+                    CreateOptions.builder()
+                            .timeout(Duration.ofMinutes(5))
+                            .lifecycle(Lifecycle.pause(true))
+                            .network(NetworkOptions.egress(List.of("10.1.2.3"), List.of("0.0.0.0/0")))
+                            .build(),
+                    config())) {
                 SandboxInfo info = paused.getInfo();
                 assertThat(info.lifecycle()).hasValueSatisfying(l -> {
                     assertThat(l.onTimeout()).isEqualTo(OnTimeout.PAUSE);
@@ -171,23 +194,36 @@ class SandboxSuiteIT {
                 assertThat(info.allowOut()).contains("10.1.2.3");
 
                 // two sandboxes now (this one and the shared one): a page of one has a next page
-                io.agentenv.sdk.Paginator<SandboxInfo> pages = Sandbox.list(ListOptions.builder().limit(1).build(), config());
+                io.agentenv.sdk.Paginator<SandboxInfo> pages =
+                        Sandbox.list(ListOptions.builder().limit(1).build(), config());
                 assertThat(pages.nextItems()).hasSize(1);
                 assertThat(pages.hasNext()).isTrue();
                 assertThat(pages.all()).isNotEmpty();
 
-                CommandHandle counter = paused.commands().start(
-                        "i=0; while true; do i=$((i+1)); echo $i > /tmp/counter.new; mv /tmp/counter.new /tmp/counter; sleep 0.1; done",
-                        RunOptions.builder().timeout(Duration.ZERO).tag("counter").build()); // each value renamed into place
+                CommandHandle counter = paused.commands()
+                        .start(
+                                "i=0; while true; do i=$((i+1)); echo $i > /tmp/counter.new; mv /tmp/counter.new /tmp/counter; sleep 0.1; done",
+                                RunOptions.builder()
+                                        .timeout(Duration.ZERO)
+                                        .tag("counter")
+                                        .build()); // each value renamed into place
                 await("the counter to count", () -> paused.files().exists("/tmp/counter"));
 
                 assertThat(paused.pause()).isTrue();
                 assertThat(paused.pause()).as("already paused").isFalse();
                 assertThat(paused.getInfo().state()).isEqualTo(SandboxState.PAUSED);
                 assertThat(paused.isRunning()).isFalse();
-                assertThat(Sandbox.list(ListOptions.builder().states(SandboxState.PAUSED).build(), config()).all())
-                        .extracting(SandboxInfo::sandboxId).contains(paused.sandboxId());
-                assertThatThrownBy(counter::waitFor).as("the pause cut the stream").isInstanceOf(TimeoutException.class);
+                assertThat(Sandbox.list(
+                                        ListOptions.builder()
+                                                .states(SandboxState.PAUSED)
+                                                .build(),
+                                        config())
+                                .all())
+                        .extracting(SandboxInfo::sandboxId)
+                        .contains(paused.sandboxId());
+                assertThatThrownBy(counter::waitFor)
+                        .as("the pause cut the stream")
+                        .isInstanceOf(TimeoutException.class);
 
                 paused.connect();
                 assertThat(paused.isRunning()).isTrue();
@@ -195,8 +231,13 @@ class SandboxSuiteIT {
                     assertThat(p.pid()).isEqualTo(counter.pid());
                     assertThat(p.tag()).contains("counter");
                 });
-                int before = Integer.parseInt(paused.files().read("/tmp/counter").strip());
-                await("the resumed counter to go on", () -> Integer.parseInt(paused.files().read("/tmp/counter").strip()) > before);
+                int before =
+                        Integer.parseInt(paused.files().read("/tmp/counter").strip());
+                await(
+                        "the resumed counter to go on",
+                        () -> Integer.parseInt(
+                                        paused.files().read("/tmp/counter").strip())
+                                > before);
 
                 // the timeout pauses it (onTimeout PAUSE); connect resumes it again
                 paused.setTimeout(Duration.ofSeconds(1));
@@ -215,9 +256,13 @@ class SandboxSuiteIT {
 
         @Test
         void trafficResumesASandboxCreatedWithAutoResume() {
-            try (Sandbox auto = Sandbox.create(CreateOptions.builder()
-                    .lifecycle(Lifecycle.pause().withAutoResume(true)).build(), config())) {
-                assertThat(auto.getInfo().lifecycle()).hasValueSatisfying(l -> assertThat(l.autoResume()).contains(true));
+            try (Sandbox auto = Sandbox.create(
+                    CreateOptions.builder()
+                            .lifecycle(Lifecycle.pause().withAutoResume(true))
+                            .build(),
+                    config())) {
+                assertThat(auto.getInfo().lifecycle())
+                        .hasValueSatisfying(l -> assertThat(l.autoResume()).contains(true));
                 auto.files().write("/home/user/before.txt", "before the pause");
                 assertThat(auto.pause()).isTrue();
                 assertThat(auto.getInfo().state()).isEqualTo(SandboxState.PAUSED);
@@ -238,18 +283,24 @@ class SandboxSuiteIT {
 
         @Test
         void asyncVariantsComplete() throws Exception {
-            Sandbox created = Sandbox.createAsync(CreateOptions.builder().metadata("async", "yes").build(), config())
+            Sandbox created = Sandbox.createAsync(
+                            CreateOptions.builder().metadata("async", "yes").build(), config())
                     .get(120, TimeUnit.SECONDS);
             assertThat(created.getHost(8000)).startsWith("8000-" + created.sandboxId() + ".");
             assertThat(created.pauseAsync().get(120, TimeUnit.SECONDS)).isTrue();
             assertThat(created.killAsync().get(60, TimeUnit.SECONDS)).isTrue();
 
-            Sandbox same = Sandbox.connectAsync(sandbox.sandboxId(), Optional.empty(), config()).get(60, TimeUnit.SECONDS);
+            Sandbox same = Sandbox.connectAsync(sandbox.sandboxId(), Optional.empty(), config())
+                    .get(60, TimeUnit.SECONDS);
             CommandResult result = same.commands().runAsync("echo async").get(60, TimeUnit.SECONDS);
             assertThat(result.stdout()).isEqualTo("async\n");
-            assertThat(same.files().writeAsync("/tmp/async.txt", "a".getBytes(StandardCharsets.UTF_8)).get(60, TimeUnit.SECONDS).path())
+            assertThat(same.files()
+                            .writeAsync("/tmp/async.txt", "a".getBytes(StandardCharsets.UTF_8))
+                            .get(60, TimeUnit.SECONDS)
+                            .path())
                     .isEqualTo("/tmp/async.txt");
-            assertThat(same.files().readAsync("/tmp/async.txt").get(60, TimeUnit.SECONDS)).isEqualTo("a");
+            assertThat(same.files().readAsync("/tmp/async.txt").get(60, TimeUnit.SECONDS))
+                    .isEqualTo("a");
         }
     }
 
@@ -259,24 +310,40 @@ class SandboxSuiteIT {
         void foregroundRunsDeliverStdoutAndStderrToCallbacks() {
             List<String> out = new CopyOnWriteArrayList<>();
             List<String> err = new CopyOnWriteArrayList<>();
-            CommandResult result = sandbox.commands().run("echo out-$X; echo err >&2; pwd",
-                    RunOptions.builder().env("X", "1").cwd("/tmp").onStdout(out::add).onStderr(err::add).build());
+            CommandResult result = sandbox.commands()
+                    .run(
+                            "echo out-$X; echo err >&2; pwd",
+                            RunOptions.builder()
+                                    .env("X", "1")
+                                    .cwd("/tmp")
+                                    .onStdout(out::add)
+                                    .onStderr(err::add)
+                                    .build());
             assertThat(result.exitCode()).isZero();
             assertThat(result.stdout()).isEqualTo("out-1\n/tmp\n");
             assertThat(result.stderr()).isEqualTo("err\n");
             assertThat(String.join("", out)).isEqualTo(result.stdout());
             assertThat(String.join("", err)).isEqualTo("err\n");
-            assertThat(sandbox.commands().run("echo ${X:-unset}").stdout()).as("per-command envs do not stay").isEqualTo("unset\n");
+            assertThat(sandbox.commands().run("echo ${X:-unset}").stdout())
+                    .as("per-command envs do not stay")
+                    .isEqualTo("unset\n");
             assertThat(sandbox.commands().run("whoami").stdout()).isEqualTo("user\n");
-            assertThat(sandbox.commands().run("whoami", RunOptions.builder().user("root").build()).stdout()).isEqualTo("root\n");
+            assertThat(sandbox.commands()
+                            .run("whoami", RunOptions.builder().user("root").build())
+                            .stdout())
+                    .isEqualTo("root\n");
         }
 
         @Test
         void aLongCommandStreamsItsOutputInOrder() {
             List<String> chunks = new CopyOnWriteArrayList<>();
-            CommandResult result = sandbox.commands().run("for i in $(seq 1 300); do echo line $i; sleep 0.005; done",
-                    RunOptions.builder().onStdout(chunks::add).build());
-            String expected = java.util.stream.IntStream.rangeClosed(1, 300).mapToObj(i -> "line " + i + "\n").collect(Collectors.joining());
+            CommandResult result = sandbox.commands()
+                    .run(
+                            "for i in $(seq 1 300); do echo line $i; sleep 0.005; done",
+                            RunOptions.builder().onStdout(chunks::add).build());
+            String expected = java.util.stream.IntStream.rangeClosed(1, 300)
+                    .mapToObj(i -> "line " + i + "\n")
+                    .collect(Collectors.joining());
             assertThat(result.stdout()).isEqualTo(expected);
             assertThat(String.join("", chunks)).isEqualTo(expected);
         }
@@ -284,8 +351,10 @@ class SandboxSuiteIT {
         @Test
         void outputArrivesWhileTheCommandStillRunsAndStdinReachesIt() {
             List<String> out = new CopyOnWriteArrayList<>();
-            CommandHandle handle = sandbox.commands().start("echo ready; read line; echo got $line; cat",
-                    RunOptions.builder().stdin(true).onStdout(out::add).build());
+            CommandHandle handle = sandbox.commands()
+                    .start(
+                            "echo ready; read line; echo got $line; cat",
+                            RunOptions.builder().stdin(true).onStdout(out::add).build());
             // it cannot end before it reads stdin, so "ready" arrived while it ran
             await("the first line", () -> String.join("", out).contains("ready\n"));
             assertThat(handle.result()).isEmpty();
@@ -298,8 +367,13 @@ class SandboxSuiteIT {
 
         @Test
         void backgroundCommandsAreListedReachableAndKillable() {
-            CommandHandle sleeper = sandbox.commands().start("echo started; sleep 600",
-                    RunOptions.builder().timeout(Duration.ZERO).tag("sleeper").build());
+            CommandHandle sleeper = sandbox.commands()
+                    .start(
+                            "echo started; sleep 600",
+                            RunOptions.builder()
+                                    .timeout(Duration.ZERO)
+                                    .tag("sleeper")
+                                    .build());
             assertThat(sandbox.commands().list()).anySatisfy(p -> {
                 assertThat(p.pid()).isEqualTo(sleeper.pid());
                 assertThat(p.cmd()).isEqualTo("/bin/bash");
@@ -309,26 +383,40 @@ class SandboxSuiteIT {
             CommandHandle attached = sandbox.commands().connect(sleeper.pid());
             assertThat(attached.pid()).isEqualTo(sleeper.pid());
             assertThat(sandbox.commands().kill(sleeper.pid())).isTrue();
-            assertThatThrownBy(sleeper::waitFor).isInstanceOfSatisfying(CommandExitException.class,
-                    e -> assertThat(e.stdout()).isEqualTo("started\n"));
+            assertThatThrownBy(sleeper::waitFor)
+                    .isInstanceOfSatisfying(
+                            CommandExitException.class,
+                            e -> assertThat(e.stdout()).isEqualTo("started\n"));
             assertThatThrownBy(attached::waitFor).isInstanceOf(CommandExitException.class);
-            assertThat(sandbox.commands().kill(sleeper.pid())).as("already gone").isFalse();
+            assertThat(sandbox.commands().kill(sleeper.pid()))
+                    .as("already gone")
+                    .isFalse();
         }
 
         @Test
         void aReconnectedHandleGetsTheOutputFromThenOn() {
             List<String> first = new CopyOnWriteArrayList<>();
-            CommandHandle handle = sandbox.commands().start("echo one; read x; echo two",
-                    RunOptions.builder().stdin(true).onStdout(first::add).build());
+            CommandHandle handle = sandbox.commands()
+                    .start(
+                            "echo one; read x; echo two",
+                            RunOptions.builder()
+                                    .stdin(true)
+                                    .onStdout(first::add)
+                                    .build());
             await("the first line", () -> String.join("", first).contains("one"));
             handle.disconnect();
             List<String> second = new CopyOnWriteArrayList<>();
-            CommandHandle again = sandbox.commands().connect(handle.pid(), RunOptions.builder().onStdout(second::add).build());
+            CommandHandle again = sandbox.commands()
+                    .connect(
+                            handle.pid(),
+                            RunOptions.builder().onStdout(second::add).build());
             sandbox.commands().sendStdin(handle.pid(), "go\n");
             CommandResult result = again.waitFor();
             assertThat(result.stdout()).isEqualTo("two\n");
             assertThat(String.join("", second)).isEqualTo("two\n");
-            assertThatThrownBy(handle::waitFor).isInstanceOf(io.agentenv.sdk.SandboxException.class).hasMessageContaining("disconnected");
+            assertThatThrownBy(handle::waitFor)
+                    .isInstanceOf(io.agentenv.sdk.SandboxException.class)
+                    .hasMessageContaining("disconnected");
         }
 
         @Test
@@ -339,11 +427,18 @@ class SandboxSuiteIT {
                         assertThat(e.stdout()).isEqualTo("partial\n");
                         assertThat(e.stderr()).isEqualTo("bad\n");
                     });
-            assertThatThrownBy(() -> sandbox.commands().run("sleep 30; echo never",
-                    RunOptions.builder().timeout(Duration.ofSeconds(1)).tag("too-slow").build()))
+            assertThatThrownBy(() -> sandbox.commands()
+                            .run(
+                                    "sleep 30; echo never",
+                                    RunOptions.builder()
+                                            .timeout(Duration.ofSeconds(1))
+                                            .tag("too-slow")
+                                            .build()))
                     .isInstanceOf(TimeoutException.class);
-            await("envd to end the timed-out command", () -> sandbox.commands().list().stream()
-                    .noneMatch(p -> p.tag().equals(Optional.of("too-slow"))));
+            await(
+                    "envd to end the timed-out command",
+                    () -> sandbox.commands().list().stream()
+                            .noneMatch(p -> p.tag().equals(Optional.of("too-slow"))));
         }
     }
 
@@ -352,11 +447,15 @@ class SandboxSuiteIT {
         @Test
         void aPtySessionTakesInputResizesAndEnds() throws Exception {
             ByteArrayOutputStream screen = new ByteArrayOutputStream();
-            CommandHandle pty = sandbox.pty().create(PtyOptions.builder(80, 24).timeout(Duration.ZERO).onData(bytes -> {
-                synchronized (screen) {
-                    screen.writeBytes(bytes);
-                }
-            }).build());
+            CommandHandle pty = sandbox.pty()
+                    .create(PtyOptions.builder(80, 24)
+                            .timeout(Duration.ZERO)
+                            .onData(bytes -> {
+                                synchronized (screen) {
+                                    screen.writeBytes(bytes);
+                                }
+                            })
+                            .build());
             java.util.function.Supplier<String> text = () -> {
                 synchronized (screen) {
                     return screen.toString(StandardCharsets.UTF_8);
@@ -372,11 +471,15 @@ class SandboxSuiteIT {
             // detach, attach again: the session goes on and its new output reaches the new handle
             pty.disconnect();
             ByteArrayOutputStream later = new ByteArrayOutputStream();
-            CommandHandle again = sandbox.pty().connect(pty.pid(), bytes -> {
-                synchronized (later) {
-                    later.writeBytes(bytes);
-                }
-            }, Duration.ZERO);
+            CommandHandle again = sandbox.pty()
+                    .connect(
+                            pty.pid(),
+                            bytes -> {
+                                synchronized (later) {
+                                    later.writeBytes(bytes);
+                                }
+                            },
+                            Duration.ZERO);
             sandbox.pty().sendInput(pty.pid(), "echo again-$((1+1))\n".getBytes(StandardCharsets.UTF_8));
             await("output on the new handle", () -> {
                 synchronized (later) {
@@ -384,8 +487,14 @@ class SandboxSuiteIT {
                 }
             });
             assertThat(sandbox.pty().kill(pty.pid())).isTrue();
-            assertThat(again.onExit().handle((r, e) -> r != null ? r.exitCode() : -1).get(60, TimeUnit.SECONDS)).isNotZero();
-            assertThat(pty.onExit().handle((r, e) -> r != null ? r.exitCode() : -1).get(60, TimeUnit.SECONDS)).isNotZero();
+            assertThat(again.onExit()
+                            .handle((r, e) -> r != null ? r.exitCode() : -1)
+                            .get(60, TimeUnit.SECONDS))
+                    .isNotZero();
+            assertThat(pty.onExit()
+                            .handle((r, e) -> r != null ? r.exitCode() : -1)
+                            .get(60, TimeUnit.SECONDS))
+                    .isNotZero();
         }
     }
 
@@ -414,23 +523,32 @@ class SandboxSuiteIT {
                 assertThat(in.readAllBytes()).isEqualTo(big);
             }
 
-            List<WriteInfo> many = sandbox.files().write(List.of(WriteEntry.of(dir + "/m/one.txt", "1"),
-                    WriteEntry.of(dir + "/m/two.txt", "2")));
-            assertThat(many).extracting(WriteInfo::path).containsExactlyInAnyOrder(dir + "/m/one.txt", dir + "/m/two.txt");
+            List<WriteInfo> many = sandbox.files()
+                    .write(List.of(WriteEntry.of(dir + "/m/one.txt", "1"), WriteEntry.of(dir + "/m/two.txt", "2")));
+            assertThat(many)
+                    .extracting(WriteInfo::path)
+                    .containsExactlyInAnyOrder(dir + "/m/one.txt", dir + "/m/two.txt");
             assertThat(sandbox.files().read(dir + "/m/two.txt")).isEqualTo("2");
 
             sandbox.files().withUser("root").write("/root/owned-by-root.txt", "r");
-            assertThat(sandbox.files().withUser("root").getInfo("/root/owned-by-root.txt").owner()).isEqualTo("root");
+            assertThat(sandbox.files()
+                            .withUser("root")
+                            .getInfo("/root/owned-by-root.txt")
+                            .owner())
+                    .isEqualTo("root");
             sandbox.files().withUser("root").remove("/root/owned-by-root.txt");
         }
 
         @Test
         void listStatMakeDirRenameAndRemove() {
             assertThat(sandbox.files().makeDir(dir + "/x/y")).isTrue();
-            assertThat(sandbox.files().makeDir(dir + "/x/y")).as("already there").isFalse();
+            assertThat(sandbox.files().makeDir(dir + "/x/y"))
+                    .as("already there")
+                    .isFalse();
             sandbox.files().write(dir + "/x/y/f.txt", "data");
             assertThat(sandbox.files().list(dir)).extracting(EntryInfo::name).containsExactly("x");
-            assertThat(sandbox.files().list(dir, 3)).extracting(EntryInfo::path)
+            assertThat(sandbox.files().list(dir, 3))
+                    .extracting(EntryInfo::path)
                     .containsExactlyInAnyOrder(dir + "/x", dir + "/x/y", dir + "/x/y/f.txt");
             EntryInfo info = sandbox.files().getInfo(dir + "/x/y/f.txt");
             assertThat(info.type()).isEqualTo(FileType.FILE);
@@ -451,8 +569,16 @@ class SandboxSuiteIT {
             sandbox.files().makeDir(dir + "/watched");
             List<FilesystemEvent> events = new CopyOnWriteArrayList<>();
             List<Optional<Throwable>> exits = new CopyOnWriteArrayList<>();
-            WatchHandle watch = sandbox.files().watchDir(dir + "/watched", events::add, WatchOptions.builder()
-                    .recursive(true).includeEntry(true).timeout(Duration.ZERO).onExit(exits::add).build());
+            WatchHandle watch = sandbox.files()
+                    .watchDir(
+                            dir + "/watched",
+                            events::add,
+                            WatchOptions.builder()
+                                    .recursive(true)
+                                    .includeEntry(true)
+                                    .timeout(Duration.ZERO)
+                                    .onExit(exits::add)
+                                    .build());
             java.util.function.BiPredicate<FilesystemEventType, String> seen = (type, name) ->
                     events.stream().anyMatch(e -> e.type() == type && e.name().equals(name));
             try {
@@ -461,11 +587,16 @@ class SandboxSuiteIT {
                 sandbox.files().makeDir(dir + "/watched/sub");
                 await("CREATE sub in " + events, () -> seen.test(FilesystemEventType.CREATE, "sub"));
                 sandbox.files().write(dir + "/watched/sub/deep.txt", "y");
-                await("an event for sub/deep.txt in " + events, () -> events.stream().anyMatch(e -> e.name().equals("sub/deep.txt")));
+                await(
+                        "an event for sub/deep.txt in " + events,
+                        () -> events.stream().anyMatch(e -> e.name().equals("sub/deep.txt")));
                 sandbox.files().remove(dir + "/watched/new.txt");
                 await("REMOVE new.txt in " + events, () -> seen.test(FilesystemEventType.REMOVE, "new.txt"));
-                assertThat(events).filteredOn(e -> e.type() == FilesystemEventType.CREATE && e.name().equals("new.txt"))
-                        .allSatisfy(e -> assertThat(e.entry()).hasValueSatisfying(en -> assertThat(en.path()).isEqualTo(dir + "/watched/new.txt")));
+                assertThat(events)
+                        .filteredOn(e -> e.type() == FilesystemEventType.CREATE
+                                && e.name().equals("new.txt"))
+                        .allSatisfy(e -> assertThat(e.entry())
+                                .hasValueSatisfying(en -> assertThat(en.path()).isEqualTo(dir + "/watched/new.txt")));
             } finally {
                 watch.stop();
             }
@@ -473,33 +604,56 @@ class SandboxSuiteIT {
             assertThat(exits).containsExactly(Optional.empty());
 
             List<Optional<Throwable>> timedOut = new CopyOnWriteArrayList<>();
-            WatchHandle shortWatch = sandbox.files().watchDir(dir + "/watched", e -> { }, WatchOptions.builder()
-                    .timeout(Duration.ofMillis(500)).onExit(timedOut::add).build());
-            assertThatThrownBy(() -> shortWatch.onExit().get(60, TimeUnit.SECONDS)).hasCauseInstanceOf(TimeoutException.class);
-            assertThat(timedOut).singleElement().satisfies(t -> assertThat(t).containsInstanceOf(TimeoutException.class));
+            WatchHandle shortWatch = sandbox.files()
+                    .watchDir(
+                            dir + "/watched",
+                            e -> {},
+                            WatchOptions.builder()
+                                    .timeout(Duration.ofMillis(500))
+                                    .onExit(timedOut::add)
+                                    .build());
+            assertThatThrownBy(() -> shortWatch.onExit().get(60, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(TimeoutException.class);
+            assertThat(timedOut)
+                    .singleElement()
+                    .satisfies(t -> assertThat(t).containsInstanceOf(TimeoutException.class));
 
-            assertThatThrownBy(() -> sandbox.files().watchDir(dir + "/missing", e -> { })).isInstanceOf(FileNotFoundException.class);
+            assertThatThrownBy(() -> sandbox.files().watchDir(dir + "/missing", e -> {}))
+                    .isInstanceOf(FileNotFoundException.class);
             sandbox.files().write(dir + "/plain.txt", "p");
-            assertThatThrownBy(() -> sandbox.files().watchDir(dir + "/plain.txt", e -> { })).isInstanceOf(io.agentenv.sdk.SandboxException.class);
+            assertThatThrownBy(() -> sandbox.files().watchDir(dir + "/plain.txt", e -> {}))
+                    .isInstanceOf(io.agentenv.sdk.SandboxException.class);
             sandbox.files().remove(dir);
         }
 
         @Test
         void signedUrlsWorkWithoutAnyHeaders() throws Exception {
-            HttpClient plain = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient plain =
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             String path = dir + "/signed.txt";
             String upload = sandbox.uploadUrl(path, UrlOptions.defaults().withExpiration(Duration.ofMinutes(5)));
-            HttpResponse<String> put = plain.send(HttpRequest.newBuilder(URI.create(upload))
-                    .header("Content-Type", "application/octet-stream")
-                    .POST(HttpRequest.BodyPublishers.ofString("via url")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> put = plain.send(
+                    HttpRequest.newBuilder(URI.create(upload))
+                            .header("Content-Type", "application/octet-stream")
+                            .POST(HttpRequest.BodyPublishers.ofString("via url"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
-            HttpResponse<String> get = plain.send(HttpRequest.newBuilder(URI.create(sandbox.downloadUrl(path, UrlOptions.defaults())))
-                    .GET().build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> get = plain.send(
+                    HttpRequest.newBuilder(URI.create(sandbox.downloadUrl(path, UrlOptions.defaults())))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(get.statusCode()).isEqualTo(200);
             assertThat(get.body()).isEqualTo("via url");
             String forged = sandbox.downloadUrl(path, UrlOptions.defaults()).replace("signature=v1_", "signature=v1_x");
-            assertThat(plain.send(HttpRequest.newBuilder(URI.create(forged)).GET().build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode()).isNotEqualTo(200);
+            assertThat(plain.send(
+                                    HttpRequest.newBuilder(URI.create(forged))
+                                            .GET()
+                                            .build(),
+                                    HttpResponse.BodyHandlers.discarding())
+                            .statusCode())
+                    .isNotEqualTo(200);
             sandbox.files().remove(dir);
         }
     }
@@ -510,24 +664,34 @@ class SandboxSuiteIT {
         @Test
         void aSnapshotCreatesSandboxesWithItsStateAndCanBeDeleted() {
             String name = "jsdk-snap-" + UUID.randomUUID().toString().substring(0, 8);
-            try (Sandbox source = Sandbox.create(CreateOptions.builder().env("SNAP_VAR", "kept").build(), config())) {
+            try (Sandbox source = Sandbox.create(
+                    CreateOptions.builder().env("SNAP_VAR", "kept").build(), config())) {
                 source.files().write("/home/user/snapshot.txt", "in the snapshot");
                 SnapshotInfo snapshot = source.createSnapshot(name);
                 try {
                     assertThat(snapshot.names()).anySatisfy(n -> assertThat(n).contains(name));
-                    assertThat(source.listSnapshots().all()).extracting(SnapshotInfo::snapshotId).contains(snapshot.snapshotId());
-                    assertThat(Sandbox.listSnapshots(SnapshotListOptions.all().withLimit(100), config()).all())
-                            .extracting(SnapshotInfo::snapshotId).contains(snapshot.snapshotId());
+                    assertThat(source.listSnapshots().all())
+                            .extracting(SnapshotInfo::snapshotId)
+                            .contains(snapshot.snapshotId());
+                    assertThat(Sandbox.listSnapshots(SnapshotListOptions.all().withLimit(100), config())
+                                    .all())
+                            .extracting(SnapshotInfo::snapshotId)
+                            .contains(snapshot.snapshotId());
                     assertThat(source.isRunning()).as("the source runs on").isTrue();
                     try (Sandbox restored = Sandbox.create(snapshot.snapshotId(), config())) {
                         assertThat(restored.sandboxId()).isNotEqualTo(source.sandboxId());
-                        assertThat(restored.files().read("/home/user/snapshot.txt")).isEqualTo("in the snapshot");
-                        assertThat(restored.commands().run("echo $SNAP_VAR").stdout()).isEqualTo("kept\n");
+                        assertThat(restored.files().read("/home/user/snapshot.txt"))
+                                .isEqualTo("in the snapshot");
+                        assertThat(restored.commands().run("echo $SNAP_VAR").stdout())
+                                .isEqualTo("kept\n");
                     }
                 } finally {
-                    assertThat(Sandbox.deleteSnapshot(snapshot.snapshotId(), config())).isTrue();
+                    assertThat(Sandbox.deleteSnapshot(snapshot.snapshotId(), config()))
+                            .isTrue();
                 }
-                assertThat(Sandbox.deleteSnapshot(snapshot.snapshotId(), config())).as("already deleted").isFalse();
+                assertThat(Sandbox.deleteSnapshot(snapshot.snapshotId(), config()))
+                        .as("already deleted")
+                        .isFalse();
             }
         }
 
@@ -543,10 +707,12 @@ class SandboxSuiteIT {
                 }
 
                 // more children than the server has sandbox slots (the shared sandbox and the parent hold two)
-                List<ForkResult> results = parent.fork(ForkOptions.of(SuiteServer.MAX_SANDBOXES, Duration.ofMinutes(2)));
+                List<ForkResult> results =
+                        parent.fork(ForkOptions.of(SuiteServer.MAX_SANDBOXES, Duration.ofMinutes(2)));
                 try {
                     assertThat(results).hasSize(SuiteServer.MAX_SANDBOXES);
-                    assertThat(results).anySatisfy(r -> assertThat(r.error()).containsInstanceOf(RateLimitException.class));
+                    assertThat(results)
+                            .anySatisfy(r -> assertThat(r.error()).containsInstanceOf(RateLimitException.class));
                 } finally {
                     for (ForkResult r : results) {
                         r.sandbox().ifPresent(Sandbox::kill);
@@ -560,7 +726,8 @@ class SandboxSuiteIT {
     class Examples {
         @Test
         void theAgentToolRunsCodeAndReadsFilesInItsSandbox() {
-            try (io.agentenv.sdk.examples.LangChain4jSandboxTools tools = new io.agentenv.sdk.examples.LangChain4jSandboxTools(config())) {
+            try (io.agentenv.sdk.examples.LangChain4jSandboxTools tools =
+                    new io.agentenv.sdk.examples.LangChain4jSandboxTools(config())) {
                 assertThat(tools.runPython("print(6 * 7)")).isEqualTo("exit code 0\nstdout:\n42\n");
                 assertThat(tools.runPython("open('/home/user/out.txt', 'w').write('from python')\nprint('written')"))
                         .contains("written");
@@ -577,8 +744,10 @@ class SandboxSuiteIT {
         @Test
         void aWrongApiKeyIsAnAuthenticationFailure() {
             SandboxConfig wrong = config().toBuilder().apiKey("e2b_wrong").build();
-            assertThatThrownBy(() -> Sandbox.list(ListOptions.all(), wrong).nextItems()).isInstanceOf(AuthenticationException.class);
-            assertThatThrownBy(() -> Sandbox.create(CreateOptions.defaults(), wrong)).isInstanceOf(AuthenticationException.class);
+            assertThatThrownBy(() -> Sandbox.list(ListOptions.all(), wrong).nextItems())
+                    .isInstanceOf(AuthenticationException.class);
+            assertThatThrownBy(() -> Sandbox.create(CreateOptions.defaults(), wrong))
+                    .isInstanceOf(AuthenticationException.class);
         }
 
         @Test
@@ -586,23 +755,32 @@ class SandboxSuiteIT {
             String missing = "jsdkmissing000000000";
             assertThatThrownBy(() -> Sandbox.getInfo(missing, config())).isInstanceOf(SandboxNotFoundException.class);
             assertThatThrownBy(() -> Sandbox.connect(missing, config())).isInstanceOf(SandboxNotFoundException.class);
-            assertThatThrownBy(() -> Sandbox.setTimeout(missing, Duration.ofSeconds(30), config())).isInstanceOf(SandboxNotFoundException.class);
-            assertThatThrownBy(() -> Sandbox.pause(missing, Optional.empty(), config())).isInstanceOf(SandboxNotFoundException.class);
+            assertThatThrownBy(() -> Sandbox.setTimeout(missing, Duration.ofSeconds(30), config()))
+                    .isInstanceOf(SandboxNotFoundException.class);
+            assertThatThrownBy(() -> Sandbox.pause(missing, Optional.empty(), config()))
+                    .isInstanceOf(SandboxNotFoundException.class);
             assertThat(Sandbox.kill(missing, config())).isFalse();
-            assertThatThrownBy(() -> Templates.get("no-such-template", config())).isInstanceOf(NotFoundException.class);
+            assertThatThrownBy(() -> Templates.get("no-such-template", config()))
+                    .isInstanceOf(NotFoundException.class);
             assertThatThrownBy(() -> sandbox.files().read("/no/such/file")).isInstanceOf(FileNotFoundException.class);
-            assertThatThrownBy(() -> sandbox.files().getInfo("/no/such/file")).isInstanceOf(FileNotFoundException.class);
+            assertThatThrownBy(() -> sandbox.files().getInfo("/no/such/file"))
+                    .isInstanceOf(FileNotFoundException.class);
             assertThatThrownBy(() -> sandbox.commands().connect(999_999)).isInstanceOf(NotFoundException.class);
         }
 
         @Test
         void refusedArgumentsAreInvalidArguments() {
-            assertThatThrownBy(() -> Sandbox.create("no-such-template", config())).isInstanceOf(InvalidArgumentException.class)
+            assertThatThrownBy(() -> Sandbox.create("no-such-template", config()))
+                    .isInstanceOf(InvalidArgumentException.class)
                     .hasMessageContaining("no-such-template");
-            assertThatThrownBy(() -> sandbox.files().list("/etc/hostname")).isInstanceOf(InvalidArgumentException.class);
+            assertThatThrownBy(() -> sandbox.files().list("/etc/hostname"))
+                    .isInstanceOf(InvalidArgumentException.class);
             assertThatThrownBy(() -> sandbox.updateNetwork(NetworkUpdate.of(List.of(), List.of("not-an-address"))))
                     .isInstanceOf(InvalidArgumentException.class);
-            assertThatThrownBy(() -> sandbox.commands().run("true", RunOptions.builder().cwd("/no/such/dir").build()))
+            assertThatThrownBy(() -> sandbox.commands()
+                            .run(
+                                    "true",
+                                    RunOptions.builder().cwd("/no/such/dir").build()))
                     .isInstanceOf(io.agentenv.sdk.SandboxException.class);
         }
 
@@ -612,24 +790,35 @@ class SandboxSuiteIT {
                 // fill the sandbox's disk completely, then write a small file: envd answers 507. (A small body: for a
                 // large one the server may close the connection before the client has sent it all, which the
                 // client can only see as a broken connection.)
-                String avail = sandbox.commands().run("df -B1M --output=avail / | tail -n 1").stdout().strip();
-                sandbox.commands().run("fallocate -l " + (Long.parseLong(avail) - 1) + "M /home/user/fill; "
-                        + "dd if=/dev/zero of=/home/user/fill2 bs=64k 2>/dev/null; true");
+                String avail = sandbox.commands()
+                        .run("df -B1M --output=avail / | tail -n 1")
+                        .stdout()
+                        .strip();
+                sandbox.commands()
+                        .run("fallocate -l " + (Long.parseLong(avail) - 1) + "M /home/user/fill; "
+                                + "dd if=/dev/zero of=/home/user/fill2 bs=64k 2>/dev/null; true");
                 assertThatThrownBy(() -> sandbox.files().write("/home/user/too-big", new byte[64 << 10]))
                         .isInstanceOf(NotEnoughSpaceException.class);
             } finally {
                 sandbox.commands().run("rm -f /home/user/fill /home/user/fill2 /home/user/too-big");
             }
-            assertThat(sandbox.files().write("/home/user/fits", new byte[1 << 20]).path()).isEqualTo("/home/user/fits");
+            assertThat(sandbox.files()
+                            .write("/home/user/fits", new byte[1 << 20])
+                            .path())
+                    .isEqualTo("/home/user/fits");
         }
 
         @Test
         void aKilledSandboxTimesOutItsCallsAndStreams() throws Exception {
             Sandbox doomed = Sandbox.create(CreateOptions.defaults(), config());
             try {
-                CommandHandle running = doomed.commands().start("sleep 600", RunOptions.builder().timeout(Duration.ZERO).build());
+                CommandHandle running = doomed.commands()
+                        .start(
+                                "sleep 600",
+                                RunOptions.builder().timeout(Duration.ZERO).build());
                 assertThat(doomed.kill()).isTrue();
-                assertThatThrownBy(running::waitFor).isInstanceOf(TimeoutException.class)
+                assertThatThrownBy(running::waitFor)
+                        .isInstanceOf(TimeoutException.class)
                         .hasMessageContaining("killed or reached its end of life");
                 assertThat(doomed.isRunning()).isFalse();
                 assertThatThrownBy(() -> doomed.commands().run("true")).isInstanceOf(SandboxNotFoundException.class);

@@ -105,15 +105,22 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
             Assumptions.abort("host test skipped: " + unready);
         }
         Files.createDirectories(RUN_DIR);
-        lockChannel = FileChannel.open(RUN_DIR.resolve("suite.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        lockChannel =
+                FileChannel.open(RUN_DIR.resolve("suite.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         lock = lockChannel.lock();
         removeDeadRuns();
         dataDir = Files.createTempDirectory(TEMP, DIR_PREFIX);
         log = Path.of("target", "sdk-it-server.log").toAbsolutePath();
         Files.createDirectories(log.getParent());
         int port = freePort();
-        ProcessBuilder pb = new ProcessBuilder(javaBinary(), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",
-                "--enable-native-access=ALL-UNNAMED", "-jar", serverJar().toString());
+        ProcessBuilder pb = new ProcessBuilder(
+                javaBinary(),
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xmx256m",
+                "--enable-native-access=ALL-UNNAMED",
+                "-jar",
+                serverJar().toString());
         Map<String, String> env = pb.environment();
         env.keySet().removeIf(k -> k.startsWith("AENV_") || k.startsWith("E2B_"));
         env.putAll(Map.ofEntries(
@@ -138,7 +145,11 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
         process = pb.start();
         String url = "http://127.0.0.1:" + port;
         awaitReady(url);
-        config = SandboxConfig.builder(Map.of()).apiKey(API_KEY).apiUrl(url).sandboxUrl(url).build();
+        config = SandboxConfig.builder(Map.of())
+                .apiKey(API_KEY)
+                .apiUrl(url)
+                .sandboxUrl(url)
+                .build();
     }
 
     @Override
@@ -174,15 +185,20 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
     }
 
     private void awaitReady(String url) throws Exception {
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpClient http =
+                HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         Instant deadline = Instant.now().plus(READY_TIMEOUT);
         while (true) {
             if (!process.isAlive()) {
                 fail("the server exited before it was ready (" + process.exitValue() + "):\n" + tail());
             }
             try {
-                HttpResponse<Void> r = http.send(HttpRequest.newBuilder(URI.create(url + "/health")).timeout(Duration.ofSeconds(2))
-                        .GET().build(), HttpResponse.BodyHandlers.discarding());
+                HttpResponse<Void> r = http.send(
+                        HttpRequest.newBuilder(URI.create(url + "/health"))
+                                .timeout(Duration.ofSeconds(2))
+                                .GET()
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding());
                 if (r.statusCode() == 204) {
                     return;
                 }
@@ -215,7 +231,8 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
             }
         }
         try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
-            for (Path device : devices.filter(d -> d.getFileName().toString().matches("loop[0-9]+")).toList()) {
+            for (Path device : devices.filter(d -> d.getFileName().toString().matches("loop[0-9]+"))
+                    .toList()) {
                 Path backing = device.resolve("loop/backing_file");
                 if (Files.isReadable(backing)) {
                     String file = Files.readString(backing).strip();
@@ -228,7 +245,8 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
         Path netns = Path.of("/run/netns");
         if (Files.isDirectory(netns)) {
             try (Stream<Path> names = Files.list(netns)) {
-                names.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(NAME_PREFIX + "-n"))
+                names.map(p -> p.getFileName().toString())
+                        .filter(n -> n.startsWith(NAME_PREFIX + "-n"))
                         .forEach(n -> left.add("netns " + n));
             }
         }
@@ -244,7 +262,9 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < field.length(); i++) {
             char c = field.charAt(i);
-            if (c == '\\' && i + 3 < field.length() && field.substring(i + 1, i + 4).matches("[0-7]{3}")) {
+            if (c == '\\'
+                    && i + 3 < field.length()
+                    && field.substring(i + 1, i + 4).matches("[0-7]{3}")) {
                 out.append((char) Integer.parseInt(field.substring(i + 1, i + 4), 8));
                 i += 3;
             } else {
@@ -258,8 +278,11 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
     private static void removeDeadRuns() throws IOException {
         List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo"));
         try (Stream<Path> dirs = Files.list(TEMP)) {
-            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(DIR_PREFIX)).toList()) {
-                boolean mounted = mounts.stream().map(l -> l.split(" ")).filter(f -> f.length > 4)
+            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(DIR_PREFIX))
+                    .toList()) {
+                boolean mounted = mounts.stream()
+                        .map(l -> l.split(" "))
+                        .filter(f -> f.length > 4)
                         .anyMatch(f -> under(unescape(f[4]), old));
                 if (!mounted) {
                     deleteTree(old);
@@ -283,7 +306,8 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
         if (!Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
             return "not running as root";
         }
-        if (!Files.isRegularFile(Path.of("/run/agentenv/host-ready")) || !Files.isRegularFile(Path.of("/var/cache/agentenv/host.env"))) {
+        if (!Files.isRegularFile(Path.of("/run/agentenv/host-ready"))
+                || !Files.isRegularFile(Path.of("/var/cache/agentenv/host.env"))) {
             return "scripts/setup-host.sh has not been run since this boot";
         }
         if (!Files.isRegularFile(serverJar())) {
@@ -296,11 +320,15 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
     }
 
     private static Path serverJar() {
-        return Path.of(System.getProperty("sdk.it.serverJar", "../agentenv-server/target/agentenv-server.jar")).toAbsolutePath().normalize();
+        return Path.of(System.getProperty("sdk.it.serverJar", "../agentenv-server/target/agentenv-server.jar"))
+                .toAbsolutePath()
+                .normalize();
     }
 
     private static Path envdDir() {
-        return Path.of(System.getProperty("sdk.it.envdDir", "../agentenv-envd/target")).toAbsolutePath().normalize();
+        return Path.of(System.getProperty("sdk.it.envdDir", "../agentenv-envd/target"))
+                .toAbsolutePath()
+                .normalize();
     }
 
     /** The server needs Java 25: the build's JDK (set by the pom), else JAVA_HOME's, else the JVM running the tests. */

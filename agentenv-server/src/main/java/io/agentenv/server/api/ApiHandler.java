@@ -3,8 +3,8 @@ package io.agentenv.server.api;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.api.model.ApiError;
-import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.orchestrator.AgentEnvException;
+import io.agentenv.server.credentials.ApiKey;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -53,19 +53,22 @@ final class ApiHandler extends Handler.Abstract {
     public boolean handle(Request request, Response response, Callback callback) {
         String method = request.getMethod();
         String path = request.getHttpURI().getPath();
-        String requestId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        String requestId =
+                HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         long started = System.nanoTime();
         String routeLabel = "unmatched";
         String sandboxId = null;
         Reply reply;
         try {
             Router.Match match = router.match(method, path == null ? "/" : path);
-            boolean authenticated = !(match instanceof Router.Match.Found found) || found.route().authenticated();
+            boolean authenticated = !(match instanceof Router.Match.Found found)
+                    || found.route().authenticated();
             if (authenticated) {
                 authenticate(request);
             }
             reply = switch (match) {
-                case Router.Match.NotFound ignored -> throw new HttpProblem(404, "route not found: " + method + " " + clip(path));
+                case Router.Match.NotFound ignored ->
+                    throw new HttpProblem(404, "route not found: " + method + " " + clip(path));
                 case Router.Match.WrongMethod wrong -> {
                     response.getHeaders().put(HttpHeader.ALLOW, String.join(", ", wrong.allowed()));
                     throw new HttpProblem(405, "method " + method + " not allowed for " + clip(path));
@@ -73,27 +76,41 @@ final class ApiHandler extends Handler.Abstract {
                 case Router.Match.Found found -> {
                     routeLabel = found.route().pattern();
                     sandboxId = found.params().get("id");
-                    Exchange exchange = new Exchange(method, path, found.params(), query(request), body(request), requestId);
+                    Exchange exchange =
+                            new Exchange(method, path, found.params(), query(request), body(request), requestId);
                     yield found.route().endpoint().handle(exchange);
                 }
             };
         } catch (AgentEnvException e) {
             reply = error(ErrorStatus.of(e.kind()), e.getMessage());
             if (reply.status() >= 500) {
-                log.atWarn().addKeyValue("sandbox_id", sandboxId).addKeyValue("request_id", requestId)
-                        .addKeyValue("kind", e.kind()).setCause(e.getCause()).log("request failed: {}", e.getMessage());
+                log.atWarn()
+                        .addKeyValue("sandbox_id", sandboxId)
+                        .addKeyValue("request_id", requestId)
+                        .addKeyValue("kind", e.kind())
+                        .setCause(e.getCause())
+                        .log("request failed: {}", e.getMessage());
             }
         } catch (HttpProblem e) {
             reply = error(e.status(), e.getMessage());
         } catch (Exception e) {
-            log.atError().addKeyValue("sandbox_id", sandboxId).addKeyValue("request_id", requestId)
-                    .addKeyValue("route", routeLabel).setCause(e).log("unexpected error");
+            log.atError()
+                    .addKeyValue("sandbox_id", sandboxId)
+                    .addKeyValue("request_id", requestId)
+                    .addKeyValue("route", routeLabel)
+                    .setCause(e)
+                    .log("unexpected error");
             reply = error(500, "internal error (reference " + requestId + ")");
         }
         metrics.recordRequest(method, routeLabel, reply.status(), System.nanoTime() - started);
-        log.atDebug().addKeyValue("sandbox_id", sandboxId).addKeyValue("request_id", requestId)
-                .addKeyValue("method", method).addKeyValue("route", routeLabel).addKeyValue("status", reply.status())
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("request");
+        log.atDebug()
+                .addKeyValue("sandbox_id", sandboxId)
+                .addKeyValue("request_id", requestId)
+                .addKeyValue("method", method)
+                .addKeyValue("route", routeLabel)
+                .addKeyValue("status", reply.status())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .log("request");
         write(response, callback, reply);
         return true;
     }
@@ -171,7 +188,8 @@ final class ApiHandler extends Handler.Abstract {
                 send(response, callback, JSON, json.writeBytes(j.body()));
             }
             case Reply.RawJson raw -> send(response, callback, JSON, raw.body().getBytes(StandardCharsets.UTF_8));
-            case Reply.Text text -> send(response, callback, text.contentType(), text.body().getBytes(StandardCharsets.UTF_8));
+            case Reply.Text text ->
+                send(response, callback, text.contentType(), text.body().getBytes(StandardCharsets.UTF_8));
         }
     }
 

@@ -2,17 +2,17 @@ package io.agentenv.server.api;
 
 import static java.util.Objects.requireNonNull;
 
-import io.agentenv.server.config.ServerConfig;
-import io.agentenv.server.credentials.ApiKey;
-import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.SandboxGuests;
+import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.function.UnaryOperator;
-import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -37,15 +37,27 @@ public final class ApiServer implements AutoCloseable {
      * As {@link #start(ServerConfig, Orchestrator, SandboxGuests, ApiKey, SandboxTokens, Clock)} with guest calls
      * that are not sampled in the background (metrics are then read on demand).
      */
-    public static ApiServer start(ServerConfig config, Orchestrator orchestrator, ApiKey apiKey, SandboxTokens tokens,
-                                  Clock clock) throws Exception {
-        return start(config, orchestrator, new SandboxGuests(orchestrator, GuestSettings.defaults(), clock), apiKey,
-                tokens, clock);
+    public static ApiServer start(
+            ServerConfig config, Orchestrator orchestrator, ApiKey apiKey, SandboxTokens tokens, Clock clock)
+            throws Exception {
+        return start(
+                config,
+                orchestrator,
+                new SandboxGuests(orchestrator, GuestSettings.defaults(), clock),
+                apiKey,
+                tokens,
+                clock);
     }
 
     /** Builds the routes over {@code orchestrator} and {@code guests} and starts listening on {@code config.listen()}. */
-    public static ApiServer start(ServerConfig config, Orchestrator orchestrator, SandboxGuests guests, ApiKey apiKey,
-                                  SandboxTokens tokens, Clock clock) throws Exception {
+    public static ApiServer start(
+            ServerConfig config,
+            Orchestrator orchestrator,
+            SandboxGuests guests,
+            ApiKey apiKey,
+            SandboxTokens tokens,
+            Clock clock)
+            throws Exception {
         return start(config, orchestrator, guests, apiKey, tokens, clock, UnaryOperator.identity());
     }
 
@@ -53,8 +65,15 @@ public final class ApiServer implements AutoCloseable {
      * As above, with {@code front} wrapping the API's handler on the same port (the sandbox proxy: requests it does not
      * claim reach the API).
      */
-    public static ApiServer start(ServerConfig config, Orchestrator orchestrator, SandboxGuests guests, ApiKey apiKey,
-                                  SandboxTokens tokens, Clock clock, UnaryOperator<Handler> front) throws Exception {
+    public static ApiServer start(
+            ServerConfig config,
+            Orchestrator orchestrator,
+            SandboxGuests guests,
+            ApiKey apiKey,
+            SandboxTokens tokens,
+            Clock clock,
+            UnaryOperator<Handler> front)
+            throws Exception {
         requireNonNull(front, "front is null");
         requireNonNull(config, "config is null");
         requireNonNull(orchestrator, "orchestrator is null");
@@ -80,17 +99,29 @@ public final class ApiServer implements AutoCloseable {
         Json json = new Json();
         // the configured domain, else localhost with the port this server listens on: the SDK's getHost(port) is then
         // <port>-<id>.localhost:<port>, which the proxy routes and which resolves to loopback (RFC 6761)
-        WireMapping wire = new WireMapping(tokens,
-                () -> config.sandboxDomain().orElseGet(() -> "localhost:" + connector.getLocalPort()), clock);
+        WireMapping wire = new WireMapping(
+                tokens, () -> config.sandboxDomain().orElseGet(() -> "localhost:" + connector.getLocalPort()), clock);
         PrometheusMetrics metrics = new PrometheusMetrics(orchestrator);
         orchestrator.subscribe(metrics);
         Router router = new Router()
                 .addPublic("GET", "/health", ex -> Reply.NO_CONTENT)
-                .addPublic("GET", "/metrics", ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+                .addPublic(
+                        "GET",
+                        "/metrics",
+                        ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
         new GuestEndpoints(guests).register(router); // before SandboxEndpoints: /sandboxes/metrics is not an id
-        new SandboxEndpoints(orchestrator, wire, json, new SandboxEndpoints.Defaults(config.defaultTimeoutV1(),
-                config.defaultTimeoutV2(), config.defaultTimeoutV2(), config.defaultTimeoutV1(), config.defaultTimeoutV1(),
-                config.defaultTimeoutV1())).register(router);
+        new SandboxEndpoints(
+                        orchestrator,
+                        wire,
+                        json,
+                        new SandboxEndpoints.Defaults(
+                                config.defaultTimeoutV1(),
+                                config.defaultTimeoutV2(),
+                                config.defaultTimeoutV2(),
+                                config.defaultTimeoutV1(),
+                                config.defaultTimeoutV1(),
+                                config.defaultTimeoutV1()))
+                .register(router);
         new ListEndpoints(orchestrator, wire, json).register(router);
         new TemplateEndpoints(orchestrator).register(router);
 

@@ -10,8 +10,13 @@ import java.util.Optional;
  * One request as an endpoint sees it: path parameters, query parameters (decoded once, as sent), the body (already
  * read, bounded by the size limit) and the request id used in logs.
  */
-record Exchange(String method, String path, Map<String, String> params, Map<String, List<String>> query, byte[] body,
-                String requestId) {
+record Exchange(
+        String method,
+        String path,
+        Map<String, String> params,
+        Map<String, List<String>> query,
+        byte[] body,
+        String requestId) {
     Exchange {
         requireNonNull(method, "method is null");
         requireNonNull(path, "path is null");

@@ -50,7 +50,9 @@ final class GuestEndpoints {
         SandboxId id = SandboxEndpoints.sandboxId(ex);
         Optional<Instant> start = seconds(ex, "start");
         Optional<Instant> end = seconds(ex, "end");
-        List<SandboxMetric> body = guests.metrics(id, start, end).stream().map(GuestEndpoints::metric).toList();
+        List<SandboxMetric> body = guests.metrics(id, start, end).stream()
+                .map(GuestEndpoints::metric)
+                .toList();
         return new Reply.Json(200, body);
     }
 
@@ -70,7 +72,8 @@ final class GuestEndpoints {
         if (raw.size() > MAX_METRICS_IDS) {
             throw AgentEnvException.invalidArgument("sandbox_ids may name at most " + MAX_METRICS_IDS + " sandboxes");
         }
-        List<SandboxId> ids = raw.stream().filter(SandboxId::isValid).map(SandboxId::new).toList();
+        List<SandboxId> ids =
+                raw.stream().filter(SandboxId::isValid).map(SandboxId::new).toList();
         Map<String, SandboxMetric> out = new LinkedHashMap<>();
         guests.latestMetrics(ids).forEach((id, m) -> out.put(id.value(), metric(m)));
         return new Reply.Json(200, new SandboxesWithMetrics(out));
@@ -79,8 +82,8 @@ final class GuestEndpoints {
     /** Deprecated v1: {@code ?start=<ms>&limit=<n>}, oldest first. */
     private Reply logsV1(Exchange ex) {
         SandboxId id = SandboxEndpoints.sandboxId(ex);
-        LogQuery query = new LogQuery(millis(ex, "start"), limit(ex), LogQuery.Direction.FORWARD,
-                LogQuery.Level.DEBUG, Optional.empty());
+        LogQuery query = new LogQuery(
+                millis(ex, "start"), limit(ex), LogQuery.Direction.FORWARD, LogQuery.Level.DEBUG, Optional.empty());
         List<EnvdLogEntry> entries = guests.logs(id, query);
         List<SandboxLog> lines = new ArrayList<>(entries.size());
         List<SandboxLogEntry> structured = new ArrayList<>(entries.size());
@@ -94,27 +97,42 @@ final class GuestEndpoints {
     /** v2: {@code ?cursor=<ms>&limit=<n>&direction=forward|backward&level=debug|info|warn|error&search=<text>}. */
     private Reply logsV2(Exchange ex) {
         SandboxId id = SandboxEndpoints.sandboxId(ex);
-        LogQuery.Direction direction = ex.queryValue("direction").map(d -> switch (d) {
-            case "forward" -> LogQuery.Direction.FORWARD;
-            case "backward" -> LogQuery.Direction.BACKWARD;
-            default -> throw AgentEnvException.invalidArgument("direction must be forward or backward");
-        }).orElse(LogQuery.Direction.FORWARD);
-        LogQuery.Level level = ex.queryValue("level").map(l -> switch (l) {
-            case "debug" -> LogQuery.Level.DEBUG;
-            case "info" -> LogQuery.Level.INFO;
-            case "warn" -> LogQuery.Level.WARN;
-            case "error" -> LogQuery.Level.ERROR;
-            default -> throw AgentEnvException.invalidArgument("level must be debug, info, warn or error");
-        }).orElse(LogQuery.Level.DEBUG);
+        LogQuery.Direction direction = ex.queryValue("direction")
+                .map(d -> switch (d) {
+                    case "forward" -> LogQuery.Direction.FORWARD;
+                    case "backward" -> LogQuery.Direction.BACKWARD;
+                    default -> throw AgentEnvException.invalidArgument("direction must be forward or backward");
+                })
+                .orElse(LogQuery.Direction.FORWARD);
+        LogQuery.Level level = ex.queryValue("level")
+                .map(l -> switch (l) {
+                    case "debug" -> LogQuery.Level.DEBUG;
+                    case "info" -> LogQuery.Level.INFO;
+                    case "warn" -> LogQuery.Level.WARN;
+                    case "error" -> LogQuery.Level.ERROR;
+                    default -> throw AgentEnvException.invalidArgument("level must be debug, info, warn or error");
+                })
+                .orElse(LogQuery.Level.DEBUG);
         Optional<String> search = ex.queryValue("search").filter(s -> !s.isEmpty());
         LogQuery query = new LogQuery(millis(ex, "cursor"), limit(ex), direction, level, search);
-        return new Reply.Json(200, new SandboxLogsV2Response(guests.logs(id, query).stream()
-                .map(GuestEndpoints::entry).toList()));
+        return new Reply.Json(
+                200,
+                new SandboxLogsV2Response(guests.logs(id, query).stream()
+                        .map(GuestEndpoints::entry)
+                        .toList()));
     }
 
     static SandboxMetric metric(EnvdMetrics m) {
-        return new SandboxMetric(m.timestamp().toString(), m.timestamp().getEpochSecond(), m.cpuCount(),
-                m.cpuUsedPct(), m.memUsed(), m.memTotal(), m.memCache(), m.diskUsed(), m.diskTotal());
+        return new SandboxMetric(
+                m.timestamp().toString(),
+                m.timestamp().getEpochSecond(),
+                m.cpuCount(),
+                m.cpuUsedPct(),
+                m.memUsed(),
+                m.memTotal(),
+                m.memCache(),
+                m.diskUsed(),
+                m.diskTotal());
     }
 
     static SandboxLogEntry entry(EnvdLogEntry e) {
@@ -122,8 +140,8 @@ final class GuestEndpoints {
         fields.put("source", e.source().name().toLowerCase(Locale.ROOT));
         e.pid().ifPresent(pid -> fields.put("pid", Integer.toString(pid)));
         fields.put(e.source() == EnvdLogEntry.Source.ENVD ? "logger" : "stream", e.stream());
-        return new SandboxLogEntry(e.timestamp().toString(), LogQuery.Level.ofEnvd(e.level()).wire(), e.message(),
-                fields);
+        return new SandboxLogEntry(
+                e.timestamp().toString(), LogQuery.Level.ofEnvd(e.level()).wire(), e.message(), fields);
     }
 
     private static int limit(Exchange ex) {

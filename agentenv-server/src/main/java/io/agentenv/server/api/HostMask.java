@@ -12,8 +12,8 @@ import java.util.regex.Pattern;
 final class HostMask {
     static final String PORT_PLACEHOLDER = "${PORT}";
     private static final int MAX_LENGTH = 255;
-    private static final Pattern HOST_AND_PORT = Pattern.compile(
-            "(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\\[[0-9A-Fa-f:.]+])(?::[0-9]{1,5})?");
+    private static final Pattern HOST_AND_PORT =
+            Pattern.compile("(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\\[[0-9A-Fa-f:.]+])(?::[0-9]{1,5})?");
 
     private HostMask() {}
 
@@ -26,7 +26,8 @@ final class HostMask {
         if (mask.length() > MAX_LENGTH || !HOST_AND_PORT.matcher(sample).matches()) {
             throw AgentEnvException.invalidArgument("network.maskRequestHost must be a host name or IP address with an "
                     + "optional port, " + PORT_PLACEHOLDER + " standing for the sandbox port (for example localhost:"
-                    + PORT_PLACEHOLDER + "), was '" + SandboxEndpoints.clip(mask).replaceAll("\\p{Cntrl}", "?") + "'");
+                    + PORT_PLACEHOLDER + "), was '"
+                    + SandboxEndpoints.clip(mask).replaceAll("\\p{Cntrl}", "?") + "'");
         }
         return Optional.of(mask);
     }

@@ -9,10 +9,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
-import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import io.agentenv.orchestrator.AgentEnvException;
 import java.io.IOException;
@@ -36,10 +36,11 @@ final class Json {
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .withCoercionConfig(LogicalType.Textual, c -> c
-                    .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
-                    .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
-                    .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
+            .withCoercionConfig(
+                    LogicalType.Textual,
+                    c -> c.setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+                            .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+                            .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
             .build();
 
     /** Parses a request body; an empty body is read as {@code {}} when {@code emptyAllowed}, else rejected. */
@@ -83,7 +84,8 @@ final class Json {
         try {
             return mapper.writeValueAsString(value);
         } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot serialise " + value.getClass().getSimpleName(), e);
+            throw new IllegalStateException(
+                    "cannot serialise " + value.getClass().getSimpleName(), e);
         }
     }
 
@@ -91,7 +93,8 @@ final class Json {
         try {
             return mapper.writeValueAsBytes(value);
         } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot serialise " + value.getClass().getSimpleName(), e);
+            throw new IllegalStateException(
+                    "cannot serialise " + value.getClass().getSimpleName(), e);
         }
     }
 
@@ -107,7 +110,8 @@ final class Json {
     private static String fieldPath(JsonMappingException e) {
         return e.getPath().stream()
                 .map(ref -> ref.getFieldName() != null ? ref.getFieldName() : "[" + ref.getIndex() + "]")
-                .collect(Collectors.joining(".")).replace(".[", "[");
+                .collect(Collectors.joining("."))
+                .replace(".[", "[");
     }
 
     private static String describe(Class<?> type) {

@@ -21,11 +21,12 @@ final class JsonErrorHandler extends ErrorHandler {
     }
 
     @Override
-    protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
-                                    Callback callback) {
+    protected void generateResponse(
+            Request request, Response response, int code, String message, Throwable cause, Callback callback) {
         int status = code >= 400 && code <= 599 ? code : 500;
         String text = HttpStatus.getMessage(status);
-        byte[] body = json.writeBytes(new ApiError(status, text == null ? "error" : text.toLowerCase(java.util.Locale.ROOT)));
+        byte[] body =
+                json.writeBytes(new ApiError(status, text == null ? "error" : text.toLowerCase(java.util.Locale.ROOT)));
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
         response.write(true, ByteBuffer.wrap(body), callback);

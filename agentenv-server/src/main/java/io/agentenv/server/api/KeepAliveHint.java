@@ -25,7 +25,9 @@ final class KeepAliveHint extends Handler.Wrapper {
     static final Duration CONNECTION_IDLE_TIMEOUT = Duration.ofSeconds(75);
     /** What clients are told: 15 s below the idle timeout. */
     static final Duration ADVERTISED = Duration.ofSeconds(60);
-    private static final HttpField FIELD = new PreEncodedHttpField(HttpHeader.KEEP_ALIVE, "timeout=" + ADVERTISED.toSeconds());
+
+    private static final HttpField FIELD =
+            new PreEncodedHttpField(HttpHeader.KEEP_ALIVE, "timeout=" + ADVERTISED.toSeconds());
 
     KeepAliveHint(Handler next) {
         super(next);

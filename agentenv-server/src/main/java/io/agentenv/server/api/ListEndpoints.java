@@ -53,9 +53,16 @@ final class ListEndpoints {
 
     /** Deprecated v1 list: running sandboxes only, optional metadata filter, everything in one response. */
     private Reply listV1(Exchange ex) {
-        Map<String, String> metadata = ex.queryValue("metadata").map(MetadataFilter::decode).orElse(Map.of());
-        SandboxQuery query = new SandboxQuery(WireMapping.expand(io.agentenv.api.model.SandboxState.RUNNING), metadata,
-                Optional.empty(), Optional.empty(), SortOrder.DESC, 1000, Optional.empty());
+        Map<String, String> metadata =
+                ex.queryValue("metadata").map(MetadataFilter::decode).orElse(Map.of());
+        SandboxQuery query = new SandboxQuery(
+                WireMapping.expand(io.agentenv.api.model.SandboxState.RUNNING),
+                metadata,
+                Optional.empty(),
+                Optional.empty(),
+                SortOrder.DESC,
+                1000,
+                Optional.empty());
         List<ListedSandbox> all = new ArrayList<>();
         while (true) {
             Page<SandboxView> page = orchestrator.list(query);
@@ -63,16 +70,22 @@ final class ListEndpoints {
             if (page.next().isEmpty()) {
                 return new Reply.Json(200, all);
             }
-            query = new SandboxQuery(query.states(), metadata, Optional.empty(), Optional.empty(), SortOrder.DESC, 1000, page.next());
+            query = new SandboxQuery(
+                    query.states(), metadata, Optional.empty(), Optional.empty(), SortOrder.DESC, 1000, page.next());
         }
     }
 
     private Reply listV2(Exchange ex) {
-        Map<String, String> metadata = ex.queryValue("metadata").map(MetadataFilter::decode).orElse(Map.of());
-        SandboxQuery query = new SandboxQuery(states(ex.queryValues("state")), metadata,
-                ex.queryValue("template").filter(t -> !t.isEmpty()), ex.queryValue("startedAfter").map(ListEndpoints::instant),
-                order(ex.queryValue("order")), limit(ex.queryValue("limit")), ex.queryValue("nextToken")
-                        .filter(t -> !t.isEmpty()).map(PageToken::decode));
+        Map<String, String> metadata =
+                ex.queryValue("metadata").map(MetadataFilter::decode).orElse(Map.of());
+        SandboxQuery query = new SandboxQuery(
+                states(ex.queryValues("state")),
+                metadata,
+                ex.queryValue("template").filter(t -> !t.isEmpty()),
+                ex.queryValue("startedAfter").map(ListEndpoints::instant),
+                order(ex.queryValue("order")),
+                limit(ex.queryValue("limit")),
+                ex.queryValue("nextToken").filter(t -> !t.isEmpty()).map(PageToken::decode));
         Page<SandboxView> page = orchestrator.list(query);
         return paged(page.items().stream().map(wire::listed).toList(), page.next());
     }
@@ -85,30 +98,40 @@ final class ListEndpoints {
     }
 
     private Reply listSnapshots(Exchange ex) {
-        Optional<SandboxId> sandbox = ex.queryValue("sandboxID").filter(s -> !s.isEmpty()).map(s -> {
-            if (!SandboxId.isValid(s)) {
-                throw AgentEnvException.invalidArgument("sandboxID is not a sandbox id");
-            }
-            return new SandboxId(s);
-        });
+        Optional<SandboxId> sandbox = ex.queryValue("sandboxID")
+                .filter(s -> !s.isEmpty())
+                .map(s -> {
+                    if (!SandboxId.isValid(s)) {
+                        throw AgentEnvException.invalidArgument("sandboxID is not a sandbox id");
+                    }
+                    return new SandboxId(s);
+                });
         Optional<String> name = ex.queryValue("name").filter(s -> !s.isEmpty()).map(ListEndpoints::bareName);
-        SnapshotQuery query = new SnapshotQuery(sandbox, name, limit(ex.queryValue("limit")),
+        SnapshotQuery query = new SnapshotQuery(
+                sandbox,
+                name,
+                limit(ex.queryValue("limit")),
                 ex.queryValue("nextToken").filter(t -> !t.isEmpty()).map(PageToken::decode));
         Page<SnapshotView> page = orchestrator.listSnapshots(query);
-        List<SnapshotInfo> items = page.items().stream().map(WireMapping::snapshot).toList();
+        List<SnapshotInfo> items =
+                page.items().stream().map(WireMapping::snapshot).toList();
         return paged(items, page.next());
     }
 
     private Reply deleteTemplate(Exchange ex) {
         String idOrAlias = ex.param("id");
         if (!orchestrator.deleteTemplate(idOrAlias)) {
-            throw new AgentEnvException(ErrorKind.NOT_FOUND, "template " + SandboxEndpoints.clip(idOrAlias) + " not found");
+            throw new AgentEnvException(
+                    ErrorKind.NOT_FOUND, "template " + SandboxEndpoints.clip(idOrAlias) + " not found");
         }
         return Reply.NO_CONTENT;
     }
 
     static Reply paged(List<?> items, Optional<Cursor> next) {
-        return new Reply.Json(200, items, next.map(c -> Map.of(NEXT_TOKEN_HEADER, PageToken.encode(c))).orElse(Map.of()));
+        return new Reply.Json(
+                200,
+                items,
+                next.map(c -> Map.of(NEXT_TOKEN_HEADER, PageToken.encode(c))).orElse(Map.of()));
     }
 
     /** {@code state} is a CSV (possibly repeated); absent means running and paused. */
@@ -155,6 +178,7 @@ final class ListEndpoints {
 
     /** Bounds of a meaningful startedAfter (the store keeps nanoseconds in a long); outside them the answer is the same. */
     private static final Instant EARLIEST = Instant.EPOCH;
+
     private static final Instant LATEST = Instant.parse("2200-01-01T00:00:00Z");
 
     static Instant instant(String value) {
@@ -162,7 +186,8 @@ final class ListEndpoints {
             Instant at = OffsetDateTime.parse(value).toInstant();
             return at.isBefore(EARLIEST) ? EARLIEST : at.isAfter(LATEST) ? LATEST : at;
         } catch (DateTimeParseException e) {
-            throw AgentEnvException.invalidArgument("startedAfter must be an ISO-8601 date-time, e.g. 2026-01-01T00:00:00Z");
+            throw AgentEnvException.invalidArgument(
+                    "startedAfter must be an ISO-8601 date-time, e.g. 2026-01-01T00:00:00Z");
         }
     }
 

@@ -56,11 +56,14 @@ final class PrometheusMetrics implements LifecycleListener {
 
     /** {@code route} is the matched pattern (never the raw path, so ids do not explode the label set). */
     void recordRequest(String method, String route, int status, long nanos) {
-        requests.computeIfAbsent(new RequestKey(method, route, status), k -> new LongAdder()).increment();
+        requests.computeIfAbsent(new RequestKey(method, route, status), k -> new LongAdder())
+                .increment();
         String operation = OPERATIONS.get(method + " " + route);
         if (operation != null) {
             String outcome = status < 400 ? "ok" : status < 500 ? "client_error" : "server_error";
-            operations.computeIfAbsent(new OperationKey(operation, outcome), k -> new Histogram()).observe(nanos);
+            operations
+                    .computeIfAbsent(new OperationKey(operation, outcome), k -> new Histogram())
+                    .observe(nanos);
         }
     }
 
@@ -84,27 +87,41 @@ final class PrometheusMetrics implements LifecycleListener {
         out.append("# HELP aenv_sandboxes Sandboxes by lifecycle state.\n");
         out.append("# TYPE aenv_sandboxes gauge\n");
         for (Map.Entry<SandboxState, Long> e : byState.entrySet()) {
-            out.append("aenv_sandboxes{state=\"").append(e.getKey().name().toLowerCase(Locale.ROOT)).append("\"} ")
-                    .append(e.getValue()).append('\n');
+            out.append("aenv_sandboxes{state=\"")
+                    .append(e.getKey().name().toLowerCase(Locale.ROOT))
+                    .append("\"} ")
+                    .append(e.getValue())
+                    .append('\n');
         }
-        long transitioning = byState.entrySet().stream().filter(e -> e.getKey().isTransitional())
-                .mapToLong(Map.Entry::getValue).sum();
+        long transitioning = byState.entrySet().stream()
+                .filter(e -> e.getKey().isTransitional())
+                .mapToLong(Map.Entry::getValue)
+                .sum();
         gauge(out, "aenv_sandboxes_running", "Sandboxes running.", byState.getOrDefault(SandboxState.RUNNING, 0L));
         gauge(out, "aenv_sandboxes_paused", "Sandboxes paused.", byState.getOrDefault(SandboxState.PAUSED, 0L));
-        gauge(out, "aenv_sandboxes_transitioning",
-                "Sandboxes in a transition (creating, pausing, resuming, forking, snapshotting).", transitioning);
+        gauge(
+                out,
+                "aenv_sandboxes_transitioning",
+                "Sandboxes in a transition (creating, pausing, resuming, forking, snapshotting).",
+                transitioning);
 
         out.append("# HELP aenv_http_requests_total HTTP requests handled, by method, route and status.\n");
         out.append("# TYPE aenv_http_requests_total counter\n");
         Map<String, Long> lines = new TreeMap<>();
-        requests.forEach((k, v) -> lines.put("aenv_http_requests_total{method=\"" + k.method() + "\",route=\""
-                + escape(k.route()) + "\",status=\"" + k.status() + "\"} ", v.sum()));
+        requests.forEach((k, v) -> lines.put(
+                "aenv_http_requests_total{method=\"" + k.method() + "\",route=\"" + escape(k.route()) + "\",status=\""
+                        + k.status() + "\"} ",
+                v.sum()));
         lines.forEach((line, value) -> out.append(line).append(value).append('\n'));
 
         out.append("# HELP aenv_lifecycle_events_total Lifecycle events published by the orchestrator, by kind.\n");
         out.append("# TYPE aenv_lifecycle_events_total counter\n");
-        new TreeMap<>(events).forEach((kind, n) -> out.append("aenv_lifecycle_events_total{event=\"").append(kind)
-                .append("\"} ").append(n.sum()).append('\n'));
+        new TreeMap<>(events)
+                .forEach((kind, n) -> out.append("aenv_lifecycle_events_total{event=\"")
+                        .append(kind)
+                        .append("\"} ")
+                        .append(n.sum())
+                        .append('\n'));
 
         out.append("# HELP aenv_operation_duration_seconds Latency of lifecycle operations as the API served them.\n");
         out.append("# TYPE aenv_operation_duration_seconds histogram\n");
@@ -138,8 +155,8 @@ final class PrometheusMetrics implements LifecycleListener {
             if (page.next().isEmpty()) {
                 return counts;
             }
-            query = new SandboxQuery(query.states(), Map.of(), Optional.empty(), Optional.empty(), SortOrder.DESC,
-                    1000, page.next());
+            query = new SandboxQuery(
+                    query.states(), Map.of(), Optional.empty(), Optional.empty(), SortOrder.DESC, 1000, page.next());
         }
     }
 
@@ -175,13 +192,34 @@ final class PrometheusMetrics implements LifecycleListener {
             long cumulative = 0;
             for (int i = 0; i < BUCKETS.length; i++) {
                 cumulative += counts[i].sum();
-                out.append(name).append("_bucket{").append(labels).append(",le=\"").append(BUCKETS[i]).append("\"} ")
-                        .append(cumulative).append('\n');
+                out.append(name)
+                        .append("_bucket{")
+                        .append(labels)
+                        .append(",le=\"")
+                        .append(BUCKETS[i])
+                        .append("\"} ")
+                        .append(cumulative)
+                        .append('\n');
             }
             long n = total.sum();
-            out.append(name).append("_bucket{").append(labels).append(",le=\"+Inf\"} ").append(n).append('\n');
-            out.append(name).append("_sum{").append(labels).append("} ").append(sumNanos.sum() / 1e9).append('\n');
-            out.append(name).append("_count{").append(labels).append("} ").append(n).append('\n');
+            out.append(name)
+                    .append("_bucket{")
+                    .append(labels)
+                    .append(",le=\"+Inf\"} ")
+                    .append(n)
+                    .append('\n');
+            out.append(name)
+                    .append("_sum{")
+                    .append(labels)
+                    .append("} ")
+                    .append(sumNanos.sum() / 1e9)
+                    .append('\n');
+            out.append(name)
+                    .append("_count{")
+                    .append(labels)
+                    .append("} ")
+                    .append(n)
+                    .append('\n');
         }
     }
 }

@@ -34,9 +34,12 @@ final class RefusedFields {
     }
 
     private static void check(SandboxNetworkConfig network) {
-        refuseIfSet("network.egressProxy", network.egressProxy(), "egress through a proxy is not supported by this server");
+        refuseIfSet(
+                "network.egressProxy", network.egressProxy(), "egress through a proxy is not supported by this server");
         refuseIfSet("network.rules", network.rules(), "egress transform rules are not supported by this server");
-        refuseIfSet("network.httpsPorts", network.httpsPorts(),
+        refuseIfSet(
+                "network.httpsPorts",
+                network.httpsPorts(),
                 "the sandbox proxy reaches sandbox ports over plain HTTP only");
     }
 

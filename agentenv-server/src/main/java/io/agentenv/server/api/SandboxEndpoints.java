@@ -39,8 +39,13 @@ final class SandboxEndpoints {
     static final String SANDBOX_ID_HEADER = "x-agentenv-sandbox-id";
 
     /** API-side defaults applied when a request leaves a value out. */
-    record Defaults(Duration createV1, Duration createV2, Duration connect, Duration resume, Duration setTimeout,
-                    Duration refresh) {
+    record Defaults(
+            Duration createV1,
+            Duration createV2,
+            Duration connect,
+            Duration resume,
+            Duration setTimeout,
+            Duration refresh) {
         Defaults {
             requireNonNull(createV1, "createV1 is null");
             requireNonNull(createV2, "createV2 is null");
@@ -64,8 +69,14 @@ final class SandboxEndpoints {
     }
 
     void register(Router router) {
-        router.add("POST", "/sandboxes", ex -> create(json.read(ex.body(), NewSandbox.class, false), defaults.createV1()))
-                .add("POST", "/v2/sandboxes", ex -> create(json.read(ex.body(), NewSandboxV2.class, false), defaults.createV2()))
+        router.add(
+                        "POST",
+                        "/sandboxes",
+                        ex -> create(json.read(ex.body(), NewSandbox.class, false), defaults.createV1()))
+                .add(
+                        "POST",
+                        "/v2/sandboxes",
+                        ex -> create(json.read(ex.body(), NewSandboxV2.class, false), defaults.createV2()))
                 .add("GET", "/sandboxes/{id}", this::get)
                 .add("DELETE", "/sandboxes/{id}", this::kill)
                 .add("POST", "/sandboxes/{id}/pause", this::pause)
@@ -109,9 +120,13 @@ final class SandboxEndpoints {
                 HostMask.parse(req.network() == null ? null : req.network().maskRequestHost()));
         SandboxView view = orchestrator.create(create);
         // DEBUG: the launcher's INFO line "sandbox started" has the id, template and timings of every create
-        log.atDebug().addKeyValue("sandbox_id", view.id().value()).addKeyValue("template", view.template().value())
-                .addKeyValue("timeout_s", timeout.toSeconds()).log("sandbox created");
-        return new Reply.Json(201, wire.sandbox(view), Map.of(SANDBOX_ID_HEADER, view.id().value()));
+        log.atDebug()
+                .addKeyValue("sandbox_id", view.id().value())
+                .addKeyValue("template", view.template().value())
+                .addKeyValue("timeout_s", timeout.toSeconds())
+                .log("sandbox created");
+        return new Reply.Json(
+                201, wire.sandbox(view), Map.of(SANDBOX_ID_HEADER, view.id().value()));
     }
 
     private Reply get(Exchange ex) {
@@ -128,11 +143,13 @@ final class SandboxEndpoints {
     private Reply pause(Exchange ex) {
         SandboxId id = sandboxId(ex);
         PauseSandbox body = json.read(ex.body(), PauseSandbox.class, true);
-        PauseOutcome outcome = orchestrator.pause(id, body.memoryOrDefault() ? PauseMode.WITH_MEMORY : PauseMode.FILESYSTEM_ONLY);
+        PauseOutcome outcome =
+                orchestrator.pause(id, body.memoryOrDefault() ? PauseMode.WITH_MEMORY : PauseMode.FILESYSTEM_ONLY);
         return switch (outcome) {
             case PAUSED, JOINED -> Reply.NO_CONTENT;
             // the SDK reads 409 as "already paused" and returns false
-            case ALREADY_PAUSED -> throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + id.value() + " is already paused");
+            case ALREADY_PAUSED ->
+                throw new AgentEnvException(ErrorKind.CONFLICT, "sandbox " + id.value() + " is already paused");
         };
     }
 
@@ -160,7 +177,8 @@ final class SandboxEndpoints {
     private Reply setTimeout(Exchange ex) {
         SandboxId id = sandboxId(ex);
         SandboxTimeoutUpdate body = json.read(ex.body(), SandboxTimeoutUpdate.class, true);
-        orchestrator.setTimeout(id, body.timeout() == null ? defaults.setTimeout() : Duration.ofSeconds(body.timeout()));
+        orchestrator.setTimeout(
+                id, body.timeout() == null ? defaults.setTimeout() : Duration.ofSeconds(body.timeout()));
         return Reply.NO_CONTENT;
     }
 
@@ -184,9 +202,15 @@ final class SandboxEndpoints {
         SandboxNetworkUpdateConfig body = json.read(ex.body(), SandboxNetworkUpdateConfig.class, true);
         RefusedFields.check(body);
         // the update replaces egress rules; whether public traffic needs a token is fixed at create
-        NetworkPolicy.PublicTraffic publicTraffic = orchestrator.get(id).network().publicTraffic();
-        orchestrator.updateNetwork(id, new NetworkPolicy(internetAccess(body.allowInternetAccess()),
-                orEmpty(body.allowOut()), orEmpty(body.denyOut()), publicTraffic));
+        NetworkPolicy.PublicTraffic publicTraffic =
+                orchestrator.get(id).network().publicTraffic();
+        orchestrator.updateNetwork(
+                id,
+                new NetworkPolicy(
+                        internetAccess(body.allowInternetAccess()),
+                        orEmpty(body.allowOut()),
+                        orEmpty(body.denyOut()),
+                        publicTraffic));
         return Reply.NO_CONTENT;
     }
 
@@ -202,10 +226,16 @@ final class SandboxEndpoints {
 
     static NetworkPolicy networkPolicy(Boolean allowInternetAccess, SandboxNetworkConfig network) {
         if (network == null) {
-            return new NetworkPolicy(internetAccess(allowInternetAccess), List.of(), List.of(), NetworkPolicy.PublicTraffic.ALLOWED);
+            return new NetworkPolicy(
+                    internetAccess(allowInternetAccess), List.of(), List.of(), NetworkPolicy.PublicTraffic.ALLOWED);
         }
-        return new NetworkPolicy(internetAccess(allowInternetAccess), orEmpty(network.allowOut()), orEmpty(network.denyOut()),
-                network.allowPublicTrafficOrDefault() ? NetworkPolicy.PublicTraffic.ALLOWED : NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
+        return new NetworkPolicy(
+                internetAccess(allowInternetAccess),
+                orEmpty(network.allowOut()),
+                orEmpty(network.denyOut()),
+                network.allowPublicTrafficOrDefault()
+                        ? NetworkPolicy.PublicTraffic.ALLOWED
+                        : NetworkPolicy.PublicTraffic.TOKEN_REQUIRED);
     }
 
     private static NetworkPolicy.InternetAccess internetAccess(Boolean allow) {

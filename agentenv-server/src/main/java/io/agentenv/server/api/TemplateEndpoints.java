@@ -27,6 +27,7 @@ import java.util.regex.Pattern;
 final class TemplateEndpoints {
     /** Every name a create accepts: snapshot names ({@code [A-Za-z0-9_-]}) and built-in template ids (also {@code .}). */
     private static final Pattern ALIAS = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
+
     static final String BUILDS_NOT_SUPPORTED = "template builds are not supported by this server yet;"
             + " create a snapshot of a sandbox (POST /sandboxes/{id}/snapshots) and create sandboxes from it instead";
 
@@ -59,20 +60,34 @@ final class TemplateEndpoints {
     }
 
     private Reply listV2(Exchange ex) {
-        Page<TemplateView> page = orchestrator.listTemplates(ListEndpoints.limit(ex.queryValue("limit")),
+        Page<TemplateView> page = orchestrator.listTemplates(
+                ListEndpoints.limit(ex.queryValue("limit")),
                 ex.queryValue("nextToken").filter(t -> !t.isEmpty()).map(PageToken::decode));
-        return ListEndpoints.paged(page.items().stream().map(TemplateEndpoints::template).toList(), page.next());
+        return ListEndpoints.paged(
+                page.items().stream().map(TemplateEndpoints::template).toList(), page.next());
     }
 
     /** One template with its single build; a {@code nextToken} pages past that build (E2B pages builds here). */
     private Reply get(Exchange ex) {
         String idOrAlias = ex.param("templateID");
         int limit = ListEndpoints.limit(ex.queryValue("limit"));
-        boolean pastFirstPage = ex.queryValue("nextToken").filter(t -> !t.isEmpty()).map(PageToken::decode).isPresent();
+        boolean pastFirstPage = ex.queryValue("nextToken")
+                .filter(t -> !t.isEmpty())
+                .map(PageToken::decode)
+                .isPresent();
         TemplateView view = orchestrator.findTemplate(idOrAlias).orElseThrow(() -> notFound(idOrAlias));
-        List<TemplateBuild> builds = pastFirstPage ? List.of() : List.of(build(view)).subList(0, Math.min(1, limit));
-        return new Reply.Json(200, new TemplateWithBuilds(view.id().value(), true, view.aliases(), names(view),
-                view.createdAt().orElse(null), view.updatedAt().orElse(null), builds));
+        List<TemplateBuild> builds =
+                pastFirstPage ? List.of() : List.of(build(view)).subList(0, Math.min(1, limit));
+        return new Reply.Json(
+                200,
+                new TemplateWithBuilds(
+                        view.id().value(),
+                        true,
+                        view.aliases(),
+                        names(view),
+                        view.createdAt().orElse(null),
+                        view.updatedAt().orElse(null),
+                        builds));
     }
 
     private Reply alias(Exchange ex) {
@@ -80,8 +95,11 @@ final class TemplateEndpoints {
         if (!ALIAS.matcher(alias).matches()) {
             throw AgentEnvException.invalidArgument("template alias must be 1-128 letters, digits, '_', '.' or '-'");
         }
-        TemplateView view = orchestrator.findTemplate(alias).filter(t -> t.aliases().contains(alias))
-                .orElseThrow(() -> new AgentEnvException(ErrorKind.NOT_FOUND, "template alias " + alias + " not found"));
+        TemplateView view = orchestrator
+                .findTemplate(alias)
+                .filter(t -> t.aliases().contains(alias))
+                .orElseThrow(
+                        () -> new AgentEnvException(ErrorKind.NOT_FOUND, "template alias " + alias + " not found"));
         return new Reply.Json(200, new TemplateAliasResponse(view.id().value(), true));
     }
 
@@ -90,20 +108,37 @@ final class TemplateEndpoints {
     }
 
     private static AgentEnvException notFound(String idOrAlias) {
-        return new AgentEnvException(ErrorKind.NOT_FOUND, "template " + SandboxEndpoints.clip(idOrAlias) + " not found");
+        return new AgentEnvException(
+                ErrorKind.NOT_FOUND, "template " + SandboxEndpoints.clip(idOrAlias) + " not found");
     }
 
     static Template template(TemplateView view) {
-        return new Template(view.id().value(), view.id().value(), view.resources().cpuCount(),
-                view.resources().memoryMiB(), view.resources().diskSizeMiB(), true, view.aliases(), names(view),
-                view.createdAt().orElse(null), view.updatedAt().orElse(null), 1, WireMapping.ENVD_VERSION,
+        return new Template(
+                view.id().value(),
+                view.id().value(),
+                view.resources().cpuCount(),
+                view.resources().memoryMiB(),
+                view.resources().diskSizeMiB(),
+                true,
+                view.aliases(),
+                names(view),
+                view.createdAt().orElse(null),
+                view.updatedAt().orElse(null),
+                1,
+                WireMapping.ENVD_VERSION,
                 TemplateBuildStatus.READY);
     }
 
     private static TemplateBuild build(TemplateView view) {
-        return new TemplateBuild(view.id().value(), TemplateBuildStatus.READY, view.createdAt().orElse(null),
-                view.updatedAt().orElse(null), view.resources().cpuCount(), view.resources().memoryMiB(),
-                view.resources().diskSizeMiB(), WireMapping.ENVD_VERSION);
+        return new TemplateBuild(
+                view.id().value(),
+                TemplateBuildStatus.READY,
+                view.createdAt().orElse(null),
+                view.updatedAt().orElse(null),
+                view.resources().cpuCount(),
+                view.resources().memoryMiB(),
+                view.resources().diskSizeMiB(),
+                WireMapping.ENVD_VERSION);
     }
 
     /** E2B's {@code names}: the aliases, or the id when there is none. */

@@ -11,11 +11,11 @@ import io.agentenv.api.model.SandboxLifecycle;
 import io.agentenv.api.model.SandboxNetworkConfig;
 import io.agentenv.api.model.SandboxState;
 import io.agentenv.api.model.SnapshotInfo;
-import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.orchestrator.ForkResult;
 import io.agentenv.orchestrator.SandboxView;
 import io.agentenv.orchestrator.SnapshotView;
 import io.agentenv.orchestrator.TimeoutAction;
+import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.spi.NetworkPolicy;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,36 +66,73 @@ final class WireMapping {
 
     Sandbox sandbox(SandboxView view) {
         String id = view.id().value();
-        return new Sandbox(view.template().value(), id, view.alias().orElse(null), "", ENVD_VERSION,
-                tokens.envdAccessToken(id), trafficToken(view), domain.get());
+        return new Sandbox(
+                view.template().value(),
+                id,
+                view.alias().orElse(null),
+                "",
+                ENVD_VERSION,
+                tokens.envdAccessToken(id),
+                trafficToken(view),
+                domain.get());
     }
 
     SandboxDetail detail(SandboxView view) {
         String id = view.id().value();
-        return new SandboxDetail(view.template().value(), view.alias().orElse(null), id, "", view.startedAt(),
-                endAt(view), ENVD_VERSION, tokens.envdAccessToken(id), domain.get(),
-                view.resources().cpuCount(), view.resources().memoryMiB(), view.resources().diskSizeMiB(),
-                view.metadata(), project(view.state()), internetAccess(view.network()),
+        return new SandboxDetail(
+                view.template().value(),
+                view.alias().orElse(null),
+                id,
+                "",
+                view.startedAt(),
+                endAt(view),
+                ENVD_VERSION,
+                tokens.envdAccessToken(id),
+                domain.get(),
+                view.resources().cpuCount(),
+                view.resources().memoryMiB(),
+                view.resources().diskSizeMiB(),
+                view.metadata(),
+                project(view.state()),
+                internetAccess(view.network()),
                 network(view.network(), view.maskRequestHost()),
-                new SandboxLifecycle(view.autoResume(), view.onTimeout() == TimeoutAction.PAUSE ? OnTimeout.PAUSE : OnTimeout.KILL));
+                new SandboxLifecycle(
+                        view.autoResume(), view.onTimeout() == TimeoutAction.PAUSE ? OnTimeout.PAUSE : OnTimeout.KILL));
     }
 
     ListedSandbox listed(SandboxView view) {
-        return new ListedSandbox(view.template().value(), view.alias().orElse(null), view.id().value(), "",
-                view.startedAt(), endAt(view), view.resources().cpuCount(), view.resources().memoryMiB(),
-                view.resources().diskSizeMiB(), view.metadata(), project(view.state()), ENVD_VERSION);
+        return new ListedSandbox(
+                view.template().value(),
+                view.alias().orElse(null),
+                view.id().value(),
+                "",
+                view.startedAt(),
+                endAt(view),
+                view.resources().cpuCount(),
+                view.resources().memoryMiB(),
+                view.resources().diskSizeMiB(),
+                view.metadata(),
+                project(view.state()),
+                ENVD_VERSION);
     }
 
     static SnapshotInfo snapshot(SnapshotView view) {
-        return new SnapshotInfo(view.id().value(), view.names(), view.resources().cpuCount(),
-                view.resources().memoryMiB(), view.resources().diskSizeMiB(), view.createdAt(), view.updatedAt());
+        return new SnapshotInfo(
+                view.id().value(),
+                view.names(),
+                view.resources().cpuCount(),
+                view.resources().memoryMiB(),
+                view.resources().diskSizeMiB(),
+                view.createdAt(),
+                view.updatedAt());
     }
 
     io.agentenv.api.model.SandboxForkResult forkResult(ForkResult result) {
         return switch (result) {
             case ForkResult.Child child -> io.agentenv.api.model.SandboxForkResult.of(sandbox(child.sandbox()));
             case ForkResult.Failed failed ->
-                    io.agentenv.api.model.SandboxForkResult.of(new ApiError(ErrorStatus.of(failed.kind()), failed.message()));
+                io.agentenv.api.model.SandboxForkResult.of(
+                        new ApiError(ErrorStatus.of(failed.kind()), failed.message()));
         };
     }
 
@@ -121,7 +158,10 @@ final class WireMapping {
         if (!policy.hasExplicitRules() && maskRequestHost.isEmpty()) {
             return null;
         }
-        return new SandboxNetworkConfig(policy.publicTraffic() == NetworkPolicy.PublicTraffic.ALLOWED,
-                policy.allowOut(), policy.denyOut(), maskRequestHost.orElse(null));
+        return new SandboxNetworkConfig(
+                policy.publicTraffic() == NetworkPolicy.PublicTraffic.ALLOWED,
+                policy.allowOut(),
+                policy.denyOut(),
+                maskRequestHost.orElse(null));
     }
 }

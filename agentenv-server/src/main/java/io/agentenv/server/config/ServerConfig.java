@@ -90,9 +90,20 @@ public record ServerConfig(
     /** Prefix of the backend's own settings: {@code AENV_BACKEND_CACHE_DIR} reaches the backend as {@code cache_dir}. */
     public static final String BACKEND_SETTING_PREFIX = "AENV_BACKEND_";
 
-    private static final Set<String> KEYS = Set.of(LISTEN, HOME, BACKEND, SANDBOX_DOMAIN, API_KEY, DEFAULT_TIMEOUT_V1,
-            DEFAULT_TIMEOUT_V2, MAX_REQUEST_BYTES, MAX_CONCURRENT_REQUESTS, SHUTDOWN_GRACE, CUSTOM_EXTENSION_URL,
-            CUSTOM_EXTENSION_TIMEOUT, METRICS_SAMPLE_INTERVAL);
+    private static final Set<String> KEYS = Set.of(
+            LISTEN,
+            HOME,
+            BACKEND,
+            SANDBOX_DOMAIN,
+            API_KEY,
+            DEFAULT_TIMEOUT_V1,
+            DEFAULT_TIMEOUT_V2,
+            MAX_REQUEST_BYTES,
+            MAX_CONCURRENT_REQUESTS,
+            SHUTDOWN_GRACE,
+            CUSTOM_EXTENSION_URL,
+            CUSTOM_EXTENSION_TIMEOUT,
+            METRICS_SAMPLE_INTERVAL);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -116,7 +127,8 @@ public record ServerConfig(
         }
         customExtensionUrl.ifPresent(ServerConfig::checkExtensionUrl);
         if (customExtensionTimeout.isNegative() || customExtensionTimeout.isZero()) {
-            throw new IllegalArgumentException(CUSTOM_EXTENSION_TIMEOUT + " must be > 0: " + customExtensionTimeout.toMillis());
+            throw new IllegalArgumentException(
+                    CUSTOM_EXTENSION_TIMEOUT + " must be > 0: " + customExtensionTimeout.toMillis());
         }
         if (!dataDir.isAbsolute()) {
             throw new IllegalArgumentException(HOME + " must be an absolute path: " + dataDir);
@@ -221,7 +233,8 @@ public record ServerConfig(
             }
         }
         if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("unknown keys in " + file + ": " + unknown + "; known keys: " + new TreeSet<>(KEYS));
+            throw new IllegalArgumentException(
+                    "unknown keys in " + file + ": " + unknown + "; known keys: " + new TreeSet<>(KEYS));
         }
         return values;
     }
@@ -262,12 +275,16 @@ public record ServerConfig(
     @Override
     public String toString() {
         return "ServerConfig[listen=" + listen + ", dataDir=" + dataDir + ", backend=" + backend
-                + ", sandboxDomain=" + sandboxDomain.orElse("-") + ", apiKey=" + (apiKey.isPresent() ? "<redacted>" : "<file>")
+                + ", sandboxDomain=" + sandboxDomain.orElse("-") + ", apiKey="
+                + (apiKey.isPresent() ? "<redacted>" : "<file>")
                 + ", defaultTimeoutV1=" + defaultTimeoutV1 + ", defaultTimeoutV2=" + defaultTimeoutV2
                 + ", maxRequestBytes=" + maxRequestBytes + ", maxConcurrentRequests=" + maxConcurrentRequests
                 + ", shutdownGrace=" + shutdownGrace + ", backendSettings=" + new TreeSet<>(backendSettings.keySet())
-                + ", customExtension=" + customExtensionUrl.map(u -> u.getScheme() + "://" + u.getHost()
-                        + (u.getPort() < 0 ? "" : ":" + u.getPort()) + " (path and credentials redacted)").orElse("-")
+                + ", customExtension="
+                + customExtensionUrl
+                        .map(u -> u.getScheme() + "://" + u.getHost() + (u.getPort() < 0 ? "" : ":" + u.getPort())
+                                + " (path and credentials redacted)")
+                        .orElse("-")
                 + ", customExtensionTimeout=" + customExtensionTimeout
                 + ", metricsSampleInterval=" + metricsSampleInterval + "]";
     }

@@ -1,5 +1,7 @@
 package io.agentenv.server.extension;
 
+import static java.util.Objects.requireNonNull;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,9 +12,6 @@ import io.agentenv.orchestrator.HookStart;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.SandboxId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -31,8 +30,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-
-import static java.util.Objects.requireNonNull;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The custom extension over HTTP: every hook is {@code POST {url}/sandbox-hook/<name>} with a JSON body, one call per
@@ -45,12 +44,14 @@ import static java.util.Objects.requireNonNull;
 public final class HttpLifecycleHooks implements LifecycleHooks {
     /** Largest response body read from the extension. */
     public static final int MAX_RESPONSE_BYTES = 1 << 20;
+
     private static final Logger log = LoggerFactory.getLogger(HttpLifecycleHooks.class);
 
     private final HttpClient http;
     private final String baseUrl;
     private final Duration timeout;
-    private static final Executor VIRTUAL_THREADS = task -> Thread.ofVirtual().name("aenv-hook-read").start(task);
+    private static final Executor VIRTUAL_THREADS =
+            task -> Thread.ofVirtual().name("aenv-hook-read").start(task);
 
     private final ObjectMapper json = new ObjectMapper();
 
@@ -88,8 +89,8 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
             return Optional.empty();
         }
         if (!args.isTextual()) {
-            throw HookException.badResponse(Hook.START_FRESH, response.status(), response.body(),
-                    "extraBootArgs must be a string or null");
+            throw HookException.badResponse(
+                    Hook.START_FRESH, response.status(), response.body(), "extraBootArgs must be a string or null");
         }
         return args.asText().isBlank() ? Optional.empty() : Optional.of(args.asText());
     }
@@ -113,7 +114,10 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
             return "{}";
         }
         if (!params.isObject()) {
-            throw HookException.badResponse(Hook.PATCH_PARAMS, response.status(), response.body(),
+            throw HookException.badResponse(
+                    Hook.PATCH_PARAMS,
+                    response.status(),
+                    response.body(),
                     "customExtensionParams must be a JSON object");
         }
         return write(params);
@@ -146,8 +150,7 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
     }
 
     /** An answer: status and body as text, {@code complete} false when the body was cut at the size limit. */
-    private record Answer(int status, String body, boolean complete) {
-    }
+    private record Answer(int status, String body, boolean complete) {}
 
     private Answer post(Hook hook, SandboxId sandboxId, ObjectNode body) throws HookException {
         HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + "/sandbox-hook/" + hook.wireName()))
@@ -157,7 +160,8 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
                 .POST(HttpRequest.BodyPublishers.ofString(write(body), StandardCharsets.UTF_8))
                 .build();
         long started = System.nanoTime();
-        CompletableFuture<HttpResponse<InputStream>> call = http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
+        CompletableFuture<HttpResponse<InputStream>> call =
+                http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
         CompletableFuture<Answer> read = call.thenApplyAsync(HttpLifecycleHooks::read, VIRTUAL_THREADS);
         Answer answer;
         try {
@@ -172,22 +176,27 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
         } catch (CancellationException e) {
             throw logged(sandboxId, HookException.unreachable(hook, e));
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause() instanceof UncheckedIOException unchecked ? unchecked.getCause() : e.getCause();
+            Throwable cause =
+                    e.getCause() instanceof UncheckedIOException unchecked ? unchecked.getCause() : e.getCause();
             if (cause instanceof HttpTimeoutException) {
                 throw logged(sandboxId, HookException.timedOut(hook, timeout.toMillis(), cause));
             }
             throw logged(sandboxId, HookException.unreachable(hook, cause));
         }
         int status = answer.status();
-        log.atDebug().addKeyValue("sandbox_id", sandboxId.value()).addKeyValue("hook", hook.wireName())
-                .addKeyValue("status", status).addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+        log.atDebug()
+                .addKeyValue("sandbox_id", sandboxId.value())
+                .addKeyValue("hook", hook.wireName())
+                .addKeyValue("status", status)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
                 .log("custom extension hook answered");
         if (status < 200 || status > 299) {
             throw logged(sandboxId, HookException.status(hook, status, answer.body()));
         }
         if (!answer.complete()) {
-            throw logged(sandboxId, HookException.badResponse(hook, status, "",
-                    "larger than " + MAX_RESPONSE_BYTES + " bytes"));
+            throw logged(
+                    sandboxId,
+                    HookException.badResponse(hook, status, "", "larger than " + MAX_RESPONSE_BYTES + " bytes"));
         }
         return answer;
     }
@@ -251,8 +260,11 @@ public final class HttpLifecycleHooks implements LifecycleHooks {
     }
 
     private static HookException logged(SandboxId sandboxId, HookException e) {
-        log.atDebug().addKeyValue("sandbox_id", sandboxId.value()).addKeyValue("hook", e.hook().wireName())
-                .addKeyValue("failure", e.failure()).log("custom extension hook call failed");
+        log.atDebug()
+                .addKeyValue("sandbox_id", sandboxId.value())
+                .addKeyValue("hook", e.hook().wireName())
+                .addKeyValue("failure", e.failure())
+                .log("custom extension hook call failed");
         return e;
     }
 }

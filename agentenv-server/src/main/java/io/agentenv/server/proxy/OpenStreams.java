@@ -103,8 +103,8 @@ final class OpenStreams {
 
     Exchange open(SandboxId sandbox, Response response, Callback callback) {
         requireNonNull(sandbox, "sandbox is null");
-        Exchange exchange = new Exchange(sandbox, requireNonNull(response, "response is null"),
-                requireNonNull(callback, "callback is null"));
+        Exchange exchange = new Exchange(
+                sandbox, requireNonNull(response, "response is null"), requireNonNull(callback, "callback is null"));
         register(sandbox, exchange);
         return exchange;
     }

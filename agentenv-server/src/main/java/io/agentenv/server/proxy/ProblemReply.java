@@ -12,7 +12,9 @@ final class ProblemReply {
     private ProblemReply() {}
 
     static void write(Response response, Callback callback, ProxyProblem problem) {
-        StringBuilder json = new StringBuilder(96).append("{\"code\":").append(problem.status())
+        StringBuilder json = new StringBuilder(96)
+                .append("{\"code\":")
+                .append(problem.status())
                 .append(",\"message\":\"");
         escape(problem.getMessage(), json);
         json.append('"');

@@ -19,12 +19,19 @@ import java.util.Locale;
  * @param autoResumeTimeout how long a request waits for an auto-resume before 504
  * @param autoResumeTtl     the TTL an auto-resumed sandbox gets at least
  */
-public record ProxySettings(List<String> domains, int envdPort, Duration connectTimeout, Duration headersTimeout,
-                            Duration idleTimeout, Duration autoResumeTimeout, Duration autoResumeTtl) {
+public record ProxySettings(
+        List<String> domains,
+        int envdPort,
+        Duration connectTimeout,
+        Duration headersTimeout,
+        Duration idleTimeout,
+        Duration autoResumeTimeout,
+        Duration autoResumeTtl) {
     public static final int ENVD_PORT = 49983;
 
     public ProxySettings {
-        domains = domains.stream().map(d -> stripDot(d.toLowerCase(Locale.ROOT))).toList();
+        domains =
+                domains.stream().map(d -> stripDot(d.toLowerCase(Locale.ROOT))).toList();
         if (envdPort < 1 || envdPort > 65535) {
             throw new IllegalArgumentException("envdPort out of range: " + envdPort);
         }
@@ -37,8 +44,14 @@ public record ProxySettings(List<String> domains, int envdPort, Duration connect
 
     /** The reference's values: connect 5 s, headers 30 s, auto-resume 60 s with at least 300 s TTL; idle 330 s. */
     public static ProxySettings defaults(List<String> domains) {
-        return new ProxySettings(domains, ENVD_PORT, Duration.ofSeconds(5), Duration.ofSeconds(30),
-                Duration.ofSeconds(330), Duration.ofSeconds(60), Duration.ofSeconds(300));
+        return new ProxySettings(
+                domains,
+                ENVD_PORT,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(330),
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(300));
     }
 
     private static String stripDot(String domain) {

@@ -72,7 +72,9 @@ final class RouteClassifier {
             String forwarded = slash2 < 0 ? "/" : afterId.substring(slash2);
             return targeted(id, port, forwarded + suffix);
         }
-        if (("GET".equals(method) || "POST".equals(method)) && "/files".equals(path) && query != null
+        if (("GET".equals(method) || "POST".equals(method))
+                && "/files".equals(path)
+                && query != null
                 && SignedUrl.hasSignature(query)) {
             return new ProxyRoute.SignedFiles(path + suffix);
         }
@@ -120,7 +122,8 @@ final class RouteClassifier {
         }
         String label = hostOnly.substring(0, dot);
         int dash = label.indexOf('-');
-        if (dash <= 0 || !label.substring(0, dash).chars().allMatch(c -> c >= '0' && c <= '9')
+        if (dash <= 0
+                || !label.substring(0, dash).chars().allMatch(c -> c >= '0' && c <= '9')
                 || !SandboxId.isValid(label.substring(dash + 1))) {
             return null;
         }

@@ -2,11 +2,11 @@ package io.agentenv.server.proxy;
 
 import static java.util.Objects.requireNonNull;
 
-import io.agentenv.server.credentials.ApiKey;
-import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.orchestrator.LifecycleEvent;
 import io.agentenv.orchestrator.LifecycleListener;
 import io.agentenv.orchestrator.Orchestrator;
+import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.spi.SandboxId;
 import java.time.Clock;
 import java.util.Optional;
@@ -46,14 +46,19 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
     private final ExecutorService resumes = Executors.newVirtualThreadPerTaskExecutor();
 
     /** Subscribe the result to {@code orchestrator} ({@link Orchestrator#subscribe}) so that it sees lifecycle events. */
-    public SandboxProxy(Orchestrator orchestrator, SandboxTokens tokens, ApiKey apiKey, ProxySettings settings,
-                        Clock clock) {
+    public SandboxProxy(
+            Orchestrator orchestrator, SandboxTokens tokens, ApiKey apiKey, ProxySettings settings, Clock clock) {
         this(orchestrator, orchestrator::route, tokens, apiKey, settings, clock);
     }
 
     /** With another per-request lookup in front of the orchestrator's (tests: a route that went stale). */
-    SandboxProxy(Orchestrator orchestrator, SandboxTargets.Routes routes, SandboxTokens tokens, ApiKey apiKey,
-                 ProxySettings settings, Clock clock) {
+    SandboxProxy(
+            Orchestrator orchestrator,
+            SandboxTargets.Routes routes,
+            SandboxTokens tokens,
+            ApiKey apiKey,
+            ProxySettings settings,
+            Clock clock) {
         requireNonNull(settings, "settings is null");
         this.classifier = new RouteClassifier(settings.domains());
         this.targets = new SandboxTargets(orchestrator, routes, tokens, settings, generations, resumes, clock);
@@ -72,8 +77,12 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         HttpURI uri = request.getHttpURI();
-        ProxyRoute route = classifier.classify(request.getMethod(), request.getHeaders().get(HttpHeader.HOST),
-                uri.getPath(), uri.getQuery(), request.getHeaders());
+        ProxyRoute route = classifier.classify(
+                request.getMethod(),
+                request.getHeaders().get(HttpHeader.HOST),
+                uri.getPath(),
+                uri.getQuery(),
+                request.getHeaders());
         try {
             ProxyRoute.Targeted target = switch (route) {
                 case ProxyRoute.ControlPlane ignored -> null;
@@ -93,8 +102,11 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
             request.setAttribute(ROUTE_ATTRIBUTE, target);
             request.setAttribute(UpstreamForwarder.UPSTREAM_ATTRIBUTE, upstream);
             request.setAttribute(UpstreamForwarder.EXCHANGE_ATTRIBUTE, exchange);
-            log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value()).addKeyValue("port", upstream.sandboxPort())
-                    .addKeyValue("method", request.getMethod()).log("proxy: forwarding");
+            log.atDebug()
+                    .addKeyValue("sandbox_id", upstream.sandbox().value())
+                    .addKeyValue("port", upstream.sandboxPort())
+                    .addKeyValue("method", request.getMethod())
+                    .log("proxy: forwarding");
             try {
                 return forwarder.handle(request, response, exchange);
             } catch (RuntimeException e) {
@@ -102,8 +114,10 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
                 return true;
             }
         } catch (ProxyProblem problem) {
-            log.atDebug().addKeyValue("sandbox_id", problem.sandboxId().orElse("-"))
-                    .addKeyValue("status", problem.status()).addKeyValue("message", problem.getMessage())
+            log.atDebug()
+                    .addKeyValue("sandbox_id", problem.sandboxId().orElse("-"))
+                    .addKeyValue("status", problem.status())
+                    .addKeyValue("message", problem.getMessage())
                     .log("proxy: refused");
             ProblemReply.write(response, callback, problem);
             return true;
@@ -120,8 +134,10 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
         }
         try {
             Upstream now = targets.resolve(target, request.getMethod(), request.getHeaders());
-            boolean moved = !now.host().equals(refused.host()) || now.port() != refused.port()
-                    || !now.unixSocket().equals(refused.unixSocket()) || !now.tag().equals(refused.tag());
+            boolean moved = !now.host().equals(refused.host())
+                    || now.port() != refused.port()
+                    || !now.unixSocket().equals(refused.unixSocket())
+                    || !now.tag().equals(refused.tag());
             return moved ? Optional.of(now) : Optional.empty();
         } catch (ProxyProblem problem) {
             return Optional.empty(); // it is gone or paused now: the refused answer stands
@@ -140,8 +156,8 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
             case LifecycleEvent.Resumed resumed -> retirePools(resumed.sandbox());
             case LifecycleEvent.Created created -> retirePools(created.sandbox());
             case LifecycleEvent.Forked forked -> retirePools(forked.sandbox());
-            case LifecycleEvent.SnapshotTaken ignored -> { }
-            case LifecycleEvent.TimedOut ignored -> { } // the Paused or Killed event came first
+            case LifecycleEvent.SnapshotTaken ignored -> {}
+            case LifecycleEvent.TimedOut ignored -> {} // the Paused or Killed event came first
         }
     }
 
@@ -167,7 +183,9 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
         int cut = streams.cut(sandbox, reason);
         retirePools(sandbox);
         if (cut > 0) {
-            log.atInfo().addKeyValue("sandbox_id", sandbox.value()).addKeyValue("exchanges", cut)
+            log.atInfo()
+                    .addKeyValue("sandbox_id", sandbox.value())
+                    .addKeyValue("exchanges", cut)
                     .log("proxy: cut open exchanges of a stopped sandbox");
         }
     }
@@ -180,7 +198,8 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
             return;
         }
         for (Destination destination : client.getDestinations()) {
-            if (destination.getOrigin().getTag() instanceof Generations.Tag tag && tag.sandbox().equals(sandbox)
+            if (destination.getOrigin().getTag() instanceof Generations.Tag tag
+                    && tag.sandbox().equals(sandbox)
                     && !generations.isCurrent(tag)) {
                 client.removeDestination(destination);
                 LifeCycle.stop(destination);

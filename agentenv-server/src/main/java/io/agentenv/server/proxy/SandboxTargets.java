@@ -3,7 +3,6 @@ package io.agentenv.server.proxy;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
-import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.orchestrator.AgentEnvException;
 import io.agentenv.orchestrator.Cursor;
 import io.agentenv.orchestrator.ErrorKind;
@@ -14,6 +13,7 @@ import io.agentenv.orchestrator.SandboxQuery;
 import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxView;
 import io.agentenv.orchestrator.SortOrder;
+import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
@@ -72,8 +72,14 @@ final class SandboxTargets {
     /** Each sandbox's envd token (an HMAC per derivation), kept until the sandbox is killed. */
     private final Map<SandboxId, String> envdTokens = new ConcurrentHashMap<>();
 
-    SandboxTargets(Orchestrator orchestrator, Routes routes, SandboxTokens tokens, ProxySettings settings,
-                   Generations generations, ExecutorService resumes, Clock clock) {
+    SandboxTargets(
+            Orchestrator orchestrator,
+            Routes routes,
+            SandboxTokens tokens,
+            ProxySettings settings,
+            Generations generations,
+            ExecutorService resumes,
+            Clock clock) {
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.routes = requireNonNull(routes, "routes is null");
         this.tokens = requireNonNull(tokens, "tokens is null");
@@ -98,15 +104,31 @@ final class SandboxTargets {
             if (guest.secure() && !validToken && !"/health".equals(path)) {
                 checkSignature(id, route.pathAndQuery(), path, method, presented != null);
             }
-            return new Upstream(id, route.port(), endpoint.host(), endpoint.port(), endpoint.unixSocket(),
-                    route.pathAndQuery(), generations.current(id), validToken, Optional.empty());
+            return new Upstream(
+                    id,
+                    route.port(),
+                    endpoint.host(),
+                    endpoint.port(),
+                    endpoint.unixSocket(),
+                    route.pathAndQuery(),
+                    generations.current(id),
+                    validToken,
+                    Optional.empty());
         }
         if (guest.publicTraffic() == NetworkPolicy.PublicTraffic.TOKEN_REQUIRED
                 && !matches(headers.get(TRAFFIC_TOKEN_HEADER), tokens.trafficAccessToken(id.value()))) {
             throw ProxyProblem.of(403, "missing or invalid " + TRAFFIC_TOKEN_HEADER + " for sandbox " + id.value());
         }
-        return new Upstream(id, route.port(), endpoint.host(), route.port(), Optional.empty(), route.pathAndQuery(),
-                generations.current(id), false, maskedHost(guest, route.port()));
+        return new Upstream(
+                id,
+                route.port(),
+                endpoint.host(),
+                route.port(),
+                Optional.empty(),
+                route.pathAndQuery(),
+                generations.current(id),
+                false,
+                maskedHost(guest, route.port()));
     }
 
     /**
@@ -120,8 +142,14 @@ final class SandboxTargets {
         String operation = SignedUrl.operation(method).orElseThrow(() -> ProxyProblem.of(401, "invalid signature"));
         Optional<Cursor> after = Optional.empty();
         do {
-            Page<SandboxView> page = orchestrator.list(new SandboxQuery(EnumSet.of(SandboxState.RUNNING), Map.of(),
-                    Optional.empty(), Optional.empty(), SortOrder.DESC, SIGNATURE_SCAN_PAGE, after));
+            Page<SandboxView> page = orchestrator.list(new SandboxQuery(
+                    EnumSet.of(SandboxState.RUNNING),
+                    Map.of(),
+                    Optional.empty(),
+                    Optional.empty(),
+                    SortOrder.DESC,
+                    SIGNATURE_SCAN_PAGE,
+                    after));
             for (SandboxView view : page.items()) {
                 if (signed.signedWith(tokens.envdAccessToken(view.id().value()), operation)) {
                     return new ProxyRoute.Targeted(view.id().value(), settings.envdPort(), route.pathAndQuery());
@@ -152,8 +180,8 @@ final class SandboxTargets {
     private void checkSignature(SandboxId id, String pathAndQuery, String path, String method, boolean tokenSent)
             throws ProxyProblem {
         int q = pathAndQuery.indexOf('?');
-        Optional<SignedUrl> signed = "/files".equals(path) && q >= 0
-                ? SignedUrl.parse(pathAndQuery.substring(q + 1)) : Optional.empty();
+        Optional<SignedUrl> signed =
+                "/files".equals(path) && q >= 0 ? SignedUrl.parse(pathAndQuery.substring(q + 1)) : Optional.empty();
         if (signed.isEmpty()) {
             throw ProxyProblem.of(401, tokenSent ? "invalid " + ACCESS_TOKEN_HEADER : "missing " + ACCESS_TOKEN_HEADER);
         }
@@ -177,7 +205,9 @@ final class SandboxTargets {
                 if (!guest.autoResume()) {
                     throw ProxyProblem.sandboxNotFound(id.value());
                 }
-                log.atInfo().addKeyValue("sandbox_id", id.value()).log("proxy: auto-resuming a paused sandbox on traffic");
+                log.atInfo()
+                        .addKeyValue("sandbox_id", id.value())
+                        .log("proxy: auto-resuming a paused sandbox on traffic");
                 connect(id, settings.autoResumeTtl());
             }
             // a transition that ends RUNNING (a snapshot or fork capture, a resume, a create): wait it out, bounded;
@@ -210,7 +240,9 @@ final class SandboxTargets {
             if (e.getCause() instanceof AgentEnvException a && a.kind() == ErrorKind.NOT_FOUND) {
                 throw ProxyProblem.sandboxNotFound(id.value());
             }
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e.getCause())
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e.getCause())
                     .log("proxy: auto-resume failed");
             throw ProxyProblem.of(502, "sandbox " + id.value() + " could not be resumed");
         }

@@ -59,8 +59,8 @@ record SignedUrl(String path, String username, String signature, Optional<Long> 
                 return Optional.empty();
             }
         }
-        return Optional.of(new SignedUrl(values.getOrDefault("path", ""), values.getOrDefault("username", ""),
-                signature, expiration));
+        return Optional.of(new SignedUrl(
+                values.getOrDefault("path", ""), values.getOrDefault("username", ""), signature, expiration));
     }
 
     /** The operation a method stands for: GET reads, POST writes; anything else cannot be signed. */

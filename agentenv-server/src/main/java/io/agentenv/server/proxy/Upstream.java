@@ -12,9 +12,16 @@ import java.util.Optional;
  * was valid (only then is it forwarded), and the Host header to send instead of the caller's (the sandbox's
  * {@code maskRequestHost} with the port filled in; empty: the caller's Host is forwarded).
  */
-record Upstream(SandboxId sandbox, int sandboxPort, String host, int port, Optional<Path> unixSocket,
-                String pathAndQuery, Generations.Tag tag, boolean forwardAccessToken,
-                Optional<String> hostHeader) {
+record Upstream(
+        SandboxId sandbox,
+        int sandboxPort,
+        String host,
+        int port,
+        Optional<Path> unixSocket,
+        String pathAndQuery,
+        Generations.Tag tag,
+        boolean forwardAccessToken,
+        Optional<String> hostHeader) {
     Upstream {
         requireNonNull(sandbox, "sandbox is null");
         requireNonNull(host, "host is null");

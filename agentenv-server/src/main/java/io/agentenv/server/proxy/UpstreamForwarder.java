@@ -38,8 +38,12 @@ final class UpstreamForwarder extends ProxyHandler {
     private static final Logger log = LoggerFactory.getLogger(UpstreamForwarder.class);
     static final String UPSTREAM_ATTRIBUTE = UpstreamForwarder.class.getName() + ".upstream";
     static final String EXCHANGE_ATTRIBUTE = UpstreamForwarder.class.getName() + ".exchange";
-    private static final List<String> STRIPPED = List.of("E2b-Sandbox-Id", "x-agentenv-sandbox-id", "E2b-Sandbox-Port",
-            "x-agentenv-target-port", SandboxTargets.TRAFFIC_TOKEN_HEADER);
+    private static final List<String> STRIPPED = List.of(
+            "E2b-Sandbox-Id",
+            "x-agentenv-sandbox-id",
+            "E2b-Sandbox-Port",
+            "x-agentenv-target-port",
+            SandboxTargets.TRAFFIC_TOKEN_HEADER);
 
     private static final String REROUTED_ATTRIBUTE = UpstreamForwarder.class.getName() + ".rerouted";
 
@@ -161,11 +165,15 @@ final class UpstreamForwarder extends ProxyHandler {
     }
 
     @Override
-    protected void sendProxyToServerRequest(Request request, org.eclipse.jetty.client.Request out, Response response,
-                                            Callback callback) {
+    protected void sendProxyToServerRequest(
+            Request request, org.eclipse.jetty.client.Request out, Response response, Callback callback) {
         long limit = settings.headersTimeout().toMillis();
-        Scheduler.Task timeout = getHttpClient().getScheduler().schedule(() -> out.abort(
-                new TimeoutException("no response headers within " + limit + " ms")), limit, TimeUnit.MILLISECONDS);
+        Scheduler.Task timeout = getHttpClient()
+                .getScheduler()
+                .schedule(
+                        () -> out.abort(new TimeoutException("no response headers within " + limit + " ms")),
+                        limit,
+                        TimeUnit.MILLISECONDS);
         out.onResponseBegin(r -> timeout.cancel());
         out.onComplete(r -> timeout.cancel());
         super.sendProxyToServerRequest(request, out, response, callback);
@@ -178,9 +186,13 @@ final class UpstreamForwarder extends ProxyHandler {
     }
 
     @Override
-    protected void onServerToProxyResponseFailure(Request request, org.eclipse.jetty.client.Request out,
-                                                  org.eclipse.jetty.client.Response upstreamResponse,
-                                                  Response response, Callback callback, Throwable failure) {
+    protected void onServerToProxyResponseFailure(
+            Request request,
+            org.eclipse.jetty.client.Request out,
+            org.eclipse.jetty.client.Response upstreamResponse,
+            Response response,
+            Callback callback,
+            Throwable failure) {
         if (response.isCommitted()) {
             super.onServerToProxyResponseFailure(request, out, upstreamResponse, response, callback, failure);
             return;
@@ -191,7 +203,9 @@ final class UpstreamForwarder extends ProxyHandler {
             // the route is resolved once more and, if the sandbox is reached elsewhere now, the request goes there.
             // Resolving may wait (a sandbox paused meanwhile is auto-resumed, a transition waited out): not here, on
             // the client's thread, which can be its selector (every upstream connection would wait with it).
-            Thread.ofVirtual().name("aenv-proxy-reroute").start(() -> reroute(request, response, callback, upstream, failure));
+            Thread.ofVirtual()
+                    .name("aenv-proxy-reroute")
+                    .start(() -> reroute(request, response, callback, upstream, failure));
             return;
         }
         reply(response, callback, upstream, failure);
@@ -202,7 +216,9 @@ final class UpstreamForwarder extends ProxyHandler {
         try {
             moved = reroute.after(request, upstream);
         } catch (RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", upstream.sandbox().value()).setCause(e)
+            log.atWarn()
+                    .addKeyValue("sandbox_id", upstream.sandbox().value())
+                    .setCause(e)
                     .log("proxy: looking the refused endpoint's sandbox up again failed");
             moved = Optional.empty();
         }
@@ -210,8 +226,10 @@ final class UpstreamForwarder extends ProxyHandler {
             reply(response, callback, upstream, failure);
             return;
         }
-        log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value())
-                .addKeyValue("port", upstream.sandboxPort()).log("proxy: endpoint refused, sending to the new one");
+        log.atDebug()
+                .addKeyValue("sandbox_id", upstream.sandbox().value())
+                .addKeyValue("port", upstream.sandboxPort())
+                .log("proxy: endpoint refused, sending to the new one");
         request.setAttribute(REROUTED_ATTRIBUTE, true);
         request.setAttribute(UPSTREAM_ATTRIBUTE, moved.get());
         handle(request, response, callback);
@@ -220,14 +238,24 @@ final class UpstreamForwarder extends ProxyHandler {
     /** Answers a request whose upstream failed before its response started. */
     private static void reply(Response response, Callback callback, Upstream upstream, Throwable failure) {
         ProxyProblem problem = switch (failure) {
-            case OpenStreams.SandboxGone gone -> ProxyProblem.sandboxNotFound(gone.sandbox().value());
-            case TimeoutException timeout -> ProxyProblem.of(504,
-                    "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort() + " did not answer in time");
-            default -> ProxyProblem.of(502,
-                    "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort() + " is not reachable");
+            case OpenStreams.SandboxGone gone ->
+                ProxyProblem.sandboxNotFound(gone.sandbox().value());
+            case TimeoutException timeout ->
+                ProxyProblem.of(
+                        504,
+                        "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort()
+                                + " did not answer in time");
+            default ->
+                ProxyProblem.of(
+                        502,
+                        "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort()
+                                + " is not reachable");
         };
-        log.atDebug().addKeyValue("sandbox_id", upstream.sandbox().value()).addKeyValue("port", upstream.sandboxPort())
-                .addKeyValue("status", problem.status()).addKeyValue("cause", failure.toString())
+        log.atDebug()
+                .addKeyValue("sandbox_id", upstream.sandbox().value())
+                .addKeyValue("port", upstream.sandboxPort())
+                .addKeyValue("status", problem.status())
+                .addKeyValue("cause", failure.toString())
                 .log("proxy: upstream failed before the response");
         ProblemReply.write(response, callback, problem);
     }
@@ -258,7 +286,8 @@ final class UpstreamForwarder extends ProxyHandler {
         private Content.Chunk single; // the batch when it is one chunk (written without a copy), retained
         private ByteBuffer copied; // the batch when it is more than one chunk (flush mode while written)
 
-        CoalescingResponse(Request request, org.eclipse.jetty.client.Request out, Response response, Callback callback) {
+        CoalescingResponse(
+                Request request, org.eclipse.jetty.client.Request out, Response response, Callback callback) {
             super(request, out, response, callback);
             this.response = response;
         }
@@ -325,7 +354,8 @@ final class UpstreamForwarder extends ProxyHandler {
                 single.release();
                 single = null;
             } else if (copied.remaining() < more.remaining()) {
-                ByteBuffer larger = ByteBuffer.allocate(Math.max(copied.capacity() * 2, copied.position() + more.remaining()));
+                ByteBuffer larger =
+                        ByteBuffer.allocate(Math.max(copied.capacity() * 2, copied.position() + more.remaining()));
                 copied.flip();
                 larger.put(copied);
                 copied = larger;
@@ -336,7 +366,8 @@ final class UpstreamForwarder extends ProxyHandler {
         /** Writes the batch ({@code last}: with the body's end) and forgets it; the callbacks run once it is written. */
         private void write(boolean last, Runnable written, java.util.function.Consumer<Throwable> failed) {
             Content.Chunk held = single;
-            ByteBuffer bytes = held != null ? held.getByteBuffer() : copied != null ? copied.flip() : BufferUtil.EMPTY_BUFFER;
+            ByteBuffer bytes =
+                    held != null ? held.getByteBuffer() : copied != null ? copied.flip() : BufferUtil.EMPTY_BUFFER;
             single = null;
             copied = null;
             response.write(last, bytes, new Callback() {

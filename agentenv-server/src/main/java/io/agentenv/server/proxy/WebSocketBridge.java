@@ -41,10 +41,25 @@ import org.slf4j.LoggerFactory;
 final class WebSocketBridge extends ContainerLifeCycle {
     private static final Logger log = LoggerFactory.getLogger(WebSocketBridge.class);
     /** Handshake and hop-by-hop headers that the WebSocket client sets itself or that must not travel. */
-    private static final Set<String> NOT_COPIED = Set.of("host", "connection", "upgrade", "sec-websocket-key",
-            "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol", "sec-websocket-accept",
-            "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "content-length",
-            "e2b-sandbox-id", "e2b-sandbox-port", "x-agentenv-sandbox-id", "x-agentenv-target-port",
+    private static final Set<String> NOT_COPIED = Set.of(
+            "host",
+            "connection",
+            "upgrade",
+            "sec-websocket-key",
+            "sec-websocket-version",
+            "sec-websocket-extensions",
+            "sec-websocket-protocol",
+            "sec-websocket-accept",
+            "keep-alive",
+            "proxy-connection",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "content-length",
+            "e2b-sandbox-id",
+            "e2b-sandbox-port",
+            "x-agentenv-sandbox-id",
+            "x-agentenv-target-port",
             SandboxTargets.TRAFFIC_TOKEN_HEADER.toLowerCase(java.util.Locale.ROOT));
 
     private final ProxySettings settings;
@@ -84,7 +99,8 @@ final class WebSocketBridge extends ContainerLifeCycle {
             out.headers(headers -> {
                 for (HttpField field : request.getHeaders()) {
                     String name = field.getLowerCaseName();
-                    if (NOT_COPIED.contains(name) || (name.equals("x-access-token") && !upstream.forwardAccessToken())
+                    if (NOT_COPIED.contains(name)
+                            || (name.equals("x-access-token") && !upstream.forwardAccessToken())
                             || (name.equals("x-api-key") && apiKey.matches(field.getValue()))) {
                         continue;
                     }
@@ -100,21 +116,33 @@ final class WebSocketBridge extends ContainerLifeCycle {
             });
             CoreSession upstreamSession;
             try {
-                long limit = settings.connectTimeout().plus(settings.headersTimeout()).toMillis();
+                long limit = settings.connectTimeout()
+                        .plus(settings.headersTimeout())
+                        .toMillis();
                 upstreamSession = client.connect(out).get(limit, TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
                 ProblemReply.write(upgradeResponse, negotiation, refusal(upstream, e.getCause()));
                 return null;
             } catch (TimeoutException e) {
-                ProblemReply.write(upgradeResponse, negotiation, ProxyProblem.of(504, "sandbox "
-                        + upstream.sandbox().value() + " port " + upstream.sandboxPort() + " did not answer in time"));
+                ProblemReply.write(
+                        upgradeResponse,
+                        negotiation,
+                        ProxyProblem.of(
+                                504,
+                                "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort()
+                                        + " did not answer in time"));
                 return null;
             } catch (InterruptedException | java.io.IOException e) {
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                ProblemReply.write(upgradeResponse, negotiation, ProxyProblem.of(502, "sandbox "
-                        + upstream.sandbox().value() + " port " + upstream.sandboxPort() + " is not reachable"));
+                ProblemReply.write(
+                        upgradeResponse,
+                        negotiation,
+                        ProxyProblem.of(
+                                502,
+                                "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort()
+                                        + " is not reachable"));
                 return null;
             }
             relay.upstream.complete(upstreamSession);
@@ -135,11 +163,13 @@ final class WebSocketBridge extends ContainerLifeCycle {
 
     private static ProxyProblem refusal(Upstream upstream, Throwable cause) {
         if (cause instanceof UpgradeException u && u.getResponseStatusCode() > 0) {
-            return ProxyProblem.of(u.getResponseStatusCode(), "sandbox " + upstream.sandbox().value() + " port "
-                    + upstream.sandboxPort() + " refused the WebSocket upgrade");
+            return ProxyProblem.of(
+                    u.getResponseStatusCode(),
+                    "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort()
+                            + " refused the WebSocket upgrade");
         }
-        return ProxyProblem.of(502, "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort()
-                + " is not reachable");
+        return ProxyProblem.of(
+                502, "sandbox " + upstream.sandbox().value() + " port " + upstream.sandboxPort() + " is not reachable");
     }
 
     /** The two halves of one bridged connection. */
@@ -160,7 +190,9 @@ final class WebSocketBridge extends ContainerLifeCycle {
 
         @Override
         public void cut(String reason) {
-            log.atDebug().addKeyValue("sandbox_id", target.sandbox().value()).addKeyValue("reason", reason)
+            log.atDebug()
+                    .addKeyValue("sandbox_id", target.sandbox().value())
+                    .addKeyValue("reason", reason)
                     .log("proxy: aborting a bridged WebSocket");
             upstream.thenAccept(CoreSession::abort);
             client.thenAccept(CoreSession::abort);
@@ -197,12 +229,17 @@ final class WebSocketBridge extends ContainerLifeCycle {
                     return;
                 }
                 Frame copy = unmasked(frame);
-                peer.thenAccept(other -> other.sendFrame(copy, Callback.from(() -> {
-                    callback.succeeded();
-                    if (op != OpCode.CLOSE) {
-                        self.thenAccept(CoreSession::demand);
-                    }
-                }, callback::failed), false));
+                peer.thenAccept(other -> other.sendFrame(
+                        copy,
+                        Callback.from(
+                                () -> {
+                                    callback.succeeded();
+                                    if (op != OpCode.CLOSE) {
+                                        self.thenAccept(CoreSession::demand);
+                                    }
+                                },
+                                callback::failed),
+                        false));
             }
 
             @Override
@@ -230,5 +267,4 @@ final class WebSocketBridge extends ContainerLifeCycle {
             }
         }
     }
-
 }

@@ -57,7 +57,9 @@ class ClientDisconnectTest {
         SandboxId id = new SandboxId(server.create());
         Gate gate = server.backend.holdNext(MockOp.PAUSE);
         CompletableFuture<HttpResponse<String>> call = server.http.sendAsync(
-                server.request("/sandboxes/" + id.value() + "/pause").POST(HttpRequest.BodyPublishers.noBody()).build(),
+                server.request("/sandboxes/" + id.value() + "/pause")
+                        .POST(HttpRequest.BodyPublishers.noBody())
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         gate.awaitEntered(Duration.ofSeconds(10));
         // when the client goes away and the backend then finishes
@@ -74,8 +76,11 @@ class ClientDisconnectTest {
         Gate gate = server.backend.holdNext(MockOp.PAUSE);
         List<CompletableFuture<HttpResponse<String>>> calls = new java.util.ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            calls.add(server.http.sendAsync(server.request("/sandboxes/" + id.value() + "/pause")
-                    .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString()));
+            calls.add(server.http.sendAsync(
+                    server.request("/sandboxes/" + id.value() + "/pause")
+                            .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString()));
         }
         gate.awaitEntered(Duration.ofSeconds(10));
         gate.release();

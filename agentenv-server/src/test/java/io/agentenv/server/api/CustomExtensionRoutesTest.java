@@ -1,23 +1,22 @@
 package io.agentenv.server.api;
 
+import static io.agentenv.server.extension.FakeExtensionServer.reply;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentenv.server.extension.FakeExtensionServer;
 import io.agentenv.orchestrator.Hook;
+import io.agentenv.server.extension.FakeExtensionServer;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.net.http.HttpResponse;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-
-import static io.agentenv.server.extension.FakeExtensionServer.reply;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Hook outcomes as API callers see them, over real HTTP on both sides (the API and the extension). */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -31,8 +30,13 @@ class CustomExtensionRoutesTest {
     @BeforeEach
     void start() throws Exception {
         extension = FakeExtensionServer.start();
-        server = new TestServer(dir, Map.of("AENV_CUSTOM_EXTENSION_URL", extension.url().toString(),
-                "AENV_CUSTOM_EXTENSION_TIMEOUT_MS", "500"));
+        server = new TestServer(
+                dir,
+                Map.of(
+                        "AENV_CUSTOM_EXTENSION_URL",
+                        extension.url().toString(),
+                        "AENV_CUSTOM_EXTENSION_TIMEOUT_MS",
+                        "500"));
     }
 
     @AfterEach
@@ -54,7 +58,8 @@ class CustomExtensionRoutesTest {
 
     private String pausedSandbox() throws Exception {
         String id = server.create();
-        assertThat(server.post("/sandboxes/" + id + "/pause", "{}").statusCode()).isEqualTo(204);
+        assertThat(server.post("/sandboxes/" + id + "/pause", "{}").statusCode())
+                .isEqualTo(204);
         return id;
     }
 
@@ -72,8 +77,12 @@ class CustomExtensionRoutesTest {
 
     @Test
     void create_answers_400_when_start_fresh_rejects_and_502_when_it_fails() throws Exception {
-        extension.script(Hook.START_FRESH, reply(403, "{\"reason\":\"no vpn seats\"}"), reply(500, "crashed"),
-                new FakeExtensionServer.Hang(), new FakeExtensionServer.Drop());
+        extension.script(
+                Hook.START_FRESH,
+                reply(403, "{\"reason\":\"no vpn seats\"}"),
+                reply(500, "crashed"),
+                new FakeExtensionServer.Hang(),
+                new FakeExtensionServer.Drop());
 
         assertThat(error(server.post("/v2/sandboxes", "{\"templateID\":\"base\"}"), 400))
                 .contains("start-fresh", "HTTP 403", "no vpn seats");
@@ -99,8 +108,11 @@ class CustomExtensionRoutesTest {
         assertThat(error(server.post("/sandboxes/" + id + "/resume", "{\"timeout\":60}"), 409))
                 .contains("start-resume", "HTTP 422", "still revoked");
 
-        assertThat(server.parse(server.get("/sandboxes/" + id)).get("state").asText()).isEqualTo("paused");
-        assertThat(server.post("/sandboxes/" + id + "/connect", "{\"timeout\":60}").statusCode()).isEqualTo(201);
+        assertThat(server.parse(server.get("/sandboxes/" + id)).get("state").asText())
+                .isEqualTo("paused");
+        assertThat(server.post("/sandboxes/" + id + "/connect", "{\"timeout\":60}")
+                        .statusCode())
+                .isEqualTo(201);
     }
 
     @Test
@@ -108,8 +120,10 @@ class CustomExtensionRoutesTest {
         String id = pausedSandbox();
         extension.script(Hook.START_RESUME, reply(503, "later"), new FakeExtensionServer.Drop());
 
-        assertThat(error(server.post("/v2/sandboxes/" + id + "/connect", "{}"), 502)).contains("start-resume", "HTTP 503", "later");
-        assertThat(error(server.post("/sandboxes/" + id + "/resume", "{}"), 502)).contains("start-resume", "could not be reached");
+        assertThat(error(server.post("/v2/sandboxes/" + id + "/connect", "{}"), 502))
+                .contains("start-resume", "HTTP 503", "later");
+        assertThat(error(server.post("/sandboxes/" + id + "/resume", "{}"), 502))
+                .contains("start-resume", "could not be reached");
     }
 
     @Test
@@ -133,7 +147,8 @@ class CustomExtensionRoutesTest {
         }
         assertThat(started).isEqualTo(1);
         assertThat(codes).containsExactlyInAnyOrder(400, 502);
-        assertThat(messages).anySatisfy(m -> assertThat(m).contains("start-resume", "HTTP 409", "too many children"))
+        assertThat(messages)
+                .anySatisfy(m -> assertThat(m).contains("start-resume", "HTTP 409", "too many children"))
                 .anySatisfy(m -> assertThat(m).contains("start-resume", "HTTP 500", "oom"));
     }
 
@@ -141,8 +156,12 @@ class CustomExtensionRoutesTest {
     void patch_returns_the_params_the_extension_computed_and_maps_its_failures() throws Exception {
         String id = server.create("{\"templateID\":\"base\",\"customExtensionParams\":{\"a\":1}}");
         String path = "/sandboxes/" + id + "/custom-extension-params";
-        extension.script(Hook.PATCH_PARAMS, reply(200, "{\"customExtensionParams\":{\"a\":1,\"b\":2}}"),
-                reply(400, "b must be odd"), reply(500, "nope"), new FakeExtensionServer.Hang());
+        extension.script(
+                Hook.PATCH_PARAMS,
+                reply(200, "{\"customExtensionParams\":{\"a\":1,\"b\":2}}"),
+                reply(400, "b must be odd"),
+                reply(500, "nope"),
+                new FakeExtensionServer.Hang());
 
         HttpResponse<String> ok = server.patch(path, "{\"b\":2}");
         assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
@@ -157,7 +176,8 @@ class CustomExtensionRoutesTest {
     void patch_answers_409_while_paused_without_calling_the_extension() throws Exception {
         String id = pausedSandbox();
 
-        assertThat(error(server.patch("/sandboxes/" + id + "/custom-extension-params", "{\"a\":1}"), 409)).contains("paused");
+        assertThat(error(server.patch("/sandboxes/" + id + "/custom-extension-params", "{\"a\":1}"), 409))
+                .contains("paused");
         assertThat(extension.calls(Hook.PATCH_PARAMS)).isEmpty();
     }
 }

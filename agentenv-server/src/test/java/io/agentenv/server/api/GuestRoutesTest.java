@@ -28,6 +28,7 @@ class GuestRoutesTest {
 
     @TempDir
     Path dir;
+
     TestServer server;
 
     @BeforeEach
@@ -86,7 +87,8 @@ class GuestRoutesTest {
 
     @Test
     void metrics_of_unknown_or_malformed_sandboxes_are_not_found() throws Exception {
-        assertThat(status(server.get("/sandboxes/" + "a".repeat(20) + "/metrics"))).isEqualTo(404);
+        assertThat(status(server.get("/sandboxes/" + "a".repeat(20) + "/metrics")))
+                .isEqualTo(404);
         assertThat(status(server.get("/sandboxes/NOT-AN-ID/metrics"))).isEqualTo(404);
     }
 
@@ -94,11 +96,13 @@ class GuestRoutesTest {
     void metrics_of_many_sandboxes_are_keyed_by_id_and_unknown_ids_are_left_out() throws Exception {
         String a = server.create();
         String b = server.create();
-        HttpResponse<String> response = server.get("/sandboxes/metrics?sandbox_ids=" + a + "," + b + ",bogus,"
-                + "z".repeat(20));
+        HttpResponse<String> response =
+                server.get("/sandboxes/metrics?sandbox_ids=" + a + "," + b + ",bogus," + "z".repeat(20));
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         JsonNode sandboxes = server.parse(response).get("sandboxes");
-        assertThat(sandboxes.properties()).extracting(java.util.Map.Entry::getKey).containsExactlyInAnyOrder(a, b);
+        assertThat(sandboxes.properties())
+                .extracting(java.util.Map.Entry::getKey)
+                .containsExactlyInAnyOrder(a, b);
         assertThat(sandboxes.get(a).get("cpuCount").asInt()).isEqualTo(2);
         assertThat(sandboxes.get(a).has("timestamp")).isTrue();
 
@@ -107,7 +111,8 @@ class GuestRoutesTest {
         for (int i = 0; i < 101; i++) {
             many.add(String.format("%020d", i));
         }
-        assertThat(status(server.get("/sandboxes/metrics?sandbox_ids=" + String.join(",", many)))).isEqualTo(400);
+        assertThat(status(server.get("/sandboxes/metrics?sandbox_ids=" + String.join(",", many))))
+                .isEqualTo(400);
     }
 
     @Test
@@ -130,10 +135,12 @@ class GuestRoutesTest {
 
         // the next page: forward from the last timestamp seen (entries at that instant repeat; clients skip them)
         long cursor = Instant.parse(first.get(1).get("timestamp").asText()).toEpochMilli();
-        JsonNode next = server.parse(server.get(path + "?limit=10&cursor=" + cursor)).get("logs");
+        JsonNode next =
+                server.parse(server.get(path + "?limit=10&cursor=" + cursor)).get("logs");
         assertThat(next).extracting(n -> n.get("message").asText()).contains("out 1", "out 4");
 
-        JsonNode newest = server.parse(server.get(path + "?limit=2&direction=backward")).get("logs");
+        JsonNode newest =
+                server.parse(server.get(path + "?limit=2&direction=backward")).get("logs");
         assertThat(newest).extracting(n -> n.get("message").asText()).containsExactly("out 4", "out 3");
 
         JsonNode errors = server.parse(server.get(path + "?level=error")).get("logs");
@@ -154,21 +161,26 @@ class GuestRoutesTest {
         envd.log(EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(7), "stderr", "warning: x");
         JsonNode body = server.parse(server.get("/sandboxes/" + id + "/logs?start=0&limit=10"));
         assertThat(body.get("logs")).extracting(n -> n.get("line").asText()).containsExactly("warning: x");
-        assertThat(body.get("logEntries")).extracting(n -> n.get("fields").get("stream").asText())
+        assertThat(body.get("logEntries"))
+                .extracting(n -> n.get("fields").get("stream").asText())
                 .containsExactly("stderr");
         long future = Instant.now().plusSeconds(3600).toEpochMilli();
-        assertThat(server.parse(server.get("/sandboxes/" + id + "/logs?start=" + future)).get("logs")).isEmpty();
+        assertThat(server.parse(server.get("/sandboxes/" + id + "/logs?start=" + future))
+                        .get("logs"))
+                .isEmpty();
     }
 
     @Test
-    void paused_logs_are_those_kept_at_pause_and_without_a_guest_agent_a_bad_gateway()
-            throws Exception {
+    void paused_logs_are_those_kept_at_pause_and_without_a_guest_agent_a_bad_gateway() throws Exception {
         String paused = server.create();
         live(paused).fakeEnvd().log(EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(3), "stdout", "kept line");
-        assertThat(server.post("/sandboxes/" + paused + "/pause", "").statusCode()).isEqualTo(204);
+        assertThat(server.post("/sandboxes/" + paused + "/pause", "").statusCode())
+                .isEqualTo(204);
         HttpResponse<String> v2 = server.get("/v2/sandboxes/" + paused + "/logs");
         assertThat(status(v2)).isEqualTo(200);
-        assertThat(server.parse(v2).get("logs")).extracting(n -> n.get("message").asText()).containsExactly("kept line");
+        assertThat(server.parse(v2).get("logs"))
+                .extracting(n -> n.get("message").asText())
+                .containsExactly("kept line");
         JsonNode v1 = server.parse(server.get("/sandboxes/" + paused + "/logs?start=0"));
         assertThat(v1.get("logs")).extracting(n -> n.get("line").asText()).containsExactly("kept line");
 
@@ -186,11 +198,14 @@ class GuestRoutesTest {
         assertThat(server.post("/sandboxes/" + id + "/pause", "").statusCode()).isEqualTo(204);
 
         String text = server.get("/metrics").body();
-        assertThat(text).contains("aenv_sandboxes_running 1\n", "aenv_sandboxes_paused 1\n",
-                "aenv_sandboxes_transitioning 0\n",
-                "aenv_operation_duration_seconds_count{operation=\"create\",outcome=\"ok\"} 2\n",
-                "aenv_operation_duration_seconds_bucket{operation=\"pause\",outcome=\"ok\",le=\"+Inf\"} 1\n",
-                "# TYPE aenv_operation_duration_seconds histogram\n");
+        assertThat(text)
+                .contains(
+                        "aenv_sandboxes_running 1\n",
+                        "aenv_sandboxes_paused 1\n",
+                        "aenv_sandboxes_transitioning 0\n",
+                        "aenv_operation_duration_seconds_count{operation=\"create\",outcome=\"ok\"} 2\n",
+                        "aenv_operation_duration_seconds_bucket{operation=\"pause\",outcome=\"ok\",le=\"+Inf\"} 1\n",
+                        "# TYPE aenv_operation_duration_seconds histogram\n");
         Instant deadline = Instant.now().plusSeconds(10);
         while (!text.contains("aenv_lifecycle_events_total{event=\"paused\"} 1\n")) {
             assertThat(Instant.now()).as("the Paused event is counted").isBefore(deadline);

@@ -46,8 +46,13 @@ class ListRoutesTest {
     }
 
     private static String jsEncode(String s) { // encodeURIComponent
-        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20").replace("%21", "!").replace("%27", "'")
-                .replace("%28", "(").replace("%29", ")").replace("%7E", "~");
+        return URLEncoder.encode(s, StandardCharsets.UTF_8)
+                .replace("+", "%20")
+                .replace("%21", "!")
+                .replace("%27", "'")
+                .replace("%28", "(")
+                .replace("%29", ")")
+                .replace("%7E", "~");
     }
 
     private static String searchParam(String s) { // URLSearchParams serialisation of an already-encoded value
@@ -98,8 +103,10 @@ class ListRoutesTest {
         String query = sdkMetadataQuery(tricky);
         assertThat(ids(server.get("/v2/sandboxes?metadata=" + query))).containsExactly(match);
         // AND semantics: one matching pair is not enough
-        assertThat(ids(server.get("/v2/sandboxes?metadata=" + sdkMetadataQuery(Map.of("k", "100% sure"))))).hasSize(2);
-        assertThat(ids(server.get("/v2/sandboxes?metadata=" + sdkMetadataQuery(Map.of("k", "100% sure", "x", "y"))))).isEmpty();
+        assertThat(ids(server.get("/v2/sandboxes?metadata=" + sdkMetadataQuery(Map.of("k", "100% sure")))))
+                .hasSize(2);
+        assertThat(ids(server.get("/v2/sandboxes?metadata=" + sdkMetadataQuery(Map.of("k", "100% sure", "x", "y")))))
+                .isEmpty();
         // the deprecated v1 list uses the same filter
         assertThat(ids(server.get("/sandboxes?metadata=" + query))).containsExactly(match);
     }
@@ -108,7 +115,8 @@ class ListRoutesTest {
     void state_filters_running_and_paused_and_absent_means_both() throws Exception {
         String running = server.create();
         String paused = server.create();
-        assertThat(server.post("/sandboxes/" + paused + "/pause", "").statusCode()).isEqualTo(204);
+        assertThat(server.post("/sandboxes/" + paused + "/pause", "").statusCode())
+                .isEqualTo(204);
 
         assertThat(ids(server.get("/v2/sandboxes?state=running"))).containsExactly(running);
         HttpResponse<String> onlyPaused = server.get("/v2/sandboxes?state=paused");
@@ -133,8 +141,10 @@ class ListRoutesTest {
         String id = server.create();
         assertThat(ids(server.get("/v2/sandboxes?template=base"))).containsExactly(id);
         assertThat(ids(server.get("/v2/sandboxes?template=other"))).isEmpty();
-        assertThat(ids(server.get("/v2/sandboxes?startedAfter=2000-01-01T00:00:00.000Z"))).containsExactly(id);
-        assertThat(ids(server.get("/v2/sandboxes?startedAfter=2999-01-01T00:00:00.000Z"))).isEmpty();
+        assertThat(ids(server.get("/v2/sandboxes?startedAfter=2000-01-01T00:00:00.000Z")))
+                .containsExactly(id);
+        assertThat(ids(server.get("/v2/sandboxes?startedAfter=2999-01-01T00:00:00.000Z")))
+                .isEmpty();
     }
 
     @Test
@@ -142,16 +152,33 @@ class ListRoutesTest {
         String id = server.create("{\"templateID\":\"base\",\"metadata\":{\"a\":\"b\"}}");
         JsonNode item = server.parse(server.get("/v2/sandboxes")).get(0);
         assertThat(item.get("sandboxID").asText()).isEqualTo(id);
-        for (String field : List.of("templateID", "clientID", "startedAt", "endAt", "cpuCount", "memoryMB", "diskSizeMB",
-                "metadata", "state", "envdVersion")) {
+        for (String field : List.of(
+                "templateID",
+                "clientID",
+                "startedAt",
+                "endAt",
+                "cpuCount",
+                "memoryMB",
+                "diskSizeMB",
+                "metadata",
+                "state",
+                "envdVersion")) {
             assertThat(item.has(field)).as(field).isTrue();
         }
     }
 
     @Test
     void bad_list_parameters_are_400() throws Exception {
-        for (String query : List.of("limit=0", "limit=101", "limit=ten", "order=sideways", "state=gone",
-                "startedAfter=yesterday", "nextToken=%25%25", "nextToken=bm90LWEtdG9rZW4", "metadata=novalue")) {
+        for (String query : List.of(
+                "limit=0",
+                "limit=101",
+                "limit=ten",
+                "order=sideways",
+                "state=gone",
+                "startedAfter=yesterday",
+                "nextToken=%25%25",
+                "nextToken=bm90LWEtdG9rZW4",
+                "metadata=novalue")) {
             HttpResponse<String> response = server.get("/v2/sandboxes?" + query);
             assertThat(response.statusCode()).as(query + ": " + response.body()).isEqualTo(400);
             assertThat(server.parse(response).get("code").asInt()).isEqualTo(400);

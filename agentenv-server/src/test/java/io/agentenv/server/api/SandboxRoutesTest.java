@@ -46,13 +46,15 @@ class SandboxRoutesTest {
     }
 
     private static Duration ttl(JsonNode detail) {
-        return Duration.between(Instant.parse(detail.get("startedAt").asText()), Instant.parse(detail.get("endAt").asText()));
+        return Duration.between(
+                Instant.parse(detail.get("startedAt").asText()),
+                Instant.parse(detail.get("endAt").asText()));
     }
 
     @Test
     void v2_create_answers_201_with_the_sandbox_the_id_header_and_an_envd_token() throws Exception {
-        HttpResponse<String> response = server.post("/v2/sandboxes",
-                "{\"templateID\":\"base\",\"metadata\":{\"a\":\"b\"},\"envVars\":{\"FOO\":\"bar\"}}");
+        HttpResponse<String> response = server.post(
+                "/v2/sandboxes", "{\"templateID\":\"base\",\"metadata\":{\"a\":\"b\"},\"envVars\":{\"FOO\":\"bar\"}}");
         assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
         JsonNode body = server.parse(response);
         String id = body.get("sandboxID").asText();
@@ -65,19 +67,25 @@ class SandboxRoutesTest {
         assertThat(body.has("domain")).isTrue();
         assertThat(body.get("trafficAccessToken").isNull()).isTrue();
         // default v2 TTL: 300 s
-        assertThat(ttl(server.parse(server.get("/sandboxes/" + id)))).isBetween(Duration.ofSeconds(299), Duration.ofSeconds(301));
+        assertThat(ttl(server.parse(server.get("/sandboxes/" + id))))
+                .isBetween(Duration.ofSeconds(299), Duration.ofSeconds(301));
     }
 
     @Test
-    void a_create_whose_guest_agent_never_gets_healthy_is_a_clear_502_leaving_nothing()
-            throws Exception {
-        server.backend.script(MockOp.START, MockAction.fail(new BackendException.Terminal(
-                "envd of sandbox x was not healthy after 60 probes", new EnvdException.Unreachable("timeout"))));
+    void a_create_whose_guest_agent_never_gets_healthy_is_a_clear_502_leaving_nothing() throws Exception {
+        server.backend.script(
+                MockOp.START,
+                MockAction.fail(new BackendException.Terminal(
+                        "envd of sandbox x was not healthy after 60 probes",
+                        new EnvdException.Unreachable("timeout"))));
         HttpResponse<String> response = server.post("/v2/sandboxes", "{\"templateID\":\"base\"}");
         assertThat(code(response)).isEqualTo(502);
         assertThat(server.parse(response).get("message").asText())
-                .matches("sandbox [a-z0-9]{20} could not be started: its guest agent \\(envd\\) did not become ready within \\d+ s");
-        assertThat(server.parse(server.get("/v2/sandboxes?state=running,paused")).size()).isZero();
+                .matches(
+                        "sandbox [a-z0-9]{20} could not be started: its guest agent \\(envd\\) did not become ready within \\d+ s");
+        assertThat(server.parse(server.get("/v2/sandboxes?state=running,paused"))
+                        .size())
+                .isZero();
         assertThat(server.backend.openInstances()).isEmpty();
     }
 
@@ -87,17 +95,23 @@ class SandboxRoutesTest {
         HttpResponse<String> v1 = server.post("/sandboxes", "{\"templateID\":\"base\"}");
         assertThat(server.parse(v1).get("domain").asText()).isEqualTo(domain);
         String id = server.create();
-        assertThat(server.parse(server.get("/sandboxes/" + id)).get("domain").asText()).isEqualTo(domain);
-        assertThat(server.parse(server.post("/v2/sandboxes/" + id + "/connect", "{}")).get("domain").asText())
+        assertThat(server.parse(server.get("/sandboxes/" + id)).get("domain").asText())
+                .isEqualTo(domain);
+        assertThat(server.parse(server.post("/v2/sandboxes/" + id + "/connect", "{}"))
+                        .get("domain")
+                        .asText())
                 .isEqualTo(domain);
     }
 
     @Test
     void a_configured_domain_is_reported_as_it_is() throws Exception {
-        try (TestServer configured = new TestServer(dataDir.resolve("configured"),
-                java.util.Map.of("AENV_SANDBOX_DOMAIN", "sandbox.example.com"))) {
+        try (TestServer configured = new TestServer(
+                dataDir.resolve("configured"), java.util.Map.of("AENV_SANDBOX_DOMAIN", "sandbox.example.com"))) {
             String id = configured.create();
-            assertThat(configured.parse(configured.get("/sandboxes/" + id)).get("domain").asText())
+            assertThat(configured
+                            .parse(configured.get("/sandboxes/" + id))
+                            .get("domain")
+                            .asText())
                     .isEqualTo("sandbox.example.com");
         }
     }
@@ -108,36 +122,48 @@ class SandboxRoutesTest {
         assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
         String id = server.parse(response).get("sandboxID").asText();
         assertThat(response.headers().firstValue("x-agentenv-sandbox-id")).contains(id);
-        assertThat(ttl(server.parse(server.get("/sandboxes/" + id)))).isBetween(Duration.ofSeconds(14), Duration.ofSeconds(16));
+        assertThat(ttl(server.parse(server.get("/sandboxes/" + id))))
+                .isBetween(Duration.ofSeconds(14), Duration.ofSeconds(16));
     }
 
     @Test
     void private_ingress_gets_a_traffic_token() throws Exception {
-        HttpResponse<String> response = server.post("/v2/sandboxes",
-                "{\"templateID\":\"base\",\"network\":{\"allowPublicTraffic\":false}}");
+        HttpResponse<String> response =
+                server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"network\":{\"allowPublicTraffic\":false}}");
         JsonNode body = server.parse(response);
         String id = body.get("sandboxID").asText();
         assertThat(body.get("trafficAccessToken").asText()).isEqualTo(server.tokens.trafficAccessToken(id));
-        assertThat(server.parse(server.get("/sandboxes/" + id)).get("network").get("allowPublicTraffic").asBoolean()).isFalse();
+        assertThat(server.parse(server.get("/sandboxes/" + id))
+                        .get("network")
+                        .get("allowPublicTraffic")
+                        .asBoolean())
+                .isFalse();
     }
 
     @Test
     void create_with_an_unknown_or_malformed_template_is_400() throws Exception {
-        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"nope\"}"))).isEqualTo(400);
-        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"../etc\"}"))).isEqualTo(400);
+        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"nope\"}")))
+                .isEqualTo(400);
+        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"../etc\"}")))
+                .isEqualTo(400);
         assertThat(code(server.post("/v2/sandboxes", "{\"timeout\":10}"))).isEqualTo(400);
-        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":-1}"))).isEqualTo(400);
+        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":-1}")))
+                .isEqualTo(400);
     }
 
     @Test
     void create_with_bad_network_entries_or_extension_params_is_400() throws Exception {
-        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"not an ip\"]}}"))).isEqualTo(400);
-        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"customExtensionParams\":{\"a\":1}}"))).isEqualTo(400);
+        assertThat(code(server.post(
+                        "/v2/sandboxes", "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"not an ip\"]}}")))
+                .isEqualTo(400);
+        assertThat(code(server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"customExtensionParams\":{\"a\":1}}")))
+                .isEqualTo(400);
     }
 
     @Test
     void get_returns_the_detail_with_camel_case_internet_access_and_lifecycle() throws Exception {
-        String id = server.create("{\"templateID\":\"base\",\"allow_internet_access\":false,\"autoPause\":true,\"metadata\":{\"k\":\"v\"}}");
+        String id = server.create(
+                "{\"templateID\":\"base\",\"allow_internet_access\":false,\"autoPause\":true,\"metadata\":{\"k\":\"v\"}}");
         HttpResponse<String> response = server.get("/sandboxes/" + id);
         assertThat(response.statusCode()).isEqualTo(200);
         JsonNode detail = server.parse(response);
@@ -170,9 +196,12 @@ class SandboxRoutesTest {
     @Test
     void pause_answers_204_then_409_and_the_sandbox_reads_as_paused() throws Exception {
         String id = server.create();
-        assertThat(server.post("/sandboxes/" + id + "/pause", "{}").statusCode()).isEqualTo(204);
-        assertThat(code(server.post("/sandboxes/" + id + "/pause", "{\"memory\":true}"))).isEqualTo(409);
-        assertThat(server.parse(server.get("/sandboxes/" + id)).get("state").asText()).isEqualTo("paused");
+        assertThat(server.post("/sandboxes/" + id + "/pause", "{}").statusCode())
+                .isEqualTo(204);
+        assertThat(code(server.post("/sandboxes/" + id + "/pause", "{\"memory\":true}")))
+                .isEqualTo(409);
+        assertThat(server.parse(server.get("/sandboxes/" + id)).get("state").asText())
+                .isEqualTo("paused");
         assertThat(code(server.post("/sandboxes/" + MISSING + "/pause", ""))).isEqualTo(404);
     }
 
@@ -191,11 +220,16 @@ class SandboxRoutesTest {
         // connect only extends: the 120 s TTL set on resume is not shortened to 60 s
         assertThat(ttlFromNow(id)).isGreaterThan(Duration.ofSeconds(100));
 
-        assertThat(code(server.post("/v2/sandboxes/" + MISSING + "/connect", "{}"))).isEqualTo(404);
+        assertThat(code(server.post("/v2/sandboxes/" + MISSING + "/connect", "{}")))
+                .isEqualTo(404);
     }
 
     private Duration ttlFromNow(String id) throws Exception {
-        return Duration.between(Instant.now(), Instant.parse(server.parse(server.get("/sandboxes/" + id)).get("endAt").asText()));
+        return Duration.between(
+                Instant.now(),
+                Instant.parse(server.parse(server.get("/sandboxes/" + id))
+                        .get("endAt")
+                        .asText()));
     }
 
     @Test
@@ -204,24 +238,34 @@ class SandboxRoutesTest {
         server.post("/sandboxes/" + id + "/pause", "");
         HttpResponse<String> response = server.post("/sandboxes/" + id + "/resume", "{\"timeout\":30}");
         assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
-        assertThat(server.parse(server.get("/sandboxes/" + id)).get("state").asText()).isEqualTo("running");
+        assertThat(server.parse(server.get("/sandboxes/" + id)).get("state").asText())
+                .isEqualTo("running");
         assertThat(code(server.post("/sandboxes/" + MISSING + "/resume", "{}"))).isEqualTo(404);
     }
 
     @Test
     void set_timeout_overwrites_and_may_shorten_while_refresh_only_extends() throws Exception {
         String id = server.create("{\"templateID\":\"base\",\"timeout\":600}");
-        assertThat(server.post("/sandboxes/" + id + "/timeout", "{\"timeout\":30}").statusCode()).isEqualTo(204);
+        assertThat(server.post("/sandboxes/" + id + "/timeout", "{\"timeout\":30}")
+                        .statusCode())
+                .isEqualTo(204);
         assertThat(ttlFromNow(id)).isLessThanOrEqualTo(Duration.ofSeconds(30));
 
-        assertThat(server.post("/sandboxes/" + id + "/refreshes", "{\"duration\":10}").statusCode()).isEqualTo(204);
+        assertThat(server.post("/sandboxes/" + id + "/refreshes", "{\"duration\":10}")
+                        .statusCode())
+                .isEqualTo(204);
         assertThat(ttlFromNow(id)).isGreaterThan(Duration.ofSeconds(20)); // not shortened to 10 s
-        assertThat(server.post("/sandboxes/" + id + "/refreshes", "{\"duration\":120}").statusCode()).isEqualTo(204);
+        assertThat(server.post("/sandboxes/" + id + "/refreshes", "{\"duration\":120}")
+                        .statusCode())
+                .isEqualTo(204);
         assertThat(ttlFromNow(id)).isGreaterThan(Duration.ofSeconds(100));
 
-        assertThat(code(server.post("/sandboxes/" + id + "/refreshes", "{\"duration\":3601}"))).isEqualTo(400);
-        assertThat(code(server.post("/sandboxes/" + MISSING + "/timeout", "{\"timeout\":5}"))).isEqualTo(404);
-        assertThat(code(server.post("/sandboxes/" + MISSING + "/refreshes", "{}"))).isEqualTo(404);
+        assertThat(code(server.post("/sandboxes/" + id + "/refreshes", "{\"duration\":3601}")))
+                .isEqualTo(400);
+        assertThat(code(server.post("/sandboxes/" + MISSING + "/timeout", "{\"timeout\":5}")))
+                .isEqualTo(404);
+        assertThat(code(server.post("/sandboxes/" + MISSING + "/refreshes", "{}")))
+                .isEqualTo(404);
     }
 
     @Test
@@ -234,10 +278,13 @@ class SandboxRoutesTest {
         for (JsonNode child : children) {
             String childId = child.get("sandbox").get("sandboxID").asText();
             assertThat(childId).isNotEqualTo(id);
-            assertThat(child.get("sandbox").get("envdAccessToken").asText()).isEqualTo(server.tokens.envdAccessToken(childId));
+            assertThat(child.get("sandbox").get("envdAccessToken").asText())
+                    .isEqualTo(server.tokens.envdAccessToken(childId));
         }
-        assertThat(code(server.post("/sandboxes/" + id + "/fork", "{\"count\":0}"))).isEqualTo(400);
-        assertThat(code(server.post("/sandboxes/" + id + "/fork", "{\"count\":101}"))).isEqualTo(400);
+        assertThat(code(server.post("/sandboxes/" + id + "/fork", "{\"count\":0}")))
+                .isEqualTo(400);
+        assertThat(code(server.post("/sandboxes/" + id + "/fork", "{\"count\":101}")))
+                .isEqualTo(400);
         assertThat(code(server.post("/sandboxes/" + MISSING + "/fork", ""))).isEqualTo(404);
         server.post("/sandboxes/" + id + "/pause", "");
         assertThat(code(server.post("/sandboxes/" + id + "/fork", "{}"))).isEqualTo(409);
@@ -246,13 +293,17 @@ class SandboxRoutesTest {
     @Test
     void network_update_answers_204_and_rejects_bad_entries_with_400() throws Exception {
         String id = server.create();
-        assertThat(server.put("/sandboxes/" + id + "/network",
-                "{\"allowOut\":[\"10.0.0.0/8\"],\"denyOut\":[\"0.0.0.0/0\"],\"allow_internet_access\":false}").statusCode()).isEqualTo(204);
+        assertThat(server.put(
+                                "/sandboxes/" + id + "/network",
+                                "{\"allowOut\":[\"10.0.0.0/8\"],\"denyOut\":[\"0.0.0.0/0\"],\"allow_internet_access\":false}")
+                        .statusCode())
+                .isEqualTo(204);
         JsonNode detail = server.parse(server.get("/sandboxes/" + id));
         assertThat(detail.get("network").get("allowOut").get(0).asText()).isEqualTo("10.0.0.0/8");
         assertThat(detail.get("allowInternetAccess").asBoolean()).isFalse();
         assertThat(server.put("/sandboxes/" + id + "/network", "").statusCode()).isEqualTo(204); // empty body clears
-        assertThat(code(server.put("/sandboxes/" + id + "/network", "{\"allowOut\":[\"example.com\"]}"))).isEqualTo(400);
+        assertThat(code(server.put("/sandboxes/" + id + "/network", "{\"allowOut\":[\"example.com\"]}")))
+                .isEqualTo(400);
         assertThat(code(server.put("/sandboxes/" + MISSING + "/network", "{}"))).isEqualTo(404);
     }
 
@@ -265,9 +316,12 @@ class SandboxRoutesTest {
         HttpResponse<String> empty = server.patch("/sandboxes/" + id + "/custom-extension-params", "{}");
         assertThat(empty.statusCode()).isEqualTo(200);
         assertThat(empty.body()).isEqualTo("{}");
-        assertThat(code(server.patch("/sandboxes/" + id + "/custom-extension-params", "{\"a\":1}"))).isEqualTo(400);
-        assertThat(code(server.patch("/sandboxes/" + id + "/custom-extension-params", "[1]"))).isEqualTo(400);
-        assertThat(code(server.get("/sandboxes/" + MISSING + "/custom-extension-params"))).isEqualTo(404);
+        assertThat(code(server.patch("/sandboxes/" + id + "/custom-extension-params", "{\"a\":1}")))
+                .isEqualTo(400);
+        assertThat(code(server.patch("/sandboxes/" + id + "/custom-extension-params", "[1]")))
+                .isEqualTo(400);
+        assertThat(code(server.get("/sandboxes/" + MISSING + "/custom-extension-params")))
+                .isEqualTo(404);
     }
 
     @Test
@@ -282,15 +336,19 @@ class SandboxRoutesTest {
         JsonNode listed = server.parse(server.get("/snapshots?sandboxID=" + id));
         assertThat(listed).hasSize(1);
         assertThat(listed.get(0).get("snapshotID").asText()).isEqualTo(snapshotId);
-        assertThat(server.parse(server.get("/snapshots?name=team/my-snap:latest"))).hasSize(1);
+        assertThat(server.parse(server.get("/snapshots?name=team/my-snap:latest")))
+                .hasSize(1);
 
         // a sandbox can be created from the snapshot id or its alias
-        assertThat(server.post("/v2/sandboxes", "{\"templateID\":\"my-snap\"}").statusCode()).isEqualTo(201);
+        assertThat(server.post("/v2/sandboxes", "{\"templateID\":\"my-snap\"}").statusCode())
+                .isEqualTo(201);
 
         assertThat(server.delete("/templates/" + snapshotId).statusCode()).isEqualTo(204);
         assertThat(code(server.delete("/templates/" + snapshotId))).isEqualTo(404);
-        assertThat(code(server.post("/sandboxes/" + id + "/snapshots", "{\"name\":\"bad name!\"}"))).isEqualTo(400);
-        assertThat(code(server.post("/sandboxes/" + MISSING + "/snapshots", "{}"))).isEqualTo(404);
+        assertThat(code(server.post("/sandboxes/" + id + "/snapshots", "{\"name\":\"bad name!\"}")))
+                .isEqualTo(400);
+        assertThat(code(server.post("/sandboxes/" + MISSING + "/snapshots", "{}")))
+                .isEqualTo(404);
         assertThat(code(server.get("/snapshots?limit=0"))).isEqualTo(400);
         assertThat(code(server.get("/snapshots?sandboxID=not-an-id"))).isEqualTo(400);
         assertThat(code(server.get("/snapshots?nextToken=garbage"))).isEqualTo(400);
@@ -302,8 +360,10 @@ class SandboxRoutesTest {
     void operations_that_need_a_running_sandbox_are_409_while_it_is_paused() throws Exception {
         String id = server.create();
         assertThat(server.post("/sandboxes/" + id + "/pause", "").statusCode()).isEqualTo(204);
-        assertThat(code(server.put("/sandboxes/" + id + "/network", "{\"allowOut\":[\"10.0.0.0/8\"]}"))).isEqualTo(409);
-        assertThat(code(server.patch("/sandboxes/" + id + "/custom-extension-params", "{}"))).isEqualTo(409);
+        assertThat(code(server.put("/sandboxes/" + id + "/network", "{\"allowOut\":[\"10.0.0.0/8\"]}")))
+                .isEqualTo(409);
+        assertThat(code(server.patch("/sandboxes/" + id + "/custom-extension-params", "{}")))
+                .isEqualTo(409);
         assertThat(code(server.post("/sandboxes/" + id + "/fork", "{}"))).isEqualTo(409);
     }
 }

@@ -92,10 +92,14 @@ class TemplateRoutesTest {
         assertThat(python.has("lastSpawnedAt")).isTrue();
         assertThat(python.get("lastSpawnedAt").isNull()).isTrue();
         assertThat(python.get("createdBy").isNull()).isTrue();
-        assertThat(python.has("spawnCount")).as("usage is not recorded, so no count is invented").isFalse();
+        assertThat(python.has("spawnCount"))
+                .as("usage is not recorded, so no count is invented")
+                .isFalse();
         JsonNode base = templates.get(1);
         assertThat(base.get("cpuCount").asInt()).isEqualTo(MockBackendFactory.BASE_RESOURCES.cpuCount());
-        assertThat(base.get("createdAt").isNull()).as("the mock backend does not know when base was built").isTrue();
+        assertThat(base.get("createdAt").isNull())
+                .as("the mock backend does not know when base was built")
+                .isTrue();
     }
 
     @Test
@@ -185,7 +189,9 @@ class TemplateRoutesTest {
 
     @Test
     void a_later_build_page_of_a_template_is_empty_and_a_bad_token_is_400() throws Exception {
-        String token = server.get("/v2/templates?limit=1").headers().firstValue(ListEndpoints.NEXT_TOKEN_HEADER)
+        String token = server.get("/v2/templates?limit=1")
+                .headers()
+                .firstValue(ListEndpoints.NEXT_TOKEN_HEADER)
                 .orElse(PageToken.encode(new io.agentenv.orchestrator.Cursor(BUILT, "base")));
 
         HttpResponse<String> later = server.get("/templates/base?nextToken=" + token);
@@ -203,7 +209,10 @@ class TemplateRoutesTest {
         HttpResponse<String> base = server.get("/templates/aliases/base");
         assertThat(base.statusCode()).as(base.body()).isEqualTo(200);
         assertThat(base.body()).isEqualTo("{\"templateID\":\"base\",\"public\":true}");
-        assertThat(server.parse(server.get("/templates/aliases/my-snap")).get("templateID").asText()).isEqualTo(snapshotId);
+        assertThat(server.parse(server.get("/templates/aliases/my-snap"))
+                        .get("templateID")
+                        .asText())
+                .isEqualTo(snapshotId);
     }
 
     @Test
@@ -227,9 +236,14 @@ class TemplateRoutesTest {
 
     @Test
     void the_template_routes_need_the_api_key() throws Exception {
-        for (String path : List.of("/templates", "/v2/templates", "/templates/base", "/templates/aliases/base",
+        for (String path : List.of(
+                "/templates",
+                "/v2/templates",
+                "/templates/base",
+                "/templates/aliases/base",
                 "/templates/abc/builds/abc/status")) {
-            HttpResponse<String> response = server.send(HttpRequest.newBuilder(server.base.resolve(path)).GET().build());
+            HttpResponse<String> response = server.send(
+                    HttpRequest.newBuilder(server.base.resolve(path)).GET().build());
             assertThat(response.statusCode()).as(path).isEqualTo(401);
         }
     }

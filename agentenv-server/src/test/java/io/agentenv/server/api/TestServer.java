@@ -3,16 +3,16 @@ package io.agentenv.server.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.backend.mock.MockBackendFactory;
-import io.agentenv.server.config.ServerConfig;
-import io.agentenv.server.credentials.ApiKey;
-import io.agentenv.server.credentials.SandboxTokens;
-import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
 import io.agentenv.orchestrator.SandboxStore;
-import io.agentenv.store.sqlite.SqliteSandboxStore;
+import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.spi.AccessToken;
+import io.agentenv.store.sqlite.SqliteSandboxStore;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -36,7 +36,8 @@ final class TestServer implements AutoCloseable {
     final Orchestrator orchestrator;
     final SandboxTokens tokens;
     final ApiServer api;
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final ObjectMapper json = new ObjectMapper();
     final URI base;
 
@@ -45,8 +46,15 @@ final class TestServer implements AutoCloseable {
     }
 
     TestServer(Path dataDir, Map<String, String> extraEnv) throws Exception {
-        Map<String, String> env = new java.util.HashMap<>(Map.of("AENV_LISTEN", "127.0.0.1:0", "AENV_HOME", dataDir.toString(),
-                "AENV_BACKEND", "mock", "AENV_MAX_REQUEST_BYTES", "65536"));
+        Map<String, String> env = new java.util.HashMap<>(Map.of(
+                "AENV_LISTEN",
+                "127.0.0.1:0",
+                "AENV_HOME",
+                dataDir.toString(),
+                "AENV_BACKEND",
+                "mock",
+                "AENV_MAX_REQUEST_BYTES",
+                "65536"));
         env.putAll(extraEnv);
         ServerConfig config = ServerConfig.load(env);
         store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
@@ -55,15 +63,23 @@ final class TestServer implements AutoCloseable {
         LifecycleHooks hooks = config.customExtensionUrl()
                 .<LifecycleHooks>map(url -> new HttpLifecycleHooks(http, url, config.customExtensionTimeout()))
                 .orElse(LifecycleHooks.none());
-        orchestrator = new Orchestrator(store, backend, id -> new AccessToken(tokens.envdAccessToken(id.value())),
-                Clock.systemUTC(), OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(), hooks);
+        orchestrator = new Orchestrator(
+                store,
+                backend,
+                id -> new AccessToken(tokens.envdAccessToken(id.value())),
+                Clock.systemUTC(),
+                OrchestratorSettings.defaults(dataDir.resolve("artifacts")),
+                List.of(),
+                hooks);
         orchestrator.start();
         api = ApiServer.start(config, orchestrator, ApiKey.of(KEY), tokens, Clock.systemUTC());
         base = URI.create("http://127.0.0.1:" + api.port());
     }
 
     HttpRequest.Builder request(String path) {
-        return HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30)).header("X-API-Key", KEY);
+        return HttpRequest.newBuilder(base.resolve(path))
+                .timeout(Duration.ofSeconds(30))
+                .header("X-API-Key", KEY);
     }
 
     HttpResponse<String> send(HttpRequest request) throws IOException, InterruptedException {
@@ -79,18 +95,24 @@ final class TestServer implements AutoCloseable {
     }
 
     HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
-        return send(request(path).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build());
+        return send(request(path)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build());
     }
 
     HttpResponse<String> put(String path, String body) throws IOException, InterruptedException {
-        return send(request(path).header("Content-Type", "application/json")
-                .PUT(HttpRequest.BodyPublishers.ofString(body)).build());
+        return send(request(path)
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(body))
+                .build());
     }
 
     HttpResponse<String> patch(String path, String body) throws IOException, InterruptedException {
-        return send(request(path).header("Content-Type", "application/json")
-                .method("PATCH", HttpRequest.BodyPublishers.ofString(body)).build());
+        return send(request(path)
+                .header("Content-Type", "application/json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofString(body))
+                .build());
     }
 
     JsonNode parse(HttpResponse<String> response) throws IOException {

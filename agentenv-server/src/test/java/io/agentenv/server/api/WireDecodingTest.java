@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 class WireDecodingTest {
     @Test
     void the_metadata_filter_is_unescaped_once_more_then_per_key_and_value() {
-        // what the server sees after normal query decoding of ?metadata=a%3Db%252520c (SDK example in the protocol notes)
+        // what the server sees after normal query decoding of ?metadata=a%3Db%252520c (SDK example in the protocol
+        // notes)
         assertThat(MetadataFilter.decode("a=b%2520c")).isEqualTo(Map.of("a", "b c"));
         assertThat(MetadataFilter.decode("k%2520x=v%2526w%253Dz&n=1")).isEqualTo(Map.of("k x", "v&w=z", "n", "1"));
         assertThat(MetadataFilter.decode("")).isEmpty();
@@ -32,20 +33,25 @@ class WireDecodingTest {
         assertThat(token).matches("[A-Za-z0-9_-]+");
         assertThat(PageToken.decode(token)).isEqualTo(cursor);
         for (String bad : new String[] {"", "!!", "bm90LWEtdG9rZW4", PageToken.encode(cursor) + "x"}) {
-            assertThatThrownBy(() -> PageToken.decode(bad)).isInstanceOfSatisfying(AgentEnvException.class,
-                    e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+            assertThatThrownBy(() -> PageToken.decode(bad))
+                    .isInstanceOfSatisfying(
+                            AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
         }
     }
 
     @Test
     void routes_match_by_segments_and_distinguish_unknown_paths_from_wrong_methods() {
-        Router router = new Router().add("GET", "/sandboxes/{id}", ex -> Reply.NO_CONTENT)
+        Router router = new Router()
+                .add("GET", "/sandboxes/{id}", ex -> Reply.NO_CONTENT)
                 .add("DELETE", "/sandboxes/{id}", ex -> Reply.NO_CONTENT);
-        assertThat(router.match("GET", "/sandboxes/abc")).isInstanceOfSatisfying(Router.Match.Found.class,
-                f -> assertThat(f.params()).containsEntry("id", "abc"));
+        assertThat(router.match("GET", "/sandboxes/abc"))
+                .isInstanceOfSatisfying(
+                        Router.Match.Found.class, f -> assertThat(f.params()).containsEntry("id", "abc"));
         assertThat(router.match("GET", "/sandboxes/abc/")).isInstanceOf(Router.Match.Found.class);
-        assertThat(router.match("POST", "/sandboxes/abc")).isInstanceOfSatisfying(Router.Match.WrongMethod.class,
-                w -> assertThat(w.allowed()).containsExactly("DELETE", "GET"));
+        assertThat(router.match("POST", "/sandboxes/abc"))
+                .isInstanceOfSatisfying(
+                        Router.Match.WrongMethod.class,
+                        w -> assertThat(w.allowed()).containsExactly("DELETE", "GET"));
         assertThat(router.match("GET", "/sandboxes/abc/extra")).isInstanceOf(Router.Match.NotFound.class);
         assertThat(router.match("GET", "/sandboxes/")).isInstanceOf(Router.Match.NotFound.class);
     }
@@ -55,8 +61,9 @@ class WireDecodingTest {
         for (io.agentenv.orchestrator.SandboxState s : io.agentenv.orchestrator.SandboxState.values()) {
             assertThat(WireMapping.project(s)).isNotNull();
         }
-        assertThat(WireMapping.expand(io.agentenv.api.model.SandboxState.PAUSED)).containsExactlyInAnyOrder(
-                io.agentenv.orchestrator.SandboxState.PAUSING, io.agentenv.orchestrator.SandboxState.PAUSED);
+        assertThat(WireMapping.expand(io.agentenv.api.model.SandboxState.PAUSED))
+                .containsExactlyInAnyOrder(
+                        io.agentenv.orchestrator.SandboxState.PAUSING, io.agentenv.orchestrator.SandboxState.PAUSED);
         assertThat(WireMapping.expand(io.agentenv.api.model.SandboxState.RUNNING))
                 .doesNotContain(io.agentenv.orchestrator.SandboxState.KILLING);
     }

@@ -40,14 +40,18 @@ class ServerConfigTest {
 
     @Test
     void backend_settings_reach_the_backend_without_their_prefix_and_lower_cased() throws Exception {
-        Path file = Files.writeString(dir.resolve("server.properties"), "AENV_BACKEND_POOL_SIZE=2\nAENV_BACKEND_CACHE_DIR=/a\n");
+        Path file = Files.writeString(
+                dir.resolve("server.properties"), "AENV_BACKEND_POOL_SIZE=2\nAENV_BACKEND_CACHE_DIR=/a\n");
         ServerConfig config = ServerConfig.load(Map.of(
                 "AENV_CONFIG", file.toString(),
                 "AENV_BACKEND", "mock",
                 "AENV_BACKEND_CACHE_DIR", "/b"));
         assertThat(config.backend()).isEqualTo("mock");
-        assertThat(config.backendSettings()).containsExactlyInAnyOrderEntriesOf(Map.of("pool_size", "2", "cache_dir", "/b"));
-        assertThat(config.toString()).contains("backendSettings=[cache_dir, pool_size]").doesNotContain("/b");
+        assertThat(config.backendSettings())
+                .containsExactlyInAnyOrderEntriesOf(Map.of("pool_size", "2", "cache_dir", "/b"));
+        assertThat(config.toString())
+                .contains("backendSettings=[cache_dir, pool_size]")
+                .doesNotContain("/b");
     }
 
     @Test
@@ -78,20 +82,24 @@ class ServerConfigTest {
 
     @Test
     void the_environment_overrides_the_config_file() throws Exception {
-        Path file = Files.writeString(dir.resolve("server.properties"), "AENV_BACKEND=mock\nAENV_LISTEN=127.0.0.1:4000\n");
-        ServerConfig config = ServerConfig.load(Map.of("AENV_CONFIG", file.toString(), "AENV_LISTEN", "127.0.0.1:5000"));
+        Path file =
+                Files.writeString(dir.resolve("server.properties"), "AENV_BACKEND=mock\nAENV_LISTEN=127.0.0.1:4000\n");
+        ServerConfig config =
+                ServerConfig.load(Map.of("AENV_CONFIG", file.toString(), "AENV_LISTEN", "127.0.0.1:5000"));
         assertThat(config.backend()).isEqualTo("mock");
         assertThat(config.listen().getPort()).isEqualTo(5000);
     }
 
     @Test
     void the_extension_is_configured_from_the_file_or_the_env_and_its_url_never_printed() throws Exception {
-        Path file = Files.writeString(dir.resolve("server.properties"),
+        Path file = Files.writeString(
+                dir.resolve("server.properties"),
                 "AENV_CUSTOM_EXTENSION_URL=https://user:secret@ext.example:8443/hooks\n");
-        ServerConfig config = ServerConfig.load(Map.of("AENV_CONFIG", file.toString(),
-                "AENV_CUSTOM_EXTENSION_TIMEOUT_MS", "1500"));
+        ServerConfig config =
+                ServerConfig.load(Map.of("AENV_CONFIG", file.toString(), "AENV_CUSTOM_EXTENSION_TIMEOUT_MS", "1500"));
 
-        assertThat(config.customExtensionUrl()).contains(java.net.URI.create("https://user:secret@ext.example:8443/hooks"));
+        assertThat(config.customExtensionUrl())
+                .contains(java.net.URI.create("https://user:secret@ext.example:8443/hooks"));
         assertThat(config.customExtensionTimeout()).isEqualTo(Duration.ofMillis(1500));
         assertThat(config.toString()).doesNotContain("secret", "/hooks").contains("https://ext.example:8443");
     }
@@ -99,9 +107,11 @@ class ServerConfigTest {
     @Test
     void a_bad_custom_extension_url_or_timeout_fails_fast_without_echoing_the_url() {
         assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_URL", "ftp://u:secret@h/")))
-                .hasMessageContaining("AENV_CUSTOM_EXTENSION_URL").hasMessageNotContaining("secret");
+                .hasMessageContaining("AENV_CUSTOM_EXTENSION_URL")
+                .hasMessageNotContaining("secret");
         assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_URL", "http://h/x?token=secret")))
-                .hasMessageContaining("query").hasMessageNotContaining("secret");
+                .hasMessageContaining("query")
+                .hasMessageNotContaining("secret");
         assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_URL", "not a url")))
                 .hasMessageContaining("AENV_CUSTOM_EXTENSION_URL");
         assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CUSTOM_EXTENSION_TIMEOUT_MS", "0")))
@@ -112,32 +122,43 @@ class ServerConfigTest {
     void an_unknown_key_in_the_config_file_is_rejected() throws Exception {
         Path file = Files.writeString(dir.resolve("server.properties"), "AENV_BAKEND=mock\n");
         assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CONFIG", file.toString())))
-                .hasMessageContaining("unknown keys").hasMessageContaining("AENV_BAKEND");
+                .hasMessageContaining("unknown keys")
+                .hasMessageContaining("AENV_BAKEND");
     }
 
     @Test
     void a_metrics_sample_interval_not_a_whole_number_of_ms_within_range_fails_fast() {
-        for (String bad : new String[]{"x", "1.5", "-1", "0", "99", "3600001"}) {
+        for (String bad : new String[] {"x", "1.5", "-1", "0", "99", "3600001"}) {
             assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", bad)))
-                    .as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("AENV_METRICS_SAMPLE_INTERVAL_MS");
         }
-        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "250")).metricsSampleInterval())
+        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "250"))
+                        .metricsSampleInterval())
                 .isEqualTo(Duration.ofMillis(250));
-        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "100")).metricsSampleInterval())
+        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "100"))
+                        .metricsSampleInterval())
                 .isEqualTo(Duration.ofMillis(100));
-        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "3600000")).metricsSampleInterval())
+        assertThat(ServerConfig.load(Map.of("AENV_METRICS_SAMPLE_INTERVAL_MS", "3600000"))
+                        .metricsSampleInterval())
                 .isEqualTo(Duration.ofHours(1));
     }
 
     @Test
     void bad_values_fail_fast_naming_the_key() {
-        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_LISTEN", "nowhere"))).hasMessageContaining("AENV_LISTEN");
-        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_LISTEN", "0.0.0.0:70000"))).hasMessageContaining("AENV_LISTEN");
-        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_HOME", "relative"))).hasMessageContaining("AENV_HOME");
-        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_BACKEND", "Bad Name"))).hasMessageContaining("AENV_BACKEND");
-        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_MAX_REQUEST_BYTES", "x"))).hasMessageContaining("AENV_MAX_REQUEST_BYTES");
-        assertThat(ServerConfig.load(Map.of("AENV_LISTEN", ":0")).listen().getPort()).isZero();
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_LISTEN", "nowhere")))
+                .hasMessageContaining("AENV_LISTEN");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_LISTEN", "0.0.0.0:70000")))
+                .hasMessageContaining("AENV_LISTEN");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_HOME", "relative")))
+                .hasMessageContaining("AENV_HOME");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_BACKEND", "Bad Name")))
+                .hasMessageContaining("AENV_BACKEND");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_MAX_REQUEST_BYTES", "x")))
+                .hasMessageContaining("AENV_MAX_REQUEST_BYTES");
+        assertThat(ServerConfig.load(Map.of("AENV_LISTEN", ":0")).listen().getPort())
+                .isZero();
         assertThat(ServerConfig.load(Map.of()).apiKey()).isEqualTo(Optional.empty());
     }
 }

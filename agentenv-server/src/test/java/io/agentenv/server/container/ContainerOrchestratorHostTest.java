@@ -79,7 +79,9 @@ class ContainerOrchestratorHostTest {
 
     private static String run(SandboxId id, String script) throws Exception {
         GuestCommands.Result result = GuestCommands.run(guest(id), ContainerServerFixture.token(id), script);
-        assertThat(result.exitCode()).as("exit code of `%s` (output %s)", script, result.stdout()).isZero();
+        assertThat(result.exitCode())
+                .as("exit code of `%s` (output %s)", script, result.stdout())
+                .isZero();
         return result.stdout();
     }
 
@@ -89,14 +91,24 @@ class ContainerOrchestratorHostTest {
 
     @Test
     void a_new_sandbox_runs_commands_as_the_default_user_with_env_and_reports_resources() throws Exception {
-        SandboxView view = create(new CreateSandbox("base", TTL, TimeoutAction.KILL, PauseMode.WITH_MEMORY, false,
-                Map.of("GREETING", "hello"), Map.of(), NetworkPolicy.DEFAULT, "{}", true));
+        SandboxView view = create(new CreateSandbox(
+                "base",
+                TTL,
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                Map.of("GREETING", "hello"),
+                Map.of(),
+                NetworkPolicy.DEFAULT,
+                "{}",
+                true));
 
         assertThat(view.state()).isEqualTo(SandboxState.RUNNING);
         assertThat(run(view.id(), "echo $GREETING $(whoami) $(pwd) $(hostname)"))
                 .isEqualTo("hello user /home/user " + view.id().value());
         assertThat(run(view.id(), "sudo -n id -u")).isEqualTo("0");
-        assertThat(run(view.id(), "ls /work /var/cache/agentenv 2>/dev/null | wc -l")).isEqualTo("0");
+        assertThat(run(view.id(), "ls /work /var/cache/agentenv 2>/dev/null | wc -l"))
+                .isEqualTo("0");
         assertThat(view.resources().cpuCount()).isEqualTo(1);
         assertThat(view.resources().memoryMiB()).isEqualTo(256);
         assertThat(view.resources().diskSizeMiB()).isPositive();
@@ -158,9 +170,22 @@ class ContainerOrchestratorHostTest {
 
     @Test
     void without_internet_access_connections_out_are_refused_and_sandboxes_are_isolated() throws Exception {
-        SandboxId closed = create(new CreateSandbox("base", TTL, TimeoutAction.KILL, PauseMode.WITH_MEMORY, false, Map.of(),
-                Map.of(), new NetworkPolicy(NetworkPolicy.InternetAccess.DENIED, List.of(), List.of(),
-                NetworkPolicy.PublicTraffic.ALLOWED), "{}", true)).id();
+        SandboxId closed = create(new CreateSandbox(
+                        "base",
+                        TTL,
+                        TimeoutAction.KILL,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of(),
+                        Map.of(),
+                        new NetworkPolicy(
+                                NetworkPolicy.InternetAccess.DENIED,
+                                List.of(),
+                                List.of(),
+                                NetworkPolicy.PublicTraffic.ALLOWED),
+                        "{}",
+                        true))
+                .id();
         SandboxId other = create("base").id();
         String probe = "timeout 3 bash -c 'echo > /dev/tcp/%s/%d' 2>/dev/null && echo open || echo blocked";
 

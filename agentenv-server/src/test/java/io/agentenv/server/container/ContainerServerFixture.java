@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
-import io.agentenv.store.sqlite.SqliteSandboxStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.store.sqlite.SqliteSandboxStore;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -41,11 +41,22 @@ final class ContainerServerFixture implements AutoCloseable {
     private static final String DIR_PREFIX = "aenv-srv-";
     private static final String ID_PREFIX = "srv-";
     static final Map<String, String> SETTINGS = Map.ofEntries(
-            Map.entry("name_prefix", "aenvs"), Map.entry("run_dir", RUN_DIR.toString()),
-            Map.entry("cgroup_parent", "agentenv-tests"), Map.entry("first_slot", "8192"),
-            Map.entry("max_sandboxes", "32"), Map.entry("warm_slots", "1"), Map.entry("id_prefix", ID_PREFIX),
-            Map.entry("memory_mb", "256"), Map.entry("cpu_count", "1"), Map.entry("pool_size", "0"),
-            Map.entry("envd_dir", Path.of("../agentenv-envd/target").toAbsolutePath().normalize().toString()));
+            Map.entry("name_prefix", "aenvs"),
+            Map.entry("run_dir", RUN_DIR.toString()),
+            Map.entry("cgroup_parent", "agentenv-tests"),
+            Map.entry("first_slot", "8192"),
+            Map.entry("max_sandboxes", "32"),
+            Map.entry("warm_slots", "1"),
+            Map.entry("id_prefix", ID_PREFIX),
+            Map.entry("memory_mb", "256"),
+            Map.entry("cpu_count", "1"),
+            Map.entry("pool_size", "0"),
+            Map.entry(
+                    "envd_dir",
+                    Path.of("../agentenv-envd/target")
+                            .toAbsolutePath()
+                            .normalize()
+                            .toString()));
 
     final Path dataDir;
     private final FileChannel lockChannel;
@@ -70,11 +81,13 @@ final class ContainerServerFixture implements AutoCloseable {
             Assumptions.abort("host test skipped: " + unready);
         }
         Files.createDirectories(RUN_DIR);
-        FileChannel channel = FileChannel.open(RUN_DIR.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileChannel channel =
+                FileChannel.open(RUN_DIR.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = channel.lock();
         try {
             removeDeadRuns();
-            ContainerServerFixture fixture = new ContainerServerFixture(Files.createTempDirectory(TEMP, DIR_PREFIX), channel, lock);
+            ContainerServerFixture fixture =
+                    new ContainerServerFixture(Files.createTempDirectory(TEMP, DIR_PREFIX), channel, lock);
             fixture.open();
             return fixture;
         } catch (Exception | Error e) {
@@ -88,7 +101,8 @@ final class ContainerServerFixture implements AutoCloseable {
         if (!Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
             return "not running as root";
         }
-        if (!Files.isRegularFile(Path.of("/run/agentenv/host-ready")) || !Files.isRegularFile(Path.of("/var/cache/agentenv/host.env"))) {
+        if (!Files.isRegularFile(Path.of("/run/agentenv/host-ready"))
+                || !Files.isRegularFile(Path.of("/var/cache/agentenv/host.env"))) {
             return "scripts/setup-host.sh has not been run since this boot";
         }
         return null;
@@ -96,14 +110,29 @@ final class ContainerServerFixture implements AutoCloseable {
 
     /** Builds the backend and the orchestrator on the data dir (recovery runs in start()). */
     private void open() throws Exception {
-        backend = ServiceLoader.load(SandboxBackendFactory.class).stream().map(ServiceLoader.Provider::get)
-                .filter(f -> f.name().equals("container")).findFirst().orElseThrow();
-        backend.initialize(new BackendContext(Files.createDirectories(dataDir.resolve("backend/container")), SETTINGS,
+        backend = ServiceLoader.load(SandboxBackendFactory.class).stream()
+                .map(ServiceLoader.Provider::get)
+                .filter(f -> f.name().equals("container"))
+                .findFirst()
+                .orElseThrow();
+        backend.initialize(new BackendContext(
+                Files.createDirectories(dataDir.resolve("backend/container")),
+                SETTINGS,
                 Optional.of(ContainerServerFixture::token)));
         store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
-        orchestrator = new Orchestrator(store, backend, ContainerServerFixture::token, Clock.systemUTC(),
-                new OrchestratorSettings(dataDir.resolve("artifacts"), Duration.ofSeconds(60), Duration.ofSeconds(60),
-                        Duration.ofSeconds(1), 4, "user"), List.of());
+        orchestrator = new Orchestrator(
+                store,
+                backend,
+                ContainerServerFixture::token,
+                Clock.systemUTC(),
+                new OrchestratorSettings(
+                        dataDir.resolve("artifacts"),
+                        Duration.ofSeconds(60),
+                        Duration.ofSeconds(60),
+                        Duration.ofSeconds(1),
+                        4,
+                        "user"),
+                List.of());
         orchestrator.start();
     }
 
@@ -123,27 +152,35 @@ final class ContainerServerFixture implements AutoCloseable {
     /** No container, cgroup, mount or sandbox dir of the backend is left, and no netns beyond the warm one. */
     void assertNothingLeaked() throws Exception {
         String containers = run("runc", "--root", RUN_DIR.resolve("runc").toString(), "list", "-q");
-        assertThat(containers.lines().filter(l -> l.startsWith(ID_PREFIX)).toList()).as("containers left").isEmpty();
+        assertThat(containers.lines().filter(l -> l.startsWith(ID_PREFIX)).toList())
+                .as("containers left")
+                .isEmpty();
         List<String> cgroups = new ArrayList<>();
         try (Stream<Path> controllers = Files.list(Path.of("/sys/fs/cgroup"))) {
             for (Path controller : controllers.toList()) {
                 Path parent = controller.resolve("agentenv-tests");
                 if (Files.isDirectory(parent)) {
                     try (Stream<Path> groups = Files.list(parent)) {
-                        groups.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(ID_PREFIX)).forEach(cgroups::add);
+                        groups.map(p -> p.getFileName().toString())
+                                .filter(n -> n.startsWith(ID_PREFIX))
+                                .forEach(cgroups::add);
                     }
                 }
             }
         }
         assertThat(cgroups).as("cgroups left").isEmpty();
-        assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).as("mounts left").doesNotContain(dataDir.toString());
+        assertThat(Files.readString(Path.of("/proc/self/mountinfo")))
+                .as("mounts left")
+                .doesNotContain(dataDir.toString());
         Path sandboxes = dataDir.resolve("backend/container/sandboxes");
         try (Stream<Path> dirs = Files.list(sandboxes)) {
             assertThat(dirs.toList()).as("sandbox dirs left").isEmpty();
         }
         try (Stream<Path> netns = Files.list(Path.of("/run/netns"))) {
-            assertThat(netns.filter(p -> p.getFileName().toString().startsWith("aenvs-n")).count())
-                    .as("network namespaces beyond the warm one").isLessThanOrEqualTo(1);
+            assertThat(netns.filter(p -> p.getFileName().toString().startsWith("aenvs-n"))
+                            .count())
+                    .as("network namespaces beyond the warm one")
+                    .isLessThanOrEqualTo(1);
         }
     }
 
@@ -154,8 +191,11 @@ final class ContainerServerFixture implements AutoCloseable {
             backend.shutdown();
             store.close();
             try (Stream<Path> netns = Files.list(Path.of("/run/netns"))) {
-                assertThat(netns.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("aenvs-n")).toList())
-                        .as("network namespaces left after shutdown").isEmpty();
+                assertThat(netns.map(p -> p.getFileName().toString())
+                                .filter(n -> n.startsWith("aenvs-n"))
+                                .toList())
+                        .as("network namespaces left after shutdown")
+                        .isEmpty();
             }
         } finally {
             try {
@@ -169,13 +209,17 @@ final class ContainerServerFixture implements AutoCloseable {
 
     /** Unmounts and deletes the data dirs of earlier runs; the backend's start-up reaper removes the rest. */
     private static void removeDeadRuns() throws Exception {
-        List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo")).stream().map(l -> l.split(" ")[4])
-                .filter(m -> m.startsWith(TEMP.resolve(DIR_PREFIX).toString())).sorted(Comparator.reverseOrder()).toList();
+        List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                .map(l -> l.split(" ")[4])
+                .filter(m -> m.startsWith(TEMP.resolve(DIR_PREFIX).toString()))
+                .sorted(Comparator.reverseOrder())
+                .toList();
         for (String mount : mounts) {
             run("umount", mount);
         }
         try (Stream<Path> dirs = Files.list(TEMP)) {
-            for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith(DIR_PREFIX)).toList()) {
+            for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith(DIR_PREFIX))
+                    .toList()) {
                 run("rm", "-rf", "--one-file-system", dir.toString());
             }
         }

@@ -25,11 +25,11 @@ import java.util.Map;
 final class GuestCommands {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     /** What a finished command printed and how it ended. */
-    record Result(String stdout, int exitCode) {
-    }
+    record Result(String stdout, int exitCode) {}
 
     private GuestCommands() {}
 
@@ -45,7 +45,9 @@ final class GuestCommands {
                 }
                 JsonNode end = event.path("event").path("end");
                 if (!end.isMissingNode()) {
-                    return new Result(out.toString(StandardCharsets.UTF_8).strip(), end.path("exitCode").asInt(0));
+                    return new Result(
+                            out.toString(StandardCharsets.UTF_8).strip(),
+                            end.path("exitCode").asInt(0));
                 }
             }
         }
@@ -64,13 +66,20 @@ final class GuestCommands {
     }
 
     private static DataInputStream start(GuestEndpoint guest, AccessToken token, String script) throws Exception {
-        byte[] message = JSON.writeValueAsBytes(Map.of("process", Map.of("cmd", "/bin/bash", "args", List.of("-c", script))));
-        ByteBuffer envelope = ByteBuffer.allocate(5 + message.length).put((byte) 0).putInt(message.length).put(message);
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + guest.host() + ":" + guest.port() + "/process.Process/Start"))
+        byte[] message =
+                JSON.writeValueAsBytes(Map.of("process", Map.of("cmd", "/bin/bash", "args", List.of("-c", script))));
+        ByteBuffer envelope = ByteBuffer.allocate(5 + message.length)
+                .put((byte) 0)
+                .putInt(message.length)
+                .put(message);
+        HttpRequest request = HttpRequest.newBuilder(
+                        URI.create("http://" + guest.host() + ":" + guest.port() + "/process.Process/Start"))
                 .timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/connect+json")
                 .header("X-Access-Token", token.value())
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString("user:".getBytes(StandardCharsets.UTF_8)))
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString("user:".getBytes(StandardCharsets.UTF_8)))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(envelope.array()))
                 .build();
         HttpResponse<InputStream> response = HTTP.send(request, HttpResponse.BodyHandlers.ofInputStream());

@@ -41,8 +41,10 @@ class ApiKeyFileTest {
         assertThat(second.generated()).isFalse();
         assertThat(first.key().matches(stored)).isTrue();
         assertThat(second.key().matches(stored)).isTrue();
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file.getParent()))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+                .isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file.getParent())))
+                .isEqualTo("rwx------");
         assertThat(first.key().toString()).doesNotContain(stored);
     }
 
@@ -61,7 +63,8 @@ class ApiKeyFileTest {
         assertThat(key.matches("e2b_0123456789abcdef012")).isFalse();
         assertThat(key.matches("e2b_0123456789abcdef01234")).isFalse();
         assertThat(key.matches(null)).isFalse();
-        assertThatThrownBy(() -> ApiKey.of("short")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> ApiKey.of("short"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageNotContaining("short");
     }
 }

@@ -16,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
@@ -79,7 +78,8 @@ class SandboxTokensTest {
 
     @Test
     void tokens_differ_per_sandbox_and_per_seed() {
-        assertThat(tokens.envdAccessToken("aaaaaaaaaaaaaaaaaaaa")).isNotEqualTo(tokens.envdAccessToken("aaaaaaaaaaaaaaaaaaab"));
+        assertThat(tokens.envdAccessToken("aaaaaaaaaaaaaaaaaaaa"))
+                .isNotEqualTo(tokens.envdAccessToken("aaaaaaaaaaaaaaaaaaab"));
         assertThat(new SandboxTokens("other-seed").envdAccessToken(ID)).isNotEqualTo(tokens.envdAccessToken(ID));
         assertThat(tokens.toString()).doesNotContain(SEED);
     }

@@ -1,12 +1,13 @@
 package io.agentenv.server.extension;
 
+import static java.util.Objects.requireNonNull;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.agentenv.orchestrator.Hook;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,8 +32,6 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
-import static java.util.Objects.requireNonNull;
-
 /**
  * A real custom extension for tests: a JDK HTTP server on 127.0.0.1 that records every hook call and answers each
  * hook from a script (2xx, 4xx, 5xx, never in time, connection closed, held at a latch). Unscripted calls get the
@@ -49,24 +48,19 @@ public final class FakeExtensionServer implements AutoCloseable {
     }
 
     /** What to do with one call. */
-    public sealed interface Answer {
-    }
+    public sealed interface Answer {}
 
     /** Answer with this status and body. */
-    public record Reply(int status, String body) implements Answer {
-    }
+    public record Reply(int status, String body) implements Answer {}
 
     /** Never answer (until the server closes): beyond any client timeout. */
-    public record Hang() implements Answer {
-    }
+    public record Hang() implements Answer {}
 
     /** Send 200 and the start of a body, then stall (until the server closes): a body slower than any timeout. */
-    public record StallBody() implements Answer {
-    }
+    public record StallBody() implements Answer {}
 
     /** Close the connection without an answer. */
-    public record Drop() implements Answer {
-    }
+    public record Drop() implements Answer {}
 
     /** Wait until {@link Hold#release()}, then answer {@code then}. */
     public static final class Hold implements Answer {
@@ -189,13 +183,19 @@ public final class FakeExtensionServer implements AutoCloseable {
 
     private void handle(HttpExchange exchange) throws IOException {
         try (exchange) {
-            String name = exchange.getRequestURI().getPath().substring(exchange.getRequestURI().getPath().lastIndexOf('/') + 1);
-            Hook hook = Arrays.stream(Hook.values()).filter(h -> h.wireName().equals(name)).findFirst().orElse(null);
+            String name = exchange.getRequestURI()
+                    .getPath()
+                    .substring(exchange.getRequestURI().getPath().lastIndexOf('/') + 1);
+            Hook hook = Arrays.stream(Hook.values())
+                    .filter(h -> h.wireName().equals(name))
+                    .findFirst()
+                    .orElse(null);
             JsonNode body;
             try (InputStream in = exchange.getRequestBody()) {
                 body = JSON.readTree(in.readAllBytes());
             }
-            if (hook == null || !"POST".equals(exchange.getRequestMethod())
+            if (hook == null
+                    || !"POST".equals(exchange.getRequestMethod())
                     || !exchange.getRequestURI().getPath().startsWith("/base/sandbox-hook/")) {
                 send(exchange, new Reply(404, "{\"error\":\"no such hook\"}"));
                 return;

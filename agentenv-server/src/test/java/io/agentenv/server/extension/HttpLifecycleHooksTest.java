@@ -1,16 +1,13 @@
 package io.agentenv.server.extension;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.orchestrator.Hook;
 import io.agentenv.orchestrator.HookException;
 import io.agentenv.orchestrator.HookStart;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,9 +15,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class HttpLifecycleHooksTest {
@@ -45,8 +44,11 @@ class HttpLifecycleHooksTest {
     }
 
     private static HookStart start(String params) throws Exception {
-        return new HookStart(ID, INSTANCE, Optional.of(new HostNetwork(Path.of("/var/run/netns/aenv-ns-3"),
-                InetAddress.getByName("10.11.0.7"))), params);
+        return new HookStart(
+                ID,
+                INSTANCE,
+                Optional.of(new HostNetwork(Path.of("/var/run/netns/aenv-ns-3"), InetAddress.getByName("10.11.0.7"))),
+                params);
     }
 
     @Test
@@ -61,12 +63,19 @@ class HttpLifecycleHooksTest {
         assertThat(call.text("sandboxInstanceId")).isEqualTo(INSTANCE.toString());
         assertThat(call.text("networkNamespacePath")).isEqualTo("/var/run/netns/aenv-ns-3");
         assertThat(call.text("hostInteractionIp")).isEqualTo("10.11.0.7");
-        assertThat(call.body().get("customExtensionParams").get("vpn").get("region").asText()).isEqualTo("eu");
+        assertThat(call.body()
+                        .get("customExtensionParams")
+                        .get("vpn")
+                        .get("region")
+                        .asText())
+                .isEqualTo("eu");
     }
 
     @Test
     void start_fresh_without_boot_args_or_with_null_or_blank_ones_gives_none() throws Exception {
-        extension.script(Hook.START_FRESH, FakeExtensionServer.reply(200, "{}"),
+        extension.script(
+                Hook.START_FRESH,
+                FakeExtensionServer.reply(200, "{}"),
                 FakeExtensionServer.reply(200, "{\"extraBootArgs\":null}"),
                 FakeExtensionServer.reply(201, "{\"extraBootArgs\":\"  \"}"));
 
@@ -89,41 +98,39 @@ class HttpLifecycleHooksTest {
     void a_4xx_answer_is_a_rejection_that_keeps_the_hook_status_and_body() throws Exception {
         extension.script(Hook.START_RESUME, FakeExtensionServer.reply(403, "{\"error\":\"vpn quota exhausted\"}"));
 
-        assertThatThrownBy(() -> hooks.startResume(start("{}")))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.hook()).isEqualTo(Hook.START_RESUME);
-                    assertThat(e.failure()).isEqualTo(HookException.Failure.REJECTED);
-                    assertThat(e.rejected()).isTrue();
-                    assertThat(e.status()).hasValue(403);
-                    assertThat(e.body()).contains("{\"error\":\"vpn quota exhausted\"}");
-                    assertThat(e.getMessage()).contains("start-resume", "403", "vpn quota exhausted")
-                            .doesNotContain("127.0.0.1");
-                });
+        assertThatThrownBy(() -> hooks.startResume(start("{}"))).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.hook()).isEqualTo(Hook.START_RESUME);
+            assertThat(e.failure()).isEqualTo(HookException.Failure.REJECTED);
+            assertThat(e.rejected()).isTrue();
+            assertThat(e.status()).hasValue(403);
+            assertThat(e.body()).contains("{\"error\":\"vpn quota exhausted\"}");
+            assertThat(e.getMessage())
+                    .contains("start-resume", "403", "vpn quota exhausted")
+                    .doesNotContain("127.0.0.1");
+        });
     }
 
     @Test
     void a_5xx_answer_is_a_failure_of_the_extension() {
         extension.script(Hook.STOP, FakeExtensionServer.reply(503, "maintenance"));
 
-        assertThatThrownBy(() -> hooks.stop(ID, INSTANCE))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.failure()).isEqualTo(HookException.Failure.FAILED);
-                    assertThat(e.rejected()).isFalse();
-                    assertThat(e.status()).hasValue(503);
-                    assertThat(e.getMessage()).isEqualTo("custom extension hook stop failed: HTTP 503: maintenance");
-                });
+        assertThatThrownBy(() -> hooks.stop(ID, INSTANCE)).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.failure()).isEqualTo(HookException.Failure.FAILED);
+            assertThat(e.rejected()).isFalse();
+            assertThat(e.status()).hasValue(503);
+            assertThat(e.getMessage()).isEqualTo("custom extension hook stop failed: HTTP 503: maintenance");
+        });
     }
 
     @Test
     void an_answer_slower_than_the_timeout_is_a_timeout() {
         extension.script(Hook.START_FRESH, new FakeExtensionServer.Hang());
 
-        assertThatThrownBy(() -> hooks.startFresh(start("{}")))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.failure()).isEqualTo(HookException.Failure.TIMED_OUT);
-                    assertThat(e.status()).isEmpty();
-                    assertThat(e.getMessage()).isEqualTo("custom extension hook start-fresh did not answer within 500 ms");
-                });
+        assertThatThrownBy(() -> hooks.startFresh(start("{}"))).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.failure()).isEqualTo(HookException.Failure.TIMED_OUT);
+            assertThat(e.status()).isEmpty();
+            assertThat(e.getMessage()).isEqualTo("custom extension hook start-fresh did not answer within 500 ms");
+        });
     }
 
     @Test
@@ -131,8 +138,8 @@ class HttpLifecycleHooksTest {
         extension.script(Hook.START_FRESH, new FakeExtensionServer.StallBody());
 
         assertThatThrownBy(() -> hooks.startFresh(start("{}")))
-                .isInstanceOfSatisfying(HookException.class,
-                        e -> assertThat(e.failure()).isEqualTo(HookException.Failure.TIMED_OUT));
+                .isInstanceOfSatisfying(
+                        HookException.class, e -> assertThat(e.failure()).isEqualTo(HookException.Failure.TIMED_OUT));
     }
 
     @Test
@@ -140,27 +147,24 @@ class HttpLifecycleHooksTest {
         String huge = "{\"pad\":\"" + "x".repeat(HttpLifecycleHooks.MAX_RESPONSE_BYTES) + "\"}";
         extension.script(Hook.PATCH_PARAMS, FakeExtensionServer.reply(200, huge), FakeExtensionServer.reply(400, huge));
 
-        assertThatThrownBy(() -> hooks.patchParams(ID, "{}"))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.failure()).isEqualTo(HookException.Failure.BAD_RESPONSE);
-                    assertThat(e.getMessage()).contains("larger than 1048576 bytes");
-                });
-        assertThatThrownBy(() -> hooks.patchParams(ID, "{}"))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.failure()).isEqualTo(HookException.Failure.REJECTED);
-                    assertThat(e.body().orElseThrow()).startsWith("{\"pad\":\"xxx").hasSize(HookException.MAX_BODY_CHARS + 3);
-                });
+        assertThatThrownBy(() -> hooks.patchParams(ID, "{}")).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.failure()).isEqualTo(HookException.Failure.BAD_RESPONSE);
+            assertThat(e.getMessage()).contains("larger than 1048576 bytes");
+        });
+        assertThatThrownBy(() -> hooks.patchParams(ID, "{}")).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.failure()).isEqualTo(HookException.Failure.REJECTED);
+            assertThat(e.body().orElseThrow()).startsWith("{\"pad\":\"xxx").hasSize(HookException.MAX_BODY_CHARS + 3);
+        });
     }
 
     @Test
     void a_connection_closed_without_an_answer_is_unreachable() {
         extension.script(Hook.PATCH_PARAMS, new FakeExtensionServer.Drop());
 
-        assertThatThrownBy(() -> hooks.patchParams(ID, "{\"a\":1}"))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.failure()).isEqualTo(HookException.Failure.UNREACHABLE);
-                    assertThat(e.getMessage()).contains("patch-params", "could not be reached");
-                });
+        assertThatThrownBy(() -> hooks.patchParams(ID, "{\"a\":1}")).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.failure()).isEqualTo(HookException.Failure.UNREACHABLE);
+            assertThat(e.getMessage()).contains("patch-params", "could not be reached");
+        });
     }
 
     @Test
@@ -172,8 +176,8 @@ class HttpLifecycleHooksTest {
         HttpLifecycleHooks nowhere = new HttpLifecycleHooks(http, closed, Duration.ofSeconds(2));
 
         assertThatThrownBy(() -> nowhere.stop(ID, INSTANCE))
-                .isInstanceOfSatisfying(HookException.class,
-                        e -> assertThat(e.failure()).isEqualTo(HookException.Failure.UNREACHABLE));
+                .isInstanceOfSatisfying(
+                        HookException.class, e -> assertThat(e.failure()).isEqualTo(HookException.Failure.UNREACHABLE));
     }
 
     @Test
@@ -181,44 +185,50 @@ class HttpLifecycleHooksTest {
         String body = "x".repeat(5000) + "\u0000";
         extension.script(Hook.START_FRESH, FakeExtensionServer.reply(400, "bad\r\nrequest " + body));
 
-        assertThatThrownBy(() -> hooks.startFresh(start("{}")))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.body().orElseThrow()).startsWith("bad??request ").endsWith("...")
-                            .hasSize(HookException.MAX_BODY_CHARS + 3);
-                    assertThat(e.getMessage()).hasSizeLessThan(700);
-                });
+        assertThatThrownBy(() -> hooks.startFresh(start("{}"))).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.body().orElseThrow())
+                    .startsWith("bad??request ")
+                    .endsWith("...")
+                    .hasSize(HookException.MAX_BODY_CHARS + 3);
+            assertThat(e.getMessage()).hasSizeLessThan(700);
+        });
     }
 
     @Test
     void start_fresh_needs_a_json_object_with_string_boot_args() {
-        extension.script(Hook.START_FRESH, FakeExtensionServer.reply(200, "ok"),
+        extension.script(
+                Hook.START_FRESH,
+                FakeExtensionServer.reply(200, "ok"),
                 FakeExtensionServer.reply(200, "{\"extraBootArgs\":42}"));
 
+        assertThatThrownBy(() -> hooks.startFresh(start("{}"))).isInstanceOfSatisfying(HookException.class, e -> {
+            assertThat(e.failure()).isEqualTo(HookException.Failure.BAD_RESPONSE);
+            assertThat(e.getMessage()).contains("not JSON");
+        });
         assertThatThrownBy(() -> hooks.startFresh(start("{}")))
-                .isInstanceOfSatisfying(HookException.class, e -> {
-                    assertThat(e.failure()).isEqualTo(HookException.Failure.BAD_RESPONSE);
-                    assertThat(e.getMessage()).contains("not JSON");
-                });
-        assertThatThrownBy(() -> hooks.startFresh(start("{}")))
-                .isInstanceOfSatisfying(HookException.class,
+                .isInstanceOfSatisfying(
+                        HookException.class,
                         e -> assertThat(e.getMessage()).contains("extraBootArgs must be a string"));
     }
 
     @Test
     void patch_params_sends_the_patch_verbatim_and_returns_the_full_new_params() throws Exception {
-        extension.script(Hook.PATCH_PARAMS,
+        extension.script(
+                Hook.PATCH_PARAMS,
                 FakeExtensionServer.reply(200, "{\"customExtensionParams\":{\"vpn\":\"eu\",\"fw\":[1,2]}}"),
                 FakeExtensionServer.reply(200, "{}"),
                 FakeExtensionServer.reply(200, "{\"customExtensionParams\":[1]}"));
 
-        assertThat(hooks.patchParams(ID, "{\"vpn\":\"eu\",\"nested\":{\"x\":null}}")).isEqualTo("{\"vpn\":\"eu\",\"fw\":[1,2]}");
+        assertThat(hooks.patchParams(ID, "{\"vpn\":\"eu\",\"nested\":{\"x\":null}}"))
+                .isEqualTo("{\"vpn\":\"eu\",\"fw\":[1,2]}");
         FakeExtensionServer.Call call = extension.calls(Hook.PATCH_PARAMS).getFirst();
         assertThat(call.text("sandboxId")).isEqualTo(ID.value());
         assertThat(call.body().get("patch").toString()).isEqualTo("{\"vpn\":\"eu\",\"nested\":{\"x\":null}}");
 
         assertThat(hooks.patchParams(ID, "{}")).isEqualTo("{}");
         assertThatThrownBy(() -> hooks.patchParams(ID, "{}"))
-                .isInstanceOfSatisfying(HookException.class,
+                .isInstanceOfSatisfying(
+                        HookException.class,
                         e -> assertThat(e.getMessage()).contains("customExtensionParams must be a JSON object"));
     }
 

@@ -93,10 +93,15 @@ final class FakeUpstream implements AutoCloseable {
             @Override
             public void onFrame(Frame frame, Callback cb) {
                 if (frame.getOpCode() == OpCode.TEXT || frame.getOpCode() == OpCode.BINARY) {
-                    session.sendFrame(new Frame(frame.getOpCode(), frame.isFin(), BufferUtil.copy(frame.getPayload())), Callback.from(() -> {
-                        cb.succeeded();
-                        session.demand();
-                    }, cb::failed), false);
+                    session.sendFrame(
+                            new Frame(frame.getOpCode(), frame.isFin(), BufferUtil.copy(frame.getPayload())),
+                            Callback.from(
+                                    () -> {
+                                        cb.succeeded();
+                                        session.demand();
+                                    },
+                                    cb::failed),
+                            false);
                 } else {
                     cb.succeeded();
                     session.demand();
@@ -132,7 +137,10 @@ final class FakeUpstream implements AutoCloseable {
             case "/headers" -> {
                 StringBuilder text = new StringBuilder();
                 for (HttpField field : request.getHeaders()) {
-                    text.append(field.getLowerCaseName()).append(": ").append(field.getValue()).append('\n');
+                    text.append(field.getLowerCaseName())
+                            .append(": ")
+                            .append(field.getValue())
+                            .append('\n');
                 }
                 write(response, "text/plain", text.toString(), true);
             }
@@ -158,7 +166,8 @@ final class FakeUpstream implements AutoCloseable {
                 write(response, "text/plain", length + " " + HexFormat.of().formatHex(sha.digest()), true);
             }
             case "/download" -> {
-                long bytes = Long.parseLong(Request.extractQueryParameters(request).getValue("bytes"));
+                long bytes =
+                        Long.parseLong(Request.extractQueryParameters(request).getValue("bytes"));
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
                 byte[] chunk = pattern(65536);
                 for (long sent = 0; sent < bytes; ) {

@@ -3,19 +3,19 @@ package io.agentenv.server.proxy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.backend.mock.MockBackendFactory;
-import io.agentenv.server.api.ApiServer;
-import io.agentenv.server.config.ServerConfig;
-import io.agentenv.server.credentials.ApiKey;
-import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
 import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.orchestrator.SandboxStore;
-import io.agentenv.store.sqlite.SqliteSandboxStore;
+import io.agentenv.server.api.ApiServer;
+import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.GuestEndpoint;
+import io.agentenv.store.sqlite.SqliteSandboxStore;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
@@ -45,7 +45,8 @@ final class ProxyHarness implements AutoCloseable {
     final SandboxProxy proxy;
     final ApiServer api;
     final HttpClient http = new HttpClient();
-    final java.net.http.HttpClient jdk = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(5))
+    final java.net.http.HttpClient jdk = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(java.time.Duration.ofSeconds(5))
             .build();
     final ObjectMapper json = new ObjectMapper();
     final String base;
@@ -59,22 +60,43 @@ final class ProxyHarness implements AutoCloseable {
     }
 
     /** With {@code routes} as the proxy's per-request lookup (built from the orchestrator). */
-    ProxyHarness(Path dataDir, ProxySettings settings,
-                 java.util.function.Function<Orchestrator, SandboxTargets.Routes> routes) throws Exception {
-        ServerConfig config = ServerConfig.load(Map.of("AENV_LISTEN", "127.0.0.1:0", "AENV_HOME", dataDir.toString(),
-                "AENV_BACKEND", "mock", "AENV_SANDBOX_DOMAIN", DOMAIN));
+    ProxyHarness(
+            Path dataDir,
+            ProxySettings settings,
+            java.util.function.Function<Orchestrator, SandboxTargets.Routes> routes)
+            throws Exception {
+        ServerConfig config = ServerConfig.load(Map.of(
+                "AENV_LISTEN",
+                "127.0.0.1:0",
+                "AENV_HOME",
+                dataDir.toString(),
+                "AENV_BACKEND",
+                "mock",
+                "AENV_SANDBOX_DOMAIN",
+                DOMAIN));
         backend.guestEndpoint(new GuestEndpoint("127.0.0.1", upstream.port(), Optional.empty()));
         store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
         tokens = new SandboxTokens(store.tokenSeed());
-        orchestrator = new Orchestrator(store, backend, id -> new AccessToken(tokens.envdAccessToken(id.value())),
-                Clock.systemUTC(), OrchestratorSettings.defaults(dataDir.resolve("artifacts")), List.of(),
+        orchestrator = new Orchestrator(
+                store,
+                backend,
+                id -> new AccessToken(tokens.envdAccessToken(id.value())),
+                Clock.systemUTC(),
+                OrchestratorSettings.defaults(dataDir.resolve("artifacts")),
+                List.of(),
                 LifecycleHooks.none());
         orchestrator.start();
-        proxy = new SandboxProxy(orchestrator, routes.apply(orchestrator), tokens, ApiKey.of(KEY), settings,
-                Clock.systemUTC());
+        proxy = new SandboxProxy(
+                orchestrator, routes.apply(orchestrator), tokens, ApiKey.of(KEY), settings, Clock.systemUTC());
         orchestrator.subscribe(proxy);
-        api = ApiServer.start(config, orchestrator, new SandboxGuests(orchestrator, GuestSettings.defaults(),
-                Clock.systemUTC()), ApiKey.of(KEY), tokens, Clock.systemUTC(), proxy::inFrontOf);
+        api = ApiServer.start(
+                config,
+                orchestrator,
+                new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC()),
+                ApiKey.of(KEY),
+                tokens,
+                Clock.systemUTC(),
+                proxy::inFrontOf);
         base = "http://127.0.0.1:" + api.port();
         http.start();
         http.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME); // the proxy's 401s carry no challenge
@@ -87,14 +109,18 @@ final class ProxyHarness implements AutoCloseable {
 
     /** A request routed by headers to {@code port} of {@code sandboxId}. */
     Request routed(String sandboxId, int port, String path) {
-        return request(path).headers(h -> h.put("E2b-Sandbox-Id", sandboxId).put("E2b-Sandbox-Port", String.valueOf(port)));
+        return request(path)
+                .headers(h -> h.put("E2b-Sandbox-Id", sandboxId).put("E2b-Sandbox-Port", String.valueOf(port)));
     }
 
     /** Creates a sandbox through the API (v2) with extra JSON fields and returns the response body. */
     JsonNode create(String extraFields) throws Exception {
         String body = "{\"templateID\":\"base\"" + (extraFields.isEmpty() ? "" : "," + extraFields) + "}";
-        ContentResponse response = request("/v2/sandboxes").method(HttpMethod.POST).headers(h -> h.put("X-API-Key", KEY))
-                .body(new StringRequestContent("application/json", body)).send();
+        ContentResponse response = request("/v2/sandboxes")
+                .method(HttpMethod.POST)
+                .headers(h -> h.put("X-API-Key", KEY))
+                .body(new StringRequestContent("application/json", body))
+                .send();
         if (response.getStatus() != 201) {
             throw new AssertionError("create failed: " + response.getStatus() + " " + response.getContentAsString());
         }

@@ -16,8 +16,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.CompletableResponseListener;
+import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
 import org.junit.jupiter.api.AfterEach;
@@ -37,14 +37,17 @@ class ProxyRerouteTest {
 
     @TempDir
     Path dir;
+
     private ProxyHarness h;
     private GuestEndpoint dead;
     /** How many more lookups answer the dead endpoint (-1: all of them). */
     private final AtomicInteger staleLookups = new AtomicInteger();
+
     private final AtomicInteger lookups = new AtomicInteger();
     private final AtomicBoolean counting = new AtomicBoolean();
     /** While set, a lookup of this sandbox after its first waits for {@link #lookupGate} (a slow second lookup). */
     private volatile String heldSandbox;
+
     private final CountDownLatch lookupGate = new CountDownLatch(1);
     private final CountDownLatch lookupHeld = new CountDownLatch(1);
 
@@ -70,8 +73,13 @@ class ProxyRerouteTest {
                 lookups.incrementAndGet();
             }
             if (route.endpoint().isPresent() && (staleLookups.get() < 0 || staleLookups.getAndDecrement() > 0)) {
-                return new GuestRoute(route.id(), route.state(), Optional.of(dead), route.secure(),
-                        route.publicTraffic(), route.autoResume());
+                return new GuestRoute(
+                        route.id(),
+                        route.state(),
+                        Optional.of(dead),
+                        route.secure(),
+                        route.publicTraffic(),
+                        route.autoResume());
             }
             return route;
         });
@@ -83,12 +91,13 @@ class ProxyRerouteTest {
     }
 
     private ContentResponse envd(String id, String path) throws Exception {
-        return h.routed(id, ENVD, path).headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(id))).send();
+        return h.routed(id, ENVD, path)
+                .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(id)))
+                .send();
     }
 
     @Test
-    void a_stale_endpoint_refusing_connections_is_looked_up_again_and_the_request_passes()
-            throws Exception {
+    void a_stale_endpoint_refusing_connections_is_looked_up_again_and_the_request_passes() throws Exception {
         String id = h.createId();
         staleLookups.set(1);
         counting.set(true);
@@ -106,12 +115,15 @@ class ProxyRerouteTest {
         String body = "x".repeat(200_000);
         staleLookups.set(1);
 
-        ContentResponse response = h.routed(id, ENVD, "/upload").method(HttpMethod.POST)
+        ContentResponse response = h.routed(id, ENVD, "/upload")
+                .method(HttpMethod.POST)
                 .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(id)))
-                .body(new StringRequestContent("application/octet-stream", body)).send();
+                .body(new StringRequestContent("application/octet-stream", body))
+                .send();
 
         assertThat(response.getStatus()).isEqualTo(200);
-        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(body.getBytes(UTF_8)));
+        String sha =
+                HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(body.getBytes(UTF_8)));
         assertThat(response.getContentAsString()).isEqualTo(body.length() + " " + sha);
     }
 
@@ -138,11 +150,16 @@ class ProxyRerouteTest {
         CompletableFuture<ContentResponse> held;
         try {
             held = new CompletableResponseListener(h.routed(slow, ENVD, "/health")
-                    .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(slow)))).send();
-            assertThat(lookupHeld.await(30, TimeUnit.SECONDS)).as("the second lookup started").isTrue();
+                            .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(slow))))
+                    .send();
+            assertThat(lookupHeld.await(30, TimeUnit.SECONDS))
+                    .as("the second lookup started")
+                    .isTrue();
 
-            CompletableFuture<ContentResponse> meanwhile = new CompletableResponseListener(h.routed(other, ENVD, "/health")
-                    .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(other)))).send();
+            CompletableFuture<ContentResponse> meanwhile = new CompletableResponseListener(
+                            h.routed(other, ENVD, "/health")
+                                    .headers(x -> x.put("X-Access-Token", h.tokens.envdAccessToken(other))))
+                    .send();
 
             assertThat(meanwhile.get(30, TimeUnit.SECONDS).getStatus()).isEqualTo(200);
             assertThat(held).isNotDone();

@@ -31,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ResponseFramingTest {
     @TempDir
     Path dir;
+
     private ProxyHarness h;
 
     @BeforeEach
@@ -47,14 +48,18 @@ class ResponseFramingTest {
     void chunks_the_sandbox_sent_in_one_write_reach_the_client_in_one_write_with_the_end() throws Exception {
         String id = h.createId();
         // envd's answer to commands.run('true'), shortened: three HTTP chunks and the end, all in one write
-        String answer = "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + "5\r\nstart\r\n3\r\nend\r\n3\r\neos\r\n0\r\n\r\n";
+        String answer =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + "5\r\nstart\r\n3\r\nend\r\n3\r\neos\r\n0\r\n\r\n";
         try (OneShotUpstream upstream = new OneShotUpstream(answer)) {
             String response = rawExchange(id, upstream.port());
 
             // the whole body in one write: Jetty then sends it with its length rather than chunked
-            assertThat(response).startsWith("HTTP/1.1 200 ").containsIgnoringCase("content-length: 11\r\n")
-                    .doesNotContainIgnoringCase("transfer-encoding").endsWith("\r\n\r\nstartendeos");
+            assertThat(response)
+                    .startsWith("HTTP/1.1 200 ")
+                    .containsIgnoringCase("content-length: 11\r\n")
+                    .doesNotContainIgnoringCase("transfer-encoding")
+                    .endsWith("\r\n\r\nstartendeos");
         }
     }
 
@@ -66,7 +71,8 @@ class ResponseFramingTest {
         try (OneShotUpstream upstream = new OneShotUpstream(head, "3\r\nend\r\n3\r\neos\r\n0\r\n\r\n")) {
             String response = rawExchange(id, upstream.port(), "start", upstream.second);
 
-            assertThat(chunks(response)).as("the body's chunks as the client received them")
+            assertThat(chunks(response))
+                    .as("the body's chunks as the client received them")
                     .containsExactly("start", "endeos", "");
         }
     }
@@ -78,7 +84,9 @@ class ResponseFramingTest {
         try (OneShotUpstream upstream = new OneShotUpstream(answer)) {
             String response = rawExchange(id, upstream.port());
 
-            assertThat(response).startsWith("HTTP/1.1 200 ").containsIgnoringCase("content-length: 11\r\n")
+            assertThat(response)
+                    .startsWith("HTTP/1.1 200 ")
+                    .containsIgnoringCase("content-length: 11\r\n")
                     .endsWith("\r\n\r\n{\"ok\":true}");
         }
     }
@@ -95,9 +103,10 @@ class ResponseFramingTest {
     private String rawExchange(String id, int port, String marker, CountDownLatch seen) throws IOException {
         try (Socket client = new Socket(InetAddress.getLoopbackAddress(), h.api.port())) {
             client.setSoTimeout(30_000);
-            client.getOutputStream().write(("POST /process.Process/Start HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                    + "E2b-Sandbox-Id: " + id + "\r\nE2b-Sandbox-Port: " + port + "\r\nContent-Length: 2\r\n\r\n{}")
-                    .getBytes(US_ASCII));
+            client.getOutputStream()
+                    .write(("POST /process.Process/Start HTTP/1.1\r\nHost: 127.0.0.1\r\n" + "E2b-Sandbox-Id: " + id
+                                    + "\r\nE2b-Sandbox-Port: " + port + "\r\nContent-Length: 2\r\n\r\n{}")
+                            .getBytes(US_ASCII));
             InputStream in = client.getInputStream();
             ByteArrayOutputStream received = new ByteArrayOutputStream();
             int bodyAt = -1;
@@ -112,9 +121,13 @@ class ResponseFramingTest {
                     bodyAt = text.length();
                     String headers = text.toLowerCase(Locale.ROOT);
                     int at = headers.indexOf("content-length:");
-                    length = at < 0 ? -1 : Integer.parseInt(headers.substring(at + 15, headers.indexOf("\r\n", at)).trim());
+                    length = at < 0
+                            ? -1
+                            : Integer.parseInt(headers.substring(at + 15, headers.indexOf("\r\n", at))
+                                    .trim());
                 }
-                boolean whole = bodyAt >= 0 && (length >= 0 ? text.length() - bodyAt == length : text.endsWith("\r\n0\r\n\r\n"));
+                boolean whole = bodyAt >= 0
+                        && (length >= 0 ? text.length() - bodyAt == length : text.endsWith("\r\n0\r\n\r\n"));
                 if (whole) {
                     return text;
                 }
@@ -189,7 +202,8 @@ class ResponseFramingTest {
             String headers = head.toString(US_ASCII).toLowerCase(Locale.ROOT);
             int at = headers.indexOf("content-length:");
             if (at >= 0) {
-                int length = Integer.parseInt(headers.substring(at + 15, headers.indexOf("\r\n", at)).trim());
+                int length = Integer.parseInt(
+                        headers.substring(at + 15, headers.indexOf("\r\n", at)).trim());
                 in.readNBytes(length);
             }
         }

@@ -40,12 +40,21 @@ class RouteClassifierTest {
         assertThat(classify("GET", null, "/", null, HttpFields.build().put("E2b-Sandbox-Port", "1")))
                 .isInstanceOf(ProxyRoute.Malformed.class);
         for (String port : List.of("0", "65536", "-1", "80a", "", "123456")) {
-            assertThat(classify("GET", null, "/", null,
-                    HttpFields.build().put("E2b-Sandbox-Id", ID).put("E2b-Sandbox-Port", port)))
-                    .as(port).isInstanceOf(ProxyRoute.Malformed.class);
+            assertThat(classify(
+                            "GET",
+                            null,
+                            "/",
+                            null,
+                            HttpFields.build().put("E2b-Sandbox-Id", ID).put("E2b-Sandbox-Port", port)))
+                    .as(port)
+                    .isInstanceOf(ProxyRoute.Malformed.class);
         }
-        assertThat(classify("GET", null, "/", null,
-                HttpFields.build().put("E2b-Sandbox-Id", "../etc").put("E2b-Sandbox-Port", "80")))
+        assertThat(classify(
+                        "GET",
+                        null,
+                        "/",
+                        null,
+                        HttpFields.build().put("E2b-Sandbox-Id", "../etc").put("E2b-Sandbox-Port", "80")))
                 .isInstanceOf(ProxyRoute.Malformed.class);
     }
 
@@ -74,14 +83,28 @@ class RouteClassifierTest {
         RouteClassifier anyDomain = new RouteClassifier(List.of());
         assertThat(anyDomain.classify("GET", "8000-" + ID + ".localhost:3000", "/index.html", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 8000, "/index.html"));
-        assertThat(anyDomain.classify("GET", "49983-" + ID.toUpperCase(Locale.ROOT) + ".E2B.app.", "/health", "a=1", HttpFields.EMPTY))
+        assertThat(anyDomain.classify(
+                        "GET",
+                        "49983-" + ID.toUpperCase(Locale.ROOT) + ".E2B.app.",
+                        "/health",
+                        "a=1",
+                        HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 49983, "/health?a=1"));
         assertThat(anyDomain.classify("GET", "8000-" + ID + ".sandbox.example.com", "/", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 8000, "/"));
-        for (String host : List.of("localhost:3000", "127.0.0.1:3000", "[::1]:3000", "api.example.com",
-                "8000-notanid.localhost", ID + ".localhost", "8000-" + ID, "8000-" + ID + ".", "x8000-" + ID + ".localhost",
+        for (String host : List.of(
+                "localhost:3000",
+                "127.0.0.1:3000",
+                "[::1]:3000",
+                "api.example.com",
+                "8000-notanid.localhost",
+                ID + ".localhost",
+                "8000-" + ID,
+                "8000-" + ID + ".",
+                "x8000-" + ID + ".localhost",
                 "a.8000-" + ID + ".localhost")) {
-            assertThat(anyDomain.classify("GET", host, "/health", null, HttpFields.EMPTY)).as(host)
+            assertThat(anyDomain.classify("GET", host, "/health", null, HttpFields.EMPTY))
+                    .as(host)
                     .isInstanceOf(ProxyRoute.ControlPlane.class);
         }
         assertThat(anyDomain.classify("GET", "99999-" + ID + ".localhost", "/", null, HttpFields.EMPTY))
@@ -96,7 +119,8 @@ class RouteClassifierTest {
 
     @Test
     void a_malformed_label_under_a_domain_is_malformed() {
-        assertThat(classify("GET", "nodash.sbx.test", "/", null, HttpFields.EMPTY)).isInstanceOf(ProxyRoute.Malformed.class);
+        assertThat(classify("GET", "nodash.sbx.test", "/", null, HttpFields.EMPTY))
+                .isInstanceOf(ProxyRoute.Malformed.class);
         assertThat(classify("GET", "a.b-" + ID + ".sbx.test", "/", null, HttpFields.EMPTY))
                 .isInstanceOf(ProxyRoute.Malformed.class);
     }
@@ -107,7 +131,8 @@ class RouteClassifierTest {
                 .isEqualTo(new ProxyRoute.Targeted(ID, 8080, "/a/b%2Fc?x=1"));
         assertThat(classify("GET", null, "/proxy/" + ID + "/8080", null, HttpFields.EMPTY))
                 .isEqualTo(new ProxyRoute.Targeted(ID, 8080, "/"));
-        assertThat(classify("GET", null, "/proxy/" + ID, null, HttpFields.EMPTY)).isInstanceOf(ProxyRoute.Malformed.class);
+        assertThat(classify("GET", null, "/proxy/" + ID, null, HttpFields.EMPTY))
+                .isInstanceOf(ProxyRoute.Malformed.class);
     }
 
     @Test
@@ -116,9 +141,11 @@ class RouteClassifierTest {
                 .isEqualTo(new ProxyRoute.SignedFiles("/files?path=a&signature=v1_x"));
         assertThat(classify("POST", null, "/files", "signature=v1_x", HttpFields.EMPTY))
                 .isInstanceOf(ProxyRoute.SignedFiles.class);
-        assertThat(classify("GET", null, "/files", "path=a", HttpFields.EMPTY)).isInstanceOf(ProxyRoute.ControlPlane.class);
+        assertThat(classify("GET", null, "/files", "path=a", HttpFields.EMPTY))
+                .isInstanceOf(ProxyRoute.ControlPlane.class);
         assertThat(classify("DELETE", null, "/files", "signature=v1_x", HttpFields.EMPTY))
                 .isInstanceOf(ProxyRoute.ControlPlane.class);
-        assertThat(classify("GET", null, "/v2/sandboxes", null, HttpFields.EMPTY)).isInstanceOf(ProxyRoute.ControlPlane.class);
+        assertThat(classify("GET", null, "/v2/sandboxes", null, HttpFields.EMPTY))
+                .isInstanceOf(ProxyRoute.ControlPlane.class);
     }
 }

@@ -46,6 +46,7 @@ class SandboxProxyTest {
 
     @TempDir
     Path dir;
+
     private ProxyHarness h;
 
     @BeforeEach
@@ -63,12 +64,17 @@ class SandboxProxyTest {
     }
 
     private ContentResponse envd(String id, String path) throws Exception {
-        return h.routed(id, ENVD, path).headers(x -> x.put("X-Access-Token", token(id))).send();
+        return h.routed(id, ENVD, path)
+                .headers(x -> x.put("X-Access-Token", token(id)))
+                .send();
     }
 
     private ContentResponse api(HttpMethod method, String path, String body) throws Exception {
-        return h.request(path).method(method).headers(x -> x.put("X-API-Key", ProxyHarness.KEY))
-                .body(new StringRequestContent("application/json", body)).send();
+        return h.request(path)
+                .method(method)
+                .headers(x -> x.put("X-API-Key", ProxyHarness.KEY))
+                .body(new StringRequestContent("application/json", body))
+                .send();
     }
 
     private static void await(BooleanSupplier condition, String what) {
@@ -87,8 +93,10 @@ class SandboxProxyTest {
      */
     private HttpResponse<InputStream> stream(String id, int port, String path, Map<String, String> headers)
             throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(h.base + path)).timeout(Duration.ofSeconds(30))
-                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(port));
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(h.base + path))
+                .timeout(Duration.ofSeconds(30))
+                .header("E2b-Sandbox-Id", id)
+                .header("E2b-Sandbox-Port", String.valueOf(port));
         headers.forEach(request::header);
         return h.jdk.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
     }
@@ -113,9 +121,11 @@ class SandboxProxyTest {
         String id = h.createId();
         int port = h.upstream.port();
         ContentResponse byHost = h.request("/health?x=1")
-                .headers(x -> x.put(HttpHeader.HOST, port + "-" + id + "." + ProxyHarness.DOMAIN)).send();
+                .headers(x -> x.put(HttpHeader.HOST, port + "-" + id + "." + ProxyHarness.DOMAIN))
+                .send();
         assertThat(byHost.getContentAsString()).isEqualTo("upstream");
-        ContentResponse byPath = h.request("/proxy/" + id + "/" + port + "/health").send();
+        ContentResponse byPath =
+                h.request("/proxy/" + id + "/" + port + "/health").send();
         assertThat(byPath.getContentAsString()).isEqualTo("upstream");
         assertThat(h.upstream.paths).containsExactly("/health?x=1", "/health");
     }
@@ -125,13 +135,19 @@ class SandboxProxyTest {
         try (ProxyHarness any = new ProxyHarness(dir.resolve("any-domain"), ProxySettings.defaults(List.of()))) {
             String id = any.createId();
             int port = any.upstream.port();
-            for (String host : List.of(port + "-" + id + ".localhost:" + any.api.port(), port + "-" + id + ".e2b.app")) {
-                ContentResponse byHost = any.request("/health?x=1").headers(x -> x.put(HttpHeader.HOST, host)).send();
+            for (String host :
+                    List.of(port + "-" + id + ".localhost:" + any.api.port(), port + "-" + id + ".e2b.app")) {
+                ContentResponse byHost = any.request("/health?x=1")
+                        .headers(x -> x.put(HttpHeader.HOST, host))
+                        .send();
                 assertThat(byHost.getContentAsString()).as(host).isEqualTo("upstream");
             }
             assertThat(any.upstream.paths).containsExactly("/health?x=1", "/health?x=1");
-            assertThat(any.request("/health").headers(x -> x.put(HttpHeader.HOST, "localhost:" + any.api.port()))
-                    .send().getStatus()).isEqualTo(204);
+            assertThat(any.request("/health")
+                            .headers(x -> x.put(HttpHeader.HOST, "localhost:" + any.api.port()))
+                            .send()
+                            .getStatus())
+                    .isEqualTo(204);
         }
     }
 
@@ -141,16 +157,19 @@ class SandboxProxyTest {
         ContentResponse response = h.routed(unknown, ENVD, "/health").send();
         assertThat(response.getStatus()).isEqualTo(502);
         assertThat(response.getHeaders().get(HttpHeader.CONTENT_TYPE)).startsWith("application/json");
-        assertThat(h.json.readTree(response.getContentAsString())).isEqualTo(h.json.readTree(
-                "{\"code\":502,\"message\":\"The sandbox was not found\",\"sandboxId\":\"" + unknown + "\"}"));
+        assertThat(h.json.readTree(response.getContentAsString()))
+                .isEqualTo(h.json.readTree(
+                        "{\"code\":502,\"message\":\"The sandbox was not found\",\"sandboxId\":\"" + unknown + "\"}"));
     }
 
     @Test
     void killed_sandboxes_and_paused_ones_without_auto_resume_are_502() throws Exception {
         String killed = h.createId();
         String paused = h.createId();
-        assertThat(api(HttpMethod.DELETE, "/sandboxes/" + killed, "").getStatus()).isEqualTo(204);
-        assertThat(api(HttpMethod.POST, "/sandboxes/" + paused + "/pause", "{}").getStatus()).isEqualTo(204);
+        assertThat(api(HttpMethod.DELETE, "/sandboxes/" + killed, "").getStatus())
+                .isEqualTo(204);
+        assertThat(api(HttpMethod.POST, "/sandboxes/" + paused + "/pause", "{}").getStatus())
+                .isEqualTo(204);
 
         assertThat(envd(killed, "/health").getStatus()).isEqualTo(502);
         assertThat(envd(paused, "/health").getStatus()).isEqualTo(502);
@@ -159,58 +178,86 @@ class SandboxProxyTest {
 
     @Test
     void malformed_routing_is_400() throws Exception {
-        assertThat(h.request("/health").headers(x -> x.put("E2b-Sandbox-Id", "abc")).send().getStatus()).isEqualTo(400);
+        assertThat(h.request("/health")
+                        .headers(x -> x.put("E2b-Sandbox-Id", "abc"))
+                        .send()
+                        .getStatus())
+                .isEqualTo(400);
         assertThat(h.routed("not-an-id", ENVD, "/").send().getStatus()).isEqualTo(400);
-        assertThat(h.request("/proxy/abcdefghij0123456789/99999/").send().getStatus()).isEqualTo(400);
+        assertThat(h.request("/proxy/abcdefghij0123456789/99999/").send().getStatus())
+                .isEqualTo(400);
     }
 
     @Test
     void hop_by_hop_routing_and_credential_headers_are_stripped_and_forwarded_ones_added() throws Exception {
         String id = h.createId();
         int port = h.upstream.port();
-        String seen = h.routed(id, port, "/headers?q=1").headers(x -> x
-                .put(HttpHeader.CONNECTION, "keep-alive, X-Hop")
-                .put("X-Hop", "secret-hop")
-                .put("TE", "trailers")
-                .put("X-API-Key", ProxyHarness.KEY)
-                .put("X-Access-Token", token(id))
-                .put("X-App", "kept")).send().getContentAsString();
-        assertThat(seen).contains("x-app: kept", "x-forwarded-for: 127.0.0.1", "x-forwarded-proto: http",
-                "x-forwarded-method: GET", "x-forwarded-uri: /headers?q=1",
-                "x-forwarded-host: 127.0.0.1:" + h.api.port());
-        assertThat(seen).doesNotContain("x-hop", "te: trailers", "e2b-sandbox-id", "e2b-sandbox-port", "x-api-key",
-                "x-access-token");
+        String seen = h.routed(id, port, "/headers?q=1")
+                .headers(x -> x.put(HttpHeader.CONNECTION, "keep-alive, X-Hop")
+                        .put("X-Hop", "secret-hop")
+                        .put("TE", "trailers")
+                        .put("X-API-Key", ProxyHarness.KEY)
+                        .put("X-Access-Token", token(id))
+                        .put("X-App", "kept"))
+                .send()
+                .getContentAsString();
+        assertThat(seen)
+                .contains(
+                        "x-app: kept",
+                        "x-forwarded-for: 127.0.0.1",
+                        "x-forwarded-proto: http",
+                        "x-forwarded-method: GET",
+                        "x-forwarded-uri: /headers?q=1",
+                        "x-forwarded-host: 127.0.0.1:" + h.api.port());
+        assertThat(seen)
+                .doesNotContain(
+                        "x-hop", "te: trailers", "e2b-sandbox-id", "e2b-sandbox-port", "x-api-key", "x-access-token");
 
-        String appKey = h.routed(id, port, "/headers").headers(x -> x.put("X-API-Key", "the-apps-own-key"))
-                .send().getContentAsString();
+        String appKey = h.routed(id, port, "/headers")
+                .headers(x -> x.put("X-API-Key", "the-apps-own-key"))
+                .send()
+                .getContentAsString();
         assertThat(appKey).contains("x-api-key: the-apps-own-key");
     }
 
     @Test
     void a_host_mask_replaces_the_host_of_requests_to_other_ports_but_not_envds() throws Exception {
-        String id = h.create("\"network\":{\"maskRequestHost\":\"localhost:${PORT}\"}").get("sandboxID").asText();
+        String id = h.create("\"network\":{\"maskRequestHost\":\"localhost:${PORT}\"}")
+                .get("sandboxID")
+                .asText();
         int port = h.upstream.port();
         String byHeaders = h.routed(id, port, "/headers").send().getContentAsString();
         assertThat(byHeaders).contains("host: localhost:" + port, "x-forwarded-host: 127.0.0.1:" + h.api.port());
-        String byPath = h.request("/proxy/" + id + "/" + port + "/headers").send().getContentAsString();
+        String byPath =
+                h.request("/proxy/" + id + "/" + port + "/headers").send().getContentAsString();
         assertThat(byPath).contains("host: localhost:" + port);
-        String envd = h.routed(id, ENVD, "/headers").headers(x -> x.put("X-Access-Token", token(id)))
-                .send().getContentAsString();
+        String envd = h.routed(id, ENVD, "/headers")
+                .headers(x -> x.put("X-Access-Token", token(id)))
+                .send()
+                .getContentAsString();
         assertThat(envd).doesNotContain("host: localhost");
 
         String unmasked = h.createId();
-        assertThat(h.routed(unmasked, port, "/headers").send().getContentAsString()).doesNotContain("host: localhost");
+        assertThat(h.routed(unmasked, port, "/headers").send().getContentAsString())
+                .doesNotContain("host: localhost");
     }
 
     @Test
     void envd_needs_the_sandboxs_access_token_which_is_forwarded_only_when_valid() throws Exception {
         String id = h.createId();
         assertThat(h.routed(id, ENVD, "/headers").send().getStatus()).isEqualTo(401);
-        assertThat(h.routed(id, ENVD, "/headers").headers(x -> x.put("X-Access-Token", "wrong")).send().getStatus())
+        assertThat(h.routed(id, ENVD, "/headers")
+                        .headers(x -> x.put("X-Access-Token", "wrong"))
+                        .send()
+                        .getStatus())
                 .isEqualTo(401);
         String otherToken = token(h.createId());
-        assertThat(h.routed(id, ENVD, "/headers").headers(x -> x.put("X-Access-Token", otherToken)).send()
-                .getStatus()).as("another sandbox's token").isEqualTo(401);
+        assertThat(h.routed(id, ENVD, "/headers")
+                        .headers(x -> x.put("X-Access-Token", otherToken))
+                        .send()
+                        .getStatus())
+                .as("another sandbox's token")
+                .isEqualTo(401);
         ContentResponse ok = envd(id, "/headers");
         assertThat(ok.getStatus()).isEqualTo(200);
         assertThat(ok.getContentAsString()).contains("x-access-token: " + token(id));
@@ -223,12 +270,19 @@ class SandboxProxyTest {
         String traffic = created.get("trafficAccessToken").asText();
         int port = h.upstream.port();
         assertThat(h.routed(id, port, "/headers").send().getStatus()).isEqualTo(403);
-        assertThat(h.routed(id, port, "/headers").headers(x -> x.put("e2b-traffic-access-token", "nope")).send()
-                .getStatus()).isEqualTo(403);
-        ContentResponse ok = h.routed(id, port, "/headers").headers(x -> x.put("e2b-traffic-access-token", traffic)).send();
+        assertThat(h.routed(id, port, "/headers")
+                        .headers(x -> x.put("e2b-traffic-access-token", "nope"))
+                        .send()
+                        .getStatus())
+                .isEqualTo(403);
+        ContentResponse ok = h.routed(id, port, "/headers")
+                .headers(x -> x.put("e2b-traffic-access-token", traffic))
+                .send();
         assertThat(ok.getStatus()).isEqualTo(200);
         assertThat(ok.getContentAsString()).doesNotContain(traffic);
-        assertThat(envd(id, "/health").getStatus()).as("envd needs its own token only").isEqualTo(200);
+        assertThat(envd(id, "/health").getStatus())
+                .as("envd needs its own token only")
+                .isEqualTo(200);
     }
 
     @Test
@@ -237,7 +291,9 @@ class SandboxProxyTest {
         HttpResponse<InputStream> response = stream(id, h.upstream.port(), "/chunks", Map.of());
         assertThat(response.statusCode()).isEqualTo(200);
         try (InputStream in = response.body()) {
-            assertThat(readExactly(in, 6)).as("read while the upstream still holds the rest").isEqualTo("first\n");
+            assertThat(readExactly(in, 6))
+                    .as("read while the upstream still holds the rest")
+                    .isEqualTo("first\n");
             h.upstream.release();
             assertThat(new String(in.readAllBytes(), UTF_8)).isEqualTo("second\n");
         }
@@ -285,8 +341,11 @@ class SandboxProxyTest {
                 return n;
             }
         };
-        ContentResponse uploaded = h.routed(id, h.upstream.port(), "/upload").method(HttpMethod.POST)
-                .body(new InputStreamRequestContent("application/octet-stream", body, new ByteBufferPool.Sized(null, false, 65536))).send();
+        ContentResponse uploaded = h.routed(id, h.upstream.port(), "/upload")
+                .method(HttpMethod.POST)
+                .body(new InputStreamRequestContent(
+                        "application/octet-stream", body, new ByteBufferPool.Sized(null, false, 65536)))
+                .send();
         assertThat(uploaded.getContentAsString()).isEqualTo(size + " " + digest);
 
         InputStreamResponseListener listener = new InputStreamResponseListener();
@@ -319,7 +378,8 @@ class SandboxProxyTest {
     void pausing_a_sandbox_cuts_its_open_streams_too() throws Exception {
         String id = h.createId();
         InputStream in = openStream(id);
-        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/pause", "{}").getStatus()).isEqualTo(204);
+        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/pause", "{}").getStatus())
+                .isEqualTo(204);
         assertThatThrownBy(in::readAllBytes).isInstanceOf(IOException.class);
         assertThat(h.routed(id, ENVD, "/health").send().getStatus()).isEqualTo(502);
     }
@@ -336,8 +396,11 @@ class SandboxProxyTest {
 
     @Test
     void a_paused_auto_resume_sandbox_resumes_on_its_first_request_with_300_s_ttl_or_more() throws Exception {
-        String id = h.create("\"timeout\":30,\"autoResume\":{\"enabled\":true}").get("sandboxID").asText();
-        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/pause", "{}").getStatus()).isEqualTo(204);
+        String id = h.create("\"timeout\":30,\"autoResume\":{\"enabled\":true}")
+                .get("sandboxID")
+                .asText();
+        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/pause", "{}").getStatus())
+                .isEqualTo(204);
 
         ContentResponse response = h.routed(id, ENVD, "/health").send();
 
@@ -350,13 +413,21 @@ class SandboxProxyTest {
     @Test
     void an_upstream_that_sends_no_headers_in_time_is_504() throws Exception {
         h.close();
-        h = new ProxyHarness(dir.resolve("short"), new ProxySettings(List.of(ProxyHarness.DOMAIN), ENVD,
-                Duration.ofSeconds(5), Duration.ofMillis(300), Duration.ofSeconds(30), Duration.ofSeconds(5),
-                Duration.ofSeconds(300)));
+        h = new ProxyHarness(
+                dir.resolve("short"),
+                new ProxySettings(
+                        List.of(ProxyHarness.DOMAIN),
+                        ENVD,
+                        Duration.ofSeconds(5),
+                        Duration.ofMillis(300),
+                        Duration.ofSeconds(30),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(300)));
         String id = h.createId();
         ContentResponse response = h.routed(id, h.upstream.port(), "/hold").send();
         assertThat(response.getStatus()).isEqualTo(504);
-        assertThat(h.json.readTree(response.getContentAsString()).get("code").asInt()).isEqualTo(504);
+        assertThat(h.json.readTree(response.getContentAsString()).get("code").asInt())
+                .isEqualTo(504);
     }
 
     @Test
@@ -380,12 +451,17 @@ class SandboxProxyTest {
         assertThat(first).hasSize(2);
         assertThat(first.get(1)).as("keep-alive within a generation").isEqualTo(first.get(0));
 
-        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/pause", "{}").getStatus()).isEqualTo(204);
-        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/connect", "{\"timeout\":60}").getStatus()).isEqualTo(201);
+        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/pause", "{}").getStatus())
+                .isEqualTo(204);
+        assertThat(api(HttpMethod.POST, "/sandboxes/" + id + "/connect", "{\"timeout\":60}")
+                        .getStatus())
+                .isEqualTo(201);
         envd(id, "/health");
 
         assertThat(h.upstream.clientPorts).hasSize(3);
-        assertThat(h.upstream.clientPorts.get(2)).as("a new connection after resume").isNotIn(first);
+        assertThat(h.upstream.clientPorts.get(2))
+                .as("a new connection after resume")
+                .isNotIn(first);
     }
 
     @Test
@@ -393,18 +469,21 @@ class SandboxProxyTest {
         String id = h.createId();
         java.util.concurrent.LinkedBlockingQueue<String> received = new java.util.concurrent.LinkedBlockingQueue<>();
         java.net.http.WebSocket ws = h.jdk.newWebSocketBuilder()
-                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(h.upstream.port()))
+                .header("E2b-Sandbox-Id", id)
+                .header("E2b-Sandbox-Port", String.valueOf(h.upstream.port()))
                 .header("X-API-Key", ProxyHarness.KEY)
                 .subprotocols("echo.v1", "echo.v0")
-                .buildAsync(URI.create("ws://127.0.0.1:" + h.api.port() + "/ws"), new java.net.http.WebSocket.Listener() {
-                    @Override
-                    public java.util.concurrent.CompletionStage<?> onText(java.net.http.WebSocket socket,
-                                                                          CharSequence data, boolean last) {
-                        received.add(data.toString());
-                        socket.request(1);
-                        return null;
-                    }
-                }).get(10, TimeUnit.SECONDS);
+                .buildAsync(
+                        URI.create("ws://127.0.0.1:" + h.api.port() + "/ws"), new java.net.http.WebSocket.Listener() {
+                            @Override
+                            public java.util.concurrent.CompletionStage<?> onText(
+                                    java.net.http.WebSocket socket, CharSequence data, boolean last) {
+                                received.add(data.toString());
+                                socket.request(1);
+                                return null;
+                            }
+                        })
+                .get(10, TimeUnit.SECONDS);
         assertThat(ws.getSubprotocol()).isEqualTo("echo.v1");
         ws.sendText("hello through the proxy", true).get(10, TimeUnit.SECONDS);
         assertThat(received.poll(10, TimeUnit.SECONDS)).isEqualTo("hello through the proxy");
@@ -420,11 +499,15 @@ class SandboxProxyTest {
 
     @Test
     void a_websocket_upgrade_to_a_sandbox_with_a_host_mask_carries_the_mask() throws Exception {
-        String id = h.create("\"network\":{\"maskRequestHost\":\"${PORT}.app.example\"}").get("sandboxID").asText();
+        String id = h.create("\"network\":{\"maskRequestHost\":\"${PORT}.app.example\"}")
+                .get("sandboxID")
+                .asText();
         int port = h.upstream.port();
         java.net.http.WebSocket ws = h.jdk.newWebSocketBuilder()
-                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(port))
-                .buildAsync(URI.create("ws://127.0.0.1:" + h.api.port() + "/ws"), new java.net.http.WebSocket.Listener() { })
+                .header("E2b-Sandbox-Id", id)
+                .header("E2b-Sandbox-Port", String.valueOf(port))
+                .buildAsync(
+                        URI.create("ws://127.0.0.1:" + h.api.port() + "/ws"), new java.net.http.WebSocket.Listener() {})
                 .get(10, TimeUnit.SECONDS);
         HttpFields seen = h.upstream.wsHeaders.getFirst();
         assertThat(seen.get(HttpHeader.HOST)).isEqualTo(port + ".app.example");
@@ -436,13 +519,18 @@ class SandboxProxyTest {
     void a_websocket_upgrade_the_sandbox_refuses_answers_with_its_status() throws Exception {
         String id = h.createId();
         var failure = h.jdk.newWebSocketBuilder()
-                .header("E2b-Sandbox-Id", id).header("E2b-Sandbox-Port", String.valueOf(h.upstream.port()))
-                .buildAsync(URI.create("ws://127.0.0.1:" + h.api.port() + "/not-a-socket"),
-                        new java.net.http.WebSocket.Listener() { })
-                .handle((socket, error) -> error).get(10, TimeUnit.SECONDS);
+                .header("E2b-Sandbox-Id", id)
+                .header("E2b-Sandbox-Port", String.valueOf(h.upstream.port()))
+                .buildAsync(
+                        URI.create("ws://127.0.0.1:" + h.api.port() + "/not-a-socket"),
+                        new java.net.http.WebSocket.Listener() {})
+                .handle((socket, error) -> error)
+                .get(10, TimeUnit.SECONDS);
         assertThat(failure).isNotNull();
         assertThat(failure.getCause()).isInstanceOf(java.net.http.WebSocketHandshakeException.class);
-        assertThat(((java.net.http.WebSocketHandshakeException) failure.getCause()).getResponse().statusCode())
+        assertThat(((java.net.http.WebSocketHandshakeException) failure.getCause())
+                        .getResponse()
+                        .statusCode())
                 .isEqualTo(404);
     }
 
@@ -470,7 +558,10 @@ class SandboxProxyTest {
             api(HttpMethod.DELETE, "/sandboxes/" + id, "");
             ContentResponse response = waiting.get(10, TimeUnit.SECONDS);
             assertThat(response.getStatus()).isEqualTo(502);
-            assertThat(h.json.readTree(response.getContentAsString()).get("sandboxId").asText()).isEqualTo(id);
+            assertThat(h.json.readTree(response.getContentAsString())
+                            .get("sandboxId")
+                            .asText())
+                    .isEqualTo(id);
         }
     }
 }

@@ -29,7 +29,8 @@ class SignedUrlTest {
     @Test
     void a_signature_made_with_the_token_matches_for_its_operation_only() throws Exception {
         String sig = sdkSignature("/home/user/a b.txt:read::" + TOKEN);
-        SignedUrl url = SignedUrl.parse("path=" + enc("/home/user/a b.txt") + "&signature=" + enc(sig)).orElseThrow();
+        SignedUrl url = SignedUrl.parse("path=" + enc("/home/user/a b.txt") + "&signature=" + enc(sig))
+                .orElseThrow();
         assertThat(url.signedWith(TOKEN, "read")).isTrue();
         assertThat(url.signedWith(TOKEN, "write")).isFalse();
         assertThat(url.signedWith("another-token", "read")).isFalse();
@@ -38,13 +39,15 @@ class SignedUrlTest {
     @Test
     void username_and_expiration_are_part_of_the_signature() throws Exception {
         String sig = sdkSignature("f.txt:write:root:" + TOKEN + ":1700000000");
-        SignedUrl url = SignedUrl.parse("path=f.txt&username=root&signature=" + enc(sig)
-                + "&signature_expiration=1700000000").orElseThrow();
+        SignedUrl url = SignedUrl.parse(
+                        "path=f.txt&username=root&signature=" + enc(sig) + "&signature_expiration=1700000000")
+                .orElseThrow();
         assertThat(url.signedWith(TOKEN, "write")).isTrue();
         assertThat(url.expired(Instant.ofEpochSecond(1700000001))).isTrue();
         assertThat(url.expired(Instant.ofEpochSecond(1700000000))).isFalse();
-        SignedUrl otherUser = SignedUrl.parse("path=f.txt&username=user&signature=" + enc(sig)
-                + "&signature_expiration=1700000000").orElseThrow();
+        SignedUrl otherUser = SignedUrl.parse(
+                        "path=f.txt&username=user&signature=" + enc(sig) + "&signature_expiration=1700000000")
+                .orElseThrow();
         assertThat(otherUser.signedWith(TOKEN, "write")).isFalse();
     }
 

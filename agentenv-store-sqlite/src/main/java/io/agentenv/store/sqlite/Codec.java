@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentenv.spi.NetworkPolicy;
-
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,15 +15,13 @@ import java.util.TreeMap;
 /** Column encodings: instants as epoch nanoseconds, maps and the network policy as JSON text. */
 final class Codec {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {
-    };
+    private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {};
     private static final long NANOS = 1_000_000_000L;
     private static final String EMPTY_MAP = "{}";
     /** The default policy's encoding (most sandboxes have it): encoded once, and decoded without parsing. */
     private static final String DEFAULT_NETWORK = encode(NetworkPolicy.DEFAULT);
 
-    private Codec() {
-    }
+    private Codec() {}
 
     /** Epoch nanoseconds, saturated outside 1677..2262 (so a far-away filter bound compares correctly). */
     static long nanos(Instant instant) {
@@ -83,9 +80,13 @@ final class Codec {
         }
         try {
             JsonNode node = JSON.readTree(json);
-            return new NetworkPolicy(NetworkPolicy.InternetAccess.valueOf(node.path("internetAccess").asText()),
-                    strings(node.path("allowOut")), strings(node.path("denyOut")),
-                    NetworkPolicy.PublicTraffic.valueOf(node.path("publicTraffic").asText()));
+            return new NetworkPolicy(
+                    NetworkPolicy.InternetAccess.valueOf(
+                            node.path("internetAccess").asText()),
+                    strings(node.path("allowOut")),
+                    strings(node.path("denyOut")),
+                    NetworkPolicy.PublicTraffic.valueOf(
+                            node.path("publicTraffic").asText()));
         } catch (JsonProcessingException | IllegalArgumentException e) {
             throw new IllegalStateException("corrupt network policy in the store", e);
         }

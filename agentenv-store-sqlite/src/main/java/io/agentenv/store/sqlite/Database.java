@@ -1,9 +1,9 @@
 package io.agentenv.store.sqlite;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
-import org.sqlite.SQLiteConfig;
-
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
@@ -25,8 +25,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-
-import static java.util.Objects.requireNonNull;
+import org.sqlite.SQLiteConfig;
 
 /**
  * One SQLite connection (WAL, {@code synchronous=FULL}, foreign keys) used by one thread at a time; every unit of work
@@ -44,8 +43,8 @@ final class Database implements AutoCloseable {
     private final Queue<QueuedWrite<?>> queued = new ConcurrentLinkedQueue<>();
     private final AtomicLong commits = new AtomicLong();
     private final AtomicBoolean draining = new AtomicBoolean();
-    private final ExecutorService writer =
-            Executors.newSingleThreadExecutor(Thread.ofPlatform().name("aenv-store-writer").daemon().factory());
+    private final ExecutorService writer = Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().name("aenv-store-writer").daemon().factory());
     private boolean closed;
 
     @FunctionalInterface
@@ -67,8 +66,8 @@ final class Database implements AutoCloseable {
             if (parent != null) {
                 Files.createDirectories(parent);
             }
-            FileChannel lockFile = FileChannel.open(Path.of(file.toAbsolutePath() + ".lock"),
-                    StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileChannel lockFile = FileChannel.open(
+                    Path.of(file.toAbsolutePath() + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             try {
                 if (lockFile.tryLock() == null) {
                     throw new StoreException("the sandbox store at " + file + " is in use by another server", null);
@@ -104,7 +103,8 @@ final class Database implements AutoCloseable {
 
     private static void migrate(Connection connection) throws SQLException {
         int current;
-        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA user_version")) {
+        try (Statement st = connection.createStatement();
+                ResultSet rs = st.executeQuery("PRAGMA user_version")) {
             current = rs.next() ? rs.getInt(1) : 0;
         }
         if (current > Schema.MIGRATIONS.size()) {
@@ -155,8 +155,8 @@ final class Database implements AutoCloseable {
         requireNonNull(durability, "durability is null");
         requireNonNull(work, "work is null");
         if (lock.isHeldByCurrentThread()) {
-            throw new IllegalStateException("a store write cannot start inside another store call ("
-                    + describe(what, subject) + ")");
+            throw new IllegalStateException(
+                    "a store write cannot start inside another store call (" + describe(what, subject) + ")");
         }
         QueuedWrite<T> mine = new QueuedWrite<>(what, subject, durability, work);
         queued.add(mine);
@@ -306,13 +306,16 @@ final class Database implements AutoCloseable {
             synchronous("FULL");
         } catch (SQLException | RuntimeException e) {
             closed = true;
-            try (connection; statements) {
+            try (connection;
+                    statements) {
                 // closes the kept statements, then the connection
             } catch (SQLException suppressed) {
                 e.addSuppressed(suppressed);
             }
-            throw new StoreException("the sandbox store could not make its writes durable again after it was asked to "
-                    + what + "; it is closed", e);
+            throw new StoreException(
+                    "the sandbox store could not make its writes durable again after it was asked to " + what
+                            + "; it is closed",
+                    e);
         }
     }
 
@@ -371,7 +374,9 @@ final class Database implements AutoCloseable {
                 return;
             }
             closed = true;
-            try (lockFile; connection; statements) {
+            try (lockFile;
+                    connection;
+                    statements) {
                 // closes the kept statements, the connection, then the lock file (releasing the lock)
             }
         } catch (SQLException | IOException e) {

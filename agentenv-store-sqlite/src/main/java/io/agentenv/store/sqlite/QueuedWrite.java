@@ -2,7 +2,6 @@ package io.agentenv.store.sqlite;
 
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
-
 import java.sql.SQLException;
 import java.util.concurrent.CountDownLatch;
 

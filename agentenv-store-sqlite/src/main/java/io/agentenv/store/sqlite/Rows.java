@@ -11,7 +11,6 @@ import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -39,8 +38,7 @@ final class Rows {
         Cursor of(T item);
     }
 
-    private Rows() {
-    }
+    private Rows() {}
 
     static <T> Page<T> page(List<T> rows, int limit, CursorOf<T> cursorOf) {
         if (rows.size() <= limit) {
@@ -79,7 +77,9 @@ final class Rows {
                 case String s -> st.setString(i + 1, s);
                 case Long l -> st.setLong(i + 1, l);
                 case Integer n -> st.setInt(i + 1, n);
-                default -> throw new IllegalArgumentException("unsupported bind type " + args.get(i).getClass());
+                default ->
+                    throw new IllegalArgumentException(
+                            "unsupported bind type " + args.get(i).getClass());
             }
         }
     }
@@ -128,7 +128,8 @@ final class Rows {
         if (record.metadata().isEmpty()) {
             return;
         }
-        PreparedStatement st = statements.prepared("INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)");
+        PreparedStatement st =
+                statements.prepared("INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)");
         for (Map.Entry<String, String> pair : record.metadata().entrySet()) {
             st.setString(1, record.id().value());
             st.setString(2, pair.getKey());
@@ -144,7 +145,8 @@ final class Rows {
         byte[] pausedState = rs.getBytes(19);
         String pausedDir = rs.getString(20);
         Optional<StoredState> paused = pausedState == null || pausedDir == null
-                ? Optional.empty() : Optional.of(new StoredState(pausedState, Path.of(pausedDir)));
+                ? Optional.empty()
+                : Optional.of(new StoredState(pausedState, Path.of(pausedDir)));
         return new SandboxRecord(
                 new SandboxId(rs.getString(1)),
                 new TemplateId(rs.getString(2)),
@@ -170,7 +172,8 @@ final class Rows {
     static SnapshotRecord toSnapshot(Statements statements, ResultSet rs) throws SQLException {
         String id = rs.getString("id");
         List<String> aliases = new ArrayList<>();
-        PreparedStatement st = statements.prepared("SELECT alias FROM snapshot_alias WHERE snapshot_id = ? ORDER BY alias");
+        PreparedStatement st =
+                statements.prepared("SELECT alias FROM snapshot_alias WHERE snapshot_id = ? ORDER BY alias");
         st.setString(1, id);
         try (ResultSet names = st.executeQuery()) {
             while (names.next()) {

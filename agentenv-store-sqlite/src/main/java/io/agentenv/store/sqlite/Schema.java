@@ -73,6 +73,5 @@ final class Schema {
             // 3: the Host header the proxy sends to a sandbox's ports (network.maskRequestHost), null when not masked
             List.of("ALTER TABLE sandbox ADD COLUMN mask_request_host TEXT"));
 
-    private Schema() {
-    }
+    private Schema() {}
 }

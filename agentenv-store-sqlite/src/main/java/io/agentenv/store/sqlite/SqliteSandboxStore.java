@@ -1,5 +1,7 @@
 package io.agentenv.store.sqlite;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.orchestrator.Cursor;
 import io.agentenv.orchestrator.Page;
 import io.agentenv.orchestrator.SandboxQuery;
@@ -12,7 +14,6 @@ import io.agentenv.orchestrator.SortOrder;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.sql.PreparedStatement;
@@ -27,8 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * {@link SandboxStore} on one SQLite file: WAL journal with {@code synchronous=FULL}, so a committed change has been
@@ -79,8 +78,8 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     // ---- sandboxes ---------------------------------------------------------------------------------------------
 
-    private static final String INSERT = "INSERT INTO sandbox (" + COLUMNS + ") VALUES ("
-            + Rows.placeholders(Rows.COLUMN_COUNT) + ")";
+    private static final String INSERT =
+            "INSERT INTO sandbox (" + COLUMNS + ") VALUES (" + Rows.placeholders(Rows.COLUMN_COUNT) + ")";
     private static final String GET = "SELECT " + COLUMNS + " FROM sandbox WHERE id = ?";
     private static final String STORED_METADATA = "SELECT metadata FROM sandbox WHERE id = ?";
     private static final String DELETE_METADATA = "DELETE FROM sandbox_metadata WHERE sandbox_id = ?";
@@ -89,16 +88,20 @@ public final class SqliteSandboxStore implements SandboxStore {
             + "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
     private static final String IDS_IN = "SELECT id FROM sandbox WHERE state = ?";
     // the conditional writes, by the number of states they accept (index: that number)
-    private static final String[] TRANSITION = Rows.byStateCount(
-            "UPDATE sandbox SET state = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
-    private static final String[] REPLACE = Rows.byStateCount("UPDATE sandbox SET "
-            + String.join(" = ?, ", COLUMNS.split(", ")) + " = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] TRANSITION =
+            Rows.byStateCount("UPDATE sandbox SET state = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] REPLACE = Rows.byStateCount(
+            "UPDATE sandbox SET " + String.join(" = ?, ", COLUMNS.split(", "))
+                    + " = ?, version = version + 1 WHERE id = ? AND state IN (",
+            ")");
     private static final String[] UPDATE_TTL = Rows.byStateCount(
-            "UPDATE sandbox SET timeout_ms = ?, expires_at = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
-    private static final String[] UPDATE_NETWORK = Rows.byStateCount(
-            "UPDATE sandbox SET network = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
-    private static final String[] UPDATE_PARAMS = Rows.byStateCount("UPDATE sandbox SET custom_extension_params = ?, "
-            + "version = version + 1 WHERE id = ? AND state IN (", ")");
+            "UPDATE sandbox SET timeout_ms = ?, expires_at = ?, version = version + 1 WHERE id = ? AND state IN (",
+            ")");
+    private static final String[] UPDATE_NETWORK =
+            Rows.byStateCount("UPDATE sandbox SET network = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
+    private static final String[] UPDATE_PARAMS = Rows.byStateCount(
+            "UPDATE sandbox SET custom_extension_params = ?, " + "version = version + 1 WHERE id = ? AND state IN (",
+            ")");
     private static final String[] DELETE = Rows.byStateCount("DELETE FROM sandbox WHERE id = ? AND state IN (", ")");
 
     @Override
@@ -287,7 +290,8 @@ public final class SqliteSandboxStore implements SandboxStore {
             return new Page<>(List.of(), Optional.empty());
         }
         StringBuilder sql = new StringBuilder("SELECT " + COLUMNS + " FROM sandbox s WHERE state IN (")
-                .append(Rows.placeholders(query.states().size())).append(')');
+                .append(Rows.placeholders(query.states().size()))
+                .append(')');
         List<Object> args = new ArrayList<>();
         query.states().stream().map(Enum::name).sorted().forEach(args::add);
         query.template().ifPresent(template -> {
@@ -300,20 +304,29 @@ public final class SqliteSandboxStore implements SandboxStore {
             args.add(Codec.nanos(after));
         });
         for (Map.Entry<String, String> pair : query.metadata().entrySet()) {
-            sql.append(" AND EXISTS (SELECT 1 FROM sandbox_metadata m WHERE m.sandbox_id = s.id AND m.key = ? AND m.value = ?)");
+            sql.append(
+                    " AND EXISTS (SELECT 1 FROM sandbox_metadata m WHERE m.sandbox_id = s.id AND m.key = ? AND m.value = ?)");
             args.add(pair.getKey());
             args.add(pair.getValue());
         }
         boolean desc = query.order() == SortOrder.DESC;
         query.after().ifPresent(cursor -> {
             String cmp = desc ? "<" : ">";
-            sql.append(" AND (started_at ").append(cmp).append(" ? OR (started_at = ? AND id ").append(cmp).append(" ?))");
+            sql.append(" AND (started_at ")
+                    .append(cmp)
+                    .append(" ? OR (started_at = ? AND id ")
+                    .append(cmp)
+                    .append(" ?))");
             args.add(Codec.nanos(cursor.at()));
             args.add(Codec.nanos(cursor.at()));
             args.add(cursor.id());
         });
         String direction = desc ? " DESC" : " ASC";
-        sql.append(" ORDER BY started_at").append(direction).append(", id").append(direction).append(" LIMIT ?");
+        sql.append(" ORDER BY started_at")
+                .append(direction)
+                .append(", id")
+                .append(direction)
+                .append(" LIMIT ?");
         args.add(query.limit() + 1);
         List<SandboxRecord> rows = db.read("list sandboxes", s -> {
             try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
@@ -404,7 +417,8 @@ public final class SqliteSandboxStore implements SandboxStore {
             args.add(sandbox.value());
         });
         query.name().ifPresent(name -> {
-            sql.append(" AND (id = ? OR EXISTS (SELECT 1 FROM snapshot_alias a WHERE a.snapshot_id = s.id AND a.alias = ?))");
+            sql.append(
+                    " AND (id = ? OR EXISTS (SELECT 1 FROM snapshot_alias a WHERE a.snapshot_id = s.id AND a.alias = ?))");
             args.add(name);
             args.add(name);
         });
@@ -457,7 +471,8 @@ public final class SqliteSandboxStore implements SandboxStore {
             byte[] seed = new byte[32];
             new SecureRandom().nextBytes(seed);
             String hex = HexFormat.of().formatHex(seed);
-            try (PreparedStatement st = s.connection().prepareStatement("INSERT INTO secret (name, value) VALUES (?, ?)")) {
+            try (PreparedStatement st =
+                    s.connection().prepareStatement("INSERT INTO secret (name, value) VALUES (?, ?)")) {
                 st.setString(1, TOKEN_SEED);
                 st.setString(2, hex);
                 st.executeUpdate();

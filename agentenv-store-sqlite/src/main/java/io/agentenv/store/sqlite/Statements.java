@@ -1,12 +1,12 @@
 package io.agentenv.store.sqlite;
 
+import static java.util.Objects.requireNonNull;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.Map;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * The connection's prepared statements, kept by their SQL text: a statement is compiled once and reused (SQLite's

@@ -1,14 +1,10 @@
 package io.agentenv.store.sqlite;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -26,15 +22,19 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Writers that arrive while another one commits share the next transaction (one fsync), each in its own savepoint. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class DatabaseGroupCommitTest {
     @TempDir
     Path dir;
+
     private Database db;
     private final ExecutorService writers = Executors.newVirtualThreadPerTaskExecutor();
 
@@ -89,8 +89,7 @@ class DatabaseGroupCommitTest {
     }
 
     @Test
-    void a_unit_failing_in_a_shared_transaction_rolls_back_alone_and_its_caller_sees_it()
-            throws Exception {
+    void a_unit_failing_in_a_shared_transaction_rolls_back_alone_and_its_caller_sees_it() throws Exception {
         // given a write held inside its transaction, and three queued behind it, the middle one failing halfway
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
@@ -108,8 +107,8 @@ class DatabaseGroupCommitTest {
             return insert(c, 1); // primary key taken by the first write of the same transaction
         }));
         await(() -> db.queuedWrites() == 2, "the failing write queued");
-        Future<Integer> last = writers.submit(() -> db.write("insert 3", SandboxStore.Durability.WITH_NEXT_WRITE,
-                c -> insert(c, 3)));
+        Future<Integer> last =
+                writers.submit(() -> db.write("insert 3", SandboxStore.Durability.WITH_NEXT_WRITE, c -> insert(c, 3)));
         await(() -> db.queuedWrites() == 3, "the last write queued");
 
         // when the held one commits
@@ -119,8 +118,11 @@ class DatabaseGroupCommitTest {
         assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(1);
         assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(1);
         assertThat(last.get(10, TimeUnit.SECONDS)).isEqualTo(1);
-        assertThatThrownBy(() -> failing.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
-                .cause().isInstanceOf(StoreException.class).hasMessageContaining("insert 2, then 1 again");
+        assertThatThrownBy(() -> failing.get(10, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(StoreException.class)
+                .hasMessageContaining("insert 2, then 1 again");
         assertThat(items()).containsExactly(0, 1, 3);
         assertThat(db.synchronousLevel()).isEqualTo(2);
     }
@@ -128,9 +130,11 @@ class DatabaseGroupCommitTest {
     @Test
     void a_lone_write_that_fails_changes_nothing_and_throws_what_its_work_threw() {
         assertThatThrownBy(() -> db.write("insert, then fail", c -> {
-            insert(c, 7);
-            throw new IllegalArgumentException("refused by the work");
-        })).isInstanceOf(IllegalArgumentException.class).hasMessage("refused by the work");
+                    insert(c, 7);
+                    throw new IllegalArgumentException("refused by the work");
+                }))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("refused by the work");
 
         assertThat(items()).isEmpty();
     }
@@ -138,8 +142,8 @@ class DatabaseGroupCommitTest {
     @Test
     void a_virtual_thread_s_write_runs_on_the_store_s_own_platform_thread() throws Exception {
         // SQLite's fsync is a native call: on a virtual thread it would pin one of the carriers every request runs on
-        Future<Boolean> virtualInWork =
-                writers.submit(() -> db.write("where am I", c -> Thread.currentThread().isVirtual()));
+        Future<Boolean> virtualInWork = writers.submit(
+                () -> db.write("where am I", c -> Thread.currentThread().isVirtual()));
 
         assertThat(virtualInWork.get(10, TimeUnit.SECONDS)).isFalse();
     }
@@ -161,14 +165,16 @@ class DatabaseGroupCommitTest {
     void a_write_after_close_fails_with_a_store_error() {
         db.close();
 
-        assertThatThrownBy(() -> db.write("insert after close", c -> insert(c, 1))).isInstanceOf(StoreException.class)
+        assertThatThrownBy(() -> db.write("insert after close", c -> insert(c, 1)))
+                .isInstanceOf(StoreException.class)
                 .hasMessageContaining("closed");
     }
 
     @Test
     void a_write_cannot_start_inside_another_store_call() {
         assertThatThrownBy(() -> db.write("outer", c -> db.write("inner", inner -> insert(inner, 1))))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("inner");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("inner");
 
         assertThat(items()).isEmpty();
     }

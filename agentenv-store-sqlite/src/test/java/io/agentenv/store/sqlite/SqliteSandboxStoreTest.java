@@ -1,22 +1,21 @@
 package io.agentenv.store.sqlite;
 
+import static io.agentenv.orchestrator.SandboxState.RUNNING;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.agentenv.orchestrator.SandboxRecord;
 import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.SandboxStoreContract;
 import io.agentenv.orchestrator.StoreException;
-import org.junit.jupiter.api.Test;
-
 import java.nio.file.Path;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.EnumSet;
-
-import static io.agentenv.orchestrator.SandboxState.RUNNING;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /** The store contract on SQLite, and what only the SQLite store does: deferred durability, the file lock, WAL. */
 class SqliteSandboxStoreTest extends SandboxStoreContract {
@@ -40,7 +39,8 @@ class SqliteSandboxStoreTest extends SandboxStoreContract {
         // then: visible, and later writes are fsynced again (2 = FULL)
         assertThat(store.get(creating.id())).contains(creating);
         assertThat(sqlite().synchronousLevel()).isEqualTo(2);
-        assertThat(store.replace(creating.withState(RUNNING), EnumSet.of(SandboxState.CREATING))).isTrue();
+        assertThat(store.replace(creating.withState(RUNNING), EnumSet.of(SandboxState.CREATING)))
+                .isTrue();
         store = reopen();
         assertThat(store.get(creating.id()).orElseThrow().state()).isEqualTo(RUNNING);
         assertThat(sqlite().synchronousLevel()).isEqualTo(2);
@@ -61,7 +61,8 @@ class SqliteSandboxStoreTest extends SandboxStoreContract {
     @Test
     void a_second_server_cannot_open_a_store_that_is_in_use() {
         assertThatThrownBy(() -> SqliteSandboxStore.open(dir.resolve("db/agentenv.db")))
-                .isInstanceOf(StoreException.class).hasMessageContaining("already open");
+                .isInstanceOf(StoreException.class)
+                .hasMessageContaining("already open");
         store = reopen(); // released on close
         assertThat(store.all()).isEmpty();
     }
@@ -69,7 +70,7 @@ class SqliteSandboxStoreTest extends SandboxStoreContract {
     @Test
     void the_file_uses_wal_journaling_and_records_its_schema_version() throws Exception {
         try (var c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("db/agentenv.db"));
-             Statement st = c.createStatement()) {
+                Statement st = c.createStatement()) {
             try (ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
                 assertThat(rs.next()).isTrue();
                 assertThat(rs.getString(1)).isEqualToIgnoringCase("wal");

@@ -3,7 +3,6 @@ package io.agentenv.store.sqlite;
 import io.agentenv.orchestrator.SandboxRecord;
 import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxStore;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -20,8 +19,7 @@ import java.util.concurrent.Future;
  * and then {@code ready} once every create returned, and waits on its stdin (never closed) to be killed.
  */
 final class StoreCrashChild {
-    private StoreCrashChild() {
-    }
+    private StoreCrashChild() {}
 
     static void main(String[] args) throws Exception {
         SqliteSandboxStore store = SqliteSandboxStore.open(Path.of(args[0]));
@@ -30,10 +28,13 @@ final class StoreCrashChild {
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < count; i++) {
                 creates.add(threads.submit(() -> {
-                    SandboxRecord creating = StoreStatementsPerCreateTest.record(SandboxState.CREATING, Map.of("n", "1"));
+                    SandboxRecord creating =
+                            StoreStatementsPerCreateTest.record(SandboxState.CREATING, Map.of("n", "1"));
                     store.insert(creating, SandboxStore.Durability.WITH_NEXT_WRITE);
                     SandboxRecord running = creating.withState(SandboxState.RUNNING)
-                            .withTtl(creating.timeout(), Optional.of(creating.startedAt().plus(creating.timeout())));
+                            .withTtl(
+                                    creating.timeout(),
+                                    Optional.of(creating.startedAt().plus(creating.timeout())));
                     if (!store.replace(running, EnumSet.of(SandboxState.CREATING))) {
                         throw new IllegalStateException("the replace of " + creating.id() + " found another state");
                     }

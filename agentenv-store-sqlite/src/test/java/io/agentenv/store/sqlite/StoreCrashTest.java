@@ -1,13 +1,10 @@
 package io.agentenv.store.sqlite;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.agentenv.orchestrator.SandboxRecord;
 import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.spi.SandboxId;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -18,8 +15,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** A create that returned survives the server's SIGKILL: the store is durable before the answer, cache or not. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -31,9 +30,15 @@ class StoreCrashTest {
     void every_create_that_returned_is_running_after_the_process_is_killed_with_sigkill() throws Exception {
         // given a process that created 20 sandboxes at once (group commit, cached statements) and is still running
         Path db = dir.resolve("agentenv.db");
-        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), StoreCrashChild.class.getName(), db.toString(), "20")
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process child = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        StoreCrashChild.class.getName(),
+                        db.toString(),
+                        "20")
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         List<SandboxId> created;
         try {
             created = CompletableFuture.supplyAsync(() -> readIds(child)).get(60, TimeUnit.SECONDS);
@@ -53,7 +58,8 @@ class StoreCrashTest {
 
     private static List<SandboxId> readIds(Process child) {
         List<SandboxId> ids = new ArrayList<>();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader out =
+                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = out.readLine()) != null; ) {
                 if (line.equals("ready")) {
                     return ids;

@@ -1,5 +1,7 @@
 package io.agentenv.store.sqlite;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.agentenv.orchestrator.SandboxQuery;
 import io.agentenv.orchestrator.SandboxRecord;
 import io.agentenv.orchestrator.SandboxState;
@@ -11,13 +13,6 @@ import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.DisplayNameGeneration;
-import org.junit.jupiter.api.DisplayNameGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.sql.Connection;
@@ -33,8 +28,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What a create, its first command and its kill cost the store, as the orchestrator calls it (Launcher: a deferred
@@ -47,6 +46,7 @@ class StoreStatementsPerCreateTest {
 
     @TempDir
     Path dir;
+
     private SqliteSandboxStore store;
 
     @BeforeEach
@@ -102,7 +102,8 @@ class StoreStatementsPerCreateTest {
         assertThat(replaced).isTrue();
         assertThat(store.statementUses() - uses).isEqualTo(2);
         assertThat(metadataRowIds(creating.id())).hasSize(2).isEqualTo(rowsBefore);
-        assertThat(store.list(byMetadata(Map.of("team", "a"))).items()).extracting(SandboxRecord::id)
+        assertThat(store.list(byMetadata(Map.of("team", "a"))).items())
+                .extracting(SandboxRecord::id)
                 .containsExactly(creating.id());
     }
 
@@ -113,17 +114,32 @@ class StoreStatementsPerCreateTest {
         store.insert(creating);
 
         // when
-        SandboxRecord changed = new SandboxRecord(creating.id(), creating.template(), creating.alias(),
-                SandboxState.RUNNING, creating.startedAt(), creating.timeout(), creating.expiresAt(),
-                creating.onTimeout(), creating.timeoutPauseMode(), creating.autoResume(), creating.secure(),
-                creating.resources(), Map.of("team", "b"), creating.envVars(), creating.network(),
-                creating.customExtensionParams(), creating.paused(), creating.instanceId());
+        SandboxRecord changed = new SandboxRecord(
+                creating.id(),
+                creating.template(),
+                creating.alias(),
+                SandboxState.RUNNING,
+                creating.startedAt(),
+                creating.timeout(),
+                creating.expiresAt(),
+                creating.onTimeout(),
+                creating.timeoutPauseMode(),
+                creating.autoResume(),
+                creating.secure(),
+                creating.resources(),
+                Map.of("team", "b"),
+                creating.envVars(),
+                creating.network(),
+                creating.customExtensionParams(),
+                creating.paused(),
+                creating.instanceId());
         boolean replaced = store.replace(changed, EnumSet.of(SandboxState.CREATING));
 
         // then the filters see the new pair only
         assertThat(replaced).isTrue();
         assertThat(store.get(creating.id())).contains(changed);
-        assertThat(store.list(byMetadata(Map.of("team", "b"))).items()).extracting(SandboxRecord::id)
+        assertThat(store.list(byMetadata(Map.of("team", "b"))).items())
+                .extracting(SandboxRecord::id)
                 .containsExactly(creating.id());
         assertThat(store.list(byMetadata(Map.of("team", "a"))).items()).isEmpty();
     }
@@ -131,7 +147,8 @@ class StoreStatementsPerCreateTest {
     @Test
     void a_replace_of_a_missing_record_or_from_another_state_changes_nothing() {
         SandboxRecord creating = record(SandboxState.CREATING, Map.of("team", "a"));
-        assertThat(store.replace(running(creating), EnumSet.of(SandboxState.CREATING))).isFalse();
+        assertThat(store.replace(running(creating), EnumSet.of(SandboxState.CREATING)))
+                .isFalse();
 
         store.insert(creating);
         assertThat(store.replace(running(creating).withState(SandboxState.PAUSED), EnumSet.of(SandboxState.RUNNING)))
@@ -143,18 +160,21 @@ class StoreStatementsPerCreateTest {
     private void lifetime(Map<String, String> metadata) {
         SandboxRecord creating = record(SandboxState.CREATING, metadata);
         store.insert(creating, SandboxStore.Durability.WITH_NEXT_WRITE);
-        assertThat(store.replace(running(creating), EnumSet.of(SandboxState.CREATING))).isTrue();
+        assertThat(store.replace(running(creating), EnumSet.of(SandboxState.CREATING)))
+                .isTrue();
         assertThat(store.get(creating.id())).isPresent(); // the proxy's lookup for the first command
         assertThat(store.get(creating.id())).isPresent(); // the kill's visible record
-        assertThat(store.transition(creating.id(), EnumSet.of(SandboxState.RUNNING), SandboxState.KILLING)).isTrue();
+        assertThat(store.transition(creating.id(), EnumSet.of(SandboxState.RUNNING), SandboxState.KILLING))
+                .isTrue();
         assertThat(store.get(creating.id())).isPresent(); // the kill reads the instance id
-        assertThat(store.delete(creating.id(), EnumSet.of(SandboxState.KILLING))).isTrue();
+        assertThat(store.delete(creating.id(), EnumSet.of(SandboxState.KILLING)))
+                .isTrue();
     }
 
     private List<Long> metadataRowIds(SandboxId id) throws SQLException {
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("agentenv.db"));
-             PreparedStatement st = c.prepareStatement(
-                     "SELECT rowid FROM sandbox_metadata WHERE sandbox_id = ? ORDER BY rowid")) {
+                PreparedStatement st =
+                        c.prepareStatement("SELECT rowid FROM sandbox_metadata WHERE sandbox_id = ? ORDER BY rowid")) {
             st.setString(1, id.value());
             List<Long> ids = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
@@ -167,8 +187,14 @@ class StoreStatementsPerCreateTest {
     }
 
     private static SandboxQuery byMetadata(Map<String, String> metadata) {
-        return new SandboxQuery(EnumSet.allOf(SandboxState.class), metadata, Optional.empty(), Optional.empty(),
-                SortOrder.ASC, 10, Optional.empty());
+        return new SandboxQuery(
+                EnumSet.allOf(SandboxState.class),
+                metadata,
+                Optional.empty(),
+                Optional.empty(),
+                SortOrder.ASC,
+                10,
+                Optional.empty());
     }
 
     private static SandboxRecord running(SandboxRecord creating) {
@@ -177,9 +203,24 @@ class StoreStatementsPerCreateTest {
     }
 
     static SandboxRecord record(SandboxState state, Map<String, String> metadata) {
-        return new SandboxRecord(SandboxId.random(RANDOM), new TemplateId("base"), Optional.of("base"), state,
-                Instant.parse("2026-01-01T00:00:00Z"), Duration.ofSeconds(300), Optional.empty(), TimeoutAction.KILL,
-                PauseMode.WITH_MEMORY, false, true, new Resources(2, 512, 1024), metadata, Map.of(),
-                NetworkPolicy.DEFAULT, "{}", Optional.empty(), Optional.of(UUID.randomUUID()));
+        return new SandboxRecord(
+                SandboxId.random(RANDOM),
+                new TemplateId("base"),
+                Optional.of("base"),
+                state,
+                Instant.parse("2026-01-01T00:00:00Z"),
+                Duration.ofSeconds(300),
+                Optional.empty(),
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                true,
+                new Resources(2, 512, 1024),
+                metadata,
+                Map.of(),
+                NetworkPolicy.DEFAULT,
+                "{}",
+                Optional.empty(),
+                Optional.of(UUID.randomUUID()));
     }
 }

@@ -1,15 +1,14 @@
 package io.agentenv.store.sqlite;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import java.time.Duration;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /** The store's tests wait on conditions, never on the clock (a sleep compiles anywhere, so this is a test). */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -20,9 +19,13 @@ class StoreTestsArchitectureTest {
 
     @Test
     void store_tests_never_sleep() {
-        noClasses().should().callMethod(Thread.class, "sleep", long.class)
-                .orShould().callMethod(Thread.class, "sleep", Duration.class)
-                .orShould().callMethod(Thread.class, "sleep", long.class, int.class)
+        noClasses()
+                .should()
+                .callMethod(Thread.class, "sleep", long.class)
+                .orShould()
+                .callMethod(Thread.class, "sleep", Duration.class)
+                .orShould()
+                .callMethod(Thread.class, "sleep", long.class, int.class)
                 .check(TESTS);
     }
 }

@@ -11,6 +11,7 @@ public final class EnvdLayout {
     public static final int ENVD_PORT = 49983;
     /** Where the per-sandbox host dir appears inside; envd's unix socket is in it. */
     public static final String ENVD_GUEST_DIR = "/run/envd";
+
     public static final String ENVD_SOCKET = "envd.sock";
     /** Where the envd distribution is bound inside (read-only). */
     public static final String ENVD_DIST = "/opt/agentenv-envd";
@@ -26,8 +27,8 @@ public final class EnvdLayout {
      * sudo), 0.2 s apart; the host notices the new envd and initialises it ({@code GenerationLiveness}).
      */
     public static final String ENVD_SUPERVISOR = supervisorScript(List.of());
-    private EnvdLayout() {
-    }
+
+    private EnvdLayout() {}
 
     /**
      * {@link #ENVD_SUPERVISOR}, whose first envd also gets {@code firstArgs} and the envds it starts again do not (a

@@ -53,10 +53,10 @@ public final class GuestJournal {
     static final int BUDGET = 1 << 20;
     /** envd rotates its file at 4 × its budget in bytes at the latest; a little more for the line that crossed it. */
     static final long MAX_COPY_PER_FILE = 4L * BUDGET + (64 << 10);
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private GuestJournal() {
-    }
+    private GuestJournal() {}
 
     /**
      * Copies the journal's previous file, then its current one (each at most {@link #MAX_COPY_PER_FILE} from its end)
@@ -115,8 +115,13 @@ public final class GuestJournal {
         }
         List<EnvdLogEntry> entries = new ArrayList<>();
         try (FileChannel in = FileChannel.open(kept, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-             BufferedReader lines = new BufferedReader(Channels.newReader(in, StandardCharsets.UTF_8.newDecoder()
-                     .onMalformedInput(CodingErrorAction.REPLACE).onUnmappableCharacter(CodingErrorAction.REPLACE), -1))) {
+                BufferedReader lines = new BufferedReader(Channels.newReader(
+                        in,
+                        StandardCharsets.UTF_8
+                                .newDecoder()
+                                .onMalformedInput(CodingErrorAction.REPLACE)
+                                .onUnmappableCharacter(CodingErrorAction.REPLACE),
+                        -1))) {
             for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                 entry(line).ifPresent(entries::add);
             }
@@ -158,20 +163,30 @@ public final class GuestJournal {
         }
         try {
             JsonNode e = JSON.readTree(line);
-            if (!e.isObject() || !e.path("seq").canConvertToExactIntegral() || !e.path("timestamp").isTextual()
-                    || !e.path("source").isTextual() || !e.path("level").isTextual() || !e.path("stream").isTextual()
+            if (!e.isObject()
+                    || !e.path("seq").canConvertToExactIntegral()
+                    || !e.path("timestamp").isTextual()
+                    || !e.path("source").isTextual()
+                    || !e.path("level").isTextual()
+                    || !e.path("stream").isTextual()
                     || !e.path("message").isTextual()) {
                 return Optional.empty();
             }
             JsonNode pid = e.path("pid");
-            OptionalInt process = pid.isMissingNode() || pid.isNull() ? OptionalInt.empty()
+            OptionalInt process = pid.isMissingNode() || pid.isNull()
+                    ? OptionalInt.empty()
                     : pid.canConvertToInt() ? OptionalInt.of(pid.asInt()) : null;
             if (process == null) {
                 return Optional.empty();
             }
-            return Optional.of(new EnvdLogEntry(e.path("seq").asLong(), Instant.parse(e.path("timestamp").asText()),
+            return Optional.of(new EnvdLogEntry(
+                    e.path("seq").asLong(),
+                    Instant.parse(e.path("timestamp").asText()),
                     EnvdLogEntry.Source.valueOf(e.path("source").asText().toUpperCase(Locale.ROOT)),
-                    e.path("level").asText(), process, e.path("stream").asText(), e.path("message").asText()));
+                    e.path("level").asText(),
+                    process,
+                    e.path("stream").asText(),
+                    e.path("message").asText()));
         } catch (IOException | DateTimeException | IllegalArgumentException e) {
             return Optional.empty();
         }

@@ -65,23 +65,51 @@ import org.slf4j.LoggerFactory;
 public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> cgroupHierarchies) {
 
     /** The character devices of runc's default set: name, major, minor. */
-    static final List<Device> DEVICES = List.of(new Device("null", 1, 3), new Device("zero", 1, 5),
-            new Device("full", 1, 7), new Device("random", 1, 8), new Device("urandom", 1, 9), new Device("tty", 5, 0));
+    static final List<Device> DEVICES = List.of(
+            new Device("null", 1, 3),
+            new Device("zero", 1, 5),
+            new Device("full", 1, 7),
+            new Device("random", 1, 8),
+            new Device("urandom", 1, 9),
+            new Device("tty", 5, 0));
     /** runc's /dev symlinks (ptmx into the sandbox's own devpts instance). */
-    static final Map<String, String> DEV_LINKS = Map.of("fd", "/proc/self/fd", "stdin", "/proc/self/fd/0",
-            "stdout", "/proc/self/fd/1", "stderr", "/proc/self/fd/2", "ptmx", "pts/ptmx");
+    static final Map<String, String> DEV_LINKS = Map.of(
+            "fd",
+            "/proc/self/fd",
+            "stdin",
+            "/proc/self/fd/0",
+            "stdout",
+            "/proc/self/fd/1",
+            "stderr",
+            "/proc/self/fd/2",
+            "ptmx",
+            "pts/ptmx");
     /**
      * Mount points of the sandbox's own mounts inside /dev, and their modes. runc gives a tmpfs the mode of the
      * directory it is mounted on (it chmods the new root), so /dev/shm's must be 1777: every user may use it.
      */
-    static final Map<String, String> DEV_MOUNT_POINTS = Map.of("pts", "rwxr-xr-x", "shm", "rwxrwxrwt", "mqueue", "rwxr-xr-x");
+    static final Map<String, String> DEV_MOUNT_POINTS =
+            Map.of("pts", "rwxr-xr-x", "shm", "rwxrwxrwt", "mqueue", "rwxr-xr-x");
     /**
      * The controllers runc 1.1's cgroup v1 manager creates a container's cgroup in ({@code systemd}: the named
      * hierarchy name=systemd). A hierarchy with any other controller is not bound: runc would have bound the host's
      * own cgroup of it.
      */
-    static final Set<String> RUNC_CONTROLLERS = Set.of("cpuset", "devices", "memory", "cpu", "cpuacct", "pids", "blkio",
-            "hugetlb", "net_cls", "net_prio", "perf_event", "freezer", "rdma", "systemd");
+    static final Set<String> RUNC_CONTROLLERS = Set.of(
+            "cpuset",
+            "devices",
+            "memory",
+            "cpu",
+            "cpuacct",
+            "pids",
+            "blkio",
+            "hugetlb",
+            "net_cls",
+            "net_prio",
+            "perf_event",
+            "freezer",
+            "rdma",
+            "systemd");
 
     /** The name {@link #prepare} moves a replaced directory aside to (its name and a random UUID). */
     static final Pattern MOVED_ASIDE = Pattern.compile("\\.(dev|cgroup)-stale-[0-9a-f-]{36}");
@@ -89,8 +117,10 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
     private static final Logger log = LoggerFactory.getLogger(GuestMounts.class);
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
-    private static final MethodHandle MKNOD = Libc.function("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle CHMOD = Libc.function("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle MKNOD =
+            Libc.function("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle CHMOD =
+            Libc.function("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
 
     public GuestMounts {
         requireNonNull(dev, "dev is null");
@@ -137,7 +167,8 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
      */
     public static GuestMounts prepare(Path dir, Path cgroupRoot) throws IOException {
         Files.createDirectories(dir);
-        // root only: /dev/shm's mount point is world-writable (see DEV_MOUNT_POINTS), and no host user has business here
+        // root only: /dev/shm's mount point is world-writable (see DEV_MOUNT_POINTS), and no host user has business
+        // here
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         Hierarchies hierarchies = Hierarchies.of(cgroupRoot);
         Path dev = dir.resolve("dev");
@@ -147,7 +178,8 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
         try (OutputStream null0 = Files.newOutputStream(dev.resolve("null"))) {
             null0.write(0);
         } catch (IOException e) {
-            throw new IOException("device nodes do not work in " + dev + " (is its filesystem mounted nodev?): " + e, e);
+            throw new IOException(
+                    "device nodes do not work in " + dev + " (is its filesystem mounted nodev?): " + e, e);
         }
         return new GuestMounts(dev, cgroup, cgroupRoot, hierarchies.dirs());
     }
@@ -208,8 +240,12 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
                 // bound as their /dev or /sys/fs/cgroup, and deleting its entries would delete them there too.
                 Path aside = parent.resolve("." + target.getFileName() + "-stale-" + UUID.randomUUID());
                 Files.move(target, aside, StandardCopyOption.ATOMIC_MOVE);
-                log.atWarn().addKeyValue("dir", target).addKeyValue("problem", problem).addKeyValue("moved_to", aside)
-                        .log("guest mount source was not as built; replaced, the old one kept for sandboxes bound to it");
+                log.atWarn()
+                        .addKeyValue("dir", target)
+                        .addKeyValue("problem", problem)
+                        .addKeyValue("moved_to", aside)
+                        .log(
+                                "guest mount source was not as built; replaced, the old one kept for sandboxes bound to it");
             }
             try {
                 Files.move(fresh, target, StandardCopyOption.ATOMIC_MOVE);
@@ -229,7 +265,8 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
         for (Device device : DEVICES) {
             Path node = dir.resolve(device.name());
             mknod(node, S_IFCHR | 0666, device.rdev());
-            Files.setPosixFilePermissions(node, PosixFilePermissions.fromString("rw-rw-rw-")); // mknod applied the umask
+            Files.setPosixFilePermissions(
+                    node, PosixFilePermissions.fromString("rw-rw-rw-")); // mknod applied the umask
         }
         for (Map.Entry<String, String> link : DEV_LINKS.entrySet()) {
             Files.createSymbolicLink(dir.resolve(link.getKey()), Path.of(link.getValue()));
@@ -251,14 +288,18 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
             Path node = dir.resolve(device.name());
             Map<String, Object> attrs = Files.readAttributes(node, "unix:mode,rdev,uid,gid", LinkOption.NOFOLLOW_LINKS);
             int mode = (Integer) attrs.get("mode");
-            if ((mode & S_IFMT) != S_IFCHR || (mode & 07777) != 0666 || (Long) attrs.get("rdev") != device.rdev()
-                    || (Integer) attrs.get("uid") != 0 || (Integer) attrs.get("gid") != 0) {
+            if ((mode & S_IFMT) != S_IFCHR
+                    || (mode & 07777) != 0666
+                    || (Long) attrs.get("rdev") != device.rdev()
+                    || (Integer) attrs.get("uid") != 0
+                    || (Integer) attrs.get("gid") != 0) {
                 return node + " is not the character device " + device.major() + ":" + device.minor() + " (0666, root)";
             }
         }
         for (Map.Entry<String, String> link : DEV_LINKS.entrySet()) {
             Path path = dir.resolve(link.getKey());
-            if (!Files.isSymbolicLink(path) || !Files.readSymbolicLink(path).toString().equals(link.getValue())) {
+            if (!Files.isSymbolicLink(path)
+                    || !Files.readSymbolicLink(path).toString().equals(link.getValue())) {
                 return path + " is not a symlink to " + link.getValue();
             }
         }
@@ -273,7 +314,8 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
 
     private static void buildCgroup(Path dir, Hierarchies hierarchies) throws IOException {
         for (String name : hierarchies.dirs()) {
-            Files.setPosixFilePermissions(Files.createDirectory(dir.resolve(name)), PosixFilePermissions.fromString("rwxr-xr-x"));
+            Files.setPosixFilePermissions(
+                    Files.createDirectory(dir.resolve(name)), PosixFilePermissions.fromString("rwxr-xr-x"));
         }
         for (Map.Entry<String, String> link : hierarchies.links().entrySet()) {
             Files.createSymbolicLink(dir.resolve(link.getKey()), Path.of(link.getValue()));
@@ -294,7 +336,8 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
         }
         for (Map.Entry<String, String> link : hierarchies.links().entrySet()) {
             Path path = dir.resolve(link.getKey());
-            if (!Files.isSymbolicLink(path) || !Files.readSymbolicLink(path).toString().equals(link.getValue())) {
+            if (!Files.isSymbolicLink(path)
+                    || !Files.readSymbolicLink(path).toString().equals(link.getValue())) {
                 return path + " is not a symlink to " + link.getValue();
             }
         }
@@ -311,7 +354,9 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
             return dir + " is not a directory";
         }
         Map<String, Object> attrs = Files.readAttributes(dir, "unix:mode,uid,gid", LinkOption.NOFOLLOW_LINKS);
-        if (((Integer) attrs.get("mode") & 07777) != wantedMode || (Integer) attrs.get("uid") != 0 || (Integer) attrs.get("gid") != 0) {
+        if (((Integer) attrs.get("mode") & 07777) != wantedMode
+                || (Integer) attrs.get("uid") != 0
+                || (Integer) attrs.get("gid") != 0) {
             return dir + " is not owned by root with mode " + Integer.toOctalString(wantedMode);
         }
         Set<String> present = new TreeSet<>();
@@ -347,7 +392,8 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
 
     private static void check(Path path, String what, int errno) throws IOException {
         if (errno != 0) {
-            throw new IOException(what + "(" + path + ") failed: errno " + errno + (errno == 1 ? " (EPERM: not root)" : ""));
+            throw new IOException(
+                    what + "(" + path + ") failed: errno " + errno + (errno == 1 ? " (EPERM: not root)" : ""));
         }
     }
 
@@ -357,7 +403,9 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment name = arena.allocateFrom(path.toString());
             MemorySegment state = arena.allocate(Libc.CALL_STATE);
-            int result = handle == MKNOD ? (int) MKNOD.invokeExact(state, name, mode, rdev) : (int) CHMOD.invokeExact(state, name, mode);
+            int result = handle == MKNOD
+                    ? (int) MKNOD.invokeExact(state, name, mode, rdev)
+                    : (int) CHMOD.invokeExact(state, name, mode);
             return result == 0 ? 0 : Libc.errno(state);
         } catch (RuntimeException | Error e) {
             throw e;

@@ -6,7 +6,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.Libc;
-import io.agentenv.backend.container.storage.Mounts;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -63,7 +62,8 @@ public final class GuestProcFiles {
     /** Every file shown over {@code /proc}, relative to it. */
     static final List<String> FILES = List.of(BOOT_ID);
 
-    private static final Pattern UUID_TEXT = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+    private static final Pattern UUID_TEXT =
+            Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
     private static final int MAX_FILE = 64;
 
     private static final int AT_FDCWD = -100;
@@ -86,22 +86,24 @@ public final class GuestProcFiles {
     private static final long MOUNT_ATTR_SIZE = 32;
     /** struct statfs on x86_64 is 120 bytes; f_type is its first field (a long). */
     private static final long STATFS_SIZE = 120;
+
     private static final long PROC_SUPER_MAGIC = 0x9fa0;
 
     private static final MethodHandle OPEN = Libc.function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle UNSHARE = Libc.function("unshare", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETNS = Libc.function("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle FSTATFS = Libc.function("fstatfs", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-    private static final MethodHandle OPEN_TREE = Libc.function("open_tree",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle MOUNT_SETATTR = Libc.function("mount_setattr",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle MOVE_MOUNT = Libc.function("move_mount",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SETNS =
+            Libc.function("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FSTATFS =
+            Libc.function("fstatfs", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle OPEN_TREE =
+            Libc.function("open_tree", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle MOUNT_SETATTR = Libc.function(
+            "mount_setattr", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle MOVE_MOUNT = Libc.function(
+            "move_mount", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
 
-    private GuestProcFiles() {
-    }
+    private GuestProcFiles() {}
 
     /** A new boot id: a random (version 4) UUID, as the kernel makes one at every boot. */
     public static String newBootId() {
@@ -117,8 +119,13 @@ public final class GuestProcFiles {
         Files.createDirectories(file.getParent());
         Path partial = file.resolveSibling(".boot_id.partial");
         Files.deleteIfExists(partial);
-        Files.writeString(partial, bootId + "\n", StandardCharsets.US_ASCII, StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        Files.writeString(
+                partial,
+                bootId + "\n",
+                StandardCharsets.US_ASCII,
+                StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(partial, PosixFilePermissions.fromString("r--r--r--"));
         Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
@@ -170,7 +177,7 @@ public final class GuestProcFiles {
         worker.start();
         worker.join(); // a handful of system calls
         switch (failure[0]) {
-            case null -> { }
+            case null -> {}
             case IOException e -> throw new IOException(e.getMessage(), e);
             case RuntimeException e -> throw e;
             case Error e -> throw e;
@@ -192,13 +199,18 @@ public final class GuestProcFiles {
                 MemorySegment empty = arena.allocateFrom("");
                 for (int i = 0; i < sources.length; i++) {
                     String path = dirs.procFiles().resolve(FILES.get(i)).toString();
-                    sources[i] = (int) OPEN_TREE.invokeExact(state, AT_FDCWD, arena.allocateFrom(path),
+                    sources[i] = (int) OPEN_TREE.invokeExact(
+                            state,
+                            AT_FDCWD,
+                            arena.allocateFrom(path),
                             OPEN_TREE_CLONE | O_CLOEXEC | AT_SYMLINK_NOFOLLOW);
                     if (sources[i] < 0) {
                         throw new IOException("open_tree(" + path + ") failed: errno " + Libc.errno(state));
                     }
-                    if ((int) MOUNT_SETATTR.invokeExact(state, sources[i], empty, AT_EMPTY_PATH, attr, MOUNT_ATTR_SIZE) != 0) {
-                        throw new IOException("mount_setattr(" + path + ", read-only) failed: errno " + Libc.errno(state));
+                    if ((int) MOUNT_SETATTR.invokeExact(state, sources[i], empty, AT_EMPTY_PATH, attr, MOUNT_ATTR_SIZE)
+                            != 0) {
+                        throw new IOException(
+                                "mount_setattr(" + path + ", read-only) failed: errno " + Libc.errno(state));
                     }
                 }
                 String own = "/proc/thread-self/ns/mnt";
@@ -247,8 +259,16 @@ public final class GuestProcFiles {
      * (0 when none) and its errno. Always joins {@code home} again before it returns; failing that is
      * {@link #RETURN_FAILED}.
      */
-    private static void inContainer(MemorySegment state, int container, int home, int[] sources, MemorySegment[] targets,
-                                    MemorySegment empty, MemorySegment statfs, int[] outcome) throws Throwable {
+    private static void inContainer(
+            MemorySegment state,
+            int container,
+            int home,
+            int[] sources,
+            MemorySegment[] targets,
+            MemorySegment empty,
+            MemorySegment statfs,
+            int[] outcome)
+            throws Throwable {
         if ((int) SETNS.invokeExact(state, container, CLONE_NEWNS) != 0) {
             outcome[0] = ENTER_FAILED;
             outcome[1] = Libc.errno(state);
@@ -266,8 +286,9 @@ public final class GuestProcFiles {
                 outcome[1] = Libc.errno(state);
             } else if (statfs.get(JAVA_LONG, 0) != PROC_SUPER_MAGIC) {
                 outcome[0] = TARGET_NOT_PROC;
-            } else if ((int) MOVE_MOUNT.invokeExact(state, sources[i], empty, target, empty,
-                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+            } else if ((int) MOVE_MOUNT.invokeExact(
+                            state, sources[i], empty, target, empty, MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+                    != 0) {
                 outcome[0] = MOVE_FAILED;
                 outcome[1] = Libc.errno(state);
             }

@@ -23,8 +23,7 @@ public final class StaleGuestMounts {
 
     private static final Logger log = LoggerFactory.getLogger(StaleGuestMounts.class);
 
-    private StaleGuestMounts() {
-    }
+    private StaleGuestMounts() {}
 
     /**
      * Removes the directories moved aside in {@code dir} (a {@link GuestMounts#dir}) that no sandbox on this host binds
@@ -41,8 +40,12 @@ public final class StaleGuestMounts {
         }
         List<Path> stale;
         try (Stream<Path> entries = Files.list(dir)) {
-            stale = entries.filter(entry -> GuestMounts.MOVED_ASIDE.matcher(entry.getFileName().toString()).matches()
-                    && Files.isDirectory(entry, LinkOption.NOFOLLOW_LINKS)).sorted().toList();
+            stale = entries.filter(entry -> GuestMounts.MOVED_ASIDE
+                                    .matcher(entry.getFileName().toString())
+                                    .matches()
+                            && Files.isDirectory(entry, LinkOption.NOFOLLOW_LINKS))
+                    .sorted()
+                    .toList();
         }
         if (stale.isEmpty()) {
             return List.of();

@@ -62,7 +62,8 @@ public final class CgroupTree {
         TreeSet<Path> hierarchies = new TreeSet<>();
         try (Stream<Path> controllers = Files.list(root)) {
             for (Path controller : controllers.filter(Files::isDirectory).toList()) {
-                if (!Files.exists(controller.resolve("cgroup.controllers")) && hierarchies.add(controller.toRealPath())) {
+                if (!Files.exists(controller.resolve("cgroup.controllers"))
+                        && hierarchies.add(controller.toRealPath())) {
                     Path parentDir = controller.resolve(parent);
                     Path dir = parentDir.resolve(id.value());
                     Files.createDirectories(dir);
@@ -79,7 +80,9 @@ public final class CgroupTree {
         for (String file : List.of("cpuset.cpus", "cpuset.mems")) {
             Path own = dir.resolve(file);
             Path inherited = dir.getParent().resolve(file);
-            if (Files.exists(own) && Files.exists(inherited) && Files.readString(own).isBlank()) {
+            if (Files.exists(own)
+                    && Files.exists(inherited)
+                    && Files.readString(own).isBlank()) {
                 Files.writeString(own, Files.readString(inherited).strip());
             }
         }
@@ -90,7 +93,9 @@ public final class CgroupTree {
         TreeSet<String> names = new TreeSet<>();
         for (Path parentDir : parentDirs()) {
             try (Stream<Path> children = Files.list(parentDir)) {
-                children.filter(Files::isDirectory).map(p -> p.getFileName().toString()).forEach(names::add);
+                children.filter(Files::isDirectory)
+                        .map(p -> p.getFileName().toString())
+                        .forEach(names::add);
             }
         }
         return List.copyOf(names);

@@ -12,14 +12,19 @@ import java.util.OptionalInt;
  */
 public final class CommandFailedException extends Exception {
 
-    public enum Reason { NOT_STARTED, EXITED_NONZERO, TIMED_OUT }
+    public enum Reason {
+        NOT_STARTED,
+        EXITED_NONZERO,
+        TIMED_OUT
+    }
 
     private final Reason reason;
     private final List<String> argv;
     private final OptionalInt exitCode;
     private final String stderrTail;
 
-    public CommandFailedException(Reason reason, List<String> argv, OptionalInt exitCode, String stderrTail, Throwable cause) {
+    public CommandFailedException(
+            Reason reason, List<String> argv, OptionalInt exitCode, String stderrTail, Throwable cause) {
         super(message(reason, argv, exitCode, stderrTail), cause);
         this.reason = requireNonNull(reason, "reason is null");
         this.argv = List.copyOf(argv);

@@ -41,9 +41,13 @@ public final class ExitWatch implements AutoCloseable {
             try {
                 return Optional.of(new Natives(
                         Libc.function("pidfd_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT)),
-                        Libc.function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT)), // nfds_t: unsigned long
+                        Libc.function(
+                                "poll",
+                                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT)), // nfds_t: unsigned long
                         Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT))));
-            } catch (RuntimeException e) { // IllegalCallerException without native access, IllegalStateException on old libcs
+            } catch (
+                    RuntimeException
+                            e) { // IllegalCallerException without native access, IllegalStateException on old libcs
                 return Optional.empty();
             }
         }

@@ -11,8 +11,7 @@ import java.util.List;
 
 /** Removing the backend's directory trees (sandbox dirs, partial images, runc state dirs) from the host. */
 public final class FileTrees {
-    private FileTrees() {
-    }
+    private FileTrees() {}
 
     /**
      * Removes a directory tree from here, without an {@code rm} process (~10 ms of fork and exec on a busy host, on

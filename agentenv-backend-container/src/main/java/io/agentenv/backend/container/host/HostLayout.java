@@ -33,6 +33,7 @@ public record HostLayout(
     public static final Path DEFAULT_HOST_ENV = Path.of("/var/cache/agentenv/host.env");
     /** Holds the boot id of the boot the setup last ran in; firewall rules, forwarding and the CRIU cache live until reboot. */
     static final Path READY_MARKER = Path.of("/run/agentenv/host-ready");
+
     private static final Pattern NAME_PREFIX = Pattern.compile("[a-z][a-z0-9]{0,5}");
 
     public HostLayout {
@@ -48,7 +49,8 @@ public record HostLayout(
         requireNonNull(cgroupRoot, "cgroupRoot is null");
         requireNonNull(runDir, "runDir is null");
         if (!NAME_PREFIX.matcher(namePrefix).matches()) {
-            throw new IllegalArgumentException("namePrefix must be 1-6 lowercase letters or digits, starting with a letter: " + namePrefix);
+            throw new IllegalArgumentException(
+                    "namePrefix must be 1-6 lowercase letters or digits, starting with a letter: " + namePrefix);
         }
         if (!cgroupParent.matches("[A-Za-z0-9_.-]+")) {
             throw new IllegalArgumentException("cgroupParent must be a single path segment: " + cgroupParent);
@@ -68,8 +70,10 @@ public record HostLayout(
             return Optional.of("scripts/setup-host.sh has not been run (no " + hostEnv + ")");
         }
         try {
-            String boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).strip();
-            if (!Files.isRegularFile(READY_MARKER) || !Files.readString(READY_MARKER).strip().equals(boot)) {
+            String boot =
+                    Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).strip();
+            if (!Files.isRegularFile(READY_MARKER)
+                    || !Files.readString(READY_MARKER).strip().equals(boot)) {
                 return Optional.of("scripts/setup-host.sh has not been run since this boot (" + READY_MARKER + ")");
             }
         } catch (IOException e) {
@@ -129,16 +133,28 @@ public record HostLayout(
      *        making the other's veth names match ({@code <prefix>v...}), so it must not continue with "v" or "-"
      */
     public HostLayout isolatedAs(String prefix, Path otherRunDir, String otherCgroupParent) {
-        if (!prefix.startsWith(namePrefix) || prefix.length() == namePrefix.length()
+        if (!prefix.startsWith(namePrefix)
+                || prefix.length() == namePrefix.length()
                 || prefix.charAt(namePrefix.length()) == 'v') {
-            throw new IllegalArgumentException("name prefix must extend the host's '" + namePrefix
-                    + "' with something other than 'v': " + prefix);
+            throw new IllegalArgumentException(
+                    "name prefix must extend the host's '" + namePrefix + "' with something other than 'v': " + prefix);
         }
         if (otherRunDir.equals(runDir) || otherCgroupParent.equals(cgroupParent)) {
             throw new IllegalArgumentException("an isolated layout needs its own run dir and cgroup parent");
         }
-        return new HostLayout(cacheDir, runc, criu, criuRuncConfig, templatesDir, resolvConf, addressing, prefix,
-                otherCgroupParent, cgroupRoot, swapAccounting, otherRunDir);
+        return new HostLayout(
+                cacheDir,
+                runc,
+                criu,
+                criuRuncConfig,
+                templatesDir,
+                resolvConf,
+                addressing,
+                prefix,
+                otherCgroupParent,
+                cgroupRoot,
+                swapAccounting,
+                otherRunDir);
     }
 
     private static String value(Map<String, String> env, String key, Path file) {

@@ -29,7 +29,9 @@ public record HostProcess(long pid, long startTicks) {
 
     /** It has not exited: it exists and is not a zombie. */
     public boolean running() throws IOException {
-        return stat(pid).filter(s -> s.startTicks() == startTicks && s.state() != 'Z' && s.state() != 'X').isPresent();
+        return stat(pid)
+                .filter(s -> s.startTicks() == startTicks && s.state() != 'Z' && s.state() != 'X')
+                .isPresent();
     }
 
     /** It is still in the process table (running or a zombie not reaped yet). */
@@ -41,7 +43,8 @@ public record HostProcess(long pid, long startTicks) {
     public List<HostProcess> children() throws IOException {
         String line;
         try {
-            line = Files.readString(PROC.resolve(pid + "/task/" + pid + "/children")).strip();
+            line = Files.readString(PROC.resolve(pid + "/task/" + pid + "/children"))
+                    .strip();
         } catch (NoSuchFileException gone) {
             return List.of();
         }
@@ -67,12 +70,17 @@ public record HostProcess(long pid, long startTicks) {
 
     /** Its parent's pid now (0 once gone). */
     long parentPid() throws IOException {
-        return stat(pid).filter(s -> s.startTicks() == startTicks).map(Stat::parentPid).orElse(0L);
+        return stat(pid)
+                .filter(s -> s.startTicks() == startTicks)
+                .map(Stat::parentPid)
+                .orElse(0L);
     }
 
     /** A zombie: exited, waiting for its parent to reap it. */
     boolean zombie() throws IOException {
-        return stat(pid).filter(s -> s.startTicks() == startTicks && s.state() == 'Z').isPresent();
+        return stat(pid)
+                .filter(s -> s.startTicks() == startTicks && s.state() == 'Z')
+                .isPresent();
     }
 
     private record Stat(char state, long parentPid, long startTicks) {}

@@ -14,10 +14,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.HashMap;
-import java.util.Optional;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -46,9 +46,11 @@ public final class InitReaper implements AutoCloseable {
     private static final int ECHILD = 10;
     /** {@code siginfo_t} is 128 bytes; {@code si_pid} of a child's exit is at offset 16 on Linux's 64-bit ABIs. */
     private static final long SIGINFO_SIZE = 128;
+
     private static final long SI_PID = 16;
     /** Zombies reaped one after another in one sweep at most (a burst of closes); the rest wait for the next sweep. */
     private static final int MAX_PEEKS = 256;
+
     private static final Path SELF_TASKS = Path.of("/proc/self/task");
 
     private final Optional<MethodHandle> waitpid;
@@ -58,11 +60,16 @@ public final class InitReaper implements AutoCloseable {
     private final Optional<MethodHandle> prctl;
     /** Zombie children that were not reapable when found, with when they were first seen as zombies (nanoTime). */
     private volatile Map<HostProcess, Long> zombiesSince = Map.of();
+
     private final long orphanGraceNanos;
     private volatile boolean closed;
 
-    private InitReaper(Optional<MethodHandle> prctl, Optional<MethodHandle> waitpid, Optional<MethodHandle> waitid,
-                       Duration every, Duration orphanGrace) {
+    private InitReaper(
+            Optional<MethodHandle> prctl,
+            Optional<MethodHandle> waitpid,
+            Optional<MethodHandle> waitid,
+            Duration every,
+            Duration orphanGrace) {
         this.orphanGraceNanos = orphanGrace.toNanos();
         this.prctl = prctl;
         this.waitpid = waitpid;
@@ -82,17 +89,21 @@ public final class InitReaper implements AutoCloseable {
         Optional<MethodHandle> waitid = Optional.empty();
         Optional<MethodHandle> subreaper = Optional.empty();
         try (Arena arena = Arena.ofConfined()) {
-            MethodHandle prctl = Libc.function("prctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG),
-                    Linker.Option.firstVariadicArg(1));
+            MethodHandle prctl = Libc.function(
+                    "prctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.firstVariadicArg(1));
             MemorySegment state = arena.allocate(Libc.CALL_STATE);
             int result = (int) prctl.invokeExact(state, PR_SET_CHILD_SUBREAPER, 1L);
             if (result == 0) {
                 subreaper = Optional.of(prctl);
-                waitpid = Optional.of(Libc.function("waitpid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
-                waitid = Optional.of(Libc.function("waitid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
+                waitpid = Optional.of(
+                        Libc.function("waitpid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
+                waitid = Optional.of(Libc.function(
+                        "waitid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT)));
             } else {
-                log.atWarn().addKeyValue("errno", Libc.errno(state))
-                        .log("prctl(PR_SET_CHILD_SUBREAPER) failed; killed containers' inits are reaped by the host's init");
+                log.atWarn()
+                        .addKeyValue("errno", Libc.errno(state))
+                        .log(
+                                "prctl(PR_SET_CHILD_SUBREAPER) failed; killed containers' inits are reaped by the host's init");
             }
         } catch (Throwable e) { // IllegalCallerException without native access, or a platform without these symbols
             log.atWarn().setCause(e).log("no native access; killed containers' inits are reaped by the host's init");
@@ -105,7 +116,10 @@ public final class InitReaper implements AutoCloseable {
         if (!init.exists()) {
             return true;
         }
-        if (waitpid.isPresent() && init.zombie() && init.parentPid() == self && init.name().equals(Optional.of("tini"))) {
+        if (waitpid.isPresent()
+                && init.zombie()
+                && init.parentPid() == self
+                && init.name().equals(Optional.of("tini"))) {
             waitpid(init.pid());
         }
         return !init.exists();
@@ -219,7 +233,10 @@ public final class InitReaper implements AutoCloseable {
             if (reaped == pid) {
                 log.atDebug().addKeyValue("pid", pid).log("container init reaped");
             } else if (reaped < 0 && Libc.errno(state) != ECHILD) { // ECHILD: reaped meanwhile by someone else
-                log.atWarn().addKeyValue("pid", pid).addKeyValue("errno", Libc.errno(state)).log("waitpid failed");
+                log.atWarn()
+                        .addKeyValue("pid", pid)
+                        .addKeyValue("errno", Libc.errno(state))
+                        .log("waitpid failed");
             }
         } catch (Throwable e) {
             log.atWarn().addKeyValue("pid", pid).setCause(e).log("waitpid failed");

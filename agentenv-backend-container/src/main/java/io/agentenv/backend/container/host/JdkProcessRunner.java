@@ -22,15 +22,18 @@ public final class JdkProcessRunner implements ProcessRunner {
     private static final File DEV_NULL = new File("/dev/null");
     /** Output beyond this is read and dropped, so a chatty program can neither block nor exhaust the heap. */
     private static final int CAPTURE_LIMIT = 16 * 1024 * 1024;
+
     private static final int STDERR_TAIL_CHARS = 4000;
     /** After the program exits, how long a descendant that inherited its pipes may keep them open. */
     private static final Duration DRAIN_GRACE = Duration.ofSeconds(2);
+
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
 
     @Override
     public CommandResult run(Command command) throws CommandFailedException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command.argv());
-        builder.redirectInput(command.stdin().isPresent() ? ProcessBuilder.Redirect.PIPE : ProcessBuilder.Redirect.from(DEV_NULL));
+        builder.redirectInput(
+                command.stdin().isPresent() ? ProcessBuilder.Redirect.PIPE : ProcessBuilder.Redirect.from(DEV_NULL));
         boolean capture = command.output() == Command.Output.CAPTURE;
         builder.redirectOutput(capture ? ProcessBuilder.Redirect.PIPE : ProcessBuilder.Redirect.DISCARD);
         builder.redirectError(capture ? ProcessBuilder.Redirect.PIPE : ProcessBuilder.Redirect.DISCARD);
@@ -40,8 +43,12 @@ public final class JdkProcessRunner implements ProcessRunner {
         try {
             process = builder.start();
         } catch (IOException e) {
-            throw new CommandFailedException(CommandFailedException.Reason.NOT_STARTED, command.argv(), OptionalInt.empty(),
-                    String.valueOf(e.getMessage()), e);
+            throw new CommandFailedException(
+                    CommandFailedException.Reason.NOT_STARTED,
+                    command.argv(),
+                    OptionalInt.empty(),
+                    String.valueOf(e.getMessage()),
+                    e);
         }
         Drain stdout = capture ? Drain.start(process.getInputStream()) : Drain.none();
         Drain stderr = capture ? Drain.start(process.getErrorStream()) : Drain.none();
@@ -58,20 +65,33 @@ public final class JdkProcessRunner implements ProcessRunner {
             kill(process);
             stdout.finish();
             stderr.finish();
-            log.atWarn().addKeyValue("command", command.display()).addKeyValue("timeout_ms", command.timeout().toMillis())
+            log.atWarn()
+                    .addKeyValue("command", command.display())
+                    .addKeyValue("timeout_ms", command.timeout().toMillis())
                     .log("command timed out and was killed");
-            throw new CommandFailedException(CommandFailedException.Reason.TIMED_OUT, command.argv(), OptionalInt.empty(),
-                    tail(stderr.text()), null);
+            throw new CommandFailedException(
+                    CommandFailedException.Reason.TIMED_OUT,
+                    command.argv(),
+                    OptionalInt.empty(),
+                    tail(stderr.text()),
+                    null);
         }
         String out = stdout.finish();
         String err = stderr.finish();
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         int exit = process.exitValue();
-        log.atDebug().addKeyValue("command", command.display()).addKeyValue("exit", exit)
-                .addKeyValue("took_ms", took.toMillis()).log("command finished");
+        log.atDebug()
+                .addKeyValue("command", command.display())
+                .addKeyValue("exit", exit)
+                .addKeyValue("took_ms", took.toMillis())
+                .log("command finished");
         if (exit != 0) {
-            throw new CommandFailedException(CommandFailedException.Reason.EXITED_NONZERO, command.argv(), OptionalInt.of(exit),
-                    tail(err), null);
+            throw new CommandFailedException(
+                    CommandFailedException.Reason.EXITED_NONZERO,
+                    command.argv(),
+                    OptionalInt.of(exit),
+                    tail(err),
+                    null);
         }
         return new CommandResult(out, err, took);
     }
@@ -104,7 +124,8 @@ public final class JdkProcessRunner implements ProcessRunner {
 
         private Drain(InputStream in) {
             this.in = in;
-            this.thread = in == null ? null : Thread.ofVirtual().name("process-drain").unstarted(this::pump);
+            this.thread =
+                    in == null ? null : Thread.ofVirtual().name("process-drain").unstarted(this::pump);
         }
 
         static Drain start(InputStream in) {

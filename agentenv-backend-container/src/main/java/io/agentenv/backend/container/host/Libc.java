@@ -17,10 +17,10 @@ public final class Libc {
 
     /** The layout of the call state each handle of {@link #function} captures errno into. */
     public static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
-    private Libc() {
-    }
+    private Libc() {}
 
     /**
      * libc's {@code name}, capturing errno. Making a downcall is a restricted method: {@code descriptor} must match
@@ -32,8 +32,11 @@ public final class Libc {
         Linker.Option[] all = Arrays.copyOf(options, options.length + 1);
         all[options.length] = Linker.Option.captureCallState("errno");
         return linker.downcallHandle(
-                linker.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in libc")),
-                descriptor, all);
+                linker.defaultLookup()
+                        .find(name)
+                        .orElseThrow(() -> new IllegalStateException("no " + name + " in libc")),
+                descriptor,
+                all);
     }
 
     /** The errno a call left in {@code state} (a segment of {@link #CALL_STATE}). */

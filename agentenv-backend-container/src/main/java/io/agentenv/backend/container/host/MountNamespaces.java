@@ -24,8 +24,7 @@ public final class MountNamespaces {
 
     private static final Path PROC = Path.of("/proc");
 
-    private MountNamespaces() {
-    }
+    private MountNamespaces() {}
 
     /**
      * Of {@code dirs} (directories on this host), those that some mount in some mount namespace on this host has as its
@@ -51,14 +50,16 @@ public final class MountNamespaces {
             sources.add(Source.of(dir, real, ownTable));
         }
         Set<String> seen = new HashSet<>();
-        try (DirectoryStream<Path> processes = Files.newDirectoryStream(PROC, p -> isPid(p.getFileName().toString()))) {
+        try (DirectoryStream<Path> processes =
+                Files.newDirectoryStream(PROC, p -> isPid(p.getFileName().toString()))) {
             for (Path process : processes) {
                 if (used.size() + gone == dirs.size()) {
                     break;
                 }
                 List<MountTable.Entry> table;
                 try {
-                    if (!seen.add(Files.readSymbolicLink(process.resolve("ns/mnt")).toString())) {
+                    if (!seen.add(
+                            Files.readSymbolicLink(process.resolve("ns/mnt")).toString())) {
                         continue;
                     }
                     table = MountTable.read(process.resolve("mountinfo"));
@@ -101,7 +102,8 @@ public final class MountNamespaces {
             if (best == null) {
                 throw new IOException("no mount holds " + real);
             }
-            Path inFilesystem = Path.of(best.root()).resolve(bestPoint.relativize(real).toString());
+            Path inFilesystem =
+                    Path.of(best.root()).resolve(bestPoint.relativize(real).toString());
             return new Source(dir, best.device(), inFilesystem);
         }
     }

@@ -20,11 +20,9 @@ public final class MountTable {
      * @param mountPoint where it is mounted
      * @param fsType     the filesystem type (after the {@code -} separator)
      */
-    public record Entry(String device, String root, String mountPoint, String fsType) {
-    }
+    public record Entry(String device, String root, String mountPoint, String fsType) {}
 
-    private MountTable() {
-    }
+    private MountTable() {}
 
     /** The mounts of the mountinfo file {@code mountinfo} (e.g. {@code /proc/<pid>/mountinfo}), in its order. */
     static List<Entry> read(Path mountinfo) throws IOException {

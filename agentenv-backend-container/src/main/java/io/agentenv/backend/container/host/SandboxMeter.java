@@ -108,7 +108,8 @@ public final class SandboxMeter {
         double cpuPercent = cpuPercent(new CpuReading(now, usage.getAsLong()), cpus);
         MemoryStat stat = memoryStat();
         long total = hostMemory();
-        Optional<Long> limit = stat.limit().isPresent() ? stat.limit()
+        Optional<Long> limit = stat.limit().isPresent()
+                ? stat.limit()
                 : number(memoryDir.resolve("memory.limit_in_bytes")).filter(l -> l >= 0 && l < UNLIMITED);
         if (limit.isPresent() && limit.get() < total) {
             total = limit.get();
@@ -120,8 +121,15 @@ public final class SandboxMeter {
             return Optional.empty(); // no such directory
         }
         long diskUsed = Math.max(0, diskTotal - root.getFreeSpace());
-        return Optional.of(new EnvdMetrics(Instant.ofEpochSecond(now.getEpochSecond()), cpus, cpuPercent, used, total,
-                stat.cache(), diskUsed, diskTotal));
+        return Optional.of(new EnvdMetrics(
+                Instant.ofEpochSecond(now.getEpochSecond()),
+                cpus,
+                cpuPercent,
+                used,
+                total,
+                stat.cache(),
+                diskUsed,
+                diskTotal));
     }
 
     private double cpuPercent(CpuReading current, int cpus) {
@@ -222,12 +230,11 @@ public final class SandboxMeter {
             }
             String key = line.substring(0, space);
             switch (key) {
-                case "hierarchical_memory_limit" -> limit = Optional.of(value(line, space))
-                        .filter(l -> l >= 0 && l < UNLIMITED);
+                case "hierarchical_memory_limit" ->
+                    limit = Optional.of(value(line, space)).filter(l -> l >= 0 && l < UNLIMITED);
                 case "total_cache" -> cache = value(line, space);
                 case "cache" -> ownCache = value(line, space);
-                default -> {
-                }
+                default -> {}
             }
         }
         return new MemoryStat(limit, Math.max(0, cache >= 0 ? cache : ownCache));

@@ -14,7 +14,8 @@ public record SlotAddressing(long base, int prefixLength) {
             throw new IllegalArgumentException("sandbox range prefix must be /8../28, got /" + prefixLength);
         }
         if (base < 0 || base > 0xFFFF_FFFFL || (base & (size(prefixLength) - 1)) != 0) {
-            throw new IllegalArgumentException("sandbox range base is not aligned to /" + prefixLength + ": " + dotted(base));
+            throw new IllegalArgumentException(
+                    "sandbox range base is not aligned to /" + prefixLength + ": " + dotted(base));
         }
     }
 

@@ -36,9 +36,12 @@ public final class UtsHostname implements AutoCloseable {
     private static final int CLONE_NEWUTS = 0x04000000;
     /** HOST_NAME_MAX on Linux. */
     static final int MAX_LENGTH = 64;
+
     private static final MethodHandle OPEN = Libc.function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle SETNS = Libc.function("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETHOSTNAME = Libc.function("sethostname", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle SETNS =
+            Libc.function("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETHOSTNAME =
+            Libc.function("sethostname", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private final BlockingQueue<Pending> requests = new LinkedBlockingQueue<>();
@@ -70,7 +73,7 @@ public final class UtsHostname implements AutoCloseable {
         public void await() throws IOException, InterruptedException {
             done.await(); // short: four system calls, after the requests queued before it
             switch (failure) {
-                case null -> { }
+                case null -> {}
                 case IOException e -> throw new IOException(e.getMessage(), e);
                 case RuntimeException e -> throw e;
                 case Error e -> throw e;
@@ -87,7 +90,9 @@ public final class UtsHostname implements AutoCloseable {
         if (pid <= 0) {
             throw new IllegalArgumentException("not a process id: " + pid);
         }
-        if (hostname.isEmpty() || hostname.length() > MAX_LENGTH || !hostname.chars().allMatch(UtsHostname::allowed)) {
+        if (hostname.isEmpty()
+                || hostname.length() > MAX_LENGTH
+                || !hostname.chars().allMatch(UtsHostname::allowed)) {
             throw new IllegalArgumentException("not a hostname: " + hostname);
         }
         Pending request = new Pending(pid, hostname);
@@ -105,7 +110,7 @@ public final class UtsHostname implements AutoCloseable {
 
     /** Sets it and waits: {@code start(pid, hostname).await()}. */
     public void set(long pid, String hostname) throws IOException, InterruptedException {
-          start(pid, hostname).await();
+        start(pid, hostname).await();
     }
 
     /** Ends the worker thread; requests not served yet fail. Idempotent. */
@@ -152,7 +157,8 @@ public final class UtsHostname implements AutoCloseable {
                 worker = null;
                 List<Pending> left = new ArrayList<>();
                 requests.drainTo(left);
-                Throwable reason = ended != null ? ended
+                Throwable reason = ended != null
+                        ? ended
                         : new IOException("hostnames are no longer set: the backend is shut down");
                 left.forEach(r -> r.finish(reason));
             }
@@ -183,9 +189,11 @@ public final class UtsHostname implements AutoCloseable {
             request.finish(failure);
             if (back != 0) {
                 int errno = Libc.errno(state);
-                log.atError().addKeyValue("errno", errno)
+                log.atError()
+                        .addKeyValue("errno", errno)
                         .log("the hostname thread could not return to the server's UTS namespace; it ends");
-                return new IOException("the hostname thread could not return to the server's UTS namespace: errno " + errno);
+                return new IOException(
+                        "the hostname thread could not return to the server's UTS namespace: errno " + errno);
             }
         }
     }

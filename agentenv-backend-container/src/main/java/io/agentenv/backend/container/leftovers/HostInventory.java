@@ -11,7 +11,6 @@ import io.agentenv.backend.container.host.MountTable;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.LoopDevices;
-import io.agentenv.backend.container.storage.Mounts;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.Unmounts;
 import java.io.IOException;
@@ -44,7 +43,8 @@ public final class HostInventory {
     /**
      * @param sandboxesDir where sandbox directories (overlay mount points, bundles) live
      */
-    public HostInventory(RuncRuntime runc, CgroupTree cgroups, OverlayMounts overlays, NetnsPool pool, Path sandboxesDir) {
+    public HostInventory(
+            RuncRuntime runc, CgroupTree cgroups, OverlayMounts overlays, NetnsPool pool, Path sandboxesDir) {
         this.runc = requireNonNull(runc, "runc is null");
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.overlays = requireNonNull(overlays, "overlays is null");
@@ -55,7 +55,8 @@ public final class HostInventory {
     /** What exists now among containers and cgroups whose id starts with {@code idPrefix}, and all mounts and slots. */
     public Leftovers scan(String idPrefix) throws IOException, CommandFailedException, InterruptedException {
         Predicate<String> ours = name -> name.startsWith(idPrefix);
-        List<ContainerId> containers = runc.list().stream().filter(id -> ours.test(id.value())).toList();
+        List<ContainerId> containers =
+                runc.list().stream().filter(id -> ours.test(id.value())).toList();
         List<String> groups = cgroups.names().stream().filter(ours).toList();
         List<Long> processes = new ArrayList<>();
         for (String group : groups) {
@@ -63,8 +64,14 @@ public final class HostInventory {
         }
         List<Path> mounts = new ArrayList<>(MountTable.mountsUnder(sandboxesDir));
         mounts.addAll(stateDirMounts(idPrefix));
-        return new Leftovers(containers, groups, processes, mounts, strayStateDirs(idPrefix, containers),
-                LoopDevices.backedUnder(sandboxesDir), pool.existingResources());
+        return new Leftovers(
+                containers,
+                groups,
+                processes,
+                mounts,
+                strayStateDirs(idPrefix, containers),
+                LoopDevices.backedUnder(sandboxesDir),
+                pool.existingResources());
     }
 
     /**
@@ -79,9 +86,11 @@ public final class HostInventory {
         Set<String> known = listed.stream().map(ContainerId::value).collect(Collectors.toSet());
         try (Stream<Path> dirs = Files.list(root)) {
             return dirs.filter(dir -> {
-                String name = dir.getFileName().toString();
-                return name.startsWith(idPrefix) && !known.contains(name);
-            }).sorted().toList();
+                        String name = dir.getFileName().toString();
+                        return name.startsWith(idPrefix) && !known.contains(name);
+                    })
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -118,7 +127,8 @@ public final class HostInventory {
         for (Path dir : found.stateDirs()) {
             Attempts.attempt(failures, () -> FileTrees.deleteTree(dir)); // refuses a tree with a mount still below it
         }
-        for (String group : cgroups.names().stream().filter(n -> n.startsWith(idPrefix)).toList()) {
+        for (String group :
+                cgroups.names().stream().filter(n -> n.startsWith(idPrefix)).toList()) {
             Attempts.attempt(failures, () -> cgroups.reap(group));
         }
         for (Path mount : MountTable.mountsUnder(sandboxesDir)) {
@@ -131,13 +141,15 @@ public final class HostInventory {
             throw first;
         }
         if (!found.isEmpty()) {
-            log.atWarn().addKeyValue("containers", found.containers()).addKeyValue("cgroups", found.cgroups())
-                    .addKeyValue("mounts", found.mounts()).addKeyValue("state_dirs", found.stateDirs())
+            log.atWarn()
+                    .addKeyValue("containers", found.containers())
+                    .addKeyValue("cgroups", found.cgroups())
+                    .addKeyValue("mounts", found.mounts())
+                    .addKeyValue("state_dirs", found.stateDirs())
                     .addKeyValue("loops", found.loops())
                     .addKeyValue("network", found.network())
                     .log("removed leftover sandbox resources");
         }
         return found;
     }
-
 }

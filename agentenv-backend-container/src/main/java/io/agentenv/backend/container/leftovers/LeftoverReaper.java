@@ -63,8 +63,16 @@ public final class LeftoverReaper {
      * @param claimsDir      the warm-pool claims ({@code <sandbox id>} → member container)
      * @param guestMountsDir the host's guest-mount sources ({@link GuestMounts#dir})
      */
-    public LeftoverReaper(String prefix, Path sandboxesDir, Path claimsDir, Path guestMountsDir, ProcessRunner runner,
-                   RuncRuntime runc, CgroupTree cgroups, OverlayMounts overlays, NetnsPool pool) {
+    public LeftoverReaper(
+            String prefix,
+            Path sandboxesDir,
+            Path claimsDir,
+            Path guestMountsDir,
+            ProcessRunner runner,
+            RuncRuntime runc,
+            CgroupTree cgroups,
+            OverlayMounts overlays,
+            NetnsPool pool) {
         this.prefix = requireNonNull(prefix, "prefix is null");
         this.sandboxesDir = requireNonNull(sandboxesDir, "sandboxesDir is null");
         this.claimsDir = requireNonNull(claimsDir, "claimsDir is null");
@@ -95,8 +103,8 @@ public final class LeftoverReaper {
             // before runc deletes those dirs; such a container may be unknown to runc list, so its dir goes too.
             Path stateRoot = runc.stateRoot();
             for (Path mount : MountTable.mountsUnder(stateRoot)) {
-                if (mount.getNameCount() > stateRoot.getNameCount() && isLeftover(stateRoot.relativize(mount).getName(0).toString(),
-                        prefix, claimed)) {
+                if (mount.getNameCount() > stateRoot.getNameCount()
+                        && isLeftover(stateRoot.relativize(mount).getName(0).toString(), prefix, claimed)) {
                     Attempts.attempt(failures, () -> Unmounts.unmountOrDetach(mount));
                 }
             }
@@ -124,10 +132,12 @@ public final class LeftoverReaper {
                     Attempts.attempt(failures, () -> cgroups.reap(group));
                 }
             }
-            // A sandbox's overlay before its disk (the overlay holds the disk busy), then whatever else is mounted there.
+            // A sandbox's overlay before its disk (the overlay holds the disk busy), then whatever else is mounted
+            // there.
             for (Path mount : MountTable.mountsUnder(sandboxesDir)) {
                 Path dir = sandboxesDir.relativize(mount);
-                if (dir.getNameCount() == 2 && !claimed.contains(dir.getName(0).toString())
+                if (dir.getNameCount() == 2
+                        && !claimed.contains(dir.getName(0).toString())
                         && mount.equals(new SandboxDirs(sandboxesDir.resolve(dir.getName(0))).rootfs())) {
                     Attempts.attempt(failures, () -> overlays.unmount(mount));
                 }
@@ -160,10 +170,13 @@ public final class LeftoverReaper {
                 removed.add(slot.netnsName());
             }
             Attempts.attempt(failures, () -> reapClaims(running));
-            // /dev and /sys/fs/cgroup sources a backend's start replaced and moved aside (GuestMounts.prepare): shared by
+            // /dev and /sys/fs/cgroup sources a backend's start replaced and moved aside (GuestMounts.prepare): shared
+            // by
             // every backend on this host, so removed only once no sandbox anywhere binds them
-            Attempts.attempt(failures, () -> StaleGuestMounts.removeUnbound(guestMountsDir)
-                    .forEach(dir -> removed.add(dir.getFileName().toString())));
+            Attempts.attempt(
+                    failures,
+                    () -> StaleGuestMounts.removeUnbound(guestMountsDir)
+                            .forEach(dir -> removed.add(dir.getFileName().toString())));
         } catch (IOException | CommandFailedException e) {
             failures.add(e);
         } catch (InterruptedException e) {
@@ -174,8 +187,8 @@ public final class LeftoverReaper {
             log.atWarn().addKeyValue("removed", removed).log("removed what a previous run left");
         }
         if (!failures.isEmpty()) {
-            BackendException.Terminal error = new BackendException.Terminal("could not remove every leftover: "
-                    + failures.getFirst().getMessage(), failures.getFirst());
+            BackendException.Terminal error = new BackendException.Terminal(
+                    "could not remove every leftover: " + failures.getFirst().getMessage(), failures.getFirst());
             failures.subList(1, failures.size()).forEach(error::addSuppressed);
             throw error;
         }
@@ -186,8 +199,8 @@ public final class LeftoverReaper {
      * once the unmounts above dropped the last user; losetup then fails with ENXIO): that is detached too, not a
      * failure.
      */
-    public static void detach(ProcessRunner runner, LoopDevices.Attached loop) throws CommandFailedException,
-            InterruptedException, IOException {
+    public static void detach(ProcessRunner runner, LoopDevices.Attached loop)
+            throws CommandFailedException, InterruptedException, IOException {
         try {
             runner.run(Command.of(LOSETUP_TIMEOUT, "losetup", "--detach", "/dev/" + loop.device()));
         } catch (CommandFailedException e) {
@@ -215,5 +228,4 @@ public final class LeftoverReaper {
             }
         }
     }
-
 }

@@ -11,8 +11,14 @@ import java.util.List;
  * does not list (what an interrupted restore leaves), loop devices of sandbox disks, network namespaces and host veths.
  * After every sandbox is gone, all lists must be empty.
  */
-public record Leftovers(List<ContainerId> containers, List<String> cgroups, List<Long> processes, List<Path> mounts,
-                 List<Path> stateDirs, List<LoopDevices.Attached> loops, List<String> network) {
+public record Leftovers(
+        List<ContainerId> containers,
+        List<String> cgroups,
+        List<Long> processes,
+        List<Path> mounts,
+        List<Path> stateDirs,
+        List<LoopDevices.Attached> loops,
+        List<String> network) {
 
     public Leftovers {
         containers = List.copyOf(containers);
@@ -25,7 +31,12 @@ public record Leftovers(List<ContainerId> containers, List<String> cgroups, List
     }
 
     public boolean isEmpty() {
-        return containers.isEmpty() && cgroups.isEmpty() && processes.isEmpty() && mounts.isEmpty() && stateDirs.isEmpty()
-                && loops.isEmpty() && network.isEmpty();
+        return containers.isEmpty()
+                && cgroups.isEmpty()
+                && processes.isEmpty()
+                && mounts.isEmpty()
+                && stateDirs.isEmpty()
+                && loops.isEmpty()
+                && network.isEmpty();
     }
 }

@@ -73,7 +73,11 @@ public final class ContainerNames {
             Files.createDirectories(claimsDir);
             Files.writeString(tmp, container.value());
         }
-        Files.move(tmp, claimsDir.resolve(id.value()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(
+                tmp,
+                claimsDir.resolve(id.value()),
+                StandardCopyOption.ATOMIC_MOVE,
+                StandardCopyOption.REPLACE_EXISTING);
     }
 
     void unclaim(SandboxId id) throws IOException {

@@ -49,7 +49,14 @@ import java.util.Optional;
  */
 public final class ContainerSandbox implements SandboxBackend {
 
-    public enum Phase { PREPARED, STARTING, RUNNING, PAUSING, PAUSED, CLOSED }
+    public enum Phase {
+        PREPARED,
+        STARTING,
+        RUNNING,
+        PAUSING,
+        PAUSED,
+        CLOSED
+    }
 
     /** Where this generation's state comes from. */
     public sealed interface Launch {
@@ -78,9 +85,16 @@ public final class ContainerSandbox implements SandboxBackend {
     private final HostNetwork hostNetwork;
 
     /** Built by {@link ContainerSandboxes#create}; the operations are shared by every sandbox of the backend. */
-    ContainerSandbox(Generation gen, GenerationStart starting, GenerationPause pausing, GenerationCapture capture,
-                     GenerationRelease release, EnvdClients envdClients, EgressFirewall firewall, SandboxMeter meter,
-                     Clock clock) {
+    ContainerSandbox(
+            Generation gen,
+            GenerationStart starting,
+            GenerationPause pausing,
+            GenerationCapture capture,
+            GenerationRelease release,
+            EnvdClients envdClients,
+            EgressFirewall firewall,
+            SandboxMeter meter,
+            Clock clock) {
         this.gen = requireNonNull(gen, "gen is null");
         this.starting = requireNonNull(starting, "starting is null");
         this.pausing = requireNonNull(pausing, "pausing is null");
@@ -91,10 +105,13 @@ public final class ContainerSandbox implements SandboxBackend {
         this.meter = requireNonNull(meter, "meter is null");
         // the member's envd client (connected, its init path run once) is this sandbox's from now on: closed with it;
         // a member made for this sandbox's id has it under that id already
-        gen.warm.ifPresent(member -> gen.client(member.sandbox().equals(gen.spec.id()) ? member.envd()
-                : envdClients.handOver(member.envd(), gen.spec.id())));
+        gen.warm.ifPresent(member -> gen.client(
+                member.sandbox().equals(gen.spec.id())
+                        ? member.envd()
+                        : envdClients.handOver(member.envd(), gen.spec.id())));
         this.liveness = new GenerationLiveness(gen, clock);
-        this.hostNetwork = new HostNetwork(gen.liveSlot().netnsPath(), address(gen.liveSlot().sandboxAddress()));
+        this.hostNetwork = new HostNetwork(
+                gen.liveSlot().netnsPath(), address(gen.liveSlot().sandboxAddress()));
     }
 
     public ContainerId containerId() {
@@ -103,8 +120,7 @@ public final class ContainerSandbox implements SandboxBackend {
 
     /** After a restart: the client of a container that kept running (its envd already has the spec's token). */
     public void attach() {
-        gen.client(envdClients.open(gen.spec.id(), envdAddress(gen.liveSlot()),
-                Optional.of(gen.spec.accessToken())));
+        gen.client(envdClients.open(gen.spec.id(), envdAddress(gen.liveSlot()), Optional.of(gen.spec.accessToken())));
         liveness.running(Optional.empty(), true);
         meter.baseline();
     }
@@ -134,8 +150,8 @@ public final class ContainerSandbox implements SandboxBackend {
         try {
             return meter.read();
         } catch (IOException e) {
-            throw new BackendException.Recoverable("metrics of sandbox " + gen.spec.id() + " not readable from the host: "
-                    + e.getMessage(), e);
+            throw new BackendException.Recoverable(
+                    "metrics of sandbox " + gen.spec.id() + " not readable from the host: " + e.getMessage(), e);
         }
     }
 
@@ -180,18 +196,20 @@ public final class ContainerSandbox implements SandboxBackend {
         try {
             firewall.apply(netSlot, egress);
         } catch (CommandFailedException e) {
-            throw new BackendException.Recoverable("network rules of sandbox " + gen.spec.id() + " not updated: "
-                    + e.getMessage(), e);
+            throw new BackendException.Recoverable(
+                    "network rules of sandbox " + gen.spec.id() + " not updated: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new BackendException.Recoverable("interrupted while updating the network of sandbox " + gen.spec.id(), e);
+            throw new BackendException.Recoverable(
+                    "interrupted while updating the network of sandbox " + gen.spec.id(), e);
         }
     }
 
     /** The user's policy on top of the host-wide rules (no other sandbox, host service or internal range, ever). */
     static EgressPolicy egress(NetworkPolicy policy) {
         EgressPolicy.Default otherwise = policy.internetAccess() == NetworkPolicy.InternetAccess.DENIED
-                ? EgressPolicy.Default.DENY : EgressPolicy.Default.ALLOW;
+                ? EgressPolicy.Default.DENY
+                : EgressPolicy.Default.ALLOW;
         return new EgressPolicy(otherwise, policy.allowOut(), policy.denyOut());
     }
 

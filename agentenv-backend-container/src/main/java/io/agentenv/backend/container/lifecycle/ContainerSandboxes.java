@@ -34,9 +34,17 @@ public final class ContainerSandboxes {
     private final EgressFirewall firewall;
     private final Clock clock;
 
-    public ContainerSandboxes(ContainerNames names, NetnsPool pool, HostLayout layout, GenerationStart starting,
-                              GenerationPause pausing, GenerationCapture capture, GenerationRelease release,
-                              EnvdClients envdClients, EgressFirewall firewall, Clock clock) {
+    public ContainerSandboxes(
+            ContainerNames names,
+            NetnsPool pool,
+            HostLayout layout,
+            GenerationStart starting,
+            GenerationPause pausing,
+            GenerationCapture capture,
+            GenerationRelease release,
+            EnvdClients envdClients,
+            EgressFirewall firewall,
+            Clock clock) {
         this.names = requireNonNull(names, "names is null");
         this.pool = requireNonNull(pool, "pool is null");
         this.layout = requireNonNull(layout, "layout is null");
@@ -56,11 +64,17 @@ public final class ContainerSandboxes {
      * @param slot its network slot, given back to the pool when it is released
      * @param warm the warm-pool member this sandbox claims at start (its container, dirs and slot), if any
      */
-    public ContainerSandbox create(LaunchSpec spec, ContainerSandbox.Launch launch, ContainerId id, NetSlot slot,
-                                   Optional<WarmPool.Member> warm, Resources resources, ContainerSandbox.Phase initial) {
+    public ContainerSandbox create(
+            LaunchSpec spec,
+            ContainerSandbox.Launch launch,
+            ContainerId id,
+            NetSlot slot,
+            Optional<WarmPool.Member> warm,
+            Resources resources,
+            ContainerSandbox.Phase initial) {
         Generation gen = new Generation(spec, launch, id, names.dirs(id), slot, pool, resources, initial, warm);
-        SandboxMeter meter = new SandboxMeter(layout.cgroupRoot(), layout.cgroupParent(), id, gen.dirs.disk(), MEMINFO,
-                clock);
+        SandboxMeter meter =
+                new SandboxMeter(layout.cgroupRoot(), layout.cgroupParent(), id, gen.dirs.disk(), MEMINFO, clock);
         return new ContainerSandbox(gen, starting, pausing, capture, release, envdClients, firewall, meter, clock);
     }
 }

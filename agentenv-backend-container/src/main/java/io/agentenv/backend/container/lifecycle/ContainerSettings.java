@@ -81,8 +81,24 @@ public record ContainerSettings(
     /** Spare disk images per size when {@code spare_disks} is not set: enough for a few creates or forks in a row. */
     public static final int DEFAULT_SPARE_DISKS = 4;
 
-    static final Set<String> KEYS = Set.of("host_env", "envd_dir", "jdk_home", "cpu_count", "memory_mb", "disk_mb", "pids_limit",
-            "max_sandboxes", "warm_slots", "pool_size", "spare_disks", "no_new_privileges", "id_prefix", "criu_timeout_s", "name_prefix", "run_dir", "cgroup_parent",
+    static final Set<String> KEYS = Set.of(
+            "host_env",
+            "envd_dir",
+            "jdk_home",
+            "cpu_count",
+            "memory_mb",
+            "disk_mb",
+            "pids_limit",
+            "max_sandboxes",
+            "warm_slots",
+            "pool_size",
+            "spare_disks",
+            "no_new_privileges",
+            "id_prefix",
+            "criu_timeout_s",
+            "name_prefix",
+            "run_dir",
+            "cgroup_parent",
             "first_slot");
 
     public ContainerSettings {
@@ -109,7 +125,8 @@ public record ContainerSettings(
         range("pool_size", poolSize, 0, 32);
         range("spare_disks", spareDisks, 0, 64);
         if (!idPrefix.matches("([a-z0-9][a-z0-9-]{0,30})?")) {
-            throw new IllegalArgumentException("id_prefix must be up to 31 lowercase letters, digits or '-': " + idPrefix);
+            throw new IllegalArgumentException(
+                    "id_prefix must be up to 31 lowercase letters, digits or '-': " + idPrefix);
         }
     }
 
@@ -122,8 +139,9 @@ public record ContainerSettings(
     public static ContainerSettings from(Map<String, String> settings, Path workingDir) {
         for (String key : settings.keySet()) {
             if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException("unknown container backend setting AENV_BACKEND_"
-                        + key.toUpperCase(Locale.ROOT) + " (known: " + String.join(", ", KEYS.stream().sorted().toList()) + ")");
+                throw new IllegalArgumentException(
+                        "unknown container backend setting AENV_BACKEND_" + key.toUpperCase(Locale.ROOT) + " (known: "
+                                + String.join(", ", KEYS.stream().sorted().toList()) + ")");
             }
         }
         return new ContainerSettings(
@@ -138,7 +156,8 @@ public record ContainerSettings(
                 number(settings, "warm_slots", 4),
                 number(settings, "pool_size", 2),
                 number(settings, "spare_disks", DEFAULT_SPARE_DISKS),
-                bool(settings, "no_new_privileges") ? ContainerSpec.Privileges.NO_NEW_PRIVILEGES
+                bool(settings, "no_new_privileges")
+                        ? ContainerSpec.Privileges.NO_NEW_PRIVILEGES
                         : ContainerSpec.Privileges.ALLOW_SETUID,
                 Optional.ofNullable(settings.get("id_prefix")).orElse(""),
                 Duration.ofSeconds(number(settings, "criu_timeout_s", 120)),
@@ -147,18 +166,23 @@ public record ContainerSettings(
 
     private static Optional<Isolation> isolation(Map<String, String> settings, Path workingDir) {
         List<String> keys = List.of("name_prefix", "run_dir", "cgroup_parent");
-        long given = keys.stream().filter(k -> settings.get(k) != null && !settings.get(k).isBlank()).count();
+        long given = keys.stream()
+                .filter(k -> settings.get(k) != null && !settings.get(k).isBlank())
+                .count();
         if (given == 0) {
             if (settings.containsKey("first_slot")) {
-                throw new IllegalArgumentException("AENV_BACKEND_FIRST_SLOT needs AENV_BACKEND_NAME_PREFIX, _RUN_DIR and _CGROUP_PARENT");
+                throw new IllegalArgumentException(
+                        "AENV_BACKEND_FIRST_SLOT needs AENV_BACKEND_NAME_PREFIX, _RUN_DIR and _CGROUP_PARENT");
             }
             return Optional.empty();
         }
         if (given != keys.size()) {
             throw new IllegalArgumentException("AENV_BACKEND_NAME_PREFIX, _RUN_DIR and _CGROUP_PARENT go together");
         }
-        return Optional.of(new Isolation(settings.get("name_prefix").strip(),
-                path(settings, "run_dir", Path.of("/run/agentenv"), workingDir), settings.get("cgroup_parent").strip(),
+        return Optional.of(new Isolation(
+                settings.get("name_prefix").strip(),
+                path(settings, "run_dir", Path.of("/run/agentenv"), workingDir),
+                settings.get("cgroup_parent").strip(),
                 number(settings, "first_slot", 0)));
     }
 
@@ -178,7 +202,8 @@ public record ContainerSettings(
         try {
             return Integer.parseInt(value.strip());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("AENV_BACKEND_" + key.toUpperCase(Locale.ROOT) + " must be a whole number: '" + value + "'", e);
+            throw new IllegalArgumentException(
+                    "AENV_BACKEND_" + key.toUpperCase(Locale.ROOT) + " must be a whole number: '" + value + "'", e);
         }
     }
 
@@ -187,13 +212,16 @@ public record ContainerSettings(
         return switch (value) {
             case "true", "1", "yes" -> true;
             case "false", "0", "no", "" -> false;
-            default -> throw new IllegalArgumentException("AENV_BACKEND_" + key.toUpperCase(Locale.ROOT) + " must be true or false: '" + value + "'");
+            default ->
+                throw new IllegalArgumentException(
+                        "AENV_BACKEND_" + key.toUpperCase(Locale.ROOT) + " must be true or false: '" + value + "'");
         };
     }
 
     private static void range(String key, int value, int min, int max) {
         if (value < min || value > max) {
-            throw new IllegalArgumentException("AENV_BACKEND_" + key.toUpperCase(Locale.ROOT) + " must be " + min + ".." + max + ": " + value);
+            throw new IllegalArgumentException(
+                    "AENV_BACKEND_" + key.toUpperCase(Locale.ROOT) + " must be " + min + ".." + max + ": " + value);
         }
     }
 }

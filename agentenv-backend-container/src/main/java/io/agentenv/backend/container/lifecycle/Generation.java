@@ -39,6 +39,7 @@ public final class Generation {
     final AtomicReference<ContainerSandbox.Phase> phase;
     /** The warm-pool member this generation claims at start (its container, dirs and slot), if any. */
     final Optional<WarmPool.Member> warm;
+
     private final NetnsPool pool;
     private final AtomicReference<NetSlot> slot;
     private final NetSlot liveSlot;
@@ -47,6 +48,7 @@ public final class Generation {
     private volatile Optional<GenerationLiveness.Processes> claimedProcesses = Optional.empty();
     /** Whether the start sent envd this sandbox's {@code /init} (false for a member initialised for it already). */
     private volatile boolean initialisedAtStart = true;
+
     private volatile HttpEnvdClient client;
     private volatile Lineage lineage;
     private volatile boolean frozen;
@@ -55,8 +57,16 @@ public final class Generation {
      * @param dirs the container's dirs ({@link ContainerNames#dirs})
      * @param pool where the slot goes back to
      */
-    Generation(LaunchSpec spec, ContainerSandbox.Launch launch, ContainerId id, SandboxDirs dirs, NetSlot slot,
-               NetnsPool pool, Resources resources, ContainerSandbox.Phase initial, Optional<WarmPool.Member> warm) {
+    Generation(
+            LaunchSpec spec,
+            ContainerSandbox.Launch launch,
+            ContainerId id,
+            SandboxDirs dirs,
+            NetSlot slot,
+            NetnsPool pool,
+            Resources resources,
+            ContainerSandbox.Phase initial,
+            Optional<WarmPool.Member> warm) {
         this.spec = requireNonNull(spec, "spec is null");
         this.launch = requireNonNull(launch, "launch is null");
         this.id = requireNonNull(id, "id is null");
@@ -180,7 +190,9 @@ public final class Generation {
         try {
             return GuestProcFiles.bootId(dirs);
         } catch (IOException | RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", spec.id().value()).setCause(e)
+            log.atWarn()
+                    .addKeyValue("sandbox_id", spec.id().value())
+                    .setCause(e)
                     .log("the sandbox's boot id could not be read; a resume or restore of this state gets a new one");
             return Optional.empty();
         }
@@ -188,13 +200,14 @@ public final class Generation {
 
     /** The host pid of the container's init, as runc wrote it into the bundle. */
     static long initPid(SandboxDirs dirs) throws IOException {
-        return Long.parseLong(Files.readString(dirs.bundle().resolve(RuncRuntime.BUNDLE_PIDFILE)).strip());
+        return Long.parseLong(Files.readString(dirs.bundle().resolve(RuncRuntime.BUNDLE_PIDFILE))
+                .strip());
     }
 
     /** The first failure as a Terminal error with {@code what} and the others suppressed. */
     BackendException.Terminal notReleased(String what, List<Exception> failures) {
-        BackendException.Terminal error = new BackendException.Terminal("sandbox " + spec.id() + " " + what + ": "
-                + failures.getFirst().getMessage(), failures.getFirst());
+        BackendException.Terminal error = new BackendException.Terminal(
+                "sandbox " + spec.id() + " " + what + ": " + failures.getFirst().getMessage(), failures.getFirst());
         failures.subList(1, failures.size()).forEach(error::addSuppressed);
         return error;
     }

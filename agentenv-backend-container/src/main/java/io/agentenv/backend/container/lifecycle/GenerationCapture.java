@@ -42,7 +42,8 @@ public final class GenerationCapture {
             cgroups.freeze(gen.id);
             gen.frozen(true);
         } catch (IOException e) {
-            throw new BackendException.Recoverable("freeze of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
+            throw new BackendException.Recoverable(
+                    "freeze of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable("interrupted while freezing sandbox " + gen.spec.id(), e);
@@ -69,8 +70,12 @@ public final class GenerationCapture {
     SnapshotState snapshot(Generation gen, Path artifactDir) throws BackendException {
         gen.requireRunning("snapshot");
         Lineage current = gen.lineage();
-        SavedStates.Snapshot snapshot = new SavedStates.Snapshot(current.withCapturedUpper(), gen.resources,
-                Optional.of(gen.spec.accessToken()), artifactDir, gen.bootId());
+        SavedStates.Snapshot snapshot = new SavedStates.Snapshot(
+                current.withCapturedUpper(),
+                gen.resources,
+                Optional.of(gen.spec.accessToken()),
+                artifactDir,
+                gen.bootId());
         boolean wasFrozen = gen.frozen();
         long started = System.nanoTime();
         Path work = gen.dirs.dir().resolve("snapshot-work");
@@ -84,7 +89,8 @@ public final class GenerationCapture {
         } catch (IOException | CommandFailedException e) {
             thawAfterSnapshot(gen, wasFrozen);
             discard(gen, snapshot.layers(), snapshot.images(), work);
-            throw new BackendException.Recoverable("snapshot of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
+            throw new BackendException.Recoverable(
+                    "snapshot of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             thawAfterSnapshot(gen, wasFrozen);
@@ -92,8 +98,11 @@ public final class GenerationCapture {
         }
         thawAfterSnapshot(gen, wasFrozen);
         discard(gen, work);
-        log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("layers", snapshot.lineage().layers().size())
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container sandbox captured");
+        log.atInfo()
+                .addKeyValue("sandbox_id", gen.spec.id().value())
+                .addKeyValue("layers", snapshot.lineage().layers().size())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .log("container sandbox captured");
         return snapshot;
     }
 
@@ -104,7 +113,8 @@ public final class GenerationCapture {
         try {
             cgroups.thaw(gen.id);
         } catch (IOException e) {
-            throw new BackendException.Terminal("sandbox " + gen.spec.id() + " stays frozen after a capture: " + e.getMessage(), e);
+            throw new BackendException.Terminal(
+                    "sandbox " + gen.spec.id() + " stays frozen after a capture: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Terminal("interrupted while thawing sandbox " + gen.spec.id(), e);
@@ -116,7 +126,10 @@ public final class GenerationCapture {
             try {
                 FileTrees.deleteTree(path);
             } catch (IOException e) {
-                log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("path", path).setCause(e)
+                log.atWarn()
+                        .addKeyValue("sandbox_id", gen.spec.id().value())
+                        .addKeyValue("path", path)
+                        .setCause(e)
                         .log("could not remove a partial capture");
             }
         }

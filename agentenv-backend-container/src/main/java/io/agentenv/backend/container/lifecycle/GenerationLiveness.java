@@ -46,6 +46,7 @@ public final class GenerationLiveness {
     private volatile Optional<ExitWatch> envd = Optional.empty();
     /** The envd process that has the generation's /init (the one start initialised, or the last re-initialised). */
     private volatile Optional<HostProcess> initialisedEnvd = Optional.empty();
+
     private volatile boolean stopped;
 
     /**
@@ -86,7 +87,8 @@ public final class GenerationLiveness {
                 watchInit(found.get().init());
                 watchEnvd(found.get().envd());
                 Optional<HostProcess> initialised = found.get().envd();
-                if (known.isPresent() && envd.isEmpty()) { // the member's envd exited since: its successor took the init
+                if (known.isPresent()
+                        && envd.isEmpty()) { // the member's envd exited since: its successor took the init
                     Optional<HostProcess> successor = envd(found.get().init());
                     watchEnvd(successor);
                     initialised = initialisedNow ? successor : Optional.empty();
@@ -94,10 +96,14 @@ public final class GenerationLiveness {
                 initialisedEnvd = initialised;
             }
         } catch (NoSuchFileException | NumberFormatException e) {
-            log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+            log.atDebug()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(e)
                     .log("the container's init pid is not known; the first liveness check will look again");
         } catch (IOException | RuntimeException e) {
-            log.atDebug().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+            log.atDebug()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(e)
                     .log("cannot note the container's processes; the first liveness check will");
         }
     }
@@ -114,14 +120,18 @@ public final class GenerationLiveness {
                 }
                 watchInit(found.get());
                 if (init.isEmpty()) {
-                    return new Liveness.Gone("the container's init (host pid " + found.get().pid() + ") exited");
+                    return new Liveness.Gone(
+                            "the container's init (host pid " + found.get().pid() + ") exited");
                 }
             }
             ExitWatch initWatch = init.get();
             if (initWatch.exited()) {
-                return new Liveness.Gone("the container's init (host pid " + initWatch.process().pid() + ") exited");
+                return new Liveness.Gone(
+                        "the container's init (host pid " + initWatch.process().pid() + ") exited");
             }
-            if (envd.isPresent() && !envd.get().exited() && envd.map(ExitWatch::process).equals(initialisedEnvd)) {
+            if (envd.isPresent()
+                    && !envd.get().exited()
+                    && envd.map(ExitWatch::process).equals(initialisedEnvd)) {
                 return Liveness.ALIVE; // nothing changed: no /proc read
             }
             Optional<HostProcess> current = envd(initWatch.process());
@@ -133,7 +143,8 @@ public final class GenerationLiveness {
             }
             return Liveness.ALIVE;
         } catch (IOException | RuntimeException e) {
-            throw new BackendException.Recoverable("cannot read the processes of sandbox " + gen.spec.id() + ": " + e, e);
+            throw new BackendException.Recoverable(
+                    "cannot read the processes of sandbox " + gen.spec.id() + ": " + e, e);
         }
     }
 
@@ -198,17 +209,23 @@ public final class GenerationLiveness {
             return;
         }
         String sandbox = gen.spec.id().value();
-        log.atWarn().addKeyValue("sandbox_id", sandbox).addKeyValue("envd_pid", envd.pid())
+        log.atWarn()
+                .addKeyValue("sandbox_id", sandbox)
+                .addKeyValue("envd_pid", envd.pid())
                 .log("envd was restarted inside the sandbox; initialising it again");
         Thread.ofVirtual().name("aenv-envd-reinit-" + sandbox).start(() -> {
             try {
                 client.waitUntilReady(clock.instant().plus(REINIT_WAIT));
                 client.init(GenerationStart.initFor(gen.spec, clock));
                 initialisedEnvd = Optional.of(envd);
-                log.atInfo().addKeyValue("sandbox_id", sandbox).addKeyValue("envd_pid", envd.pid())
+                log.atInfo()
+                        .addKeyValue("sandbox_id", sandbox)
+                        .addKeyValue("envd_pid", envd.pid())
                         .log("restarted envd initialised");
             } catch (EnvdException | RuntimeException e) {
-                log.atWarn().addKeyValue("sandbox_id", sandbox).setCause(e)
+                log.atWarn()
+                        .addKeyValue("sandbox_id", sandbox)
+                        .setCause(e)
                         .log("restarted envd not initialised; the next liveness check retries");
             } finally {
                 reinitialising.set(false);

@@ -49,8 +49,15 @@ public final class GenerationPause {
     private final PauseReleases pauseReleases;
     private final ProcessRunner runner;
 
-    public GenerationPause(CgroupTree cgroups, RuncRuntime runc, OverlayMounts overlays, SandboxDisks disks,
-                           LayerFiles layerFiles, ContainerNames names, PauseReleases pauseReleases, ProcessRunner runner) {
+    public GenerationPause(
+            CgroupTree cgroups,
+            RuncRuntime runc,
+            OverlayMounts overlays,
+            SandboxDisks disks,
+            LayerFiles layerFiles,
+            ContainerNames names,
+            PauseReleases pauseReleases,
+            ProcessRunner runner) {
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.runc = requireNonNull(runc, "runc is null");
         this.overlays = requireNonNull(overlays, "overlays is null");
@@ -68,8 +75,14 @@ public final class GenerationPause {
         if (!gen.phase.compareAndSet(ContainerSandbox.Phase.RUNNING, ContainerSandbox.Phase.PAUSING)) {
             throw new BackendException.Recoverable("sandbox " + gen.spec.id() + " is not running: " + gen.phase.get());
         }
-        SavedStates.Paused paused = new SavedStates.Paused(mode, gen.lineage(), gen.resources, artifactDir,
-                mode == PauseMode.WITH_MEMORY ? gen.bootId() : Optional.empty()); // without memory: a new boot at resume
+        SavedStates.Paused paused = new SavedStates.Paused(
+                mode,
+                gen.lineage(),
+                gen.resources,
+                artifactDir,
+                mode == PauseMode.WITH_MEMORY
+                        ? gen.bootId()
+                        : Optional.empty()); // without memory: a new boot at resume
         Path work = dirs.dir().resolve("dump-work");
         long started = System.nanoTime();
         long checkpointed;
@@ -90,7 +103,8 @@ public final class GenerationPause {
         gen.closeClient();
         // The checkpoint is written and (with memory) the processes are gone. First envd's journal is copied out of the
         // sandbox's files (its logs while paused). What the pause must finish before it answers is what makes its state
-        // complete and durable: unmount the overlay and the sandbox's disk (which flushes the disk into its image), move
+        // complete and durable: unmount the overlay and the sandbox's disk (which flushes the disk into its image),
+        // move
         // the disk image and layers into the artifact dir, syncfs. The rest frees what no paused state needs (the slot:
         // its nft chain and netns; runc's state and the dead container's cgroups; the sandbox dir and warm-pool claim)
         // and runs after the answer (PauseReleases): a resume of this sandbox waits for it, shutdown too, and after a
@@ -134,13 +148,19 @@ public final class GenerationPause {
         gen.phase.set(ContainerSandbox.Phase.PAUSED);
         long done = System.nanoTime();
         releaseAfterAnswer(gen, dumped);
-        log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("mode", mode)
+        log.atInfo()
+                .addKeyValue("sandbox_id", gen.spec.id().value())
+                .addKeyValue("mode", mode)
                 .addKeyValue("checkpoint_ms", (checkpointed - started) / 1_000_000)
                 .addKeyValue("release_ms", (done - checkpointed) / 1_000_000)
-                .addKeyValue("journal_ms", took[0]).addKeyValue("journal_bytes", journalKept[0])
-                .addKeyValue("container_ms", took[1]).addKeyValue("unmount_ms", took[2])
-                .addKeyValue("disk_release_wait_ms", diskReleaseWait[0]).addKeyValue("move_ms", took[3])
-                .addKeyValue("sync_ms", took[4]).log("container sandbox paused");
+                .addKeyValue("journal_ms", took[0])
+                .addKeyValue("journal_bytes", journalKept[0])
+                .addKeyValue("container_ms", took[1])
+                .addKeyValue("unmount_ms", took[2])
+                .addKeyValue("disk_release_wait_ms", diskReleaseWait[0])
+                .addKeyValue("move_ms", took[3])
+                .addKeyValue("sync_ms", took[4])
+                .log("container sandbox paused");
         return paused;
     }
 
@@ -157,15 +177,21 @@ public final class GenerationPause {
         if (dumped) {
             atOnce.add(() -> took[1] = timed(() -> runc.delete(id)));
         }
-        pauseReleases.start(gen.spec.id(), atOnce, List.of(
-                () -> took[2] = timed(() -> {
-                    FileTrees.deleteTree(gen.dirs.dir());
-                    names.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
-                }),
-                () -> log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value())
-                        .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
-                        .addKeyValue("slot_ms", took[0]).addKeyValue("container_ms", took[1])
-                        .addKeyValue("remove_ms", took[2]).log("paused container sandbox released")));
+        pauseReleases.start(
+                gen.spec.id(),
+                atOnce,
+                List.of(
+                        () -> took[2] = timed(() -> {
+                            FileTrees.deleteTree(gen.dirs.dir());
+                            names.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
+                        }),
+                        () -> log.atInfo()
+                                .addKeyValue("sandbox_id", gen.spec.id().value())
+                                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                                .addKeyValue("slot_ms", took[0])
+                                .addKeyValue("container_ms", took[1])
+                                .addKeyValue("remove_ms", took[2])
+                                .log("paused container sandbox released")));
     }
 
     /**
@@ -176,7 +202,8 @@ public final class GenerationPause {
      * state and the cgroups. After a failed one CRIU freezes the cgroup again, and this thaws it: the sandbox runs
      * on, as before the pause.
      */
-    private void checkpointToDisk(Generation gen, Path images, Path work) throws IOException, CommandFailedException, InterruptedException {
+    private void checkpointToDisk(Generation gen, Path images, Path work)
+            throws IOException, CommandFailedException, InterruptedException {
         if (!gen.frozen()) {
             cgroups.freeze(gen.id); // undone by freeze itself when the kernel cannot complete it
             gen.frozen(true);
@@ -210,12 +237,15 @@ public final class GenerationPause {
             layers.addAll(gen.lineage().lowers(gen.dirs.layers()));
             Optional<Long> kept = GuestJournal.keep(layers, paused.guestJournal());
             if (kept.isEmpty()) {
-                log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value())
+                log.atWarn()
+                        .addKeyValue("sandbox_id", gen.spec.id().value())
                         .log("no journal file of envd in the sandbox; its logs are not kept at pause");
             }
             return kept.orElse(-1L);
         } catch (IOException | RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+            log.atWarn()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(e)
                     .log("envd's journal could not be kept at pause");
             return -1;
         }
@@ -242,7 +272,9 @@ public final class GenerationPause {
     private PausedState failedPause(Generation gen, Exception e) throws BackendException {
         boolean running;
         try {
-            running = runc.state(gen.id).map(s -> s.status() == ContainerState.Status.RUNNING).orElse(false);
+            running = runc.state(gen.id)
+                    .map(s -> s.status() == ContainerState.Status.RUNNING)
+                    .orElse(false);
         } catch (CommandFailedException stateFailed) {
             running = false;
         } catch (InterruptedException interrupted) {
@@ -250,8 +282,8 @@ public final class GenerationPause {
             running = false;
         }
         if (running && gen.phase.compareAndSet(ContainerSandbox.Phase.PAUSING, ContainerSandbox.Phase.RUNNING)) {
-            throw new BackendException.Recoverable("pause of sandbox " + gen.spec.id() + " failed, still running: "
-                    + e.getMessage(), e);
+            throw new BackendException.Recoverable(
+                    "pause of sandbox " + gen.spec.id() + " failed, still running: " + e.getMessage(), e);
         }
         throw new BackendException.Terminal("pause of sandbox " + gen.spec.id() + " failed: " + e.getMessage(), e);
     }

@@ -38,8 +38,13 @@ public final class GenerationRelease {
     private final PauseReleases pauseReleases;
     private final InitReaper reaper;
 
-    public GenerationRelease(CgroupTree cgroups, RuncRuntime runc, SandboxRootfs sandboxRootfs, ContainerNames names,
-                             PauseReleases pauseReleases, InitReaper reaper) {
+    public GenerationRelease(
+            CgroupTree cgroups,
+            RuncRuntime runc,
+            SandboxRootfs sandboxRootfs,
+            ContainerNames names,
+            PauseReleases pauseReleases,
+            InitReaper reaper) {
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.runc = requireNonNull(runc, "runc is null");
         this.sandboxRootfs = requireNonNull(sandboxRootfs, "sandboxRootfs is null");
@@ -76,7 +81,9 @@ public final class GenerationRelease {
         try {
             while (!reaper.reap(init.get())) {
                 if (System.nanoTime() > deadline) {
-                    log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("pid", init.get().pid())
+                    log.atWarn()
+                            .addKeyValue("sandbox_id", gen.spec.id().value())
+                            .addKeyValue("pid", init.get().pid())
                             .log("the container's init was killed but its parent has not reaped it");
                     return;
                 }
@@ -86,7 +93,10 @@ public final class GenerationRelease {
                 }
             }
         } catch (IOException e) {
-            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e).log("cannot read /proc");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(e)
+                    .log("cannot read /proc");
         }
     }
 
@@ -107,7 +117,8 @@ public final class GenerationRelease {
             // its steps are among the ones below and must not race them
             Attempts.attempt(failures, () -> pauseReleases.await(gen.spec.id()));
             Attempts.attempt(failures, () -> cgroups.thawIfFrozen(id.value()));
-            if (before != ContainerSandbox.Phase.PREPARED || Files.exists(gen.dirs.bundle().resolve("config.json"))) {
+            if (before != ContainerSandbox.Phase.PREPARED
+                    || Files.exists(gen.dirs.bundle().resolve("config.json"))) {
                 Attempts.attempt(failures, () -> runc.delete(id));
             }
             Attempts.attempt(failures, () -> {
@@ -130,9 +141,11 @@ public final class GenerationRelease {
             throw gen.notReleased("not fully released", failures);
         }
         if (before != ContainerSandbox.Phase.CLOSED) {
-            log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value())
+            log.atInfo()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
                     .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
-                    .addKeyValue("reap_wait_ms", reapWait / 1_000_000).log("container sandbox closed");
+                    .addKeyValue("reap_wait_ms", reapWait / 1_000_000)
+                    .log("container sandbox closed");
         }
     }
 }

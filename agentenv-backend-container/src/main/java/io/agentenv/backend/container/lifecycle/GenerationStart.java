@@ -58,10 +58,21 @@ public final class GenerationStart {
     private final PauseReleases pauseReleases;
     private final Clock clock;
 
-    public GenerationStart(ContainerNames names, HostLayout layout, TemplateImages templates, SandboxSpecs specs,
-                           RuncRuntime runc, SandboxDisks disks, OverlayMounts overlays, SandboxRootfs sandboxRootfs,
-                           LayerFiles layerFiles, EgressFirewall firewall, UtsHostname hostnames, EnvdClients envdClients,
-                           PauseReleases pauseReleases, Clock clock) {
+    public GenerationStart(
+            ContainerNames names,
+            HostLayout layout,
+            TemplateImages templates,
+            SandboxSpecs specs,
+            RuncRuntime runc,
+            SandboxDisks disks,
+            OverlayMounts overlays,
+            SandboxRootfs sandboxRootfs,
+            LayerFiles layerFiles,
+            EgressFirewall firewall,
+            UtsHostname hostnames,
+            EnvdClients envdClients,
+            PauseReleases pauseReleases,
+            Clock clock) {
         this.names = requireNonNull(names, "names is null");
         this.layout = requireNonNull(layout, "layout is null");
         this.templates = requireNonNull(templates, "templates is null");
@@ -85,19 +96,22 @@ public final class GenerationStart {
             pauseReleases.await(gen.spec.id());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new BackendException.Recoverable("interrupted while waiting for sandbox " + gen.spec.id()
-                    + " to be released from its pause", e);
+            throw new BackendException.Recoverable(
+                    "interrupted while waiting for sandbox " + gen.spec.id() + " to be released from its pause", e);
         }
         long waited = (System.nanoTime() - waiting) / 1_000_000;
         if (waited > 0) {
-            log.atInfo().addKeyValue("sandbox_id", gen.spec.id().value()).addKeyValue("waited_ms", waited)
+            log.atInfo()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .addKeyValue("waited_ms", waited)
                     .log("resume waited for its pause's release");
         }
     }
 
     void extraBootArgs(Generation gen, String arguments) throws BackendException {
         requireNonNull(arguments, "arguments is null");
-        if (!(gen.launch instanceof ContainerSandbox.Launch.FromTemplate) || gen.phase.get() != ContainerSandbox.Phase.PREPARED) {
+        if (!(gen.launch instanceof ContainerSandbox.Launch.FromTemplate)
+                || gen.phase.get() != ContainerSandbox.Phase.PREPARED) {
             throw new BackendException.Recoverable("boot arguments apply only to a fresh launch before start");
         }
         if (arguments.isBlank() || arguments.indexOf('\0') >= 0 || arguments.length() > 4096) {
@@ -138,14 +152,16 @@ public final class GenerationStart {
             }
             Lineage lineage;
             switch (launch) {
-                case ContainerSandbox.Launch.FromTemplate(String template) when claimWarm -> {
+                case ContainerSandbox.Launch.FromTemplate(String template)
+                when claimWarm -> {
                     lineage = warm.get().lineage();
                     images = Optional.empty();
                     guestToken = Optional.empty();
                 }
-                case ContainerSandbox.Launch.FromTemplate(String template) when !bootEnv.isEmpty() -> {
-                    lineage = new Lineage(List.of(), layout.templateRootfs(template).toRealPath(),
-                            templates.envdDir());
+                case ContainerSandbox.Launch.FromTemplate(String template)
+                when !bootEnv.isEmpty() -> {
+                    lineage = new Lineage(
+                            List.of(), layout.templateRootfs(template).toRealPath(), templates.envdDir());
                     images = Optional.empty();
                     guestToken = Optional.empty();
                 }
@@ -157,16 +173,20 @@ public final class GenerationStart {
                 }
                 case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) -> {
                     SavedStates.requirePresent(state.lineage(), state.layers(), Optional.of(state.images()));
-                    layerFiles.copyLayers(state.layers(), dirs.layers(),
-                            state.lineage().owned().stream().map(n -> new String[] {n, n}).toList());
+                    layerFiles.copyLayers(
+                            state.layers(),
+                            dirs.layers(),
+                            state.lineage().owned().stream()
+                                    .map(n -> new String[] {n, n})
+                                    .toList());
                     lineage = state.lineage();
                     images = Optional.of(state.images());
                     guestToken = state.guestToken();
                 }
                 case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) -> {
                     boolean memory = state.mode() == PauseMode.WITH_MEMORY;
-                    SavedStates.requirePresent(state.lineage(), state.layers(),
-                            memory ? Optional.of(state.images()) : Optional.empty());
+                    SavedStates.requirePresent(
+                            state.lineage(), state.layers(), memory ? Optional.of(state.images()) : Optional.empty());
                     if (Files.isRegularFile(state.diskImage())) {
                         disks.moveImage(state.diskImage(), dirs.diskImage());
                         disks.mount(dirs);
@@ -180,20 +200,24 @@ public final class GenerationStart {
                     guestToken = memory ? Optional.of(spec.accessToken()) : Optional.empty();
                 }
                 case ContainerSandbox.Launch.Reattached r ->
-                        throw new BackendException.Terminal("a re-attached sandbox is already running");
+                    throw new BackendException.Terminal("a re-attached sandbox is already running");
             }
             gen.lineage(lineage);
             NetSlot netSlot = gen.requireSlot();
             if (warm.isPresent() && !ownMember) {
-                names.claim(spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
+                names.claim(
+                        spec.id(), gen.id); // this sandbox runs in the member's container (restart recovery finds it)
             }
             applyInitialEgress(gen, netSlot);
             Optional<UtsHostname.Pending> hostname = Optional.empty();
             if (claimWarm) { // set while envd takes its /init (below): both are short, and neither needs the other
-                Optional<GenerationLiveness.Processes> claimedProcesses = warm.get().processes();
+                Optional<GenerationLiveness.Processes> claimedProcesses =
+                        warm.get().processes();
                 gen.claimedProcesses(claimedProcesses);
                 if (!ownMember) {
-                    long initPid = claimedProcesses.isPresent() ? claimedProcesses.get().init().pid() : gen.initPid();
+                    long initPid = claimedProcesses.isPresent()
+                            ? claimedProcesses.get().init().pid()
+                            : gen.initPid();
                     hostname = Optional.of(hostnames.start(initPid, spec.id().value()));
                 }
             } else {
@@ -201,18 +225,23 @@ public final class GenerationStart {
                     overlays.mount(lineage.lowers(dirs.layers()), dirs.upper(), dirs.work(), dirs.rootfs());
                 } else {
                     long mounting = System.nanoTime();
-                    newDisk = sandboxRootfs.mountOnNewDisk(lineage.lowers(dirs.layers()), dirs, gen.resources.diskSizeMiB())
-                            ? "spare" : "made";
+                    newDisk = sandboxRootfs.mountOnNewDisk(
+                                    lineage.lowers(dirs.layers()), dirs, gen.resources.diskSizeMiB())
+                            ? "spare"
+                            : "made";
                     diskNanos = System.nanoTime() - mounting;
                 }
-                GuestProcFiles.writeBootId(dirs, switch (launch) { // see GuestProcFiles: which launch is a new boot
-                    case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) ->
-                            state.bootId().orElseGet(GuestProcFiles::newBootId);
-                    case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) when images.isPresent() ->
-                            state.bootId().orElseGet(GuestProcFiles::newBootId);
-                    default -> GuestProcFiles.newBootId();
-                });
-                RuncRuntime.writeConfig(dirs.bundle(),
+                GuestProcFiles.writeBootId(
+                        dirs,
+                        switch (launch) { // see GuestProcFiles: which launch is a new boot
+                            case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) ->
+                                state.bootId().orElseGet(GuestProcFiles::newBootId);
+                            case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state)
+                            when images.isPresent() -> state.bootId().orElseGet(GuestProcFiles::newBootId);
+                            default -> GuestProcFiles.newBootId();
+                        });
+                RuncRuntime.writeConfig(
+                        dirs.bundle(),
                         specs.build(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv));
             }
             if (claimWarm) {
@@ -249,11 +278,15 @@ public final class GenerationStart {
             }
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             rollBackPausedFiles(gen);
-            // a template launch's files are the template's and envd's only; any other launch's are the user's (untrusted)
+            // a template launch's files are the template's and envd's only; any other launch's are the user's
+            // (untrusted)
             String envdLog = launch instanceof ContainerSandbox.Launch.FromTemplate
-                    ? EnvdLogs.tail(dirs) : "(not read: user files)";
-            throw new BackendException.Terminal("sandbox " + spec.id() + " did not start (" + launch.getClass().getSimpleName()
-                    + "): " + e.getMessage() + "\nenvd log:\n" + envdLog, e);
+                    ? EnvdLogs.tail(dirs)
+                    : "(not read: user files)";
+            throw new BackendException.Terminal(
+                    "sandbox " + spec.id() + " did not start ("
+                            + launch.getClass().getSimpleName() + "): " + e.getMessage() + "\nenvd log:\n" + envdLog,
+                    e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             rollBackPausedFiles(gen);
@@ -262,9 +295,13 @@ public final class GenerationStart {
         if (!gen.phase.compareAndSet(ContainerSandbox.Phase.STARTING, ContainerSandbox.Phase.RUNNING)) {
             throw new BackendException.Terminal("sandbox " + spec.id() + " was closed while starting");
         }
-        log.atInfo().addKeyValue("sandbox_id", spec.id().value()).addKeyValue("launch", launch.getClass().getSimpleName())
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).addKeyValue("new_disk", newDisk)
-                .addKeyValue("rootfs_ms", diskNanos / 1_000_000).addKeyValue("envd_ms", envdNanos / 1_000_000)
+        log.atInfo()
+                .addKeyValue("sandbox_id", spec.id().value())
+                .addKeyValue("launch", launch.getClass().getSimpleName())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .addKeyValue("new_disk", newDisk)
+                .addKeyValue("rootfs_ms", diskNanos / 1_000_000)
+                .addKeyValue("envd_ms", envdNanos / 1_000_000)
                 .log("container sandbox started");
     }
 
@@ -274,9 +311,12 @@ public final class GenerationStart {
      * a successor started by the supervisor has no init yet).
      */
     private static boolean initialisedFor(WarmPool.Member member, LaunchSpec spec) throws IOException {
-        return spec.envVars().isEmpty() && spec.defaultUser().equals(WarmPool.MEMBER_USER)
+        return spec.envVars().isEmpty()
+                && spec.defaultUser().equals(WarmPool.MEMBER_USER)
                 && member.token().equals(Optional.of(spec.accessToken()))
-                && member.processes().flatMap(GenerationLiveness.Processes::envd).isPresent()
+                && member.processes()
+                        .flatMap(GenerationLiveness.Processes::envd)
+                        .isPresent()
                 && member.processes().get().envd().get().running();
     }
 
@@ -285,11 +325,14 @@ public final class GenerationStart {
      * {@code /health} probe first). If envd cannot be reached (it died in the pool and its supervisor is starting it
      * again), it is waited for until {@code deadline} as a booting envd would be, and initialised then.
      */
-    private void initClaimed(Generation gen, HttpEnvdClient client, EnvdInit init, Instant deadline) throws EnvdException {
+    private void initClaimed(Generation gen, HttpEnvdClient client, EnvdInit init, Instant deadline)
+            throws EnvdException {
         try {
             client.init(init);
         } catch (EnvdException.Unreachable gone) {
-            log.atWarn().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(gone)
+            log.atWarn()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(gone)
                     .log("the claimed warm sandbox's envd did not answer its init; waiting for it");
             client.waitUntilHealthy(deadline);
             client.init(init);
@@ -301,7 +344,8 @@ public final class GenerationStart {
      * so nothing of the user's runs yet). A slot is new for every generation and has no rules of its own, so an open
      * policy needs no firewall change at all.
      */
-    private void applyInitialEgress(Generation gen, NetSlot netSlot) throws CommandFailedException, InterruptedException {
+    private void applyInitialEgress(Generation gen, NetSlot netSlot)
+            throws CommandFailedException, InterruptedException {
         EgressPolicy policy = ContainerSandbox.egress(gen.spec.network());
         if (!policy.isOpen()) {
             firewall.apply(netSlot, policy);
@@ -338,7 +382,9 @@ public final class GenerationStart {
             }
             layerFiles.move(gen.dirs.layers(), state.layers());
         } catch (IOException | CommandFailedException e) {
-            log.atError().addKeyValue("sandbox_id", gen.spec.id().value()).setCause(e)
+            log.atError()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(e)
                     .log("could not move the paused files back after a failed resume");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -347,8 +393,12 @@ public final class GenerationStart {
 
     /** envd's {@code /init} for this sandbox: its token, env vars, default user and workdir, and the host's clock. */
     static EnvdInit initFor(LaunchSpec spec, Clock clock) {
-        return new EnvdInit(Optional.of(spec.accessToken()), spec.envVars(), Optional.of(spec.defaultUser()),
-                workdir(spec.defaultUser()), clock.instant());
+        return new EnvdInit(
+                Optional.of(spec.accessToken()),
+                spec.envVars(),
+                Optional.of(spec.defaultUser()),
+                workdir(spec.defaultUser()),
+                clock.instant());
     }
 
     static Optional<String> workdir(String user) {

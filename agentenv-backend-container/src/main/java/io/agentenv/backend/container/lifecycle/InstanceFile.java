@@ -16,23 +16,26 @@ import java.util.Optional;
  */
 public final class InstanceFile {
 
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     static final String NAME = "instance.json";
 
-    record Wire(List<String> layers, String template, String envdDir, int slot) {
-    }
+    record Wire(List<String> layers, String template, String envdDir, int slot) {}
 
     /** What a running sandbox left. */
-    public record Contents(Lineage lineage, int slot) {
-    }
+    public record Contents(Lineage lineage, int slot) {}
 
     private InstanceFile() {}
 
     static void write(SandboxDirs dirs, Lineage lineage, int slot) throws IOException {
         Path tmp = dirs.dir().resolve(NAME + ".tmp");
-        JSON.writeValue(tmp.toFile(), new Wire(lineage.layers(), lineage.template().toString(),
-                lineage.envdDir().toString(), slot));
+        JSON.writeValue(
+                tmp.toFile(),
+                new Wire(
+                        lineage.layers(),
+                        lineage.template().toString(),
+                        lineage.envdDir().toString(),
+                        slot));
         Files.move(tmp, dirs.dir().resolve(NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
@@ -44,8 +47,8 @@ public final class InstanceFile {
         }
         Wire wire = JSON.readValue(file.toFile(), Wire.class);
         try {
-            return Optional.of(new Contents(new Lineage(wire.layers(), Path.of(wire.template()), Path.of(wire.envdDir())),
-                    wire.slot()));
+            return Optional.of(new Contents(
+                    new Lineage(wire.layers(), Path.of(wire.template()), Path.of(wire.envdDir())), wire.slot()));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new IOException("malformed " + file + ": " + e.getMessage(), e);
         }

@@ -33,7 +33,8 @@ public record Lineage(List<String> layers, Path template, Path envdDir) {
         }
         for (String layer : layers) {
             if (!isOwned(layer) && !(layer.startsWith("/") && !layer.contains("..") && !layer.matches(".*[,:\\s].*"))) {
-                throw new IllegalArgumentException("a layer is a number (owned) or an absolute path (shared): " + layer);
+                throw new IllegalArgumentException(
+                        "a layer is a number (owned) or an absolute path (shared): " + layer);
             }
         }
         if (layers.size() > 400) {

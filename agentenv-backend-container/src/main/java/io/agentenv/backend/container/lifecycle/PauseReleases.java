@@ -61,11 +61,14 @@ public final class PauseReleases {
         Release release = new Release(List.copyOf(all), outcome);
         Release previous = inFlight.put(id, release);
         if (previous != null && !previous.outcome().isDone()) { // a resume waits first: only a bug gets here
-            log.atWarn().addKeyValue("sandbox_id", id.value()).log("a pause's release started while the previous one runs");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .log("a pause's release started while the previous one runs");
         }
         outcome.whenComplete((failures, error) -> {
             if (error != null || !failures.isEmpty()) {
-                log.atWarn().addKeyValue("sandbox_id", id.value())
+                log.atWarn()
+                        .addKeyValue("sandbox_id", id.value())
                         .setCause(error != null ? error : failures.getFirst())
                         .log("releasing a paused sandbox failed; its resume or kill tries again");
             } else {
@@ -86,8 +89,10 @@ public final class PauseReleases {
         }
         List<Exception> failures = settle(id, release);
         if (!failures.isEmpty()) {
-            BackendException.Recoverable error = new BackendException.Recoverable("sandbox " + id
-                    + " is not released from its pause yet: " + failures.getFirst().getMessage(), failures.getFirst());
+            BackendException.Recoverable error = new BackendException.Recoverable(
+                    "sandbox " + id + " is not released from its pause yet: "
+                            + failures.getFirst().getMessage(),
+                    failures.getFirst());
             failures.subList(1, failures.size()).forEach(error::addSuppressed);
             throw error;
         }
@@ -101,8 +106,11 @@ public final class PauseReleases {
         for (Map.Entry<SandboxId, Release> entry : List.copyOf(inFlight.entrySet())) {
             List<Exception> failures = settle(entry.getKey(), entry.getValue());
             if (!failures.isEmpty()) {
-                log.atWarn().addKeyValue("sandbox_id", entry.getKey().value()).setCause(failures.getFirst())
-                        .log("releasing a paused sandbox failed again at shutdown; the next start-up removes what is left");
+                log.atWarn()
+                        .addKeyValue("sandbox_id", entry.getKey().value())
+                        .setCause(failures.getFirst())
+                        .log(
+                                "releasing a paused sandbox failed again at shutdown; the next start-up removes what is left");
             }
         }
     }
@@ -114,10 +122,16 @@ public final class PauseReleases {
 
     /** Sandboxes whose release finished with a failure and waits for the next one to try it (tests watch for it). */
     public List<SandboxId> failed() {
-        return inFlight.entrySet().stream().filter(entry -> {
-            CompletableFuture<List<Exception>> outcome = entry.getValue().outcome();
-            return outcome.isDone() && (outcome.isCompletedExceptionally() || !outcome.join().isEmpty());
-        }).map(Map.Entry::getKey).toList();
+        return inFlight.entrySet().stream()
+                .filter(entry -> {
+                    CompletableFuture<List<Exception>> outcome =
+                            entry.getValue().outcome();
+                    return outcome.isDone()
+                            && (outcome.isCompletedExceptionally()
+                                    || !outcome.join().isEmpty());
+                })
+                .map(Map.Entry::getKey)
+                .toList();
     }
 
     /**

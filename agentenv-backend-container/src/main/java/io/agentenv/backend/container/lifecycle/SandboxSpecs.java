@@ -43,35 +43,73 @@ public final class SandboxSpecs {
      *
      * @param extraEnv extra environment of the init (the custom extension's boot arguments), KEY=value entries
      */
-    OciSpec build(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
-                  Resources resources, List<String> extraEnv) {
+    OciSpec build(
+            ContainerId id,
+            SandboxDirs dirs,
+            NetSlot slot,
+            String hostname,
+            Lineage lineage,
+            Resources resources,
+            List<String> extraEnv) {
         return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, List.of()));
     }
 
     /** {@link #build}, with extra arguments for the first envd the init starts (see {@link EnvdLayout#envdSupervisor}). */
-    OciSpec build(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
-                  Resources resources, List<String> extraEnv, List<String> firstEnvdArgs) {
+    OciSpec build(
+            ContainerId id,
+            SandboxDirs dirs,
+            NetSlot slot,
+            String hostname,
+            Lineage lineage,
+            Resources resources,
+            List<String> extraEnv,
+            List<String> firstEnvdArgs) {
         return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, firstEnvdArgs));
     }
 
-    ContainerSpec spec(ContainerId id, SandboxDirs dirs, NetSlot slot, String hostname, Lineage lineage,
-                       Resources resources, List<String> extraEnv, List<String> firstEnvdArgs) {
+    ContainerSpec spec(
+            ContainerId id,
+            SandboxDirs dirs,
+            NetSlot slot,
+            String hostname,
+            Lineage lineage,
+            Resources resources,
+            List<String> extraEnv,
+            List<String> firstEnvdArgs) {
         Path java = settings.jdkHome().resolve("bin/java");
-        List<String> args = List.of("/usr/bin/tini", "-s", "--", "/bin/sh", "-c", EnvdLayout.envdSupervisor(firstEnvdArgs),
-                java.toString(), "@" + EnvdLayout.ENVD_DIST + "/jvm.options", "-XX:AOTCache=" + EnvdLayout.ENVD_DIST + "/envd.aot",
-                "-jar", EnvdLayout.ENVD_DIST + "/agentenv-envd.jar",
-                "--port", Integer.toString(EnvdLayout.ENVD_PORT), "--unix-socket", EnvdLayout.ENVD_GUEST_DIR + "/" + EnvdLayout.ENVD_SOCKET,
-                "--journal-file", EnvdLayout.ENVD_JOURNAL);
+        List<String> args = List.of(
+                "/usr/bin/tini",
+                "-s",
+                "--",
+                "/bin/sh",
+                "-c",
+                EnvdLayout.envdSupervisor(firstEnvdArgs),
+                java.toString(),
+                "@" + EnvdLayout.ENVD_DIST + "/jvm.options",
+                "-XX:AOTCache=" + EnvdLayout.ENVD_DIST + "/envd.aot",
+                "-jar",
+                EnvdLayout.ENVD_DIST + "/agentenv-envd.jar",
+                "--port",
+                Integer.toString(EnvdLayout.ENVD_PORT),
+                "--unix-socket",
+                EnvdLayout.ENVD_GUEST_DIR + "/" + EnvdLayout.ENVD_SOCKET,
+                "--journal-file",
+                EnvdLayout.ENVD_JOURNAL);
         List<String> env = new ArrayList<>(List.of(PATH, "HOME=/root"));
         env.addAll(extraEnv);
-        return new ContainerSpec(id, dirs.rootfs(), hostname,
+        return new ContainerSpec(
+                id,
+                dirs.rootfs(),
+                hostname,
                 new ContainerSpec.InitProcess(args, env, "/", 0, 0),
                 slot.netnsPath(),
                 new ContainerSpec.Limits(resources.cpuCount(), resources.memoryMiB(), settings.pids(), 16384),
                 Optional.of(settings.jdkHome()),
-                List.of(new ContainerSpec.ReadOnlyBind(lineage.envdDir(), EnvdLayout.ENVD_DIST),
+                List.of(
+                        new ContainerSpec.ReadOnlyBind(lineage.envdDir(), EnvdLayout.ENVD_DIST),
                         new ContainerSpec.ReadOnlyBind(dirs.procFiles(), GuestProcFiles.GUEST_DIR)),
-                dirs.envd(), EnvdLayout.ENVD_GUEST_DIR,
+                dirs.envd(),
+                EnvdLayout.ENVD_GUEST_DIR,
                 Optional.of(resolvConf),
                 criuConfig,
                 settings.privileges());

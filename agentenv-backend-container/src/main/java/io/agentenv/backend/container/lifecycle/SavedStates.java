@@ -32,23 +32,33 @@ import org.slf4j.LoggerFactory;
 public final class SavedStates {
 
     private static final Logger log = LoggerFactory.getLogger(SavedStates.class);
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final int VERSION = 1;
 
     private SavedStates() {}
 
     /** The JSON form of both states. */
-    record Wire(int version, String kind, String mode, List<String> layers, String template, String envdDir,
-                int cpuCount, int memoryMiB, int diskSizeMiB, String guestToken, String bootId) {
-    }
+    record Wire(
+            int version,
+            String kind,
+            String mode,
+            List<String> layers,
+            String template,
+            String envdDir,
+            int cpuCount,
+            int memoryMiB,
+            int diskSizeMiB,
+            String guestToken,
+            String bootId) {}
 
     /**
      * A paused sandbox: its disk image and owned layers moved into {@code artifactDir}, plus CRIU images WITH_MEMORY.
      * {@code bootId} is the boot id its resume keeps ({@link GuestProcFiles}): a pause with memory only; empty for a
      * filesystem-only pause (its resume is a new boot) and for states paused before sandboxes had their own.
      */
-    public record Paused(PauseMode mode, Lineage lineage, Resources resources, Path artifactDir, Optional<String> bootId)
+    public record Paused(
+            PauseMode mode, Lineage lineage, Resources resources, Path artifactDir, Optional<String> bootId)
             implements PausedState {
         public Paused {
             requireNonNull(mode, "mode is null");
@@ -60,8 +70,17 @@ public final class SavedStates {
 
         @Override
         public byte[] encode() {
-            return write(new Wire(VERSION, "paused", mode.name(), lineage.layers(), lineage.template().toString(),
-                    lineage.envdDir().toString(), resources.cpuCount(), resources.memoryMiB(), resources.diskSizeMiB(), null,
+            return write(new Wire(
+                    VERSION,
+                    "paused",
+                    mode.name(),
+                    lineage.layers(),
+                    lineage.template().toString(),
+                    lineage.envdDir().toString(),
+                    resources.cpuCount(),
+                    resources.memoryMiB(),
+                    resources.diskSizeMiB(),
+                    null,
                     bootId.orElse(null)));
         }
 
@@ -94,7 +113,9 @@ public final class SavedStates {
             try {
                 return GuestJournal.read(guestJournal());
             } catch (IOException | RuntimeException e) {
-                log.atWarn().addKeyValue("artifact_dir", artifactDir.toString()).setCause(e)
+                log.atWarn()
+                        .addKeyValue("artifact_dir", artifactDir.toString())
+                        .setCause(e)
                         .log("the kept journal of a paused sandbox is unreadable");
                 return Optional.empty();
             }
@@ -107,8 +128,13 @@ public final class SavedStates {
      * server's database, like the sandbox tokens themselves. {@code bootId} is the source's boot id, which the sandboxes
      * restored from it keep (they continue its memory); empty for snapshots taken before sandboxes had their own.
      */
-    public record Snapshot(Lineage lineage, Resources resources, Optional<AccessToken> guestToken, Path artifactDir,
-                    Optional<String> bootId) implements SnapshotState {
+    public record Snapshot(
+            Lineage lineage,
+            Resources resources,
+            Optional<AccessToken> guestToken,
+            Path artifactDir,
+            Optional<String> bootId)
+            implements SnapshotState {
         public Snapshot {
             requireNonNull(lineage, "lineage is null");
             requireNonNull(resources, "resources is null");
@@ -119,9 +145,18 @@ public final class SavedStates {
 
         @Override
         public byte[] encode() {
-            return write(new Wire(VERSION, "snapshot", null, lineage.layers(), lineage.template().toString(),
-                    lineage.envdDir().toString(), resources.cpuCount(), resources.memoryMiB(), resources.diskSizeMiB(),
-                    guestToken.map(AccessToken::value).orElse(null), bootId.orElse(null)));
+            return write(new Wire(
+                    VERSION,
+                    "snapshot",
+                    null,
+                    lineage.layers(),
+                    lineage.template().toString(),
+                    lineage.envdDir().toString(),
+                    resources.cpuCount(),
+                    resources.memoryMiB(),
+                    resources.diskSizeMiB(),
+                    guestToken.map(AccessToken::value).orElse(null),
+                    bootId.orElse(null)));
         }
 
         public Path images() {
@@ -136,8 +171,12 @@ public final class SavedStates {
     public static Paused decodePaused(byte[] encoded, Path artifactDir) throws BackendException {
         Wire wire = read(encoded, "paused");
         try {
-            return new Paused(PauseMode.valueOf(requireNonNull(wire.mode(), "mode")), lineage(wire), resources(wire),
-                    absolute(artifactDir), Optional.ofNullable(wire.bootId()));
+            return new Paused(
+                    PauseMode.valueOf(requireNonNull(wire.mode(), "mode")),
+                    lineage(wire),
+                    resources(wire),
+                    absolute(artifactDir),
+                    Optional.ofNullable(wire.bootId()));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("paused state is malformed: " + e.getMessage(), e);
         }
@@ -146,8 +185,11 @@ public final class SavedStates {
     public static Snapshot decodeSnapshot(byte[] encoded, Path artifactDir) throws BackendException {
         Wire wire = read(encoded, "snapshot");
         try {
-            return new Snapshot(lineage(wire), resources(wire),
-                    Optional.ofNullable(wire.guestToken()).map(AccessToken::new), absolute(artifactDir),
+            return new Snapshot(
+                    lineage(wire),
+                    resources(wire),
+                    Optional.ofNullable(wire.guestToken()).map(AccessToken::new),
+                    absolute(artifactDir),
                     Optional.ofNullable(wire.bootId()));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("snapshot state is malformed: " + e.getMessage(), e);
@@ -178,7 +220,9 @@ public final class SavedStates {
     }
 
     private static Lineage lineage(Wire wire) {
-        return new Lineage(requireNonNull(wire.layers(), "layers"), Path.of(requireNonNull(wire.template(), "template")),
+        return new Lineage(
+                requireNonNull(wire.layers(), "layers"),
+                Path.of(requireNonNull(wire.template(), "template")),
                 Path.of(requireNonNull(wire.envdDir(), "envdDir")));
     }
 
@@ -202,8 +246,8 @@ public final class SavedStates {
             throw new BackendException.Terminal("not a container " + kind + " state: " + e.getMessage(), e);
         }
         if (wire.version() != VERSION || !kind.equals(wire.kind())) {
-            throw new BackendException.Terminal("not a container " + kind + " state (version " + wire.version()
-                    + ", kind " + wire.kind() + ")");
+            throw new BackendException.Terminal(
+                    "not a container " + kind + " state (version " + wire.version() + ", kind " + wire.kind() + ")");
         }
         return wire;
     }

@@ -90,10 +90,21 @@ public final class TemplateImages {
     private final Clock clock;
     private final Map<String, CompletableFuture<Image>> builds = new ConcurrentHashMap<>();
 
-    public TemplateImages(ContainerSettings settings, HostLayout layout, ContainerNames names, SandboxSpecs specs,
-                          RuncRuntime runc, NetnsPool pool, EgressFirewall firewall, OverlayMounts overlays,
-                          SandboxRootfs sandboxRootfs, LayerFiles layerFiles, EnvdClients envdClients, Path imagesDir,
-                          Path envdDir, Clock clock) {
+    public TemplateImages(
+            ContainerSettings settings,
+            HostLayout layout,
+            ContainerNames names,
+            SandboxSpecs specs,
+            RuncRuntime runc,
+            NetnsPool pool,
+            EgressFirewall firewall,
+            OverlayMounts overlays,
+            SandboxRootfs sandboxRootfs,
+            LayerFiles layerFiles,
+            EnvdClients envdClients,
+            Path imagesDir,
+            Path envdDir,
+            Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
         this.layout = requireNonNull(layout, "layout is null");
         this.names = requireNonNull(names, "names is null");
@@ -121,8 +132,9 @@ public final class TemplateImages {
         try {
             rootfs = layout.templateRootfs(template).toRealPath();
         } catch (IOException e) {
-            throw new BackendException.Terminal("template " + template + " is not available: " + e.getMessage()
-                    + " (run scripts/setup-host.sh)", e);
+            throw new BackendException.Terminal(
+                    "template " + template + " is not available: " + e.getMessage() + " (run scripts/setup-host.sh)",
+                    e);
         }
         String key = template + "-" + key(rootfs);
         CompletableFuture<Image> mine = new CompletableFuture<>();
@@ -149,7 +161,8 @@ public final class TemplateImages {
             if (e.getCause() instanceof BackendException be) {
                 throw new BackendException.Terminal(be.getMessage(), be);
             }
-            throw new BackendException.Terminal("template " + template + " image failed: " + e.getCause(), e.getCause());
+            throw new BackendException.Terminal(
+                    "template " + template + " image failed: " + e.getCause(), e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Terminal("interrupted while waiting for the image of template " + template, e);
@@ -162,24 +175,37 @@ public final class TemplateImages {
             // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
             // warm-up get a new key
             digest.update((EnvdLayout.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
-            String text = String.join("\n", rootfs.toString(), envdDir.toString(), settings.jdkHome().toString(),
-                    Integer.toString(settings.cpuCount()), Integer.toString(settings.memoryMiB()),
-                    settings.privileges().name(), "v2", EnvdLayout.ENVD_SUPERVISOR, EnvdLayout.ENVD_JOURNAL,
+            String text = String.join(
+                    "\n",
+                    rootfs.toString(),
+                    envdDir.toString(),
+                    settings.jdkHome().toString(),
+                    Integer.toString(settings.cpuCount()),
+                    Integer.toString(settings.memoryMiB()),
+                    settings.privileges().name(),
+                    "v2",
+                    EnvdLayout.ENVD_SUPERVISOR,
+                    EnvdLayout.ENVD_JOURNAL,
                     OciSpecs.MOUNT_LAYOUT);
-            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
+            return HexFormat.of()
+                    .formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)))
+                    .substring(0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
     }
 
     private Image loadOrBuild(String template, Path rootfs, Path dir) throws BackendException, InterruptedException {
-        Image image = new Image(new Lineage(List.of(dir.resolve("layer").toString()), rootfs, envdDir), dir.resolve("images"));
+        Image image = new Image(
+                new Lineage(List.of(dir.resolve("layer").toString()), rootfs, envdDir), dir.resolve("images"));
         if (Files.exists(dir.resolve(READY))) {
             return image;
         }
         long started = System.nanoTime();
-        ContainerId id = new ContainerId(settings.idPrefix() + "tpl-" + template.replace('.', '-')
-                + "-" + dir.getFileName().toString().substring(dir.getFileName().toString().length() - 8));
+        ContainerId id = new ContainerId(settings.idPrefix() + "tpl-" + template.replace('.', '-') + "-"
+                + dir.getFileName()
+                        .toString()
+                        .substring(dir.getFileName().toString().length() - 8));
         SandboxDirs dirs = names.dirs(id);
         Path partial = dir.resolveSibling("." + dir.getFileName() + ".partial");
         NetSlot slot = null;
@@ -198,17 +224,19 @@ public final class TemplateImages {
             Lineage boot = new Lineage(List.of(), rootfs, envdDir);
             overlays.mount(boot.lowers(dirs.layers()), dirs.upper(), dirs.work(), dirs.rootfs());
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own
-            RuncRuntime.writeConfig(dirs.bundle(),
+            RuncRuntime.writeConfig(
+                    dirs.bundle(),
                     specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), BOOT_ENVD_ARGS));
             runc.create(id, dirs.bundle());
             GuestProcFiles.mount(Generation.initPid(dirs), dirs);
             runc.start(id);
-            try (HttpEnvdClient client = envdClients.open(new SandboxId("template000000000000"),
-                    ContainerSandbox.envdAddress(slot), Optional.empty())) {
+            try (HttpEnvdClient client = envdClients.open(
+                    new SandboxId("template000000000000"), ContainerSandbox.envdAddress(slot), Optional.empty())) {
                 client.waitUntilReady(clock.instant().plus(BOOT_TIMEOUT));
             }
             Files.createDirectories(partial);
-            runc.checkpoint(id, partial.resolve("images"), dirs.dir().resolve("dump-work"), RuncRuntime.AfterCheckpoint.STOP);
+            runc.checkpoint(
+                    id, partial.resolve("images"), dirs.dir().resolve("dump-work"), RuncRuntime.AfterCheckpoint.STOP);
             runc.delete(id);
             overlays.unmount(dirs.rootfs());
             layerFiles.move(dirs.upper(), partial.resolve("layer"));
@@ -216,13 +244,18 @@ public final class TemplateImages {
             FileTrees.deleteTree(dir);
             Files.move(partial, dir);
         } catch (IOException | CommandFailedException | EnvdException e) {
-            throw new BackendException.Terminal("could not build the boot image of template " + template + ": "
-                    + e.getMessage() + "\nenvd log:\n" + EnvdLogs.tail(dirs), e);
+            throw new BackendException.Terminal(
+                    "could not build the boot image of template " + template + ": " + e.getMessage() + "\nenvd log:\n"
+                            + EnvdLogs.tail(dirs),
+                    e);
         } finally {
             cleanUp(id, dirs, slot, partial);
         }
-        log.atInfo().addKeyValue("template", template).addKeyValue("dir", dir)
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("template boot image built");
+        log.atInfo()
+                .addKeyValue("template", template)
+                .addKeyValue("dir", dir)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .log("template boot image built");
         return image;
     }
 
@@ -236,7 +269,10 @@ public final class TemplateImages {
             FileTrees.deleteTree(dirs.dir());
             FileTrees.deleteTree(partial);
         } catch (IOException | CommandFailedException e) {
-            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("template boot container not fully removed");
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
+                    .log("template boot container not fully removed");
         }
     }
 }

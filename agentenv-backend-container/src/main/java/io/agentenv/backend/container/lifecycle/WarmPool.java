@@ -79,8 +79,15 @@ public final class WarmPool implements AutoCloseable {
      * @param processes its init and envd processes, found once it was ready (empty if they could not be read then):
      *                  the claim's liveness starts from them instead of reading {@code /proc} inside the create
      */
-    public record Member(SandboxId sandbox, Optional<AccessToken> token, ContainerId id, SandboxDirs dirs, NetSlot slot,
-                  Lineage lineage, HttpEnvdClient envd, Optional<GenerationLiveness.Processes> processes) {
+    public record Member(
+            SandboxId sandbox,
+            Optional<AccessToken> token,
+            ContainerId id,
+            SandboxDirs dirs,
+            NetSlot slot,
+            Lineage lineage,
+            HttpEnvdClient envd,
+            Optional<GenerationLiveness.Processes> processes) {
         public Member {
             requireNonNull(sandbox, "sandbox is null");
             requireNonNull(token, "token is null");
@@ -109,6 +116,7 @@ public final class WarmPool implements AutoCloseable {
     private final SecureRandom random = new SecureRandom();
     /** Ready members per template, in the order templates were first asked for. */
     private final RefillingPool<String, Member> ready;
+
     private final Object lock = new Object();
     /** Reserved members no prepare claimed yet, by their sandbox id, with their template. Guarded by lock. */
     private final Map<SandboxId, Reserved> reserved = new HashMap<>();
@@ -121,9 +129,20 @@ public final class WarmPool implements AutoCloseable {
      * @param tokens the server's envd token of a sandbox id: members are initialised with their id's token and can be
      *               {@link #reserve reserved}; without it a member's envd gets its token at its claim
      */
-    public WarmPool(Resources resources, ContainerNames names, SandboxSpecs specs, RuncRuntime runc, CgroupTree cgroups,
-                    NetnsPool pool, SandboxRootfs sandboxRootfs, EnvdClients envdClients, UtsHostname hostnames,
-                    TemplateImages templates, Clock clock, int size, Optional<EnvdTokens> tokens) {
+    public WarmPool(
+            Resources resources,
+            ContainerNames names,
+            SandboxSpecs specs,
+            RuncRuntime runc,
+            CgroupTree cgroups,
+            NetnsPool pool,
+            SandboxRootfs sandboxRootfs,
+            EnvdClients envdClients,
+            UtsHostname hostnames,
+            TemplateImages templates,
+            Clock clock,
+            int size,
+            Optional<EnvdTokens> tokens) {
         this.resources = requireNonNull(resources, "resources is null");
         this.names = requireNonNull(names, "names is null");
         this.specs = requireNonNull(specs, "specs is null");
@@ -140,17 +159,23 @@ public final class WarmPool implements AutoCloseable {
         }
         this.size = size;
         this.tokens = requireNonNull(tokens, "tokens is null");
-        this.ready = new RefillingPool<>("warm-pool-refill", size, new RefillingPool.Items<>() {
-            @Override
-            public Optional<Member> make(String template) throws InterruptedException {
-                return restoreForPool(template);
-            }
+        this.ready = new RefillingPool<>(
+                "warm-pool-refill",
+                size,
+                new RefillingPool.Items<>() {
+                    @Override
+                    public Optional<Member> make(String template) throws InterruptedException {
+                        return restoreForPool(template);
+                    }
 
-            @Override
-            public void discard(Member member) throws InterruptedException {
-                destroy(member);
-            }
-        }, Optional.of(new RefillPacing(BURST_GAP, BURST_QUIET)), MAX_DEFERRAL, WarmPool::logPacingWait);
+                    @Override
+                    public void discard(Member member) throws InterruptedException {
+                        destroy(member);
+                    }
+                },
+                Optional.of(new RefillPacing(BURST_GAP, BURST_QUIET)),
+                MAX_DEFERRAL,
+                WarmPool::logPacingWait);
     }
 
     /** Starts keeping {@code template} warm (idempotent); the refill runs in the background. */
@@ -252,18 +277,25 @@ public final class WarmPool implements AutoCloseable {
         try {
             return Optional.of(restore(template));
         } catch (BackendException.Exhausted e) {
-            log.atInfo().addKeyValue("template", template).addKeyValue("limit", e.limit())
+            log.atInfo()
+                    .addKeyValue("template", template)
+                    .addKeyValue("limit", e.limit())
                     .log("warm pool not refilled: no free sandbox slot");
             return Optional.empty();
         } catch (BackendException e) {
-            log.atWarn().addKeyValue("template", template).setCause(e).log("warm pool refill failed; creates restore on demand");
+            log.atWarn()
+                    .addKeyValue("template", template)
+                    .setCause(e)
+                    .log("warm pool refill failed; creates restore on demand");
             return Optional.empty();
         }
     }
 
     private static void logPacingWait(Duration waited) {
         if (waited.toMillis() > 2 * BURST_GAP.toMillis()) { // a burst (a single take waits BURST_GAP)
-            log.atInfo().addKeyValue("waited_ms", waited.toMillis()).log("warm pool refill waited for a burst of creates to end");
+            log.atInfo()
+                    .addKeyValue("waited_ms", waited.toMillis())
+                    .log("warm pool refill waited for a burst of creates to end");
         }
     }
 
@@ -287,8 +319,8 @@ public final class WarmPool implements AutoCloseable {
             Files.createDirectories(dirs.envd());
             sandboxRootfs.mountOnNewDisk(image.lineage().lowers(dirs.layers()), dirs, resources.diskSizeMiB());
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // a new sandbox: a boot of its own
-            RuncRuntime.writeConfig(dirs.bundle(),
-                    specs.build(id, dirs, slot, sandbox.value(), image.lineage(), resources, List.of()));
+            RuncRuntime.writeConfig(
+                    dirs.bundle(), specs.build(id, dirs, slot, sandbox.value(), image.lineage(), resources, List.of()));
             runc.restore(id, dirs.bundle(), image.images(), dirs.restoreWork());
             client = envdClients.open(sandbox, ContainerSandbox.envdAddress(slot), Optional.empty());
             client.waitUntilReady(clock.instant().plus(READY));
@@ -305,7 +337,8 @@ public final class WarmPool implements AutoCloseable {
             if (slot != null) {
                 release(id, dirs, slot);
             }
-            throw new BackendException.Recoverable("could not restore a warm sandbox of " + template + ": " + e.getMessage(), e);
+            throw new BackendException.Recoverable(
+                    "could not restore a warm sandbox of " + template + ": " + e.getMessage(), e);
         }
     }
 
@@ -318,8 +351,8 @@ public final class WarmPool implements AutoCloseable {
         if (token.isEmpty()) {
             return new EnvdInit(Optional.empty(), Map.of(), Optional.empty(), Optional.empty(), clock.instant());
         }
-        return new EnvdInit(token, Map.of(), Optional.of(MEMBER_USER), GenerationStart.workdir(MEMBER_USER),
-                clock.instant());
+        return new EnvdInit(
+                token, Map.of(), Optional.of(MEMBER_USER), GenerationStart.workdir(MEMBER_USER), clock.instant());
     }
 
     /** The member's init and envd processes now, or empty (logged) when they cannot be read. */
@@ -327,7 +360,9 @@ public final class WarmPool implements AutoCloseable {
         try {
             return GenerationLiveness.Processes.find(initPid);
         } catch (IOException | RuntimeException e) {
-            log.atDebug().addKeyValue("sandbox_id", id.value()).setCause(e)
+            log.atDebug()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
                     .log("warm sandbox's processes not read; its claim looks them up");
             return Optional.empty();
         }

@@ -54,12 +54,21 @@ public final class EgressFirewall {
             if (policy.otherwise() == EgressPolicy.Default.DENY) {
                 batch.append(rule(chain, REJECT));
             }
-            batch.append("add element ").append(TABLE).append(" egress { \"").append(slot.hostVeth())
-                    .append("\" : jump ").append(chain).append(" }\n");
+            batch.append("add element ")
+                    .append(TABLE)
+                    .append(" egress { \"")
+                    .append(slot.hostVeth())
+                    .append("\" : jump ")
+                    .append(chain)
+                    .append(" }\n");
         }
         nft(batch.toString());
-        log.atInfo().addKeyValue("netns", slot.netnsName()).addKeyValue("otherwise", policy.otherwise())
-                .addKeyValue("allow", policy.allow().size()).addKeyValue("deny", policy.deny().size()).log("egress rules applied");
+        log.atInfo()
+                .addKeyValue("netns", slot.netnsName())
+                .addKeyValue("otherwise", policy.otherwise())
+                .addKeyValue("allow", policy.allow().size())
+                .addKeyValue("deny", policy.deny().size())
+                .log("egress rules applied");
     }
 
     /** Removes the slot's rules, if any. Must run before the slot's veth name can be handed to another sandbox. */
@@ -74,7 +83,9 @@ public final class EgressFirewall {
 
     /** Names of the egress chains for veths starting with {@code vethPrefix}. */
     public List<String> chainsFor(String vethPrefix) throws CommandFailedException, InterruptedException {
-        return chains().stream().filter(c -> c.startsWith(CHAIN_PREFIX + vethPrefix)).toList();
+        return chains().stream()
+                .filter(c -> c.startsWith(CHAIN_PREFIX + vethPrefix))
+                .toList();
     }
 
     /** Removes every egress chain (and map entry) of veths starting with {@code vethPrefix}: start-up reaping. */
@@ -106,18 +117,30 @@ public final class EgressFirewall {
     private static void removal(StringBuilder batch, String veth) {
         String chain = chain(veth);
         batch.append("add chain ").append(TABLE).append(' ').append(chain).append('\n');
-        batch.append("add element ").append(TABLE).append(" egress { \"").append(veth).append("\" : jump ").append(chain).append(" }\n");
-        batch.append("delete element ").append(TABLE).append(" egress { \"").append(veth).append("\" }\n");
+        batch.append("add element ")
+                .append(TABLE)
+                .append(" egress { \"")
+                .append(veth)
+                .append("\" : jump ")
+                .append(chain)
+                .append(" }\n");
+        batch.append("delete element ")
+                .append(TABLE)
+                .append(" egress { \"")
+                .append(veth)
+                .append("\" }\n");
         batch.append("delete chain ").append(TABLE).append(' ').append(chain).append('\n');
     }
 
     private List<String> chains() throws CommandFailedException, InterruptedException {
-        String out = runner.run(Command.of(TIMEOUT, "nft", "-j", "list", "chains", "ip")).stdout();
+        String out = runner.run(Command.of(TIMEOUT, "nft", "-j", "list", "chains", "ip"))
+                .stdout();
         List<String> names = new ArrayList<>();
         try {
             for (JsonNode item : JSON.readTree(out).path("nftables")) {
                 JsonNode chain = item.path("chain");
-                if (chain.path("table").asText().equals("agentenv") && chain.path("name").asText().startsWith(CHAIN_PREFIX)) {
+                if (chain.path("table").asText().equals("agentenv")
+                        && chain.path("name").asText().startsWith(CHAIN_PREFIX)) {
                     names.add(chain.path("name").asText());
                 }
             }

@@ -17,11 +17,15 @@ import java.util.regex.Pattern;
 public record EgressPolicy(Default otherwise, List<String> allow, List<String> deny) {
 
     /** What happens to traffic no entry matches. */
-    public enum Default { ALLOW, DENY }
+    public enum Default {
+        ALLOW,
+        DENY
+    }
 
     static final EgressPolicy OPEN = new EgressPolicy(Default.ALLOW, List.of(), List.of());
 
-    private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})(?:/(\\d{1,2}))?");
+    private static final Pattern IPV4 =
+            Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})(?:/(\\d{1,2}))?");
 
     public EgressPolicy {
         requireNonNull(otherwise, "otherwise is null");
@@ -63,7 +67,8 @@ public record EgressPolicy(Default otherwise, List<String> allow, List<String> d
         }
         long mask = prefix == 0 ? 0 : (0xFFFF_FFFFL << (32 - prefix)) & 0xFFFF_FFFFL;
         address &= mask;
-        String dotted = ((address >> 24) & 0xFF) + "." + ((address >> 16) & 0xFF) + "." + ((address >> 8) & 0xFF) + "." + (address & 0xFF);
+        String dotted = ((address >> 24) & 0xFF) + "." + ((address >> 16) & 0xFF) + "." + ((address >> 8) & 0xFF) + "."
+                + (address & 0xFF);
         return prefix == 32 ? dotted : dotted + "/" + prefix;
     }
 }

@@ -38,6 +38,7 @@ public final class NetnsPool implements AutoCloseable {
     static final Path NETNS_DIR = Path.of("/run/netns");
     /** The ready pool's one key. */
     private static final String SLOTS = "slots";
+
     private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
     private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
 
@@ -61,13 +62,15 @@ public final class NetnsPool implements AutoCloseable {
      * @param slotCount how many slots it may use
      * @param warm how many slots it keeps created and ready
      */
-    public NetnsPool(ProcessRunner runner, EgressFirewall firewall, HostLayout layout, int firstSlot, int slotCount, int warm) {
+    public NetnsPool(
+            ProcessRunner runner, EgressFirewall firewall, HostLayout layout, int firstSlot, int slotCount, int warm) {
         this.runner = requireNonNull(runner, "runner is null");
         this.firewall = requireNonNull(firewall, "firewall is null");
         this.addressing = layout.addressing();
         this.prefix = layout.namePrefix();
         if (firstSlot < 0 || slotCount < 1 || (long) firstSlot + slotCount > addressing.slotCount()) {
-            throw new IllegalArgumentException("slots " + firstSlot + "+" + slotCount + " do not fit " + addressing.cidr());
+            throw new IllegalArgumentException(
+                    "slots " + firstSlot + "+" + slotCount + " do not fit " + addressing.cidr());
         }
         if (warm < 0 || warm > slotCount) {
             throw new IllegalArgumentException("warm must be 0.." + slotCount + ": " + warm);
@@ -168,7 +171,8 @@ public final class NetnsPool implements AutoCloseable {
     public void retire(NetSlot slot) throws CommandFailedException, InterruptedException {
         firewall.remove(slot);
         deleteNetns(slot.netnsName());
-        Thread finishing = Thread.ofVirtual().name("netns-retire-" + slot.index()).unstarted(() -> finishRetiring(slot));
+        Thread finishing =
+                Thread.ofVirtual().name("netns-retire-" + slot.index()).unstarted(() -> finishRetiring(slot));
         synchronized (lock) {
             retiring.add(finishing);
             finishing.start(); // under the lock: close() never sees it unstarted (a join would not wait)
@@ -184,7 +188,10 @@ public final class NetnsPool implements AutoCloseable {
             ready.refill();
         } catch (CommandFailedException e) {
             // the index stays taken (until the start-up reaper), as after a failed release
-            log.atWarn().addKeyValue("netns", slot.netnsName()).setCause(e).log("could not remove a retired slot's veth");
+            log.atWarn()
+                    .addKeyValue("netns", slot.netnsName())
+                    .setCause(e)
+                    .log("could not remove a retired slot's veth");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -205,8 +212,10 @@ public final class NetnsPool implements AutoCloseable {
 
         /** The SPI's typed capacity failure (the API answers 429), naming the limit and the setting that raises it. */
         public BackendException.Exhausted exhausted() {
-            return new BackendException.Exhausted("all " + slotCount + " sandbox slots of this server are in use"
-                    + " (AENV_BACKEND_MAX_SANDBOXES)", getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)", this);
+            return new BackendException.Exhausted(
+                    "all " + slotCount + " sandbox slots of this server are in use" + " (AENV_BACKEND_MAX_SANDBOXES)",
+                    getMessage() + " (AENV_BACKEND_MAX_SANDBOXES)",
+                    this);
         }
     }
 
@@ -238,7 +247,9 @@ public final class NetnsPool implements AutoCloseable {
         }
         List<String> names;
         try (Stream<Path> entries = Files.list(NETNS_DIR)) {
-            names = entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(netnsPrefix())).toList();
+            names = entries.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(netnsPrefix()))
+                    .toList();
         }
         synchronized (lock) {
             for (String name : names) {
@@ -251,8 +262,14 @@ public final class NetnsPool implements AutoCloseable {
                     continue;
                 }
                 taken.set(index - firstSlot);
-                found.put(index, new NetSlot(index, name, vethPrefix() + index, addressing.hostAddress(index),
-                        addressing.sandboxAddress(index)));
+                found.put(
+                        index,
+                        new NetSlot(
+                                index,
+                                name,
+                                vethPrefix() + index,
+                                addressing.hostAddress(index),
+                                addressing.sandboxAddress(index)));
             }
         }
         return found;
@@ -266,11 +283,17 @@ public final class NetnsPool implements AutoCloseable {
         List<String> names = new ArrayList<>();
         if (Files.isDirectory(NETNS_DIR)) {
             try (Stream<Path> entries = Files.list(NETNS_DIR)) {
-                entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(netnsPrefix())).sorted().forEach(names::add);
+                entries.map(p -> p.getFileName().toString())
+                        .filter(n -> n.startsWith(netnsPrefix()))
+                        .sorted()
+                        .forEach(names::add);
             }
         }
         try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
-            links.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(vethPrefix())).sorted().forEach(names::add);
+            links.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(vethPrefix()))
+                    .sorted()
+                    .forEach(names::add);
         }
         return names;
     }
@@ -323,27 +346,38 @@ public final class NetnsPool implements AutoCloseable {
     }
 
     private NetSlot create(int index) throws CommandFailedException, InterruptedException {
-        NetSlot slot = new NetSlot(index, netnsPrefix() + index, vethPrefix() + index,
-                addressing.hostAddress(index), addressing.sandboxAddress(index));
+        NetSlot slot = new NetSlot(
+                index,
+                netnsPrefix() + index,
+                vethPrefix() + index,
+                addressing.hostAddress(index),
+                addressing.sandboxAddress(index));
         try {
-            String host = String.join("\n",
+            String host = String.join(
+                    "\n",
                     "netns add " + slot.netnsName(),
                     "link add name " + slot.hostVeth() + " type veth peer name eth0 netns " + slot.netnsName(),
                     "addr add " + slot.hostAddress() + "/30 dev " + slot.hostVeth(),
-                    "link set " + slot.hostVeth() + " up", "");
+                    "link set " + slot.hostVeth() + " up",
+                    "");
             runner.run(Command.of(IP_TIMEOUT, "ip", "-batch", "-").withStdin(host.getBytes(StandardCharsets.UTF_8)));
-            String inside = String.join("\n",
+            String inside = String.join(
+                    "\n",
                     "addr add " + slot.sandboxAddress() + "/30 dev eth0",
                     "link set eth0 up",
                     "link set lo up",
-                    "route add default via " + slot.hostAddress(), "");
+                    "route add default via " + slot.hostAddress(),
+                    "");
             runner.run(Command.of(IP_TIMEOUT, "ip", "-n", slot.netnsName(), "-batch", "-")
                     .withStdin(inside.getBytes(StandardCharsets.UTF_8)));
         } catch (CommandFailedException | InterruptedException e) {
             destroyQuietly(slot);
             throw e;
         }
-        log.atDebug().addKeyValue("netns", slot.netnsName()).addKeyValue("address", slot.sandboxAddress()).log("network slot created");
+        log.atDebug()
+                .addKeyValue("netns", slot.netnsName())
+                .addKeyValue("address", slot.sandboxAddress())
+                .log("network slot created");
         return slot;
     }
 
@@ -356,7 +390,10 @@ public final class NetnsPool implements AutoCloseable {
         try {
             destroy(slot.netnsName(), slot.hostVeth());
         } catch (CommandFailedException e) {
-            log.atWarn().addKeyValue("netns", slot.netnsName()).setCause(e).log("could not remove a half-created network slot");
+            log.atWarn()
+                    .addKeyValue("netns", slot.netnsName())
+                    .setCause(e)
+                    .log("could not remove a half-created network slot");
         }
     }
 

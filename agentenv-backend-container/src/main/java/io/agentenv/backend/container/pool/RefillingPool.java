@@ -60,6 +60,7 @@ public final class RefillingPool<K, T> {
     private final Map<K, Integer> making = new HashMap<>();
     /** A refill thread runs; {@link #again}: something changed since it last looked. Guarded by lock. */
     private boolean refilling;
+
     private boolean again;
     private volatile Thread refill;
     private volatile boolean closed;
@@ -77,8 +78,13 @@ public final class RefillingPool<K, T> {
      * @param maxDeferral    the longest a make waits for the pacing
      * @param onPacingWaited told how long a make waited for the pacing
      */
-    public RefillingPool(String name, int target, Items<K, T> items, Optional<RefillPacing> pacing,
-                         Duration maxDeferral, PacingWaited onPacingWaited) {
+    public RefillingPool(
+            String name,
+            int target,
+            Items<K, T> items,
+            Optional<RefillPacing> pacing,
+            Duration maxDeferral,
+            PacingWaited onPacingWaited) {
         this.name = requireNonNull(name, "name is null");
         if (target < 0) {
             throw new IllegalArgumentException("target must be >= 0: " + target);
@@ -342,7 +348,9 @@ public final class RefillingPool<K, T> {
     /** Waits as {@code pacing} says, at most {@code maxDeferral}, returning early once the pool is closed. */
     private void awaitPacing(RefillPacing pacing) throws InterruptedException {
         long started = System.nanoTime();
-        for (Duration delay = pacing.delay(started); !delay.isZero() && !closed; delay = pacing.delay(System.nanoTime())) {
+        for (Duration delay = pacing.delay(started);
+                !delay.isZero() && !closed;
+                delay = pacing.delay(System.nanoTime())) {
             long waited = System.nanoTime() - started;
             if (waited >= maxDeferral.toNanos()) {
                 break;

@@ -9,7 +9,13 @@ import java.nio.file.Path;
 public record ContainerState(ContainerId id, Status status, long pid, Path bundle) {
 
     /** runc's container statuses. */
-    public enum Status { CREATING, CREATED, RUNNING, PAUSED, STOPPED }
+    public enum Status {
+        CREATING,
+        CREATED,
+        RUNNING,
+        PAUSED,
+        STOPPED
+    }
 
     public ContainerState {
         requireNonNull(id, "id is null");

@@ -40,8 +40,14 @@ public final class CriuDump {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** What one dump needs, read from runc's state and the container's mounts. */
-    record Facts(long pid, Path rootfs, Optional<Path> criuConfig, Path freezerCgroup, long netnsInode,
-                 List<String> externalMounts, String descriptors) {
+    record Facts(
+            long pid,
+            Path rootfs,
+            Optional<Path> criuConfig,
+            Path freezerCgroup,
+            long netnsInode,
+            List<String> externalMounts,
+            String descriptors) {
         Facts {
             requireNonNull(rootfs, "rootfs is null");
             requireNonNull(criuConfig, "criuConfig is null");
@@ -54,19 +60,21 @@ public final class CriuDump {
         }
     }
 
-    private CriuDump() {
-    }
+    private CriuDump() {}
 
     /** Reads a running container's facts: runc's state file, the init's mount table and files, the netns's inode. */
     static Facts read(Path stateFile) throws IOException {
         JsonNode state = JSON.readTree(Files.readString(stateFile));
         long pid = state.path("init_process_pid").asLong();
         Path proc = Path.of("/proc", Long.toString(pid));
-        String netns = networkNamespacePath(state).orElseThrow(
-                () -> new IOException("container has no network namespace path: " + stateFile));
+        String netns = networkNamespacePath(state)
+                .orElseThrow(() -> new IOException("container has no network namespace path: " + stateFile));
         long inode = ((Number) Files.getAttribute(Path.of(netns), "unix:ino")).longValue();
         Path root = proc.resolve("root");
-        return facts(state, Files.readString(proc.resolve("mountinfo")), inode,
+        return facts(
+                state,
+                Files.readString(proc.resolve("mountinfo")),
+                inode,
                 path -> Files.exists(root.resolve(path.substring(1)), LinkOption.NOFOLLOW_LINKS)
                         && !Files.isDirectory(root.resolve(path.substring(1)), LinkOption.NOFOLLOW_LINKS));
     }
@@ -75,7 +83,8 @@ public final class CriuDump {
      * The facts from runc's state (its {@code config}), the container's mountinfo, the netns inode, and which
      * masked paths exist inside as something other than a directory (runc masks those with /dev/null).
      */
-    static Facts facts(JsonNode state, String mountinfo, long netnsInode, Predicate<String> maskedFileExists) throws IOException {
+    static Facts facts(JsonNode state, String mountinfo, long netnsInode, Predicate<String> maskedFileExists)
+            throws IOException {
         JsonNode config = state.path("config");
         List<String> external = new ArrayList<>();
         boolean cgroupNamespace = false;
@@ -122,8 +131,14 @@ public final class CriuDump {
         if (freezer.isEmpty()) {
             throw new IOException("container has no freezer cgroup in runc's state");
         }
-        return new Facts(state.path("init_process_pid").asLong(), Path.of(config.path("rootfs").asText()), criuConfig,
-                Path.of(freezer), netnsInode, external, JSON.writeValueAsString(state.path("external_descriptors")));
+        return new Facts(
+                state.path("init_process_pid").asLong(),
+                Path.of(config.path("rootfs").asText()),
+                criuConfig,
+                Path.of(freezer),
+                netnsInode,
+                external,
+                JSON.writeValueAsString(state.path("external_descriptors")));
     }
 
     /**
@@ -134,11 +149,25 @@ public final class CriuDump {
      * parallel").
      */
     static List<String> argv(Path criu, Path images, Path work, Facts facts, RuncRuntime.AfterCheckpoint after) {
-        List<String> argv = new ArrayList<>(List.of(criu.toString(), "dump", "--no-default-config",
-                "--tree", Long.toString(facts.pid()), "--images-dir", images.toString(), "--work-dir", work.toString(),
-                "--log-file", LOG, "-v3", "--root", facts.rootfs().toString(),
-                "--freeze-cgroup", facts.freezerCgroup().toString(),
-                "--external", "net[" + facts.netnsInode() + "]:extRootNetNS"));
+        List<String> argv = new ArrayList<>(List.of(
+                criu.toString(),
+                "dump",
+                "--no-default-config",
+                "--tree",
+                Long.toString(facts.pid()),
+                "--images-dir",
+                images.toString(),
+                "--work-dir",
+                work.toString(),
+                "--log-file",
+                LOG,
+                "-v3",
+                "--root",
+                facts.rootfs().toString(),
+                "--freeze-cgroup",
+                facts.freezerCgroup().toString(),
+                "--external",
+                "net[" + facts.netnsInode() + "]:extRootNetNS"));
         for (String mount : facts.externalMounts()) {
             argv.add("--external");
             argv.add(mount);
@@ -156,7 +185,8 @@ public final class CriuDump {
 
     private static Optional<String> networkNamespacePath(JsonNode state) {
         for (JsonNode ns : state.path("config").path("namespaces")) {
-            if (ns.path("type").asText().equals("NEWNET") && !ns.path("path").asText().isEmpty()) {
+            if (ns.path("type").asText().equals("NEWNET")
+                    && !ns.path("path").asText().isEmpty()) {
                 return Optional.of(ns.path("path").asText());
             }
         }
@@ -184,7 +214,8 @@ public final class CriuDump {
         List<String> found = new ArrayList<>();
         for (MountTable.Entry entry : MountTable.parse(mountinfo.lines().toList())) {
             String mountPoint = entry.mountPoint();
-            if (entry.fsType().equals("cgroup") && mountPoint.startsWith(destination + "/")
+            if (entry.fsType().equals("cgroup")
+                    && mountPoint.startsWith(destination + "/")
                     && mountPoint.indexOf('/', destination.length() + 1) < 0) {
                 found.add(mountPoint);
             }

@@ -17,14 +17,23 @@ import java.util.Optional;
  * froze the cgroup first), frozen (from frozen to the tasks' kill or release: the whole dump), memory dump (the pages
  * collected) and memory write (the pages written out); pages as CRIU counts them (4 KiB each).
  */
-public record CriuStats(long freezingMicros, long frozenMicros, long memdumpMicros, long memwriteMicros, long pagesScanned,
-                 long pagesWritten) {
+public record CriuStats(
+        long freezingMicros,
+        long frozenMicros,
+        long memdumpMicros,
+        long memwriteMicros,
+        long pagesScanned,
+        long pagesWritten) {
 
     static final String FILE = "stats-dump";
     private static final int HEADER = 8;
 
     public CriuStats {
-        if (freezingMicros < 0 || frozenMicros < 0 || memdumpMicros < 0 || memwriteMicros < 0 || pagesScanned < 0
+        if (freezingMicros < 0
+                || frozenMicros < 0
+                || memdumpMicros < 0
+                || memwriteMicros < 0
+                || pagesScanned < 0
                 || pagesWritten < 0) {
             throw new IllegalArgumentException("CRIU stats cannot be negative");
         }
@@ -45,13 +54,15 @@ public record CriuStats(long freezingMicros, long frozenMicros, long memdumpMicr
         if (image.length < HEADER + 4) {
             throw new IOException("CRIU stats image too short: " + image.length + " bytes");
         }
-        int length = ByteBuffer.wrap(image, HEADER, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        int length =
+                ByteBuffer.wrap(image, HEADER, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
         if (length < 0 || length > image.length - HEADER - 4) {
             throw new IOException("CRIU stats image length out of range: " + length);
         }
         CodedInputStream entry = CodedInputStream.newInstance(image, HEADER + 4, length);
         for (int tag = entry.readTag(); tag != 0; tag = entry.readTag()) {
-            if (WireFormat.getTagFieldNumber(tag) == 1 && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+            if (WireFormat.getTagFieldNumber(tag) == 1
+                    && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
                 return dump(CodedInputStream.newInstance(entry.readByteArray()));
             }
             entry.skipField(tag);
@@ -60,7 +71,8 @@ public record CriuStats(long freezingMicros, long frozenMicros, long memdumpMicr
     }
 
     private static CriuStats dump(CodedInputStream in) throws IOException {
-        long[] field = new long[8]; // by field number: 1 freezing, 2 frozen, 3 memdump, 4 memwrite, 5 scanned, 7 written
+        long[] field =
+                new long[8]; // by field number: 1 freezing, 2 frozen, 3 memdump, 4 memwrite, 5 scanned, 7 written
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             int number = WireFormat.getTagFieldNumber(tag);
             if (number < field.length && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {

@@ -9,65 +9,72 @@ import java.util.Map;
  * Field names are the spec's; null fields are left out.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record OciSpec(String ociVersion, Process process, Root root, String hostname, List<Mount> mounts, Linux linux,
-               Map<String, String> annotations) {
+public record OciSpec(
+        String ociVersion,
+        Process process,
+        Root root,
+        String hostname,
+        List<Mount> mounts,
+        Linux linux,
+        Map<String, String> annotations) {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @SuppressWarnings("AvoidCommonTypeNames") // the OCI runtime spec's own name for this object
-    record Process(boolean terminal, User user, List<String> args, List<String> env, String cwd,
-                   Capabilities capabilities, List<Rlimit> rlimits, boolean noNewPrivileges, Integer oomScoreAdj) {
-    }
+    record Process(
+            boolean terminal,
+            User user,
+            List<String> args,
+            List<String> env,
+            String cwd,
+            Capabilities capabilities,
+            List<Rlimit> rlimits,
+            boolean noNewPrivileges,
+            Integer oomScoreAdj) {}
 
-    record User(int uid, int gid) {
-    }
+    record User(int uid, int gid) {}
 
-    record Capabilities(List<String> bounding, List<String> effective, List<String> inheritable, List<String> permitted,
-                        List<String> ambient) {
-    }
+    record Capabilities(
+            List<String> bounding,
+            List<String> effective,
+            List<String> inheritable,
+            List<String> permitted,
+            List<String> ambient) {}
 
-    record Rlimit(String type, long hard, long soft) {
-    }
+    record Rlimit(String type, long hard, long soft) {}
 
-    record Root(String path, boolean readonly) {
-    }
-
-    @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Mount(String destination, String type, String source, List<String> options) {
-    }
-
-    @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Linux(List<Namespace> namespaces, Resources resources, String cgroupsPath, Seccomp seccomp,
-                 List<String> maskedPaths, List<String> readonlyPaths) {
-    }
+    record Root(String path, boolean readonly) {}
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Namespace(String type, String path) {
-    }
+    record Mount(String destination, String type, String source, List<String> options) {}
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Resources(List<DeviceRule> devices, Memory memory, Cpu cpu, Pids pids) {
-    }
-
-    record DeviceRule(boolean allow, String type, String access) {
-    }
+    record Linux(
+            List<Namespace> namespaces,
+            Resources resources,
+            String cgroupsPath,
+            Seccomp seccomp,
+            List<String> maskedPaths,
+            List<String> readonlyPaths) {}
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Memory(long limit, Long swap) {
-    }
+    record Namespace(String type, String path) {}
 
-    record Cpu(long quota, long period) {
-    }
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Resources(List<DeviceRule> devices, Memory memory, Cpu cpu, Pids pids) {}
 
-    record Pids(long limit) {
-    }
+    record DeviceRule(boolean allow, String type, String access) {}
 
-    record Seccomp(String defaultAction, List<String> architectures, List<SyscallRule> syscalls) {
-    }
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Memory(long limit, Long swap) {}
+
+    record Cpu(long quota, long period) {}
+
+    record Pids(long limit) {}
+
+    record Seccomp(String defaultAction, List<String> architectures, List<SyscallRule> syscalls) {}
 
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
-    record SyscallRule(List<String> names, String action, Integer errnoRet, List<SyscallArg> args) {
-    }
+    record SyscallRule(List<String> names, String action, Integer errnoRet, List<SyscallArg> args) {}
 
-    record SyscallArg(int index, long value, long valueTwo, String op) {
-    }
+    record SyscallArg(int index, long value, long valueTwo, String op) {}
 }

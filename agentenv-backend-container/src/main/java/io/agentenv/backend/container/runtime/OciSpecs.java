@@ -23,14 +23,31 @@ public final class OciSpecs {
 
     /** Capabilities envd (root inside) needs to run commands as other users and manage their files and processes. */
     static final List<String> CAPABILITIES = List.of(
-            "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID",
-            "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT");
+            "CAP_CHOWN",
+            "CAP_DAC_OVERRIDE",
+            "CAP_FOWNER",
+            "CAP_FSETID",
+            "CAP_KILL",
+            "CAP_SETGID",
+            "CAP_SETUID",
+            "CAP_SETPCAP",
+            "CAP_NET_BIND_SERVICE",
+            "CAP_SYS_CHROOT");
     /** runc's defaults (`runc spec`). */
     static final List<String> MASKED_PATHS = List.of(
-            "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-            "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi");
-    static final List<String> READONLY_PATHS = List.of(
-            "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
+            "/proc/acpi",
+            "/proc/asound",
+            "/proc/kcore",
+            "/proc/keys",
+            "/proc/latency_stats",
+            "/proc/timer_list",
+            "/proc/timer_stats",
+            "/proc/sched_debug",
+            "/sys/firmware",
+            "/proc/scsi");
+
+    static final List<String> READONLY_PATHS =
+            List.of("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
     static final long CPU_PERIOD_US = 100_000;
     static final String CRIU_CONFIG_ANNOTATION = "org.criu.config";
     /**
@@ -46,6 +63,7 @@ public final class OciSpecs {
      * mount"), so with /dev bound from {@link GuestMounts} the init re-opens it here, as runc would have.
      */
     static final String REOPEN_STDIO = "exec </dev/null >/dev/null 2>&1; exec \"$@\"";
+
     private static final List<String> READ_ONLY_BIND = List.of("bind", "ro", "nosuid", "nodev", "noexec");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -79,7 +97,10 @@ public final class OciSpecs {
                 init.env(),
                 init.cwd(),
                 new OciSpec.Capabilities(caps, caps, List.of(), caps, List.of()),
-                List.of(new OciSpec.Rlimit("RLIMIT_NOFILE", spec.limits().openFiles(), spec.limits().openFiles())),
+                List.of(new OciSpec.Rlimit(
+                        "RLIMIT_NOFILE",
+                        spec.limits().openFiles(),
+                        spec.limits().openFiles())),
                 spec.privileges() == ContainerSpec.Privileges.NO_NEW_PRIVILEGES,
                 null);
 
@@ -91,7 +112,8 @@ public final class OciSpecs {
                 new OciSpec.Pids(spec.limits().pids()));
 
         OciSpec.Linux linux = new OciSpec.Linux(
-                List.of(new OciSpec.Namespace("pid", null),
+                List.of(
+                        new OciSpec.Namespace("pid", null),
                         new OciSpec.Namespace("ipc", null),
                         new OciSpec.Namespace("uts", null),
                         new OciSpec.Namespace("mount", null),
@@ -102,8 +124,14 @@ public final class OciSpecs {
                 MASKED_PATHS,
                 READONLY_PATHS);
 
-        return new OciSpec("1.0.2", process, new OciSpec.Root(spec.rootfs().toString(), false), spec.hostname(),
-                mounts(spec), linux, Map.of(CRIU_CONFIG_ANNOTATION, spec.criuConfig().toString()));
+        return new OciSpec(
+                "1.0.2",
+                process,
+                new OciSpec.Root(spec.rootfs().toString(), false),
+                spec.hostname(),
+                mounts(spec),
+                linux,
+                Map.of(CRIU_CONFIG_ANNOTATION, spec.criuConfig().toString()));
     }
 
     /**
@@ -117,27 +145,44 @@ public final class OciSpecs {
         List<OciSpec.Mount> mounts = new ArrayList<>(List.of(
                 new OciSpec.Mount("/proc", "proc", "proc", List.of("nosuid", "noexec", "nodev")),
                 // not nodev: the device nodes in it must work; read-only, so nothing can be added or changed there
-                new OciSpec.Mount("/dev", "bind", guestMounts.dev().toString(), List.of("bind", "ro", "nosuid", "noexec")),
-                new OciSpec.Mount("/dev/pts", "devpts", "devpts",
+                new OciSpec.Mount(
+                        "/dev", "bind", guestMounts.dev().toString(), List.of("bind", "ro", "nosuid", "noexec")),
+                new OciSpec.Mount(
+                        "/dev/pts",
+                        "devpts",
+                        "devpts",
                         List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5")),
-                new OciSpec.Mount("/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=65536k")),
+                new OciSpec.Mount(
+                        "/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=65536k")),
                 new OciSpec.Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")),
                 new OciSpec.Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")),
                 new OciSpec.Mount("/sys/fs/cgroup", "bind", guestMounts.cgroup().toString(), READ_ONLY_BIND)));
         for (String hierarchy : guestMounts.cgroupHierarchies()) {
-            Path own = guestMounts.cgroupRoot().resolve(hierarchy).resolve(cgroupParent).resolve(spec.id().value());
+            Path own = guestMounts
+                    .cgroupRoot()
+                    .resolve(hierarchy)
+                    .resolve(cgroupParent)
+                    .resolve(spec.id().value());
             mounts.add(new OciSpec.Mount("/sys/fs/cgroup/" + hierarchy, "bind", own.toString(), READ_ONLY_BIND));
         }
-        spec.jdkHome().ifPresent(jdk -> mounts.add(
-                new OciSpec.Mount(jdk.toString(), "bind", jdk.toString(), List.of("rbind", "ro", "nosuid", "nodev"))));
+        spec.jdkHome()
+                .ifPresent(jdk -> mounts.add(new OciSpec.Mount(
+                        jdk.toString(), "bind", jdk.toString(), List.of("rbind", "ro", "nosuid", "nodev"))));
         for (ContainerSpec.ReadOnlyBind bind : spec.readOnlyBinds()) {
-            mounts.add(new OciSpec.Mount(bind.guestPath(), "bind", bind.hostPath().toString(),
-                    List.of("rbind", "ro", "nosuid", "nodev")));
+            mounts.add(new OciSpec.Mount(
+                    bind.guestPath(), "bind", bind.hostPath().toString(), List.of("rbind", "ro", "nosuid", "nodev")));
         }
-        mounts.add(new OciSpec.Mount(spec.envdGuestDir(), "bind", spec.envdHostDir().toString(),
+        mounts.add(new OciSpec.Mount(
+                spec.envdGuestDir(),
+                "bind",
+                spec.envdHostDir().toString(),
                 List.of("rbind", "rw", "nosuid", "nodev", "noexec")));
-        spec.resolvConf().ifPresent(resolv -> mounts.add(
-                new OciSpec.Mount("/etc/resolv.conf", "bind", resolv.toString(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
+        spec.resolvConf()
+                .ifPresent(resolv -> mounts.add(new OciSpec.Mount(
+                        "/etc/resolv.conf",
+                        "bind",
+                        resolv.toString(),
+                        List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
         return List.copyOf(mounts);
     }
 

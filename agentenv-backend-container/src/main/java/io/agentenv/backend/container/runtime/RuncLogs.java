@@ -18,8 +18,7 @@ public final class RuncLogs {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int LOG_TAIL_BYTES = 256 * 1024;
 
-    private RuncLogs() {
-    }
+    private RuncLogs() {}
 
     /** The error and fatal messages of a runc JSON log. */
     static String errorsFrom(Path logFile) {
@@ -57,7 +56,9 @@ public final class RuncLogs {
             while (tail.hasRemaining() && channel.read(tail) > 0) {
                 // fill
             }
-            List<String> lines = new ArrayList<>(new String(tail.array(), 0, tail.position(), StandardCharsets.UTF_8).lines().toList());
+            List<String> lines = new ArrayList<>(new String(tail.array(), 0, tail.position(), StandardCharsets.UTF_8)
+                    .lines()
+                    .toList());
             if (size > tail.capacity() && !lines.isEmpty()) {
                 lines.removeFirst();
             }
@@ -71,8 +72,10 @@ public final class RuncLogs {
         try {
             if (Files.exists(criuLog)) {
                 List<String> errors = tailLines(criuLog, LOG_TAIL_BYTES).stream()
-                        .filter(l -> l.contains("Error") || l.contains("error")).toList();
-                errors.subList(Math.max(0, errors.size() - 20), errors.size()).forEach(l -> detail.append('\n').append(l));
+                        .filter(l -> l.contains("Error") || l.contains("error"))
+                        .toList();
+                errors.subList(Math.max(0, errors.size() - 20), errors.size())
+                        .forEach(l -> detail.append('\n').append(l));
             }
         } catch (IOException ignored) {
             // the runc message alone still says what failed

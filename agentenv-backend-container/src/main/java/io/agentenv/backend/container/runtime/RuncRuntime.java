@@ -42,7 +42,10 @@ import org.slf4j.LoggerFactory;
 public final class RuncRuntime {
 
     /** Whether the container keeps running after a checkpoint. */
-    public enum AfterCheckpoint { LEAVE_RUNNING, STOP }
+    public enum AfterCheckpoint {
+        LEAVE_RUNNING,
+        STOP
+    }
 
     static final String BUNDLE_LOG = "runc.log";
     public static final String BUNDLE_PIDFILE = "init.pid";
@@ -102,13 +105,24 @@ public final class RuncRuntime {
         Files.createDirectories(bundle);
         Path tmp = bundle.resolve("config.json.tmp");
         Files.write(tmp, OciSpecs.toJson(spec));
-        Files.move(tmp, bundle.resolve("config.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(
+                tmp,
+                bundle.resolve("config.json"),
+                StandardCopyOption.ATOMIC_MOVE,
+                StandardCopyOption.REPLACE_EXISTING);
     }
 
     /** Creates the container from {@code bundle/config.json}; its init waits for {@link #start}. */
     public void create(ContainerId id, Path bundle) throws CommandFailedException, InterruptedException {
-        detached(bundle, commandTimeout, "create", "--bundle", bundle.toString(),
-                "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
+        detached(
+                bundle,
+                commandTimeout,
+                "create",
+                "--bundle",
+                bundle.toString(),
+                "--pid-file",
+                bundle.resolve(BUNDLE_PIDFILE).toString(),
+                id.value());
         log.atInfo().addKeyValue("sandbox_id", id.value()).log("container created");
     }
 
@@ -123,7 +137,8 @@ public final class RuncRuntime {
     /** The container's state, or empty when runc does not know it. */
     public Optional<ContainerState> state(ContainerId id) throws CommandFailedException, InterruptedException {
         try {
-            return Optional.of(parseState(run(commandTimeout, "state", id.value()).stdout()));
+            return Optional.of(
+                    parseState(run(commandTimeout, "state", id.value()).stdout()));
         } catch (CommandFailedException e) {
             if (isGone(e)) {
                 return Optional.empty();
@@ -194,7 +209,8 @@ public final class RuncRuntime {
     }
 
     /** Runs a program in the running container and returns its output (a fallback path; envd is the fast one). */
-    public CommandResult exec(ContainerId id, List<String> args, Duration timeout) throws CommandFailedException, InterruptedException {
+    public CommandResult exec(ContainerId id, List<String> args, Duration timeout)
+            throws CommandFailedException, InterruptedException {
         List<String> argv = new ArrayList<>(List.of("exec", id.value()));
         argv.addAll(args);
         return run(timeout, argv.toArray(String[]::new));
@@ -208,7 +224,8 @@ public final class RuncRuntime {
             throws IOException, CommandFailedException, InterruptedException {
         Files.createDirectories(images);
         Files.createDirectories(work);
-        List<String> args = new ArrayList<>(List.of("checkpoint", "--image-path", images.toString(), "--work-path", work.toString()));
+        List<String> args = new ArrayList<>(
+                List.of("checkpoint", "--image-path", images.toString(), "--work-path", work.toString()));
         if (after == AfterCheckpoint.LEAVE_RUNNING) {
             args.add("--leave-running");
         }
@@ -219,9 +236,12 @@ public final class RuncRuntime {
         } catch (CommandFailedException e) {
             throw RuncLogs.withCriuLog(e, work.resolve("dump.log"));
         }
-        log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
+        log.atInfo()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("after", after)
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
-                .addKeyValue("criu_ms", criuMillis(work.resolve("dump.log")).orElse(-1)).log("container checkpointed");
+                .addKeyValue("criu_ms", criuMillis(work.resolve("dump.log")).orElse(-1))
+                .log("container checkpointed");
     }
 
     /**
@@ -251,10 +271,13 @@ public final class RuncRuntime {
         } catch (IOException | RuntimeException e) {
             stats = Optional.empty();
         }
-        var line = log.atInfo().addKeyValue("sandbox_id", id.value()).addKeyValue("after", after)
+        var line = log.atInfo()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("after", after)
                 .addKeyValue("took_ms", took / 1_000_000)
                 .addKeyValue("criu_ms", criuMillis(work.resolve(CriuDump.LOG)).orElse(-1));
-        if (stats.isPresent()) { // CRIU's own phases (µs in its image, ms here) and pages, for bench/container/pause.mjs
+        if (stats
+                .isPresent()) { // CRIU's own phases (µs in its image, ms here) and pages, for bench/container/pause.mjs
             line = line.addKeyValue("criu_frozen_ms", stats.get().frozenMicros() / 1000.0)
                     .addKeyValue("criu_memdump_ms", stats.get().memdumpMicros() / 1000.0)
                     .addKeyValue("criu_memwrite_ms", stats.get().memwriteMicros() / 1000.0)
@@ -272,13 +295,26 @@ public final class RuncRuntime {
         Files.createDirectories(work);
         long started = System.nanoTime();
         List<Path> cgroupDirs = cgroups.prepare(id);
-        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", JOIN_CGROUPS_AND_EXEC, "join-cgroups", String.valueOf(cgroupDirs.size())));
+        List<String> argv = new ArrayList<>(
+                List.of("/bin/sh", "-c", JOIN_CGROUPS_AND_EXEC, "join-cgroups", String.valueOf(cgroupDirs.size())));
         cgroupDirs.forEach(dir -> argv.add(dir.toString()));
         argv.addAll(List.of(runc.toString(), "--root", root.toString(), "--criu", criu.toString()));
         try {
-            detachedArgv(bundle, criuTimeout, argv, "restore", "--detach", "--bundle", bundle.toString(),
-                    "--image-path", images.toString(), "--work-path", work.toString(),
-                    "--pid-file", bundle.resolve(BUNDLE_PIDFILE).toString(), id.value());
+            detachedArgv(
+                    bundle,
+                    criuTimeout,
+                    argv,
+                    "restore",
+                    "--detach",
+                    "--bundle",
+                    bundle.toString(),
+                    "--image-path",
+                    images.toString(),
+                    "--work-path",
+                    work.toString(),
+                    "--pid-file",
+                    bundle.resolve(BUNDLE_PIDFILE).toString(),
+                    id.value());
         } catch (CommandFailedException e) {
             CommandFailedException failed = RuncLogs.withCriuLog(e, work.resolve("restore.log"));
             clearFailedRestore(id, failed);
@@ -288,8 +324,10 @@ public final class RuncRuntime {
             unmountStateDir(id, e); // no process may run now; runc delete is the caller's rollback
             throw e;
         }
-        log.atInfo().addKeyValue("sandbox_id", id.value())
-                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000).log("container restored");
+        log.atInfo()
+                .addKeyValue("sandbox_id", id.value())
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .log("container restored");
     }
 
     /** runc's state root: one dir per container, named by its id. */
@@ -327,8 +365,11 @@ public final class RuncRuntime {
         try {
             for (Path mount : MountTable.mountsUnder(root.resolve(id.value()))) {
                 Unmounts.Outcome outcome = Unmounts.unmountOrDetach(mount);
-                log.atWarn().addKeyValue("sandbox_id", id.value()).addKeyValue("mount", mount)
-                        .addKeyValue("outcome", outcome).log("removed a mount a failed restore left");
+                log.atWarn()
+                        .addKeyValue("sandbox_id", id.value())
+                        .addKeyValue("mount", mount)
+                        .addKeyValue("outcome", outcome)
+                        .log("removed a mount a failed restore left");
             }
         } catch (IOException | RuntimeException e) {
             failed.addSuppressed(e);
@@ -353,7 +394,8 @@ public final class RuncRuntime {
     }
 
     private void runWithCriu(Duration timeout, List<String> args) throws CommandFailedException, InterruptedException {
-        List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString(), "--criu", criu.toString()));
+        List<String> argv =
+                new ArrayList<>(List.of(runc.toString(), "--root", root.toString(), "--criu", criu.toString()));
         argv.addAll(args);
         runner.run(Command.of(timeout, argv));
     }
@@ -362,7 +404,8 @@ public final class RuncRuntime {
      * create and restore hand runc's stdio to the container's init, so they must not be pipes this process waits on:
      * stdio goes to /dev/null and runc's own errors to the bundle's log, whose tail becomes the error message.
      */
-    private void detached(Path bundle, Duration timeout, String... args) throws CommandFailedException, InterruptedException {
+    private void detached(Path bundle, Duration timeout, String... args)
+            throws CommandFailedException, InterruptedException {
         List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", root.toString()));
         detachedArgv(bundle, timeout, argv, args);
     }
@@ -403,15 +446,18 @@ public final class RuncRuntime {
     }
 
     private static boolean isGone(CommandFailedException e) {
-        return e.reason() == CommandFailedException.Reason.EXITED_NONZERO && e.stderrTail().contains("does not exist");
+        return e.reason() == CommandFailedException.Reason.EXITED_NONZERO
+                && e.stderrTail().contains("does not exist");
     }
 
     private static ContainerState parseState(String json) {
         try {
             JsonNode node = JSON.readTree(json);
-            return new ContainerState(new ContainerId(node.path("id").asText()),
+            return new ContainerState(
+                    new ContainerId(node.path("id").asText()),
                     ContainerState.Status.valueOf(node.path("status").asText().toUpperCase(Locale.ROOT)),
-                    node.path("pid").asLong(), Path.of(node.path("bundle").asText()));
+                    node.path("pid").asLong(),
+                    Path.of(node.path("bundle").asText()));
         } catch (IOException e) {
             throw new IllegalStateException("runc state printed something that is not JSON: " + json, e);
         }

@@ -36,12 +36,13 @@ public final class GuestFileReads {
     private static final int CHUNK = 64 << 10;
     // libc's open (called without a mode), read, lseek and close
     private static final MethodHandle OPEN = Libc.function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle READ = Libc.function("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle LSEEK = Libc.function("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle READ =
+            Libc.function("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle LSEEK =
+            Libc.function("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
     private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
-    private GuestFileReads() {
-    }
+    private GuestFileReads() {}
 
     /**
      * Writes the last {@code max} bytes (all when shorter) of the file at {@code file} to {@code out} and returns how
@@ -51,7 +52,8 @@ public final class GuestFileReads {
     public static long copyTail(Path file, long max, WritableByteChannel out) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Libc.CALL_STATE);
-            int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(file.toString()), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+            int fd = (int) OPEN.invokeExact(
+                    state, arena.allocateFrom(file.toString()), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             if (fd < 0) {
                 throw new IOException("open(" + file + ") failed: errno " + Libc.errno(state));
             }

@@ -48,7 +48,8 @@ public final class LayerFiles {
                 runner.run(Command.of(FILE_TIMEOUT, "cp", "-a", "-l", source.toString(), target.toString()));
             } catch (CommandFailedException crossDevice) {
                 FileTrees.deleteTree(target);
-                runner.run(Command.of(FILE_TIMEOUT, "cp", "-a", "--reflink=auto", source.toString(), target.toString()));
+                runner.run(
+                        Command.of(FILE_TIMEOUT, "cp", "-a", "--reflink=auto", source.toString(), target.toString()));
             }
         }
     }

@@ -71,7 +71,9 @@ public record LoopBinding(String device, String backingFile) {
         }
         String device; // loopN's minor is N only without partitions (max_part=0): ask sysfs for the name
         try {
-            device = Files.readSymbolicLink(Path.of("/sys/dev/block", major + ":" + minor)).getFileName().toString();
+            device = Files.readSymbolicLink(Path.of("/sys/dev/block", major + ":" + minor))
+                    .getFileName()
+                    .toString();
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         }
@@ -98,7 +100,8 @@ public record LoopBinding(String device, String backingFile) {
         for (Path process : processes) {
             try {
                 // one table per namespace, read through the first process found in it
-                if (entered.add(Files.readSymbolicLink(process.resolve("ns/mnt")).toString())) {
+                if (entered.add(
+                        Files.readSymbolicLink(process.resolve("ns/mnt")).toString())) {
                     String table = Files.readString(process.resolve("mountinfo"));
                     if (table.contains("/dev/" + device + " ") || table.contains(dir + "/")) {
                         found.add(process.getFileName() + " " + comm(process));
@@ -111,8 +114,8 @@ public record LoopBinding(String device, String backingFile) {
         }
         heldOpen.forEach((process, namespaces) -> namespaces.stream()
                 .filter(held -> !entered.contains(held.substring(0, held.indexOf(' '))))
-                .forEach(held -> found.add(process.getFileName() + " " + comm(process) + " (mount namespace "
-                        + held + ")")));
+                .forEach(held ->
+                        found.add(process.getFileName() + " " + comm(process) + " (mount namespace " + held + ")")));
         return found.size() > 8 ? List.copyOf(found.subList(0, 8)) : List.copyOf(found);
     }
 
@@ -148,7 +151,9 @@ public record LoopBinding(String device, String backingFile) {
 
     /** Whether the device has let go of {@link #backingFile} (detached, or bound to another file since). */
     public boolean released() throws IOException {
-        return LoopDevices.backingFileOf(device).map(now -> !now.equals(backingFile)).orElse(true);
+        return LoopDevices.backingFileOf(device)
+                .map(now -> !now.equals(backingFile))
+                .orElse(true);
     }
 
     /**
@@ -185,9 +190,10 @@ public record LoopBinding(String device, String backingFile) {
                 }
                 throw new IOException(device + " is still bound to " + backingFile + " " + (now - started) / 1_000_000
                         + " ms after its filesystem was unmounted: another mount namespace still holds a copy of the"
-                        + " mount; " + (holders.isEmpty()
-                        ? "no process holds one (a lazily detached copy kept busy by an open file or working directory)"
-                        : "held by: " + String.join(", ", holders)));
+                        + " mount; "
+                        + (holders.isEmpty()
+                                ? "no process holds one (a lazily detached copy kept busy by an open file or working directory)"
+                                : "held by: " + String.join(", ", holders)));
             }
             LockSupport.parkNanos(pause);
             if (Thread.interrupted()) {
@@ -211,8 +217,8 @@ public record LoopBinding(String device, String backingFile) {
             requireNonNull(quiet, "quiet is null");
             requireNonNull(whileHeld, "whileHeld is null");
             if (quiet.isNegative() || quiet.isZero() || whileHeld.compareTo(quiet) < 0) {
-                throw new IllegalArgumentException("bounds must be positive with whileHeld at least quiet: " + quiet
-                        + ", " + whileHeld);
+                throw new IllegalArgumentException(
+                        "bounds must be positive with whileHeld at least quiet: " + quiet + ", " + whileHeld);
             }
         }
     }

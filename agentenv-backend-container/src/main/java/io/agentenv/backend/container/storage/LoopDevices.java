@@ -28,8 +28,10 @@ public final class LoopDevices {
         /** The backing file's path, without the " (deleted)" the kernel appends once it is removed. */
         public Path backingPath() {
             String deleted = " (deleted)";
-            return Path.of(backingFile.endsWith(deleted) ? backingFile.substring(0, backingFile.length() - deleted.length())
-                    : backingFile);
+            return Path.of(
+                    backingFile.endsWith(deleted)
+                            ? backingFile.substring(0, backingFile.length() - deleted.length())
+                            : backingFile);
         }
 
         @Override
@@ -38,8 +40,7 @@ public final class LoopDevices {
         }
     }
 
-    private LoopDevices() {
-    }
+    private LoopDevices() {}
 
     /** {@code device} if it names a loop device ({@code loop3}), else an IllegalArgumentException. */
     static String requireLoopName(String device) {
@@ -77,11 +78,14 @@ public final class LoopDevices {
         String root = dir.toAbsolutePath().normalize().toString();
         List<Attached> found = new ArrayList<>();
         try (Stream<Path> devices = Files.list(SYS_BLOCK)) {
-            List<String> names = devices.map(d -> d.getFileName().toString()).filter(d -> d.matches("loop[0-9]+")).toList();
+            List<String> names = devices.map(d -> d.getFileName().toString())
+                    .filter(d -> d.matches("loop[0-9]+"))
+                    .toList();
             for (String device : names) {
                 // empty: not attached (or detached while listing)
                 Optional<String> backing = backingFileOf(device);
-                if (backing.isPresent() && (backing.get().equals(root) || backing.get().startsWith(root + "/"))) {
+                if (backing.isPresent()
+                        && (backing.get().equals(root) || backing.get().startsWith(root + "/"))) {
                     found.add(new Attached(device, backing.get()));
                 }
             }

@@ -37,16 +37,16 @@ public final class Mounts {
     /** Loop devices taken by someone else between asking for a free one and binding it, before giving up. */
     private static final int LOOP_ATTEMPTS = 16;
 
-    private static final MethodHandle MOUNT = Libc.function("mount",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    private static final MethodHandle MOUNT =
+            Libc.function("mount", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
     private static final MethodHandle OPEN = Libc.function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle IOCTL = Libc.function("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle IOCTL_POINTER = Libc.function("ioctl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle IOCTL =
+            Libc.function("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle IOCTL_POINTER = Libc.function(
+            "ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2));
 
-    private Mounts() {
-    }
+    private Mounts() {}
 
     /** Mounts an overlay filesystem with {@code options} (lowerdir, upperdir, workdir) at {@code target}. */
     static void overlay(String options, Path target) throws IOException {
@@ -147,12 +147,13 @@ public final class Mounts {
     }
 
     private static IOException failure(String call, int errno) {
-        return new IOException(call + " failed: errno " + errno + switch (errno) {
-            case 1 -> " (EPERM: not root)";
-            case 2 -> " (ENOENT: no such file or directory)";
-            case 16 -> " (EBUSY: in use)";
-            case 22 -> " (EINVAL: invalid argument, e.g. a bad option or image)";
-            default -> " (see errno(3))";
-        });
+        return new IOException(call + " failed: errno " + errno
+                + switch (errno) {
+                    case 1 -> " (EPERM: not root)";
+                    case 2 -> " (ENOENT: no such file or directory)";
+                    case 16 -> " (EBUSY: in use)";
+                    case 22 -> " (EINVAL: invalid argument, e.g. a bad option or image)";
+                    default -> " (see errno(3))";
+                });
     }
 }

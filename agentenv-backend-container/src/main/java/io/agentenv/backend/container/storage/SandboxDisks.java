@@ -42,6 +42,7 @@ public final class SandboxDisks {
     static final int MIN_MIB = 1024;
     /** Largest disk: 1 TiB (sparse, but the sandbox may fill it). */
     static final int MAX_MIB = 1 << 20;
+
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final String MOUNT_OPTIONS = "noinit_itable,discard";
     /**
@@ -54,6 +55,7 @@ public final class SandboxDisks {
      * 120 s by default), the longest holder seen (another sandbox's restore).
      */
     static final Duration RELEASE_TIMEOUT_WHILE_HELD = Duration.ofSeconds(150);
+
     private static final LoopBinding.Bounds RELEASE =
             new LoopBinding.Bounds(RELEASE_TIMEOUT, RELEASE_TIMEOUT_WHILE_HELD);
 
@@ -84,8 +86,19 @@ public final class SandboxDisks {
         try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
             file.setLength((long) sizeMiB << 20); // sparse: no block is written
         }
-        List<String> mkfs = List.of("mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
-                "-E", "lazy_itable_init=1,nodiscard", "-L", "aenv-disk", image.toString());
+        List<String> mkfs = List.of(
+                "mkfs.ext4",
+                "-q",
+                "-F",
+                "-m",
+                "0",
+                "-O",
+                "^has_journal",
+                "-E",
+                "lazy_itable_init=1,nodiscard",
+                "-L",
+                "aenv-disk",
+                image.toString());
         List<String> command = new ArrayList<>();
         if (background) {
             command.addAll(List.of("nice", "-n", "10"));
@@ -130,7 +143,8 @@ public final class SandboxDisks {
      *
      * @return true when the disk was a spare image
      */
-    public boolean create(SandboxDirs dirs, int sizeMiB) throws IOException, CommandFailedException, InterruptedException {
+    public boolean create(SandboxDirs dirs, int sizeMiB)
+            throws IOException, CommandFailedException, InterruptedException {
         checkSize(sizeMiB);
         unmount(dirs);
         Path image = dirs.diskImage();
@@ -239,7 +253,8 @@ public final class SandboxDisks {
             Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
         } catch (AtomicMoveNotSupportedException crossDevice) {
             Files.deleteIfExists(to);
-            runner.run(Command.of(Duration.ofMinutes(10), "cp", "--sparse=always", "--", from.toString(), to.toString()));
+            runner.run(
+                    Command.of(Duration.ofMinutes(10), "cp", "--sparse=always", "--", from.toString(), to.toString()));
             Files.delete(from);
         }
     }

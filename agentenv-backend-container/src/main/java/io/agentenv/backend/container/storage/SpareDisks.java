@@ -37,6 +37,7 @@ public final class SpareDisks implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SpareDisks.class);
     /** Disk sizes kept at once at most (sandboxes of snapshots or paused states taken with other settings add sizes). */
     static final int MAX_SIZES = 4;
+
     private static final String PARTIAL = ".partial-";
     private static final String SUFFIX = ".img";
 
@@ -51,6 +52,7 @@ public final class SpareDisks implements AutoCloseable {
     private final int perSize;
     /** Ready images per size. */
     private final RefillingPool<Integer, Path> ready;
+
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -106,7 +108,9 @@ public final class SpareDisks implements AutoCloseable {
             return false;
         }
         if (!ready.keeps(sizeMiB)) {
-            ready.keep(sizeMiB, MAX_SIZES); // unless MAX_SIZES are kept already (one step: concurrent takes cannot exceed it)
+            ready.keep(
+                    sizeMiB,
+                    MAX_SIZES); // unless MAX_SIZES are kept already (one step: concurrent takes cannot exceed it)
             return false;
         }
         Optional<Path> image = ready.take(sizeMiB);
@@ -117,7 +121,10 @@ public final class SpareDisks implements AutoCloseable {
             Files.move(image.get(), target, StandardCopyOption.ATOMIC_MOVE);
             return true;
         } catch (IOException e) { // another filesystem (then no image ever moves) or the image vanished
-            log.atWarn().addKeyValue("image", image.get()).addKeyValue("target", target).setCause(e)
+            log.atWarn()
+                    .addKeyValue("image", image.get())
+                    .addKeyValue("target", target)
+                    .setCause(e)
                     .log("cannot move a spare disk image; making the disk instead");
             deleteQuietly(image.get());
             return false;
@@ -162,7 +169,10 @@ public final class SpareDisks implements AutoCloseable {
             Files.move(partial, complete, StandardCopyOption.ATOMIC_MOVE);
             return Optional.of(complete);
         } catch (IOException | CommandFailedException | RuntimeException e) {
-            log.atWarn().addKeyValue("size_mib", sizeMiB).setCause(e).log("cannot make a spare disk image; retrying at the next take");
+            log.atWarn()
+                    .addKeyValue("size_mib", sizeMiB)
+                    .setCause(e)
+                    .log("cannot make a spare disk image; retrying at the next take");
             deleteQuietly(partial);
             return Optional.empty();
         } catch (InterruptedException e) {
@@ -176,8 +186,10 @@ public final class SpareDisks implements AutoCloseable {
         try (Stream<Path> files = Files.list(sizeDir)) {
             for (Path file : files.toList()) {
                 String name = file.getFileName().toString();
-                boolean complete = !name.startsWith(PARTIAL) && name.endsWith(SUFFIX)
-                        && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) == (long) sizeMiB << 20;
+                boolean complete = !name.startsWith(PARTIAL)
+                        && name.endsWith(SUFFIX)
+                        && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+                        && Files.size(file) == (long) sizeMiB << 20;
                 if (complete && ready.ready(sizeMiB) < perSize) {
                     ready.add(sizeMiB, file);
                 } else {

@@ -32,7 +32,8 @@ public final class Unmounts {
     private static final int EBUSY = 16;
     private static final int EINVAL = 22;
     private static final int MNT_DETACH = 2;
-    private static final MethodHandle UMOUNT2 = Libc.function("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle UMOUNT2 =
+            Libc.function("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     /** EBUSY retries of {@link #unmount}, after 1, 2, 4 ... 32 ms: ~63 ms in all. */
     static final int BUSY_RETRIES = 6;
 
@@ -42,11 +43,14 @@ public final class Unmounts {
         int call(Path target, int flags);
     }
 
-    private Unmounts() {
-    }
+    private Unmounts() {}
 
     /** How {@link #unmountOrDetach} left a mount point. */
-    public enum Outcome { NOT_MOUNTED, UNMOUNTED, DETACHED }
+    public enum Outcome {
+        NOT_MOUNTED,
+        UNMOUNTED,
+        DETACHED
+    }
 
     /**
      * Unmounts {@code target} (no lazy detach: a mount still busy after {@link #BUSY_RETRIES} retries is an error).

@@ -14,7 +14,8 @@ class EnvdSupervisorTest {
 
     @Test
     void the_supervisor_gives_the_first_envd_its_extra_arguments_and_restarted_ones_none() {
-        assertThat(EnvdLayout.envdSupervisor(List.of())).isEqualTo(EnvdLayout.ENVD_SUPERVISOR)
+        assertThat(EnvdLayout.envdSupervisor(List.of()))
+                .isEqualTo(EnvdLayout.ENVD_SUPERVISOR)
                 .isEqualTo("while :; do \"$0\" \"$@\" >>/var/log/agentenv-envd.log 2>&1 </dev/null;"
                         + " echo \"agentenv: envd exited with status $?; starting it again\" >>/var/log/agentenv-envd.log;"
                         + " sleep 0.2; done");
@@ -31,7 +32,6 @@ class EnvdSupervisorTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> EnvdLayout.envdSupervisor(List.of("$(reboot)")))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> EnvdLayout.envdSupervisor(List.of("'")))
-                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> EnvdLayout.envdSupervisor(List.of("'"))).isInstanceOf(IllegalArgumentException.class);
     }
 }

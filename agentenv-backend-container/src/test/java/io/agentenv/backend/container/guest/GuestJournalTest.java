@@ -49,29 +49,49 @@ class GuestJournalTest {
     void the_previous_and_current_file_are_kept_and_read_back_in_order_with_every_field() throws IOException {
         Path rootfs = rootfs();
         Path file = journal(rootfs);
-        Files.writeString(file.resolveSibling("envd.jsonl.1"), line(1, "io.agentenv.envd.Main", "ready", false)
-                + line(3, "stdout", "three\\n", true));
+        Files.writeString(
+                file.resolveSibling("envd.jsonl.1"),
+                line(1, "io.agentenv.envd.Main", "ready", false) + line(3, "stdout", "three\\n", true));
         Files.writeString(file, line(2, "event", "started", true) + line(4, "stderr", "nöt ascii ✓", true));
 
         assertThat(GuestJournal.keep(List.of(rootfs), kept())).isPresent();
         List<EnvdLogEntry> entries = GuestJournal.read(kept()).orElseThrow();
 
         assertThat(entries).extracting(EnvdLogEntry::seq).containsExactly(1L, 2L, 3L, 4L);
-        assertThat(entries.getFirst()).isEqualTo(new EnvdLogEntry(1, Instant.parse("2026-11-30T01:00:00.001Z"),
-                EnvdLogEntry.Source.ENVD, "INFO", OptionalInt.empty(), "io.agentenv.envd.Main", "ready"));
-        assertThat(entries.get(2)).isEqualTo(new EnvdLogEntry(3, Instant.parse("2026-11-30T01:00:00.003Z"),
-                EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(7), "stdout", "three\n"));
+        assertThat(entries.getFirst())
+                .isEqualTo(new EnvdLogEntry(
+                        1,
+                        Instant.parse("2026-11-30T01:00:00.001Z"),
+                        EnvdLogEntry.Source.ENVD,
+                        "INFO",
+                        OptionalInt.empty(),
+                        "io.agentenv.envd.Main",
+                        "ready"));
+        assertThat(entries.get(2))
+                .isEqualTo(new EnvdLogEntry(
+                        3,
+                        Instant.parse("2026-11-30T01:00:00.003Z"),
+                        EnvdLogEntry.Source.PROCESS,
+                        "INFO",
+                        OptionalInt.of(7),
+                        "stdout",
+                        "three\n"));
         assertThat(entries.getLast().message()).isEqualTo("nöt ascii ✓");
     }
 
     @Test
     void lines_that_are_not_entries_are_skipped() throws IOException {
         Path rootfs = rootfs();
-        Files.writeString(journal(rootfs), "garbage\n{}\n" + line(1, "stdout", "kept", true)
-                + "{\"seq\":-1,\"timestamp\":\"x\"}\n{\"seq\":2,\"timestamp\":\"2026-11-30T01:00:00Z\",\"source\":\"alien\","
-                + "\"level\":\"INFO\",\"stream\":\"s\",\"message\":\"m\"}\n" + line(3, "stdout", "also kept", true) + "{\"seq\":4");
+        Files.writeString(
+                journal(rootfs),
+                "garbage\n{}\n" + line(1, "stdout", "kept", true)
+                        + "{\"seq\":-1,\"timestamp\":\"x\"}\n{\"seq\":2,\"timestamp\":\"2026-11-30T01:00:00Z\",\"source\":\"alien\","
+                        + "\"level\":\"INFO\",\"stream\":\"s\",\"message\":\"m\"}\n"
+                        + line(3, "stdout", "also kept", true) + "{\"seq\":4");
         GuestJournal.keep(List.of(rootfs), kept());
-        assertThat(GuestJournal.read(kept()).orElseThrow()).extracting(EnvdLogEntry::message).containsExactly("kept", "also kept");
+        assertThat(GuestJournal.read(kept()).orElseThrow())
+                .extracting(EnvdLogEntry::message)
+                .containsExactly("kept", "also kept");
     }
 
     @Test
@@ -79,8 +99,14 @@ class GuestJournalTest {
         List<EnvdLogEntry> entries = new ArrayList<>();
         int size = 1000; // cost 64 + 1000 + 6 = 1070 each: 979 fit in 1 MiB
         for (int i = 1; i <= 1200; i++) {
-            entries.add(new EnvdLogEntry(i, Instant.EPOCH, EnvdLogEntry.Source.PROCESS, "INFO", OptionalInt.of(1),
-                    "stdout", "x".repeat(size)));
+            entries.add(new EnvdLogEntry(
+                    i,
+                    Instant.EPOCH,
+                    EnvdLogEntry.Source.PROCESS,
+                    "INFO",
+                    OptionalInt.of(1),
+                    "stdout",
+                    "x".repeat(size)));
         }
         entries.add(entries.get(1199)); // a repeated line
         List<EnvdLogEntry> served = GuestJournal.newestWithinBudget(entries.reversed());
@@ -88,8 +114,14 @@ class GuestJournalTest {
         assertThat(served.getLast().seq()).isEqualTo(1200);
         assertThat(served).extracting(EnvdLogEntry::seq).isSorted().doesNotHaveDuplicates();
 
-        EnvdLogEntry huge = new EnvdLogEntry(1201, Instant.EPOCH, EnvdLogEntry.Source.ENVD, "INFO", OptionalInt.empty(),
-                "envd", "y".repeat(GuestJournal.BUDGET));
+        EnvdLogEntry huge = new EnvdLogEntry(
+                1201,
+                Instant.EPOCH,
+                EnvdLogEntry.Source.ENVD,
+                "INFO",
+                OptionalInt.empty(),
+                "envd",
+                "y".repeat(GuestJournal.BUDGET));
         entries.add(huge);
         assertThat(GuestJournal.newestWithinBudget(entries)).containsExactly(huge); // the newest one always stays
     }
@@ -101,17 +133,22 @@ class GuestJournalTest {
         Path template = Files.createDirectories(dir.resolve("template"));
         Files.writeString(journal(template), line(1, "stdout", "the template's", true));
         Files.writeString(journal(lower), line(2, "stdout", "the snapshot's", true));
-        Files.writeString(journal(lower).resolveSibling("envd.jsonl.1"), line(1, "stdout", "rotated in the snapshot", true));
+        Files.writeString(
+                journal(lower).resolveSibling("envd.jsonl.1"), line(1, "stdout", "rotated in the snapshot", true));
         Files.createDirectories(upper.resolve("var/log/agentenv"));
         Files.createDirectory(upper.resolve("var/log/agentenv/envd.jsonl.1")); // hides the lower's
 
         GuestJournal.keep(List.of(upper, lower, template), kept());
-        assertThat(GuestJournal.read(kept()).orElseThrow()).extracting(EnvdLogEntry::message).containsExactly("the snapshot's");
+        assertThat(GuestJournal.read(kept()).orElseThrow())
+                .extracting(EnvdLogEntry::message)
+                .containsExactly("the snapshot's");
 
         Files.delete(kept());
         Files.writeString(journal(upper), line(3, "stdout", "its own", true));
         GuestJournal.keep(List.of(upper, lower, template), kept());
-        assertThat(GuestJournal.read(kept()).orElseThrow()).extracting(EnvdLogEntry::message).containsExactly("its own");
+        assertThat(GuestJournal.read(kept()).orElseThrow())
+                .extracting(EnvdLogEntry::message)
+                .containsExactly("its own");
     }
 
     @Test
@@ -146,15 +183,23 @@ class GuestJournalTest {
         Files.writeString(file, line(2, "stdout", "the sandbox's own", true));
         Files.createSymbolicLink(file.resolveSibling("envd.jsonl.1"), host);
         GuestJournal.keep(List.of(rootfs), kept());
-        assertThat(GuestJournal.read(kept()).orElseThrow()).extracting(EnvdLogEntry::message).containsExactly("the sandbox's own");
+        assertThat(GuestJournal.read(kept()).orElseThrow())
+                .extracting(EnvdLogEntry::message)
+                .containsExactly("the sandbox's own");
     }
 
     @Test
     void a_fifo_in_place_of_the_file_is_not_opened() throws Exception {
         Path rootfs = rootfs();
         Path file = journal(rootfs);
-        assertThat(new ProcessBuilder("mkfifo", file.toString()).inheritIO().start().waitFor()).isZero();
-        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThat(GuestJournal.keep(List.of(rootfs), kept())).isEmpty());
+        assertThat(new ProcessBuilder("mkfifo", file.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor())
+                .isZero();
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(10),
+                () -> assertThat(GuestJournal.keep(List.of(rootfs), kept())).isEmpty());
     }
 
     @Test

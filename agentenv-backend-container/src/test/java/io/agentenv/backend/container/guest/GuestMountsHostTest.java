@@ -34,6 +34,7 @@ class GuestMountsHostTest {
 
     @FreshHostFixture
     private HostFixture host;
+
     private Path dir;
     private Path cgroupRoot;
 
@@ -56,8 +57,8 @@ class GuestMountsHostTest {
         GuestMounts mounts = GuestMounts.prepare(dir, cgroupRoot);
 
         for (GuestMounts.Device device : GuestMounts.DEVICES) {
-            Map<String, Object> attrs = Files.readAttributes(mounts.dev().resolve(device.name()), "unix:mode,rdev,uid",
-                    LinkOption.NOFOLLOW_LINKS);
+            Map<String, Object> attrs = Files.readAttributes(
+                    mounts.dev().resolve(device.name()), "unix:mode,rdev,uid", LinkOption.NOFOLLOW_LINKS);
             assertThat((Integer) attrs.get("mode")).as(device.name()).isEqualTo(0020666);
             assertThat((Long) attrs.get("rdev")).as(device.name()).isEqualTo(device.major() * 256L + device.minor());
             assertThat((Integer) attrs.get("uid")).isZero();
@@ -66,8 +67,11 @@ class GuestMountsHostTest {
         assertThat(Files.readSymbolicLink(mounts.dev().resolve("stderr"))).isEqualTo(Path.of("/proc/self/fd/2"));
         assertThat(mounts.dev().resolve("shm")).isEmptyDirectory();
         assertThat((Integer) Files.getAttribute(mounts.dev().resolve("shm"), "unix:mode") & 07777)
-                .as("runc gives /dev/shm's tmpfs the mode of its mount point").isEqualTo(01777);
-        assertThat((Integer) Files.getAttribute(dir, "unix:mode") & 0777).as("only root enters").isEqualTo(0700);
+                .as("runc gives /dev/shm's tmpfs the mode of its mount point")
+                .isEqualTo(01777);
+        assertThat((Integer) Files.getAttribute(dir, "unix:mode") & 0777)
+                .as("only root enters")
+                .isEqualTo(0700);
         try (InputStream zero = Files.newInputStream(mounts.dev().resolve("zero"))) {
             assertThat(zero.readNBytes(4)).as("a device node that works").containsExactly(0, 0, 0, 0);
         }
@@ -96,8 +100,7 @@ class GuestMountsHostTest {
     }
 
     @Test
-    void a_changed_directory_is_replaced_the_old_one_kept_for_sandboxes_that_bind_it()
-            throws Exception {
+    void a_changed_directory_is_replaced_the_old_one_kept_for_sandboxes_that_bind_it() throws Exception {
         GuestMounts first = GuestMounts.prepare(dir, cgroupRoot);
         Files.delete(first.dev().resolve("null"));
         Files.writeString(first.dev().resolve("null"), "a regular file where a device was");
@@ -110,14 +113,18 @@ class GuestMountsHostTest {
         assertThat(names(again.cgroup())).doesNotContain("extra");
         List<String> names = names(dir);
         assertThat(names).contains("cgroup", "dev").hasSize(4);
-        Path staleDev = dir.resolve(names.stream().filter(n -> n.startsWith(".dev-stale-")).findFirst().orElseThrow());
-        assertThat(Files.readString(staleDev.resolve("null"))).as("left as it was").isEqualTo("a regular file where a device was");
+        Path staleDev = dir.resolve(names.stream()
+                .filter(n -> n.startsWith(".dev-stale-"))
+                .findFirst()
+                .orElseThrow());
+        assertThat(Files.readString(staleDev.resolve("null")))
+                .as("left as it was")
+                .isEqualTo("a regular file where a device was");
         assertThat(names).anyMatch(n -> n.startsWith(".cgroup-stale-"));
     }
 
     @Test
-    void a_replaced_directory_is_kept_until_no_mount_namespace_binds_it_then_removed()
-            throws Exception {
+    void a_replaced_directory_is_kept_until_no_mount_namespace_binds_it_then_removed() throws Exception {
         // given both directories replaced, the old /dev bound in another mount namespace (as a sandbox's /dev is), and
         // a directory a concurrent prepare is building
         GuestMounts first = GuestMounts.prepare(dir, cgroupRoot);
@@ -128,11 +135,21 @@ class GuestMountsHostTest {
         Path staleCgroup = only(dir, ".cgroup-stale-");
         Path building = Files.createDirectory(dir.resolve(".dev-" + UUID.randomUUID()));
         Path target = Files.createDirectory(host.sandboxesDir.resolve("bind-target"));
-        Process holder = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sh", "-c",
-                "mount --bind \"$0\" \"$1\" && echo bound && exec sleep 600", staleDev.toString(), target.toString())
-                .redirectErrorStream(true).start();
+        Process holder = new ProcessBuilder(
+                        "unshare",
+                        "--mount",
+                        "--propagation",
+                        "private",
+                        "sh",
+                        "-c",
+                        "mount --bind \"$0\" \"$1\" && echo bound && exec sleep 600",
+                        staleDev.toString(),
+                        target.toString())
+                .redirectErrorStream(true)
+                .start();
         try {
-            assertThat(new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8)).readLine())
+            assertThat(new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))
+                            .readLine())
                     .isEqualTo("bound");
 
             // when
@@ -140,9 +157,15 @@ class GuestMountsHostTest {
 
             // then the unbound one is gone, the bound one and the one being built are kept
             assertThat(removed).containsExactly(staleCgroup);
-            assertThat(names(dir)).containsExactlyInAnyOrder("cgroup", "dev", staleDev.getFileName().toString(),
-                    building.getFileName().toString());
-            assertThat(staleDev.resolve("null")).as("nothing removed inside the bound one").exists();
+            assertThat(names(dir))
+                    .containsExactlyInAnyOrder(
+                            "cgroup",
+                            "dev",
+                            staleDev.getFileName().toString(),
+                            building.getFileName().toString());
+            assertThat(staleDev.resolve("null"))
+                    .as("nothing removed inside the bound one")
+                    .exists();
         } finally {
             holder.destroyForcibly();
             holder.waitFor();
@@ -150,7 +173,9 @@ class GuestMountsHostTest {
 
         // and once the namespace is gone, the next start's reaper removes it too
         assertThat(StaleGuestMounts.removeUnbound(dir)).containsExactly(staleDev);
-        assertThat(names(dir)).containsExactlyInAnyOrder("cgroup", "dev", building.getFileName().toString());
+        assertThat(names(dir))
+                .containsExactlyInAnyOrder(
+                        "cgroup", "dev", building.getFileName().toString());
         assertThat(target).as("the other namespace's bind never showed here").isEmptyDirectory();
     }
 
@@ -193,7 +218,10 @@ class GuestMountsHostTest {
         Path staleDev = only(dir, ".dev-stale-");
         Path mountPoint = staleDev.resolve("shm");
         assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint.toString())
-                .inheritIO().start().waitFor()).isZero();
+                        .inheritIO()
+                        .start()
+                        .waitFor())
+                .isZero();
         try {
             assertThat(StaleGuestMounts.removeUnbound(dir)).isEmpty();
             assertThat(mountPoint).exists();
@@ -216,7 +244,8 @@ class GuestMountsHostTest {
     }
 
     private static Path only(Path dir, String prefix) throws Exception {
-        List<String> found = names(dir).stream().filter(name -> name.startsWith(prefix)).toList();
+        List<String> found =
+                names(dir).stream().filter(name -> name.startsWith(prefix)).toList();
         assertThat(found).hasSize(1);
         return dir.resolve(found.getFirst());
     }

@@ -3,7 +3,6 @@ package io.agentenv.backend.container.guest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentenv.backend.container.GuestBootIdHostTest;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -32,7 +31,8 @@ class GuestProcFilesTest {
         Path file = dirs.procFiles().resolve(GuestProcFiles.BOOT_ID);
         assertThat(file).hasContent(first);
         assertThat(Files.readString(file)).endsWith("\n");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("r--r--r--");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+                .isEqualTo("r--r--r--");
         assertThat(GuestProcFiles.bootId(dirs)).contains(first);
 
         GuestProcFiles.writeBootId(dirs, second);
@@ -46,7 +46,8 @@ class GuestProcFilesTest {
     @Test
     void neither_a_malformed_boot_id_nor_a_symlink_is_taken() throws IOException {
         SandboxDirs dirs = new SandboxDirs(temp.resolve("sandbox"));
-        assertThatThrownBy(() -> GuestProcFiles.writeBootId(dirs, "not-a-uuid")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> GuestProcFiles.writeBootId(dirs, "not-a-uuid"))
+                .isInstanceOf(IllegalArgumentException.class);
 
         Path file = dirs.procFiles().resolve(GuestProcFiles.BOOT_ID);
         Files.createDirectories(file.getParent());
@@ -56,7 +57,8 @@ class GuestProcFilesTest {
 
         Files.delete(file);
         Files.writeString(file, "garbage\n");
-        assertThatThrownBy(() -> GuestProcFiles.bootId(dirs)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> GuestProcFiles.bootId(dirs))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("does not hold a boot id");
     }
 }

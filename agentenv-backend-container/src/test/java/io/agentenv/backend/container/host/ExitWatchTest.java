@@ -49,10 +49,13 @@ class ExitWatchTest {
     void a_closed_watch_refuses_to_answer_and_closing_twice_is_harmless() throws Exception {
         Process sleeper = new ProcessBuilder("sleep", "60").start();
         try {
-            ExitWatch watch = ExitWatch.open(HostProcess.of(sleeper.pid()).orElseThrow()).orElseThrow();
+            ExitWatch watch =
+                    ExitWatch.open(HostProcess.of(sleeper.pid()).orElseThrow()).orElseThrow();
             watch.close();
             watch.close();
-            assertThatThrownBy(watch::exited).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            assertThatThrownBy(watch::exited)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
         } finally {
             sleeper.destroyForcibly().waitFor();
         }

@@ -27,13 +27,15 @@ public @interface FreshHostFixture {
 
     /** Fills and closes the annotated fields. */
     final class Extension implements BeforeEachCallback, AfterEachCallback {
-        private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(FreshHostFixture.class);
+        private static final ExtensionContext.Namespace NAMESPACE =
+                ExtensionContext.Namespace.create(FreshHostFixture.class);
 
         @Override
         public void beforeEach(ExtensionContext context) throws Exception {
             Object test = context.getRequiredTestInstance();
             for (Field field : annotated(test.getClass())) {
-                HostFixture host = HostFixture.create(field.getAnnotation(FreshHostFixture.class).warmSlots());
+                HostFixture host = HostFixture.create(
+                        field.getAnnotation(FreshHostFixture.class).warmSlots());
                 context.getStore(NAMESPACE).put(field, host);
                 field.setAccessible(true);
                 field.set(test, host);

@@ -30,20 +30,29 @@ public final class GuestProcesses {
     private GuestProcesses() {}
 
     /** Starts {@code cmd args} as {@code user} and returns its pid once envd reports the start. */
-    public static long start(GuestEndpoint guest, AccessToken token, String user, String cmd, List<String> args) throws Exception {
+    public static long start(GuestEndpoint guest, AccessToken token, String user, String cmd, List<String> args)
+            throws Exception {
         byte[] message = JSON.writeValueAsBytes(Map.of("process", Map.of("cmd", cmd, "args", args)));
-        ByteBuffer envelope = ByteBuffer.allocate(5 + message.length).put((byte) 0).putInt(message.length).put(message);
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + guest.host() + ":" + guest.port() + "/process.Process/Start"))
+        ByteBuffer envelope = ByteBuffer.allocate(5 + message.length)
+                .put((byte) 0)
+                .putInt(message.length)
+                .put(message);
+        HttpRequest request = HttpRequest.newBuilder(
+                        URI.create("http://" + guest.host() + ":" + guest.port() + "/process.Process/Start"))
                 .timeout(Duration.ofSeconds(20))
                 .header("Content-Type", "application/connect+json")
                 .header("X-Access-Token", token.value())
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString((user + ":").getBytes(StandardCharsets.UTF_8)))
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString((user + ":").getBytes(StandardCharsets.UTF_8)))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(envelope.array()))
                 .build();
         // A client per call: sandboxes of earlier tests had the same address, and a connection pooled to one of them
         // would be reset by the sandbox that has the address now.
-        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-             DataInputStream in = new DataInputStream(startStream(http, request))) {
+        try (HttpClient http = HttpClient.newBuilder()
+                        .connectTimeout(Duration.ofSeconds(5))
+                        .build();
+                DataInputStream in = new DataInputStream(startStream(http, request))) {
             while (true) {
                 int flags = in.readUnsignedByte();
                 byte[] body = new byte[in.readInt()];

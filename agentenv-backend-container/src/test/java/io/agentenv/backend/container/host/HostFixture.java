@@ -52,6 +52,7 @@ public final class HostFixture implements AutoCloseable {
     public final String idPrefix;
     /** The pool uses the lane's first half of slots; tests may build other pools in the second half. */
     public final int firstSlot;
+
     private final TestLane lane;
 
     private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) throws IOException {
@@ -105,7 +106,9 @@ public final class HostFixture implements AutoCloseable {
         inventory.reap(lane.idPrefix()); // its mount scan covers only this run's (new, empty) dir
         pool.reapLeftovers();
         try (Stream<Path> dirs = Files.list(TEMP)) {
-            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix()) && !d.equals(sandboxesDir)).toList()) {
+            for (Path old : dirs.filter(
+                            d -> d.getFileName().toString().startsWith(lane.dirPrefix()) && !d.equals(sandboxesDir))
+                    .toList()) {
                 for (Path mount : MountTable.mountsUnder(old)) {
                     overlays.unmount(mount);
                 }
@@ -132,38 +135,76 @@ public final class HostFixture implements AutoCloseable {
 
     /** One sandbox's id, directories and network slot. */
     public record Sandbox(ContainerId id, SandboxDirs dirs, NetSlot slot) {
-        Path dir() { return dirs.dir(); }
-        public Path upper() { return dirs.upper(); }
-        Path work() { return dirs.work(); }
-        public Path rootfs() { return dirs.rootfs(); }
-        public Path envd() { return dirs.envd(); }
-        public Path bundle() { return dirs.bundle(); }
-        public Path restoreWork() { return dirs.restoreWork(); }
+        Path dir() {
+            return dirs.dir();
+        }
+
+        public Path upper() {
+            return dirs.upper();
+        }
+
+        Path work() {
+            return dirs.work();
+        }
+
+        public Path rootfs() {
+            return dirs.rootfs();
+        }
+
+        public Path envd() {
+            return dirs.envd();
+        }
+
+        public Path bundle() {
+            return dirs.bundle();
+        }
+
+        public Path restoreWork() {
+            return dirs.restoreWork();
+        }
     }
 
     /** A config for a sandbox that runs {@code args} as root in {@code rootfs}, attached to {@code slot}. */
-    public ContainerSpec spec(Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges) {
+    public ContainerSpec spec(
+            Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges) {
         return spec(sandbox, args, limits, privileges, List.of());
     }
 
-    public ContainerSpec spec(Sandbox sandbox, List<String> args, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges,
-                       List<ContainerSpec.ReadOnlyBind> binds) {
-        return new ContainerSpec(sandbox.id(), sandbox.rootfs(), "sandbox",
-                new ContainerSpec.InitProcess(args, List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                        "HOME=/root"), "/", 0, 0),
+    public ContainerSpec spec(
+            Sandbox sandbox,
+            List<String> args,
+            ContainerSpec.Limits limits,
+            ContainerSpec.Privileges privileges,
+            List<ContainerSpec.ReadOnlyBind> binds) {
+        return new ContainerSpec(
+                sandbox.id(),
+                sandbox.rootfs(),
+                "sandbox",
+                new ContainerSpec.InitProcess(
+                        args,
+                        List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"),
+                        "/",
+                        0,
+                        0),
                 sandbox.slot().netnsPath(),
                 limits,
                 Optional.of(JDK),
                 binds,
-                sandbox.envd(), "/run/envd",
+                sandbox.envd(),
+                "/run/envd",
                 Optional.of(layout.resolvConf()),
                 layout.criuRuncConfig(),
                 privileges);
     }
 
     /** Takes a slot, mounts the overlay and writes the bundle's config; nothing runs yet. */
-    public Sandbox prepare(String name, List<Path> lowers, List<String> args, ContainerSpec.Limits limits,
-                    ContainerSpec.Privileges privileges) throws Exception {
+    public Sandbox prepare(
+            String name,
+            List<Path> lowers,
+            List<String> args,
+            ContainerSpec.Limits limits,
+            ContainerSpec.Privileges privileges)
+            throws Exception {
         ContainerId id = newId(name);
         Sandbox sandbox = new Sandbox(id, SandboxDirs.of(sandboxesDir, id), pool.acquire());
         Files.createDirectories(sandbox.envd());
@@ -194,7 +235,9 @@ public final class HostFixture implements AutoCloseable {
 
     /** Runs a program inside and returns its stdout, stripped; fails the test on a non-zero exit. */
     public String exec(Sandbox sandbox, String... args) throws Exception {
-        return runc.exec(sandbox.id(), List.of(args), Duration.ofSeconds(30)).stdout().strip();
+        return runc.exec(sandbox.id(), List.of(args), Duration.ofSeconds(30))
+                .stdout()
+                .strip();
     }
 
     /** Runs a program inside and returns how it failed (it must fail). */
@@ -213,7 +256,9 @@ public final class HostFixture implements AutoCloseable {
         try {
             pool.close();
             Leftovers left = inventory.scan(idPrefix);
-            assertThat(left.isEmpty()).as("host resources left behind: %s", left).isTrue();
+            assertThat(left.isEmpty())
+                    .as("host resources left behind: %s", left)
+                    .isTrue();
         } finally {
             try {
                 inventory.reap(idPrefix);

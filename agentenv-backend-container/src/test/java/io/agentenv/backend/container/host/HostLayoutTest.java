@@ -43,10 +43,13 @@ class HostLayoutTest {
 
     @Test
     void a_missing_key_names_the_key_and_the_fix(@TempDir Path dir) throws Exception {
-        Path env = Files.writeString(dir.resolve("host.env"),
+        Path env = Files.writeString(
+                dir.resolve("host.env"),
                 HOST_ENV.formatted(dir).replace("AENV_CRIU=/var/cache/agentenv/criu/sbin/criu\n", ""));
 
-        assertThatThrownBy(() -> HostLayout.load(env)).hasMessageContaining("AENV_CRIU").hasMessageContaining("setup-host.sh");
+        assertThatThrownBy(() -> HostLayout.load(env))
+                .hasMessageContaining("AENV_CRIU")
+                .hasMessageContaining("setup-host.sh");
     }
 
     @Test
@@ -65,7 +68,8 @@ class HostLayoutTest {
     @Test
     void a_host_without_the_setup_is_reported_unready_with_a_reason(@TempDir Path dir) {
         assertThat(HostLayout.unreadyReason(dir.resolve("no-host.env")))
-                .hasValueSatisfying(reason -> assertThat(reason).containsAnyOf("setup-host.sh has not been run", "not running as root"));
+                .hasValueSatisfying(reason ->
+                        assertThat(reason).containsAnyOf("setup-host.sh has not been run", "not running as root"));
     }
 
     @Test
@@ -78,7 +82,9 @@ class HostLayoutTest {
         assertThat(tests.runcRoot()).isEqualTo(Path.of("/run/agentenv/tests/3/runc"));
         assertThat(tests.cgroupParent()).isEqualTo("agentenv-tests");
         assertThatThrownBy(() -> layout.isolatedAs("other", Path.of("/x"), "y")).hasMessageContaining("extend");
-        assertThatThrownBy(() -> layout.isolatedAs("aenvv1", Path.of("/x"), "y")).hasMessageContaining("other than 'v'");
-        assertThatThrownBy(() -> layout.isolatedAs("aenvt", layout.runDir(), "y")).hasMessageContaining("own run dir");
+        assertThatThrownBy(() -> layout.isolatedAs("aenvv1", Path.of("/x"), "y"))
+                .hasMessageContaining("other than 'v'");
+        assertThatThrownBy(() -> layout.isolatedAs("aenvt", layout.runDir(), "y"))
+                .hasMessageContaining("own run dir");
     }
 }

@@ -29,6 +29,7 @@ class InitReaperTest {
 
     @TempDir
     Path dir;
+
     private InitReaper reaper;
 
     @BeforeEach
@@ -43,7 +44,8 @@ class InitReaperTest {
 
     /** Starts {@code program args} as an orphan of this JVM and returns it once it is a zombie child of this JVM. */
     private static HostProcess zombieOrphan(String program, String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of("sh", "-c", "\"$0\" \"$@\" </dev/null >/dev/null 2>&1 & echo $!", program));
+        List<String> command =
+                new ArrayList<>(List.of("sh", "-c", "\"$0\" \"$@\" </dev/null >/dev/null 2>&1 & echo $!", program));
         command.addAll(List.of(args));
         Process shell = new ProcessBuilder(command).start();
         long pid = Long.parseLong(new String(shell.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
@@ -64,7 +66,9 @@ class InitReaperTest {
         HostProcess orphan = zombieOrphan("sleep", "0.1");
 
         reaper.sweep();
-        assertThat(orphan.exists()).as("left for one sweep: it could be the JDK's own child").isTrue();
+        assertThat(orphan.exists())
+                .as("left for one sweep: it could be the JDK's own child")
+                .isTrue();
         reaper.sweep();
 
         assertThat(orphan.exists()).isFalse();
@@ -81,7 +85,9 @@ class InitReaperTest {
             reaper.sweep();
         }
         if (System.nanoTime() - firstSweep < Duration.ofMillis(300).toNanos()) {
-            assertThat(orphan.exists()).as("a JDK child whose reaper thread is late looks like this").isTrue();
+            assertThat(orphan.exists())
+                    .as("a JDK child whose reaper thread is late looks like this")
+                    .isTrue();
         }
         HostFixture.await("the orphan is reaped once older than the grace", WAIT, () -> {
             try {
@@ -125,7 +131,8 @@ class InitReaperTest {
     @Test
     void the_background_sweep_never_takes_the_exit_status_of_a_process_the_jdk_started() throws Exception {
         reaper.close();
-        reaper = InitReaper.enable(Duration.ofMillis(20), Duration.ofSeconds(2)); // sweeps far more often than the server does
+        reaper = InitReaper.enable(
+                Duration.ofMillis(20), Duration.ofSeconds(2)); // sweeps far more often than the server does
 
         for (int i = 0; i < 30; i++) {
             Process child = new ProcessBuilder("sh", "-c", "exit 7").start();

@@ -37,7 +37,8 @@ class JdkProcessRunnerTest {
 
     @Test
     void stdin_bytes_reach_the_program() throws Exception {
-        CommandResult result = runner.run(Command.of(SHORT, "cat").withStdin("hello\n".getBytes(StandardCharsets.UTF_8)));
+        CommandResult result =
+                runner.run(Command.of(SHORT, "cat").withStdin("hello\n".getBytes(StandardCharsets.UTF_8)));
 
         assertThat(result.stdout()).isEqualTo("hello\n");
     }
@@ -56,7 +57,8 @@ class JdkProcessRunnerTest {
     @Test
     void a_missing_program_is_reported_as_not_started() {
         assertThatThrownBy(() -> runner.run(Command.of(SHORT, "/nonexistent/program")))
-                .isInstanceOfSatisfying(CommandFailedException.class,
+                .isInstanceOfSatisfying(
+                        CommandFailedException.class,
                         e -> assertThat(e.reason()).isEqualTo(CommandFailedException.Reason.NOT_STARTED));
     }
 
@@ -64,11 +66,15 @@ class JdkProcessRunnerTest {
     void a_program_past_its_deadline_is_killed_with_its_children() {
         Instant started = Instant.now();
 
-        assertThatThrownBy(() -> runner.run(Command.of(Duration.ofMillis(300), "sh", "-c", "sleep 30 & sleep 30; wait")))
-                .isInstanceOfSatisfying(CommandFailedException.class,
+        assertThatThrownBy(
+                        () -> runner.run(Command.of(Duration.ofMillis(300), "sh", "-c", "sleep 30 & sleep 30; wait")))
+                .isInstanceOfSatisfying(
+                        CommandFailedException.class,
                         e -> assertThat(e.reason()).isEqualTo(CommandFailedException.Reason.TIMED_OUT));
         assertThat(Duration.between(started, Instant.now())).isLessThan(Duration.ofSeconds(10));
-        assertThat(ProcessHandle.current().descendants().filter(p -> p.info().command().orElse("").endsWith("sleep")))
+        assertThat(ProcessHandle.current()
+                        .descendants()
+                        .filter(p -> p.info().command().orElse("").endsWith("sleep")))
                 .isEmpty();
     }
 
@@ -84,8 +90,9 @@ class JdkProcessRunnerTest {
         Path pidFile = dir.resolve("child.pid");
         Instant started = Instant.now();
 
-        CommandResult result = runner.run(Command.of(SHORT, "sh", "-c", "sleep 30 & echo $! > \"$0\"; echo detached",
-                pidFile.toString()).discardingOutput());
+        CommandResult result = runner.run(
+                Command.of(SHORT, "sh", "-c", "sleep 30 & echo $! > \"$0\"; echo detached", pidFile.toString())
+                        .discardingOutput());
 
         assertThat(result.stdout()).isEmpty();
         assertThat(Duration.between(started, Instant.now())).isLessThan(Duration.ofSeconds(4));

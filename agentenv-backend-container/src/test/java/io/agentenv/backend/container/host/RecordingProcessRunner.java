@@ -33,8 +33,12 @@ public final class RecordingProcessRunner implements ProcessRunner {
             return answer == null ? new CommandResult("", "", Duration.ofMillis(1)) : (CommandResult) answer;
         }
         String[] failure = ((String) answer).split("\u0000");
-        throw new CommandFailedException(CommandFailedException.Reason.EXITED_NONZERO, command.argv(),
-                OptionalInt.of(Integer.parseInt(failure[1])), failure[0], null);
+        throw new CommandFailedException(
+                CommandFailedException.Reason.EXITED_NONZERO,
+                command.argv(),
+                OptionalInt.of(Integer.parseInt(failure[1])),
+                failure[0],
+                null);
     }
 
     public synchronized List<Command> commands() {

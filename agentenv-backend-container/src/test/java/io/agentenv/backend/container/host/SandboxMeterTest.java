@@ -29,6 +29,7 @@ class SandboxMeterTest {
 
     @TempDir
     Path root;
+
     Path disk;
     Path meminfo;
     final TestClock clock = new TestClock(Instant.parse("2026-11-30T03:00:00.250Z"));
@@ -52,13 +53,17 @@ class SandboxMeterTest {
     }
 
     private void write(String controller, String file, String content) throws IOException {
-        Path dir = Files.createDirectories(root.resolve("cgroup").resolve(controller).resolve("agentenv").resolve(ID.value()));
+        Path dir = Files.createDirectories(
+                root.resolve("cgroup").resolve(controller).resolve("agentenv").resolve(ID.value()));
         Files.writeString(dir.resolve(file), content + "\n");
     }
 
     private void memoryStat(long hierarchicalLimit, long totalCache) throws IOException {
-        write("memory", "memory.stat", "cache 4096\nrss 1000\nhierarchical_memory_limit " + hierarchicalLimit
-                + "\ntotal_cache " + totalCache + "\ntotal_rss 2000");
+        write(
+                "memory",
+                "memory.stat",
+                "cache 4096\nrss 1000\nhierarchical_memory_limit " + hierarchicalLimit + "\ntotal_cache " + totalCache
+                        + "\ntotal_rss 2000");
     }
 
     @Test
@@ -136,22 +141,28 @@ class SandboxMeterTest {
         EnvdMetrics reading = meter().read().orElseThrow();
         File dir = disk.toFile();
         assertThat(reading.diskTotal()).isEqualTo(dir.getTotalSpace());
-        assertThat(reading.diskUsed()).isCloseTo(dir.getTotalSpace() - dir.getFreeSpace(), org.assertj.core.data.Offset.offset(64 * MIB));
+        assertThat(reading.diskUsed())
+                .isCloseTo(dir.getTotalSpace() - dir.getFreeSpace(), org.assertj.core.data.Offset.offset(64 * MIB));
         assertThat(reading.timestamp()).isEqualTo(Instant.parse("2026-11-30T03:00:00Z"));
     }
 
     @Test
     void a_sandbox_without_its_cgroup_or_disk_has_no_host_reading() throws Exception {
-        assertThat(new SandboxMeter(root.resolve("cgroup"), "agentenv", new ContainerId("aenv-other"), disk, meminfo, clock)
-                .read()).isEmpty();
+        assertThat(new SandboxMeter(
+                                root.resolve("cgroup"), "agentenv", new ContainerId("aenv-other"), disk, meminfo, clock)
+                        .read())
+                .isEmpty();
         assertThat(new SandboxMeter(root.resolve("cgroup"), "agentenv", ID, root.resolve("no-such-dir"), meminfo, clock)
-                .read()).isEmpty();
+                        .read())
+                .isEmpty();
     }
 
     @Test
     void a_cgroup_file_with_unexpected_content_is_an_error() throws Exception {
         write("memory", "memory.usage_in_bytes", "lots");
-        assertThatThrownBy(() -> meter().read()).isInstanceOf(IOException.class).hasMessageContaining("memory.usage_in_bytes");
+        assertThatThrownBy(() -> meter().read())
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("memory.usage_in_bytes");
     }
 
     /** A clock the test moves. */

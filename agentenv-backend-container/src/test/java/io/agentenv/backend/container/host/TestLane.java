@@ -34,7 +34,8 @@ public final class TestLane implements AutoCloseable {
     public static TestLane claim() throws IOException {
         Files.createDirectories(LOCKS);
         for (int lane = 0; lane < LANES; lane++) {
-            FileChannel channel = FileChannel.open(LOCKS.resolve(lane + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileChannel channel = FileChannel.open(
+                    LOCKS.resolve(lane + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             FileLock lock = null;
             try {
                 lock = channel.tryLock();

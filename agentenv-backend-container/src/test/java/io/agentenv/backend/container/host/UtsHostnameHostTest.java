@@ -34,7 +34,8 @@ class UtsHostnameHostTest {
     void startAProcessInItsOwnUtsNamespace() throws Exception {
         // prints its pid once it runs in the new namespace, then waits for its stdin to close
         isolated = new ProcessBuilder("unshare", "--uts", "--fork", "sh", "-c", "echo $$; exec cat")
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
     }
 
     @AfterEach
@@ -47,7 +48,9 @@ class UtsHostnameHostTest {
 
     private long isolatedPid() throws IOException {
         StringBuilder line = new StringBuilder();
-        for (int c = isolated.getInputStream().read(); c != '\n'; c = isolated.getInputStream().read()) {
+        for (int c = isolated.getInputStream().read();
+                c != '\n';
+                c = isolated.getInputStream().read()) {
             if (c < 0) {
                 throw new IOException("the isolated process ended before it printed its pid");
             }
@@ -122,7 +125,9 @@ class UtsHostnameHostTest {
         isolated.getOutputStream().close();
         assertThat(isolated.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
         // when / then
-        assertThatThrownBy(() -> hostnames.set(pid, "gone")).isInstanceOf(IOException.class).hasMessageContaining("ns/uts");
+        assertThatThrownBy(() -> hostnames.set(pid, "gone"))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("ns/uts");
         assertThatThrownBy(() -> hostnames.start(1, "a/b")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> hostnames.start(1, "")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> hostnames.start(1, "x".repeat(UtsHostname.MAX_LENGTH + 1)))

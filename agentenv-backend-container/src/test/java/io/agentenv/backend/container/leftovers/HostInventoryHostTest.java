@@ -36,7 +36,9 @@ class HostInventoryHostTest {
         // given running and frozen sandboxes whose owner vanished without cleaning up
         Sandbox running = host.run("left1", IDLE, HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
         Sandbox frozen = host.run("left2", IDLE, HostFixture.LIMITS, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
-        HostFixture.await("the init has exec'd and started its child", java.time.Duration.ofSeconds(10),
+        HostFixture.await(
+                "the init has exec'd and started its child",
+                java.time.Duration.ofSeconds(10),
                 () -> pidCount(frozen) >= 2);
         host.cgroups.freeze(frozen.id());
         long pid = host.runc.state(running.id()).orElseThrow().pid();
@@ -46,17 +48,21 @@ class HostInventoryHostTest {
 
         // then
         assertThat(found.containers()).containsExactlyInAnyOrder(running.id(), frozen.id());
-        assertThat(found.cgroups()).containsExactlyInAnyOrder(running.id().value(), frozen.id().value());
+        assertThat(found.cgroups())
+                .containsExactlyInAnyOrder(running.id().value(), frozen.id().value());
         assertThat(found.processes()).contains(pid);
         assertThat(found.mounts()).containsExactlyInAnyOrder(running.rootfs(), frozen.rootfs());
-        assertThat(found.network()).contains(running.slot().netnsName(), frozen.slot().hostVeth());
+        assertThat(found.network())
+                .contains(running.slot().netnsName(), frozen.slot().hostVeth());
 
         // when
         host.inventory.reap(host.idPrefix);
 
         // then
         assertThat(host.inventory.scan(host.idPrefix).isEmpty()).isTrue();
-        HostFixture.await("the sandbox's processes are gone", java.time.Duration.ofSeconds(10),
+        HostFixture.await(
+                "the sandbox's processes are gone",
+                java.time.Duration.ofSeconds(10),
                 () -> ProcessHandle.of(pid).isEmpty());
     }
 
@@ -116,7 +122,9 @@ class HostInventoryHostTest {
 
         // then
         assertThat(host.cgroups.pathsOf(sandbox.id().value())).isEmpty();
-        HostFixture.await("the orphan's processes are gone", java.time.Duration.ofSeconds(10),
+        HostFixture.await(
+                "the orphan's processes are gone",
+                java.time.Duration.ofSeconds(10),
                 () -> ProcessHandle.of(pid).isEmpty());
         host.overlays.unmount(sandbox.rootfs());
         host.pool.release(sandbox.slot());
@@ -130,27 +138,44 @@ class HostInventoryHostTest {
         NetSlot slot = host.pool.acquire();
         try {
             Files.createDirectories(dirs.envd());
-            RuncRuntime.writeConfig(dirs.bundle(), host.ociSpecs.build(new ContainerSpec(id, dirs.rootfs(), "sandbox",
-                    new ContainerSpec.InitProcess(IDLE, List.of(), "/", 0, 0), slot.netnsPath(), HostFixture.LIMITS,
-                    Optional.empty(), List.of(), dirs.envd(), "/run/envd", Optional.empty(), host.layout.criuRuncConfig(),
-                    ContainerSpec.Privileges.NO_NEW_PRIVILEGES)));
+            RuncRuntime.writeConfig(
+                    dirs.bundle(),
+                    host.ociSpecs.build(new ContainerSpec(
+                            id,
+                            dirs.rootfs(),
+                            "sandbox",
+                            new ContainerSpec.InitProcess(IDLE, List.of(), "/", 0, 0),
+                            slot.netnsPath(),
+                            HostFixture.LIMITS,
+                            Optional.empty(),
+                            List.of(),
+                            dirs.envd(),
+                            "/run/envd",
+                            Optional.empty(),
+                            host.layout.criuRuncConfig(),
+                            ContainerSpec.Privileges.NO_NEW_PRIVILEGES)));
 
             assertThatThrownBy(() -> host.runc.create(id, dirs.bundle()))
-                    .isInstanceOfSatisfying(CommandFailedException.class, e -> assertThat(e.stderrTail()).contains("rootfs"));
+                    .isInstanceOfSatisfying(
+                            CommandFailedException.class,
+                            e -> assertThat(e.stderrTail()).contains("rootfs"));
 
             // restoring from images that do not exist
             Path noImages = host.sandboxesDir.resolve("no-images");
             Files.createDirectories(noImages);
             assertThatThrownBy(() -> host.runc.restore(id, dirs.bundle(), noImages, dirs.restoreWork()))
-                    .isInstanceOfSatisfying(CommandFailedException.class, e -> assertThat(e.getMessage()).isNotBlank()
-                            .contains("restore"));
+                    .isInstanceOfSatisfying(
+                            CommandFailedException.class,
+                            e -> assertThat(e.getMessage()).isNotBlank().contains("restore"));
 
             // operations on a container that does not exist
             assertThat(host.runc.state(host.newId("never"))).isEmpty();
             host.runc.delete(host.newId("never"));
             host.runc.kill(host.newId("never"), "KILL");
             assertThatThrownBy(() -> host.runc.pause(host.newId("never")))
-                    .isInstanceOfSatisfying(CommandFailedException.class, e -> assertThat(e.stderrTail()).contains("does not exist"));
+                    .isInstanceOfSatisfying(
+                            CommandFailedException.class,
+                            e -> assertThat(e.stderrTail()).contains("does not exist"));
         } finally {
             host.runc.delete(id);
             host.pool.release(slot);

@@ -24,8 +24,7 @@ import org.junit.jupiter.api.Test;
 class LeftoverReaperHostTest {
 
     @Test
-    void a_backend_start_removes_replaced_guest_mount_sources_unless_a_sandbox_binds_one()
-            throws Exception {
+    void a_backend_start_removes_replaced_guest_mount_sources_unless_a_sandbox_binds_one() throws Exception {
         // given, in the host's guest-mounts dir, two sources an earlier start moved aside; one is still bound in
         // another mount namespace, as a sandbox started before the replacement binds its /dev
         HostFixture.requireHost(HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV));
@@ -35,11 +34,21 @@ class LeftoverReaperHostTest {
         Path bound = Files.createDirectories(guestMounts.resolve(".dev-stale-" + UUID.randomUUID()));
         Files.writeString(bound.resolve("null"), "what a running sandbox sees");
         Path target = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-bind-target-");
-        Process holder = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sh", "-c",
-                "mount --bind \"$0\" \"$1\" && echo bound && exec sleep 600", bound.toString(), target.toString())
-                .redirectErrorStream(true).start();
+        Process holder = new ProcessBuilder(
+                        "unshare",
+                        "--mount",
+                        "--propagation",
+                        "private",
+                        "sh",
+                        "-c",
+                        "mount --bind \"$0\" \"$1\" && echo bound && exec sleep 600",
+                        bound.toString(),
+                        target.toString())
+                .redirectErrorStream(true)
+                .start();
         try {
-            assertThat(new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8)).readLine())
+            assertThat(new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))
+                            .readLine())
                     .isEqualTo("bound");
 
             // when a backend starts (BackendFixture reaps the leftovers, as the server does at start-up)

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ContainerNamesTest {
 
     @Test
-    void a_claim_is_recorded_in_a_claims_dir_made_by_the_first_a_later_claim_replaces_it(
-            @TempDir Path dir) throws Exception {
+    void a_claim_is_recorded_in_a_claims_dir_made_by_the_first_a_later_claim_replaces_it(@TempDir Path dir)
+            throws Exception {
         Path claims = dir.resolve("claims");
         SandboxId first = SandboxId.random(new SecureRandom());
         SandboxId second = SandboxId.random(new SecureRandom());
@@ -30,7 +30,8 @@ class ContainerNamesTest {
         assertThat(claims.resolve(first.value())).hasContent("aenv-warm-3");
         assertThat(claims.resolve(second.value())).hasContent("aenv-warm-2");
         try (Stream<Path> files = Files.list(claims)) {
-            assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder(first.value(), second.value());
+            assertThat(files.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder(first.value(), second.value());
         }
     }
 }

@@ -3,7 +3,6 @@ package io.agentenv.backend.container.lifecycle;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentenv.backend.container.ContainerBackendFactory;
 import io.agentenv.backend.container.host.Attempts;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxId;
@@ -39,7 +38,8 @@ class PauseReleasesTest {
     @Test
     void a_resume_waits_for_its_release_and_later_steps_run_after_the_parallel_ones() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
-        releases.start(A, List.of(held(gate, done, "slot"), () -> done.add("container")), List.of(() -> done.add("dir")));
+        releases.start(
+                A, List.of(held(gate, done, "slot"), () -> done.add("container")), List.of(() -> done.add("dir")));
         CountDownLatch resumed = new CountDownLatch(1);
         Thread resume = Thread.ofVirtual().start(() -> {
             try {
@@ -50,7 +50,9 @@ class PauseReleasesTest {
             }
         });
 
-        assertThat(resumed.await(200, TimeUnit.MILLISECONDS)).as("resumed while the slot is still held").isFalse();
+        assertThat(resumed.await(200, TimeUnit.MILLISECONDS))
+                .as("resumed while the slot is still held")
+                .isFalse();
         assertThat(done).doesNotContain("dir");
         gate.countDown();
         assertThat(resumed.await(30, TimeUnit.SECONDS)).isTrue();
@@ -77,11 +79,14 @@ class PauseReleasesTest {
     @Test
     void a_failed_release_is_tried_again_by_the_resume_that_waits_for_it() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
-        releases.start(A, List.of(() -> {
-            if (attempts.incrementAndGet() == 1) {
-                throw new IOException("runc delete failed once");
-            }
-        }), List.of(() -> done.add("dir")));
+        releases.start(
+                A,
+                List.of(() -> {
+                    if (attempts.incrementAndGet() == 1) {
+                        throw new IOException("runc delete failed once");
+                    }
+                }),
+                List.of(() -> done.add("dir")));
 
         releases.await(A);
         assertThat(attempts).hasValue(2);
@@ -91,21 +96,29 @@ class PauseReleasesTest {
 
     @Test
     void a_release_that_fails_again_keeps_the_sandbox_paused_with_the_reason() throws Exception {
-        releases.start(A, List.of(() -> {
-            throw new IOException("still mounted");
-        }), List.of());
-        assertThatThrownBy(() -> releases.await(A)).isInstanceOfSatisfying(BackendException.Recoverable.class,
-                e -> assertThat(e.getMessage()).contains("not released from its pause", "still mounted"));
+        releases.start(
+                A,
+                List.of(() -> {
+                    throw new IOException("still mounted");
+                }),
+                List.of());
+        assertThatThrownBy(() -> releases.await(A))
+                .isInstanceOfSatisfying(
+                        BackendException.Recoverable.class,
+                        e -> assertThat(e.getMessage()).contains("not released from its pause", "still mounted"));
     }
 
     @Test
     void a_release_that_failed_again_stays_and_the_next_wait_such_as_a_kill_retries_it() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
-        releases.start(A, List.of(() -> {
-            if (attempts.incrementAndGet() <= 2) {
-                throw new IOException("loop device busy");
-            }
-        }), List.of(() -> done.add("dir")));
+        releases.start(
+                A,
+                List.of(() -> {
+                    if (attempts.incrementAndGet() <= 2) {
+                        throw new IOException("loop device busy");
+                    }
+                }),
+                List.of(() -> done.add("dir")));
         assertThatThrownBy(() -> releases.await(A)).isInstanceOf(BackendException.Recoverable.class);
         assertThat(releases.inFlight()).containsExactly(A);
 
@@ -140,11 +153,14 @@ class PauseReleasesTest {
     @Test
     void shutdown_tries_a_failed_release_once_more_so_a_stopped_backend_leaves_nothing() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
-        releases.start(A, List.of(() -> {
-            if (attempts.incrementAndGet() == 1) {
-                throw new IOException("ip netns delete failed once");
-            }
-        }), List.of(() -> done.add("dir")));
+        releases.start(
+                A,
+                List.of(() -> {
+                    if (attempts.incrementAndGet() == 1) {
+                        throw new IOException("ip netns delete failed once");
+                    }
+                }),
+                List.of(() -> done.add("dir")));
 
         releases.awaitAll();
 

@@ -18,8 +18,10 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class SavedStatesTest {
 
-    private static final Lineage LINEAGE = new Lineage(List.of("0", "/var/lib/agentenv/templates/base-1/layer"),
-            Path.of("/var/cache/agentenv/templates/base/abc/rootfs"), Path.of("/var/lib/agentenv/envd/123"));
+    private static final Lineage LINEAGE = new Lineage(
+            List.of("0", "/var/lib/agentenv/templates/base-1/layer"),
+            Path.of("/var/cache/agentenv/templates/base/abc/rootfs"),
+            Path.of("/var/lib/agentenv/envd/123"));
     private static final Resources RESOURCES = new Resources(2, 512, 10_000);
     private static final String BOOT_ID = "0d5f4a8e-3c1b-4e7a-9f2d-6b8c1a2e3f40";
 
@@ -35,8 +37,8 @@ class SavedStatesTest {
 
     @Test
     void a_paused_state_round_trips_found_under_the_artifact_dir_it_is_decoded_with() throws Exception {
-        SavedStates.Paused paused = new SavedStates.Paused(PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"),
-                Optional.of(BOOT_ID));
+        SavedStates.Paused paused = new SavedStates.Paused(
+                PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"), Optional.of(BOOT_ID));
 
         SavedStates.Paused decoded = SavedStates.decodePaused(paused.encode(), Path.of("/b/two"));
 
@@ -50,8 +52,8 @@ class SavedStatesTest {
 
     @Test
     void a_snapshot_keeps_the_source_token_and_a_paused_state_is_not_a_snapshot() throws Exception {
-        SavedStates.Snapshot snapshot = new SavedStates.Snapshot(LINEAGE, RESOURCES, Optional.of(new AccessToken("t0k")),
-                Path.of("/a"), Optional.of(BOOT_ID));
+        SavedStates.Snapshot snapshot = new SavedStates.Snapshot(
+                LINEAGE, RESOURCES, Optional.of(new AccessToken("t0k")), Path.of("/a"), Optional.of(BOOT_ID));
 
         SavedStates.Snapshot decoded = SavedStates.decodeSnapshot(snapshot.encode(), Path.of("/a"));
 
@@ -59,7 +61,8 @@ class SavedStatesTest {
         assertThat(decoded.bootId()).contains(BOOT_ID);
         assertThat(decoded.lineage().owned()).containsExactly("0");
         assertThatThrownBy(() -> SavedStates.decodePaused(snapshot.encode(), Path.of("/a")))
-                .isInstanceOf(BackendException.Terminal.class).hasMessageContaining("not a container paused state");
+                .isInstanceOf(BackendException.Terminal.class)
+                .hasMessageContaining("not a container paused state");
         assertThatThrownBy(() -> SavedStates.decodeSnapshot("{".getBytes(StandardCharsets.UTF_8), Path.of("/a")))
                 .isInstanceOf(BackendException.Terminal.class);
     }
@@ -71,9 +74,16 @@ class SavedStatesTest {
         Lineage captured = child.withCapturedUpper();
 
         assertThat(captured.layers()).containsExactly("0", "1", "2", "/shared/layer");
-        assertThat(child.renumbered()).extracting(pair -> pair[0] + ">" + pair[1]).containsExactly("0>1", "1>2");
-        assertThat(captured.lowers(Path.of("/d/layers"))).containsExactly(Path.of("/d/layers/0"), Path.of("/d/layers/1"),
-                Path.of("/d/layers/2"), Path.of("/shared/layer"), Path.of("/t/rootfs"));
+        assertThat(child.renumbered())
+                .extracting(pair -> pair[0] + ">" + pair[1])
+                .containsExactly("0>1", "1>2");
+        assertThat(captured.lowers(Path.of("/d/layers")))
+                .containsExactly(
+                        Path.of("/d/layers/0"),
+                        Path.of("/d/layers/1"),
+                        Path.of("/d/layers/2"),
+                        Path.of("/shared/layer"),
+                        Path.of("/t/rootfs"));
     }
 
     @Test

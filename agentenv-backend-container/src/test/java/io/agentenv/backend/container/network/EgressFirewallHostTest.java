@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class EgressFirewallHostTest {
 
-    private static final String CONNECT = String.join("\n",
+    private static final String CONNECT = String.join(
+            "\n",
             "import socket, sys",
             "try:",
             "    socket.create_connection((sys.argv[1], 8080), timeout=2).close()",
@@ -34,9 +35,11 @@ class EgressFirewallHostTest {
 
     @FreshHostFixture
     private HostFixture host;
+
     private Process listener;
     /** Per lane, so that concurrent test runs do not collide: a netns, a veth and a /30 inside 198.51.100.0/24. */
     private String outsideNs;
+
     private String outsideVeth;
     private String outsideHostEnd;
     private String outside;
@@ -48,20 +51,32 @@ class EgressFirewallHostTest {
         outsideHostEnd = "198.51.100." + (4 * host.lane() + 1);
         outside = "198.51.100." + (4 * host.lane() + 2);
         removeOutside();
-        String setup = String.join("\n",
+        String setup = String.join(
+                "\n",
                 "netns add " + outsideNs,
                 "link add name " + outsideVeth + " type veth peer name eth0 netns " + outsideNs,
                 "addr add " + outsideHostEnd + "/30 dev " + outsideVeth,
-                "link set " + outsideVeth + " up", "");
-        host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-batch", "-").withStdin(setup.getBytes(StandardCharsets.UTF_8)));
-        String inside = String.join("\n", "addr add " + outside + "/30 dev eth0", "link set eth0 up", "link set lo up", "");
+                "link set " + outsideVeth + " up",
+                "");
+        host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-batch", "-")
+                .withStdin(setup.getBytes(StandardCharsets.UTF_8)));
+        String inside =
+                String.join("\n", "addr add " + outside + "/30 dev eth0", "link set eth0 up", "link set lo up", "");
         host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-n", outsideNs, "-batch", "-")
                 .withStdin(inside.getBytes(StandardCharsets.UTF_8)));
-        listener = new ProcessBuilder("ip", "netns", "exec", outsideNs, "python3", "-c",
-                "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
-                        + " s.bind(('0.0.0.0', 8080)); s.listen(); print('ready', flush=True)\nwhile True: s.accept()[0].close()")
-                .redirectErrorStream(true).start();
-        assertThat(new String(listener.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("ready\n");
+        listener = new ProcessBuilder(
+                        "ip",
+                        "netns",
+                        "exec",
+                        outsideNs,
+                        "python3",
+                        "-c",
+                        "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
+                                + " s.bind(('0.0.0.0', 8080)); s.listen(); print('ready', flush=True)\nwhile True: s.accept()[0].close()")
+                .redirectErrorStream(true)
+                .start();
+        assertThat(new String(listener.getInputStream().readNBytes(6), StandardCharsets.UTF_8))
+                .isEqualTo("ready\n");
     }
 
     @AfterEach
@@ -79,8 +94,12 @@ class EgressFirewallHostTest {
     }
 
     private String reach(NetSlot slot) throws Exception {
-        return host.runner.run(Command.of(Duration.ofSeconds(20),
-                List.of("ip", "netns", "exec", slot.netnsName(), "python3", "-c", CONNECT, outside))).stdout().strip();
+        return host.runner
+                .run(Command.of(
+                        Duration.ofSeconds(20),
+                        List.of("ip", "netns", "exec", slot.netnsName(), "python3", "-c", CONNECT, outside)))
+                .stdout()
+                .strip();
     }
 
     @Test
@@ -98,7 +117,8 @@ class EgressFirewallHostTest {
         host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
         assertThat(reach(slot)).isEqualTo("blocked");
 
-        host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of("198.51.100.0/24"), List.of(outside)));
+        host.firewall.apply(
+                slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of("198.51.100.0/24"), List.of(outside)));
         assertThat(reach(slot)).isEqualTo("connected");
 
         host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.ALLOW, List.of(), List.of(outside)));

@@ -24,33 +24,38 @@ class EgressFirewallTest {
 
     @Test
     void a_policy_becomes_one_transaction_allow_before_deny_before_the_default() throws Exception {
-        firewall.apply(SLOT, new EgressPolicy(EgressPolicy.Default.DENY, List.of("8.8.8.8", "1.1.1.0/24"), List.of("8.8.0.0/16")));
+        firewall.apply(
+                SLOT,
+                new EgressPolicy(EgressPolicy.Default.DENY, List.of("8.8.8.8", "1.1.1.0/24"), List.of("8.8.0.0/16")));
 
         assertThat(runner.commands()).hasSize(1);
         assertThat(runner.last().argv()).containsExactly("nft", "-f", "-");
-        assertThat(batch().lines().toList()).containsExactly(
-                "add chain ip agentenv egress-aenvv7",
-                "flush chain ip agentenv egress-aenvv7",
-                "add rule ip agentenv egress-aenvv7 ip daddr { 8.8.8.8, 1.1.1.0/24 } accept",
-                "add rule ip agentenv egress-aenvv7 ip daddr { 8.8.0.0/16 } reject with icmp type admin-prohibited",
-                "add rule ip agentenv egress-aenvv7 reject with icmp type admin-prohibited",
-                "add element ip agentenv egress { \"aenvv7\" : jump egress-aenvv7 }");
+        assertThat(batch().lines().toList())
+                .containsExactly(
+                        "add chain ip agentenv egress-aenvv7",
+                        "flush chain ip agentenv egress-aenvv7",
+                        "add rule ip agentenv egress-aenvv7 ip daddr { 8.8.8.8, 1.1.1.0/24 } accept",
+                        "add rule ip agentenv egress-aenvv7 ip daddr { 8.8.0.0/16 } reject with icmp type admin-prohibited",
+                        "add rule ip agentenv egress-aenvv7 reject with icmp type admin-prohibited",
+                        "add element ip agentenv egress { \"aenvv7\" : jump egress-aenvv7 }");
     }
 
     @Test
     void an_open_policy_removes_the_chain_and_its_map_entry_even_if_they_never_existed() throws Exception {
         firewall.apply(SLOT, EgressPolicy.OPEN);
 
-        assertThat(batch().lines().toList()).containsExactly(
-                "add chain ip agentenv egress-aenvv7",
-                "add element ip agentenv egress { \"aenvv7\" : jump egress-aenvv7 }",
-                "delete element ip agentenv egress { \"aenvv7\" }",
-                "delete chain ip agentenv egress-aenvv7");
+        assertThat(batch().lines().toList())
+                .containsExactly(
+                        "add chain ip agentenv egress-aenvv7",
+                        "add element ip agentenv egress { \"aenvv7\" : jump egress-aenvv7 }",
+                        "delete element ip agentenv egress { \"aenvv7\" }",
+                        "delete chain ip agentenv egress-aenvv7");
     }
 
     @Test
     void removal_asks_nft_first_and_does_nothing_when_the_slot_has_no_chain() throws Exception {
-        runner.succeed("{\"nftables\": [{\"metainfo\": {}}, {\"chain\": {\"family\": \"ip\", \"table\": \"agentenv\", \"name\": \"forward\"}}]}");
+        runner.succeed(
+                "{\"nftables\": [{\"metainfo\": {}}, {\"chain\": {\"family\": \"ip\", \"table\": \"agentenv\", \"name\": \"forward\"}}]}");
 
         firewall.remove(SLOT);
 

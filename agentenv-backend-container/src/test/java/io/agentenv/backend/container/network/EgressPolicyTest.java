@@ -15,8 +15,8 @@ class EgressPolicyTest {
 
     @Test
     void entries_are_kept_in_canonical_form_with_host_bits_cleared() {
-        EgressPolicy policy = new EgressPolicy(EgressPolicy.Default.DENY, List.of("8.8.8.8", " 1.2.3.4/24 ", "0.0.0.0/0"),
-                List.of("9.9.9.9/32"));
+        EgressPolicy policy = new EgressPolicy(
+                EgressPolicy.Default.DENY, List.of("8.8.8.8", " 1.2.3.4/24 ", "0.0.0.0/0"), List.of("9.9.9.9/32"));
 
         assertThat(policy.allow()).containsExactly("8.8.8.8", "1.2.3.0/24", "0.0.0.0/0");
         assertThat(policy.deny()).containsExactly("9.9.9.9");
@@ -25,8 +25,18 @@ class EgressPolicyTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "example.com", "1.2.3", "1.2.3.4/33", "256.1.1.1", "::1", "1.2.3.4 } accept; flush ruleset",
-            "1.2.3.4/24/8", "1.2.3.4;"})
+    @ValueSource(
+            strings = {
+                "",
+                "example.com",
+                "1.2.3",
+                "1.2.3.4/33",
+                "256.1.1.1",
+                "::1",
+                "1.2.3.4 } accept; flush ruleset",
+                "1.2.3.4/24/8",
+                "1.2.3.4;"
+            })
     void anything_but_an_ipv4_address_or_block_is_refused_before_it_reaches_nft(String entry) {
         assertThatThrownBy(() -> new EgressPolicy(EgressPolicy.Default.ALLOW, List.of(entry), List.of()))
                 .isInstanceOf(IllegalArgumentException.class);

@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
 class NetnsPoolHostTest {
 
     /** Prints "connected" or "blocked": a TCP connect with a short timeout, run inside a netns with the host's python3. */
-    private static final String CONNECT = String.join("\n",
+    private static final String CONNECT = String.join(
+            "\n",
             "import socket, sys",
             "try:",
             "    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=1).close()",
@@ -42,7 +43,8 @@ class NetnsPoolHostTest {
             "except OSError:",
             "    print('blocked')");
     /** Sends one DNS query (root NS) and prints "answered" when any reply comes back. */
-    private static final String DNS = String.join("\n",
+    private static final String DNS = String.join(
+            "\n",
             "import socket, sys",
             "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)",
             "result = 'silent'",
@@ -61,7 +63,10 @@ class NetnsPoolHostTest {
     private String inNetns(NetSlot slot, String code, String... args) throws Exception {
         List<String> argv = new ArrayList<>(List.of("ip", "netns", "exec", slot.netnsName(), "python3", "-c", code));
         argv.addAll(List.of(args));
-        return host.runner.run(Command.of(Duration.ofSeconds(20), argv)).stdout().strip();
+        return host.runner
+                .run(Command.of(Duration.ofSeconds(20), argv))
+                .stdout()
+                .strip();
     }
 
     @Test
@@ -72,9 +77,14 @@ class NetnsPoolHostTest {
         // then
         assertThat(Files.exists(slot.netnsPath())).isTrue();
         assertThat(Files.exists(Path.of("/sys/class/net", slot.hostVeth()))).isTrue();
-        String inside = host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "-4", "-o", "addr", "show", "eth0")).stdout();
+        String inside = host.runner
+                .run(Command.of(
+                        Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "-4", "-o", "addr", "show", "eth0"))
+                .stdout();
         assertThat(inside).contains(slot.sandboxAddress() + "/30");
-        String routes = host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "route")).stdout();
+        String routes = host.runner
+                .run(Command.of(Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "route"))
+                .stdout();
         assertThat(routes).contains("default via " + slot.hostAddress());
 
         // when
@@ -121,12 +131,20 @@ class NetnsPoolHostTest {
     void a_sandbox_reaches_no_other_sandbox_nor_host_service_but_the_host_reaches_it() throws Exception {
         NetSlot a = host.pool.acquire();
         NetSlot b = host.pool.acquire();
-        Process listener = new ProcessBuilder("ip", "netns", "exec", b.netnsName(), "python3", "-c",
-                "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
-                        + " s.bind(('0.0.0.0', 8080)); s.listen(); print('ready', flush=True)\nwhile True: s.accept()[0].close()")
-                .redirectErrorStream(true).start();
+        Process listener = new ProcessBuilder(
+                        "ip",
+                        "netns",
+                        "exec",
+                        b.netnsName(),
+                        "python3",
+                        "-c",
+                        "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
+                                + " s.bind(('0.0.0.0', 8080)); s.listen(); print('ready', flush=True)\nwhile True: s.accept()[0].close()")
+                .redirectErrorStream(true)
+                .start();
         try (ServerSocket hostService = new ServerSocket(0, 50, InetAddress.getByName("0.0.0.0"))) {
-            assertThat(new String(listener.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("ready\n");
+            assertThat(new String(listener.getInputStream().readNBytes(6), StandardCharsets.UTF_8))
+                    .isEqualTo("ready\n");
 
             // the host reaches a sandbox
             try (Socket s = new Socket()) {
@@ -154,7 +172,9 @@ class NetnsPoolHostTest {
     @Test
     void a_sandbox_resolves_names_through_the_hosts_resolver_via_nat() throws Exception {
         List<String> resolvers = Files.readAllLines(host.layout.resolvConf()).stream()
-                .filter(l -> l.startsWith("nameserver ")).map(l -> l.substring("nameserver ".length()).strip()).toList();
+                .filter(l -> l.startsWith("nameserver "))
+                .map(l -> l.substring("nameserver ".length()).strip())
+                .toList();
         Assumptions.assumeFalse(resolvers.isEmpty(), "the host has no resolver a sandbox can reach (see resolv.conf)");
         NetSlot slot = host.pool.acquire();
         try {
@@ -167,10 +187,12 @@ class NetnsPoolHostTest {
     @Test
     void leftovers_of_a_crashed_run_are_found_by_prefix_and_removed() throws Exception {
         // given a slot created by a pool that then vanished without releasing it
-        NetnsPool crashed = new NetnsPool(host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 4, 0);
+        NetnsPool crashed = new NetnsPool(
+                host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 4, 0);
         NetSlot orphan = crashed.acquire();
         host.firewall.apply(orphan, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
-        assertThat(host.pool.existingResources()).contains(orphan.netnsName(), orphan.hostVeth(), "egress-" + orphan.hostVeth());
+        assertThat(host.pool.existingResources())
+                .contains(orphan.netnsName(), orphan.hostVeth(), "egress-" + orphan.hostVeth());
 
         // when
         List<String> removed = host.pool.reapLeftovers();
@@ -180,5 +202,4 @@ class NetnsPoolHostTest {
         assertThat(host.pool.existingResources()).isEmpty();
         assertThat(Files.exists(orphan.netnsPath())).isFalse();
     }
-
 }

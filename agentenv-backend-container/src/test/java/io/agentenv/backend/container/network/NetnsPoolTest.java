@@ -18,9 +18,19 @@ import org.junit.jupiter.api.Test;
 class NetnsPoolTest {
 
     private final RecordingProcessRunner runner = new RecordingProcessRunner();
-    private final HostLayout layout = new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
-            Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),
-            SlotAddressing.parse("10.200.0.0/16"), "aenvq", "agentenv", Path.of("/sys/fs/cgroup"), true, Path.of("/run/agentenv"));
+    private final HostLayout layout = new HostLayout(
+            Path.of("/cache"),
+            Path.of("/usr/sbin/runc"),
+            Path.of("/cache/criu/sbin/criu"),
+            Path.of("/cache/criu-runc.conf"),
+            Path.of("/cache/templates"),
+            Path.of("/cache/resolv.conf"),
+            SlotAddressing.parse("10.200.0.0/16"),
+            "aenvq",
+            "agentenv",
+            Path.of("/sys/fs/cgroup"),
+            true,
+            Path.of("/run/agentenv"));
 
     private NetnsPool pool(int first, int count) {
         return new NetnsPool(runner, new EgressFirewall(runner), layout, first, count, 0);
@@ -34,11 +44,14 @@ class NetnsPoolTest {
         assertThat(slot.hostVeth()).isEqualTo("aenvqv5");
         assertThat(slot.netnsPath()).isEqualTo(Path.of("/run/netns/aenvq-n5"));
         assertThat(runner.commands()).hasSize(2);
-        assertThat(new String(runner.commands().get(0).stdin().orElseThrow(), StandardCharsets.UTF_8).lines().toList()).containsExactly(
-                "netns add aenvq-n5",
-                "link add name aenvqv5 type veth peer name eth0 netns aenvq-n5",
-                "addr add 10.200.0.21/30 dev aenvqv5",
-                "link set aenvqv5 up");
+        assertThat(new String(runner.commands().get(0).stdin().orElseThrow(), StandardCharsets.UTF_8)
+                        .lines()
+                        .toList())
+                .containsExactly(
+                        "netns add aenvq-n5",
+                        "link add name aenvqv5 type veth peer name eth0 netns aenvq-n5",
+                        "addr add 10.200.0.21/30 dev aenvqv5",
+                        "link set aenvqv5 up");
         assertThat(runner.commands().get(1).argv()).containsExactly("ip", "-n", "aenvq-n5", "-batch", "-");
         assertThat(new String(runner.commands().get(1).stdin().orElseThrow(), StandardCharsets.UTF_8))
                 .contains("addr add 10.200.0.22/30 dev eth0", "route add default via 10.200.0.21");
@@ -50,7 +63,9 @@ class NetnsPoolTest {
         NetSlot first = pool.acquire();
         NetSlot second = pool.acquire();
 
-        assertThatThrownBy(pool::acquire).isInstanceOf(NetnsPool.NoFreeSlotException.class).hasMessageContaining("all 2");
+        assertThatThrownBy(pool::acquire)
+                .isInstanceOf(NetnsPool.NoFreeSlotException.class)
+                .hasMessageContaining("all 2");
 
         pool.release(first);
         NetSlot again = pool.acquire();
@@ -63,13 +78,16 @@ class NetnsPoolTest {
         NetnsPool pool = pool(0, 1);
         runner.fail(2, "RTNETLINK answers: File exists");
 
-        assertThatThrownBy(pool::acquire).isInstanceOf(CommandFailedException.class).hasMessageContaining("File exists");
+        assertThatThrownBy(pool::acquire)
+                .isInstanceOf(CommandFailedException.class)
+                .hasMessageContaining("File exists");
         assertThat(pool.acquire().index()).isZero();
     }
 
     @Test
     void a_pool_must_fit_the_address_range() {
         assertThatThrownBy(() -> pool(16_380, 8)).hasMessageContaining("do not fit");
-        assertThatThrownBy(() -> new NetnsPool(runner, new EgressFirewall(runner), layout, 0, 4, 5)).hasMessageContaining("warm");
+        assertThatThrownBy(() -> new NetnsPool(runner, new EgressFirewall(runner), layout, 0, 4, 5))
+                .hasMessageContaining("warm");
     }
 }

@@ -56,14 +56,16 @@ class NetnsRetireHostTest {
         // then
         assertThat(Files.exists(slot.netnsPath())).isFalse();
         assertThat(host.firewall.chainsFor(slot.hostVeth())).doesNotContain("egress-" + slot.hostVeth());
-        assertThat(vethGoneSoon(slot)).as("veth %s removed within %s", slot.hostVeth(), SOON).isTrue();
+        assertThat(vethGoneSoon(slot))
+                .as("veth %s removed within %s", slot.hostVeth(), SOON)
+                .isTrue();
     }
 
     @Test
     void a_retired_slots_index_is_handed_out_again_once_its_veth_is_gone() throws Exception {
         // given: a pool of one slot (in the lane's second half), taken
-        try (NetnsPool single = new NetnsPool(host.runner, host.firewall, host.layout,
-                host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 1, 0)) {
+        try (NetnsPool single = new NetnsPool(
+                host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 1, 0)) {
             NetSlot first = single.acquire();
 
             // when

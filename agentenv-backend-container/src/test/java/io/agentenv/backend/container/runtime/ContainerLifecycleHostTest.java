@@ -22,6 +22,7 @@ class ContainerLifecycleHostTest {
 
     /** Init: a background sleep whose pid is recorded, and a shell waiting for it. */
     private static final List<String> INIT = List.of("/bin/sh", "-c", "sleep 1000000 & echo $! > /root/bg.pid; wait");
+
     private static final Duration EXEC = Duration.ofSeconds(20);
 
     @FreshHostFixture(warmSlots = 1)
@@ -40,13 +41,14 @@ class ContainerLifecycleHostTest {
     }
 
     private void awaitBackgroundPid(Sandbox sandbox) {
-        HostFixture.await("the init wrote its background pid", Duration.ofSeconds(10),
+        HostFixture.await(
+                "the init wrote its background pid",
+                Duration.ofSeconds(10),
                 () -> Files.exists(sandbox.upper().resolve("root/bg.pid")));
     }
 
     @Test
-    void a_checkpointed_container_restores_processes_and_files_and_forks_a_separate_copy()
-            throws Exception {
+    void a_checkpointed_container_restores_processes_and_files_and_forks_a_separate_copy() throws Exception {
         // given a running sandbox from the base template, with a background process and a file written inside
         Path template = host.templateRootfs();
         Sandbox original = prepare("a", List.of(template));
@@ -59,18 +61,29 @@ class ContainerLifecycleHostTest {
         assertThat(exec(original, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
         exec(original, "sh", "-c", "echo kept > /home/user/note");
         assertThat(exec(original, "id", "-un", "1000")).isEqualTo("user");
-        assertThat(exec(original, "ip", "-4", "-o", "addr", "show", "eth0")).contains(original.slot().sandboxAddress() + "/30");
-        assertThat(host.runc.exec(original.id(), List.of(HostFixture.JDK.resolve("bin/java").toString(), "-version"), EXEC).stderr())
+        assertThat(exec(original, "ip", "-4", "-o", "addr", "show", "eth0"))
+                .contains(original.slot().sandboxAddress() + "/30");
+        assertThat(host.runc
+                        .exec(
+                                original.id(),
+                                List.of(HostFixture.JDK.resolve("bin/java").toString(), "-version"),
+                                EXEC)
+                        .stderr())
                 .contains("version \"25");
-        assertThat(host.cgroups.memoryUsage(original.id())).hasValueSatisfying(bytes -> assertThat(bytes).isPositive());
-        assertThat(host.cgroups.residentBytes(original.id())).hasValueSatisfying(bytes -> assertThat(bytes).isBetween(1L, 512L << 20));
+        assertThat(host.cgroups.memoryUsage(original.id()))
+                .hasValueSatisfying(bytes -> assertThat(bytes).isPositive());
+        assertThat(host.cgroups.residentBytes(original.id()))
+                .hasValueSatisfying(bytes -> assertThat(bytes).isBetween(1L, 512L << 20));
 
         // when it is checkpointed to disk and stopped
         Path images = host.sandboxesDir.resolve("checkpoint/images");
-        host.runc.checkpoint(original.id(), images, host.sandboxesDir.resolve("checkpoint/work"), RuncRuntime.AfterCheckpoint.STOP);
+        host.runc.checkpoint(
+                original.id(), images, host.sandboxesDir.resolve("checkpoint/work"), RuncRuntime.AfterCheckpoint.STOP);
 
         // then its processes are gone and, once deleted, so is its cgroup (its memory is released)
-        HostFixture.await("the checkpointed init has exited", Duration.ofSeconds(10),
+        HostFixture.await(
+                "the checkpointed init has exited",
+                Duration.ofSeconds(10),
                 () -> ProcessHandle.of(running.pid()).isEmpty());
         host.runc.delete(original.id());
         assertThat(host.cgroups.pathsOf(original.id().value())).isEmpty();
@@ -96,11 +109,13 @@ class ContainerLifecycleHostTest {
         assertThat(host.runc.state(fork.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
         assertThat(exec(fork, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
         assertThat(exec(fork, "cat", "/home/user/note")).isEqualTo("kept");
-        assertThat(exec(fork, "ip", "-4", "-o", "addr", "show", "eth0")).contains(fork.slot().sandboxAddress() + "/30");
+        assertThat(exec(fork, "ip", "-4", "-o", "addr", "show", "eth0"))
+                .contains(fork.slot().sandboxAddress() + "/30");
         exec(fork, "sh", "-c", "echo fork > /home/user/only-in-fork");
         assertThat(exec(original, "ls", "/home/user")).isEqualTo("note");
         assertThat(Files.exists(fork.upper().resolve("home/user/only-in-fork"))).isTrue();
-        assertThat(host.runc.state(fork.id()).orElseThrow().pid()).isNotEqualTo(host.runc.state(original.id()).orElseThrow().pid());
+        assertThat(host.runc.state(fork.id()).orElseThrow().pid())
+                .isNotEqualTo(host.runc.state(original.id()).orElseThrow().pid());
 
         // finally both are torn down; the fixture's leak check proves nothing is left
         destroy(fork);
@@ -124,14 +139,19 @@ class ContainerLifecycleHostTest {
         Path layer = host.sandboxesDir.resolve("snapshot/layer");
         new LayerCapture(host.runner, Duration.ofSeconds(60)).capture(source.upper(), layer);
         Path images = host.sandboxesDir.resolve("snapshot/images");
-        host.runc.checkpoint(source.id(), images, host.sandboxesDir.resolve("snapshot/work"), RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
+        host.runc.checkpoint(
+                source.id(),
+                images,
+                host.sandboxesDir.resolve("snapshot/work"),
+                RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
         host.cgroups.thaw(source.id());
 
         // then the source runs on unchanged and can change further
         assertThat(host.runc.state(source.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.RUNNING);
         assertThat(exec(source, "cat", "/proc/" + bgPid + "/comm")).isEqualTo("sleep");
         exec(source, "sh", "-c", "echo after > /root/state");
-        assertThat(host.cgroups.cpuUsageNanos(source.id())).hasValueSatisfying(ns -> assertThat(ns).isPositive());
+        assertThat(host.cgroups.cpuUsageNanos(source.id()))
+                .hasValueSatisfying(ns -> assertThat(ns).isPositive());
 
         // when a copy is restored from the snapshot
         Sandbox copy = prepare("copy", List.of(layer, template));
@@ -160,7 +180,9 @@ class ContainerLifecycleHostTest {
         // then
         assertThat(host.runc.state(sandbox.id()).orElseThrow().status()).isEqualTo(ContainerState.Status.PAUSED);
         Path freezer = host.cgroups.pathsOf(sandbox.id().value()).stream()
-                .filter(p -> p.startsWith(host.layout.cgroupRoot().resolve("freezer"))).findFirst().orElseThrow();
+                .filter(p -> p.startsWith(host.layout.cgroupRoot().resolve("freezer")))
+                .findFirst()
+                .orElseThrow();
         assertThat(Files.readString(freezer.resolve("freezer.state")).strip()).isEqualTo("FROZEN");
 
         // when

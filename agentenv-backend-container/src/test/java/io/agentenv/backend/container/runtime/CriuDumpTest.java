@@ -38,6 +38,7 @@ class CriuDumpTest {
              "cgroup_paths": {"freezer": "/sys/fs/cgroup/freezer/agentenv/c1", "memory": "/sys/fs/cgroup/memory/agentenv/c1"},
              "external_descriptors": ["/dev/null", "/dev/null", "/dev/null"]}
             """;
+
     private static final String MOUNTINFO = """
             85 81 0:39 / / rw,relatime - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w
             121 119 0:52 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw,mode=755
@@ -58,16 +59,17 @@ class CriuDumpTest {
     void bind_mounts_cgroups_masked_files_and_devices_are_external_as_runc_marks_them() throws Exception {
         CriuDump.Facts facts = facts("");
 
-        assertThat(facts.externalMounts()).containsExactly(
-                "mnt[/sys/fs/cgroup/cpu,cpuacct]:/sys/fs/cgroup/cpu,cpuacct",
-                "mnt[/sys/fs/cgroup/memory]:/sys/fs/cgroup/memory",
-                "mnt[/sys/fs/cgroup/systemd]:/sys/fs/cgroup/systemd",
-                "mnt[/usr/lib/jvm/jdk]:/usr/lib/jvm/jdk",
-                "mnt[/etc/resolv.conf]:/etc/resolv.conf",
-                "mnt[/proc/keys]:/dev/null",
-                "mnt[/proc/kcore]:/dev/null",
-                "mnt[/dev/null]:/dev/null",
-                "mnt[/dev/zero]:/dev/zero");
+        assertThat(facts.externalMounts())
+                .containsExactly(
+                        "mnt[/sys/fs/cgroup/cpu,cpuacct]:/sys/fs/cgroup/cpu,cpuacct",
+                        "mnt[/sys/fs/cgroup/memory]:/sys/fs/cgroup/memory",
+                        "mnt[/sys/fs/cgroup/systemd]:/sys/fs/cgroup/systemd",
+                        "mnt[/usr/lib/jvm/jdk]:/usr/lib/jvm/jdk",
+                        "mnt[/etc/resolv.conf]:/etc/resolv.conf",
+                        "mnt[/proc/keys]:/dev/null",
+                        "mnt[/proc/kcore]:/dev/null",
+                        "mnt[/dev/null]:/dev/null",
+                        "mnt[/dev/zero]:/dev/zero");
         assertThat(facts.pid()).isEqualTo(4242);
         assertThat(facts.rootfs()).isEqualTo(Path.of("/data/sandboxes/c1/rootfs"));
         assertThat(facts.criuConfig()).contains(Path.of("/data/criu-runc.conf"));
@@ -78,14 +80,18 @@ class CriuDumpTest {
     @Test
     void dev_and_the_cgroup_mount_point_bound_from_the_hosts_guest_mounts_are_external() throws Exception {
         JsonNode state = JSON.readTree(guestMountsState());
-        String mountinfo = MOUNTINFO.replace("121 119 0:52 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw,mode=755",
-                "121 119 254:0 /var/cache/agentenv/guest-mounts/cgroup /sys/fs/cgroup ro,nosuid - ext4 /dev/vda rw")
+        String mountinfo = MOUNTINFO.replace(
+                        "121 119 0:52 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw,mode=755",
+                        "121 119 254:0 /var/cache/agentenv/guest-mounts/cgroup /sys/fs/cgroup ro,nosuid - ext4 /dev/vda rw")
                 + "98 85 254:0 /var/cache/agentenv/guest-mounts/dev /dev ro,nosuid,noexec - ext4 /dev/vda rw\n";
 
         CriuDump.Facts facts = CriuDump.facts(state, mountinfo, 4026532246L, MASKED_FILES::contains);
 
-        assertThat(facts.externalMounts()).contains("mnt[/dev]:/dev", "mnt[/sys/fs/cgroup]:/sys/fs/cgroup",
-                "mnt[/sys/fs/cgroup/memory]:/sys/fs/cgroup/memory");
+        assertThat(facts.externalMounts())
+                .contains(
+                        "mnt[/dev]:/dev",
+                        "mnt[/sys/fs/cgroup]:/sys/fs/cgroup",
+                        "mnt[/sys/fs/cgroup/memory]:/sys/fs/cgroup/memory");
     }
 
     @Test
@@ -95,16 +101,19 @@ class CriuDumpTest {
 
         CriuDump.Facts facts = CriuDump.facts(state, mountinfo, 4026532246L, MASKED_FILES::contains);
 
-        assertThat(facts.externalMounts()).doesNotContain("mnt[/dev]:/dev", "mnt[/sys/fs/cgroup]:/sys/fs/cgroup")
+        assertThat(facts.externalMounts())
+                .doesNotContain("mnt[/dev]:/dev", "mnt[/sys/fs/cgroup]:/sys/fs/cgroup")
                 .contains("mnt[/sys/fs/cgroup/memory]:/sys/fs/cgroup/memory", "mnt[/usr/lib/jvm/jdk]:/usr/lib/jvm/jdk");
     }
 
     /** {@link #STATE} with /dev and /sys/fs/cgroup bound as {@link OciSpecs} now writes them. */
     private static String guestMountsState() {
         return STATE.formatted("")
-                .replace("{\"destination\": \"/dev\", \"device\": \"tmpfs\", \"source\": \"tmpfs\"}",
+                .replace(
+                        "{\"destination\": \"/dev\", \"device\": \"tmpfs\", \"source\": \"tmpfs\"}",
                         "{\"destination\": \"/dev\", \"device\": \"bind\", \"source\": \"/var/cache/agentenv/guest-mounts/dev\"}")
-                .replace("{\"destination\": \"/sys/fs/cgroup\", \"device\": \"cgroup\", \"source\": \"cgroup\"}",
+                .replace(
+                        "{\"destination\": \"/sys/fs/cgroup\", \"device\": \"cgroup\", \"source\": \"cgroup\"}",
                         "{\"destination\": \"/sys/fs/cgroup\", \"device\": \"bind\", \"source\": \"/var/cache/agentenv/guest-mounts/cgroup\"},"
                                 + " {\"destination\": \"/sys/fs/cgroup/memory\", \"device\": \"bind\", \"source\": \"/sys/fs/cgroup/memory/agentenv/c1\"}");
     }
@@ -118,13 +127,33 @@ class CriuDumpTest {
 
     @Test
     void the_command_dumps_the_init_tree_netns_external_with_the_sandboxs_criu_config() throws Exception {
-        List<String> argv = CriuDump.argv(Path.of("/opt/criu/sbin/criu"), Path.of("/art/images"), Path.of("/sb/dump-work"),
-                facts(""), RuncRuntime.AfterCheckpoint.STOP);
+        List<String> argv = CriuDump.argv(
+                Path.of("/opt/criu/sbin/criu"),
+                Path.of("/art/images"),
+                Path.of("/sb/dump-work"),
+                facts(""),
+                RuncRuntime.AfterCheckpoint.STOP);
 
-        assertThat(argv).startsWith("/opt/criu/sbin/criu", "dump", "--no-default-config", "--tree", "4242",
-                "--images-dir", "/art/images", "--work-dir", "/sb/dump-work", "--log-file", "dump.log", "-v3",
-                "--root", "/data/sandboxes/c1/rootfs", "--freeze-cgroup", "/sys/fs/cgroup/freezer/agentenv/c1",
-                "--external", "net[4026532246]:extRootNetNS");
+        assertThat(argv)
+                .startsWith(
+                        "/opt/criu/sbin/criu",
+                        "dump",
+                        "--no-default-config",
+                        "--tree",
+                        "4242",
+                        "--images-dir",
+                        "/art/images",
+                        "--work-dir",
+                        "/sb/dump-work",
+                        "--log-file",
+                        "dump.log",
+                        "-v3",
+                        "--root",
+                        "/data/sandboxes/c1/rootfs",
+                        "--freeze-cgroup",
+                        "/sys/fs/cgroup/freezer/agentenv/c1",
+                        "--external",
+                        "net[4026532246]:extRootNetNS");
         assertThat(argv).containsSequence("--external", "mnt[/proc/keys]:/dev/null");
         assertThat(argv).endsWith("--config", "/data/criu-runc.conf");
         assertThat(argv).doesNotContain("--leave-running");
@@ -132,27 +161,36 @@ class CriuDumpTest {
 
     @Test
     void a_snapshots_dump_leaves_the_tasks_running() throws Exception {
-        List<String> argv = CriuDump.argv(Path.of("/opt/criu/sbin/criu"), Path.of("/art/images"), Path.of("/sb/work"),
-                facts(""), RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
+        List<String> argv = CriuDump.argv(
+                Path.of("/opt/criu/sbin/criu"),
+                Path.of("/art/images"),
+                Path.of("/sb/work"),
+                facts(""),
+                RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
 
         assertThat(argv).contains("--leave-running");
     }
 
     @Test
     void a_state_without_a_freezer_cgroup_is_refused() throws Exception {
-        JsonNode state = JSON.readTree(STATE.formatted("").replace("\"freezer\": \"/sys/fs/cgroup/freezer/agentenv/c1\", ", ""));
+        JsonNode state =
+                JSON.readTree(STATE.formatted("").replace("\"freezer\": \"/sys/fs/cgroup/freezer/agentenv/c1\", ", ""));
 
         assertThatThrownBy(() -> CriuDump.facts(state, MOUNTINFO, 1, path -> false))
-                .isInstanceOf(IOException.class).hasMessageContaining("freezer");
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("freezer");
     }
 
     @Test
     void criu_time_is_read_from_the_last_timestamp_of_its_log(@TempDir Path dir) throws Exception {
-        Path log = Files.writeString(dir.resolve("dump.log"),
-                "(00.000000) CRIU run id = x\n".repeat(100) + "(00.063112) Writing stats\n(01.063912) Dumping finished successfully\n");
+        Path log = Files.writeString(
+                dir.resolve("dump.log"),
+                "(00.000000) CRIU run id = x\n".repeat(100)
+                        + "(00.063112) Writing stats\n(01.063912) Dumping finished successfully\n");
 
         assertThat(RuncRuntime.criuMillis(log)).hasValue(1063);
-        assertThat(RuncRuntime.criuMillis(Files.writeString(dir.resolve("other.log"), "no stamp\n"))).isEmpty();
+        assertThat(RuncRuntime.criuMillis(Files.writeString(dir.resolve("other.log"), "no stamp\n")))
+                .isEmpty();
         assertThat(RuncRuntime.criuMillis(dir.resolve("missing.log"))).isEmpty();
     }
 }

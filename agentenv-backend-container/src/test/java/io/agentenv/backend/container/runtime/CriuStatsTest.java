@@ -17,8 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
 class CriuStatsTest {
 
     /** A stats-dump CRIU 4.2 wrote for a dump of envd on this host. */
-    private static final byte[] IMAGE = HexFormat.of().parseHex("4059105506330957260000000a2408be0d10e2ad0318cb8e0120a56d"
-            + "2893433000" + "38a44140004800500e580e600068007000");
+    private static final byte[] IMAGE = HexFormat.of()
+            .parseHex("4059105506330957260000000a2408be0d10e2ad0318cb8e0120a56d" + "2893433000"
+                    + "38a44140004800500e580e600068007000");
 
     @TempDir
     Path dir;

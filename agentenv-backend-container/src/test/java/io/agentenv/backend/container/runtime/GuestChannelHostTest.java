@@ -33,26 +33,31 @@ class GuestChannelHostTest {
 
     private static final int PORT = 49983;
     /** A tiny agent: answers "pong <what was sent> <its pid>" on /run/envd/agent.sock and on TCP 0.0.0.0:49983. */
-    private static final List<String> AGENT = List.of("python3", "-c", String.join("\n",
-            "import os, socket, threading",
-            "def serve(server):",
-            "    while True:",
-            "        conn, _ = server.accept()",
-            "        data = conn.recv(64)",
-            "        conn.sendall(b'pong ' + data + b' ' + str(os.getpid()).encode())",
-            "        conn.close()",
-            "unix = socket.socket(socket.AF_UNIX)",
-            "unix.bind('/run/envd/agent.sock')",
-            "unix.listen()",
-            "tcp = socket.socket()",
-            "tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)",
-            "tcp.bind(('0.0.0.0', " + PORT + "))",
-            "tcp.listen()",
-            "threading.Thread(target=serve, args=(tcp,), daemon=True).start()",
-            "serve(unix)"));
+    private static final List<String> AGENT = List.of(
+            "python3",
+            "-c",
+            String.join(
+                    "\n",
+                    "import os, socket, threading",
+                    "def serve(server):",
+                    "    while True:",
+                    "        conn, _ = server.accept()",
+                    "        data = conn.recv(64)",
+                    "        conn.sendall(b'pong ' + data + b' ' + str(os.getpid()).encode())",
+                    "        conn.close()",
+                    "unix = socket.socket(socket.AF_UNIX)",
+                    "unix.bind('/run/envd/agent.sock')",
+                    "unix.listen()",
+                    "tcp = socket.socket()",
+                    "tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)",
+                    "tcp.bind(('0.0.0.0', " + PORT + "))",
+                    "tcp.listen()",
+                    "threading.Thread(target=serve, args=(tcp,), daemon=True).start()",
+                    "serve(unix)"));
 
     /** A JVM agent (envd runs on the bind-mounted JDK): answers "pong <pid>" on /run/envd/jvm.sock. */
-    private static final String JVM_AGENT = String.join("\n",
+    private static final String JVM_AGENT = String.join(
+            "\n",
             "import java.net.*; import java.nio.*; import java.nio.channels.*; import java.nio.file.*;",
             "public class Agent {",
             "    public static void main(String[] args) throws Exception {",
@@ -67,7 +72,8 @@ class GuestChannelHostTest {
             "            }",
             "        }",
             "    }",
-            "}", "");
+            "}",
+            "");
 
     @FreshHostFixture(warmSlots = 1)
     private HostFixture host;
@@ -103,7 +109,8 @@ class GuestChannelHostTest {
                 if (java.time.Instant.now().isAfter(deadline)) {
                     throw e;
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+                java.util.concurrent.locks.LockSupport.parkNanos(
+                        Duration.ofMillis(5).toNanos());
             }
         }
     }
@@ -115,7 +122,9 @@ class GuestChannelHostTest {
     }
 
     private static void awaitSocket(Sandbox sandbox) {
-        HostFixture.await("the agent's socket appears in the host dir", Duration.ofSeconds(10),
+        HostFixture.await(
+                "the agent's socket appears in the host dir",
+                Duration.ofSeconds(10),
                 () -> Files.exists(sandbox.envd().resolve("agent.sock")));
     }
 
@@ -131,7 +140,8 @@ class GuestChannelHostTest {
 
         // when it is checkpointed to disk, its upper captured, and restored in place
         Path images = host.sandboxesDir.resolve("ckpt/images");
-        host.runc.checkpoint(original.id(), images, host.sandboxesDir.resolve("ckpt/work"), RuncRuntime.AfterCheckpoint.STOP);
+        host.runc.checkpoint(
+                original.id(), images, host.sandboxesDir.resolve("ckpt/work"), RuncRuntime.AfterCheckpoint.STOP);
         host.runc.delete(original.id());
         Path layer = host.sandboxesDir.resolve("layer");
         new LayerCapture(host.runner, Duration.ofSeconds(60)).capture(original.upper(), layer);
@@ -158,19 +168,28 @@ class GuestChannelHostTest {
     @Test
     void a_jvm_on_the_read_only_jdk_survives_a_checkpoint_to_disk_and_a_restore() throws Exception {
         // given a JVM serving on a unix socket in the envd dir
-        List<String> jvm = List.of(HostFixture.JDK.resolve("bin/java").toString(), "-Xmx64m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "/run/envd/Agent.java");
+        List<String> jvm = List.of(
+                HostFixture.JDK.resolve("bin/java").toString(),
+                "-Xmx64m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-XX:-UsePerfData",
+                "/run/envd/Agent.java");
         Sandbox sandbox = host.prepare("jvm", List.of(host.templateRootfs()), jvm);
         Files.writeString(sandbox.envd().resolve("Agent.java"), JVM_AGENT);
         host.runc.create(sandbox.id(), sandbox.bundle());
         host.runc.start(sandbox.id());
-        HostFixture.await("the JVM listens", Duration.ofSeconds(60), () -> Files.exists(sandbox.envd().resolve("jvm.sock")));
+        HostFixture.await(
+                "the JVM listens",
+                Duration.ofSeconds(60),
+                () -> Files.exists(sandbox.envd().resolve("jvm.sock")));
         String before = read(sandbox.envd().resolve("jvm.sock"));
         assertThat(before).startsWith("pong ");
 
         // when it is checkpointed to disk, stopped and restored
         Path images = host.sandboxesDir.resolve("jvm-ckpt/images");
-        host.runc.checkpoint(sandbox.id(), images, host.sandboxesDir.resolve("jvm-ckpt/work"), RuncRuntime.AfterCheckpoint.STOP);
+        host.runc.checkpoint(
+                sandbox.id(), images, host.sandboxesDir.resolve("jvm-ckpt/work"), RuncRuntime.AfterCheckpoint.STOP);
         host.runc.delete(sandbox.id());
         host.runc.restore(sandbox.id(), sandbox.bundle(), images, sandbox.restoreWork());
 

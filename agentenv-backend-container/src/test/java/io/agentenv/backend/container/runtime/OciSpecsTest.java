@@ -19,28 +19,37 @@ import org.junit.jupiter.api.Test;
 class OciSpecsTest {
 
     private static final Path JDK = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
-    private static final GuestMounts GUEST_MOUNTS = new GuestMounts(Path.of("/var/cache/agentenv/guest-mounts/dev"),
-            Path.of("/var/cache/agentenv/guest-mounts/cgroup"), Path.of("/sys/fs/cgroup"), List.of("cpu,cpuacct", "memory", "systemd"));
+    private static final GuestMounts GUEST_MOUNTS = new GuestMounts(
+            Path.of("/var/cache/agentenv/guest-mounts/dev"),
+            Path.of("/var/cache/agentenv/guest-mounts/cgroup"),
+            Path.of("/sys/fs/cgroup"),
+            List.of("cpu,cpuacct", "memory", "systemd"));
 
     private static ContainerSpec aSpec(int cpus, long memoryMiB) {
         return aSpec(cpus, memoryMiB, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
     }
 
     private static ContainerSpec aSpec(int cpus, long memoryMiB, ContainerSpec.Privileges privileges) {
-        return new ContainerSpec(new ContainerId("sbx-1"), Path.of("/var/lib/agentenv/sbx-1/rootfs"), "sbx-1",
-                new ContainerSpec.InitProcess(List.of("/bin/sh", "-c", "exec sleep 1"), List.of("PATH=/usr/bin:/bin"), "/", 0, 0),
+        return new ContainerSpec(
+                new ContainerId("sbx-1"),
+                Path.of("/var/lib/agentenv/sbx-1/rootfs"),
+                "sbx-1",
+                new ContainerSpec.InitProcess(
+                        List.of("/bin/sh", "-c", "exec sleep 1"), List.of("PATH=/usr/bin:/bin"), "/", 0, 0),
                 Path.of("/run/netns/aenv-n7"),
                 new ContainerSpec.Limits(cpus, memoryMiB, 512, 16384),
                 Optional.of(JDK),
                 List.of(new ContainerSpec.ReadOnlyBind(Path.of("/opt/agentenv/envd"), "/opt/agentenv/envd")),
-                Path.of("/var/lib/agentenv/sbx-1/envd"), "/run/envd",
+                Path.of("/var/lib/agentenv/sbx-1/envd"),
+                "/run/envd",
                 Optional.of(Path.of("/var/cache/agentenv/resolv.conf")),
                 Path.of("/var/cache/agentenv/criu-runc.conf"),
                 privileges);
     }
 
     private static JsonNode json(ContainerSpec spec, boolean swapAccounting) throws Exception {
-        return new ObjectMapper().readTree(OciSpecs.toJson(new OciSpecs("agentenv", swapAccounting, GUEST_MOUNTS).build(spec)));
+        return new ObjectMapper()
+                .readTree(OciSpecs.toJson(new OciSpecs("agentenv", swapAccounting, GUEST_MOUNTS).build(spec)));
     }
 
     private static List<String> texts(JsonNode array) {
@@ -53,7 +62,8 @@ class OciSpecsTest {
     void the_sandbox_has_own_pid_ipc_uts_mount_namespaces_and_joins_its_netns_by_path() throws Exception {
         JsonNode linux = json(aSpec(2, 512), true).path("linux");
 
-        assertThat(linux.path("namespaces").findValuesAsText("type")).containsExactlyInAnyOrder("pid", "ipc", "uts", "mount", "network");
+        assertThat(linux.path("namespaces").findValuesAsText("type"))
+                .containsExactlyInAnyOrder("pid", "ipc", "uts", "mount", "network");
         assertThat(linux.path("namespaces").findValuesAsText("path")).containsExactly("/run/netns/aenv-n7");
         assertThat(linux.path("namespaces").findValuesAsText("type")).doesNotContain("user", "cgroup");
         assertThat(linux.path("cgroupsPath").asText()).isEqualTo("/agentenv/sbx-1");
@@ -73,7 +83,8 @@ class OciSpecsTest {
 
     @Test
     void without_swap_accounting_the_swap_limit_is_left_out() throws Exception {
-        JsonNode memory = json(aSpec(1, 256), false).path("linux").path("resources").path("memory");
+        JsonNode memory =
+                json(aSpec(1, 256), false).path("linux").path("resources").path("memory");
 
         assertThat(memory.has("swap")).isFalse();
         assertThat(memory.path("limit").asLong()).isEqualTo(256L * 1024 * 1024);
@@ -85,7 +96,13 @@ class OciSpecsTest {
 
         assertThat(texts(process.path("capabilities").path("bounding")))
                 .containsExactlyInAnyOrderElementsOf(OciSpecs.CAPABILITIES)
-                .doesNotContain("CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_SYS_PTRACE", "CAP_SYS_MODULE", "CAP_NET_RAW", "CAP_MKNOD");
+                .doesNotContain(
+                        "CAP_SYS_ADMIN",
+                        "CAP_NET_ADMIN",
+                        "CAP_SYS_PTRACE",
+                        "CAP_SYS_MODULE",
+                        "CAP_NET_RAW",
+                        "CAP_MKNOD");
         assertThat(process.path("capabilities").path("inheritable")).isEmpty();
         assertThat(process.path("capabilities").path("ambient")).isEmpty();
         assertThat(process.path("noNewPrivileges").asBoolean()).isTrue();
@@ -96,10 +113,12 @@ class OciSpecsTest {
 
     @Test
     void allowing_setuid_only_lifts_no_new_privileges_and_keeps_the_capability_bound() throws Exception {
-        JsonNode process = json(aSpec(1, 256, ContainerSpec.Privileges.ALLOW_SETUID), true).path("process");
+        JsonNode process =
+                json(aSpec(1, 256, ContainerSpec.Privileges.ALLOW_SETUID), true).path("process");
 
         assertThat(process.path("noNewPrivileges").asBoolean()).isFalse();
-        assertThat(texts(process.path("capabilities").path("bounding"))).containsExactlyInAnyOrderElementsOf(OciSpecs.CAPABILITIES);
+        assertThat(texts(process.path("capabilities").path("bounding")))
+                .containsExactlyInAnyOrderElementsOf(OciSpecs.CAPABILITIES);
     }
 
     @Test
@@ -109,9 +128,22 @@ class OciSpecsTest {
         assertThat(seccomp.path("defaultAction").asText()).isEqualTo("SCMP_ACT_ALLOW");
         JsonNode denyAll = seccomp.path("syscalls").get(0);
         assertThat(denyAll.path("action").asText()).isEqualTo("SCMP_ACT_ERRNO");
-        assertThat(texts(denyAll.path("names"))).contains("keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd",
-                "mount", "umount2", "kexec_load", "init_module", "finit_module", "delete_module", "open_by_handle_at",
-                "process_vm_writev", "setns");
+        assertThat(texts(denyAll.path("names")))
+                .contains(
+                        "keyctl",
+                        "add_key",
+                        "bpf",
+                        "perf_event_open",
+                        "userfaultfd",
+                        "mount",
+                        "umount2",
+                        "kexec_load",
+                        "init_module",
+                        "finit_module",
+                        "delete_module",
+                        "open_by_handle_at",
+                        "process_vm_writev",
+                        "setns");
         List<String> conditional = new ArrayList<>();
         seccomp.path("syscalls").forEach(rule -> {
             if (rule.has("args")) {
@@ -120,7 +152,9 @@ class OciSpecsTest {
         });
         assertThat(conditional).contains("ptrace", "unshare", "clone");
         JsonNode unshare = seccomp.path("syscalls").findParents("names").stream()
-                .filter(rule -> texts(rule.path("names")).equals(List.of("unshare"))).findFirst().orElseThrow();
+                .filter(rule -> texts(rule.path("names")).equals(List.of("unshare")))
+                .findFirst()
+                .orElseThrow();
         assertThat(unshare.path("args").get(0).path("value").asLong()).isEqualTo(0x10000000L);
         assertThat(unshare.path("args").get(0).path("op").asText()).isEqualTo("SCMP_CMP_MASKED_EQ");
     }
@@ -138,17 +172,24 @@ class OciSpecsTest {
         JsonNode mounts = json(aSpec(1, 256), true).path("mounts");
 
         JsonNode jdk = mounts.findParents("destination").stream()
-                .filter(m -> m.path("destination").asText().equals(JDK.toString())).findFirst().orElseThrow();
+                .filter(m -> m.path("destination").asText().equals(JDK.toString()))
+                .findFirst()
+                .orElseThrow();
         assertThat(jdk.path("source").asText()).isEqualTo(JDK.toString());
         assertThat(texts(jdk.path("options"))).contains("rbind", "ro");
         JsonNode envd = mounts.findParents("destination").stream()
-                .filter(m -> m.path("destination").asText().equals("/run/envd")).findFirst().orElseThrow();
+                .filter(m -> m.path("destination").asText().equals("/run/envd"))
+                .findFirst()
+                .orElseThrow();
         assertThat(envd.path("source").asText()).isEqualTo("/var/lib/agentenv/sbx-1/envd");
         assertThat(texts(envd.path("options"))).contains("rw").doesNotContain("ro");
         JsonNode extra = mounts.findParents("destination").stream()
-                .filter(m -> m.path("destination").asText().equals("/opt/agentenv/envd")).findFirst().orElseThrow();
+                .filter(m -> m.path("destination").asText().equals("/opt/agentenv/envd"))
+                .findFirst()
+                .orElseThrow();
         assertThat(texts(extra.path("options"))).contains("ro");
-        assertThat(mounts.findValuesAsText("destination")).contains("/proc", "/dev", "/sys", "/etc/resolv.conf")
+        assertThat(mounts.findValuesAsText("destination"))
+                .contains("/proc", "/dev", "/sys", "/etc/resolv.conf")
                 .doesNotContain("/tmp");
     }
 
@@ -159,11 +200,14 @@ class OciSpecsTest {
         JsonNode dev = mount(mounts, "/dev");
         assertThat(dev.path("type").asText()).isEqualTo("bind");
         assertThat(dev.path("source").asText()).isEqualTo("/var/cache/agentenv/guest-mounts/dev");
-        assertThat(texts(dev.path("options"))).contains("bind", "ro", "nosuid", "noexec").doesNotContain("rw", "nodev", "rbind");
+        assertThat(texts(dev.path("options")))
+                .contains("bind", "ro", "nosuid", "noexec")
+                .doesNotContain("rw", "nodev", "rbind");
         JsonNode cgroup = mount(mounts, "/sys/fs/cgroup");
         assertThat(cgroup.path("source").asText()).isEqualTo("/var/cache/agentenv/guest-mounts/cgroup");
         assertThat(texts(cgroup.path("options"))).contains("bind", "ro", "nodev");
-        assertThat(mount(mounts, "/dev/shm").path("type").asText()).isEqualTo("tmpfs"); // the sandbox's own, kept by a pause
+        assertThat(mount(mounts, "/dev/shm").path("type").asText())
+                .isEqualTo("tmpfs"); // the sandbox's own, kept by a pause
         List<String> tmpfs = new ArrayList<>();
         mounts.forEach(m -> {
             if (m.path("type").asText().equals("tmpfs")) {
@@ -184,7 +228,8 @@ class OciSpecsTest {
             assertThat(texts(bind.path("options"))).contains("bind", "ro", "nosuid", "nodev", "noexec");
         }
         List<String> destinations = mounts.findValuesAsText("destination");
-        assertThat(destinations.indexOf("/sys/fs/cgroup")).isGreaterThan(destinations.indexOf("/sys"))
+        assertThat(destinations.indexOf("/sys/fs/cgroup"))
+                .isGreaterThan(destinations.indexOf("/sys"))
                 .isLessThan(destinations.indexOf("/sys/fs/cgroup/memory"));
         assertThat(destinations.indexOf("/dev")).isLessThan(destinations.indexOf("/dev/pts"));
     }
@@ -193,19 +238,24 @@ class OciSpecsTest {
     void the_init_points_its_stdio_at_the_containers_own_dev_null_then_execs_the_program() throws Exception {
         JsonNode args = json(aSpec(1, 256), true).path("process").path("args");
 
-        assertThat(texts(args)).containsExactly("/bin/sh", "-c", OciSpecs.REOPEN_STDIO, "reopen-stdio", "/bin/sh", "-c", "exec sleep 1");
+        assertThat(texts(args))
+                .containsExactly(
+                        "/bin/sh", "-c", OciSpecs.REOPEN_STDIO, "reopen-stdio", "/bin/sh", "-c", "exec sleep 1");
     }
 
     private static JsonNode mount(JsonNode mounts, String destination) {
         return mounts.findParents("destination").stream()
-                .filter(m -> m.path("destination").asText().equals(destination)).findFirst().orElseThrow();
+                .filter(m -> m.path("destination").asText().equals(destination))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
     void runc_passes_the_criu_options_file_through_the_annotation() throws Exception {
         JsonNode spec = json(aSpec(1, 256), true);
 
-        assertThat(spec.path("annotations").path("org.criu.config").asText()).isEqualTo("/var/cache/agentenv/criu-runc.conf");
+        assertThat(spec.path("annotations").path("org.criu.config").asText())
+                .isEqualTo("/var/cache/agentenv/criu-runc.conf");
         assertThat(spec.path("root").path("path").asText()).isEqualTo("/var/lib/agentenv/sbx-1/rootfs");
         assertThat(spec.path("ociVersion").asText()).isEqualTo("1.0.2");
     }
@@ -214,7 +264,8 @@ class OciSpecsTest {
     void bad_specs_are_refused_when_built() {
         assertThatThrownBy(() -> new ContainerSpec.Limits(0, 512, 64, 1024)).hasMessageContaining("cpuCount");
         assertThatThrownBy(() -> new ContainerSpec.Limits(1, 4, 64, 1024)).hasMessageContaining("memoryMiB");
-        assertThatThrownBy(() -> new ContainerSpec.InitProcess(List.of(), List.of(), "/", 0, 0)).hasMessageContaining("args");
+        assertThatThrownBy(() -> new ContainerSpec.InitProcess(List.of(), List.of(), "/", 0, 0))
+                .hasMessageContaining("args");
         assertThatThrownBy(() -> new ContainerSpec.InitProcess(List.of("x"), List.of("NOEQUALS"), "/", 0, 0))
                 .hasMessageContaining("KEY=value");
         assertThatThrownBy(() -> new ContainerId("../etc")).isInstanceOf(IllegalArgumentException.class);

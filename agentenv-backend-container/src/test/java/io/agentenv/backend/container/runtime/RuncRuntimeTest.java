@@ -28,9 +28,19 @@ class RuncRuntimeTest {
     private static final ContainerId ID = new ContainerId("sbx-1");
 
     private final RecordingProcessRunner runner = new RecordingProcessRunner();
-    private final HostLayout layout = new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
-            Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),
-            SlotAddressing.parse("10.200.0.0/16"), "aenv", "agentenv", Path.of("/sys/fs/cgroup"), true, Path.of("/run/agentenv"));
+    private final HostLayout layout = new HostLayout(
+            Path.of("/cache"),
+            Path.of("/usr/sbin/runc"),
+            Path.of("/cache/criu/sbin/criu"),
+            Path.of("/cache/criu-runc.conf"),
+            Path.of("/cache/templates"),
+            Path.of("/cache/resolv.conf"),
+            SlotAddressing.parse("10.200.0.0/16"),
+            "aenv",
+            "agentenv",
+            Path.of("/sys/fs/cgroup"),
+            true,
+            Path.of("/run/agentenv"));
     private final RuncRuntime runc = new RuncRuntime(runner, layout, COMMAND, CRIU);
 
     @Test
@@ -40,26 +50,48 @@ class RuncRuntimeTest {
         runc.create(ID, bundle);
 
         Command create = runner.last();
-        assertThat(create.argv()).containsExactly("/usr/sbin/runc", "--root", "/run/agentenv/runc",
-                "--log", "/sandboxes/sbx-1/bundle/runc.log", "--log-format", "json",
-                "create", "--bundle", "/sandboxes/sbx-1/bundle", "--pid-file", "/sandboxes/sbx-1/bundle/init.pid", "sbx-1");
+        assertThat(create.argv())
+                .containsExactly(
+                        "/usr/sbin/runc",
+                        "--root",
+                        "/run/agentenv/runc",
+                        "--log",
+                        "/sandboxes/sbx-1/bundle/runc.log",
+                        "--log-format",
+                        "json",
+                        "create",
+                        "--bundle",
+                        "/sandboxes/sbx-1/bundle",
+                        "--pid-file",
+                        "/sandboxes/sbx-1/bundle/init.pid",
+                        "sbx-1");
         assertThat(create.output()).isEqualTo(Command.Output.DISCARD);
         assertThat(create.timeout()).isEqualTo(COMMAND);
     }
 
     @Test
     void checkpoint_and_restore_use_the_cached_criu_and_their_own_deadline(@TempDir Path dir) throws Exception {
-        RuncRuntime runc = new RuncRuntime(runner, layoutWithCgroupsIn(Files.createDirectories(dir.resolve("cgroup"))), COMMAND, CRIU);
+        RuncRuntime runc = new RuncRuntime(
+                runner, layoutWithCgroupsIn(Files.createDirectories(dir.resolve("cgroup"))), COMMAND, CRIU);
 
         runc.checkpoint(ID, dir.resolve("images"), dir.resolve("work"), RuncRuntime.AfterCheckpoint.LEAVE_RUNNING);
         Command checkpoint = runner.last();
         runc.restore(ID, dir.resolve("bundle"), dir.resolve("images"), dir.resolve("restore"));
         Command restore = runner.last();
 
-        assertThat(checkpoint.argv()).containsSubsequence("--criu", "/cache/criu/sbin/criu", "checkpoint", "--leave-running", "sbx-1");
+        assertThat(checkpoint.argv())
+                .containsSubsequence("--criu", "/cache/criu/sbin/criu", "checkpoint", "--leave-running", "sbx-1");
         assertThat(checkpoint.timeout()).isEqualTo(CRIU);
-        assertThat(restore.argv()).containsSubsequence("--criu", "/cache/criu/sbin/criu", "restore", "--detach",
-                "--bundle", dir.resolve("bundle").toString(), "--image-path", dir.resolve("images").toString());
+        assertThat(restore.argv())
+                .containsSubsequence(
+                        "--criu",
+                        "/cache/criu/sbin/criu",
+                        "restore",
+                        "--detach",
+                        "--bundle",
+                        dir.resolve("bundle").toString(),
+                        "--image-path",
+                        dir.resolve("images").toString());
         assertThat(restore.timeout()).isEqualTo(CRIU);
         assertThat(restore.output()).isEqualTo(Command.Output.DISCARD);
     }
@@ -78,8 +110,18 @@ class RuncRuntimeTest {
 
         String cpuset = cgroupRoot.resolve("cpuset/agentenv/sbx-1").toString();
         String memory = cgroupRoot.resolve("memory/agentenv/sbx-1").toString();
-        assertThat(runner.last().argv()).startsWith("/bin/sh", "-c", RuncRuntime.JOIN_CGROUPS_AND_EXEC, "join-cgroups", "2",
-                cpuset, memory, "/usr/sbin/runc", "--root", "/run/agentenv/runc");
+        assertThat(runner.last().argv())
+                .startsWith(
+                        "/bin/sh",
+                        "-c",
+                        RuncRuntime.JOIN_CGROUPS_AND_EXEC,
+                        "join-cgroups",
+                        "2",
+                        cpuset,
+                        memory,
+                        "/usr/sbin/runc",
+                        "--root",
+                        "/run/agentenv/runc");
         assertThat(Path.of(cpuset)).isDirectory();
         assertThat(Path.of(memory)).isDirectory();
         assertThat(cgroupRoot.resolve("unified/agentenv/sbx-1")).doesNotExist();
@@ -103,10 +145,21 @@ class RuncRuntimeTest {
     void a_failed_restore_force_deletes_the_container_and_the_state_dir_runc_left(@TempDir Path dir) throws Exception {
         Path cgroupRoot = dir.resolve("cgroup");
         Files.createDirectories(cgroupRoot.resolve("memory/agentenv"));
-        HostLayout layout = new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
-                Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),
-                SlotAddressing.parse("10.200.0.0/16"), "aenv", "agentenv", cgroupRoot, true, dir.resolve("run"));
-        Path stateDir = Files.createDirectories(layout.runcRoot().resolve("sbx-1").resolve("criu-root"));
+        HostLayout layout = new HostLayout(
+                Path.of("/cache"),
+                Path.of("/usr/sbin/runc"),
+                Path.of("/cache/criu/sbin/criu"),
+                Path.of("/cache/criu-runc.conf"),
+                Path.of("/cache/templates"),
+                Path.of("/cache/resolv.conf"),
+                SlotAddressing.parse("10.200.0.0/16"),
+                "aenv",
+                "agentenv",
+                cgroupRoot,
+                true,
+                dir.resolve("run"));
+        Path stateDir =
+                Files.createDirectories(layout.runcRoot().resolve("sbx-1").resolve("criu-root"));
         Files.writeString(stateDir.resolveSibling("state.json"), "{}");
         RuncRuntime runc = new RuncRuntime(runner, layout, COMMAND, CRIU);
         runner.fail(1, "criu failed").fail(1, "container does not exist");
@@ -128,9 +181,19 @@ class RuncRuntimeTest {
     }
 
     private static HostLayout layoutWithCgroupsIn(Path cgroupRoot) {
-        return new HostLayout(Path.of("/cache"), Path.of("/usr/sbin/runc"), Path.of("/cache/criu/sbin/criu"),
-                Path.of("/cache/criu-runc.conf"), Path.of("/cache/templates"), Path.of("/cache/resolv.conf"),
-                SlotAddressing.parse("10.200.0.0/16"), "aenv", "agentenv", cgroupRoot, true, Path.of("/run/agentenv"));
+        return new HostLayout(
+                Path.of("/cache"),
+                Path.of("/usr/sbin/runc"),
+                Path.of("/cache/criu/sbin/criu"),
+                Path.of("/cache/criu-runc.conf"),
+                Path.of("/cache/templates"),
+                Path.of("/cache/resolv.conf"),
+                SlotAddressing.parse("10.200.0.0/16"),
+                "aenv",
+                "agentenv",
+                cgroupRoot,
+                true,
+                Path.of("/run/agentenv"));
     }
 
     @Test
@@ -142,7 +205,9 @@ class RuncRuntimeTest {
 
     @Test
     void delete_and_kill_of_a_container_that_is_already_gone_succeed_and_state_is_empty() throws Exception {
-        runner.fail(1, "container does not exist").fail(1, "container does not exist").fail(1, "container does not exist");
+        runner.fail(1, "container does not exist")
+                .fail(1, "container does not exist")
+                .fail(1, "container does not exist");
 
         runc.delete(ID);
         runc.kill(ID, "KILL");
@@ -155,12 +220,15 @@ class RuncRuntimeTest {
     void other_failures_are_not_swallowed() {
         runner.fail(1, "permission denied");
 
-        assertThatThrownBy(() -> runc.delete(ID)).isInstanceOf(CommandFailedException.class).hasMessageContaining("permission denied");
+        assertThatThrownBy(() -> runc.delete(ID))
+                .isInstanceOf(CommandFailedException.class)
+                .hasMessageContaining("permission denied");
     }
 
     @Test
     void state_and_list_parse_runcs_json() throws Exception {
-        runner.succeed("{\"ociVersion\":\"1.0.2-dev\",\"id\":\"sbx-1\",\"pid\":4242,\"status\":\"paused\",\"bundle\":\"/b\"}")
+        runner.succeed(
+                        "{\"ociVersion\":\"1.0.2-dev\",\"id\":\"sbx-1\",\"pid\":4242,\"status\":\"paused\",\"bundle\":\"/b\"}")
                 .succeed("[{\"id\":\"sbx-1\"},{\"id\":\"sbx-2\"}]")
                 .succeed("null");
 
@@ -193,6 +261,8 @@ class RuncRuntimeTest {
 
     @Test
     void ignored_cgroups_are_one_token_as_criu_reads_a_separate_one_as_soft_mode() {
-        assertThat(RuncRuntime.criuOptions("").lines()).contains("manage-cgroups=ignore").doesNotContain("manage-cgroups ignore");
+        assertThat(RuncRuntime.criuOptions("").lines())
+                .contains("manage-cgroups=ignore")
+                .doesNotContain("manage-cgroups ignore");
     }
 }

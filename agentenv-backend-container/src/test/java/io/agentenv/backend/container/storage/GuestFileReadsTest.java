@@ -70,7 +70,8 @@ class GuestFileReadsTest {
     @Test
     void a_fifo_does_not_block_the_read() throws Exception {
         Path fifo = dir.resolve("fifo");
-        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor())
+                .isZero();
 
         assertThatThrownBy(() -> copyTail(fifo, 100, new ByteArrayOutputStream()))
                 .isInstanceOf(IOException.class)

@@ -36,17 +36,21 @@ class LoopDevicesHostTest {
     void the_reapers_detach_of_a_device_that_let_go_of_its_file_meanwhile_is_no_failure() throws Exception {
         Path image = host.sandboxesDir.resolve("left-over").resolve("disk.img");
         Files.createDirectories(image.getParent());
-        try (var file = Files.newByteChannel(image, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (var file = Files.newByteChannel(
+                image, java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
             file.truncate(0).position((1 << 20) - 1).write(java.nio.ByteBuffer.wrap(new byte[1]));
         }
         String device = run("losetup", "--find", "--show", image.toString()).strip();
-        assertThatThrownBy(() -> autoclearFirst(device).run(Command.of(Duration.ofSeconds(10), "losetup", "--detach",
-                device))).as("a plain losetup fails on it").isInstanceOf(CommandFailedException.class)
+        assertThatThrownBy(() ->
+                        autoclearFirst(device).run(Command.of(Duration.ofSeconds(10), "losetup", "--detach", device)))
+                .as("a plain losetup fails on it")
+                .isInstanceOf(CommandFailedException.class)
                 .hasMessageContaining("No such device or address");
 
         String again = run("losetup", "--find", "--show", image.toString()).strip();
-        LeftoverReaper.detach(autoclearFirst(again), LoopDevices.backedUnder(host.sandboxesDir).getFirst());
+        LeftoverReaper.detach(
+                autoclearFirst(again),
+                LoopDevices.backedUnder(host.sandboxesDir).getFirst());
 
         assertThat(LoopDevices.backedUnder(host.sandboxesDir)).isEmpty();
     }
@@ -66,8 +70,8 @@ class LoopDevicesHostTest {
     void a_device_detached_while_it_is_read_reads_as_detached_never_as_an_error() throws Exception {
         // given an image attached and detached over and over (as sandboxes' disks are by pauses and kills)
         Path image = host.sandboxesDir.resolve("disk.img");
-        try (var file = Files.newByteChannel(image, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (var file = Files.newByteChannel(
+                image, java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
             file.truncate(0).position((1 << 20) - 1).write(java.nio.ByteBuffer.wrap(new byte[1]));
         }
         AtomicReference<String> current = new AtomicReference<>();
@@ -75,7 +79,8 @@ class LoopDevicesHostTest {
         Thread churn = Thread.ofPlatform().name("loop-churn").start(() -> {
             try {
                 for (int i = 0; i < CYCLES; i++) {
-                    String device = run("losetup", "--find", "--show", image.toString()).strip();
+                    String device =
+                            run("losetup", "--find", "--show", image.toString()).strip();
                     current.set(device.substring("/dev/".length()));
                     run("losetup", "--detach", device);
                 }
@@ -96,7 +101,9 @@ class LoopDevicesHostTest {
             }
             try {
                 // detached, attached to the image, or already to another sandbox's disk (device numbers are reused)
-                if (LoopDevices.backingFileOf(device).filter(image.toString()::equals).isPresent()) {
+                if (LoopDevices.backingFileOf(device)
+                        .filter(image.toString()::equals)
+                        .isPresent()) {
                     readsOfTheImage++;
                 }
                 LoopDevices.backedUnder(host.sandboxesDir);

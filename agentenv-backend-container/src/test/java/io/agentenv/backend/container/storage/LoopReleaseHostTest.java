@@ -47,12 +47,15 @@ class LoopReleaseHostTest {
     @BeforeEach
     void newDisk() throws Exception {
         Optional<String> unready = "root".equals(System.getProperty("user.name"))
-                ? SandboxDisks.unavailableReason() : Optional.of("not root");
+                ? SandboxDisks.unavailableReason()
+                : Optional.of("not root");
         HostFixture.requireHost(unready);
         dir = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-loop-release-test-");
         JdkProcessRunner runner = new JdkProcessRunner();
-        disks = new SandboxDisks(runner, new SpareDisks((image, size) -> SandboxDisks.format(runner, image, size, true),
-                dir.resolve("spares"), 0));
+        disks = new SandboxDisks(
+                runner,
+                new SpareDisks(
+                        (image, size) -> SandboxDisks.format(runner, image, size, true), dir.resolve("spares"), 0));
         dirs = new SandboxDirs(dir.resolve("sandbox"));
         disks.create(dirs, SandboxDisks.MIN_MIB);
         Files.writeString(dirs.upper().resolve("kept"), "on the disk");
@@ -73,43 +76,56 @@ class LoopReleaseHostTest {
     }
 
     @Test
-    void the_unmount_returns_once_a_copy_in_another_namespace_is_gone_with_the_disk_clean()
-            throws Exception {
+    void the_unmount_returns_once_a_copy_in_another_namespace_is_gone_with_the_disk_clean() throws Exception {
         holdACopyOfTheMounts();
 
-        CompletableFuture<Void> unmounting = CompletableFuture.runAsync(() -> {
-            try {
-                disks.unmount(dirs);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }, threads);
-        HostFixture.await("our mount of the disk is gone", Duration.ofSeconds(10),
-                () -> !isMountPoint(dirs.disk()));
+        CompletableFuture<Void> unmounting = CompletableFuture.runAsync(
+                () -> {
+                    try {
+                        disks.unmount(dirs);
+                    } catch (IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                threads);
+        HostFixture.await("our mount of the disk is gone", Duration.ofSeconds(10), () -> !isMountPoint(dirs.disk()));
 
-        assertThat(unmounting).as("the unmount waits while the filesystem lives on in the other namespace").isNotDone();
-        assertThat(LoopDevices.backedUnder(dir)).as("its loop device is still bound").hasSize(1);
-        assertThat(state(dirs.diskImage())).as("and the filesystem is not written clean yet").isEqualTo("not clean");
+        assertThat(unmounting)
+                .as("the unmount waits while the filesystem lives on in the other namespace")
+                .isNotDone();
+        assertThat(LoopDevices.backedUnder(dir))
+                .as("its loop device is still bound")
+                .hasSize(1);
+        assertThat(state(dirs.diskImage()))
+                .as("and the filesystem is not written clean yet")
+                .isEqualTo("not clean");
 
         releaseHolder();
         unmounting.get(SandboxDisks.RELEASE_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        assertThat(LoopDevices.backedUnder(dir)).as("no loop device once the unmount returned").isEmpty();
+        assertThat(LoopDevices.backedUnder(dir))
+                .as("no loop device once the unmount returned")
+                .isEmpty();
         assertThat(state(dirs.diskImage())).isEqualTo("clean");
     }
 
     @Test
-    void an_unmount_whose_filesystem_lives_on_fails_naming_the_loop_image_not_remounted()
-            throws Exception {
+    void an_unmount_whose_filesystem_lives_on_fails_naming_the_loop_image_not_remounted() throws Exception {
         holdACopyOfTheMounts();
 
-        assertThatThrownBy(() -> SandboxDisks.unmount(dirs, SHORT_BOUNDS)).isInstanceOf(IOException.class)
-                .hasMessageStartingWith("loop").hasMessageContaining(" is still bound to " + dirs.diskImage())
+        assertThatThrownBy(() -> SandboxDisks.unmount(dirs, SHORT_BOUNDS))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith("loop")
+                .hasMessageContaining(" is still bound to " + dirs.diskImage())
                 .hasMessageContaining("another mount namespace")
                 .hasMessageContaining("held by: " + holder.pid() + " sleep");
         assertThat(isMountPoint(dirs.disk())).isFalse();
-        assertThatThrownBy(() -> SandboxDisks.mount(dirs, SHORT_BOUNDS)).as("a second loop device on a live image")
-                .isInstanceOf(IOException.class).hasMessageContaining("still bound to " + dirs.diskImage());
-        assertThat(LoopDevices.backedUnder(dir)).as("no second loop device was bound").hasSize(1);
+        assertThatThrownBy(() -> SandboxDisks.mount(dirs, SHORT_BOUNDS))
+                .as("a second loop device on a live image")
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("still bound to " + dirs.diskImage());
+        assertThat(LoopDevices.backedUnder(dir))
+                .as("no second loop device was bound")
+                .hasSize(1);
         assertThat(isMountPoint(dirs.disk())).isFalse();
 
         releaseHolder();
@@ -121,34 +137,41 @@ class LoopReleaseHostTest {
     }
 
     @Test
-    void a_copy_held_from_outside_keeps_the_unmount_waiting_past_its_quiet_bound()
-            throws Exception {
+    void a_copy_held_from_outside_keeps_the_unmount_waiting_past_its_quiet_bound() throws Exception {
         holdACopyOfTheMountsOpenOnly();
         LoopBinding.Bounds bounds = new LoopBinding.Bounds(SHORT, Duration.ofSeconds(60));
         // when the unmount began on its thread (not when it was submitted): the wait it reports counts from there
         AtomicLong started = new AtomicLong();
         AtomicBoolean began = new AtomicBoolean();
-        CompletableFuture<Long> unmounting = CompletableFuture.supplyAsync(() -> {
-            try {
-                started.set(System.nanoTime());
-                began.set(true);
-                return SandboxDisks.unmount(dirs, bounds);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }, threads);
+        CompletableFuture<Long> unmounting = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        started.set(System.nanoTime());
+                        began.set(true);
+                        return SandboxDisks.unmount(dirs, bounds);
+                    } catch (IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                threads);
         Duration outlived = SHORT.multipliedBy(15); // a look for holders on a busy host can take most of a second
-        HostFixture.await("the unmount answered or outlived its quiet bound 15 times", Duration.ofSeconds(20),
+        HostFixture.await(
+                "the unmount answered or outlived its quiet bound 15 times",
+                Duration.ofSeconds(20),
                 () -> unmounting.isDone() || (began.get() && System.nanoTime() - started.get() > outlived.toNanos()));
 
-        assertThat(unmounting).as("as with CRIU restoring another sandbox: no process in the copy's namespace, one"
-                + " holding it open; the unmount waits for it").isNotDone();
+        assertThat(unmounting)
+                .as("as with CRIU restoring another sandbox: no process in the copy's namespace, one"
+                        + " holding it open; the unmount waits for it")
+                .isNotDone();
         assertThat(state(dirs.diskImage())).isEqualTo("not clean");
         releaseHolder();
         // released 15 quiet bounds after the call began; the wait it reports starts after its umount, a little later
         assertThat(unmounting.get(SandboxDisks.RELEASE_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
                 .isGreaterThan(SHORT.multipliedBy(10).toMillis());
-        assertThat(LoopDevices.backedUnder(dir)).as("no loop device once the unmount returned").isEmpty();
+        assertThat(LoopDevices.backedUnder(dir))
+                .as("no loop device once the unmount returned")
+                .isEmpty();
         assertThat(state(dirs.diskImage())).isEqualTo("clean");
     }
 
@@ -157,7 +180,8 @@ class LoopReleaseHostTest {
         holdACopyOfTheMountsOpenOnly();
 
         assertThatThrownBy(() -> SandboxDisks.unmount(dirs, new LoopBinding.Bounds(SHORT, SHORT.multipliedBy(3))))
-                .isInstanceOf(IOException.class).hasMessageContaining(" is still bound to " + dirs.diskImage())
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(" is still bound to " + dirs.diskImage())
                 .hasMessageContaining("held by: " + opener.pid() + " sleep (mount namespace mnt:[")
                 .hasMessageContaining("held open as fd 3)");
         releaseHolder();
@@ -176,13 +200,17 @@ class LoopReleaseHostTest {
 
     /** Starts {@code unshare -m sleep}: a process in a new mount namespace, which holds a copy of the host's mounts. */
     private void holdACopyOfTheMounts() throws IOException {
-        holder = new ProcessBuilder("unshare", "-m", "sleep", "600").redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        holder = new ProcessBuilder("unshare", "-m", "sleep", "600")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         Path self = Path.of("/proc/self/ns/mnt");
         Path theirs = Path.of("/proc", Long.toString(holder.pid()), "ns/mnt");
         HostFixture.await("the holder runs sleep in a mount namespace of its own", Duration.ofSeconds(10), () -> {
             try {
-                return Files.readString(Path.of("/proc", Long.toString(holder.pid()), "comm")).strip().equals("sleep")
+                return Files.readString(Path.of("/proc", Long.toString(holder.pid()), "comm"))
+                                .strip()
+                                .equals("sleep")
                         && !Files.readSymbolicLink(theirs).equals(Files.readSymbolicLink(self));
             } catch (IOException notYet) {
                 return false;
@@ -198,12 +226,16 @@ class LoopReleaseHostTest {
     private void holdACopyOfTheMountsOpenOnly() throws IOException, InterruptedException {
         holdACopyOfTheMounts();
         opener = new ProcessBuilder("sh", "-c", "exec 3</proc/" + holder.pid() + "/ns/mnt && exec sleep 600")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         Path proc = Path.of("/proc", Long.toString(opener.pid()));
         HostFixture.await("the opener runs sleep holding the namespace as descriptor 3", Duration.ofSeconds(10), () -> {
             try {
                 return Files.readString(proc.resolve("comm")).strip().equals("sleep")
-                        && Files.readSymbolicLink(proc.resolve("fd/3")).toString().startsWith("mnt:[");
+                        && Files.readSymbolicLink(proc.resolve("fd/3"))
+                                .toString()
+                                .startsWith("mnt:[");
             } catch (IOException notYet) {
                 return false;
             }
@@ -233,9 +265,13 @@ class LoopReleaseHostTest {
 
     /** The image's "Filesystem state" from {@code dumpe2fs -h}. */
     private static String state(Path image) throws Exception {
-        String header = new JdkProcessRunner().run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h", image.toString()))
+        String header = new JdkProcessRunner()
+                .run(Command.of(Duration.ofSeconds(30), "dumpe2fs", "-h", image.toString()))
                 .stdout();
-        return header.lines().filter(line -> line.startsWith("Filesystem state:"))
-                .map(line -> line.substring("Filesystem state:".length()).strip()).findFirst().orElseThrow();
+        return header.lines()
+                .filter(line -> line.startsWith("Filesystem state:"))
+                .map(line -> line.substring("Filesystem state:".length()).strip())
+                .findFirst()
+                .orElseThrow();
     }
 }

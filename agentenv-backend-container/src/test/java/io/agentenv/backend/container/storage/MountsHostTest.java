@@ -26,7 +26,8 @@ class MountsHostTest {
     @BeforeEach
     void scratch() throws IOException {
         Optional<String> unready = "root".equals(System.getProperty("user.name"))
-                ? SandboxDisks.unavailableReason() : Optional.of("not root");
+                ? SandboxDisks.unavailableReason()
+                : Optional.of("not root");
         HostFixture.requireHost(unready);
         dir = Files.createTempDirectory(Path.of("/var/tmp"), "aenv-mounts-test-");
     }
@@ -56,7 +57,8 @@ class MountsHostTest {
         Mounts.loopExt4(image, target, "noinit_itable,discard");
 
         assertThat(MountTable.isMountPoint(target)).isTrue();
-        assertThat(LoopDevices.backedUnder(dir)).singleElement()
+        assertThat(LoopDevices.backedUnder(dir))
+                .singleElement()
                 .satisfies(loop -> assertThat(loop.backingFile()).isEqualTo(image.toString()));
         Files.writeString(target.resolve("written"), "on the disk");
         assertThat(Unmounts.unmount(target)).isTrue();
@@ -72,7 +74,9 @@ class MountsHostTest {
         Path image = image();
 
         assertThatThrownBy(() -> Mounts.loopExt4(image, dir.resolve("no-such-dir"), "noinit_itable,discard"))
-                .isInstanceOf(IOException.class).hasMessageContaining("mount(/dev/loop").hasMessageContaining("ENOENT");
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("mount(/dev/loop")
+                .hasMessageContaining("ENOENT");
         BackendFixture.awaitNoLoopDevicesUnder(dir);
     }
 
@@ -98,7 +102,8 @@ class MountsHostTest {
         Path target = Files.createDirectories(dir.resolve("rootfs"));
 
         assertThatThrownBy(() -> Mounts.overlay("lowerdir=" + dir.resolve("missing"), target))
-                .isInstanceOf(IOException.class).hasMessageContaining("mount(overlay, " + target + ", overlay)")
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("mount(overlay, " + target + ", overlay)")
                 .hasMessageContaining("errno");
     }
 }

@@ -23,6 +23,7 @@ class OverlayMountsHostTest {
 
     @FreshHostFixture
     private HostFixture host;
+
     private Path dir;
 
     @BeforeEach
@@ -52,9 +53,11 @@ class OverlayMountsHostTest {
         assertThat(Files.exists(lower.resolve("new"))).isFalse();
         assertThat(Files.readString(dir.resolve("upper/new"))).isEqualTo("sandbox");
         assertThat(Files.readString(dir.resolve("upper/kept"))).isEqualTo("changed");
-        PosixFileAttributes whiteout = Files.readAttributes(dir.resolve("upper/deleted"), PosixFileAttributes.class,
-                java.nio.file.LinkOption.NOFOLLOW_LINKS);
-        assertThat(whiteout.isOther()).as("a deletion is a whiteout device in the upper dir").isTrue();
+        PosixFileAttributes whiteout = Files.readAttributes(
+                dir.resolve("upper/deleted"), PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        assertThat(whiteout.isOther())
+                .as("a deletion is a whiteout device in the upper dir")
+                .isTrue();
     }
 
     @Test
@@ -124,7 +127,8 @@ class OverlayMountsHostTest {
         assertThat(Files.getAttribute(copy.resolve("owned"), "unix:uid")).isEqualTo(1000);
         assertThat(Files.exists(dir.resolve("layers/.snap1.partial"))).isFalse();
         host.overlays.unmount(copy);
-        assertThatThrownBy(() -> new LayerCapture(host.runner, java.time.Duration.ofSeconds(60)).capture(dir.resolve("upper"), layer))
+        assertThatThrownBy(() -> new LayerCapture(host.runner, java.time.Duration.ofSeconds(60))
+                        .capture(dir.resolve("upper"), layer))
                 .hasMessageContaining("already exists");
     }
 
@@ -132,9 +136,11 @@ class OverlayMountsHostTest {
     void unmounting_what_is_not_mounted_is_a_no_op_and_unsafe_paths_are_refused() throws Exception {
         host.overlays.unmount(dir.resolve("never-mounted"));
 
-        assertThatThrownBy(() -> host.overlays.mount(List.of(Path.of("/tmp/a:b")), dir.resolve("u"), dir.resolve("w"), dir.resolve("m")))
+        assertThatThrownBy(() -> host.overlays.mount(
+                        List.of(Path.of("/tmp/a:b")), dir.resolve("u"), dir.resolve("w"), dir.resolve("m")))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> host.overlays.mount(List.of(Path.of("/tmp/x")), dir.resolve("u,lowerdir=/"), dir.resolve("w"), dir.resolve("m")))
+        assertThatThrownBy(() -> host.overlays.mount(
+                        List.of(Path.of("/tmp/x")), dir.resolve("u,lowerdir=/"), dir.resolve("w"), dir.resolve("m")))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> host.overlays.mount(List.of(), dir.resolve("u"), dir.resolve("w"), dir.resolve("m")))
                 .isInstanceOf(IllegalArgumentException.class);

@@ -2,7 +2,6 @@ package io.agentenv.backend.container.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentenv.backend.container.SandboxDiskHostTest;
 import io.agentenv.backend.container.host.HostFixture;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -129,7 +128,8 @@ class SpareDisksTest {
     void concurrent_first_takes_of_new_sizes_never_keep_more_than_the_maximum_of_sizes() throws Exception {
         int takers = 8;
         for (int round = 0; round < 1000; round++) {
-            SpareDisks spares = new SpareDisks((image, sizeMiB) -> Files.createFile(image), dir.resolve("round-" + round), 1);
+            SpareDisks spares =
+                    new SpareDisks((image, sizeMiB) -> Files.createFile(image), dir.resolve("round-" + round), 1);
             spares.start(SIZE);
             CountDownLatch ready = new CountDownLatch(takers);
             CountDownLatch go = new CountDownLatch(1);
@@ -155,7 +155,10 @@ class SpareDisksTest {
             List<Integer> sizes = spares.sizes();
             spares.close();
 
-            assertThat(sizes).as("round %d", round).hasSize(SpareDisks.MAX_SIZES).contains(SIZE);
+            assertThat(sizes)
+                    .as("round %d", round)
+                    .hasSize(SpareDisks.MAX_SIZES)
+                    .contains(SIZE);
         }
     }
 
@@ -197,7 +200,9 @@ class SpareDisksTest {
         assertThat(otherSize).doesNotExist();
         Path target = dir.resolve("taken.img");
         assertThat(spares.take(SIZE, target)).isTrue();
-        assertThat(serial(target)).as("the complete image left by the previous run").isEqualTo(1);
+        assertThat(serial(target))
+                .as("the complete image left by the previous run")
+                .isEqualTo(1);
     }
 
     @Test

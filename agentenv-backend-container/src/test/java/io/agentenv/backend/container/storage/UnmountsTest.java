@@ -38,7 +38,8 @@ class UnmountsTest {
     @Test
     void a_mount_that_stays_busy_fails_after_a_bounded_number_of_retries() {
         assertThatThrownBy(() -> Unmounts.unmount(TARGET, answering(EBUSY, Integer.MAX_VALUE, 0)))
-                .isInstanceOf(IOException.class).hasMessageContaining("EBUSY");
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("EBUSY");
         assertThat(calls).hasValue(1 + Unmounts.BUSY_RETRIES);
     }
 

@@ -34,7 +34,8 @@ public record EndStream(Optional<RpcException> error, Map<String, List<String>> 
     public byte[] toJson() {
         // Connect's end-stream JSON, read as a protobuf Struct: this module is shared with envd, which has no Jackson
         Struct.Builder root = Struct.newBuilder();
-        error.ifPresent(e -> root.putFields("error", Value.newBuilder().setStructValue(e.toStruct()).build()));
+        error.ifPresent(e -> root.putFields(
+                "error", Value.newBuilder().setStructValue(e.toStruct()).build()));
         if (!metadata.isEmpty()) {
             Struct.Builder meta = Struct.newBuilder();
             metadata.forEach((key, values) -> {
@@ -64,8 +65,13 @@ public record EndStream(Optional<RpcException> error, Map<String, List<String>> 
         Map<String, List<String>> metadata = new LinkedHashMap<>();
         Value meta = root.getFieldsMap().get("metadata");
         if (meta != null) {
-            meta.getStructValue().getFieldsMap().forEach((k, v) -> metadata.put(k,
-                    v.getListValue().getValuesList().stream().map(Value::getStringValue).toList()));
+            meta.getStructValue()
+                    .getFieldsMap()
+                    .forEach((k, v) -> metadata.put(
+                            k,
+                            v.getListValue().getValuesList().stream()
+                                    .map(Value::getStringValue)
+                                    .toList()));
         }
         return new EndStream(error, metadata);
     }

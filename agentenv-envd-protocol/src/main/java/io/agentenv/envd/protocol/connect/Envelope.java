@@ -81,7 +81,8 @@ public record Envelope(int flags, byte[] payload) {
         readFully(in, rest);
         long length = ((rest[0] & 0xffL) << 24) | ((rest[1] & 0xff) << 16) | ((rest[2] & 0xff) << 8) | (rest[3] & 0xff);
         if (length > maxPayload) {
-            throw new RpcException(ConnectCode.RESOURCE_EXHAUSTED,
+            throw new RpcException(
+                    ConnectCode.RESOURCE_EXHAUSTED,
                     "message size " + length + " is larger than the limit " + maxPayload);
         }
         byte[] payload = new byte[(int) length];

@@ -18,7 +18,8 @@ final class Json {
         try {
             return PRINTER.print(message).getBytes(StandardCharsets.UTF_8);
         } catch (InvalidProtocolBufferException e) {
-            throw new IllegalStateException("message cannot be printed as JSON: " + message.getClass().getName(), e);
+            throw new IllegalStateException(
+                    "message cannot be printed as JSON: " + message.getClass().getName(), e);
         }
     }
 }

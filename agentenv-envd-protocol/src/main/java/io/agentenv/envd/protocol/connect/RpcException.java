@@ -42,8 +42,12 @@ public final class RpcException extends RuntimeException {
     /** The error object: {@code {"code":"not_found","message":"..."}}. */
     Struct toStruct() {
         return Struct.newBuilder()
-                .putFields("code", Value.newBuilder().setStringValue(code.wireName()).build())
-                .putFields("message", Value.newBuilder().setStringValue(getMessage()).build())
+                .putFields(
+                        "code",
+                        Value.newBuilder().setStringValue(code.wireName()).build())
+                .putFields(
+                        "message",
+                        Value.newBuilder().setStringValue(getMessage()).build())
                 .build();
     }
 
@@ -54,8 +58,10 @@ public final class RpcException extends RuntimeException {
 
     /** Reads an error object; an unknown or missing code becomes {@code unknown}. */
     static RpcException fromStruct(Struct error) {
-        String name = error.getFieldsOrDefault("code", Value.getDefaultInstance()).getStringValue();
-        String message = error.getFieldsOrDefault("message", Value.getDefaultInstance()).getStringValue();
+        String name =
+                error.getFieldsOrDefault("code", Value.getDefaultInstance()).getStringValue();
+        String message =
+                error.getFieldsOrDefault("message", Value.getDefaultInstance()).getStringValue();
         return new RpcException(ConnectCode.fromWireName(name).orElse(ConnectCode.UNKNOWN), message);
     }
 

@@ -82,14 +82,20 @@ public enum WireFormat {
                 }
             };
         } catch (InvalidProtocolBufferException | RuntimeException e) {
-            throw new RpcException(ConnectCode.INVALID_ARGUMENT,
-                    "unmarshal into " + prototype.getDescriptorForType().getFullName() + ": " + firstLine(e.getMessage()), e);
+            throw new RpcException(
+                    ConnectCode.INVALID_ARGUMENT,
+                    "unmarshal into " + prototype.getDescriptorForType().getFullName() + ": "
+                            + firstLine(e.getMessage()),
+                    e);
         }
     }
 
     public byte[] serialize(MessageOrBuilder message) {
         return switch (this) {
-            case PROTO -> message instanceof Message m ? m.toByteArray() : ((Message.Builder) message).build().toByteArray();
+            case PROTO ->
+                message instanceof Message m
+                        ? m.toByteArray()
+                        : ((Message.Builder) message).build().toByteArray();
             case JSON -> Json.print(message);
         };
     }

@@ -1,11 +1,11 @@
 package io.agentenv.envd.protocol.rest;
 
+import static java.util.Objects.requireNonNull;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * One entry of the {@code POST /files} answer (a JSON array of them): {@code {"path","name","type":"file",

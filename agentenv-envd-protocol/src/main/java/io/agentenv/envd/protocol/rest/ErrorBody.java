@@ -7,4 +7,6 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * {@code {"code":<HTTP status>,"message":"..."}}. (Connect RPC errors have a string {@code code} instead: see
  * {@code connect.RpcException}.)
  */
-public record ErrorBody(@JsonProperty("code") int code, @JsonProperty("message") String message) {}
+public record ErrorBody(
+        @JsonProperty("code") int code,
+        @JsonProperty("message") String message) {}

@@ -10,8 +10,8 @@ import java.util.Map;
  * "timestamp"?}}, the timestamp as an ISO-8601 instant. The token is never part of {@link #toString()}.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record InitBody(String accessToken, Map<String, String> envVars, String defaultUser, String defaultWorkdir,
-                       String timestamp) {
+public record InitBody(
+        String accessToken, Map<String, String> envVars, String defaultUser, String defaultWorkdir, String timestamp) {
     public InitBody {
         // kept in the caller's order, so the body lists the variables as they were given
         envVars = envVars == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(envVars));

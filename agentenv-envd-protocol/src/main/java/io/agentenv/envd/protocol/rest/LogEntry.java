@@ -1,9 +1,9 @@
 package io.agentenv.envd.protocol.rest;
 
+import static java.util.Objects.requireNonNull;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-
-import static java.util.Objects.requireNonNull;
 
 /**
  * One entry of {@code GET /logs} (and one line of envd's journal file): {@code {"seq","timestamp","source":"envd|process",

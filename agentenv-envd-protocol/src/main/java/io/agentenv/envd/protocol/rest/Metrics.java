@@ -10,7 +10,10 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 public record Metrics(
         @JsonProperty(value = "ts", required = true) long ts,
         @JsonProperty(value = "cpu_count", required = true) int cpuCount,
-        @JsonProperty(value = "cpu_used_pct", required = true) double cpuUsedPct,
+
+        @JsonProperty(value = "cpu_used_pct", required = true)
+        double cpuUsedPct,
+
         @JsonProperty(value = "mem_total", required = true) long memTotal,
         @JsonProperty(value = "mem_used", required = true) long memUsed,
         @JsonProperty("mem_cache") long memCache,
@@ -21,9 +24,25 @@ public record Metrics(
     private static final long MIB = 1024 * 1024;
 
     /** A reading with the deprecated MiB fields derived from the byte counts. */
-    public static Metrics of(long ts, int cpuCount, double cpuUsedPct, long memTotal, long memUsed, long memCache,
-                             long diskUsed, long diskTotal) {
-        return new Metrics(ts, cpuCount, cpuUsedPct, memTotal, memUsed, memCache, memTotal / MIB, memUsed / MIB,
-                diskUsed, diskTotal);
+    public static Metrics of(
+            long ts,
+            int cpuCount,
+            double cpuUsedPct,
+            long memTotal,
+            long memUsed,
+            long memCache,
+            long diskUsed,
+            long diskTotal) {
+        return new Metrics(
+                ts,
+                cpuCount,
+                cpuUsedPct,
+                memTotal,
+                memUsed,
+                memCache,
+                memTotal / MIB,
+                memUsed / MIB,
+                diskUsed,
+                diskTotal);
     }
 }

@@ -25,9 +25,12 @@ class ConnectCodecTest {
 
     @Test
     void the_sdk_start_envelope_parses_into_a_start_request() throws Exception {
-        byte[] json = "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"echo hi\"]},\"stdin\":false,\"future\":1}"
-                .getBytes(UTF_8);
-        Envelope frame = Envelope.read(new ByteArrayInputStream(Envelope.message(json).encode()), 4096).orElseThrow();
+        byte[] json =
+                "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"echo hi\"]},\"stdin\":false,\"future\":1}"
+                        .getBytes(UTF_8);
+        Envelope frame = Envelope.read(
+                        new ByteArrayInputStream(Envelope.message(json).encode()), 4096)
+                .orElseThrow();
 
         StartRequest request = WireFormat.JSON.parse(frame.payload(), StartRequest.getDefaultInstance());
 
@@ -40,12 +43,20 @@ class ConnectCodecTest {
 
     @Test
     void events_print_as_camel_case_json_with_base64_bytes() {
-        StartResponse data = StartResponse.newBuilder().setEvent(ProcessEvent.newBuilder()
-                .setData(ProcessEvent.DataEvent.newBuilder().setStdout(ByteString.copyFromUtf8("hi\n")))).build();
-        StartResponse end = StartResponse.newBuilder().setEvent(ProcessEvent.newBuilder()
-                .setEnd(ProcessEvent.EndEvent.newBuilder().setExitCode(1).setExited(true).setStatus("exit status 1"))).build();
+        StartResponse data = StartResponse.newBuilder()
+                .setEvent(ProcessEvent.newBuilder()
+                        .setData(ProcessEvent.DataEvent.newBuilder().setStdout(ByteString.copyFromUtf8("hi\n"))))
+                .build();
+        StartResponse end = StartResponse.newBuilder()
+                .setEvent(ProcessEvent.newBuilder()
+                        .setEnd(ProcessEvent.EndEvent.newBuilder()
+                                .setExitCode(1)
+                                .setExited(true)
+                                .setStatus("exit status 1")))
+                .build();
 
-        assertThat(new String(WireFormat.JSON.serialize(data), UTF_8)).isEqualTo("{\"event\":{\"data\":{\"stdout\":\"aGkK\"}}}");
+        assertThat(new String(WireFormat.JSON.serialize(data), UTF_8))
+                .isEqualTo("{\"event\":{\"data\":{\"stdout\":\"aGkK\"}}}");
         assertThat(new String(WireFormat.JSON.serialize(end), UTF_8))
                 .isEqualTo("{\"event\":{\"end\":{\"exitCode\":1,\"exited\":true,\"status\":\"exit status 1\"}}}");
     }
@@ -53,7 +64,8 @@ class ConnectCodecTest {
     @Test
     void enums_are_read_by_name_and_binary_proto_round_trips() {
         SendSignalRequest request = WireFormat.JSON.parse(
-                "{\"process\":{\"pid\":7},\"signal\":\"SIGNAL_SIGKILL\"}".getBytes(UTF_8), SendSignalRequest.getDefaultInstance());
+                "{\"process\":{\"pid\":7},\"signal\":\"SIGNAL_SIGKILL\"}".getBytes(UTF_8),
+                SendSignalRequest.getDefaultInstance());
 
         assertThat(request.getSignal()).isEqualTo(Signal.SIGNAL_SIGKILL);
         assertThat(WireFormat.PROTO.parse(WireFormat.PROTO.serialize(request), SendSignalRequest.getDefaultInstance()))
@@ -62,8 +74,10 @@ class ConnectCodecTest {
 
     @Test
     void malformed_json_is_an_invalid_argument_error() {
-        assertThatThrownBy(() -> WireFormat.JSON.parse("{\"process\":".getBytes(UTF_8), StartRequest.getDefaultInstance()))
-                .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.INVALID_ARGUMENT));
+        assertThatThrownBy(
+                        () -> WireFormat.JSON.parse("{\"process\":".getBytes(UTF_8), StartRequest.getDefaultInstance()))
+                .isInstanceOfSatisfying(
+                        RpcException.class, e -> assertThat(e.code()).isEqualTo(ConnectCode.INVALID_ARGUMENT));
     }
 
     @Test
@@ -74,18 +88,20 @@ class ConnectCodecTest {
 
     @Test
     void a_successful_end_stream_is_an_empty_object_with_flag_two() {
-        assertThat(HexFormat.of().formatHex(EndStream.ok().toEnvelope().encode())).isEqualTo("02000000027b7d");
+        assertThat(HexFormat.of().formatHex(EndStream.ok().toEnvelope().encode()))
+                .isEqualTo("02000000027b7d");
     }
 
     @Test
     void an_end_stream_carries_the_error_code_as_a_string_and_metadata_as_string_lists() {
-        EndStream end = new EndStream(Optional.of(RpcException.notFound("process with pid 9 not found")),
-                Map.of("k", List.of("v1", "v2")));
+        EndStream end = new EndStream(
+                Optional.of(RpcException.notFound("process with pid 9 not found")), Map.of("k", List.of("v1", "v2")));
 
         String json = new String(end.toJson(), UTF_8);
 
-        assertThat(json).isEqualTo(
-                "{\"error\":{\"code\":\"not_found\",\"message\":\"process with pid 9 not found\"},\"metadata\":{\"k\":[\"v1\",\"v2\"]}}");
+        assertThat(json)
+                .isEqualTo(
+                        "{\"error\":{\"code\":\"not_found\",\"message\":\"process with pid 9 not found\"},\"metadata\":{\"k\":[\"v1\",\"v2\"]}}");
         EndStream parsed = EndStream.parse(end.toJson());
         assertThat(parsed.error().orElseThrow().code()).isEqualTo(ConnectCode.NOT_FOUND);
         assertThat(parsed.metadata()).isEqualTo(Map.of("k", List.of("v1", "v2")));
@@ -97,7 +113,8 @@ class ConnectCodecTest {
 
         assertThat(error.code().httpStatus()).isEqualTo(409);
         assertThat(RpcException.fromUnaryResponse(409, error.toJson()).code()).isEqualTo(ConnectCode.ALREADY_EXISTS);
-        assertThat(RpcException.fromUnaryResponse(404, "nope".getBytes(UTF_8)).code()).isEqualTo(ConnectCode.UNIMPLEMENTED);
+        assertThat(RpcException.fromUnaryResponse(404, "nope".getBytes(UTF_8)).code())
+                .isEqualTo(ConnectCode.UNIMPLEMENTED);
     }
 
     @Test

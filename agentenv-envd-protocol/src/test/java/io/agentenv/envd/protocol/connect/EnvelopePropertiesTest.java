@@ -45,7 +45,8 @@ class EnvelopePropertiesTest {
     };
 
     static Stream<Arguments> frames() {
-        return Stream.concat(edgeFrames(), seeds().mapToObj(seed -> argumentSet(name(seed), envelope(new SplittableRandom(seed)))));
+        return Stream.concat(
+                edgeFrames(), seeds().mapToObj(seed -> argumentSet(name(seed), envelope(new SplittableRandom(seed)))));
     }
 
     /** Each frame with one more cut to try besides the boundary ones: its last byte for the edge frames, else random. */
@@ -69,26 +70,40 @@ class EnvelopePropertiesTest {
                 argumentSet("empty payload with every flag bit", new Envelope(0xff, new byte[0])),
                 argumentSet("one zero byte, end of stream", Envelope.endStream(new byte[1])),
                 argumentSet("every byte value, compressed", new Envelope(Envelope.FLAG_COMPRESSED, everyByteValue())),
-                argumentSet("largest generated payload of 0xff bytes", new Envelope(0x80, filled(MAX_PAYLOAD, (byte) 0xff))));
+                argumentSet("largest generated payload of 0xff bytes", new Envelope(0x80, filled(MAX_PAYLOAD, (byte)
+                        0xff))));
     }
 
     static Stream<Arguments> framesWithMultiByteLengths() {
-        return Stream.concat(frames(), Stream.of(
-                argumentSet("length 256 (0x000100)", Envelope.message(filled(256, (byte) 7))),
-                argumentSet("length 66051 (0x010203)", Envelope.message(filled(0x010203, (byte) 0x80)))));
+        return Stream.concat(
+                frames(),
+                Stream.of(
+                        argumentSet("length 256 (0x000100)", Envelope.message(filled(256, (byte) 7))),
+                        argumentSet("length 66051 (0x010203)", Envelope.message(filled(0x010203, (byte) 0x80)))));
     }
 
     static Stream<Arguments> frameSequences() {
         Stream<Arguments> edges = Stream.of(
                 argumentSet("no frames", List.of()),
                 argumentSet("one frame with an empty payload", List.of(Envelope.message(new byte[0]))),
-                argumentSet("the longest sequence, of empty frames", IntStream.range(0, MAX_FRAMES)
-                        .mapToObj(flags -> new Envelope(flags, new byte[0])).toList()),
-                argumentSet("a large frame between empty ones", List.of(Envelope.endStream(new byte[0]),
-                        Envelope.message(filled(0x010203, (byte) 1)), new Envelope(0xff, new byte[0]))),
-                argumentSet("the longest sequence, of the largest frames", IntStream.range(0, MAX_FRAMES)
-                        .mapToObj(i -> new Envelope(0xff - i, filled(MAX_PAYLOAD, (byte) i))).toList()));
-        return Stream.concat(edges, seeds().mapToObj(seed -> argumentSet(name(seed), envelopes(new SplittableRandom(seed)))));
+                argumentSet(
+                        "the longest sequence, of empty frames",
+                        IntStream.range(0, MAX_FRAMES)
+                                .mapToObj(flags -> new Envelope(flags, new byte[0]))
+                                .toList()),
+                argumentSet(
+                        "a large frame between empty ones",
+                        List.of(
+                                Envelope.endStream(new byte[0]),
+                                Envelope.message(filled(0x010203, (byte) 1)),
+                                new Envelope(0xff, new byte[0]))),
+                argumentSet(
+                        "the longest sequence, of the largest frames",
+                        IntStream.range(0, MAX_FRAMES)
+                                .mapToObj(i -> new Envelope(0xff - i, filled(MAX_PAYLOAD, (byte) i)))
+                                .toList()));
+        return Stream.concat(
+                edges, seeds().mapToObj(seed -> argumentSet(name(seed), envelopes(new SplittableRandom(seed)))));
     }
 
     @ParameterizedTest
@@ -100,7 +115,9 @@ class EnvelopePropertiesTest {
         }
         InputStream in = new ByteArrayInputStream(out.toByteArray());
         List<Envelope> read = new ArrayList<>();
-        for (Optional<Envelope> next = Envelope.read(in, READ_LIMIT); next.isPresent(); next = Envelope.read(in, READ_LIMIT)) {
+        for (Optional<Envelope> next = Envelope.read(in, READ_LIMIT);
+                next.isPresent();
+                next = Envelope.read(in, READ_LIMIT)) {
             read.add(next.get());
         }
         assertThat(read).isEqualTo(frames);
@@ -111,10 +128,13 @@ class EnvelopePropertiesTest {
     void a_frame_cut_anywhere_after_its_first_byte_is_an_incomplete_envelope(Envelope frame, int cut) {
         byte[] bytes = frame.encode();
         // every cut inside the header, just after it, in the middle and before the last byte, plus the given one
-        IntStream.concat(IntStream.rangeClosed(1, Envelope.HEADER_LENGTH + 1), IntStream.of(bytes.length / 2, bytes.length - 1, cut))
+        IntStream.concat(
+                        IntStream.rangeClosed(1, Envelope.HEADER_LENGTH + 1),
+                        IntStream.of(bytes.length / 2, bytes.length - 1, cut))
                 .filter(keep -> keep >= 1 && keep < bytes.length)
                 .distinct()
-                .forEach(keep -> assertThatThrownBy(() -> Envelope.read(new ByteArrayInputStream(bytes, 0, keep), READ_LIMIT))
+                .forEach(keep -> assertThatThrownBy(
+                                () -> Envelope.read(new ByteArrayInputStream(bytes, 0, keep), READ_LIMIT))
                         .as("%s cut after %d of its %d bytes", frame, keep, bytes.length)
                         .isInstanceOfSatisfying(RpcException.class, e -> {
                             assertThat(e.code()).isEqualTo(ConnectCode.INVALID_ARGUMENT);
@@ -126,7 +146,8 @@ class EnvelopePropertiesTest {
     @MethodSource("framesWithMultiByteLengths")
     void the_header_holds_the_flags_and_the_big_endian_length(Envelope frame) {
         byte[] bytes = frame.encode();
-        int length = ((bytes[1] & 0xff) << 24) | ((bytes[2] & 0xff) << 16) | ((bytes[3] & 0xff) << 8) | (bytes[4] & 0xff);
+        int length =
+                ((bytes[1] & 0xff) << 24) | ((bytes[2] & 0xff) << 16) | ((bytes[3] & 0xff) << 8) | (bytes[4] & 0xff);
         assertThat(bytes[0] & 0xff).isEqualTo(frame.flags());
         assertThat(length).isEqualTo(frame.payload().length).isEqualTo(bytes.length - Envelope.HEADER_LENGTH);
     }
@@ -140,7 +161,9 @@ class EnvelopePropertiesTest {
 
     /** Up to {@value #MAX_FRAMES} generated frames. */
     static List<Envelope> envelopes(RandomGenerator random) {
-        return Stream.generate(() -> envelope(random)).limit(size(random, MAX_FRAMES)).toList();
+        return Stream.generate(() -> envelope(random))
+                .limit(size(random, MAX_FRAMES))
+                .toList();
     }
 
     /** Uniform in {@code [0, max]}, with both ends drawn more often since they are where off-by-one errors live. */
