@@ -11,7 +11,8 @@
 #                                             # AENV_API_KEY (default: /var/lib/agentenv/secrets/api-key); the jar and
 #                                             # its cache built by scripts/serve.sh or mvn package
 #   RUNS=30 bench/cli/startup.sh              # rounds (default 20, after one warm-up round)
-#   BEFORE_JAR=/path/to/aenv.jar bench/cli/startup.sh   # adds `java -jar` of another build (e.g. main's) to compare
+#   BEFORE_JAR=/path/to/aenv.jar bench/cli/startup.sh   # adds another build (e.g. main's) run through bin/aenv, with
+#                                                       # the AOT cache beside it when it has one, to compare
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib/env.sh
@@ -32,7 +33,7 @@ for args in --help list; do
   variant "${args#--}: bin/aenv (AOT cache)" "bin/aenv $args"
   variant "${args#--}: bin/aenv AENV_AOT=off" "AENV_AOT=off bin/aenv $args"
   variant "${args#--}: java -jar aenv.jar" "$JAVA_HOME/bin/java -jar $jar $args"
-  [[ -n ${BEFORE_JAR:-} ]] && variant "${args#--}: java -jar BEFORE_JAR" "$JAVA_HOME/bin/java -jar $BEFORE_JAR $args"
+  [[ -n ${BEFORE_JAR:-} ]] && variant "${args#--}: BEFORE_JAR (bin/aenv)" "AENV_JAR=$BEFORE_JAR bin/aenv $args"
 done
 
 runs=${RUNS:-20}

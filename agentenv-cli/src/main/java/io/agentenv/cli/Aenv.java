@@ -1,16 +1,6 @@
 package io.agentenv.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
-import io.agentenv.api.model.AutoResume;
-import io.agentenv.api.model.ListedSandbox;
-import io.agentenv.api.model.NewSandboxV2;
-import io.agentenv.api.model.Sandbox;
-import io.agentenv.api.model.SandboxDetail;
-import io.agentenv.api.model.SandboxForkResult;
-import io.agentenv.api.model.SnapshotInfo;
 import io.agentenv.envd.client.EnvdCallException;
 import io.agentenv.envd.client.ProxiedEnvdClient;
 import io.agentenv.envd.protocol.connect.RpcException;
@@ -18,17 +8,16 @@ import java.io.PrintWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ScopeType;
 
 /**
@@ -49,21 +38,40 @@ import picocli.CommandLine.ScopeType;
             "Exit codes: 0 success; 1 the server refused (its reason is printed) or was",
             "unreachable; 2 bad usage. exec exits with the command's exit code.",
             "'aenv COMMAND --help' describes a command."
-        },
-        subcommands = {
-            CommandLine.HelpCommand.class,
-            AuthCommand.class,
-            CompletionCommand.class,
+        })
+public final class Aenv {
+    static final String DEFAULT_URL = "http://localhost:3000";
+
+    /**
+     * The commands, in the order {@code aenv --help} lists them. They are not the root's annotated subcommands: picocli
+     * would then build the model of every one (reflection over each class's options, most of aenv's start-up) where a
+     * command line runs one. {@link #commandLine} adds the one the line names, or all of them when it names none or one
+     * that describes the others ({@code help}, {@code completion}).
+     */
+    static final List<Class<?>> COMMANDS = List.of(
+            SandboxCommands.Create.class,
+            SandboxCommands.ListSandboxes.class,
+            SandboxCommands.Info.class,
+            SandboxCommands.Kill.class,
+            SandboxCommands.Pause.class,
+            SandboxCommands.Connect.class,
+            SandboxCommands.SetTimeout.class,
+            SandboxCommands.Fork.class,
+            SandboxCommands.Snapshot.class,
+            SandboxCommands.Snapshots.class,
             ExecCommand.class,
             StartCommand.class,
             FilesCommands.class,
             LogsCommand.class,
             MetricsCommand.class,
             NetworkCommand.class,
-            TemplatesCommand.class
-        })
-public final class Aenv {
-    static final String DEFAULT_URL = "http://localhost:3000";
+            TemplatesCommand.class,
+            AuthCommand.class,
+            CompletionCommand.class,
+            CommandLine.HelpCommand.class);
+
+    /** Commands whose work is to describe the others: they need the whole tree. */
+    private static final Set<Class<?>> DESCRIBING = Set.of(CompletionCommand.class, CommandLine.HelpCommand.class);
 
     enum Output {
         table,
@@ -97,10 +105,6 @@ public final class Aenv {
     private final PrintWriter err;
     private final Consumer<Runnable> interrupts;
     private UserConfig userConfig;
-    /** For printing (-o json): indented. Made on first use, as {@link #wire}: Jackson takes long to start. */
-    private ObjectMapper json;
-    /** For request and response bodies: compact, and absent fields are left out as the E2B SDK does. */
-    private ObjectMapper wire;
 
     /**
      * @param interrupts registers what to do on Ctrl-C (the JVM's shutdown hook in {@link #main}; a test calls it)
@@ -124,7 +128,7 @@ public final class Aenv {
     static int run(String[] args, Map<String, String> env, Stdio stdio, Consumer<Runnable> interrupts) {
         Aenv aenv = new Aenv(env, stdio, interrupts);
         PrintWriter err = aenv.err;
-        CommandLine cli = new CommandLine(aenv);
+        CommandLine cli = commandLine(aenv, args);
         cli.setOut(aenv.out);
         cli.setErr(err);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
@@ -161,28 +165,48 @@ public final class Aenv {
         return cli.execute(args);
     }
 
-    private static JsonMapper.Builder mapper() {
-        return JsonMapper.builder()
-                .addModule(new JavaTimeModule())
-                .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-                .disable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    /** The root command with the commands {@code args} may run (settings made on it later reach them all). */
+    static CommandLine commandLine(Aenv aenv, String[] args) {
+        CommandLine cli = new CommandLine(aenv);
+        Optional<Class<?>> named = namedCommand(cli, args).filter(c -> !DESCRIBING.contains(c));
+        for (Class<?> command : COMMANDS) {
+            if (named.isEmpty() || named.get() == command) {
+                cli.addSubcommand(command);
+            }
+        }
+        return cli;
+    }
+
+    /**
+     * The command {@code args} names: the first word after the root's options (parsed by picocli on the root alone,
+     * with no commands added yet), matched against each command's name and aliases. Empty when the line names none, an
+     * unknown one or has bad root options: then all commands are added, and the real parse reports what is wrong.
+     */
+    private static Optional<Class<?>> namedCommand(CommandLine root, String[] args) {
+        root.setStopAtPositional(true).setUnmatchedArgumentsAllowed(true);
+        List<String> rest;
+        try {
+            rest = root.parseArgs(args).unmatched();
+        } catch (CommandLine.ParameterException e) {
+            return Optional.empty();
+        } finally {
+            root.setStopAtPositional(false).setUnmatchedArgumentsAllowed(false);
+        }
+        if (rest.isEmpty()) {
+            return Optional.empty();
+        }
+        String word = rest.getFirst();
+        for (Class<?> command : COMMANDS) {
+            Command annotation = command.getAnnotation(Command.class);
+            if (annotation.name().equals(word) || List.of(annotation.aliases()).contains(word)) {
+                return Optional.of(command);
+            }
+        }
+        return Optional.empty();
     }
 
     ObjectMapper json() {
-        if (json == null) {
-            json = mapper().enable(SerializationFeature.INDENT_OUTPUT).build();
-        }
-        return json;
-    }
-
-    ObjectMapper wire() {
-        if (wire == null) {
-            wire = mapper().defaultPropertyInclusion(com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
-                            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL,
-                            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL))
-                    .build();
-        }
-        return wire;
+        return JsonMappers.print();
     }
 
     /** A setting's value and where it came from (a flag, a variable, the config file, the default). */
@@ -233,7 +257,7 @@ public final class Aenv {
     }
 
     ApiClient client(URI base, String key) {
-        return new ApiClient(base, key, this::wire);
+        return new ApiClient(base, key);
     }
 
     URI baseUri() {
@@ -293,236 +317,6 @@ public final class Aenv {
 
     void onInterrupt(Runnable action) {
         interrupts.accept(action);
-    }
-
-    @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a sandbox and print its id.")
-    int create(
-            @Parameters(
-                            index = "0",
-                            defaultValue = "base",
-                            paramLabel = "TEMPLATE",
-                            description = "Template id, snapshot id or alias (default: base).")
-                    String template,
-            @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL (server default: 300).")
-                    Integer timeout,
-            @Option(names = "--metadata", paramLabel = "KEY=VALUE", description = "Metadata (repeatable).")
-                    Map<String, String> metadata,
-            @Option(names = "--env", paramLabel = "KEY=VALUE", description = "Environment variable (repeatable).")
-                    Map<String, String> envVars,
-            @Option(names = "--on-timeout", paramLabel = "ACTION", description = "kill (default) or pause.")
-                    String onTimeout,
-            @Option(names = "--auto-resume", description = "Resume on incoming traffic while paused.")
-                    boolean autoResume,
-            @Option(names = "--no-internet", description = "Deny outbound internet access.") boolean noInternet) {
-        Boolean autoPause = switch (onTimeout == null ? "" : onTimeout) {
-            case "" -> null;
-            case "kill" -> false;
-            case "pause" -> true;
-            default -> throw new IllegalArgumentException("--on-timeout must be kill or pause");
-        };
-        NewSandboxV2 body = new NewSandboxV2(
-                template,
-                timeout,
-                autoPause,
-                null,
-                autoResume ? new AutoResume(true) : null,
-                noInternet ? Boolean.FALSE : null,
-                null,
-                metadata,
-                envVars,
-                null);
-        Sandbox sandbox = client().create(body);
-        if (output == Output.json) {
-            return printJson(sandbox);
-        }
-        out.println(sandbox.sandboxID());
-        out.flush();
-        return 0;
-    }
-
-    @Command(
-            name = "list",
-            mixinStandardHelpOptions = true,
-            aliases = "ls",
-            description = "List sandboxes (running and paused unless --state).")
-    int list(
-            @Option(names = "--state", paramLabel = "STATES", description = "running, paused or running,paused.")
-                    String state,
-            @Option(
-                            names = "--metadata",
-                            paramLabel = "KEY=VALUE",
-                            description = "Only sandboxes with this metadata (repeatable, AND).")
-                    Map<String, String> metadata) {
-        List<ListedSandbox> items =
-                client().list(Optional.ofNullable(state), metadata == null ? Map.of() : new LinkedHashMap<>(metadata));
-        if (output == Output.json) {
-            return printJson(items);
-        }
-        Table table = new Table("SANDBOX ID", "TEMPLATE", "STATE", "STARTED", "ENDS", "CPU", "MEMORY MB", "METADATA");
-        for (ListedSandbox s : items) {
-            table.row(
-                    s.sandboxID(),
-                    s.alias() != null ? s.alias() : s.templateID(),
-                    s.state().wire(),
-                    s.startedAt(),
-                    s.endAt(),
-                    s.cpuCount(),
-                    s.memoryMB(),
-                    s.metadata().isEmpty() ? "-" : s.metadata());
-        }
-        table.print(out);
-        return 0;
-    }
-
-    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show one sandbox.")
-    int info(@Parameters(paramLabel = "SANDBOX_ID") String id) {
-        SandboxDetail d = client().info(id);
-        if (output == Output.json) {
-            return printJson(d);
-        }
-        new Table("FIELD", "VALUE")
-                .row("sandbox id", d.sandboxID())
-                .row(
-                        "template",
-                        d.alias() != null && !d.alias().equals(d.templateID())
-                                ? d.alias() + " (" + d.templateID() + ")"
-                                : d.templateID())
-                .row("state", d.state().wire())
-                .row("started", d.startedAt())
-                .row("ends", d.endAt())
-                .row(
-                        "on timeout",
-                        d.lifecycle() == null ? null : d.lifecycle().onTimeout().wire())
-                .row("cpu", d.cpuCount())
-                .row("memory MB", d.memoryMB())
-                .row("disk MB", d.diskSizeMB())
-                .row("metadata", d.metadata().isEmpty() ? "-" : d.metadata())
-                .row("envd version", d.envdVersion())
-                .print(out);
-        return 0;
-    }
-
-    @Command(
-            name = "kill",
-            mixinStandardHelpOptions = true,
-            aliases = {"rm", "delete"},
-            description = "Kill a sandbox (its state is deleted).")
-    int kill(@Parameters(paramLabel = "SANDBOX_ID") String id) {
-        if (!client().kill(id)) {
-            throw new ApiException(404, "sandbox " + id + " not found");
-        }
-        return say("killed " + id);
-    }
-
-    @Command(name = "pause", mixinStandardHelpOptions = true, description = "Pause a sandbox to disk.")
-    int pause(
-            @Parameters(paramLabel = "SANDBOX_ID") String id,
-            @Option(names = "--no-memory", description = "Keep only the filesystem.") boolean noMemory) {
-        return say(client().pause(id, !noMemory) ? "paused " + id : id + " was already paused");
-    }
-
-    @Command(
-            name = "connect",
-            mixinStandardHelpOptions = true,
-            aliases = "resume",
-            description = "Resume a paused sandbox, or extend a running one's TTL.")
-    int connect(
-            @Parameters(paramLabel = "SANDBOX_ID") String id,
-            @Option(names = "--timeout", paramLabel = "SECONDS", description = "TTL from now (server default: 300).")
-                    Integer timeout) {
-        ApiClient.Connected connected = client().connect(id, Optional.ofNullable(timeout));
-        if (output == Output.json) {
-            return printJson(connected.sandbox());
-        }
-        return say((connected.resumed() ? "resumed " : "running ") + id);
-    }
-
-    @Command(
-            name = "set-timeout",
-            mixinStandardHelpOptions = true,
-            aliases = "timeout",
-            description = "Set the TTL to SECONDS from now (may shorten it).")
-    int setTimeout(
-            @Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
-            @Parameters(index = "1", paramLabel = "SECONDS") int seconds) {
-        if (seconds < 0) {
-            throw new IllegalArgumentException("SECONDS must be >= 0");
-        }
-        client().setTimeout(id, seconds);
-        return say("timeout of " + id + " set to " + seconds + " s");
-    }
-
-    @Command(
-            name = "fork",
-            mixinStandardHelpOptions = true,
-            description = "Fork a running sandbox into COUNT children.")
-    int fork(
-            @Parameters(paramLabel = "SANDBOX_ID") String id,
-            @Option(names = "--count", defaultValue = "1", paramLabel = "COUNT", description = "1..100 (default: 1).")
-                    int count,
-            @Option(
-                            names = "--timeout",
-                            paramLabel = "SECONDS",
-                            description = "Children's TTL (default: the source's).")
-                    Integer timeout) {
-        if (count < 1 || count > 100) {
-            throw new IllegalArgumentException("--count must be between 1 and 100");
-        }
-        List<SandboxForkResult> results = client().fork(id, count, Optional.ofNullable(timeout));
-        if (output == Output.json) {
-            printJson(results);
-        } else {
-            Table table = new Table("#", "SANDBOX ID", "ERROR");
-            for (int i = 0; i < results.size(); i++) {
-                SandboxForkResult r = results.get(i);
-                table.row(
-                        i + 1,
-                        r.sandbox() == null ? null : r.sandbox().sandboxID(),
-                        r.error() == null
-                                ? null
-                                : r.error().code() + " " + r.error().message());
-            }
-            table.print(out);
-        }
-        return results.stream().allMatch(r -> r.sandbox() != null) ? 0 : 1;
-    }
-
-    @Command(
-            name = "snapshot",
-            mixinStandardHelpOptions = true,
-            description = "Snapshot a running sandbox; sandboxes can be created from the snapshot id or name.")
-    int snapshot(
-            @Parameters(paramLabel = "SANDBOX_ID") String id,
-            @Option(names = "--name", paramLabel = "NAME", description = "Alias ([A-Za-z0-9_-]+).") String name) {
-        SnapshotInfo info = client().snapshot(id, Optional.ofNullable(name));
-        if (output == Output.json) {
-            return printJson(info);
-        }
-        out.println(info.snapshotID());
-        out.flush();
-        return 0;
-    }
-
-    @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "List snapshots.")
-    int snapshots(
-            @Option(names = "--sandbox-id", paramLabel = "SANDBOX_ID", description = "Only this sandbox's snapshots.")
-                    String sandboxId) {
-        List<SnapshotInfo> items = client().snapshots(Optional.ofNullable(sandboxId));
-        if (output == Output.json) {
-            return printJson(items);
-        }
-        Table table = new Table("SNAPSHOT ID", "NAMES", "CREATED", "CPU", "MEMORY MB", "DISK MB");
-        for (SnapshotInfo s : items) {
-            table.row(
-                    s.snapshotID(),
-                    s.names().isEmpty() ? "-" : String.join(",", s.names()),
-                    s.createdAt(),
-                    s.cpuCount(),
-                    s.memoryMB(),
-                    s.diskSizeMB());
-        }
-        table.print(out);
-        return 0;
     }
 
     /** Prints {@code value} as JSON, without the envd access token (aenv uses it itself; it is never shown). */

@@ -34,7 +34,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -63,21 +62,15 @@ final class ApiClient {
 
     private final URI base;
     private final String apiKey;
-    private final Supplier<ObjectMapper> jsonMapper;
-    private ObjectMapper json;
 
-    /** @param json the wire mapper, made when the first body is read or written (Jackson takes long to start) */
-    ApiClient(URI base, String apiKey, Supplier<ObjectMapper> json) {
+    ApiClient(URI base, String apiKey) {
         this.base = requireNonNull(base, "base is null");
         this.apiKey = requireNonNull(apiKey, "apiKey is null");
-        this.jsonMapper = requireNonNull(json, "json is null");
     }
 
-    private ObjectMapper json() {
-        if (json == null) {
-            json = requireNonNull(jsonMapper.get(), "json mapper is null");
-        }
-        return json;
+    /** The wire mapper, initialised when the first body is read or written (Jackson takes long to start). */
+    private static ObjectMapper json() {
+        return JsonMappers.WIRE;
     }
 
     Sandbox create(NewSandboxV2 body) {

@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -104,6 +105,56 @@ class AenvTest {
     private Recorded only() {
         assertThat(requests).hasSize(1);
         return requests.getFirst();
+    }
+
+    private static java.util.Set<String> builtCommands(String... args) {
+        Aenv aenv = new Aenv(
+                Map.of(),
+                new Stdio(
+                        InputStream.nullInputStream(),
+                        OutputStream.nullOutputStream(),
+                        OutputStream.nullOutputStream(),
+                        false),
+                hook -> {});
+        return Aenv.commandLine(aenv, args).getSubcommands().keySet();
+    }
+
+    @Test
+    void a_line_naming_a_command_builds_that_command_alone() {
+        assertThat(builtCommands("list")).containsExactlyInAnyOrder("list", "ls");
+        assertThat(builtCommands("--api-url", "http://h:1", "-o", "json", "ls", "--state", "paused"))
+                .containsExactlyInAnyOrder("list", "ls");
+        assertThat(builtCommands("files", "ls", ID)).containsExactly("files");
+    }
+
+    @Test
+    void help_completion_no_command_or_an_unknown_one_build_every_command() {
+        int all = Aenv.COMMANDS.size();
+        for (String[] args : List.of(
+                new String[] {},
+                new String[] {"--help"},
+                new String[] {"help", "list"},
+                new String[] {"completion"},
+                new String[] {"lst"},
+                new String[] {"--api-url"})) {
+            assertThat(builtCommands(args)).as(String.join(" ", args)).hasSizeGreaterThan(all);
+        }
+    }
+
+    @Test
+    void root_options_reach_a_command_built_alone_and_help_lists_them_all() {
+        answer("GET /v2/sandboxes", 200, "[]");
+        String url = "http://127.0.0.1:" + http.getAddress().getPort();
+        assertThat(Aenv.run(new String[] {"list", "--api-url", url, "--api-key", KEY}, Map.of(), stdio(), h -> {}))
+                .isZero();
+        assertThat(only().apiKeys()).containsExactly(KEY);
+
+        assertThat(aenv("help", "list")).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("Usage: aenv list");
+        assertThat(aenv("--help")).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("snapshots", "templates", "completion");
+        assertThat(aenv("lst")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("Unmatched argument", "list");
     }
 
     @Test
