@@ -7,7 +7,7 @@
 import io.agentenv.envd.client.EnvdAddress;
 import io.agentenv.envd.client.EnvdClientSettings;
 import io.agentenv.envd.client.EnvdClients;
-import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.SandboxId;
@@ -51,7 +51,7 @@ public class ClientLatency {
             Process envd = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(dir.resolve("envd.log").toFile()).start();
             try {
-                try (HttpEnvdClient first = clients.open(id, new EnvdAddress.Unix(socket), Optional.empty())) {
+                try (EnvdClient first = clients.open(id, new EnvdAddress.Unix(socket), Optional.empty())) {
                     first.waitUntilHealthy(Instant.now().plusSeconds(60));
                 }
                 System.out.printf(Locale.ROOT, "envd start to healthy (waitUntilHealthy over the unix socket): %.0f ms%n%n",
@@ -60,7 +60,7 @@ public class ClientLatency {
                 System.out.println("|---|---|---|---|---|---|---|---|");
                 for (EnvdAddress address : List.of(new EnvdAddress.Unix(socket), new EnvdAddress.Tcp("127.0.0.1", port))) {
                     String transport = address instanceof EnvdAddress.Unix ? "unix socket" : "TCP loopback";
-                    try (HttpEnvdClient client = clients.open(id, address, Optional.empty())) {
+                    try (EnvdClient client = clients.open(id, address, Optional.empty())) {
                         run(transport, "keep-alive", "health", calls, () -> client, EnvdApi::health);
                         run(transport, "keep-alive", "metrics", calls, () -> client, EnvdApi::metrics);
                     }
@@ -80,13 +80,13 @@ public class ClientLatency {
     }
 
     interface Opener {
-        HttpEnvdClient open();
+        EnvdClient open();
     }
 
     private static void run(String transport, String connection, String name, int calls, Opener opener, Call call)
             throws Exception {
         boolean fresh = connection.startsWith("new");
-        HttpEnvdClient shared = fresh ? null : opener.open();
+        EnvdClient shared = fresh ? null : opener.open();
         for (int i = 0; i < Math.min(200, calls); i++) { // warm-up
             once(fresh ? null : shared, opener, call);
         }
@@ -101,12 +101,12 @@ public class ClientLatency {
                 micros[calls / 2], micros[(int) (calls * 0.95)], micros[(int) (calls * 0.99)], micros[calls - 1]);
     }
 
-    private static void once(HttpEnvdClient shared, Opener opener, Call call) throws Exception {
+    private static void once(EnvdClient shared, Opener opener, Call call) throws Exception {
         if (shared != null) {
             call.run(shared);
             return;
         }
-        try (HttpEnvdClient client = opener.open()) {
+        try (EnvdClient client = opener.open()) {
             call.run(client);
         }
     }

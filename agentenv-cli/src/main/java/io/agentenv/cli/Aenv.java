@@ -1,9 +1,9 @@
 package io.agentenv.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.agentenv.envd.client.EnvdCallException;
-import io.agentenv.envd.client.ProxiedEnvdClient;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.protocol.connect.RpcException;
+import io.agentenv.spi.EnvdException;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -138,7 +138,7 @@ public final class Aenv {
                     err.println("error: " + Printable.of(api.getMessage()));
                     yield 1;
                 }
-                case EnvdCallException envd -> {
+                case EnvdException envd -> {
                     err.println("error: " + Printable.of(envd.getMessage()));
                     yield 1;
                 }
@@ -279,9 +279,8 @@ public final class Aenv {
     }
 
     /** envd of a running sandbox through the server's proxy (the token from GET /sandboxes/{id}). */
-    ProxiedEnvdClient envd(String sandboxId) {
-        ApiClient api = client();
-        ProxiedEnvdClient.Target target = api.envdTarget(sandboxId);
+    EnvdClient envd(String sandboxId) {
+        Optional<String> token = client().envdToken(sandboxId);
         URI base = baseUri();
         // HTTP/1.1: no h2c upgrade attempt on the proxy's streams
         HttpClient.Builder http =
@@ -291,7 +290,7 @@ public final class Aenv {
             // this one is never used (plain http only), so it has no implementation behind it
             http.sslContext(new SSLContext(null, null, "none") {}).sslParameters(new SSLParameters());
         }
-        return new ProxiedEnvdClient(base, target, http.build());
+        return EnvdClient.throughProxy(base, sandboxId, token, http.build());
     }
 
     /** A variable of aenv's own environment. */

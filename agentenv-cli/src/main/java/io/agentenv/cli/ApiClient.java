@@ -21,7 +21,6 @@ import io.agentenv.api.model.SandboxNetworkUpdateConfig;
 import io.agentenv.api.model.SandboxSnapshotRequest;
 import io.agentenv.api.model.SandboxTimeoutUpdate;
 import io.agentenv.api.model.SnapshotInfo;
-import io.agentenv.envd.client.ProxiedEnvdClient;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -178,19 +177,17 @@ final class ApiClient {
     }
 
     /**
-     * Where envd of a running sandbox is reached (through the proxy) and its token, from {@code GET /sandboxes/{id}}
+     * The envd token of a running sandbox (none when the sandbox is not secured), from {@code GET /sandboxes/{id}}
      * (which returns {@code envdAccessToken} like create and connect do, without resuming a paused sandbox).
      */
-    ProxiedEnvdClient.Target envdTarget(String id) {
+    Optional<String> envdToken(String id) {
         SandboxDetail detail = info(id);
         if (detail.state() != io.agentenv.api.model.SandboxState.RUNNING) {
             throw new ApiException(
                     409,
                     "sandbox " + id + " is " + detail.state().wire() + " (resume it with: aenv connect " + id + ")");
         }
-        return new ProxiedEnvdClient.Target(
-                detail.sandboxID(),
-                Optional.ofNullable(detail.envdAccessToken()).filter(t -> !t.isEmpty()));
+        return Optional.ofNullable(detail.envdAccessToken()).filter(t -> !t.isEmpty());
     }
 
     /** {@code GET /v2/sandboxes/{id}/logs}: one page from the oldest (or, backwards, the newest) entry. */

@@ -1,9 +1,10 @@
 package io.agentenv.cli;
 
-import io.agentenv.envd.client.ProxiedEnvdClient;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.protocol.process.PTY;
 import io.agentenv.envd.protocol.process.ProcessConfig;
 import io.agentenv.envd.protocol.process.StartRequest;
+import io.agentenv.spi.EnvdException;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
@@ -117,7 +118,7 @@ final class ExecCommand implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() {
+    public Integer call() throws EnvdException {
         if (timeoutSeconds < 0) {
             throw new IllegalArgumentException("--timeout must be >= 0");
         }
@@ -155,7 +156,7 @@ final class ExecCommand implements Callable<Integer> {
         }
         start.setProcess(process);
 
-        ProxiedEnvdClient envd = aenv.envd(sandboxId);
+        EnvdClient envd = aenv.envd(sandboxId);
         RemoteCommand command = new RemoteCommand(envd, stdio.out(), stdio.err(), aenv.err());
         Runnable restoreTerminal = tty ? stdio.terminal().enterRawMode() : () -> {};
         aenv.onInterrupt(() -> {
@@ -164,7 +165,7 @@ final class ExecCommand implements Callable<Integer> {
                 if (command.interrupt()) {
                     aenv.err().println("aenv: interrupted: sent SIGTERM to the command");
                 }
-            } catch (RuntimeException e) {
+            } catch (EnvdException | RuntimeException e) {
                 aenv.err()
                         .println("aenv: interrupted: could not signal the command: "
                                 + Printable.of(ApiException.describe(e)));

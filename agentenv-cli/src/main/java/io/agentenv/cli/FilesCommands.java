@@ -2,7 +2,7 @@ package io.agentenv.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import io.agentenv.envd.client.ProxiedEnvdClient;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.protocol.connect.ConnectCode;
 import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.filesystem.EntryInfo;
@@ -15,9 +15,9 @@ import io.agentenv.envd.protocol.filesystem.RemoveRequest;
 import io.agentenv.envd.protocol.filesystem.RemoveResponse;
 import io.agentenv.envd.protocol.filesystem.StatRequest;
 import io.agentenv.envd.protocol.filesystem.StatResponse;
+import io.agentenv.spi.EnvdException;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.http.HttpRequest;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -72,8 +72,9 @@ final class FilesCommands {
             @Option(
                             names = {"-r", "--recursive"},
                             description = "Copy the directory PATH into the local directory LOCAL.")
-                    boolean recursive) {
-        ProxiedEnvdClient envd = aenv.envd(id);
+                    boolean recursive)
+            throws EnvdException {
+        EnvdClient envd = aenv.envd(id);
         if (recursive) {
             return getTree(envd, path, Path.of(local == null ? "." : local));
         }
@@ -114,7 +115,8 @@ final class FilesCommands {
             @Option(
                             names = {"-r", "--recursive"},
                             description = "Copy the local directory LOCAL into the directory PATH.")
-                    boolean recursive) {
+                    boolean recursive)
+            throws EnvdException {
         if (recursive) {
             Path dir = Path.of(local);
             if (!Files.isDirectory(dir)) {
@@ -122,9 +124,9 @@ final class FilesCommands {
             }
             return putTree(aenv.envd(id), dir, path);
         }
-        HttpRequest.BodyPublisher body;
+        String written;
         if (local.equals("-")) {
-            body = HttpRequest.BodyPublishers.ofInputStream(() -> aenv.stdio().in());
+            written = aenv.envd(id).upload(path, user(), -1, () -> aenv.stdio().in());
         } else {
             Path file = Path.of(local);
             if (Files.isDirectory(file)) {
@@ -133,15 +135,14 @@ final class FilesCommands {
             if (!Files.isRegularFile(file)) {
                 throw new IllegalArgumentException("no such local file: " + local);
             }
-            body = fileBody(file, progress("put", size(file)));
+            written = upload(aenv.envd(id), file, path, progress("put", size(file)));
         }
-        String written = aenv.envd(id).upload(path, user(), body);
         progress.finish();
         return aenv.say("wrote " + Printable.of(written));
     }
 
     /** Uploads every regular file under {@code dir} to the same place under {@code remote}; empty directories are made. */
-    private int putTree(ProxiedEnvdClient envd, Path dir, String remote) {
+    private int putTree(EnvdClient envd, Path dir, String remote) throws EnvdException {
         List<Path> files = new ArrayList<>();
         List<Path> emptyDirs = new ArrayList<>();
         long total = 0;
@@ -165,7 +166,7 @@ final class FilesCommands {
         aenv.err().flush();
         Progress bar = progress("put", total);
         for (Path file : files) {
-            envd.upload(remoteChild(remote, dir.relativize(file)), user(), fileBody(file, bar));
+            upload(envd, file, remoteChild(remote, dir.relativize(file)), bar);
         }
         for (Path empty : emptyDirs) {
             try {
@@ -187,7 +188,7 @@ final class FilesCommands {
     }
 
     /** Downloads every regular file under the sandbox directory {@code remote} to the same place under {@code dir}. */
-    private int getTree(ProxiedEnvdClient envd, String remote, Path dir) {
+    private int getTree(EnvdClient envd, String remote, Path dir) throws EnvdException {
         EntryInfo top = envd.unary(
                         "filesystem.Filesystem/Stat",
                         StatRequest.newBuilder().setPath(remote).build(),
@@ -277,7 +278,7 @@ final class FilesCommands {
     }
 
     /** Downloads into a temporary file next to {@code target}, moved into place only when complete. */
-    private void download(ProxiedEnvdClient envd, String path, Path target, LongFunction<Progress> bar) {
+    private void download(EnvdClient envd, String path, Path target, LongFunction<Progress> bar) throws EnvdException {
         Path partial;
         try {
             partial = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".part");
@@ -300,18 +301,15 @@ final class FilesCommands {
         }
     }
 
-    /** The file's bytes, with its length (envd gets a Content-Length), counted as they are sent. */
-    private static HttpRequest.BodyPublisher fileBody(Path file, Progress bar) {
-        long length = size(file);
-        return HttpRequest.BodyPublishers.fromPublisher(
-                HttpRequest.BodyPublishers.ofInputStream(() -> {
-                    try {
-                        return bar.counting(Files.newInputStream(file));
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                }),
-                length);
+    /** Uploads the file's bytes, with its length (envd gets a Content-Length), counted as they are sent. */
+    private String upload(EnvdClient envd, Path file, String remote, Progress bar) throws EnvdException {
+        return envd.upload(remote, user(), size(file), () -> {
+            try {
+                return bar.counting(Files.newInputStream(file));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 
     private static long size(Path file) {
@@ -348,7 +346,8 @@ final class FilesCommands {
                             defaultValue = "1",
                             paramLabel = "N",
                             description = "Levels to descend (default: 1).")
-                    int depth) {
+                    int depth)
+            throws EnvdException {
         if (depth < 1) {
             throw new IllegalArgumentException("--depth must be >= 1");
         }
@@ -392,7 +391,8 @@ final class FilesCommands {
     @Command(name = "rm", mixinStandardHelpOptions = true, description = "Remove a file or a directory (recursively).")
     int rm(
             @Parameters(index = "0", paramLabel = "SANDBOX_ID") String id,
-            @Parameters(index = "1", paramLabel = "PATH") String path) {
+            @Parameters(index = "1", paramLabel = "PATH") String path)
+            throws EnvdException {
         aenv.envd(id)
                 .unary(
                         "filesystem.Filesystem/Remove",

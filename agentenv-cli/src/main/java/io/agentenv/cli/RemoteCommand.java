@@ -3,7 +3,7 @@ package io.agentenv.cli;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.ByteString;
-import io.agentenv.envd.client.ProxiedEnvdClient;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.protocol.connect.ConnectCode;
 import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.process.CloseStdinRequest;
@@ -18,6 +18,7 @@ import io.agentenv.envd.protocol.process.SendSignalResponse;
 import io.agentenv.envd.protocol.process.Signal;
 import io.agentenv.envd.protocol.process.StartRequest;
 import io.agentenv.envd.protocol.process.StartResponse;
+import io.agentenv.spi.EnvdException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -67,7 +68,7 @@ final class RemoteCommand {
         DONE
     }
 
-    private final ProxiedEnvdClient envd;
+    private final EnvdClient envd;
     private final OutputStream stdout;
     private final OutputStream stderr;
     private final PrintWriter messages;
@@ -78,7 +79,7 @@ final class RemoteCommand {
     private volatile int pid;
     private volatile ProcessEvent.EndEvent end;
 
-    RemoteCommand(ProxiedEnvdClient envd, OutputStream stdout, OutputStream stderr, PrintWriter messages) {
+    RemoteCommand(EnvdClient envd, OutputStream stdout, OutputStream stderr, PrintWriter messages) {
         this.envd = requireNonNull(envd, "envd is null");
         this.stdout = requireNonNull(stdout, "stdout is null");
         this.stderr = requireNonNull(stderr, "stderr is null");
@@ -86,7 +87,8 @@ final class RemoteCommand {
     }
 
     /** Runs the command to its end; returns its exit code (128+N for a death by signal N, 124 on timeout). */
-    int run(StartRequest start, Optional<Duration> timeout, Optional<String> user, Optional<InputStream> stdin) {
+    int run(StartRequest start, Optional<Duration> timeout, Optional<String> user, Optional<InputStream> stdin)
+            throws EnvdException {
         try {
             envd.serverStream(
                     "process.Process/Start",
@@ -99,7 +101,7 @@ final class RemoteCommand {
             // as a pipeline would: the writer goes too (best effort; the command may have ended meanwhile)
             try {
                 interrupt();
-            } catch (RuntimeException ignored) {
+            } catch (EnvdException | RuntimeException ignored) {
                 // nothing more to do: the exit code says what happened
             }
             return OUTPUT_CLOSED;
@@ -128,7 +130,7 @@ final class RemoteCommand {
      * that a command interrupted while starting does not keep running. envd's signal set is SIGTERM and SIGKILL only,
      * so SIGINT itself cannot be forwarded.
      */
-    boolean interrupt() {
+    boolean interrupt() throws EnvdException {
         try {
             if (!leftStarting.await(INTERRUPT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
                 return false;
@@ -225,7 +227,7 @@ final class RemoteCommand {
                             CloseStdinResponse.getDefaultInstance(),
                             user);
                 }
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException | EnvdException | RuntimeException e) {
                 if (phase.get() == Phase.RUNNING) {
                     messages.println("aenv: stdin not forwarded: " + Printable.of(ApiException.describe(e)));
                     messages.flush();

@@ -2,6 +2,7 @@ package io.agentenv.cli;
 
 import io.agentenv.api.model.NewSandboxV2;
 import io.agentenv.api.model.Sandbox;
+import io.agentenv.spi.EnvdException;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -61,7 +62,7 @@ final class StartCommand implements Callable<Integer> {
     private String cwd;
 
     @Override
-    public Integer call() {
+    public Integer call() throws EnvdException {
         ApiClient api = aenv.client();
         Sandbox sandbox =
                 api.create(new NewSandboxV2(template, timeout, null, null, null, null, null, metadata, envVars, null));

@@ -118,7 +118,7 @@ class ExecCommandTest {
         assertThat(start.getProcess().getCwd()).isEqualTo("/tmp");
         assertThat(start.hasStdin()).isTrue();
         assertThat(start.getStdin()).as("a terminal's stdin is not forwarded").isFalse();
-        assertThat(request.header("Content-Type")).isEqualTo("application/connect+json");
+        assertThat(request.header("Content-Type")).isEqualTo(FakeSandboxServer.CODEC.streamContentType());
         assertThat(request.header("Connect-Timeout-Ms")).isEqualTo("30000");
         assertThat(request.header("Authorization"))
                 .isEqualTo("Basic " + Base64.getEncoder().encodeToString("root:".getBytes(StandardCharsets.UTF_8)));

@@ -26,6 +26,9 @@ import java.util.concurrent.ConcurrentLinkedDeque;
  * The proxy's checks are kept: port 49983 and the sandbox's token, else 401 as the real proxy answers.
  */
 final class FakeSandboxServer implements AutoCloseable {
+    /** The codec aenv's envd client speaks (Connect errors are JSON whatever the codec). */
+    static final WireFormat CODEC = WireFormat.PROTO;
+
     static final String KEY = "e2b_0123456789abcdef0123456789abcdef01234567";
     static final String ID = "abcdefghij0123456789";
     static final String TOKEN = "envd-token-secret-1234";
@@ -145,7 +148,10 @@ final class FakeSandboxServer implements AutoCloseable {
 
     /** A unary Connect answer. */
     static void unary(HttpExchange ex, Message response) throws IOException {
-        json(ex, 200, new String(WireFormat.JSON.serialize(response), StandardCharsets.UTF_8));
+        byte[] bytes = CODEC.serialize(response);
+        ex.getResponseHeaders().add("Content-Type", CODEC.unaryContentType());
+        ex.sendResponseHeaders(200, bytes.length == 0 ? -1 : bytes.length);
+        ex.getResponseBody().write(bytes);
     }
 
     /** A unary Connect error. */
@@ -155,13 +161,13 @@ final class FakeSandboxServer implements AutoCloseable {
 
     /** Starts a Connect server stream; write events with {@link #event} and finish with {@link #endStream}. */
     static OutputStream openStream(HttpExchange ex) throws IOException {
-        ex.getResponseHeaders().add("Content-Type", "application/connect+json");
+        ex.getResponseHeaders().add("Content-Type", CODEC.streamContentType());
         ex.sendResponseHeaders(200, 0);
         return ex.getResponseBody();
     }
 
     static void event(OutputStream out, ProcessEvent event) throws IOException {
-        out.write(Envelope.message(WireFormat.JSON.serialize(
+        out.write(Envelope.message(CODEC.serialize(
                         StartResponse.newBuilder().setEvent(event).build()))
                 .encode());
         out.flush();
@@ -203,11 +209,11 @@ final class FakeSandboxServer implements AutoCloseable {
     static <T extends Message> T streamRequest(Request request, T prototype) throws IOException {
         Envelope envelope =
                 Envelope.read(new ByteArrayInputStream(request.body()), 1 << 20).orElseThrow();
-        return WireFormat.JSON.parse(envelope.payload(), prototype);
+        return CODEC.parse(envelope.payload(), prototype);
     }
 
     static <T extends Message> T unaryRequest(Request request, T prototype) {
-        return WireFormat.JSON.parse(request.body(), prototype);
+        return CODEC.parse(request.body(), prototype);
     }
 
     @Override

@@ -108,7 +108,9 @@ class FilesAndControlPlaneCommandsTest {
 
         assertThat(aenv("files", "get", ID, "/missing", dir.resolve("m.bin").toString()))
                 .isEqualTo(1);
-        assertThat(stderr()).isEqualTo("error: path '/missing' does not exist\n");
+        assertThat(stderr())
+                .isEqualTo(
+                        "error: envd of sandbox " + ID + " answered 404 to /files: path '/missing' does not exist\n");
         try (var files = Files.list(dir)) {
             assertThat(files.map(p -> p.getFileName().toString()).toList()).containsExactly("a b.bin");
         }

@@ -9,7 +9,7 @@ import java.time.Duration;
  *
  * @param connectTimeout   establishing one connection
  * @param callTimeout      one call, from sending the request to the last byte of the answer
- * @param probeTimeout     one {@code /health} probe of {@link HttpEnvdClient#waitUntilHealthy}
+ * @param probeTimeout     one {@code /health} probe of {@link EnvdClient#waitUntilHealthy}
  * @param pollInterval     the pause between two failed probes
  * @param idleTimeout      a pooled keep-alive connection unused this long is closed
  * @param maxConnections   connections per client (one client per runtime generation)

@@ -20,7 +20,7 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
 /**
- * Opens {@link HttpEnvdClient}s, one per runtime generation of a sandbox, each with its own connection pool, sharing
+ * Opens {@link EnvdClient}s on {@link DirectTransport}s, one per runtime generation of a sandbox, each with its own connection pool, sharing
  * the thread pool (virtual threads), scheduler and buffer pool. A backend keeps one for its lifetime; closing it closes
  * every client still open.
  */
@@ -37,7 +37,7 @@ public final class EnvdClients implements AutoCloseable {
     private final VirtualThreadPool executor = new VirtualThreadPool(MAX_CONCURRENT_TASKS);
     private final ScheduledExecutorScheduler scheduler = new ScheduledExecutorScheduler("envd-client-scheduler", true);
     private final ArrayByteBufferPool buffers = new ArrayByteBufferPool();
-    private final Set<HttpEnvdClient> open = ConcurrentHashMap.newKeySet();
+    private final Set<EnvdClient> open = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public EnvdClients(EnvdClientSettings settings, Clock clock) {
@@ -57,7 +57,7 @@ public final class EnvdClients implements AutoCloseable {
      * as {@code X-Access-Token} (an envd that was already initialised requires it, even for a new {@code /init}). Close
      * it when that generation stops.
      */
-    public HttpEnvdClient open(SandboxId sandbox, EnvdAddress address, Optional<AccessToken> token) {
+    public EnvdClient open(SandboxId sandbox, EnvdAddress address, Optional<AccessToken> token) {
         requireNonNull(sandbox, "sandbox is null");
         requireNonNull(address, "address is null");
         requireNonNull(token, "token is null");
@@ -83,10 +83,19 @@ public final class EnvdClients implements AutoCloseable {
             http.start();
             // added by start(): envd's 401 has no WWW-Authenticate challenge, and every answer goes to the caller
             http.getProtocolHandlers().clear();
+            // also added by start(): no Accept-Encoding, as gzip on a loopback or unix-socket hop only costs CPU
+            // (and hides a download's length)
+            http.getContentDecoderFactories().clear();
         } catch (Exception e) {
             throw new IllegalStateException("cannot start an envd client", e);
         }
-        HttpEnvdClient client = new HttpEnvdClient(http, sandbox, address, token, settings, clock, open::remove);
+        EnvdClient client = new EnvdClient(
+                new DirectTransport(http, address, settings.maxResponseBytes()),
+                sandbox.value(),
+                token,
+                settings,
+                clock,
+                open::remove);
         open.add(client);
         return client;
     }
@@ -97,10 +106,10 @@ public final class EnvdClients implements AutoCloseable {
      * them. For an envd made ready before anyone knew which sandbox it would serve (a warm pool's member). Throws
      * {@link IllegalStateException} when {@code client} was closed already.
      */
-    public HttpEnvdClient handOver(HttpEnvdClient client, SandboxId sandbox) {
+    public EnvdClient handOver(EnvdClient client, SandboxId sandbox) {
         requireNonNull(client, "client is null");
         requireNonNull(sandbox, "sandbox is null");
-        HttpEnvdClient moved = client.moveTo(sandbox)
+        EnvdClient moved = client.moveTo(sandbox.value())
                 .orElseThrow(() -> new IllegalStateException("the envd client to hand over is closed"));
         open.add(moved);
         open.remove(client);
@@ -117,7 +126,7 @@ public final class EnvdClients implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        for (HttpEnvdClient client : Set.copyOf(open)) {
+        for (EnvdClient client : Set.copyOf(open)) {
             client.close();
         }
         try {

@@ -3,6 +3,14 @@ package io.agentenv.envd.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.envd.protocol.process.ProcessConfig;
+import io.agentenv.envd.protocol.process.ProcessEvent;
+import io.agentenv.envd.protocol.process.ProcessSelector;
+import io.agentenv.envd.protocol.process.SendSignalRequest;
+import io.agentenv.envd.protocol.process.SendSignalResponse;
+import io.agentenv.envd.protocol.process.Signal;
+import io.agentenv.envd.protocol.process.StartRequest;
+import io.agentenv.envd.protocol.process.StartResponse;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
@@ -10,16 +18,7 @@ import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.SandboxId;
-import java.io.DataInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -28,9 +27,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -89,7 +90,7 @@ class RealEnvdTest {
         tcp = new EnvdAddress.Tcp("127.0.0.1", port);
         unix = new EnvdAddress.Unix(dir.resolve("envd.sock"));
 
-        HttpEnvdClient first = clients.open(SANDBOX, tcp, Optional.empty());
+        EnvdClient first = clients.open(SANDBOX, tcp, Optional.empty());
         first.waitUntilHealthy(Instant.now().plusSeconds(60));
         first.init(new EnvdInit(
                 Optional.of(TOKEN), Map.of("FROM_INIT", "yes"), Optional.empty(), Optional.empty(), Instant.now()));
@@ -117,7 +118,7 @@ class RealEnvdTest {
     @Test
     void health_and_metrics_work_over_tcp_and_the_unix_socket() throws Exception {
         for (EnvdAddress address : List.of(tcp, unix)) {
-            try (HttpEnvdClient client = clients.open(SANDBOX, address, Optional.of(TOKEN))) {
+            try (EnvdClient client = clients.open(SANDBOX, address, Optional.of(TOKEN))) {
                 client.waitUntilHealthy(Instant.now().plusSeconds(10));
                 client.waitUntilReady(Instant.now().plusSeconds(10));
                 var metrics = client.metrics();
@@ -132,7 +133,7 @@ class RealEnvdTest {
 
     @Test
     void a_client_without_the_token_is_rejected_with_401_after_init() {
-        try (HttpEnvdClient client = clients.open(SANDBOX, unix, Optional.empty())) {
+        try (EnvdClient client = clients.open(SANDBOX, unix, Optional.empty())) {
             assertThatThrownBy(client::metrics)
                     .isInstanceOfSatisfying(
                             EnvdException.Rejected.class,
@@ -142,11 +143,32 @@ class RealEnvdTest {
 
     @Test
     void a_started_process_is_listed_and_its_output_is_paged_through_the_logs() throws Exception {
-        HttpClient raw = HttpClient.newHttpClient();
-        HttpResponse<InputStream> stream = startProcess(raw, "echo from-the-process; exec sleep 20");
-        try (InputStream in = stream.body();
-                HttpEnvdClient client = clients.open(SANDBOX, unix, Optional.of(TOKEN))) {
-            int pid = readPid(in);
+        try (EnvdClient client = clients.open(SANDBOX, unix, Optional.of(TOKEN))) {
+            CompletableFuture<Integer> started = new CompletableFuture<>();
+            List<ProcessEvent> events = new CopyOnWriteArrayList<>();
+            StartRequest start = StartRequest.newBuilder()
+                    .setProcess(ProcessConfig.newBuilder()
+                            .setCmd("/bin/sh")
+                            .addArgs("-c")
+                            .addArgs("echo from-the-process; exec sleep 20"))
+                    .setTag("client-test")
+                    .build();
+            Future<?> stream = Executors.newVirtualThreadPerTaskExecutor().submit(() -> {
+                client.serverStream(
+                        "process.Process/Start",
+                        start,
+                        StartResponse.getDefaultInstance(),
+                        Optional.empty(),
+                        Optional.empty(),
+                        response -> {
+                            events.add(response.getEvent());
+                            if (response.getEvent().hasStart()) {
+                                started.complete(response.getEvent().getStart().getPid());
+                            }
+                        });
+                return null;
+            });
+            int pid = started.get(20, TimeUnit.SECONDS);
 
             List<GuestProcess> processes = client.processes();
             assertThat(processes).anySatisfy(p -> {
@@ -175,48 +197,43 @@ class RealEnvdTest {
                 assertThat(e.pid()).hasValue(pid);
                 assertThat(e.stream()).isEqualTo("stdout");
             });
-            signal(raw, pid);
+
+            client.unary(
+                    "process.Process/SendSignal",
+                    SendSignalRequest.newBuilder()
+                            .setProcess(ProcessSelector.newBuilder().setPid(pid))
+                            .setSignal(Signal.SIGNAL_SIGKILL)
+                            .build(),
+                    SendSignalResponse.getDefaultInstance(),
+                    Optional.empty());
+            stream.get(20, TimeUnit.SECONDS);
+            assertThat(events)
+                    .anySatisfy(e ->
+                            assertThat(e.getData().getStdout().toStringUtf8()).isEqualTo("from-the-process\n"))
+                    .last()
+                    .satisfies(e -> assertThat(e.getEnd().getExited()).isFalse());
         }
     }
 
-    /** process.Process/Start as a Connect server stream (JSON envelopes) with the JDK client. */
-    private HttpResponse<InputStream> startProcess(HttpClient raw, String script) throws Exception {
-        String json =
-                "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"" + script + "\"]},\"tag\":\"client-test\"}";
-        byte[] payload = json.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer envelope = ByteBuffer.allocate(5 + payload.length)
-                .put((byte) 0)
-                .putInt(payload.length)
-                .put(payload);
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/process.Process/Start"))
-                .header("Content-Type", "application/connect+json")
-                .header("X-Access-Token", TOKEN.value())
-                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope.array()))
-                .build();
-        HttpResponse<InputStream> response = raw.send(request, HttpResponse.BodyHandlers.ofInputStream());
-        assertThat(response.statusCode()).isEqualTo(200);
-        return response;
-    }
-
-    private static int readPid(InputStream in) throws IOException {
-        DataInputStream data = new DataInputStream(in);
-        data.readUnsignedByte();
-        byte[] message = new byte[data.readInt()];
-        data.readFully(message);
-        Matcher pid = Pattern.compile("\"pid\"\\s*:\\s*(\\d+)").matcher(new String(message, StandardCharsets.UTF_8));
-        assertThat(pid.find()).as("start event with a pid").isTrue();
-        return Integer.parseInt(pid.group(1));
-    }
-
-    private void signal(HttpClient raw, int pid) throws Exception {
-        HttpRequest kill = HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + port + "/process.Process/SendSignal"))
-                .header("Content-Type", "application/json")
-                .header("X-Access-Token", TOKEN.value())
-                .POST(HttpRequest.BodyPublishers.ofString(
-                        "{\"process\":{\"pid\":" + pid + "},\"signal\":\"SIGNAL_SIGKILL\"}"))
-                .build();
-        assertThat(raw.send(kill, HttpResponse.BodyHandlers.ofString()).statusCode())
-                .isEqualTo(200);
+    @Test
+    void a_file_uploaded_over_the_unix_socket_downloads_byte_for_byte() throws Exception {
+        byte[] content = new byte[3 * 1024 * 1024 + 7];
+        new java.util.Random(7).nextBytes(content);
+        try (EnvdClient client = clients.open(SANDBOX, unix, Optional.of(TOKEN))) {
+            String written = client.upload(
+                    dir.resolve("upload/blob.bin").toString(),
+                    Optional.empty(),
+                    content.length,
+                    () -> new java.io.ByteArrayInputStream(content));
+            assertThat(written).isEqualTo(dir.resolve("upload/blob.bin").toString());
+            java.io.ByteArrayOutputStream back = new java.io.ByteArrayOutputStream();
+            long[] announced = {0};
+            client.download(written, Optional.empty(), length -> {
+                announced[0] = length;
+                return back;
+            });
+            assertThat(announced[0]).isEqualTo(content.length);
+            assertThat(back.toByteArray()).isEqualTo(content);
+        }
     }
 }

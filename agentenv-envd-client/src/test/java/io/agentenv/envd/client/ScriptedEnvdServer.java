@@ -22,9 +22,14 @@ import org.eclipse.jetty.util.Callback;
  * socket.
  */
 final class ScriptedEnvdServer implements AutoCloseable {
-    record Answer(int status, String body) {}
+    record Answer(int status, String contentType, byte[] body) {
+        /** A JSON answer (or none, when {@code body} is empty). */
+        Answer(int status, String body) {
+            this(status, "application/json", body.getBytes(StandardCharsets.UTF_8));
+        }
+    }
 
-    record Seen(String method, String pathAndQuery, String token, String connection, String body) {}
+    record Seen(String method, String pathAndQuery, String token, String connection, String contentType, String body) {}
 
     /** A handler that does something itself (for example waits on a latch) before answering. */
     @FunctionalInterface
@@ -54,17 +59,18 @@ final class ScriptedEnvdServer implements AutoCloseable {
                         request.getHttpURI().getPath() + (query == null ? "" : "?" + query),
                         request.getHeaders().get("X-Access-Token"),
                         request.getConnectionMetaData().getId(),
+                        request.getHeaders().get(HttpHeader.CONTENT_TYPE),
                         body));
                 Behaviour behaviour = routes.get(request.getHttpURI().getPath());
                 Answer answer = behaviour == null
                         ? new Answer(404, "{\"code\":404,\"message\":\"no route\"}")
                         : behaviour.answer(request);
                 response.setStatus(answer.status());
-                if (answer.body().isEmpty()) {
+                if (answer.body().length == 0) {
                     callback.succeeded();
                 } else {
-                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-                    response.write(true, ByteBuffer.wrap(answer.body().getBytes(StandardCharsets.UTF_8)), callback);
+                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
+                    response.write(true, ByteBuffer.wrap(answer.body()), callback);
                 }
                 return true;
             }
@@ -78,6 +84,10 @@ final class ScriptedEnvdServer implements AutoCloseable {
 
     void answer(String path, int status, String body) {
         routes.put(path, request -> new Answer(status, body));
+    }
+
+    void answer(String path, int status, String contentType, byte[] body) {
+        routes.put(path, request -> new Answer(status, contentType, body));
     }
 
     void behave(String path, Behaviour behaviour) {

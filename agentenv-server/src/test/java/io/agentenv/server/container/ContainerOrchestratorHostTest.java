@@ -78,7 +78,7 @@ class ContainerOrchestratorHostTest {
     }
 
     private static String run(SandboxId id, String script) throws Exception {
-        GuestCommands.Result result = GuestCommands.run(guest(id), ContainerServerFixture.token(id), script);
+        GuestCommands.Result result = GuestCommands.run(id, guest(id), ContainerServerFixture.token(id), script);
         assertThat(result.exitCode())
                 .as("exit code of `%s` (output %s)", script, result.stdout())
                 .isZero();
@@ -86,7 +86,7 @@ class ContainerOrchestratorHostTest {
     }
 
     private static long background(SandboxId id) throws Exception {
-        return GuestCommands.background(guest(id), ContainerServerFixture.token(id), "sleep 100000");
+        return GuestCommands.background(id, guest(id), ContainerServerFixture.token(id), "sleep 100000");
     }
 
     @Test

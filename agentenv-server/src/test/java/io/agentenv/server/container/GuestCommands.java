@@ -1,32 +1,28 @@
 package io.agentenv.server.container;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentenv.envd.client.EnvdAddress;
+import io.agentenv.envd.client.EnvdClient;
+import io.agentenv.envd.client.EnvdClientSettings;
+import io.agentenv.envd.client.EnvdClients;
+import io.agentenv.envd.protocol.process.ProcessConfig;
+import io.agentenv.envd.protocol.process.ProcessEvent;
+import io.agentenv.envd.protocol.process.StartRequest;
+import io.agentenv.envd.protocol.process.StartResponse;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.GuestEndpoint;
+import io.agentenv.spi.SandboxId;
 import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.InputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Base64;
-import java.util.List;
-import java.util.Map;
+import java.time.Clock;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Runs commands in a sandbox through its envd ({@code process.Process/Start}, Connect with JSON envelopes) as the
- * SDK's {@code commands.run} does, as user {@code user}.
+ * Runs commands in a sandbox through its envd ({@code process.Process/Start}, with the envd client the backends use)
+ * as the SDK's {@code commands.run} does, as user {@code user}.
  */
 final class GuestCommands {
-
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final EnvdClients CLIENTS = new EnvdClients(EnvdClientSettings.DEFAULTS, Clock.systemUTC());
 
     /** What a finished command printed and how it ended. */
     record Result(String stdout, int exitCode) {}
@@ -34,72 +30,70 @@ final class GuestCommands {
     private GuestCommands() {}
 
     /** Runs {@code bash -c script} to its end. */
-    static Result run(GuestEndpoint guest, AccessToken token, String script) throws Exception {
-        try (DataInputStream in = start(guest, token, script)) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            while (true) {
-                JsonNode event = next(in);
-                JsonNode data = event.path("event").path("data");
-                if (data.has("stdout")) {
-                    out.write(Base64.getDecoder().decode(data.path("stdout").asText()));
-                }
-                JsonNode end = event.path("event").path("end");
-                if (!end.isMissingNode()) {
-                    return new Result(
-                            out.toString(StandardCharsets.UTF_8).strip(),
-                            end.path("exitCode").asInt(0));
-                }
-            }
+    static Result run(SandboxId id, GuestEndpoint guest, AccessToken token, String script) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        AtomicReference<ProcessEvent.EndEvent> end = new AtomicReference<>();
+        try (EnvdClient envd = CLIENTS.open(id, EnvdAddress.of(guest), Optional.of(token))) {
+            envd.serverStream(
+                    "process.Process/Start",
+                    start(script),
+                    StartResponse.getDefaultInstance(),
+                    Optional.empty(),
+                    Optional.of("user"),
+                    response -> {
+                        ProcessEvent event = response.getEvent();
+                        if (event.hasData()) {
+                            out.writeBytes(event.getData().getStdout().toByteArray());
+                        }
+                        if (event.hasEnd()) {
+                            end.set(event.getEnd());
+                        }
+                    });
         }
+        if (end.get() == null) {
+            throw new IllegalStateException("the process stream ended without an end event");
+        }
+        return new Result(
+                out.toString(StandardCharsets.UTF_8).strip(), end.get().getExitCode());
     }
 
     /** Starts {@code bash -c script} and returns its pid as soon as it runs; the command keeps running. */
-    static long background(GuestEndpoint guest, AccessToken token, String script) throws Exception {
-        try (DataInputStream in = start(guest, token, script)) {
-            while (true) {
-                JsonNode pid = next(in).path("event").path("start").path("pid");
-                if (pid.isNumber()) {
-                    return pid.asLong();
-                }
-            }
+    static long background(SandboxId id, GuestEndpoint guest, AccessToken token, String script) throws Exception {
+        try (EnvdClient envd = CLIENTS.open(id, EnvdAddress.of(guest), Optional.of(token))) {
+            envd.serverStream(
+                    "process.Process/Start",
+                    start(script),
+                    StartResponse.getDefaultInstance(),
+                    Optional.empty(),
+                    Optional.of("user"),
+                    response -> {
+                        if (response.getEvent().hasStart()) {
+                            // leaves the stream (envd keeps the process running without a reader)
+                            throw new Started(response.getEvent().getStart().getPid());
+                        }
+                    });
+        } catch (Started started) {
+            return started.pid;
         }
+        throw new IllegalStateException("the process stream ended without a start event");
     }
 
-    private static DataInputStream start(GuestEndpoint guest, AccessToken token, String script) throws Exception {
-        byte[] message =
-                JSON.writeValueAsBytes(Map.of("process", Map.of("cmd", "/bin/bash", "args", List.of("-c", script))));
-        ByteBuffer envelope = ByteBuffer.allocate(5 + message.length)
-                .put((byte) 0)
-                .putInt(message.length)
-                .put(message);
-        HttpRequest request = HttpRequest.newBuilder(
-                        URI.create("http://" + guest.host() + ":" + guest.port() + "/process.Process/Start"))
-                .timeout(Duration.ofSeconds(30))
-                .header("Content-Type", "application/connect+json")
-                .header("X-Access-Token", token.value())
-                .header(
-                        "Authorization",
-                        "Basic " + Base64.getEncoder().encodeToString("user:".getBytes(StandardCharsets.UTF_8)))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope.array()))
+    private static StartRequest start(String script) {
+        return StartRequest.newBuilder()
+                .setProcess(ProcessConfig.newBuilder()
+                        .setCmd("/bin/bash")
+                        .addArgs("-c")
+                        .addArgs(script))
                 .build();
-        HttpResponse<InputStream> response = HTTP.send(request, HttpResponse.BodyHandlers.ofInputStream());
-        DataInputStream in = new DataInputStream(response.body());
-        if (response.statusCode() != 200) {
-            String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            in.close();
-            throw new IllegalStateException("process start answered " + response.statusCode() + ": " + body);
-        }
-        return in;
     }
 
-    private static JsonNode next(DataInputStream in) throws Exception {
-        int flags = in.readUnsignedByte();
-        byte[] body = new byte[in.readInt()];
-        in.readFully(body);
-        JsonNode node = JSON.readTree(body);
-        if ((flags & 0x02) != 0) {
-            throw new IllegalStateException("process stream ended: " + node);
+    private static final class Started extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final long pid;
+
+        Started(long pid) {
+            super("started", null, false, false);
+            this.pid = pid;
         }
-        return node;
     }
 }

@@ -10,8 +10,8 @@ import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.EgressPolicy;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.envd.client.EnvdAddress;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.client.EnvdClients;
-import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdMetrics;
@@ -228,7 +228,7 @@ public final class ContainerSandbox implements SandboxBackend {
 
     @Override
     public Optional<EnvdApi> envd() {
-        HttpEnvdClient current = gen.client();
+        EnvdClient current = gen.client();
         return gen.phase.get() == Phase.RUNNING && current != null ? Optional.of(current) : Optional.empty();
     }
 

@@ -9,7 +9,7 @@ import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.SandboxDirs;
-import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.Resources;
@@ -49,7 +49,7 @@ public final class Generation {
     /** Whether the start sent envd this sandbox's {@code /init} (false for a member initialised for it already). */
     private volatile boolean initialisedAtStart = true;
 
-    private volatile HttpEnvdClient client;
+    private volatile EnvdClient client;
     private volatile Lineage lineage;
     private volatile boolean frozen;
 
@@ -132,16 +132,16 @@ public final class Generation {
         frozen = now;
     }
 
-    HttpEnvdClient client() {
+    EnvdClient client() {
         return client;
     }
 
-    void client(HttpEnvdClient opened) {
+    void client(EnvdClient opened) {
         client = opened;
     }
 
     void closeClient() {
-        HttpEnvdClient current = client;
+        EnvdClient current = client;
         client = null;
         if (current != null) {
             current.close();

@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.ExitWatch;
 import io.agentenv.backend.container.host.HostProcess;
-import io.agentenv.envd.client.HttpEnvdClient;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.Liveness;
@@ -204,7 +204,7 @@ public final class GenerationLiveness {
 
     /** One re-init at a time; a failed one is retried by the next check (the envd is still not the initialised one). */
     private void reinitialise(HostProcess envd) {
-        HttpEnvdClient client = gen.client();
+        EnvdClient client = gen.client();
         if (client == null || !reinitialising.compareAndSet(false, true)) {
             return;
         }

@@ -15,8 +15,8 @@ import io.agentenv.backend.container.storage.LayerFiles;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.SandboxDisks;
 import io.agentenv.backend.container.storage.SandboxRootfs;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.client.EnvdClients;
-import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
@@ -264,7 +264,7 @@ public final class GenerationStart {
                     initClaimed(gen, gen.client(), initFor(spec, clock), deadline);
                 }
             } else {
-                HttpEnvdClient opened = envdClients.open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
+                EnvdClient opened = envdClients.open(spec.id(), ContainerSandbox.envdAddress(netSlot), guestToken);
                 gen.client(opened);
                 opened.waitUntilHealthy(deadline);
                 opened.init(initFor(spec, clock));
@@ -325,8 +325,7 @@ public final class GenerationStart {
      * {@code /health} probe first). If envd cannot be reached (it died in the pool and its supervisor is starting it
      * again), it is waited for until {@code deadline} as a booting envd would be, and initialised then.
      */
-    private void initClaimed(Generation gen, HttpEnvdClient client, EnvdInit init, Instant deadline)
-            throws EnvdException {
+    private void initClaimed(Generation gen, EnvdClient client, EnvdInit init, Instant deadline) throws EnvdException {
         try {
             client.init(init);
         } catch (EnvdException.Unreachable gone) {

@@ -18,8 +18,8 @@ import io.agentenv.backend.container.storage.LayerFiles;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.backend.container.storage.SandboxRootfs;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.client.EnvdClients;
-import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.SandboxId;
@@ -230,7 +230,7 @@ public final class TemplateImages {
             runc.create(id, dirs.bundle());
             GuestProcFiles.mount(Generation.initPid(dirs), dirs);
             runc.start(id);
-            try (HttpEnvdClient client = envdClients.open(
+            try (EnvdClient client = envdClients.open(
                     new SandboxId("template000000000000"), ContainerSandbox.envdAddress(slot), Optional.empty())) {
                 client.waitUntilReady(clock.instant().plus(BOOT_TIMEOUT));
             }

@@ -15,8 +15,8 @@ import io.agentenv.backend.container.pool.RefillingPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.backend.container.storage.SandboxRootfs;
+import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.client.EnvdClients;
-import io.agentenv.envd.client.HttpEnvdClient;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
@@ -86,7 +86,7 @@ public final class WarmPool implements AutoCloseable {
             SandboxDirs dirs,
             NetSlot slot,
             Lineage lineage,
-            HttpEnvdClient envd,
+            EnvdClient envd,
             Optional<GenerationLiveness.Processes> processes) {
         public Member {
             requireNonNull(sandbox, "sandbox is null");
@@ -309,7 +309,7 @@ public final class WarmPool implements AutoCloseable {
         ContainerId id = names.containerId(sandbox);
         SandboxDirs dirs = names.dirs(id);
         NetSlot slot = null;
-        HttpEnvdClient client = null;
+        EnvdClient client = null;
         try {
             try {
                 slot = pool.acquire();

@@ -3,6 +3,9 @@ package io.agentenv.envd.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.envd.protocol.process.ListResponse;
+import io.agentenv.envd.protocol.process.ProcessConfig;
+import io.agentenv.envd.protocol.process.ProcessInfo;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
@@ -32,7 +35,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** The client against a scripted HTTP server: shapes, headers, keep-alive per generation and every error path. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
-class HttpEnvdClientTest {
+class DirectTransportTest {
     enum Via {
         TCP,
         UNIX_SOCKET
@@ -101,7 +104,7 @@ class HttpEnvdClientTest {
     void init_sends_the_body_and_later_calls_carry_the_new_token(Via via) throws Exception {
         server.answer("/init", 204, "");
         server.answer("/health", 204, "");
-        HttpEnvdClient client = clients.open(SANDBOX, address(via), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, address(via), Optional.empty());
         client.init(new EnvdInit(
                 Optional.of(new AccessToken("tok-1")),
                 Map.of("A", "b"),
@@ -125,11 +128,11 @@ class HttpEnvdClientTest {
     @Test
     void calls_of_one_generation_share_a_keep_alive_connection_a_new_generation_its_own() throws Exception {
         server.answer("/health", 204, "");
-        HttpEnvdClient first = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient first = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         first.health();
         first.health();
         first.close();
-        HttpEnvdClient second = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient second = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         second.health();
 
         List<String> connections =
@@ -142,12 +145,12 @@ class HttpEnvdClientTest {
     void more_open_clients_than_jettys_default_thread_cap_all_keep_answering() throws Exception {
         // given: every open client keeps a selector task on the shared pool; Jetty's default cap was 200
         server.answer("/health", 204, "");
-        List<HttpEnvdClient> open = new java.util.ArrayList<>();
+        List<EnvdClient> open = new java.util.ArrayList<>();
         for (int i = 0; i < 210; i++) {
             open.add(clients.open(SANDBOX, address(Via.TCP), Optional.empty()));
         }
         // when / then: the newest ones still get answers (before the fix the 200th onward timed out)
-        for (HttpEnvdClient client : open.subList(195, 210)) {
+        for (EnvdClient client : open.subList(195, 210)) {
             client.health();
         }
         assertThat(server.seen()).hasSize(15);
@@ -160,10 +163,21 @@ class HttpEnvdClientTest {
                 "pid":7,"stream":"stdout","message":"hi\\n"},{"seq":4,"timestamp":"2026-11-29T20:47:00Z",
                 "source":"envd","level":"WARN","stream":"io.agentenv.envd.Main","message":"started"}],
                 "nextCursor":5,"firstAvailable":3}""");
-        server.answer("/process.Process/List", 200, """
-                {"processes":[{"config":{"cmd":"sleep","args":["30"],"envs":{"K":"V"},"cwd":"/tmp"},"pid":42,
-                "tag":"t1"},{"config":{"cmd":"sh"},"pid":43}]}""");
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        ListResponse list = ListResponse.newBuilder()
+                .addProcesses(ProcessInfo.newBuilder()
+                        .setPid(42)
+                        .setTag("t1")
+                        .setConfig(ProcessConfig.newBuilder()
+                                .setCmd("sleep")
+                                .addArgs("30")
+                                .putEnvs("K", "V")
+                                .setCwd("/tmp")))
+                .addProcesses(ProcessInfo.newBuilder()
+                        .setPid(43)
+                        .setConfig(ProcessConfig.newBuilder().setCmd("sh")))
+                .build();
+        server.answer("/process.Process/List", 200, "application/proto", list.toByteArray());
+        EnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
 
         var page = client.logs(2, 10);
         assertThat(server.seen().getLast().pathAndQuery()).isEqualTo("/logs?cursor=2&limit=10");
@@ -194,13 +208,14 @@ class HttpEnvdClientTest {
                                 42, Optional.of("t1"), "sleep", List.of("30"), Map.of("K", "V"), Optional.of("/tmp")),
                         new GuestProcess(43, Optional.empty(), "sh", List.of(), Map.of(), Optional.empty()));
         assertThat(server.seen().getLast().method()).isEqualTo("POST");
-        assertThat(server.seen().getLast().body()).isEqualTo("{}");
+        assertThat(server.seen().getLast().contentType()).isEqualTo("application/proto");
+        assertThat(server.seen().getLast().body()).isEmpty();
     }
 
     @Test
     void an_error_status_is_rejected_with_envds_message() {
         server.answer("/metrics", 401, "{\"code\":401,\"message\":\"missing or invalid access token\"}");
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         assertThatThrownBy(client::metrics).isInstanceOfSatisfying(EnvdException.Rejected.class, e -> {
             assertThat(e.status()).isEqualTo(401);
             assertThat(e.getMessage()).contains("missing or invalid access token");
@@ -210,7 +225,7 @@ class HttpEnvdClientTest {
     @Test
     void an_unreadable_body_is_rejected_with_status_zero() {
         server.answer("/metrics", 200, "{\"ts\":\"soon\"}");
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         assertThatThrownBy(client::metrics)
                 .isInstanceOfSatisfying(
                         EnvdException.Rejected.class,
@@ -220,7 +235,7 @@ class HttpEnvdClientTest {
     @Test
     void an_answer_larger_than_the_limit_is_not_buffered() {
         server.answer("/logs", 200, "{\"entries\":[],\"pad\":\"" + "x".repeat(8192) + "\"}");
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         assertThatThrownBy(() -> client.logs(0, 10)).isInstanceOf(EnvdException.Unreachable.class);
     }
 
@@ -239,7 +254,7 @@ class HttpEnvdClientTest {
                 4,
                 4096);
         try (EnvdClients impatient = new EnvdClients(shortCalls, Clock.systemUTC())) {
-            HttpEnvdClient client = impatient.open(SANDBOX, address(Via.TCP), Optional.empty());
+            EnvdClient client = impatient.open(SANDBOX, address(Via.TCP), Optional.empty());
             assertThatThrownBy(client::metrics)
                     .isInstanceOf(EnvdException.Unreachable.class)
                     .hasMessageContaining("GET /metrics");
@@ -252,16 +267,16 @@ class HttpEnvdClientTest {
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
         }
-        HttpEnvdClient tcp = clients.open(SANDBOX, new EnvdAddress.Tcp("127.0.0.1", port), Optional.empty());
+        EnvdClient tcp = clients.open(SANDBOX, new EnvdAddress.Tcp("127.0.0.1", port), Optional.empty());
         assertThatThrownBy(tcp::health).isInstanceOf(EnvdException.Unreachable.class);
-        HttpEnvdClient unix = clients.open(SANDBOX, new EnvdAddress.Unix(dir.resolve("absent.sock")), Optional.empty());
+        EnvdClient unix = clients.open(SANDBOX, new EnvdAddress.Unix(dir.resolve("absent.sock")), Optional.empty());
         assertThatThrownBy(unix::health).isInstanceOf(EnvdException.Unreachable.class);
     }
 
     @Test
     void a_closed_client_is_unreachable_and_forgotten() throws Exception {
         server.answer("/health", 204, "");
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         client.health();
         assertThat(clients.openClients()).isEqualTo(1);
         client.close();
@@ -277,7 +292,7 @@ class HttpEnvdClientTest {
         // given: a client that has a connection and a token
         server.answer("/init", 204, "");
         server.answer("/health", 204, "");
-        HttpEnvdClient first = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient first = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         first.init(new EnvdInit(
                 Optional.of(new AccessToken("tok-2")),
                 Map.of(),
@@ -286,7 +301,7 @@ class HttpEnvdClientTest {
                 Instant.parse("2026-11-29T12:00:00Z")));
         SandboxId next = new SandboxId("n".repeat(SandboxId.LENGTH));
         // when
-        HttpEnvdClient moved = clients.handOver(first, next);
+        EnvdClient moved = clients.handOver(first, next);
         moved.health();
         // then: same connection, same token, one open client, the old one closed
         List<ScriptedEnvdServer.Seen> seen = server.seen();
@@ -311,7 +326,7 @@ class HttpEnvdClientTest {
                 request -> probes.incrementAndGet() < 4
                         ? new ScriptedEnvdServer.Answer(503, "")
                         : new ScriptedEnvdServer.Answer(204, ""));
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
         client.waitUntilHealthy(Instant.now().plusSeconds(10));
         assertThat(probes).hasValue(4);
     }
@@ -324,15 +339,14 @@ class HttpEnvdClientTest {
                 request -> probes.incrementAndGet() < 3
                         ? new ScriptedEnvdServer.Answer(503, "{\"code\":503,\"message\":\"envd is still setting up\"}")
                         : new ScriptedEnvdServer.Answer(204, ""));
-        HttpEnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, address(Via.UNIX_SOCKET), Optional.empty());
         client.waitUntilReady(Instant.now().plusSeconds(10));
         assertThat(probes).hasValue(3);
     }
 
     @Test
     void waiting_for_health_gives_up_at_the_deadline_with_the_last_failure() {
-        HttpEnvdClient client =
-                clients.open(SANDBOX, new EnvdAddress.Unix(dir.resolve("never.sock")), Optional.empty());
+        EnvdClient client = clients.open(SANDBOX, new EnvdAddress.Unix(dir.resolve("never.sock")), Optional.empty());
         assertThatThrownBy(() -> client.waitUntilHealthy(Instant.now().plusMillis(200)))
                 .isInstanceOf(EnvdException.Unreachable.class)
                 .hasMessageContaining("not healthy")
@@ -342,7 +356,7 @@ class HttpEnvdClientTest {
 
     @Test
     void closing_the_clients_closes_every_open_client() {
-        HttpEnvdClient one = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
+        EnvdClient one = clients.open(SANDBOX, address(Via.TCP), Optional.empty());
         clients.close();
         assertThatThrownBy(one::health).isInstanceOf(EnvdException.Unreachable.class);
         assertThatThrownBy(() -> clients.open(SANDBOX, address(Via.TCP), Optional.empty()))
