@@ -4,6 +4,7 @@ import io.agentenv.envd.client.EnvdAddress;
 import io.agentenv.envd.client.EnvdClient;
 import io.agentenv.envd.client.EnvdClientSettings;
 import io.agentenv.envd.client.EnvdClients;
+import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.process.ProcessConfig;
 import io.agentenv.envd.protocol.process.StartRequest;
 import io.agentenv.envd.protocol.process.StartResponse;
@@ -30,7 +31,7 @@ public final class GuestProcesses {
 
     /**
      * Starts {@code cmd args} as {@code user} and returns its pid once envd reports the start. A refusal is an
-     * {@link IllegalStateException} that names envd's status.
+     * {@link IllegalStateException} that names the HTTP status envd answered.
      */
     public static long start(GuestEndpoint guest, AccessToken token, String user, String cmd, List<String> args)
             throws Exception {
@@ -56,6 +57,11 @@ public final class GuestProcesses {
             return started.pid;
         } catch (EnvdException.Rejected e) {
             throw new IllegalStateException("process start answered " + e.status() + ": " + e.getMessage(), e);
+        } catch (RpcException e) { // envd's own refusal (a wrong token: unauthenticated) is a Connect error
+            throw new IllegalStateException(
+                    "process start answered " + e.code().httpStatus() + ": ["
+                            + e.code().wireName() + "] " + e.getMessage(),
+                    e);
         }
         throw new IllegalStateException("process stream ended before the start event");
     }
