@@ -27,7 +27,7 @@ export function percent(v) {
   return v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v.toFixed(1)} %`
 }
 
-/** Metadata as one line of k=v pairs (text; the view renders it as text). */
+/** Metadata as one line of k=v pairs sorted by key (text; the views render it as text). */
 export function metadataText(metadata) {
-  return Object.entries(metadata ?? {}).map(([k, v]) => `${k}=${v}`).join(' ')
+  return Object.entries(metadata ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join(' ')
 }

@@ -9,6 +9,7 @@ const CONFIRM = {
   kill: 'Kill this sandbox? Its processes and files are gone for good.',
   pause: 'Pause this sandbox? Open terminals and streams are cut until it resumes.',
 }
+const CONFIRM_SHORT = { kill: 'Kill it for good?', pause: 'Pause it?' }
 
 export function Actions({ sandbox, onDone, compact = false }) {
   const [mode, setMode] = useState(null) // null | 'kill' | 'pause' | 'timeout' | 'snapshot' | 'fork'
@@ -61,7 +62,7 @@ export function Actions({ sandbox, onDone, compact = false }) {
 
   let pending = null
   if (mode === 'kill' || mode === 'pause') {
-    pending = html`<span class="confirm" role="alertdialog">${CONFIRM[mode]}
+    pending = html`<span class="confirm" role="alertdialog">${(compact ? CONFIRM_SHORT : CONFIRM)[mode]}
       <button class="danger" data-testid=${`confirm-${mode}`} disabled=${busy} onClick=${perform}>${mode === 'kill' ? 'Kill' : 'Pause'}</button>
       <button onClick=${() => setMode(null)}>Cancel</button></span>`
   } else if (mode) {

@@ -5,7 +5,7 @@ import { html } from '../html.js'
 import { sandboxes } from '../api.js'
 import { duration, metadataText } from '../format.js'
 import { Actions } from './actions.js'
-import { usePolling } from './sandboxes.js'
+import { usePolling, timeLeft } from './sandboxes.js'
 import { Charts } from './charts.js'
 import { Logs } from './logs.js'
 import { Files } from './files.js'
@@ -42,7 +42,7 @@ export function SandboxDetail({ id }) {
           <dt>Template</dt><dd>${detail.alias || detail.templateID}</dd>
           <dt>Resources</dt><dd>${detail.cpuCount} CPU, ${detail.memoryMB} MiB memory, ${detail.diskSizeMB} MiB disk</dd>
           <dt>Started</dt><dd>${new Date(detail.startedAt).toLocaleString()} (${duration(Date.now() - Date.parse(detail.startedAt))} ago)</dd>
-          <dt>Time left</dt><dd>${running ? duration(Date.parse(detail.endAt) - Date.now()) : '–'}</dd>
+          <dt>Time left</dt><dd>${timeLeft(detail, Date.now())}</dd>
           <dt>Metadata</dt><dd class="meta" data-testid="detail-metadata">${metadataText(detail.metadata)}</dd>
         </dl>
         <${Actions} sandbox=${detail} onDone=${(what) => (what === 'kill' ? (location.hash = '#/sandboxes') : refresh())} />`}

@@ -1,5 +1,7 @@
 // The live list of sandboxes: polled every 1.5 s (GET /v2/sandboxes, every page), with the newest metrics every
-// third poll for the CPU and memory sparklines; filters by state, template and metadata; actions per row.
+// third poll for the CPU and memory sparklines; filters by state, template and metadata; actions per row. Rows have
+// one fixed height and only those near the viewport are rendered (spacer rows stand in for the rest), so a poll of
+// thousands of sandboxes re-renders a screenful.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { listSandboxes, latestMetrics } from '../api.js'
@@ -9,6 +11,10 @@ import { Actions } from './actions.js'
 
 const POLL_MS = 1500
 const HISTORY = 30
+/** Pixels per row (style.css: table.list.sandboxes tbody tr). */
+const ROW_H = 36
+/** Rows rendered above and below the viewport. */
+const OVERSCAN = 15
 
 /** Recent CPU % and memory % per sandbox id, kept while the page is open. */
 const history = new Map()
@@ -51,7 +57,26 @@ export function SandboxList() {
   const [template, setTemplate] = useState('')
   const [meta, setMeta] = useState('')
   const [, setVersion] = useState(0)
+  const [range, setRange] = useState({ start: 0, end: 60 })
   const polls = useRef(0)
+  const body = useRef(null)
+
+  useEffect(() => {
+    const update = () => {
+      if (!body.current) return
+      const top = body.current.getBoundingClientRect().top
+      const start = Math.max(0, Math.floor(-top / ROW_H) - OVERSCAN)
+      const end = start + Math.ceil(innerHeight / ROW_H) + 2 * OVERSCAN
+      setRange((r) => (r.start === start && r.end === end ? r : { start, end }))
+    }
+    update()
+    addEventListener('scroll', update, { passive: true })
+    addEventListener('resize', update)
+    return () => {
+      removeEventListener('scroll', update)
+      removeEventListener('resize', update)
+    }
+  }, [])
 
   const refresh = async () => {
     try {
@@ -100,13 +125,24 @@ export function SandboxList() {
         <span class="muted" data-testid="sandbox-count">${items ? `${shown.length} of ${items.length}` : 'loading…'}</span>
       </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
-      <table class="list" data-testid="sandbox-table">
+      <table class="list sandboxes" data-testid="sandbox-table">
         <thead><tr><th>Sandbox</th><th>State</th><th>Template</th><th>Metadata</th><th>Age</th><th>Time left</th>
           <th>CPU</th><th>Memory</th><th>Actions</th></tr></thead>
-        <tbody>${shown.map((s) => html`<${Row} key=${s.sandboxID} s=${s} now=${now} onDone=${refresh} />`)}</tbody>
+        <tbody ref=${body}>
+          ${range.start > 0 && html`<tr class="spacer" style=${{ height: `${Math.min(range.start, shown.length) * ROW_H}px` }}></tr>`}
+          ${shown.slice(range.start, range.end).map((s) => html`<${Row} key=${s.sandboxID} s=${s} now=${now} onDone=${refresh} />`)}
+          ${shown.length > range.end && html`<tr class="spacer" style=${{ height: `${(shown.length - range.end) * ROW_H}px` }}></tr>`}
+        </tbody>
       </table>
       ${items && !items.length && html`<p class="muted">No sandboxes. Create one with an E2B SDK, aenv or the REST API.</p>`}
     </section>`
+}
+
+/** Until the sandbox's timeout; the API answers an end a century away for a sandbox without one. */
+export function timeLeft(s, now) {
+  if (s.state !== 'running') return '–'
+  const left = Date.parse(s.endAt) - now
+  return left > 10 * 365 * 86_400_000 ? 'no timeout' : duration(left)
 }
 
 function Row({ s, now, onDone }) {
@@ -116,9 +152,9 @@ function Row({ s, now, onDone }) {
       <td><a href=${`#/sandboxes/${encodeURIComponent(s.sandboxID)}`} class="mono">${s.sandboxID}</a></td>
       <td><span class=${`state ${s.state}`} data-testid="state">${s.state}</span></td>
       <td>${s.alias || s.templateID}</td>
-      <td class="meta" data-testid="metadata">${metadataText(s.metadata)}</td>
+      <td class="meta" data-testid="metadata" title=${metadataText(s.metadata)}>${metadataText(s.metadata)}</td>
       <td>${duration(now - Date.parse(s.startedAt))}</td>
-      <td>${s.state === 'running' ? duration(Date.parse(s.endAt) - now) : '–'}</td>
+      <td>${timeLeft(s, now)}</td>
       <td><${Sparkline} values=${h?.cpu ?? []} max=${100} label="CPU %" /></td>
       <td><${Sparkline} values=${h?.mem ?? []} max=${100} label="memory %" /></td>
       <td><${Actions} sandbox=${s} onDone=${onDone} compact=${true} /></td>
