@@ -39,7 +39,8 @@ function Chart({ name, spec, metrics }) {
   const box = useRef(null)
   const plot = useRef(null)
 
-  const data = [metrics.map((m) => m.timestampUnix), ...spec.lines.map(([, f]) => metrics.map(f))]
+  // x in seconds with the sample's sub-second part (timestamp is RFC 3339 with fractions; samples can be < 1 s apart)
+  const data = [metrics.map((m) => Date.parse(m.timestamp) / 1000), ...spec.lines.map(([, f]) => metrics.map(f))]
 
   useEffect(() => {
     const width = Math.max(300, box.current.clientWidth || 600)
