@@ -39,8 +39,12 @@ function Chart({ name, spec, metrics }) {
   const box = useRef(null)
   const plot = useRef(null)
 
-  // x in seconds with the sample's sub-second part (timestamp is RFC 3339 with fractions; samples can be < 1 s apart)
-  const data = [metrics.map((m) => Date.parse(m.timestamp) / 1000), ...spec.lines.map(([, f]) => metrics.map(f))]
+  // x in seconds (with the fraction the RFC 3339 timestamp may carry); uPlot wants x strictly ascending, so of samples
+  // at the same time the last one is kept
+  const points = metrics.map((m) => [Date.parse(m.timestamp) / 1000, m])
+    .sort((a, b) => a[0] - b[0])
+    .filter((p, i, all) => i === all.length - 1 || all[i + 1][0] !== p[0])
+  const data = [points.map(([x]) => x), ...spec.lines.map(([, f]) => points.map(([, m]) => f(m)))]
 
   useEffect(() => {
     const width = Math.max(300, box.current.clientWidth || 600)
