@@ -9,6 +9,10 @@ if [[ $EUID -eq 0 ]]; then scripts/setup-host.sh; export AENV_REQUIRE_HOST_TESTS
 mvn -B -ntp verify
 
 ( cd e2e && { [ -d node_modules/e2b ] && npm ls --silent >/dev/null 2>&1 || npm ci --no-audit --no-fund; } )
+# the console's browser suite drives Debian's Chromium (never a browser download)
+if [[ $EUID -eq 0 && ! -x /usr/bin/chromium ]]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
 shopt -s nullglob
 suites=(e2e/tests/*.test.mjs)
 if (( ${#suites[@]} )); then

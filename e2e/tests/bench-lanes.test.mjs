@@ -105,7 +105,7 @@ test('no two benchmark lanes share a name, runc dir, cgroup, id prefix or networ
   }
   // ranges used by others on the same host: the host's server, the server's host tests, run.sh, the e2e suites
   const others = [['host server', 0, 1024], ['server host tests', 8192, 8224], ['run.sh lanes', 9216, 9216 + 64 * 8],
-    ['e2e suites', 12288, 12808]]
+    ['e2e suites', 12288, 12808], ['console browser suite', 13312, 13320]]
   for (const [i, a] of used.entries()) {
     for (const [who, from, to] of others) assert.ok(a.to <= from || a.from >= to, `${a.who} overlaps ${who}`)
     for (const b of used.slice(i + 1)) {

@@ -2,6 +2,7 @@ package io.agentenv.orchestrator;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.spi.BackendCapacity;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.NetworkPolicy;
@@ -73,6 +74,7 @@ public final class Orchestrator {
     private final CustomExtensionParams params;
     private final Recovery recovery;
     private final LivenessCheck liveness;
+    private final SandboxBackendFactory backends;
 
     /** Builds the orchestrator without a custom extension ({@link LifecycleHooks#none()}). */
     public Orchestrator(
@@ -98,6 +100,7 @@ public final class Orchestrator {
         requireNonNull(backends, "backends is null");
         requireNonNull(settings, "settings is null");
         this.settings = settings;
+        this.backends = backends;
         this.clock = requireNonNull(clock, "clock is null");
         Ids ids = new Ids();
         this.records = new Records(store, new StateSignals());
@@ -138,6 +141,11 @@ public final class Orchestrator {
         this.params = new CustomExtensionParams(records, this.hooks);
         this.recovery = new Recovery(records, runtime, backends, specs, artifacts, this.hooks, events, clock);
         this.liveness = new LivenessCheck(records, runtime, kills);
+    }
+
+    /** What the backend holds now (slots in use, warm pool stock); empty when the backend does not keep count. */
+    public Optional<BackendCapacity> capacity() {
+        return backends.capacity();
     }
 
     /**

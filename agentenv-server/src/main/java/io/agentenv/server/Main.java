@@ -124,6 +124,7 @@ public final class Main {
                     .addKeyValue("port", api.port())
                     .addKeyValue("backend", backend.name())
                     .addKeyValue("data_dir", dataDir)
+                    .addKeyValue("console", config.console() ? "/console/" : "off")
                     .log("agentenv server listening");
         } catch (Exception | Error e) {
             closeQuietly(api, guests, orchestrator, backend, store);

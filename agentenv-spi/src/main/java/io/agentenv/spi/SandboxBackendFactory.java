@@ -31,6 +31,14 @@ public interface SandboxBackendFactory {
     /** Called once at server shutdown, after the orchestrator closed or paused every instance. Idempotent. */
     default void shutdown() {}
 
+    /**
+     * What the backend holds now (slots in use, warm pool stock), for the server's host overview; empty when the
+     * backend does not keep count (the default).
+     */
+    default Optional<BackendCapacity> capacity() {
+        return Optional.empty();
+    }
+
     /** The templates this backend boots without a snapshot; at least {@code base} for a usable backend. */
     List<TemplateDescriptor> templates();
 

@@ -40,6 +40,7 @@ import io.agentenv.backend.container.storage.SandboxRootfs;
 import io.agentenv.backend.container.storage.SpareDisks;
 import io.agentenv.envd.client.EnvdClientSettings;
 import io.agentenv.envd.client.EnvdClients;
+import io.agentenv.spi.BackendCapacity;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
@@ -70,6 +71,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -419,6 +421,19 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         if (templates().stream().anyMatch(t -> t.id().value().equals("base"))) {
             warmPool.keepWarm("base"); // builds the boot image and fills the pool in the background
         }
+    }
+
+    /** Network slots in use (one per sandbox and warm member) of {@code max_sandboxes}, and the warm pool's stock. */
+    @Override
+    public Optional<BackendCapacity> capacity() {
+        if (sandboxes == null) {
+            return Optional.empty();
+        }
+        List<BackendCapacity.PoolStock> stock = new ArrayList<>();
+        warmPool.stock()
+                .forEach((template, ready) ->
+                        stock.add(new BackendCapacity.PoolStock(new TemplateId(template), ready, warmPool.size())));
+        return Optional.of(new BackendCapacity(pool.inUse(), OptionalInt.of(pool.slotCount()), stock));
     }
 
     @Override

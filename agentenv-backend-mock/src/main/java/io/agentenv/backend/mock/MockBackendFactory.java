@@ -2,6 +2,7 @@ package io.agentenv.backend.mock;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.spi.BackendCapacity;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.GuestEndpoint;
@@ -30,6 +31,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -195,6 +197,22 @@ public final class MockBackendFactory implements SandboxBackendFactory {
                 }
             }
         });
+    }
+
+    /**
+     * Open instances and ready ids take a slot each; there is no limit; the warm pool is what {@link #keepReady} made
+     * and no create reserved yet (its target is what it holds: the mock does not refill).
+     */
+    @Override
+    public Optional<BackendCapacity> capacity() {
+        List<BackendCapacity.PoolStock> stock = new ArrayList<>();
+        int readyTotal = 0;
+        for (Map.Entry<TemplateId, Deque<SandboxId>> e : ready.entrySet()) {
+            int n = e.getValue().size();
+            readyTotal += n;
+            stock.add(new BackendCapacity.PoolStock(e.getKey(), n, n));
+        }
+        return Optional.of(new BackendCapacity(openInstances().size() + readyTotal, OptionalInt.empty(), stock));
     }
 
     // ---- scripting ---------------------------------------------------------------------------------------------

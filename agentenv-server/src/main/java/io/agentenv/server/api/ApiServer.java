@@ -6,6 +6,7 @@ import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.console.ConsoleHandler;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
 import java.net.InetSocketAddress;
@@ -124,9 +125,13 @@ public final class ApiServer implements AutoCloseable {
                 .register(router);
         new ListEndpoints(orchestrator, wire, json).register(router);
         new TemplateEndpoints(orchestrator).register(router);
+        new HostEndpoints(orchestrator, metrics, config.backend(), clock).register(router);
 
-        server.setHandler(new GracefulHandler(new KeepAliveHint(
-                front.apply(new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes())))));
+        Handler api = new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes());
+        if (config.console()) { // the web console's files under /console, in front of the API (AENV_CONSOLE)
+            api = ConsoleHandler.inFrontOf(api);
+        }
+        server.setHandler(new GracefulHandler(new KeepAliveHint(front.apply(api))));
         server.setErrorHandler(new JsonErrorHandler(json));
         server.setStopTimeout(config.shutdownGrace().toMillis());
         server.setStopAtShutdown(false); // Main owns the shutdown order (API first, then the orchestrator)

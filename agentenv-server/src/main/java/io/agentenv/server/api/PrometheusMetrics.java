@@ -141,7 +141,8 @@ final class PrometheusMetrics implements LifecycleListener {
         out.append(name).append(' ').append(value).append('\n');
     }
 
-    private Map<SandboxState, Long> countByState() {
+    /** Visible sandboxes by internal state (zero for states none is in), read from the store. */
+    Map<SandboxState, Long> countByState() {
         Map<SandboxState, Long> counts = new EnumMap<>(SandboxState.class);
         for (SandboxState s : SandboxState.visible()) {
             counts.put(s, 0L);

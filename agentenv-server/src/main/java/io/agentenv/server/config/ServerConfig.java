@@ -52,6 +52,8 @@ import java.util.regex.Pattern;
  * @param metricsSampleInterval how often every running sandbox's metrics are sampled from its envd
  *                              ({@code AENV_METRICS_SAMPLE_INTERVAL_MS}, default 5000, {@value #MIN_SAMPLE_INTERVAL_MS}
  *                              to {@value #MAX_SAMPLE_INTERVAL_MS})
+ * @param console               whether the web console is served under {@code /console} ({@code AENV_CONSOLE},
+ *                              {@code on} or {@code off}, default {@code on})
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -67,7 +69,8 @@ public record ServerConfig(
         Map<String, String> backendSettings,
         Optional<URI> customExtensionUrl,
         Duration customExtensionTimeout,
-        Duration metricsSampleInterval) {
+        Duration metricsSampleInterval,
+        boolean console) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -83,6 +86,7 @@ public record ServerConfig(
     public static final String CUSTOM_EXTENSION_URL = "AENV_CUSTOM_EXTENSION_URL";
     public static final String CUSTOM_EXTENSION_TIMEOUT = "AENV_CUSTOM_EXTENSION_TIMEOUT_MS";
     public static final String METRICS_SAMPLE_INTERVAL = "AENV_METRICS_SAMPLE_INTERVAL_MS";
+    public static final String CONSOLE = "AENV_CONSOLE";
     /** Below this, sampling every sandbox's envd would be load of its own. */
     public static final int MIN_SAMPLE_INTERVAL_MS = 100;
     /** An hour: metrics older than that are of little use to a dashboard. */
@@ -103,7 +107,8 @@ public record ServerConfig(
             SHUTDOWN_GRACE,
             CUSTOM_EXTENSION_URL,
             CUSTOM_EXTENSION_TIMEOUT,
-            METRICS_SAMPLE_INTERVAL);
+            METRICS_SAMPLE_INTERVAL,
+            CONSOLE);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -179,7 +184,8 @@ public record ServerConfig(
                 backendSettings(values),
                 Optional.ofNullable(values.get(CUSTOM_EXTENSION_URL)).map(ServerConfig::parseExtensionUrl),
                 Duration.ofMillis(parseInt(values, CUSTOM_EXTENSION_TIMEOUT, 5000)),
-                Duration.ofMillis(parseInt(values, METRICS_SAMPLE_INTERVAL, 5000)));
+                Duration.ofMillis(parseInt(values, METRICS_SAMPLE_INTERVAL, 5000)),
+                parseOnOff(values, CONSOLE, true));
     }
 
     private static URI parseExtensionUrl(String value) {
@@ -260,6 +266,18 @@ public record ServerConfig(
         return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
     }
 
+    private static boolean parseOnOff(Map<String, String> values, String key, boolean defaultValue) {
+        String v = values.get(key);
+        if (v == null) {
+            return defaultValue;
+        }
+        return switch (v.toLowerCase(Locale.ROOT)) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException(key + " must be on or off: " + v);
+        };
+    }
+
     private static int parseInt(Map<String, String> values, String key, int defaultValue) {
         String v = values.get(key);
         if (v == null) {
@@ -286,6 +304,6 @@ public record ServerConfig(
                                 + " (path and credentials redacted)")
                         .orElse("-")
                 + ", customExtensionTimeout=" + customExtensionTimeout
-                + ", metricsSampleInterval=" + metricsSampleInterval + "]";
+                + ", metricsSampleInterval=" + metricsSampleInterval + ", console=" + (console ? "on" : "off") + "]";
     }
 }

@@ -36,6 +36,16 @@ class ServerConfigTest {
         assertThat(config.customExtensionTimeout()).isEqualTo(Duration.ofMillis(5000));
         assertThat(config.metricsSampleInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.backendSettings()).isEmpty();
+        assertThat(config.console()).isTrue();
+    }
+
+    @Test
+    void the_console_is_on_unless_aenv_console_is_off() {
+        assertThat(ServerConfig.load(Map.of("AENV_CONSOLE", "off")).console()).isFalse();
+        assertThat(ServerConfig.load(Map.of("AENV_CONSOLE", "OFF")).console()).isFalse();
+        assertThat(ServerConfig.load(Map.of("AENV_CONSOLE", "on")).console()).isTrue();
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_CONSOLE", "no")))
+                .hasMessageContaining("AENV_CONSOLE must be on or off");
     }
 
     @Test

@@ -35,6 +35,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -266,6 +267,20 @@ public final class WarmPool implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** The templates kept warm, sorted, each with how many of its members are ready now. */
+    public Map<String, Integer> stock() {
+        Map<String, Integer> stock = new TreeMap<>();
+        for (String template : ready.keys()) {
+            stock.put(template, ready.ready(template));
+        }
+        return stock;
+    }
+
+    /** How many ready members the pool keeps per template. */
+    public int size() {
+        return size;
     }
 
     public int readyCount(String template) {

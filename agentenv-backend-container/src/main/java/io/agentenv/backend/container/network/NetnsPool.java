@@ -127,6 +127,19 @@ public final class NetnsPool implements AutoCloseable {
         }
     }
 
+    /** Slots handed out (to sandboxes and warm pool members), not counting those created ahead and not yet taken. */
+    public int inUse() {
+        int ready = this.ready.ready(SLOTS);
+        synchronized (lock) {
+            return Math.max(0, taken.cardinality() - ready);
+        }
+    }
+
+    /** How many slots this pool may use. */
+    public int slotCount() {
+        return slotCount;
+    }
+
     /** A ready slot for one sandbox; creates one when none is ready. */
     public NetSlot acquire() throws NoFreeSlotException, CommandFailedException, InterruptedException {
         if (ready.closed()) {

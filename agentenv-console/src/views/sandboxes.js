@@ -1,0 +1,162 @@
+// The live list of sandboxes: polled every 1.5 s (GET /v2/sandboxes, every page), with the newest metrics every
+// third poll for the CPU and memory sparklines; filters by state, template and metadata; actions per row. Rows have
+// one fixed height and only those near the viewport are rendered (spacer rows stand in for the rest), so a poll of
+// thousands of sandboxes re-renders a screenful.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { html } from '../html.js'
+import { listSandboxes, latestMetrics } from '../api.js'
+import { duration, metadataText } from '../format.js'
+import { Sparkline } from './sparkline.js'
+import { Actions } from './actions.js'
+
+const POLL_MS = 1500
+const HISTORY = 30
+/** Pixels per row (style.css: table.list.sandboxes tbody tr). */
+const ROW_H = 36
+/** Rows rendered above and below the viewport. */
+const OVERSCAN = 15
+
+/** Recent CPU % and memory % per sandbox id, kept while the page is open. */
+const history = new Map()
+
+function record(metrics) {
+  for (const [id, m] of Object.entries(metrics)) {
+    const h = history.get(id) ?? { at: null, cpu: [], mem: [] }
+    if (h.at === m.timestampUnix) continue
+    h.at = m.timestampUnix
+    h.cpu = [...h.cpu, m.cpuUsedPct].slice(-HISTORY)
+    h.mem = [...h.mem, m.memTotal ? (100 * m.memUsed) / m.memTotal : 0].slice(-HISTORY)
+    history.set(id, h)
+  }
+}
+
+export function usePolling(fn, ms, deps = []) {
+  useEffect(() => {
+    let stopped = false
+    let timer = null
+    const tick = async () => {
+      try {
+        await fn()
+      } finally {
+        if (!stopped) timer = setTimeout(tick, ms)
+      }
+    }
+    tick()
+    return () => {
+      stopped = true
+      clearTimeout(timer)
+    }
+  }, deps)
+}
+
+export function SandboxList() {
+  const [items, setItems] = useState(null)
+  const [error, setError] = useState(null)
+  const [now, setNow] = useState(Date.now())
+  const [state, setState] = useState('')
+  const [template, setTemplate] = useState('')
+  const [meta, setMeta] = useState('')
+  const [, setVersion] = useState(0)
+  const [range, setRange] = useState({ start: 0, end: 60 })
+  const polls = useRef(0)
+  const body = useRef(null)
+
+  useEffect(() => {
+    const update = () => {
+      if (!body.current) return
+      const top = body.current.getBoundingClientRect().top
+      const start = Math.max(0, Math.floor(-top / ROW_H) - OVERSCAN)
+      const end = start + Math.ceil(innerHeight / ROW_H) + 2 * OVERSCAN
+      setRange((r) => (r.start === start && r.end === end ? r : { start, end }))
+    }
+    update()
+    addEventListener('scroll', update, { passive: true })
+    addEventListener('resize', update)
+    return () => {
+      removeEventListener('scroll', update)
+      removeEventListener('resize', update)
+    }
+  }, [])
+
+  const refresh = async () => {
+    try {
+      const list = await listSandboxes()
+      performance.mark('aenv:list-data', { detail: { rows: list.length } })
+      setItems(list)
+      setNow(Date.now())
+      setError(null)
+      if (polls.current++ % 3 === 0) {
+        const running = list.filter((s) => s.state === 'running').map((s) => s.sandboxID)
+        if (running.length) {
+          record(await latestMetrics(running))
+          setVersion((v) => v + 1)
+        }
+      }
+    } catch (e) {
+      setError(e.message)
+    }
+  }
+  usePolling(refresh, POLL_MS)
+
+  const templates = useMemo(() => [...new Set((items ?? []).map((s) => s.alias || s.templateID))].sort(), [items])
+  const shown = useMemo(() => {
+    const wanted = meta.trim().toLowerCase()
+    return (items ?? []).filter((s) => (!state || s.state === state)
+      && (!template || (s.alias || s.templateID) === template)
+      && (!wanted || metadataText(s.metadata).toLowerCase().includes(wanted)))
+  }, [items, state, template, meta])
+
+  useEffect(() => {
+    if (items) performance.mark('aenv:list-rendered', { detail: { rows: shown.length } })
+  }, [items, shown])
+
+  return html`
+    <section>
+      <div class="toolbar">
+        <h2>Sandboxes</h2>
+        <label>State <select data-testid="filter-state" value=${state} onChange=${(e) => setState(e.currentTarget.value)}>
+          <option value="">all</option><option value="running">running</option><option value="paused">paused</option>
+        </select></label>
+        <label>Template <select data-testid="filter-template" value=${template} onChange=${(e) => setTemplate(e.currentTarget.value)}>
+          <option value="">all</option>${templates.map((t) => html`<option value=${t}>${t}</option>`)}
+        </select></label>
+        <label>Metadata <input data-testid="filter-metadata" placeholder="key=value" value=${meta}
+          onInput=${(e) => setMeta(e.currentTarget.value)} /></label>
+        <span class="muted" data-testid="sandbox-count">${items ? `${shown.length} of ${items.length}` : 'loading…'}</span>
+      </div>
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+      <table class="list sandboxes" data-testid="sandbox-table">
+        <thead><tr><th>Sandbox</th><th>State</th><th>Template</th><th>Metadata</th><th>Age</th><th>Time left</th>
+          <th>CPU</th><th>Memory</th><th>Actions</th></tr></thead>
+        <tbody ref=${body}>
+          ${range.start > 0 && html`<tr class="spacer" style=${{ height: `${Math.min(range.start, shown.length) * ROW_H}px` }}></tr>`}
+          ${shown.slice(range.start, range.end).map((s) => html`<${Row} key=${s.sandboxID} s=${s} now=${now} onDone=${refresh} />`)}
+          ${shown.length > range.end && html`<tr class="spacer" style=${{ height: `${(shown.length - range.end) * ROW_H}px` }}></tr>`}
+        </tbody>
+      </table>
+      ${items && !items.length && html`<p class="muted">No sandboxes. Create one with an E2B SDK, aenv or the REST API.</p>`}
+    </section>`
+}
+
+/** Until the sandbox's timeout; the API answers an end a century away for a sandbox without one. */
+export function timeLeft(s, now) {
+  if (s.state !== 'running') return '–'
+  const left = Date.parse(s.endAt) - now
+  return left > 10 * 365 * 86_400_000 ? 'no timeout' : duration(left)
+}
+
+function Row({ s, now, onDone }) {
+  const h = history.get(s.sandboxID)
+  return html`
+    <tr data-testid="sandbox-row" data-id=${s.sandboxID} data-state=${s.state}>
+      <td><a href=${`#/sandboxes/${encodeURIComponent(s.sandboxID)}`} class="mono">${s.sandboxID}</a></td>
+      <td><span class=${`state ${s.state}`} data-testid="state">${s.state}</span></td>
+      <td>${s.alias || s.templateID}</td>
+      <td class="meta" data-testid="metadata" title=${metadataText(s.metadata)}>${metadataText(s.metadata)}</td>
+      <td>${duration(now - Date.parse(s.startedAt))}</td>
+      <td>${timeLeft(s, now)}</td>
+      <td><${Sparkline} values=${h?.cpu ?? []} max=${100} label="CPU %" /></td>
+      <td><${Sparkline} values=${h?.mem ?? []} max=${100} label="memory %" /></td>
+      <td><${Actions} sandbox=${s} onDone=${onDone} compact=${true} /></td>
+    </tr>`
+}
