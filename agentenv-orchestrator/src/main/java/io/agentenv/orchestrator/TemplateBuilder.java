@@ -45,7 +45,7 @@ public final class TemplateBuilder implements AutoCloseable {
     /** E2B's default base image ({@code Template().fromBaseImage()}): this server's {@code base} template. */
     private static final String E2B_BASE_IMAGE = "e2bdev/base";
 
-    static final String BASE_TEMPLATE = "base";
+    public static final String BASE_TEMPLATE = "base";
     /** The metadata key that marks a build's sandbox, with the build id as its value. */
     public static final String BUILD_METADATA = "agentenv.build";
 
