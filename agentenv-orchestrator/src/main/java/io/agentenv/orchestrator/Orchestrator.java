@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -366,6 +367,19 @@ public final class Orchestrator {
         requireNonNull(name, "name is null");
         snapshots.validate(name);
         return runner.mutate(() -> snapshots.snapshot(id, name));
+    }
+
+    /**
+     * Captures a RUNNING sandbox as a template build's result: like {@link #snapshot}, with several aliases (the
+     * template's id and names, each moved from the snapshot that had it) and {@code extraEnv} over the sandbox's own
+     * environment as the default environment of the sandboxes created from it.
+     */
+    public SnapshotView snapshotAsTemplate(SandboxId id, List<String> aliases, Map<String, String> extraEnv) {
+        requireNonNull(id, "id is null");
+        requireNonNull(aliases, "aliases is null");
+        requireNonNull(extraEnv, "extraEnv is null");
+        aliases.forEach(alias -> snapshots.validate(Optional.of(alias)));
+        return runner.mutate(() -> snapshots.capture(id, List.copyOf(aliases), Map.copyOf(extraEnv)));
     }
 
     /** Snapshots in the catalog, newest first. */

@@ -33,10 +33,13 @@ public record OrchestratorSettings(
         requireNonNull(defaultUser, "defaultUser is null");
     }
 
+    /** The user processes run as by default: E2B's templates' {@code user}. */
+    public static final String DEFAULT_USER = "user";
+
     /** Production defaults under {@code artifactRoot}. */
     public static OrchestratorSettings defaults(Path artifactRoot) {
         return new OrchestratorSettings(
-                artifactRoot, Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(1), 4, "user");
+                artifactRoot, Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(1), 4, DEFAULT_USER);
     }
 
     private static void positive(Duration value, String name) {

@@ -7,6 +7,7 @@ import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
+import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.SandboxId;
 import java.time.Clock;
 import java.time.Duration;
@@ -222,6 +223,25 @@ public final class SandboxGuests implements AutoCloseable {
             cursor = read.nextCursor();
         }
         return all;
+    }
+
+    /**
+     * Runs {@code command} in a RUNNING sandbox to its end, its output going to {@code output} as it arrives: work the
+     * server itself does in a sandbox (a template build's steps). Errors as {@link #runningEnvd}; a command envd
+     * refuses to start is UPSTREAM_FAILED with envd's reason (the caller wrote the command, so it is told why).
+     */
+    public GuestCommand.Exit run(SandboxId id, GuestCommand command, GuestCommand.Output output) {
+        requireNonNull(command, "command is null");
+        requireNonNull(output, "output is null");
+        RunningEnvd guest = runningEnvd(id);
+        try {
+            return guest.envd().run(command, output);
+        } catch (EnvdException.Rejected e) {
+            throw new AgentEnvException(ErrorKind.UPSTREAM_FAILED, e.getMessage(), e);
+        } catch (EnvdException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("a command's stream broke off");
+            throw new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox guest agent stopped answering", e);
+        }
     }
 
     /** One sampling round at {@code now} (the scheduler calls it every interval; tests call it directly). */

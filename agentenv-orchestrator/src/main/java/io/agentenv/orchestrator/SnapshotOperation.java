@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -59,6 +60,15 @@ final class SnapshotOperation {
 
     SnapshotView snapshot(SandboxId id, Optional<String> name) {
         validate(name);
+        return capture(id, name.map(List::of).orElse(List.of()), Map.of());
+    }
+
+    /**
+     * Captures {@code id} with {@code aliases} (each moved from a snapshot that had it) and {@code extraEnv} over the
+     * source's environment as the default environment of the sandboxes created from it.
+     */
+    SnapshotView capture(SandboxId id, List<String> aliases, Map<String, String> extraEnv) {
+        aliases.forEach(alias -> validate(Optional.of(alias)));
         SandboxRecord source = captures.acquire(id, SandboxState.SNAPSHOTTING, "be snapshotted");
         TemplateId snapshotId = ids.newSnapshotId();
         Path dir;
@@ -72,10 +82,10 @@ final class SnapshotOperation {
         Instant now = clock.instant();
         SnapshotRecord record = new SnapshotRecord(
                 snapshotId,
-                name.map(List::of).orElse(List.of()),
+                aliases,
                 Optional.of(id),
                 source.template(),
-                source.envVars(),
+                TemplateCatalog.merged(source.envVars(), extraEnv),
                 state.resources(),
                 new StoredState(state.encode(), dir),
                 now,

@@ -12,13 +12,16 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdMetrics;
+import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ExecutorService;
@@ -155,6 +158,59 @@ class SandboxGuestsTest {
                 .isInstanceOfSatisfying(AgentEnvException.class, e -> {
                     assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
                     assertThat(e.getMessage()).isEqualTo("sandbox guest agent refused the request");
+                });
+    }
+
+    // ---- run ----------------------------------------------------------------------------------------------------
+
+    @Test
+    void run_passes_the_command_to_envd_and_returns_its_exit_and_output() {
+        start();
+        SandboxId id = h.create();
+        live(id).fakeEnvd().commands((command, output) -> {
+            output.stdout(("ran " + command.args().getLast()).getBytes(StandardCharsets.UTF_8));
+            output.stderr(new byte[] {'!'});
+            return new GuestCommand.Exit(2, true, "exit status 2");
+        });
+        GuestCommand command =
+                GuestCommand.shell("make all", Optional.of("root"), Map.of("A", "1"), Optional.of("/src"));
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+
+        GuestCommand.Exit exit = guests.run(id, command, new GuestCommand.Output() {
+            @Override
+            public void stdout(byte[] chunk) {
+                out.append(new String(chunk, StandardCharsets.UTF_8));
+            }
+
+            @Override
+            public void stderr(byte[] chunk) {
+                err.append(new String(chunk, StandardCharsets.UTF_8));
+            }
+        });
+
+        assertThat(exit).isEqualTo(new GuestCommand.Exit(2, true, "exit status 2"));
+        assertThat(out).hasToString("ran make all");
+        assertThat(err).hasToString("!");
+        assertThat(live(id).fakeEnvd().ran()).containsExactly(command);
+    }
+
+    @Test
+    void a_command_envd_refuses_is_an_upstream_failure_with_envd_s_reason() {
+        start();
+        SandboxId id = h.create();
+        live(id).fakeEnvd().failNext(FakeEnvd.Call.RUN, new EnvdException.Rejected(400, "user 'nobody2' not found"));
+        GuestCommand command = GuestCommand.shell("true", Optional.of("nobody2"), Map.of(), Optional.empty());
+        assertThatThrownBy(() -> guests.run(id, command, new GuestCommand.Output() {
+                    @Override
+                    public void stdout(byte[] chunk) {}
+
+                    @Override
+                    public void stderr(byte[] chunk) {}
+                }))
+                .isInstanceOfSatisfying(AgentEnvException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_FAILED);
+                    assertThat(e.getMessage()).isEqualTo("user 'nobody2' not found");
                 });
     }
 

@@ -6,6 +6,7 @@ import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
 import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.orchestrator.SandboxStore;
+import io.agentenv.orchestrator.TemplateBuilder;
 import io.agentenv.server.api.ApiServer;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKeyFile;
@@ -79,28 +80,27 @@ public final class Main {
 
     private static void run(ServerConfig config, SandboxBackendFactory backend) throws Exception {
         Path dataDir = prepareDataDir(config.dataDir());
-        SandboxStore store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        SqliteSandboxStore store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
         Orchestrator orchestrator = null;
         SandboxGuests guests = null;
+        TemplateBuilder templates = null;
         ApiServer api = null;
         try {
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
             EnvdTokens envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
             initializeBackend(backend, dataDir, config, envdTokens);
+            OrchestratorSettings settings = OrchestratorSettings.defaults(dataDir.resolve("artifacts"));
             orchestrator = new Orchestrator(
-                    store,
-                    backend,
-                    envdTokens,
-                    Clock.systemUTC(),
-                    OrchestratorSettings.defaults(dataDir.resolve("artifacts")),
-                    List.of(),
-                    lifecycleHooks(config));
+                    store, backend, envdTokens, Clock.systemUTC(), settings, List.of(), lifecycleHooks(config));
             orchestrator.start();
             guests = new SandboxGuests(
                     orchestrator,
                     GuestSettings.defaults().withSampleInterval(config.metricsSampleInterval()),
                     Clock.systemUTC());
             guests.start();
+            templates = new TemplateBuilder(
+                    orchestrator, guests, store.templateBuilds(), settings.defaultUser(), Clock.systemUTC());
+            templates.recover();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
             if (key.file().isPresent()) {
@@ -118,7 +118,8 @@ public final class Main {
                     ProxySettings.defaults(config.sandboxDomain().stream().toList()),
                     Clock.systemUTC());
             orchestrator.subscribe(proxy); // cuts a sandbox's proxied streams when it is paused or killed
-            api = ApiServer.start(config, orchestrator, guests, key.key(), tokens, Clock.systemUTC(), proxy::inFrontOf);
+            api = ApiServer.start(
+                    config, orchestrator, guests, templates, key.key(), tokens, Clock.systemUTC(), proxy::inFrontOf);
             log.atInfo()
                     .addKeyValue("address", config.listen().getHostString())
                     .addKeyValue("port", api.port())
@@ -127,7 +128,7 @@ public final class Main {
                     .addKeyValue("console", config.console() ? "/console/" : "off")
                     .log("agentenv server listening");
         } catch (Exception | Error e) {
-            closeQuietly(api, guests, orchestrator, backend, store);
+            closeQuietly(api, templates, guests, orchestrator, backend, store);
             throw e;
         }
 
@@ -135,10 +136,11 @@ public final class Main {
         ApiServer servingApi = api;
         Orchestrator servingOrchestrator = orchestrator;
         SandboxGuests servingGuests = guests;
+        TemplateBuilder servingTemplates = templates;
         Runtime.getRuntime()
                 .addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
                     log.atInfo().log("shutting down: finishing requests, pausing running sandboxes");
-                    closeQuietly(servingApi, servingGuests, servingOrchestrator, backend, store);
+                    closeQuietly(servingApi, servingTemplates, servingGuests, servingOrchestrator, backend, store);
                     log.atInfo().log("shutdown complete");
                     stopped.countDown();
                 }));
@@ -180,11 +182,12 @@ public final class Main {
     }
 
     /**
-     * Stops in order (API, metrics sampler, orchestrator, which pauses running sandboxes, backend, store); a failure in
-     * one step is logged and does not skip the next.
+     * Stops in order (API, template builds, metrics sampler, orchestrator, which pauses running sandboxes, backend,
+     * store); a failure in one step is logged and does not skip the next.
      */
     private static void closeQuietly(
             ApiServer api,
+            TemplateBuilder templates,
             SandboxGuests guests,
             Orchestrator orchestrator,
             SandboxBackendFactory backend,
@@ -195,6 +198,9 @@ public final class Main {
             } catch (Exception e) {
                 log.atWarn().setCause(e).log("stopping the API failed");
             }
+        }
+        if (templates != null) {
+            templates.close(); // running builds end; the next start's recovery marks them failed
         }
         if (guests != null) {
             guests.close(); // stops the metrics sampler before the orchestrator pauses everything

@@ -33,4 +33,12 @@ public interface EnvdApi {
 
     /** {@code process.Process/List}: the processes envd started that are still running. */
     List<GuestProcess> processes() throws EnvdException;
+
+    /**
+     * {@code process.Process/Start}: runs {@code command} to its end, giving {@code output} its stdout and stderr as
+     * they arrive; returns how it ended. A command envd refuses to start (no such user, no such program) is an
+     * {@link EnvdException.Rejected}; a stream that breaks off (the sandbox stopped) an
+     * {@link EnvdException.Unreachable}.
+     */
+    GuestCommand.Exit run(GuestCommand command, GuestCommand.Output output) throws EnvdException;
 }

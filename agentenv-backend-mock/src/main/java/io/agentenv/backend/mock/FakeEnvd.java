@@ -9,6 +9,7 @@ import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
+import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.Resources;
 import java.time.Clock;
@@ -38,8 +39,18 @@ public final class FakeEnvd implements EnvdApi {
         INIT,
         METRICS,
         LOGS,
-        PROCESSES
+        PROCESSES,
+        RUN
     }
+
+    /** What a test makes a command do: write output, then end. */
+    @FunctionalInterface
+    public interface Commands {
+        GuestCommand.Exit run(GuestCommand command, GuestCommand.Output output);
+    }
+
+    /** By default every command succeeds without output. */
+    private static final Commands SUCCEED = (command, output) -> new GuestCommand.Exit(0, true, "exit status 0");
 
     private static final long MIB = 1024L * 1024L;
     private static final int MAX_LIMIT = 1000;
@@ -58,6 +69,8 @@ public final class FakeEnvd implements EnvdApi {
     private final AtomicBoolean connected = new AtomicBoolean(true);
     private final AtomicReference<Function<Clock, EnvdMetrics>> metrics;
     private volatile List<GuestProcess> processes = List.of();
+    private volatile Commands commands = SUCCEED;
+    private final List<GuestCommand> ran = new CopyOnWriteArrayList<>();
     private volatile Optional<AccessToken> token = Optional.empty();
     private long nextSeq = 1;
 
@@ -124,6 +137,14 @@ public final class FakeEnvd implements EnvdApi {
         return processes;
     }
 
+    /** Records the command and answers as the test's {@link #commands(Commands)} says (by default: exit 0). */
+    @Override
+    public GuestCommand.Exit run(GuestCommand command, GuestCommand.Output output) throws EnvdException {
+        enter(Call.RUN);
+        ran.add(command);
+        return commands.run(command, output);
+    }
+
     // ---- scripting ---------------------------------------------------------------------------------------------
 
     /** The next {@code call} blocks at the returned gate until the test releases it, then proceeds. */
@@ -141,6 +162,11 @@ public final class FakeEnvd implements EnvdApi {
     /** Every later metrics call answers {@code reading}, given this fake's clock. */
     public void metrics(Function<Clock, EnvdMetrics> reading) {
         metrics.set(requireNonNull(reading, "reading is null"));
+    }
+
+    /** Every later command runs as {@code behaviour} says. */
+    public void commands(Commands behaviour) {
+        commands = requireNonNull(behaviour, "behaviour is null");
     }
 
     public void processes(List<GuestProcess> running) {
@@ -176,6 +202,11 @@ public final class FakeEnvd implements EnvdApi {
 
     public int count(Call call) {
         return calls.get(call).get();
+    }
+
+    /** The commands run so far, in order. */
+    public List<GuestCommand> ran() {
+        return List.copyOf(ran);
     }
 
     public List<EnvdInit> inits() {

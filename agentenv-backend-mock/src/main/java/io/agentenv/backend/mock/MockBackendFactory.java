@@ -37,6 +37,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A scriptable in-memory backend for tests (ServiceLoader name {@code mock}). It runs nothing: instances only track a
@@ -53,6 +54,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     private final List<Object> forbiddenLocks = new CopyOnWriteArrayList<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
     private final List<MockSandbox> instances = new CopyOnWriteArrayList<>();
+    private volatile Consumer<MockSandbox> onPrepare = sandbox -> {};
     private final Map<SandboxId, MockSandbox> live = new ConcurrentHashMap<>();
     private final Map<TemplateId, TemplateDescriptor> templates = new ConcurrentHashMap<>();
     private volatile Optional<GuestEndpoint> guestEndpoint = Optional.empty();
@@ -119,6 +121,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
             case LaunchSource.Paused p -> p.state().resources();
         };
         MockSandbox sandbox = new MockSandbox(this, spec, source, resources, nextHostNetwork());
+        onPrepare.accept(sandbox);
         instances.add(sandbox);
         MockSandbox previous = live.put(spec.id(), sandbox);
         if (previous != null
@@ -260,6 +263,11 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         for (int i = 0; i < count; i++) {
             ids.addLast(SandboxId.random(random));
         }
+    }
+
+    /** {@code action} gets every instance this backend prepares from now on, before anything else sees it. */
+    public void onPrepare(Consumer<MockSandbox> action) {
+        onPrepare = requireNonNull(action, "action is null");
     }
 
     public void guestEndpoint(GuestEndpoint endpoint) {

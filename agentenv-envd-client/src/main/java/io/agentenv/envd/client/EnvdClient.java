@@ -12,6 +12,10 @@ import io.agentenv.envd.protocol.connect.RpcException;
 import io.agentenv.envd.protocol.connect.WireFormat;
 import io.agentenv.envd.protocol.process.ListRequest;
 import io.agentenv.envd.protocol.process.ListResponse;
+import io.agentenv.envd.protocol.process.ProcessConfig;
+import io.agentenv.envd.protocol.process.ProcessEvent;
+import io.agentenv.envd.protocol.process.StartRequest;
+import io.agentenv.envd.protocol.process.StartResponse;
 import io.agentenv.envd.protocol.rest.EntryInfo;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdApi;
@@ -19,6 +23,7 @@ import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
+import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.GuestProcess;
 import java.io.IOException;
 import java.io.InputStream;
@@ -227,6 +232,56 @@ public final class EnvdClient implements EnvdApi, AutoCloseable {
                             + e.code().wireName() + "] " + e.getMessage(),
                     e);
         }
+    }
+
+    @Override
+    public GuestCommand.Exit run(GuestCommand command, GuestCommand.Output output) throws EnvdException {
+        ProcessConfig.Builder process = ProcessConfig.newBuilder()
+                .setCmd(command.cmd())
+                .addAllArgs(command.args())
+                .putAllEnvs(command.env());
+        command.cwd().ifPresent(process::setCwd);
+        StartRequest start = StartRequest.newBuilder().setProcess(process).build();
+        AtomicReference<ProcessEvent.EndEvent> end = new AtomicReference<>();
+        try {
+            serverStream(
+                    "process.Process/Start",
+                    start,
+                    StartResponse.getDefaultInstance(),
+                    command.timeout(),
+                    command.user(),
+                    response -> {
+                        ProcessEvent event = response.getEvent();
+                        switch (event.getEventCase()) {
+                            case DATA -> {
+                                ProcessEvent.DataEvent data = event.getData();
+                                switch (data.getOutputCase()) {
+                                    case STDOUT ->
+                                        output.stdout(data.getStdout().toByteArray());
+                                    case STDERR ->
+                                        output.stderr(data.getStderr().toByteArray());
+                                    case PTY -> output.stdout(data.getPty().toByteArray());
+                                    case OUTPUT_NOT_SET -> {}
+                                }
+                            }
+                            case END -> end.set(event.getEnd());
+                            case START, KEEPALIVE, EVENT_NOT_SET -> {}
+                        }
+                    });
+        } catch (RpcException e) {
+            throw new EnvdException.Rejected(
+                    e.code().httpStatus(),
+                    "envd of sandbox " + sandbox + " did not run " + command.cmd() + ": ["
+                            + e.code().wireName() + "] " + e.getMessage(),
+                    e);
+        }
+        ProcessEvent.EndEvent result = end.get();
+        if (result == null) {
+            throw new EnvdException.Unreachable(
+                    "the stream from sandbox " + sandbox + " ended without the command's exit status");
+        }
+        return new GuestCommand.Exit(
+                result.getExited() ? result.getExitCode() : -1, result.getExited(), result.getStatus());
     }
 
     // ---- files ---------------------------------------------------------------------------------------------------

@@ -16,9 +16,11 @@ import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.EnvdLogPage;
+import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.SandboxId;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -234,6 +236,54 @@ class RealEnvdTest {
             });
             assertThat(announced[0]).isEqualTo(content.length);
             assertThat(back.toByteArray()).isEqualTo(content);
+        }
+    }
+
+    @Test
+    void run_streams_both_outputs_and_returns_the_exit_code() throws Exception {
+        try (EnvdClient client = clients.open(SANDBOX, unix, Optional.of(TOKEN))) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+            GuestCommand command = new GuestCommand(
+                    "/bin/sh",
+                    List.of("-c", "echo \"$GREETING from $(pwd)\"; echo oops >&2; exit 3"),
+                    Optional.empty(),
+                    Map.of("GREETING", "hello"),
+                    Optional.of("/tmp"),
+                    Optional.empty());
+
+            GuestCommand.Exit exit = client.run(command, new GuestCommand.Output() {
+                @Override
+                public void stdout(byte[] chunk) {
+                    out.writeBytes(chunk);
+                }
+
+                @Override
+                public void stderr(byte[] chunk) {
+                    err.writeBytes(chunk);
+                }
+            });
+
+            assertThat(exit).isEqualTo(new GuestCommand.Exit(3, true, "exit status 3"));
+            assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("hello from /tmp\n");
+            assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("oops\n");
+            assertThatThrownBy(() -> client.run(
+                            new GuestCommand(
+                                    "/bin/true",
+                                    List.of(),
+                                    Optional.of("nobody-here"),
+                                    Map.of(),
+                                    Optional.empty(),
+                                    Optional.empty()),
+                            new GuestCommand.Output() {
+                                @Override
+                                public void stdout(byte[] chunk) {}
+
+                                @Override
+                                public void stderr(byte[] chunk) {}
+                            }))
+                    .isInstanceOf(EnvdException.Rejected.class)
+                    .hasMessageContaining("nobody-here");
         }
     }
 }

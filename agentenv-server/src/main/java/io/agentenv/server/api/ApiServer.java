@@ -2,13 +2,15 @@ package io.agentenv.server.api;
 
 import static java.util.Objects.requireNonNull;
 
-import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.SandboxGuests;
+import io.agentenv.orchestrator.TemplateBuilder;
+import io.agentenv.orchestrator.TemplateView;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.console.ConsoleHandler;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.spi.Resources;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.function.UnaryOperator;
@@ -29,47 +31,24 @@ public final class ApiServer implements AutoCloseable {
     private final Server server;
     private final ServerConnector connector;
 
+    /** A requested template's resources when it names none and there is no built-in base to copy them from. */
+    private static final Resources DEFAULT_TEMPLATE_RESOURCES = new Resources(2, 512, 1024);
+
     private ApiServer(Server server, ServerConnector connector) {
         this.server = server;
         this.connector = connector;
     }
 
     /**
-     * As {@link #start(ServerConfig, Orchestrator, SandboxGuests, ApiKey, SandboxTokens, Clock)} with guest calls
-     * that are not sampled in the background (metrics are then read on demand).
-     */
-    public static ApiServer start(
-            ServerConfig config, Orchestrator orchestrator, ApiKey apiKey, SandboxTokens tokens, Clock clock)
-            throws Exception {
-        return start(
-                config,
-                orchestrator,
-                new SandboxGuests(orchestrator, GuestSettings.defaults(), clock),
-                apiKey,
-                tokens,
-                clock);
-    }
-
-    /** Builds the routes over {@code orchestrator} and {@code guests} and starts listening on {@code config.listen()}. */
-    public static ApiServer start(
-            ServerConfig config,
-            Orchestrator orchestrator,
-            SandboxGuests guests,
-            ApiKey apiKey,
-            SandboxTokens tokens,
-            Clock clock)
-            throws Exception {
-        return start(config, orchestrator, guests, apiKey, tokens, clock, UnaryOperator.identity());
-    }
-
-    /**
-     * As above, with {@code front} wrapping the API's handler on the same port (the sandbox proxy: requests it does not
-     * claim reach the API).
+     * Builds the routes over {@code orchestrator}, {@code guests} and {@code templates} and starts listening on
+     * {@code config.listen()}, with {@code front} wrapping the API's handler on the same port (the sandbox proxy:
+     * requests it does not claim reach the API).
      */
     public static ApiServer start(
             ServerConfig config,
             Orchestrator orchestrator,
             SandboxGuests guests,
+            TemplateBuilder templates,
             ApiKey apiKey,
             SandboxTokens tokens,
             Clock clock,
@@ -79,6 +58,7 @@ public final class ApiServer implements AutoCloseable {
         requireNonNull(config, "config is null");
         requireNonNull(orchestrator, "orchestrator is null");
         requireNonNull(guests, "guests is null");
+        requireNonNull(templates, "templates is null");
         requireNonNull(apiKey, "apiKey is null");
         requireNonNull(tokens, "tokens is null");
         requireNonNull(clock, "clock is null");
@@ -126,6 +106,14 @@ public final class ApiServer implements AutoCloseable {
         new ListEndpoints(orchestrator, wire, json).register(router);
         new TemplateEndpoints(orchestrator).register(router);
         new HostEndpoints(orchestrator, metrics, config.backend(), clock).register(router);
+        new TemplateBuildEndpoints(
+                        templates,
+                        json,
+                        () -> orchestrator
+                                .findTemplate(TemplateBuilder.BASE_TEMPLATE)
+                                .map(TemplateView::resources)
+                                .orElse(DEFAULT_TEMPLATE_RESOURCES))
+                .register(router);
 
         Handler api = new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes());
         if (config.console()) { // the web console's files under /console, in front of the API (AENV_CONSOLE)

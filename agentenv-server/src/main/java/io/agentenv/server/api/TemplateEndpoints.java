@@ -22,14 +22,11 @@ import java.util.regex.Pattern;
  * E2B's template read routes. The lists hold the backend's built-in templates (snapshots are listed by
  * {@code GET /snapshots}); a single template or an alias is looked up the way a create resolves its
  * {@code templateID}, so a snapshot id or name works there too (as for {@code DELETE /templates/{id}}). Each template
- * has exactly one build whose id is the template's id. Template builds are answered with 501.
+ * has exactly one build whose id is the template's id. Builds are {@link TemplateBuildEndpoints}'.
  */
 final class TemplateEndpoints {
     /** Every name a create accepts: snapshot names ({@code [A-Za-z0-9_-]}) and built-in template ids (also {@code .}). */
     private static final Pattern ALIAS = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
-
-    static final String BUILDS_NOT_SUPPORTED = "template builds are not supported by this server yet;"
-            + " create a snapshot of a sandbox (POST /sandboxes/{id}/snapshots) and create sandboxes from it instead";
 
     private final Orchestrator orchestrator;
 
@@ -41,10 +38,7 @@ final class TemplateEndpoints {
         router.add("GET", "/templates", this::listV1)
                 .add("GET", "/v2/templates", this::listV2)
                 .add("GET", "/templates/aliases/{alias}", this::alias)
-                .add("GET", "/templates/{templateID}", this::get)
-                .add("POST", "/v3/templates", TemplateEndpoints::buildsNotSupported)
-                .add("POST", "/v2/templates/{templateID}/builds/{buildID}", TemplateEndpoints::buildsNotSupported)
-                .add("GET", "/templates/{templateID}/builds/{buildID}/status", TemplateEndpoints::buildsNotSupported);
+                .add("GET", "/templates/{templateID}", this::get);
     }
 
     /** Deprecated v1 list: every template in one response ({@code teamID} is ignored: deployments are single-tenant). */
@@ -101,10 +95,6 @@ final class TemplateEndpoints {
                 .orElseThrow(
                         () -> new AgentEnvException(ErrorKind.NOT_FOUND, "template alias " + alias + " not found"));
         return new Reply.Json(200, new TemplateAliasResponse(view.id().value(), true));
-    }
-
-    private static Reply buildsNotSupported(Exchange ex) {
-        throw new HttpProblem(501, BUILDS_NOT_SUPPORTED);
     }
 
     private static AgentEnvException notFound(String idOrAlias) {

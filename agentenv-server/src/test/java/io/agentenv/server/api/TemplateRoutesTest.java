@@ -21,7 +21,7 @@ import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** E2B's template read routes over real HTTP, and the 501 of the template build routes. */
+/** E2B's template read routes over real HTTP (the build routes: {@link TemplateBuildRoutesTest}). */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class TemplateRoutesTest {
     private static final Instant BUILT = Instant.parse("2026-03-01T10:15:30.123456789Z");
@@ -224,14 +224,6 @@ class TemplateRoutesTest {
         assertError(server.get("/templates/aliases/" + "x".repeat(129)), 400, "alias");
         assertError(server.get("/templates/aliases/nobody"), 404, "template alias nobody not found");
         assertError(server.get("/templates/aliases/" + snapshotId), 404, "not found"); // an id is not an alias
-    }
-
-    @Test
-    void template_builds_answer_501_with_a_message_that_says_so() throws Exception {
-        String message = "template builds are not supported";
-        assertError(server.post("/v3/templates", "{\"name\":\"mine\"}"), 501, message);
-        assertError(server.post("/v2/templates/abc/builds/abc", "{\"fromImage\":\"ubuntu:24.04\"}"), 501, message);
-        assertError(server.get("/templates/abc/builds/abc/status"), 501, message);
     }
 
     @Test

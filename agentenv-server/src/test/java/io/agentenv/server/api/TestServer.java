@@ -3,10 +3,13 @@ package io.agentenv.server.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.backend.mock.MockBackendFactory;
+import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
+import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.orchestrator.SandboxStore;
+import io.agentenv.orchestrator.TemplateBuilder;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
@@ -36,6 +39,8 @@ final class TestServer implements AutoCloseable {
     final Orchestrator orchestrator;
     final SandboxTokens tokens;
     final ApiServer api;
+    final SandboxGuests guests;
+    final TemplateBuilder templates;
     final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final ObjectMapper json = new ObjectMapper();
@@ -57,7 +62,8 @@ final class TestServer implements AutoCloseable {
                 "65536"));
         env.putAll(extraEnv);
         ServerConfig config = ServerConfig.load(env);
-        store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        SqliteSandboxStore sqlite = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        store = sqlite;
         tokens = new SandboxTokens(store.tokenSeed());
         // as Main does: the custom extension only when AENV_CUSTOM_EXTENSION_URL is set
         LifecycleHooks hooks = config.customExtensionUrl()
@@ -72,7 +78,11 @@ final class TestServer implements AutoCloseable {
                 List.of(),
                 hooks);
         orchestrator.start();
-        api = ApiServer.start(config, orchestrator, ApiKey.of(KEY), tokens, Clock.systemUTC());
+        guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
+        templates = new TemplateBuilder(
+                orchestrator, guests, sqlite.templateBuilds(), OrchestratorSettings.DEFAULT_USER, Clock.systemUTC());
+        api = ApiServer.start(
+                config, orchestrator, guests, templates, ApiKey.of(KEY), tokens, Clock.systemUTC(), h -> h);
         base = URI.create("http://127.0.0.1:" + api.port());
     }
 
@@ -137,6 +147,7 @@ final class TestServer implements AutoCloseable {
         http.shutdownNow(); // idle keep-alive connections would otherwise hold up the server's graceful stop
         try {
             api.close();
+            templates.close();
         } finally {
             try {
                 orchestrator.shutdown();

@@ -9,6 +9,7 @@ import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
 import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.orchestrator.SandboxStore;
+import io.agentenv.orchestrator.TemplateBuilder;
 import io.agentenv.server.api.ApiServer;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
@@ -44,6 +45,7 @@ final class ProxyHarness implements AutoCloseable {
     final SandboxTokens tokens;
     final SandboxProxy proxy;
     final ApiServer api;
+    final TemplateBuilder templates;
     final HttpClient http = new HttpClient();
     final java.net.http.HttpClient jdk = java.net.http.HttpClient.newBuilder()
             .connectTimeout(java.time.Duration.ofSeconds(5))
@@ -75,7 +77,8 @@ final class ProxyHarness implements AutoCloseable {
                 "AENV_SANDBOX_DOMAIN",
                 DOMAIN));
         backend.guestEndpoint(new GuestEndpoint("127.0.0.1", upstream.port(), Optional.empty()));
-        store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        SqliteSandboxStore sqlite = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        store = sqlite;
         tokens = new SandboxTokens(store.tokenSeed());
         orchestrator = new Orchestrator(
                 store,
@@ -89,14 +92,11 @@ final class ProxyHarness implements AutoCloseable {
         proxy = new SandboxProxy(
                 orchestrator, routes.apply(orchestrator), tokens, ApiKey.of(KEY), settings, Clock.systemUTC());
         orchestrator.subscribe(proxy);
+        SandboxGuests guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
+        templates = new TemplateBuilder(
+                orchestrator, guests, sqlite.templateBuilds(), OrchestratorSettings.DEFAULT_USER, Clock.systemUTC());
         api = ApiServer.start(
-                config,
-                orchestrator,
-                new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC()),
-                ApiKey.of(KEY),
-                tokens,
-                Clock.systemUTC(),
-                proxy::inFrontOf);
+                config, orchestrator, guests, templates, ApiKey.of(KEY), tokens, Clock.systemUTC(), proxy::inFrontOf);
         base = "http://127.0.0.1:" + api.port();
         http.start();
         http.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME); // the proxy's 401s carry no challenge
@@ -138,6 +138,7 @@ final class ProxyHarness implements AutoCloseable {
             jdk.shutdownNow();
             upstream.close();
             api.close();
+            templates.close();
         } finally {
             try {
                 orchestrator.shutdown();

@@ -50,6 +50,22 @@ final class Codec {
         }
     }
 
+    static String list(List<String> list) {
+        try {
+            return JSON.writeValueAsString(list);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode a string list", e);
+        }
+    }
+
+    static List<String> list(String json) {
+        try {
+            return List.of(JSON.readValue(json, String[].class));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("corrupt string list in the store", e);
+        }
+    }
+
     static Map<String, String> map(String json) {
         if (EMPTY_MAP.equals(json)) {
             return Map.of();

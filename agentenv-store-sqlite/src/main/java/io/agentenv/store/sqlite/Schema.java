@@ -71,7 +71,49 @@ final class Schema {
                     "ALTER TABLE sandbox ADD COLUMN instance_id TEXT",
                     "ALTER TABLE snapshot ADD COLUMN custom_extension_params TEXT NOT NULL DEFAULT '{}'"),
             // 3: the Host header the proxy sends to a sandbox's ports (network.maskRequestHost), null when not masked
-            List.of("ALTER TABLE sandbox ADD COLUMN mask_request_host TEXT"));
+            List.of("ALTER TABLE sandbox ADD COLUMN mask_request_host TEXT"),
+            // 4: templates requested through the build API, their builds and the builds' logs
+            List.of(
+                    """
+                    CREATE TABLE template (
+                        id            TEXT PRIMARY KEY,
+                        cpu_count     INTEGER NOT NULL,
+                        memory_mib    INTEGER NOT NULL,
+                        disk_size_mib INTEGER NOT NULL,
+                        created_at    INTEGER NOT NULL,
+                        updated_at    INTEGER NOT NULL
+                    )""",
+                    """
+                    CREATE TABLE template_name (
+                        name        TEXT PRIMARY KEY,
+                        template_id TEXT NOT NULL REFERENCES template (id) ON DELETE CASCADE,
+                        position    INTEGER NOT NULL
+                    )""",
+                    "CREATE INDEX template_name_by_template ON template_name (template_id)",
+                    """
+                    CREATE TABLE template_build (
+                        id          TEXT PRIMARY KEY,
+                        template_id TEXT NOT NULL REFERENCES template (id) ON DELETE CASCADE,
+                        status      TEXT NOT NULL,
+                        reason      TEXT,
+                        step        TEXT,
+                        tags        TEXT NOT NULL,
+                        created_at  INTEGER NOT NULL,
+                        updated_at  INTEGER NOT NULL
+                    )""",
+                    "CREATE INDEX template_build_by_template ON template_build (template_id, created_at)",
+                    "CREATE INDEX template_build_unfinished ON template_build (status) "
+                            + "WHERE status IN ('WAITING', 'BUILDING')",
+                    """
+                    CREATE TABLE template_build_log (
+                        build_id TEXT NOT NULL REFERENCES template_build (id) ON DELETE CASCADE,
+                        seq      INTEGER NOT NULL,
+                        at       INTEGER NOT NULL,
+                        level    TEXT NOT NULL,
+                        message  TEXT NOT NULL,
+                        step     TEXT,
+                        PRIMARY KEY (build_id, seq)
+                    )"""));
 
     private Schema() {}
 }

@@ -11,6 +11,7 @@ import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.SnapshotQuery;
 import io.agentenv.orchestrator.SnapshotRecord;
 import io.agentenv.orchestrator.SortOrder;
+import io.agentenv.orchestrator.TemplateBuildStore;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
@@ -41,9 +42,16 @@ public final class SqliteSandboxStore implements SandboxStore {
     private static final String COLUMNS = Rows.COLUMNS;
 
     private final Database db;
+    private final SqliteTemplateBuildStore templateBuilds;
 
     private SqliteSandboxStore(Database db) {
         this.db = db;
+        this.templateBuilds = new SqliteTemplateBuildStore(db);
+    }
+
+    /** Templates requested through the build API, their builds and logs, in the same database. */
+    public TemplateBuildStore templateBuilds() {
+        return templateBuilds;
     }
 
     /** Opens (creating if needed) the database at {@code file} and applies pending schema migrations. */

@@ -1,0 +1,42 @@
+package io.agentenv.orchestrator;
+
+import io.agentenv.spi.TemplateId;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The orchestrator's port for templates requested through the build API, their builds and build logs; durable like
+ * {@link SandboxStore} (a build survives a restart as a record, and {@link #unfinishedBuilds()} lets the recovery fail
+ * the ones that were running).
+ */
+public interface TemplateBuildStore {
+    /** Inserts a template; false (and nothing written) when one of its names belongs to another template. */
+    boolean insertTemplate(TemplateRecord template);
+
+    /** A template by id or name. */
+    Optional<TemplateRecord> findTemplate(String idOrName);
+
+    List<TemplateRecord> templates();
+
+    /** Deletes a template with its builds and their logs; false when there was none. */
+    boolean deleteTemplate(TemplateId id);
+
+    void insertBuild(BuildRecord build);
+
+    Optional<BuildRecord> build(String buildId);
+
+    /** The template's builds, newest first. */
+    List<BuildRecord> builds(TemplateId template);
+
+    /** Replaces a build's status fields if it is still in {@code expected}; false otherwise. */
+    boolean updateBuild(BuildRecord build, BuildRecord.Status expected);
+
+    /** Appends a line to a build's log. */
+    void appendLog(String buildId, BuildLogLine line);
+
+    /** The build's log lines from index {@code offset} (0 = the first), at most {@code limit}. */
+    List<BuildLogLine> logs(String buildId, int offset, int limit);
+
+    /** Builds that were waiting or building (a restart found them so). */
+    List<BuildRecord> unfinishedBuilds();
+}

@@ -1,0 +1,528 @@
+package io.agentenv.orchestrator;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.spi.GuestCommand;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.PauseMode;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Template builds (E2B's build API). A build gets a sandbox of its base (a template or snapshot, or {@code base} for
+ * E2B's default image), runs its steps there through envd (RUN as the step's user, with the environment and working
+ * directory the ENV, WORKDIR and USER steps so far set), then captures the sandbox into the catalog with the template's
+ * id and names as aliases, so that sandboxes are created from it by either; the template's previous build is then
+ * deleted. Every stage and every line the steps print goes to the build's log; a failure ends the build in ERROR with
+ * the step that failed. The build sandbox is killed whatever happens.
+ *
+ * <p>Builds run one per virtual thread. A later build of the same template supersedes a running one, which ends in
+ * ERROR at its next step. A restart fails the builds that were running ({@link #recover()}).
+ */
+public final class TemplateBuilder implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(TemplateBuilder.class);
+    private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,127}");
+    private static final Pattern TAG = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+    /** E2B's default base image ({@code Template().fromBaseImage()}): this server's {@code base} template. */
+    private static final String E2B_BASE_IMAGE = "e2bdev/base";
+
+    public static final String BASE_TEMPLATE = "base";
+    /** The metadata key that marks a build's sandbox, with the build id as its value. */
+    public static final String BUILD_METADATA = "agentenv.build";
+
+    private static final Duration BUILD_SANDBOX_TTL = Duration.ofHours(1);
+    private static final int MAX_LOG_PAGE = 1000;
+    private static final int MAX_LINE = 8192;
+
+    /** One step as the SDK sends it: RUN, COPY, ENV, WORKDIR or USER with its arguments. */
+    public record Step(String type, List<String> args, Optional<String> filesHash, boolean force) {
+        public Step {
+            requireNonNull(type, "type is null");
+            args = List.copyOf(args);
+            requireNonNull(filesHash, "filesHash is null");
+        }
+    }
+
+    /** What a build starts from and does: exactly one of fromTemplate and fromImage. */
+    public record BuildSpec(
+            Optional<String> fromTemplate,
+            Optional<String> fromImage,
+            List<Step> steps,
+            Optional<String> startCmd,
+            Optional<String> readyCmd,
+            boolean force) {
+        public BuildSpec {
+            requireNonNull(fromTemplate, "fromTemplate is null");
+            requireNonNull(fromImage, "fromImage is null");
+            steps = List.copyOf(steps);
+            requireNonNull(startCmd, "startCmd is null");
+            requireNonNull(readyCmd, "readyCmd is null");
+        }
+    }
+
+    /** A requested template and its new build. */
+    public record Requested(TemplateRecord template, BuildRecord build) {}
+
+    /** A build and its log from the offset asked for. */
+    public record Status(BuildRecord build, List<BuildLogLine> logs) {}
+
+    private final Orchestrator orchestrator;
+    private final SandboxGuests guests;
+    private final TemplateBuildStore store;
+    private final String defaultUser;
+    private final Clock clock;
+    private final SecureRandom random = new SecureRandom();
+    private final ExecutorService threads = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("aenv-template-build-", 0).factory());
+    /** The build running per template: a later one supersedes it. */
+    private final Map<TemplateId, String> running = new ConcurrentHashMap<>();
+
+    public TemplateBuilder(
+            Orchestrator orchestrator,
+            SandboxGuests guests,
+            TemplateBuildStore store,
+            String defaultUser,
+            Clock clock) {
+        this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
+        this.guests = requireNonNull(guests, "guests is null");
+        this.store = requireNonNull(store, "store is null");
+        this.defaultUser = requireNonNull(defaultUser, "defaultUser is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    /**
+     * Fails the builds a restart found waiting or building: their sandboxes went with the old process (or are
+     * removed by the sandbox recovery), so nothing can finish them.
+     */
+    public void recover() {
+        for (BuildRecord build : store.unfinishedBuilds()) {
+            finish(
+                    build,
+                    BuildRecord.Status.ERROR,
+                    Optional.of("the server restarted during the build"),
+                    Optional.empty());
+        }
+    }
+
+    /**
+     * A new build of the template named {@code name} (created when there is none; its tag, after a colon, is added
+     * to {@code tags}), or of a new unnamed template. INVALID_ARGUMENT for a bad name or tag, CONFLICT when the name
+     * is a snapshot's alias or a built-in template.
+     */
+    public Requested request(Optional<String> name, List<String> tags, Resources resources) {
+        requireNonNull(name, "name is null");
+        requireNonNull(tags, "tags is null");
+        requireNonNull(resources, "resources is null");
+        List<String> allTags = new ArrayList<>(tags);
+        Optional<String> plainName = name.map(n -> {
+            int colon = n.indexOf(':');
+            if (colon >= 0) {
+                allTags.add(n.substring(colon + 1));
+                return n.substring(0, colon);
+            }
+            return n;
+        });
+        plainName.ifPresent(TemplateBuilder::validateName);
+        allTags.forEach(TemplateBuilder::validateTag);
+        Instant now = clock.instant();
+        Optional<TemplateRecord> existing = plainName.flatMap(store::findTemplate);
+        TemplateRecord template;
+        if (existing.isPresent()) {
+            template = new TemplateRecord(
+                    existing.get().id(),
+                    existing.get().names(),
+                    resources,
+                    existing.get().createdAt(),
+                    now);
+        } else {
+            plainName.ifPresent(this::requireFree);
+            template =
+                    new TemplateRecord(newTemplateId(), plainName.map(List::of).orElse(List.of()), resources, now, now);
+        }
+        if (!store.insertTemplate(template)) {
+            throw new AgentEnvException(ErrorKind.CONFLICT, "template name " + plainName.orElse("") + " is taken");
+        }
+        BuildRecord build = new BuildRecord(
+                UUID.randomUUID().toString(),
+                template.id(),
+                BuildRecord.Status.WAITING,
+                Optional.empty(),
+                Optional.empty(),
+                allTags,
+                now,
+                now);
+        store.insertBuild(build);
+        return new Requested(template, build);
+    }
+
+    /**
+     * Starts a WAITING build on its own thread. NOT_FOUND (no such template or build of it), CONFLICT (the build was
+     * started already), INVALID_ARGUMENT (not exactly one base).
+     */
+    public void start(TemplateId templateId, String buildId, BuildSpec spec) {
+        requireNonNull(spec, "spec is null");
+        BuildRecord build = build(templateId, buildId);
+        if (spec.fromTemplate().isPresent() == spec.fromImage().isPresent()) {
+            throw AgentEnvException.invalidArgument("exactly one of fromImage and fromTemplate must be given");
+        }
+        TemplateRecord template = store.findTemplate(templateId.value())
+                .orElseThrow(() ->
+                        new AgentEnvException(ErrorKind.NOT_FOUND, "template " + templateId.value() + " not found"));
+        BuildRecord building =
+                build.with(BuildRecord.Status.BUILDING, Optional.empty(), Optional.empty(), clock.instant());
+        if (!store.updateBuild(building, BuildRecord.Status.WAITING)) {
+            throw new AgentEnvException(ErrorKind.CONFLICT, "build " + buildId + " was started already");
+        }
+        running.put(templateId, buildId);
+        threads.execute(() -> run(template, building, spec));
+    }
+
+    /** A build with its log lines from {@code logsOffset} (at most 1000). NOT_FOUND. */
+    public Status status(TemplateId templateId, String buildId, int logsOffset) {
+        if (logsOffset < 0) {
+            throw AgentEnvException.invalidArgument("logsOffset must be >= 0");
+        }
+        BuildRecord build = build(templateId, buildId);
+        return new Status(build, store.logs(buildId, logsOffset, MAX_LOG_PAGE));
+    }
+
+    public Optional<TemplateRecord> template(String idOrName) {
+        return store.findTemplate(requireNonNull(idOrName, "idOrName is null"));
+    }
+
+    public List<BuildRecord> builds(TemplateId template) {
+        return store.builds(requireNonNull(template, "template is null"));
+    }
+
+    private BuildRecord build(TemplateId templateId, String buildId) {
+        requireNonNull(templateId, "templateId is null");
+        requireNonNull(buildId, "buildId is null");
+        return store.build(buildId)
+                .filter(b -> b.template().equals(templateId))
+                .orElseThrow(() -> new AgentEnvException(
+                        ErrorKind.NOT_FOUND, "build " + buildId + " of template " + templateId.value() + " not found"));
+    }
+
+    // ---- the build ---------------------------------------------------------------------------------------------
+
+    /** Why a build stops early: the step (when one failed) and the reason, for the build's status. */
+    private static final class Failed extends Exception {
+        private static final long serialVersionUID = 1L;
+        private final Optional<String> step;
+
+        Failed(Optional<String> step, String reason) {
+            super(reason, null, false, false);
+            this.step = step;
+        }
+    }
+
+    private void run(TemplateRecord template, BuildRecord build, BuildSpec spec) {
+        Optional<SandboxId> sandbox = Optional.empty();
+        try {
+            String base = base(spec);
+            info(
+                    build,
+                    Optional.of("base"),
+                    "building template " + template.id().value() + " from " + base);
+            SandboxView created;
+            try {
+                created = orchestrator.create(new CreateSandbox(
+                        base,
+                        BUILD_SANDBOX_TTL,
+                        TimeoutAction.KILL,
+                        PauseMode.WITH_MEMORY,
+                        false,
+                        Map.of(),
+                        Map.of(BUILD_METADATA, build.id()),
+                        NetworkPolicy.DEFAULT,
+                        CustomExtensionParams.EMPTY,
+                        true));
+            } catch (AgentEnvException e) {
+                throw new Failed(Optional.of("base"), "the build sandbox could not be created: " + e.getMessage());
+            }
+            sandbox = Optional.of(created.id());
+            // the base's own environment is envd's default already; the ENV steps' go with every command and into
+            // the template
+            BuildState state = new BuildState(defaultUser, Optional.empty(), new LinkedHashMap<>());
+            for (int i = 0; i < spec.steps().size(); i++) {
+                requireCurrent(template, build);
+                step(build, created.id(), String.valueOf(i + 1), spec.steps().get(i), state);
+            }
+            if (spec.startCmd().isPresent() || spec.readyCmd().isPresent()) {
+                throw new Failed(
+                        Optional.of("finalize"), "start and ready commands are not supported by this server yet");
+            }
+            requireCurrent(template, build);
+            info(build, Optional.of("finalize"), "capturing the template");
+            Optional<TemplateId> previous = orchestrator
+                    .findTemplate(template.id().value())
+                    .filter(t -> t.source() == TemplateView.Source.SNAPSHOT)
+                    .map(TemplateView::id);
+            List<String> aliases = new ArrayList<>();
+            aliases.add(template.id().value());
+            aliases.addAll(template.names());
+            SnapshotView captured = orchestrator.snapshotAsTemplate(created.id(), aliases, state.env);
+            previous.filter(p -> !p.equals(captured.id())).ifPresent(p -> orchestrator.deleteTemplate(p.value()));
+            info(build, Optional.of("finalize"), "template " + template.id().value() + " is ready");
+            finish(build, BuildRecord.Status.READY, Optional.empty(), Optional.empty());
+        } catch (Failed e) {
+            line(build, BuildLogLine.Level.ERROR, e.step, e.getMessage());
+            finish(build, BuildRecord.Status.ERROR, Optional.of(e.getMessage()), e.step);
+        } catch (RuntimeException e) {
+            log.atWarn()
+                    .addKeyValue("template_id", template.id().value())
+                    .addKeyValue("build_id", build.id())
+                    .setCause(e)
+                    .log("template build failed");
+            String reason = "the build failed: " + e.getMessage();
+            line(build, BuildLogLine.Level.ERROR, Optional.empty(), reason);
+            finish(build, BuildRecord.Status.ERROR, Optional.of(reason), Optional.empty());
+        } finally {
+            running.remove(template.id(), build.id());
+            sandbox.ifPresent(this::killQuietly);
+        }
+    }
+
+    /** The user, working directory and environment the steps so far set. */
+    private static final class BuildState {
+        String user;
+        Optional<String> workdir;
+        final Map<String, String> env;
+
+        BuildState(String user, Optional<String> workdir, Map<String, String> env) {
+            this.user = user;
+            this.workdir = workdir;
+            this.env = env;
+        }
+    }
+
+    private void step(BuildRecord build, SandboxId sandbox, String index, Step step, BuildState state) throws Failed {
+        Optional<String> name = Optional.of(index);
+        List<String> args = step.args();
+        switch (step.type()) {
+            case "RUN" -> {
+                if (args.isEmpty() || args.getFirst().isBlank()) {
+                    throw new Failed(name, "step " + index + ": RUN needs a command");
+                }
+                String user = args.size() > 1 && !args.get(1).isBlank() ? args.get(1) : state.user;
+                info(build, name, "RUN " + args.getFirst() + (user.equals(state.user) ? "" : " (as " + user + ")"));
+                GuestCommand.Exit exit = run(build, sandbox, name, args.getFirst(), user, state);
+                if (!exit.succeeded()) {
+                    throw new Failed(
+                            name,
+                            "step " + index + " (RUN " + args.getFirst() + ") "
+                                    + (exit.exited()
+                                            ? "exited with code " + exit.exitCode()
+                                            : "ended: " + exit.status()));
+                }
+            }
+            case "ENV" -> {
+                if (args.size() % 2 != 0) {
+                    throw new Failed(name, "step " + index + ": ENV needs name and value pairs");
+                }
+                for (int i = 0; i < args.size(); i += 2) {
+                    state.env.put(args.get(i), args.get(i + 1));
+                }
+                info(build, name, "ENV " + String.join(" ", args));
+            }
+            case "WORKDIR" -> {
+                if (args.size() != 1 || args.getFirst().isBlank()) {
+                    throw new Failed(name, "step " + index + ": WORKDIR needs one path");
+                }
+                info(build, name, "WORKDIR " + args.getFirst());
+                GuestCommand.Exit exit =
+                        run(build, sandbox, name, "mkdir -p -- " + quote(args.getFirst()), "root", state);
+                if (!exit.succeeded()) {
+                    throw new Failed(name, "step " + index + " (WORKDIR " + args.getFirst() + ") could not be made");
+                }
+                state.workdir = Optional.of(args.getFirst());
+            }
+            case "USER" -> {
+                if (args.size() != 1 || args.getFirst().isBlank()) {
+                    throw new Failed(name, "step " + index + ": USER needs one user name");
+                }
+                state.user = args.getFirst();
+                info(build, name, "USER " + args.getFirst());
+            }
+            case "COPY" -> throw new Failed(name, "step " + index + ": COPY is not supported by this server yet");
+            default -> throw new Failed(name, "step " + index + ": unknown step type " + step.type());
+        }
+    }
+
+    private GuestCommand.Exit run(
+            BuildRecord build, SandboxId sandbox, Optional<String> step, String script, String user, BuildState state)
+            throws Failed {
+        LogLines out = new LogLines(build, step, BuildLogLine.Level.INFO);
+        LogLines err = new LogLines(build, step, BuildLogLine.Level.INFO);
+        try {
+            GuestCommand.Exit exit = guests.run(
+                    sandbox,
+                    GuestCommand.shell(script, Optional.of(user), state.env, state.workdir),
+                    new GuestCommand.Output() {
+                        @Override
+                        public void stdout(byte[] chunk) {
+                            out.add(chunk);
+                        }
+
+                        @Override
+                        public void stderr(byte[] chunk) {
+                            err.add(chunk);
+                        }
+                    });
+            return exit;
+        } catch (AgentEnvException e) {
+            throw new Failed(step, "step " + step.orElse("") + ": " + e.getMessage());
+        } finally {
+            out.flush();
+            err.flush();
+        }
+    }
+
+    /** A command's output as log lines: a line per newline, long lines cut, the rest when the command ends. */
+    private final class LogLines {
+        private final BuildRecord build;
+        private final Optional<String> step;
+        private final BuildLogLine.Level level;
+        private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
+
+        LogLines(BuildRecord build, Optional<String> step, BuildLogLine.Level level) {
+            this.build = build;
+            this.step = step;
+            this.level = level;
+        }
+
+        synchronized void add(byte[] chunk) {
+            for (byte b : chunk) {
+                if (b == '\n') {
+                    emit();
+                } else {
+                    pending.write(b);
+                    if (pending.size() >= MAX_LINE) {
+                        emit();
+                    }
+                }
+            }
+        }
+
+        synchronized void flush() {
+            if (pending.size() > 0) {
+                emit();
+            }
+        }
+
+        private void emit() {
+            line(build, level, step, pending.toString(StandardCharsets.UTF_8));
+            pending.reset();
+        }
+    }
+
+    private void requireCurrent(TemplateRecord template, BuildRecord build) throws Failed {
+        String current = running.get(template.id());
+        if (current != null && !current.equals(build.id())) {
+            throw new Failed(Optional.empty(), "superseded by build " + current + " of the same template");
+        }
+    }
+
+    private String base(BuildSpec spec) throws Failed {
+        if (spec.fromTemplate().isPresent()) {
+            return spec.fromTemplate().get();
+        }
+        String image = spec.fromImage().orElseThrow();
+        String repository = image.contains("@") ? image.substring(0, image.indexOf('@')) : image;
+        int colon = repository.lastIndexOf(':');
+        if (colon > repository.lastIndexOf('/')) {
+            repository = repository.substring(0, colon);
+        }
+        if (repository.equals(E2B_BASE_IMAGE) || repository.equals("docker.io/" + E2B_BASE_IMAGE)) {
+            return BASE_TEMPLATE;
+        }
+        throw new Failed(
+                Optional.of("base"),
+                "fromImage " + image + ": images from registries are not supported by this server yet; "
+                        + "use fromTemplate or fromBaseImage");
+    }
+
+    private void finish(BuildRecord build, BuildRecord.Status status, Optional<String> reason, Optional<String> step) {
+        BuildRecord current = store.build(build.id()).orElse(build);
+        if (current.status().finished()) {
+            return;
+        }
+        BuildRecord done = current.with(status, reason, step, clock.instant());
+        if (!store.updateBuild(done, current.status())) {
+            log.atWarn().addKeyValue("build_id", build.id()).log("a build's status changed under its builder");
+        }
+    }
+
+    private void info(BuildRecord build, Optional<String> step, String message) {
+        line(build, BuildLogLine.Level.INFO, step, message);
+    }
+
+    private void line(BuildRecord build, BuildLogLine.Level level, Optional<String> step, String message) {
+        store.appendLog(build.id(), new BuildLogLine(clock.instant(), level, message, step));
+    }
+
+    private void killQuietly(SandboxId sandbox) {
+        try {
+            orchestrator.kill(sandbox);
+        } catch (RuntimeException e) {
+            log.atWarn()
+                    .addKeyValue("sandbox_id", sandbox.value())
+                    .setCause(e)
+                    .log("a build sandbox could not be killed; its TTL will");
+        }
+    }
+
+    private void requireFree(String name) {
+        if (orchestrator.findTemplate(name).isPresent()) {
+            throw new AgentEnvException(
+                    ErrorKind.CONFLICT, "template name " + name + " is a built-in template or a snapshot's name");
+        }
+    }
+
+    private static void validateName(String name) {
+        if (!NAME.matcher(name).matches()) {
+            throw AgentEnvException.invalidArgument(
+                    "template name must be 1-128 lowercase letters, digits, '_' or '-', starting with a letter or digit");
+        }
+    }
+
+    private static void validateTag(String tag) {
+        if (!TAG.matcher(tag).matches()) {
+            throw AgentEnvException.invalidArgument("template tag must be 1-128 letters, digits, '_', '.' or '-'");
+        }
+    }
+
+    /** 20 lowercase alphanumerics, like the other ids (E2B's template ids look so too). */
+    private TemplateId newTemplateId() {
+        return new TemplateId(SandboxId.random(random).value());
+    }
+
+    private static String quote(String text) {
+        return "'" + text.replace("'", "'\\''") + "'";
+    }
+
+    /** Stops running builds' threads (their builds end in ERROR, or at the next start's recovery). */
+    @Override
+    public void close() {
+        threads.shutdownNow();
+    }
+}

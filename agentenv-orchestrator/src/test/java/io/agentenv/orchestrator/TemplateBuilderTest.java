@@ -1,0 +1,231 @@
+package io.agentenv.orchestrator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentenv.backend.mock.MockSandbox;
+import io.agentenv.spi.GuestCommand;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.SandboxId;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Template builds over the mock backend: steps as envd commands, the result in the catalog, failures, restarts. */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class TemplateBuilderTest {
+    private static final Resources RESOURCES = new Resources(2, 512, 1024);
+
+    @TempDir
+    Path dir;
+
+    OrchestratorHarness h;
+    SandboxGuests guests;
+    MemoryTemplateBuildStore store;
+    TemplateBuilder builder;
+
+    @BeforeEach
+    void start() {
+        h = new OrchestratorHarness(dir);
+        guests = new SandboxGuests(h.orchestrator, GuestSettings.defaults(), h.clock);
+        store = new MemoryTemplateBuildStore();
+        builder = new TemplateBuilder(h.orchestrator, guests, store, "user", h.clock);
+    }
+
+    @AfterEach
+    void stop() {
+        builder.close();
+        guests.close();
+        h.close();
+    }
+
+    private static TemplateBuilder.Step step(String type, String... args) {
+        return new TemplateBuilder.Step(type, List.of(args), Optional.empty(), false);
+    }
+
+    private static TemplateBuilder.BuildSpec fromBase(TemplateBuilder.Step... steps) {
+        return new TemplateBuilder.BuildSpec(
+                Optional.empty(),
+                Optional.of("e2bdev/base:latest"),
+                List.of(steps),
+                Optional.empty(),
+                Optional.empty(),
+                false);
+    }
+
+    /** Waits for the build to finish (builds run on their own threads) and returns its status with every log line. */
+    private TemplateBuilder.Status finished(TemplateBuilder.Requested requested) throws InterruptedException {
+        Instant deadline = Instant.now().plusSeconds(30);
+        while (true) {
+            TemplateBuilder.Status status =
+                    builder.status(requested.template().id(), requested.build().id(), 0);
+            if (status.build().status().finished()) {
+                return status;
+            }
+            assertThat(Instant.now()).as("the build finished").isBefore(deadline);
+            Thread.sleep(10);
+        }
+    }
+
+    /** Every command the build sandbox ran, answered by {@code behaviour}. */
+    private void commands(FakeEnvdCommands behaviour) {
+        h.backend.onPrepare(instance -> instance.fakeEnvd().commands(behaviour::run));
+    }
+
+    @FunctionalInterface
+    interface FakeEnvdCommands {
+        GuestCommand.Exit run(GuestCommand command, GuestCommand.Output output);
+    }
+
+    @Test
+    void steps_run_as_their_user_with_env_and_workdir_and_the_result_is_a_template() throws Exception {
+        TemplateBuilder.Requested requested = builder.request(Optional.of("web:v1"), List.of(), RESOURCES);
+        builder.start(
+                requested.template().id(),
+                requested.build().id(),
+                fromBase(
+                        step("ENV", "MODE", "prod", "PORT", "8080"),
+                        step("WORKDIR", "/srv/app"),
+                        step("RUN", "apt-get install -y nginx", "root"),
+                        step("USER", "www"),
+                        step("RUN", "echo hello")));
+
+        TemplateBuilder.Status status = finished(requested);
+
+        assertThat(status.build().status()).as(status.logs().toString()).isEqualTo(BuildRecord.Status.READY);
+        assertThat(status.build().tags()).containsExactly("v1");
+        assertThat(requested.template().names()).containsExactly("web");
+        MockSandbox buildInstance = h.backend.instances().getFirst();
+        SandboxId buildSandbox = buildInstance.spec().id();
+        List<GuestCommand> ran = buildInstance.fakeEnvd().ran();
+        Map<String, String> env = Map.of("MODE", "prod", "PORT", "8080");
+        assertThat(ran)
+                .containsExactly(
+                        GuestCommand.shell("mkdir -p -- '/srv/app'", Optional.of("root"), env, Optional.empty()),
+                        GuestCommand.shell(
+                                "apt-get install -y nginx", Optional.of("root"), env, Optional.of("/srv/app")),
+                        GuestCommand.shell("echo hello", Optional.of("www"), env, Optional.of("/srv/app")));
+        assertThat(h.orchestrator.findTemplate("web"))
+                .hasValueSatisfying(t -> assertThat(t.source()).isEqualTo(TemplateView.Source.SNAPSHOT));
+        assertThat(h.orchestrator.findTemplate(requested.template().id().value()))
+                .map(TemplateView::id)
+                .isEqualTo(h.orchestrator.findTemplate("web").map(TemplateView::id));
+        SandboxId fromTemplate = h.orchestrator
+                .create(CreateSandbox.of("web", Duration.ofSeconds(60)))
+                .id();
+        assertThat(h.store.get(fromTemplate).orElseThrow().envVars()).containsAllEntriesOf(env);
+        assertThat(h.store.get(buildSandbox)).as("the build sandbox is killed").isEmpty();
+    }
+
+    @Test
+    void a_failing_run_step_ends_the_build_with_its_output_and_exit_code() throws Exception {
+        commands((command, output) -> {
+            output.stdout("compiling\nerror: no main\n".getBytes(StandardCharsets.UTF_8));
+            return new GuestCommand.Exit(2, true, "exit status 2");
+        });
+        TemplateBuilder.Requested requested = builder.request(Optional.of("broken"), List.of(), RESOURCES);
+        builder.start(
+                requested.template().id(),
+                requested.build().id(),
+                fromBase(step("ENV", "A", "1"), step("RUN", "make")));
+
+        TemplateBuilder.Status status = finished(requested);
+
+        assertThat(status.build().status()).isEqualTo(BuildRecord.Status.ERROR);
+        assertThat(status.build().step()).contains("2");
+        assertThat(status.build().reason()).contains("step 2 (RUN make) exited with code 2");
+        assertThat(status.logs())
+                .filteredOn(l -> l.step().equals(Optional.of("2")))
+                .extracting(BuildLogLine::message)
+                .contains("compiling", "error: no main");
+        assertThat(h.orchestrator.findTemplate("broken")).isEmpty();
+        assertThat(h.store.all()).as("the build sandbox is killed").isEmpty();
+    }
+
+    @Test
+    void a_registry_image_and_copy_steps_are_refused_with_a_reason() throws Exception {
+        TemplateBuilder.Requested image = builder.request(Optional.empty(), List.of(), RESOURCES);
+        builder.start(
+                image.template().id(),
+                image.build().id(),
+                new TemplateBuilder.BuildSpec(
+                        Optional.empty(),
+                        Optional.of("ubuntu:22.04"),
+                        List.of(),
+                        Optional.empty(),
+                        Optional.empty(),
+                        false));
+        assertThat(finished(image).build().reason())
+                .hasValueSatisfying(r -> assertThat(r).contains("ubuntu:22.04"));
+
+        TemplateBuilder.Requested copy = builder.request(Optional.empty(), List.of(), RESOURCES);
+        builder.start(
+                copy.template().id(),
+                copy.build().id(),
+                fromBase(new TemplateBuilder.Step("COPY", List.of("a", "/a", "", ""), Optional.of("abc"), false)));
+        assertThat(finished(copy).build().reason())
+                .hasValueSatisfying(r -> assertThat(r).contains("COPY"));
+        assertThat(h.store.all()).isEmpty();
+    }
+
+    @Test
+    void a_rebuild_keeps_the_template_id_and_replaces_the_previous_snapshot() throws Exception {
+        TemplateBuilder.Requested first = builder.request(Optional.of("app"), List.of(), RESOURCES);
+        builder.start(first.template().id(), first.build().id(), fromBase(step("RUN", "true")));
+        assertThat(finished(first).build().status()).isEqualTo(BuildRecord.Status.READY);
+        TemplateView before = h.orchestrator.findTemplate("app").orElseThrow();
+
+        TemplateBuilder.Requested second = builder.request(Optional.of("app"), List.of("v2"), RESOURCES);
+        assertThat(second.template().id()).isEqualTo(first.template().id());
+        builder.start(second.template().id(), second.build().id(), fromBase(step("ENV", "V", "2")));
+        assertThat(finished(second).build().status()).isEqualTo(BuildRecord.Status.READY);
+
+        TemplateView after = h.orchestrator.findTemplate("app").orElseThrow();
+        assertThat(after.id()).isNotEqualTo(before.id());
+        assertThat(h.orchestrator.findTemplate(before.id().value())).isEmpty();
+        assertThat(builder.builds(first.template().id()))
+                .extracting(BuildRecord::id)
+                .containsExactlyInAnyOrder(first.build().id(), second.build().id());
+    }
+
+    @Test
+    void bad_names_taken_names_and_a_second_start_are_refused() {
+        assertThatThrownBy(() -> builder.request(Optional.of("Bad Name"), List.of(), RESOURCES))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> builder.request(Optional.of("base"), List.of(), RESOURCES))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
+        TemplateBuilder.Requested requested = builder.request(Optional.of("once"), List.of(), RESOURCES);
+        TemplateBuilder.BuildSpec spec = fromBase();
+        builder.start(requested.template().id(), requested.build().id(), spec);
+        assertThatThrownBy(() -> builder.start(
+                        requested.template().id(), requested.build().id(), spec))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFLICT));
+        assertThatThrownBy(() -> builder.status(requested.template().id(), "no-such-build", 0))
+                .isInstanceOfSatisfying(
+                        AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND));
+    }
+
+    @Test
+    void a_restart_fails_the_builds_that_were_running() {
+        TemplateBuilder.Requested waiting = builder.request(Optional.of("left"), List.of(), RESOURCES);
+
+        new TemplateBuilder(h.orchestrator, guests, store, "user", h.clock).recover();
+
+        BuildRecord build = store.build(waiting.build().id()).orElseThrow();
+        assertThat(build.status()).isEqualTo(BuildRecord.Status.ERROR);
+        assertThat(build.reason()).contains("the server restarted during the build");
+    }
+}

@@ -1,0 +1,269 @@
+package io.agentenv.store.sqlite;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.orchestrator.BuildLogLine;
+import io.agentenv.orchestrator.BuildRecord;
+import io.agentenv.orchestrator.SandboxStore.Durability;
+import io.agentenv.orchestrator.TemplateBuildStore;
+import io.agentenv.orchestrator.TemplateRecord;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.TemplateId;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** {@link TemplateBuildStore} in the sandbox store's database (the same connection, writer thread and durability). */
+final class SqliteTemplateBuildStore implements TemplateBuildStore {
+    private final Database db;
+
+    SqliteTemplateBuildStore(Database db) {
+        this.db = requireNonNull(db, "db is null");
+    }
+
+    // ---- templates ---------------------------------------------------------------------------------------------
+
+    @Override
+    public boolean insertTemplate(TemplateRecord template) {
+        requireNonNull(template, "template is null");
+        return db.write("insert template", template.id(), Durability.NOW, s -> {
+            PreparedStatement taken = s.prepared("SELECT 1 FROM template_name WHERE name = ? AND template_id <> ?");
+            for (String name : template.names()) {
+                taken.setString(1, name);
+                taken.setString(2, template.id().value());
+                try (ResultSet rs = taken.executeQuery()) {
+                    if (rs.next()) {
+                        return false;
+                    }
+                }
+            }
+            PreparedStatement row = s.prepared("INSERT INTO template (id, cpu_count, memory_mib, disk_size_mib, "
+                    + "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                    + "cpu_count = excluded.cpu_count, memory_mib = excluded.memory_mib, "
+                    + "disk_size_mib = excluded.disk_size_mib, updated_at = excluded.updated_at");
+            row.setString(1, template.id().value());
+            row.setInt(2, template.resources().cpuCount());
+            row.setInt(3, template.resources().memoryMiB());
+            row.setInt(4, template.resources().diskSizeMiB());
+            row.setLong(5, Codec.nanos(template.createdAt()));
+            row.setLong(6, Codec.nanos(template.updatedAt()));
+            row.executeUpdate();
+            PreparedStatement clear = s.prepared("DELETE FROM template_name WHERE template_id = ?");
+            clear.setString(1, template.id().value());
+            clear.executeUpdate();
+            PreparedStatement name =
+                    s.prepared("INSERT INTO template_name (name, template_id, position) VALUES (?, ?, ?)");
+            for (int i = 0; i < template.names().size(); i++) {
+                name.setString(1, template.names().get(i));
+                name.setString(2, template.id().value());
+                name.setInt(3, i);
+                name.executeUpdate();
+            }
+            return true;
+        });
+    }
+
+    @Override
+    public Optional<TemplateRecord> findTemplate(String idOrName) {
+        requireNonNull(idOrName, "idOrName is null");
+        return db.read("find template", s -> {
+            PreparedStatement st = s.prepared("SELECT * FROM template WHERE id = ? UNION ALL "
+                    + "SELECT t.* FROM template t JOIN template_name n ON n.template_id = t.id WHERE n.name = ? "
+                    + "LIMIT 1");
+            st.setString(1, idOrName);
+            st.setString(2, idOrName);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(template(s, rs)) : Optional.<TemplateRecord>empty();
+            }
+        });
+    }
+
+    @Override
+    public List<TemplateRecord> templates() {
+        return db.read("list templates", s -> {
+            List<TemplateRecord> found = new ArrayList<>();
+            try (ResultSet rs = s.prepared("SELECT * FROM template ORDER BY created_at DESC, id DESC")
+                    .executeQuery()) {
+                while (rs.next()) {
+                    found.add(template(s, rs));
+                }
+            }
+            return found;
+        });
+    }
+
+    @Override
+    public boolean deleteTemplate(TemplateId id) {
+        requireNonNull(id, "id is null");
+        return db.write("delete template", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("DELETE FROM template WHERE id = ?");
+            st.setString(1, id.value());
+            return st.executeUpdate() == 1;
+        });
+    }
+
+    private static TemplateRecord template(Statements s, ResultSet rs) throws SQLException {
+        String id = rs.getString("id");
+        List<String> names = new ArrayList<>();
+        PreparedStatement st = s.prepared("SELECT name FROM template_name WHERE template_id = ? ORDER BY position");
+        st.setString(1, id);
+        try (ResultSet found = st.executeQuery()) {
+            while (found.next()) {
+                names.add(found.getString(1));
+            }
+        }
+        return new TemplateRecord(
+                new TemplateId(id),
+                names,
+                new Resources(rs.getInt("cpu_count"), rs.getInt("memory_mib"), rs.getInt("disk_size_mib")),
+                Codec.instant(rs.getLong("created_at")),
+                Codec.instant(rs.getLong("updated_at")));
+    }
+
+    // ---- builds ------------------------------------------------------------------------------------------------
+
+    @Override
+    public void insertBuild(BuildRecord build) {
+        requireNonNull(build, "build is null");
+        db.write("insert build", build.id(), Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("INSERT INTO template_build (id, template_id, status, reason, step, "
+                    + "tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+            st.setString(1, build.id());
+            st.setString(2, build.template().value());
+            st.setString(3, build.status().name());
+            st.setString(4, build.reason().orElse(null));
+            st.setString(5, build.step().orElse(null));
+            st.setString(6, Codec.list(build.tags()));
+            st.setLong(7, Codec.nanos(build.createdAt()));
+            st.setLong(8, Codec.nanos(build.updatedAt()));
+            st.executeUpdate();
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<BuildRecord> build(String buildId) {
+        requireNonNull(buildId, "buildId is null");
+        return db.read("read build", s -> {
+            PreparedStatement st = s.prepared("SELECT * FROM template_build WHERE id = ?");
+            st.setString(1, buildId);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(build(rs)) : Optional.<BuildRecord>empty();
+            }
+        });
+    }
+
+    @Override
+    public List<BuildRecord> builds(TemplateId template) {
+        requireNonNull(template, "template is null");
+        return db.read("list builds", s -> {
+            PreparedStatement st =
+                    s.prepared("SELECT * FROM template_build WHERE template_id = ? ORDER BY created_at DESC, id DESC");
+            st.setString(1, template.value());
+            return builds(st);
+        });
+    }
+
+    @Override
+    public boolean updateBuild(BuildRecord build, BuildRecord.Status expected) {
+        requireNonNull(build, "build is null");
+        requireNonNull(expected, "expected is null");
+        return db.write("update build", build.id(), Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("UPDATE template_build SET status = ?, reason = ?, step = ?, "
+                    + "updated_at = ? WHERE id = ? AND status = ?");
+            st.setString(1, build.status().name());
+            st.setString(2, build.reason().orElse(null));
+            st.setString(3, build.step().orElse(null));
+            st.setLong(4, Codec.nanos(build.updatedAt()));
+            st.setString(5, build.id());
+            st.setString(6, expected.name());
+            return st.executeUpdate() == 1;
+        });
+    }
+
+    @Override
+    public List<BuildRecord> unfinishedBuilds() {
+        return db.read(
+                "list unfinished builds",
+                s -> builds(
+                        s.prepared(
+                                "SELECT * FROM template_build WHERE status IN ('WAITING', 'BUILDING') ORDER BY created_at, id")));
+    }
+
+    private static List<BuildRecord> builds(PreparedStatement st) throws SQLException {
+        List<BuildRecord> found = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                found.add(build(rs));
+            }
+        }
+        return found;
+    }
+
+    private static BuildRecord build(ResultSet rs) throws SQLException {
+        return new BuildRecord(
+                rs.getString("id"),
+                new TemplateId(rs.getString("template_id")),
+                BuildRecord.Status.valueOf(rs.getString("status")),
+                Optional.ofNullable(rs.getString("reason")),
+                Optional.ofNullable(rs.getString("step")),
+                Codec.list(rs.getString("tags")),
+                Codec.instant(rs.getLong("created_at")),
+                Codec.instant(rs.getLong("updated_at")));
+    }
+
+    // ---- logs --------------------------------------------------------------------------------------------------
+
+    /**
+     * Log lines are written without waiting for the disk ({@link Durability.WITH_NEXT_WRITE}): a build writes many, and a crash
+     * fails the build anyway.
+     */
+    @Override
+    public void appendLog(String buildId, BuildLogLine line) {
+        requireNonNull(buildId, "buildId is null");
+        requireNonNull(line, "line is null");
+        db.write("append build log", buildId, Durability.WITH_NEXT_WRITE, s -> {
+            PreparedStatement st =
+                    s.prepared("INSERT INTO template_build_log (build_id, seq, at, level, message, step) "
+                            + "VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM template_build_log WHERE build_id = ?), "
+                            + "?, ?, ?, ?)");
+            st.setString(1, buildId);
+            st.setString(2, buildId);
+            st.setLong(3, Codec.nanos(line.timestamp()));
+            st.setString(4, line.level().name());
+            st.setString(5, line.message());
+            st.setString(6, line.step().orElse(null));
+            st.executeUpdate();
+            return null;
+        });
+    }
+
+    @Override
+    public List<BuildLogLine> logs(String buildId, int offset, int limit) {
+        requireNonNull(buildId, "buildId is null");
+        if (offset < 0 || limit < 0) {
+            throw new IllegalArgumentException("offset and limit must be >= 0");
+        }
+        return db.read("read build log", s -> {
+            PreparedStatement st = s.prepared("SELECT at, level, message, step FROM template_build_log "
+                    + "WHERE build_id = ? AND seq >= ? ORDER BY seq LIMIT ?");
+            st.setString(1, buildId);
+            st.setInt(2, offset);
+            st.setInt(3, limit);
+            List<BuildLogLine> lines = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    lines.add(new BuildLogLine(
+                            Codec.instant(rs.getLong("at")),
+                            BuildLogLine.Level.valueOf(rs.getString("level")),
+                            rs.getString("message"),
+                            Optional.ofNullable(rs.getString("step"))));
+                }
+            }
+            return lines;
+        });
+    }
+}

@@ -1,0 +1,158 @@
+package io.agentenv.store.sqlite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentenv.orchestrator.BuildLogLine;
+import io.agentenv.orchestrator.BuildRecord;
+import io.agentenv.orchestrator.TemplateBuildStore;
+import io.agentenv.orchestrator.TemplateRecord;
+import io.agentenv.spi.Resources;
+import io.agentenv.spi.TemplateId;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayNameGeneration;
+import org.junit.jupiter.api.DisplayNameGenerator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Templates, builds and build logs in the SQLite store: names, conditional updates, paging, restarts, deletes. */
+@DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
+class SqliteTemplateBuildStoreTest {
+    private static final Instant T0 = Instant.parse("2026-12-01T10:00:00.123456789Z");
+    private static final Resources RESOURCES = new Resources(2, 1024, 4096);
+
+    @TempDir
+    Path dir;
+
+    private SqliteSandboxStore sqlite;
+    private TemplateBuildStore store;
+
+    @BeforeEach
+    void open() {
+        sqlite = SqliteSandboxStore.open(dir.resolve("agentenv.db"));
+        store = sqlite.templateBuilds();
+    }
+
+    @AfterEach
+    void close() {
+        sqlite.close();
+    }
+
+    private static TemplateRecord template(String id, String... names) {
+        return new TemplateRecord(new TemplateId(id), List.of(names), RESOURCES, T0, T0);
+    }
+
+    private static BuildRecord build(String id, String template, BuildRecord.Status status, Instant at) {
+        return new BuildRecord(
+                id, new TemplateId(template), status, Optional.empty(), Optional.empty(), List.of("v1"), at, at);
+    }
+
+    @Test
+    void a_template_is_found_by_id_or_any_name_and_its_names_keep_their_order() {
+        assertThat(store.insertTemplate(template("tpl1", "web", "web:v1"))).isTrue();
+
+        assertThat(store.findTemplate("tpl1")).contains(template("tpl1", "web", "web:v1"));
+        assertThat(store.findTemplate("web:v1")).contains(template("tpl1", "web", "web:v1"));
+        assertThat(store.findTemplate("other")).isEmpty();
+    }
+
+    @Test
+    void a_name_of_another_template_is_refused_and_nothing_is_written() {
+        store.insertTemplate(template("tpl1", "web"));
+
+        assertThat(store.insertTemplate(template("tpl2", "api", "web"))).isFalse();
+
+        assertThat(store.findTemplate("tpl2")).isEmpty();
+        assertThat(store.findTemplate("api")).isEmpty();
+        assertThat(store.templates()).extracting(TemplateRecord::id).containsExactly(new TemplateId("tpl1"));
+    }
+
+    @Test
+    void inserting_a_template_again_replaces_its_names_and_resources() {
+        store.insertTemplate(template("tpl1", "web"));
+        TemplateRecord bigger = new TemplateRecord(
+                new TemplateId("tpl1"), List.of("web2"), new Resources(4, 2048, 4096), T0, T0.plusSeconds(5));
+
+        assertThat(store.insertTemplate(bigger)).isTrue();
+
+        assertThat(store.findTemplate("tpl1")).contains(bigger);
+        assertThat(store.findTemplate("web")).isEmpty();
+    }
+
+    @Test
+    void a_build_changes_status_only_from_the_expected_one() {
+        store.insertTemplate(template("tpl1", "web"));
+        BuildRecord waiting = build("b1", "tpl1", BuildRecord.Status.WAITING, T0);
+        store.insertBuild(waiting);
+        BuildRecord failed = new BuildRecord(
+                "b1",
+                waiting.template(),
+                BuildRecord.Status.ERROR,
+                Optional.of("step 2 exited with 1"),
+                Optional.of("2"),
+                waiting.tags(),
+                T0,
+                T0.plusSeconds(9));
+
+        assertThat(store.updateBuild(failed, BuildRecord.Status.BUILDING)).isFalse();
+        assertThat(store.build("b1")).contains(waiting);
+        assertThat(store.updateBuild(failed, BuildRecord.Status.WAITING)).isTrue();
+        assertThat(store.build("b1")).contains(failed);
+        assertThat(store.build("nope")).isEmpty();
+    }
+
+    @Test
+    void builds_are_listed_newest_first_and_unfinished_ones_survive_a_restart() {
+        store.insertTemplate(template("tpl1", "web"));
+        store.insertBuild(build("b1", "tpl1", BuildRecord.Status.READY, T0));
+        store.insertBuild(build("b2", "tpl1", BuildRecord.Status.BUILDING, T0.plusSeconds(1)));
+        store.insertBuild(build("b3", "tpl1", BuildRecord.Status.WAITING, T0.plusSeconds(2)));
+
+        assertThat(store.builds(new TemplateId("tpl1")))
+                .extracting(BuildRecord::id)
+                .containsExactly("b3", "b2", "b1");
+        sqlite.close();
+        open();
+        assertThat(store.unfinishedBuilds()).extracting(BuildRecord::id).containsExactly("b2", "b3");
+    }
+
+    @Test
+    void log_lines_are_paged_by_offset_in_the_order_they_were_written() {
+        store.insertTemplate(template("tpl1", "web"));
+        store.insertBuild(build("b1", "tpl1", BuildRecord.Status.BUILDING, T0));
+        for (int i = 0; i < 5; i++) {
+            store.appendLog(
+                    "b1",
+                    new BuildLogLine(
+                            T0.plusMillis(i),
+                            i == 4 ? BuildLogLine.Level.ERROR : BuildLogLine.Level.INFO,
+                            "line " + i,
+                            i == 0 ? Optional.empty() : Optional.of(Integer.toString(i))));
+        }
+
+        assertThat(store.logs("b1", 0, 2)).extracting(BuildLogLine::message).containsExactly("line 0", "line 1");
+        assertThat(store.logs("b1", 3, 10)).extracting(BuildLogLine::message).containsExactly("line 3", "line 4");
+        assertThat(store.logs("b1", 4, 10).getFirst())
+                .isEqualTo(new BuildLogLine(T0.plusMillis(4), BuildLogLine.Level.ERROR, "line 4", Optional.of("4")));
+        assertThat(store.logs("b1", 5, 10)).isEmpty();
+    }
+
+    @Test
+    void deleting_a_template_deletes_its_names_builds_and_logs() {
+        store.insertTemplate(template("tpl1", "web"));
+        store.insertBuild(build("b1", "tpl1", BuildRecord.Status.READY, T0));
+        store.appendLog("b1", new BuildLogLine(T0, BuildLogLine.Level.INFO, "done", Optional.empty()));
+
+        assertThat(store.deleteTemplate(new TemplateId("tpl1"))).isTrue();
+
+        assertThat(store.findTemplate("web")).isEmpty();
+        assertThat(store.build("b1")).isEmpty();
+        assertThat(store.logs("b1", 0, 10)).isEmpty();
+        assertThat(store.insertTemplate(template("tpl2", "web"))).isTrue();
+        assertThat(store.deleteTemplate(new TemplateId("tpl1"))).isFalse();
+    }
+}
