@@ -1,6 +1,7 @@
 // Template routes with the unmodified npm `e2b` SDK (2.51.0) against the server jar with the mock backend:
 // Template.exists (GET /templates/aliases/{alias}) for the built-in template and a named snapshot, the lists and one
-// template over plain HTTP, and Template.build, which this server answers with 501 (builds are not supported yet).
+// template over plain HTTP, and Template.build's calls (the mock backend runs no commands: the steps' effects are
+// tested on the container backend, sdk-container-templates).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox, Template } from 'e2b'
@@ -57,7 +58,20 @@ test('the v1 and v2 lists hold base with its resources; v2 pages with X-Next-Tok
   assert.equal((await getJson('/v2/templates?nextToken=garbage')).status, 400)
 })
 
-test('Template.build fails with the server\'s "not supported" message', async () => {
-  await assert.rejects(Template.build(Template().fromImage('ubuntu:24.04'), 'tpl-build-e2e', opts),
-    (e) => /template builds are not supported/.test(e.message))
+test('Template.build of the base image resolves, logs its steps, and the template creates sandboxes', async () => {
+  const logs = []
+  const built = await Template.build(
+    Template().fromBaseImage().setEnvs({ MODE: 'e2e' }).runCmd('true'),
+    'tpl-build-e2e:v1',
+    { ...opts, onBuildLogs: (entry) => logs.push(entry.message) })
+  assert.equal(built.name, 'tpl-build-e2e:v1')
+  assert.ok(logs.some((m) => m.includes('RUN true')), logs.join('\n'))
+  assert.equal(await Template.exists('tpl-build-e2e', opts), true)
+  const sbx = await Sandbox.create('tpl-build-e2e', opts)
+  await sbx.kill()
+})
+
+test('Template.build from a registry image fails with the server\'s reason', async () => {
+  await assert.rejects(Template.build(Template().fromImage('ubuntu:24.04'), 'tpl-image-e2e', opts),
+    (e) => /images from registries are not supported/.test(e.message))
 })
