@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.regex.Pattern;
@@ -91,8 +92,7 @@ public final class TemplateBuilder implements AutoCloseable {
     private final String defaultUser;
     private final Clock clock;
     private final SecureRandom random = new SecureRandom();
-    private final ExecutorService threads = Executors.newThreadPerTaskExecutor(
-            Thread.ofVirtual().name("aenv-template-build-", 0).factory());
+    private final Executor threads;
     /** The build running per template: a later one supersedes it. */
     private final Map<TemplateId, String> running = new ConcurrentHashMap<>();
 
@@ -102,6 +102,25 @@ public final class TemplateBuilder implements AutoCloseable {
             TemplateBuildStore store,
             String defaultUser,
             Clock clock) {
+        this(
+                orchestrator,
+                guests,
+                store,
+                defaultUser,
+                clock,
+                Executors.newThreadPerTaskExecutor(
+                        Thread.ofVirtual().name("aenv-template-build-", 0).factory()));
+    }
+
+    /** With the executor builds run on (tests: the calling thread, so that a build is over when start returns). */
+    TemplateBuilder(
+            Orchestrator orchestrator,
+            SandboxGuests guests,
+            TemplateBuildStore store,
+            String defaultUser,
+            Clock clock,
+            Executor threads) {
+        this.threads = requireNonNull(threads, "threads is null");
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.guests = requireNonNull(guests, "guests is null");
         this.store = requireNonNull(store, "store is null");
@@ -523,6 +542,8 @@ public final class TemplateBuilder implements AutoCloseable {
     /** Stops running builds' threads (their builds end in ERROR, or at the next start's recovery). */
     @Override
     public void close() {
-        threads.shutdownNow();
+        if (threads instanceof ExecutorService service) {
+            service.shutdownNow();
+        }
     }
 }
