@@ -58,7 +58,7 @@ test('the v1 and v2 lists hold base with its resources; v2 pages with X-Next-Tok
   assert.equal((await getJson('/v2/templates?nextToken=garbage')).status, 400)
 })
 
-test('Template.build of the base image resolves, logs its steps, and the template creates sandboxes', async () => {
+test('Template.build of the base image logs its steps; the template creates sandboxes', async () => {
   const logs = []
   const built = await Template.build(
     Template().fromBaseImage().setEnvs({ MODE: 'e2e' }).runCmd('true'),

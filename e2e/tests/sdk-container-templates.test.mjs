@@ -39,7 +39,7 @@ async function sandboxCount() {
   return (await res.json()).length
 }
 
-hostTest('a template built with the SDK runs its steps, and its sandboxes see its files and env', async () => {
+hostTest('an SDK-built template ran its steps; its sandboxes see its files and env', async () => {
   const logs = []
   const template = Template()
     .fromBaseImage()
