@@ -123,7 +123,9 @@ class CredentialSwitchTest {
                         "cannot start a process as uid 1234 gid 1234 with 65537 groups: setgroups failed: Invalid argument");
         assertBackAtEnvdsCredentials();
 
-        assertThat(openDescriptors()).as("no descriptor left open").isEqualTo(descriptors);
+        // at most as many as before: other threads of the test JVM may close theirs meanwhile (seen: 71 before, 51
+        // after)
+        assertThat(openDescriptors()).as("no descriptor left open").isLessThanOrEqualTo(descriptors);
         assertThat(childStatus(user).get("Uid")).as("the switch still works").isEqualTo("1234\t1234\t1234\t1234");
     }
 
