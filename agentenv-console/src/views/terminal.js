@@ -63,7 +63,10 @@ export function Terminal({ id, state }) {
 
   useEffect(() => {
     routeStyleElementsThroughCssom()
-    const t = new XTerm({ cursorBlink: true, fontSize: 13, scrollback: 5000, convertEol: false })
+    // a steady cursor: xterm's DOM renderer blinks it with an endless CSS animation, which makes the page draw a frame
+    // every 16.7 ms while the tab is open, and every keystroke's echo then waits behind a frame to be read and another
+    // to be drawn (+16 ms measured by bench/console/terminal.mjs)
+    const t = new XTerm({ cursorBlink: false, fontSize: 13, scrollback: 5000, convertEol: false })
     const fit = new FitAddon()
     t.loadAddon(fit)
     t.open(box.current)

@@ -33,9 +33,16 @@ import org.slf4j.LoggerFactory;
  */
 final class ProcessLauncher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessLauncher.class);
-    /** Output readers of JDK-started and pty processes: a virtual thread each (the JDK's pipe reads let the carrier go). */
+    /** Output readers of JDK-started processes: a virtual thread each (the JDK's pipe reads let the carrier go). */
     private static final Executor VIRTUAL_READERS =
             task -> Thread.ofVirtual().name("envd-output-reader").start(task);
+    /**
+     * Output readers of pty processes: a platform thread each. pty4j reads the pty master with a native call, which
+     * would pin a virtual thread's carrier for as long as the shell is idle: with as many open terminals as carriers
+     * (two), every other request of envd would wait.
+     */
+    private static final Executor PTY_READERS =
+            task -> Thread.ofPlatform().name("envd-pty-reader").daemon().start(task);
 
     private static final List<String> TOOL_DIRS = List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin");
 
@@ -205,15 +212,7 @@ final class ProcessLauncher implements AutoCloseable {
                 .setRedirectErrorStream(true)
                 .start();
         return new ChildProcess(
-                ChildProcess.Kind.PTY,
-                process,
-                VIRTUAL_READERS,
-                spec.config(),
-                spec.tag(),
-                true,
-                signals,
-                journal,
-                clock);
+                ChildProcess.Kind.PTY, process, PTY_READERS, spec.config(), spec.tag(), true, signals, journal, clock);
     }
 
     @Override

@@ -44,6 +44,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
@@ -555,6 +556,51 @@ class ProcessServiceTest {
             assertThat(screen).contains("30 100").containsPattern("/dev/pts/\\d+");
             assertThat(output(events, ProcessEvent.DataEvent.OutputCase.STDOUT)).isEmpty();
             assertThat(endOf(events).getExitCode()).isEqualTo(5);
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void more_open_ptys_than_carrier_threads_all_echo_their_input() throws Exception {
+        // a pty's reader blocks in a native read: as a virtual thread it would hold a carrier while the shell is idle
+        int carriers = Integer.getInteger(
+                "jdk.virtualThreadScheduler.parallelism", Runtime.getRuntime().availableProcessors());
+        StartRequest shell = StartRequest.newBuilder()
+                .setProcess(ProcessConfig.newBuilder()
+                        .setCmd("/bin/bash")
+                        .addAllArgs(List.of("--norc", "-i"))
+                        .putEnvs("PS1", "$ "))
+                .setPty(PTY.newBuilder()
+                        .setSize(PTY.Size.newBuilder().setCols(80).setRows(24)))
+                .build();
+        List<ConnectTestClient.Stream<StartResponse>> shells = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i <= carriers; i++) {
+                shells.add(start(shell, NO_HEADERS));
+            }
+            for (int i = 0; i < shells.size(); i++) {
+                int pid =
+                        shells.get(i).next().orElseThrow().getEvent().getStart().getPid();
+                var sent = client.unary(
+                        "process.Process/SendInput",
+                        SendInputRequest.newBuilder()
+                                .setProcess(ProcessSelector.newBuilder().setPid(pid))
+                                .setInput(ProcessInput.newBuilder()
+                                        .setPty(ByteString.copyFromUtf8("echo shell-$((" + i + "+100)); exit\n")))
+                                .build(),
+                        NO_HEADERS);
+                assertThat(sent.status()).isEqualTo(200);
+            }
+            for (int i = 0; i < shells.size(); i++) {
+                List<StartResponse> events = shells.get(i).rest();
+                assertThat(output(events, ProcessEvent.DataEvent.OutputCase.PTY))
+                        .contains("shell-" + (i + 100));
+                assertThat(endOf(events).getExitCode()).isZero();
+            }
+        } finally {
+            for (var s : shells) {
+                s.close();
+            }
         }
     }
 

@@ -142,8 +142,16 @@ final class WireMapping {
                 : null;
     }
 
+    /**
+     * When its TTL runs out. A sandbox still starting or resuming (on the wire: running) has no expiry yet, since its
+     * TTL starts when it runs: it ends its timeout from now at the earliest. A paused one never expires.
+     */
     private Instant endAt(SandboxView view) {
-        return view.expiresAt().orElseGet(() -> clock.instant().plus(NO_TTL));
+        return view.expiresAt().orElseGet(() -> switch (view.state()) {
+            case CREATING, RESUMING -> clock.instant().plus(view.timeout());
+            case RUNNING, SNAPSHOTTING, FORKING, PAUSING, PAUSED, KILLING ->
+                clock.instant().plus(NO_TTL);
+        });
     }
 
     private static Boolean internetAccess(NetworkPolicy policy) {

@@ -3,14 +3,18 @@ package io.agentenv.server.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentenv.backend.mock.Gate;
 import io.agentenv.backend.mock.MockAction;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -222,6 +226,73 @@ class SandboxRoutesTest {
 
         assertThat(code(server.post("/v2/sandboxes/" + MISSING + "/connect", "{}")))
                 .isEqualTo(404);
+    }
+
+    /** The time from now to the end the list and the detail report for {@code id} (the same end in both). */
+    private Duration endsIn(String id) throws Exception {
+        JsonNode listed = null;
+        for (JsonNode item : server.parse(server.get("/v2/sandboxes"))) {
+            if (item.get("sandboxID").asText().equals(id)) {
+                listed = item;
+            }
+        }
+        assertThat(listed).as("listed").isNotNull();
+        JsonNode detail = server.parse(server.get("/sandboxes/" + id));
+        assertThat(detail.get("state").asText()).isEqualTo("running");
+        Instant end = Instant.parse(detail.get("endAt").asText());
+        assertThat(Duration.between(Instant.parse(listed.get("endAt").asText()), end))
+                .isBetween(Duration.ofSeconds(-5), Duration.ofSeconds(5));
+        return Duration.between(Instant.now(), end);
+    }
+
+    @Test
+    void a_sandbox_still_starting_reports_an_end_one_timeout_away() throws Exception {
+        // given a create held in the backend's start: the sandbox is listed (running) but not started yet
+        Gate start = server.backend.holdNext(MockOp.START);
+        CompletableFuture<HttpResponse<String>> create = server.http.sendAsync(
+                server.request("/v2/sandboxes")
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"templateID\":\"base\",\"timeout\":120}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        start.awaitEntered(Duration.ofSeconds(10));
+        String id;
+        Duration left;
+        try {
+            JsonNode listed = server.parse(server.get("/v2/sandboxes"));
+            assertThat(listed).hasSize(1);
+            id = listed.get(0).get("sandboxID").asText();
+            left = endsIn(id);
+        } finally {
+            start.release();
+        }
+        // then its end is its timeout from now (the TTL starts when it runs), not a century away
+        assertThat(left).isBetween(Duration.ofSeconds(100), Duration.ofSeconds(121));
+        assertThat(create.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+        assertThat(endsIn(id)).isBetween(Duration.ofSeconds(100), Duration.ofSeconds(121));
+    }
+
+    @Test
+    void a_sandbox_still_resuming_reports_an_end_one_timeout_away() throws Exception {
+        String id = server.create("{\"templateID\":\"base\",\"timeout\":120}");
+        assertThat(server.post("/sandboxes/" + id + "/pause", "").statusCode()).isEqualTo(204);
+        // given a resume held in the backend's start: the sandbox reads as running already
+        Gate start = server.backend.holdNext(MockOp.START);
+        CompletableFuture<HttpResponse<String>> resume = server.http.sendAsync(
+                server.request("/v2/sandboxes/" + id + "/connect")
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"timeout\":120}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        start.awaitEntered(Duration.ofSeconds(10));
+        Duration left;
+        try {
+            left = endsIn(id);
+        } finally {
+            start.release();
+        }
+        assertThat(left).isBetween(Duration.ofSeconds(100), Duration.ofSeconds(121));
+        assertThat(resume.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
     }
 
     private Duration ttlFromNow(String id) throws Exception {
