@@ -1,8 +1,9 @@
 // The live list of sandboxes: polled every 1.5 s (GET /v2/sandboxes, every page), with the newest metrics every
 // third poll for the CPU and memory sparklines; filters by state, template and metadata; actions per row. Rows have
 // one fixed height and only those near the viewport are rendered (spacer rows stand in for the rest), so a poll of
-// thousands of sandboxes re-renders a screenful.
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+// thousands of sandboxes re-renders a screenful. A scroll re-renders only the rows that came into range: a row whose
+// sandbox, clock and sparkline values are unchanged keeps its DOM and canvases as they are.
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { listSandboxes, latestMetrics } from '../api.js'
 import { duration, metadataText } from '../format.js'
@@ -15,6 +16,9 @@ const HISTORY = 30
 const ROW_H = 36
 /** Rows rendered above and below the viewport. */
 const OVERSCAN = 15
+
+/** The values of a sparkline without history: one array, so that it compares equal from render to render. */
+const NONE = Object.freeze([])
 
 /** Recent CPU % and memory % per sandbox id, kept while the page is open. */
 const history = new Map()
@@ -97,6 +101,10 @@ export function SandboxList() {
     }
   }
   usePolling(refresh, POLL_MS)
+  // the rows' onDone: one function for the page's life, so that a row's props change only with its data
+  const latest = useRef(refresh)
+  latest.current = refresh
+  const done = useCallback((what) => latest.current(what), [])
 
   const templates = useMemo(() => [...new Set((items ?? []).map((s) => s.alias || s.templateID))].sort(), [items])
   const shown = useMemo(() => {
@@ -130,7 +138,10 @@ export function SandboxList() {
           <th>CPU</th><th>Memory</th><th>Actions</th></tr></thead>
         <tbody ref=${body}>
           ${range.start > 0 && html`<tr class="spacer" style=${{ height: `${Math.min(range.start, shown.length) * ROW_H}px` }}></tr>`}
-          ${shown.slice(range.start, range.end).map((s) => html`<${Row} key=${s.sandboxID} s=${s} now=${now} onDone=${refresh} />`)}
+          ${shown.slice(range.start, range.end).map((s) => {
+            const h = history.get(s.sandboxID)
+            return html`<${Row} key=${s.sandboxID} s=${s} now=${now} cpu=${h?.cpu ?? NONE} mem=${h?.mem ?? NONE} onDone=${done} />`
+          })}
           ${shown.length > range.end && html`<tr class="spacer" style=${{ height: `${(shown.length - range.end) * ROW_H}px` }}></tr>`}
         </tbody>
       </table>
@@ -145,8 +156,13 @@ export function timeLeft(s, now) {
   return left > 10 * 365 * 86_400_000 ? 'no timeout' : duration(left)
 }
 
-function Row({ s, now, onDone }) {
-  const h = history.get(s.sandboxID)
+/** A row re-renders only when one of its props changed (Preact calls a function component with its instance). */
+function Row(props) {
+  this.shouldComponentUpdate = (next) => Object.keys(next).some((k) => next[k] !== props[k])
+  return html`<${RowView} ...${props} />`
+}
+
+function RowView({ s, now, cpu, mem, onDone }) {
   return html`
     <tr data-testid="sandbox-row" data-id=${s.sandboxID} data-state=${s.state}>
       <td><a href=${`#/sandboxes/${encodeURIComponent(s.sandboxID)}`} class="mono">${s.sandboxID}</a></td>
@@ -155,8 +171,8 @@ function Row({ s, now, onDone }) {
       <td class="meta" data-testid="metadata" title=${metadataText(s.metadata)}>${metadataText(s.metadata)}</td>
       <td>${duration(now - Date.parse(s.startedAt))}</td>
       <td>${timeLeft(s, now)}</td>
-      <td><${Sparkline} values=${h?.cpu ?? []} max=${100} label="CPU %" /></td>
-      <td><${Sparkline} values=${h?.mem ?? []} max=${100} label="memory %" /></td>
+      <td><${Sparkline} values=${cpu} max=${100} label="CPU %" /></td>
+      <td><${Sparkline} values=${mem} max=${100} label="memory %" /></td>
       <td><${Actions} sandbox=${s} onDone=${onDone} compact=${true} /></td>
     </tr>`
 }
