@@ -6,6 +6,7 @@ import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -87,7 +88,15 @@ class EgressFirewallHostTest {
         removeOutside();
     }
 
+    /**
+     * Deletes the veth first (which takes its peer with it at once), then the netns: a netns is cleaned up by the
+     * kernel in the background, so a veth whose peer it holds can outlive {@code ip netns delete} for a moment, and the
+     * next test's {@code link add} of the same name failed with "File exists".
+     */
     private void removeOutside() throws Exception {
+        if (java.nio.file.Files.exists(Path.of("/sys/class/net", outsideVeth))) {
+            host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "link", "delete", outsideVeth));
+        }
         if (java.nio.file.Files.exists(NetnsPool.NETNS_DIR.resolve(outsideNs))) {
             host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "netns", "delete", outsideNs));
         }
