@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.spi.TemplateId;
 import java.time.Instant;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -32,10 +31,6 @@ public record BuildRecord(
         BUILDING,
         READY,
         ERROR;
-
-        public String wire() {
-            return name().toLowerCase(Locale.ROOT);
-        }
 
         public boolean finished() {
             return this == READY || this == ERROR;

@@ -224,10 +224,6 @@ public final class TemplateBuilder implements AutoCloseable {
         return new Status(build, store.logs(buildId, logsOffset, MAX_LOG_PAGE));
     }
 
-    public Optional<TemplateRecord> template(String idOrName) {
-        return store.findTemplate(requireNonNull(idOrName, "idOrName is null"));
-    }
-
     public List<BuildRecord> builds(TemplateId template) {
         return store.builds(requireNonNull(template, "template is null"));
     }
