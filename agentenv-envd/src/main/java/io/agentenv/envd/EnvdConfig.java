@@ -20,6 +20,8 @@ import org.slf4j.event.Level;
  * @param processPath    the PATH processes start with: envd's own, else Debian's default
  * @param warmRequests   rounds of requests envd sends itself before {@code GET /ready} answers
  *                       ({@link io.agentenv.envd.warmup.RequestPathWarmup}), 0 for none
+ * @param fallbackShell  a POSIX shell used when a process asks for {@code /bin/bash} or {@code /bin/sh} and the system
+ *                       has neither (an image without bash or without any shell)
  */
 record EnvdConfig(
         InetSocketAddress listen,
@@ -31,7 +33,8 @@ record EnvdConfig(
         Level logLevel,
         String sandboxId,
         String processPath,
-        int warmRequests) {
+        int warmRequests,
+        Optional<Path> fallbackShell) {
     static final int DEFAULT_PORT = 49983;
 
     EnvdConfig {
@@ -43,6 +46,10 @@ record EnvdConfig(
         requireNonNull(logLevel, "logLevel is null");
         requireNonNull(sandboxId, "sandboxId is null");
         requireNonNull(processPath, "processPath is null");
+        requireNonNull(fallbackShell, "fallbackShell is null");
+        if (fallbackShell.isPresent() && !fallbackShell.get().isAbsolute()) {
+            throw new IllegalArgumentException("--fallback-shell must be an absolute path: " + fallbackShell.get());
+        }
         if (exitedRetention.isNegative()) {
             throw new IllegalArgumentException("exited retention must not be negative");
         }
@@ -70,6 +77,8 @@ record EnvdConfig(
               --sandbox-id <id>       sandbox id put on every log line (env ENVD_SANDBOX_ID)
               --warm-requests <n>     before GET /ready answers, send itself n rounds of a new sandbox's first requests
                                       and erase their traces (for a template's boot checkpoint; default 0)
+              --fallback-shell <path> a POSIX shell for processes asking for /bin/bash or /bin/sh where the system has
+                                      neither (default: none)
               --help                  print this and exit
             """;
 
@@ -86,6 +95,7 @@ record EnvdConfig(
         Level level = level("ENVD_LOG_LEVEL", env.getOrDefault("ENVD_LOG_LEVEL", "INFO"));
         String sandboxId = env.getOrDefault("ENVD_SANDBOX_ID", "-");
         int warmRequests = 0;
+        Optional<Path> fallbackShell = Optional.empty();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -99,6 +109,7 @@ record EnvdConfig(
                 case "--log-level" -> level = level(arg, value(args, ++i, arg));
                 case "--sandbox-id" -> sandboxId = value(args, ++i, arg);
                 case "--warm-requests" -> warmRequests = integer(arg, value(args, ++i, arg), 0, 10_000);
+                case "--fallback-shell" -> fallbackShell = Optional.of(Path.of(value(args, ++i, arg)));
                 default -> throw new IllegalArgumentException("unknown option " + arg + "\n" + USAGE);
             }
         }
@@ -112,7 +123,8 @@ record EnvdConfig(
                 level,
                 sandboxId,
                 Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH),
-                warmRequests);
+                warmRequests,
+                fallbackShell);
     }
 
     private static String value(String[] args, int i, String option) {

@@ -180,7 +180,13 @@ public final class Main {
         Session session = new Session(clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, config.defaultUser());
         ProcessService processes = ProcessService.create(
-                accounts, session, journal, clock, config.exitedRetention(), config.processPath());
+                accounts,
+                session,
+                journal,
+                clock,
+                config.exitedRetention(),
+                config.processPath(),
+                config.fallbackShell());
 
         ConnectRouter rpcs = new ConnectRouter();
         HttpRoutes routes = new HttpRoutes();

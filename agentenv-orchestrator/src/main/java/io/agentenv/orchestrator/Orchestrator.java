@@ -3,12 +3,15 @@ package io.agentenv.orchestrator;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.spi.BackendCapacity;
+import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -410,6 +413,23 @@ public final class Orchestrator {
     public boolean deleteTemplate(String idOrAlias) {
         requireNonNull(idOrAlias, "idOrAlias is null");
         return runner.mutate(() -> snapshots.delete(idOrAlias));
+    }
+
+    /**
+     * Makes an unpacked image's root filesystem the backend's built-in template {@code id} (see
+     * {@link SandboxBackendFactory#addImageTemplate}). INTERNAL when the backend cannot.
+     */
+    public TemplateView addImageTemplate(TemplateId id, Path rootfs) {
+        requireNonNull(id, "id is null");
+        requireNonNull(rootfs, "rootfs is null");
+        try {
+            backends.addImageTemplate(id, rootfs);
+        } catch (BackendException e) {
+            throw new AgentEnvException(ErrorKind.INTERNAL, "image template " + id + ": " + e.getMessage(), e);
+        }
+        return findTemplate(id.value())
+                .orElseThrow(() -> new AgentEnvException(
+                        ErrorKind.INTERNAL, "image template " + id + " was added but is not found"));
     }
 
     /** The stored custom extension params as a raw JSON object ({@code "{}"} when none). NOT_FOUND. */

@@ -47,6 +47,8 @@ public final class TemplateBuilder implements AutoCloseable {
     private static final String E2B_BASE_IMAGE = "e2bdev/base";
 
     public static final String BASE_TEMPLATE = "base";
+    /** The prefix of the templates images become ({@code img-<digest hex>}). */
+    public static final String IMAGE_TEMPLATE_PREFIX = "img-";
     /** The metadata key that marks a build's sandbox, with the build id as its value. */
     public static final String BUILD_METADATA = "agentenv.build";
 
@@ -67,6 +69,7 @@ public final class TemplateBuilder implements AutoCloseable {
     public record BuildSpec(
             Optional<String> fromTemplate,
             Optional<String> fromImage,
+            Optional<ImageSource.Credentials> registryCredentials,
             List<Step> steps,
             Optional<String> startCmd,
             Optional<String> readyCmd,
@@ -74,6 +77,7 @@ public final class TemplateBuilder implements AutoCloseable {
         public BuildSpec {
             requireNonNull(fromTemplate, "fromTemplate is null");
             requireNonNull(fromImage, "fromImage is null");
+            requireNonNull(registryCredentials, "registryCredentials is null");
             steps = List.copyOf(steps);
             requireNonNull(startCmd, "startCmd is null");
             requireNonNull(readyCmd, "readyCmd is null");
@@ -89,6 +93,7 @@ public final class TemplateBuilder implements AutoCloseable {
     private final Orchestrator orchestrator;
     private final SandboxGuests guests;
     private final TemplateBuildStore store;
+    private final ImageSource images;
     private final String defaultUser;
     private final Clock clock;
     private final SecureRandom random = new SecureRandom();
@@ -100,12 +105,14 @@ public final class TemplateBuilder implements AutoCloseable {
             Orchestrator orchestrator,
             SandboxGuests guests,
             TemplateBuildStore store,
+            ImageSource images,
             String defaultUser,
             Clock clock) {
         this(
                 orchestrator,
                 guests,
                 store,
+                images,
                 defaultUser,
                 clock,
                 Executors.newThreadPerTaskExecutor(
@@ -117,6 +124,7 @@ public final class TemplateBuilder implements AutoCloseable {
             Orchestrator orchestrator,
             SandboxGuests guests,
             TemplateBuildStore store,
+            ImageSource images,
             String defaultUser,
             Clock clock,
             Executor threads) {
@@ -124,6 +132,7 @@ public final class TemplateBuilder implements AutoCloseable {
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.guests = requireNonNull(guests, "guests is null");
         this.store = requireNonNull(store, "store is null");
+        this.images = requireNonNull(images, "images is null");
         this.defaultUser = requireNonNull(defaultUser, "defaultUser is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
@@ -253,15 +262,15 @@ public final class TemplateBuilder implements AutoCloseable {
     private void run(TemplateRecord template, BuildRecord build, BuildSpec spec) {
         Optional<SandboxId> sandbox = Optional.empty();
         try {
-            String base = base(spec);
+            Base base = base(build, spec);
             info(
                     build,
                     Optional.of("base"),
-                    "building template " + template.id().value() + " from " + base);
+                    "building template " + template.id().value() + " from " + base.describe());
             SandboxView created;
             try {
                 created = orchestrator.create(new CreateSandbox(
-                        base,
+                        base.template(),
                         BUILD_SANDBOX_TTL,
                         TimeoutAction.KILL,
                         PauseMode.WITH_MEMORY,
@@ -278,6 +287,9 @@ public final class TemplateBuilder implements AutoCloseable {
             // the base's own environment is envd's default already; the ENV steps' go with every command and into
             // the template
             BuildState state = new BuildState(defaultUser, Optional.empty(), new LinkedHashMap<>());
+            if (base.image().isPresent()) {
+                prepareImage(build, created.id(), base.image().get(), state);
+            }
             for (int i = 0; i < spec.steps().size(); i++) {
                 requireCurrent(template, build);
                 step(build, created.id(), String.valueOf(i + 1), spec.steps().get(i), state);
@@ -457,23 +469,113 @@ public final class TemplateBuilder implements AutoCloseable {
         }
     }
 
-    private String base(BuildSpec spec) throws Failed {
-        if (spec.fromTemplate().isPresent()) {
-            return spec.fromTemplate().get();
+    /**
+     * What a build starts from: a template (or snapshot) by name, or a pulled image made a template of its own
+     * ({@code img-} and its digest's first 16 hex digits; one per image, shared by every build from it).
+     */
+    private record Base(String template, Optional<String> reference, Optional<ImageSource.Image> image) {
+        String describe() {
+            return reference
+                    .map(r -> "image " + r
+                            + image.map(i -> " (" + i.digest() + ")").orElse(""))
+                    .orElse(template);
         }
-        String image = spec.fromImage().orElseThrow();
+    }
+
+    private Base base(BuildRecord build, BuildSpec spec) throws Failed {
+        if (spec.fromTemplate().isPresent()) {
+            return new Base(spec.fromTemplate().get(), Optional.empty(), Optional.empty());
+        }
+        String reference = spec.fromImage().orElseThrow();
+        if (isE2bBaseImage(reference)) {
+            return new Base(BASE_TEMPLATE, Optional.of(reference), Optional.empty());
+        }
+        Optional<String> step = Optional.of("base");
+        info(build, step, "pulling " + reference);
+        ImageSource.Image image;
+        try {
+            image = images.pull(reference, spec.registryCredentials(), line -> info(build, step, line));
+        } catch (ImageSource.PullException e) {
+            throw new Failed(step, "fromImage " + reference + ": " + e.getMessage());
+        }
+        String hex = image.digest().substring(image.digest().indexOf(':') + 1);
+        TemplateId id = new TemplateId(IMAGE_TEMPLATE_PREFIX + hex.substring(0, Math.min(16, hex.length())));
+        try {
+            orchestrator.addImageTemplate(id, image.rootfs());
+        } catch (AgentEnvException e) {
+            throw new Failed(step, "fromImage " + reference + ": " + e.getMessage());
+        }
+        return new Base(id.value(), Optional.of(reference), Optional.of(image));
+    }
+
+    private static boolean isE2bBaseImage(String image) {
         String repository = image.contains("@") ? image.substring(0, image.indexOf('@')) : image;
         int colon = repository.lastIndexOf(':');
         if (colon > repository.lastIndexOf('/')) {
             repository = repository.substring(0, colon);
         }
-        if (repository.equals(E2B_BASE_IMAGE) || repository.equals("docker.io/" + E2B_BASE_IMAGE)) {
-            return BASE_TEMPLATE;
+        return repository.equals(E2B_BASE_IMAGE) || repository.equals("docker.io/" + E2B_BASE_IMAGE);
+    }
+
+    /**
+     * Readies a sandbox of a plain image for the steps and for the SDK: the directories and accounts every sandbox
+     * has (a {@code user} account with a home, as E2B's templates have, and passwordless sudo where sudo is
+     * installed), then the image config's environment, working directory and user as the steps' starting point.
+     */
+    private void prepareImage(BuildRecord build, SandboxId sandbox, ImageSource.Image image, BuildState state)
+            throws Failed {
+        Optional<String> step = Optional.of("base");
+        info(build, step, "preparing the image: the " + defaultUser + " account, /tmp and home directories");
+        Optional<String> workdir = image.workdir().filter(w -> w.startsWith("/"));
+        GuestCommand.Exit exit = run(build, sandbox, step, provisioning(defaultUser, workdir), "root", state);
+        if (!exit.succeeded()) {
+            throw new Failed(step, "the image could not be prepared (exit code " + exit.exitCode() + ")");
         }
-        throw new Failed(
-                Optional.of("base"),
-                "fromImage " + image + ": images from registries are not supported by this server yet; "
-                        + "use fromTemplate or fromBaseImage");
+        for (String entry : image.env()) {
+            int eq = entry.indexOf('=');
+            if (eq > 0) {
+                state.env.put(entry.substring(0, eq), entry.substring(eq + 1));
+            }
+        }
+        workdir.ifPresent(w -> state.workdir = Optional.of(w));
+        image.user()
+                .map(u -> u.contains(":") ? u.substring(0, u.indexOf(':')) : u)
+                .filter(u -> !u.isBlank() && !u.chars().allMatch(Character::isDigit))
+                .ifPresent(u -> state.user = u);
+    }
+
+    /**
+     * A POSIX shell script (busybox or coreutils) that makes sure of /tmp, /etc/passwd and /etc/group with root, and
+     * the account {@code user} with its group and home (the first free id from 1000, bash when there is one), and the
+     * image's working directory (made at run time, as container runtimes do).
+     */
+    static String provisioning(String user, Optional<String> workdir) {
+        String name = quote(user);
+        return String.join(
+                "\n",
+                "set -e",
+                "mkdir -p /tmp /root /etc /home"
+                        + workdir.map(w -> " " + quote(w)).orElse(""),
+                "chmod 1777 /tmp",
+                "touch /etc/passwd /etc/group",
+                "grep -q '^root:' /etc/passwd || echo 'root:x:0:0:root:/root:/bin/sh' >> /etc/passwd",
+                "grep -q '^root:' /etc/group || echo 'root:x:0:' >> /etc/group",
+                "u=" + name,
+                "if ! grep -q \"^$u:\" /etc/passwd; then",
+                "  id=1000",
+                "  while cut -d: -f3 /etc/passwd /etc/group | grep -qx \"$id\"; do id=$((id+1)); done",
+                "  grep -q \"^$u:\" /etc/group || echo \"$u:x:$id:\" >> /etc/group",
+                "  gid=$(grep \"^$u:\" /etc/group | cut -d: -f3)",
+                "  shell=/bin/sh; [ -x /bin/bash ] && shell=/bin/bash",
+                "  echo \"$u:x:$id:$gid::/home/$u:$shell\" >> /etc/passwd",
+                "  if [ -f /etc/shadow ]; then echo \"$u:!:1::::::\" >> /etc/shadow; fi",
+                "  mkdir -p \"/home/$u\"",
+                "  chown \"$id:$gid\" \"/home/$u\"",
+                "fi",
+                "if [ -d /etc/sudoers.d ] && [ ! -e \"/etc/sudoers.d/$u\" ]; then",
+                "  echo \"$u ALL=(ALL:ALL) NOPASSWD: ALL\" > \"/etc/sudoers.d/$u\"",
+                "  chmod 440 \"/etc/sudoers.d/$u\"",
+                "fi");
     }
 
     private void finish(BuildRecord build, BuildRecord.Status status, Optional<String> reason, Optional<String> step) {

@@ -7,9 +7,12 @@ import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -32,13 +35,25 @@ class TemplateBuilderTest {
     SandboxGuests guests;
     MemoryTemplateBuildStore store;
     TemplateBuilder builder;
+    /** What the image source pulls: {@link #pulled} answers, {@link #pulls} records. */
+    final List<String> pulls = new ArrayList<>();
+
+    ImageSource.Image pulled;
+    final ImageSource images = (reference, credentials, log) -> {
+        pulls.add(reference + credentials.map(c -> " as " + c.username()).orElse(""));
+        log.accept("pulled " + reference);
+        if (pulled == null) {
+            throw new ImageSource.PullException("manifest unknown: " + reference, null);
+        }
+        return pulled;
+    };
 
     @BeforeEach
     void start() {
         h = new OrchestratorHarness(dir);
         guests = new SandboxGuests(h.orchestrator, GuestSettings.defaults(), h.clock);
         store = new MemoryTemplateBuildStore();
-        builder = new TemplateBuilder(h.orchestrator, guests, store, "user", h.clock, Runnable::run);
+        builder = new TemplateBuilder(h.orchestrator, guests, store, images, "user", h.clock, Runnable::run);
     }
 
     @AfterEach
@@ -56,6 +71,7 @@ class TemplateBuilderTest {
         return new TemplateBuilder.BuildSpec(
                 Optional.empty(),
                 Optional.of("e2bdev/base:latest"),
+                Optional.empty(),
                 List.of(steps),
                 Optional.empty(),
                 Optional.empty(),
@@ -147,22 +163,77 @@ class TemplateBuilderTest {
         assertThat(h.store.all()).as("the build sandbox is killed").isEmpty();
     }
 
-    @Test
-    void a_registry_image_and_copy_steps_are_refused_with_a_reason() throws Exception {
-        TemplateBuilder.Requested image = builder.request(Optional.empty(), List.of(), RESOURCES);
-        builder.start(
-                image.template().id(),
-                image.build().id(),
-                new TemplateBuilder.BuildSpec(
-                        Optional.empty(),
-                        Optional.of("ubuntu:22.04"),
-                        List.of(),
-                        Optional.empty(),
-                        Optional.empty(),
-                        false));
-        assertThat(finished(image).build().reason())
-                .hasValueSatisfying(r -> assertThat(r).contains("ubuntu:22.04"));
+    private static TemplateBuilder.BuildSpec fromImage(
+            String image, Optional<ImageSource.Credentials> credentials, TemplateBuilder.Step... steps) {
+        return new TemplateBuilder.BuildSpec(
+                Optional.empty(),
+                Optional.of(image),
+                credentials,
+                List.of(steps),
+                Optional.empty(),
+                Optional.empty(),
+                false);
+    }
 
+    @Test
+    void an_image_becomes_a_template_prepared_then_built_with_its_config() throws Exception {
+        Path rootfs = Files.createDirectories(dir.resolve("images/abc/rootfs"));
+        pulled = new ImageSource.Image(
+                "sha256:0123456789abcdef0123456789abcdef",
+                rootfs,
+                List.of("PATH=/opt/app/bin:/usr/bin", "LANG=C.UTF-8"),
+                Optional.of("/opt/app"),
+                Optional.of("app:app"));
+        TemplateBuilder.Requested requested = builder.request(Optional.of("from-image"), List.of(), RESOURCES);
+        builder.start(
+                requested.template().id(),
+                requested.build().id(),
+                fromImage(
+                        "127.0.0.1:5000/app:1",
+                        Optional.of(new ImageSource.Credentials("ci", "secret")),
+                        step("RUN", "make")));
+
+        TemplateBuilder.Status status = finished(requested);
+
+        assertThat(status.build().status()).as(status.logs().toString()).isEqualTo(BuildRecord.Status.READY);
+        assertThat(pulls).containsExactly("127.0.0.1:5000/app:1 as ci");
+        assertThat(h.backend.imageTemplates()).containsEntry(new TemplateId("img-0123456789abcdef"), rootfs);
+        MockSandbox buildInstance = h.backend.instances().getFirst();
+        assertThat(buildInstance.spec().template()).isEqualTo(new TemplateId("img-0123456789abcdef"));
+        List<GuestCommand> ran = buildInstance.fakeEnvd().ran();
+        assertThat(ran).hasSize(2);
+        assertThat(ran.getFirst().user()).contains("root");
+        assertThat(ran.getFirst().args().getLast())
+                .isEqualTo(TemplateBuilder.provisioning("user", Optional.of("/opt/app")));
+        assertThat(ran.get(1))
+                .isEqualTo(GuestCommand.shell(
+                        "make",
+                        Optional.of("app"),
+                        Map.of("PATH", "/opt/app/bin:/usr/bin", "LANG", "C.UTF-8"),
+                        Optional.of("/opt/app")));
+        assertThat(status.logs()).extracting(BuildLogLine::message).contains("pulled 127.0.0.1:5000/app:1");
+        SandboxId fromTemplate = h.orchestrator
+                .create(CreateSandbox.of("from-image", Duration.ofSeconds(60)))
+                .id();
+        assertThat(h.store.get(fromTemplate).orElseThrow().envVars()).containsEntry("PATH", "/opt/app/bin:/usr/bin");
+    }
+
+    @Test
+    void an_image_that_cannot_be_pulled_fails_the_build_with_the_reason() throws Exception {
+        TemplateBuilder.Requested image = builder.request(Optional.empty(), List.of(), RESOURCES);
+        builder.start(image.template().id(), image.build().id(), fromImage("ubuntu:22.04", Optional.empty()));
+
+        TemplateBuilder.Status status = finished(image);
+
+        assertThat(status.build().status()).isEqualTo(BuildRecord.Status.ERROR);
+        assertThat(status.build().step()).contains("base");
+        assertThat(status.build().reason())
+                .hasValueSatisfying(r -> assertThat(r).contains("ubuntu:22.04").contains("manifest unknown"));
+        assertThat(h.backend.instances()).as("no build sandbox was made").isEmpty();
+    }
+
+    @Test
+    void a_copy_step_is_refused_with_a_reason() throws Exception {
         TemplateBuilder.Requested copy = builder.request(Optional.empty(), List.of(), RESOURCES);
         builder.start(
                 copy.template().id(),
@@ -217,7 +288,7 @@ class TemplateBuilderTest {
     void a_restart_fails_the_builds_that_were_running() {
         TemplateBuilder.Requested waiting = builder.request(Optional.of("left"), List.of(), RESOURCES);
 
-        new TemplateBuilder(h.orchestrator, guests, store, "user", h.clock).recover();
+        new TemplateBuilder(h.orchestrator, guests, store, images, "user", h.clock).recover();
 
         BuildRecord build = store.build(waiting.build().id()).orElseThrow();
         assertThat(build.status()).isEqualTo(BuildRecord.Status.ERROR);

@@ -1,5 +1,6 @@
 package io.agentenv.server;
 
+import io.agentenv.images.ImageStore;
 import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.Orchestrator;
@@ -12,6 +13,7 @@ import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKeyFile;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
+import io.agentenv.server.images.RegistryImages;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
 import io.agentenv.spi.AccessToken;
@@ -99,7 +101,12 @@ public final class Main {
                     Clock.systemUTC());
             guests.start();
             templates = new TemplateBuilder(
-                    orchestrator, guests, store.templateBuilds(), settings.defaultUser(), Clock.systemUTC());
+                    orchestrator,
+                    guests,
+                    store.templateBuilds(),
+                    new RegistryImages(new ImageStore(config.imagesDir(), config.registries())),
+                    settings.defaultUser(),
+                    Clock.systemUTC());
             templates.recover();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());

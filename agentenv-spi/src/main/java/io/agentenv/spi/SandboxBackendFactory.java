@@ -51,6 +51,18 @@ public interface SandboxBackendFactory {
     }
 
     /**
+     * Makes {@code rootfs}, an unpacked OCI image's root filesystem, a built-in template of this backend named
+     * {@code id}: from then on {@link #template(TemplateId)} finds it and {@link LaunchSource.Template} boots it, with
+     * the guest agent running whatever the image holds (any libc, no shell). The directory is read-only from now on
+     * and the caller keeps it for as long as the template exists. Adding the same id for the same rootfs again is a
+     * no-op; for another rootfs, the template then boots that one. The default refuses: a backend that cannot boot
+     * images.
+     */
+    default TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs) throws BackendException {
+        throw new BackendException.Terminal("this backend cannot start sandboxes from images");
+    }
+
+    /**
      * Sets a ready instance of built-in {@code template} aside for one create and returns its reservation, whose id the
      * create then uses ({@link Reservation}); empty when none is ready or the backend keeps none (the default). A
      * backend that makes instances ahead of time names each after a sandbox id of its own and can initialise its guest

@@ -1,6 +1,7 @@
 package io.agentenv.backend.container;
 
 import io.agentenv.backend.container.guest.GuestMounts;
+import io.agentenv.backend.container.guest.GuestRuntime;
 import io.agentenv.backend.container.host.CgroupTree;
 import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.CommandFailedException;
@@ -60,6 +61,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -227,7 +229,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock);
             PauseReleases releases = new PauseReleases();
             UtsHostname utsHostname = new UtsHostname();
-            Path envd = privateEnvdCopy(runner, settings.envdDir(), workDir.resolve("envd"));
+            Path envd = privateEnvdCopy(
+                    runner,
+                    settings.envdDir(),
+                    new GuestRuntime(runner, settings.jdkHome(), GuestRuntime.Sources.DEBIAN),
+                    workDir.resolve("envd"));
             TemplateImages templates = new TemplateImages(
                     settings,
                     layout,
@@ -347,10 +353,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     /**
      * envd's distribution is copied once per build into the backend's work dir (keeping mtimes, which its AOT cache
      * checks): a rebuild of envd while sandboxes run or sleep as checkpoints must not change the files their JVMs map.
+     * The copy holds the {@link GuestRuntime} too (in {@link GuestRuntime#DIR}).
      */
-    private static Path privateEnvdCopy(ProcessRunner runner, Path source, Path copies)
+    private static Path privateEnvdCopy(ProcessRunner runner, Path source, GuestRuntime runtime, Path copies)
             throws IOException, CommandFailedException, InterruptedException {
-        StringBuilder fingerprint = new StringBuilder();
+        StringBuilder fingerprint = new StringBuilder(runtime.fingerprint());
         for (Path file : ENVD_FILES.stream().map(source::resolve).toList()) {
             fingerprint
                     .append(source.relativize(file))
@@ -375,6 +382,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     source.resolve(file).toString(),
                     partial.resolve(file).toString()));
         }
+        runtime.assemble(partial.resolve(GuestRuntime.DIR));
         Files.move(partial, target);
         return target;
     }
@@ -483,6 +491,48 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     .toInstant());
         } catch (IOException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * Links the image's rootfs as template {@code id}: {@code <templates>/<id>/image-<key>/rootfs} points at it and the
+     * template's {@code current} link is switched to that directory in one rename, as the host setup does for
+     * {@code base}. The first sandbox of it then builds its boot image like any template's ({@link TemplateImages});
+     * envd and its init come from the {@link GuestRuntime}, so the image needs none of their files.
+     */
+    @Override
+    public TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs) throws BackendException {
+        requireInitialized();
+        if (!id.value().matches("[a-z0-9][a-z0-9_-]{0,62}")) {
+            throw new BackendException.Terminal(
+                    "an image template's name must be 1-63 lowercase letters, digits, '_' or '-': " + id);
+        }
+        try {
+            Path image = rootfs.toRealPath();
+            if (!Files.isDirectory(image)) {
+                throw new BackendException.Terminal("not a directory: " + rootfs);
+            }
+            Path dir = Files.createDirectories(layout.templatesDir().resolve(id.value()));
+            if (isTemplate(id) && layout.templateRootfs(id.value()).toRealPath().equals(image)) {
+                return template(id).orElseThrow();
+            }
+            Path build = dir.resolve("image-" + sha(image.toString()));
+            Files.createDirectories(build);
+            Path link = build.resolve("rootfs");
+            Files.deleteIfExists(link);
+            Files.createSymbolicLink(link, image);
+            Path next = dir.resolve(".current-" + build.getFileName());
+            Files.deleteIfExists(next);
+            Files.createSymbolicLink(next, build.getFileName());
+            Files.move(
+                    next, dir.resolve("current"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            log.atInfo()
+                    .addKeyValue("template", id.value())
+                    .addKeyValue("rootfs", image)
+                    .log("image template linked");
+            return template(id).orElseThrow();
+        } catch (IOException e) {
+            throw new BackendException.Terminal("cannot add image template " + id + ": " + e.getMessage(), e);
         }
     }
 

@@ -57,6 +57,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     private volatile Consumer<MockSandbox> onPrepare = sandbox -> {};
     private final Map<SandboxId, MockSandbox> live = new ConcurrentHashMap<>();
     private final Map<TemplateId, TemplateDescriptor> templates = new ConcurrentHashMap<>();
+    private final Map<TemplateId, Path> imageTemplates = new ConcurrentHashMap<>();
     private volatile Optional<GuestEndpoint> guestEndpoint = Optional.empty();
     private final AtomicInteger networkSlots = new AtomicInteger();
     /** Ids of ready instances per template ({@link #keepReady}), handed out by {@link #reserve}. */
@@ -94,6 +95,23 @@ public final class MockBackendFactory implements SandboxBackendFactory {
 
     public void addTemplate(TemplateDescriptor template) {
         templates.put(template.id(), template);
+    }
+
+    /** Adds the image as a template with the base's resources; the rootfs must be a directory. */
+    @Override
+    public TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs) throws BackendException {
+        if (!Files.isDirectory(rootfs)) {
+            throw new BackendException.Terminal("not a directory: " + rootfs);
+        }
+        imageTemplates.put(id, rootfs);
+        TemplateDescriptor template = new TemplateDescriptor(id, BASE_RESOURCES);
+        addTemplate(template);
+        return template;
+    }
+
+    /** The image rootfs each template of {@link #addImageTemplate} was added with. */
+    public Map<TemplateId, Path> imageTemplates() {
+        return Map.copyOf(imageTemplates);
     }
 
     @Override

@@ -241,7 +241,9 @@ public final class EnvdClient implements EnvdApi, AutoCloseable {
                 .addAllArgs(command.args())
                 .putAllEnvs(command.env());
         command.cwd().ifPresent(process::setCwd);
-        StartRequest start = StartRequest.newBuilder().setProcess(process).build();
+        // no stdin, as the SDKs send it unless asked: the process starts without a pipe to keep open
+        StartRequest start =
+                StartRequest.newBuilder().setProcess(process).setStdin(false).build();
         AtomicReference<ProcessEvent.EndEvent> end = new AtomicReference<>();
         try {
             serverStream(

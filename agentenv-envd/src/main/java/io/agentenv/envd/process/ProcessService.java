@@ -62,12 +62,16 @@ public final class ProcessService implements AutoCloseable {
             .setKeepalive(ProcessEvent.KeepAlive.getDefaultInstance())
             .build();
 
+    /** The shells {@link #executableOrShell} stands in for. */
+    private static final Set<String> SHELLS = Set.of("/bin/bash", "/usr/bin/bash", "bash", "/bin/sh", "sh");
+
     private final ProcessTable table;
     private final ProcessLauncher launcher;
     private final Accounts accounts;
     private final Session session;
     private final Clock clock;
     private final String searchPath;
+    private final List<Path> fallbackShells;
 
     ProcessService(
             ProcessTable table,
@@ -76,12 +80,26 @@ public final class ProcessService implements AutoCloseable {
             Session session,
             Clock clock,
             String searchPath) {
+        this(table, launcher, accounts, session, clock, searchPath, Optional.empty());
+    }
+
+    ProcessService(
+            ProcessTable table,
+            ProcessLauncher launcher,
+            Accounts accounts,
+            Session session,
+            Clock clock,
+            String searchPath,
+            Optional<Path> fallbackShell) {
         this.table = requireNonNull(table, "table is null");
         this.launcher = requireNonNull(launcher, "launcher is null");
         this.accounts = requireNonNull(accounts, "accounts is null");
         this.session = requireNonNull(session, "session is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.searchPath = requireNonNull(searchPath, "searchPath is null");
+        List<Path> shells = new ArrayList<>(List.of(Path.of("/bin/sh")));
+        requireNonNull(fallbackShell, "fallbackShell is null").ifPresent(shells::add);
+        this.fallbackShells = List.copyOf(shells);
     }
 
     /**
@@ -97,9 +115,32 @@ public final class ProcessService implements AutoCloseable {
             Duration exitedRetention,
             String searchPath)
             throws IOException {
-        ProcessLauncher launcher = ProcessLauncher.forThisMachine(PosixSignals.forThisMachine(), journal, clock);
+        return create(accounts, session, journal, clock, exitedRetention, searchPath, Optional.empty());
+    }
+
+    /**
+     * {@link #create(Accounts, Session, LogJournal, Clock, Duration, String)} with a shell for processes that ask for
+     * {@code /bin/bash} or {@code /bin/sh} where the system has neither.
+     */
+    public static ProcessService create(
+            Accounts accounts,
+            Session session,
+            LogJournal journal,
+            Clock clock,
+            Duration exitedRetention,
+            String searchPath,
+            Optional<Path> fallbackShell)
+            throws IOException {
+        ProcessLauncher launcher =
+                ProcessLauncher.forThisMachine(PosixSignals.forThisMachine(fallbackShell), journal, clock);
         return new ProcessService(
-                new ProcessTable(clock, exitedRetention), launcher, accounts, session, clock, searchPath);
+                new ProcessTable(clock, exitedRetention),
+                launcher,
+                accounts,
+                session,
+                clock,
+                searchPath,
+                fallbackShell);
     }
 
     /** Starts the one-time set-up of the native process launcher on a background thread (only the first call does). */
@@ -374,7 +415,7 @@ public final class ProcessService implements AutoCloseable {
         } else {
             cwd = UserPaths.defaultDirectory(user, state.defaultWorkdir());
         }
-        Path executable = executable(config.getCmd(), cwd, env.get("PATH"));
+        Path executable = executableOrShell(config.getCmd(), cwd, env.get("PATH"), fallbackShells);
         Optional<LaunchSpec.PtySize> pty = request.hasPty()
                 ? Optional.of(ptySize(
                         request.getPty().getSize().getCols(),
@@ -415,6 +456,25 @@ public final class ProcessService implements AutoCloseable {
             return new LaunchSpec.PtySize(cols == 0 ? 80 : cols, rows == 0 ? 24 : rows);
         } catch (IllegalArgumentException e) {
             throw RpcException.invalidArgument(e.getMessage());
+        }
+    }
+
+    /**
+     * {@link #executable}, except that a shell the system lacks ({@code bash}, which the SDKs run every command through,
+     * or {@code sh}) is replaced by {@code /bin/sh}, else by the fallback shell: commands then also run on images
+     * without bash or without any shell. Both take {@code -l -c script} as bash does.
+     */
+    static Path executableOrShell(String cmd, Path cwd, String path, List<Path> fallbackShells) {
+        try {
+            return executable(cmd, cwd, path);
+        } catch (RpcException e) {
+            if (!SHELLS.contains(cmd)) {
+                throw e;
+            }
+            return fallbackShells.stream()
+                    .filter(shell -> Files.isRegularFile(shell) && Files.isExecutable(shell))
+                    .findFirst()
+                    .orElseThrow(() -> e);
         }
     }
 

@@ -13,7 +13,8 @@ import java.util.Optional;
 
 /**
  * Looks accounts up in passwd/group files. The files are read on every lookup: they are small, and accounts added at
- * run time (useradd inside the sandbox) must be visible at once.
+ * run time (useradd inside the sandbox) must be visible at once. A missing file lists nobody, and root is known even
+ * where no file lists it (an image without {@code /etc/passwd}), so that envd can still run commands as root there.
  */
 public final class UserDirectory {
     private final Path passwd;
@@ -30,12 +31,17 @@ public final class UserDirectory {
 
     public Optional<UserAccount> find(String name) {
         requireNonNull(name, "name is null");
-        return findEntry(fields -> fields[0].equals(name));
+        return findEntry(fields -> fields[0].equals(name)).or(() -> name.equals("root") ? root() : Optional.empty());
     }
 
     public Optional<UserAccount> findByUid(int uid) {
         String wanted = Integer.toString(uid);
-        return findEntry(fields -> fields[2].equals(wanted));
+        return findEntry(fields -> fields[2].equals(wanted)).or(() -> uid == 0 ? root() : Optional.empty());
+    }
+
+    /** Root as every system has it, for a system whose files do not list it. */
+    private Optional<UserAccount> root() {
+        return Optional.of(new UserAccount("root", 0, 0, groupsOf("root", 0), Path.of("/root"), "/bin/sh"));
     }
 
     private Optional<UserAccount> findEntry(java.util.function.Predicate<String[]> match) {
@@ -84,6 +90,9 @@ public final class UserDirectory {
     }
 
     private static List<String> lines(Path file) {
+        if (!Files.exists(file)) {
+            return List.of();
+        }
         try {
             return Files.readAllLines(file, StandardCharsets.UTF_8).stream()
                     .filter(l -> !l.isBlank() && !l.startsWith("#"))

@@ -53,7 +53,7 @@ class EarlyStartTest {
                 Optional.of(Path.of("/usr/bin/setsid")),
                 Optional.empty(),
                 nativeSpawn,
-                PosixSignals.forThisMachine(),
+                PosixSignals.forThisMachine(Optional.empty()),
                 journal,
                 clock);
         Accounts accounts = new Accounts(UserDirectory.system(), session::defaultUser, System.getProperty("user.name"));

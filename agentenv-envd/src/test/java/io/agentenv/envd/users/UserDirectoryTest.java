@@ -48,6 +48,20 @@ class UserDirectoryTest {
     }
 
     @Test
+    void without_passwd_and_group_files_only_root_is_known() {
+        UserDirectory bare = new UserDirectory(dir.resolve("no-passwd"), dir.resolve("no-group"));
+
+        assertThat(bare.find("root")).hasValueSatisfying(root -> {
+            assertThat(root.uid()).isZero();
+            assertThat(root.gid()).isZero();
+            assertThat(root.home()).isEqualTo(Path.of("/root"));
+        });
+        assertThat(bare.findByUid(0)).map(UserAccount::name).contains("root");
+        assertThat(bare.find("user")).isEmpty();
+        assertThat(bare.findByUid(1000)).isEmpty();
+    }
+
+    @Test
     void unknown_and_malformed_entries_are_not_found() {
         assertThat(users.find("nobody")).isEmpty();
         assertThat(users.find("broken")).isEmpty();

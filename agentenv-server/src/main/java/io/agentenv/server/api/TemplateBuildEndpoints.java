@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.api.model.BuildLogEntry;
 import io.agentenv.api.model.BuildStatusReason;
+import io.agentenv.api.model.FromImageRegistry;
 import io.agentenv.api.model.TemplateBuildInfo;
 import io.agentenv.api.model.TemplateBuildRequestV3;
 import io.agentenv.api.model.TemplateBuildStartV2;
@@ -12,6 +13,7 @@ import io.agentenv.api.model.TemplateRequestResponseV3;
 import io.agentenv.orchestrator.AgentEnvException;
 import io.agentenv.orchestrator.BuildLogLine;
 import io.agentenv.orchestrator.BuildRecord;
+import io.agentenv.orchestrator.ImageSource;
 import io.agentenv.orchestrator.TemplateBuilder;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.TemplateId;
@@ -82,11 +84,30 @@ final class TemplateBuildEndpoints {
                 new TemplateBuilder.BuildSpec(
                         nonEmpty(body.fromTemplate()),
                         nonEmpty(body.fromImage()),
+                        credentials(body.fromImageRegistry()),
                         steps,
                         nonEmpty(body.startCmd()),
                         nonEmpty(body.readyCmd()),
                         Boolean.TRUE.equals(body.force())));
         return Reply.NO_CONTENT;
+    }
+
+    /**
+     * Credentials of a {@code registry} kind; the cloud kinds ({@code aws}, {@code gcp}) need their providers' token
+     * exchanges, which this server does not make: INVALID_ARGUMENT.
+     */
+    private static Optional<ImageSource.Credentials> credentials(FromImageRegistry registry) {
+        if (registry == null) {
+            return Optional.empty();
+        }
+        if (registry.type() != null && !registry.type().equals("registry")) {
+            throw AgentEnvException.invalidArgument(
+                    "fromImageRegistry of type " + registry.type() + " is not supported; use type registry");
+        }
+        if (registry.username() == null || registry.password() == null) {
+            throw AgentEnvException.invalidArgument("fromImageRegistry needs username and password");
+        }
+        return Optional.of(new ImageSource.Credentials(registry.username(), registry.password()));
     }
 
     private Reply status(Exchange ex) {

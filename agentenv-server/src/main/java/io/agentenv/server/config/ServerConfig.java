@@ -2,6 +2,7 @@ package io.agentenv.server.config;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.images.RegistrySettings;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -54,6 +55,11 @@ import java.util.regex.Pattern;
  *                              to {@value #MAX_SAMPLE_INTERVAL_MS})
  * @param console               whether the web console is served under {@code /console} ({@code AENV_CONSOLE},
  *                              {@code on} or {@code off}, default {@code on})
+ * @param imagesDir             where images pulled for template builds are kept by digest ({@code AENV_IMAGES_DIR},
+ *                              default {@code <AENV_HOME>/images})
+ * @param registries            registry mirrors ({@code AENV_IMAGES_MIRRORS}, {@code registry=mirror,...}) and the
+ *                              non-loopback registries reached over plain HTTP ({@code AENV_IMAGES_INSECURE},
+ *                              {@code host[:port],...})
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -70,7 +76,9 @@ public record ServerConfig(
         Optional<URI> customExtensionUrl,
         Duration customExtensionTimeout,
         Duration metricsSampleInterval,
-        boolean console) {
+        boolean console,
+        Path imagesDir,
+        RegistrySettings registries) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -87,6 +95,9 @@ public record ServerConfig(
     public static final String CUSTOM_EXTENSION_TIMEOUT = "AENV_CUSTOM_EXTENSION_TIMEOUT_MS";
     public static final String METRICS_SAMPLE_INTERVAL = "AENV_METRICS_SAMPLE_INTERVAL_MS";
     public static final String CONSOLE = "AENV_CONSOLE";
+    public static final String IMAGES_DIR = "AENV_IMAGES_DIR";
+    public static final String IMAGES_MIRRORS = "AENV_IMAGES_MIRRORS";
+    public static final String IMAGES_INSECURE = "AENV_IMAGES_INSECURE";
     /** Below this, sampling every sandbox's envd would be load of its own. */
     public static final int MIN_SAMPLE_INTERVAL_MS = 100;
     /** An hour: metrics older than that are of little use to a dashboard. */
@@ -108,7 +119,10 @@ public record ServerConfig(
             CUSTOM_EXTENSION_URL,
             CUSTOM_EXTENSION_TIMEOUT,
             METRICS_SAMPLE_INTERVAL,
-            CONSOLE);
+            CONSOLE,
+            IMAGES_DIR,
+            IMAGES_MIRRORS,
+            IMAGES_INSECURE);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -125,6 +139,11 @@ public record ServerConfig(
         requireNonNull(customExtensionUrl, "customExtensionUrl is null");
         requireNonNull(customExtensionTimeout, "customExtensionTimeout is null");
         requireNonNull(metricsSampleInterval, "metricsSampleInterval is null");
+        requireNonNull(imagesDir, "imagesDir is null");
+        requireNonNull(registries, "registries is null");
+        if (!imagesDir.isAbsolute()) {
+            throw new IllegalArgumentException(IMAGES_DIR + " must be an absolute path: " + imagesDir);
+        }
         if (metricsSampleInterval.compareTo(Duration.ofMillis(MIN_SAMPLE_INTERVAL_MS)) < 0
                 || metricsSampleInterval.compareTo(Duration.ofMillis(MAX_SAMPLE_INTERVAL_MS)) > 0) {
             throw new IllegalArgumentException(METRICS_SAMPLE_INTERVAL + " must be between " + MIN_SAMPLE_INTERVAL_MS
@@ -170,9 +189,10 @@ public record ServerConfig(
                 values.put(e.getKey(), e.getValue().strip());
             }
         }
+        Path home = Path.of(values.getOrDefault(HOME, "/var/lib/agentenv"));
         return new ServerConfig(
                 parseListen(values.getOrDefault(LISTEN, "0.0.0.0:3000")),
-                Path.of(values.getOrDefault(HOME, "/var/lib/agentenv")),
+                home,
                 values.getOrDefault(BACKEND, "container"),
                 Optional.ofNullable(values.get(SANDBOX_DOMAIN)),
                 Optional.ofNullable(values.get(API_KEY)),
@@ -185,7 +205,18 @@ public record ServerConfig(
                 Optional.ofNullable(values.get(CUSTOM_EXTENSION_URL)).map(ServerConfig::parseExtensionUrl),
                 Duration.ofMillis(parseInt(values, CUSTOM_EXTENSION_TIMEOUT, 5000)),
                 Duration.ofMillis(parseInt(values, METRICS_SAMPLE_INTERVAL, 5000)),
-                parseOnOff(values, CONSOLE, true));
+                parseOnOff(values, CONSOLE, true),
+                Optional.ofNullable(values.get(IMAGES_DIR)).map(Path::of).orElse(home.resolve("images")),
+                registries(values));
+    }
+
+    private static RegistrySettings registries(Map<String, String> values) {
+        try {
+            return RegistrySettings.parse(
+                    values.getOrDefault(IMAGES_MIRRORS, ""), values.getOrDefault(IMAGES_INSECURE, ""));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(IMAGES_MIRRORS + " or " + IMAGES_INSECURE + ": " + e.getMessage(), e);
+        }
     }
 
     private static URI parseExtensionUrl(String value) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.backend.mock.MockBackendFactory;
 import io.agentenv.orchestrator.GuestSettings;
+import io.agentenv.orchestrator.ImageSource;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
@@ -80,7 +81,12 @@ final class TestServer implements AutoCloseable {
         orchestrator.start();
         guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
         templates = new TemplateBuilder(
-                orchestrator, guests, sqlite.templateBuilds(), OrchestratorSettings.DEFAULT_USER, Clock.systemUTC());
+                orchestrator,
+                guests,
+                sqlite.templateBuilds(),
+                ImageSource.none(),
+                OrchestratorSettings.DEFAULT_USER,
+                Clock.systemUTC());
         api = ApiServer.start(
                 config, orchestrator, guests, templates, ApiKey.of(KEY), tokens, Clock.systemUTC(), h -> h);
         base = URI.create("http://127.0.0.1:" + api.port());

@@ -53,7 +53,8 @@ public final class EnvdLayout {
     private static String supervisorScript(List<String> firstArgs) {
         boolean first = !firstArgs.isEmpty();
         return (first ? "first='" + String.join(" ", firstArgs) + "'; " : "")
-                + "while :; do \"$0\" \"$@\"" + (first ? " $first" : "") + " >>" + ENVD_LOG + " 2>&1 </dev/null;"
+                + "mkdir -p " + ENVD_JOURNAL.substring(0, ENVD_JOURNAL.lastIndexOf('/')) + ";"
+                + " while :; do \"$0\" \"$@\"" + (first ? " $first" : "") + " >>" + ENVD_LOG + " 2>&1 </dev/null;"
                 + " echo \"agentenv: envd exited with status $?; starting it again\" >>" + ENVD_LOG + ";"
                 + (first ? " first=;" : "") + " sleep 0.2; done";
     }

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.guest.EnvdLayout;
 import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.guest.GuestRuntime;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.runtime.ContainerSpec;
@@ -18,7 +19,8 @@ import java.util.Optional;
 
 /**
  * The OCI config of this backend's sandboxes: tini as PID 1 runs {@link EnvdLayout#ENVD_SUPERVISOR}, which keeps envd
- * running as root (it switches users per process) on the read-only JDK, listening on {@link EnvdLayout#ENVD_PORT} and
+ * running as root (it switches users per process) on the read-only JDK (tini, the shell, and the JDK's loader and
+ * libraries from the {@link GuestRuntime}, never from the image), listening on {@link EnvdLayout#ENVD_PORT} and
  * on the unix socket in the per-sandbox host dir; the settings' JDK, pids limit and privileges, the host's
  * resolv.conf and the backend's CRIU config.
  */
@@ -78,14 +80,20 @@ public final class SandboxSpecs {
             List<String> firstEnvdArgs) {
         Path java = settings.jdkHome().resolve("bin/java");
         List<String> args = List.of(
-                "/usr/bin/tini",
+                GuestRuntime.TINI,
                 "-s",
                 "--",
-                "/bin/sh",
+                GuestRuntime.SHELL,
                 "-c",
                 EnvdLayout.envdSupervisor(firstEnvdArgs),
+                GuestRuntime.LOADER,
+                "--library-path",
+                GuestRuntime.LIB,
                 java.toString(),
                 "@" + EnvdLayout.ENVD_DIST + "/jvm.options",
+                // the JDK's default launch goes through jspawnhelper, a program of the JDK that the image's loader
+                // would run: a fork from the JVM needs no program of the JDK's libc
+                "-Djdk.lang.Process.launchMechanism=FORK",
                 "-XX:AOTCache=" + EnvdLayout.ENVD_DIST + "/envd.aot",
                 "-jar",
                 EnvdLayout.ENVD_DIST + "/agentenv-envd.jar",
@@ -94,14 +102,16 @@ public final class SandboxSpecs {
                 "--unix-socket",
                 EnvdLayout.ENVD_GUEST_DIR + "/" + EnvdLayout.ENVD_SOCKET,
                 "--journal-file",
-                EnvdLayout.ENVD_JOURNAL);
+                EnvdLayout.ENVD_JOURNAL,
+                "--fallback-shell",
+                GuestRuntime.SHELL);
         List<String> env = new ArrayList<>(List.of(PATH, "HOME=/root"));
         env.addAll(extraEnv);
         return new ContainerSpec(
                 id,
                 dirs.rootfs(),
                 hostname,
-                new ContainerSpec.InitProcess(args, env, "/", 0, 0),
+                new ContainerSpec.InitProcess(args, env, "/", 0, 0, GuestRuntime.SHELL),
                 slot.netnsPath(),
                 new ContainerSpec.Limits(resources.cpuCount(), resources.memoryMiB(), settings.pids(), 16384),
                 Optional.of(settings.jdkHome()),

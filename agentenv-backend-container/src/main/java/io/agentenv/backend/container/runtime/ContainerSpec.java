@@ -93,12 +93,18 @@ public record ContainerSpec(
      * @param cwd absolute working directory inside
      * @param uid user id inside
      * @param gid group id inside
+     * @param shell the POSIX shell inside that re-opens the init's stdio before exec'ing it
+     *     ({@link OciSpecs#REOPEN_STDIO})
      */
-    public record InitProcess(List<String> args, List<String> env, String cwd, int uid, int gid) {
+    public record InitProcess(List<String> args, List<String> env, String cwd, int uid, int gid, String shell) {
         public InitProcess {
             args = List.copyOf(args);
             env = List.copyOf(env);
             requireNonNull(cwd, "cwd is null");
+            requireNonNull(shell, "shell is null");
+            if (!shell.startsWith("/")) {
+                throw new IllegalArgumentException("shell must be absolute: " + shell);
+            }
             if (args.isEmpty()) {
                 throw new IllegalArgumentException("args must name a program");
             }
@@ -113,6 +119,11 @@ public record ContainerSpec(
             if (uid < 0 || gid < 0) {
                 throw new IllegalArgumentException("uid and gid must be >= 0");
             }
+        }
+
+        /** An init whose stdio is re-opened by the rootfs' own {@code /bin/sh}. */
+        public InitProcess(List<String> args, List<String> env, String cwd, int uid, int gid) {
+            this(args, env, cwd, uid, gid, "/bin/sh");
         }
     }
 

@@ -57,7 +57,7 @@ public final class OciSpecs {
      */
     public static final String MOUNT_LAYOUT = "mounts-3";
     /**
-     * Run by /bin/sh in the container before its init: points stdio at the container's own /dev/null and execs the init
+     * Run by the init's shell in the container before the init: points stdio at the container's own /dev/null and execs the init
      * in its place. runc gives the init the host's /dev/null (this server's) and re-opens it inside only when it makes
      * /dev itself; CRIU cannot dump a descriptor of a file on a mount the container does not have ("Can't lookup
      * mount"), so with /dev bound from {@link GuestMounts} the init re-opens it here, as runc would have.
@@ -93,7 +93,7 @@ public final class OciSpecs {
         OciSpec.Process process = new OciSpec.Process(
                 false,
                 new OciSpec.User(init.uid(), init.gid()),
-                withStdioReopened(init.args()),
+                withStdioReopened(init.shell(), init.args()),
                 init.env(),
                 init.cwd(),
                 new OciSpec.Capabilities(caps, caps, List.of(), caps, List.of()),
@@ -186,8 +186,8 @@ public final class OciSpecs {
         return List.copyOf(mounts);
     }
 
-    private static List<String> withStdioReopened(List<String> init) {
-        List<String> args = new ArrayList<>(List.of("/bin/sh", "-c", REOPEN_STDIO, "reopen-stdio"));
+    private static List<String> withStdioReopened(String shell, List<String> init) {
+        List<String> args = new ArrayList<>(List.of(shell, "-c", REOPEN_STDIO, "reopen-stdio"));
         args.addAll(init);
         return List.copyOf(args);
     }

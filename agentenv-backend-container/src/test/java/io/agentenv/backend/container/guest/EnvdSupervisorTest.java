@@ -16,14 +16,16 @@ class EnvdSupervisorTest {
     void the_supervisor_gives_the_first_envd_its_extra_arguments_and_restarted_ones_none() {
         assertThat(EnvdLayout.envdSupervisor(List.of()))
                 .isEqualTo(EnvdLayout.ENVD_SUPERVISOR)
-                .isEqualTo("while :; do \"$0\" \"$@\" >>/var/log/agentenv-envd.log 2>&1 </dev/null;"
-                        + " echo \"agentenv: envd exited with status $?; starting it again\" >>/var/log/agentenv-envd.log;"
-                        + " sleep 0.2; done");
+                .isEqualTo(
+                        "mkdir -p /var/log/agentenv; while :; do \"$0\" \"$@\" >>/var/log/agentenv-envd.log 2>&1 </dev/null;"
+                                + " echo \"agentenv: envd exited with status $?; starting it again\" >>/var/log/agentenv-envd.log;"
+                                + " sleep 0.2; done");
 
         assertThat(EnvdLayout.envdSupervisor(List.of("--warm-requests", "300")))
-                .isEqualTo("first='--warm-requests 300'; while :; do \"$0\" \"$@\" $first >>/var/log/agentenv-envd.log"
-                        + " 2>&1 </dev/null; echo \"agentenv: envd exited with status $?; starting it again\""
-                        + " >>/var/log/agentenv-envd.log; first=; sleep 0.2; done");
+                .isEqualTo(
+                        "first='--warm-requests 300'; mkdir -p /var/log/agentenv; while :; do \"$0\" \"$@\" $first >>/var/log/agentenv-envd.log"
+                                + " 2>&1 </dev/null; echo \"agentenv: envd exited with status $?; starting it again\""
+                                + " >>/var/log/agentenv-envd.log; first=; sleep 0.2; done");
     }
 
     @Test
