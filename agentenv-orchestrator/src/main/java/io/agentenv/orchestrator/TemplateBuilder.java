@@ -93,6 +93,7 @@ public final class TemplateBuilder implements AutoCloseable {
     private final Clock clock;
     private final SecureRandom random = new SecureRandom();
     private final Executor threads;
+    private final CopyStep copies;
     /** The build running per template: a later one supersedes it. */
     private final Map<TemplateId, String> running = new ConcurrentHashMap<>();
 
@@ -102,10 +103,22 @@ public final class TemplateBuilder implements AutoCloseable {
             TemplateBuildStore store,
             String defaultUser,
             Clock clock) {
+        this(orchestrator, guests, store, TemplateFiles.none(), defaultUser, clock);
+    }
+
+    /** With the files COPY steps take (without them, every COPY step fails for want of its upload). */
+    public TemplateBuilder(
+            Orchestrator orchestrator,
+            SandboxGuests guests,
+            TemplateBuildStore store,
+            TemplateFiles files,
+            String defaultUser,
+            Clock clock) {
         this(
                 orchestrator,
                 guests,
                 store,
+                files,
                 defaultUser,
                 clock,
                 Executors.newThreadPerTaskExecutor(
@@ -120,6 +133,18 @@ public final class TemplateBuilder implements AutoCloseable {
             String defaultUser,
             Clock clock,
             Executor threads) {
+        this(orchestrator, guests, store, TemplateFiles.none(), defaultUser, clock, threads);
+    }
+
+    TemplateBuilder(
+            Orchestrator orchestrator,
+            SandboxGuests guests,
+            TemplateBuildStore store,
+            TemplateFiles files,
+            String defaultUser,
+            Clock clock,
+            Executor threads) {
+        this.copies = new CopyStep(guests, files);
         this.threads = requireNonNull(threads, "threads is null");
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.guests = requireNonNull(guests, "guests is null");
@@ -378,7 +403,24 @@ public final class TemplateBuilder implements AutoCloseable {
                 state.user = args.getFirst();
                 info(build, name, "USER " + args.getFirst());
             }
-            case "COPY" -> throw new Failed(name, "step " + index + ": COPY is not supported by this server yet");
+            case "COPY" -> {
+                String script;
+                try {
+                    script = copies.prepare(
+                            sandbox, build, index, step, state.user, state.workdir, line -> info(build, name, line));
+                } catch (CopyStep.Failure e) {
+                    throw new Failed(name, e.getMessage());
+                }
+                GuestCommand.Exit exit = run(build, sandbox, name, script, "root", state);
+                if (!exit.succeeded()) {
+                    throw new Failed(
+                            name,
+                            CopyStep.describe(index, step) + " "
+                                    + (exit.exited()
+                                            ? "exited with code " + exit.exitCode()
+                                            : "ended: " + exit.status()));
+                }
+            }
             default -> throw new Failed(name, "step " + index + ": unknown step type " + step.type());
         }
     }
