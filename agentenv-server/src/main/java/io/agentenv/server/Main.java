@@ -14,6 +14,7 @@ import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
+import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
@@ -98,8 +99,14 @@ public final class Main {
                     GuestSettings.defaults().withSampleInterval(config.metricsSampleInterval()),
                     Clock.systemUTC());
             guests.start();
+            TemplateFileStore templateFiles = new TemplateFileStore(dataDir.resolve("template-files"));
             templates = new TemplateBuilder(
-                    orchestrator, guests, store.templateBuilds(), settings.defaultUser(), Clock.systemUTC());
+                    orchestrator,
+                    guests,
+                    store.templateBuilds(),
+                    templateFiles,
+                    settings.defaultUser(),
+                    Clock.systemUTC());
             templates.recover();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
@@ -119,7 +126,15 @@ public final class Main {
                     Clock.systemUTC());
             orchestrator.subscribe(proxy); // cuts a sandbox's proxied streams when it is paused or killed
             api = ApiServer.start(
-                    config, orchestrator, guests, templates, key.key(), tokens, Clock.systemUTC(), proxy::inFrontOf);
+                    config,
+                    orchestrator,
+                    guests,
+                    templates,
+                    templateFiles,
+                    key.key(),
+                    tokens,
+                    Clock.systemUTC(),
+                    proxy::inFrontOf);
             log.atInfo()
                     .addKeyValue("address", config.listen().getHostString())
                     .addKeyValue("port", api.port())

@@ -54,6 +54,8 @@ import java.util.regex.Pattern;
  *                              to {@value #MAX_SAMPLE_INTERVAL_MS})
  * @param console               whether the web console is served under {@code /console} ({@code AENV_CONSOLE},
  *                              {@code on} or {@code off}, default {@code on})
+ * @param maxTemplateFileBytes  largest file upload of a template build's COPY step
+ *                              ({@code AENV_MAX_TEMPLATE_FILE_BYTES}, default 1 GiB)
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -70,7 +72,8 @@ public record ServerConfig(
         Optional<URI> customExtensionUrl,
         Duration customExtensionTimeout,
         Duration metricsSampleInterval,
-        boolean console) {
+        boolean console,
+        long maxTemplateFileBytes) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -87,6 +90,7 @@ public record ServerConfig(
     public static final String CUSTOM_EXTENSION_TIMEOUT = "AENV_CUSTOM_EXTENSION_TIMEOUT_MS";
     public static final String METRICS_SAMPLE_INTERVAL = "AENV_METRICS_SAMPLE_INTERVAL_MS";
     public static final String CONSOLE = "AENV_CONSOLE";
+    public static final String MAX_TEMPLATE_FILE_BYTES = "AENV_MAX_TEMPLATE_FILE_BYTES";
     /** Below this, sampling every sandbox's envd would be load of its own. */
     public static final int MIN_SAMPLE_INTERVAL_MS = 100;
     /** An hour: metrics older than that are of little use to a dashboard. */
@@ -108,7 +112,8 @@ public record ServerConfig(
             CUSTOM_EXTENSION_URL,
             CUSTOM_EXTENSION_TIMEOUT,
             METRICS_SAMPLE_INTERVAL,
-            CONSOLE);
+            CONSOLE,
+            MAX_TEMPLATE_FILE_BYTES);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -152,6 +157,9 @@ public record ServerConfig(
         if (maxRequestBytes < 1024) {
             throw new IllegalArgumentException(MAX_REQUEST_BYTES + " must be >= 1024: " + maxRequestBytes);
         }
+        if (maxTemplateFileBytes < 1024) {
+            throw new IllegalArgumentException(MAX_TEMPLATE_FILE_BYTES + " must be >= 1024: " + maxTemplateFileBytes);
+        }
         if (maxConcurrentRequests < 1) {
             throw new IllegalArgumentException(MAX_CONCURRENT_REQUESTS + " must be >= 1: " + maxConcurrentRequests);
         }
@@ -185,7 +193,8 @@ public record ServerConfig(
                 Optional.ofNullable(values.get(CUSTOM_EXTENSION_URL)).map(ServerConfig::parseExtensionUrl),
                 Duration.ofMillis(parseInt(values, CUSTOM_EXTENSION_TIMEOUT, 5000)),
                 Duration.ofMillis(parseInt(values, METRICS_SAMPLE_INTERVAL, 5000)),
-                parseOnOff(values, CONSOLE, true));
+                parseOnOff(values, CONSOLE, true),
+                parseLong(values, MAX_TEMPLATE_FILE_BYTES, 1L << 30));
     }
 
     private static URI parseExtensionUrl(String value) {
@@ -290,6 +299,18 @@ public record ServerConfig(
         }
     }
 
+    private static long parseLong(Map<String, String> values, String key, long defaultValue) {
+        String v = values.get(key);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be an integer: " + v);
+        }
+    }
+
     @Override
     public String toString() {
         return "ServerConfig[listen=" + listen + ", dataDir=" + dataDir + ", backend=" + backend
@@ -304,6 +325,7 @@ public record ServerConfig(
                                 + " (path and credentials redacted)")
                         .orElse("-")
                 + ", customExtensionTimeout=" + customExtensionTimeout
-                + ", metricsSampleInterval=" + metricsSampleInterval + ", console=" + (console ? "on" : "off") + "]";
+                + ", metricsSampleInterval=" + metricsSampleInterval + ", console=" + (console ? "on" : "off")
+                + ", maxTemplateFileBytes=" + maxTemplateFileBytes + "]";
     }
 }

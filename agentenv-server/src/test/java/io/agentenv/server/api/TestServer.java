@@ -14,6 +14,7 @@ import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
+import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
 import java.io.IOException;
@@ -41,6 +42,7 @@ final class TestServer implements AutoCloseable {
     final ApiServer api;
     final SandboxGuests guests;
     final TemplateBuilder templates;
+    final TemplateFileStore templateFiles;
     final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final ObjectMapper json = new ObjectMapper();
@@ -79,10 +81,24 @@ final class TestServer implements AutoCloseable {
                 hooks);
         orchestrator.start();
         guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
+        templateFiles = new TemplateFileStore(dataDir.resolve("template-files"));
         templates = new TemplateBuilder(
-                orchestrator, guests, sqlite.templateBuilds(), OrchestratorSettings.DEFAULT_USER, Clock.systemUTC());
+                orchestrator,
+                guests,
+                sqlite.templateBuilds(),
+                templateFiles,
+                OrchestratorSettings.DEFAULT_USER,
+                Clock.systemUTC());
         api = ApiServer.start(
-                config, orchestrator, guests, templates, ApiKey.of(KEY), tokens, Clock.systemUTC(), h -> h);
+                config,
+                orchestrator,
+                guests,
+                templates,
+                templateFiles,
+                ApiKey.of(KEY),
+                tokens,
+                Clock.systemUTC(),
+                h -> h);
         base = URI.create("http://127.0.0.1:" + api.port());
     }
 

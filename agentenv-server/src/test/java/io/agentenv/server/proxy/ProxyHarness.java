@@ -14,6 +14,7 @@ import io.agentenv.server.api.ApiServer;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
@@ -96,7 +97,15 @@ final class ProxyHarness implements AutoCloseable {
         templates = new TemplateBuilder(
                 orchestrator, guests, sqlite.templateBuilds(), OrchestratorSettings.DEFAULT_USER, Clock.systemUTC());
         api = ApiServer.start(
-                config, orchestrator, guests, templates, ApiKey.of(KEY), tokens, Clock.systemUTC(), proxy::inFrontOf);
+                config,
+                orchestrator,
+                guests,
+                templates,
+                new TemplateFileStore(dataDir.resolve("template-files")),
+                ApiKey.of(KEY),
+                tokens,
+                Clock.systemUTC(),
+                proxy::inFrontOf);
         base = "http://127.0.0.1:" + api.port();
         http.start();
         http.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME); // the proxy's 401s carry no challenge
