@@ -9,6 +9,7 @@ import io.agentenv.spi.EnvdLogPage;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.SandboxId;
+import java.io.InputStream;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +24,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -240,6 +242,26 @@ public final class SandboxGuests implements AutoCloseable {
             throw new AgentEnvException(ErrorKind.UPSTREAM_FAILED, e.getMessage(), e);
         } catch (EnvdException e) {
             log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("a command's stream broke off");
+            throw new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox guest agent stopped answering", e);
+        }
+    }
+
+    /**
+     * Writes the {@code length} bytes {@code content} opens to {@code path} in a RUNNING sandbox as {@code user}
+     * (envd's {@code POST /files}: missing parents are created, a file there is replaced): files the server itself puts
+     * into a sandbox (a template build's COPY steps). Errors as {@link #run}.
+     */
+    public void upload(SandboxId id, String path, String user, long length, Supplier<InputStream> content) {
+        requireNonNull(path, "path is null");
+        requireNonNull(user, "user is null");
+        requireNonNull(content, "content is null");
+        RunningEnvd guest = runningEnvd(id);
+        try {
+            guest.envd().upload(path, Optional.of(user), length, content);
+        } catch (EnvdException.Rejected e) {
+            throw new AgentEnvException(ErrorKind.UPSTREAM_FAILED, e.getMessage(), e);
+        } catch (EnvdException e) {
+            log.atWarn().addKeyValue("sandbox_id", id.value()).setCause(e).log("an upload broke off");
             throw new AgentEnvException(ErrorKind.UPSTREAM_FAILED, "sandbox guest agent stopped answering", e);
         }
     }

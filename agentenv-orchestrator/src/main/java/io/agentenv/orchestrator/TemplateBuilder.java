@@ -98,14 +98,20 @@ public final class TemplateBuilder implements AutoCloseable {
     private final Clock clock;
     private final SecureRandom random = new SecureRandom();
     private final Executor threads;
+    private final CopyStep copies;
     /** The build running per template: a later one supersedes it. */
     private final Map<TemplateId, String> running = new ConcurrentHashMap<>();
 
+    /**
+     * @param images where {@code fromImage} bases are pulled from
+     * @param files the uploads COPY steps take
+     */
     public TemplateBuilder(
             Orchestrator orchestrator,
             SandboxGuests guests,
             TemplateBuildStore store,
             ImageSource images,
+            TemplateFiles files,
             String defaultUser,
             Clock clock) {
         this(
@@ -113,6 +119,7 @@ public final class TemplateBuilder implements AutoCloseable {
                 guests,
                 store,
                 images,
+                files,
                 defaultUser,
                 clock,
                 Executors.newThreadPerTaskExecutor(
@@ -125,9 +132,11 @@ public final class TemplateBuilder implements AutoCloseable {
             SandboxGuests guests,
             TemplateBuildStore store,
             ImageSource images,
+            TemplateFiles files,
             String defaultUser,
             Clock clock,
             Executor threads) {
+        this.copies = new CopyStep(guests, files);
         this.threads = requireNonNull(threads, "threads is null");
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.guests = requireNonNull(guests, "guests is null");
@@ -390,7 +399,24 @@ public final class TemplateBuilder implements AutoCloseable {
                 state.user = args.getFirst();
                 info(build, name, "USER " + args.getFirst());
             }
-            case "COPY" -> throw new Failed(name, "step " + index + ": COPY is not supported by this server yet");
+            case "COPY" -> {
+                String script;
+                try {
+                    script = copies.prepare(
+                            sandbox, build, index, step, state.user, state.workdir, line -> info(build, name, line));
+                } catch (CopyStep.Failure e) {
+                    throw new Failed(name, e.getMessage());
+                }
+                GuestCommand.Exit exit = run(build, sandbox, name, script, "root", state);
+                if (!exit.succeeded()) {
+                    throw new Failed(
+                            name,
+                            CopyStep.describe(index, step) + " "
+                                    + (exit.exited()
+                                            ? "exited with code " + exit.exitCode()
+                                            : "ended: " + exit.status()));
+                }
+            }
             default -> throw new Failed(name, "step " + index + ": unknown step type " + step.type());
         }
     }

@@ -53,7 +53,8 @@ class TemplateBuilderTest {
         h = new OrchestratorHarness(dir);
         guests = new SandboxGuests(h.orchestrator, GuestSettings.defaults(), h.clock);
         store = new MemoryTemplateBuildStore();
-        builder = new TemplateBuilder(h.orchestrator, guests, store, images, "user", h.clock, Runnable::run);
+        builder = new TemplateBuilder(
+                h.orchestrator, guests, store, images, TemplateFiles.none(), "user", h.clock, Runnable::run);
     }
 
     @AfterEach
@@ -233,18 +234,6 @@ class TemplateBuilderTest {
     }
 
     @Test
-    void a_copy_step_is_refused_with_a_reason() throws Exception {
-        TemplateBuilder.Requested copy = builder.request(Optional.empty(), List.of(), RESOURCES);
-        builder.start(
-                copy.template().id(),
-                copy.build().id(),
-                fromBase(new TemplateBuilder.Step("COPY", List.of("a", "/a", "", ""), Optional.of("abc"), false)));
-        assertThat(finished(copy).build().reason())
-                .hasValueSatisfying(r -> assertThat(r).contains("COPY"));
-        assertThat(h.store.all()).isEmpty();
-    }
-
-    @Test
     void a_rebuild_keeps_the_template_id_and_replaces_the_previous_snapshot() throws Exception {
         TemplateBuilder.Requested first = builder.request(Optional.of("app"), List.of(), RESOURCES);
         builder.start(first.template().id(), first.build().id(), fromBase(step("RUN", "true")));
@@ -288,7 +277,7 @@ class TemplateBuilderTest {
     void a_restart_fails_the_builds_that_were_running() {
         TemplateBuilder.Requested waiting = builder.request(Optional.of("left"), List.of(), RESOURCES);
 
-        new TemplateBuilder(h.orchestrator, guests, store, images, "user", h.clock).recover();
+        new TemplateBuilder(h.orchestrator, guests, store, images, TemplateFiles.none(), "user", h.clock).recover();
 
         BuildRecord build = store.build(waiting.build().id()).orElseThrow();
         assertThat(build.status()).isEqualTo(BuildRecord.Status.ERROR);

@@ -16,6 +16,7 @@ import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.images.RegistryImages;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
+import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
@@ -100,11 +101,13 @@ public final class Main {
                     GuestSettings.defaults().withSampleInterval(config.metricsSampleInterval()),
                     Clock.systemUTC());
             guests.start();
+            TemplateFileStore templateFiles = new TemplateFileStore(dataDir.resolve("template-files"));
             templates = new TemplateBuilder(
                     orchestrator,
                     guests,
                     store.templateBuilds(),
                     new RegistryImages(new ImageStore(config.imagesDir(), config.registries())),
+                    templateFiles,
                     settings.defaultUser(),
                     Clock.systemUTC());
             templates.recover();
@@ -126,7 +129,15 @@ public final class Main {
                     Clock.systemUTC());
             orchestrator.subscribe(proxy); // cuts a sandbox's proxied streams when it is paused or killed
             api = ApiServer.start(
-                    config, orchestrator, guests, templates, key.key(), tokens, Clock.systemUTC(), proxy::inFrontOf);
+                    config,
+                    orchestrator,
+                    guests,
+                    templates,
+                    templateFiles,
+                    key.key(),
+                    tokens,
+                    Clock.systemUTC(),
+                    proxy::inFrontOf);
             log.atInfo()
                     .addKeyValue("address", config.listen().getHostString())
                     .addKeyValue("port", api.port())

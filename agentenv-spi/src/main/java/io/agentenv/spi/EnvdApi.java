@@ -1,6 +1,9 @@
 package io.agentenv.spi;
 
+import java.io.InputStream;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The server's calls into the guest agent (envd) of one running sandbox instance: one seam for every guest-facing
@@ -41,4 +44,11 @@ public interface EnvdApi {
      * {@link EnvdException.Unreachable}.
      */
     GuestCommand.Exit run(GuestCommand command, GuestCommand.Output output) throws EnvdException;
+
+    /**
+     * {@code POST /files?path=}: writes the {@code length} bytes {@code content} opens (called once per attempt) to
+     * {@code path} as {@code user} (envd's default user when empty), creating missing parents for that user, and
+     * replacing a file that is there; returns the path envd wrote.
+     */
+    String upload(String path, Optional<String> user, long length, Supplier<InputStream> content) throws EnvdException;
 }

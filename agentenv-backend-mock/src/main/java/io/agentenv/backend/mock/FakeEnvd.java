@@ -12,6 +12,9 @@ import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.GuestProcess;
 import io.agentenv.spi.Resources;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -26,6 +29,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * An in-memory envd for one runtime generation of a mock sandbox. Metrics are derived from the instance's resources
@@ -40,7 +44,33 @@ public final class FakeEnvd implements EnvdApi {
         METRICS,
         LOGS,
         PROCESSES,
-        RUN
+        RUN,
+        UPLOAD
+    }
+
+    /** A file written through {@link #upload}: where, as whom, and its bytes. */
+    public static final class Upload {
+        private final String path;
+        private final Optional<String> user;
+        private final byte[] content;
+
+        Upload(String path, Optional<String> user, byte[] content) {
+            this.path = path;
+            this.user = user;
+            this.content = content.clone();
+        }
+
+        public String path() {
+            return path;
+        }
+
+        public Optional<String> user() {
+            return user;
+        }
+
+        public byte[] content() {
+            return content.clone();
+        }
     }
 
     /** What a test makes a command do: write output, then end. */
@@ -71,6 +101,7 @@ public final class FakeEnvd implements EnvdApi {
     private volatile List<GuestProcess> processes = List.of();
     private volatile Commands commands = SUCCEED;
     private final List<GuestCommand> ran = new CopyOnWriteArrayList<>();
+    private final List<Upload> uploads = new CopyOnWriteArrayList<>();
     private volatile Optional<AccessToken> token = Optional.empty();
     private long nextSeq = 1;
 
@@ -145,6 +176,28 @@ public final class FakeEnvd implements EnvdApi {
         return commands.run(command, output);
     }
 
+    /** Records the file (its bytes read whole; fewer or more than {@code length} is Rejected, as envd would). */
+    @Override
+    public String upload(String path, Optional<String> user, long length, Supplier<InputStream> content)
+            throws EnvdException {
+        requireNonNull(path, "path is null");
+        requireNonNull(user, "user is null");
+        enter(Call.UPLOAD);
+        byte[] bytes;
+        try (InputStream in = content.get()) {
+            bytes = in.readAllBytes();
+        } catch (IOException e) {
+            throw new EnvdException.Unreachable("the upload's content could not be read", e);
+        } catch (UncheckedIOException e) {
+            throw new EnvdException.Unreachable("the upload's content could not be opened", e);
+        }
+        if (length >= 0 && bytes.length != length) {
+            throw new EnvdException.Rejected(400, "expected " + length + " bytes, got " + bytes.length);
+        }
+        uploads.add(new Upload(path, user, bytes));
+        return path;
+    }
+
     // ---- scripting ---------------------------------------------------------------------------------------------
 
     /** The next {@code call} blocks at the returned gate until the test releases it, then proceeds. */
@@ -207,6 +260,11 @@ public final class FakeEnvd implements EnvdApi {
     /** The commands run so far, in order. */
     public List<GuestCommand> ran() {
         return List.copyOf(ran);
+    }
+
+    /** The files written so far, in order. */
+    public List<Upload> uploads() {
+        return List.copyOf(uploads);
     }
 
     public List<EnvdInit> inits() {

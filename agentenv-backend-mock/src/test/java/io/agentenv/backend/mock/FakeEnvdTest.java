@@ -15,12 +15,15 @@ import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +48,22 @@ class FakeEnvdTest {
         assertThat(reading.memTotal()).isEqualTo(512L * 1024 * 1024);
         assertThat(reading.diskTotal()).isEqualTo(1024L * 1024 * 1024);
         assertThat(envd.count(FakeEnvd.Call.METRICS)).isEqualTo(1);
+    }
+
+    @Test
+    void uploads_are_recorded_with_their_bytes_and_a_short_body_is_rejected() throws Exception {
+        byte[] bytes = "tar bytes".getBytes(StandardCharsets.UTF_8);
+        assertThat(envd.upload("/tmp/a.tar", Optional.of("root"), bytes.length, () -> new ByteArrayInputStream(bytes)))
+                .isEqualTo("/tmp/a.tar");
+        assertThatThrownBy(() -> envd.upload("/tmp/b.tar", Optional.empty(), 99, () -> new ByteArrayInputStream(bytes)))
+                .isInstanceOf(EnvdException.Rejected.class);
+
+        assertThat(envd.uploads()).singleElement().satisfies(upload -> {
+            assertThat(upload.path()).isEqualTo("/tmp/a.tar");
+            assertThat(upload.user()).contains("root");
+            assertThat(upload.content()).isEqualTo(bytes);
+        });
+        assertThat(envd.count(FakeEnvd.Call.UPLOAD)).isEqualTo(2);
     }
 
     @Test

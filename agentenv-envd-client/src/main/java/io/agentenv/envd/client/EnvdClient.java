@@ -322,6 +322,7 @@ public final class EnvdClient implements EnvdApi, AutoCloseable {
      * {@code POST /files?path=} with the raw bytes (application/octet-stream) of {@code content}, {@code length} bytes
      * long (-1: unknown, sent chunked); returns the path envd wrote.
      */
+    @Override
     public String upload(String path, Optional<String> user, long length, Supplier<InputStream> content)
             throws EnvdException {
         EnvdTransport.Body body = new EnvdTransport.Body.Stream("application/octet-stream", length, content);

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -76,8 +77,25 @@ final class ApiHandler extends Handler.Abstract {
                 case Router.Match.Found found -> {
                     routeLabel = found.route().pattern();
                     sandboxId = found.params().get("id");
-                    Exchange exchange =
-                            new Exchange(method, path, found.params(), query(request), body(request), requestId);
+                    Exchange exchange = found.route().streamed()
+                            ? new Exchange(
+                                    method,
+                                    path,
+                                    found.params(),
+                                    query(request),
+                                    new byte[0],
+                                    requestId,
+                                    origin(request),
+                                    request.getLength(),
+                                    Request.asInputStream(request))
+                            : new Exchange(
+                                    method,
+                                    path,
+                                    found.params(),
+                                    query(request),
+                                    body(request),
+                                    requestId,
+                                    origin(request));
                     yield found.route().endpoint().handle(exchange);
                 }
             };
@@ -159,6 +177,19 @@ final class ApiHandler extends Handler.Abstract {
         while (total < cap && (n = in.read(buffer, 0, (int) Math.min(buffer.length, cap - total))) > 0) {
             total += n;
         }
+    }
+
+    /** {@code scheme://host[:port]} as the client addressed this server (Jetty takes host and port from Host). */
+    private static String origin(Request request) {
+        HttpURI uri = request.getHttpURI();
+        String scheme = uri.getScheme() == null ? "http" : uri.getScheme();
+        String host = Request.getServerName(request);
+        if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
+            host = "[" + host + "]";
+        }
+        int port = Request.getServerPort(request);
+        boolean usual = port <= 0 || (scheme.equals("http") && port == 80) || (scheme.equals("https") && port == 443);
+        return scheme + "://" + host + (usual ? "" : ":" + port);
     }
 
     private static Map<String, List<String>> query(Request request) {

@@ -10,8 +10,10 @@ import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.console.ConsoleHandler;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.Resources;
 import java.net.InetSocketAddress;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.function.UnaryOperator;
 import org.eclipse.jetty.server.Handler;
@@ -40,7 +42,8 @@ public final class ApiServer implements AutoCloseable {
     }
 
     /**
-     * Builds the routes over {@code orchestrator}, {@code guests} and {@code templates} and starts listening on
+     * Builds the routes over {@code orchestrator}, {@code guests}, {@code templates} and {@code templateFiles} (the
+     * uploads of the builds' COPY steps) and starts listening on
      * {@code config.listen()}, with {@code front} wrapping the API's handler on the same port (the sandbox proxy:
      * requests it does not claim reach the API).
      */
@@ -49,6 +52,7 @@ public final class ApiServer implements AutoCloseable {
             Orchestrator orchestrator,
             SandboxGuests guests,
             TemplateBuilder templates,
+            TemplateFileStore templateFiles,
             ApiKey apiKey,
             SandboxTokens tokens,
             Clock clock,
@@ -59,6 +63,7 @@ public final class ApiServer implements AutoCloseable {
         requireNonNull(orchestrator, "orchestrator is null");
         requireNonNull(guests, "guests is null");
         requireNonNull(templates, "templates is null");
+        requireNonNull(templateFiles, "templateFiles is null");
         requireNonNull(apiKey, "apiKey is null");
         requireNonNull(tokens, "tokens is null");
         requireNonNull(clock, "clock is null");
@@ -113,6 +118,8 @@ public final class ApiServer implements AutoCloseable {
                                 .findTemplate(TemplateBuilder.BASE_TEMPLATE)
                                 .map(TemplateView::resources)
                                 .orElse(DEFAULT_TEMPLATE_RESOURCES))
+                .register(router);
+        new TemplateFileEndpoints(templates, templateFiles, config.maxTemplateFileBytes(), clock, new SecureRandom())
                 .register(router);
 
         Handler api = new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes());

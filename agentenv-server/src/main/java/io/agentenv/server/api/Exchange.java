@@ -2,13 +2,16 @@ package io.agentenv.server.api;
 
 import static java.util.Objects.requireNonNull;
 
+import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
  * One request as an endpoint sees it: path parameters, query parameters (decoded once, as sent), the body (already
- * read, bounded by the size limit) and the request id used in logs.
+ * read, bounded by the size limit; empty on a streamed route), the request id used in logs, the origin the client
+ * addressed ({@code scheme://host[:port]}, from the request line or its Host header), and on a streamed route the body
+ * as a stream with its declared length (-1 when it has none).
  */
 record Exchange(
         String method,
@@ -16,7 +19,10 @@ record Exchange(
         Map<String, String> params,
         Map<String, List<String>> query,
         byte[] body,
-        String requestId) {
+        String requestId,
+        String origin,
+        long length,
+        InputStream stream) {
     Exchange {
         requireNonNull(method, "method is null");
         requireNonNull(path, "path is null");
@@ -24,6 +30,20 @@ record Exchange(
         query = Map.copyOf(query);
         requireNonNull(body, "body is null");
         requireNonNull(requestId, "requestId is null");
+        requireNonNull(origin, "origin is null");
+        requireNonNull(stream, "stream is null");
+    }
+
+    /** A request whose body was read whole. */
+    Exchange(
+            String method,
+            String path,
+            Map<String, String> params,
+            Map<String, List<String>> query,
+            byte[] body,
+            String requestId,
+            String origin) {
+        this(method, path, params, query, body, requestId, origin, body.length, InputStream.nullInputStream());
     }
 
     String param(String name) {

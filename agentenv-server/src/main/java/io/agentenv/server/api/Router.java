@@ -21,8 +21,17 @@ final class Router {
         Reply handle(Exchange exchange) throws Exception;
     }
 
-    /** A route: its pattern (used as the metrics label), whether it needs the API key, and its endpoint. */
-    record Route(String method, String pattern, List<String> segments, boolean authenticated, Endpoint endpoint) {
+    /**
+     * A route: its pattern (used as the metrics label), whether it needs the API key, whether its endpoint reads the
+     * body itself as a stream ({@link Exchange#stream()}: no size limit but its own) and its endpoint.
+     */
+    record Route(
+            String method,
+            String pattern,
+            List<String> segments,
+            boolean authenticated,
+            boolean streamed,
+            Endpoint endpoint) {
         Route {
             requireNonNull(method, "method is null");
             requireNonNull(pattern, "pattern is null");
@@ -50,8 +59,14 @@ final class Router {
         return add(method, pattern, false, endpoint);
     }
 
+    /** A route without the API key whose endpoint reads the body as a stream (it checks its caller itself). */
+    Router addPublicStream(String method, String pattern, Endpoint endpoint) {
+        routes.add(new Route(method, pattern, split(pattern), false, true, endpoint));
+        return this;
+    }
+
     private Router add(String method, String pattern, boolean authenticated, Endpoint endpoint) {
-        routes.add(new Route(method, pattern, split(pattern), authenticated, endpoint));
+        routes.add(new Route(method, pattern, split(pattern), authenticated, false, endpoint));
         return this;
     }
 

@@ -25,12 +25,9 @@ import java.util.function.Supplier;
  * E2B's template build routes, as the SDK's {@code Template.build} drives them: {@code POST /v3/templates} (a template
  * by name and a new build), {@code POST /v2/templates/{templateID}/builds/{buildID}} (its base and steps; the build
  * runs in the background) and {@code GET /templates/{templateID}/builds/{buildID}/status} (status, log entries from
- * {@code logsOffset}, the reason of a failure). COPY steps need file uploads ({@code GET
- * /templates/{templateID}/files/{hash}}), which are answered with 501 until they are supported.
+ * {@code logsOffset}, the reason of a failure). The file uploads of COPY steps are {@link TemplateFileEndpoints}'.
  */
 final class TemplateBuildEndpoints {
-    static final String UPLOADS_NOT_SUPPORTED = "file uploads for COPY steps are not supported by this server yet";
-
     private final TemplateBuilder builder;
     private final Json json;
     private final Supplier<Resources> defaults;
@@ -45,10 +42,7 @@ final class TemplateBuildEndpoints {
     void register(Router router) {
         router.add("POST", "/v3/templates", this::request)
                 .add("POST", "/v2/templates/{templateID}/builds/{buildID}", this::start)
-                .add("GET", "/templates/{templateID}/builds/{buildID}/status", this::status)
-                .add("GET", "/templates/{templateID}/files/{hash}", ex -> {
-                    throw new HttpProblem(501, UPLOADS_NOT_SUPPORTED);
-                });
+                .add("GET", "/templates/{templateID}/builds/{buildID}/status", this::status);
     }
 
     private Reply request(Exchange ex) {

@@ -60,6 +60,8 @@ import java.util.regex.Pattern;
  * @param registries            registry mirrors ({@code AENV_IMAGES_MIRRORS}, {@code registry=mirror,...}) and the
  *                              non-loopback registries reached over plain HTTP ({@code AENV_IMAGES_INSECURE},
  *                              {@code host[:port],...})
+ * @param maxTemplateFileBytes  largest file upload of a template build's COPY step
+ *                              ({@code AENV_MAX_TEMPLATE_FILE_BYTES}, default 1 GiB)
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -78,7 +80,8 @@ public record ServerConfig(
         Duration metricsSampleInterval,
         boolean console,
         Path imagesDir,
-        RegistrySettings registries) {
+        RegistrySettings registries,
+        long maxTemplateFileBytes) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -98,6 +101,7 @@ public record ServerConfig(
     public static final String IMAGES_DIR = "AENV_IMAGES_DIR";
     public static final String IMAGES_MIRRORS = "AENV_IMAGES_MIRRORS";
     public static final String IMAGES_INSECURE = "AENV_IMAGES_INSECURE";
+    public static final String MAX_TEMPLATE_FILE_BYTES = "AENV_MAX_TEMPLATE_FILE_BYTES";
     /** Below this, sampling every sandbox's envd would be load of its own. */
     public static final int MIN_SAMPLE_INTERVAL_MS = 100;
     /** An hour: metrics older than that are of little use to a dashboard. */
@@ -122,7 +126,8 @@ public record ServerConfig(
             CONSOLE,
             IMAGES_DIR,
             IMAGES_MIRRORS,
-            IMAGES_INSECURE);
+            IMAGES_INSECURE,
+            MAX_TEMPLATE_FILE_BYTES);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -141,9 +146,6 @@ public record ServerConfig(
         requireNonNull(metricsSampleInterval, "metricsSampleInterval is null");
         requireNonNull(imagesDir, "imagesDir is null");
         requireNonNull(registries, "registries is null");
-        if (!imagesDir.isAbsolute()) {
-            throw new IllegalArgumentException(IMAGES_DIR + " must be an absolute path: " + imagesDir);
-        }
         if (metricsSampleInterval.compareTo(Duration.ofMillis(MIN_SAMPLE_INTERVAL_MS)) < 0
                 || metricsSampleInterval.compareTo(Duration.ofMillis(MAX_SAMPLE_INTERVAL_MS)) > 0) {
             throw new IllegalArgumentException(METRICS_SAMPLE_INTERVAL + " must be between " + MIN_SAMPLE_INTERVAL_MS
@@ -156,6 +158,9 @@ public record ServerConfig(
         }
         if (!dataDir.isAbsolute()) {
             throw new IllegalArgumentException(HOME + " must be an absolute path: " + dataDir);
+        }
+        if (!imagesDir.isAbsolute()) {
+            throw new IllegalArgumentException(IMAGES_DIR + " must be an absolute path: " + imagesDir);
         }
         if (!BACKEND_NAME.matcher(backend).matches()) {
             throw new IllegalArgumentException(BACKEND + " must match " + BACKEND_NAME + ": " + backend);
@@ -170,6 +175,9 @@ public record ServerConfig(
         }
         if (maxRequestBytes < 1024) {
             throw new IllegalArgumentException(MAX_REQUEST_BYTES + " must be >= 1024: " + maxRequestBytes);
+        }
+        if (maxTemplateFileBytes < 1024) {
+            throw new IllegalArgumentException(MAX_TEMPLATE_FILE_BYTES + " must be >= 1024: " + maxTemplateFileBytes);
         }
         if (maxConcurrentRequests < 1) {
             throw new IllegalArgumentException(MAX_CONCURRENT_REQUESTS + " must be >= 1: " + maxConcurrentRequests);
@@ -207,7 +215,8 @@ public record ServerConfig(
                 Duration.ofMillis(parseInt(values, METRICS_SAMPLE_INTERVAL, 5000)),
                 parseOnOff(values, CONSOLE, true),
                 Optional.ofNullable(values.get(IMAGES_DIR)).map(Path::of).orElse(home.resolve("images")),
-                registries(values));
+                registries(values),
+                parseLong(values, MAX_TEMPLATE_FILE_BYTES, 1L << 30));
     }
 
     private static RegistrySettings registries(Map<String, String> values) {
@@ -321,6 +330,18 @@ public record ServerConfig(
         }
     }
 
+    private static long parseLong(Map<String, String> values, String key, long defaultValue) {
+        String v = values.get(key);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be an integer: " + v);
+        }
+    }
+
     @Override
     public String toString() {
         return "ServerConfig[listen=" + listen + ", dataDir=" + dataDir + ", backend=" + backend
@@ -335,6 +356,7 @@ public record ServerConfig(
                                 + " (path and credentials redacted)")
                         .orElse("-")
                 + ", customExtensionTimeout=" + customExtensionTimeout
-                + ", metricsSampleInterval=" + metricsSampleInterval + ", console=" + (console ? "on" : "off") + "]";
+                + ", metricsSampleInterval=" + metricsSampleInterval + ", console=" + (console ? "on" : "off")
+                + ", maxTemplateFileBytes=" + maxTemplateFileBytes + "]";
     }
 }

@@ -125,7 +125,7 @@ class TemplateBuildRoutesTest {
                 .isEqualTo(400);
         HttpResponse<String> upload =
                 server.get("/templates/" + requested.get("templateID").asText() + "/files/abc");
-        assertThat(upload.statusCode()).isEqualTo(501);
-        assertThat(upload.body()).contains("COPY");
+        assertThat(upload.statusCode()).isEqualTo(400);
+        assertThat(upload.body()).contains("files hash");
     }
 }

@@ -15,6 +15,7 @@ import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
+import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
 import java.io.IOException;
@@ -42,6 +43,7 @@ final class TestServer implements AutoCloseable {
     final ApiServer api;
     final SandboxGuests guests;
     final TemplateBuilder templates;
+    final TemplateFileStore templateFiles;
     final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final ObjectMapper json = new ObjectMapper();
@@ -80,15 +82,25 @@ final class TestServer implements AutoCloseable {
                 hooks);
         orchestrator.start();
         guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
+        templateFiles = new TemplateFileStore(dataDir.resolve("template-files"));
         templates = new TemplateBuilder(
                 orchestrator,
                 guests,
                 sqlite.templateBuilds(),
                 ImageSource.none(),
+                templateFiles,
                 OrchestratorSettings.DEFAULT_USER,
                 Clock.systemUTC());
         api = ApiServer.start(
-                config, orchestrator, guests, templates, ApiKey.of(KEY), tokens, Clock.systemUTC(), h -> h);
+                config,
+                orchestrator,
+                guests,
+                templates,
+                templateFiles,
+                ApiKey.of(KEY),
+                tokens,
+                Clock.systemUTC(),
+                h -> h);
         base = URI.create("http://127.0.0.1:" + api.port());
     }
 

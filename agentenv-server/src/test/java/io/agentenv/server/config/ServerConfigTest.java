@@ -156,6 +156,24 @@ class ServerConfigTest {
     }
 
     @Test
+    void images_live_under_the_home_unless_set_and_registries_are_parsed() {
+        ServerConfig defaults = ServerConfig.load(Map.of("AENV_HOME", "/srv/aenv"));
+        ServerConfig set = ServerConfig.load(Map.of(
+                "AENV_IMAGES_DIR", "/cache/images",
+                "AENV_IMAGES_MIRRORS", "docker.io=127.0.0.1:5000",
+                "AENV_IMAGES_INSECURE", "registry.lan:5000"));
+
+        assertThat(defaults.imagesDir()).isEqualTo(Path.of("/srv/aenv/images"));
+        assertThat(set.imagesDir()).isEqualTo(Path.of("/cache/images"));
+        assertThat(set.registries().endpoint("docker.io")).isEqualTo("127.0.0.1:5000");
+        assertThat(set.registries().insecure()).contains("registry.lan:5000");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_IMAGES_MIRRORS", "docker.io")))
+                .hasMessageContaining("AENV_IMAGES_MIRRORS");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_IMAGES_DIR", "relative")))
+                .hasMessageContaining("AENV_IMAGES_DIR");
+    }
+
+    @Test
     void bad_values_fail_fast_naming_the_key() {
         assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_LISTEN", "nowhere")))
                 .hasMessageContaining("AENV_LISTEN");

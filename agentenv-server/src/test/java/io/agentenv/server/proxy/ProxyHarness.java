@@ -15,6 +15,7 @@ import io.agentenv.server.api.ApiServer;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
@@ -94,15 +95,25 @@ final class ProxyHarness implements AutoCloseable {
                 orchestrator, routes.apply(orchestrator), tokens, ApiKey.of(KEY), settings, Clock.systemUTC());
         orchestrator.subscribe(proxy);
         SandboxGuests guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
+        TemplateFileStore files = new TemplateFileStore(dataDir.resolve("template-files"));
         templates = new TemplateBuilder(
                 orchestrator,
                 guests,
                 sqlite.templateBuilds(),
                 ImageSource.none(),
+                files,
                 OrchestratorSettings.DEFAULT_USER,
                 Clock.systemUTC());
         api = ApiServer.start(
-                config, orchestrator, guests, templates, ApiKey.of(KEY), tokens, Clock.systemUTC(), proxy::inFrontOf);
+                config,
+                orchestrator,
+                guests,
+                templates,
+                files,
+                ApiKey.of(KEY),
+                tokens,
+                Clock.systemUTC(),
+                proxy::inFrontOf);
         base = "http://127.0.0.1:" + api.port();
         http.start();
         http.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME); // the proxy's 401s carry no challenge
