@@ -9,6 +9,7 @@ import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -410,6 +412,11 @@ public final class Orchestrator {
     public boolean deleteTemplate(String idOrAlias) {
         requireNonNull(idOrAlias, "idOrAlias is null");
         return runner.mutate(() -> snapshots.delete(idOrAlias));
+    }
+
+    /** For {@link TemplateRegistry}: how a create resolves {@code name:tag} to the snapshot the tag names. */
+    void resolveTagsWith(Function<String, TemplateId> resolver) {
+        templates.resolveTagsWith(resolver);
     }
 
     /** The stored custom extension params as a raw JSON object ({@code "{}"} when none). NOT_FOUND. */
