@@ -1,7 +1,8 @@
 // Template routes with the unmodified npm `e2b` SDK (2.51.0) against the server jar with the mock backend:
 // Template.exists (GET /templates/aliases/{alias}) for the built-in template and a named snapshot, the lists and one
 // template over plain HTTP, and Template.build's calls (the mock backend runs no commands: the steps' effects are
-// tested on the container backend, sdk-container-templates).
+// tested on the container backend, sdk-container-templates); built templates as objects: their listing, tags,
+// Template.exists/aliasExists and delete (409 while a sandbox of the template runs).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox, Template } from 'e2b'
@@ -74,4 +75,67 @@ test('Template.build of the base image logs its steps; the template creates sand
 test('Template.build from a registry image fails with the server\'s reason', async () => {
   await assert.rejects(Template.build(Template().fromImage('ubuntu:24.04'), 'tpl-image-e2e', opts),
     (e) => /images from registries are not supported/.test(e.message))
+})
+
+test('a built template is listed by its id and name with its build; exists and aliasExists', async () => {
+  const built = await Template.build(Template().fromBaseImage().runCmd('true'), 'tpl-list-e2e', opts)
+  const v1 = await getJson('/templates')
+  const listed = v1.body.find((t) => t.templateID === built.templateId)
+  assert.ok(listed, JSON.stringify(v1.body))
+  assert.deepEqual(listed.names, ['tpl-list-e2e'])
+  assert.equal(listed.buildID, built.buildId)
+  assert.equal(listed.buildStatus, 'ready')
+  const v2 = await getJson('/v2/templates')
+  assert.ok(v2.body.some((t) => t.templateID === built.templateId && t.names.includes('tpl-list-e2e')))
+  const alias = await getJson('/templates/aliases/tpl-list-e2e')
+  assert.equal(alias.body.templateID, built.templateId)
+  const one = await getJson('/templates/tpl-list-e2e')
+  assert.deepEqual(one.body.builds.map((b) => b.buildID), [built.buildId])
+  assert.equal(await Template.exists('tpl-list-e2e', opts), true)
+  assert.equal(await Template.aliasExists('tpl-list-e2e', opts), true)
+  assert.equal(await Template.aliasExists('tpl-list-e2e-missing', opts), false)
+})
+
+test('tags: a build\'s tags, assigned, listed, moved and removed; name:tag creates', async () => {
+  const first = await Template.build(Template().fromBaseImage().setEnvs({ V: '1' }), 'tpl-tags-e2e:v1', opts)
+  const second = await Template.build(Template().fromBaseImage().setEnvs({ V: '2' }), 'tpl-tags-e2e', opts)
+  assert.equal(second.templateId, first.templateId)
+
+  const assigned = await Template.assignTags('tpl-tags-e2e:v1', ['stable', 'prod'], opts)
+  assert.equal(assigned.buildId, first.buildId)
+  assert.deepEqual([...assigned.tags].sort(), ['prod', 'stable'])
+  let tags = await Template.getTags(first.templateId, opts)
+  assert.deepEqual(tags.map((t) => [t.tag, t.buildId]),
+    [['default', second.buildId], ['prod', first.buildId], ['stable', first.buildId], ['v1', first.buildId]])
+  assert.ok(tags.every((t) => t.createdAt instanceof Date && !Number.isNaN(t.createdAt.getTime())))
+
+  const tagged = await Sandbox.create('tpl-tags-e2e:stable', opts)
+  await tagged.kill()
+
+  await Template.assignTags('tpl-tags-e2e', 'v1', opts) // moves v1 to the latest build
+  await Template.removeTags('tpl-tags-e2e', ['stable', 'prod'], opts)
+  tags = await Template.getTags('tpl-tags-e2e', opts)
+  assert.deepEqual(tags.map((t) => [t.tag, t.buildId]), [['default', second.buildId], ['v1', second.buildId]])
+  await assert.rejects(Sandbox.create('tpl-tags-e2e:stable', opts), /no tag or build stable/)
+  await assert.rejects(Template.removeTags('tpl-tags-e2e', 'default', opts), /default/)
+})
+
+test('delete while a sandbox of the template runs is 409; then it deletes and frees the name', async () => {
+  const built = await Template.build(Template().fromBaseImage(), 'tpl-delete-e2e', opts)
+  const sbx = await Sandbox.create('tpl-delete-e2e', opts)
+  const del = () => fetch(server.url + '/templates/tpl-delete-e2e',
+    { method: 'DELETE', headers: { 'X-API-Key': server.apiKey } })
+  try {
+    const refused = await del()
+    assert.equal(refused.status, 409)
+    assert.match((await refused.json()).message, new RegExp(`${sbx.sandboxId}.*kill them first`))
+  } finally {
+    await sbx.kill()
+  }
+  assert.equal((await del()).status, 204)
+  assert.equal(await Template.exists('tpl-delete-e2e', opts), false)
+  assert.equal((await getJson('/templates')).body.some((t) => t.templateID === built.templateId), false)
+  assert.equal((await del()).status, 404)
+  const again = await Template.build(Template().fromBaseImage(), 'tpl-delete-e2e', opts)
+  assert.notEqual(again.templateId, built.templateId)
 })
