@@ -77,7 +77,7 @@ test('Template.build from a registry image fails with the server\'s reason', asy
     (e) => /images from registries are not supported/.test(e.message))
 })
 
-test('a built template is listed by its id and name with its build; exists and aliasExists', async () => {
+test('a built template is listed by id and name with its build; exists, aliasExists', async () => {
   const built = await Template.build(Template().fromBaseImage().runCmd('true'), 'tpl-list-e2e', opts)
   const v1 = await getJson('/templates')
   const listed = v1.body.find((t) => t.templateID === built.templateId)
@@ -96,7 +96,7 @@ test('a built template is listed by its id and name with its build; exists and a
   assert.equal(await Template.aliasExists('tpl-list-e2e-missing', opts), false)
 })
 
-test('tags: a build\'s tags, assigned, listed, moved and removed; name:tag creates', async () => {
+test('tags of builds: assigned, listed, moved and removed; name:tag creates', async () => {
   const first = await Template.build(Template().fromBaseImage().setEnvs({ V: '1' }), 'tpl-tags-e2e:v1', opts)
   const second = await Template.build(Template().fromBaseImage().setEnvs({ V: '2' }), 'tpl-tags-e2e', opts)
   assert.equal(second.templateId, first.templateId)
@@ -120,7 +120,7 @@ test('tags: a build\'s tags, assigned, listed, moved and removed; name:tag creat
   await assert.rejects(Template.removeTags('tpl-tags-e2e', 'default', opts), /default/)
 })
 
-test('delete while a sandbox of the template runs is 409; then it deletes and frees the name', async () => {
+test('delete is 409 while a sandbox of it runs; then it deletes and frees the name', async () => {
   const built = await Template.build(Template().fromBaseImage(), 'tpl-delete-e2e', opts)
   const sbx = await Sandbox.create('tpl-delete-e2e', opts)
   const del = () => fetch(server.url + '/templates/tpl-delete-e2e',
