@@ -3,7 +3,8 @@
 // template over plain HTTP, Template.build's calls, and the file upload of COPY steps (GET
 // /templates/{id}/files/{hash}, then a PUT of the tar archive to the signed URL it answers) as the SDK makes it and by
 // hand (the mock backend runs no commands: the steps' effects are tested on the container backend,
-// sdk-container-templates).
+// sdk-container-templates); built templates as objects: their listing, tags, Template.exists/aliasExists and delete
+// (409 while a sandbox of the template runs).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -76,12 +77,13 @@ test('Template.build of the base image logs its steps; the template creates sand
   await sbx.kill()
 })
 
-test('Template.build from a registry image fails with the server\'s reason', async () => {
-  await assert.rejects(Template.build(Template().fromImage('ubuntu:24.04'), 'tpl-image-e2e', opts),
-    (e) => /images from registries are not supported/.test(e.message))
+test('Template.build from an unreachable registry fails naming the image', async () => {
+  await assert.rejects(Template.build(Template().fromImage('127.0.0.1:1/nothing:1'), 'tpl-image-e2e', opts),
+    (e) => /fromImage 127\.0\.0\.1:1\/nothing:1: /.test(e.message))
+  assert.equal(await Template.exists('tpl-image-e2e', opts), false)
 })
 
-test('Template.build uploads a COPY step's files once; a rebuild finds them cached', async () => {
+test('Template.build uploads COPY files once; a rebuild finds them cached', async () => {
   const context = mkdtempSync(join(tmpdir(), 'aenv-copy-e2e-'))
   try {
     writeFileSync(join(context, 'hello.txt'), 'hello\n')
@@ -142,4 +144,67 @@ test('the upload link is a signed URL on this server: one PUT without the API ke
   const reused = await fetch(link.body.url, { method: 'PUT', body: archive })
   assert.equal(reused.status, 403)
   assert.equal((await getJson(`/templates/${templateID}/files/${hash}`)).body.present, true)
+})
+
+test('a built template is listed by id and name with its build; exists, aliasExists', async () => {
+  const built = await Template.build(Template().fromBaseImage().runCmd('true'), 'tpl-list-e2e', opts)
+  const v1 = await getJson('/templates')
+  const listed = v1.body.find((t) => t.templateID === built.templateId)
+  assert.ok(listed, JSON.stringify(v1.body))
+  assert.deepEqual(listed.names, ['tpl-list-e2e'])
+  assert.equal(listed.buildID, built.buildId)
+  assert.equal(listed.buildStatus, 'ready')
+  const v2 = await getJson('/v2/templates')
+  assert.ok(v2.body.some((t) => t.templateID === built.templateId && t.names.includes('tpl-list-e2e')))
+  const alias = await getJson('/templates/aliases/tpl-list-e2e')
+  assert.equal(alias.body.templateID, built.templateId)
+  const one = await getJson('/templates/tpl-list-e2e')
+  assert.deepEqual(one.body.builds.map((b) => b.buildID), [built.buildId])
+  assert.equal(await Template.exists('tpl-list-e2e', opts), true)
+  assert.equal(await Template.aliasExists('tpl-list-e2e', opts), true)
+  assert.equal(await Template.aliasExists('tpl-list-e2e-missing', opts), false)
+})
+
+test('tags of builds: assigned, listed, moved and removed; name:tag creates', async () => {
+  const first = await Template.build(Template().fromBaseImage().setEnvs({ V: '1' }), 'tpl-tags-e2e:v1', opts)
+  const second = await Template.build(Template().fromBaseImage().setEnvs({ V: '2' }), 'tpl-tags-e2e', opts)
+  assert.equal(second.templateId, first.templateId)
+
+  const assigned = await Template.assignTags('tpl-tags-e2e:v1', ['stable', 'prod'], opts)
+  assert.equal(assigned.buildId, first.buildId)
+  assert.deepEqual([...assigned.tags].sort(), ['prod', 'stable'])
+  let tags = await Template.getTags(first.templateId, opts)
+  assert.deepEqual(tags.map((t) => [t.tag, t.buildId]),
+    [['default', second.buildId], ['prod', first.buildId], ['stable', first.buildId], ['v1', first.buildId]])
+  assert.ok(tags.every((t) => t.createdAt instanceof Date && !Number.isNaN(t.createdAt.getTime())))
+
+  const tagged = await Sandbox.create('tpl-tags-e2e:stable', opts)
+  await tagged.kill()
+
+  await Template.assignTags('tpl-tags-e2e', 'v1', opts) // moves v1 to the latest build
+  await Template.removeTags('tpl-tags-e2e', ['stable', 'prod'], opts)
+  tags = await Template.getTags('tpl-tags-e2e', opts)
+  assert.deepEqual(tags.map((t) => [t.tag, t.buildId]), [['default', second.buildId], ['v1', second.buildId]])
+  await assert.rejects(Sandbox.create('tpl-tags-e2e:stable', opts), /no tag or build stable/)
+  await assert.rejects(Template.removeTags('tpl-tags-e2e', 'default', opts), /default/)
+})
+
+test('delete is 409 while a sandbox of it runs; then it deletes and frees the name', async () => {
+  const built = await Template.build(Template().fromBaseImage(), 'tpl-delete-e2e', opts)
+  const sbx = await Sandbox.create('tpl-delete-e2e', opts)
+  const del = () => fetch(server.url + '/templates/tpl-delete-e2e',
+    { method: 'DELETE', headers: { 'X-API-Key': server.apiKey } })
+  try {
+    const refused = await del()
+    assert.equal(refused.status, 409)
+    assert.match((await refused.json()).message, new RegExp(`${sbx.sandboxId}.*kill them first`))
+  } finally {
+    await sbx.kill()
+  }
+  assert.equal((await del()).status, 204)
+  assert.equal(await Template.exists('tpl-delete-e2e', opts), false)
+  assert.equal((await getJson('/templates')).body.some((t) => t.templateID === built.templateId), false)
+  assert.equal((await del()).status, 404)
+  const again = await Template.build(Template().fromBaseImage(), 'tpl-delete-e2e', opts)
+  assert.notEqual(again.templateId, built.templateId)
 })

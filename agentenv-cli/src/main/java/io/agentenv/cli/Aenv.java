@@ -66,6 +66,8 @@ public final class Aenv {
             MetricsCommand.class,
             NetworkCommand.class,
             TemplatesCommand.class,
+            TemplateCommand.class,
+            PullCommand.class,
             AuthCommand.class,
             CompletionCommand.class,
             CommandLine.HelpCommand.class);

@@ -21,6 +21,10 @@ import io.agentenv.api.model.SandboxNetworkUpdateConfig;
 import io.agentenv.api.model.SandboxSnapshotRequest;
 import io.agentenv.api.model.SandboxTimeoutUpdate;
 import io.agentenv.api.model.SnapshotInfo;
+import io.agentenv.api.model.TemplateBuildInfo;
+import io.agentenv.api.model.TemplateBuildRequestV3;
+import io.agentenv.api.model.TemplateBuildStartV2;
+import io.agentenv.api.model.TemplateRequestResponseV3;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -44,6 +48,7 @@ import java.util.stream.Collectors;
 final class ApiClient {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration UPLOAD_TIMEOUT = Duration.ofMinutes(10);
     private static final String NEXT_TOKEN = "x-next-token";
 
     /** Connect's result: the sandbox, and whether the call resumed it (201) or it was running (200). */
@@ -216,6 +221,95 @@ final class ApiClient {
             throw new ApiException(404, "this server does not list templates (GET /templates answered 404)");
         }
         return read(expect(response, 200), JsonNode.class);
+    }
+
+    /** {@code POST /v3/templates}: a template by name (created when new) and a new build of it. */
+    TemplateRequestResponseV3 requestBuild(TemplateBuildRequestV3 body) {
+        return read(expect(send("POST", "/v3/templates", body), 202), TemplateRequestResponseV3.class);
+    }
+
+    /** Where a COPY step's files go: whether the server has them already, else the URL and headers to PUT them with. */
+    record Upload(boolean present, Optional<String> url, Map<String, String> headers) {}
+
+    /** {@code GET /templates/{templateID}/files/{hash}}. */
+    Upload fileUpload(String templateId, String hash) {
+        JsonNode node = read(
+                expect(send("GET", "/templates/" + segment(templateId) + "/files/" + segment(hash), null), 201),
+                JsonNode.class);
+        Map<String, String> headers = new java.util.LinkedHashMap<>();
+        node.path("headers")
+                .properties()
+                .forEach(e -> headers.put(e.getKey(), e.getValue().asText()));
+        JsonNode url = node.get("url");
+        return new Upload(
+                node.path("present").asBoolean(false),
+                url == null || url.isNull() || url.asText().isEmpty() ? Optional.empty() : Optional.of(url.asText()),
+                headers);
+    }
+
+    /**
+     * PUTs a file to an upload URL with the headers the server gave (and no API key: the URL carries what it needs); a
+     * relative URL is on this server.
+     */
+    void upload(String url, Map<String, String> headers, java.nio.file.Path file) {
+        URI target = base.resolve(url);
+        try {
+            long size = java.nio.file.Files.size(file);
+            HttpURLConnection connection = (HttpURLConnection) target.toURL().openConnection();
+            connection.setRequestMethod("PUT");
+            connection.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+            connection.setReadTimeout((int) UPLOAD_TIMEOUT.toMillis());
+            connection.setInstanceFollowRedirects(false);
+            headers.forEach((name, value) -> {
+                if (!name.equalsIgnoreCase("content-length")) {
+                    connection.setRequestProperty(name, value);
+                }
+            });
+            connection.setDoOutput(true);
+            connection.setFixedLengthStreamingMode(size);
+            try (OutputStream out = connection.getOutputStream()) {
+                java.nio.file.Files.copy(file, out);
+            }
+            int status = connection.getResponseCode();
+            InputStream in = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+            String text = "";
+            if (in != null) {
+                try (in) {
+                    text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                }
+            }
+            if (status / 100 != 2) {
+                throw error(new Reply(status, text, connection.getHeaderFields()));
+            }
+        } catch (IOException e) {
+            throw new ApiException(
+                    0,
+                    "cannot upload to " + target + ": "
+                            + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        }
+    }
+
+    /** {@code POST /v2/templates/{templateID}/builds/{buildID}}: the build's base and steps; it runs on the server. */
+    void startBuild(String templateId, String buildId, TemplateBuildStartV2 body) {
+        expect(send("POST", "/v2/templates/" + segment(templateId) + "/builds/" + segment(buildId), body), 204);
+    }
+
+    /** {@code GET /templates/{templateID}/builds/{buildID}/status}: the status and the log from {@code logsOffset}. */
+    TemplateBuildInfo buildStatus(String templateId, String buildId, int logsOffset) {
+        return read(
+                expect(
+                        send(
+                                "GET",
+                                "/templates/" + segment(templateId) + "/builds/" + segment(buildId)
+                                        + "/status?logsOffset=" + logsOffset,
+                                null),
+                        200),
+                TemplateBuildInfo.class);
+    }
+
+    /** {@code GET /templates/{templateID}/tags}. */
+    JsonNode templateTags(String templateId) {
+        return read(expect(send("GET", "/templates/" + segment(templateId) + "/tags", null), 200), JsonNode.class);
     }
 
     /** True when deleted, false when there was no such template. */

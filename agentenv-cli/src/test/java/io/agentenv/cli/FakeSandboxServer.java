@@ -58,6 +58,7 @@ final class FakeSandboxServer implements AutoCloseable {
     final ConcurrentLinkedDeque<Request> requests = new ConcurrentLinkedDeque<>();
     private final Map<String, Handler> envd = new ConcurrentHashMap<>();
     private final Map<String, String[]> api = new ConcurrentHashMap<>();
+    private final Map<String, Handler> apiHandlers = new ConcurrentHashMap<>();
     volatile String state = "running";
 
     FakeSandboxServer() throws IOException {
@@ -74,6 +75,14 @@ final class FakeSandboxServer implements AutoCloseable {
     /** A control-plane answer for {@code "METHOD /path"} (path without the query). */
     void api(String route, int status, String body) {
         api.put(route, new String[] {Integer.toString(status), body});
+    }
+
+    /**
+     * A control-plane route answered by a handler (for answers that change between requests); it is called before the
+     * API key is checked, so that it also serves URLs the server hands out (an upload URL).
+     */
+    void api(String route, Handler handler) {
+        apiHandlers.put(route, handler);
     }
 
     /** An envd answer for {@code "/process.Process/Start"}, {@code "/files"}, ... */
@@ -111,6 +120,11 @@ final class FakeSandboxServer implements AutoCloseable {
                         handler.handle(request, ex);
                     }
                 }
+                return;
+            }
+            Handler dynamic = apiHandlers.get(ex.getRequestMethod() + " " + path);
+            if (dynamic != null) {
+                dynamic.handle(request, ex);
                 return;
             }
             if (!KEY.equals(request.header("X-API-Key"))) {

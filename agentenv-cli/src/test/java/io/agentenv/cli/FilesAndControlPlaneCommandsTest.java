@@ -277,7 +277,7 @@ class FilesAndControlPlaneCommandsTest {
                 .isZero();
 
         assertThat(stdout())
-                .containsPattern("base\\s+py\\s+2\\s+512\\s+1024")
+                .containsPattern("base\\s+py\\s+-\\s+-\\s+2026-01-01T00:00:00Z")
                 .contains("deleted template base")
                 .contains("network rules of " + ID + " updated");
         assertThat(stderr()).contains("template gone not found");

@@ -13,7 +13,9 @@ import java.util.Optional;
  * @param id     a UUID, as E2B's build ids are
  * @param reason why it failed (ERROR only)
  * @param step   the step that failed, as E2B names it (its 1-based index), when one did
- * @param tags   the tags the build was requested with
+ * @param tags     the tags the build was requested with (they name it once it is ready)
+ * @param snapshot the catalog snapshot a ready build became; kept after the snapshot is deleted, so that sandboxes
+ *                 created from it can still be traced to the template
  */
 public record BuildRecord(
         String id,
@@ -23,7 +25,8 @@ public record BuildRecord(
         Optional<String> step,
         List<String> tags,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt,
+        Optional<TemplateId> snapshot) {
 
     /** E2B's build states: requested (not started), running, done, failed. */
     public enum Status {
@@ -46,9 +49,28 @@ public record BuildRecord(
         tags = List.copyOf(tags);
         requireNonNull(createdAt, "createdAt is null");
         requireNonNull(updatedAt, "updatedAt is null");
+        requireNonNull(snapshot, "snapshot is null");
+    }
+
+    /** A build that has not become a snapshot (yet). */
+    public BuildRecord(
+            String id,
+            TemplateId template,
+            Status status,
+            Optional<String> reason,
+            Optional<String> step,
+            List<String> tags,
+            Instant createdAt,
+            Instant updatedAt) {
+        this(id, template, status, reason, step, tags, createdAt, updatedAt, Optional.empty());
+    }
+
+    /** This build, recorded as having become {@code captured}. */
+    public BuildRecord withSnapshot(TemplateId captured, Instant at) {
+        return new BuildRecord(id, template, status, reason, step, tags, createdAt, at, Optional.of(captured));
     }
 
     BuildRecord with(Status next, Optional<String> why, Optional<String> failedStep, Instant at) {
-        return new BuildRecord(id, template, next, why, failedStep, tags, createdAt, at);
+        return new BuildRecord(id, template, next, why, failedStep, tags, createdAt, at, snapshot);
     }
 }

@@ -25,6 +25,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -430,6 +431,11 @@ public final class Orchestrator {
         return findTemplate(id.value())
                 .orElseThrow(() -> new AgentEnvException(
                         ErrorKind.INTERNAL, "image template " + id + " was added but is not found"));
+    }
+
+    /** For {@link TemplateRegistry}: how a create resolves {@code name:tag} to the snapshot the tag names. */
+    void resolveTagsWith(Function<String, TemplateId> resolver) {
+        templates.resolveTagsWith(resolver);
     }
 
     /** The stored custom extension params as a raw JSON object ({@code "{}"} when none). NOT_FOUND. */

@@ -18,7 +18,7 @@ public interface TemplateBuildStore {
 
     List<TemplateRecord> templates();
 
-    /** Deletes a template with its builds and their logs; false when there was none. */
+    /** Deletes a template with its names, builds, their logs and its tags; false when there was none. */
     boolean deleteTemplate(TemplateId id);
 
     void insertBuild(BuildRecord build);
@@ -39,4 +39,13 @@ public interface TemplateBuildStore {
 
     /** Builds that were waiting or building (a restart found them so). */
     List<BuildRecord> unfinishedBuilds();
+
+    /** Points a tag at a build of its template, moving it from the build it named before. */
+    void assignTag(TagAssignment tag);
+
+    /** Removes a template's tag; false when it had no tag of that name. */
+    boolean removeTag(TemplateId template, String tag);
+
+    /** A template's tags, ordered by tag. */
+    List<TagAssignment> tags(TemplateId template);
 }

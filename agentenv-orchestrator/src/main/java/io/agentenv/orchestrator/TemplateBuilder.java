@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  * Template builds (E2B's build API). A build gets a sandbox of its base (a template or snapshot, or {@code base} for
  * E2B's default image), runs its steps there through envd (RUN as the step's user, with the environment and working
  * directory the ENV, WORKDIR and USER steps so far set), then captures the sandbox into the catalog with the template's
- * id and names as aliases, so that sandboxes are created from it by either; the template's previous build is then
- * deleted. Every stage and every line the steps print goes to the build's log; a failure ends the build in ERROR with
+ * id and names as aliases, so that sandboxes are created from it by either; the previous build's snapshot is then
+ * deleted unless a tag names it ({@link TemplateRegistry}). Every stage and every line the steps print goes to the build's log; a failure ends the build in ERROR with
  * the step that failed. The build sandbox is killed whatever happens.
  *
  * <p>Builds run one per virtual thread. A later build of the same template supersedes a running one, which ends in
@@ -102,6 +102,8 @@ public final class TemplateBuilder implements AutoCloseable {
     /** The build running per template: a later one supersedes it. */
     private final Map<TemplateId, String> running = new ConcurrentHashMap<>();
 
+    private final TemplateRegistry registry;
+
     /**
      * @param images where {@code fromImage} bases are pulled from
      * @param files the uploads COPY steps take
@@ -144,6 +146,19 @@ public final class TemplateBuilder implements AutoCloseable {
         this.images = requireNonNull(images, "images is null");
         this.defaultUser = requireNonNull(defaultUser, "defaultUser is null");
         this.clock = requireNonNull(clock, "clock is null");
+        this.registry = registry(orchestrator, store, clock);
+    }
+
+    /** The registry of this builder's templates; creates resolve {@code name:tag} through it from now on. */
+    private static TemplateRegistry registry(Orchestrator orchestrator, TemplateBuildStore store, Clock clock) {
+        TemplateRegistry registry = new TemplateRegistry(orchestrator, store, clock);
+        orchestrator.resolveTagsWith(registry::snapshotOfTag);
+        return registry;
+    }
+
+    /** The templates as objects: their list, tags and deletion. */
+    public TemplateRegistry registry() {
+        return registry;
     }
 
     /**
@@ -317,7 +332,7 @@ public final class TemplateBuilder implements AutoCloseable {
             aliases.add(template.id().value());
             aliases.addAll(template.names());
             SnapshotView captured = orchestrator.snapshotAsTemplate(created.id(), aliases, state.env);
-            previous.filter(p -> !p.equals(captured.id())).ifPresent(p -> orchestrator.deleteTemplate(p.value()));
+            registry.built(build, captured.id(), previous);
             info(build, Optional.of("finalize"), "template " + template.id().value() + " is ready");
             finish(build, BuildRecord.Status.READY, Optional.empty(), Optional.empty());
         } catch (Failed e) {

@@ -15,8 +15,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
-/** Resolves what a create names: a backend's built-in template, else a snapshot by id or alias. */
+/**
+ * Resolves what a create names: a backend's built-in template, else a snapshot by id or alias, else (a reference with
+ * a colon, {@code name:tag}) the snapshot the template build API's tag names.
+ */
 final class TemplateCatalog {
     /**
      * What a sandbox is launched from, with the name the client used, the environment and the custom extension params
@@ -32,6 +36,10 @@ final class TemplateCatalog {
 
     private final SandboxBackendFactory backends;
     private final SandboxStore store;
+    /** {@code name:tag} to the snapshot id the tag names (INVALID_ARGUMENT when there is none); set by the builder. */
+    private volatile Function<String, TemplateId> tags = reference -> {
+        throw AgentEnvException.invalidArgument("template " + printable(reference) + " not found");
+    };
 
     TemplateCatalog(SandboxBackendFactory backends, SandboxStore store) {
         this.backends = requireNonNull(backends, "backends is null");
@@ -41,6 +49,10 @@ final class TemplateCatalog {
     /** The backend's built-in template of that name, looked up by id (a create does not list every template). */
     Optional<TemplateDescriptor> builtIn(String name) {
         return TemplateId.isValid(name) ? backends.template(new TemplateId(name)) : Optional.empty();
+    }
+
+    void resolveTagsWith(Function<String, TemplateId> resolver) {
+        this.tags = requireNonNull(resolver, "resolver is null");
     }
 
     Resolved resolve(String reference) {
@@ -55,7 +67,10 @@ final class TemplateCatalog {
                     template.resources(),
                     CustomExtensionParams.EMPTY);
         }
-        SnapshotRecord snapshot = store.findSnapshot(reference)
+        Optional<SnapshotRecord> tagged = reference.indexOf(':') > 0
+                ? store.findSnapshot(tags.apply(reference).value())
+                : Optional.empty();
+        SnapshotRecord snapshot = tagged.or(() -> store.findSnapshot(reference))
                 .orElseThrow(
                         () -> AgentEnvException.invalidArgument("template " + printable(reference) + " not found"));
         SnapshotState state;

@@ -7,12 +7,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /** {@link TemplateBuildStore} in memory, for the builder's tests (the SQLite one has its own tests). */
 final class MemoryTemplateBuildStore implements TemplateBuildStore {
     private final Map<TemplateId, TemplateRecord> templates = new LinkedHashMap<>();
     private final Map<String, BuildRecord> builds = new LinkedHashMap<>();
     private final Map<String, List<BuildLogLine>> logs = new LinkedHashMap<>();
+    private final Map<TemplateId, Map<String, TagAssignment>> tags = new LinkedHashMap<>();
 
     @Override
     public synchronized boolean insertTemplate(TemplateRecord template) {
@@ -40,6 +42,7 @@ final class MemoryTemplateBuildStore implements TemplateBuildStore {
     @Override
     public synchronized boolean deleteTemplate(TemplateId id) {
         builds.values().removeIf(b -> b.template().equals(id));
+        tags.remove(id);
         return templates.remove(id) != null;
     }
 
@@ -86,5 +89,21 @@ final class MemoryTemplateBuildStore implements TemplateBuildStore {
     @Override
     public synchronized List<BuildRecord> unfinishedBuilds() {
         return builds.values().stream().filter(b -> !b.status().finished()).toList();
+    }
+
+    @Override
+    public synchronized void assignTag(TagAssignment tag) {
+        tags.computeIfAbsent(tag.template(), k -> new TreeMap<>()).put(tag.tag(), tag);
+    }
+
+    @Override
+    public synchronized boolean removeTag(TemplateId template, String tag) {
+        Map<String, TagAssignment> of = tags.get(template);
+        return of != null && of.remove(tag) != null;
+    }
+
+    @Override
+    public synchronized List<TagAssignment> tags(TemplateId template) {
+        return List.copyOf(tags.getOrDefault(template, Map.of()).values());
     }
 }

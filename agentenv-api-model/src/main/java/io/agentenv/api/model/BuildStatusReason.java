@@ -10,6 +10,6 @@ import java.util.List;
 public record BuildStatusReason(String message, String step, List<BuildLogEntry> logEntries) {
     public BuildStatusReason {
         requireNonNull(message, "message is null");
-        logEntries = List.copyOf(logEntries);
+        logEntries = logEntries == null ? List.of() : List.copyOf(logEntries);
     }
 }

@@ -7,8 +7,9 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * E2B schema {@code Template} ({@code GET /templates}, {@code GET /v2/templates}). A template has exactly one build,
- * so {@code buildID} equals {@code templateID} and {@code buildCount} is 1. {@code createdAt}/{@code updatedAt} are
+ * E2B schema {@code Template} ({@code GET /templates}, {@code GET /v2/templates}). A built-in template has exactly one
+ * build, so {@code buildID} equals {@code templateID} and {@code buildCount} is 1; a template of the build API has its
+ * latest ready build's id (its latest build's while none is ready) and the status of its latest build. {@code createdAt}/{@code updatedAt} are
  * null when the backend does not know when its template was built; E2B's fields lastSpawnedAt and createdBy are
  * always null and {@code spawnCount} is not sent, because this server does not record template usage or users.
  *

@@ -6,7 +6,11 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
 
-/** E2B schema {@code TemplateBuild}: the one build of a template ({@code buildID} equals the template's id). */
+/**
+ * E2B schema {@code TemplateBuild}: a build of a template (a built-in template's one build has the template's id).
+ *
+ * @param finishedAt when it became ready or failed; null while it has not finished
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record TemplateBuild(
         @JsonProperty("buildID") String buildID,
@@ -16,7 +20,8 @@ public record TemplateBuild(
         int cpuCount,
         @JsonProperty("memoryMB") int memoryMB,
         @JsonProperty("diskSizeMB") int diskSizeMB,
-        String envdVersion) {
+        String envdVersion,
+        Instant finishedAt) {
 
     public TemplateBuild {
         requireNonNull(buildID, "buildID is null");

@@ -22,7 +22,7 @@ public record TemplateBuildInfo(
         requireNonNull(templateID, "templateID is null");
         requireNonNull(buildID, "buildID is null");
         requireNonNull(status, "status is null");
-        logEntries = List.copyOf(logEntries);
-        logs = List.copyOf(logs);
+        logEntries = logEntries == null ? List.of() : List.copyOf(logEntries);
+        logs = logs == null ? List.of() : List.copyOf(logs);
     }
 }

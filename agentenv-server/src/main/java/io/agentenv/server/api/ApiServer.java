@@ -109,7 +109,7 @@ public final class ApiServer implements AutoCloseable {
                                 config.defaultTimeoutV1()))
                 .register(router);
         new ListEndpoints(orchestrator, wire, json).register(router);
-        new TemplateEndpoints(orchestrator).register(router);
+        new TemplateEndpoints(orchestrator, templates.registry(), json).register(router);
         new HostEndpoints(orchestrator, metrics, config.backend(), clock).register(router);
         new TemplateBuildEndpoints(
                         templates,

@@ -7,7 +7,6 @@ import io.agentenv.api.model.SandboxSnapshotRequest;
 import io.agentenv.api.model.SnapshotInfo;
 import io.agentenv.orchestrator.AgentEnvException;
 import io.agentenv.orchestrator.Cursor;
-import io.agentenv.orchestrator.ErrorKind;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.Page;
 import io.agentenv.orchestrator.SandboxQuery;
@@ -28,7 +27,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-/** Listing routes (sandboxes v1 and v2, snapshots) and the snapshot catalog routes. */
+/**
+ * Listing routes (sandboxes v1 and v2, snapshots) and taking a snapshot; a snapshot is deleted by
+ * {@code DELETE /templates/{templateID}} ({@link TemplateEndpoints}).
+ */
 final class ListEndpoints {
     static final String NEXT_TOKEN_HEADER = "X-Next-Token";
     static final int MAX_LIMIT = 100;
@@ -47,8 +49,7 @@ final class ListEndpoints {
         router.add("GET", "/sandboxes", this::listV1)
                 .add("GET", "/v2/sandboxes", this::listV2)
                 .add("POST", "/sandboxes/{id}/snapshots", this::snapshot)
-                .add("GET", "/snapshots", this::listSnapshots)
-                .add("DELETE", "/templates/{id}", this::deleteTemplate);
+                .add("GET", "/snapshots", this::listSnapshots);
     }
 
     /** Deprecated v1 list: running sandboxes only, optional metadata filter, everything in one response. */
@@ -116,15 +117,6 @@ final class ListEndpoints {
         List<SnapshotInfo> items =
                 page.items().stream().map(WireMapping::snapshot).toList();
         return paged(items, page.next());
-    }
-
-    private Reply deleteTemplate(Exchange ex) {
-        String idOrAlias = ex.param("id");
-        if (!orchestrator.deleteTemplate(idOrAlias)) {
-            throw new AgentEnvException(
-                    ErrorKind.NOT_FOUND, "template " + SandboxEndpoints.clip(idOrAlias) + " not found");
-        }
-        return Reply.NO_CONTENT;
     }
 
     static Reply paged(List<?> items, Optional<Cursor> next) {

@@ -100,9 +100,17 @@ final class SandboxEndpoints {
         return new SandboxId(raw);
     }
 
+    /** A template id or name, or a built template's {@code name:tag}. */
+    private static boolean isTemplateReference(String text) {
+        int colon = text == null ? -1 : text.indexOf(':');
+        return colon < 0
+                ? TemplateId.isValid(text)
+                : TemplateId.isValid(text.substring(0, colon)) && TemplateId.isValid(text.substring(colon + 1));
+    }
+
     private Reply create(CreateSandboxRequest req, Duration defaultTimeout) {
         RefusedFields.check(req);
-        if (!TemplateId.isValid(req.templateID())) {
+        if (!isTemplateReference(req.templateID())) {
             throw AgentEnvException.invalidArgument("template " + clip(req.templateID()) + " not found");
         }
         Duration timeout = req.timeout() == null ? defaultTimeout : Duration.ofSeconds(req.timeout());

@@ -113,6 +113,15 @@ final class Schema {
                         message  TEXT NOT NULL,
                         step     TEXT,
                         PRIMARY KEY (build_id, seq)
+                    )"""),
+            // 5: the snapshot a ready build became, and template tags (each names one build of its template)
+            List.of("ALTER TABLE template_build ADD COLUMN snapshot_id TEXT", """
+                    CREATE TABLE template_tag (
+                        template_id TEXT NOT NULL REFERENCES template (id) ON DELETE CASCADE,
+                        tag         TEXT NOT NULL,
+                        build_id    TEXT NOT NULL REFERENCES template_build (id) ON DELETE CASCADE,
+                        assigned_at INTEGER NOT NULL,
+                        PRIMARY KEY (template_id, tag)
                     )"""));
 
     private Schema() {}

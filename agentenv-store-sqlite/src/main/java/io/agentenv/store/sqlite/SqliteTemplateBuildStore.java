@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.orchestrator.BuildLogLine;
 import io.agentenv.orchestrator.BuildRecord;
 import io.agentenv.orchestrator.SandboxStore.Durability;
+import io.agentenv.orchestrator.TagAssignment;
 import io.agentenv.orchestrator.TemplateBuildStore;
 import io.agentenv.orchestrator.TemplateRecord;
 import io.agentenv.spi.Resources;
@@ -173,13 +174,14 @@ final class SqliteTemplateBuildStore implements TemplateBuildStore {
         requireNonNull(expected, "expected is null");
         return db.write("update build", build.id(), Durability.NOW, s -> {
             PreparedStatement st = s.prepared("UPDATE template_build SET status = ?, reason = ?, step = ?, "
-                    + "updated_at = ? WHERE id = ? AND status = ?");
+                    + "updated_at = ?, snapshot_id = ? WHERE id = ? AND status = ?");
             st.setString(1, build.status().name());
             st.setString(2, build.reason().orElse(null));
             st.setString(3, build.step().orElse(null));
             st.setLong(4, Codec.nanos(build.updatedAt()));
-            st.setString(5, build.id());
-            st.setString(6, expected.name());
+            st.setString(5, build.snapshot().map(TemplateId::value).orElse(null));
+            st.setString(6, build.id());
+            st.setString(7, expected.name());
             return st.executeUpdate() == 1;
         });
     }
@@ -212,7 +214,59 @@ final class SqliteTemplateBuildStore implements TemplateBuildStore {
                 Optional.ofNullable(rs.getString("step")),
                 Codec.list(rs.getString("tags")),
                 Codec.instant(rs.getLong("created_at")),
-                Codec.instant(rs.getLong("updated_at")));
+                Codec.instant(rs.getLong("updated_at")),
+                Optional.ofNullable(rs.getString("snapshot_id")).map(TemplateId::new));
+    }
+
+    // ---- tags --------------------------------------------------------------------------------------------------
+
+    @Override
+    public void assignTag(TagAssignment tag) {
+        requireNonNull(tag, "tag is null");
+        db.write("assign template tag", tag.template(), Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("INSERT INTO template_tag (template_id, tag, build_id, assigned_at) "
+                    + "VALUES (?, ?, ?, ?) ON CONFLICT (template_id, tag) DO UPDATE SET "
+                    + "build_id = excluded.build_id, assigned_at = excluded.assigned_at");
+            st.setString(1, tag.template().value());
+            st.setString(2, tag.tag());
+            st.setString(3, tag.buildId());
+            st.setLong(4, Codec.nanos(tag.assignedAt()));
+            st.executeUpdate();
+            return null;
+        });
+    }
+
+    @Override
+    public boolean removeTag(TemplateId template, String tag) {
+        requireNonNull(template, "template is null");
+        requireNonNull(tag, "tag is null");
+        return db.write("remove template tag", template, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("DELETE FROM template_tag WHERE template_id = ? AND tag = ?");
+            st.setString(1, template.value());
+            st.setString(2, tag);
+            return st.executeUpdate() == 1;
+        });
+    }
+
+    @Override
+    public List<TagAssignment> tags(TemplateId template) {
+        requireNonNull(template, "template is null");
+        return db.read("list template tags", s -> {
+            PreparedStatement st = s.prepared(
+                    "SELECT tag, build_id, assigned_at FROM template_tag WHERE template_id = ? ORDER BY tag");
+            st.setString(1, template.value());
+            List<TagAssignment> tags = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    tags.add(new TagAssignment(
+                            template,
+                            rs.getString("tag"),
+                            rs.getString("build_id"),
+                            Codec.instant(rs.getLong("assigned_at"))));
+                }
+            }
+            return tags;
+        });
     }
 
     // ---- logs --------------------------------------------------------------------------------------------------

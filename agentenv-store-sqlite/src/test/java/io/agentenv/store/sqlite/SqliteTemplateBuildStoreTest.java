@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.orchestrator.BuildLogLine;
 import io.agentenv.orchestrator.BuildRecord;
+import io.agentenv.orchestrator.TagAssignment;
 import io.agentenv.orchestrator.TemplateBuildStore;
 import io.agentenv.orchestrator.TemplateRecord;
 import io.agentenv.spi.Resources;
@@ -154,5 +155,39 @@ class SqliteTemplateBuildStoreTest {
         assertThat(store.logs("b1", 0, 10)).isEmpty();
         assertThat(store.insertTemplate(template("tpl2", "web"))).isTrue();
         assertThat(store.deleteTemplate(new TemplateId("tpl1"))).isFalse();
+    }
+
+    @Test
+    void a_builds_snapshot_is_recorded_with_its_status() {
+        store.insertTemplate(template("tpl1", "web"));
+        BuildRecord building = build("b1", "tpl1", BuildRecord.Status.BUILDING, T0);
+        store.insertBuild(building);
+        BuildRecord captured = building.withSnapshot(new TemplateId("snap1"), T0.plusSeconds(1));
+
+        assertThat(store.updateBuild(captured, BuildRecord.Status.BUILDING)).isTrue();
+
+        assertThat(store.build("b1")).contains(captured);
+        assertThat(store.builds(new TemplateId("tpl1")).getFirst().snapshot()).contains(new TemplateId("snap1"));
+    }
+
+    @Test
+    void a_tag_names_one_build_moves_when_assigned_again_and_goes_with_it() {
+        store.insertTemplate(template("tpl1", "web"));
+        store.insertBuild(build("b1", "tpl1", BuildRecord.Status.READY, T0));
+        store.insertBuild(build("b2", "tpl1", BuildRecord.Status.READY, T0.plusSeconds(1)));
+        TemplateId tpl = new TemplateId("tpl1");
+        store.assignTag(new TagAssignment(tpl, "v1", "b1", T0));
+        store.assignTag(new TagAssignment(tpl, "stable", "b1", T0));
+
+        store.assignTag(new TagAssignment(tpl, "v1", "b2", T0.plusSeconds(2)));
+
+        assertThat(store.tags(tpl))
+                .containsExactly(
+                        new TagAssignment(tpl, "stable", "b1", T0),
+                        new TagAssignment(tpl, "v1", "b2", T0.plusSeconds(2)));
+        assertThat(store.removeTag(tpl, "stable")).isTrue();
+        assertThat(store.removeTag(tpl, "stable")).isFalse();
+        assertThat(store.deleteTemplate(tpl)).isTrue();
+        assertThat(store.tags(tpl)).isEmpty();
     }
 }
