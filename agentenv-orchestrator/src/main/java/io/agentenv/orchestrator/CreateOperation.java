@@ -83,7 +83,8 @@ final class CreateOperation {
                 params(request.customExtensionParams(), resolved.customExtensionParams()),
                 Optional.empty(),
                 Optional.empty(),
-                request.maskRequestHost());
+                request.maskRequestHost(),
+                resolved.guestDefaults());
         SandboxView view = launcher.launch(creating, resolved.source());
         events.publish(new LifecycleEvent.Created(id, clock.instant(), resolved.template()));
         return view;

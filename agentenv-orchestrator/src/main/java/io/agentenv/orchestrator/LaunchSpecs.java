@@ -6,8 +6,9 @@ import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.LaunchSpec;
 
 /**
- * The backend's {@link LaunchSpec} for a record: its id, template, environment and network, the default user and the
- * envd token derived for the id (never stored). Create, fork children, resume and recovery launch from it.
+ * The backend's {@link LaunchSpec} for a record: its id, template, environment and network, the default user and
+ * working directory (its template's, else the server's user in that user's home) and the envd token derived for the
+ * id (never stored). Create, fork children, resume and recovery launch from it.
  */
 final class LaunchSpecs {
     private final EnvdTokens tokens;
@@ -23,8 +24,9 @@ final class LaunchSpecs {
                 record.id(),
                 record.template(),
                 record.envVars(),
-                defaultUser,
+                record.guestDefaults().user().orElse(defaultUser),
                 tokens.envdToken(record.id()),
-                record.network());
+                record.network(),
+                record.guestDefaults().workdir());
     }
 }

@@ -376,14 +376,18 @@ public final class Orchestrator {
     /**
      * Captures a RUNNING sandbox as a template build's result: like {@link #snapshot}, with several aliases (the
      * template's id and names, each moved from the snapshot that had it) and {@code extraEnv} over the sandbox's own
-     * environment as the default environment of the sandboxes created from it.
+     * environment as the default environment of the sandboxes created from it, and {@code defaults} as their default
+     * user and working directory.
      */
-    public SnapshotView snapshotAsTemplate(SandboxId id, List<String> aliases, Map<String, String> extraEnv) {
+    public SnapshotView snapshotAsTemplate(
+            SandboxId id, List<String> aliases, Map<String, String> extraEnv, GuestDefaults defaults) {
         requireNonNull(id, "id is null");
         requireNonNull(aliases, "aliases is null");
         requireNonNull(extraEnv, "extraEnv is null");
+        requireNonNull(defaults, "defaults is null");
         aliases.forEach(alias -> snapshots.validate(Optional.of(alias)));
-        return runner.mutate(() -> snapshots.capture(id, List.copyOf(aliases), Map.copyOf(extraEnv)));
+        return runner.mutate(
+                () -> snapshots.capture(id, List.copyOf(aliases), Map.copyOf(extraEnv), Optional.of(defaults)));
     }
 
     /** Snapshots in the catalog, newest first. */

@@ -19,6 +19,7 @@ import java.util.UUID;
  * identity of the newest runtime instance (UUIDv7), written before that instance's start hook is sent; a fork child
  * starts without one. {@code maskRequestHost} is the Host header the proxy sends to the sandbox's ports other than envd's
  * ({@code ${PORT}} replaced by the port; E2B's {@code network.maskRequestHost}), fixed at create and kept by forks.
+ * {@code guestDefaults} are the user and working directory of its template (see {@link GuestDefaults}).
  */
 public record SandboxRecord(
         SandboxId id,
@@ -39,7 +40,8 @@ public record SandboxRecord(
         String customExtensionParams,
         Optional<StoredState> paused,
         Optional<UUID> instanceId,
-        Optional<String> maskRequestHost) {
+        Optional<String> maskRequestHost,
+        GuestDefaults guestDefaults) {
     public SandboxRecord {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -58,6 +60,7 @@ public record SandboxRecord(
         requireNonNull(paused, "paused is null");
         requireNonNull(instanceId, "instanceId is null");
         requireNonNull(maskRequestHost, "maskRequestHost is null");
+        requireNonNull(guestDefaults, "guestDefaults is null");
     }
 
     /** A record whose proxied requests keep their Host header. */
@@ -99,7 +102,52 @@ public record SandboxRecord(
                 customExtensionParams,
                 paused,
                 instanceId,
-                Optional.empty());
+                Optional.empty(),
+                GuestDefaults.NONE);
+    }
+
+    /** A record of a sandbox with the server's default user and working directory. */
+    public SandboxRecord(
+            SandboxId id,
+            TemplateId template,
+            Optional<String> alias,
+            SandboxState state,
+            Instant startedAt,
+            Duration timeout,
+            Optional<Instant> expiresAt,
+            TimeoutAction onTimeout,
+            PauseMode timeoutPauseMode,
+            boolean autoResume,
+            boolean secure,
+            Resources resources,
+            Map<String, String> metadata,
+            Map<String, String> envVars,
+            NetworkPolicy network,
+            String customExtensionParams,
+            Optional<StoredState> paused,
+            Optional<UUID> instanceId,
+            Optional<String> maskRequestHost) {
+        this(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                instanceId,
+                maskRequestHost,
+                GuestDefaults.NONE);
     }
 
     public SandboxRecord withState(SandboxState newState) {
@@ -122,7 +170,8 @@ public record SandboxRecord(
                 customExtensionParams,
                 paused,
                 instanceId,
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     public SandboxRecord withTtl(Duration newTimeout, Optional<Instant> newExpiresAt) {
@@ -145,7 +194,8 @@ public record SandboxRecord(
                 customExtensionParams,
                 paused,
                 instanceId,
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     public SandboxRecord withPaused(Optional<StoredState> newPaused) {
@@ -168,7 +218,8 @@ public record SandboxRecord(
                 customExtensionParams,
                 newPaused,
                 instanceId,
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     SandboxRecord withResources(Resources newResources) {
@@ -191,7 +242,8 @@ public record SandboxRecord(
                 customExtensionParams,
                 paused,
                 instanceId,
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     public SandboxRecord withMetadata(Map<String, String> newMetadata) {
@@ -214,7 +266,8 @@ public record SandboxRecord(
                 customExtensionParams,
                 paused,
                 instanceId,
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     public SandboxRecord withNetwork(NetworkPolicy newNetwork) {
@@ -237,7 +290,8 @@ public record SandboxRecord(
                 customExtensionParams,
                 paused,
                 instanceId,
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     public SandboxRecord withCustomExtensionParams(String params) {
@@ -260,7 +314,8 @@ public record SandboxRecord(
                 params,
                 paused,
                 instanceId,
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     /** The runtime instance that was (or is being) started for this sandbox; recorded before its start hook is sent. */
@@ -284,7 +339,8 @@ public record SandboxRecord(
                 customExtensionParams,
                 paused,
                 Optional.of(newInstanceId),
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 
     /** A fork child: same settings, new id, started now, running with a fresh TTL, no paused state. */
@@ -308,6 +364,7 @@ public record SandboxRecord(
                 customExtensionParams,
                 Optional.empty(),
                 Optional.empty(),
-                maskRequestHost);
+                maskRequestHost,
+                guestDefaults);
     }
 }

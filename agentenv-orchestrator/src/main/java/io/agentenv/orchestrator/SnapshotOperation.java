@@ -60,14 +60,15 @@ final class SnapshotOperation {
 
     SnapshotView snapshot(SandboxId id, Optional<String> name) {
         validate(name);
-        return capture(id, name.map(List::of).orElse(List.of()), Map.of());
+        return capture(id, name.map(List::of).orElse(List.of()), Map.of(), Optional.empty());
     }
 
     /**
      * Captures {@code id} with {@code aliases} (each moved from a snapshot that had it) and {@code extraEnv} over the
      * source's environment as the default environment of the sandboxes created from it.
      */
-    SnapshotView capture(SandboxId id, List<String> aliases, Map<String, String> extraEnv) {
+    SnapshotView capture(
+            SandboxId id, List<String> aliases, Map<String, String> extraEnv, Optional<GuestDefaults> defaults) {
         aliases.forEach(alias -> validate(Optional.of(alias)));
         SandboxRecord source = captures.acquire(id, SandboxState.SNAPSHOTTING, "be snapshotted");
         TemplateId snapshotId = ids.newSnapshotId();
@@ -90,7 +91,8 @@ final class SnapshotOperation {
                 new StoredState(state.encode(), dir),
                 now,
                 now,
-                source.customExtensionParams());
+                source.customExtensionParams(),
+                defaults.orElse(source.guestDefaults()));
         try {
             records.store().insertSnapshot(record);
         } catch (RuntimeException e) {

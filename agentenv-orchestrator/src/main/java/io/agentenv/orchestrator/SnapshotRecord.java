@@ -19,6 +19,7 @@ import java.util.Optional;
  * @param envVars        the source's default environment, inherited by sandboxes created from it
  * @param customExtensionParams the source's custom extension params (raw JSON object), inherited by sandboxes created
  *                              from it unless the create names its own
+ * @param guestDefaults  the default user and working directory of sandboxes created from it
  */
 public record SnapshotRecord(
         TemplateId id,
@@ -30,7 +31,8 @@ public record SnapshotRecord(
         StoredState state,
         Instant createdAt,
         Instant updatedAt,
-        String customExtensionParams) {
+        String customExtensionParams,
+        GuestDefaults guestDefaults) {
     public SnapshotRecord {
         requireNonNull(id, "id is null");
         aliases = List.copyOf(aliases);
@@ -42,6 +44,33 @@ public record SnapshotRecord(
         requireNonNull(createdAt, "createdAt is null");
         requireNonNull(updatedAt, "updatedAt is null");
         requireNonNull(customExtensionParams, "customExtensionParams is null");
+        requireNonNull(guestDefaults, "guestDefaults is null");
+    }
+
+    /** A snapshot whose sandboxes get the server's default user and working directory. */
+    public SnapshotRecord(
+            TemplateId id,
+            List<String> aliases,
+            Optional<SandboxId> sourceSandbox,
+            TemplateId sourceTemplate,
+            Map<String, String> envVars,
+            Resources resources,
+            StoredState state,
+            Instant createdAt,
+            Instant updatedAt,
+            String customExtensionParams) {
+        this(
+                id,
+                aliases,
+                sourceSandbox,
+                sourceTemplate,
+                envVars,
+                resources,
+                state,
+                createdAt,
+                updatedAt,
+                customExtensionParams,
+                GuestDefaults.NONE);
     }
 
     public SnapshotRecord withSource(SandboxId sandbox) {
@@ -55,7 +84,8 @@ public record SnapshotRecord(
                 state,
                 createdAt,
                 updatedAt,
-                customExtensionParams);
+                customExtensionParams,
+                guestDefaults);
     }
 
     public SnapshotView view() {

@@ -331,7 +331,9 @@ public final class TemplateBuilder implements AutoCloseable {
             List<String> aliases = new ArrayList<>();
             aliases.add(template.id().value());
             aliases.addAll(template.names());
-            SnapshotView captured = orchestrator.snapshotAsTemplate(created.id(), aliases, state.env);
+            // the last USER and WORKDIR are where the template's sandboxes run commands that name neither
+            SnapshotView captured = orchestrator.snapshotAsTemplate(
+                    created.id(), aliases, state.env, new GuestDefaults(Optional.of(state.user), state.workdir));
             registry.built(build, captured.id(), previous);
             info(build, Optional.of("finalize"), "template " + template.id().value() + " is ready");
             finish(build, BuildRecord.Status.READY, Optional.empty(), Optional.empty());

@@ -32,7 +32,8 @@ final class TemplateCatalog {
             LaunchSource source,
             Map<String, String> envVars,
             Resources resources,
-            String customExtensionParams) {}
+            String customExtensionParams,
+            GuestDefaults guestDefaults) {}
 
     private final SandboxBackendFactory backends;
     private final SandboxStore store;
@@ -65,7 +66,8 @@ final class TemplateCatalog {
                     new LaunchSource.Template(template.id()),
                     Map.of(),
                     template.resources(),
-                    CustomExtensionParams.EMPTY);
+                    CustomExtensionParams.EMPTY,
+                    GuestDefaults.NONE);
         }
         Optional<SnapshotRecord> tagged = reference.indexOf(':') > 0
                 ? store.findSnapshot(tags.apply(reference).value())
@@ -87,7 +89,8 @@ final class TemplateCatalog {
                 new LaunchSource.Snapshot(state),
                 snapshot.envVars(),
                 state.resources(),
-                snapshot.customExtensionParams());
+                snapshot.customExtensionParams(),
+                snapshot.guestDefaults());
     }
 
     /** A built-in template or a snapshot, by id or alias (a built-in name wins, as in {@link #resolve}). */

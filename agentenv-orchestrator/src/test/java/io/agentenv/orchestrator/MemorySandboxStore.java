@@ -237,7 +237,8 @@ final class MemorySandboxStore implements SandboxStore {
                 s.state(),
                 s.createdAt(),
                 s.updatedAt(),
-                s.customExtensionParams());
+                s.customExtensionParams(),
+                s.guestDefaults());
     }
 
     @Override

@@ -184,6 +184,57 @@ public abstract class SandboxStoreContract {
     }
 
     @Test
+    void a_template_user_and_workdir_round_trip_with_snapshot_and_sandbox() {
+        // given a template's snapshot and a sandbox created from it, both with a default user and workdir
+        GuestDefaults defaults = new GuestDefaults(Optional.of("app"), Optional.of("/srv/app"));
+        SnapshotRecord snapshot = new SnapshotRecord(
+                new TemplateId("snapwithdefaults0001"),
+                List.of("with-defaults"),
+                Optional.empty(),
+                new TemplateId("base"),
+                Map.of(),
+                new Resources(2, 512, 1024),
+                new StoredState(new byte[] {9}, dir.resolve("s")),
+                T0,
+                T0,
+                "{}",
+                defaults);
+        SandboxRecord plain = record(RUNNING, T0);
+        SandboxRecord sandbox = plain.forChild(plain.id(), T0, plain.timeout(), RUNNING);
+        SandboxRecord withDefaults = new SandboxRecord(
+                sandbox.id(),
+                sandbox.template(),
+                sandbox.alias(),
+                sandbox.state(),
+                sandbox.startedAt(),
+                sandbox.timeout(),
+                sandbox.expiresAt(),
+                sandbox.onTimeout(),
+                sandbox.timeoutPauseMode(),
+                sandbox.autoResume(),
+                sandbox.secure(),
+                sandbox.resources(),
+                sandbox.metadata(),
+                sandbox.envVars(),
+                sandbox.network(),
+                sandbox.customExtensionParams(),
+                sandbox.paused(),
+                sandbox.instanceId(),
+                sandbox.maskRequestHost(),
+                new GuestDefaults(Optional.empty(), Optional.of("/data")));
+        // when
+        store.insertSnapshot(snapshot);
+        store.insert(withDefaults);
+        // then
+        assertThat(store.findSnapshot("with-defaults").orElseThrow().guestDefaults())
+                .isEqualTo(defaults);
+        assertThat(store.get(withDefaults.id()).orElseThrow().guestDefaults())
+                .isEqualTo(new GuestDefaults(Optional.empty(), Optional.of("/data")));
+        assertThat(store.get(withDefaults.id()).orElseThrow().withState(PAUSED).guestDefaults())
+                .isEqualTo(withDefaults.guestDefaults());
+    }
+
+    @Test
     void list_expired_returns_only_running_sandboxes_at_or_past_their_deadline() {
         // given
         SandboxRecord due = record(RUNNING, T0).withTtl(Duration.ofSeconds(1), Optional.of(T0.plusSeconds(1)));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentenv.backend.mock.MockSandbox;
+import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
@@ -137,6 +138,10 @@ class TemplateBuilderTest {
                 .id();
         assertThat(h.store.get(fromTemplate).orElseThrow().envVars()).containsAllEntriesOf(env);
         assertThat(h.store.get(buildSandbox)).as("the build sandbox is killed").isEmpty();
+        // the last USER and WORKDIR are the template's sandboxes' defaults
+        EnvdInit init = h.backend.instances().getLast().fakeEnvd().inits().getLast();
+        assertThat(init.defaultUser()).contains("www");
+        assertThat(init.defaultWorkdir()).contains("/srv/app");
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.agentenv.spi;
 import static java.util.Objects.requireNonNull;
 
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What a backend needs to bring one sandbox up: its identity, what the guest agent is initialised with, and the policy
@@ -14,6 +15,7 @@ import java.util.Map;
  * @param defaultUser   the user processes run as when a request does not name one
  * @param accessToken   the token the guest agent requires on every request (X-Access-Token)
  * @param network       the egress/ingress policy to enforce
+ * @param defaultWorkdir the working directory of processes when a request names none; empty: the default user's home
  */
 public record LaunchSpec(
         SandboxId id,
@@ -21,7 +23,8 @@ public record LaunchSpec(
         Map<String, String> envVars,
         String defaultUser,
         AccessToken accessToken,
-        NetworkPolicy network) {
+        NetworkPolicy network,
+        Optional<String> defaultWorkdir) {
     public LaunchSpec {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -29,5 +32,17 @@ public record LaunchSpec(
         requireNonNull(defaultUser, "defaultUser is null");
         requireNonNull(accessToken, "accessToken is null");
         requireNonNull(network, "network is null");
+        requireNonNull(defaultWorkdir, "defaultWorkdir is null");
+    }
+
+    /** A launch whose processes start in the default user's home. */
+    public LaunchSpec(
+            SandboxId id,
+            TemplateId template,
+            Map<String, String> envVars,
+            String defaultUser,
+            AccessToken accessToken,
+            NetworkPolicy network) {
+        this(id, template, envVars, defaultUser, accessToken, network, Optional.empty());
     }
 }

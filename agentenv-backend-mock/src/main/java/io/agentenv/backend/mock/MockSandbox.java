@@ -182,7 +182,7 @@ public final class MockSandbox implements SandboxBackend {
                     Optional.of(spec.accessToken()),
                     spec.envVars(),
                     Optional.of(spec.defaultUser()),
-                    Optional.empty(),
+                    spec.defaultWorkdir(),
                     Clock.systemUTC().instant()));
         } catch (EnvdException e) {
             throw new BackendException.Terminal("fake envd did not come up", e);

@@ -166,7 +166,9 @@ final class TemplateEndpoints {
             throw AgentEnvException.invalidArgument(
                     "template alias must be 1-128 letters, digits, '_', '.' or '-', optionally with a :tag");
         }
-        Optional<TemplateRegistry.Built> built = registry.findTagged(alias);
+        // a template whose builds all failed (or are still running) has nothing to create sandboxes from yet
+        Optional<TemplateRegistry.Built> built = registry.findTagged(alias)
+                .filter(b -> b.builds().stream().anyMatch(r -> r.status() == BuildRecord.Status.READY));
         if (built.isPresent()) {
             return new Reply.Json(
                     200, new TemplateAliasResponse(built.get().template().id().value(), true));

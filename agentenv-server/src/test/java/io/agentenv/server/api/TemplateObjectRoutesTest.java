@@ -179,6 +179,28 @@ class TemplateObjectRoutesTest {
     }
 
     @Test
+    void a_template_whose_only_build_failed_is_not_an_alias_yet() throws Exception {
+        JsonNode requested = ok(server.post("/v3/templates", "{\"name\":\"failed-first\"}"), 202);
+        String templateId = requested.get("templateID").asText();
+        String buildId = requested.get("buildID").asText();
+        ok(
+                server.post(
+                        "/v2/templates/" + templateId + "/builds/" + buildId,
+                        "{\"fromTemplate\":\"no-such-template\",\"steps\":[]}"),
+                204);
+        Instant deadline = Instant.now().plusSeconds(30);
+        while (!ok(server.get("/templates/" + templateId + "/builds/" + buildId + "/status"), 200)
+                .get("status")
+                .asText()
+                .equals("error")) {
+            assertThat(Instant.now()).as("the build failed").isBefore(deadline);
+            Thread.sleep(20);
+        }
+
+        assertError(server.get("/templates/aliases/failed-first"), 404, "failed-first");
+    }
+
+    @Test
     void delete_is_409_while_a_sandbox_of_it_runs_and_then_frees_its_name() throws Exception {
         String[] built = build("{\"name\":\"busy:v1\"}", "one");
         String sandbox = server.create("{\"templateID\":\"busy:v1\"}");

@@ -5,11 +5,13 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentenv.orchestrator.GuestDefaults;
 import io.agentenv.spi.NetworkPolicy;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /** Column encodings: instants as epoch nanoseconds, maps and the network policy as JSON text. */
@@ -75,6 +77,19 @@ final class Codec {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("corrupt string map in the store", e);
         }
+    }
+
+    /** A template's default user and workdir as a JSON object with the keys present ({@code {}} for none). */
+    static String guestDefaults(GuestDefaults defaults) {
+        Map<String, String> fields = new TreeMap<>();
+        defaults.user().ifPresent(u -> fields.put("user", u));
+        defaults.workdir().ifPresent(w -> fields.put("workdir", w));
+        return map(fields);
+    }
+
+    static GuestDefaults guestDefaults(String json) {
+        Map<String, String> fields = map(json);
+        return new GuestDefaults(Optional.ofNullable(fields.get("user")), Optional.ofNullable(fields.get("workdir")));
     }
 
     static String network(NetworkPolicy policy) {

@@ -30,8 +30,8 @@ import java.util.UUID;
 final class Rows {
     static final String COLUMNS = "id, template, alias, state, started_at, timeout_ms, expires_at, on_timeout, "
             + "timeout_pause_mode, auto_resume, secure, cpu_count, memory_mib, disk_size_mib, metadata, env_vars, network, "
-            + "custom_extension_params, paused_state, paused_artifact_dir, instance_id, mask_request_host";
-    static final int COLUMN_COUNT = 22;
+            + "custom_extension_params, paused_state, paused_artifact_dir, instance_id, mask_request_host, guest_defaults";
+    static final int COLUMN_COUNT = 23;
 
     @FunctionalInterface
     interface CursorOf<T> {
@@ -85,7 +85,7 @@ final class Rows {
     }
 
     /**
-     * Binds the 22 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
+     * Binds the 23 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
      * caller also compares with what is stored); returns the next free index.
      */
     static int bindRecord(PreparedStatement st, SandboxRecord r, String metadata) throws SQLException {
@@ -120,7 +120,8 @@ final class Rows {
         }
         st.setString(21, r.instanceId().map(UUID::toString).orElse(null));
         st.setString(22, r.maskRequestHost().orElse(null));
-        return 23;
+        st.setString(23, Codec.guestDefaults(r.guestDefaults()));
+        return 24;
     }
 
     /** The metadata's index rows (none, and no statement, for a record without metadata). */
@@ -166,7 +167,8 @@ final class Rows {
                 rs.getString(18),
                 paused,
                 Optional.ofNullable(rs.getString(21)).map(UUID::fromString),
-                Optional.ofNullable(rs.getString(22)));
+                Optional.ofNullable(rs.getString(22)),
+                Codec.guestDefaults(rs.getString(23)));
     }
 
     static SnapshotRecord toSnapshot(Statements statements, ResultSet rs) throws SQLException {
@@ -190,6 +192,7 @@ final class Rows {
                 new StoredState(rs.getBytes("state"), Path.of(rs.getString("artifact_dir"))),
                 Codec.instant(rs.getLong("created_at")),
                 Codec.instant(rs.getLong("updated_at")),
-                rs.getString("custom_extension_params"));
+                rs.getString("custom_extension_params"),
+                Codec.guestDefaults(rs.getString("guest_defaults")));
     }
 }

@@ -122,7 +122,11 @@ final class Schema {
                         build_id    TEXT NOT NULL REFERENCES template_build (id) ON DELETE CASCADE,
                         assigned_at INTEGER NOT NULL,
                         PRIMARY KEY (template_id, tag)
-                    )"""));
+                    )"""),
+            // 6: a template's default user and working directory, kept by its snapshot and its sandboxes
+            List.of(
+                    "ALTER TABLE sandbox ADD COLUMN guest_defaults TEXT NOT NULL DEFAULT '{}'",
+                    "ALTER TABLE snapshot ADD COLUMN guest_defaults TEXT NOT NULL DEFAULT '{}'"));
 
     private Schema() {}
 }

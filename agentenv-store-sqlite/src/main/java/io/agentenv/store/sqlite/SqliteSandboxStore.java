@@ -372,7 +372,7 @@ public final class SqliteSandboxStore implements SandboxStore {
         db.write("insert snapshot", snapshot.id(), Durability.NOW, s -> {
             PreparedStatement row = s.prepared("INSERT INTO snapshot (id, source_sandbox, source_template, "
                     + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at, "
-                    + "custom_extension_params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                    + "custom_extension_params, guest_defaults) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
             row.setString(1, snapshot.id().value());
             row.setString(2, snapshot.sourceSandbox().map(SandboxId::value).orElse(null));
             row.setString(3, snapshot.sourceTemplate().value());
@@ -385,6 +385,7 @@ public final class SqliteSandboxStore implements SandboxStore {
             row.setLong(10, Codec.nanos(snapshot.createdAt()));
             row.setLong(11, Codec.nanos(snapshot.updatedAt()));
             row.setString(12, snapshot.customExtensionParams());
+            row.setString(13, Codec.guestDefaults(snapshot.guestDefaults()));
             row.executeUpdate();
             PreparedStatement aliases = s.prepared("INSERT INTO snapshot_alias (alias, snapshot_id) VALUES (?, ?) "
                     + "ON CONFLICT (alias) DO UPDATE SET snapshot_id = excluded.snapshot_id");

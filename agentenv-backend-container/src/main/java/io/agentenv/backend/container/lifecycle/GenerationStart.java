@@ -396,7 +396,7 @@ public final class GenerationStart {
                 Optional.of(spec.accessToken()),
                 spec.envVars(),
                 Optional.of(spec.defaultUser()),
-                workdir(spec.defaultUser()),
+                spec.defaultWorkdir().or(() -> workdir(spec.defaultUser())),
                 clock.instant());
     }
 
