@@ -123,7 +123,7 @@ export function busyboxRootfs(parent) {
   copyFileSync('/bin/busybox', join(root, 'bin/busybox'))
   chmodSync(join(root, 'bin/busybox'), 0o755)
   for (const tool of ['sh', 'ls', 'cat', 'echo', 'mkdir', 'ln', 'rm', 'mv', 'id', 'whoami', 'nc', 'sleep', 'grep',
-    'cut', 'chown', 'chmod', 'touch', 'stat', 'readlink', 'pwd', 'env', 'ps', 'pgrep', 'tar', 'httpd']) {
+    'cut', 'chown', 'chmod', 'touch', 'stat', 'readlink', 'pwd', 'env', 'ps', 'tar', 'httpd', 'wget']) {
     symlinkSync('busybox', join(root, 'bin', tool))
   }
   return root

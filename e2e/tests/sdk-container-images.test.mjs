@@ -60,7 +60,7 @@ async function sandboxCount() {
   return (await res.json()).length
 }
 
-hostTest('a busybox image builds into a template with user, env and workdir', async () => {
+hostTest('a busybox image template: user, env, workdir, start cmd; pause, snapshot', async () => {
   const logs = []
   const template = Template()
     .fromImage(busybox)
@@ -70,17 +70,36 @@ hostTest('a busybox image builds into a template with user, env and workdir', as
     .runCmd('echo "built by $(whoami) in $(pwd)"')
     .makeDir('/srv/app/data', { user: 'root' })
     .makeSymlink('/srv/app/mode.txt', '/srv/app/link', { user: 'root' })
+    // ready once the port answers (busybox has no ss for waitForPort, nor pgrep for waitForProcess)
+    .setStartCmd('httpd -f -p 8080 -h /srv/app', 'wget -qO /dev/null http://127.0.0.1:8080/mode.txt')
   await Template.build(template, 'e2e-busybox', { ...opts, onBuildLogs: (entry) => logs.push(entry.message) })
 
   assert.ok(logs.includes('built by user in /srv/app'), logs.join('\n'))
   assert.equal(await sandboxCount(), 0, 'the build sandbox was killed')
   const sbx = await Sandbox.create('e2e-busybox', opts)
   try {
+    // the start command runs from the first request on: the template was captured with it ready
+    const served = await sbx.commands.run('wget -qO- http://127.0.0.1:8080/mode.txt')
+    assert.equal(served.stdout, 'e2e from busybox\n')
     assert.equal(await sbx.files.read('/srv/app/mode.txt'), 'e2e from busybox\n')
-    const who = await sbx.commands.run('echo "$(whoami) $HOME $APP_MODE $IMAGE_NAME"; readlink /srv/app/link')
-    assert.equal(who.stdout, 'user /home/user e2e busybox\n/srv/app/mode.txt\n')
-    const root = await sbx.commands.run('whoami', { user: 'root' })
-    assert.equal(root.stdout, 'root\n')
+    const who = await sbx.commands.run('echo "$(whoami) $(pwd) $HOME $APP_MODE $IMAGE_NAME"; readlink link')
+    assert.equal(who.stdout, 'user /srv/app /home/user e2e busybox\n/srv/app/mode.txt\n')
+    assert.equal((await sbx.commands.run('whoami', { user: 'root' })).stdout, 'root\n')
+
+    await sbx.files.write('/srv/app/data/note.txt', 'kept')
+    assert.equal(await sbx.pause(), true)
+    await sbx.connect()
+    assert.equal((await sbx.commands.run('wget -qO- http://127.0.0.1:8080/data/note.txt')).stdout, 'kept')
+
+    const snapshot = await sbx.createSnapshot()
+    const copy = await Sandbox.create(snapshot.snapshotId, opts)
+    try {
+      assert.equal(await copy.files.read('/srv/app/data/note.txt'), 'kept')
+      assert.equal((await copy.commands.run('whoami; pwd')).stdout, 'user\n/srv/app\n')
+    } finally {
+      await copy.kill()
+      await Sandbox.deleteSnapshot(snapshot.snapshotId, opts).catch(() => {})
+    }
   } finally {
     await sbx.kill()
   }

@@ -53,6 +53,11 @@ public final class TemplateBuilder implements AutoCloseable {
     public static final String BUILD_METADATA = "agentenv.build";
 
     private static final Duration BUILD_SANDBOX_TTL = Duration.ofHours(1);
+    /** Where a template's start command writes its output, inside its sandboxes. */
+    static final String START_LOG = "/var/log/agentenv/start-cmd.log";
+    /** How often the ready command is tried, half a second apart (two minutes). */
+    static final int READY_ATTEMPTS = 240;
+
     private static final int MAX_LOG_PAGE = 1000;
     private static final int MAX_LINE = 8192;
 
@@ -319,8 +324,8 @@ public final class TemplateBuilder implements AutoCloseable {
                 step(build, created.id(), String.valueOf(i + 1), spec.steps().get(i), state);
             }
             if (spec.startCmd().isPresent() || spec.readyCmd().isPresent()) {
-                throw new Failed(
-                        Optional.of("finalize"), "start and ready commands are not supported by this server yet");
+                requireCurrent(template, build);
+                startAndAwaitReady(build, created.id(), spec, state);
             }
             requireCurrent(template, build);
             info(build, Optional.of("finalize"), "capturing the template");
@@ -435,6 +440,57 @@ public final class TemplateBuilder implements AutoCloseable {
                 }
             }
             default -> throw new Failed(name, "step " + index + ": unknown step type " + step.type());
+        }
+    }
+
+    /**
+     * E2B's start and ready commands: the start command is left running in the background (as the current USER, with
+     * the ENV and in the WORKDIR so far; its output goes to {@value #START_LOG}); the ready command is then run every
+     * half second until it succeeds, at most {@link #READY_ATTEMPTS} times. The template is captured after that with
+     * memory, so its sandboxes start with the start command running and ready.
+     */
+    private void startAndAwaitReady(BuildRecord build, SandboxId sandbox, BuildSpec spec, BuildState state)
+            throws Failed {
+        Optional<String> step = Optional.of("finalize");
+        if (spec.startCmd().isPresent()) {
+            String start = spec.startCmd().get();
+            info(build, step, "START " + start);
+            // the log belongs to the start command's user, who may not write /var/log
+            GuestCommand.Exit prepared = run(
+                    build,
+                    sandbox,
+                    step,
+                    "mkdir -p " + quote(START_LOG.substring(0, START_LOG.lastIndexOf('/'))) + " && : > "
+                            + quote(START_LOG) + " && chown " + quote(state.user) + " " + quote(START_LOG),
+                    "root",
+                    state);
+            if (!prepared.succeeded()) {
+                throw new Failed(step, "the start command's log could not be made for user " + state.user);
+            }
+            String script = "( " + start + "\n) </dev/null >" + quote(START_LOG) + " 2>&1 &";
+            GuestCommand.Exit started = run(build, sandbox, step, script, state.user, state);
+            if (!started.succeeded()) {
+                throw new Failed(step, "the start command could not be started (exit code " + started.exitCode() + ")");
+            }
+        }
+        if (spec.readyCmd().isPresent()) {
+            String ready = spec.readyCmd().get();
+            info(build, step, "waiting for the ready command: " + ready);
+            String script = "n=0; until ( " + ready + "\n) >/dev/null 2>&1; do n=$((n+1)); if [ \"$n\" -ge "
+                    + READY_ATTEMPTS + " ]; then exit 124; fi; sleep 0.5; done";
+            GuestCommand.Exit exit = run(build, sandbox, step, script, state.user, state);
+            if (!exit.succeeded()) {
+                if (spec.startCmd().isPresent()) {
+                    info(build, step, "the start command's output:");
+                    run(build, sandbox, step, "tail -n 50 " + quote(START_LOG), "root", state);
+                }
+                throw new Failed(
+                        step,
+                        exit.exited() && exit.exitCode() == 124
+                                ? "the ready command did not succeed within " + READY_ATTEMPTS / 2 + " s: " + ready
+                                : "the ready command ended: " + exit.status());
+            }
+            info(build, step, "ready");
         }
     }
 

@@ -238,6 +238,73 @@ class TemplateBuilderTest {
         assertThat(h.backend.instances()).as("no build sandbox was made").isEmpty();
     }
 
+    private static TemplateBuilder.BuildSpec withStart(String start, String ready) {
+        return new TemplateBuilder.BuildSpec(
+                Optional.of("base"),
+                Optional.empty(),
+                Optional.empty(),
+                List.of(step("USER", "app"), step("WORKDIR", "/srv")),
+                Optional.of(start),
+                Optional.of(ready),
+                false);
+    }
+
+    @Test
+    void the_start_command_runs_in_the_background_until_the_ready_command_succeeds() throws Exception {
+        TemplateBuilder.Requested requested = builder.request(Optional.of("server"), List.of(), RESOURCES);
+        builder.start(
+                requested.template().id(),
+                requested.build().id(),
+                withStart("python3 -m http.server 8000", "curl -sf localhost:8000"));
+
+        TemplateBuilder.Status status = finished(requested);
+
+        assertThat(status.build().status()).as(status.logs().toString()).isEqualTo(BuildRecord.Status.READY);
+        List<GuestCommand> ran = h.backend.instances().getFirst().fakeEnvd().ran();
+        assertThat(ran).hasSize(4); // WORKDIR, the start command's log, start, ready
+        assertThat(ran.get(1).args().getLast()).endsWith("chown 'app' '" + TemplateBuilder.START_LOG + "'");
+        assertThat(ran.get(1).user()).contains("root");
+        GuestCommand start = ran.get(2);
+        assertThat(start.args().getLast())
+                .isEqualTo("( python3 -m http.server 8000\n) </dev/null >'" + TemplateBuilder.START_LOG + "' 2>&1 &");
+        assertThat(start.user()).contains("app");
+        assertThat(start.cwd()).contains("/srv");
+        GuestCommand ready = ran.get(3);
+        assertThat(ready.args().getLast())
+                .startsWith("n=0; until ( curl -sf localhost:8000\n)")
+                .contains("-ge " + TemplateBuilder.READY_ATTEMPTS);
+        assertThat(ready.user()).contains("app");
+        assertThat(status.logs()).extracting(BuildLogLine::message).contains("ready");
+        assertThat(h.orchestrator.findTemplate("server")).isPresent();
+    }
+
+    @Test
+    void a_ready_command_that_never_succeeds_fails_the_build_with_the_start_log() throws Exception {
+        commands((command, output) -> {
+            String script = command.args().getLast();
+            if (script.startsWith("n=0; until")) {
+                return new GuestCommand.Exit(124, true, "exit status 124");
+            }
+            if (script.startsWith("tail -n 50")) {
+                output.stdout("Traceback: port in use\n".getBytes(StandardCharsets.UTF_8));
+            }
+            return new GuestCommand.Exit(0, true, "exit status 0");
+        });
+        TemplateBuilder.Requested requested = builder.request(Optional.of("never-ready"), List.of(), RESOURCES);
+        builder.start(requested.template().id(), requested.build().id(), withStart("./serve", "false"));
+
+        TemplateBuilder.Status status = finished(requested);
+
+        assertThat(status.build().status()).isEqualTo(BuildRecord.Status.ERROR);
+        assertThat(status.build().step()).contains("finalize");
+        assertThat(status.build().reason())
+                .hasValueSatisfying(
+                        r -> assertThat(r).contains("the ready command did not succeed within 120 s: false"));
+        assertThat(status.logs()).extracting(BuildLogLine::message).contains("Traceback: port in use");
+        assertThat(h.orchestrator.findTemplate("never-ready")).isEmpty();
+        assertThat(h.store.all()).as("the build sandbox is killed").isEmpty();
+    }
+
     @Test
     void a_rebuild_keeps_the_template_id_and_replaces_the_previous_snapshot() throws Exception {
         TemplateBuilder.Requested first = builder.request(Optional.of("app"), List.of(), RESOURCES);

@@ -370,7 +370,11 @@ public final class EnvdClient implements EnvdApi, AutoCloseable {
             Consumer<T> onMessage)
             throws EnvdException {
         Map<String, String> extra = new LinkedHashMap<>();
-        extra.put(ConnectHeaders.KEEPALIVE_PING_INTERVAL, "50");
+        // envd pings a quiet stream at this interval, well inside the connection's idle timeout, so that a command
+        // that prints nothing for a while (a ready check, a long download) keeps its stream
+        extra.put(
+                ConnectHeaders.KEEPALIVE_PING_INTERVAL,
+                Long.toString(Math.max(1, settings.idleTimeout().toSeconds() / 3)));
         timeout.ifPresent(t -> extra.put(ConnectHeaders.TIMEOUT_MS, Long.toString(t.toMillis())));
         EnvdTransport.Body body = new EnvdTransport.Body.Bytes(
                 CODEC.streamContentType(),

@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -130,6 +131,32 @@ class RealEnvdTest {
                 assertThat(metrics.timestamp())
                         .isBetween(Instant.now().minusSeconds(60), Instant.now().plusSeconds(5));
             }
+        }
+    }
+
+    @Test
+    void a_command_quiet_for_longer_than_the_idle_timeout_keeps_its_stream() throws Exception {
+        EnvdClientSettings shortIdle = new EnvdClientSettings(
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(1),
+                Duration.ofMillis(5),
+                Duration.ofSeconds(2),
+                2,
+                1024 * 1024);
+        try (EnvdClients quick = new EnvdClients(shortIdle, Clock.systemUTC());
+                EnvdClient client = quick.open(SANDBOX, unix, Optional.of(TOKEN))) {
+            GuestCommand.Exit exit = client.run(
+                    GuestCommand.shell("sleep 5; echo done", Optional.empty(), Map.of(), Optional.empty()),
+                    new GuestCommand.Output() {
+                        @Override
+                        public void stdout(byte[] chunk) {}
+
+                        @Override
+                        public void stderr(byte[] chunk) {}
+                    });
+
+            assertThat(exit.succeeded()).as(exit.status()).isTrue();
         }
     }
 
