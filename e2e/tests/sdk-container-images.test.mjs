@@ -60,7 +60,7 @@ async function sandboxCount() {
   return (await res.json()).length
 }
 
-hostTest('a busybox image template: user, env, workdir, start cmd; pause, snapshot', async () => {
+hostTest('a busybox image template: env, workdir, start cmd, cached rebuild; pause, snapshot', async () => {
   const logs = []
   const template = Template()
     .fromImage(busybox)
@@ -76,6 +76,11 @@ hostTest('a busybox image template: user, env, workdir, start cmd; pause, snapsh
 
   assert.ok(logs.includes('built by user in /srv/app'), logs.join('\n'))
   assert.equal(await sandboxCount(), 0, 'the build sandbox was killed')
+  // an unchanged rebuild starts from the cached layers: no step runs again
+  const again = []
+  await Template.build(template, 'e2e-busybox', { ...opts, onBuildLogs: (entry) => again.push(entry.message) })
+  assert.ok(again.some((m) => m.startsWith('cached: RUN ln -s')), again.join('\n'))
+  assert.ok(!again.includes('built by user in /srv/app'), again.join('\n'))
   const sbx = await Sandbox.create('e2e-busybox', opts)
   try {
     // the start command runs from the first request on: the template was captured with it ready

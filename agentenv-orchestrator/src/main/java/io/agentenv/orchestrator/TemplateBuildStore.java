@@ -1,6 +1,9 @@
 package io.agentenv.orchestrator;
 
+import static java.util.Objects.requireNonNull;
+
 import io.agentenv.spi.TemplateId;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -48,4 +51,24 @@ public interface TemplateBuildStore {
 
     /** A template's tags, ordered by tag. */
     List<TagAssignment> tags(TemplateId template);
+
+    /** A build step's cached layer: the snapshot its sandbox was captured as after the step, by the step's cache key. */
+    record Layer(String key, TemplateId snapshot) {
+        public Layer {
+            requireNonNull(key, "key is null");
+            requireNonNull(snapshot, "snapshot is null");
+        }
+    }
+
+    /** The layer cached under {@code key}, marked as used at {@code now}; empty when there is none. */
+    Optional<TemplateId> useLayer(String key, Instant now);
+
+    /** Caches a layer (replacing one of the same key). */
+    void putLayer(Layer layer, Instant now);
+
+    /** Forgets a cached layer; false when there was none. */
+    boolean removeLayer(String key);
+
+    /** The cached layers beyond the {@code keep} most recently used, least recently used first. */
+    List<Layer> layersBeyond(int keep);
 }

@@ -104,6 +104,7 @@ public final class TemplateBuilder implements AutoCloseable {
     private final SecureRandom random = new SecureRandom();
     private final Executor threads;
     private final CopyStep copies;
+    private final StepCache layers;
     /** The build running per template: a later one supersedes it. */
     private final Map<TemplateId, String> running = new ConcurrentHashMap<>();
 
@@ -144,6 +145,7 @@ public final class TemplateBuilder implements AutoCloseable {
             Clock clock,
             Executor threads) {
         this.copies = new CopyStep(guests, files);
+        this.layers = new StepCache(store, orchestrator, clock);
         this.threads = requireNonNull(threads, "threads is null");
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.guests = requireNonNull(guests, "guests is null");
@@ -296,32 +298,55 @@ public final class TemplateBuilder implements AutoCloseable {
                     build,
                     Optional.of("base"),
                     "building template " + template.id().value() + " from " + base.describe());
+            // the state the steps start from: the server's default user, or what the image's config says; the base's
+            // own environment is envd's default already, the ENV steps' go with every command and into the template
+            BuildState initial = new BuildState(defaultUser, Optional.empty(), new LinkedHashMap<>());
+            base.image().ifPresent(image -> applyImageConfig(image, initial));
+            List<String> keys = stepKeys(baseIdentity(base), spec.steps(), initial.copy());
+            Optional<StepCache.Resume> resume = layers.resumePoint(spec.steps(), keys, spec.force());
             SandboxView created;
             try {
-                created = orchestrator.create(new CreateSandbox(
-                        base.template(),
-                        BUILD_SANDBOX_TTL,
-                        TimeoutAction.KILL,
-                        PauseMode.WITH_MEMORY,
-                        false,
-                        Map.of(),
-                        Map.of(BUILD_METADATA, build.id()),
-                        NetworkPolicy.DEFAULT,
-                        CustomExtensionParams.EMPTY,
-                        true));
+                created = createBuildSandbox(
+                        build, resume.map(r -> r.snapshot().value()).orElse(base.template()));
             } catch (AgentEnvException e) {
-                throw new Failed(Optional.of("base"), "the build sandbox could not be created: " + e.getMessage());
+                if (resume.isEmpty()) {
+                    throw new Failed(Optional.of("base"), "the build sandbox could not be created: " + e.getMessage());
+                }
+                info(build, Optional.of("base"), "the cached layer did not start (" + e.getMessage() + "): rebuilding");
+                layers.forget(resume.get());
+                resume = Optional.empty();
+                try {
+                    created = createBuildSandbox(build, base.template());
+                } catch (AgentEnvException again) {
+                    throw new Failed(
+                            Optional.of("base"), "the build sandbox could not be created: " + again.getMessage());
+                }
             }
             sandbox = Optional.of(created.id());
-            // the base's own environment is envd's default already; the ENV steps' go with every command and into
-            // the template
-            BuildState state = new BuildState(defaultUser, Optional.empty(), new LinkedHashMap<>());
-            if (base.image().isPresent()) {
-                prepareImage(build, created.id(), base.image().get(), state);
+            BuildState state = initial.copy();
+            int done = resume.map(StepCache.Resume::done).orElse(0);
+            if (done == 0 && base.image().isPresent()) {
+                provision(build, created.id(), base.image().get());
             }
-            for (int i = 0; i < spec.steps().size(); i++) {
+            for (int i = 0; i < done; i++) {
+                Step skipped = spec.steps().get(i);
+                apply(skipped, state);
+                info(
+                        build,
+                        Optional.of(String.valueOf(i + 1)),
+                        "cached: " + skipped.type() + " " + String.join(" ", skipped.args()));
+            }
+            for (int i = done; i < spec.steps().size(); i++) {
                 requireCurrent(template, build);
-                step(build, created.id(), String.valueOf(i + 1), spec.steps().get(i), state);
+                Step next = spec.steps().get(i);
+                step(build, created.id(), String.valueOf(i + 1), next, state);
+                if (StepCache.layered(next)) {
+                    layers.capture(
+                            created.id(),
+                            keys.get(i),
+                            state.env,
+                            new GuestDefaults(Optional.of(state.user), state.workdir));
+                }
             }
             if (spec.startCmd().isPresent() || spec.readyCmd().isPresent()) {
                 requireCurrent(template, build);
@@ -357,6 +382,70 @@ public final class TemplateBuilder implements AutoCloseable {
         } finally {
             running.remove(template.id(), build.id());
             sandbox.ifPresent(this::killQuietly);
+            evictLayers();
+        }
+    }
+
+    private SandboxView createBuildSandbox(BuildRecord build, String from) {
+        return orchestrator.create(new CreateSandbox(
+                from,
+                BUILD_SANDBOX_TTL,
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                Map.of(),
+                Map.of(BUILD_METADATA, build.id()),
+                NetworkPolicy.DEFAULT,
+                CustomExtensionParams.EMPTY,
+                true));
+    }
+
+    /** What the base is, as exactly as it is known: an image's digest, a snapshot's id, a built-in template's build. */
+    private String baseIdentity(Base base) {
+        if (base.image().isPresent()) {
+            return "image " + base.image().get().digest();
+        }
+        return orchestrator
+                .findTemplate(base.template())
+                .map(t -> "template " + t.id().value() + " "
+                        + t.updatedAt().map(Object::toString).orElse("-"))
+                .orElse("template " + base.template());
+    }
+
+    /** Each step's cache key, the state advancing through the steps as the build would advance it. */
+    private List<String> stepKeys(String baseIdentity, List<Step> steps, BuildState state) {
+        List<String> keys = new ArrayList<>();
+        String parent = StepCache.baseKey(baseIdentity, defaultUser);
+        for (Step step : steps) {
+            parent = StepCache.stepKey(parent, step, state.user, state.env, state.workdir);
+            keys.add(parent);
+            apply(step, state);
+        }
+        return keys;
+    }
+
+    /** What a step does to the build's state (ENV, USER, WORKDIR); nothing for the others. Malformed ones: nothing. */
+    private static void apply(Step step, BuildState state) {
+        List<String> args = step.args();
+        switch (step.type()) {
+            case "ENV" -> {
+                if (args.size() % 2 == 0) {
+                    for (int i = 0; i < args.size(); i += 2) {
+                        state.env.put(args.get(i), args.get(i + 1));
+                    }
+                }
+            }
+            case "WORKDIR" -> {
+                if (args.size() == 1 && !args.getFirst().isBlank()) {
+                    state.workdir = Optional.of(args.getFirst());
+                }
+            }
+            case "USER" -> {
+                if (args.size() == 1 && !args.getFirst().isBlank()) {
+                    state.user = args.getFirst();
+                }
+            }
+            default -> {}
         }
     }
 
@@ -370,6 +459,10 @@ public final class TemplateBuilder implements AutoCloseable {
             this.user = user;
             this.workdir = workdir;
             this.env = env;
+        }
+
+        BuildState copy() {
+            return new BuildState(user, workdir, new LinkedHashMap<>(env));
         }
     }
 
@@ -619,24 +712,28 @@ public final class TemplateBuilder implements AutoCloseable {
     /**
      * Readies a sandbox of a plain image for the steps and for the SDK: the directories and accounts every sandbox
      * has (a {@code user} account with a home, as E2B's templates have, and passwordless sudo where sudo is
-     * installed), then the image config's environment, working directory and user as the steps' starting point.
+     * installed).
      */
-    private void prepareImage(BuildRecord build, SandboxId sandbox, ImageSource.Image image, BuildState state)
-            throws Failed {
+    private void provision(BuildRecord build, SandboxId sandbox, ImageSource.Image image) throws Failed {
         Optional<String> step = Optional.of("base");
         info(build, step, "preparing the image: the " + defaultUser + " account, /tmp and home directories");
         Optional<String> workdir = image.workdir().filter(w -> w.startsWith("/"));
-        GuestCommand.Exit exit = run(build, sandbox, step, provisioning(defaultUser, workdir), "root", state);
+        BuildState root = new BuildState("root", Optional.empty(), new LinkedHashMap<>());
+        GuestCommand.Exit exit = run(build, sandbox, step, provisioning(defaultUser, workdir), "root", root);
         if (!exit.succeeded()) {
             throw new Failed(step, "the image could not be prepared (exit code " + exit.exitCode() + ")");
         }
+    }
+
+    /** The image config's environment, working directory and (named) user as the steps' starting point. */
+    private static void applyImageConfig(ImageSource.Image image, BuildState state) {
         for (String entry : image.env()) {
             int eq = entry.indexOf('=');
             if (eq > 0) {
                 state.env.put(entry.substring(0, eq), entry.substring(eq + 1));
             }
         }
-        workdir.ifPresent(w -> state.workdir = Optional.of(w));
+        image.workdir().filter(w -> w.startsWith("/")).ifPresent(w -> state.workdir = Optional.of(w));
         image.user()
                 .map(u -> u.contains(":") ? u.substring(0, u.indexOf(':')) : u)
                 .filter(u -> !u.isBlank() && !u.chars().allMatch(Character::isDigit))
@@ -694,6 +791,14 @@ public final class TemplateBuilder implements AutoCloseable {
 
     private void line(BuildRecord build, BuildLogLine.Level level, Optional<String> step, String message) {
         store.appendLog(build.id(), new BuildLogLine(clock.instant(), level, message, step));
+    }
+
+    private void evictLayers() {
+        try {
+            layers.evict();
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("cached build layers could not be evicted");
+        }
     }
 
     private void killQuietly(SandboxId sandbox) {

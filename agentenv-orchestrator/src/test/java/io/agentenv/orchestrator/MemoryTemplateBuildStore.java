@@ -1,6 +1,7 @@
 package io.agentenv.orchestrator;
 
 import io.agentenv.spi.TemplateId;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -15,6 +16,8 @@ final class MemoryTemplateBuildStore implements TemplateBuildStore {
     private final Map<String, BuildRecord> builds = new LinkedHashMap<>();
     private final Map<String, List<BuildLogLine>> logs = new LinkedHashMap<>();
     private final Map<TemplateId, Map<String, TagAssignment>> tags = new LinkedHashMap<>();
+    private final Map<String, TemplateId> layers = new LinkedHashMap<>();
+    private final Map<String, Instant> layerUse = new LinkedHashMap<>();
 
     @Override
     public synchronized boolean insertTemplate(TemplateRecord template) {
@@ -105,5 +108,43 @@ final class MemoryTemplateBuildStore implements TemplateBuildStore {
     @Override
     public synchronized List<TagAssignment> tags(TemplateId template) {
         return List.copyOf(tags.getOrDefault(template, Map.of()).values());
+    }
+
+    @Override
+    public synchronized Optional<TemplateId> useLayer(String key, Instant now) {
+        if (!layers.containsKey(key)) {
+            return Optional.empty();
+        }
+        layerUse.put(key, now);
+        return Optional.of(layers.get(key));
+    }
+
+    @Override
+    public synchronized void putLayer(Layer layer, Instant now) {
+        layers.put(layer.key(), layer.snapshot());
+        layerUse.put(layer.key(), now);
+    }
+
+    @Override
+    public synchronized boolean removeLayer(String key) {
+        layerUse.remove(key);
+        return layers.remove(key) != null;
+    }
+
+    @Override
+    public synchronized List<Layer> layersBeyond(int keep) {
+        List<String> byUse = layers.keySet().stream()
+                .sorted(java.util.Comparator.comparing((String k) -> layerUse.get(k))
+                        .reversed())
+                .toList();
+        return byUse.subList(Math.min(keep, byUse.size()), byUse.size()).stream()
+                .map(k -> new Layer(k, layers.get(k)))
+                .toList()
+                .reversed();
+    }
+
+    /** The cached layers' keys. */
+    synchronized java.util.Set<String> layerKeys() {
+        return java.util.Set.copyOf(layers.keySet());
     }
 }

@@ -305,6 +305,64 @@ class TemplateBuilderTest {
         assertThat(h.store.all()).as("the build sandbox is killed").isEmpty();
     }
 
+    private TemplateBuilder.Status buildApp(TemplateBuilder.BuildSpec spec) {
+        TemplateBuilder.Requested requested = builder.request(Optional.of("cached-app"), List.of(), RESOURCES);
+        builder.start(requested.template().id(), requested.build().id(), spec);
+        return finished(requested);
+    }
+
+    private static TemplateBuilder.BuildSpec forced(TemplateBuilder.BuildSpec spec) {
+        return new TemplateBuilder.BuildSpec(
+                spec.fromTemplate(),
+                spec.fromImage(),
+                spec.registryCredentials(),
+                spec.steps(),
+                spec.startCmd(),
+                spec.readyCmd(),
+                true);
+    }
+
+    @Test
+    void an_unchanged_rebuild_starts_from_the_cached_layers_and_runs_nothing() throws Exception {
+        TemplateBuilder.BuildSpec spec =
+                fromBase(step("ENV", "A", "1"), step("RUN", "make deps"), step("USER", "app"), step("RUN", "make"));
+        assertThat(buildApp(spec).build().status()).isEqualTo(BuildRecord.Status.READY);
+        assertThat(store.layerKeys()).hasSize(2); // one layer per RUN
+        int instances = h.backend.instances().size();
+
+        TemplateBuilder.Status again = buildApp(spec);
+
+        assertThat(again.build().status()).as(again.logs().toString()).isEqualTo(BuildRecord.Status.READY);
+        MockSandbox rebuild = h.backend.instances().get(instances);
+        assertThat(rebuild.fakeEnvd().ran()).as("every step was cached").isEmpty();
+        assertThat(rebuild.spec().template().value()).isNotEqualTo("base");
+        assertThat(again.logs())
+                .extracting(BuildLogLine::message)
+                .contains("cached: RUN make deps", "cached: USER app", "cached: RUN make");
+        assertThat(h.store.get(rebuild.spec().id()))
+                .as("the build sandbox is killed")
+                .isEmpty();
+        h.orchestrator.create(CreateSandbox.of("cached-app", Duration.ofSeconds(60)));
+        assertThat(h.backend.instances().getLast().fakeEnvd().inits().getLast().defaultUser())
+                .as("the skipped USER step still sets the template's user")
+                .contains("app");
+    }
+
+    @Test
+    void a_changed_step_reruns_from_there_and_force_reruns_everything() throws Exception {
+        buildApp(fromBase(step("RUN", "make deps"), step("RUN", "make")));
+        int before = h.backend.instances().size();
+
+        buildApp(fromBase(step("RUN", "make deps"), step("RUN", "make all")));
+        List<GuestCommand> changed =
+                h.backend.instances().get(before).fakeEnvd().ran();
+        buildApp(forced(fromBase(step("RUN", "make deps"), step("RUN", "make all"))));
+        List<GuestCommand> rerun = h.backend.instances().getLast().fakeEnvd().ran();
+
+        assertThat(changed).extracting(c -> c.args().getLast()).containsExactly("make all");
+        assertThat(rerun).extracting(c -> c.args().getLast()).containsExactly("make deps", "make all");
+    }
+
     @Test
     void a_rebuild_keeps_the_template_id_and_replaces_the_previous_snapshot() throws Exception {
         TemplateBuilder.Requested first = builder.request(Optional.of("app"), List.of(), RESOURCES);

@@ -126,7 +126,15 @@ final class Schema {
             // 6: a template's default user and working directory, kept by its snapshot and its sandboxes
             List.of(
                     "ALTER TABLE sandbox ADD COLUMN guest_defaults TEXT NOT NULL DEFAULT '{}'",
-                    "ALTER TABLE snapshot ADD COLUMN guest_defaults TEXT NOT NULL DEFAULT '{}'"));
+                    "ALTER TABLE snapshot ADD COLUMN guest_defaults TEXT NOT NULL DEFAULT '{}'"),
+            // 7: template build steps' cached layers (snapshots the catalog lists do not show)
+            List.of("""
+                    CREATE TABLE template_layer (
+                        key         TEXT PRIMARY KEY,
+                        snapshot_id TEXT NOT NULL,
+                        created_at  INTEGER NOT NULL,
+                        used_at     INTEGER NOT NULL
+                    )""", "CREATE INDEX template_layer_used ON template_layer (used_at)"));
 
     private Schema() {}
 }

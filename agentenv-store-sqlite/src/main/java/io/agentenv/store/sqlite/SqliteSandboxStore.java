@@ -419,7 +419,9 @@ public final class SqliteSandboxStore implements SandboxStore {
         if (query.limit() == 0) {
             return new Page<>(List.of(), Optional.empty());
         }
-        StringBuilder sql = new StringBuilder("SELECT * FROM snapshot s WHERE 1 = 1");
+        // template build steps' cached layers are the builder's, not the catalog's to show
+        StringBuilder sql = new StringBuilder(
+                "SELECT * FROM snapshot s WHERE NOT EXISTS (SELECT 1 FROM template_layer l WHERE l.snapshot_id = s.id)");
         List<Object> args = new ArrayList<>();
         query.sandbox().ifPresent(sandbox -> {
             sql.append(" AND source_sandbox = ?");

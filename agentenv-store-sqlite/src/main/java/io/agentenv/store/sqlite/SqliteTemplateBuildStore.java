@@ -13,6 +13,7 @@ import io.agentenv.spi.TemplateId;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -266,6 +267,73 @@ final class SqliteTemplateBuildStore implements TemplateBuildStore {
                 }
             }
             return tags;
+        });
+    }
+
+    // ---- cached layers -----------------------------------------------------------------------------------------
+
+    @Override
+    public Optional<TemplateId> useLayer(String key, Instant now) {
+        requireNonNull(key, "key is null");
+        requireNonNull(now, "now is null");
+        return db.write("use template layer", null, Durability.WITH_NEXT_WRITE, s -> {
+            PreparedStatement touch = s.prepared("UPDATE template_layer SET used_at = ? WHERE key = ?");
+            touch.setLong(1, Codec.nanos(now));
+            touch.setString(2, key);
+            if (touch.executeUpdate() == 0) {
+                return Optional.<TemplateId>empty();
+            }
+            PreparedStatement st = s.prepared("SELECT snapshot_id FROM template_layer WHERE key = ?");
+            st.setString(1, key);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(new TemplateId(rs.getString(1))) : Optional.<TemplateId>empty();
+            }
+        });
+    }
+
+    @Override
+    public void putLayer(TemplateBuildStore.Layer layer, Instant now) {
+        requireNonNull(layer, "layer is null");
+        requireNonNull(now, "now is null");
+        db.write("cache template layer", null, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("INSERT INTO template_layer (key, snapshot_id, created_at, used_at) "
+                    + "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET snapshot_id = excluded.snapshot_id, "
+                    + "created_at = excluded.created_at, used_at = excluded.used_at");
+            st.setString(1, layer.key());
+            st.setString(2, layer.snapshot().value());
+            st.setLong(3, Codec.nanos(now));
+            st.setLong(4, Codec.nanos(now));
+            st.executeUpdate();
+            return null;
+        });
+    }
+
+    @Override
+    public boolean removeLayer(String key) {
+        requireNonNull(key, "key is null");
+        return db.write("remove template layer", null, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("DELETE FROM template_layer WHERE key = ?");
+            st.setString(1, key);
+            return st.executeUpdate() > 0;
+        });
+    }
+
+    @Override
+    public List<TemplateBuildStore.Layer> layersBeyond(int keep) {
+        if (keep < 0) {
+            throw new IllegalArgumentException("keep must be >= 0");
+        }
+        return db.read("list template layers", s -> {
+            PreparedStatement st = s.prepared(
+                    "SELECT key, snapshot_id FROM template_layer ORDER BY used_at DESC, key LIMIT -1 OFFSET ?");
+            st.setInt(1, keep);
+            List<TemplateBuildStore.Layer> beyond = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    beyond.add(new TemplateBuildStore.Layer(rs.getString(1), new TemplateId(rs.getString(2))));
+                }
+            }
+            return beyond.reversed();
         });
     }
 

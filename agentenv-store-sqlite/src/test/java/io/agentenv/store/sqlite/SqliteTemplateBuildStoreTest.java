@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.orchestrator.BuildLogLine;
 import io.agentenv.orchestrator.BuildRecord;
+import io.agentenv.orchestrator.SnapshotQuery;
+import io.agentenv.orchestrator.SnapshotRecord;
+import io.agentenv.orchestrator.StoredState;
 import io.agentenv.orchestrator.TagAssignment;
 import io.agentenv.orchestrator.TemplateBuildStore;
 import io.agentenv.orchestrator.TemplateRecord;
@@ -12,6 +15,7 @@ import io.agentenv.spi.TemplateId;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,6 +54,54 @@ class SqliteTemplateBuildStoreTest {
     private static BuildRecord build(String id, String template, BuildRecord.Status status, Instant at) {
         return new BuildRecord(
                 id, new TemplateId(template), status, Optional.empty(), Optional.empty(), List.of("v1"), at, at);
+    }
+
+    private static SnapshotRecord snapshot(String id) {
+        return new SnapshotRecord(
+                new TemplateId(id),
+                List.of(),
+                Optional.empty(),
+                new TemplateId("base"),
+                Map.of(),
+                RESOURCES,
+                new StoredState(new byte[] {1}, Path.of("/tmp/" + id)),
+                T0,
+                T0,
+                "{}");
+    }
+
+    @Test
+    void cached_layers_are_used_replaced_and_evicted_least_recently_used_first() {
+        store.putLayer(new TemplateBuildStore.Layer("k1", new TemplateId("layer1")), T0);
+        store.putLayer(new TemplateBuildStore.Layer("k2", new TemplateId("layer2")), T0.plusSeconds(1));
+        store.putLayer(new TemplateBuildStore.Layer("k3", new TemplateId("layer3")), T0.plusSeconds(2));
+
+        assertThat(store.useLayer("k1", T0.plusSeconds(3))).contains(new TemplateId("layer1"));
+        assertThat(store.useLayer("missing", T0.plusSeconds(3))).isEmpty();
+        assertThat(store.layersBeyond(1))
+                .containsExactly(
+                        new TemplateBuildStore.Layer("k2", new TemplateId("layer2")),
+                        new TemplateBuildStore.Layer("k3", new TemplateId("layer3")));
+        store.putLayer(new TemplateBuildStore.Layer("k2", new TemplateId("layer2b")), T0.plusSeconds(4));
+        assertThat(store.layersBeyond(2)).containsExactly(new TemplateBuildStore.Layer("k3", new TemplateId("layer3")));
+        assertThat(store.removeLayer("k3")).isTrue();
+        assertThat(store.removeLayer("k3")).isFalse();
+        assertThat(store.layersBeyond(0)).hasSize(2);
+    }
+
+    @Test
+    void the_snapshot_list_leaves_out_cached_layers() {
+        sqlite.insertSnapshot(snapshot("usersnapshot"));
+        sqlite.insertSnapshot(snapshot("layersnapshot"));
+        store.putLayer(new TemplateBuildStore.Layer("k", new TemplateId("layersnapshot")), T0);
+
+        assertThat(sqlite.listSnapshots(new SnapshotQuery(Optional.empty(), Optional.empty(), 100, Optional.empty()))
+                        .items())
+                .extracting(r -> r.id().value())
+                .containsExactly("usersnapshot");
+        assertThat(sqlite.findSnapshot("layersnapshot"))
+                .as("still found by id, to start builds from")
+                .isPresent();
     }
 
     @Test
