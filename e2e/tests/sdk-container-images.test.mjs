@@ -6,12 +6,14 @@
 // Run under `flock /tmp/agentenv-container-e2e.lock` (fixed names). Needs root and scripts/setup-host.sh.
 import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Sandbox, Template } from 'e2b'
 import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
+import { repoRoot } from '../lib/control-plane-harness.mjs'
 import { startRegistry, busyboxRootfs, muslHelloRootfs } from '../lib/registry.mjs'
 
 // the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
@@ -53,6 +55,23 @@ after(async () => {
   if (registry) await registry.stop()
   if (work) rmSync(work, { recursive: true, force: true })
 })
+
+/** bin/aenv against the suite's server, to its exit: { code, out, err }. */
+function aenv(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(join(repoRoot, 'bin', 'aenv'), args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: `/usr/bin:/bin:${process.env.PATH}`, AENV_API_URL: server.url, AENV_API_KEY: server.apiKey,
+        XDG_CONFIG_HOME: join(work, 'no-config') },
+    })
+    const out = []
+    const err = []
+    child.stdout.on('data', (d) => out.push(d))
+    child.stderr.on('data', (d) => err.push(d))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, out: Buffer.concat(out).toString(), err: Buffer.concat(err).toString() }))
+  })
+}
 
 async function sandboxCount() {
   const res = await fetch(`${server.url}/v2/sandboxes`, { headers: { 'X-API-Key': server.apiKey } })
@@ -125,6 +144,45 @@ hostTest('a musl image without a shell runs commands and its own programs', asyn
   } finally {
     await sbx.kill()
   }
+})
+
+hostTest('aenv pull and aenv template build (a Dockerfile with COPY) from an image', async () => {
+  const pulled = await aenv(['pull', musl, '--alias', 'e2e-musl-pulled'])
+  assert.equal(pulled.code, 0, pulled.out + pulled.err)
+  const context = join(work, 'context')
+  mkdirSync(context, { recursive: true })
+  writeFileSync(join(context, 'greeting.txt'), 'hello from the context\n')
+  writeFileSync(join(context, 'Dockerfile'), [
+    `FROM ${busybox}`,
+    'ENV STAGE=cli',
+    'WORKDIR /opt/app',
+    'COPY greeting.txt /opt/app/greeting.txt',
+    'RUN echo "$STAGE" > /opt/app/stage.txt',
+    '',
+  ].join('\n'))
+  const built = await aenv(['template', 'build', context, '--alias', 'e2e-cli-built'])
+  assert.equal(built.code, 0, built.out + built.err)
+  assert.match(built.out, /COPY greeting\.txt/)
+
+  const listed = await aenv(['templates'])
+  assert.match(listed.out, /e2e-cli-built/)
+  assert.match(listed.out, /e2e-musl-pulled/)
+  const sbx = await Sandbox.create('e2e-cli-built', opts)
+  try {
+    const read = await sbx.commands.run('cat /opt/app/greeting.txt /opt/app/stage.txt; whoami; pwd')
+    assert.equal(read.stdout, 'hello from the context\ncli\nuser\n/opt/app\n') // the Dockerfile's WORKDIR
+  } finally {
+    await sbx.kill()
+  }
+  const fromPull = await Sandbox.create('e2e-musl-pulled', opts)
+  try {
+    assert.equal((await fromPull.commands.run('hello pulled')).stdout, 'hello from musl pulled\n')
+  } finally {
+    await fromPull.kill()
+  }
+  const removed = await aenv(['template', 'rm', 'e2e-cli-built'])
+  assert.equal(removed.code, 0, removed.out + removed.err)
+  assert.equal(await Template.exists('e2e-cli-built', opts), false)
 })
 
 hostTest('an unknown image fails the build with a clear reason', async () => {

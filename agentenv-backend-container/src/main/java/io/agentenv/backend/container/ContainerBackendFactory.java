@@ -91,6 +91,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     private static final Logger log = LoggerFactory.getLogger(ContainerBackendFactory.class);
     private static final List<String> ENVD_FILES = List.of("agentenv-envd.jar", "jvm.options", "envd.aot");
+    /** The name of an image template's build dir, {@code image-<key>} (see {@link #addImageTemplate}). */
+    private static final String IMAGE_BUILD_PREFIX = "image-";
 
     private final Clock clock;
     private final AtomicBoolean shutDown = new AtomicBoolean();
@@ -357,7 +359,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      */
     private static Path privateEnvdCopy(ProcessRunner runner, Path source, GuestRuntime runtime, Path copies)
             throws IOException, CommandFailedException, InterruptedException {
-        StringBuilder fingerprint = new StringBuilder(runtime.fingerprint());
+        StringBuilder fingerprint = new StringBuilder(runtime.fingerprint()).append("runtime-layout 2\n");
         for (Path file : ENVD_FILES.stream().map(source::resolve).toList()) {
             fingerprint
                     .append(source.relativize(file))
@@ -516,7 +518,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             if (isTemplate(id) && layout.templateRootfs(id.value()).toRealPath().equals(image)) {
                 return template(id).orElseThrow();
             }
-            Path build = dir.resolve("image-" + sha(image.toString()));
+            Path build = dir.resolve(IMAGE_BUILD_PREFIX + sha(image.toString()));
             Files.createDirectories(build);
             Path link = build.resolve("rootfs");
             Files.deleteIfExists(link);
@@ -545,9 +547,23 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         if (sandboxes == null || shutDown.get()) {
             return Optional.empty();
         }
+        if (isImageTemplate(template)) {
+            return Optional.empty(); // only template builds start from an image: no warm sandboxes for them
+        }
         WarmPool pool = warmPool;
         pool.keepWarm(template.value());
         return pool.reserve(template.value());
+    }
+
+    /** Whether {@code template} is an image {@link #addImageTemplate} linked (its current build is an image-* dir). */
+    private boolean isImageTemplate(TemplateId template) {
+        try {
+            Path current = Files.readSymbolicLink(
+                    layout.templatesDir().resolve(template.value()).resolve("current"));
+            return current.getFileName().toString().startsWith(IMAGE_BUILD_PREFIX);
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
     }
 
     @Override

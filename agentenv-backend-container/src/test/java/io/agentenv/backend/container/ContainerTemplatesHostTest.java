@@ -3,11 +3,14 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.backend.container.guest.EnvdLayout;
+import io.agentenv.backend.container.guest.GuestRuntime;
+import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.lifecycle.TemplateImages;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdLogEntry;
+import io.agentenv.spi.GuestCommand;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
@@ -15,16 +18,19 @@ import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateDescriptor;
 import io.agentenv.spi.TemplateId;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** What the backend reports about its built-in templates (the API's GET /templates shows it). */
 @Tag("host")
@@ -102,6 +108,67 @@ class ContainerTemplatesHostTest {
                 sandbox.close();
             }
             backend.assertNothingLeaked();
+        }
+    }
+
+    @Test
+    void an_empty_image_becomes_a_template_whose_envd_runs_shell_commands(@TempDir Path dir) throws Exception {
+        // an image with nothing in it: no libc, no shell, no /etc/passwd, no /tmp
+        Path rootfs = Files.createDirectories(dir.resolve("rootfs"));
+        TemplateId id = new TemplateId("img-hosttest" + Long.toHexString(new SecureRandom().nextLong() & 0xffffffL));
+        Path templateDir =
+                HostLayout.load(HostLayout.DEFAULT_HOST_ENV).templatesDir().resolve(id.value());
+        try (BackendFixture backend = BackendFixture.create(Map.of())) {
+            TemplateDescriptor added = backend.factory.addImageTemplate(id, rootfs);
+            assertThat(backend.factory.template(id)).contains(added);
+            assertThat(backend.factory.addImageTemplate(id, rootfs))
+                    .as("idempotent")
+                    .isEqualTo(added);
+            assertThat(backend.factory.reserve(id))
+                    .as("no warm sandboxes for an image")
+                    .isEmpty();
+
+            SecureRandom random = new SecureRandom();
+            LaunchSpec spec = new LaunchSpec(
+                    SandboxId.random(random),
+                    id,
+                    Map.of(),
+                    "root",
+                    new AccessToken("tok-" + random.nextInt()),
+                    NetworkPolicy.DEFAULT);
+            SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(id));
+            try {
+                sandbox.start(Duration.ofSeconds(90));
+                StringBuilder out = new StringBuilder();
+                GuestCommand.Exit exit = sandbox.envd()
+                        .orElseThrow()
+                        .run(
+                                GuestCommand.shell(
+                                        "echo \"$0\"; ls /; id -u", Optional.of("root"), Map.of(), Optional.empty()),
+                                new GuestCommand.Output() {
+                                    @Override
+                                    public void stdout(byte[] chunk) {
+                                        out.append(new String(chunk, StandardCharsets.UTF_8));
+                                    }
+
+                                    @Override
+                                    public void stderr(byte[] chunk) {
+                                        out.append(new String(chunk, StandardCharsets.UTF_8));
+                                    }
+                                });
+
+                assertThat(exit.succeeded()).as(out.toString()).isTrue();
+                // bash and sh are missing: envd's own shell ran the command, its applets stand in for the tools
+                assertThat(out.toString())
+                        .startsWith(GuestRuntime.SHELL + "\n")
+                        .contains("opt")
+                        .endsWith("0\n");
+            } finally {
+                sandbox.close();
+            }
+            backend.assertNothingLeaked();
+        } finally {
+            FileTrees.deleteTree(templateDir);
         }
     }
 }

@@ -39,6 +39,11 @@ public final class GuestRuntime {
     public static final String LIB = GUEST + "/lib";
     /** The glibc loader the JVM is started through. */
     public static final String LOADER = LIB + "/ld-linux-x86-64.so.2";
+    /**
+     * The loader under the name {@code java} (a link to it): a program's process name is the name it was started by,
+     * so envd's process is {@code java} as with the JDK's own launcher ({@code pgrep -x java}, the liveness checks).
+     */
+    public static final String JAVA = GUEST + "/bin/java";
 
     /** The JDK's files envd loads (a JVM, its launcher and the libraries of the modules envd uses). */
     private static final List<String> JDK_BINARIES = List.of(
@@ -115,8 +120,8 @@ public final class GuestRuntime {
     }
 
     /**
-     * Copies the runtime into {@code target} (a new directory): the files of {@link #files()}, symlinks resolved, and
-     * {@code bin/sh} naming busybox.
+     * Copies the runtime into {@code target} (a new directory): the files of {@link #files()}, symlinks resolved,
+     * {@code bin/sh} naming busybox and {@code bin/java} naming the loader.
      */
     public void assemble(Path target) throws IOException, InterruptedException {
         Files.createDirectories(target.resolve("bin"));
@@ -129,6 +134,7 @@ public final class GuestRuntime {
             }
         }
         Files.createSymbolicLink(target.resolve("bin/sh"), Path.of("busybox"));
+        Files.createSymbolicLink(target.resolve("bin/java"), Path.of("../lib/ld-linux-x86-64.so.2"));
     }
 
     /** A line per source file (name, size, mtime): what makes a new copy of the runtime necessary when it changes. */

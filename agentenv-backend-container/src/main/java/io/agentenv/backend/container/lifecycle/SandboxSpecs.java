@@ -86,7 +86,7 @@ public final class SandboxSpecs {
                 GuestRuntime.SHELL,
                 "-c",
                 EnvdLayout.envdSupervisor(firstEnvdArgs),
-                GuestRuntime.LOADER,
+                GuestRuntime.JAVA,
                 "--library-path",
                 GuestRuntime.LIB,
                 java.toString(),
