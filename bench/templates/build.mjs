@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { Sandbox, Template } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startRegistry, busyboxRootfs } from '../../e2e/lib/registry.mjs'
 import { claimLane } from '../lib/lane.mjs'
-import { startTemplatesServer, sdkOptions, buildLog, p50, ms, load } from './common.mjs'
+import { startTemplatesServer, sdkOptions, buildLog, p50, ms, load, endRun } from './common.mjs'
 
 const rounds = Number(process.argv[2] ?? 5)
 delete process.env.E2B_DEBUG
@@ -26,6 +26,7 @@ const lane = await claimLane()
 const work = mkdtempSync(join(tmpdir(), 'aenv-bench-build-'))
 const registry = await startRegistry()
 let server
+let failure
 try {
   const image = await registry.push('bench/busybox:1', busyboxRootfs(work), { env: ['PATH=/bin'] })
   const context = join(work, 'context')
@@ -77,8 +78,8 @@ try {
   console.log(`\np50 over ${rows.length} rounds: build ${ms(build)} (server ${ms(p50(rows.map((x) => x.first.server)))}), `
     + `rebuild ${ms(rebuild)} (server ${ms(p50(rows.map((x) => x.again.server)))}); load at the end ${load()}`)
   console.log(`targets: build ≤ 10 s ${build <= 10_000 ? 'met' : 'not met'}, rebuild ≤ 2 s ${rebuild <= 2_000 ? 'met' : 'not met'}`)
+} catch (e) {
+  failure = e
 } finally {
-  if (server) await server.stop()
-  await registry.stop()
-  rmSync(work, { recursive: true, force: true })
+  await endRun('build', { server, registry, work }, failure)
 }

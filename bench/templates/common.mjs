@@ -1,7 +1,8 @@
 // What the template benches share: the server on a bench lane (lane layout `templates`), `bin/aenv` against it, a
 // build's log with the server's timestamps, and the figures they print.
 import { spawn } from 'node:child_process'
-import { loadavg } from 'node:os'
+import { writeFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { repoRoot } from '../../e2e/lib/control-plane-harness.mjs'
 import { startBenchServer } from '../lib/container-server.mjs'
@@ -67,3 +68,28 @@ export const ms = (v) => (v === undefined || Number.isNaN(v) ? '-' : `${v.toFixe
 
 /** The load average as the run's header prints it. */
 export const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+
+/**
+ * Ends a run: on {@code error} prints it and keeps the server's log in the temp dir; then stops the server, the
+ * registry and removes {@code work}, each whatever the one before did.
+ */
+export async function endRun(script, { server, registry, work }, error) {
+  if (error) {
+    console.error(error)
+    process.exitCode = 1
+    if (server) {
+      const file = join(tmpdir(), `aenv-bench-${script}-server-${server.port}.log`)
+      writeFileSync(file, server.output())
+      console.error(`server log: ${file}`)
+    }
+  }
+  try {
+    if (server) await server.stop()
+  } finally {
+    try {
+      if (registry) await registry.stop()
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true })
+    }
+  }
+}

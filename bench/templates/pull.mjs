@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startRegistry, busyboxRootfs } from '../../e2e/lib/registry.mjs'
 import { claimLane } from '../lib/lane.mjs'
-import { startTemplatesServer, aenv, buildLog, entry, p50, ms, load } from './common.mjs'
+import { startTemplatesServer, aenv, buildLog, entry, p50, ms, load, endRun } from './common.mjs'
 
 const rounds = Number(process.argv[2] ?? 5)
 const imageMb = Number(process.env.AENV_BENCH_IMAGE_MB ?? 100)
@@ -56,6 +56,7 @@ const lane = await claimLane()
 const work = mkdtempSync(join(tmpdir(), 'aenv-bench-pull-'))
 const registry = await startRegistry()
 let server
+let failure
 const rows = []
 try {
   server = await startTemplatesServer(lane)
@@ -102,8 +103,8 @@ try {
     + `unpack ${ms(col('unpack'))}); build sandbox ${ms(col('boot'))}, prepare + capture ${ms(col('finish'))}, `
     + `build log ${ms(col('build'))}; load at the end ${load()}`)
   console.log(`target: aenv pull ≤ 1.5x skopeo copy (p50): ${col('aenv') <= 1.5 * col('skopeo') ? 'met' : 'not met'}`)
+} catch (e) {
+  failure = e
 } finally {
-  if (server) await server.stop()
-  await registry.stop()
-  rmSync(work, { recursive: true, force: true })
+  await endRun('pull', { server, registry, work }, failure)
 }

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox, Template } from '../../e2e/node_modules/e2b/dist/index.mjs'
 import { startRegistry, busyboxRootfs } from '../../e2e/lib/registry.mjs'
 import { claimLane } from '../lib/lane.mjs'
-import { startTemplatesServer, sdkOptions, p50, load } from './common.mjs'
+import { startTemplatesServer, sdkOptions, p50, load, endRun } from './common.mjs'
 
 const rounds = Number(process.argv[2] ?? 20)
 delete process.env.E2B_DEBUG
@@ -27,6 +27,7 @@ const lane = await claimLane()
 const work = mkdtempSync(join(tmpdir(), 'aenv-bench-tti-'))
 const registry = await startRegistry()
 let server
+let failure
 try {
   const image = await registry.push('bench/busybox:1', busyboxRootfs(work), { env: ['PATH=/bin'] })
   server = await startTemplatesServer(lane)
@@ -67,8 +68,8 @@ try {
       + (p50(tti[name]) <= 1.1 * base ? 'met' : 'not met')
     console.log(`  ${name}: ${p50(tti[name]).toFixed(1)} ms (create ${p50(creates[name]).toFixed(1)} ms; p95 ${p95.toFixed(1)} ms)${vs}`)
   }
+} catch (e) {
+  failure = e
 } finally {
-  if (server) await server.stop()
-  await registry.stop()
-  rmSync(work, { recursive: true, force: true })
+  await endRun('tti', { server, registry, work }, failure)
 }
