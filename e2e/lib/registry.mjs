@@ -69,15 +69,15 @@ export async function startRegistry() {
   return {
     host,
     /**
-     * Makes an image of {@code rootfs} (one layer) with the given config and pushes it as {@code name} (repo:tag);
-     * returns the reference to pull it by.
+     * Makes an image of {@code rootfs} (one layer; an array of directories makes a layer of each, in order) with the
+     * given config and pushes it as {@code name} (repo:tag); returns the reference to pull it by.
      */
     async push(name, rootfs, { env = [], workdir, user, cmd } = {}) {
       const layout = join(dir, `layout-${name.replace(/[/:]/g, '-')}`)
       rmSync(layout, { recursive: true, force: true })
       run('umoci', ['init', '--layout', layout])
       run('umoci', ['new', '--image', `${layout}:img`])
-      run('umoci', ['insert', '--image', `${layout}:img`, rootfs, '/'])
+      for (const layer of [rootfs].flat()) run('umoci', ['insert', '--image', `${layout}:img`, layer, '/'])
       const configArgs = ['config', '--image', `${layout}:img`, '--architecture', 'amd64', '--os', 'linux']
       for (const e of env) configArgs.push('--config.env', e)
       if (workdir) configArgs.push('--config.workingdir', workdir)
