@@ -91,8 +91,6 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     private static final Logger log = LoggerFactory.getLogger(ContainerBackendFactory.class);
     private static final List<String> ENVD_FILES = List.of("agentenv-envd.jar", "jvm.options", "envd.aot");
-    /** The name of an image template's build dir, {@code image-<key>} (see {@link #addImageTemplate}). */
-    private static final String IMAGE_BUILD_PREFIX = "image-";
 
     private final Clock clock;
     private final AtomicBoolean shutDown = new AtomicBoolean();
@@ -518,7 +516,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             if (isTemplate(id) && layout.templateRootfs(id.value()).toRealPath().equals(image)) {
                 return template(id).orElseThrow();
             }
-            Path build = dir.resolve(IMAGE_BUILD_PREFIX + sha(image.toString()));
+            Path build = dir.resolve(HostLayout.IMAGE_BUILD_PREFIX + sha(image.toString()));
             Files.createDirectories(build);
             Path link = build.resolve("rootfs");
             Files.deleteIfExists(link);
@@ -555,15 +553,9 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         return pool.reserve(template.value());
     }
 
-    /** Whether {@code template} is an image {@link #addImageTemplate} linked (its current build is an image-* dir). */
+    /** Whether {@code template} is an image {@link #addImageTemplate} linked. */
     private boolean isImageTemplate(TemplateId template) {
-        try {
-            Path current = Files.readSymbolicLink(
-                    layout.templatesDir().resolve(template.value()).resolve("current"));
-            return current.getFileName().toString().startsWith(IMAGE_BUILD_PREFIX);
-        } catch (IOException | UnsupportedOperationException e) {
-            return false;
-        }
+        return layout.isImageTemplate(template.value());
     }
 
     @Override

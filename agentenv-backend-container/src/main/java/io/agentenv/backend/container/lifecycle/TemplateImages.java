@@ -136,7 +136,7 @@ public final class TemplateImages {
                     "template " + template + " is not available: " + e.getMessage() + " (run scripts/setup-host.sh)",
                     e);
         }
-        String key = template + "-" + key(rootfs);
+        String key = template + "-" + key(template, rootfs);
         CompletableFuture<Image> mine = new CompletableFuture<>();
         CompletableFuture<Image> build = builds.putIfAbsent(key, mine);
         if (build == null) {
@@ -169,12 +169,20 @@ public final class TemplateImages {
         }
     }
 
-    private String key(Path rootfs) {
+    /**
+     * The boot envd's extra arguments: the request warm-up for the templates sandboxes are created from; none for an
+     * image, whose sandboxes are template builds only (its warm-up would cost every first build of an image a second).
+     */
+    private List<String> bootArgs(String template) {
+        return layout.isImageTemplate(template) ? List.of() : BOOT_ENVD_ARGS;
+    }
+
+    private String key(String template, Path rootfs) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
             // warm-up get a new key
-            digest.update((EnvdLayout.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
+            digest.update((EnvdLayout.envdSupervisor(bootArgs(template)) + "\n").getBytes(StandardCharsets.UTF_8));
             String text = String.join(
                     "\n",
                     rootfs.toString(),
@@ -226,7 +234,7 @@ public final class TemplateImages {
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own
             RuncRuntime.writeConfig(
                     dirs.bundle(),
-                    specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), BOOT_ENVD_ARGS));
+                    specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), bootArgs(template)));
             runc.create(id, dirs.bundle());
             GuestProcFiles.mount(Generation.initPid(dirs), dirs);
             runc.start(id);
