@@ -25,6 +25,7 @@ import io.agentenv.backend.container.lifecycle.InstanceFile;
 import io.agentenv.backend.container.lifecycle.PauseReleases;
 import io.agentenv.backend.container.lifecycle.SandboxSpecs;
 import io.agentenv.backend.container.lifecycle.SavedStates;
+import io.agentenv.backend.container.lifecycle.TemplateDirs;
 import io.agentenv.backend.container.lifecycle.TemplateImages;
 import io.agentenv.backend.container.lifecycle.WarmPool;
 import io.agentenv.backend.container.network.EgressFirewall;
@@ -61,7 +62,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -77,7 +77,6 @@ import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,6 +92,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     private static final List<String> ENVD_FILES = List.of("agentenv-envd.jar", "jvm.options", "envd.aot");
 
     private final Clock clock;
+    private volatile TemplateDirs templateDirs;
     private final AtomicBoolean shutDown = new AtomicBoolean();
     /** Network slots a previous run left; re-attached sandboxes take theirs back, reapUnclaimed removes the rest. */
     private final Map<Integer, NetSlot> leftoverSlots = new ConcurrentHashMap<>();
@@ -229,6 +229,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock);
             PauseReleases releases = new PauseReleases();
             UtsHostname utsHostname = new UtsHostname();
+            TemplateDirs templateDirs = new TemplateDirs(layout.templatesDir(), workDir.resolve("image-templates"));
             Path envd = privateEnvdCopy(
                     runner,
                     settings.envdDir(),
@@ -236,7 +237,6 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     workDir.resolve("envd"));
             TemplateImages templates = new TemplateImages(
                     settings,
-                    layout,
                     containerNames,
                     specs,
                     runcRuntime,
@@ -248,6 +248,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     envdClients,
                     workDir.resolve("templates"),
                     envd,
+                    templateDirs,
                     clock);
             warmPool = new WarmPool(
                     settings.resources(),
@@ -265,7 +266,6 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     envdTokens);
             GenerationStart starting = new GenerationStart(
                     containerNames,
-                    layout,
                     templates,
                     specs,
                     runcRuntime,
@@ -297,6 +297,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             this.pauseReleases = releases;
             this.hostnames = utsHostname;
             this.reaper = reaper;
+            this.templateDirs = templateDirs;
             sandboxes = new ContainerSandboxes(
                     containerNames, pool, layout, starting, pausing, capture, release, envdClients, firewall, clock);
             log.atInfo()
@@ -450,12 +451,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             return List.of();
         }
         List<TemplateDescriptor> found = new ArrayList<>();
-        try (Stream<Path> dirs = Files.list(layout.templatesDir())) {
-            for (Path dir : dirs.sorted().toList()) {
-                String name = dir.getFileName().toString();
-                if (Files.isDirectory(dir.resolve("current")) && TemplateId.isValid(name)) {
+        try {
+            for (String name : templateDirs.names()) {
+                if (TemplateId.isValid(name)) {
                     found.add(new TemplateDescriptor(
-                            new TemplateId(name), settings.resources(), builtAt(dir.resolve("current"))));
+                            new TemplateId(name), settings.resources(), builtAt(templateDirs.current(name))));
                 }
             }
         } catch (IOException e) {
@@ -470,18 +470,15 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         if (sandboxes == null || !isTemplate(id)) {
             return Optional.empty();
         }
-        return Optional.of(new TemplateDescriptor(
-                id,
-                settings.resources(),
-                builtAt(layout.templatesDir().resolve(id.value()).resolve("current"))));
+        return Optional.of(new TemplateDescriptor(id, settings.resources(), builtAt(templateDirs.current(id.value()))));
     }
 
     /**
-     * Whether {@code template} is one of {@link #templates()}: its {@code current} build is linked (one stat, where
+     * Whether {@code template} is one of {@link #templates()}: its {@code current} build is linked (a stat or two, where
      * listing every template costs a directory read and two stats per template on each create).
      */
     private boolean isTemplate(TemplateId template) {
-        return Files.isDirectory(layout.templatesDir().resolve(template.value()).resolve("current"));
+        return templateDirs.exists(template.value());
     }
 
     /** When the {@code current} link was made (scripts/lib/host/template.sh links a build once it is complete). */
@@ -503,33 +500,18 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     @Override
     public TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs) throws BackendException {
         requireInitialized();
-        if (!id.value().matches("[a-z0-9][a-z0-9_-]{0,62}")) {
+        if (!TemplateDirs.isValidName(id.value())) {
             throw new BackendException.Terminal(
                     "an image template's name must be 1-63 lowercase letters, digits, '_' or '-': " + id);
         }
         try {
             Path image = rootfs.toRealPath();
-            if (!Files.isDirectory(image)) {
-                throw new BackendException.Terminal("not a directory: " + rootfs);
+            if (templateDirs.linkImage(id.value(), image, "image-" + sha(image.toString()))) {
+                log.atInfo()
+                        .addKeyValue("template", id.value())
+                        .addKeyValue("rootfs", image)
+                        .log("image template linked");
             }
-            Path dir = Files.createDirectories(layout.templatesDir().resolve(id.value()));
-            if (isTemplate(id) && layout.templateRootfs(id.value()).toRealPath().equals(image)) {
-                return template(id).orElseThrow();
-            }
-            Path build = dir.resolve(HostLayout.IMAGE_BUILD_PREFIX + sha(image.toString()));
-            Files.createDirectories(build);
-            Path link = build.resolve("rootfs");
-            Files.deleteIfExists(link);
-            Files.createSymbolicLink(link, image);
-            Path next = dir.resolve(".current-" + build.getFileName());
-            Files.deleteIfExists(next);
-            Files.createSymbolicLink(next, build.getFileName());
-            Files.move(
-                    next, dir.resolve("current"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            log.atInfo()
-                    .addKeyValue("template", id.value())
-                    .addKeyValue("rootfs", image)
-                    .log("image template linked");
             return template(id).orElseThrow();
         } catch (IOException e) {
             throw new BackendException.Terminal("cannot add image template " + id + ": " + e.getMessage(), e);
@@ -555,7 +537,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     /** Whether {@code template} is an image {@link #addImageTemplate} linked. */
     private boolean isImageTemplate(TemplateId template) {
-        return layout.isImageTemplate(template.value());
+        return templateDirs.isImage(template.value());
     }
 
     @Override

@@ -120,22 +120,6 @@ public record HostLayout(
         return current.toRealPath().resolve("rootfs");
     }
 
-    /** The name of an image template's build dir, {@code image-<key>}, which its {@code current} link names. */
-    public static final String IMAGE_BUILD_PREFIX = "image-";
-
-    /**
-     * Whether {@code template}'s current build is an image linked by the backend (its {@code current} link names an
-     * {@value #IMAGE_BUILD_PREFIX} dir) rather than a rootfs the host setup built.
-     */
-    public boolean isImageTemplate(String template) {
-        try {
-            Path current = Files.readSymbolicLink(templatesDir.resolve(template).resolve("current"));
-            return current.getFileName().toString().startsWith(IMAGE_BUILD_PREFIX);
-        } catch (IOException | UnsupportedOperationException | java.nio.file.InvalidPathException e) {
-            return false;
-        }
-    }
-
     /** runc's state directory for this backend's containers (kept apart from any other runc user on the host). */
     public Path runcRoot() {
         return runDir.resolve("runc");

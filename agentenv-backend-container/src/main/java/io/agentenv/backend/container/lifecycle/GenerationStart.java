@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.FileTrees;
-import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.host.UtsHostname;
 import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.EgressPolicy;
@@ -44,7 +43,6 @@ public final class GenerationStart {
     private static final Logger log = LoggerFactory.getLogger(GenerationStart.class);
 
     private final ContainerNames names;
-    private final HostLayout layout;
     private final TemplateImages templates;
     private final SandboxSpecs specs;
     private final RuncRuntime runc;
@@ -60,7 +58,6 @@ public final class GenerationStart {
 
     public GenerationStart(
             ContainerNames names,
-            HostLayout layout,
             TemplateImages templates,
             SandboxSpecs specs,
             RuncRuntime runc,
@@ -74,7 +71,6 @@ public final class GenerationStart {
             PauseReleases pauseReleases,
             Clock clock) {
         this.names = requireNonNull(names, "names is null");
-        this.layout = requireNonNull(layout, "layout is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.specs = requireNonNull(specs, "specs is null");
         this.runc = requireNonNull(runc, "runc is null");
@@ -160,8 +156,7 @@ public final class GenerationStart {
                 }
                 case ContainerSandbox.Launch.FromTemplate(String template)
                 when !bootEnv.isEmpty() -> {
-                    lineage = new Lineage(
-                            List.of(), layout.templateRootfs(template).toRealPath(), templates.envdDir());
+                    lineage = new Lineage(List.of(), templates.rootfs(template), templates.envdDir());
                     images = Optional.empty();
                     guestToken = Optional.empty();
                 }

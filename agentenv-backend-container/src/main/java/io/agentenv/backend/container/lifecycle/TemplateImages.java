@@ -7,7 +7,6 @@ import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
-import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.EgressPolicy;
 import io.agentenv.backend.container.network.NetSlot;
@@ -75,7 +74,6 @@ public final class TemplateImages {
     }
 
     private final ContainerSettings settings;
-    private final HostLayout layout;
     private final ContainerNames names;
     private final SandboxSpecs specs;
     private final RuncRuntime runc;
@@ -87,12 +85,12 @@ public final class TemplateImages {
     private final EnvdClients envdClients;
     private final Path imagesDir;
     private final Path envdDir;
+    private final TemplateDirs templateDirs;
     private final Clock clock;
     private final Map<String, CompletableFuture<Image>> builds = new ConcurrentHashMap<>();
 
     public TemplateImages(
             ContainerSettings settings,
-            HostLayout layout,
             ContainerNames names,
             SandboxSpecs specs,
             RuncRuntime runc,
@@ -104,9 +102,9 @@ public final class TemplateImages {
             EnvdClients envdClients,
             Path imagesDir,
             Path envdDir,
+            TemplateDirs templateDirs,
             Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
-        this.layout = requireNonNull(layout, "layout is null");
         this.names = requireNonNull(names, "names is null");
         this.specs = requireNonNull(specs, "specs is null");
         this.runc = requireNonNull(runc, "runc is null");
@@ -118,6 +116,7 @@ public final class TemplateImages {
         this.envdClients = requireNonNull(envdClients, "envdClients is null");
         this.imagesDir = requireNonNull(imagesDir, "imagesDir is null");
         this.envdDir = requireNonNull(envdDir, "envdDir is null");
+        this.templateDirs = requireNonNull(templateDirs, "templateDirs is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
 
@@ -126,11 +125,16 @@ public final class TemplateImages {
         return envdDir;
     }
 
+    /** The root filesystem of the template's current build. */
+    Path rootfs(String template) throws IOException {
+        return templateDirs.rootfs(template);
+    }
+
     /** The template's boot image, built on first use (blocks meanwhile; other callers wait for the same build). */
     Image image(String template) throws BackendException {
         Path rootfs;
         try {
-            rootfs = layout.templateRootfs(template).toRealPath();
+            rootfs = templateDirs.rootfs(template);
         } catch (IOException e) {
             throw new BackendException.Terminal(
                     "template " + template + " is not available: " + e.getMessage() + " (run scripts/setup-host.sh)",
@@ -174,7 +178,7 @@ public final class TemplateImages {
      * image, whose sandboxes are template builds only (its warm-up would cost every first build of an image a second).
      */
     private List<String> bootArgs(String template) {
-        return layout.isImageTemplate(template) ? List.of() : BOOT_ENVD_ARGS;
+        return templateDirs.isImage(template) ? List.of() : BOOT_ENVD_ARGS;
     }
 
     private String key(String template, Path rootfs) {

@@ -66,21 +66,6 @@ class HostLayoutTest {
     }
 
     @Test
-    void an_image_template_is_told_apart_from_a_template_the_setup_built(@TempDir Path dir) throws Exception {
-        Path env = Files.writeString(dir.resolve("host.env"), HOST_ENV.formatted(dir.resolve("templates")));
-        Files.createDirectories(dir.resolve("templates/base/0123abcd/rootfs"));
-        Files.createSymbolicLink(dir.resolve("templates/base/current"), Path.of("0123abcd"));
-        Files.createDirectories(dir.resolve("templates/img-0123/image-4567"));
-        Files.createSymbolicLink(dir.resolve("templates/img-0123/current"), Path.of("image-4567"));
-
-        HostLayout layout = HostLayout.load(env);
-
-        assertThat(layout.isImageTemplate("img-0123")).isTrue();
-        assertThat(layout.isImageTemplate("base")).isFalse();
-        assertThat(layout.isImageTemplate("missing")).isFalse();
-    }
-
-    @Test
     void a_host_without_the_setup_is_reported_unready_with_a_reason(@TempDir Path dir) {
         assertThat(HostLayout.unreadyReason(dir.resolve("no-host.env")))
                 .hasValueSatisfying(reason ->
