@@ -53,9 +53,11 @@ final class CreateOperation {
     SandboxView create(CreateSandbox request) {
         validate(request, hooks.enabled());
         TemplateCatalog.Resolved resolved = templates.resolve(request.template());
-        Optional<Reservation> reservation = resolved.source() instanceof LaunchSource.Template(var template)
-                ? backends.reserve(template)
-                : Optional.empty();
+        Optional<Reservation> reservation = switch (resolved.source()) {
+            case LaunchSource.Template(var template) -> backends.reserve(template);
+            case LaunchSource.Snapshot(var state) -> backends.reserve(resolved.template(), state);
+            case LaunchSource.Paused paused -> Optional.empty();
+        };
         try {
             return create(request, resolved, reservation.map(Reservation::id).orElseGet(ids::newSandboxId));
         } finally {

@@ -124,6 +124,7 @@ final class SnapshotOperation {
             return false;
         }
         artifacts.delete(snapshot.get().state().artifactDir());
+        templates.snapshotDeleted(snapshot.get().id());
         log.atInfo().addKeyValue("snapshot_id", snapshot.get().id().value()).log("snapshot deleted");
         return true;
     }

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import org.slf4j.LoggerFactory;
 
 /**
  * Resolves what a create names: a backend's built-in template, else a snapshot by id or alias, else (a reference with
@@ -45,6 +46,19 @@ final class TemplateCatalog {
     TemplateCatalog(SandboxBackendFactory backends, SandboxStore store) {
         this.backends = requireNonNull(backends, "backends is null");
         this.store = requireNonNull(store, "store is null");
+    }
+
+    /** Tells the backend that a snapshot is gone (it may keep restores of it ready); a failure is only logged. */
+    void snapshotDeleted(TemplateId id) {
+        try {
+            backends.snapshotDeleted(id);
+        } catch (RuntimeException e) {
+            LoggerFactory.getLogger(TemplateCatalog.class)
+                    .atWarn()
+                    .addKeyValue("snapshot_id", id.value())
+                    .setCause(e)
+                    .log("the backend did not take the deletion of a snapshot");
+        }
     }
 
     /** The backend's built-in template of that name, looked up by id (a create does not list every template). */

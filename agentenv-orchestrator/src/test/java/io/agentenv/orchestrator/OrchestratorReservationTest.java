@@ -61,6 +61,24 @@ class OrchestratorReservationTest {
     }
 
     @Test
+    void a_create_from_a_snapshot_with_a_ready_restore_runs_under_its_id_until_deleted() {
+        // given a snapshot whose restores the backend keeps ready
+        SandboxView source = create();
+        SnapshotView snapshot = orchestrator.snapshot(source.id(), Optional.of("prepared"));
+        h.backend.keepReady(snapshot.id(), 1);
+        SandboxId proposed = h.backend.readyIds(snapshot.id()).getFirst();
+        // when
+        SandboxView view = orchestrator.create(CreateSandbox.of("prepared", Duration.ofSeconds(60)));
+        // then
+        assertThat(view.id()).isEqualTo(proposed);
+        assertThat(h.backend.takenReservations()).containsExactly(proposed);
+        assertThat(h.backend.outstandingReservations()).isEmpty();
+        // and a deleted snapshot is no longer kept ready
+        assertThat(orchestrator.deleteTemplate("prepared")).isTrue();
+        assertThat(h.backend.deletedSnapshots()).containsExactly(snapshot.id());
+    }
+
+    @Test
     void without_a_ready_instance_a_create_picks_an_id_of_its_own() {
         SandboxView view = create();
 

@@ -74,6 +74,22 @@ public interface SandboxBackendFactory {
     }
 
     /**
+     * {@link #reserve(TemplateId)} for a create from the snapshot {@code id} of the catalog ({@code state} is its
+     * state): a backend that keeps restores of snapshots ready (for template builds' results, whose sandboxes should
+     * start as fast as a built-in template's) sets one aside; the prepare of a {@link LaunchSource.Snapshot} launch of
+     * the reserved id takes it. Empty when none is ready or the backend keeps none (the default). Must not block on I/O.
+     */
+    default Optional<Reservation> reserve(TemplateId id, SnapshotState state) {
+        return Optional.empty();
+    }
+
+    /**
+     * The catalog deleted the snapshot {@code id}: a backend that keeps restores of it ready destroys them. The
+     * default does nothing.
+     */
+    default void snapshotDeleted(TemplateId id) {}
+
+    /**
      * Builds (but does not start) an instance for {@code spec}. A backend that can share memory between children of
      * one snapshot does so here when several {@link LaunchSource.Snapshot} launches name the same state. A
      * {@link LaunchSource.Template} launch whose id was {@link #reserve reserved} takes the reserved instance. Nothing runs

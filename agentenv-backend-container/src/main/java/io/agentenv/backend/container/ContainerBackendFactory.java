@@ -261,6 +261,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     envdClients,
                     utsHostname,
                     templates,
+                    layerFiles,
                     clock,
                     settings.poolSize(),
                     envdTokens);
@@ -535,6 +536,48 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         return pool.reserve(template.value());
     }
 
+    /**
+     * A network slot for a sandbox; when none is free, a warm member gives its slot up (ready sandboxes nobody asked
+     * for yet must not refuse one that somebody did).
+     */
+    private NetSlot acquireSlot() throws NetnsPool.NoFreeSlotException, CommandFailedException, InterruptedException {
+        while (true) {
+            try {
+                return pool.acquire();
+            } catch (NetnsPool.NoFreeSlotException e) {
+                if (!warmPool.yieldOne()) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * A ready restore of the snapshot {@code id}, kept warm from its first create on (at most {@link
+     * WarmPool#MAX_SNAPSHOTS} snapshots are), like a template's (see {@link #reserve(TemplateId)}).
+     */
+    @Override
+    public Optional<Reservation> reserve(TemplateId id, SnapshotState state) {
+        if (sandboxes == null || shutDown.get() || !(state instanceof SavedStates.Snapshot snapshot)) {
+            return Optional.empty();
+        }
+        WarmPool pool = warmPool;
+        return pool.keepWarm(id.value(), snapshot) ? pool.reserve(id.value()) : Optional.empty();
+    }
+
+    /** A deleted snapshot is no longer kept warm: its ready sandboxes are destroyed. */
+    @Override
+    public void snapshotDeleted(TemplateId id) {
+        if (sandboxes == null) {
+            return;
+        }
+        try {
+            warmPool.forgetSnapshot(id.value());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Whether {@code template} is an image {@link #addImageTemplate} linked. */
     private boolean isImageTemplate(TemplateId template) {
         return templateDirs.isImage(template.value());
@@ -573,10 +616,20 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 resources = paused.resources();
             }
         }
-        if (launch instanceof ContainerSandbox.Launch.FromTemplate(String template)) {
-            warmPool.keepWarm(template);
-            Optional<WarmPool.Member> member =
-                    warmPool.claim(spec.id(), template).or(() -> warmPool.take(template));
+        Optional<String> poolKey = switch (launch) {
+            case ContainerSandbox.Launch.FromTemplate(String template)
+            when !isImageTemplate(new TemplateId(template)) -> {
+                warmPool.keepWarm(template);
+                yield Optional.of(template);
+            }
+            case ContainerSandbox.Launch.FromSnapshot s
+            when warmPool.keepsSnapshot(spec.template().value()) ->
+                Optional.of(spec.template().value());
+            default -> Optional.empty();
+        };
+        if (poolKey.isPresent()) {
+            String key = poolKey.get();
+            Optional<WarmPool.Member> member = warmPool.claim(spec.id(), key).or(() -> warmPool.take(key));
             if (member.isPresent()) {
                 return made.create(
                         spec,
@@ -590,7 +643,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         NetSlot slot;
         try {
-            slot = pool.acquire();
+            slot = acquireSlot();
         } catch (NetnsPool.NoFreeSlotException e) {
             throw e.exhausted();
         } catch (CommandFailedException e) {

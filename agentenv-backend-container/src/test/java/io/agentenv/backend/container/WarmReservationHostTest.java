@@ -18,6 +18,7 @@ import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.Reservation;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Warm members made for a sandbox id of their own (the backend has the server's token derivation): a create reserves
@@ -314,5 +316,51 @@ class WarmReservationHostTest {
             }
             restarted.shutdown();
         }
+    }
+
+    @Test
+    void a_snapshot_is_kept_warm_from_its_first_create_until_deleted(@TempDir Path dir) throws Exception {
+        // a snapshot of a sandbox with a file of its own
+        awaitReady(1);
+        SandboxId sourceId = backend.factory.reserve(BASE).orElseThrow().id();
+        SandboxBackend source = claim(spec(sourceId, Map.of(), "user"));
+        SnapshotState snapshot;
+        try {
+            backend.exec(sourceId, "sh", "-c", "echo kept > /home/user/snap.txt");
+            snapshot = source.snapshot(Files.createDirectories(dir.resolve("snapshot")));
+        } finally {
+            source.close();
+        }
+        TemplateId snapshotId = new TemplateId("snapwarm" + System.nanoTime());
+
+        // the first create keeps it warm (nothing is ready yet); then a reserved restore starts as its own sandbox
+        assertThat(backend.factory.reserve(snapshotId, snapshot)).isEmpty();
+        Instant deadline = Instant.now().plus(Duration.ofSeconds(90));
+        while (backend.factory.warmPool().readyCount(snapshotId.value()) < 1) {
+            assertThat(Instant.now())
+                    .as("a restore of the snapshot is ready in time")
+                    .isBefore(deadline);
+            LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+        }
+        Reservation reservation = backend.factory.reserve(snapshotId, snapshot).orElseThrow();
+        SandboxId id = reservation.id();
+        SandboxBackend sandbox = backend.factory.prepare(
+                new LaunchSpec(id, snapshotId, Map.of(), "user", BackendFixture.token(id), NetworkPolicy.DEFAULT),
+                new LaunchSource.Snapshot(snapshot));
+        try {
+            sandbox.start(READY);
+            reservation.close();
+
+            assertThat(backend.exec(id, "cat", "/home/user/snap.txt")).isEqualTo("kept");
+            assertThat(run(sandbox, id, BackendFixture.token(id), "user", "whoami"))
+                    .isEqualTo("user");
+        } finally {
+            sandbox.close();
+        }
+
+        // deleted: its ready restores go, and it is not kept any more
+        backend.factory.snapshotDeleted(snapshotId);
+        assertThat(backend.factory.warmPool().readyCount(snapshotId.value())).isZero();
+        assertThat(backend.factory.warmPool().keepsSnapshot(snapshotId.value())).isFalse();
     }
 }

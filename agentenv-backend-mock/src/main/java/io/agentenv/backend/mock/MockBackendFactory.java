@@ -67,6 +67,8 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     /** Reserved ids prepare took, in order. */
     private final List<SandboxId> taken = new CopyOnWriteArrayList<>();
 
+    private final List<TemplateId> deletedSnapshots = new CopyOnWriteArrayList<>();
+
     private final SecureRandom random = new SecureRandom();
 
     /** The ServiceLoader constructor: knows the built-in template {@code base}. */
@@ -119,7 +121,8 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         requireNonNull(spec, "spec is null");
         requireNonNull(source, "source is null");
         enter(MockOp.PREPARE, null);
-        if (source instanceof LaunchSource.Template(TemplateId template)) {
+        if (source instanceof LaunchSource.Template || source instanceof LaunchSource.Snapshot) {
+            TemplateId template = spec.template(); // a snapshot's launch names the snapshot
             if (taken.contains(spec.id())) {
                 violations.add("the reserved instance of " + spec.id() + " was taken twice");
             }
@@ -218,6 +221,24 @@ public final class MockBackendFactory implements SandboxBackendFactory {
                 }
             }
         });
+    }
+
+    /** A ready id of the snapshot {@code id}, as {@link #keepReady} of its id made them ({@link #reserve(TemplateId)}). */
+    @Override
+    public Optional<Reservation> reserve(TemplateId id, SnapshotState state) {
+        requireNonNull(state, "state is null");
+        return reserve(id);
+    }
+
+    /** The snapshots the catalog said it deleted, in order. */
+    public List<TemplateId> deletedSnapshots() {
+        return List.copyOf(deletedSnapshots);
+    }
+
+    @Override
+    public void snapshotDeleted(TemplateId id) {
+        deletedSnapshots.add(id);
+        ready.remove(id);
     }
 
     /**

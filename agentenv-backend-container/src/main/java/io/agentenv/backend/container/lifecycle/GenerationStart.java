@@ -166,6 +166,12 @@ public final class GenerationStart {
                     images = Optional.of(image.images());
                     guestToken = Optional.empty();
                 }
+                case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state)
+                when claimWarm -> { // a warm restore of this snapshot: its layers and checkpoint are in place
+                    lineage = warm.get().lineage();
+                    images = Optional.empty();
+                    guestToken = Optional.empty();
+                }
                 case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) -> {
                     SavedStates.requirePresent(state.lineage(), state.layers(), Optional.of(state.images()));
                     layerFiles.copyLayers(

@@ -13,6 +13,7 @@ import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.pool.RefillPacing;
 import io.agentenv.backend.container.pool.RefillingPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.LayerFiles;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.backend.container.storage.SandboxRootfs;
 import io.agentenv.envd.client.EnvdClient;
@@ -36,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +66,9 @@ public final class WarmPool implements AutoCloseable {
     private static final Duration BURST_QUIET = Duration.ofMillis(500);
     /** The longest a refill waits for a burst to end (a steady stream of concurrent creates must not keep it empty). */
     private static final Duration MAX_DEFERRAL = Duration.ofSeconds(2);
+
+    /** Snapshots kept warm at most (besides the templates): each holds {@code size} sandboxes' slots and memory. */
+    static final int MAX_SNAPSHOTS = 2;
 
     /** The default user a member's envd is initialised with (the orchestrator's, E2B's base template's). */
     static final String MEMBER_USER = "user";
@@ -111,12 +116,15 @@ public final class WarmPool implements AutoCloseable {
     private final EnvdClients envdClients;
     private final UtsHostname hostnames;
     private final TemplateImages templates;
+    private final LayerFiles layerFiles;
     private final Clock clock;
     private final int size;
     private final Optional<EnvdTokens> tokens;
     private final SecureRandom random = new SecureRandom();
     /** Ready members per template, in the order templates were first asked for. */
     private final RefillingPool<String, Member> ready;
+    /** The snapshots kept warm, by their id (a key of {@link #ready}, like a template's name). */
+    private final Map<String, SavedStates.Snapshot> snapshots = new ConcurrentHashMap<>();
 
     private final Object lock = new Object();
     /** Reserved members no prepare claimed yet, by their sandbox id, with their template. Guarded by lock. */
@@ -141,6 +149,7 @@ public final class WarmPool implements AutoCloseable {
             EnvdClients envdClients,
             UtsHostname hostnames,
             TemplateImages templates,
+            LayerFiles layerFiles,
             Clock clock,
             int size,
             Optional<EnvdTokens> tokens) {
@@ -154,6 +163,7 @@ public final class WarmPool implements AutoCloseable {
         this.envdClients = requireNonNull(envdClients, "envdClients is null");
         this.hostnames = requireNonNull(hostnames, "hostnames is null");
         this.templates = requireNonNull(templates, "templates is null");
+        this.layerFiles = requireNonNull(layerFiles, "layerFiles is null");
         this.clock = requireNonNull(clock, "clock is null");
         if (size < 0) {
             throw new IllegalArgumentException("size must be >= 0: " + size);
@@ -185,6 +195,60 @@ public final class WarmPool implements AutoCloseable {
             return;
         }
         ready.keep(template);
+    }
+
+    /**
+     * Starts keeping the snapshot {@code id} warm (a template build's result, say), unless {@value #MAX_SNAPSHOTS}
+     * snapshots are kept already; true when it is kept. Its members are restores of the snapshot like a create from it
+     * makes, on the snapshot's resources.
+     */
+    public boolean keepWarm(String id, SavedStates.Snapshot snapshot) {
+        if (size == 0 || closed || tokens.isEmpty()) { // a member is initialised for its id: it needs its token
+            return false;
+        }
+        if (snapshots.putIfAbsent(id, snapshot) == null) {
+            if (snapshots.size() > MAX_SNAPSHOTS || !ready.keep(id)) {
+                snapshots.remove(id, snapshot);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Destroys one ready member, a snapshot's before a template's, so that its slot goes to a sandbox being created;
+     * false when there is none. The refill makes it again once a slot is free.
+     */
+    public boolean yieldOne() throws InterruptedException {
+        List<String> keys = new ArrayList<>(ready.keys());
+        keys.sort((a, b) -> Boolean.compare(!snapshots.containsKey(a), !snapshots.containsKey(b)));
+        for (String key : keys) {
+            Optional<Member> member = ready.poll(key);
+            if (member.isPresent()) {
+                log.atInfo()
+                        .addKeyValue("template", key)
+                        .addKeyValue("sandbox_id", member.get().sandbox().value())
+                        .log("a warm sandbox gives its slot to a create");
+                destroy(member.get());
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the snapshot {@code id} is kept warm. */
+    public boolean keepsSnapshot(String id) {
+        return snapshots.containsKey(id);
+    }
+
+    /** Stops keeping the snapshot {@code id} warm and destroys its ready members (it was deleted). */
+    public void forgetSnapshot(String id) throws InterruptedException {
+        if (snapshots.remove(id) == null) {
+            return;
+        }
+        for (Member member : ready.drop(id)) {
+            destroy(member);
+        }
     }
 
     /** A ready member of {@code template}, never handed out before; empty when none is ready (the caller restores). */
@@ -318,8 +382,12 @@ public final class WarmPool implements AutoCloseable {
      * Restores the template's boot image into a new member for a new sandbox id, waits until its envd answers and
      * initialises it (see {@link Member#token}); sets its hostname and writes its {@code instance.json}.
      */
-    private Member restore(String template) throws BackendException, InterruptedException {
-        TemplateImages.Image image = templates.image(template);
+    private Member restore(String key) throws BackendException, InterruptedException {
+        SavedStates.Snapshot snapshot = snapshots.get(key);
+        return snapshot == null ? restore(key, templates.image(key)) : restore(key, snapshot);
+    }
+
+    private Member restore(String template, TemplateImages.Image image) throws BackendException, InterruptedException {
         SandboxId sandbox = SandboxId.random(random);
         ContainerId id = names.containerId(sandbox);
         SandboxDirs dirs = names.dirs(id);
@@ -354,6 +422,59 @@ public final class WarmPool implements AutoCloseable {
             }
             throw new BackendException.Recoverable(
                     "could not restore a warm sandbox of " + template + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Restores the snapshot into a new member for a new sandbox id, as a create from it does (its owned layers copied,
+     * its checkpoint restored on its resources), waits until its envd answers and initialises it with the member's
+     * token (the snapshot's envd still holds its source's, which the init is sent with).
+     */
+    private Member restore(String id, SavedStates.Snapshot snapshot) throws BackendException, InterruptedException {
+        SandboxId sandbox = SandboxId.random(random);
+        ContainerId container = names.containerId(sandbox);
+        SandboxDirs dirs = names.dirs(container);
+        Lineage lineage = snapshot.lineage();
+        NetSlot slot = null;
+        EnvdClient client = null;
+        try {
+            SavedStates.requirePresent(lineage, snapshot.layers(), Optional.of(snapshot.images()));
+            try {
+                slot = pool.acquire();
+            } catch (NetnsPool.NoFreeSlotException e) {
+                throw e.exhausted();
+            }
+            Files.createDirectories(dirs.envd());
+            layerFiles.copyLayers(
+                    snapshot.layers(),
+                    dirs.layers(),
+                    lineage.owned().stream().map(n -> new String[] {n, n}).toList());
+            sandboxRootfs.mountOnNewDisk(
+                    lineage.lowers(dirs.layers()), dirs, snapshot.resources().diskSizeMiB());
+            GuestProcFiles.writeBootId(dirs, snapshot.bootId().orElseGet(GuestProcFiles::newBootId));
+            RuncRuntime.writeConfig(
+                    dirs.bundle(),
+                    specs.build(container, dirs, slot, sandbox.value(), lineage, snapshot.resources(), List.of()));
+            runc.restore(container, dirs.bundle(), snapshot.images(), dirs.restoreWork());
+            client = envdClients.open(sandbox, ContainerSandbox.envdAddress(slot), snapshot.guestToken());
+            client.waitUntilReady(clock.instant().plus(READY));
+            Optional<AccessToken> token = tokens.map(t -> t.envdToken(sandbox));
+            client.init(memberInit(token));
+            client.close();
+            client = envdClients.open(sandbox, ContainerSandbox.envdAddress(slot), token);
+            long initPid = Generation.initPid(dirs);
+            hostnames.set(initPid, sandbox.value());
+            InstanceFile.write(dirs, lineage, slot.index());
+            return new Member(sandbox, token, container, dirs, slot, lineage, client, processes(container, initPid));
+        } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
+            if (client != null) {
+                client.close();
+            }
+            if (slot != null) {
+                release(container, dirs, slot);
+            }
+            throw new BackendException.Recoverable(
+                    "could not restore a warm sandbox of snapshot " + id + ": " + e.getMessage(), e);
         }
     }
 

@@ -216,6 +216,17 @@ public final class RefillingPool<K, T> {
         }
     }
 
+    /**
+     * Stops keeping {@code key} and hands its ready items to the caller (an item being made for it is discarded when
+     * it is done). A later {@link #keep} or take of the key keeps it again.
+     */
+    public List<T> drop(K key) {
+        synchronized (lock) {
+            Deque<T> queue = ready.remove(key);
+            return queue == null ? List.of() : List.copyOf(queue);
+        }
+    }
+
     /** Items of {@code key} ready now. */
     public int ready(K key) {
         synchronized (lock) {
@@ -284,9 +295,10 @@ public final class RefillingPool<K, T> {
             }
             boolean kept;
             synchronized (lock) {
-                kept = !closed;
+                Deque<T> queue = ready.get(key);
+                kept = !closed && queue != null; // a key dropped meanwhile takes no more items
                 if (kept) {
-                    ready.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(made.get());
+                    queue.addLast(made.get());
                 }
             }
             if (!kept) {

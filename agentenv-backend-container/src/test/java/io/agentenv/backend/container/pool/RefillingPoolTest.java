@@ -183,6 +183,26 @@ class RefillingPoolTest {
     }
 
     @Test
+    void a_dropped_key_hands_over_its_items_and_discards_the_one_being_made() throws Exception {
+        Counting items = new Counting();
+        RefillingPool<String, String> pool = new RefillingPool<>("test-refill", 2, items);
+        pool.keep("a");
+        HostFixture.await("a is filled", WAIT, () -> pool.ready("a") == 2);
+        items.gate = new CountDownLatch(1);
+        assertThat(pool.take("a")).contains("a-1");
+        HostFixture.await("a refill started", WAIT, () -> items.inProgress.get() == 1);
+
+        List<String> dropped = pool.drop("a");
+        items.gate.countDown();
+        HostFixture.await("the refill ended", WAIT, () -> items.inProgress.get() == 0 && !items.discarded.isEmpty());
+
+        assertThat(dropped).containsExactly("a-2");
+        assertThat(items.discarded).containsExactly("a-3");
+        assertThat(pool.keys()).doesNotContain("a");
+        assertThat(pool.ready("a")).isZero();
+    }
+
+    @Test
     void a_pool_of_target_zero_keeps_nothing() throws Exception {
         Counting items = new Counting();
         RefillingPool<String, String> pool = new RefillingPool<>("test-refill", 0, items);
