@@ -55,7 +55,11 @@ final class CreateOperation {
         TemplateCatalog.Resolved resolved = templates.resolve(request.template());
         Optional<Reservation> reservation = switch (resolved.source()) {
             case LaunchSource.Template(var template) -> backends.reserve(template);
-            case LaunchSource.Snapshot(var state) -> backends.reserve(resolved.template(), state);
+            // a template build's sandbox starts from a cached layer or a base once: no snapshot is kept warm for it
+            case LaunchSource.Snapshot(var state) ->
+                request.metadata().containsKey(TemplateBuilder.BUILD_METADATA)
+                        ? Optional.empty()
+                        : backends.reserve(resolved.template(), state);
             case LaunchSource.Paused paused -> Optional.empty();
         };
         try {

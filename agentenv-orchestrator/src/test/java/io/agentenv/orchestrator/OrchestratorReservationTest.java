@@ -7,10 +7,13 @@ import io.agentenv.backend.mock.MockAction;
 import io.agentenv.backend.mock.MockOp;
 import io.agentenv.backend.mock.MockSandbox;
 import io.agentenv.spi.LaunchSource;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -73,6 +76,21 @@ class OrchestratorReservationTest {
         assertThat(view.id()).isEqualTo(proposed);
         assertThat(h.backend.takenReservations()).containsExactly(proposed);
         assertThat(h.backend.outstandingReservations()).isEmpty();
+        // a template build's sandbox does not ask for a ready restore
+        h.backend.keepReady(snapshot.id(), 1);
+        SandboxView build = orchestrator.create(new CreateSandbox(
+                "prepared",
+                Duration.ofSeconds(60),
+                TimeoutAction.KILL,
+                PauseMode.WITH_MEMORY,
+                false,
+                Map.of(),
+                Map.of(TemplateBuilder.BUILD_METADATA, "b1"),
+                NetworkPolicy.DEFAULT,
+                CustomExtensionParams.EMPTY,
+                true));
+        assertThat(build.id()).isNotEqualTo(h.backend.readyIds(snapshot.id()).getFirst());
+        assertThat(h.backend.takenReservations()).containsExactly(proposed);
         // and a deleted snapshot is no longer kept ready
         assertThat(orchestrator.deleteTemplate("prepared")).isTrue();
         assertThat(h.backend.deletedSnapshots()).containsExactly(snapshot.id());
