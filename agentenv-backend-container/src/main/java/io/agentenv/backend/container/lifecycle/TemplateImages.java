@@ -140,7 +140,7 @@ public final class TemplateImages {
                     "template " + template + " is not available: " + e.getMessage() + " (run scripts/setup-host.sh)",
                     e);
         }
-        String key = template + "-" + key(template, rootfs);
+        String key = template + "-" + key(rootfs);
         CompletableFuture<Image> mine = new CompletableFuture<>();
         CompletableFuture<Image> build = builds.putIfAbsent(key, mine);
         if (build == null) {
@@ -173,20 +173,12 @@ public final class TemplateImages {
         }
     }
 
-    /**
-     * The boot envd's extra arguments: the request warm-up for the templates sandboxes are created from; none for an
-     * image, whose sandboxes are template builds only (its warm-up would cost every first build of an image a second).
-     */
-    private List<String> bootArgs(String template) {
-        return templateDirs.isImage(template) ? List.of() : BOOT_ENVD_ARGS;
-    }
-
-    private String key(String template, Path rootfs) {
+    private String key(Path rootfs) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
             // warm-up get a new key
-            digest.update((EnvdLayout.envdSupervisor(bootArgs(template)) + "\n").getBytes(StandardCharsets.UTF_8));
+            digest.update((EnvdLayout.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
             String text = String.join(
                     "\n",
                     rootfs.toString(),
@@ -238,7 +230,7 @@ public final class TemplateImages {
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own
             RuncRuntime.writeConfig(
                     dirs.bundle(),
-                    specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), bootArgs(template)));
+                    specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), BOOT_ENVD_ARGS));
             runc.create(id, dirs.bundle());
             GuestProcFiles.mount(Generation.initPid(dirs), dirs);
             runc.start(id);
