@@ -39,17 +39,19 @@ try {
   await Template.build(Template().fromImage(image), 'bench-build-image', opts) // the image into the store
   console.log(`build: ${rounds} rounds of build + unchanged rebuild from the cached ${image}, load ${load()}`)
 
-  const template = () => Template({ fileContextPath: context })
+  // each round's first step is its own (the round number in it), so that a round's build finds no cached layer of an
+  // earlier round's and its rebuild finds all of its own
+  const template = (round) => Template({ fileContextPath: context })
     .fromImage(image)
-    .runCmd('mkdir -p /srv/app && echo "built by $(whoami)" > /srv/app/built.txt', { user: 'root' })
+    .runCmd(`mkdir -p /srv/app && echo "built by $(whoami) in round ${round}" > /srv/app/built.txt`, { user: 'root' })
     .runCmd('ls /bin > /srv/app/tools.txt', { user: 'root' })
     .copy('app', '/srv/app/', { user: 'root' })
     .runCmd('sh /srv/app/main.sh > /srv/app/ran.txt && grep -q "app bench" /srv/app/ran.txt', { user: 'root' })
 
   /** One Template.build of {@code name}: the SDK's wall time and the server's, from the build log. */
-  async function timedBuild(name) {
+  async function timedBuild(name, round) {
     const start = performance.now()
-    const { templateId, buildId } = await Template.build(template(), name, opts)
+    const { templateId, buildId } = await Template.build(template(round), name, opts)
     const took = performance.now() - start
     const log = await buildLog(server, templateId, buildId)
     if (process.env.AENV_BENCH_SHOW_LOG) for (const e of log) console.log(`  +${e.ms - log[0].ms} ms ${e.message}`)
@@ -60,12 +62,12 @@ try {
   const rows = []
   for (let r = 0; r < rounds; r++) {
     const name = `bench-build-${r}`
-    const first = await timedBuild(name)
-    const again = await timedBuild(name)
+    const first = await timedBuild(name, r)
+    const again = await timedBuild(name, r)
     const sbx = await Sandbox.create(name, opts) // the rebuilt template works
     try {
       const check = await sbx.commands.run('cat /srv/app/ran.txt /srv/app/built.txt')
-      if (check.stdout !== 'app bench\nbuilt by root\n') throw new Error(`unexpected template contents: ${check.stdout}`)
+      if (check.stdout !== `app bench\nbuilt by root in round ${r}\n`) throw new Error(`unexpected template contents: ${check.stdout}`)
     } finally {
       await sbx.kill()
     }
