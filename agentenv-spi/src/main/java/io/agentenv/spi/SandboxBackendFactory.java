@@ -43,7 +43,8 @@ public interface SandboxBackendFactory {
     List<TemplateDescriptor> templates();
 
     /**
-     * The one of {@link #templates()} with this id, or empty: what a create looks up. The default filters
+     * The one of {@link #templates()} (or of the images {@link #addImageTemplate} added) with this id, or empty: what a
+     * create looks up. The default filters
      * {@link #templates()}; a backend whose listing costs I/O per template answers it for the one id instead.
      */
     default Optional<TemplateDescriptor> template(TemplateId id) {
@@ -52,7 +53,8 @@ public interface SandboxBackendFactory {
 
     /**
      * Makes {@code rootfs}, an unpacked OCI image's root filesystem, a built-in template of this backend named
-     * {@code id}: from then on {@link #template(TemplateId)} finds it and {@link LaunchSource.Template} boots it, with
+     * {@code id}: from then on {@link #template(TemplateId)} finds it (it is where template builds start; {@link
+     * #templates()} does not list it) and {@link LaunchSource.Template} boots it, with
      * the guest agent running whatever the image holds (any libc, no shell). The directory is read-only from now on
      * and the caller keeps it for as long as the template exists. Adding the same id for the same rootfs again is a
      * no-op; for another rootfs, the template then boots that one. The default refuses: a backend that cannot boot

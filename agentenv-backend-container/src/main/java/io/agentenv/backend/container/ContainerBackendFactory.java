@@ -454,7 +454,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         List<TemplateDescriptor> found = new ArrayList<>();
         try {
             for (String name : templateDirs.names()) {
-                if (TemplateId.isValid(name)) {
+                // an image's template is where template builds start, not one to list (it is not prepared for use)
+                if (TemplateId.isValid(name) && !templateDirs.isImage(name)) {
                     found.add(new TemplateDescriptor(
                             new TemplateId(name), settings.resources(), builtAt(templateDirs.current(name))));
                 }

@@ -121,6 +121,10 @@ class ContainerTemplatesHostTest {
         try (BackendFixture backend = BackendFixture.create(Map.of())) {
             TemplateDescriptor added = backend.factory.addImageTemplate(id, rootfs);
             assertThat(backend.factory.template(id)).contains(added);
+            assertThat(backend.factory.templates())
+                    .as("not listed")
+                    .extracting(TemplateDescriptor::id)
+                    .doesNotContain(id);
             assertThat(backend.factory.addImageTemplate(id, rootfs))
                     .as("idempotent")
                     .isEqualTo(added);

@@ -92,7 +92,10 @@ public final class MockBackendFactory implements SandboxBackendFactory {
 
     @Override
     public Optional<TemplateDescriptor> template(TemplateId id) {
-        return Optional.ofNullable(templates.get(id));
+        return Optional.ofNullable(templates.get(id))
+                .or(() -> imageTemplates.containsKey(id)
+                        ? Optional.of(new TemplateDescriptor(id, BASE_RESOURCES))
+                        : Optional.empty());
     }
 
     public void addTemplate(TemplateDescriptor template) {
@@ -106,9 +109,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
             throw new BackendException.Terminal("not a directory: " + rootfs);
         }
         imageTemplates.put(id, rootfs);
-        TemplateDescriptor template = new TemplateDescriptor(id, BASE_RESOURCES);
-        addTemplate(template);
-        return template;
+        return new TemplateDescriptor(id, BASE_RESOURCES);
     }
 
     /** The image rootfs each template of {@link #addImageTemplate} was added with. */
@@ -132,10 +133,9 @@ public final class MockBackendFactory implements SandboxBackendFactory {
         }
         Resources resources = switch (source) {
             case LaunchSource.Template t -> {
-                TemplateDescriptor template = templates.get(t.template());
-                if (template == null) {
-                    throw new BackendException.Terminal("mock backend has no template " + t.template());
-                }
+                TemplateDescriptor template = template(t.template())
+                        .orElseThrow(
+                                () -> new BackendException.Terminal("mock backend has no template " + t.template()));
                 yield template.resources();
             }
             case LaunchSource.Snapshot s -> s.state().resources();
