@@ -18,6 +18,9 @@ import java.util.Optional;
 final class CreateOperation {
     private final Launcher launcher;
 
+    /** The user a sandbox runs as when neither its template nor its create names one. */
+    private final String defaultUser;
+
     private final TemplateCatalog templates;
     private final SandboxBackendFactory backends;
     private final Ids ids;
@@ -32,7 +35,9 @@ final class CreateOperation {
             HookCalls hooks,
             EventBus events,
             Clock clock,
-            Launcher launcher) {
+            Launcher launcher,
+            String defaultUser) {
+        this.defaultUser = requireNonNull(defaultUser, "defaultUser is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.backends = requireNonNull(backends, "backends is null");
         this.ids = requireNonNull(ids, "ids is null");
@@ -59,7 +64,12 @@ final class CreateOperation {
             case LaunchSource.Snapshot(var state) ->
                 request.metadata().containsKey(TemplateBuilder.BUILD_METADATA)
                         ? Optional.empty()
-                        : backends.reserve(resolved.template(), state);
+                        : backends.reserve(
+                                resolved.template(),
+                                state,
+                                resolved.envVars(),
+                                resolved.guestDefaults().user().orElse(defaultUser),
+                                resolved.guestDefaults().workdir());
             case LaunchSource.Paused paused -> Optional.empty();
         };
         try {

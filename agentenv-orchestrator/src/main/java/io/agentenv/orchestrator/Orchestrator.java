@@ -122,7 +122,8 @@ public final class Orchestrator {
         Launcher launcher =
                 new Launcher(records, runtime, backends, specs, ids, this.hooks, clock, settings.readyTimeout());
         Captures captures = new Captures(records, runtime, artifacts, disposal);
-        this.creates = new CreateOperation(templates, backends, ids, this.hooks, events, clock, launcher);
+        this.creates = new CreateOperation(
+                templates, backends, ids, this.hooks, events, clock, launcher, settings.defaultUser());
         this.kills =
                 new KillOperation(records, runtime, backends, artifacts, this.hooks, events, clock, transitionWait);
         this.pauses =

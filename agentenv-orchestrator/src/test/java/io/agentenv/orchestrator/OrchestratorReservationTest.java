@@ -76,6 +76,9 @@ class OrchestratorReservationTest {
         assertThat(view.id()).isEqualTo(proposed);
         assertThat(h.backend.takenReservations()).containsExactly(proposed);
         assertThat(h.backend.outstandingReservations()).isEmpty();
+        // the backend learnt what the snapshot's sandboxes get when a create asks for nothing more
+        assertThat(h.backend.snapshotDefaults().get(snapshot.id()).defaultUser())
+                .contains(OrchestratorSettings.DEFAULT_USER);
         // a template build's sandbox does not ask for a ready restore
         h.backend.keepReady(snapshot.id(), 1);
         SandboxView build = orchestrator.create(new CreateSandbox(

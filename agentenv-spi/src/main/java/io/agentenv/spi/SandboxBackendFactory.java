@@ -2,6 +2,7 @@ package io.agentenv.spi;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -79,9 +80,17 @@ public interface SandboxBackendFactory {
      * {@link #reserve(TemplateId)} for a create from the snapshot {@code id} of the catalog ({@code state} is its
      * state): a backend that keeps restores of snapshots ready (for template builds' results, whose sandboxes should
      * start as fast as a built-in template's) sets one aside; the prepare of a {@link LaunchSource.Snapshot} launch of
-     * the reserved id takes it. Empty when none is ready or the backend keeps none (the default). Must not block on I/O.
+     * the reserved id takes it. {@code envVars}, {@code defaultUser} and {@code defaultWorkdir} are what the snapshot's
+     * sandboxes get when a create asks for nothing more (its {@link LaunchSpec} then holds exactly these): a backend may
+     * initialise its ready instances with them. Empty when none is ready or the backend keeps none (the default). Must
+     * not block on I/O.
      */
-    default Optional<Reservation> reserve(TemplateId id, SnapshotState state) {
+    default Optional<Reservation> reserve(
+            TemplateId id,
+            SnapshotState state,
+            Map<String, String> envVars,
+            String defaultUser,
+            Optional<String> defaultWorkdir) {
         return Optional.empty();
     }
 

@@ -558,12 +558,18 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      * WarmPool#MAX_SNAPSHOTS} snapshots are), like a template's (see {@link #reserve(TemplateId)}).
      */
     @Override
-    public Optional<Reservation> reserve(TemplateId id, SnapshotState state) {
+    public Optional<Reservation> reserve(
+            TemplateId id,
+            SnapshotState state,
+            Map<String, String> envVars,
+            String defaultUser,
+            Optional<String> defaultWorkdir) {
         if (sandboxes == null || shutDown.get() || !(state instanceof SavedStates.Snapshot snapshot)) {
             return Optional.empty();
         }
         WarmPool pool = warmPool;
-        return pool.keepWarm(id.value(), snapshot) ? pool.reserve(id.value()) : Optional.empty();
+        WarmPool.MemberDefaults defaults = WarmPool.MemberDefaults.of(envVars, defaultUser, defaultWorkdir);
+        return pool.keepWarm(id.value(), snapshot, defaults) ? pool.reserve(id.value()) : Optional.empty();
     }
 
     /** A deleted snapshot is no longer kept warm: its ready sandboxes are destroyed. */

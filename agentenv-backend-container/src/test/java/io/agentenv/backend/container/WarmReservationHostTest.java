@@ -334,7 +334,9 @@ class WarmReservationHostTest {
         TemplateId snapshotId = new TemplateId("snapwarm" + System.nanoTime());
 
         // the first create keeps it warm (nothing is ready yet); then a reserved restore starts as its own sandbox
-        assertThat(backend.factory.reserve(snapshotId, snapshot)).isEmpty();
+        Map<String, String> templateEnv = Map.of("TEMPLATE_ENV", "from the template");
+        assertThat(backend.factory.reserve(snapshotId, snapshot, templateEnv, "user", Optional.empty()))
+                .isEmpty();
         Instant deadline = Instant.now().plus(Duration.ofSeconds(90));
         while (backend.factory.warmPool().readyCount(snapshotId.value()) < 1) {
             assertThat(Instant.now())
@@ -342,18 +344,25 @@ class WarmReservationHostTest {
                     .isBefore(deadline);
             LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
         }
-        Reservation reservation = backend.factory.reserve(snapshotId, snapshot).orElseThrow();
+        Reservation reservation = backend.factory
+                .reserve(snapshotId, snapshot, templateEnv, "user", Optional.empty())
+                .orElseThrow();
         SandboxId id = reservation.id();
         SandboxBackend sandbox = backend.factory.prepare(
-                new LaunchSpec(id, snapshotId, Map.of(), "user", BackendFixture.token(id), NetworkPolicy.DEFAULT),
+                new LaunchSpec(id, snapshotId, templateEnv, "user", BackendFixture.token(id), NetworkPolicy.DEFAULT),
                 new LaunchSource.Snapshot(snapshot));
         try {
             sandbox.start(READY);
             reservation.close();
 
             assertThat(backend.exec(id, "cat", "/home/user/snap.txt")).isEqualTo("kept");
-            assertThat(run(sandbox, id, BackendFixture.token(id), "user", "whoami"))
-                    .isEqualTo("user");
+            assertThat(run(sandbox, id, BackendFixture.token(id), "user", "echo \"$(whoami) $TEMPLATE_ENV\""))
+                    .isEqualTo("user from the template");
+            // the member was initialised with what this create asks for: the claim sent no init of its own
+            assertThat(sandbox.envd().orElseThrow().logs(0, 1000).entries())
+                    .extracting(EnvdLogEntry::message)
+                    .filteredOn(message -> message.contains("session initialised") && message.contains("env_vars=1"))
+                    .hasSize(1);
         } finally {
             sandbox.close();
         }

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.spi.BackendCapacity;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
+import io.agentenv.spi.EnvdInit;
 import io.agentenv.spi.GuestEndpoint;
 import io.agentenv.spi.HostNetwork;
 import io.agentenv.spi.LaunchSource;
@@ -24,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
@@ -68,6 +70,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     private final List<SandboxId> taken = new CopyOnWriteArrayList<>();
 
     private final List<TemplateId> deletedSnapshots = new CopyOnWriteArrayList<>();
+    private final Map<TemplateId, EnvdInit> snapshotDefaults = new ConcurrentHashMap<>();
 
     private final SecureRandom random = new SecureRandom();
 
@@ -225,9 +228,21 @@ public final class MockBackendFactory implements SandboxBackendFactory {
 
     /** A ready id of the snapshot {@code id}, as {@link #keepReady} of its id made them ({@link #reserve(TemplateId)}). */
     @Override
-    public Optional<Reservation> reserve(TemplateId id, SnapshotState state) {
+    public Optional<Reservation> reserve(
+            TemplateId id,
+            SnapshotState state,
+            Map<String, String> envVars,
+            String defaultUser,
+            Optional<String> defaultWorkdir) {
         requireNonNull(state, "state is null");
+        snapshotDefaults.put(
+                id, new EnvdInit(Optional.empty(), envVars, Optional.of(defaultUser), defaultWorkdir, Instant.EPOCH));
         return reserve(id);
+    }
+
+    /** What each snapshot's latest reserve said its sandboxes get (env vars, user, workdir; no token, no time). */
+    public Map<TemplateId, EnvdInit> snapshotDefaults() {
+        return Map.copyOf(snapshotDefaults);
     }
 
     /** The snapshots the catalog said it deleted, in order. */

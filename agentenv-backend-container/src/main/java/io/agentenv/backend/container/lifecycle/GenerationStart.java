@@ -307,13 +307,16 @@ public final class GenerationStart {
     }
 
     /**
-     * Whether the member's envd has exactly what this sandbox's {@code /init} would set: its token, no env vars, the
-     * member's default user (and so workdir), and it is still the envd the pool initialised (one {@code /proc} read;
-     * a successor started by the supervisor has no init yet).
+     * Whether the member's envd has exactly what this sandbox's {@code /init} would set: its token, env vars, default
+     * user and workdir (the member's {@link WarmPool.MemberDefaults}), and it is still the envd the pool initialised
+     * (one {@code /proc} read; a successor started by the supervisor has no init yet).
      */
     private static boolean initialisedFor(WarmPool.Member member, LaunchSpec spec) throws IOException {
-        return spec.envVars().isEmpty()
-                && spec.defaultUser().equals(WarmPool.MEMBER_USER)
+        return spec.envVars().equals(member.defaults().envVars())
+                && spec.defaultUser().equals(member.defaults().user())
+                && spec.defaultWorkdir()
+                        .or(() -> workdir(spec.defaultUser()))
+                        .equals(member.defaults().workdir())
                 && member.token().equals(Optional.of(spec.accessToken()))
                 && member.processes()
                         .flatMap(GenerationLiveness.Processes::envd)

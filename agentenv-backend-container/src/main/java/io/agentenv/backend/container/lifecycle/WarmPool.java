@@ -74,6 +74,28 @@ public final class WarmPool implements AutoCloseable {
     static final String MEMBER_USER = "user";
 
     /**
+     * What a member's envd is initialised with besides its token: a template's members get nothing beyond E2B's
+     * default user (and its home); a snapshot's, the environment, user and working directory its sandboxes get when
+     * the create asks for nothing more, so that such a claim needs no {@code /init}.
+     */
+    public record MemberDefaults(Map<String, String> envVars, String user, Optional<String> workdir) {
+        public MemberDefaults {
+            envVars = Map.copyOf(envVars);
+            requireNonNull(user, "user is null");
+            requireNonNull(workdir, "workdir is null");
+        }
+
+        /** Sandboxes' defaults as a launch gives them: without a workdir, the user's home (as the claim's init sets). */
+        public static MemberDefaults of(Map<String, String> envVars, String user, Optional<String> workdir) {
+            return new MemberDefaults(envVars, user, workdir.or(() -> GenerationStart.workdir(user)));
+        }
+
+        /** A template's members: {@value WarmPool#MEMBER_USER} in its home. */
+        static final MemberDefaults TEMPLATE =
+                new MemberDefaults(Map.of(), MEMBER_USER, GenerationStart.workdir(MEMBER_USER));
+    }
+
+    /**
      * One ready sandbox, not yet anyone's.
      *
      * @param sandbox the sandbox id it was made for: its container is {@link ContainerNames#containerId} of it and its
@@ -84,6 +106,7 @@ public final class WarmPool implements AutoCloseable {
      * @param envd a client of the member's envd, which answers {@code /ready}; its connection is kept for the claimer
      * @param processes its init and envd processes, found once it was ready (empty if they could not be read then):
      *                  the claim's liveness starts from them instead of reading {@code /proc} inside the create
+     * @param defaults what its envd was initialised with besides the token (when there is a token)
      */
     public record Member(
             SandboxId sandbox,
@@ -93,7 +116,8 @@ public final class WarmPool implements AutoCloseable {
             NetSlot slot,
             Lineage lineage,
             EnvdClient envd,
-            Optional<GenerationLiveness.Processes> processes) {
+            Optional<GenerationLiveness.Processes> processes,
+            MemberDefaults defaults) {
         public Member {
             requireNonNull(sandbox, "sandbox is null");
             requireNonNull(token, "token is null");
@@ -103,6 +127,7 @@ public final class WarmPool implements AutoCloseable {
             requireNonNull(lineage, "lineage is null");
             requireNonNull(envd, "envd is null");
             requireNonNull(processes, "processes is null");
+            requireNonNull(defaults, "defaults is null");
         }
     }
 
@@ -124,7 +149,9 @@ public final class WarmPool implements AutoCloseable {
     /** Ready members per template, in the order templates were first asked for. */
     private final RefillingPool<String, Member> ready;
     /** The snapshots kept warm, by their id (a key of {@link #ready}, like a template's name). */
-    private final Map<String, SavedStates.Snapshot> snapshots = new ConcurrentHashMap<>();
+    private final Map<String, WarmSnapshot> snapshots = new ConcurrentHashMap<>();
+
+    private record WarmSnapshot(SavedStates.Snapshot state, MemberDefaults defaults) {}
 
     private final Object lock = new Object();
     /** Reserved members no prepare claimed yet, by their sandbox id, with their template. Guarded by lock. */
@@ -200,15 +227,17 @@ public final class WarmPool implements AutoCloseable {
     /**
      * Starts keeping the snapshot {@code id} warm (a template build's result, say), unless {@value #MAX_SNAPSHOTS}
      * snapshots are kept already; true when it is kept. Its members are restores of the snapshot like a create from it
-     * makes, on the snapshot's resources.
+     * makes, on the snapshot's resources, initialised with {@code defaults} (those of the first create that asked: what
+     * its sandboxes get from the snapshot).
      */
-    public boolean keepWarm(String id, SavedStates.Snapshot snapshot) {
+    public boolean keepWarm(String id, SavedStates.Snapshot snapshot, MemberDefaults defaults) {
         if (size == 0 || closed || tokens.isEmpty()) { // a member is initialised for its id: it needs its token
             return false;
         }
-        if (snapshots.putIfAbsent(id, snapshot) == null) {
+        WarmSnapshot warm = new WarmSnapshot(snapshot, defaults);
+        if (snapshots.putIfAbsent(id, warm) == null) {
             if (snapshots.size() > MAX_SNAPSHOTS || !ready.keep(id)) {
-                snapshots.remove(id, snapshot);
+                snapshots.remove(id, warm);
                 return false;
             }
         }
@@ -383,8 +412,10 @@ public final class WarmPool implements AutoCloseable {
      * initialises it (see {@link Member#token}); sets its hostname and writes its {@code instance.json}.
      */
     private Member restore(String key) throws BackendException, InterruptedException {
-        SavedStates.Snapshot snapshot = snapshots.get(key);
-        return snapshot == null ? restore(key, templates.image(key)) : restore(key, snapshot);
+        WarmSnapshot snapshot = snapshots.get(key);
+        return snapshot == null
+                ? restore(key, templates.image(key))
+                : restore(key, snapshot.state(), snapshot.defaults());
     }
 
     private Member restore(String template, TemplateImages.Image image) throws BackendException, InterruptedException {
@@ -408,11 +439,20 @@ public final class WarmPool implements AutoCloseable {
             client = envdClients.open(sandbox, ContainerSandbox.envdAddress(slot), Optional.empty());
             client.waitUntilReady(clock.instant().plus(READY));
             Optional<AccessToken> token = tokens.map(t -> t.envdToken(sandbox));
-            client.init(memberInit(token));
+            client.init(memberInit(token, MemberDefaults.TEMPLATE));
             long initPid = Generation.initPid(dirs);
             hostnames.set(initPid, sandbox.value()); // a restore keeps the template boot's hostname
             InstanceFile.write(dirs, image.lineage(), slot.index());
-            return new Member(sandbox, token, id, dirs, slot, image.lineage(), client, processes(id, initPid));
+            return new Member(
+                    sandbox,
+                    token,
+                    id,
+                    dirs,
+                    slot,
+                    image.lineage(),
+                    client,
+                    processes(id, initPid),
+                    MemberDefaults.TEMPLATE);
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             if (client != null) {
                 client.close();
@@ -430,7 +470,8 @@ public final class WarmPool implements AutoCloseable {
      * its checkpoint restored on its resources), waits until its envd answers and initialises it with the member's
      * token (the snapshot's envd still holds its source's, which the init is sent with).
      */
-    private Member restore(String id, SavedStates.Snapshot snapshot) throws BackendException, InterruptedException {
+    private Member restore(String id, SavedStates.Snapshot snapshot, MemberDefaults defaults)
+            throws BackendException, InterruptedException {
         SandboxId sandbox = SandboxId.random(random);
         ContainerId container = names.containerId(sandbox);
         SandboxDirs dirs = names.dirs(container);
@@ -459,13 +500,14 @@ public final class WarmPool implements AutoCloseable {
             client = envdClients.open(sandbox, ContainerSandbox.envdAddress(slot), snapshot.guestToken());
             client.waitUntilReady(clock.instant().plus(READY));
             Optional<AccessToken> token = tokens.map(t -> t.envdToken(sandbox));
-            client.init(memberInit(token));
+            client.init(memberInit(token, defaults));
             client.close();
             client = envdClients.open(sandbox, ContainerSandbox.envdAddress(slot), token);
             long initPid = Generation.initPid(dirs);
             hostnames.set(initPid, sandbox.value());
             InstanceFile.write(dirs, lineage, slot.index());
-            return new Member(sandbox, token, container, dirs, slot, lineage, client, processes(container, initPid));
+            return new Member(
+                    sandbox, token, container, dirs, slot, lineage, client, processes(container, initPid), defaults);
         } catch (IOException | CommandFailedException | EnvdException | RuntimeException e) {
             if (client != null) {
                 client.close();
@@ -479,16 +521,16 @@ public final class WarmPool implements AutoCloseable {
     }
 
     /**
-     * What a member's envd is initialised with: with a token, the token, {@link #MEMBER_USER} and its workdir (logged
+     * What a member's envd is initialised with: with a token, the token and its {@link MemberDefaults} (logged
      * by envd: the first line of the sandbox's journal); without one, nothing (its init path run once after the
      * restore, so the claim's {@code /init} costs envd ~1.2 ms of CPU instead of ~2.1, measured; logged at DEBUG only).
      */
-    private EnvdInit memberInit(Optional<AccessToken> token) {
+    private EnvdInit memberInit(Optional<AccessToken> token, MemberDefaults defaults) {
         if (token.isEmpty()) {
             return new EnvdInit(Optional.empty(), Map.of(), Optional.empty(), Optional.empty(), clock.instant());
         }
         return new EnvdInit(
-                token, Map.of(), Optional.of(MEMBER_USER), GenerationStart.workdir(MEMBER_USER), clock.instant());
+                token, defaults.envVars(), Optional.of(defaults.user()), defaults.workdir(), clock.instant());
     }
 
     /** The member's init and envd processes now, or empty (logged) when they cannot be read. */
