@@ -3,7 +3,9 @@ package io.agentenv.envd;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.envd.process.ProcessService;
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -88,7 +90,7 @@ record EnvdConfig(
         Optional<Path> socket = Optional.ofNullable(env.get("ENVD_UNIX_SOCKET"))
                 .filter(s -> !s.isEmpty())
                 .map(Path::of);
-        String user = System.getProperty("user.name", "root");
+        String user = processUser(System.getProperty("user.name", "?"), processUid());
         long retention = 300;
         int journal = 1 << 20;
         Optional<Path> journalFile = Optional.empty();
@@ -125,6 +127,23 @@ record EnvdConfig(
                 Optional.ofNullable(env.get("PATH")).filter(p -> !p.isBlank()).orElse(ProcessService.DEFAULT_PATH),
                 warmRequests,
                 fallbackShell);
+    }
+
+    /**
+     * The user envd runs as, by name: the JDK's {@code user.name}, which is {@code ?} where the system has no account
+     * file naming the process's uid (an image without {@code /etc/passwd}); uid 0 is root there too, which envd's user
+     * directory knows without a file.
+     */
+    static String processUser(String userName, int uid) {
+        return userName.equals("?") && uid == 0 ? "root" : userName;
+    }
+
+    private static int processUid() {
+        try {
+            return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        } catch (IOException | UnsupportedOperationException e) {
+            return -1;
+        }
     }
 
     private static String value(String[] args, int i, String option) {

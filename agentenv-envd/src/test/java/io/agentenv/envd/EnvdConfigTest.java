@@ -94,4 +94,13 @@ class EnvdConfigTest {
         assertThatThrownBy(() -> EnvdConfig.parse(new String[] {"--log-level", "loud"}, Map.of()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void without_an_account_file_envd_is_root_by_name() {
+        assertThat(EnvdConfig.processUser("?", 0)).isEqualTo("root");
+        assertThat(EnvdConfig.processUser("?", 1000))
+                .as("nothing to name it by")
+                .isEqualTo("?");
+        assertThat(EnvdConfig.processUser("user", 1000)).isEqualTo("user");
+    }
 }

@@ -167,6 +167,10 @@ class ContainerTemplatesHostTest {
                         .startsWith(GuestRuntime.SHELL + "\n")
                         .contains("opt")
                         .endsWith("0\n");
+                // the template's boot envd warmed its request path there too (it runs as root without /etc/passwd)
+                assertThat(backend.exec(spec.id(), GuestRuntime.SHELL, "-c", "cat " + EnvdLayout.ENVD_LOG))
+                        .contains("envd listening")
+                        .doesNotContain("warm-up failed");
             } finally {
                 sandbox.close();
             }
