@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -79,6 +81,8 @@ public final class GuestRuntime {
     private final ProcessRunner runner;
     private final Path jdkHome;
     private final Sources sources;
+    /** {@link #files()}, found once. */
+    private volatile Map<String, Path> files;
 
     public GuestRuntime(ProcessRunner runner, Path jdkHome, Sources sources) {
         this.runner = requireNonNull(runner, "runner is null");
@@ -91,32 +95,40 @@ public final class GuestRuntime {
      * libraries cannot be resolved, is an IOException naming what to install.
      */
     public Map<String, Path> files() throws IOException, InterruptedException {
-        Map<String, Path> files = new LinkedHashMap<>();
-        files.put("bin/tini", requireStatic(sources.tini(), "tini (Debian package tini: tini-static)"));
-        files.put("bin/busybox", requireStatic(sources.busybox(), "busybox (Debian package busybox-static)"));
+        Map<String, Path> found = files;
+        if (found == null) {
+            found = findFiles();
+            files = found;
+        }
+        return found;
+    }
+
+    /** One ldd of every JDK file envd loads (ldd takes them all at once) and one of each static program. */
+    private Map<String, Path> findFiles() throws IOException, InterruptedException {
+        Map<String, Path> found = new LinkedHashMap<>();
+        found.put("bin/tini", requireStatic(sources.tini(), "tini (Debian package tini: tini-static)"));
+        found.put("bin/busybox", requireStatic(sources.busybox(), "busybox (Debian package busybox-static)"));
+        List<String> binaries = JDK_BINARIES.stream()
+                .map(jdkHome::resolve)
+                .filter(Files::exists)
+                .map(Path::toString)
+                .toList();
         Optional<Path> loader = Optional.empty();
-        for (String binary : JDK_BINARIES) {
-            Path file = jdkHome.resolve(binary);
-            if (!Files.exists(file)) {
-                continue;
-            }
-            for (String line : ldd(file).split("\n")) {
-                Matcher resolved = RESOLVED.matcher(line);
-                Matcher interpreter = LOADER_LINE.matcher(line);
-                if (resolved.matches()
-                        && !Path.of(resolved.group(2)).normalize().startsWith(jdkHome.normalize())) {
-                    files.putIfAbsent("lib/" + resolved.group(1), Path.of(resolved.group(2)));
-                } else if (interpreter.matches()) {
-                    loader = Optional.of(Path.of(interpreter.group(1)));
-                } else if (line.contains("=> not found") && !line.contains("libjvm.so")) {
-                    throw new IOException("the JDK at " + jdkHome + " needs a library this host lacks: " + line.trim());
-                }
+        for (String line : ldd(binaries).split("\n")) {
+            Matcher resolved = RESOLVED.matcher(line);
+            Matcher interpreter = LOADER_LINE.matcher(line);
+            if (resolved.matches() && !Path.of(resolved.group(2)).normalize().startsWith(jdkHome.normalize())) {
+                found.putIfAbsent("lib/" + resolved.group(1), Path.of(resolved.group(2)));
+            } else if (interpreter.matches()) {
+                loader = Optional.of(Path.of(interpreter.group(1)));
+            } else if (line.contains("=> not found") && !line.contains("libjvm.so")) {
+                throw new IOException("the JDK at " + jdkHome + " needs a library this host lacks: " + line.trim());
             }
         }
-        files.put(
+        found.put(
                 "lib/ld-linux-x86-64.so.2",
                 loader.orElseThrow(() -> new IOException("no glibc loader found for the JDK at " + jdkHome)));
-        return files;
+        return Collections.unmodifiableMap(found); // in order: the fingerprint lists them so
     }
 
     /**
@@ -158,18 +170,19 @@ public final class GuestRuntime {
         if (!Files.isExecutable(program)) {
             throw new IOException("no " + what + " at " + program + " (run scripts/setup-host.sh)");
         }
-        String out = ldd(program);
+        String out = ldd(List.of(program.toString()));
         if (!out.contains("not a dynamic executable") && !out.contains("statically linked")) {
             throw new IOException(program + " is not statically linked: install " + what);
         }
         return program;
     }
 
-    /** ldd's report, also when it exits non-zero (it does for a static program). */
-    private String ldd(Path file) throws IOException, InterruptedException {
+    /** ldd's report on {@code files}, also when it exits non-zero (it does for a static program). */
+    private String ldd(List<String> files) throws IOException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of("ldd"));
+        argv.addAll(files);
         try {
-            return runner.run(Command.of(Duration.ofSeconds(30), "ldd", file.toString()))
-                    .stdout();
+            return runner.run(Command.of(Duration.ofSeconds(30), argv)).stdout();
         } catch (CommandFailedException e) {
             return e.getMessage();
         }
