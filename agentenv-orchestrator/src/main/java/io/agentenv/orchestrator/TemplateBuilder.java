@@ -490,9 +490,7 @@ public final class TemplateBuilder implements AutoCloseable {
                 if (args.size() % 2 != 0) {
                     throw new Failed(name, "step " + index + ": ENV needs name and value pairs");
                 }
-                for (int i = 0; i < args.size(); i += 2) {
-                    state.env.put(args.get(i), args.get(i + 1));
-                }
+                apply(step, state);
                 info(build, name, "ENV " + String.join(" ", args));
             }
             case "WORKDIR" -> {
@@ -505,13 +503,13 @@ public final class TemplateBuilder implements AutoCloseable {
                 if (!exit.succeeded()) {
                     throw new Failed(name, "step " + index + " (WORKDIR " + args.getFirst() + ") could not be made");
                 }
-                state.workdir = Optional.of(args.getFirst());
+                apply(step, state);
             }
             case "USER" -> {
                 if (args.size() != 1 || args.getFirst().isBlank()) {
                     throw new Failed(name, "step " + index + ": USER needs one user name");
                 }
-                state.user = args.getFirst();
+                apply(step, state);
                 info(build, name, "USER " + args.getFirst());
             }
             case "COPY" -> {
