@@ -598,9 +598,11 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         ContainerSandbox.Launch launch;
         Resources resources;
+        TemplateDirs.Kind kind = TemplateDirs.Kind.NONE; // a template launch's: one look-up, for the pool too
         switch (source) {
             case LaunchSource.Template(TemplateId template) -> {
-                if (!isTemplate(template)) {
+                kind = templateDirs.kind(template.value());
+                if (kind == TemplateDirs.Kind.NONE) {
                     throw new BackendException.Recoverable("no template '" + template + "' on this host");
                 }
                 launch = new ContainerSandbox.Launch.FromTemplate(template.value());
@@ -623,9 +625,10 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 resources = paused.resources();
             }
         }
+        boolean fromImage = kind == TemplateDirs.Kind.IMAGE; // only template builds start from an image: no pool
         Optional<String> poolKey = switch (launch) {
             case ContainerSandbox.Launch.FromTemplate(String template)
-            when !isImageTemplate(new TemplateId(template)) -> {
+            when !fromImage -> {
                 warmPool.keepWarm(template);
                 yield Optional.of(template);
             }

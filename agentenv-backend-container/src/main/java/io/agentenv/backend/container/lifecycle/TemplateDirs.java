@@ -33,22 +33,43 @@ public final class TemplateDirs {
         return NAME.matcher(name).matches();
     }
 
-    /** Whether the template exists: its {@code current} build is linked (one stat or two). */
+    /** Where a template is. */
+    public enum Kind {
+        /** One of the host's (built by the setup). */
+        HOST,
+        /** An image this backend linked. */
+        IMAGE,
+        /** No such template. */
+        NONE
+    }
+
+    /** Which kind of template {@code template} is: one stat for the host's, two for an image or none. */
+    public Kind kind(String template) {
+        if (!isValidName(template)) {
+            return Kind.NONE;
+        }
+        if (Files.isDirectory(hostDir.resolve(template).resolve("current"))) {
+            return Kind.HOST;
+        }
+        return Files.isDirectory(imageDir.resolve(template).resolve("current")) ? Kind.IMAGE : Kind.NONE;
+    }
+
+    /** Whether the template exists: its {@code current} build is linked. */
     public boolean exists(String template) {
-        return isValidName(template) && Files.isDirectory(current(template));
+        return kind(template) != Kind.NONE;
     }
 
     /** Whether the template is an image this backend linked. */
     public boolean isImage(String template) {
-        return isValidName(template)
-                && Files.isDirectory(imageDir.resolve(template).resolve("current"));
+        return kind(template) == Kind.IMAGE;
     }
 
-    /** The template's {@code current} link (an image's, else the host's). */
+    /** The template's {@code current} link (the host's, else an image's). */
     public Path current(String template) {
         requireValid(template);
-        Path image = imageDir.resolve(template).resolve("current");
-        return Files.isDirectory(image) ? image : hostDir.resolve(template).resolve("current");
+        return (kind(template) == Kind.IMAGE ? imageDir : hostDir)
+                .resolve(template)
+                .resolve("current");
     }
 
     /** The root filesystem of the template's current build, resolved through its links. */
