@@ -423,13 +423,15 @@ public final class Orchestrator {
 
     /**
      * Makes an unpacked image's root filesystem the backend's built-in template {@code id} (see
-     * {@link SandboxBackendFactory#addImageTemplate}). INTERNAL when the backend cannot.
+     * {@link SandboxBackendFactory#addImageTemplate}), prepared at its boot by {@code preparation}. INTERNAL when the
+     * backend cannot.
      */
-    public TemplateView addImageTemplate(TemplateId id, Path rootfs) {
+    public TemplateView addImageTemplate(TemplateId id, Path rootfs, String preparation) {
         requireNonNull(id, "id is null");
         requireNonNull(rootfs, "rootfs is null");
+        requireNonNull(preparation, "preparation is null");
         try {
-            backends.addImageTemplate(id, rootfs);
+            backends.addImageTemplate(id, rootfs, preparation);
         } catch (BackendException e) {
             throw new AgentEnvException(ErrorKind.INTERNAL, "image template " + id + ": " + e.getMessage(), e);
         }

@@ -325,9 +325,6 @@ public final class TemplateBuilder implements AutoCloseable {
             sandbox = Optional.of(created.id());
             BuildState state = initial.copy();
             int done = resume.map(StepCache.Resume::done).orElse(0);
-            if (done == 0 && base.image().isPresent()) {
-                provision(build, created.id(), base.image().get());
-            }
             for (int i = 0; i < done; i++) {
                 Step skipped = spec.steps().get(i);
                 apply(skipped, state);
@@ -690,8 +687,17 @@ public final class TemplateBuilder implements AutoCloseable {
         }
         String hex = image.digest().substring(image.digest().indexOf(':') + 1);
         TemplateId id = new TemplateId(IMAGE_TEMPLATE_PREFIX + hex.substring(0, Math.min(16, hex.length())));
+        // the image's boot prepares it before its envd starts, so that envd's boot warm-up finds the account
+        // commands run as and every build from the image starts prepared
+        info(
+                build,
+                step,
+                "preparing the image at its boot: the " + defaultUser + " account, /tmp and home directories");
         try {
-            orchestrator.addImageTemplate(id, image.rootfs());
+            orchestrator.addImageTemplate(
+                    id,
+                    image.rootfs(),
+                    provisioning(defaultUser, image.workdir().filter(w -> w.startsWith("/"))));
         } catch (AgentEnvException e) {
             throw new Failed(step, "fromImage " + reference + ": " + e.getMessage());
         }
@@ -705,22 +711,6 @@ public final class TemplateBuilder implements AutoCloseable {
             repository = repository.substring(0, colon);
         }
         return repository.equals(E2B_BASE_IMAGE) || repository.equals("docker.io/" + E2B_BASE_IMAGE);
-    }
-
-    /**
-     * Readies a sandbox of a plain image for the steps and for the SDK: the directories and accounts every sandbox
-     * has (a {@code user} account with a home, as E2B's templates have, and passwordless sudo where sudo is
-     * installed).
-     */
-    private void provision(BuildRecord build, SandboxId sandbox, ImageSource.Image image) throws Failed {
-        Optional<String> step = Optional.of("base");
-        info(build, step, "preparing the image: the " + defaultUser + " account, /tmp and home directories");
-        Optional<String> workdir = image.workdir().filter(w -> w.startsWith("/"));
-        BuildState root = new BuildState("root", Optional.empty(), new LinkedHashMap<>());
-        GuestCommand.Exit exit = run(build, sandbox, step, provisioning(defaultUser, workdir), "root", root);
-        if (!exit.succeeded()) {
-            throw new Failed(step, "the image could not be prepared (exit code " + exit.exitCode() + ")");
-        }
     }
 
     /** The image config's environment, working directory and (named) user as the steps' starting point. */
@@ -739,7 +729,9 @@ public final class TemplateBuilder implements AutoCloseable {
     }
 
     /**
-     * A POSIX shell script (busybox or coreutils) that makes sure of /tmp, /etc/passwd and /etc/group with root, and
+     * What an image's boot runs before its envd starts (see {@link Orchestrator#addImageTemplate}): the directories
+     * and accounts every sandbox has (a {@code user} account with a home, as E2B's templates have, and passwordless
+     * sudo where sudo is installed). A POSIX shell script (busybox or coreutils) that makes sure of /tmp, /etc/passwd and /etc/group with root, and
      * the account {@code user} with its group and home (the first free id from 1000, bash when there is one), and the
      * image's working directory (made at run time, as container runtimes do).
      */

@@ -57,11 +57,16 @@ public interface SandboxBackendFactory {
      * {@code id}: from then on {@link #template(TemplateId)} finds it (it is where template builds start; {@link
      * #templates()} does not list it) and {@link LaunchSource.Template} boots it, with
      * the guest agent running whatever the image holds (any libc, no shell). The directory is read-only from now on
-     * and the caller keeps it for as long as the template exists. Adding the same id for the same rootfs again is a
-     * no-op; for another rootfs, the template then boots that one. The default refuses: a backend that cannot boot
-     * images.
+     * and the caller keeps it for as long as the template exists. Adding the same id for the same rootfs and
+     * preparation again is a no-op; for another, the template then boots that one. The default refuses: a backend
+     * that cannot boot images.
+     *
+     * @param preparation a POSIX shell script (busybox applets at least) the template's boot runs as root inside the
+     *                    image, once, before the guest agent starts: what it changes (accounts, directories) is part
+     *                    of the template, and the agent's boot sees it; a non-zero exit fails the boot. Empty: none.
      */
-    default TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs) throws BackendException {
+    default TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs, String preparation)
+            throws BackendException {
         throw new BackendException.Terminal("this backend cannot start sandboxes from images");
     }
 

@@ -500,7 +500,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      * envd and its init come from the {@link GuestRuntime}, so the image needs none of their files.
      */
     @Override
-    public TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs) throws BackendException {
+    public TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs, String preparation) throws BackendException {
         requireInitialized();
         if (!TemplateDirs.isValidName(id.value())) {
             throw new BackendException.Terminal(
@@ -508,7 +508,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         try {
             Path image = rootfs.toRealPath();
-            if (templateDirs.linkImage(id.value(), image, "image-" + sha(image.toString()))) {
+            String build = "image-" + sha(image + "\n" + preparation);
+            if (templateDirs.linkImage(id.value(), image, preparation, build)) {
                 log.atInfo()
                         .addKeyValue("template", id.value())
                         .addKeyValue("rootfs", image)

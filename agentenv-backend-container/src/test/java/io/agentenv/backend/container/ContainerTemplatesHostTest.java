@@ -1,6 +1,7 @@
 package io.agentenv.backend.container;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentenv.backend.container.guest.EnvdLayout;
 import io.agentenv.backend.container.guest.GuestRuntime;
@@ -8,6 +9,7 @@ import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.lifecycle.TemplateImages;
 import io.agentenv.spi.AccessToken;
+import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdApi;
 import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.GuestCommand;
@@ -36,6 +38,16 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("host")
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class ContainerTemplatesHostTest {
+    /** An image's preparation: E2B's {@code user} account, with its home, in an image that has no /etc. */
+    private static final String PREPARATION = String.join(
+            "\n",
+            "set -e",
+            "mkdir -p /etc /home/user /tmp",
+            "echo 'root:x:0:0:root:/root:/bin/sh' >> /etc/passwd",
+            "echo 'user:x:1000:1000::/home/user:/bin/sh' >> /etc/passwd",
+            "printf 'root:x:0:\\nuser:x:1000:\\n' >> /etc/group",
+            "chown 1000:1000 /home/user",
+            "");
 
     @Test
     void base_reports_its_resources_and_when_its_current_build_was_linked() throws Exception {
@@ -119,13 +131,13 @@ class ContainerTemplatesHostTest {
         Path templateDir =
                 HostLayout.load(HostLayout.DEFAULT_HOST_ENV).templatesDir().resolve(id.value());
         try (BackendFixture backend = BackendFixture.create(Map.of())) {
-            TemplateDescriptor added = backend.factory.addImageTemplate(id, rootfs);
+            TemplateDescriptor added = backend.factory.addImageTemplate(id, rootfs, PREPARATION);
             assertThat(backend.factory.template(id)).contains(added);
             assertThat(backend.factory.templates())
                     .as("not listed")
                     .extracting(TemplateDescriptor::id)
                     .doesNotContain(id);
-            assertThat(backend.factory.addImageTemplate(id, rootfs))
+            assertThat(backend.factory.addImageTemplate(id, rootfs, PREPARATION))
                     .as("idempotent")
                     .isEqualTo(added);
             assertThat(backend.factory.reserve(id))
@@ -167,16 +179,68 @@ class ContainerTemplatesHostTest {
                         .startsWith(GuestRuntime.SHELL + "\n")
                         .contains("opt")
                         .endsWith("0\n");
-                // the template's boot envd warmed its request path there too (it runs as root without /etc/passwd)
+                // the template's boot envd warmed its request path there too
                 assertThat(backend.exec(spec.id(), GuestRuntime.SHELL, "-c", "cat " + EnvdLayout.ENVD_LOG))
                         .contains("envd listening")
                         .doesNotContain("warm-up failed");
+                // the boot ran the preparation before envd started: its account is there, and commands run as it
+                StringBuilder asUser = new StringBuilder();
+                GuestCommand.Exit userExit = sandbox.envd()
+                        .orElseThrow()
+                        .run(
+                                GuestCommand.shell("id -u; pwd", Optional.of("user"), Map.of(), Optional.empty()),
+                                new GuestCommand.Output() {
+                                    @Override
+                                    public void stdout(byte[] chunk) {
+                                        asUser.append(new String(chunk, StandardCharsets.UTF_8));
+                                    }
+
+                                    @Override
+                                    public void stderr(byte[] chunk) {
+                                        asUser.append(new String(chunk, StandardCharsets.UTF_8));
+                                    }
+                                });
+                assertThat(userExit.succeeded()).as(asUser.toString()).isTrue();
+                assertThat(asUser.toString()).isEqualTo("1000\n/home/user\n");
+                assertThat(backend.exec(spec.id(), GuestRuntime.SHELL, "-c", "ls -a /run/envd"))
+                        .as("the preparation is not left in the sandbox")
+                        .doesNotContain(EnvdLayout.PREPARATION);
             } finally {
                 sandbox.close();
             }
             backend.assertNothingLeaked();
         } finally {
             FileTrees.deleteTree(templateDir);
+        }
+    }
+
+    @Test
+    void an_image_whose_preparation_fails_names_its_exit_and_output(@TempDir Path dir) throws Exception {
+        Path rootfs = Files.createDirectories(dir.resolve("rootfs"));
+        TemplateId id = new TemplateId("img-hosttest" + Long.toHexString(new SecureRandom().nextLong() & 0xffffffL));
+        try (BackendFixture backend = BackendFixture.create(Map.of())) {
+            backend.factory.addImageTemplate(id, rootfs, "echo no room for an account >&2\nexit 3\n");
+            SecureRandom random = new SecureRandom();
+            LaunchSpec spec = new LaunchSpec(
+                    SandboxId.random(random),
+                    id,
+                    Map.of(),
+                    "root",
+                    new AccessToken("tok-" + random.nextInt()),
+                    NetworkPolicy.DEFAULT);
+
+            assertThatThrownBy(() -> {
+                        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(id));
+                        try {
+                            sandbox.start(Duration.ofSeconds(90));
+                        } finally {
+                            sandbox.close();
+                        }
+                    })
+                    .isInstanceOf(BackendException.class)
+                    .hasMessageContaining("could not be prepared (exit code 3)")
+                    .hasMessageContaining("no room for an account");
+            backend.assertNothingLeaked();
         }
     }
 }

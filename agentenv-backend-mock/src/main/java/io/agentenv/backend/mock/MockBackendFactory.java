@@ -59,7 +59,7 @@ public final class MockBackendFactory implements SandboxBackendFactory {
     private volatile Consumer<MockSandbox> onPrepare = sandbox -> {};
     private final Map<SandboxId, MockSandbox> live = new ConcurrentHashMap<>();
     private final Map<TemplateId, TemplateDescriptor> templates = new ConcurrentHashMap<>();
-    private final Map<TemplateId, Path> imageTemplates = new ConcurrentHashMap<>();
+    private final Map<TemplateId, AddedImage> imageTemplates = new ConcurrentHashMap<>();
     private volatile Optional<GuestEndpoint> guestEndpoint = Optional.empty();
     private final AtomicInteger networkSlots = new AtomicInteger();
     /** Ids of ready instances per template ({@link #keepReady}), handed out by {@link #reserve}. */
@@ -107,16 +107,19 @@ public final class MockBackendFactory implements SandboxBackendFactory {
 
     /** Adds the image as a template with the base's resources; the rootfs must be a directory. */
     @Override
-    public TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs) throws BackendException {
+    public TemplateDescriptor addImageTemplate(TemplateId id, Path rootfs, String preparation) throws BackendException {
         if (!Files.isDirectory(rootfs)) {
             throw new BackendException.Terminal("not a directory: " + rootfs);
         }
-        imageTemplates.put(id, rootfs);
+        imageTemplates.put(id, new AddedImage(rootfs, preparation));
         return new TemplateDescriptor(id, BASE_RESOURCES);
     }
 
-    /** The image rootfs each template of {@link #addImageTemplate} was added with. */
-    public Map<TemplateId, Path> imageTemplates() {
+    /** An image {@link #addImageTemplate} added: its rootfs and the preparation its boot would run. */
+    public record AddedImage(Path rootfs, String preparation) {}
+
+    /** The image each template of {@link #addImageTemplate} was added with. */
+    public Map<TemplateId, AddedImage> imageTemplates() {
         return Map.copyOf(imageTemplates);
     }
 

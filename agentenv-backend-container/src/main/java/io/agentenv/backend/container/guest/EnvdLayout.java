@@ -28,12 +28,23 @@ public final class EnvdLayout {
      */
     public static final String ENVD_SUPERVISOR = supervisorScript(List.of());
 
+    /**
+     * An image template's preparation (a script the host puts in {@link #ENVD_GUEST_DIR} before the boot), which the
+     * boot's supervisor runs as root before its first envd; its output goes to {@link #PREPARATION_LOG} and its exit
+     * status to {@link #PREPARATION_STATUS} there, and a failure stops the supervisor (no envd starts).
+     */
+    public static final String PREPARATION = "prepare.sh";
+
+    public static final String PREPARATION_LOG = "prepare.log";
+    public static final String PREPARATION_STATUS = "prepare.status";
+
     private EnvdLayout() {}
 
     /**
      * {@link #ENVD_SUPERVISOR}, whose first envd also gets {@code firstArgs} and the envds it starts again do not (a
      * template's boot envd warms itself with {@code --warm-requests}; a copy restored from its checkpoint that
-     * restarts envd must not): the same text when there are none.
+     * restarts envd must not): the same text when there are none. With them (a template's boot), the supervisor runs
+     * the {@link #PREPARATION} it finds before its first envd.
      *
      * @param firstArgs plain words (letters, digits, {@code = . _ -}): they are expanded unquoted by the shell
      */
@@ -52,7 +63,12 @@ public final class EnvdLayout {
 
     private static String supervisorScript(List<String> firstArgs) {
         boolean first = !firstArgs.isEmpty();
-        return (first ? "first='" + String.join(" ", firstArgs) + "'; " : "")
+        String dir = ENVD_GUEST_DIR + "/";
+        // a boot runs the preparation first, in a subshell (its `set -e` ends that alone), and says how it ended
+        String prepare = "if [ -f " + dir + PREPARATION + " ]; then (. " + dir + PREPARATION + ") >" + dir
+                + PREPARATION_LOG + " 2>&1; s=$?; echo $s >" + dir + PREPARATION_STATUS + ".tmp; mv " + dir
+                + PREPARATION_STATUS + ".tmp " + dir + PREPARATION_STATUS + "; [ $s = 0 ] || exit $s; fi; ";
+        return (first ? "first='" + String.join(" ", firstArgs) + "'; " + prepare : "")
                 + "mkdir -p " + ENVD_JOURNAL.substring(0, ENVD_JOURNAL.lastIndexOf('/')) + ";"
                 + " while :; do \"$0\" \"$@\"" + (first ? " $first" : "") + " >>" + ENVD_LOG + " 2>&1 </dev/null;"
                 + " echo \"agentenv: envd exited with status $?; starting it again\" >>" + ENVD_LOG + ";"

@@ -19,6 +19,8 @@ import java.util.stream.Stream;
  */
 public final class TemplateDirs {
     private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
+    /** An image build's preparation script, beside its {@code rootfs} link. */
+    static final String PREPARATION = "prepare.sh";
 
     private final Path hostDir;
     private final Path imageDir;
@@ -99,14 +101,16 @@ public final class TemplateDirs {
     }
 
     /**
-     * Links {@code rootfs} as the image template {@code template}: {@code <template>/<build>/rootfs} points at it and
-     * the template's {@code current} link is switched to that build in one rename. Linking the rootfs it has already is
-     * a no-op. A name the host's templates use is refused.
+     * Links {@code rootfs} as the image template {@code template}: {@code <template>/<build>/rootfs} points at it,
+     * {@code <template>/<build>/}{@value #PREPARATION} holds the script its boot runs first (none when empty), and the
+     * template's {@code current} link is switched to that build in one rename. Linking the build it has already is a
+     * no-op ({@code build} names the rootfs and the preparation). A name the host's templates use is refused.
      *
      * @return whether the link changed
      */
-    public boolean linkImage(String template, Path rootfs, String build) throws IOException {
+    public boolean linkImage(String template, Path rootfs, String preparation, String build) throws IOException {
         requireValid(template);
+        requireValid(build);
         if (Files.isDirectory(hostDir.resolve(template).resolve("current"))) {
             throw new IOException("template " + template + " is one of the host's");
         }
@@ -114,19 +118,35 @@ public final class TemplateDirs {
         if (!Files.isDirectory(image)) {
             throw new IOException("not a directory: " + rootfs);
         }
-        if (isImage(template) && rootfs(template).equals(image)) {
+        Path dir = imageDir.resolve(template);
+        if (isImage(template)
+                && dir.resolve("current").toRealPath().getFileName().toString().equals(build)
+                && rootfs(template).equals(image)) {
             return false;
         }
-        Path dir = Files.createDirectories(imageDir.resolve(template));
+        Files.createDirectories(dir);
         Path buildDir = Files.createDirectories(dir.resolve(build));
         Path link = buildDir.resolve("rootfs");
         Files.deleteIfExists(link);
         Files.createSymbolicLink(link, image);
+        Files.deleteIfExists(buildDir.resolve(PREPARATION));
+        if (!preparation.isEmpty()) {
+            Files.writeString(buildDir.resolve(PREPARATION), preparation);
+        }
         Path next = dir.resolve(".current-" + build);
         Files.deleteIfExists(next);
         Files.createSymbolicLink(next, buildDir.getFileName());
         Files.move(next, dir.resolve("current"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         return true;
+    }
+
+    /** The script an image template's boot runs before its envd (see {@link #linkImage}); empty for none. */
+    public String preparation(String template) throws IOException {
+        if (kind(template) != Kind.IMAGE) {
+            return "";
+        }
+        Path script = current(template).resolve(PREPARATION);
+        return Files.isRegularFile(script) ? Files.readString(script) : "";
     }
 
     private static void requireValid(String template) {

@@ -13,6 +13,7 @@ import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.GuestFileReads;
 import io.agentenv.backend.container.storage.LayerFiles;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.SandboxDirs;
@@ -22,14 +23,18 @@ import io.agentenv.envd.client.EnvdClients;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdException;
 import io.agentenv.spi.SandboxId;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +62,7 @@ public final class TemplateImages {
     private static final Logger log = LoggerFactory.getLogger(TemplateImages.class);
     private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
     private static final String READY = "ready";
+    private static final Duration PREPARATION_POLL = Duration.ofMillis(5);
     /**
      * The template's boot envd warms its own request path before the checkpoint (envd {@code --warm-requests}): every
      * sandbox is a restore of it, so its first commands then run compiled code instead of cold (see
@@ -133,20 +139,22 @@ public final class TemplateImages {
     /** The template's boot image, built on first use (blocks meanwhile; other callers wait for the same build). */
     Image image(String template) throws BackendException {
         Path rootfs;
+        String preparation;
         try {
             rootfs = templateDirs.rootfs(template);
+            preparation = templateDirs.preparation(template);
         } catch (IOException e) {
             throw new BackendException.Terminal(
                     "template " + template + " is not available: " + e.getMessage() + " (run scripts/setup-host.sh)",
                     e);
         }
-        String key = template + "-" + key(rootfs);
+        String key = template + "-" + key(rootfs, preparation);
         CompletableFuture<Image> mine = new CompletableFuture<>();
         CompletableFuture<Image> build = builds.putIfAbsent(key, mine);
         if (build == null) {
             build = mine;
             try {
-                mine.complete(loadOrBuild(template, rootfs, imagesDir.resolve(key)));
+                mine.complete(loadOrBuild(template, rootfs, preparation, imagesDir.resolve(key)));
             } catch (BackendException | RuntimeException e) {
                 builds.remove(key, mine);
                 mine.completeExceptionally(e);
@@ -173,7 +181,7 @@ public final class TemplateImages {
         }
     }
 
-    private String key(Path rootfs) {
+    private String key(Path rootfs, String preparation) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
@@ -190,7 +198,8 @@ public final class TemplateImages {
                     "v2",
                     EnvdLayout.ENVD_SUPERVISOR,
                     EnvdLayout.ENVD_JOURNAL,
-                    OciSpecs.MOUNT_LAYOUT);
+                    OciSpecs.MOUNT_LAYOUT,
+                    preparation);
             return HexFormat.of()
                     .formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)))
                     .substring(0, 16);
@@ -199,7 +208,8 @@ public final class TemplateImages {
         }
     }
 
-    private Image loadOrBuild(String template, Path rootfs, Path dir) throws BackendException, InterruptedException {
+    private Image loadOrBuild(String template, Path rootfs, String preparation, Path dir)
+            throws BackendException, InterruptedException {
         Image image = new Image(
                 new Lineage(List.of(dir.resolve("layer").toString()), rootfs, envdDir), dir.resolve("images"));
         if (Files.exists(dir.resolve(READY))) {
@@ -231,9 +241,15 @@ public final class TemplateImages {
             RuncRuntime.writeConfig(
                     dirs.bundle(),
                     specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), BOOT_ENVD_ARGS));
+            if (!preparation.isEmpty()) {
+                Files.writeString(dirs.envd().resolve(EnvdLayout.PREPARATION), preparation);
+            }
             runc.create(id, dirs.bundle());
             GuestProcFiles.mount(Generation.initPid(dirs), dirs);
             runc.start(id);
+            if (!preparation.isEmpty()) {
+                awaitPreparation(template, dirs, clock.instant().plus(BOOT_TIMEOUT));
+            }
             try (EnvdClient client = envdClients.open(
                     new SandboxId("template000000000000"), ContainerSandbox.envdAddress(slot), Optional.empty())) {
                 client.waitUntilReady(clock.instant().plus(BOOT_TIMEOUT));
@@ -261,6 +277,39 @@ public final class TemplateImages {
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
                 .log("template boot image built");
         return image;
+    }
+
+    /**
+     * Waits for the boot's supervisor to report how the image's preparation ended; a failure ends the boot with its
+     * exit status and the end of its output. The files are written by the container's root: read without following
+     * links, and only so much of them.
+     */
+    private void awaitPreparation(String template, SandboxDirs dirs, Instant deadline)
+            throws BackendException, IOException, InterruptedException {
+        Path status = dirs.envd().resolve(EnvdLayout.PREPARATION_STATUS);
+        while (!Files.exists(status, LinkOption.NOFOLLOW_LINKS)) {
+            if (clock.instant().isAfter(deadline)) {
+                throw new BackendException.Terminal(
+                        "the preparation of template " + template + " did not finish within " + BOOT_TIMEOUT);
+            }
+            Thread.sleep(PREPARATION_POLL);
+        }
+        String exit = guestTail(status, 32).strip();
+        if (!exit.equals("0")) {
+            String output = guestTail(dirs.envd().resolve(EnvdLayout.PREPARATION_LOG), 4096);
+            throw new BackendException.Terminal("the image of template " + template
+                    + " could not be prepared (exit code " + exit + "):\n" + output);
+        }
+    }
+
+    /** The last {@code max} bytes of a file the container wrote, as text; empty when it is not a regular file. */
+    private static String guestTail(Path file, int max) throws IOException {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return "";
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        GuestFileReads.copyTail(file, max, Channels.newChannel(out));
+        return out.toString(StandardCharsets.UTF_8);
     }
 
     private void cleanUp(ContainerId id, SandboxDirs dirs, NetSlot slot, Path partial) throws InterruptedException {

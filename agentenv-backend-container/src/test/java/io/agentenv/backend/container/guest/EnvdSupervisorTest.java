@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class EnvdSupervisorTest {
 
     @Test
-    void the_supervisor_gives_the_first_envd_its_extra_arguments_and_restarted_ones_none() {
+    void the_first_envd_gets_extra_arguments_after_the_preparation_restarts_neither() {
         assertThat(EnvdLayout.envdSupervisor(List.of()))
                 .isEqualTo(EnvdLayout.ENVD_SUPERVISOR)
                 .isEqualTo(
@@ -22,10 +22,12 @@ class EnvdSupervisorTest {
                                 + " sleep 0.2; done");
 
         assertThat(EnvdLayout.envdSupervisor(List.of("--warm-requests", "300")))
-                .isEqualTo(
-                        "first='--warm-requests 300'; mkdir -p /var/log/agentenv; while :; do \"$0\" \"$@\" $first >>/var/log/agentenv-envd.log"
-                                + " 2>&1 </dev/null; echo \"agentenv: envd exited with status $?; starting it again\""
-                                + " >>/var/log/agentenv-envd.log; first=; sleep 0.2; done");
+                .isEqualTo("first='--warm-requests 300'; if [ -f /run/envd/prepare.sh ]; then (. /run/envd/prepare.sh)"
+                        + " >/run/envd/prepare.log 2>&1; s=$?; echo $s >/run/envd/prepare.status.tmp;"
+                        + " mv /run/envd/prepare.status.tmp /run/envd/prepare.status; [ $s = 0 ] || exit $s; fi;"
+                        + " mkdir -p /var/log/agentenv; while :; do \"$0\" \"$@\" $first >>/var/log/agentenv-envd.log"
+                        + " 2>&1 </dev/null; echo \"agentenv: envd exited with status $?; starting it again\""
+                        + " >>/var/log/agentenv-envd.log; first=; sleep 0.2; done");
     }
 
     @Test

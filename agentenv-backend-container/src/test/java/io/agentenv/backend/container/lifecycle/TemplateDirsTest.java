@@ -26,10 +26,11 @@ class TemplateDirsTest {
         TemplateDirs dirs = dirs();
         Path image = Files.createDirectories(dir.resolve("images/abc/rootfs"));
 
-        assertThat(dirs.linkImage("img-0123", image, "image-1")).isTrue();
-        assertThat(dirs.linkImage("img-0123", image, "image-1"))
+        assertThat(dirs.linkImage("img-0123", image, "", "image-1")).isTrue();
+        assertThat(dirs.linkImage("img-0123", image, "", "image-1"))
                 .as("the same rootfs again")
                 .isFalse();
+        assertThat(dirs.preparation("img-0123")).isEmpty();
 
         assertThat(dirs.names()).containsExactly("base", "img-0123");
         assertThat(dirs.exists("img-0123")).isTrue();
@@ -48,15 +49,33 @@ class TemplateDirsTest {
         TemplateDirs dirs = dirs();
         Path first = Files.createDirectories(dir.resolve("images/a/rootfs"));
         Path second = Files.createDirectories(dir.resolve("images/b/rootfs"));
-        dirs.linkImage("img-x", first, "image-1");
+        dirs.linkImage("img-x", first, "", "image-1");
 
-        assertThat(dirs.linkImage("img-x", second, "image-2")).isTrue();
+        assertThat(dirs.linkImage("img-x", second, "", "image-2")).isTrue();
 
         assertThat(dirs.rootfs("img-x")).isEqualTo(second.toRealPath());
-        assertThatThrownBy(() -> dirs.linkImage("base", first, "image-1")).hasMessageContaining("host");
-        assertThatThrownBy(() -> dirs.linkImage("../etc", first, "image-1"))
+        assertThatThrownBy(() -> dirs.linkImage("base", first, "", "image-1")).hasMessageContaining("host");
+        assertThatThrownBy(() -> dirs.linkImage("../etc", first, "", "image-1"))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(dirs.exists("missing")).isFalse();
         assertThatThrownBy(() -> dirs.rootfs("missing")).hasMessageContaining("has not been built");
+    }
+
+    @Test
+    void a_new_preparation_of_the_same_rootfs_is_a_new_build_of_the_image() throws Exception {
+        TemplateDirs dirs = dirs();
+        Path image = Files.createDirectories(dir.resolve("images/abc/rootfs"));
+        dirs.linkImage("img-p", image, "echo one\n", "image-1");
+
+        assertThat(dirs.linkImage("img-p", image, "echo two\n", "image-2")).isTrue();
+
+        assertThat(dirs.preparation("img-p")).isEqualTo("echo two\n");
+        assertThat(dirs.rootfs("img-p")).isEqualTo(image.toRealPath());
+        assertThat(dirs.linkImage("img-p", image, "echo two\n", "image-2"))
+                .as("the same build again")
+                .isFalse();
+        assertThat(dirs.preparation("base"))
+                .as("the host's templates have none")
+                .isEmpty();
     }
 }
