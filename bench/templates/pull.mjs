@@ -9,8 +9,8 @@
 //   (C) the pull inside (B) as the build log's server timestamps show it: from its first line, "pulling <ref>", to
 //       "pulled <ref>" (manifest, config, blobs into the image store, umoci unpack), with the copy ("pulling <ref>
 //       (<digest>" to "unpacking") and the unpack ("unpacking" to "pulled") apart; then the rest of the build: the build
-//       sandbox ("pulled" to "preparing the image": the image's backend template and a sandbox of it) and the
-//       preparation and capture (to "template ... is ready").
+//       sandbox ("pulled" to "capturing the template": the image's boot, which prepares it, warms its envd and
+//       checkpoints it, and a sandbox restored from that) and the capture (to "template ... is ready").
 // Every image is new to both sides (new blobs each round, a fresh oci dir for A, the server's store has not seen them),
 // so neither hits a cache; the busybox layer (~1 MB) may repeat. The server runs on a benchmark lane (lane layout
 // `templates`, bench/lib/lane.mjs) with its own data dir and image store. Needs root, scripts/setup-host.sh, skopeo,
@@ -79,13 +79,13 @@ try {
       const copying = log.find((e) => e.message.startsWith('pulling ') && e.message.includes('(sha256:'))
       const unpacking = entry(log, 'unpacking ')
       const pulled = entry(log, 'pulled ')
-      const preparing = entry(log, 'preparing the image')
+      const capturing = entry(log, 'capturing the template')
       const ready = log.find((e) => / is ready$/.test(e.message))
       row.pull = pulled?.ms - pulling?.ms
       row.copy = unpacking?.ms - copying?.ms
       row.unpack = pulled?.ms - unpacking?.ms
-      row.boot = preparing?.ms - pulled?.ms
-      row.finish = ready?.ms - preparing?.ms
+      row.boot = capturing?.ms - pulled?.ms
+      row.finish = ready?.ms - capturing?.ms
       row.build = ready?.ms - log[0]?.ms
     }
     if (r % 2 === 0) { a(); await b() } else { await b(); a() }
@@ -94,13 +94,13 @@ try {
     console.log(`round ${r} (${r % 2 === 0 ? 'A first' : 'B first'}, load ${row.load}): (A) skopeo copy ${ms(row.skopeo)}, `
       + `(B) aenv pull ${ms(row.aenv)} = ${row.ratio.toFixed(2)}x A; (C) pull ${ms(row.pull)} = `
       + `${(row.pull / row.skopeo).toFixed(2)}x A (copy ${ms(row.copy)}, unpack ${ms(row.unpack)}); then build sandbox `
-      + `${ms(row.boot)}, prepare + capture ${ms(row.finish)}; build log ${ms(row.build)}`)
+      + `${ms(row.boot)}, capture ${ms(row.finish)}; build log ${ms(row.build)}`)
   }
   const col = (k) => p50(rows.map((x) => x[k]))
   console.log(`\np50 over ${rows.length} rounds: (A) skopeo copy ${ms(col('skopeo'))}, (B) aenv pull ${ms(col('aenv'))} `
     + `(B/A per round p50 ${col('ratio').toFixed(2)}x, p50 B / p50 A ${(col('aenv') / col('skopeo')).toFixed(2)}x); `
     + `(C) pull ${ms(col('pull'))} = ${(col('pull') / col('skopeo')).toFixed(2)}x A (copy ${ms(col('copy'))}, `
-    + `unpack ${ms(col('unpack'))}); build sandbox ${ms(col('boot'))}, prepare + capture ${ms(col('finish'))}, `
+    + `unpack ${ms(col('unpack'))}); build sandbox ${ms(col('boot'))}, capture ${ms(col('finish'))}, `
     + `build log ${ms(col('build'))}; load at the end ${load()}`)
   console.log(`target: aenv pull ≤ 1.5x skopeo copy (p50): ${col('aenv') <= 1.5 * col('skopeo') ? 'met' : 'not met'}`)
 } catch (e) {
