@@ -10,6 +10,7 @@ import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.UtsHostname;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
+import io.agentenv.backend.container.pool.RecentKeys;
 import io.agentenv.backend.container.pool.RefillPacing;
 import io.agentenv.backend.container.pool.RefillingPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
@@ -69,6 +70,11 @@ public final class WarmPool implements AutoCloseable {
 
     /** Snapshots kept warm at most (besides the templates): each holds {@code size} sandboxes' slots and memory. */
     static final int MAX_SNAPSHOTS = 2;
+    /**
+     * A snapshot not created from for this long gives its place to another one that is: the most recently used ones
+     * stay warm, and a few more than fit, used in turn, do not evict each other at every create.
+     */
+    static final Duration SNAPSHOT_IDLE_BEFORE_EVICTION = Duration.ofSeconds(30);
 
     /** The default user a member's envd is initialised with (the orchestrator's, E2B's base template's). */
     static final String MEMBER_USER = "user";
@@ -150,6 +156,8 @@ public final class WarmPool implements AutoCloseable {
     private final RefillingPool<String, Member> ready;
     /** The snapshots kept warm, by their id (a key of {@link #ready}, like a template's name). */
     private final Map<String, WarmSnapshot> snapshots = new ConcurrentHashMap<>();
+    /** Which snapshots may be kept warm, by recent use. */
+    private final RecentKeys<String> recentSnapshots = new RecentKeys<>(MAX_SNAPSHOTS, SNAPSHOT_IDLE_BEFORE_EVICTION);
 
     private record WarmSnapshot(SavedStates.Snapshot state, MemberDefaults defaults) {}
 
@@ -225,23 +233,42 @@ public final class WarmPool implements AutoCloseable {
     }
 
     /**
-     * Starts keeping the snapshot {@code id} warm (a template build's result, say), unless {@value #MAX_SNAPSHOTS}
-     * snapshots are kept already; true when it is kept. Its members are restores of the snapshot like a create from it
-     * makes, on the snapshot's resources, initialised with {@code defaults} (those of the first create that asked: what
-     * its sandboxes get from the snapshot).
+     * Starts keeping the snapshot {@code id} warm (a template build's result, say) and counts a use of it; true when
+     * it is kept. At most {@value #MAX_SNAPSHOTS} are: a snapshot not kept takes the place of the least recently used
+     * one once that has not been created from for {@link #SNAPSHOT_IDLE_BEFORE_EVICTION} (whose ready members are then
+     * destroyed in the background). Its members are restores of the snapshot like a create from it makes, on the
+     * snapshot's resources, initialised with {@code defaults} (those of the first create that asked: what its sandboxes
+     * get from the snapshot). Does not block.
      */
     public boolean keepWarm(String id, SavedStates.Snapshot snapshot, MemberDefaults defaults) {
         if (size == 0 || closed || tokens.isEmpty()) { // a member is initialised for its id: it needs its token
             return false;
         }
+        RecentKeys.Use<String> use = recentSnapshots.use(id, clock.instant());
+        use.evicted().ifPresent(this::evictSnapshot);
+        if (!use.held()) {
+            return false;
+        }
         WarmSnapshot warm = new WarmSnapshot(snapshot, defaults);
-        if (snapshots.putIfAbsent(id, warm) == null) {
-            if (snapshots.size() > MAX_SNAPSHOTS || !ready.keep(id)) {
-                snapshots.remove(id, warm);
-                return false;
-            }
+        if (snapshots.putIfAbsent(id, warm) == null && !ready.keep(id)) {
+            snapshots.remove(id, warm);
+            recentSnapshots.forget(id);
+            return false;
         }
         return true;
+    }
+
+    /** Stops keeping a snapshot warm that others took the place of; its ready members go in the background. */
+    private void evictSnapshot(String id) {
+        snapshots.remove(id);
+        List<Member> members = ready.drop(id);
+        log.atInfo()
+                .addKeyValue("snapshot", id)
+                .addKeyValue("members", members.size())
+                .log("a snapshot not created from lately is no longer kept warm");
+        if (!members.isEmpty()) {
+            Thread.ofVirtual().name("warm-pool-evict").start(() -> members.forEach(this::destroyQuietly));
+        }
     }
 
     /**
@@ -272,6 +299,7 @@ public final class WarmPool implements AutoCloseable {
 
     /** Stops keeping the snapshot {@code id} warm and destroys its ready members (it was deleted). */
     public void forgetSnapshot(String id) throws InterruptedException {
+        recentSnapshots.forget(id);
         if (snapshots.remove(id) == null) {
             return;
         }
