@@ -153,12 +153,13 @@ public final class TemplateBuilder implements AutoCloseable {
         this.images = requireNonNull(images, "images is null");
         this.defaultUser = requireNonNull(defaultUser, "defaultUser is null");
         this.clock = requireNonNull(clock, "clock is null");
-        this.registry = registry(orchestrator, store, clock);
+        this.registry = registry(orchestrator, store, files, clock);
     }
 
     /** The registry of this builder's templates; creates resolve {@code name:tag} through it from now on. */
-    private static TemplateRegistry registry(Orchestrator orchestrator, TemplateBuildStore store, Clock clock) {
-        TemplateRegistry registry = new TemplateRegistry(orchestrator, store, clock);
+    private static TemplateRegistry registry(
+            Orchestrator orchestrator, TemplateBuildStore store, TemplateFiles files, Clock clock) {
+        TemplateRegistry registry = new TemplateRegistry(orchestrator, store, files, clock);
         orchestrator.resolveTagsWith(registry::snapshotOfTag);
         return registry;
     }

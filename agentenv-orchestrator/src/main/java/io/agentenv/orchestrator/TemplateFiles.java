@@ -25,9 +25,20 @@ public interface TemplateFiles {
      */
     Optional<Archive> archive(TemplateId template, String hash);
 
+    /** Removes every upload of {@code template} (it was deleted); nothing when it has none. */
+    void deleteAll(TemplateId template);
+
     /** No files at all (a server that takes no uploads). */
     static TemplateFiles none() {
-        return (template, hash) -> Optional.empty();
+        return new TemplateFiles() {
+            @Override
+            public Optional<Archive> archive(TemplateId template, String hash) {
+                return Optional.empty();
+            }
+
+            @Override
+            public void deleteAll(TemplateId template) {}
+        };
     }
 
     static boolean isHash(String text) {

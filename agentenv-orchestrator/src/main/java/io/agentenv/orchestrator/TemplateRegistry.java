@@ -69,13 +69,15 @@ public final class TemplateRegistry {
 
     private final Orchestrator orchestrator;
     private final TemplateBuildStore store;
+    private final TemplateFiles files;
     private final Clock clock;
     /** Tag changes and the snapshot clean-up they lead to happen one at a time. */
     private final Object lock = new Object();
 
-    TemplateRegistry(Orchestrator orchestrator, TemplateBuildStore store, Clock clock) {
+    TemplateRegistry(Orchestrator orchestrator, TemplateBuildStore store, TemplateFiles files, Clock clock) {
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.store = requireNonNull(store, "store is null");
+        this.files = requireNonNull(files, "files is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
 
@@ -173,7 +175,7 @@ public final class TemplateRegistry {
     }
 
     /**
-     * Deletes a template by id or name with its names, builds, logs, tags and snapshots. False when there is no such
+     * Deletes a template by id or name with its names, builds, logs, tags, snapshots and uploaded files. False when there is no such
      * template; CONFLICT (with the reason) while a build of it runs or a sandbox created from it is running or paused.
      */
     public boolean delete(String reference) {
@@ -212,6 +214,14 @@ public final class TemplateRegistry {
                 deleteSnapshot(snapshot);
             }
             boolean deleted = store.deleteTemplate(built.template().id());
+            try {
+                files.deleteAll(built.template().id());
+            } catch (RuntimeException e) {
+                log.atWarn()
+                        .addKeyValue("template_id", id)
+                        .setCause(e)
+                        .log("a deleted template's uploaded files could not all be removed");
+            }
             log.atInfo().addKeyValue("template_id", id).log("template deleted");
             return deleted;
         }

@@ -47,13 +47,21 @@ class CopyStepTest {
         h = new OrchestratorHarness(dir);
         guests = new SandboxGuests(h.orchestrator, GuestSettings.defaults(), h.clock);
         store = new MemoryTemplateBuildStore();
-        TemplateFiles files = (template, hash) -> {
-            Optional<TemplateFiles.Archive> archive = uploads.get(template.value() + "/" + hash);
-            if (archive == null) {
-                return Optional.empty();
+        TemplateFiles files = new TemplateFiles() {
+            @Override
+            public Optional<TemplateFiles.Archive> archive(TemplateId template, String hash) {
+                Optional<TemplateFiles.Archive> archive = uploads.get(template.value() + "/" + hash);
+                if (archive == null) {
+                    return Optional.empty();
+                }
+                return Optional.of(archive.orElseThrow(() ->
+                        AgentEnvException.invalidArgument("archive member '../etc/passwd' leaves its directory")));
             }
-            return Optional.of(archive.orElseThrow(
-                    () -> AgentEnvException.invalidArgument("archive member '../etc/passwd' leaves its directory")));
+
+            @Override
+            public void deleteAll(TemplateId template) {
+                uploads.keySet().removeIf(k -> k.startsWith(template.value() + "/"));
+            }
         };
         builder = new TemplateBuilder(
                 h.orchestrator, guests, store, ImageSource.none(), files, "user", h.clock, Runnable::run);

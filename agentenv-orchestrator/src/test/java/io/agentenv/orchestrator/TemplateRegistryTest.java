@@ -31,6 +31,8 @@ class TemplateRegistryTest {
     MemoryTemplateBuildStore store;
     TemplateBuilder builder;
     TemplateRegistry registry;
+    /** The templates whose uploads were deleted. */
+    final List<TemplateId> uploadsDeleted = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() {
@@ -42,7 +44,17 @@ class TemplateRegistryTest {
                 guests,
                 store,
                 ImageSource.none(),
-                TemplateFiles.none(),
+                new TemplateFiles() {
+                    @Override
+                    public Optional<Archive> archive(TemplateId template, String hash) {
+                        return Optional.empty();
+                    }
+
+                    @Override
+                    public void deleteAll(TemplateId template) {
+                        uploadsDeleted.add(template);
+                    }
+                },
                 "user",
                 h.clock,
                 Runnable::run);
@@ -157,7 +169,7 @@ class TemplateRegistryTest {
     }
 
     @Test
-    void delete_removes_builds_tags_and_snapshots_and_frees_the_name() {
+    void delete_removes_builds_tags_snapshots_and_uploads_and_frees_the_name() {
         BuildRecord first = build("gone", List.of("v1"), "one");
         build("gone", List.of(), "two");
         TemplateId templateId = first.template();
@@ -167,6 +179,7 @@ class TemplateRegistryTest {
         assertThat(registry.find("gone")).isEmpty();
         assertThat(store.builds(templateId)).isEmpty();
         assertThat(store.tags(templateId)).isEmpty();
+        assertThat(uploadsDeleted).containsExactly(templateId);
         assertThat(h.orchestrator.findTemplate("gone")).isEmpty();
         assertThat(h.orchestrator.findTemplate(first.snapshot().orElseThrow().value()))
                 .isEmpty();

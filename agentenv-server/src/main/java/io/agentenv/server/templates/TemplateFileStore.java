@@ -70,7 +70,7 @@ public final class TemplateFileStore implements TemplateFiles {
         }
         Path temp;
         try {
-            Path folder = Files.createDirectories(dir.resolve(template.value()));
+            Path folder = Files.createDirectories(folder(template));
             temp = Files.createTempFile(folder, TEMP_PREFIX, "");
         } catch (IOException e) {
             throw new AgentEnvException(ErrorKind.INTERNAL, "the upload could not be stored", e);
@@ -112,8 +112,31 @@ public final class TemplateFileStore implements TemplateFiles {
         }
     }
 
+    /** Removes the template's uploads. INTERNAL when they cannot all be removed. */
+    @Override
+    public void deleteAll(TemplateId template) {
+        requireNonNull(template, "template is null");
+        Path folder = folder(template);
+        if (!Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(folder)) {
+            for (Path file : files) {
+                Files.deleteIfExists(file);
+            }
+            Files.deleteIfExists(folder);
+        } catch (IOException e) {
+            throw new AgentEnvException(ErrorKind.INTERNAL, "the uploads of " + template + " could not be removed", e);
+        }
+    }
+
+    /** A template's folder (a template id is one path element: letters, digits, '_', '.', '-', not a dot first). */
+    private Path folder(TemplateId template) {
+        return dir.resolve(template.value());
+    }
+
     private Path path(TemplateId template, String hash) {
-        return dir.resolve(template.value()).resolve(hash);
+        return folder(template).resolve(hash);
     }
 
     /** Copies at most {@code maxBytes}; a read that fails is the client's (the upload broke off). */

@@ -121,6 +121,23 @@ class TemplateFileStoreTest {
     }
 
     @Test
+    void deleting_a_templates_uploads_removes_them_and_no_others() throws Exception {
+        TemplateFileStore store = store();
+        TemplateId other = new TemplateId("tpl2");
+        store.save(TEMPLATE, HASH, in(new Tar().file("a", "1").bytes()), 1 << 20);
+        store.save(TEMPLATE, "f".repeat(64), in(new Tar().file("b", "2").bytes()), 1 << 20);
+        store.save(other, HASH, in(new Tar().file("c", "3").bytes()), 1 << 20);
+
+        store.deleteAll(TEMPLATE);
+        store.deleteAll(new TemplateId("never-uploaded"));
+
+        assertThat(store.present(TEMPLATE, HASH)).isFalse();
+        assertThat(dir.resolve("files/tpl1")).doesNotExist();
+        assertThat(store.present(other, HASH)).isTrue();
+        assertThat(dir.resolve("files")).exists();
+    }
+
+    @Test
     void a_second_upload_of_a_hash_replaces_the_first() throws Exception {
         TemplateFileStore store = store();
         store.save(TEMPLATE, HASH, in(new Tar().file("a", "1").bytes()), 1 << 20);
