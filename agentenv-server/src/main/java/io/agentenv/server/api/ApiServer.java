@@ -16,6 +16,7 @@ import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.function.UnaryOperator;
+import org.eclipse.jetty.server.ForwardedRequestCustomizer;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -75,6 +76,9 @@ public final class ApiServer implements AutoCloseable {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendDateHeader(true);
+        if (config.trustForwardedHeaders()) {
+            http.addCustomizer(new ForwardedRequestCustomizer()); // the request's URI as the client used it
+        }
         ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
         InetSocketAddress listen = config.listen();
         connector.setHost(listen.getHostString());

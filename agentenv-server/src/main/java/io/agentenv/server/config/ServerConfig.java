@@ -62,6 +62,11 @@ import java.util.regex.Pattern;
  *                              {@code host[:port],...})
  * @param maxTemplateFileBytes  largest file upload of a template build's COPY step
  *                              ({@code AENV_MAX_TEMPLATE_FILE_BYTES}, default 1 GiB)
+ * @param trustForwardedHeaders whether requests' {@code Forwarded} and {@code X-Forwarded-*} headers say how clients
+ *                              reached the server (its scheme, host and port in the URLs it answers, such as a COPY
+ *                              upload's): for a server behind a TLS-terminating proxy that sets them
+ *                              ({@code AENV_TRUST_FORWARDED_HEADERS}, {@code on} or {@code off}, default {@code off}:
+ *                              any client could send them)
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -81,7 +86,8 @@ public record ServerConfig(
         boolean console,
         Path imagesDir,
         RegistrySettings registries,
-        long maxTemplateFileBytes) {
+        long maxTemplateFileBytes,
+        boolean trustForwardedHeaders) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -102,6 +108,7 @@ public record ServerConfig(
     public static final String IMAGES_MIRRORS = "AENV_IMAGES_MIRRORS";
     public static final String IMAGES_INSECURE = "AENV_IMAGES_INSECURE";
     public static final String MAX_TEMPLATE_FILE_BYTES = "AENV_MAX_TEMPLATE_FILE_BYTES";
+    public static final String TRUST_FORWARDED_HEADERS = "AENV_TRUST_FORWARDED_HEADERS";
     /** Below this, sampling every sandbox's envd would be load of its own. */
     public static final int MIN_SAMPLE_INTERVAL_MS = 100;
     /** An hour: metrics older than that are of little use to a dashboard. */
@@ -127,7 +134,8 @@ public record ServerConfig(
             IMAGES_DIR,
             IMAGES_MIRRORS,
             IMAGES_INSECURE,
-            MAX_TEMPLATE_FILE_BYTES);
+            MAX_TEMPLATE_FILE_BYTES,
+            TRUST_FORWARDED_HEADERS);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -216,7 +224,8 @@ public record ServerConfig(
                 parseOnOff(values, CONSOLE, true),
                 Optional.ofNullable(values.get(IMAGES_DIR)).map(Path::of).orElse(home.resolve("images")),
                 registries(values),
-                parseLong(values, MAX_TEMPLATE_FILE_BYTES, 1L << 30));
+                parseLong(values, MAX_TEMPLATE_FILE_BYTES, 1L << 30),
+                parseOnOff(values, TRUST_FORWARDED_HEADERS, false));
     }
 
     private static RegistrySettings registries(Map<String, String> values) {
@@ -357,6 +366,7 @@ public record ServerConfig(
                         .orElse("-")
                 + ", customExtensionTimeout=" + customExtensionTimeout
                 + ", metricsSampleInterval=" + metricsSampleInterval + ", console=" + (console ? "on" : "off")
-                + ", maxTemplateFileBytes=" + maxTemplateFileBytes + "]";
+                + ", maxTemplateFileBytes=" + maxTemplateFileBytes
+                + ", trustForwardedHeaders=" + trustForwardedHeaders + "]";
     }
 }

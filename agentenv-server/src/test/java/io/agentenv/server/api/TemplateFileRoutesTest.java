@@ -98,6 +98,37 @@ class TemplateFileRoutesTest {
     }
 
     @Test
+    void behind_a_trusted_proxy_the_upload_link_has_the_scheme_and_host_clients_use() throws Exception {
+        start(Map.of("AENV_TRUST_FORWARDED_HEADERS", "on"));
+        String templateId = template("proxied");
+        HttpRequest forwarded = server.request("/templates/" + templateId + "/files/" + HASH)
+                .header("X-Forwarded-Proto", "https")
+                .header("X-Forwarded-Host", "api.example.com")
+                .GET()
+                .build();
+
+        JsonNode answer = ok(server.send(forwarded), 201);
+
+        assertThat(answer.get("url").asText())
+                .startsWith("https://api.example.com/templates/" + templateId + "/files/" + HASH + "?");
+    }
+
+    @Test
+    void forwarded_headers_are_ignored_unless_trusted() throws Exception {
+        start(Map.of());
+        String templateId = template("direct");
+        HttpRequest forwarded = server.request("/templates/" + templateId + "/files/" + HASH)
+                .header("X-Forwarded-Proto", "https")
+                .header("X-Forwarded-Host", "evil.example.com")
+                .GET()
+                .build();
+
+        JsonNode answer = ok(server.send(forwarded), 201);
+
+        assertThat(answer.get("url").asText()).startsWith(server.base + "/templates/" + templateId + "/files/");
+    }
+
+    @Test
     void an_upload_through_the_link_is_present_and_a_copy_step_uses_it() throws Exception {
         start(Map.of());
         String templateId = template("copied");
