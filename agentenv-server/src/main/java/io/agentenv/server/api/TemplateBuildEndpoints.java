@@ -49,6 +49,7 @@ final class TemplateBuildEndpoints {
         TemplateBuildRequestV3 body = json.read(ex.body(), TemplateBuildRequestV3.class, false);
         Optional<String> name = Optional.ofNullable(body.name()).or(() -> Optional.ofNullable(body.alias()));
         Resources base = defaults.get();
+        checkMinFreeDisk(body.minFreeDiskMb(), base.diskSizeMiB());
         Resources resources = new Resources(
                 body.cpuCount() == null ? base.cpuCount() : body.cpuCount(),
                 body.memoryMB() == null ? base.memoryMiB() : body.memoryMB(),
@@ -63,6 +64,25 @@ final class TemplateBuildEndpoints {
                         requested.template().names(),
                         requested.build().tags(),
                         false));
+    }
+
+    /**
+     * E2B's {@code minFreeDiskMb}: the free disk a template's sandboxes have after its build steps. Here the steps' files
+     * are layers under every sandbox's own disk, so each sandbox of the template starts with all of that disk free: a
+     * minimum up to its size is met as it is, a larger one cannot be (INVALID_ARGUMENT, before anything is built).
+     */
+    private static void checkMinFreeDisk(Integer minFreeDiskMb, int diskMiB) {
+        if (minFreeDiskMb == null) {
+            return;
+        }
+        if (minFreeDiskMb < 0) {
+            throw AgentEnvException.invalidArgument("minFreeDiskMb must be >= 0: " + minFreeDiskMb);
+        }
+        if (minFreeDiskMb > diskMiB) {
+            throw AgentEnvException.invalidArgument("minFreeDiskMb " + minFreeDiskMb + " is more than the " + diskMiB
+                    + " MiB disk a sandbox has on this server (the template's files are not on it: its sandboxes"
+                    + " start with all of it free)");
+        }
     }
 
     private Reply start(Exchange ex) {

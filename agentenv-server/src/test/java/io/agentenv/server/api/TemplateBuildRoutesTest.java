@@ -112,6 +112,14 @@ class TemplateBuildRoutesTest {
                 .isEqualTo(409);
         assertThat(server.post("/v3/templates", "{\"cpuCount\":0}").statusCode())
                 .isEqualTo(400);
+        // the mock's sandboxes have 1024 MiB of disk, all of it free in a template's sandboxes
+        HttpResponse<String> tooMuchDisk = server.post("/v3/templates", "{\"name\":\"big\",\"minFreeDiskMb\":1025}");
+        assertThat(tooMuchDisk.statusCode()).isEqualTo(400);
+        assertThat(tooMuchDisk.body()).contains("minFreeDiskMb 1025").contains("1024 MiB");
+        assertThat(server.post("/v3/templates", "{\"name\":\"neg\",\"minFreeDiskMb\":-1}")
+                        .statusCode())
+                .isEqualTo(400);
+        ok(server.post("/v3/templates", "{\"name\":\"fits\",\"minFreeDiskMb\":1024}"), 202);
         JsonNode requested = ok(server.post("/v3/templates", "{\"name\":\"twice\"}"), 202);
         String builds = "/v2/templates/" + requested.get("templateID").asText() + "/builds/";
         String buildId = requested.get("buildID").asText();
