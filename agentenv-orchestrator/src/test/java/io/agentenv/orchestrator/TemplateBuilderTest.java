@@ -209,7 +209,7 @@ class TemplateBuilderTest {
                 .containsEntry(
                         new TemplateId("img-0123456789abcdef"),
                         new MockBackendFactory.AddedImage(
-                                rootfs, TemplateBuilder.provisioning("user", Optional.of("/opt/app"))));
+                                rootfs, BuildBases.provisioning("user", Optional.of("/opt/app"))));
         MockSandbox buildInstance = h.backend.instances().getFirst();
         assertThat(buildInstance.spec().template()).isEqualTo(new TemplateId("img-0123456789abcdef"));
         List<GuestCommand> ran = buildInstance.fakeEnvd().ran();
@@ -265,17 +265,17 @@ class TemplateBuilderTest {
         assertThat(status.build().status()).as(status.logs().toString()).isEqualTo(BuildRecord.Status.READY);
         List<GuestCommand> ran = h.backend.instances().getFirst().fakeEnvd().ran();
         assertThat(ran).hasSize(4); // WORKDIR, the start command's log, start, ready
-        assertThat(ran.get(1).args().getLast()).endsWith("chown 'app' '" + TemplateBuilder.START_LOG + "'");
+        assertThat(ran.get(1).args().getLast()).endsWith("chown 'app' '" + BuildSteps.START_LOG + "'");
         assertThat(ran.get(1).user()).contains("root");
         GuestCommand start = ran.get(2);
         assertThat(start.args().getLast())
-                .isEqualTo("( python3 -m http.server 8000\n) </dev/null >'" + TemplateBuilder.START_LOG + "' 2>&1 &");
+                .isEqualTo("( python3 -m http.server 8000\n) </dev/null >'" + BuildSteps.START_LOG + "' 2>&1 &");
         assertThat(start.user()).contains("app");
         assertThat(start.cwd()).contains("/srv");
         GuestCommand ready = ran.get(3);
         assertThat(ready.args().getLast())
                 .startsWith("n=0; until ( curl -sf localhost:8000\n)")
-                .contains("-ge " + TemplateBuilder.READY_ATTEMPTS);
+                .contains("-ge " + BuildSteps.READY_ATTEMPTS);
         assertThat(ready.user()).contains("app");
         assertThat(status.logs()).extracting(BuildLogLine::message).contains("ready");
         assertThat(h.orchestrator.findTemplate("server")).isPresent();
