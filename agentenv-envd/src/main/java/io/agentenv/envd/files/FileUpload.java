@@ -55,6 +55,7 @@ final class FileUpload implements HttpEndpoint {
     @Override
     public void handle(EnvdRequest request, EnvdResponse response) throws IOException {
         FilesGate.Admitted admitted = gate.admit(request, UrlSignature.Operation.WRITE);
+        request.admitBody();
         Map<String, String> metadata = metadataHeaders(request);
         try {
             Metadata.validate(metadata);

@@ -24,6 +24,7 @@ public final class EnvdRequest {
     private final HttpExchange exchange;
     private Map<String, List<String>> query;
     private InputStream body;
+    private boolean bodyAdmitted;
 
     EnvdRequest(HttpExchange exchange) {
         this.exchange = requireNonNull(exchange, "exchange is null");
@@ -110,6 +111,20 @@ public final class EnvdRequest {
             };
         }
         return body;
+    }
+
+    /**
+     * Says that the endpoint took this request's body in (its sender may send that much: an authorized upload). A
+     * response that then leaves part of it unread (the disk filled up half-way, say) reads more of the rest after it
+     * before the connection closes ({@link EnvdResponse}), so that a client still sending finishes and reads the
+     * answer instead of losing it to the reset a close with unread input makes.
+     */
+    public void admitBody() {
+        bodyAdmitted = true;
+    }
+
+    boolean bodyAdmitted() {
+        return bodyAdmitted;
     }
 
     /**

@@ -18,6 +18,12 @@ public final class EnvdResponse {
     static final long DRAIN_BEFORE = 64 << 10;
     /** What more is read, after the complete response is on the wire, before the connection closes. */
     static final long DRAIN_AFTER = 4 << 20;
+    /**
+     * {@link #DRAIN_AFTER} for a body the endpoint admitted ({@link EnvdRequest#admitBody}): a proxy that forwards an
+     * upload reads the answer only as its sender allows, and under load 4 MiB were sent before it had (the reset then
+     * destroyed the answer: a 507 became "not reachable").
+     */
+    static final long DRAIN_AFTER_ADMITTED = 1L << 30;
 
     private final HttpExchange exchange;
     private final EnvdRequest request;
@@ -131,7 +137,7 @@ public final class EnvdResponse {
         @Override
         public void close() throws IOException {
             out.flush();
-            drain(DRAIN_AFTER);
+            drain(request.bodyAdmitted() ? DRAIN_AFTER_ADMITTED : DRAIN_AFTER);
             out.close();
         }
     }

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -34,8 +35,15 @@ class RequestDrainTest {
     @BeforeEach
     void start() throws Exception {
         Session session = new Session(Clock.systemUTC());
-        envd = TestEnvd.start(
-                session, Optional.empty(), (rpcs, routes) -> new SessionEndpoints(session).register(routes));
+        envd = TestEnvd.start(session, Optional.empty(), (rpcs, routes) -> {
+            new SessionEndpoints(session).register(routes);
+            // an upload that is taken in and then refused half-way, as a full disk refuses one
+            routes.add("POST", "/admitted-then-full", Access.PUBLIC, (request, response) -> {
+                request.admitBody();
+                request.body().readNBytes(1 << 20);
+                throw new HttpException(507, "not enough disk space");
+            });
+        });
         envd.client().post("/init", "{\"accessToken\":\"s3cret\"}", Map.of());
     }
 
@@ -74,6 +82,38 @@ class RequestDrainTest {
                     .isTrue();
             // what envd read (64 KiB + 4 MiB) plus what the two sockets' buffers hold, not the terabyte announced
             assertThat(sent.get()).isLessThan(64L << 20);
+        }
+    }
+
+    @Test
+    void an_admitted_upload_refused_half_way_is_read_on_so_its_answer_is_not_lost() throws Exception {
+        long length = 64L << 20;
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), envd.port())) {
+            socket.setSoTimeout(DEADLINE_MILLIS);
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /admitted-then-full HTTP/1.1\r\nHost: envd\r\nContent-Length: " + length + "\r\n\r\n")
+                    .getBytes(US_ASCII));
+            AtomicLong sent = new AtomicLong();
+            AtomicReference<IOException> sendFailure = new AtomicReference<>();
+            // a sender that only sends, as a proxy's upload does while its reader is slow to see the answer
+            Thread sender = Thread.ofVirtual().start(() -> {
+                byte[] chunk = new byte[64 << 10];
+                try {
+                    while (sent.get() < length) {
+                        out.write(chunk);
+                        sent.addAndGet(chunk.length);
+                    }
+                } catch (IOException e) {
+                    sendFailure.set(e);
+                }
+            });
+            assertThat(sender.join(Duration.ofMillis(DEADLINE_MILLIS))).isTrue();
+
+            assertThat(sendFailure.get()).as("the whole body was taken").isNull();
+            InputStream in = socket.getInputStream();
+            String head = readHead(in);
+            assertThat(head).startsWith("HTTP/1.1 507").containsIgnoringCase("\r\nConnection: close\r\n");
+            assertThat(new String(in.readNBytes(contentLength(head)), US_ASCII)).contains("not enough disk space");
         }
     }
 
