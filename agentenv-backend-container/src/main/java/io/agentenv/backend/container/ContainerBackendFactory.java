@@ -34,6 +34,7 @@ import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.ContainerState;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.IdmappedViews;
 import io.agentenv.backend.container.storage.LayerCapture;
 import io.agentenv.backend.container.storage.LayerFiles;
 import io.agentenv.backend.container.storage.OverlayMounts;
@@ -62,6 +63,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -108,6 +110,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     private EgressFirewall firewall;
     private NetnsPool pool;
     private EnvdClients envdClients;
+    private IdmappedViews idmappedViews;
     private PauseReleases pauseReleases;
     private UtsHostname hostnames;
     private InitReaper reaper;
@@ -200,6 +203,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 settings.spareDisks());
         boolean initialized = false;
         try {
+            makeTraversable(workDir);
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
             spares.start(settings.diskMiB());
             EgressFirewall firewall = new EgressFirewall(runner);
@@ -220,7 +224,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout)),
                     layout.resolvConf(),
                     criuConfig);
-            OverlayMounts overlayMounts = new OverlayMounts();
+            idmappedViews = new IdmappedViews(workDir.resolve("idmapped"), settings.guestIds());
+            OverlayMounts overlayMounts = new OverlayMounts(idmappedViews);
             SandboxDisks sandboxDisks = new SandboxDisks(runner, spares);
             SandboxRootfs rootfs = new SandboxRootfs(sandboxDisks, overlayMounts);
             LayerFiles layerFiles = new LayerFiles(runner);
@@ -762,6 +767,30 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         stop(disks.spares());
         stop(reaper);
+        try {
+            idmappedViews.close(); // overlays of sandboxes that run on keep their own references to the trees
+        } catch (IOException e) {
+            log.atWarn().setCause(e).log("could not unmount every idmapped view");
+        }
+    }
+
+    /**
+     * Sandboxes run in user namespaces, and what their runtime mounts from the host (the rootfs, the bound files) is
+     * reached as the guests' root, an unprivileged host id: every directory above them must let others through
+     * ({@code o+x}, not listing). The work dir is the backend's own and gets it; its parents must have it already.
+     */
+    private static void makeTraversable(Path workDir) throws IOException, BackendException {
+        Files.createDirectories(workDir);
+        Set<PosixFilePermission> own = new HashSet<>(Files.getPosixFilePermissions(workDir));
+        own.add(PosixFilePermission.OTHERS_EXECUTE);
+        Files.setPosixFilePermissions(workDir, own);
+        for (Path dir = workDir.toRealPath().getParent(); dir != null; dir = dir.getParent()) {
+            if (!Files.getPosixFilePermissions(dir).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                throw new BackendException.Terminal("container backend: " + dir + " does not let others through"
+                        + " (o+x): sandboxes' user namespaces reach their files under " + workDir + " as an"
+                        + " unprivileged id; chmod o+x it or choose another AENV_HOME");
+            }
+        }
     }
 
     /** The warm pool (tests watch it fill). */

@@ -20,6 +20,7 @@ import io.agentenv.backend.container.lifecycle.ContainerSettings;
 import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.IdmappedViews;
 import io.agentenv.backend.container.storage.LoopDevices;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.spi.AccessToken;
@@ -154,6 +155,8 @@ public final class BackendFixture implements AutoCloseable {
     /** What dead runs on this lane left in the lane's second half of slots, runc root and cgroups. */
     private static void reapDeadRuns(TestLane lane, HostLayout layout) throws Exception {
         ProcessRunner runner = new JdkProcessRunner();
+        OverlayMounts overlays = new OverlayMounts(
+                new IdmappedViews(TEMP.resolve(lane.dirPrefix() + "idmapped"), HostFixture.GUEST_IDS));
         NetnsPool pool = new NetnsPool(
                 runner,
                 new EgressFirewall(runner),
@@ -164,7 +167,7 @@ public final class BackendFixture implements AutoCloseable {
         new HostInventory(
                         new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60)),
                         new CgroupTree(layout),
-                        new OverlayMounts(),
+                        overlays,
                         pool,
                         TEMP.resolve("none"))
                 .reap(lane.idPrefix());
@@ -172,7 +175,7 @@ public final class BackendFixture implements AutoCloseable {
             for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix()))
                     .toList()) {
                 for (Path mount : MountTable.mountsUnder(old)) {
-                    new OverlayMounts().unmount(mount);
+                    overlays.unmount(mount);
                 }
                 runner.run(Command.of(Duration.ofMinutes(2), "rm", "-rf", "--one-file-system", old.toString()));
             }

@@ -124,7 +124,25 @@ class ContainerBackendHostTest {
         assertThat(first.resources().diskSizeMiB()).isPositive();
         EnvdApi envd = first.envd().orElseThrow();
         envd.health();
-        assertThat(first.hostNetwork().orElseThrow().namespacePath().toString()).startsWith("/run/netns/");
+        assertThat(first.hostNetwork().orElseThrow().namespacePath()).exists();
+        // root inside is an unprivileged id outside, and so is every other id (a restore of the template's boot)
+        int guestRoot = backend.factory.settings().guestIds().hostStart();
+        assertThat(exec(a, "cat", "/proc/self/uid_map").trim().split("\\s+"))
+                .containsExactly("0", Integer.toString(guestRoot), "65536");
+        assertThat(exec(a, "cat", "/proc/self/gid_map").trim().split("\\s+"))
+                .containsExactly("0", Integer.toString(guestRoot), "65536");
+        assertThat(exec(a, "sh", "-c", "touch /home/user/mine; stat -c %u /home/user/mine"))
+                .isEqualTo("0");
+        assertThat(hostOwner(a, "/home/user/mine")).isEqualTo(guestRoot);
+    }
+
+    /** The host's owner id of a file a sandbox wrote, read from its upper dir. */
+    private int hostOwner(LaunchSpec spec, String guestPath) throws Exception {
+        java.nio.file.Path upper = backend.factory
+                .names()
+                .dirs(backend.factory.names().containerId(spec.id()))
+                .upper();
+        return (int) java.nio.file.Files.getAttribute(upper.resolve(guestPath.substring(1)), "unix:uid");
     }
 
     @Test

@@ -167,9 +167,9 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
      */
     public static GuestMounts prepare(Path dir, Path cgroupRoot) throws IOException {
         Files.createDirectories(dir);
-        // root only: /dev/shm's mount point is world-writable (see DEV_MOUNT_POINTS), and no host user has business
-        // here
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        // others may pass (sandboxes' user namespaces bind these as an unprivileged id) but not list; /dev/shm's mount
+        // point inside is world-writable (see DEV_MOUNT_POINTS), under a tmpfs in every sandbox
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
         Hierarchies hierarchies = Hierarchies.of(cgroupRoot);
         Path dev = dir.resolve("dev");
         Path cgroup = dir.resolve("cgroup");

@@ -42,6 +42,8 @@ import java.util.Set;
  * @param idPrefix       prefix of container ids, cgroups and dirs of this backend ({@code id_prefix}, default empty;
  *                       tests use their lane's)
  * @param criuTimeout    deadline of one checkpoint or restore ({@code criu_timeout_s}, default 120 s)
+ * @param guestIds       the host ids every sandbox's user namespace maps its ids 0-65535 onto ({@code guest_id_start},
+ *                       default {@value #DEFAULT_GUEST_ID_START}: root in a sandbox is that unprivileged host id)
  * @param isolation      a second instance on one host (tests while a server runs): its own netns/veth name prefix
  *                       ({@code name_prefix}, extending the host's), runc state dir ({@code run_dir}), cgroup parent
  *                       ({@code cgroup_parent}) and first network slot ({@code first_slot}); empty = the host's
@@ -61,6 +63,7 @@ public record ContainerSettings(
         ContainerSpec.Privileges privileges,
         String idPrefix,
         Duration criuTimeout,
+        ContainerSpec.GuestIds guestIds,
         Optional<Isolation> isolation) {
 
     /** Names and slots apart from the host's defaults, so that two instances never see each other's resources. */
@@ -74,6 +77,11 @@ public record ContainerSettings(
             }
         }
     }
+
+    /** Where sandboxes' ids start on the host when {@code guest_id_start} is not set: far above any account's. */
+    static final int DEFAULT_GUEST_ID_START = 1_000_000_000;
+    /** Ids mapped per sandbox: 0-65535, what images use (nobody is 65534). */
+    static final int GUEST_ID_COUNT = 65536;
 
     /** Every sandbox's disk when {@code disk_mb} is not set: 10 GiB (sparse; E2B-like). */
     static final int DEFAULT_DISK_MIB = 10240;
@@ -99,7 +107,8 @@ public record ContainerSettings(
             "name_prefix",
             "run_dir",
             "cgroup_parent",
-            "first_slot");
+            "first_slot",
+            "guest_id_start");
 
     public ContainerSettings {
         requireNonNull(hostEnv, "hostEnv is null");
@@ -109,6 +118,7 @@ public record ContainerSettings(
         requireNonNull(idPrefix, "idPrefix is null");
         requireNonNull(criuTimeout, "criuTimeout is null");
         requireNonNull(isolation, "isolation is null");
+        requireNonNull(guestIds, "guestIds is null");
         if (!hostEnv.isAbsolute() || !envdDir.isAbsolute() || !jdkHome.isAbsolute()) {
             throw new IllegalArgumentException("host_env, envd_dir and jdk_home must be absolute paths");
         }
@@ -161,7 +171,17 @@ public record ContainerSettings(
                         : ContainerSpec.Privileges.ALLOW_SETUID,
                 Optional.ofNullable(settings.get("id_prefix")).orElse(""),
                 Duration.ofSeconds(number(settings, "criu_timeout_s", 120)),
+                guestIds(settings),
                 isolation(settings, workingDir));
+    }
+
+    private static ContainerSpec.GuestIds guestIds(Map<String, String> settings) {
+        int start = number(settings, "guest_id_start", DEFAULT_GUEST_ID_START);
+        if (start < 65536 || (long) start + GUEST_ID_COUNT > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("AENV_BACKEND_GUEST_ID_START must be from 65536 to "
+                    + (Integer.MAX_VALUE - GUEST_ID_COUNT) + ": " + start);
+        }
+        return new ContainerSpec.GuestIds(start, GUEST_ID_COUNT);
     }
 
     private static Optional<Isolation> isolation(Map<String, String> settings, Path workingDir) {

@@ -139,7 +139,7 @@ public final class GenerationStart {
             // a member made for this very sandbox: its container, hostname and instance.json are this sandbox's
             boolean ownMember = warm.isPresent() && warm.get().sandbox().equals(spec.id());
             if (!claimWarm) { // a claimed member's envd dir was made by the pool
-                Files.createDirectories(dirs.envd());
+                specs.makeEnvdDir(dirs);
             }
             Optional<Path> images;
             Optional<AccessToken> guestToken;

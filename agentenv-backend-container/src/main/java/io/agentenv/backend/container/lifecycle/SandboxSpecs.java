@@ -12,6 +12,8 @@ import io.agentenv.backend.container.runtime.OciSpec;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.spi.Resources;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +40,17 @@ public final class SandboxSpecs {
         this.ociSpecs = requireNonNull(ociSpecs, "ociSpecs is null");
         this.resolvConf = requireNonNull(resolvConf, "resolvConf is null");
         this.criuConfig = requireNonNull(criuConfig, "criuConfig is null");
+    }
+
+    /**
+     * Makes the sandbox's envd host dir (bound at {@link EnvdLayout#ENVD_GUEST_DIR}), owned by the guest's root: envd
+     * makes its unix socket there, as root of the sandbox's user namespace.
+     */
+    void makeEnvdDir(SandboxDirs dirs) throws IOException {
+        Path dir = Files.createDirectories(dirs.envd());
+        int root = settings.guestIds().host(0);
+        Files.setAttribute(dir, "unix:uid", root);
+        Files.setAttribute(dir, "unix:gid", root);
     }
 
     /**
@@ -112,7 +125,9 @@ public final class SandboxSpecs {
                 dirs.rootfs(),
                 hostname,
                 new ContainerSpec.InitProcess(args, env, "/", 0, 0, GuestRuntime.SHELL),
-                slot.netnsPath(),
+                new ContainerSpec.Network(
+                        slot.guestVeth(), slot.sandboxAddress(), slot.hostAddress(), slot.netnsPath()),
+                settings.guestIds(),
                 new ContainerSpec.Limits(resources.cpuCount(), resources.memoryMiB(), settings.pids(), 16384),
                 Optional.of(settings.jdkHome()),
                 List.of(

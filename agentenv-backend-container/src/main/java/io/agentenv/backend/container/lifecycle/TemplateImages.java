@@ -234,7 +234,7 @@ public final class TemplateImages {
                 throw e.exhausted();
             }
             firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
-            Files.createDirectories(dirs.envd());
+            specs.makeEnvdDir(dirs);
             Lineage boot = new Lineage(List.of(), rootfs, envdDir);
             overlays.mount(boot.lowers(dirs.layers()), dirs.upper(), dirs.work(), dirs.rootfs());
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own

@@ -28,7 +28,6 @@ import io.agentenv.spi.Reservation;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -458,7 +457,7 @@ public final class WarmPool implements AutoCloseable {
             } catch (NetnsPool.NoFreeSlotException e) {
                 throw e.exhausted();
             }
-            Files.createDirectories(dirs.envd());
+            specs.makeEnvdDir(dirs);
             sandboxRootfs.mountOnNewDisk(image.lineage().lowers(dirs.layers()), dirs, resources.diskSizeMiB());
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // a new sandbox: a boot of its own
             RuncRuntime.writeConfig(
@@ -513,7 +512,7 @@ public final class WarmPool implements AutoCloseable {
             } catch (NetnsPool.NoFreeSlotException e) {
                 throw e.exhausted();
             }
-            Files.createDirectories(dirs.envd());
+            specs.makeEnvdDir(dirs);
             layerFiles.copyLayers(
                     snapshot.layers(),
                     dirs.layers(),

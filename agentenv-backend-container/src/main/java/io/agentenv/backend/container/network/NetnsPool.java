@@ -27,8 +27,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Network namespaces for sandboxes, created ahead of time so that create and restore never wait for them.
- * Slot N is the netns {@code <prefix>-n<N>} with host veth {@code <prefix>v<N>} and the N-th /30 of the sandbox range.
+ * Network slots for sandboxes, created ahead of time so that create and restore never wait for them. Slot N is the veth
+ * pair {@code <prefix>v<N>} (host end, with the host address) and {@code <prefix>g<N>} (the sandbox end, which the
+ * sandbox's runtime hook moves into its network namespace) and the N-th /30 of the sandbox range; the hook pins that
+ * namespace at {@code /run/netns/<prefix>-n<N>}.
  * A released slot is destroyed (never reused with old state: conntrack entries, routes or sockets of the previous
  * sandbox) and its index becomes free; a background refill ({@link RefillingPool}) keeps {@code warm} slots ready.
  * Isolation and egress come from the host setup's nftables table, which matches every interface by the prefix.
@@ -105,6 +107,11 @@ public final class NetnsPool implements AutoCloseable {
         return prefix + "v";
     }
 
+    /** The name prefix of this pool's sandbox veth ends while they wait in the host's namespace. */
+    public String guestVethPrefix() {
+        return prefix + "g";
+    }
+
     /** Creates slots until {@code warm} are ready. */
     void prewarm() throws InterruptedException {
         ready.fill();
@@ -166,7 +173,7 @@ public final class NetnsPool implements AutoCloseable {
      */
     public void release(NetSlot slot) throws CommandFailedException, InterruptedException {
         firewall.remove(slot);
-        destroy(slot.netnsName(), slot.hostVeth());
+        destroy(slot);
         // only now: an index whose netns or veth could not be removed stays taken (until the start-up reaper) rather
         // than collide with a new slot of the same names
         synchronized (lock) {
@@ -195,6 +202,7 @@ public final class NetnsPool implements AutoCloseable {
     private void finishRetiring(NetSlot slot) {
         try {
             deleteLink(slot.hostVeth());
+            deleteLink(slot.guestVeth());
             synchronized (lock) {
                 taken.clear(slot.index() - firstSlot);
             }
@@ -255,18 +263,20 @@ public final class NetnsPool implements AutoCloseable {
      */
     public Map<Integer, NetSlot> adoptExisting() throws IOException {
         Map<Integer, NetSlot> found = new TreeMap<>();
-        if (!Files.isDirectory(NETNS_DIR)) {
-            return found;
-        }
-        List<String> names;
-        try (Stream<Path> entries = Files.list(NETNS_DIR)) {
-            names = entries.map(p -> p.getFileName().toString())
-                    .filter(n -> n.startsWith(netnsPrefix()))
-                    .toList();
+        List<String> names = new ArrayList<>(linkNames(vethPrefix()));
+        if (Files.isDirectory(NETNS_DIR)) {
+            try (Stream<Path> entries = Files.list(NETNS_DIR)) {
+                entries.map(p -> p.getFileName().toString())
+                        .filter(n -> n.startsWith(netnsPrefix()))
+                        .forEach(names::add);
+            }
         }
         synchronized (lock) {
             for (String name : names) {
-                String suffix = name.substring(netnsPrefix().length());
+                String suffix = name.substring(
+                        name.startsWith(netnsPrefix())
+                                ? netnsPrefix().length()
+                                : vethPrefix().length());
                 if (!suffix.matches("[0-9]{1,6}")) {
                     continue;
                 }
@@ -275,21 +285,33 @@ public final class NetnsPool implements AutoCloseable {
                     continue;
                 }
                 taken.set(index - firstSlot);
-                found.put(
-                        index,
-                        new NetSlot(
-                                index,
-                                name,
-                                vethPrefix() + index,
-                                addressing.hostAddress(index),
-                                addressing.sandboxAddress(index)));
+                found.put(index, slot(index));
             }
         }
         return found;
     }
 
+    private NetSlot slot(int index) {
+        return new NetSlot(
+                index,
+                netnsPrefix() + index,
+                vethPrefix() + index,
+                guestVethPrefix() + index,
+                addressing.hostAddress(index),
+                addressing.sandboxAddress(index));
+    }
+
+    private static List<String> linkNames(String prefix) throws IOException {
+        try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
+            return links.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(prefix))
+                    .sorted()
+                    .toList();
+        }
+    }
+
     /**
-     * Names of network namespaces and host veths with this pool's prefixes that exist on the host: at start-up,
+     * Names of pinned network namespaces and veths with this pool's prefixes that exist on the host: at start-up,
      * before anything is handed out, these are a crashed server's leftovers.
      */
     List<String> existingNames() throws IOException {
@@ -302,12 +324,8 @@ public final class NetnsPool implements AutoCloseable {
                         .forEach(names::add);
             }
         }
-        try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
-            links.map(p -> p.getFileName().toString())
-                    .filter(n -> n.startsWith(vethPrefix()))
-                    .sorted()
-                    .forEach(names::add);
-        }
+        names.addAll(linkNames(vethPrefix()));
+        names.addAll(linkNames(guestVethPrefix()));
         return names;
     }
 
@@ -359,49 +377,36 @@ public final class NetnsPool implements AutoCloseable {
     }
 
     private NetSlot create(int index) throws CommandFailedException, InterruptedException {
-        NetSlot slot = new NetSlot(
-                index,
-                netnsPrefix() + index,
-                vethPrefix() + index,
-                addressing.hostAddress(index),
-                addressing.sandboxAddress(index));
+        NetSlot slot = slot(index);
         try {
             String host = String.join(
                     "\n",
-                    "netns add " + slot.netnsName(),
-                    "link add name " + slot.hostVeth() + " type veth peer name eth0 netns " + slot.netnsName(),
+                    "link add name " + slot.hostVeth() + " type veth peer name " + slot.guestVeth(),
                     "addr add " + slot.hostAddress() + "/30 dev " + slot.hostVeth(),
                     "link set " + slot.hostVeth() + " up",
                     "");
             runner.run(Command.of(IP_TIMEOUT, "ip", "-batch", "-").withStdin(host.getBytes(StandardCharsets.UTF_8)));
-            String inside = String.join(
-                    "\n",
-                    "addr add " + slot.sandboxAddress() + "/30 dev eth0",
-                    "link set eth0 up",
-                    "link set lo up",
-                    "route add default via " + slot.hostAddress(),
-                    "");
-            runner.run(Command.of(IP_TIMEOUT, "ip", "-n", slot.netnsName(), "-batch", "-")
-                    .withStdin(inside.getBytes(StandardCharsets.UTF_8)));
         } catch (CommandFailedException | InterruptedException e) {
             destroyQuietly(slot);
             throw e;
         }
         log.atDebug()
-                .addKeyValue("netns", slot.netnsName())
+                .addKeyValue("veth", slot.hostVeth())
                 .addKeyValue("address", slot.sandboxAddress())
                 .log("network slot created");
         return slot;
     }
 
-    private void destroy(String netns, String veth) throws CommandFailedException, InterruptedException {
-        deleteLink(veth); // deleting one end of a veth pair deletes both
-        deleteNetns(netns);
+    /** Removes the pinned namespace (with the veth end in it) and the veth pair, wherever its ends are. */
+    private void destroy(NetSlot slot) throws CommandFailedException, InterruptedException {
+        deleteNetns(slot.netnsName());
+        deleteLink(slot.hostVeth()); // deleting one end of a veth pair deletes both
+        deleteLink(slot.guestVeth());
     }
 
     private void destroyQuietly(NetSlot slot) throws InterruptedException {
         try {
-            destroy(slot.netnsName(), slot.hostVeth());
+            destroy(slot);
         } catch (CommandFailedException e) {
             log.atWarn()
                     .addKeyValue("netns", slot.netnsName())

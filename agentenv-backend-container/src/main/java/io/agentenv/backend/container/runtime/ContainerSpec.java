@@ -14,7 +14,8 @@ import java.util.Optional;
  * @param rootfs the merged overlay directory
  * @param hostname the UTS hostname inside
  * @param process what runs as the container's init, as which user, with which environment
- * @param netns the path of the pre-created network namespace to join (e.g. /run/netns/aenv-n7)
+ * @param network the veth and addresses the container's own network namespace gets (see {@link Network})
+ * @param ids the host ids its user namespace maps its ids onto
  * @param limits CPU, memory, pids and open files
  * @param jdkHome a JDK to bind read-only at its own path (envd runs on it), if any
  * @param readOnlyBinds more host paths bound read-only (e.g. envd's jar), host path to absolute guest path
@@ -29,7 +30,8 @@ public record ContainerSpec(
         Path rootfs,
         String hostname,
         InitProcess process,
-        Path netns,
+        Network network,
+        GuestIds ids,
         Limits limits,
         Optional<Path> jdkHome,
         List<ReadOnlyBind> readOnlyBinds,
@@ -59,7 +61,8 @@ public record ContainerSpec(
         requireNonNull(resolvConf, "resolvConf is null");
         requireNonNull(privileges, "privileges is null");
         requireAbsolute(rootfs, "rootfs");
-        requireAbsolute(netns, "netns");
+        requireNonNull(network, "network is null");
+        requireNonNull(ids, "ids is null");
         requireAbsolute(envdHostDir, "envdHostDir");
         requireAbsolute(criuConfig, "criuConfig");
         jdkHome.ifPresent(p -> requireAbsolute(p, "jdkHome"));
@@ -71,6 +74,47 @@ public record ContainerSpec(
         requireNonNull(envdGuestDir, "envdGuestDir is null");
         if (!envdGuestDir.startsWith("/") || envdGuestDir.contains("..")) {
             throw new IllegalArgumentException("envdGuestDir must be absolute without '..': " + envdGuestDir);
+        }
+    }
+
+    /**
+     * The container's network: runc makes it a network namespace of its own (owned by its user namespace), and a hook
+     * moves {@code veth}, the sandbox end of a veth pair whose host end the backend made, into it as {@code eth0}
+     * with {@code address}/30 and a default route through {@code gateway}, and pins the namespace at {@code pin} (see
+     * {@link OciSpecs#NETWORK_HOOK}), on create and on every restore.
+     */
+    public record Network(String veth, String address, String gateway, Path pin) {
+        public Network {
+            requireAbsolute(pin, "pin");
+            requireNonNull(veth, "veth is null");
+            requireNonNull(address, "address is null");
+            requireNonNull(gateway, "gateway is null");
+            if (!veth.matches("[A-Za-z0-9_.-]{1,15}")) {
+                throw new IllegalArgumentException("bad interface name: " + veth);
+            }
+            if (!address.matches("[0-9.]+") || !gateway.matches("[0-9.]+")) {
+                throw new IllegalArgumentException("addresses must be IPv4: " + address + ", " + gateway);
+            }
+        }
+    }
+
+    /**
+     * The host ids the container's user namespace maps its ids 0 to {@code size - 1} onto: root inside is
+     * {@code hostStart} outside, an unprivileged id, and so is every other id.
+     */
+    public record GuestIds(int hostStart, int size) {
+        public GuestIds {
+            if (hostStart < 1 || size < 1 || (long) hostStart + size > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("bad id range: " + hostStart + "+" + size);
+            }
+        }
+
+        /** The host id of {@code guestId}. */
+        public int host(int guestId) {
+            if (guestId < 0 || guestId >= size) {
+                throw new IllegalArgumentException("id " + guestId + " is not mapped");
+            }
+            return hostStart + guestId;
         }
     }
 

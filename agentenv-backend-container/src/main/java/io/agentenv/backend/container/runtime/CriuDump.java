@@ -23,7 +23,9 @@ import java.util.function.Predicate;
  * container's own mount table, exactly as runc derives it:
  * <ul>
  *   <li>the init's pid, the rootfs, the CRIU config file of the {@code org.criu.config} label, the freezer cgroup;</li>
- *   <li>the network namespace as external ({@code net[<inode>]:extRootNetNS}), so a restore joins the one given;</li>
+ *   <li>the network namespace left out ({@code --empty-ns net}): it belongs to the container's user namespace, so it
+ *       cannot be an external one the restore joins; a restore gets an empty one of its own, which runc's
+ *       createRuntime hook plumbs ({@code OciSpecs#NETWORK_HOOK});</li>
  *   <li>every bind mount as external under its destination (/dev and /sys/fs/cgroup among them, see
  *       {@link GuestMounts}; unless it is a tmpfs restored from an older checkpoint), the v1 cgroup mounts under {@code /sys/fs/cgroup}
  *       (runc makes them binds when there is no cgroup namespace), masked paths that are files as {@code /dev/null},
@@ -45,7 +47,6 @@ public final class CriuDump {
             Path rootfs,
             Optional<Path> criuConfig,
             Path freezerCgroup,
-            long netnsInode,
             List<String> externalMounts,
             String descriptors) {
         Facts {
@@ -54,37 +55,32 @@ public final class CriuDump {
             requireNonNull(freezerCgroup, "freezerCgroup is null");
             externalMounts = List.copyOf(externalMounts);
             requireNonNull(descriptors, "descriptors is null");
-            if (pid < 1 || netnsInode < 1) {
-                throw new IllegalArgumentException("pid and netns inode must be positive: " + pid + ", " + netnsInode);
+            if (pid < 1) {
+                throw new IllegalArgumentException("pid must be positive: " + pid);
             }
         }
     }
 
     private CriuDump() {}
 
-    /** Reads a running container's facts: runc's state file, the init's mount table and files, the netns's inode. */
+    /** Reads a running container's facts: runc's state file, the init's mount table and files. */
     static Facts read(Path stateFile) throws IOException {
         JsonNode state = JSON.readTree(Files.readString(stateFile));
         long pid = state.path("init_process_pid").asLong();
         Path proc = Path.of("/proc", Long.toString(pid));
-        String netns = networkNamespacePath(state)
-                .orElseThrow(() -> new IOException("container has no network namespace path: " + stateFile));
-        long inode = ((Number) Files.getAttribute(Path.of(netns), "unix:ino")).longValue();
         Path root = proc.resolve("root");
         return facts(
                 state,
                 Files.readString(proc.resolve("mountinfo")),
-                inode,
                 path -> Files.exists(root.resolve(path.substring(1)), LinkOption.NOFOLLOW_LINKS)
                         && !Files.isDirectory(root.resolve(path.substring(1)), LinkOption.NOFOLLOW_LINKS));
     }
 
     /**
-     * The facts from runc's state (its {@code config}), the container's mountinfo, the netns inode, and which
+     * The facts from runc's state (its {@code config}), the container's mountinfo, and which
      * masked paths exist inside as something other than a directory (runc masks those with /dev/null).
      */
-    static Facts facts(JsonNode state, String mountinfo, long netnsInode, Predicate<String> maskedFileExists)
-            throws IOException {
+    static Facts facts(JsonNode state, String mountinfo, Predicate<String> maskedFileExists) throws IOException {
         JsonNode config = state.path("config");
         List<String> external = new ArrayList<>();
         boolean cgroupNamespace = false;
@@ -136,7 +132,6 @@ public final class CriuDump {
                 Path.of(config.path("rootfs").asText()),
                 criuConfig,
                 Path.of(freezer),
-                netnsInode,
                 external,
                 JSON.writeValueAsString(state.path("external_descriptors")));
     }
@@ -166,8 +161,8 @@ public final class CriuDump {
                 facts.rootfs().toString(),
                 "--freeze-cgroup",
                 facts.freezerCgroup().toString(),
-                "--external",
-                "net[" + facts.netnsInode() + "]:extRootNetNS"));
+                "--empty-ns",
+                "net"));
         for (String mount : facts.externalMounts()) {
             argv.add("--external");
             argv.add(mount);
@@ -181,16 +176,6 @@ public final class CriuDump {
 
     private static String mnt(String key, String value) {
         return "mnt[" + key + "]:" + value;
-    }
-
-    private static Optional<String> networkNamespacePath(JsonNode state) {
-        for (JsonNode ns : state.path("config").path("namespaces")) {
-            if (ns.path("type").asText().equals("NEWNET")
-                    && !ns.path("path").asText().isEmpty()) {
-                return Optional.of(ns.path("path").asText());
-            }
-        }
-        return Optional.empty();
     }
 
     /**

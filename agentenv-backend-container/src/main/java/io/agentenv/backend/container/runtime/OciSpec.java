@@ -16,6 +16,7 @@ public record OciSpec(
         String hostname,
         List<Mount> mounts,
         Linux linux,
+        Hooks hooks,
         Map<String, String> annotations) {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -54,7 +55,17 @@ public record OciSpec(
             String cgroupsPath,
             Seccomp seccomp,
             List<String> maskedPaths,
-            List<String> readonlyPaths) {}
+            List<String> readonlyPaths,
+            List<IdMapping> uidMappings,
+            List<IdMapping> gidMappings) {}
+
+    record IdMapping(int containerID, int hostID, int size) {}
+
+    /** The runtime's hooks; only createRuntime (run in the host's namespaces, on create and on restore). */
+    record Hooks(List<Hook> createRuntime) {}
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Hook(String path, List<String> args, List<String> env, Integer timeout) {}
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Namespace(String type, String path) {}

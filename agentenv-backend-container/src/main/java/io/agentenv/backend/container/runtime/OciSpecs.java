@@ -55,7 +55,26 @@ public final class OciSpecs {
      * sandbox's {@link GuestProcFiles} dir bound too (and its files mounted over /proc by the backend), 2 = /dev and
      * /sys/fs/cgroup bound from {@link GuestMounts}, 1 (no token) = runc's tmpfs mounts there.
      */
-    public static final String MOUNT_LAYOUT = "mounts-3";
+    public static final String MOUNT_LAYOUT = "mounts-4-userns";
+
+    /**
+     * The createRuntime hook that plumbs a container's network, run by runc in the host's namespaces when it has made
+     * the container's namespaces: on create, and on restore once CRIU has made them (the checkpoint leaves the network
+     * namespace out, {@code --empty-ns network}, so a restore gets an empty one of its own). The state runc passes on
+     * stdin names the container's init pid; the sandbox end of the slot's veth pair ($1) moves into its network
+     * namespace as eth0 with address $2/30 and a default route through $3, and the namespace is pinned at $4 (a bind
+     * mount of its nsfs file, as {@code ip netns} makes them), where the host finds it until the slot's release.
+     */
+    static final String NETWORK_HOOK = String.join(
+            "\n",
+            "pid=$(sed -n 's/.*\"pid\": *\\([0-9][0-9]*\\).*/\\1/p')",
+            "[ -n \"$pid\" ] || { echo 'agentenv-network: no pid in the state' >&2; exit 1; }",
+            "ip link set \"$1\" netns \"$pid\" name eth0 || exit 1",
+            "printf 'addr add %s/30 dev eth0\\nlink set eth0 up\\nlink set lo up\\nroute add default via %s\\n' \"$2\" \"$3\""
+                    + " | nsenter --net=/proc/\"$pid\"/ns/net ip -batch - || exit 1",
+            "mkdir -p \"${4%/*}\" && : > \"$4\" && mount --bind /proc/\"$pid\"/ns/net \"$4\"");
+
+    private static final int HOOK_TIMEOUT_S = 10;
     /**
      * Run by the init's shell in the container before the init: points stdio at the container's own /dev/null and execs the init
      * in its place. runc gives the init the host's /dev/null (this server's) and re-opens it inside only when it makes
@@ -117,12 +136,31 @@ public final class OciSpecs {
                         new OciSpec.Namespace("ipc", null),
                         new OciSpec.Namespace("uts", null),
                         new OciSpec.Namespace("mount", null),
-                        new OciSpec.Namespace("network", spec.netns().toString())),
+                        new OciSpec.Namespace("network", null),
+                        new OciSpec.Namespace("user", null)),
                 resources,
                 cgroupsPath(spec.id()),
                 SeccompPolicy.profile(),
                 MASKED_PATHS,
-                READONLY_PATHS);
+                READONLY_PATHS,
+                List.of(new OciSpec.IdMapping(
+                        0, spec.ids().hostStart(), spec.ids().size())),
+                List.of(new OciSpec.IdMapping(
+                        0, spec.ids().hostStart(), spec.ids().size())));
+        ContainerSpec.Network network = spec.network();
+        OciSpec.Hooks hooks = new OciSpec.Hooks(List.of(new OciSpec.Hook(
+                "/bin/sh",
+                List.of(
+                        "sh",
+                        "-c",
+                        NETWORK_HOOK,
+                        "agentenv-network",
+                        network.veth(),
+                        network.address(),
+                        network.gateway(),
+                        network.pin().toString()),
+                List.of("PATH=/usr/sbin:/usr/bin:/sbin:/bin"),
+                HOOK_TIMEOUT_S)));
 
         return new OciSpec(
                 "1.0.2",
@@ -131,6 +169,7 @@ public final class OciSpecs {
                 spec.hostname(),
                 mounts(spec),
                 linux,
+                hooks,
                 Map.of(CRIU_CONFIG_ANNOTATION, spec.criuConfig().toString()));
     }
 

@@ -218,14 +218,21 @@ public final class RuncRuntime {
 
     /**
      * Dumps the container's processes with CRIU into {@code images} (its memory, open files, sockets). The network
-     * namespace is external and not locked (org.criu.config); filesystem changes stay in the overlay upper dir.
+     * namespace is left out ({@code --empty-ns}; a restore gets a new one, plumbed by the createRuntime hook);
+     * filesystem changes stay in the overlay upper dir.
      */
     public void checkpoint(ContainerId id, Path images, Path work, AfterCheckpoint after)
             throws IOException, CommandFailedException, InterruptedException {
         Files.createDirectories(images);
         Files.createDirectories(work);
-        List<String> args = new ArrayList<>(
-                List.of("checkpoint", "--image-path", images.toString(), "--work-path", work.toString()));
+        List<String> args = new ArrayList<>(List.of(
+                "checkpoint",
+                "--empty-ns",
+                "network",
+                "--image-path",
+                images.toString(),
+                "--work-path",
+                work.toString()));
         if (after == AfterCheckpoint.LEAVE_RUNNING) {
             args.add("--leave-running");
         }
@@ -306,6 +313,8 @@ public final class RuncRuntime {
                     argv,
                     "restore",
                     "--detach",
+                    "--empty-ns",
+                    "network",
                     "--bundle",
                     bundle.toString(),
                     "--image-path",

@@ -11,14 +11,23 @@ import java.util.stream.Collectors;
 
 /**
  * A sandbox's root filesystem: overlayfs with read-only lower layers (template, then snapshot layers on top) and a
- * per-sandbox upper and work directory, mounted and unmounted by system calls ({@link Mounts}, {@link Unmounts}).
+ * per-sandbox upper and work directory, mounted and unmounted by system calls ({@link Mounts}, {@link Unmounts}). The
+ * bottom layer, a template's rootfs or an unpacked image owned by the host's ids, is used through its
+ * {@link IdmappedViews idmapped view}; the layers above it were written by sandboxes and hold the guests' host ids
+ * already. The upper dir belongs to the guest's root, so that the sandbox's root owns its {@code /}.
  */
 public final class OverlayMounts {
+    private final IdmappedViews views;
+
+    public OverlayMounts(IdmappedViews views) {
+        this.views = requireNonNull(views, "views is null");
+    }
 
     /**
      * Mounts the overlay at {@code target}, creating upper, work and target when missing.
      *
-     * @param lowers read-only layers, topmost first (e.g. [snapshot layer, template rootfs])
+     * @param lowers read-only layers, topmost first, the bottom one a tree owned by the host's ids (e.g. [snapshot
+     *     layer, template rootfs])
      */
     public void mount(List<Path> lowers, Path upper, Path work, Path target)
             throws IOException, CommandFailedException, InterruptedException {
@@ -35,9 +44,14 @@ public final class OverlayMounts {
             }
         }
         Files.createDirectories(upper);
+        int guestRoot = views.ids().host(0);
+        Files.setAttribute(upper, "unix:uid", guestRoot);
+        Files.setAttribute(upper, "unix:gid", guestRoot);
         Files.createDirectories(work);
         Files.createDirectories(target);
-        String options = "lowerdir=" + lowers.stream().map(Path::toString).collect(Collectors.joining(":"))
+        List<Path> mapped = new java.util.ArrayList<>(lowers.subList(0, lowers.size() - 1));
+        mapped.add(views.view(lowers.getLast()));
+        String options = "lowerdir=" + mapped.stream().map(Path::toString).collect(Collectors.joining(":"))
                 + ",upperdir=" + upper + ",workdir=" + work;
         Mounts.overlay(options, target);
     }

@@ -12,6 +12,7 @@ import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.ContainerSpec;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.runtime.RuncRuntime;
+import io.agentenv.backend.container.storage.IdmappedViews;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import java.io.IOException;
@@ -53,6 +54,14 @@ public final class HostFixture implements AutoCloseable {
     /** The pool uses the lane's first half of slots; tests may build other pools in the second half. */
     public final int firstSlot;
 
+    /** The ids the fixture's containers map their ids onto (a range of their own, as a server's). */
+    public static final ContainerSpec.GuestIds GUEST_IDS = new ContainerSpec.GuestIds(1_100_000_000, 65536);
+
+    /** The network a container of {@code slot} gets. */
+    public static ContainerSpec.Network network(NetSlot slot) {
+        return new ContainerSpec.Network(slot.guestVeth(), slot.sandboxAddress(), slot.hostAddress(), slot.netnsPath());
+    }
+
     private final TestLane lane;
 
     private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) throws IOException {
@@ -61,7 +70,7 @@ public final class HostFixture implements AutoCloseable {
         this.sandboxesDir = sandboxesDir;
         this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
         this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout));
-        this.overlays = new OverlayMounts();
+        this.overlays = new OverlayMounts(new IdmappedViews(sandboxesDir.resolve("idmapped"), GUEST_IDS));
         this.firewall = new EgressFirewall(runner);
         this.firstSlot = lane.firstSlot(layout.addressing());
         this.pool = new NetnsPool(runner, firewall, layout, firstSlot, TestLane.SLOTS_PER_LANE / 2, warmSlots);
@@ -186,7 +195,8 @@ public final class HostFixture implements AutoCloseable {
                         "/",
                         0,
                         0),
-                sandbox.slot().netnsPath(),
+                network(sandbox.slot()),
+                GUEST_IDS,
                 limits,
                 Optional.of(JDK),
                 binds,

@@ -52,7 +52,7 @@ class CriuDumpTest {
 
     private static CriuDump.Facts facts(String extraNamespace) throws IOException {
         JsonNode state = JSON.readTree(STATE.formatted(extraNamespace));
-        return CriuDump.facts(state, MOUNTINFO, 4026532246L, MASKED_FILES::contains);
+        return CriuDump.facts(state, MOUNTINFO, MASKED_FILES::contains);
     }
 
     @Test
@@ -85,7 +85,7 @@ class CriuDumpTest {
                         "121 119 254:0 /var/cache/agentenv/guest-mounts/cgroup /sys/fs/cgroup ro,nosuid - ext4 /dev/vda rw")
                 + "98 85 254:0 /var/cache/agentenv/guest-mounts/dev /dev ro,nosuid,noexec - ext4 /dev/vda rw\n";
 
-        CriuDump.Facts facts = CriuDump.facts(state, mountinfo, 4026532246L, MASKED_FILES::contains);
+        CriuDump.Facts facts = CriuDump.facts(state, mountinfo, MASKED_FILES::contains);
 
         assertThat(facts.externalMounts())
                 .contains(
@@ -99,7 +99,7 @@ class CriuDumpTest {
         JsonNode state = JSON.readTree(guestMountsState());
         String mountinfo = MOUNTINFO + "98 85 0:45 / /dev rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755\n";
 
-        CriuDump.Facts facts = CriuDump.facts(state, mountinfo, 4026532246L, MASKED_FILES::contains);
+        CriuDump.Facts facts = CriuDump.facts(state, mountinfo, MASKED_FILES::contains);
 
         assertThat(facts.externalMounts())
                 .doesNotContain("mnt[/dev]:/dev", "mnt[/sys/fs/cgroup]:/sys/fs/cgroup")
@@ -126,7 +126,7 @@ class CriuDumpTest {
     }
 
     @Test
-    void the_command_dumps_the_init_tree_netns_external_with_the_sandboxs_criu_config() throws Exception {
+    void the_command_dumps_the_init_tree_without_its_netns_with_the_sandboxs_criu_config() throws Exception {
         List<String> argv = CriuDump.argv(
                 Path.of("/opt/criu/sbin/criu"),
                 Path.of("/art/images"),
@@ -152,8 +152,8 @@ class CriuDumpTest {
                         "/data/sandboxes/c1/rootfs",
                         "--freeze-cgroup",
                         "/sys/fs/cgroup/freezer/agentenv/c1",
-                        "--external",
-                        "net[4026532246]:extRootNetNS");
+                        "--empty-ns",
+                        "net");
         assertThat(argv).containsSequence("--external", "mnt[/proc/keys]:/dev/null");
         assertThat(argv).endsWith("--config", "/data/criu-runc.conf");
         assertThat(argv).doesNotContain("--leave-running");
@@ -176,7 +176,7 @@ class CriuDumpTest {
         JsonNode state =
                 JSON.readTree(STATE.formatted("").replace("\"freezer\": \"/sys/fs/cgroup/freezer/agentenv/c1\", ", ""));
 
-        assertThatThrownBy(() -> CriuDump.facts(state, MOUNTINFO, 1, path -> false))
+        assertThatThrownBy(() -> CriuDump.facts(state, MOUNTINFO, path -> false))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("freezer");
     }

@@ -36,7 +36,8 @@ class OciSpecsTest {
                 "sbx-1",
                 new ContainerSpec.InitProcess(
                         List.of("/bin/sh", "-c", "exec sleep 1"), List.of("PATH=/usr/bin:/bin"), "/", 0, 0),
-                Path.of("/run/netns/aenv-n7"),
+                new ContainerSpec.Network("aenvg7", "10.200.0.30", "10.200.0.29", Path.of("/run/netns/aenv-n7")),
+                new ContainerSpec.GuestIds(1_000_000_000, 65536),
                 new ContainerSpec.Limits(cpus, memoryMiB, 512, 16384),
                 Optional.of(JDK),
                 List.of(new ContainerSpec.ReadOnlyBind(Path.of("/opt/agentenv/envd"), "/opt/agentenv/envd")),
