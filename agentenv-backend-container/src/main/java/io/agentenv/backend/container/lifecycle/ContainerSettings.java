@@ -2,6 +2,7 @@ package io.agentenv.backend.container.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.backend.container.host.GuestIds;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.runtime.ContainerSpec;
 import io.agentenv.backend.container.storage.SandboxDisks;
@@ -63,7 +64,7 @@ public record ContainerSettings(
         ContainerSpec.Privileges privileges,
         String idPrefix,
         Duration criuTimeout,
-        ContainerSpec.GuestIds guestIds,
+        GuestIds guestIds,
         Optional<Isolation> isolation) {
 
     /** Names and slots apart from the host's defaults, so that two instances never see each other's resources. */
@@ -175,13 +176,13 @@ public record ContainerSettings(
                 isolation(settings, workingDir));
     }
 
-    private static ContainerSpec.GuestIds guestIds(Map<String, String> settings) {
+    private static GuestIds guestIds(Map<String, String> settings) {
         int start = number(settings, "guest_id_start", DEFAULT_GUEST_ID_START);
         if (start < 65536 || (long) start + GUEST_ID_COUNT > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("AENV_BACKEND_GUEST_ID_START must be from 65536 to "
                     + (Integer.MAX_VALUE - GUEST_ID_COUNT) + ": " + start);
         }
-        return new ContainerSpec.GuestIds(start, GUEST_ID_COUNT);
+        return new GuestIds(start, GUEST_ID_COUNT);
     }
 
     private static Optional<Isolation> isolation(Map<String, String> settings, Path workingDir) {

@@ -3,6 +3,7 @@ package io.agentenv.backend.container.runtime;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.GuestIds;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -95,26 +96,6 @@ public record ContainerSpec(
             if (!address.matches("[0-9.]+") || !gateway.matches("[0-9.]+")) {
                 throw new IllegalArgumentException("addresses must be IPv4: " + address + ", " + gateway);
             }
-        }
-    }
-
-    /**
-     * The host ids the container's user namespace maps its ids 0 to {@code size - 1} onto: root inside is
-     * {@code hostStart} outside, an unprivileged id, and so is every other id.
-     */
-    public record GuestIds(int hostStart, int size) {
-        public GuestIds {
-            if (hostStart < 1 || size < 1 || (long) hostStart + size > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("bad id range: " + hostStart + "+" + size);
-            }
-        }
-
-        /** The host id of {@code guestId}. */
-        public int host(int guestId) {
-            if (guestId < 0 || guestId >= size) {
-                throw new IllegalArgumentException("id " + guestId + " is not mapped");
-            }
-            return hostStart + guestId;
         }
     }
 

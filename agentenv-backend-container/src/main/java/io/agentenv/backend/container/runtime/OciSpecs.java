@@ -65,7 +65,7 @@ public final class OciSpecs {
      * namespace as eth0 with address $2/30 and a default route through $3, and the namespace is pinned at $4 (a bind
      * mount of its nsfs file, as {@code ip netns} makes them), where the host finds it until the slot's release.
      */
-    static final String NETWORK_HOOK = String.join(
+    public static final String NETWORK_HOOK = String.join(
             "\n",
             "pid=$(sed -n 's/.*\"pid\": *\\([0-9][0-9]*\\).*/\\1/p')",
             "[ -n \"$pid\" ] || { echo 'agentenv-network: no pid in the state' >&2; exit 1; }",

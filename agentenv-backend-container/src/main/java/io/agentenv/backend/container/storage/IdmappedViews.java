@@ -5,8 +5,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.backend.container.host.GuestIds;
 import io.agentenv.backend.container.host.Libc;
-import io.agentenv.backend.container.runtime.ContainerSpec;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Idmapped views of the trees sandboxes start from (a template's rootfs, an unpacked image): every sandbox runs in a
- * user namespace whose ids 0-65535 are the host's {@link ContainerSpec.GuestIds}, so a tree owned by the host's root
+ * user namespace whose ids 0-65535 are the host's {@link GuestIds}, so a tree owned by the host's root
  * must look owned by the guest's. A view is a bind mount of the tree with {@code MOUNT_ATTR_IDMAP}
  * ({@code open_tree(2)}, {@code mount_setattr(2)}, {@code move_mount(2)}) under {@code dir}, through a user namespace
  * with that mapping: the tree's files stay as they are (shared with servers that run without user namespaces, setuid
@@ -78,14 +78,14 @@ public final class IdmappedViews implements AutoCloseable {
     private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private final Path dir;
-    private final ContainerSpec.GuestIds ids;
+    private final GuestIds ids;
     private final Map<Path, Path> views = new ConcurrentHashMap<>();
     private final Object lock = new Object();
     /** A user namespace with the guests' mapping, made on first use; -1 before. Guarded by lock. */
     private int usernsFd = -1;
 
     /** Opens the views under {@code dir} (created), unmounting what an earlier process left there. */
-    public IdmappedViews(Path dir, ContainerSpec.GuestIds ids) throws IOException {
+    public IdmappedViews(Path dir, GuestIds ids) throws IOException {
         this.dir = requireNonNull(dir, "dir is null");
         this.ids = requireNonNull(ids, "ids is null");
         Files.createDirectories(dir);
@@ -94,7 +94,7 @@ public final class IdmappedViews implements AutoCloseable {
     }
 
     /** The ids the views map the host's root (and every id up to 65535) to. */
-    public ContainerSpec.GuestIds ids() {
+    public GuestIds ids() {
         return ids;
     }
 

@@ -16,6 +16,7 @@ import io.agentenv.backend.container.storage.IdmappedViews;
 import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,7 +56,7 @@ public final class HostFixture implements AutoCloseable {
     public final int firstSlot;
 
     /** The ids the fixture's containers map their ids onto (a range of their own, as a server's). */
-    public static final ContainerSpec.GuestIds GUEST_IDS = new ContainerSpec.GuestIds(1_100_000_000, 65536);
+    public static final GuestIds GUEST_IDS = new GuestIds(1_100_000_000, 65536);
 
     /** The network a container of {@code slot} gets. */
     public static ContainerSpec.Network network(NetSlot slot) {
@@ -63,6 +64,7 @@ public final class HostFixture implements AutoCloseable {
     }
 
     private final TestLane lane;
+    private final IdmappedViews views;
 
     private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) throws IOException {
         this.lane = lane;
@@ -70,7 +72,8 @@ public final class HostFixture implements AutoCloseable {
         this.sandboxesDir = sandboxesDir;
         this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
         this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout));
-        this.overlays = new OverlayMounts(new IdmappedViews(sandboxesDir.resolve("idmapped"), GUEST_IDS));
+        this.views = new IdmappedViews(sandboxesDir.resolve("idmapped"), GUEST_IDS);
+        this.overlays = new OverlayMounts(views);
         this.firewall = new EgressFirewall(runner);
         this.firstSlot = lane.firstSlot(layout.addressing());
         this.pool = new NetnsPool(runner, firewall, layout, firstSlot, TestLane.SLOTS_PER_LANE / 2, warmSlots);
@@ -101,6 +104,8 @@ public final class HostFixture implements AutoCloseable {
             HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
                     .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
             Path dir = Files.createTempDirectory(TEMP, lane.dirPrefix());
+            // sandboxes' runtimes mount from here as their user namespace's root, an unprivileged id: let it through
+            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
             HostFixture fixture = new HostFixture(lane, layout, dir, warmSlots);
             fixture.reapDeadRuns();
             return fixture;
@@ -218,6 +223,8 @@ public final class HostFixture implements AutoCloseable {
         ContainerId id = newId(name);
         Sandbox sandbox = new Sandbox(id, SandboxDirs.of(sandboxesDir, id), pool.acquire());
         Files.createDirectories(sandbox.envd());
+        Files.setAttribute(sandbox.envd(), "unix:uid", GUEST_IDS.hostStart());
+        Files.setAttribute(sandbox.envd(), "unix:gid", GUEST_IDS.hostStart());
         overlays.mount(lowers, sandbox.upper(), sandbox.work(), sandbox.rootfs());
         RuncRuntime.writeConfig(sandbox.bundle(), ociSpecs.build(spec(sandbox, args, limits, privileges)));
         return sandbox;
@@ -234,6 +241,43 @@ public final class HostFixture implements AutoCloseable {
         runc.create(sandbox.id(), sandbox.bundle());
         runc.start(sandbox.id());
         return sandbox;
+    }
+
+    /**
+     * Gives a slot a network namespace the way a sandbox's runtime does (a new one, with the slot's veth end moved in
+     * and pinned at the slot's netns path by {@link OciSpecs#NETWORK_HOOK}), for tests of the network alone.
+     */
+    public void plumb(NetSlot slot) throws Exception {
+        Process holder = new ProcessBuilder("unshare", "--net", "sleep", "60")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            String own = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+            Path ns = Path.of("/proc", Long.toString(holder.pid()), "ns", "net");
+            await("unshare made the network namespace", Duration.ofSeconds(10), () -> {
+                try {
+                    return !Files.readSymbolicLink(ns).toString().equals(own);
+                } catch (IOException e) {
+                    return false;
+                }
+            });
+            runner.run(Command.of(
+                            Duration.ofSeconds(20),
+                            "sh",
+                            "-c",
+                            OciSpecs.NETWORK_HOOK,
+                            "agentenv-network",
+                            slot.guestVeth(),
+                            slot.sandboxAddress(),
+                            slot.hostAddress(),
+                            slot.netnsPath().toString())
+                    .withStdin(("{\"ociVersion\":\"1.0.2\",\"pid\":" + holder.pid() + "}")
+                            .getBytes(StandardCharsets.UTF_8)));
+        } finally {
+            holder.destroyForcibly();
+            holder.waitFor();
+        }
     }
 
     /** Deletes the container, unmounts its overlay and releases its slot. */
@@ -265,6 +309,7 @@ public final class HostFixture implements AutoCloseable {
     public void close() throws Exception {
         try {
             pool.close();
+            views.close();
             Leftovers left = inventory.scan(idPrefix);
             assertThat(left.isEmpty())
                     .as("host resources left behind: %s", left)

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.backend.container.guest.GuestMounts;
 import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.GuestIds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,7 +38,7 @@ class OciSpecsTest {
                 new ContainerSpec.InitProcess(
                         List.of("/bin/sh", "-c", "exec sleep 1"), List.of("PATH=/usr/bin:/bin"), "/", 0, 0),
                 new ContainerSpec.Network("aenvg7", "10.200.0.30", "10.200.0.29", Path.of("/run/netns/aenv-n7")),
-                new ContainerSpec.GuestIds(1_000_000_000, 65536),
+                new GuestIds(1_000_000_000, 65536),
                 new ContainerSpec.Limits(cpus, memoryMiB, 512, 16384),
                 Optional.of(JDK),
                 List.of(new ContainerSpec.ReadOnlyBind(Path.of("/opt/agentenv/envd"), "/opt/agentenv/envd")),
