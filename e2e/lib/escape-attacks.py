@@ -6,8 +6,8 @@
 #
 # An outcome is "ok" when the attack's system call or write succeeded, else the errno's name ("EPERM", "EROFS", ...),
 # or for connections "connected", "timeout", "refused" or "unreachable". The test asserts the outcomes; this script
-# judges nothing. Facts (from the host): gateway, serverPort, sshPort, hostAddresses, hostLoopbackPort,
-# hostAbstractSocket, otherSandbox, otherSandboxPort, hostServerPid, markerPath.
+# judges nothing. Facts (from the host): gateway, serverPort, sshPort, hostAddresses, hostNetworkGateway (or null),
+# hostLoopbackPort, hostAbstractSocket, otherSandbox, otherSandboxPort, hostServerPid, markerPath.
 # Needs only python3 (ctypes) and the x86-64 system call numbers below; changes nothing that outlives the sandbox.
 import ctypes
 import errno
@@ -432,6 +432,8 @@ def network():
         'other sandbox open port': (FACTS['otherSandbox'], FACTS['otherSandboxPort']),
         'metadata address 169.254.169.254': ('169.254.169.254', 80),
     }
+    if FACTS.get('hostNetworkGateway'):
+        probes["the host network's gateway"] = (FACTS['hostNetworkGateway'], 80)
     for address in FACTS['hostAddresses']:
         probes[f'host API port on {address}'] = (address, FACTS['serverPort'])
     outcomes = {}

@@ -14,7 +14,7 @@ import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -124,6 +124,23 @@ async function eventually(fn, timeoutMs) {
   }
 }
 
+/** How a TCP connection from the host ends within 2 s: 'connected', 'refused', 'timeout' or another error code. */
+function hostConnect(host, port) {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 2_000 })
+    socket.once('connect', () => { socket.destroy(); resolve('connected') })
+    socket.once('timeout', () => { socket.destroy(); resolve('timeout') })
+    socket.once('error', (e) => resolve(e.code === 'ECONNREFUSED' ? 'refused' : e.code))
+  })
+}
+
+/** The host's default IPv4 gateway (its own network's router), from /proc/net/route; null without one. */
+function hostNetworkGateway() {
+  const route = read('/proc/net/route').split('\n').slice(1).map((line) => line.split('\t'))
+    .find((fields) => fields[1] === '00000000' && fields[2] !== '00000000')
+  return route ? (route[2].match(/../g) ?? []).reverse().map((hex) => parseInt(hex, 16)).join('.') : null
+}
+
 async function listen(target, host) {
   const listener = createServer((socket) => socket.end('host service\n'))
   await new Promise((resolve, reject) => {
@@ -170,6 +187,7 @@ before(async () => {
     serverPort: server.port,
     sshPort: 22,
     hostAddresses,
+    hostNetworkGateway: hostNetworkGateway(),
     hostLoopbackPort: loopbackOnly.address().port,
     hostAbstractSocket: `aenv-escape-${tag}`,
     otherSandbox,
@@ -339,11 +357,15 @@ hostTest("over IPv4 the host's API, SSH, loopback and unix sockets are out of re
   assert.equal((await fetch(`${server.url}/health`)).status, 204)
 })
 
-hostTest('another sandbox and the metadata address are out of reach', async () => {
+hostTest("another sandbox, the host's network and the metadata address are dropped", async (t) => {
   // the host reaches B's envd and open port; A is dropped on the way
   assert.equal((await fetch(`http://${facts.otherSandbox}:49983/health`)).status, 204)
   assertRefused(['other sandbox envd port', 'other sandbox open port'], ['timeout'])
   assertRefused(['metadata address 169.254.169.254'], ['timeout', 'unreachable'])
+  // the host's own router answers the host at once (refused or connected); A's packets to it are dropped
+  const fromHost = facts.hostNetworkGateway ? await hostConnect(facts.hostNetworkGateway, 80) : 'no gateway'
+  if (fromHost === 'refused' || fromHost === 'connected') assertRefused(["the host network's gateway"], ['timeout'])
+  else t.diagnostic(`the host's gateway ${facts.hostNetworkGateway}:80 gives the host '${fromHost}': not compared`)
   await assertNeighbourAndServerWork()
 })
 
