@@ -28,6 +28,7 @@ const MEMORY_MB = 512 // the backend's default, which the memory test reads back
 const OPEN_PORT = 8000 // sandbox B serves a file here (python3 -m http.server)
 const LIB = join(dirname(fileURLToPath(import.meta.url)), '..', 'lib')
 const ATTACKS = readFileSync(join(LIB, 'escape-attacks.py')) // the system-call attacks, one run per user
+const INT80 = readFileSync(join(LIB, 'escape-int80.c')) // the same through the 32-bit system call ABI
 const REAPER = readFileSync(join(LIB, 'escape-reaper.py')) // ends the fork bomb
 
 // the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
@@ -199,6 +200,8 @@ before(async () => {
 
   await a.files.write('/tmp/escape-attacks.py', ATTACKS)
   await a.files.write('/tmp/escape-facts.json', JSON.stringify(facts))
+  await a.files.write('/tmp/escape-int80.c', INT80)
+  await a.commands.run('gcc -O1 -o /tmp/escape-int80 /tmp/escape-int80.c')
   for (const user of ['root', 'user']) { // one after the other: both exhaust descriptors and fork
     const run = await a.commands.run('python3 /tmp/escape-attacks.py /tmp/escape-facts.json',
       { user, timeoutMs: 60_000 })
@@ -332,6 +335,17 @@ hostTest('unshare, setns, nsenter and chroot do not lead out of the sandbox', as
   const { root: procRoot } = outcomes('/proc/1/root')
   assert.equal(procRoot.etcHostname, ownHostname, "/proc/1/root is the sandbox's root")
   assert.equal(procRoot.seesHostMarker, false)
+})
+
+hostTest('the 32-bit system call ABI (int 0x80) is filtered like the 64-bit one', async (t) => {
+  const { root: control } = outcomes('int80 getpid')
+  if (control.outcome === 'unavailable') return t.skip('this kernel has no IA32 emulation: nothing to filter')
+  assertRefused(['int80 getpid'], ['ok']) // the ABI works in this process
+  assertRefused(['int80 mount tmpfs', 'int80 ptrace attach pid 1', 'int80 syslog read all', 'int80 init_module',
+    'int80 kexec_load', 'int80 keyctl', 'int80 perf_event_open', 'int80 open_by_handle_at', 'int80 bpf map create',
+    'int80 AF_PACKET socket', 'int80 userfaultfd', 'int80 io_uring_setup', 'int80 reboot (CAD off)',
+    'int80 unshare user namespace'], ['EPERM'])
+  assertRefused(['int80 setns'], ['EPERM', 'EACCES'])
 })
 
 hostTest('open_by_handle_at (shocker) cannot open the host filesystem', async () => {
