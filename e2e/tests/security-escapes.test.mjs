@@ -351,6 +351,10 @@ hostTest('open_by_handle_at (shocker) cannot open the host filesystem', async ()
   assertRefused(['open_by_handle_at (shocker)', 'name_to_handle_at'], ['EPERM'])
 })
 
+hostTest("sysfs shows no block device's backing file (other sandboxes' disks)", async () => {
+  assertRefused(['loop devices backing files in sysfs'], ['hidden'])
+})
+
 hostTest("the host's kernel log: syslog(2), dmesg, /dev/kmsg, /proc/kmsg refused", async () => {
   assertRefused(['syslog(2) read all'], ['EPERM'])
   assertRefused(['dmesg'], ['exit 1'])
@@ -368,6 +372,11 @@ hostTest("over IPv4 the host's API, SSH, loopback and unix sockets are out of re
   assertRefused(['host loopback-only port via 127.0.0.1'], ['refused']) // A's own loopback, where nothing listens
   assertRefused(['host abstract unix socket'], ['refused'])
   assert.equal((await fetch(`${server.url}/health`)).status, 204)
+})
+
+hostTest("over IPv6 the host's end of the sandbox's link has no address to reach", async () => {
+  // the server listens dual-stack; the host end of every sandbox's veth has IPv6 off, so no link-local address
+  assertRefused(['host API port over IPv6 link-local'], ['timeout', 'unreachable'])
 })
 
 hostTest("another sandbox, the host's network and the metadata address are dropped", async (t) => {
