@@ -10,12 +10,16 @@ import { join } from 'node:path'
 import { startServer, repoRoot } from './control-plane-harness.mjs'
 import { stopAndAssertNoLeftovers } from './host-leaks.mjs'
 
-/** Starts the suite's server on {@code lane}; {@code env} adds the suite's own settings. Returns it and SDK options. */
-export async function startSuiteServer(lane, env = {}) {
+/**
+ * Starts the suite's server on {@code lane}; {@code env} adds the suite's own settings, {@code listenHost} the address
+ * it listens on (startServer's, default 127.0.0.1). Returns it and SDK options.
+ */
+export async function startSuiteServer(lane, env = {}, { listenHost } = {}) {
   delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
   const server = await startServer({
     backend: 'container',
     readyTimeoutMs: 120_000,
+    listenHost,
     env: {
       AENV_BACKEND_NAME_PREFIX: lane.namePrefix,
       AENV_BACKEND_RUN_DIR: lane.runDir,

@@ -4,7 +4,8 @@
 //   ... drive server.url with the e2b SDK (apiUrl / E2B_API_URL) using server.apiKey ...
 //   await server.stop()          // SIGTERM, waits for the exit, removes the temp data dir
 //
-// The server runs with a fresh temp data dir (AENV_HOME), a fixed API key (AENV_API_KEY) and a free port on 127.0.0.1.
+// The server runs with a fresh temp data dir (AENV_HOME), a fixed API key (AENV_API_KEY) and a free port on 127.0.0.1
+// (`listenHost: '0.0.0.0'` listens on every address, as a production server does; the URL stays on 127.0.0.1).
 // With backend 'mock' the mock backend's jar is put on the classpath (it is a test double: no envd, no processes).
 // Requires the built jars (`mvn -B package -DskipTests` or `scripts/test.sh`).
 import { spawn } from 'node:child_process'
@@ -70,9 +71,10 @@ export async function freePort() {
  * Starts the server and waits until GET /health answers 204.
  * Pass `dataDir` (from a previous server's `stop({ keepDataDir: true })`) to restart on the same state.
  * `jvmOptions` replaces the JVM options (default: quick start-up for tests, C1 only; benchmarks pass SERVE_JVM_OPTIONS).
- * @param {{backend?: string, extraClasspath?: string[], env?: object, dataDir?: string, readyTimeoutMs?: number, jvmOptions?: string[]}} opts
+ * `listenHost` is the address the server listens on (default 127.0.0.1); the returned URL is on 127.0.0.1 either way.
+ * @param {{backend?: string, extraClasspath?: string[], env?: object, dataDir?: string, readyTimeoutMs?: number, jvmOptions?: string[], listenHost?: string}} opts
  */
-export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, dataDir: reuseDir, readyTimeoutMs = 30_000, jvmOptions } = {}) {
+export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, dataDir: reuseDir, readyTimeoutMs = 30_000, jvmOptions, listenHost = '127.0.0.1' } = {}) {
   if (!existsSync(serverJar)) {
     throw new Error(`server jar missing: ${serverJar} (build it: mvn -B -pl agentenv-server -am package -DskipTests)`)
   }
@@ -85,7 +87,7 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
     AENV_BACKEND: backend,
     AENV_HOME: dataDir,
     AENV_API_KEY: TEST_API_KEY,
-    AENV_LISTEN: `127.0.0.1:${port}`,
+    AENV_LISTEN: `${listenHost}:${port}`,
     ...env,
   })
   const jvm = jvmOptions ?? ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx256m', '--enable-native-access=ALL-UNNAMED']

@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
@@ -38,6 +39,7 @@ import org.slf4j.LoggerFactory;
 public final class NetnsPool implements AutoCloseable {
 
     static final Path NETNS_DIR = Path.of("/run/netns");
+    private static final Path IPV6_CONF = Path.of("/proc/sys/net/ipv6/conf");
     /** The ready pool's one key. */
     private static final String SLOTS = "slots";
 
@@ -383,9 +385,11 @@ public final class NetnsPool implements AutoCloseable {
                     "\n",
                     "link add name " + slot.hostVeth() + " type veth peer name " + slot.guestVeth(),
                     "addr add " + slot.hostAddress() + "/30 dev " + slot.hostVeth(),
+                    "link set dev " + slot.hostVeth() + " addrgenmode none", // no IPv6 link-local (see disableIpv6)
                     "link set " + slot.hostVeth() + " up",
                     "");
             runner.run(Command.of(IP_TIMEOUT, "ip", "-batch", "-").withStdin(host.getBytes(StandardCharsets.UTF_8)));
+            disableIpv6(slot.hostVeth());
         } catch (CommandFailedException | InterruptedException e) {
             destroyQuietly(slot);
             throw e;
@@ -395,6 +399,30 @@ public final class NetnsPool implements AutoCloseable {
                 .addKeyValue("address", slot.sandboxAddress())
                 .log("network slot created");
         return slot;
+    }
+
+    /**
+     * Turns IPv6 off on the host end of a slot's veth before anything uses it: the firewall's rules are IPv4, and with
+     * a link-local address there every host service listening on the IPv6 wildcard (the server itself, dual-stack)
+     * answered the sandbox. The link is made without one ({@code addrgenmode none}); with IPv6 off the host end also
+     * drops whatever comes in over IPv6. Nothing to do where the interface has no IPv6 settings (a kernel without
+     * IPv6).
+     */
+    private static void disableIpv6(String veth) throws CommandFailedException {
+        Path setting = IPV6_CONF.resolve(veth).resolve("disable_ipv6");
+        if (!Files.isRegularFile(setting)) {
+            return;
+        }
+        try {
+            Files.writeString(setting, "1");
+        } catch (IOException e) {
+            throw new CommandFailedException(
+                    CommandFailedException.Reason.EXITED_NONZERO,
+                    List.of("write", setting.toString(), "1"),
+                    OptionalInt.empty(),
+                    e.getMessage(),
+                    e);
+        }
     }
 
     /** Removes the pinned namespace (with the veth end in it) and the veth pair, wherever its ends are. */

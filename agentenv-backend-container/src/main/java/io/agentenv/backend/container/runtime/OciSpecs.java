@@ -33,7 +33,10 @@ public final class OciSpecs {
             "CAP_SETPCAP",
             "CAP_NET_BIND_SERVICE",
             "CAP_SYS_CHROOT");
-    /** runc's defaults (`runc spec`). */
+    /**
+     * runc's defaults (`runc spec`), and sysfs's block devices: every sandbox's disk is a loop device of the host's,
+     * whose backing file names the sandbox's id and the host's data dir.
+     */
     static final List<String> MASKED_PATHS = List.of(
             "/proc/acpi",
             "/proc/asound",
@@ -44,7 +47,11 @@ public final class OciSpecs {
             "/proc/timer_stats",
             "/proc/sched_debug",
             "/sys/firmware",
-            "/proc/scsi");
+            "/proc/scsi",
+            "/sys/block",
+            "/sys/class/block",
+            "/sys/dev/block",
+            "/sys/devices/virtual/block");
 
     static final List<String> READONLY_PATHS =
             List.of("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
@@ -55,7 +62,7 @@ public final class OciSpecs {
      * sandbox's {@link GuestProcFiles} dir bound too (and its files mounted over /proc by the backend), 2 = /dev and
      * /sys/fs/cgroup bound from {@link GuestMounts}, 1 (no token) = runc's tmpfs mounts there.
      */
-    public static final String MOUNT_LAYOUT = "mounts-4-userns";
+    public static final String MOUNT_LAYOUT = "mounts-4-userns-block-masked";
 
     /**
      * The createRuntime hook that plumbs a container's network, run by runc in the host's namespaces when it has made

@@ -77,6 +77,14 @@ class NetnsPoolHostTest {
         // then
         assertThat(Files.exists(slot.netnsPath())).isTrue();
         assertThat(Files.exists(Path.of("/sys/class/net", slot.hostVeth()))).isTrue();
+        // the firewall is IPv4: the host end has no IPv6 address and drops IPv6
+        assertThat(Files.readString(Path.of("/proc/sys/net/ipv6/conf", slot.hostVeth(), "disable_ipv6"))
+                        .strip())
+                .isEqualTo("1");
+        String hostEnd = host.runner
+                .run(Command.of(Duration.ofSeconds(10), "ip", "-6", "-o", "addr", "show", "dev", slot.hostVeth()))
+                .stdout();
+        assertThat(hostEnd).isBlank();
         String inside = host.runner
                 .run(Command.of(
                         Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "-4", "-o", "addr", "show", "eth0"))

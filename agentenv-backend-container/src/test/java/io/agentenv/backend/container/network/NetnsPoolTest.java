@@ -51,6 +51,7 @@ class NetnsPoolTest {
                         "netns add aenvq-n5",
                         "link add name aenvqv5 type veth peer name eth0 netns aenvq-n5",
                         "addr add 10.200.0.21/30 dev aenvqv5",
+                        "link set dev aenvqv5 addrgenmode none",
                         "link set aenvqv5 up");
         assertThat(runner.commands().get(1).argv()).containsExactly("ip", "-n", "aenvq-n5", "-batch", "-");
         assertThat(new String(runner.commands().get(1).stdin().orElseThrow(), StandardCharsets.UTF_8))
