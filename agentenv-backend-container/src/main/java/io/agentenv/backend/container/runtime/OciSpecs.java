@@ -70,13 +70,22 @@ public final class OciSpecs {
      * namespace out, {@code --empty-ns network}, so a restore gets an empty one of its own). The state runc passes on
      * stdin names the container's init pid; the sandbox end of the slot's veth pair ($1) moves into its network
      * namespace as eth0 with address $2/30 and a default route through $3, and the namespace is pinned at $4 (a bind
-     * mount of its nsfs file, as {@code ip netns} makes them), where the host finds it until the slot's release.
+     * mount of its nsfs file, as {@code ip netns} makes them), where the host finds it until the slot's release. A slot
+     * used again (a member booted afresh, a restore into the slot it was checkpointed from) finds its end as eth0 of
+     * the namespace pinned before, takes it from there and pins the new one instead.
      */
     public static final String NETWORK_HOOK = String.join(
             "\n",
             "pid=$(sed -n 's/.*\"pid\": *\\([0-9][0-9]*\\).*/\\1/p')",
             "[ -n \"$pid\" ] || { echo 'agentenv-network: no pid in the state' >&2; exit 1; }",
-            "ip link set \"$1\" netns \"$pid\" name eth0 || exit 1",
+            "if [ -e /sys/class/net/\"$1\" ]; then",
+            "  ip link set \"$1\" netns \"$pid\" name eth0 || exit 1",
+            "elif [ -e \"$4\" ]; then", // a slot used again: its end is eth0 of the namespace pinned for it before
+            "  nsenter --net=\"$4\" ip link set eth0 netns \"$pid\" || exit 1",
+            "  umount \"$4\" || exit 1",
+            "else",
+            "  echo \"agentenv-network: $1 is neither on the host nor in $4\" >&2; exit 1",
+            "fi",
             "printf 'addr add %s/30 dev eth0\\nlink set eth0 up\\nlink set lo up\\nroute add default via %s\\n' \"$2\" \"$3\""
                     + " | nsenter --net=/proc/\"$pid\"/ns/net ip -batch - || exit 1",
             "mkdir -p \"${4%/*}\" && : > \"$4\" && mount --bind /proc/\"$pid\"/ns/net \"$4\"");

@@ -58,6 +58,10 @@ public final class HostFixture implements AutoCloseable {
     /** The ids the fixture's containers map their ids onto (a range of their own, as a server's). */
     public static final GuestIds GUEST_IDS = new GuestIds(1_100_000_000, 65536);
 
+    private static Path viewsDir(Path sandboxesDir) {
+        return sandboxesDir.resolveSibling(sandboxesDir.getFileName() + "-idmapped");
+    }
+
     /** The network a container of {@code slot} gets. */
     public static ContainerSpec.Network network(NetSlot slot) {
         return new ContainerSpec.Network(slot.guestVeth(), slot.sandboxAddress(), slot.hostAddress(), slot.netnsPath());
@@ -72,7 +76,8 @@ public final class HostFixture implements AutoCloseable {
         this.sandboxesDir = sandboxesDir;
         this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
         this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout));
-        this.views = new IdmappedViews(sandboxesDir.resolve("idmapped"), GUEST_IDS);
+        // beside the sandboxes' dir, as a backend's are: the inventory's scan of that dir sees sandboxes' mounts only
+        this.views = new IdmappedViews(viewsDir(sandboxesDir), GUEST_IDS);
         this.overlays = new OverlayMounts(views);
         this.firewall = new EgressFirewall(runner);
         this.firstSlot = lane.firstSlot(layout.addressing());
@@ -120,8 +125,9 @@ public final class HostFixture implements AutoCloseable {
         inventory.reap(lane.idPrefix()); // its mount scan covers only this run's (new, empty) dir
         pool.reapLeftovers();
         try (Stream<Path> dirs = Files.list(TEMP)) {
-            for (Path old : dirs.filter(
-                            d -> d.getFileName().toString().startsWith(lane.dirPrefix()) && !d.equals(sandboxesDir))
+            for (Path old : dirs.filter(d -> d.getFileName().toString().startsWith(lane.dirPrefix())
+                            && !d.equals(sandboxesDir)
+                            && !d.equals(viewsDir(sandboxesDir)))
                     .toList()) {
                 for (Path mount : MountTable.mountsUnder(old)) {
                     overlays.unmount(mount);
@@ -318,6 +324,7 @@ public final class HostFixture implements AutoCloseable {
             try {
                 inventory.reap(idPrefix);
                 deleteTree(sandboxesDir);
+                deleteTree(viewsDir(sandboxesDir));
             } finally {
                 lane.close();
             }

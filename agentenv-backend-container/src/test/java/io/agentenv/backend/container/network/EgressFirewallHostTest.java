@@ -114,6 +114,7 @@ class EgressFirewallHostTest {
     @Test
     void without_rules_a_sandbox_reaches_the_outside_through_nat() throws Exception {
         NetSlot slot = host.pool.acquire();
+        host.plumb(slot);
 
         assertThat(reach(slot)).isEqualTo("connected");
         host.pool.release(slot);
@@ -122,6 +123,7 @@ class EgressFirewallHostTest {
     @Test
     void deny_by_default_blocks_the_outside_unless_allowed_and_allow_wins_over_deny() throws Exception {
         NetSlot slot = host.pool.acquire();
+        host.plumb(slot);
 
         host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
         assertThat(reach(slot)).isEqualTo("blocked");
@@ -142,7 +144,9 @@ class EgressFirewallHostTest {
     @Test
     void rules_of_one_sandbox_never_touch_another_and_go_away_with_its_slot() throws Exception {
         NetSlot denied = host.pool.acquire();
+        host.plumb(denied);
         NetSlot open = host.pool.acquire();
+        host.plumb(open);
 
         host.firewall.apply(denied, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
 

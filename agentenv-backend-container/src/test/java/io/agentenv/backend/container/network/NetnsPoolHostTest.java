@@ -70,9 +70,10 @@ class NetnsPoolHostTest {
     }
 
     @Test
-    void a_slot_is_a_netns_with_eth0_in_its_slash_30_and_a_default_route_via_the_host() throws Exception {
+    void a_plumbed_slot_is_a_netns_with_eth0_in_its_slash_30_and_a_default_route() throws Exception {
         // when
         NetSlot slot = host.pool.acquire();
+        host.plumb(slot); // what a sandbox's runtime hook does
 
         // then
         assertThat(Files.exists(slot.netnsPath())).isTrue();
@@ -107,7 +108,7 @@ class NetnsPoolHostTest {
     void concurrent_acquires_never_get_the_same_slot_and_warm_slots_are_ready_ahead() throws Exception {
         // given
         host.pool.prewarm();
-        assertThat(host.pool.existingNames()).hasSize(4); // 2 warm slots: a netns and a veth each
+        assertThat(host.pool.existingNames()).hasSize(4); // 2 warm slots: the two ends of a veth pair each
 
         // when
         List<NetSlot> slots = new ArrayList<>();
@@ -139,6 +140,8 @@ class NetnsPoolHostTest {
     void a_sandbox_reaches_no_other_sandbox_nor_host_service_but_the_host_reaches_it() throws Exception {
         NetSlot a = host.pool.acquire();
         NetSlot b = host.pool.acquire();
+        host.plumb(a);
+        host.plumb(b);
         Process listener = new ProcessBuilder(
                         "ip",
                         "netns",
@@ -185,6 +188,7 @@ class NetnsPoolHostTest {
                 .toList();
         Assumptions.assumeFalse(resolvers.isEmpty(), "the host has no resolver a sandbox can reach (see resolv.conf)");
         NetSlot slot = host.pool.acquire();
+        host.plumb(slot);
         try {
             assertThat(inNetns(slot, DNS, resolvers.getFirst())).isEqualTo("answered");
         } finally {
@@ -198,6 +202,7 @@ class NetnsPoolHostTest {
         NetnsPool crashed = new NetnsPool(
                 host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 4, 0);
         NetSlot orphan = crashed.acquire();
+        host.plumb(orphan);
         host.firewall.apply(orphan, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
         assertThat(host.pool.existingResources())
                 .contains(orphan.netnsName(), orphan.hostVeth(), "egress-" + orphan.hostVeth());

@@ -47,6 +47,7 @@ class NetnsRetireHostTest {
     void a_retired_slot_has_no_netns_or_egress_rules_on_return_and_loses_its_veth_soon() throws Exception {
         // given
         NetSlot slot = host.pool.acquire();
+        host.plumb(slot);
         host.firewall.apply(slot, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));
         assertThat(host.firewall.chainsFor(slot.hostVeth())).contains("egress-" + slot.hostVeth());
 
@@ -93,6 +94,7 @@ class NetnsRetireHostTest {
     void closing_the_pool_waits_until_retired_slots_have_lost_their_veth() throws Exception {
         // given
         NetSlot slot = host.pool.acquire();
+        host.plumb(slot);
         host.pool.retire(slot);
 
         // when

@@ -61,13 +61,31 @@ class OciSpecsTest {
     }
 
     @Test
-    void the_sandbox_has_own_pid_ipc_uts_mount_namespaces_and_joins_its_netns_by_path() throws Exception {
-        JsonNode linux = json(aSpec(2, 512), true).path("linux");
+    void own_namespaces_a_user_ns_over_the_guest_ids_and_a_network_hook() throws Exception {
+        JsonNode config = json(aSpec(2, 512), true);
+        JsonNode linux = config.path("linux");
 
         assertThat(linux.path("namespaces").findValuesAsText("type"))
-                .containsExactlyInAnyOrder("pid", "ipc", "uts", "mount", "network");
-        assertThat(linux.path("namespaces").findValuesAsText("path")).containsExactly("/run/netns/aenv-n7");
-        assertThat(linux.path("namespaces").findValuesAsText("type")).doesNotContain("user", "cgroup");
+                .containsExactlyInAnyOrder("pid", "ipc", "uts", "mount", "network", "user");
+        assertThat(linux.path("namespaces").findValuesAsText("path")).isEmpty();
+        assertThat(linux.path("namespaces").findValuesAsText("type")).doesNotContain("cgroup");
+        for (String ids : List.of("uidMappings", "gidMappings")) {
+            assertThat(linux.path(ids)).hasSize(1);
+            assertThat(linux.path(ids).get(0).path("containerID").asInt()).isZero();
+            assertThat(linux.path(ids).get(0).path("hostID").asInt()).isEqualTo(1_000_000_000);
+            assertThat(linux.path(ids).get(0).path("size").asInt()).isEqualTo(65536);
+        }
+        JsonNode hook = config.path("hooks").path("createRuntime").get(0);
+        assertThat(texts(hook.path("args")))
+                .containsExactly(
+                        "sh",
+                        "-c",
+                        OciSpecs.NETWORK_HOOK,
+                        "agentenv-network",
+                        "aenvg7",
+                        "10.200.0.30",
+                        "10.200.0.29",
+                        "/run/netns/aenv-n7");
         assertThat(linux.path("cgroupsPath").asText()).isEqualTo("/agentenv/sbx-1");
     }
 
