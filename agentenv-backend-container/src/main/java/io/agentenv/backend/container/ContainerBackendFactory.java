@@ -7,6 +7,7 @@ import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.GuestPassage;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.host.InitReaper;
 import io.agentenv.backend.container.host.JdkProcessRunner;
@@ -63,7 +64,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -203,7 +203,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                 settings.spareDisks());
         boolean initialized = false;
         try {
-            makeTraversable(workDir);
+            Files.createDirectories(workDir);
+            GuestPassage.grant(runner, settings.guestIds(), workDir);
             Path sandboxesDir = Files.createDirectories(workDir.resolve("sandboxes"));
             spares.start(settings.diskMiB());
             EgressFirewall firewall = new EgressFirewall(runner);
@@ -221,7 +222,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new ContainerNames(settings.idPrefix(), sandboxesDir, workDir.resolve("claims"));
             SandboxSpecs specs = new SandboxSpecs(
                     settings,
-                    new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout)),
+                    new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), guestMounts(runner, settings, layout)),
                     layout.resolvConf(),
                     criuConfig);
             idmappedViews = new IdmappedViews(workDir.resolve("idmapped"), settings.guestIds());
@@ -774,23 +775,12 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
     }
 
-    /**
-     * Sandboxes run in user namespaces, and what their runtime mounts from the host (the rootfs, the bound files) is
-     * reached as the guests' root, an unprivileged host id: every directory above them must let others through
-     * ({@code o+x}, not listing). The work dir is the backend's own and gets it; its parents must have it already.
-     */
-    private static void makeTraversable(Path workDir) throws IOException, BackendException {
-        Files.createDirectories(workDir);
-        Set<PosixFilePermission> own = new HashSet<>(Files.getPosixFilePermissions(workDir));
-        own.add(PosixFilePermission.OTHERS_EXECUTE);
-        Files.setPosixFilePermissions(workDir, own);
-        for (Path dir = workDir.toRealPath().getParent(); dir != null; dir = dir.getParent()) {
-            if (!Files.getPosixFilePermissions(dir).contains(PosixFilePermission.OTHERS_EXECUTE)) {
-                throw new BackendException.Terminal("container backend: " + dir + " does not let others through"
-                        + " (o+x): sandboxes' user namespaces reach their files under " + workDir + " as an"
-                        + " unprivileged id; chmod o+x it or choose another AENV_HOME");
-            }
-        }
+    /** The host's guest mounts, which the sandboxes' root id may pass to bind them. */
+    private static GuestMounts guestMounts(ProcessRunner runner, ContainerSettings settings, HostLayout layout)
+            throws IOException, CommandFailedException, InterruptedException {
+        GuestMounts mounts = GuestMounts.prepare(layout);
+        GuestPassage.grant(runner, settings.guestIds(), mounts.dev().getParent());
+        return mounts;
     }
 
     /** The warm pool (tests watch it fill). */

@@ -166,10 +166,12 @@ public record GuestMounts(Path dev, Path cgroup, Path cgroupRoot, List<String> c
      * @throws IOException when they cannot be made, or device nodes do not work there (a filesystem mounted nodev)
      */
     public static GuestMounts prepare(Path dir, Path cgroupRoot) throws IOException {
-        Files.createDirectories(dir);
-        // others may pass (sandboxes' user namespaces bind these as an unprivileged id) but not list; /dev/shm's mount
-        // point inside is world-writable (see DEV_MOUNT_POINTS), under a tmpfs in every sandbox
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+        if (!Files.isDirectory(dir)) {
+            // root only: /dev/shm's mount point is world-writable (see DEV_MOUNT_POINTS), and no host user has business
+            // here; the sandboxes' root id is let through by an ACL entry (GuestPassage), which a chmod would mask
+            Files.createDirectories(
+                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        }
         Hierarchies hierarchies = Hierarchies.of(cgroupRoot);
         Path dev = dir.resolve("dev");
         Path cgroup = dir.resolve("cgroup");

@@ -77,6 +77,14 @@ public final class HostFixture implements AutoCloseable {
         this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
         this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout));
         // beside the sandboxes' dir, as a backend's are: the inventory's scan of that dir sees sandboxes' mounts only
+        // sandboxes' runtimes mount from here as their user namespace's root, an unprivileged id: let it through
+        try {
+            GuestPassage.grant(runner, GUEST_IDS, sandboxesDir);
+            GuestPassage.grant(
+                    runner, GUEST_IDS, GuestMounts.prepare(layout).dev().getParent());
+        } catch (CommandFailedException | InterruptedException e) {
+            throw new IOException("could not let the sandboxes' root id through " + sandboxesDir, e);
+        }
         this.views = new IdmappedViews(viewsDir(sandboxesDir), GUEST_IDS);
         this.overlays = new OverlayMounts(views);
         this.firewall = new EgressFirewall(runner);
@@ -109,8 +117,6 @@ public final class HostFixture implements AutoCloseable {
             HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
                     .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
             Path dir = Files.createTempDirectory(TEMP, lane.dirPrefix());
-            // sandboxes' runtimes mount from here as their user namespace's root, an unprivileged id: let it through
-            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
             HostFixture fixture = new HostFixture(lane, layout, dir, warmSlots);
             fixture.reapDeadRuns();
             return fixture;
