@@ -425,11 +425,15 @@ public final class NetnsPool implements AutoCloseable {
         }
     }
 
-    /** Removes the pinned namespace (with the veth end in it) and the veth pair, wherever its ends are. */
+    /**
+     * Removes the veth pair, wherever its sandbox end is, then the pinned namespace. In this order: a namespace is
+     * cleaned up by the kernel in the background, so the pair would vanish at some moment after its deletion, between
+     * a check that the host end exists and its removal.
+     */
     private void destroy(NetSlot slot) throws CommandFailedException, InterruptedException {
-        deleteNetns(slot.netnsName());
         deleteLink(slot.hostVeth()); // deleting one end of a veth pair deletes both
         deleteLink(slot.guestVeth());
+        deleteNetns(slot.netnsName());
     }
 
     private void destroyQuietly(NetSlot slot) throws InterruptedException {
@@ -450,7 +454,8 @@ public final class NetnsPool implements AutoCloseable {
         try {
             runner.run(Command.of(IP_TIMEOUT, "ip", "link", "delete", name));
         } catch (CommandFailedException e) {
-            if (!e.stderrTail().contains("Cannot find device")) {
+            if (!e.stderrTail().contains("Cannot find device")
+                    && !e.stderrTail().contains("No such device")) {
                 throw e;
             }
         }
