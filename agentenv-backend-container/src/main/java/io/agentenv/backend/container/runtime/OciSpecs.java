@@ -76,19 +76,21 @@ public final class OciSpecs {
      */
     public static final String NETWORK_HOOK = String.join(
             "\n",
-            "pid=$(sed -n 's/.*\"pid\": *\\([0-9][0-9]*\\).*/\\1/p')",
+            "read -r state", // shell builtins only until the pin: every process here is on a create's or restore's path
+            "pid=${state#*\\\"pid\\\":}; pid=${pid%%[!0-9]*}",
             "[ -n \"$pid\" ] || { echo 'agentenv-network: no pid in the state' >&2; exit 1; }",
-            "if [ -e /sys/class/net/\"$1\" ]; then",
-            "  ip link set \"$1\" netns \"$pid\" name eth0 || exit 1",
-            "elif [ -e \"$4\" ]; then", // a slot used again: its end is eth0 of the namespace pinned for it before
-            "  nsenter --net=\"$4\" ip link set eth0 netns \"$pid\" || exit 1",
-            "  umount \"$4\" || exit 1",
-            "else",
-            "  echo \"agentenv-network: $1 is neither on the host nor in $4\" >&2; exit 1",
-            "fi",
+            "name=${4##*/}",
+            "if [ -e /sys/class/net/\"$1\" ]; then move=\"link set $1 netns $name name eth0\"; else",
+            // a slot used again: its end is eth0 of the namespace pinned for it before
+            "  [ -e \"$4\" ] || { echo \"agentenv-network: $1 is neither on the host nor in $4\" >&2; exit 1; }",
+            "  move=\"-n $name link set eth0 netns $name.new\"; fi",
+            "[ -d \"${4%/*}\" ] || mkdir -p \"${4%/*}\"",
+            "if [ -e \"$4\" ]; then : > \"$4.new\"; mount --bind /proc/\"$pid\"/ns/net \"$4.new\" || exit 1",
+            "  ip $move || exit 1; umount \"$4\" && mount --bind \"$4.new\" \"$4\" && umount \"$4.new\" || exit 1",
+            "  rm -f \"$4.new\"",
+            "else : > \"$4\"; mount --bind /proc/\"$pid\"/ns/net \"$4\" || exit 1; ip $move || exit 1; fi",
             "printf 'addr add %s/30 dev eth0\\nlink set eth0 up\\nlink set lo up\\nroute add default via %s\\n' \"$2\" \"$3\""
-                    + " | nsenter --net=/proc/\"$pid\"/ns/net ip -batch - || exit 1",
-            "mkdir -p \"${4%/*}\" && : > \"$4\" && mount --bind /proc/\"$pid\"/ns/net \"$4\"");
+                    + " | ip -n \"$name\" -batch -");
 
     private static final int HOOK_TIMEOUT_S = 10;
     /**
