@@ -75,7 +75,7 @@ async function assertUserCredentials(sbx, label) {
   assert.equal(child.NoNewPrivs, noNewPrivs, `${label}: no_new_privs as envd's`)
 }
 
-hostTest('a command of user starts with the user\'s ids, exactly its groups and no capabilities; root stays root', async () => {
+hostTest('a user\'s command has its ids, only its groups, no capabilities; root stays root', async () => {
   await withSandbox(async (sbx) => {
     await assertUserCredentials(sbx, 'fresh sandbox')
     const root = await statusAs(sbx, 'root')
@@ -105,7 +105,7 @@ hostTest('a command of user starts with the user\'s ids, exactly its groups and 
   })
 })
 
-hostTest('relative paths resolve against the requesting user\'s home: root\'s files, signed URLs and cwd are under /root', async () => {
+hostTest('relative paths resolve in the user\'s home: root\'s files, URLs and cwd in /root', async () => {
   await withSandbox(async (sbx) => {
     const asRoot = await sbx.files.write('hello.txt', 'written as root', { user: 'root' })
     assert.equal(asRoot.path, '/root/hello.txt')
@@ -132,7 +132,7 @@ hostTest('relative paths resolve against the requesting user\'s home: root\'s fi
   })
 })
 
-hostTest('while 20 commands start at once as user and root, no other thread of envd runs as the user', async () => {
+hostTest('20 commands at once as user and root: no other envd thread runs as the user', async () => {
   await withSandbox(async (sbx) => {
     const pid = await envdPid(sbx)
     // samples every thread of envd but the switching one until told to stop; prints what ran as anyone but root

@@ -43,7 +43,7 @@ async function api(path) {
   return res.json()
 }
 
-hostTest('diskSizeMB is reported, shown by df and envd, and a write past it fails with 507 while the sandbox runs on', async () => {
+hostTest('diskSizeMB is reported and shown by df and envd; a write past it gets 507', async () => {
   const sbx = await Sandbox.create('base', opts)
   try {
     const detail = await api(`/sandboxes/${sbx.sandboxId}`)

@@ -80,7 +80,7 @@ async function sandboxCount() {
   return (await res.json()).length
 }
 
-hostTest('a busybox image template: env, workdir, start cmd, cached rebuild; pause, snapshot', async () => {
+hostTest('a busybox image template: env, workdir, start cmd, rebuild; pause, snapshot', async () => {
   const logs = []
   const template = Template()
     .fromImage(busybox)

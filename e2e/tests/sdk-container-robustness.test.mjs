@@ -43,7 +43,7 @@ after(async () => {
   if (server) await stopSuiteServer(server, LANE)
 })
 
-hostTest('with every sandbox slot taken, create fails at once with a RateLimitError naming the limit; a kill frees a slot', async () => {
+hostTest('all slots taken: create fails at once with a RateLimitError; a kill frees one', async () => {
   const first = await Sandbox.create('base', opts)
   const second = await Sandbox.create('base', opts)
   try {
@@ -65,7 +65,7 @@ hostTest('with every sandbox slot taken, create fails at once with a RateLimitEr
   }
 })
 
-hostTest('a fork asking for more children than free slots gets the children that fit and a RateLimitError for each other', async () => {
+hostTest('a fork past the free slots gets the children that fit, RateLimitError the rest', async () => {
   const source = await Sandbox.create('base', opts)
   const children = []
   try {
@@ -88,7 +88,7 @@ hostTest('a fork asking for more children than free slots gets the children that
   }
 })
 
-hostTest('envd killed inside the sandbox with sudo comes back: the next commands run with the same env vars and user', async () => {
+hostTest('envd killed with sudo comes back; later commands keep the env vars and user', async () => {
   const sbx = await Sandbox.create('base', { ...opts, envs: { GREETING: 'hello' } })
   try {
     assert.equal((await sbx.commands.run('echo "$GREETING $(whoami)"')).stdout.trim(), 'hello user')
@@ -111,7 +111,7 @@ hostTest('envd killed inside the sandbox with sudo comes back: the next commands
   }
 })
 
-hostTest('a sandbox whose container died is removed: getInfo is not found, it is not listed and kill is a no-op', async () => {
+hostTest('a sandbox whose container died is removed: not found, not listed, kill a no-op', async () => {
   const sbx = await Sandbox.create('base', opts)
   const state = JSON.parse(execFileSync('runc', ['--root', join(RUN_DIR, 'runc'), 'state', ID_PREFIX + sbx.sandboxId], { encoding: 'utf8' }))
   process.kill(state.pid, 'SIGKILL') // the container's init: everything in the sandbox dies with it
@@ -132,7 +132,7 @@ hostTest('a sandbox whose container died is removed: getInfo is not found, it is
   assert.match(server.output(), new RegExp(`sandbox instance is gone on its own; removing the sandbox sandbox_id=${sbx.sandboxId}`))
 })
 
-hostTest('kill answers once nothing of the sandbox runs: the close waited for its init to be reaped', async (t) => {
+hostTest('kill answers once nothing of the sandbox runs (its init reaped)', async (t) => {
   const sbx = await Sandbox.create('base', opts)
   const state = JSON.parse(execFileSync('runc', ['--root', join(RUN_DIR, 'runc'), 'state', ID_PREFIX + sbx.sandboxId], { encoding: 'utf8' }))
   await sbx.commands.run("trap '' TERM; sleep 600", { background: true })

@@ -61,7 +61,7 @@ function rawRequest(path, headers = {}) {
   })
 }
 
-hostTest('create with envs, metadata and timeout; commands, stdin and files in a real sandbox', async () => {
+hostTest('create with envs, metadata, timeout; commands, stdin, files in a real sandbox', async () => {
   await withSandbox(async (sbx) => {
     assert.equal(await sbx.isRunning(), true)
     const info = await sbx.getInfo()
@@ -85,7 +85,7 @@ hostTest('create with envs, metadata and timeout; commands, stdin and files in a
   }, { envs: { FROM_CREATE: 'from-create' }, metadata: { suite: 'sdk-container' }, timeoutMs: 120_000 })
 })
 
-hostTest('the base template carries E2B\'s base tools for the default user: python, pip, node, npm, a C toolchain, sudo', async () => {
+hostTest('base has E2B\'s tools for the user: python, pip, node, npm, a C toolchain, sudo', async () => {
   await withSandbox(async (sbx) => {
     const tools = await sbx.commands.run('python --version && pip --version && node --version && npm --version'
       + ' && curl --version && wget --version && git --version && unzip -v && gcc --version && make --version'
@@ -109,7 +109,7 @@ async function logLines(sandboxId, query = '') {
   return (await res.json()).logs.map((e) => e.message)
 }
 
-hostTest('pause: isRunning false, its logs stay readable; connect: the background process and the files are intact', async () => {
+hostTest('pause: not running, logs readable; connect: background process and files intact', async () => {
   await withSandbox(async (sbx) => {
     await sbx.files.write('/home/user/kept.txt', 'kept across pause')
     const bootId = await bootIdOf(sbx)
@@ -140,7 +140,7 @@ async function bootIdOf(sbx) {
   return (await sbx.commands.run('cat /proc/sys/kernel/random/boot_id')).stdout.trim()
 }
 
-hostTest('boot_id: each sandbox has its own; a filesystem-only pause and connect is a new boot (files kept, processes gone)', async () => {
+hostTest('own boot_id; a filesystem-only pause and connect is a new boot (files kept)', async () => {
   const hostBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
   await withSandbox(async (sbx) => {
     const other = await Sandbox.create('base', opts)
@@ -197,7 +197,7 @@ hostTest('snapshot, then create a new sandbox from it', async () => {
   })
 })
 
-hostTest('a user HTTP server inside the sandbox is reached by getHost(8000) as Host, with no domain configured, and /proxy paths', async () => {
+hostTest('a server in the sandbox is reached by getHost(8000) with no domain and by /proxy', async () => {
   await withSandbox(async (sbx) => {
     await sbx.files.write('/home/user/www/index.html', 'served from the sandbox')
     await sbx.commands.run('python3 -m http.server 8000 --bind 0.0.0.0 --directory /home/user/www', { background: true })
@@ -226,7 +226,7 @@ class Echo(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(('0.0.0.0', 8001), Echo).serve_forever()
 `
 
-hostTest('network.maskRequestHost: the sandbox\'s server receives the mask, its port filled in, as Host', async () => {
+hostTest('maskRequestHost: the sandbox\'s server gets the mask, port filled in, as Host', async () => {
   await withSandbox(async (sbx) => {
     await sbx.files.write('/home/user/host_echo.py', HOST_ECHO)
     await sbx.commands.run('python3 /home/user/host_echo.py', { background: true })
@@ -356,7 +356,7 @@ hostTest('e2b 2.50 (v1 create and connect routes): commands and files, pause and
   }
 })
 
-hostTest('e2b 2.50 (v1 create): onTimeout pause without memory pauses on timeout keeping files, not processes', async () => {
+hostTest('v1 create, onTimeout pause without memory: on timeout files kept, processes not', async () => {
   const sbx = await SandboxV250.create('base', {
     ...opts, timeoutMs: 120_000, lifecycle: { onTimeout: { action: 'pause', keepMemory: false } },
   })
@@ -377,7 +377,7 @@ hostTest('e2b 2.50 (v1 create): onTimeout pause without memory pauses on timeout
   }
 })
 
-hostTest('getMetrics reports the sandbox’s own CPU and memory limits, and logs come from its envd', async () => {
+hostTest('getMetrics reports the sandbox\'s own CPU and memory limits; logs from its envd', async () => {
   await withSandbox(async (sbx) => {
     const info = await sbx.getInfo()
     await sbx.commands.run('echo metrics-probe')

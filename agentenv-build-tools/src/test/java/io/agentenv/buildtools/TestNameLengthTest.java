@@ -26,8 +26,9 @@ class TestNameLengthTest {
     /** A snake_case method: a test method, or a helper named like one. */
     private static final Pattern JAVA_TEST = Pattern.compile("\\bvoid\\s+([a-z][A-Za-z0-9]*_\\w*)\\s*\\(");
 
-    /** {@code test('name'} with any of Node's three quotes, escapes included. */
-    private static final Pattern NODE_TEST = Pattern.compile("\\btest\\(\\s*(['\"`])((?:\\\\.|(?!\\1).)*)\\1");
+    /** {@code test('name'} or {@code hostTest('name'} with any of Node's three quotes, escapes included. */
+    private static final Pattern NODE_TEST =
+            Pattern.compile("\\b(?:test|hostTest)\\(\\s*(['\"`])((?:\\\\.|(?!\\1).)*)\\1");
 
     /** Surefire runs this module's tests in its own directory; the repository is its parent. */
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -63,10 +64,11 @@ class TestNameLengthTest {
     @Test
     void names_are_found_in_both_languages_and_measured_as_they_read() {
         String java = "@Test\n    void a_short_sentence() {}\n    void helper(int x) {}";
-        String node = "test('it\\'s fine', async () => {});\ntest(\"two\", () => {});\ntest(`three`, t => {});";
+        String node = "test('it\\'s fine', async () => {});\ntest(\"two\", () => {});\ntest(`three`, t => {});"
+                + "\nhostTest('four', async () => {});";
 
         assertThat(names(JAVA_TEST, 1, java)).containsExactly("a_short_sentence");
-        assertThat(names(NODE_TEST, 2, node)).containsExactly("it's fine", "two", "three");
+        assertThat(names(NODE_TEST, 2, node)).containsExactly("it's fine", "two", "three", "four");
     }
 
     private static Stream<String> tooLong(Path source) {
