@@ -119,7 +119,6 @@ const server = await startServer({
   env: {
     ...names,
     AENV_BACKEND_MAX_SANDBOXES: String(maxSandboxes),
-    AENV_BACKEND_WARM_SLOTS: String(Math.min(8, maxSandboxes)),
     AENV_BACKEND_POOL_SIZE: '0',
     AENV_BACKEND_CPU_COUNT: '1',
     AENV_BACKEND_MEMORY_MB: '512',

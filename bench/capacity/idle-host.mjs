@@ -52,7 +52,6 @@ const run = (cmd, args) => { try { return execFileSync(cmd, args, { encoding: 'u
 const env = {
   ...names,
   AENV_BACKEND_MAX_SANDBOXES: String(Math.max(8, counts.at(-1))),
-  AENV_BACKEND_WARM_SLOTS: '4',
   AENV_BACKEND_POOL_SIZE: '0',
   AENV_BACKEND_CPU_COUNT: '1',
   AENV_BACKEND_MEMORY_MB: '512',

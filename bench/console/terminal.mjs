@@ -113,7 +113,7 @@ delete process.env.E2B_DEBUG
 const commit = execFileSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
 const loadAtStart = os.loadavg()
 const lane = await claimLane()
-const server = await startBenchServer(lane, LAYOUTS.console, { poolSize: 1, warmSlots: 2, maxSandboxes: 4 })
+const server = await startBenchServer(lane, LAYOUTS.console, { poolSize: 1, maxSandboxes: 4 })
 const browsers = []
 let sbx
 try {

@@ -72,7 +72,7 @@ public class ContainerBench {
         int lane = Integer.parseInt(laneValue);
         Map<String, String> settings = new java.util.HashMap<>(Map.of("name_prefix", "aenvb" + lane,
                 "run_dir", "/run/agentenv/bench-" + lane, "cgroup_parent", "agentenv-tests",
-                "first_slot", Integer.toString(9216 + 64 * lane), "max_sandboxes", "64", "warm_slots", "24",
+                "first_slot", Integer.toString(9216 + 64 * lane), "max_sandboxes", "64",
                 "id_prefix", "bench" + lane + "-", "envd_dir", envd.toString()));
         settings.putAll(Map.of("cpu_count", "1", "memory_mb", "512", "pool_size", poolSize));
         String hostEnv = System.getenv("AENV_BENCH_HOST_ENV"); // another host.env (e.g. another CRIU build) for A/B runs

@@ -36,7 +36,6 @@ delete process.env.E2B_DEBUG
 const lane = await claimLane()
 const server = await startBenchServer(lane, LAYOUTS.pause, {
   poolSize: 0,
-  warmSlots: 2,
   maxSandboxes: 8,
   // for before/after runs against another CRIU build: a copy of the host setup's host.env naming it
   env: process.env.AENV_BENCH_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BENCH_HOST_ENV } : {},

@@ -22,7 +22,6 @@ const server = await startServer({
   jvmOptions: process.env.BENCH_SERVER_JVM === 'test' ? undefined : SERVE_JVM_OPTIONS,
   env: {
     ...names,
-    AENV_BACKEND_WARM_SLOTS: '8',
     AENV_BACKEND_MAX_SANDBOXES: '48',
     AENV_BACKEND_CPU_COUNT: '1',
     AENV_BACKEND_MEMORY_MB: '512',

@@ -38,7 +38,6 @@ const server = await startServer({
     // another envd build or template cache (A/B runs): AENV_BACKEND_ENVD_DIR, AENV_BACKEND_HOST_ENV
     ...(process.env.AENV_BACKEND_HOST_ENV ? { AENV_BACKEND_HOST_ENV: process.env.AENV_BACKEND_HOST_ENV } : {}),
     ...names,
-    AENV_BACKEND_WARM_SLOTS: '2',
     AENV_BACKEND_MAX_SANDBOXES: '4',
     AENV_BACKEND_CPU_COUNT: '1',
     AENV_BACKEND_MEMORY_MB: '512',

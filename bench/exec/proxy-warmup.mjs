@@ -18,7 +18,6 @@ const server = await startServer({
   jvmOptions: process.env.BENCH_SERVER_JVM === 'test' ? undefined : SERVE_JVM_OPTIONS,
   env: {
     ...names,
-    AENV_BACKEND_WARM_SLOTS: '2',
     AENV_BACKEND_MAX_SANDBOXES: '4',
     AENV_BACKEND_CPU_COUNT: '1',
     AENV_BACKEND_MEMORY_MB: '512',

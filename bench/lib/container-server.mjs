@@ -8,14 +8,13 @@ import { laneEnv } from './lane.mjs'
  * Starts it on {@code lane} with {@code layout} (lane.mjs LAYOUTS) and a warm pool of {@code poolSize};
  * AENV_BACKEND_ENVD_DIR in the environment picks another envd build; {@code env} adds or overrides settings.
  */
-export function startBenchServer(lane, layout, { poolSize, warmSlots = 8, maxSandboxes = 48, env = {} }) {
+export function startBenchServer(lane, layout, { poolSize, maxSandboxes = 48, env = {} }) {
   return startServer({
     backend: 'container',
     jvmOptions: SERVE_JVM_OPTIONS,
     readyTimeoutMs: 120_000,
     env: {
       ...laneEnv(lane, layout),
-      AENV_BACKEND_WARM_SLOTS: String(warmSlots),
       AENV_BACKEND_MAX_SANDBOXES: String(maxSandboxes),
       AENV_BACKEND_CPU_COUNT: '1',
       AENV_BACKEND_MEMORY_MB: '512',

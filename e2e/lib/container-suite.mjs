@@ -4,7 +4,7 @@
 //
 //   const LANE = { namePrefix: 'aenvk', runDir: '/run/agentenv/e2e-sdk', cgroupParent: 'agentenv-e2e-sdk',
 //                  firstSlot: 12288, idPrefix: 'sdk-' }
-//   before(async () => { if (!unready) ({ server, opts } = await startSuiteServer(LANE, { AENV_BACKEND_WARM_SLOTS: '1' })) })
+//   before(async () => { if (!unready) ({ server, opts } = await startSuiteServer(LANE, { AENV_BACKEND_MAX_SANDBOXES: '16' })) })
 //   after(async () => { if (server) await stopSuiteServer(server, LANE) })
 import { join } from 'node:path'
 import { startServer, repoRoot } from './control-plane-harness.mjs'

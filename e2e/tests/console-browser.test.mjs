@@ -43,7 +43,6 @@ before(async () => {
   if (missing) return
   mkdirSync(ARTIFACTS, { recursive: true })
   ;({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_WARM_SLOTS: '1',
     AENV_BACKEND_MAX_SANDBOXES: '8',
     AENV_BACKEND_POOL_SIZE: '1',
     AENV_METRICS_SAMPLE_INTERVAL_MS: '500',

@@ -26,7 +26,6 @@ let opts
 
 before(async () => {
   if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_WARM_SLOTS: '1',
     AENV_BACKEND_MAX_SANDBOXES: '8',
     AENV_BACKEND_POOL_SIZE: '1',
     AENV_BACKEND_DISK_MB: String(DISK_MB),

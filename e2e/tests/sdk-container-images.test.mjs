@@ -45,7 +45,6 @@ before(async () => {
   })
   // builds, their sandboxes and the ones being released after a kill can hold more than a handful of slots at once
   ;({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_WARM_SLOTS: '1',
     AENV_BACKEND_MAX_SANDBOXES: '12',
     AENV_BACKEND_MEMORY_MB: '512',
   }))

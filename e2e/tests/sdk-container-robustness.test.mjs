@@ -32,7 +32,6 @@ let opts
 
 before(async () => {
   if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_WARM_SLOTS: '0',
     AENV_BACKEND_POOL_SIZE: '0',
     AENV_BACKEND_MAX_SANDBOXES: '2',
     AENV_BACKEND_MEMORY_MB: '512',

@@ -28,7 +28,6 @@ let opts
 
 before(async () => {
   if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_WARM_SLOTS: '1',
     AENV_BACKEND_MAX_SANDBOXES: '6',
     AENV_BACKEND_MEMORY_MB: '512',
   }))

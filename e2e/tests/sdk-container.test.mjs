@@ -29,7 +29,6 @@ let opts
 before(async () => {
   // no AENV_SANDBOX_DOMAIN: sandboxes are reported under localhost:<port>, and the proxy routes the hosts getHost builds
   if (!unready) ({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_WARM_SLOTS: '1',
     AENV_BACKEND_MAX_SANDBOXES: '16',
     AENV_BACKEND_MEMORY_MB: '512',
   }))

@@ -157,7 +157,6 @@ before(async () => {
   if (unready) return
   writeFileSync(marker.path, marker.content, { mode: 0o644 })
   ;({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_WARM_SLOTS: '1',
     AENV_BACKEND_MAX_SANDBOXES: '8',
     AENV_BACKEND_POOL_SIZE: '2',
     AENV_BACKEND_DISK_MB: String(DISK_MB),

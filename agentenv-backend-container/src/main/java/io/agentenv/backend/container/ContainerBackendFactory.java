@@ -213,8 +213,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     firewall,
                     layout,
                     firstSlot,
-                    Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot),
-                    settings.warmSlots());
+                    Math.min(settings.maxSandboxes(), layout.addressing().slotCount() - firstSlot));
             leftoverSlots.putAll(pool.adoptExisting());
             Path criuConfig = workDir.resolve("criu-runc.conf");
             Files.writeString(criuConfig, RuncRuntime.criuOptions(Files.readString(layout.criuRuncConfig())));
@@ -745,7 +744,10 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
     }
 
-    /** Destroys the pre-created network slots and the envd clients; sandboxes were closed or paused before. */
+    /**
+     * Stops the warm pool, waits for retired network slots, closes the envd clients; sandboxes were closed or paused
+     * before.
+     */
     @Override
     public void shutdown() {
         if (sandboxes == null || !shutDown.compareAndSet(false, true)) {
@@ -755,8 +757,6 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             pauseReleases.awaitAll(); // the slots, containers and dirs paused sandboxes still held
             warmPool.close();
             pool.close();
-        } catch (CommandFailedException e) {
-            log.atWarn().setCause(e).log("could not remove every pre-created network slot");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -119,8 +119,6 @@ public final class BackendFixture implements AutoCloseable {
                     idPrefix,
                     "max_sandboxes",
                     Integer.toString(TestLane.SLOTS_PER_LANE / 2),
-                    "warm_slots",
-                    "1",
                     "memory_mb",
                     "256",
                     "cpu_count",
@@ -162,8 +160,7 @@ public final class BackendFixture implements AutoCloseable {
                 new EgressFirewall(runner),
                 layout,
                 lane.firstSlot(layout.addressing()),
-                TestLane.SLOTS_PER_LANE,
-                0);
+                TestLane.SLOTS_PER_LANE);
         new HostInventory(
                         new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60)),
                         new CgroupTree(layout),

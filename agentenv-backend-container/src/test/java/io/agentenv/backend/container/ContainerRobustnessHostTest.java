@@ -47,7 +47,7 @@ class ContainerRobustnessHostTest {
     private static final Duration SOON = Duration.ofSeconds(30);
     private static final TemplateId BASE = new TemplateId("base");
 
-    @SharedBackend(settings = {"max_sandboxes=2", "warm_slots=0"})
+    @SharedBackend(settings = {"max_sandboxes=2"})
     private static BackendFixture backend;
 
     private final List<SandboxBackend> opened = new ArrayList<>();

@@ -43,8 +43,7 @@ class WarmPoolYieldHostTest {
 
     @Test
     void a_create_with_every_slot_held_by_warm_members_takes_one_of_theirs(@TempDir Path dir) throws Exception {
-        try (BackendFixture backend =
-                BackendFixture.createWithTokens(Map.of("pool_size", "2", "max_sandboxes", "2", "warm_slots", "0"))) {
+        try (BackendFixture backend = BackendFixture.createWithTokens(Map.of("pool_size", "2", "max_sandboxes", "2"))) {
             // both slots taken: a sandbox from a warm member, and the other member
             awaitReady(backend, 2);
             SandboxId sourceId = backend.factory.reserve(BASE).orElseThrow().id();

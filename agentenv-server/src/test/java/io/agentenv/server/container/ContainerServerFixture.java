@@ -46,7 +46,6 @@ final class ContainerServerFixture implements AutoCloseable {
             Map.entry("cgroup_parent", "agentenv-tests"),
             Map.entry("first_slot", "8192"),
             Map.entry("max_sandboxes", "32"),
-            Map.entry("warm_slots", "1"),
             Map.entry("id_prefix", ID_PREFIX),
             Map.entry("memory_mb", "256"),
             Map.entry("cpu_count", "1"),

@@ -33,7 +33,6 @@ import java.util.Set;
  *                       E2B's rule: at least 1024 and a multiple of 1024); see {@link SandboxDisks}
  * @param pids           tasks limit ({@code pids_limit}, default 1024)
  * @param maxSandboxes   network slots, so running sandboxes at most ({@code max_sandboxes}, default 1024)
- * @param warmSlots      network namespaces kept created ahead ({@code warm_slots}, default 4)
  * @param poolSize       ready sandboxes kept restored per template, 0 disables the warm pool ({@code pool_size},
  *                       default 2)
  * @param spareDisks     formatted empty disk images kept ready per disk size, so a new disk is a rename instead of a
@@ -58,7 +57,6 @@ public record ContainerSettings(
         int diskMiB,
         int pids,
         int maxSandboxes,
-        int warmSlots,
         int poolSize,
         int spareDisks,
         ContainerSpec.Privileges privileges,
@@ -99,7 +97,6 @@ public record ContainerSettings(
             "disk_mb",
             "pids_limit",
             "max_sandboxes",
-            "warm_slots",
             "pool_size",
             "spare_disks",
             "no_new_privileges",
@@ -132,7 +129,6 @@ public record ContainerSettings(
         }
         range("pids_limit", pids, 64, 1 << 22);
         range("max_sandboxes", maxSandboxes, 1, 8192);
-        range("warm_slots", warmSlots, 0, maxSandboxes);
         range("pool_size", poolSize, 0, 32);
         range("spare_disks", spareDisks, 0, 64);
         if (!idPrefix.matches("([a-z0-9][a-z0-9-]{0,30})?")) {
@@ -164,7 +160,6 @@ public record ContainerSettings(
                 number(settings, "disk_mb", DEFAULT_DISK_MIB),
                 number(settings, "pids_limit", 1024),
                 number(settings, "max_sandboxes", 1024),
-                number(settings, "warm_slots", 4),
                 number(settings, "pool_size", 2),
                 number(settings, "spare_disks", DEFAULT_SPARE_DISKS),
                 bool(settings, "no_new_privileges")

@@ -125,8 +125,7 @@ public final class SandboxSpecs {
                 dirs.rootfs(),
                 hostname,
                 new ContainerSpec.InitProcess(args, env, "/", 0, 0, GuestRuntime.SHELL),
-                new ContainerSpec.Network(
-                        slot.guestVeth(), slot.sandboxAddress(), slot.hostAddress(), slot.netnsPath()),
+                new ContainerSpec.Network(slot.hostVeth(), slot.sandboxAddress(), slot.hostAddress(), slot.netnsPath()),
                 settings.guestIds(),
                 new ContainerSpec.Limits(resources.cpuCount(), resources.memoryMiB(), settings.pids(), 16384),
                 Optional.of(settings.jdkHome()),

@@ -7,10 +7,9 @@ import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.host.ProcessRunner;
 import io.agentenv.backend.container.host.SlotAddressing;
-import io.agentenv.backend.container.pool.RefillingPool;
+import io.agentenv.backend.container.runtime.ContainerSpec;
 import io.agentenv.spi.BackendException;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,8 +18,6 @@ import java.util.BitSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
@@ -28,21 +25,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Network slots for sandboxes, created ahead of time so that create and restore never wait for them. Slot N is the veth
- * pair {@code <prefix>v<N>} (host end, with the host address) and {@code <prefix>g<N>} (the sandbox end, which the
- * sandbox's runtime hook moves into its network namespace) and the N-th /30 of the sandbox range; the hook pins that
- * namespace at {@code /run/netns/<prefix>-n<N>}.
- * A released slot is destroyed (never reused with old state: conntrack entries, routes or sockets of the previous
- * sandbox) and its index becomes free; a background refill ({@link RefillingPool}) keeps {@code warm} slots ready.
- * Isolation and egress come from the host setup's nftables table, which matches every interface by the prefix.
+ * Network slots for sandboxes. Slot N is the N-th /30 of the sandbox range, the veth pair {@code <prefix>v<N>} (host
+ * end, with the host address) / eth0 (the sandbox end) and the sandbox's network namespace pinned at
+ * {@code /run/netns/<prefix>-n<N>}. The namespace belongs to the sandbox's user namespace, so its runtime makes it, and
+ * the runtime's hook ({@code OciSpecs#NETWORK_HOOK}) makes the pair and the pin then: nothing of a slot can be made
+ * ahead, and this pool hands out indexes. A released slot is destroyed (never reused with old state: conntrack entries,
+ * routes or sockets of the previous sandbox) and its index becomes free. Isolation and egress come from the host
+ * setup's nftables table, which matches every interface by the prefix.
  */
 public final class NetnsPool implements AutoCloseable {
 
-    static final Path NETNS_DIR = Path.of("/run/netns");
-    private static final Path IPV6_CONF = Path.of("/proc/sys/net/ipv6/conf");
-    /** The ready pool's one key. */
-    private static final String SLOTS = "slots";
-
+    static final Path NETNS_DIR = ContainerSpec.Network.PIN_DIR;
     private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
     private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
 
@@ -54,20 +47,18 @@ public final class NetnsPool implements AutoCloseable {
     private final int slotCount;
 
     private final Object lock = new Object();
-    /** Indexes that are ready or handed out. Guarded by lock. */
+    /** Indexes handed out (or being released). Guarded by lock. */
     private final BitSet taken = new BitSet();
-    /** Created and not handed out (one key: {@link #SLOTS}). */
-    private final RefillingPool<String, NetSlot> ready;
     /** Retired slots whose veth is still being removed. Guarded by lock. */
     private final Set<Thread> retiring = new HashSet<>();
+    /** Guarded by lock. */
+    private boolean closed;
 
     /**
      * @param firstSlot the first slot index this pool may use (pools with the same prefix must not overlap)
      * @param slotCount how many slots it may use
-     * @param warm how many slots it keeps created and ready
      */
-    public NetnsPool(
-            ProcessRunner runner, EgressFirewall firewall, HostLayout layout, int firstSlot, int slotCount, int warm) {
+    public NetnsPool(ProcessRunner runner, EgressFirewall firewall, HostLayout layout, int firstSlot, int slotCount) {
         this.runner = requireNonNull(runner, "runner is null");
         this.firewall = requireNonNull(firewall, "firewall is null");
         this.addressing = layout.addressing();
@@ -76,27 +67,8 @@ public final class NetnsPool implements AutoCloseable {
             throw new IllegalArgumentException(
                     "slots " + firstSlot + "+" + slotCount + " do not fit " + addressing.cidr());
         }
-        if (warm < 0 || warm > slotCount) {
-            throw new IllegalArgumentException("warm must be 0.." + slotCount + ": " + warm);
-        }
         this.firstSlot = firstSlot;
         this.slotCount = slotCount;
-        this.ready = new RefillingPool<>("netns-refill", warm, new RefillingPool.Items<>() {
-            @Override
-            public Optional<NetSlot> make(String key) throws InterruptedException {
-                return createForPool();
-            }
-
-            @Override
-            public void discard(NetSlot slot) throws InterruptedException {
-                try {
-                    release(slot); // the pool closed while this slot was being created
-                } catch (CommandFailedException e) {
-                    log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
-                }
-            }
-        });
-        ready.register(SLOTS);
     }
 
     /** The netns name prefix of this pool's slots. */
@@ -109,38 +81,10 @@ public final class NetnsPool implements AutoCloseable {
         return prefix + "v";
     }
 
-    /** The name prefix of this pool's sandbox veth ends while they wait in the host's namespace. */
-    public String guestVethPrefix() {
-        return prefix + "g";
-    }
-
-    /** Creates slots until {@code warm} are ready. */
-    void prewarm() throws InterruptedException {
-        ready.fill();
-    }
-
-    /** A new slot for the ready queue, or empty (logged if it failed) when none can be made now. */
-    private Optional<NetSlot> createForPool() throws InterruptedException {
-        int index;
-        synchronized (lock) {
-            index = reserveIndex();
-        }
-        if (index < 0) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(createOrFree(index));
-        } catch (CommandFailedException e) {
-            log.atWarn().setCause(e).log("network slot refill failed; slots are created on demand");
-            return Optional.empty();
-        }
-    }
-
-    /** Slots handed out (to sandboxes and warm pool members), not counting those created ahead and not yet taken. */
+    /** Slots handed out (to sandboxes and warm pool members). */
     public int inUse() {
-        int ready = this.ready.ready(SLOTS);
         synchronized (lock) {
-            return Math.max(0, taken.cardinality() - ready);
+            return taken.cardinality();
         }
     }
 
@@ -149,24 +93,19 @@ public final class NetnsPool implements AutoCloseable {
         return slotCount;
     }
 
-    /** A ready slot for one sandbox; creates one when none is ready. */
-    public NetSlot acquire() throws NoFreeSlotException, CommandFailedException, InterruptedException {
-        if (ready.closed()) {
-            throw new IllegalStateException("the netns pool is closed");
-        }
-        NetSlot slot = ready.poll(SLOTS).orElse(null);
-        if (slot == null) {
-            int index;
-            synchronized (lock) {
-                index = reserveIndex();
+    /** A free slot for one sandbox: its names and addresses; its runtime's hook makes its network. */
+    public NetSlot acquire() throws NoFreeSlotException {
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("the netns pool is closed");
             }
-            if (index < 0) {
+            int offset = taken.nextClearBit(0);
+            if (offset >= slotCount) {
                 throw new NoFreeSlotException(slotCount);
             }
-            slot = createOrFree(index);
+            taken.set(offset);
+            return slot(firstSlot + offset);
         }
-        ready.refill();
-        return slot;
     }
 
     /**
@@ -181,7 +120,6 @@ public final class NetnsPool implements AutoCloseable {
         synchronized (lock) {
             taken.clear(slot.index() - firstSlot);
         }
-        ready.refill();
     }
 
     /**
@@ -204,11 +142,9 @@ public final class NetnsPool implements AutoCloseable {
     private void finishRetiring(NetSlot slot) {
         try {
             deleteLink(slot.hostVeth());
-            deleteLink(slot.guestVeth());
             synchronized (lock) {
                 taken.clear(slot.index() - firstSlot);
             }
-            ready.refill();
         } catch (CommandFailedException e) {
             // the index stays taken (until the start-up reaper), as after a failed release
             log.atWarn()
@@ -224,7 +160,7 @@ public final class NetnsPool implements AutoCloseable {
         }
     }
 
-    /** Every slot of the pool is handed out (or being created). */
+    /** Every slot of the pool is handed out (or being released). */
     public static final class NoFreeSlotException extends Exception {
         private final int slotCount;
 
@@ -242,15 +178,12 @@ public final class NetnsPool implements AutoCloseable {
         }
     }
 
-    /** Destroys the ready slots. Slots handed out stay theirs to release. */
+    /** Waits for the retired slots' veths to be removed. Slots handed out stay theirs to release. */
     @Override
-    public void close() throws CommandFailedException, InterruptedException {
-        List<NetSlot> toDestroy = ready.close(false);
-        for (NetSlot slot : toDestroy) {
-            release(slot);
-        }
+    public void close() throws InterruptedException {
         List<Thread> finishing;
         synchronized (lock) {
+            closed = true;
             finishing = new ArrayList<>(retiring);
         }
         for (Thread thread : finishing) {
@@ -298,7 +231,6 @@ public final class NetnsPool implements AutoCloseable {
                 index,
                 netnsPrefix() + index,
                 vethPrefix() + index,
-                guestVethPrefix() + index,
                 addressing.hostAddress(index),
                 addressing.sandboxAddress(index));
     }
@@ -327,7 +259,6 @@ public final class NetnsPool implements AutoCloseable {
             }
         }
         names.addAll(linkNames(vethPrefix()));
-        names.addAll(linkNames(guestVethPrefix()));
         return names;
     }
 
@@ -358,93 +289,14 @@ public final class NetnsPool implements AutoCloseable {
         return names;
     }
 
-    private int reserveIndex() {
-        int offset = taken.nextClearBit(0);
-        if (offset >= slotCount) {
-            return -1;
-        }
-        taken.set(offset);
-        return firstSlot + offset;
-    }
-
-    private NetSlot createOrFree(int index) throws CommandFailedException, InterruptedException {
-        try {
-            return create(index);
-        } catch (CommandFailedException | InterruptedException | RuntimeException e) {
-            synchronized (lock) {
-                taken.clear(index - firstSlot);
-            }
-            throw e;
-        }
-    }
-
-    private NetSlot create(int index) throws CommandFailedException, InterruptedException {
-        NetSlot slot = slot(index);
-        try {
-            String host = String.join(
-                    "\n",
-                    "link add name " + slot.hostVeth() + " type veth peer name " + slot.guestVeth(),
-                    "addr add " + slot.hostAddress() + "/30 dev " + slot.hostVeth(),
-                    "link set dev " + slot.hostVeth() + " addrgenmode none", // no IPv6 link-local (see disableIpv6)
-                    "link set " + slot.hostVeth() + " up",
-                    "");
-            runner.run(Command.of(IP_TIMEOUT, "ip", "-batch", "-").withStdin(host.getBytes(StandardCharsets.UTF_8)));
-            disableIpv6(slot.hostVeth());
-        } catch (CommandFailedException | InterruptedException e) {
-            destroyQuietly(slot);
-            throw e;
-        }
-        log.atDebug()
-                .addKeyValue("veth", slot.hostVeth())
-                .addKeyValue("address", slot.sandboxAddress())
-                .log("network slot created");
-        return slot;
-    }
-
     /**
-     * Turns IPv6 off on the host end of a slot's veth before anything uses it: the firewall's rules are IPv4, and with
-     * a link-local address there every host service listening on the IPv6 wildcard (the server itself, dual-stack)
-     * answered the sandbox. The link is made without one ({@code addrgenmode none}); with IPv6 off the host end also
-     * drops whatever comes in over IPv6. Nothing to do where the interface has no IPv6 settings (a kernel without
-     * IPv6).
-     */
-    private static void disableIpv6(String veth) throws CommandFailedException {
-        Path setting = IPV6_CONF.resolve(veth).resolve("disable_ipv6");
-        if (!Files.isRegularFile(setting)) {
-            return;
-        }
-        try {
-            Files.writeString(setting, "1");
-        } catch (IOException e) {
-            throw new CommandFailedException(
-                    CommandFailedException.Reason.EXITED_NONZERO,
-                    List.of("write", setting.toString(), "1"),
-                    OptionalInt.empty(),
-                    e.getMessage(),
-                    e);
-        }
-    }
-
-    /**
-     * Removes the veth pair, wherever its sandbox end is, then the pinned namespace. In this order: a namespace is
-     * cleaned up by the kernel in the background, so the pair would vanish at some moment after its deletion, between
-     * a check that the host end exists and its removal.
+     * Removes the veth pair, then the pinned namespace. In this order: a namespace is cleaned up by the kernel in the
+     * background, so the pair would vanish at some moment after its deletion, between a check that the host end
+     * exists and its removal.
      */
     private void destroy(NetSlot slot) throws CommandFailedException, InterruptedException {
         deleteLink(slot.hostVeth()); // deleting one end of a veth pair deletes both
-        deleteLink(slot.guestVeth());
         deleteNetns(slot.netnsName());
-    }
-
-    private void destroyQuietly(NetSlot slot) throws InterruptedException {
-        try {
-            destroy(slot);
-        } catch (CommandFailedException e) {
-            log.atWarn()
-                    .addKeyValue("netns", slot.netnsName())
-                    .setCause(e)
-                    .log("could not remove a half-created network slot");
-        }
     }
 
     private void deleteLink(String name) throws CommandFailedException, InterruptedException {

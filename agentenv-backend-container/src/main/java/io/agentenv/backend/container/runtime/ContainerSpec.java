@@ -80,13 +80,19 @@ public record ContainerSpec(
 
     /**
      * The container's network: runc makes it a network namespace of its own (owned by its user namespace), and a hook
-     * moves {@code veth}, the sandbox end of a veth pair whose host end the backend made, into it as {@code eth0}
-     * with {@code address}/30 and a default route through {@code gateway}, and pins the namespace at {@code pin} (see
-     * {@link OciSpecs#NETWORK_HOOK}), on create and on every restore.
+     * pins the namespace at {@code pin} (under /run/netns, where {@code ip netns} keeps them) and makes a veth pair
+     * from the host's {@code veth} (with {@code gateway}/30) to {@code eth0} inside (with {@code address}/30 and a
+     * default route through {@code gateway}) (see {@link OciSpecs#NETWORK_HOOK}), on create and on every restore.
      */
     public record Network(String veth, String address, String gateway, Path pin) {
+        /** Where {@code ip netns} pins network namespaces by name. */
+        public static final Path PIN_DIR = Path.of("/run/netns");
+
         public Network {
             requireAbsolute(pin, "pin");
+            if (!PIN_DIR.equals(pin.getParent())) {
+                throw new IllegalArgumentException("pin must be a name under " + PIN_DIR + ": " + pin);
+            }
             requireNonNull(veth, "veth is null");
             requireNonNull(address, "address is null");
             requireNonNull(gateway, "gateway is null");

@@ -22,9 +22,6 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 @ExtendWith(FreshHostFixture.Extension.class)
 public @interface FreshHostFixture {
 
-    /** Network slots the fixture's pool keeps created ahead. */
-    int warmSlots() default 0;
-
     /** Fills and closes the annotated fields. */
     final class Extension implements BeforeEachCallback, AfterEachCallback {
         private static final ExtensionContext.Namespace NAMESPACE =
@@ -34,8 +31,7 @@ public @interface FreshHostFixture {
         public void beforeEach(ExtensionContext context) throws Exception {
             Object test = context.getRequiredTestInstance();
             for (Field field : annotated(test.getClass())) {
-                HostFixture host = HostFixture.create(
-                        field.getAnnotation(FreshHostFixture.class).warmSlots());
+                HostFixture host = HostFixture.create();
                 context.getStore(NAMESPACE).put(field, host);
                 field.setAccessible(true);
                 field.set(test, host);

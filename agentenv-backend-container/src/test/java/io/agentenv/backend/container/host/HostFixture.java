@@ -64,13 +64,13 @@ public final class HostFixture implements AutoCloseable {
 
     /** The network a container of {@code slot} gets. */
     public static ContainerSpec.Network network(NetSlot slot) {
-        return new ContainerSpec.Network(slot.guestVeth(), slot.sandboxAddress(), slot.hostAddress(), slot.netnsPath());
+        return new ContainerSpec.Network(slot.hostVeth(), slot.sandboxAddress(), slot.hostAddress(), slot.netnsPath());
     }
 
     private final TestLane lane;
     private final IdmappedViews views;
 
-    private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir, int warmSlots) throws IOException {
+    private HostFixture(TestLane lane, HostLayout layout, Path sandboxesDir) throws IOException {
         this.lane = lane;
         this.layout = layout;
         this.sandboxesDir = sandboxesDir;
@@ -89,7 +89,7 @@ public final class HostFixture implements AutoCloseable {
         this.overlays = new OverlayMounts(views);
         this.firewall = new EgressFirewall(runner);
         this.firstSlot = lane.firstSlot(layout.addressing());
-        this.pool = new NetnsPool(runner, firewall, layout, firstSlot, TestLane.SLOTS_PER_LANE / 2, warmSlots);
+        this.pool = new NetnsPool(runner, firewall, layout, firstSlot, TestLane.SLOTS_PER_LANE / 2);
         this.runc = new RuncRuntime(runner, layout, Duration.ofSeconds(30), Duration.ofSeconds(60));
         this.cgroups = new CgroupTree(layout);
         this.inventory = new HostInventory(runc, cgroups, overlays, pool, sandboxesDir);
@@ -109,7 +109,7 @@ public final class HostFixture implements AutoCloseable {
     }
 
     /** A fixture, or the test is skipped (failed, if host tests are required) with the reason the host is not ready. */
-    public static HostFixture create(int warmSlots) throws Exception {
+    public static HostFixture create() throws Exception {
         Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
         HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
@@ -117,7 +117,7 @@ public final class HostFixture implements AutoCloseable {
             HostLayout layout = HostLayout.load(HostLayout.DEFAULT_HOST_ENV)
                     .isolatedAs(lane.namePrefix(), lane.runDir(), TestLane.CGROUP_PARENT);
             Path dir = Files.createTempDirectory(TEMP, lane.dirPrefix());
-            HostFixture fixture = new HostFixture(lane, layout, dir, warmSlots);
+            HostFixture fixture = new HostFixture(lane, layout, dir);
             fixture.reapDeadRuns();
             return fixture;
         } catch (Exception | Error e) {
@@ -280,7 +280,7 @@ public final class HostFixture implements AutoCloseable {
                             "-c",
                             OciSpecs.NETWORK_HOOK,
                             "agentenv-network",
-                            slot.guestVeth(),
+                            slot.hostVeth(),
                             slot.sandboxAddress(),
                             slot.hostAddress(),
                             slot.netnsPath().toString())

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 class EgressFirewallTest {
 
-    private static final NetSlot SLOT = new NetSlot(7, "aenv-n7", "aenvv7", "aenvg7", "10.200.0.29", "10.200.0.30");
+    private static final NetSlot SLOT = new NetSlot(7, "aenv-n7", "aenvv7", "10.200.0.29", "10.200.0.30");
 
     private final RecordingProcessRunner runner = new RecordingProcessRunner();
     private final EgressFirewall firewall = new EgressFirewall(runner);

@@ -57,7 +57,7 @@ class NetnsPoolHostTest {
             "        pass",
             "print(result)");
 
-    @FreshHostFixture(warmSlots = 2)
+    @FreshHostFixture
     private HostFixture host;
 
     private String inNetns(NetSlot slot, String code, String... args) throws Exception {
@@ -105,11 +105,48 @@ class NetnsPoolHostTest {
     }
 
     @Test
-    void concurrent_acquires_never_get_the_same_slot_and_warm_slots_are_ready_ahead() throws Exception {
-        // given
-        host.pool.prewarm();
-        assertThat(host.pool.existingNames()).hasSize(4); // 2 warm slots: the two ends of a veth pair each
+    void a_slot_plumbed_again_for_a_new_namespace_replaces_the_pair_and_the_pin() throws Exception {
+        // given a slot plumbed for one namespace (a warm member booted afresh in the same slot plumbs it again)
+        NetSlot slot = host.pool.acquire();
+        host.plumb(slot);
+        String before = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+        try {
+            // when
+            host.plumb(slot);
 
+            // then the pin is a namespace with the slot's eth0, address and route, reached from the host
+            String inside = host.runner
+                    .run(Command.of(
+                            Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "-4", "-o", "addr", "show", "eth0"))
+                    .stdout();
+            assertThat(inside).contains(slot.sandboxAddress() + "/30");
+            assertThat(host.runner
+                            .run(Command.of(Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "route"))
+                            .stdout())
+                    .contains("default via " + slot.hostAddress());
+            assertThat(Files.readString(Path.of("/proc/sys/net/ipv6/conf", slot.hostVeth(), "disable_ipv6"))
+                            .strip())
+                    .isEqualTo("1");
+            // the new pair is connected: both ends up with a carrier
+            assertThat(host.runner
+                            .run(Command.of(Duration.ofSeconds(10), "ip", "-o", "link", "show", slot.hostVeth()))
+                            .stdout())
+                    .contains("LOWER_UP");
+            assertThat(host.runner
+                            .run(Command.of(
+                                    Duration.ofSeconds(10), "ip", "-n", slot.netnsName(), "-o", "link", "show", "eth0"))
+                            .stdout())
+                    .contains("LOWER_UP");
+            assertThat(Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString())
+                    .isEqualTo(before);
+        } finally {
+            host.pool.release(slot);
+        }
+        assertThat(host.pool.existingNames()).isEmpty();
+    }
+
+    @Test
+    void concurrent_acquires_never_get_the_same_slot() throws Exception {
         // when
         List<NetSlot> slots = new ArrayList<>();
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -199,8 +236,8 @@ class NetnsPoolHostTest {
     @Test
     void leftovers_of_a_crashed_run_are_found_by_prefix_and_removed() throws Exception {
         // given a slot created by a pool that then vanished without releasing it
-        NetnsPool crashed = new NetnsPool(
-                host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 4, 0);
+        NetnsPool crashed =
+                new NetnsPool(host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 4);
         NetSlot orphan = crashed.acquire();
         host.plumb(orphan);
         host.firewall.apply(orphan, new EgressPolicy(EgressPolicy.Default.DENY, List.of(), List.of()));

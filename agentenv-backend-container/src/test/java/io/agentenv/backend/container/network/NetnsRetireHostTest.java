@@ -2,7 +2,6 @@ package io.agentenv.backend.container.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.FreshHostFixture;
 import io.agentenv.backend.container.host.HostFixture;
 import io.agentenv.backend.container.host.TestLane;
@@ -66,8 +65,9 @@ class NetnsRetireHostTest {
     void a_retired_slots_index_is_handed_out_again_once_its_veth_is_gone() throws Exception {
         // given: a pool of one slot (in the lane's second half), taken
         try (NetnsPool single = new NetnsPool(
-                host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 1, 0)) {
+                host.runner, host.firewall, host.layout, host.firstSlot + TestLane.SLOTS_PER_LANE / 2, 1)) {
             NetSlot first = single.acquire();
+            host.plumb(first);
 
             // when
             single.retire(first);
@@ -80,11 +80,11 @@ class NetnsRetireHostTest {
                     return true;
                 } catch (NetnsPool.NoFreeSlotException notYet) {
                     return false;
-                } catch (CommandFailedException | InterruptedException e) {
-                    throw new IllegalStateException(e);
                 }
             });
             assertThat(again[0].index()).isEqualTo(first.index());
+            assertThat(vethExists(again[0])).isFalse();
+            host.plumb(again[0]);
             assertThat(vethExists(again[0])).isTrue();
             single.release(again[0]);
         }

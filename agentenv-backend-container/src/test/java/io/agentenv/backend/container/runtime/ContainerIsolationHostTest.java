@@ -24,7 +24,7 @@ class ContainerIsolationHostTest {
     /** CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_CHROOT (bits 0 1 3-8 10 18). */
     private static final String CAPABILITY_MASK = "00000000000405fb";
 
-    @FreshHostFixture(warmSlots = 1)
+    @FreshHostFixture
     private HostFixture host;
 
     private Sandbox idle(String name, ContainerSpec.Limits limits, ContainerSpec.Privileges privileges)

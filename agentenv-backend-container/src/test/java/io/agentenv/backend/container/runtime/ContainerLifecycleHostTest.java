@@ -25,7 +25,7 @@ class ContainerLifecycleHostTest {
 
     private static final Duration EXEC = Duration.ofSeconds(20);
 
-    @FreshHostFixture(warmSlots = 1)
+    @FreshHostFixture
     private HostFixture host;
 
     private Sandbox prepare(String name, List<Path> lowers) throws Exception {

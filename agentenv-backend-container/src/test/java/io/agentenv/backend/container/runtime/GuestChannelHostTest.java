@@ -75,7 +75,7 @@ class GuestChannelHostTest {
             "}",
             "");
 
-    @FreshHostFixture(warmSlots = 1)
+    @FreshHostFixture
     private HostFixture host;
 
     private static String ask(SocketChannel channel, String message) throws IOException {

@@ -37,7 +37,7 @@ class OciSpecsTest {
                 "sbx-1",
                 new ContainerSpec.InitProcess(
                         List.of("/bin/sh", "-c", "exec sleep 1"), List.of("PATH=/usr/bin:/bin"), "/", 0, 0),
-                new ContainerSpec.Network("aenvg7", "10.200.0.30", "10.200.0.29", Path.of("/run/netns/aenv-n7")),
+                new ContainerSpec.Network("aenvv7", "10.200.0.30", "10.200.0.29", Path.of("/run/netns/aenv-n7")),
                 new GuestIds(1_000_000_000, 65536),
                 new ContainerSpec.Limits(cpus, memoryMiB, 512, 16384),
                 Optional.of(JDK),
@@ -82,7 +82,7 @@ class OciSpecsTest {
                         "-c",
                         OciSpecs.NETWORK_HOOK,
                         "agentenv-network",
-                        "aenvg7",
+                        "aenvv7",
                         "10.200.0.30",
                         "10.200.0.29",
                         "/run/netns/aenv-n7");
@@ -290,5 +290,12 @@ class OciSpecsTest {
                 .hasMessageContaining("KEY=value");
         assertThatThrownBy(() -> new ContainerId("../etc")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new ContainerId("UPPER")).isInstanceOf(IllegalArgumentException.class);
+        // the hook pins with `ip netns attach`, which knows only /run/netns
+        assertThatThrownBy(() -> new ContainerSpec.Network(
+                        "aenvv7", "10.200.0.30", "10.200.0.29", Path.of("/var/run/other/aenv-n7")))
+                .hasMessageContaining("/run/netns");
+        assertThatThrownBy(() -> new ContainerSpec.Network(
+                        "aenv v7", "10.200.0.30", "10.200.0.29", Path.of("/run/netns/aenv-n7")))
+                .hasMessageContaining("interface name");
     }
 }
