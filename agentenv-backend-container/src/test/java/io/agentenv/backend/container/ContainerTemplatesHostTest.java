@@ -161,17 +161,7 @@ class ContainerTemplatesHostTest {
                         .run(
                                 GuestCommand.shell(
                                         "echo \"$0\"; ls /; id -u", Optional.of("root"), Map.of(), Optional.empty()),
-                                new GuestCommand.Output() {
-                                    @Override
-                                    public void stdout(byte[] chunk) {
-                                        out.append(new String(chunk, StandardCharsets.UTF_8));
-                                    }
-
-                                    @Override
-                                    public void stderr(byte[] chunk) {
-                                        out.append(new String(chunk, StandardCharsets.UTF_8));
-                                    }
-                                });
+                                into(out));
 
                 assertThat(exit.succeeded()).as(out.toString()).isTrue();
                 // bash and sh are missing: envd's own shell ran the command, its applets stand in for the tools
@@ -189,17 +179,7 @@ class ContainerTemplatesHostTest {
                         .orElseThrow()
                         .run(
                                 GuestCommand.shell("id -u; pwd", Optional.of("user"), Map.of(), Optional.empty()),
-                                new GuestCommand.Output() {
-                                    @Override
-                                    public void stdout(byte[] chunk) {
-                                        asUser.append(new String(chunk, StandardCharsets.UTF_8));
-                                    }
-
-                                    @Override
-                                    public void stderr(byte[] chunk) {
-                                        asUser.append(new String(chunk, StandardCharsets.UTF_8));
-                                    }
-                                });
+                                into(asUser));
                 assertThat(userExit.succeeded()).as(asUser.toString()).isTrue();
                 assertThat(asUser.toString()).isEqualTo("1000\n/home/user\n");
                 assertThat(backend.exec(spec.id(), GuestRuntime.SHELL, "-c", "ls -a /run/envd"))
@@ -242,5 +222,20 @@ class ContainerTemplatesHostTest {
                     .hasMessageContaining("no room for an account");
             backend.assertNothingLeaked();
         }
+    }
+
+    /** A command's output, stdout and stderr alike, appended to {@code text}. */
+    private static GuestCommand.Output into(StringBuilder text) {
+        return new GuestCommand.Output() {
+            @Override
+            public void stdout(byte[] chunk) {
+                text.append(new String(chunk, StandardCharsets.UTF_8));
+            }
+
+            @Override
+            public void stderr(byte[] chunk) {
+                text.append(new String(chunk, StandardCharsets.UTF_8));
+            }
+        };
     }
 }
