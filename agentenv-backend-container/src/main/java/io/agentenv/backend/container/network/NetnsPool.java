@@ -7,7 +7,6 @@ import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.host.ProcessRunner;
 import io.agentenv.backend.container.host.SlotAddressing;
-import io.agentenv.backend.container.runtime.ContainerSpec;
 import io.agentenv.spi.BackendException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -35,7 +34,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class NetnsPool implements AutoCloseable {
 
-    static final Path NETNS_DIR = ContainerSpec.Network.PIN_DIR;
+    /** Where {@code ip netns} pins namespaces by name, and so the runtime hook pins the sandboxes'. */
+    static final Path NETNS_DIR = Path.of("/run/netns");
+
     private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
     private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
 
