@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 // i386 system call numbers (arch/x86/entry/syscalls/syscall_32.tbl)
-enum { GETPID = 20, MOUNT = 21, PTRACE = 26, REBOOT = 88, SYSLOG = 103, INIT_MODULE = 128, KEXEC_LOAD = 283,
+enum { GETPID = 20, MOUNT = 21, REBOOT = 88, SYSLOG = 103, INIT_MODULE = 128, KEXEC_LOAD = 283,
        KEYCTL = 288, UNSHARE = 310, PERF_EVENT_OPEN = 336, OPEN_BY_HANDLE_AT = 342, SETNS = 346, BPF = 357,
        SOCKET = 359, USERFAULTFD = 374, IO_URING_SETUP = 425 };
 
@@ -66,7 +66,6 @@ int main(void) {
     ((unsigned *)handle)[2] = 2;
 
     report("mount tmpfs", int80(MOUNT, (long)none, (long)target, (long)fstype, 0, 0));
-    report("ptrace attach pid 1", int80(PTRACE, 16, 1, 0, 0, 0));
     report("syslog read all", int80(SYSLOG, 3, (long)log, 1024, 0, 0));
     report("init_module", int80(INIT_MODULE, (long)image, 64, (long)none, 0, 0));
     report("kexec_load", int80(KEXEC_LOAD, 0, 0, 0, 0, 0));

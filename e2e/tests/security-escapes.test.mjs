@@ -307,11 +307,43 @@ hostTest('pid 1 is the sandbox init; no host process is visible or traceable', a
     assert.ok(processes.length < 40, `${processes.length} processes visible to ${who}`)
     assert.ok(!processes.some((p) => p.cmd.includes('io.agentenv.server.Main')), `${who} sees the host's server`)
   }
-  assertRefused(['ptrace attach pid 1', 'ptrace seize pid 1', 'process_vm_readv pid 1',
-    "ptrace attach the host server's pid"], ['EPERM'])
-  assertRefused(["signal the host server's pid"], ['ESRCH', 'pid-taken-inside'])
+  // ptrace is the sandbox's own business: root attaches to its init, `user` to nothing of root's
+  const attach = outcomes('ptrace attach pid 1')
+  assert.equal(attach.root.outcome, 'attached')
+  assert.equal(attach.user.outcome, 'EPERM')
+  const seize = outcomes('ptrace seize pid 1')
+  assert.equal(seize.root.outcome, 'attached')
+  assert.equal(seize.user.outcome, 'EPERM')
+  assertRefused(['process_vm_readv pid 1'], ['EPERM'])
+  assertRefused(["signal the host server's pid", "ptrace attach the host server's pid"], ['ESRCH', 'pid-taken-inside'])
   assert.ok(existsSync(`/proc/${server.pid}`), 'the server process lives')
   assert.equal((await fetch(`${server.url}/health`)).status, 204)
+})
+
+// what a debugger (gdb -p, strace -p) does first: attach to a running process of the same user, then let it go
+const ATTACH_OWN = `
+import ctypes, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+child = subprocess.Popen(['sleep', '300'])
+def call(*args):
+    return 'ok' if libc.ptrace(*[ctypes.c_long(a) for a in args]) == 0 else os.strerror(ctypes.get_errno())
+attached = call(16, child.pid, 0, 0)
+if attached == 'ok':
+    os.waitpid(child.pid, os.WUNTRACED)
+    attached += ' ' + call(17, child.pid, 0, 0)
+init = call(16, 1, 0, 0)
+if init == 'ok':
+    os.waitpid(1, 0x40000000 | os.WUNTRACED)
+    call(17, 1, 0, 0)
+child.kill()
+print(attached, '|', init)`
+
+hostTest("a debugger attaches to the sandbox's own processes (ptrace)", async () => {
+  const asUser = await a.commands.run(`python3 -c "${ATTACH_OWN}"`, { user: 'user' })
+  assert.equal(asUser.stdout.trim(), 'ok ok | Operation not permitted', 'user: own child yes, root\'s init no')
+  const asRoot = await a.commands.run(`python3 -c "${ATTACH_OWN}"`, { user: 'root' })
+  assert.equal(asRoot.stdout.trim(), 'ok ok | ok', 'root: its own child and the sandbox init')
+  assert.equal((await a.commands.run('echo alive')).stdout, 'alive\n', 'the init runs on after the detach')
 })
 
 hostTest('perf_event_open, bpf, keyctl, userfaultfd and io_uring are refused', async () => {
@@ -339,7 +371,7 @@ hostTest('the 32-bit system call ABI (int 0x80) is filtered like the 64-bit one'
   const { root: control } = outcomes('int80 getpid')
   if (control.outcome === 'unavailable') return t.skip('this kernel has no IA32 emulation: nothing to filter')
   assertRefused(['int80 getpid'], ['ok']) // the ABI works in this process
-  assertRefused(['int80 mount tmpfs', 'int80 ptrace attach pid 1', 'int80 syslog read all', 'int80 init_module',
+  assertRefused(['int80 mount tmpfs', 'int80 syslog read all', 'int80 init_module',
     'int80 kexec_load', 'int80 keyctl', 'int80 perf_event_open', 'int80 open_by_handle_at', 'int80 bpf map create',
     'int80 AF_PACKET socket', 'int80 userfaultfd', 'int80 io_uring_setup', 'int80 reboot (CAD off)',
     'int80 unshare user namespace'], ['EPERM'])

@@ -163,14 +163,15 @@ class OciSpecsTest {
                         "delete_module",
                         "open_by_handle_at",
                         "process_vm_writev",
-                        "setns");
+                        "setns")
+                .doesNotContain("ptrace"); // debuggers of the sandbox's own processes attach
         List<String> conditional = new ArrayList<>();
         seccomp.path("syscalls").forEach(rule -> {
             if (rule.has("args")) {
                 conditional.addAll(texts(rule.path("names")));
             }
         });
-        assertThat(conditional).contains("ptrace", "unshare", "clone");
+        assertThat(conditional).contains("unshare", "clone").doesNotContain("ptrace");
         JsonNode unshare = seccomp.path("syscalls").findParents("names").stream()
                 .filter(rule -> texts(rule.path("names")).equals(List.of("unshare")))
                 .findFirst()
