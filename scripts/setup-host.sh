@@ -13,6 +13,7 @@ source "$REPO/scripts/lib/host/packages.sh"
 source "$REPO/scripts/lib/host/checks.sh"
 source "$REPO/scripts/lib/host/criu.sh"
 source "$REPO/scripts/lib/host/network.sh"
+source "$REPO/scripts/lib/host/limits.sh"
 source "$REPO/scripts/lib/host/template.sh"
 source "$REPO/scripts/lib/host/disk.sh"
 
@@ -94,11 +95,13 @@ case $mode in
     step cgroups        prepare_cgroups
     step sandbox-disks  check_sandbox_disks
     step network        setup_network
+    step limits         setup_limits
     step template-base  build_template base "$REPO"
     step host-env       write_host_env
     ;;
   undo|purge)
     step network        undo_network
+    step limits         undo_limits
     step host           undo_host
     [[ $mode == purge ]] && step cache purge_cache
     ;;

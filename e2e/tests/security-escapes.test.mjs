@@ -19,9 +19,11 @@ import { networkInterfaces } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
+import { execFileSync } from 'node:child_process'
 import { Sandbox, CommandExitError, NotFoundError } from 'e2b'
 import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
+import { waitFor } from '../lib/envd-harness.mjs'
 
 const DISK_MB = 1024
 const MEMORY_MB = 512 // the backend's default, which the memory test reads back from the host's cgroup
@@ -508,6 +510,36 @@ hostTest('descriptor exhaustion hits RLIMIT_NOFILE and envd keeps answering', as
     assert.ok(result.opened < result.limit && result.limit <= 16384, `${who}: ${JSON.stringify(result)}`)
   }
   assert.equal((await a.commands.run('echo alive')).stdout, 'alive\n')
+})
+
+// inotify instances made until refused, then held (the kernel counts them per user namespace and uid)
+const INOTIFY_COUNT = (hold) => `python3 -c "
+import ctypes, time
+libc = ctypes.CDLL(None, use_errno=True); n = 0
+while n < 1000 and libc.inotify_init1(0) >= 0:
+    n += 1
+print(n, ctypes.get_errno(), flush=True)
+time.sleep(${hold})"`
+
+hostTest('inotify instances held in one sandbox leave others and the host theirs', async () => {
+  const held = await a.commands.run(`${INOTIFY_COUNT(120)} > /tmp/inotify-held`, { user: 'root', background: true })
+  try {
+    await waitFor(async () => (await a.commands.run('cat /tmp/inotify-held')).stdout.trim() !== '',
+      { what: 'A holds its inotify instances' })
+    // refused with EMFILE (24) at the sandbox's own limit of 128 per uid (less what its processes hold already), far
+    // below the host's
+    const [heldInA, errnoInA] = (await a.commands.run('cat /tmp/inotify-held')).stdout.trim().split(' ').map(Number)
+    assert.ok(heldInA > 64 && heldInA <= 128 && errnoInA === 24, `A's root made ${heldInA}, then errno ${errnoInA}`)
+    for (const user of ['root', 'user']) {
+      const [inB, errnoInB] = (await b.commands.run(INOTIFY_COUNT(0), { user })).stdout.trim().split(' ').map(Number)
+      assert.ok(inB > 64 && inB <= 128 && errnoInB === 24, `B's ${user} still has its own: ${inB}, then ${errnoInB}`)
+    }
+    const onHost = execFileSync('python3', ['-c',
+      'import ctypes; libc = ctypes.CDLL(None); print(sum(libc.inotify_init1(0) >= 0 for _ in range(200)))']).toString()
+    assert.equal(onHost.trim(), '200', "the host's root is not held back by A")
+  } finally {
+    await held.kill()
+  }
 })
 
 hostTest('the file API resolves .. and symlinks inside the sandbox, not the host', async () => {

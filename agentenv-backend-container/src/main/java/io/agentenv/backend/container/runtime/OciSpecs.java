@@ -65,6 +65,17 @@ public final class OciSpecs {
     public static final String MOUNT_LAYOUT = "mounts-4-userns-block-masked";
 
     /**
+     * inotify instances each uid of a sandbox may hold (the kernel's usual default). The kernel counts them per user
+     * namespace and charges them to host root as well, the maker of every sandbox's namespace, whose limit the host
+     * setup raises far above this (scripts/lib/host/limits.sh): without a limit of its own, one sandbox could take
+     * them all, from every other sandbox and from the host. Only a process in the namespace with
+     * {@code CAP_SYS_RESOURCE} there can set it, and CRIU does not restore it, so the hook sets it at every start.
+     */
+    static final int GUEST_INOTIFY_INSTANCES = 128;
+    /** inotify watches each uid of a sandbox may hold (file watchers of dev servers need tens of thousands). */
+    static final int GUEST_INOTIFY_WATCHES = 65536;
+
+    /**
      * The createRuntime hook that plumbs a container's network, run by runc in the host's namespaces when it has made
      * the container's namespaces: on create, and on restore once CRIU has made them (the checkpoint leaves the network
      * namespace out, {@code --empty-ns network}, so a restore gets an empty one of its own). The state runc passes on
@@ -74,7 +85,10 @@ public final class OciSpecs {
      * eth0 and its host end $1 with the gateway address $3/30, without IPv6 ({@code addrgenmode none}, then
      * {@code disable_ipv6}: the firewall's rules are IPv4, and with a link-local address there every host service
      * listening on the IPv6 wildcard answered the sandbox); a second one, in the container's namespace, gives eth0 the address $2/30,
-     * brings it and lo up and routes through $3. The pair is made here, not ahead: a veth end moved from one namespace
+     * brings it and lo up and routes through $3; that one runs in the container's user namespace too ({@code nsenter}:
+     * root there, with every capability over its own namespaces) and first sets the namespace's own inotify limits
+     * ({@link #GUEST_INOTIFY_INSTANCES}, {@link #GUEST_INOTIFY_WATCHES}), before any process of the sandbox runs. The
+     * pair is made here, not ahead: a veth end moved from one namespace
      * into another costs the kernel 13-22 ms (its unregister waits for RCU), one made in place ~2 ms. A slot used again
      * (a member booted afresh in the same slot) first removes the pair and pin of the namespace before.
      */
@@ -96,7 +110,9 @@ public final class OciSpecs {
             "if [ -e /proc/sys/net/ipv6/conf/\"$1\"/disable_ipv6 ]; then",
             "  echo 1 > /proc/sys/net/ipv6/conf/\"$1\"/disable_ipv6 || exit 1; fi",
             "printf 'addr add %s/30 dev eth0\\nlink set eth0 up\\nlink set lo up\\nroute add default via %s\\n' \"$2\" \"$3\""
-                    + " | ip -n \"$name\" -batch -");
+                    + " | nsenter -U -n -t \"$pid\" sh -c 'echo " + GUEST_INOTIFY_INSTANCES
+                    + " > /proc/sys/user/max_inotify_instances && echo " + GUEST_INOTIFY_WATCHES
+                    + " > /proc/sys/user/max_inotify_watches && exec ip -batch -'");
 
     private static final int HOOK_TIMEOUT_S = 10;
     /**

@@ -256,11 +256,12 @@ public final class HostFixture implements AutoCloseable {
     }
 
     /**
-     * Gives a slot a network namespace the way a sandbox's runtime does (a new one, with the slot's veth end moved in
-     * and pinned at the slot's netns path by {@link OciSpecs#NETWORK_HOOK}), for tests of the network alone.
+     * Gives a slot a network namespace the way a sandbox's runtime does (a new one in a user namespace of the guests'
+     * ids, with the slot's veth pair made into it and pinned at the slot's netns path by
+     * {@link OciSpecs#NETWORK_HOOK}), for tests of the network alone.
      */
     public void plumb(NetSlot slot) throws Exception {
-        Process holder = new ProcessBuilder("unshare", "--net", "sleep", "60")
+        Process holder = new ProcessBuilder("unshare", "--user", "--net", "sleep", "60")
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
@@ -274,6 +275,9 @@ public final class HostFixture implements AutoCloseable {
                     return false;
                 }
             });
+            String mapping = "0 " + GUEST_IDS.hostStart() + " " + GUEST_IDS.size() + "\n";
+            Files.writeString(ns.resolveSibling("../uid_map").normalize(), mapping);
+            Files.writeString(ns.resolveSibling("../gid_map").normalize(), mapping);
             runner.run(Command.of(
                             Duration.ofSeconds(20),
                             "sh",
