@@ -197,7 +197,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: "
                     + noDisks.get() + "; run scripts/setup-host.sh as root");
         }
-        LxcfsViews lxcfs = new LxcfsViews(LxcfsViews.HOST_DIR);
+        LxcfsViews lxcfs = new LxcfsViews(settings.lxcfsDir());
         Optional<String> noViews = lxcfs.unavailableReason();
         if (noViews.isPresent()) { // sandboxes would fail to start, or show the host's memory and CPUs
             throw new BackendException.Terminal("container backend: sandboxes cannot get their own /proc views: "

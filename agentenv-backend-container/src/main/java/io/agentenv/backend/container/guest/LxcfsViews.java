@@ -62,11 +62,36 @@ public record LxcfsViews(Path dir) {
         }
     }
 
+    /** LXCFS's daemon is gone: its mount is missing, or left behind unanswered. */
+    public static final class UnavailableException extends IOException {
+        UnavailableException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** The binds of every path in {@link #GUEST_PATHS}, in that order. */
     public List<Bind> binds() {
         return GUEST_PATHS.stream()
                 .map(guest -> new Bind(dir.resolve(guest.substring(1)), guest))
                 .toList();
+    }
+
+    /**
+     * Throws when a launch would fail to bind the views: one open of a file through the mount (one FUSE round trip,
+     * nothing read), which fails with ENOTCONN once the daemon has died and with ENOENT once its mount is gone. Not a
+     * stat: the kernel answers that from its attribute cache for up to LXCFS's attribute timeout after a death.
+     */
+    public void requireServing() throws UnavailableException {
+        Path probe = dir.resolve("proc/uptime");
+        try (var opened = Files.newByteChannel(probe)) {
+            // opened and closed
+        } catch (IOException e) {
+            throw new UnavailableException(
+                    "LXCFS does not answer at " + dir + " (" + e.getMessage() + "): its daemon is gone; start it again"
+                            + " with scripts/setup-host.sh as root (sandboxes that run keep failing views until a"
+                            + " pause and resume)",
+                    e);
+        }
     }
 
     /**

@@ -134,6 +134,11 @@ public final class OciSpecs {
         return "/" + cgroupParent + "/" + id.value();
     }
 
+    /** Throws when the LXCFS files every config binds cannot be bound now ({@link LxcfsViews#requireServing}). */
+    public void requireBindSources() throws LxcfsViews.UnavailableException {
+        lxcfs.requireServing();
+    }
+
     public OciSpec build(ContainerSpec spec) {
         ContainerSpec.InitProcess init = spec.process();
         List<String> caps = CAPABILITIES;
