@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What a sandbox of one CPU and 512 MiB sees of its resources ({@link LxcfsViews}, the cpuset of
  * {@code runtime.CpuSets}): {@code /proc/meminfo}, {@code free}, {@code nproc}, Python's {@code os.cpu_count()},
- * {@code /proc/cpuinfo}, the JVM's container detection, its own uptime and load, on a host of more CPUs and memory.
+ * {@code top}, {@code /proc/cpuinfo}, the JVM's container detection, its own uptime and load, on a host of more CPUs and memory.
  * Every sandbox is a CRIU restore into a cgroup of its own, so the same holds after a pause and resume and in a sandbox
  * restored from a snapshot, which reads its own cgroup's limit, not its source's.
  */
@@ -49,6 +49,7 @@ public class GuestResourceViewsHostTest {
             "\n",
             "echo memtotal_kb $(awk '/^MemTotal:/ {print $2}' /proc/meminfo)",
             "echo free_mb $(free -m | awk '/^Mem:/ {print $2}')",
+            "echo top_mem_mib $(top -b -n 1 | awk '/^MiB Mem/ {print $4}')",
             "echo nproc $(nproc)",
             "echo os_cpu_count $(python3 -c 'import os; print(os.cpu_count())')",
             "echo processors $(grep -c '^processor' /proc/cpuinfo)",
@@ -106,6 +107,7 @@ public class GuestResourceViewsHostTest {
                 .as("the sandbox's own memory and CPUs")
                 .containsEntry("memtotal_kb", Long.toString(memoryMiB * 1024))
                 .containsEntry("free_mb", Long.toString(memoryMiB))
+                .containsEntry("top_mem_mib", memoryMiB + ".0")
                 .containsEntry("nproc", "1")
                 .containsEntry("os_cpu_count", "1")
                 .containsEntry("processors", "1")
