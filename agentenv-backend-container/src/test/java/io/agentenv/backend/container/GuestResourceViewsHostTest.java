@@ -57,7 +57,8 @@ public class GuestResourceViewsHostTest {
             "echo online $(cat /sys/devices/system/cpu/online)",
             "echo uptime $(cut -d ' ' -f 1 /proc/uptime)",
             "echo loadavg $(cat /proc/loadavg)",
-            "echo swaps $(wc -l < /proc/swaps)");
+            "echo swaps $(wc -l < /proc/swaps)",
+            "echo diskstats_read $(cat /proc/diskstats > /dev/null && echo yes)");
 
     @SharedBackend(settings = {"memory_mb=512", "cpu_count=1"})
     private static BackendFixture backend;
@@ -112,7 +113,9 @@ public class GuestResourceViewsHostTest {
                 .containsEntry("os_cpu_count", "1")
                 .containsEntry("processors", "1")
                 .containsEntry("stat_cpus", "1")
-                .containsEntry("swaps", "1"); // the header only: no swap
+                .containsEntry("swaps", "1") // the header only: no swap
+                .containsEntry("diskstats_read", "yes");
+        assertThat(views.get("online")).as("one CPU online, not a list").matches("\\d+");
         assertThat(Double.parseDouble(views.get("uptime")))
                 .as("the sandbox's uptime, not the host's (%s s)", hostUptime)
                 .isBetween(0.0, sinceStart + 1)
