@@ -117,7 +117,8 @@ public final class HostFixture implements AutoCloseable {
 
     /** A fixture, or the test is skipped (failed, if host tests are required) with the reason the host is not ready. */
     public static HostFixture create(int warmSlots) throws Exception {
-        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV)
+                .or(() -> new LxcfsViews(LxcfsViews.HOST_DIR).unavailableReason());
         HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
         try {
