@@ -28,12 +28,7 @@ start_lxcfs() {
     echo "unmounting the dead LXCFS mount at $LXCFS_DIR"
     umount -l "$LXCFS_DIR"
   fi
-  local old
-  old=$(cat "$LXCFS_PIDFILE" 2>/dev/null || true)
-  if [[ $old =~ ^[0-9]+$ ]] && [[ $(tr '\0' ' ' < "/proc/$old/cmdline" 2>/dev/null) == lxcfs*" $LXCFS_DIR "* ]]; then
-    echo "stopping the LXCFS daemon $old that no longer answers"
-    kill "$old" 2>/dev/null || true
-  fi
+  stop_lxcfs_daemon
   mkdir -p "$LXCFS_DIR"
   # In a session of its own, detached from this setup: no terminal, no inherited descriptors (fd 9 is the setup's lock,
   # which a daemon holding it would keep taken forever), its output appended to the setup's cache dir.
@@ -57,14 +52,27 @@ start_lxcfs() {
   note "started (pid $pid, $LXCFS_DIR, $oom)"
 }
 
+# Stops the daemon the pid file names, if it is this setup's (an lxcfs serving $LXCFS_DIR), and waits up to 10 s for it
+# to exit (2-7 s after SIGTERM here; it unmounts its mount itself, and a new daemon cannot take the pid file's lock
+# before).
+stop_lxcfs_daemon() {
+  local pid i
+  pid=$(cat "$LXCFS_PIDFILE" 2>/dev/null || true)
+  [[ $pid =~ ^[0-9]+$ ]] || return 0
+  [[ $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) == lxcfs*" $LXCFS_DIR "* ]] || return 0
+  echo "stopping the LXCFS daemon $pid"
+  kill "$pid" 2>/dev/null || return 0
+  for (( i = 0; i < 200; i++ )); do
+    [[ -e /proc/$pid ]] || return 0
+    sleep 0.05
+  done
+  echo "LXCFS daemon $pid did not exit within 10 s"
+}
+
 # For --undo: stops this setup's daemon; sandboxes that still run then read ENOTCONN from their views.
 stop_lxcfs() {
-  local pid
-  pid=$(cat "$LXCFS_PIDFILE" 2>/dev/null || true)
-  if [[ $pid =~ ^[0-9]+$ ]] && [[ $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) == lxcfs*" $LXCFS_DIR "* ]]; then
-    kill "$pid"
-  fi
-  if findmnt -n -M "$LXCFS_DIR" >/dev/null 2>&1; then umount -l "$LXCFS_DIR"; fi
+  stop_lxcfs_daemon
+  if findmnt -n -M "$LXCFS_DIR" >/dev/null 2>&1; then umount -l "$LXCFS_DIR" || true; fi
   rm -f "$LXCFS_PIDFILE"
   note "LXCFS stopped and $LXCFS_DIR unmounted"
 }
