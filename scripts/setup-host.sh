@@ -2,7 +2,7 @@
 # Prepares this Debian 12 host to run container sandboxes; idempotent, and a few seconds when already done.
 #   scripts/setup-host.sh           install/verify everything (run as root; serve and CI run it)
 #   scripts/setup-host.sh --undo    remove the firewall table and forwarding change, the CRIU cache seed and the
-#                                   parent cgroups; --undo --purge also deletes the caches under $AENV_CACHE_DIR
+#                                   parent cgroups, stop LXCFS; --undo --purge also deletes the caches under $AENV_CACHE_DIR
 # Each step prints one line with its timing; on failure the step names what is missing and shows its log's tail.
 # What it changes on the host, and how to undo it: docs/host-setup.md.
 set -euo pipefail
@@ -16,6 +16,7 @@ source "$REPO/scripts/lib/host/network.sh"
 source "$REPO/scripts/lib/host/limits.sh"
 source "$REPO/scripts/lib/host/template.sh"
 source "$REPO/scripts/lib/host/disk.sh"
+source "$REPO/scripts/lib/host/lxcfs.sh"
 
 [[ $(id -u) == 0 ]] || die "run as root: the host setup installs packages, loads firewall rules and creates cgroups"
 
@@ -94,6 +95,7 @@ case $mode in
     step criu-check     check_criu
     step cgroups        prepare_cgroups
     step sandbox-disks  check_sandbox_disks
+    step lxcfs          start_lxcfs
     step network        setup_network
     step limits         setup_limits
     step template-base  build_template base "$REPO"
@@ -102,6 +104,7 @@ case $mode in
   undo|purge)
     step network        undo_network
     step limits         undo_limits
+    step lxcfs          stop_lxcfs
     step host           undo_host
     [[ $mode == purge ]] && step cache purge_cache
     ;;

@@ -7,6 +7,8 @@ import { existsSync } from 'node:fs'
 function unreadyReason() {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root'
   if (!existsSync('/run/agentenv/host-ready')) return 'scripts/setup-host.sh has not been run since this boot'
+  // the server refuses to start without it; a dead daemon's mount fails the stat (ENOTCONN)
+  if (!existsSync('/run/agentenv/lxcfs/proc/meminfo')) return 'LXCFS does not answer at /run/agentenv/lxcfs (scripts/setup-host.sh starts it)'
   return null
 }
 

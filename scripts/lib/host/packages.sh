@@ -6,7 +6,8 @@
 # docker-registry, build test images from busybox-static and write bcrypt htpasswd entries with apache2-utils.
 # envd's guest runtime (container backend): tini's static build and busybox-static, beside envd in every sandbox so that
 # images without them (musl, distroless, no shell) run envd; musl-tools builds the musl test image of the e2e suite.
-HOST_PACKAGES=(acl runc debootstrap debian-archive-keyring iproute2 nftables util-linux e2fsprogs procps kmod xz-utils ca-certificates
+# lxcfs: every sandbox's /proc/meminfo, cpuinfo, stat, uptime, ... (scripts/lib/host/lxcfs.sh).
+HOST_PACKAGES=(acl lxcfs runc debootstrap debian-archive-keyring iproute2 nftables util-linux e2fsprogs procps kmod xz-utils ca-certificates
   skopeo umoci docker-registry busybox-static apache2-utils tini musl-tools)
 # Build dependencies of CRIU (bookworm's versions; runtime-findings.md, "Debian-only path").
 CRIU_BUILD_DEPS=(build-essential pkg-config libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler

@@ -2,6 +2,7 @@ package io.agentenv.backend.container;
 
 import io.agentenv.backend.container.guest.GuestMounts;
 import io.agentenv.backend.container.guest.GuestRuntime;
+import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.CgroupTree;
 import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.CommandFailedException;
@@ -33,6 +34,7 @@ import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.ContainerState;
+import io.agentenv.backend.container.runtime.CpuSets;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.IdmappedViews;
@@ -195,6 +197,12 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             throw new BackendException.Terminal("container backend: this host cannot make sandbox disks: "
                     + noDisks.get() + "; run scripts/setup-host.sh as root");
         }
+        LxcfsViews lxcfs = new LxcfsViews(settings.lxcfsDir());
+        Optional<String> noViews = lxcfs.unavailableReason();
+        if (noViews.isPresent()) { // sandboxes would fail to start, or show the host's memory and CPUs
+            throw new BackendException.Terminal("container backend: sandboxes cannot get their own /proc views: "
+                    + noViews.get() + "; run scripts/setup-host.sh as root (it starts lxcfs)");
+        }
         InitReaper reaper = InitReaper.enable(Duration.ofSeconds(1), Duration.ofSeconds(5));
         ProcessRunner runner = new JdkProcessRunner();
         SpareDisks spares = new SpareDisks(
@@ -221,7 +229,12 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     new ContainerNames(settings.idPrefix(), sandboxesDir, workDir.resolve("claims"));
             SandboxSpecs specs = new SandboxSpecs(
                     settings,
-                    new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), guestMounts(runner, settings, layout)),
+                    new OciSpecs(
+                            layout.cgroupParent(),
+                            layout.swapAccounting(),
+                            guestMounts(runner, settings, layout),
+                            lxcfs,
+                            CpuSets.of(layout.cgroupRoot().resolve("cpuset"), layout.cgroupParent())),
                     layout.resolvConf(),
                     criuConfig);
             idmappedViews = new IdmappedViews(workDir.resolve("idmapped"), settings.guestIds());

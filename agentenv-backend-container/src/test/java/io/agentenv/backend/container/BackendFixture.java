@@ -3,6 +3,7 @@ package io.agentenv.backend.container;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.CgroupTree;
 import io.agentenv.backend.container.host.Command;
 import io.agentenv.backend.container.host.CommandFailedException;
@@ -101,7 +102,9 @@ public final class BackendFixture implements AutoCloseable {
 
     private static BackendFixture create(Map<String, String> extraSettings, Optional<EnvdTokens> tokens)
             throws Exception {
-        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        Path lxcfsDir = Path.of(extraSettings.getOrDefault("lxcfs_dir", LxcfsViews.HOST_DIR.toString()));
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV)
+                .or(() -> new LxcfsViews(lxcfsDir).unavailableReason());
         HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
         try {

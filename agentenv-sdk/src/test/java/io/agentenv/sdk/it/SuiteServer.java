@@ -309,6 +309,9 @@ public final class SuiteServer implements ExecutionCondition, BeforeAllCallback,
                 || !Files.isRegularFile(Path.of("/var/cache/agentenv/host.env"))) {
             return "scripts/setup-host.sh has not been run since this boot";
         }
+        if (!Files.isRegularFile(Path.of("/run/agentenv/lxcfs/proc/meminfo"))) { // the server refuses to start
+            return "LXCFS does not answer at /run/agentenv/lxcfs (scripts/setup-host.sh starts it)";
+        }
         if (!Files.isRegularFile(serverJar())) {
             return "the server jar is missing: " + serverJar() + " (mvn package -pl agentenv-server,agentenv-envd -am)";
         }

@@ -29,6 +29,11 @@ public final class MountTable {
         return parse(Files.readAllLines(mountinfo));
     }
 
+    /** The mounts of this process's mount namespace, in the order they were made. */
+    public static List<Entry> entries() throws IOException {
+        return read(MOUNTINFO);
+    }
+
     /** The mounts of mountinfo {@code lines}, in their order (the order they were made); malformed lines are skipped. */
     public static List<Entry> parse(List<String> lines) {
         List<Entry> entries = new ArrayList<>(lines.size());

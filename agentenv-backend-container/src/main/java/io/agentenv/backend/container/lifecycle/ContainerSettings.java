@@ -2,6 +2,7 @@ package io.agentenv.backend.container.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.GuestIds;
 import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.runtime.ContainerSpec;
@@ -23,6 +24,8 @@ import java.util.Set;
  * ("Settings"); an unknown key is an error, so a typo never silently falls back to a default.
  *
  * @param hostEnv        the host setup's facts ({@code host_env}, default /var/cache/agentenv/host.env)
+ * @param lxcfsDir       the LXCFS mount whose /proc and /sys files every sandbox sees ({@code lxcfs_dir}, default the
+ *                       host setup's {@link LxcfsViews#HOST_DIR}; tests run their own daemon)
  * @param envdDir        envd's distribution: agentenv-envd.jar (dependencies inside), jvm.options, envd.aot ({@code envd_dir},
  *                       default {@code agentenv-envd/target} under the working directory)
  * @param jdkHome        the JDK envd runs on, bound read-only at its own path ({@code jdk_home}, default the Temurin 25
@@ -50,6 +53,7 @@ import java.util.Set;
  */
 public record ContainerSettings(
         Path hostEnv,
+        Path lxcfsDir,
         Path envdDir,
         Path jdkHome,
         int cpuCount,
@@ -90,6 +94,7 @@ public record ContainerSettings(
 
     static final Set<String> KEYS = Set.of(
             "host_env",
+            "lxcfs_dir",
             "envd_dir",
             "jdk_home",
             "cpu_count",
@@ -110,6 +115,7 @@ public record ContainerSettings(
 
     public ContainerSettings {
         requireNonNull(hostEnv, "hostEnv is null");
+        requireNonNull(lxcfsDir, "lxcfsDir is null");
         requireNonNull(envdDir, "envdDir is null");
         requireNonNull(jdkHome, "jdkHome is null");
         requireNonNull(privileges, "privileges is null");
@@ -117,8 +123,8 @@ public record ContainerSettings(
         requireNonNull(criuTimeout, "criuTimeout is null");
         requireNonNull(isolation, "isolation is null");
         requireNonNull(guestIds, "guestIds is null");
-        if (!hostEnv.isAbsolute() || !envdDir.isAbsolute() || !jdkHome.isAbsolute()) {
-            throw new IllegalArgumentException("host_env, envd_dir and jdk_home must be absolute paths");
+        if (!hostEnv.isAbsolute() || !lxcfsDir.isAbsolute() || !envdDir.isAbsolute() || !jdkHome.isAbsolute()) {
+            throw new IllegalArgumentException("host_env, lxcfs_dir, envd_dir and jdk_home must be absolute paths");
         }
         range("cpu_count", cpuCount, 1, 64);
         range("memory_mb", memoryMiB, 64, 1 << 20);
@@ -153,6 +159,7 @@ public record ContainerSettings(
         }
         return new ContainerSettings(
                 path(settings, "host_env", HostLayout.DEFAULT_HOST_ENV, workingDir),
+                path(settings, "lxcfs_dir", LxcfsViews.HOST_DIR, workingDir),
                 path(settings, "envd_dir", workingDir.resolve("agentenv-envd/target"), workingDir),
                 path(settings, "jdk_home", Path.of("/usr/lib/jvm/temurin-25-jdk-amd64"), workingDir),
                 number(settings, "cpu_count", 2),

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.backend.container.guest.EnvdLayout;
 import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.guest.GuestRuntime;
+import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.runtime.ContainerSpec;
@@ -54,9 +55,11 @@ public final class SandboxSpecs {
     }
 
     /**
-     * The OCI config of one sandbox.
+     * The OCI config of one sandbox, for a create or restore that follows at once.
      *
      * @param extraEnv extra environment of the init (the custom extension's boot arguments), KEY=value entries
+     * @throws LxcfsViews.UnavailableException when the LXCFS files it binds cannot be bound (the launch would fail in
+     *     runc, which names only the file it could not stat)
      */
     OciSpec build(
             ContainerId id,
@@ -65,7 +68,9 @@ public final class SandboxSpecs {
             String hostname,
             Lineage lineage,
             Resources resources,
-            List<String> extraEnv) {
+            List<String> extraEnv)
+            throws LxcfsViews.UnavailableException {
+        ociSpecs.requireBindSources();
         return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, List.of()));
     }
 
@@ -78,7 +83,9 @@ public final class SandboxSpecs {
             Lineage lineage,
             Resources resources,
             List<String> extraEnv,
-            List<String> firstEnvdArgs) {
+            List<String> firstEnvdArgs)
+            throws LxcfsViews.UnavailableException {
+        ociSpecs.requireBindSources();
         return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, firstEnvdArgs));
     }
 

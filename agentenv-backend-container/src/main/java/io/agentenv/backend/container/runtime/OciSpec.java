@@ -78,7 +78,9 @@ public record OciSpec(
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Memory(long limit, Long swap) {}
 
-    record Cpu(long quota, long period) {}
+    /** CFS quota per period; {@code cpus}: the cpuset's CPU list, null for the parent's (every CPU). */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Cpu(long quota, long period, String cpus) {}
 
     record Pids(long limit) {}
 

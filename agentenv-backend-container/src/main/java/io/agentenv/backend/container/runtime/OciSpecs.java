@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.agentenv.backend.container.guest.GuestMounts;
 import io.agentenv.backend.container.guest.GuestProcFiles;
+import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.ContainerId;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,8 +17,9 @@ import java.util.Map;
 /**
  * Builds a sandbox's OCI config in memory: mount, pid, ipc, uts and (joined by path) network namespaces; cgroup
  * limits with no swap; a minimal capability set, no_new_privs and {@link SeccompPolicy}; runc's default masked and
- * read-only /proc paths; /dev and /sys/fs/cgroup bound read-only from {@link GuestMounts}; the JDK bound read-only at its
- * own path and the per-sandbox envd directory.
+ * read-only /proc paths; /dev and /sys/fs/cgroup bound read-only from {@link GuestMounts}; LXCFS's views over /proc
+ * and /sys files ({@link LxcfsViews}) and a cpuset of as many CPUs as the quota ({@link CpuSets}); the JDK bound
+ * read-only at its own path and the per-sandbox envd directory.
  */
 public final class OciSpecs {
 
@@ -58,11 +60,12 @@ public final class OciSpecs {
     static final long CPU_PERIOD_US = 100_000;
     static final String CRIU_CONFIG_ANNOTATION = "org.criu.config";
     /**
-     * Which mount layout {@link #build} writes, for keys of checkpoints taken from it (TemplateImages): 3 = the
+     * Which mount layout {@link #build} writes, for keys of checkpoints taken from it (TemplateImages): lxcfs = LXCFS's
+     * files bound over /proc and /sys ({@link LxcfsViews}), 3 = the
      * sandbox's {@link GuestProcFiles} dir bound too (and its files mounted over /proc by the backend), 2 = /dev and
      * /sys/fs/cgroup bound from {@link GuestMounts}, 1 (no token) = runc's tmpfs mounts there.
      */
-    public static final String MOUNT_LAYOUT = "mounts-4-userns-block-masked";
+    public static final String MOUNT_LAYOUT = "mounts-5-userns-block-masked-lxcfs";
 
     /**
      * inotify instances each uid of a sandbox may hold (the kernel's usual default). The kernel counts them per user
@@ -130,20 +133,32 @@ public final class OciSpecs {
     private final String cgroupParent;
     private final boolean swapAccounting;
     private final GuestMounts guestMounts;
+    private final LxcfsViews lxcfs;
+    private final CpuSets cpuSets;
 
     /**
      * @param cgroupParent the cgroup every sandbox's cgroup is created under (e.g. "agentenv")
      * @param swapAccounting whether the kernel accounts swap (memory.memsw); only then is the swap limit written
      * @param guestMounts the host directories /dev and /sys/fs/cgroup are bound from
+     * @param lxcfs the LXCFS files bound over /proc and /sys files
+     * @param cpuSets where each container's cpuset is placed among the host's CPUs
      */
-    public OciSpecs(String cgroupParent, boolean swapAccounting, GuestMounts guestMounts) {
+    public OciSpecs(
+            String cgroupParent, boolean swapAccounting, GuestMounts guestMounts, LxcfsViews lxcfs, CpuSets cpuSets) {
         this.cgroupParent = requireNonNull(cgroupParent, "cgroupParent is null");
         this.swapAccounting = swapAccounting;
         this.guestMounts = requireNonNull(guestMounts, "guestMounts is null");
+        this.lxcfs = requireNonNull(lxcfs, "lxcfs is null");
+        this.cpuSets = requireNonNull(cpuSets, "cpuSets is null");
     }
 
     String cgroupsPath(ContainerId id) {
         return "/" + cgroupParent + "/" + id.value();
+    }
+
+    /** Throws when the LXCFS files every config binds cannot be bound now ({@link LxcfsViews#requireServing}). */
+    public void requireBindSources() throws LxcfsViews.UnavailableException {
+        lxcfs.requireServing();
     }
 
     public OciSpec build(ContainerSpec spec) {
@@ -167,7 +182,10 @@ public final class OciSpecs {
         OciSpec.Resources resources = new OciSpec.Resources(
                 List.of(new OciSpec.DeviceRule(false, "a", "rwm")), // runc then allows only its default device set
                 new OciSpec.Memory(memoryBytes, swapAccounting ? memoryBytes : null), // swap limit == memory: no swap
-                new OciSpec.Cpu(spec.limits().cpuCount() * CPU_PERIOD_US, CPU_PERIOD_US),
+                new OciSpec.Cpu(
+                        spec.limits().cpuCount() * CPU_PERIOD_US,
+                        CPU_PERIOD_US,
+                        cpuSets.next(spec.limits().cpuCount()).orElse(null)),
                 new OciSpec.Pids(spec.limits().pids()));
 
         OciSpec.Linux linux = new OciSpec.Linux(
@@ -243,6 +261,11 @@ public final class OciSpecs {
                     .resolve(cgroupParent)
                     .resolve(spec.id().value());
             mounts.add(new OciSpec.Mount("/sys/fs/cgroup/" + hierarchy, "bind", own.toString(), READ_ONLY_BIND));
+        }
+        // after /proc and /sys: each bind covers one file of theirs
+        for (LxcfsViews.Bind view : lxcfs.binds()) {
+            mounts.add(
+                    new OciSpec.Mount(view.guestPath(), "bind", view.hostPath().toString(), READ_ONLY_BIND));
         }
         spec.jdkHome()
                 .ifPresent(jdk -> mounts.add(new OciSpec.Mount(

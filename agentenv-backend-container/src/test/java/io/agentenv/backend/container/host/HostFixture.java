@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import io.agentenv.backend.container.guest.GuestMounts;
+import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.leftovers.HostInventory;
 import io.agentenv.backend.container.leftovers.Leftovers;
 import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
 import io.agentenv.backend.container.runtime.ContainerSpec;
+import io.agentenv.backend.container.runtime.CpuSets;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.IdmappedViews;
@@ -75,7 +77,12 @@ public final class HostFixture implements AutoCloseable {
         this.layout = layout;
         this.sandboxesDir = sandboxesDir;
         this.idPrefix = lane.idPrefix() + UUID.randomUUID().toString().substring(0, 8) + "-";
-        this.ociSpecs = new OciSpecs(layout.cgroupParent(), layout.swapAccounting(), GuestMounts.prepare(layout));
+        this.ociSpecs = new OciSpecs(
+                layout.cgroupParent(),
+                layout.swapAccounting(),
+                GuestMounts.prepare(layout),
+                new LxcfsViews(LxcfsViews.HOST_DIR),
+                CpuSets.of(layout.cgroupRoot().resolve("cpuset"), layout.cgroupParent()));
         // beside the sandboxes' dir, as a backend's are: the inventory's scan of that dir sees sandboxes' mounts only
         // sandboxes' runtimes mount from here as their user namespace's root, an unprivileged id: let it through
         try {
@@ -110,7 +117,8 @@ public final class HostFixture implements AutoCloseable {
 
     /** A fixture, or the test is skipped (failed, if host tests are required) with the reason the host is not ready. */
     public static HostFixture create() throws Exception {
-        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV);
+        Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV)
+                .or(() -> new LxcfsViews(LxcfsViews.HOST_DIR).unavailableReason());
         HostFixture.requireHost(unready);
         TestLane lane = TestLane.claim();
         try {

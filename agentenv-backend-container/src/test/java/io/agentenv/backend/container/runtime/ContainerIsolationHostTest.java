@@ -341,6 +341,9 @@ class ContainerIsolationHostTest {
         }
         assertThat(host.exec(fork, "cat", "/sys/fs/cgroup/memory/memory.limit_in_bytes"))
                 .isEqualTo(String.valueOf(384L << 20));
+        assertThat(host.exec(fork, "grep", "^MemTotal:", "/proc/meminfo"))
+                .as("LXCFS's view of the cgroup it was restored into, not the checkpoint's 512 MiB")
+                .matches("MemTotal: +" + (384 * 1024) + " kB");
         host.destroy(fork);
         host.destroy(original);
     }

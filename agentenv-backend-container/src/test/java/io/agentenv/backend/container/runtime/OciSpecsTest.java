@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.backend.container.guest.GuestMounts;
+import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.GuestIds;
 import java.nio.file.Path;
@@ -25,6 +26,7 @@ class OciSpecsTest {
             Path.of("/var/cache/agentenv/guest-mounts/cgroup"),
             Path.of("/sys/fs/cgroup"),
             List.of("cpu,cpuacct", "memory", "systemd"));
+    private static final LxcfsViews LXCFS = new LxcfsViews(Path.of("/run/agentenv/lxcfs"));
 
     private static ContainerSpec aSpec(int cpus, long memoryMiB) {
         return aSpec(cpus, memoryMiB, ContainerSpec.Privileges.NO_NEW_PRIVILEGES);
@@ -51,7 +53,9 @@ class OciSpecsTest {
 
     private static JsonNode json(ContainerSpec spec, boolean swapAccounting) throws Exception {
         return new ObjectMapper()
-                .readTree(OciSpecs.toJson(new OciSpecs("agentenv", swapAccounting, GUEST_MOUNTS).build(spec)));
+                .readTree(OciSpecs.toJson(
+                        new OciSpecs("agentenv", swapAccounting, GUEST_MOUNTS, LXCFS, new CpuSets(List.of(0, 1, 2, 3)))
+                                .build(spec)));
     }
 
     private static List<String> texts(JsonNode array) {
@@ -253,6 +257,60 @@ class OciSpecsTest {
                 .isGreaterThan(destinations.indexOf("/sys"))
                 .isLessThan(destinations.indexOf("/sys/fs/cgroup/memory"));
         assertThat(destinations.indexOf("/dev")).isLessThan(destinations.indexOf("/dev/pts"));
+    }
+
+    @Test
+    void lxcfs_files_are_bound_read_only_over_proc_and_the_cpu_list_after_their_mounts() throws Exception {
+        JsonNode mounts = json(aSpec(1, 256), true).path("mounts");
+        List<String> destinations = mounts.findValuesAsText("destination");
+
+        for (String path : List.of(
+                "/proc/cpuinfo",
+                "/proc/diskstats",
+                "/proc/loadavg",
+                "/proc/meminfo",
+                "/proc/stat",
+                "/proc/swaps",
+                "/proc/uptime",
+                "/sys/devices/system/cpu/online")) {
+            JsonNode bind = mount(mounts, path);
+            assertThat(bind.path("type").asText()).isEqualTo("bind");
+            assertThat(bind.path("source").asText()).isEqualTo("/run/agentenv/lxcfs" + path);
+            assertThat(texts(bind.path("options"))).contains("bind", "ro", "nosuid", "nodev", "noexec");
+            assertThat(destinations.indexOf(path))
+                    .isGreaterThan(destinations.indexOf("/proc"))
+                    .isGreaterThan(destinations.indexOf("/sys"));
+        }
+        assertThat(destinations).doesNotContain("/proc/slabinfo");
+    }
+
+    @Test
+    void a_sandbox_of_fewer_cpus_than_the_host_gets_a_cpuset_of_that_many_in_turn() throws Exception {
+        OciSpecs specs = new OciSpecs("agentenv", true, GUEST_MOUNTS, LXCFS, new CpuSets(List.of(0, 1, 2, 3)));
+        List<String> cpus = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            cpus.add(new ObjectMapper()
+                    .readTree(OciSpecs.toJson(specs.build(aSpec(1, 256))))
+                    .path("linux")
+                    .path("resources")
+                    .path("cpu")
+                    .path("cpus")
+                    .asText());
+        }
+        assertThat(cpus).containsExactly("0", "1", "2", "3", "0");
+
+        JsonNode two = new ObjectMapper()
+                .readTree(OciSpecs.toJson(specs.build(aSpec(2, 256))))
+                .path("linux")
+                .path("resources")
+                .path("cpu");
+        assertThat(two.path("cpus").asText()).isEqualTo("1,2");
+        assertThat(two.path("quota").asLong()).isEqualTo(200_000);
+
+        JsonNode all = json(aSpec(4, 256), true).path("linux").path("resources").path("cpu");
+        assertThat(all.has("cpus"))
+                .as("as many CPUs as the host: no cpuset of its own")
+                .isFalse();
     }
 
     @Test
