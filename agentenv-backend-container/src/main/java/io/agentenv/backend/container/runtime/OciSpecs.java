@@ -15,9 +15,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Builds a sandbox's OCI config in memory: mount, pid, ipc, uts and (joined by path) network namespaces; cgroup
- * limits with no swap; a minimal capability set, no_new_privs and {@link SeccompPolicy}; runc's default masked and
- * read-only /proc paths; /dev and /sys/fs/cgroup bound read-only from {@link GuestMounts}; LXCFS's views over /proc
+ * Builds a sandbox's OCI config in memory: mount, pid, ipc, uts, network and user namespaces of its own (the network
+ * plumbed by {@link #NETWORK_HOOK}); cgroup limits with no swap; a minimal capability set, no_new_privs and
+ * {@link SeccompPolicy}; runc's default masked and read-only /proc paths; /dev and /sys/fs/cgroup bound read-only from {@link GuestMounts}; LXCFS's views over /proc
  * and /sys files ({@link LxcfsViews}) and a cpuset of as many CPUs as the quota ({@link CpuSets}); the JDK bound
  * read-only at its own path and the per-sandbox envd directory.
  */
