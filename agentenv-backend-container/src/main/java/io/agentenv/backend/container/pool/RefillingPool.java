@@ -248,14 +248,19 @@ public final class RefillingPool<K, T> {
             return;
         }
         synchronized (lock) {
+            if (closed) {
+                return;
+            }
             if (refilling) {
                 again = true;
                 return;
             }
             refilling = true;
             again = false;
+            // started under the lock: a close() that follows sees this thread and waits for it (started after the
+            // lock, a refill begun just before close() could still be making an item while close() cleans up)
+            refill = Thread.ofVirtual().name(name).start(this::refillRounds);
         }
-        refill = Thread.ofVirtual().name(name).start(this::refillRounds);
     }
 
     /** Makes items on the calling thread until every kept key has its target (or a make gives up). */
@@ -313,10 +318,11 @@ public final class RefillingPool<K, T> {
      * call returns nothing.
      */
     public List<T> close(boolean interrupt) throws InterruptedException {
+        Thread running;
         synchronized (lock) {
             closed = true;
+            running = refill;
         }
-        Thread running = refill;
         if (running != null) {
             if (interrupt) {
                 running.interrupt();

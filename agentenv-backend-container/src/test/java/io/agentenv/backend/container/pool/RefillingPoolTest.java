@@ -73,6 +73,23 @@ class RefillingPoolTest {
     }
 
     @Test
+    void no_make_runs_on_once_close_returns_even_for_a_refill_begun_just_before() throws Exception {
+        for (int round = 0; round < 2000; round++) {
+            Counting items = new Counting();
+            RefillingPool<String, String> pool = new RefillingPool<>("test-refill", 1, items);
+            pool.register("a");
+            Thread refiller = Thread.ofPlatform().start(pool::refill);
+            pool.close(false);
+            int afterClose = items.inProgress.get();
+            refiller.join();
+
+            assertThat(afterClose)
+                    .as("makes in progress after close() returned, round %d", round)
+                    .isZero();
+        }
+    }
+
+    @Test
     void concurrent_takes_never_get_the_same_item() throws Exception {
         Counting items = new Counting();
         RefillingPool<String, String> pool = new RefillingPool<>("test-refill", 8, items);
