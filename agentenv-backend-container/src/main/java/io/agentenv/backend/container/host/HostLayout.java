@@ -29,6 +29,12 @@ public record HostLayout(
         boolean swapAccounting,
         Path runDir) {
 
+    /**
+     * Where {@code ip netns} pins network namespaces by name: the sandboxes' runtime hook pins theirs there
+     * ({@code ip netns attach}), and the netns pool finds and removes them there.
+     */
+    public static final Path NETNS_DIR = Path.of("/run/netns");
+
     /** Where the setup writes its facts, under the default cache dir. */
     public static final Path DEFAULT_HOST_ENV = Path.of("/var/cache/agentenv/host.env");
     /** Holds the boot id of the boot the setup last ran in; firewall rules, forwarding and the CRIU cache live until reboot. */

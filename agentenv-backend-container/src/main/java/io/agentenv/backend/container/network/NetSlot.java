@@ -2,6 +2,7 @@ package io.agentenv.backend.container.network;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.backend.container.host.HostLayout;
 import java.nio.file.Path;
 
 /**
@@ -25,6 +26,6 @@ public record NetSlot(int index, String netnsName, String hostVeth, String hostA
 
     /** Where the sandbox's network namespace is pinned once its runtime made it. */
     public Path netnsPath() {
-        return NetnsPool.NETNS_DIR.resolve(netnsName);
+        return HostLayout.NETNS_DIR.resolve(netnsName);
     }
 }

@@ -34,9 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class NetnsPool implements AutoCloseable {
 
-    /** Where {@code ip netns} pins namespaces by name, and so the runtime hook pins the sandboxes'. */
-    static final Path NETNS_DIR = Path.of("/run/netns");
-
     private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
     private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
 
@@ -199,14 +196,7 @@ public final class NetnsPool implements AutoCloseable {
      */
     public Map<Integer, NetSlot> adoptExisting() throws IOException {
         Map<Integer, NetSlot> found = new TreeMap<>();
-        List<String> names = new ArrayList<>(linkNames(vethPrefix()));
-        if (Files.isDirectory(NETNS_DIR)) {
-            try (Stream<Path> entries = Files.list(NETNS_DIR)) {
-                entries.map(p -> p.getFileName().toString())
-                        .filter(n -> n.startsWith(netnsPrefix()))
-                        .forEach(names::add);
-            }
-        }
+        List<String> names = existingNames();
         synchronized (lock) {
             for (String name : names) {
                 String suffix = name.substring(
@@ -251,8 +241,8 @@ public final class NetnsPool implements AutoCloseable {
      */
     List<String> existingNames() throws IOException {
         List<String> names = new ArrayList<>();
-        if (Files.isDirectory(NETNS_DIR)) {
-            try (Stream<Path> entries = Files.list(NETNS_DIR)) {
+        if (Files.isDirectory(HostLayout.NETNS_DIR)) {
+            try (Stream<Path> entries = Files.list(HostLayout.NETNS_DIR)) {
                 entries.map(p -> p.getFileName().toString())
                         .filter(n -> n.startsWith(netnsPrefix()))
                         .sorted()
@@ -315,7 +305,7 @@ public final class NetnsPool implements AutoCloseable {
     }
 
     private void deleteNetns(String name) throws CommandFailedException, InterruptedException {
-        if (!Files.exists(NETNS_DIR.resolve(name))) {
+        if (!Files.exists(HostLayout.NETNS_DIR.resolve(name))) {
             return;
         }
         runner.run(Command.of(IP_TIMEOUT, "ip", "netns", "delete", name));

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.GuestIds;
+import io.agentenv.backend.container.host.HostLayout;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -85,13 +86,10 @@ public record ContainerSpec(
      * default route through {@code gateway}) (see {@link OciSpecs#NETWORK_HOOK}), on create and on every restore.
      */
     public record Network(String veth, String address, String gateway, Path pin) {
-        /** Where {@code ip netns} pins network namespaces by name. */
-        public static final Path PIN_DIR = Path.of("/run/netns");
-
         public Network {
             requireAbsolute(pin, "pin");
-            if (!PIN_DIR.equals(pin.getParent())) {
-                throw new IllegalArgumentException("pin must be a name under " + PIN_DIR + ": " + pin);
+            if (!HostLayout.NETNS_DIR.equals(pin.getParent())) {
+                throw new IllegalArgumentException("pin must be a name under " + HostLayout.NETNS_DIR + ": " + pin);
             }
             requireNonNull(veth, "veth is null");
             requireNonNull(address, "address is null");

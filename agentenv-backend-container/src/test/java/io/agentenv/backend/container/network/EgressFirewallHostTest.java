@@ -97,7 +97,7 @@ class EgressFirewallHostTest {
         if (java.nio.file.Files.exists(Path.of("/sys/class/net", outsideVeth))) {
             host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "link", "delete", outsideVeth));
         }
-        if (java.nio.file.Files.exists(NetnsPool.NETNS_DIR.resolve(outsideNs))) {
+        if (java.nio.file.Files.exists(io.agentenv.backend.container.host.HostLayout.NETNS_DIR.resolve(outsideNs))) {
             host.runner.run(Command.of(Duration.ofSeconds(10), "ip", "netns", "delete", outsideNs));
         }
     }
