@@ -281,6 +281,15 @@ def processes():
             except OSError:
                 pass
     record('process list', lambda: {'outcome': 'listed', 'processes': procs})
+    def attach_own_child():  # what a debugger (gdb -p, strace -p) does first, to a process of the same user
+        child = subprocess.Popen(['sleep', '300'])
+        try:
+            return attach_and_detach(PTRACE_ATTACH, child.pid)
+        finally:
+            child.kill()
+            child.wait()
+
+    record('ptrace attach own child', attach_own_child)
     record('ptrace attach pid 1', lambda: attach_and_detach(PTRACE_ATTACH, 1))
     record('ptrace seize pid 1', lambda: attach_and_detach(PTRACE_SEIZE, 1))
     local = ctypes.create_string_buffer(8)

@@ -322,29 +322,8 @@ hostTest('pid 1 is the sandbox init; no host process is visible or traceable', a
   assert.equal((await fetch(`${server.url}/health`)).status, 204)
 })
 
-// what a debugger (gdb -p, strace -p) does first: attach to a running process of the same user, then let it go
-const ATTACH_OWN = `
-import ctypes, os, subprocess
-libc = ctypes.CDLL(None, use_errno=True)
-child = subprocess.Popen(['sleep', '300'])
-def call(*args):
-    return 'ok' if libc.ptrace(*[ctypes.c_long(a) for a in args]) == 0 else os.strerror(ctypes.get_errno())
-attached = call(16, child.pid, 0, 0)
-if attached == 'ok':
-    os.waitpid(child.pid, os.WUNTRACED)
-    attached += ' ' + call(17, child.pid, 0, 0)
-init = call(16, 1, 0, 0)
-if init == 'ok':
-    os.waitpid(1, 0x40000000 | os.WUNTRACED)
-    call(17, 1, 0, 0)
-child.kill()
-print(attached, '|', init)`
-
 hostTest("a debugger attaches to the sandbox's own processes (ptrace)", async () => {
-  const asUser = await a.commands.run(`python3 -c "${ATTACH_OWN}"`, { user: 'user' })
-  assert.equal(asUser.stdout.trim(), 'ok ok | Operation not permitted', 'user: own child yes, root\'s init no')
-  const asRoot = await a.commands.run(`python3 -c "${ATTACH_OWN}"`, { user: 'root' })
-  assert.equal(asRoot.stdout.trim(), 'ok ok | ok', 'root: its own child and the sandbox init')
+  assertRefused(['ptrace attach own child'], ['attached']) // as root and as user; the init case is the test above
   assert.equal((await a.commands.run('echo alive')).stdout, 'alive\n', 'the init runs on after the detach')
 })
 
