@@ -1,5 +1,9 @@
 package io.agentenv.backend.container.host;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 /**
  * The host ids a sandbox's user namespace maps its ids 0 to {@code size - 1} onto: root inside is {@code hostStart}
  * outside, an unprivileged id, and so is every other id.
@@ -17,5 +21,16 @@ public record GuestIds(int hostStart, int size) {
             throw new IllegalArgumentException("id " + guestId + " is not mapped");
         }
         return hostStart + guestId;
+    }
+
+    /**
+     * Writes this mapping as the uid and gid map of the user namespace that process {@code pid} made (and has not
+     * mapped yet): a namespace of the guests' ids, without runc.
+     */
+    public void mapNamespaceOf(long pid) throws IOException {
+        String mapping = "0 " + hostStart + " " + size + "\n";
+        Path process = Path.of("/proc", Long.toString(pid));
+        Files.writeString(process.resolve("uid_map"), mapping);
+        Files.writeString(process.resolve("gid_map"), mapping);
     }
 }

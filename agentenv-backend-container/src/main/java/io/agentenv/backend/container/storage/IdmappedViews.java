@@ -195,9 +195,7 @@ public final class IdmappedViews implements AutoCloseable {
                 }
                 Thread.onSpinWait();
             }
-            String mapping = "0 " + ids.hostStart() + " " + ids.size() + "\n";
-            Files.writeString(ns.resolveSibling("../uid_map").normalize(), mapping);
-            Files.writeString(ns.resolveSibling("../gid_map").normalize(), mapping);
+            ids.mapNamespaceOf(child.pid());
             usernsFd = open(ns);
             return usernsFd;
         } finally {

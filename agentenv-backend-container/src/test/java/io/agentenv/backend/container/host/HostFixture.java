@@ -283,9 +283,7 @@ public final class HostFixture implements AutoCloseable {
                     return false;
                 }
             });
-            String mapping = "0 " + GUEST_IDS.hostStart() + " " + GUEST_IDS.size() + "\n";
-            Files.writeString(ns.resolveSibling("../uid_map").normalize(), mapping);
-            Files.writeString(ns.resolveSibling("../gid_map").normalize(), mapping);
+            GUEST_IDS.mapNamespaceOf(holder.pid());
             runner.run(Command.of(
                             Duration.ofSeconds(20),
                             "sh",
