@@ -222,7 +222,7 @@ def modules():
 
 
 def devices():
-    host_fs = os.stat('/run/envd').st_dev  # the host's own filesystem (bound in at /run/envd)
+    host_fs = os.stat('/opt/agentenv-envd').st_dev  # the host's own filesystem (envd's files, bound read-only)
 
     def mknod_and_open(name, kind, dev):
         path = f'/tmp/escape-{name}'

@@ -449,6 +449,9 @@ hostTest("filling the disk stops at the sandbox's own disk size", async () => {
     await a.commands.run(`fallocate -l ${Number(df.stdout.trim()) - 8}M /home/user/escape-fill`)
     const dd = await a.commands.run('dd if=/dev/zero of=/home/user/escape-more bs=1M count=64 2>&1 || true')
     assert.match(dd.stdout, /No space left on device/)
+    // /run/envd, the one writable dir bound in from the host, is on the same disk
+    const envdDir = await a.commands.run('sudo dd if=/dev/zero of=/run/envd/escape-more bs=1M count=64 2>&1 || true')
+    assert.match(envdDir.stdout, /No space left on device/)
     const image = join(server.dataDir, 'backend', 'container', 'sandboxes', cgroupOfA.split('/').pop(), 'disk.img')
     const { size, blocks } = statSync(image)
     assert.equal(size, DISK_MB * 1024 * 1024, "the host file of A's disk keeps its size")
@@ -457,6 +460,7 @@ hostTest("filling the disk stops at the sandbox's own disk size", async () => {
     await assertNeighbourAndServerWork()
   } finally {
     await a.commands.run('rm -f /home/user/escape-fill /home/user/escape-more')
+    await a.commands.run('sudo rm -f /run/envd/escape-more')
   }
 })
 

@@ -138,9 +138,6 @@ public final class GenerationStart {
             boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
             // a member made for this very sandbox: its container, hostname and instance.json are this sandbox's
             boolean ownMember = warm.isPresent() && warm.get().sandbox().equals(spec.id());
-            if (!claimWarm) { // a claimed member's envd dir was made by the pool
-                specs.makeEnvdDir(dirs);
-            }
             Optional<Path> images;
             Optional<AccessToken> guestToken;
             if (warm.isPresent() && !claimWarm) {
@@ -232,6 +229,7 @@ public final class GenerationStart {
                             : "made";
                     diskNanos = System.nanoTime() - mounting;
                 }
+                specs.makeEnvdDir(dirs); // on the disk mounted above (a claimed member's was made by the pool)
                 GuestProcFiles.writeBootId(
                         dirs,
                         switch (launch) { // see GuestProcFiles: which launch is a new boot

@@ -7,6 +7,7 @@ import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.guest.GuestRuntime;
 import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.runtime.ContainerSpec;
 import io.agentenv.backend.container.runtime.OciSpec;
@@ -15,7 +16,9 @@ import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.spi.Resources;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -44,12 +47,21 @@ public final class SandboxSpecs {
     }
 
     /**
-     * Makes the sandbox's envd host dir (bound at {@link EnvdLayout#ENVD_GUEST_DIR}), owned by the guest's root: envd
-     * makes its unix socket there, as root of the sandbox's user namespace.
+     * Makes the sandbox's envd host dir (bound at {@link EnvdLayout#ENVD_GUEST_DIR}) on its disk, empty and owned by
+     * the guest's root: envd makes its unix socket there, as root of the sandbox's user namespace. Called once the disk
+     * is mounted (a resumed disk still holds the previous envd's socket, which is removed). runc binds the dir as the
+     * guests' root, so the disk's root dir lets that id pass (as its group, search only); no other host user does.
      */
     void makeEnvdDir(SandboxDirs dirs) throws IOException {
-        Path dir = Files.createDirectories(dirs.envd());
         int root = settings.guestIds().host(0);
+        Path disk = Files.createDirectories(dirs.disk());
+        Files.setAttribute(disk, "unix:gid", root);
+        Files.setPosixFilePermissions(disk, PosixFilePermissions.fromString("rwx--x---"));
+        Path dir = dirs.envd();
+        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            FileTrees.deleteTree(dir);
+        }
+        Files.createDirectory(dir);
         Files.setAttribute(dir, "unix:uid", root);
         Files.setAttribute(dir, "unix:gid", root);
     }

@@ -457,8 +457,8 @@ public final class WarmPool implements AutoCloseable {
             } catch (NetnsPool.NoFreeSlotException e) {
                 throw e.exhausted();
             }
-            specs.makeEnvdDir(dirs);
             sandboxRootfs.mountOnNewDisk(image.lineage().lowers(dirs.layers()), dirs, resources.diskSizeMiB());
+            specs.makeEnvdDir(dirs);
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // a new sandbox: a boot of its own
             RuncRuntime.writeConfig(
                     dirs.bundle(), specs.build(id, dirs, slot, sandbox.value(), image.lineage(), resources, List.of()));
@@ -512,13 +512,13 @@ public final class WarmPool implements AutoCloseable {
             } catch (NetnsPool.NoFreeSlotException e) {
                 throw e.exhausted();
             }
-            specs.makeEnvdDir(dirs);
             layerFiles.copyLayers(
                     snapshot.layers(),
                     dirs.layers(),
                     lineage.owned().stream().map(n -> new String[] {n, n}).toList());
             sandboxRootfs.mountOnNewDisk(
                     lineage.lowers(dirs.layers()), dirs, snapshot.resources().diskSizeMiB());
+            specs.makeEnvdDir(dirs);
             GuestProcFiles.writeBootId(dirs, snapshot.bootId().orElseGet(GuestProcFiles::newBootId));
             RuncRuntime.writeConfig(
                     dirs.bundle(),

@@ -7,8 +7,9 @@ import java.nio.file.Path;
 
 /**
  * The host directories of one sandbox, all below {@code dir}: its disk image {@code disk.img} mounted at {@code disk}
- * (see {@link SandboxDisks}), which holds the overlay's {@code upper} and {@code work} dirs, the overlay's merged
- * {@code rootfs} mount point, the {@code envd} dir bound into the container for envd's unix socket, the {@code proc}
+ * (see {@link SandboxDisks}), which holds the overlay's {@code upper} and {@code work} dirs and the {@code envd} dir
+ * bound into the container for envd's unix socket (on the disk, so what the sandbox writes there counts against its
+ * disk), the overlay's merged {@code rootfs} mount point, the {@code proc}
  * dir of files shown over the sandbox's {@code /proc} ({@code GuestProcFiles}), and the
  * runc {@code bundle} (config.json, runc.log, init.pid). Everything a sandbox leaves on disk is under {@code dir}, so
  * removing it (after unmounting {@code rootfs}, then {@code disk}) removes the sandbox's files.
@@ -49,8 +50,9 @@ public record SandboxDirs(Path dir) {
         return dir.resolve("rootfs");
     }
 
+    /** The dir bound writable at the sandbox's {@code /run/envd}: on its disk, beside (not in) the upper dir. */
     public Path envd() {
-        return dir.resolve("envd");
+        return disk().resolve("envd");
     }
 
     /** The files shown over the sandbox's {@code /proc} paths (its boot id), bound read-only: {@code GuestProcFiles}. */
