@@ -55,8 +55,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class DirectoryWatch implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DirectoryWatch.class);
-    /** How long to wait for the second half of a rename that crosses directories. */
-    private static final Duration RENAME_GRACE = Duration.ofMillis(5);
+    /**
+     * How long to wait for the second half of a rename that did not come in the same delivery (one that crosses
+     * directories, or whose halves the JDK's poller thread queued apart because it was preempted between them: 5 ms
+     * turned renames into REMOVE + CREATE on a busy 2-CPU host). A plain delete is reported this much later.
+     */
+    private static final Duration RENAME_GRACE = Duration.ofMillis(25);
 
     private static final Set<String> NETWORK_FILESYSTEMS =
             Set.of("nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "9p");
