@@ -27,14 +27,18 @@ import io.agentenv.backend.container.storage.OverlayMounts;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
+import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -43,14 +47,17 @@ import java.util.UUID;
 /**
  * A real {@link ContainerBackendFactory} on this host for tests tagged "host", on its own test lane (names, slots,
  * runc root and cgroup parent apart from a server's and from other runs), with a temp work dir under /var/tmp (one
- * filesystem with the artifacts, as in a server's data dir). {@link #assertNothingLeaked()} is the leak check after
- * every test; {@link #close()} shuts the backend down and removes everything.
+ * filesystem with the artifacts, as in a server's data dir). Sandboxes a test starts through {@link #launch} are closed
+ * by {@link #closeLaunched()}, then {@link #assertNothingLeaked()} is the leak check ({@link SharedBackend} runs both
+ * after every test); {@link #close()} shuts the backend down and removes everything.
  */
 public final class BackendFixture implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final TemplateId BASE = new TemplateId("base");
 
     private static final Path TEMP = Path.of("/var/tmp");
+    /** How long a launch may take to answer (a cold boot on a busy host included). */
+    static final Duration READY = Duration.ofSeconds(60);
 
     final ContainerBackendFactory factory;
     final Path workDir;
@@ -58,6 +65,7 @@ public final class BackendFixture implements AutoCloseable {
     private final TestLane lane;
     private final HostLayout layout;
     private final Optional<EnvdTokens> tokens;
+    private final List<SandboxBackend> launched = new ArrayList<>();
 
     private BackendFixture(
             TestLane lane,
@@ -204,6 +212,64 @@ public final class BackendFixture implements AutoCloseable {
         } catch (CommandFailedException expected) {
             return expected;
         }
+    }
+
+    /** Prepares and starts a sandbox from {@code source}; {@link #closeLaunched()} closes it. */
+    SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
+        return start(closeLater(factory.prepare(spec, source)));
+    }
+
+    /** {@link #launch} from the spec's template. */
+    SandboxBackend fresh(LaunchSpec spec) throws BackendException {
+        return launch(spec, new LaunchSource.Template(spec.template()));
+    }
+
+    /** Starts a prepared sandbox (already {@link #closeLater registered}) within {@link #READY}. */
+    static SandboxBackend start(SandboxBackend sandbox) throws BackendException {
+        sandbox.start(READY);
+        return sandbox;
+    }
+
+    /** Registers a sandbox the test prepared or re-attached itself, for {@link #closeLaunched()}. */
+    synchronized <S extends SandboxBackend> S closeLater(S sandbox) {
+        launched.add(sandbox);
+        return sandbox;
+    }
+
+    /** Forgets the launched sandboxes without closing them: abandoned, as by a server's kill -9. */
+    synchronized void abandonLaunched() {
+        launched.clear();
+    }
+
+    /** Closes every sandbox launched or registered since the last call (in that order; closing twice is harmless). */
+    void closeLaunched() throws Exception {
+        List<SandboxBackend> toClose;
+        synchronized (this) {
+            toClose = List.copyOf(launched);
+            launched.clear();
+        }
+        Exception failed = null;
+        for (SandboxBackend sandbox : toClose) {
+            try {
+                sandbox.close();
+            } catch (Exception e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
+    }
+
+    /** A new artifact dir's path on the backend's filesystem (as the orchestrator's under the data dir); not made. */
+    Path artifacts(String name) throws IOException {
+        Path dir = workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong()));
+        Files.createDirectories(dir.getParent());
+        return dir;
     }
 
     /**

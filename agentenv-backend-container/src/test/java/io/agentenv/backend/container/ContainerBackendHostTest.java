@@ -36,7 +36,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.zip.GZIPOutputStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -58,36 +57,9 @@ class ContainerBackendHostTest {
     @SharedBackend(settings = {"pids_limit=128"})
     private static BackendFixture backend;
 
-    private final List<SandboxBackend> opened = new ArrayList<>();
-
-    @AfterEach
-    void closeOpened() throws Exception { // then SharedBackend checks for leaks
-        for (SandboxBackend sandbox : opened) {
-            sandbox.close();
-        }
-    }
-
-    /** Artifact dirs on the backend's filesystem (as the server's data dir), removed after the test. */
-    private Path artifacts(String name) throws Exception {
-        Path dir = backend.workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong()));
-        Files.createDirectories(dir.getParent());
-        return dir;
-    }
-
     private static LaunchSpec spec(Map<String, String> env, NetworkPolicy policy) {
         return new LaunchSpec(
                 SandboxId.random(RANDOM), BASE, env, "user", new AccessToken("tok-" + RANDOM.nextInt()), policy);
-    }
-
-    private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
-        SandboxBackend sandbox = backend.factory.prepare(spec, source);
-        opened.add(sandbox);
-        sandbox.start(READY);
-        return sandbox;
-    }
-
-    private SandboxBackend fresh(LaunchSpec spec) throws BackendException {
-        return launch(spec, new LaunchSource.Template(BASE));
     }
 
     private static String exec(LaunchSpec spec, String... args) throws Exception {
@@ -104,8 +76,8 @@ class ContainerBackendHostTest {
     void a_sandbox_sees_its_own_files_processes_hostname_and_limits_and_nothing_else() throws Exception {
         LaunchSpec a = spec(Map.of("GREETING", "hello"), NetworkPolicy.DEFAULT);
         LaunchSpec b = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend first = fresh(a);
-        fresh(b);
+        SandboxBackend first = backend.fresh(a);
+        backend.fresh(b);
 
         exec(a, "sh", "-c", "echo secret > /home/user/a-only");
         String sleeper = background(first, a);
@@ -148,7 +120,7 @@ class ContainerBackendHostTest {
     @Test
     void the_memory_limit_kills_only_the_greedy_process_the_pids_limit_stops_a_fork_bomb() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
 
         CommandFailedException oom =
                 backend.execFailure(spec.id(), "python3", "-c", "b = bytearray(400 * 1024 * 1024); print(len(b))");
@@ -178,17 +150,17 @@ class ContainerBackendHostTest {
     @Test
     void a_resume_right_after_pause_to_disk_waits_for_release_and_has_the_same_state() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = background(sandbox, spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
-        Path dir = artifacts("pause");
+        Path dir = backend.artifacts("pause");
 
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
         sandbox.close(); // twice: the second close must not race the release still running after the answer
 
         SandboxBackend resumed =
-                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+                backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(resumed.envd().orElseThrow().processes())
@@ -199,13 +171,13 @@ class ContainerBackendHostTest {
     @Test
     void pause_puts_images_and_disk_in_the_artifact_dir_release_removes_slot_dir_cgroups() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = background(sandbox, spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
         Path netns = sandbox.hostNetwork().orElseThrow().namespacePath();
         ContainerId id = ((ContainerSandbox) sandbox).containerId();
         Path sandboxDir = backend.factory.names().dirs(id).dir();
-        Path dir = artifacts("pause-release");
+        Path dir = backend.artifacts("pause-release");
 
         SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
 
@@ -234,7 +206,7 @@ class ContainerBackendHostTest {
         assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
         sandbox.close();
 
-        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         FileTrees.deleteTree(dir);
@@ -243,7 +215,7 @@ class ContainerBackendHostTest {
     @Test
     void killing_a_paused_sandbox_whose_release_failed_finishes_it_and_leaves_nothing() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         ContainerId id = ((ContainerSandbox) sandbox).containerId();
         Path sandboxDir = backend.factory.names().dirs(id).dir();
         // the fake failure: a mount in the sandbox dir makes the release's removal of the dir refuse, until it is gone
@@ -251,7 +223,7 @@ class ContainerBackendHostTest {
         backend.factory
                 .runner()
                 .run(Command.of(Duration.ofSeconds(10), "mount", "-t", "tmpfs", "tmpfs", blocker.toString()));
-        Path dir = artifacts("pause-kill");
+        Path dir = backend.artifacts("pause-kill");
         sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
         HostFixture.await(
@@ -274,10 +246,10 @@ class ContainerBackendHostTest {
     @Test
     void tmpfs_contents_are_archived_as_plain_tar_and_older_gzip_archives_still_restore() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = background(sandbox, spec);
         exec(spec, "sh", "-c", "echo kept > /dev/shm/note");
-        Path dir = artifacts("pause-tmpfs");
+        Path dir = backend.artifacts("pause-tmpfs");
         SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
 
@@ -306,7 +278,7 @@ class ContainerBackendHostTest {
                 out.write(tar);
             }
         }
-        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         // then
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
@@ -317,14 +289,14 @@ class ContainerBackendHostTest {
     @Test
     void a_frozen_sandbox_pauses_to_disk_and_resumes_running_with_the_same_process() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = background(sandbox, spec);
         sandbox.freeze();
-        Path dir = artifacts("frozen-pause");
+        Path dir = backend.artifacts("frozen-pause");
 
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
-        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(freezerState(spec)).isEqualTo("THAWED");
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
@@ -334,9 +306,9 @@ class ContainerBackendHostTest {
     @Test
     void a_pause_whose_checkpoint_fails_leaves_the_sandbox_running_and_thawed() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = background(sandbox, spec);
-        Path notADir = artifacts("not-a-dir");
+        Path notADir = backend.artifacts("not-a-dir");
         Files.writeString(notADir, "a file where the images dir would go");
 
         assertThatThrownBy(() -> sandbox.pause(PauseMode.WITH_MEMORY, notADir))
@@ -344,7 +316,7 @@ class ContainerBackendHostTest {
 
         assertThat(freezerState(spec)).isEqualTo("THAWED");
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
-        Path dir = artifacts("pause-after-failure");
+        Path dir = backend.artifacts("pause-after-failure");
         sandbox.pause(PauseMode.WITH_MEMORY, dir);
         Files.delete(notADir);
         FileTrees.deleteTree(dir);
@@ -366,14 +338,14 @@ class ContainerBackendHostTest {
     @Test
     void a_filesystem_only_pause_keeps_files_and_boots_afresh() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = background(sandbox, spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
-        Path dir = artifacts("fs-pause");
+        Path dir = backend.artifacts("fs-pause");
 
         PausedState paused = sandbox.pause(PauseMode.FILESYSTEM_ONLY, dir);
         sandbox.close();
-        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         assertThat(exec(spec, "sh", "-c", "cat /proc/" + sleeper + "/comm 2>/dev/null || echo gone"))
@@ -384,10 +356,10 @@ class ContainerBackendHostTest {
     @Test
     void a_snapshot_forks_into_three_independent_children_while_the_source_runs_on() throws Exception {
         LaunchSpec source = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend running = fresh(source);
+        SandboxBackend running = backend.fresh(source);
         String sleeper = background(running, source);
         exec(source, "sh", "-c", "echo before > /home/user/state");
-        Path dir = artifacts("fork");
+        Path dir = backend.artifacts("fork");
 
         SnapshotState snapshot =
                 backend.factory.decodeSnapshotState(running.snapshot(dir).encode(), dir);
@@ -399,7 +371,7 @@ class ContainerBackendHostTest {
         List<SandboxBackend> prepared = new ArrayList<>();
         for (LaunchSpec child : children) {
             SandboxBackend sandbox = backend.factory.prepare(child, new LaunchSource.Snapshot(snapshot));
-            opened.add(sandbox);
+            backend.closeLater(sandbox);
             prepared.add(sandbox);
         }
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -435,19 +407,20 @@ class ContainerBackendHostTest {
     @Test
     void a_snapshot_of_a_restored_child_stacks_its_layers_and_restores_again() throws Exception {
         LaunchSpec source = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend running = fresh(source);
+        SandboxBackend running = backend.fresh(source);
         exec(source, "sh", "-c", "echo one > /home/user/one");
-        Path first = artifacts("gen1");
+        Path first = backend.artifacts("gen1");
         SnapshotState one = running.snapshot(first);
         LaunchSpec child = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend middle = launch(child, new LaunchSource.Snapshot(one));
+        SandboxBackend middle = backend.launch(child, new LaunchSource.Snapshot(one));
         exec(child, "sh", "-c", "echo two > /home/user/two; rm /home/user/one");
-        Path second = artifacts("gen2");
+        Path second = backend.artifacts("gen2");
         SnapshotState two = middle.snapshot(second);
         FileTrees.deleteTree(first);
 
         LaunchSpec grandchild = spec(Map.of(), NetworkPolicy.DEFAULT);
-        launch(grandchild, new LaunchSource.Snapshot(backend.factory.decodeSnapshotState(two.encode(), second)));
+        backend.launch(
+                grandchild, new LaunchSource.Snapshot(backend.factory.decodeSnapshotState(two.encode(), second)));
 
         assertThat(exec(grandchild, "ls", "/home/user")).isEqualTo("two");
         FileTrees.deleteTree(second);
@@ -457,7 +430,7 @@ class ContainerBackendHostTest {
     void a_create_that_fails_leaves_nothing_behind() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
-        opened.add(sandbox);
+        backend.closeLater(sandbox);
 
         assertThatThrownBy(() -> sandbox.start(Duration.ofMillis(1))).isInstanceOf(BackendException.Terminal.class);
         // the leak check after the test (once the instance is closed, as the orchestrator does) finds nothing
@@ -466,17 +439,17 @@ class ContainerBackendHostTest {
     @Test
     void a_resume_that_fails_leaves_the_paused_state_resumable() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = background(sandbox, spec);
-        Path dir = artifacts("failed-resume");
+        Path dir = backend.artifacts("failed-resume");
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
 
         SandboxBackend failed = backend.factory.prepare(spec, new LaunchSource.Paused(paused));
-        opened.add(failed);
+        backend.closeLater(failed);
         assertThatThrownBy(() -> failed.start(Duration.ofMillis(1))).isInstanceOf(BackendException.Terminal.class);
         failed.close();
-        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         FileTrees.deleteTree(dir);
@@ -486,7 +459,7 @@ class ContainerBackendHostTest {
     void boot_arguments_reach_the_init_as_its_environment() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
-        opened.add(sandbox);
+        backend.closeLater(sandbox);
         sandbox.extraBootArgs("vpn.region=eu quiet");
         sandbox.start(READY);
 
@@ -498,7 +471,7 @@ class ContainerBackendHostTest {
     @Test
     void the_default_user_has_passwordless_sudo() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
-        fresh(spec);
+        backend.fresh(spec);
         assertThat(exec(spec, "setpriv", "--reuid=1000", "--regid=1000", "--init-groups", "sudo", "-n", "id", "-u"))
                 .isEqualTo("0");
     }
@@ -513,8 +486,8 @@ class ContainerBackendHostTest {
                         List.of(),
                         List.of(),
                         NetworkPolicy.PublicTraffic.ALLOWED));
-        SandboxBackend first = fresh(a);
-        SandboxBackend second = fresh(b);
+        SandboxBackend first = backend.fresh(a);
+        SandboxBackend second = backend.fresh(b);
         String connect =
                 "import socket, sys\ntry:\n    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2).close()\n"
                         + "    print('connected')\nexcept OSError:\n    print('blocked')";

@@ -22,12 +22,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -50,15 +48,6 @@ class ContainerRobustnessHostTest {
     @SharedBackend(settings = {"max_sandboxes=2"})
     private static BackendFixture backend;
 
-    private final List<SandboxBackend> opened = new ArrayList<>();
-
-    @AfterEach
-    void closeOpened() throws Exception { // then SharedBackend checks for leaks
-        for (SandboxBackend sandbox : opened) {
-            sandbox.close();
-        }
-    }
-
     private static LaunchSpec spec(Map<String, String> env) {
         return new LaunchSpec(
                 SandboxId.random(RANDOM),
@@ -67,13 +56,6 @@ class ContainerRobustnessHostTest {
                 "user",
                 new AccessToken("tok-" + RANDOM.nextInt()),
                 NetworkPolicy.DEFAULT);
-    }
-
-    private SandboxBackend fresh(LaunchSpec spec) throws BackendException {
-        SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
-        opened.add(sandbox);
-        sandbox.start(READY);
-        return sandbox;
     }
 
     private static ContainerId container(LaunchSpec spec) {
@@ -112,8 +94,8 @@ class ContainerRobustnessHostTest {
     @Test
     void a_launch_beyond_the_slot_limit_is_exhausted_naming_it_and_reserves_nothing() throws Exception {
         // given: both slots in use
-        fresh(spec(Map.of()));
-        fresh(spec(Map.of()));
+        SandboxBackend first = backend.fresh(spec(Map.of()));
+        backend.fresh(spec(Map.of()));
         // when / then
         assertThatThrownBy(() -> backend.factory.prepare(spec(Map.of()), new LaunchSource.Template(BASE)))
                 .isInstanceOfSatisfying(
@@ -122,15 +104,15 @@ class ContainerRobustnessHostTest {
                                 .isEqualTo(
                                         "all 2 sandbox slots of this server are in use (AENV_BACKEND_MAX_SANDBOXES)"));
         // and a slot freed by a close is usable again
-        opened.removeFirst().close();
-        fresh(spec(Map.of()));
+        first.close();
+        backend.fresh(spec(Map.of()));
     }
 
     @Test
     void a_closed_sandbox_leaves_no_process_cgroup_mount_netns_runc_state_despite_sigterm() throws Exception {
         // given
         LaunchSpec spec = spec(Map.of());
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         GuestProcesses.start(
                 sandbox.guest().orElseThrow(),
                 spec.accessToken(),
@@ -166,7 +148,7 @@ class ContainerRobustnessHostTest {
     @Test
     void a_running_sandbox_is_alive_one_whose_init_was_killed_is_gone_and_closes_cleanly() throws Exception {
         LaunchSpec spec = spec(Map.of());
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
 
         long init = Long.parseLong(Files.readString(
@@ -183,7 +165,7 @@ class ContainerRobustnessHostTest {
     void liveness_watches_init_and_envd_with_two_pidfds_released_at_pause_and_close() throws Exception {
         long before = pidfds();
         LaunchSpec spec = spec(Map.of());
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE);
         assertThat(pidfds() - before).as("pidfds while running").isEqualTo(2);
 
@@ -193,7 +175,7 @@ class ContainerRobustnessHostTest {
         assertThat(pidfds()).as("pidfds once paused").isEqualTo(before);
         SandboxBackend resumed = backend.factory.prepare(
                 spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
-        opened.add(resumed);
+        backend.closeLater(resumed);
         resumed.start(READY);
         assertThat(resumed.liveness()).isEqualTo(Liveness.ALIVE);
         assertThat(pidfds() - before).as("pidfds of the resumed sandbox").isEqualTo(2);
@@ -224,7 +206,7 @@ class ContainerRobustnessHostTest {
     void envd_killed_in_the_sandbox_comes_back_with_the_same_token_env_and_default_user() throws Exception {
         // given
         LaunchSpec spec = spec(Map.of("GREETING", "hello"));
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         assertThat(sandbox.liveness()).isEqualTo(Liveness.ALIVE); // the check notes the envd it runs with
         // when: root inside kills envd (as `sudo kill -9` would)
         backend.exec(spec.id(), "sh", "-c", "kill -9 $(pgrep -x java)");

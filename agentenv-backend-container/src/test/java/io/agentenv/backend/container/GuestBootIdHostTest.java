@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.spi.AccessToken;
-import io.agentenv.spi.BackendException;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
@@ -18,12 +17,8 @@ import io.agentenv.spi.TemplateId;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -40,28 +35,12 @@ import org.junit.jupiter.api.Test;
 public class GuestBootIdHostTest {
 
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final Duration READY = Duration.ofSeconds(60);
     private static final TemplateId BASE = new TemplateId("base");
     private static final String BOOT_ID = "/proc/sys/kernel/random/boot_id";
     private static final String UUID = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}";
 
     @SharedBackend
     private static BackendFixture backend;
-
-    private final List<SandboxBackend> opened = new ArrayList<>();
-
-    @AfterEach
-    void closeOpened() throws Exception { // then SharedBackend checks for leaks
-        for (SandboxBackend sandbox : opened) {
-            sandbox.close();
-        }
-    }
-
-    private Path artifacts(String name) throws Exception {
-        Path dir = backend.workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong()));
-        Files.createDirectories(dir.getParent());
-        return dir;
-    }
 
     private static LaunchSpec spec() {
         return new LaunchSpec(
@@ -73,24 +52,17 @@ public class GuestBootIdHostTest {
                 NetworkPolicy.DEFAULT);
     }
 
-    private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
-        SandboxBackend sandbox = backend.factory.prepare(spec, source);
-        opened.add(sandbox);
-        sandbox.start(READY);
-        return sandbox;
-    }
-
     private static String bootId(LaunchSpec spec) throws Exception {
         return backend.exec(spec.id(), "cat", BOOT_ID);
     }
 
     private SandboxBackend pauseAndResume(SandboxBackend sandbox, LaunchSpec spec, PauseMode mode) throws Exception {
         Path dir = Files.createDirectories(
-                artifacts("boot-id-" + mode.name().toLowerCase(Locale.ROOT))); // as the orchestrator makes it
+                backend.artifacts("boot-id-" + mode.name().toLowerCase(Locale.ROOT))); // as the orchestrator makes it
         PausedState paused = sandbox.pause(mode, dir);
         sandbox.close();
         SandboxBackend resumed =
-                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+                backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         FileTrees.deleteTree(dir); // a resume moved its files back; what is left are the images
         return resumed;
     }
@@ -100,8 +72,8 @@ public class GuestBootIdHostTest {
         String host = Files.readString(Path.of(BOOT_ID)).strip();
         LaunchSpec a = spec();
         LaunchSpec b = spec();
-        SandboxBackend first = launch(a, new LaunchSource.Template(BASE));
-        launch(b, new LaunchSource.Template(BASE));
+        SandboxBackend first = backend.launch(a, new LaunchSource.Template(BASE));
+        backend.launch(b, new LaunchSource.Template(BASE));
 
         String own = bootId(a);
         assertThat(own).matches(UUID).isNotEqualTo(host).isNotEqualTo(bootId(b));
@@ -111,11 +83,11 @@ public class GuestBootIdHostTest {
                 .containsAnyOf("Read-only file system", "Permission denied");
         assertThat(bootId(a)).isEqualTo(own);
 
-        Path snapshotDir = artifacts("boot-id-snapshot");
+        Path snapshotDir = backend.artifacts("boot-id-snapshot");
         SnapshotState snapshot =
                 backend.factory.decodeSnapshotState(first.snapshot(snapshotDir).encode(), snapshotDir);
         LaunchSpec child = spec();
-        launch(child, new LaunchSource.Snapshot(snapshot));
+        backend.launch(child, new LaunchSource.Snapshot(snapshot));
         assertThat(bootId(child))
                 .as("a sandbox restored from a snapshot continues its source's boot")
                 .isEqualTo(own);

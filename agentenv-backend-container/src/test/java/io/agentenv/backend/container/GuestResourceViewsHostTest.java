@@ -13,13 +13,8 @@ import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -36,8 +31,6 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 public class GuestResourceViewsHostTest {
 
-    private static final SecureRandom RANDOM = new SecureRandom();
-    private static final Duration READY = Duration.ofSeconds(60);
     private static final TemplateId BASE = new TemplateId("base");
     private static final long MEMORY_MIB = 512;
 
@@ -62,27 +55,6 @@ public class GuestResourceViewsHostTest {
 
     @SharedBackend(settings = {"memory_mb=512", "cpu_count=1"})
     private static BackendFixture backend;
-
-    private final List<SandboxBackend> opened = new ArrayList<>();
-
-    @AfterEach
-    void closeOpened() throws Exception { // then SharedBackend checks for leaks
-        for (SandboxBackend sandbox : opened) {
-            sandbox.close();
-        }
-    }
-
-    private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws Exception {
-        SandboxBackend sandbox = backend.factory.prepare(spec, source);
-        opened.add(sandbox);
-        sandbox.start(READY);
-        return sandbox;
-    }
-
-    private Path artifacts(String name) throws Exception {
-        return Files.createDirectories(
-                backend.workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong())));
-    }
 
     private static Map<String, String> views(LaunchSpec spec) throws Exception {
         Map<String, String> values = new HashMap<>();
@@ -130,14 +102,14 @@ public class GuestResourceViewsHostTest {
                 .isGreaterThan(1);
         LaunchSpec spec = BackendFixture.baseSpec();
         long started = System.nanoTime();
-        SandboxBackend sandbox = launch(spec, new LaunchSource.Template(BASE));
+        SandboxBackend sandbox = backend.launch(spec, new LaunchSource.Template(BASE));
         assertOwnResources(spec, MEMORY_MIB, started);
 
-        Path dir = artifacts("views-pause");
+        Path dir = backend.artifacts("views-pause");
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
         long resumed = System.nanoTime();
-        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         FileTrees.deleteTree(dir);
         assertOwnResources(spec, MEMORY_MIB, resumed);
     }
@@ -145,7 +117,7 @@ public class GuestResourceViewsHostTest {
     @Test
     void the_jvm_inside_detects_one_cpu_and_the_sandboxes_memory_limit() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
-        launch(spec, new LaunchSource.Template(BASE));
+        backend.launch(spec, new LaunchSource.Template(BASE));
         String java = backend.factory.settings().jdkHome().resolve("bin/java").toString();
 
         String program = "class Cpus { public static void main(String[] a) {"
@@ -169,8 +141,8 @@ public class GuestResourceViewsHostTest {
     @Test
     void a_sandbox_from_a_snapshot_reads_its_own_cgroup_not_its_sources() throws Exception {
         LaunchSpec source = BackendFixture.baseSpec();
-        SandboxBackend running = launch(source, new LaunchSource.Template(BASE));
-        Path dir = artifacts("views-snapshot");
+        SandboxBackend running = backend.launch(source, new LaunchSource.Template(BASE));
+        Path dir = backend.artifacts("views-snapshot");
         SnapshotState snapshot =
                 backend.factory.decodeSnapshotState(running.snapshot(dir).encode(), dir);
         // the source's limit is lowered on the host: a view that read the source's cgroup would show it
@@ -186,7 +158,7 @@ public class GuestResourceViewsHostTest {
 
         LaunchSpec child = BackendFixture.baseSpec();
         long started = System.nanoTime();
-        launch(child, new LaunchSource.Snapshot(snapshot));
+        backend.launch(child, new LaunchSource.Snapshot(snapshot));
         assertOwnResources(child, MEMORY_MIB, started);
         FileTrees.deleteTree(dir);
     }

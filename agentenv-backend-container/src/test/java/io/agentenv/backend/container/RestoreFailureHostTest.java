@@ -23,9 +23,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -49,7 +47,6 @@ class RestoreFailureHostTest {
     private static final TemplateId BASE = new TemplateId("base");
 
     private BackendFixture backend;
-    private final List<SandboxBackend> opened = new ArrayList<>();
 
     @AfterEach
     void tearDown() throws Exception {
@@ -57,20 +54,11 @@ class RestoreFailureHostTest {
             return;
         }
         try {
-            for (SandboxBackend sandbox : opened) {
-                sandbox.close();
-            }
+            backend.closeLaunched();
             backend.assertNothingLeaked();
         } finally {
             backend.close();
         }
-    }
-
-    private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
-        SandboxBackend sandbox = backend.factory.prepare(spec, source);
-        opened.add(sandbox);
-        sandbox.start(READY);
-        return sandbox;
     }
 
     private HostInventory inventory() {
@@ -85,12 +73,11 @@ class RestoreFailureHostTest {
         // CRIU then waits on the restored memory until the restore's deadline, and runc is killed there
         backend = BackendFixture.create(Map.of("criu_timeout_s", "15"));
         LaunchSpec spec = BackendFixture.baseSpec();
-        SandboxBackend sandbox = launch(spec, new LaunchSource.Template(BASE));
+        SandboxBackend sandbox = backend.launch(spec, new LaunchSource.Template(BASE));
         String sleeper = ContainerBackendHostTest.background(sandbox, spec);
         Path dir = backend.workDir.resolve("artifacts-truncated-" + Long.toHexString(RANDOM.nextLong()));
         SavedStates.Paused paused = (SavedStates.Paused) sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
-        opened.remove(sandbox);
         Path pages;
         try (Stream<Path> images = Files.list(paused.images())) {
             pages = images.filter(f -> f.getFileName().toString().startsWith("pages-"))
@@ -121,7 +108,7 @@ class RestoreFailureHostTest {
 
         // and once the image is whole again the paused state resumes with its process
         Files.move(intact, pages, StandardCopyOption.REPLACE_EXISTING);
-        launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+        backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
         assertThat(backend.exec(spec.id(), "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         FileTrees.deleteTree(dir);
     }
@@ -132,7 +119,7 @@ class RestoreFailureHostTest {
         // dies
         backend = BackendFixture.create(Map.of());
         LaunchSpec spec = BackendFixture.baseSpec();
-        launch(spec, new LaunchSource.Template(BASE));
+        backend.launch(spec, new LaunchSource.Template(BASE));
         ContainerBackendFactory p = backend.factory;
         ContainerId container = p.names().containerId(spec.id());
         Path criuRoot = Files.createDirectories(
@@ -159,7 +146,7 @@ class RestoreFailureHostTest {
         assertThat(LoopDevices.backedUnder(p.names().sandboxesDir()))
                 .as("what the leak check sees")
                 .anySatisfy(loop -> assertThat(loop.backingPath()).isEqualTo(orphanImage));
-        opened.clear(); // abandoned, as by kill -9
+        backend.abandonLaunched(); // abandoned, as by kill -9
 
         // when a new backend starts on the same host and claims nothing
         ContainerBackendFactory restarted = backend.restarted();

@@ -13,7 +13,6 @@ import io.agentenv.backend.container.storage.LoopDevices;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.backend.container.storage.SandboxDisks;
 import io.agentenv.backend.container.storage.SpareDisks;
-import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdMetrics;
 import io.agentenv.spi.LaunchSource;
 import io.agentenv.spi.LaunchSpec;
@@ -21,11 +20,9 @@ import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SnapshotState;
-import io.agentenv.spi.TemplateId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,7 +32,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
 import org.junit.jupiter.api.Tag;
@@ -50,27 +46,15 @@ import org.junit.jupiter.api.Test;
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
 public class SandboxDiskHostTest {
 
-    private static final SecureRandom RANDOM = new SecureRandom();
-    private static final Duration READY = Duration.ofSeconds(60);
-    private static final TemplateId BASE = new TemplateId("base");
     private static final int DISK_MIB = 1024;
 
     @SharedBackend(settings = {"disk_mb=" + DISK_MIB})
     private static BackendFixture backend;
 
-    private final List<SandboxBackend> opened = new ArrayList<>();
-
-    @AfterEach
-    void closeOpened() throws Exception { // then SharedBackend checks for leaks
-        for (SandboxBackend sandbox : opened) {
-            sandbox.close();
-        }
-    }
-
     @Test
     void writing_past_the_disk_size_is_no_space_the_sandbox_runs_on_and_deleting_frees_it() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         assertThat(sandbox.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
         long dfMiB = Long.parseLong(
                 exec(spec, "sh", "-c", "df -B1M --output=size / | tail -n 1").strip());
@@ -113,7 +97,7 @@ public class SandboxDiskHostTest {
         assertThat(spareInodes).hasSize(ContainerSettings.DEFAULT_SPARE_DISKS);
 
         LaunchSpec spec = BackendFixture.baseSpec();
-        fresh(spec);
+        backend.fresh(spec);
 
         Path disk = backend.factory
                 .names()
@@ -136,9 +120,9 @@ public class SandboxDiskHostTest {
     @Test
     void the_disk_survives_pause_and_resume_and_a_fork_child_has_a_disk_of_its_own() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         exec(spec, "dd", "if=/dev/zero", "of=/home/user/third", "bs=1M", "count=" + (DISK_MIB / 3));
-        Path pausedDir = artifacts("pause");
+        Path pausedDir = backend.artifacts("pause");
 
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, pausedDir);
         sandbox.close();
@@ -155,8 +139,8 @@ public class SandboxDiskHostTest {
                 .as("a paused disk was unmounted cleanly; no journal by choice (docs/container-backend.md, Disks)")
                 .containsPattern("Filesystem state:\\s+clean")
                 .doesNotContain("has_journal");
-        SandboxBackend resumed =
-                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
+        SandboxBackend resumed = backend.launch(
+                spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
         assertThat(resumed.resources().diskSizeMiB()).isEqualTo(DISK_MIB);
         assertThat(exec(spec, "stat", "-c", "%s", "/home/user/third"))
                 .isEqualTo(Long.toString((long) (DISK_MIB / 3) << 20));
@@ -165,11 +149,11 @@ public class SandboxDiskHostTest {
         assertThat(full.getMessage()).contains("No space left on device");
         exec(spec, "rm", "/home/user/more");
 
-        Path forkDir = artifacts("fork");
+        Path forkDir = backend.artifacts("fork");
         SnapshotState snapshot =
                 backend.factory.decodeSnapshotState(resumed.snapshot(forkDir).encode(), forkDir);
         LaunchSpec child = BackendFixture.baseSpec();
-        SandboxBackend forked = launch(child, new LaunchSource.Snapshot(snapshot));
+        SandboxBackend forked = backend.launch(child, new LaunchSource.Snapshot(snapshot));
         FileTrees.deleteTree(forkDir);
         FileTrees.deleteTree(pausedDir);
 
@@ -187,10 +171,10 @@ public class SandboxDiskHostTest {
     @Test
     void a_pause_answers_once_the_disk_is_clean_even_while_another_namespace_holds_a_copy() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
         SandboxDirs dirs = backend.factory.names().dirs(backend.factory.names().containerFor(spec.id()));
-        Path pausedDir = artifacts("held-pause");
+        Path pausedDir = backend.artifacts("held-pause");
         // what runc init or CRIU restore of another sandbox does for a moment: a new mount namespace, a copy of our
         // mounts
         Process holder = new ProcessBuilder("unshare", "-m", "sleep", "600")
@@ -232,7 +216,8 @@ public class SandboxDiskHostTest {
                     .stdout();
             assertThat(header).containsPattern("Filesystem state:\\s+clean");
             sandbox.close();
-            launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
+            backend.launch(
+                    spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), pausedDir)));
             assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         } finally {
             holder.destroyForcibly();
@@ -244,10 +229,10 @@ public class SandboxDiskHostTest {
     @Test
     void a_sandbox_paused_before_disks_existed_resumes_on_a_new_disk_with_all_it_had() throws Exception {
         LaunchSpec spec = BackendFixture.baseSpec();
-        SandboxBackend sandbox = fresh(spec);
+        SandboxBackend sandbox = backend.fresh(spec);
         String sleeper = ContainerBackendHostTest.background(sandbox, spec);
         exec(spec, "sh", "-c", "echo kept > /home/user/note");
-        Path dir = artifacts("older-pause");
+        Path dir = backend.artifacts("older-pause");
         PausedState paused = sandbox.pause(PauseMode.WITH_MEMORY, dir);
         sandbox.close();
         // what an older version left: the upper dir itself in the artifact dir, no disk image
@@ -267,7 +252,7 @@ public class SandboxDiskHostTest {
         FileTrees.deleteTree(opened.dir());
 
         SandboxBackend resumed =
-                launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
+                backend.launch(spec, new LaunchSource.Paused(backend.factory.decodePausedState(paused.encode(), dir)));
 
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
@@ -307,24 +292,7 @@ public class SandboxDiskHostTest {
         }
     }
 
-    private SandboxBackend launch(LaunchSpec spec, LaunchSource source) throws BackendException {
-        SandboxBackend sandbox = backend.factory.prepare(spec, source);
-        opened.add(sandbox);
-        sandbox.start(READY);
-        return sandbox;
-    }
-
-    private SandboxBackend fresh(LaunchSpec spec) throws BackendException {
-        return launch(spec, new LaunchSource.Template(BASE));
-    }
-
     private static String exec(LaunchSpec spec, String... args) throws Exception {
         return backend.exec(spec.id(), args);
-    }
-
-    private Path artifacts(String name) throws Exception {
-        Path dir = backend.workDir.resolve("artifacts-" + name + "-" + Long.toHexString(RANDOM.nextLong()));
-        Files.createDirectories(dir.getParent());
-        return dir;
     }
 }

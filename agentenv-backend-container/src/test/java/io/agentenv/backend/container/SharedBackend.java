@@ -18,8 +18,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * One {@link BackendFixture} for all tests of a class, in the annotated static field: created before the class's
- * {@code @BeforeAll} methods, checked for leaks ({@link BackendFixture#assertNothingLeaked}) after each test's
- * {@code @AfterEach} methods (which close what the test opened), and closed, with its final check, after the class.
+ * {@code @BeforeAll} methods; after each test's {@code @AfterEach} methods, the sandboxes the test launched through it
+ * are closed ({@link BackendFixture#closeLaunched}) and it is checked for leaks
+ * ({@link BackendFixture#assertNothingLeaked}); closed, with its final check, after the class.
  */
 @Target(ElementType.FIELD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -57,7 +58,11 @@ public @interface SharedBackend {
             for (Field field : annotated(context.getRequiredTestClass())) {
                 BackendFixture backend = context.getStore(NAMESPACE).get(field, BackendFixture.class);
                 if (backend != null) {
-                    backend.assertNothingLeaked();
+                    try {
+                        backend.closeLaunched();
+                    } finally {
+                        backend.assertNothingLeaked();
+                    }
                 }
             }
         }
