@@ -165,7 +165,11 @@ public final class Volumes {
         }
         VolumeRecord volume = get(id);
         requireAvailable();
-        return new VolumeFiles(storage.content(volume.id()), owner);
+        try {
+            return new VolumeFiles(storage.content(volume.id()), owner);
+        } catch (IOException e) {
+            throw new VolumeException(VolumeException.Kind.UNAVAILABLE, e.getMessage(), e);
+        }
     }
 
     public VolumeStorage.Usage usage(String id) {

@@ -13,6 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +34,8 @@ public final class LoopVolumeStorage implements VolumeStorage {
     private final Path dir;
     private final int ownerUid;
     private final int ownerGid;
+    /** The volumes mounted by this process (at create or start): the only ones whose content may be used. */
+    private final Set<String> mounted = ConcurrentHashMap.newKeySet();
 
     public LoopVolumeStorage(Path dir, int ownerUid, int ownerGid) {
         this.dir = requireNonNull(dir, "dir is null");
@@ -40,9 +45,10 @@ public final class LoopVolumeStorage implements VolumeStorage {
 
     /** Why loop-mounted volumes cannot be made here (not root, no loop devices, no mkfs.ext4), or empty. */
     public static Optional<String> hostUnavailableReason() {
-        if (!"root".equals(System.getProperty("user.name"))) {
-            return Optional.of(
-                    "volumes need root for loop mounts (the server runs as " + System.getProperty("user.name") + ")");
+        OptionalInt uid = effectiveUid();
+        if (uid.isEmpty() || uid.getAsInt() != 0) {
+            return Optional.of("volumes need root for loop mounts (the server runs as uid "
+                    + (uid.isPresent() ? String.valueOf(uid.getAsInt()) : "unknown") + ")");
         }
         if (!Files.exists(Path.of("/dev/loop-control"))) {
             return Optional.of("no loop devices (/dev/loop-control is missing)");
@@ -53,6 +59,21 @@ public final class LoopVolumeStorage implements VolumeStorage {
             }
         }
         return Optional.of("mkfs.ext4 is not installed (Debian package e2fsprogs)");
+    }
+
+    /** The process's effective uid, from {@code /proc/self/status}. */
+    private static OptionalInt effectiveUid() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("Uid:")) {
+                    String[] ids = line.substring(4).trim().split("\\s+");
+                    return ids.length > 1 ? OptionalInt.of(Integer.parseInt(ids[1])) : OptionalInt.empty();
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            log.atDebug().setCause(e).log("reading the effective uid failed");
+        }
+        return OptionalInt.empty();
     }
 
     @Override
@@ -74,6 +95,7 @@ public final class LoopVolumeStorage implements VolumeStorage {
             Files.setAttribute(content, "unix:uid", ownerUid, LinkOption.NOFOLLOW_LINKS);
             Files.setAttribute(content, "unix:gid", ownerGid, LinkOption.NOFOLLOW_LINKS);
             Files.setPosixFilePermissions(content, PosixFilePermissions.fromString("rwxr-xr-x"));
+            mounted.add(volumeId);
             return content;
         } catch (IOException | RuntimeException e) {
             try {
@@ -111,8 +133,12 @@ public final class LoopVolumeStorage implements VolumeStorage {
     }
 
     @Override
-    public Path content(String volumeId) {
-        return home(volumeId).resolve(CONTENT);
+    public Path content(String volumeId) throws IOException {
+        Path content = home(volumeId).resolve(CONTENT);
+        if (!mounted.contains(volumeId)) {
+            throw new IOException("volume " + volumeId + " is not mounted on this host");
+        }
+        return content;
     }
 
     @Override
@@ -125,6 +151,7 @@ public final class LoopVolumeStorage implements VolumeStorage {
     public void delete(String volumeId) throws IOException {
         Path home = home(volumeId);
         Path content = home.resolve(CONTENT);
+        mounted.remove(volumeId);
         if (MountTable.isMountPoint(content)) {
             HostCommands.run(List.of("umount", content.toString()));
         }
@@ -137,14 +164,19 @@ public final class LoopVolumeStorage implements VolumeStorage {
     public void mountAll(Map<String, Integer> volumes) throws IOException {
         List<String> failed = new ArrayList<>();
         for (String id : volumes.keySet()) {
-            Path content = content(id);
+            Path content = home(id).resolve(CONTENT);
             Path image = home(id).resolve(IMAGE);
-            if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS) || MountTable.isMountPoint(content)) {
+            if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
+                log.atWarn().addKeyValue("volume_id", id).log("a registered volume has no image");
+                failed.add(id);
                 continue;
             }
             try {
-                Files.createDirectories(content);
-                mount(image, content);
+                if (!MountTable.isMountPoint(content)) {
+                    Files.createDirectories(content);
+                    mount(image, content);
+                }
+                mounted.add(id);
             } catch (IOException e) {
                 log.atWarn().addKeyValue("volume_id", id).setCause(e).log("mounting a volume failed");
                 failed.add(id);

@@ -14,8 +14,11 @@ public interface VolumeStorage {
     /** Makes a new, empty volume of {@code sizeMiB} and returns its content directory, mounted and ready. */
     Path create(String volumeId, int sizeMiB) throws IOException;
 
-    /** The host directory that holds the volume's content (its root), as mounted on this host. */
-    Path content(String volumeId);
+    /**
+     * The host directory that holds the volume's content (its root), as mounted on this host; an IOException when it
+     * is not mounted here (its mount at start failed), so nothing is written beside the volume instead of into it.
+     */
+    Path content(String volumeId) throws IOException;
 
     /** Bytes used and the volume's capacity. */
     Usage usage(String volumeId) throws IOException;

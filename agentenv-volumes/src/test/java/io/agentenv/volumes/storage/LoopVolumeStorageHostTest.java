@@ -134,6 +134,17 @@ class LoopVolumeStorageHostTest {
         storage.mountAll(Map.of(ID, 16)); // mounted already: nothing to do
     }
 
+    @Test
+    void aVolumeNotMountedByThisStorageHasNoContent() throws IOException {
+        storage.create(ID, 16);
+        LoopVolumeStorage restarted = new LoopVolumeStorage(dir.resolve("volumes"), OWNER, OWNER);
+        assertThatThrownBy(() -> restarted.content(ID))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("not mounted");
+        restarted.mountAll(Map.of(ID, 16)); // mounted already: taken as it is
+        assertThat(restarted.content(ID)).isEqualTo(storage.content(ID));
+    }
+
     /** The loop devices backed by {@code image} ({@code losetup -j}). */
     private static String loopDevicesOf(Path image) throws IOException {
         return HostCommands.run(java.util.List.of("losetup", "-j", image.toString()));
