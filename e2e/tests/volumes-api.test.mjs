@@ -13,21 +13,23 @@ import { Volume, VolumeNotFoundError, VolumePathNotFoundError, VolumeError, Auth
 import { startServer } from '../lib/control-plane-harness.mjs'
 
 const isRoot = process.getuid?.() === 0
+const ENV = {
+  AENV_VOLUME_DEFAULT_MB: '16',
+  AENV_VOLUME_MAX_MB: '64',
+  AENV_VOLUME_STORAGE: isRoot ? 'loop' : 'directory',
+}
 let server
 let opts
 
-before(async () => {
-  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
-  server = await startServer({
-    backend: 'mock',
-    env: {
-      AENV_VOLUME_DEFAULT_MB: '16',
-      AENV_VOLUME_MAX_MB: '64',
-      AENV_VOLUME_STORAGE: isRoot ? 'loop' : 'directory',
-    },
-  })
+async function start(dataDir) {
+  server = await startServer({ backend: 'mock', env: ENV, dataDir })
   process.env.E2B_VOLUME_API_URL = server.url // where the SDK sends volume content requests
   opts = { apiUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 30_000 }
+}
+
+before(async () => {
+  delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
+  await start()
 })
 
 after(async () => {
@@ -268,4 +270,20 @@ test('a file larger than the volume is refused with 507 and the volume stays usa
   } finally {
     await Volume.destroy(volume.volumeId, opts)
   }
+})
+
+test('volumes, their tokens and their files survive a server restart', async () => {
+  const volume = await Volume.create('e2e-restart', opts)
+  await volume.writeFile('/kept.txt', 'kept across a restart')
+  const dataDir = server.dataDir
+  await server.stop({ keepDataDir: true })
+  server = undefined
+  await start(dataDir)
+  const again = await Volume.connect(volume.volumeId, opts)
+  assert.equal(again.name, 'e2e-restart')
+  assert.equal(again.token, volume.token)
+  assert.equal(await again.readFile('/kept.txt'), 'kept across a restart')
+  await again.writeFile('/after-restart.txt', 'written')
+  assert.deepEqual((await again.list('/')).map((e) => e.name), ['after-restart.txt', 'kept.txt'])
+  assert.equal(await Volume.destroy(volume.volumeId, opts), true)
 })
