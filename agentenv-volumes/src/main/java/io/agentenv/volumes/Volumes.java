@@ -143,7 +143,13 @@ public final class Volumes {
             }
             try {
                 storage.delete(volume.id());
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
+                if (e.getMessage() != null && e.getMessage().contains("busy")) { // umount: target is busy
+                    throw new VolumeException(
+                            VolumeException.Kind.CONFLICT, "volume " + id + " is in use on the host; try again", e);
+                }
+                throw new VolumeException(VolumeException.Kind.INTERNAL, "removing the volume's storage failed", e);
+            } catch (RuntimeException e) {
                 throw new VolumeException(VolumeException.Kind.INTERNAL, "removing the volume's storage failed", e);
             }
             store.delete(volume.id());

@@ -151,10 +151,10 @@ public final class LoopVolumeStorage implements VolumeStorage {
     public void delete(String volumeId) throws IOException {
         Path home = home(volumeId);
         Path content = home.resolve(CONTENT);
-        mounted.remove(volumeId);
         if (MountTable.isMountPoint(content)) {
-            HostCommands.run(List.of("umount", content.toString()));
+            HostCommands.run(List.of("umount", content.toString())); // fails while the volume is busy: kept whole
         }
+        mounted.remove(volumeId);
         Files.deleteIfExists(content);
         Files.deleteIfExists(home.resolve(IMAGE));
         Files.deleteIfExists(home);

@@ -145,6 +145,21 @@ class LoopVolumeStorageHostTest {
         assertThat(restarted.content(ID)).isEqualTo(storage.content(ID));
     }
 
+    @Test
+    void deleteOfAVolumeInUseFailsAndKeepsItWhole() throws IOException {
+        Path content = storage.create(ID, 16);
+        Files.writeString(content.resolve("kept"), "kept");
+        try (var open = java.nio.channels.FileChannel.open(content.resolve("kept"))) { // keeps the volume busy
+            assertThatThrownBy(() -> storage.delete(ID))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("busy");
+            assertThat(open.size()).isEqualTo(4);
+        }
+        assertThat(MountTable.isMountPoint(content)).isTrue();
+        assertThat(storage.content(ID)).isEqualTo(content);
+        assertThat(content.resolve("kept")).hasContent("kept");
+    }
+
     /** The loop devices backed by {@code image} ({@code losetup -j}). */
     private static String loopDevicesOf(Path image) throws IOException {
         return HostCommands.run(java.util.List.of("losetup", "-j", image.toString()));
