@@ -407,11 +407,22 @@ public final class VolumeFiles {
             if (isNoSpace(e)) {
                 throw new VolumeException(VolumeException.Kind.NO_SPACE, "the volume is full (no space left)", e);
             }
+            if (e instanceof FileSystemException fs && isTypeClash(fs.getReason())) {
+                throw VolumeException.conflict("path conflicts with what is there: " + fs.getReason());
+            }
             if (e instanceof FileSystemException fs && fs.getReason() != null) {
                 throw new VolumeException(VolumeException.Kind.INTERNAL, "file operation failed: " + fs.getReason(), e);
             }
             throw new VolumeException(VolumeException.Kind.INTERNAL, "file operation failed", e);
         }
+    }
+
+    /** A rename or removal that met the wrong kind of entry (a file for a directory or the other way round). */
+    private static boolean isTypeClash(String reason) {
+        return reason != null
+                && (reason.contains("Not a directory")
+                        || reason.contains("Is a directory")
+                        || reason.contains("Directory not empty"));
     }
 
     static boolean isNoSpace(Throwable e) {

@@ -133,6 +133,17 @@ class VolumeFilesTest {
     }
 
     @Test
+    void replacingAFileWithADirectoryOrANonEmptyDirectoryIsConflict() {
+        files.makeDir(p("/d"), false, Metadata.NONE);
+        files.write(p("/f"), text("x"), Metadata.NONE);
+        files.write(p("/full/inside"), text("x"), Metadata.NONE);
+        assertKind(() -> files.rename(p("/d"), p("/f"), true), VolumeException.Kind.CONFLICT);
+        assertKind(() -> files.rename(p("/f"), p("/d"), true), VolumeException.Kind.CONFLICT);
+        assertKind(() -> files.rename(p("/d"), p("/full"), true), VolumeException.Kind.CONFLICT);
+        assertThat(files.list(p("/"), 1)).extracting(EntryStat::name).containsExactly("d", "f", "full");
+    }
+
+    @Test
     void refusesToMoveADirectoryIntoItselfOrTheRoot() {
         files.makeDir(p("/d"), false, Metadata.NONE);
         assertKind(() -> files.rename(p("/d"), p("/d/e"), false), VolumeException.Kind.INVALID_ARGUMENT);
