@@ -17,12 +17,15 @@ import io.agentenv.server.images.RegistryImages;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
 import io.agentenv.server.templates.TemplateFileStore;
+import io.agentenv.server.volumes.ServerVolumes;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
+import io.agentenv.volumes.VolumeUsers;
+import io.agentenv.volumes.Volumes;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -111,6 +114,15 @@ public final class Main {
                     settings.defaultUser(),
                     Clock.systemUTC());
             templates.recover();
+            Volumes volumes = ServerVolumes.open(
+                    config.volumes(),
+                    config.backendSettings(),
+                    dataDir,
+                    store.volumes(),
+                    store.tokenSeed(),
+                    VolumeUsers.none(), // no sandbox mounts a volume yet
+                    Clock.systemUTC());
+            volumes.start();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
             if (key.file().isPresent()) {
@@ -134,6 +146,7 @@ public final class Main {
                     guests,
                     templates,
                     templateFiles,
+                    volumes,
                     key.key(),
                     tokens,
                     Clock.systemUTC(),

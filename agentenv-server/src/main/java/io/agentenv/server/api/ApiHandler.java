@@ -5,8 +5,10 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.api.model.ApiError;
 import io.agentenv.orchestrator.AgentEnvException;
 import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.volumes.VolumeException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -16,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -34,6 +37,8 @@ final class ApiHandler extends Handler.Abstract {
     private static final Logger log = LoggerFactory.getLogger(ApiHandler.class);
     static final String API_KEY_HEADER = "X-API-Key";
     private static final String JSON = "application/json";
+    /** The request headers an endpoint can read through {@link Exchange#header}. */
+    private static final List<String> ENDPOINT_HEADERS = List.of("authorization", "range");
 
     private final Router router;
     private final ApiKey apiKey;
@@ -87,15 +92,9 @@ final class ApiHandler extends Handler.Abstract {
                                     requestId,
                                     origin(request),
                                     request.getLength(),
-                                    Request.asInputStream(request))
-                            : new Exchange(
-                                    method,
-                                    path,
-                                    found.params(),
-                                    query(request),
-                                    body(request),
-                                    requestId,
-                                    origin(request));
+                                    Request.asInputStream(request),
+                                    headers(request))
+                            : whole(request, method, path, found.params(), requestId);
                     yield found.route().endpoint().handle(exchange);
                 }
             };
@@ -108,6 +107,15 @@ final class ApiHandler extends Handler.Abstract {
                         .addKeyValue("kind", e.kind())
                         .setCause(e.getCause())
                         .log("request failed: {}", e.getMessage());
+            }
+        } catch (VolumeException e) {
+            reply = error(ErrorStatus.of(e.kind()), e.getMessage());
+            if (reply.status() >= 500) {
+                log.atWarn()
+                        .addKeyValue("request_id", requestId)
+                        .addKeyValue("kind", e.kind())
+                        .setCause(e.getCause())
+                        .log("volume request failed: {}", e.getMessage());
             }
         } catch (HttpProblem e) {
             reply = error(e.status(), e.getMessage());
@@ -206,6 +214,35 @@ final class ApiHandler extends Handler.Abstract {
         return query;
     }
 
+    /** An exchange whose body is read whole (bounded by {@code maxRequestBytes}). */
+    private Exchange whole(Request request, String method, String path, Map<String, String> params, String requestId)
+            throws IOException {
+        byte[] body = body(request);
+        return new Exchange(
+                method,
+                path,
+                params,
+                query(request),
+                body,
+                requestId,
+                origin(request),
+                body.length,
+                InputStream.nullInputStream(),
+                headers(request));
+    }
+
+    /** The headers endpoints read: lower-case names, first value. */
+    private static Map<String, String> headers(Request request) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (String name : ENDPOINT_HEADERS) {
+            String value = request.getHeaders().get(name);
+            if (value != null) {
+                headers.put(name, value);
+            }
+        }
+        return headers;
+    }
+
     private static Reply error(int status, String message) {
         return new Reply.Json(status, new ApiError(status, message));
     }
@@ -221,6 +258,19 @@ final class ApiHandler extends Handler.Abstract {
             case Reply.RawJson raw -> send(response, callback, JSON, raw.body().getBytes(StandardCharsets.UTF_8));
             case Reply.Text text ->
                 send(response, callback, text.contentType(), text.body().getBytes(StandardCharsets.UTF_8));
+            case Reply.Stream stream -> {
+                stream.headers().forEach((name, value) -> response.getHeaders().put(name, value));
+                response.getHeaders().put(HttpHeader.CONTENT_TYPE, stream.contentType());
+                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, stream.length());
+                try (OutputStream out = Content.Sink.asOutputStream(response)) {
+                    stream.body().writeTo(out);
+                } catch (IOException | RuntimeException e) {
+                    log.atDebug().setCause(e).log("streaming a response body failed");
+                    callback.failed(e);
+                    return;
+                }
+                callback.succeeded();
+            }
         }
     }
 

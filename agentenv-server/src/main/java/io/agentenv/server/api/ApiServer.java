@@ -12,6 +12,7 @@ import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.Resources;
+import io.agentenv.volumes.Volumes;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -43,8 +44,8 @@ public final class ApiServer implements AutoCloseable {
     }
 
     /**
-     * Builds the routes over {@code orchestrator}, {@code guests}, {@code templates} and {@code templateFiles} (the
-     * uploads of the builds' COPY steps) and starts listening on
+     * Builds the routes over {@code orchestrator}, {@code guests}, {@code templates}, {@code templateFiles} (the
+     * uploads of the builds' COPY steps) and {@code volumes} and starts listening on
      * {@code config.listen()}, with {@code front} wrapping the API's handler on the same port (the sandbox proxy:
      * requests it does not claim reach the API).
      */
@@ -54,6 +55,7 @@ public final class ApiServer implements AutoCloseable {
             SandboxGuests guests,
             TemplateBuilder templates,
             TemplateFileStore templateFiles,
+            Volumes volumes,
             ApiKey apiKey,
             SandboxTokens tokens,
             Clock clock,
@@ -65,6 +67,7 @@ public final class ApiServer implements AutoCloseable {
         requireNonNull(guests, "guests is null");
         requireNonNull(templates, "templates is null");
         requireNonNull(templateFiles, "templateFiles is null");
+        requireNonNull(volumes, "volumes is null");
         requireNonNull(apiKey, "apiKey is null");
         requireNonNull(tokens, "tokens is null");
         requireNonNull(clock, "clock is null");
@@ -125,6 +128,8 @@ public final class ApiServer implements AutoCloseable {
                 .register(router);
         new TemplateFileEndpoints(templates, templateFiles, config.maxTemplateFileBytes(), clock, new SecureRandom())
                 .register(router);
+        new VolumeEndpoints(volumes, json).register(router);
+        new VolumeContentEndpoints(volumes, json).register(router);
 
         Handler api = new ApiHandler(router, apiKey, json, metrics, config.maxRequestBytes());
         if (config.console()) { // the web console's files under /console, in front of the API (AENV_CONSOLE)

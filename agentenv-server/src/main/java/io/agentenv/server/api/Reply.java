@@ -35,6 +35,25 @@ sealed interface Reply {
         }
     }
 
+    /**
+     * A body written as a stream of {@code length} bytes (a file's content): {@link Body#writeTo} writes it and
+     * releases what it holds, also when writing fails.
+     */
+    record Stream(int status, String contentType, long length, Map<String, String> headers, Body body)
+            implements Reply {
+        public Stream {
+            requireNonNull(contentType, "contentType is null");
+            headers = Map.copyOf(headers);
+            requireNonNull(body, "body is null");
+        }
+
+        /** Writes the body. */
+        @FunctionalInterface
+        public interface Body {
+            void writeTo(java.io.OutputStream out) throws java.io.IOException;
+        }
+    }
+
     /** 204 with no body. */
     record NoContent() implements Reply {
         @Override

@@ -67,6 +67,7 @@ import java.util.regex.Pattern;
  *                              upload's): for a server behind a TLS-terminating proxy that sets them
  *                              ({@code AENV_TRUST_FORWARDED_HEADERS}, {@code on} or {@code off}, default {@code off}:
  *                              any client could send them)
+ * @param volumes               volume sizes and storage ({@code AENV_VOLUME_*}, see {@link VolumeConfig})
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -87,7 +88,8 @@ public record ServerConfig(
         Path imagesDir,
         RegistrySettings registries,
         long maxTemplateFileBytes,
-        boolean trustForwardedHeaders) {
+        boolean trustForwardedHeaders,
+        VolumeConfig volumes) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -109,6 +111,9 @@ public record ServerConfig(
     public static final String IMAGES_INSECURE = "AENV_IMAGES_INSECURE";
     public static final String MAX_TEMPLATE_FILE_BYTES = "AENV_MAX_TEMPLATE_FILE_BYTES";
     public static final String TRUST_FORWARDED_HEADERS = "AENV_TRUST_FORWARDED_HEADERS";
+    public static final String VOLUME_DEFAULT_MB = "AENV_VOLUME_DEFAULT_MB";
+    public static final String VOLUME_MAX_MB = "AENV_VOLUME_MAX_MB";
+    public static final String VOLUME_STORAGE = "AENV_VOLUME_STORAGE";
     /** Below this, sampling every sandbox's envd would be load of its own. */
     public static final int MIN_SAMPLE_INTERVAL_MS = 100;
     /** An hour: metrics older than that are of little use to a dashboard. */
@@ -135,7 +140,10 @@ public record ServerConfig(
             IMAGES_MIRRORS,
             IMAGES_INSECURE,
             MAX_TEMPLATE_FILE_BYTES,
-            TRUST_FORWARDED_HEADERS);
+            TRUST_FORWARDED_HEADERS,
+            VOLUME_DEFAULT_MB,
+            VOLUME_MAX_MB,
+            VOLUME_STORAGE);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -154,6 +162,7 @@ public record ServerConfig(
         requireNonNull(metricsSampleInterval, "metricsSampleInterval is null");
         requireNonNull(imagesDir, "imagesDir is null");
         requireNonNull(registries, "registries is null");
+        requireNonNull(volumes, "volumes is null");
         if (metricsSampleInterval.compareTo(Duration.ofMillis(MIN_SAMPLE_INTERVAL_MS)) < 0
                 || metricsSampleInterval.compareTo(Duration.ofMillis(MAX_SAMPLE_INTERVAL_MS)) > 0) {
             throw new IllegalArgumentException(METRICS_SAMPLE_INTERVAL + " must be between " + MIN_SAMPLE_INTERVAL_MS
@@ -225,7 +234,11 @@ public record ServerConfig(
                 Optional.ofNullable(values.get(IMAGES_DIR)).map(Path::of).orElse(home.resolve("images")),
                 registries(values),
                 parseLong(values, MAX_TEMPLATE_FILE_BYTES, 1L << 30),
-                parseOnOff(values, TRUST_FORWARDED_HEADERS, false));
+                parseOnOff(values, TRUST_FORWARDED_HEADERS, false),
+                new VolumeConfig(
+                        parseInt(values, VOLUME_DEFAULT_MB, 1024),
+                        parseInt(values, VOLUME_MAX_MB, 10240),
+                        VolumeConfig.parseStorage(values.getOrDefault(VOLUME_STORAGE, "loop"))));
     }
 
     private static RegistrySettings registries(Map<String, String> values) {

@@ -37,6 +37,26 @@ class ServerConfigTest {
         assertThat(config.metricsSampleInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.backendSettings()).isEmpty();
         assertThat(config.console()).isTrue();
+        assertThat(config.volumes()).isEqualTo(new VolumeConfig(1024, 10240, VolumeConfig.Storage.LOOP));
+    }
+
+    @Test
+    void volume_sizes_and_storage_are_read_and_checked() {
+        ServerConfig config = ServerConfig.load(Map.of(
+                "AENV_VOLUME_DEFAULT_MB", "16",
+                "AENV_VOLUME_MAX_MB", "64",
+                "AENV_VOLUME_STORAGE", "directory"));
+        assertThat(config.volumes()).isEqualTo(new VolumeConfig(16, 64, VolumeConfig.Storage.DIRECTORY));
+        assertThatThrownBy(
+                        () -> ServerConfig.load(Map.of("AENV_VOLUME_DEFAULT_MB", "2048", "AENV_VOLUME_MAX_MB", "1024")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("AENV_VOLUME_MAX_MB");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_VOLUME_DEFAULT_MB", "0")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("AENV_VOLUME_DEFAULT_MB");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_VOLUME_STORAGE", "nfs")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("AENV_VOLUME_STORAGE");
     }
 
     @Test

@@ -134,7 +134,15 @@ final class Schema {
                         snapshot_id TEXT NOT NULL,
                         created_at  INTEGER NOT NULL,
                         used_at     INTEGER NOT NULL
-                    )""", "CREATE INDEX template_layer_used ON template_layer (used_at)"));
+                    )""", "CREATE INDEX template_layer_used ON template_layer (used_at)"),
+            // 8: persistent volumes (their content lives in the volume storage, not here)
+            List.of("""
+                    CREATE TABLE volume (
+                        id         TEXT PRIMARY KEY,
+                        name       TEXT NOT NULL UNIQUE,
+                        size_mib   INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL
+                    )"""));
 
     private Schema() {}
 }

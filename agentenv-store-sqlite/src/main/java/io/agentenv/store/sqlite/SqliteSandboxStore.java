@@ -15,6 +15,7 @@ import io.agentenv.orchestrator.TemplateBuildStore;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
+import io.agentenv.volumes.VolumeStore;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.sql.PreparedStatement;
@@ -43,10 +44,17 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     private final Database db;
     private final SqliteTemplateBuildStore templateBuilds;
+    private final SqliteVolumeStore volumes;
 
     private SqliteSandboxStore(Database db) {
         this.db = db;
         this.templateBuilds = new SqliteTemplateBuildStore(db);
+        this.volumes = new SqliteVolumeStore(db);
+    }
+
+    /** Volume records, in the same database. */
+    public VolumeStore volumes() {
+        return volumes;
     }
 
     /** Templates requested through the build API, their builds and logs, in the same database. */

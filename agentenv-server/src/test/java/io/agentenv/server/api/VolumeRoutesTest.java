@@ -1,0 +1,128 @@
+package io.agentenv.server.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The volume routes over HTTP, on plain-directory storage: statuses, tokens and confinement as the server maps them. */
+class VolumeRoutesTest {
+    @TempDir
+    Path dir;
+
+    private TestServer server;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = new TestServer(
+                dir,
+                Map.of("AENV_VOLUME_STORAGE", "directory", "AENV_VOLUME_DEFAULT_MB", "8", "AENV_VOLUME_MAX_MB", "16"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        server.close();
+    }
+
+    private JsonNode create(String name) throws Exception {
+        HttpResponse<String> made = server.post("/volumes", "{\"name\":\"" + name + "\"}");
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        return server.parse(made);
+    }
+
+    private HttpResponse<String> content(JsonNode volume, String method, String route, String token, String body)
+            throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(
+                        java.net.URI.create(server.request("/").build().uri() + "volumecontent/"
+                                + volume.get("volumeID").asText() + "/" + route))
+                .method(
+                        method,
+                        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        return server.send(request.build());
+    }
+
+    @Test
+    void createAnswersVolumeAndTokenAndTheDefaultSize() throws Exception {
+        JsonNode volume = create("data");
+        assertThat(volume.get("volumeID").asText()).matches("[a-z0-9]{20}");
+        assertThat(volume.get("name").asText()).isEqualTo("data");
+        assertThat(volume.get("token").asText()).matches("[0-9a-f]{64}");
+        assertThat(volume.get("sizeMiB").asInt()).isEqualTo(8);
+        assertThat(volume.has("domain")).isFalse();
+        JsonNode again =
+                server.parse(server.get("/volumes/" + volume.get("volumeID").asText()));
+        assertThat(again.get("token")).isEqualTo(volume.get("token"));
+    }
+
+    @Test
+    void badNameDuplicateTooLargeAndUnknownAreMapped() throws Exception {
+        create("data");
+        assertThat(server.post("/volumes", "{\"name\":\"data\"}").statusCode()).isEqualTo(409);
+        assertThat(server.post("/volumes", "{\"name\":\"Bad\"}").statusCode()).isEqualTo(400);
+        assertThat(server.post("/volumes", "{\"name\":\"big\",\"sizeMiB\":17}").statusCode())
+                .isEqualTo(400);
+        assertThat(server.post("/volumes", "{}").statusCode()).isEqualTo(400);
+        assertThat(server.get("/volumes/aaaaaaaaaaaaaaaaaaaa").statusCode()).isEqualTo(404);
+        assertThat(server.get("/volumes/..").statusCode()).isEqualTo(404);
+        assertThat(server.delete("/volumes/aaaaaaaaaaaaaaaaaaaa").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void contentNeedsTheVolumesTokenNotTheApiKey() throws Exception {
+        JsonNode volume = create("data");
+        String token = volume.get("token").asText();
+        assertThat(content(volume, "GET", "dir?path=/", null, null).statusCode())
+                .isEqualTo(401);
+        assertThat(content(volume, "GET", "dir?path=/", "0".repeat(64), null).statusCode())
+                .isEqualTo(401);
+        assertThat(content(volume, "GET", "dir?path=/", TestServer.KEY, null).statusCode())
+                .isEqualTo(401);
+        assertThat(content(volume, "GET", "dir?path=/", token, null).body()).isEqualTo("[]");
+    }
+
+    @Test
+    void writeReadStatAndEscapes() throws Exception {
+        JsonNode volume = create("data");
+        String token = volume.get("token").asText();
+        HttpResponse<String> written = content(volume, "PUT", "file?path=/a/b.txt", token, "hello");
+        assertThat(written.statusCode()).as(written.body()).isEqualTo(200);
+        assertThat(server.parse(written).get("type").asText()).isEqualTo("file");
+        assertThat(content(volume, "GET", "file?path=/a/b.txt", token, null).body())
+                .isEqualTo("hello");
+        JsonNode stat = server.parse(content(volume, "GET", "path?path=a", token, null));
+        assertThat(stat.get("type").asText()).isEqualTo("directory");
+        assertThat(stat.get("path").asText()).isEqualTo("/a");
+
+        assertThat(content(volume, "GET", "file?path=/../agentenv.db", token, null)
+                        .statusCode())
+                .isEqualTo(400);
+        assertThat(content(volume, "GET", "file?path=/nope", token, null).statusCode())
+                .isEqualTo(404);
+        assertThat(content(volume, "GET", "file", token, null).statusCode()).isEqualTo(400);
+        java.nio.file.Files.createSymbolicLink(
+                dir.resolve("volumes").resolve(volume.get("volumeID").asText()).resolve("content/out"), dir);
+        HttpResponse<String> escaped = content(volume, "GET", "file?path=/out/agentenv.db", token, null);
+        assertThat(escaped.statusCode()).isEqualTo(400);
+        assertThat(escaped.body()).contains("symbolic link");
+    }
+
+    @Test
+    void deleteRemovesRecordAndContent() throws Exception {
+        JsonNode volume = create("data");
+        String id = volume.get("volumeID").asText();
+        assertThat(server.delete("/volumes/" + id).statusCode()).isEqualTo(204);
+        assertThat(server.get("/volumes/" + id).statusCode()).isEqualTo(404);
+        assertThat(dir.resolve("volumes").resolve(id)).doesNotExist();
+        assertThat(server.get("/volumes").body()).isEqualTo("[]");
+    }
+}
