@@ -2,6 +2,7 @@ package io.agentenv.spi;
 
 import static java.util.Objects.requireNonNull;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -16,6 +17,7 @@ import java.util.Optional;
  * @param accessToken   the token the guest agent requires on every request (X-Access-Token)
  * @param network       the egress/ingress policy to enforce
  * @param defaultWorkdir the working directory of processes when a request names none; empty: the default user's home
+ * @param volumeMounts  the volumes the sandbox mounts, at paths that do not overlap each other
  */
 public record LaunchSpec(
         SandboxId id,
@@ -24,7 +26,8 @@ public record LaunchSpec(
         String defaultUser,
         AccessToken accessToken,
         NetworkPolicy network,
-        Optional<String> defaultWorkdir) {
+        Optional<String> defaultWorkdir,
+        List<VolumeMount> volumeMounts) {
     public LaunchSpec {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -33,6 +36,28 @@ public record LaunchSpec(
         requireNonNull(accessToken, "accessToken is null");
         requireNonNull(network, "network is null");
         requireNonNull(defaultWorkdir, "defaultWorkdir is null");
+        volumeMounts = List.copyOf(volumeMounts);
+        for (int i = 0; i < volumeMounts.size(); i++) {
+            for (int j = i + 1; j < volumeMounts.size(); j++) {
+                if (volumeMounts.get(i).overlaps(volumeMounts.get(j).guestPath())) {
+                    throw new IllegalArgumentException(
+                            "volume mounts overlap: " + volumeMounts.get(i).guestPath() + " and "
+                                    + volumeMounts.get(j).guestPath());
+                }
+            }
+        }
+    }
+
+    /** A launch that mounts no volume. */
+    public LaunchSpec(
+            SandboxId id,
+            TemplateId template,
+            Map<String, String> envVars,
+            String defaultUser,
+            AccessToken accessToken,
+            NetworkPolicy network,
+            Optional<String> defaultWorkdir) {
+        this(id, template, envVars, defaultUser, accessToken, network, defaultWorkdir, List.of());
     }
 
     /** A launch whose processes start in the default user's home. */

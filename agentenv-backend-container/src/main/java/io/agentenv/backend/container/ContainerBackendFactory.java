@@ -586,6 +586,9 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         if (sandboxes == null || shutDown.get() || !(state instanceof SavedStates.Snapshot snapshot)) {
             return Optional.empty();
         }
+        if (!snapshot.volumePaths().isEmpty()) { // a member would be restored without the volumes its checkpoint names
+            return Optional.empty();
+        }
         WarmPool pool = warmPool;
         WarmPool.MemberDefaults defaults = WarmPool.MemberDefaults.of(envVars, defaultUser, defaultWorkdir);
         return pool.keepWarm(id.value(), snapshot, defaults) ? pool.reserve(id.value()) : Optional.empty();

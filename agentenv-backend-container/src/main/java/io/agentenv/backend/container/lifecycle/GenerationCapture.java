@@ -75,7 +75,8 @@ public final class GenerationCapture {
                 gen.resources,
                 Optional.of(gen.spec.accessToken()),
                 artifactDir,
-                gen.bootId());
+                gen.bootId(),
+                SavedStates.volumePaths(gen.spec.volumeMounts()));
         boolean wasFrozen = gen.frozen();
         long started = System.nanoTime();
         Path work = gen.dirs.dir().resolve("snapshot-work");

@@ -80,9 +80,8 @@ public final class GenerationPause {
                 gen.lineage(),
                 gen.resources,
                 artifactDir,
-                mode == PauseMode.WITH_MEMORY
-                        ? gen.bootId()
-                        : Optional.empty()); // without memory: a new boot at resume
+                mode == PauseMode.WITH_MEMORY ? gen.bootId() : Optional.empty(), // without memory: a new boot at resume
+                SavedStates.volumePaths(gen.spec.volumeMounts()));
         Path work = dirs.dir().resolve("dump-work");
         long started = System.nanoTime();
         long checkpointed;

@@ -28,6 +28,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -135,7 +136,12 @@ public final class GenerationStart {
         long diskNanos = 0;
         long envdNanos = 0; // envd_ms: envd healthy (not for a claim: its envd was ready in the pool) and initialised
         try {
-            boolean claimWarm = warm.isPresent() && bootEnv.isEmpty();
+            // a template's checkpoint and the pool's members have no mount at a volume's path (CRIU restores the
+            // mounts it dumped, nothing more): a sandbox with volumes boots afresh from its template, its volumes in
+            // the config; a snapshot or pause of one names them in its checkpoint, and its launch must name the same
+            boolean mountsVolumes = !spec.volumeMounts().isEmpty();
+            requireSameVolumes(launch, spec);
+            boolean claimWarm = warm.isPresent() && bootEnv.isEmpty() && !mountsVolumes;
             // a member made for this very sandbox: its container, hostname and instance.json are this sandbox's
             boolean ownMember = warm.isPresent() && warm.get().sandbox().equals(spec.id());
             Optional<Path> images;
@@ -152,7 +158,7 @@ public final class GenerationStart {
                     guestToken = Optional.empty();
                 }
                 case ContainerSandbox.Launch.FromTemplate(String template)
-                when !bootEnv.isEmpty() -> {
+                when !bootEnv.isEmpty() || mountsVolumes -> {
                     lineage = new Lineage(List.of(), templates.rootfs(template), templates.envdDir());
                     images = Optional.empty();
                     guestToken = Optional.empty();
@@ -241,7 +247,16 @@ public final class GenerationStart {
                         });
                 RuncRuntime.writeConfig(
                         dirs.bundle(),
-                        specs.build(gen.id, dirs, netSlot, spec.id().value(), lineage, gen.resources, bootEnv));
+                        specs.build(
+                                gen.id,
+                                dirs,
+                                netSlot,
+                                spec.id().value(),
+                                lineage,
+                                gen.resources,
+                                bootEnv,
+                                List.of(),
+                                spec.volumeMounts()));
             }
             if (claimWarm) {
                 // restored by the pool; envd answers and waits for its /init
@@ -302,6 +317,26 @@ public final class GenerationStart {
                 .addKeyValue("rootfs_ms", diskNanos / 1_000_000)
                 .addKeyValue("envd_ms", envdNanos / 1_000_000)
                 .log("container sandbox started");
+    }
+
+    /**
+     * Fails when a launch from a checkpoint names other volume paths than the checkpoint holds mounts for: CRIU would
+     * fail on a mount it has no source for, or the sandbox would come up without a volume it had.
+     */
+    private static void requireSameVolumes(ContainerSandbox.Launch launch, LaunchSpec spec) throws BackendException {
+        List<String> held = switch (launch) {
+            case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) -> state.volumePaths();
+            case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) -> state.volumePaths();
+            default -> null;
+        };
+        if (held == null) {
+            return;
+        }
+        List<String> named = SavedStates.volumePaths(spec.volumeMounts());
+        if (!new HashSet<>(held).equals(new HashSet<>(named))) {
+            throw new BackendException.Terminal("sandbox " + spec.id() + " was saved mounting volumes at " + held
+                    + ", and its launch names " + named);
+        }
     }
 
     /**

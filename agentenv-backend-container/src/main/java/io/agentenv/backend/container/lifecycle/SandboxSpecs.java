@@ -14,6 +14,7 @@ import io.agentenv.backend.container.runtime.OciSpec;
 import io.agentenv.backend.container.runtime.OciSpecs;
 import io.agentenv.backend.container.storage.SandboxDirs;
 import io.agentenv.spi.Resources;
+import io.agentenv.spi.VolumeMount;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -83,7 +84,7 @@ public final class SandboxSpecs {
             List<String> extraEnv)
             throws LxcfsViews.UnavailableException {
         ociSpecs.requireBindSources();
-        return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, List.of()));
+        return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, List.of(), List.of()));
     }
 
     /** {@link #build}, with extra arguments for the first envd the init starts (see {@link EnvdLayout#envdSupervisor}). */
@@ -97,8 +98,26 @@ public final class SandboxSpecs {
             List<String> extraEnv,
             List<String> firstEnvdArgs)
             throws LxcfsViews.UnavailableException {
+        return build(id, dirs, slot, hostname, lineage, resources, extraEnv, firstEnvdArgs, List.of());
+    }
+
+    /**
+     * {@link #build}, with extra arguments for the first envd and the sandbox's volumes. Every launch of a sandbox that
+     * mounts volumes (and of a snapshot or fork of it: its checkpoint names them) must name the same ones.
+     */
+    OciSpec build(
+            ContainerId id,
+            SandboxDirs dirs,
+            NetSlot slot,
+            String hostname,
+            Lineage lineage,
+            Resources resources,
+            List<String> extraEnv,
+            List<String> firstEnvdArgs,
+            List<VolumeMount> volumes)
+            throws LxcfsViews.UnavailableException {
         ociSpecs.requireBindSources();
-        return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, firstEnvdArgs));
+        return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, firstEnvdArgs, volumes));
     }
 
     ContainerSpec spec(
@@ -109,7 +128,8 @@ public final class SandboxSpecs {
             Lineage lineage,
             Resources resources,
             List<String> extraEnv,
-            List<String> firstEnvdArgs) {
+            List<String> firstEnvdArgs,
+            List<VolumeMount> volumes) {
         Path java = settings.jdkHome().resolve("bin/java");
         List<String> args = List.of(
                 GuestRuntime.TINI,
@@ -155,6 +175,7 @@ public final class SandboxSpecs {
                 EnvdLayout.ENVD_GUEST_DIR,
                 Optional.of(resolvConf),
                 criuConfig,
-                settings.privileges());
+                settings.privileges(),
+                volumes);
     }
 }

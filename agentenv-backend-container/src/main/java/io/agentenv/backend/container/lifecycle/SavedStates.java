@@ -14,6 +14,7 @@ import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SnapshotState;
+import io.agentenv.spi.VolumeMount;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,7 +51,8 @@ public final class SavedStates {
             int memoryMiB,
             int diskSizeMiB,
             String guestToken,
-            String bootId) {}
+            String bootId,
+            List<String> volumePaths) {}
 
     /**
      * A paused sandbox: its disk image and owned layers moved into {@code artifactDir}, plus CRIU images WITH_MEMORY.
@@ -58,9 +60,15 @@ public final class SavedStates {
      * filesystem-only pause (its resume is a new boot) and for states paused before sandboxes had their own.
      */
     public record Paused(
-            PauseMode mode, Lineage lineage, Resources resources, Path artifactDir, Optional<String> bootId)
+            PauseMode mode,
+            Lineage lineage,
+            Resources resources,
+            Path artifactDir,
+            Optional<String> bootId,
+            List<String> volumePaths)
             implements PausedState {
         public Paused {
+            volumePaths = List.copyOf(volumePaths);
             requireNonNull(mode, "mode is null");
             requireNonNull(lineage, "lineage is null");
             requireNonNull(resources, "resources is null");
@@ -81,7 +89,8 @@ public final class SavedStates {
                     resources.memoryMiB(),
                     resources.diskSizeMiB(),
                     null,
-                    bootId.orElse(null)));
+                    bootId.orElse(null),
+                    volumePaths.isEmpty() ? null : volumePaths));
         }
 
         public Path images() {
@@ -133,9 +142,11 @@ public final class SavedStates {
             Resources resources,
             Optional<AccessToken> guestToken,
             Path artifactDir,
-            Optional<String> bootId)
+            Optional<String> bootId,
+            List<String> volumePaths)
             implements SnapshotState {
         public Snapshot {
+            volumePaths = List.copyOf(volumePaths);
             requireNonNull(lineage, "lineage is null");
             requireNonNull(resources, "resources is null");
             requireNonNull(guestToken, "guestToken is null");
@@ -156,7 +167,8 @@ public final class SavedStates {
                     resources.memoryMiB(),
                     resources.diskSizeMiB(),
                     guestToken.map(AccessToken::value).orElse(null),
-                    bootId.orElse(null)));
+                    bootId.orElse(null),
+                    volumePaths.isEmpty() ? null : volumePaths));
         }
 
         public Path images() {
@@ -176,7 +188,8 @@ public final class SavedStates {
                     lineage(wire),
                     resources(wire),
                     absolute(artifactDir),
-                    Optional.ofNullable(wire.bootId()));
+                    Optional.ofNullable(wire.bootId()),
+                    volumePaths(wire));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("paused state is malformed: " + e.getMessage(), e);
         }
@@ -190,7 +203,8 @@ public final class SavedStates {
                     resources(wire),
                     Optional.ofNullable(wire.guestToken()).map(AccessToken::new),
                     absolute(artifactDir),
-                    Optional.ofNullable(wire.bootId()));
+                    Optional.ofNullable(wire.bootId()),
+                    volumePaths(wire));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("snapshot state is malformed: " + e.getMessage(), e);
         }
@@ -217,6 +231,16 @@ public final class SavedStates {
             throw new IllegalArgumentException("artifactDir must be absolute: " + dir);
         }
         return dir;
+    }
+
+    /** Where {@code mounts} appear inside, in their order: what a state records of a sandbox's volumes. */
+    static List<String> volumePaths(List<VolumeMount> mounts) {
+        return mounts.stream().map(VolumeMount::guestPath).toList();
+    }
+
+    /** The volume paths of a state (none in one of an older version). */
+    private static List<String> volumePaths(Wire wire) {
+        return wire.volumePaths() == null ? List.of() : wire.volumePaths();
     }
 
     private static Lineage lineage(Wire wire) {

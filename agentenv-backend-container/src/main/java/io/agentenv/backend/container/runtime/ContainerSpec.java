@@ -5,7 +5,9 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.GuestIds;
 import io.agentenv.backend.container.host.HostLayout;
+import io.agentenv.spi.VolumeMount;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -26,6 +28,7 @@ import java.util.Optional;
  * @param resolvConf a file bound read-only at /etc/resolv.conf, if any
  * @param criuConfig the file runc passes to CRIU for checkpoint and restore (org.criu.config)
  * @param privileges whether setuid programs (sudo) may raise privileges inside
+ * @param volumes volumes bound at their paths, none of which may overlap a path the runtime mounts itself
  */
 public record ContainerSpec(
         ContainerId id,
@@ -41,7 +44,8 @@ public record ContainerSpec(
         String envdGuestDir,
         Optional<Path> resolvConf,
         Path criuConfig,
-        Privileges privileges) {
+        Privileges privileges,
+        List<VolumeMount> volumes) {
 
     /**
      * Whether processes may gain privileges through setuid binaries. Either way the capability bounding set, the
@@ -77,6 +81,52 @@ public record ContainerSpec(
         if (!envdGuestDir.startsWith("/") || envdGuestDir.contains("..")) {
             throw new IllegalArgumentException("envdGuestDir must be absolute without '..': " + envdGuestDir);
         }
+        volumes = List.copyOf(volumes);
+        List<String> runtimePaths = new ArrayList<>(List.of("/proc", "/sys", "/dev", "/etc/resolv.conf", envdGuestDir));
+        jdkHome.ifPresent(jdk -> runtimePaths.add(jdk.toString()));
+        readOnlyBinds.forEach(bind -> runtimePaths.add(bind.guestPath()));
+        for (VolumeMount volume : volumes) {
+            for (String path : runtimePaths) {
+                if (volume.overlaps(path)) {
+                    throw new IllegalArgumentException("volume " + volume.volume() + " at " + volume.guestPath()
+                            + " overlaps " + path + ", which the runtime mounts");
+                }
+            }
+        }
+    }
+
+    /** A container that mounts no volume. */
+    public ContainerSpec(
+            ContainerId id,
+            Path rootfs,
+            String hostname,
+            InitProcess process,
+            Network network,
+            GuestIds ids,
+            Limits limits,
+            Optional<Path> jdkHome,
+            List<ReadOnlyBind> readOnlyBinds,
+            Path envdHostDir,
+            String envdGuestDir,
+            Optional<Path> resolvConf,
+            Path criuConfig,
+            Privileges privileges) {
+        this(
+                id,
+                rootfs,
+                hostname,
+                process,
+                network,
+                ids,
+                limits,
+                jdkHome,
+                readOnlyBinds,
+                envdHostDir,
+                envdGuestDir,
+                resolvConf,
+                criuConfig,
+                privileges,
+                List.of());
     }
 
     /**

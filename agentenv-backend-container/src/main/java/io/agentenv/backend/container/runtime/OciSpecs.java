@@ -9,6 +9,7 @@ import io.agentenv.backend.container.guest.GuestMounts;
 import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.ContainerId;
+import io.agentenv.spi.VolumeMount;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -285,6 +286,14 @@ public final class OciSpecs {
                         "bind",
                         resolv.toString(),
                         List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
+        // last: a volume's path may lie in a directory of the image, never at or below the runtime's own mounts
+        for (VolumeMount volume : spec.volumes()) {
+            mounts.add(new OciSpec.Mount(
+                    volume.guestPath(),
+                    "bind",
+                    volume.hostDir().toString(),
+                    List.of("bind", volume.readOnly() ? "ro" : "rw", "nosuid", "nodev")));
+        }
         return List.copyOf(mounts);
     }
 

@@ -33,12 +33,13 @@ class SavedStatesTest {
         SavedStates.Paused decoded = SavedStates.decodePaused(old.getBytes(StandardCharsets.UTF_8), Path.of("/a"));
 
         assertThat(decoded.bootId()).isEmpty();
+        assertThat(decoded.volumePaths()).isEmpty();
     }
 
     @Test
     void a_paused_state_round_trips_found_under_the_artifact_dir_it_is_decoded_with() throws Exception {
         SavedStates.Paused paused = new SavedStates.Paused(
-                PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"), Optional.of(BOOT_ID));
+                PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"), Optional.of(BOOT_ID), List.of("/data"));
 
         SavedStates.Paused decoded = SavedStates.decodePaused(paused.encode(), Path.of("/b/two"));
 
@@ -47,19 +48,26 @@ class SavedStatesTest {
         assertThat(decoded.resources()).isEqualTo(RESOURCES);
         assertThat(decoded.images()).isEqualTo(Path.of("/b/two/images"));
         assertThat(decoded.bootId()).contains(BOOT_ID);
+        assertThat(decoded.volumePaths()).containsExactly("/data");
         assertThat(new String(paused.encode(), StandardCharsets.UTF_8)).doesNotContain("/a/one");
     }
 
     @Test
     void a_snapshot_keeps_the_source_token_and_a_paused_state_is_not_a_snapshot() throws Exception {
         SavedStates.Snapshot snapshot = new SavedStates.Snapshot(
-                LINEAGE, RESOURCES, Optional.of(new AccessToken("t0k")), Path.of("/a"), Optional.of(BOOT_ID));
+                LINEAGE,
+                RESOURCES,
+                Optional.of(new AccessToken("t0k")),
+                Path.of("/a"),
+                Optional.of(BOOT_ID),
+                List.of());
 
         SavedStates.Snapshot decoded = SavedStates.decodeSnapshot(snapshot.encode(), Path.of("/a"));
 
         assertThat(decoded.guestToken()).contains(new AccessToken("t0k"));
         assertThat(decoded.bootId()).contains(BOOT_ID);
         assertThat(decoded.lineage().owned()).containsExactly("0");
+        assertThat(decoded.volumePaths()).isEmpty();
         assertThatThrownBy(() -> SavedStates.decodePaused(snapshot.encode(), Path.of("/a")))
                 .isInstanceOf(BackendException.Terminal.class)
                 .hasMessageContaining("not a container paused state");

@@ -9,6 +9,7 @@ import io.agentenv.backend.container.guest.GuestMounts;
 import io.agentenv.backend.container.guest.LxcfsViews;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.GuestIds;
+import io.agentenv.spi.VolumeMount;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,6 +50,59 @@ class OciSpecsTest {
                 Optional.of(Path.of("/var/cache/agentenv/resolv.conf")),
                 Path.of("/var/cache/agentenv/criu-runc.conf"),
                 privileges);
+    }
+
+    private static ContainerSpec withVolumes(ContainerSpec spec, List<VolumeMount> volumes) {
+        return new ContainerSpec(
+                spec.id(),
+                spec.rootfs(),
+                spec.hostname(),
+                spec.process(),
+                spec.network(),
+                spec.ids(),
+                spec.limits(),
+                spec.jdkHome(),
+                spec.readOnlyBinds(),
+                spec.envdHostDir(),
+                spec.envdGuestDir(),
+                spec.resolvConf(),
+                spec.criuConfig(),
+                spec.privileges(),
+                volumes);
+    }
+
+    @Test
+    void volumes_are_bound_last_writable_or_read_only_never_over_runtime_mounts() throws Exception {
+        ContainerSpec spec = withVolumes(
+                aSpec(1, 256),
+                List.of(
+                        new VolumeMount("vol-a", Path.of("/data/volumes/a/content"), "/home/user/data", false),
+                        new VolumeMount("vol-b", Path.of("/data/volumes/b/content"), "/mnt/ref", true)));
+
+        JsonNode mounts = json(spec, true).path("mounts");
+
+        JsonNode data = mounts.get(mounts.size() - 2);
+        assertThat(data.path("destination").asText()).isEqualTo("/home/user/data");
+        assertThat(data.path("source").asText()).isEqualTo("/data/volumes/a/content");
+        assertThat(texts(data.path("options"))).containsExactly("bind", "rw", "nosuid", "nodev");
+        JsonNode ref = mounts.get(mounts.size() - 1);
+        assertThat(ref.path("destination").asText()).isEqualTo("/mnt/ref");
+        assertThat(texts(ref.path("options"))).containsExactly("bind", "ro", "nosuid", "nodev");
+        for (String path : List.of(
+                "/proc",
+                "/proc/sys/x",
+                "/run",
+                "/run/envd",
+                "/etc",
+                "/opt/agentenv/envd/lib",
+                JDK.toString(),
+                "/dev/shm")) {
+            assertThatThrownBy(() ->
+                            withVolumes(aSpec(1, 256), List.of(new VolumeMount("vol-c", Path.of("/v/c"), path, false))))
+                    .as(path)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("which the runtime mounts");
+        }
     }
 
     private static JsonNode json(ContainerSpec spec, boolean swapAccounting) throws Exception {
