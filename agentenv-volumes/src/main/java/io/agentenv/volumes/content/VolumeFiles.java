@@ -2,6 +2,7 @@ package io.agentenv.volumes.content;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.volumes.FileTrees;
 import io.agentenv.volumes.VolumeException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,12 +13,10 @@ import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -264,24 +263,7 @@ public final class VolumeFiles {
                 Files.delete(entry); // a link itself, never its target
                 return null;
             }
-            Files.walkFileTree(
-                    entry,
-                    new SimpleFileVisitor<>() { // does not follow links
-                        @Override
-                        public FileVisitResult visitFile(Path file, BasicFileAttributes a) throws IOException {
-                            Files.delete(file);
-                            return FileVisitResult.CONTINUE;
-                        }
-
-                        @Override
-                        public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-                            if (e != null) {
-                                throw e;
-                            }
-                            Files.delete(dir);
-                            return FileVisitResult.CONTINUE;
-                        }
-                    });
+            FileTrees.deleteTree(entry);
             return null;
         });
     }

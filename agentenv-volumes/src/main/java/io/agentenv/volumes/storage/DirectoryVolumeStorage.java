@@ -2,13 +2,10 @@ package io.agentenv.volumes.storage;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.volumes.FileTrees;
 import java.io.IOException;
-import java.nio.file.FileStore;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Map;
 
 /**
@@ -36,35 +33,12 @@ public final class DirectoryVolumeStorage implements VolumeStorage {
     }
 
     @Override
-    public Usage usage(String volumeId) throws IOException {
-        FileStore store = Files.getFileStore(content(volumeId));
-        return new Usage(store.getTotalSpace() - store.getUnallocatedSpace(), store.getTotalSpace());
-    }
-
-    @Override
     public void delete(String volumeId) throws IOException {
         Path home = home(volumeId);
         if (!Files.exists(home)) {
             return;
         }
-        Files.walkFileTree(
-                home,
-                new SimpleFileVisitor<>() { // does not follow symlinks
-                    @Override
-                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                        Files.delete(file);
-                        return FileVisitResult.CONTINUE;
-                    }
-
-                    @Override
-                    public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                        if (e != null) {
-                            throw e;
-                        }
-                        Files.delete(d);
-                        return FileVisitResult.CONTINUE;
-                    }
-                });
+        FileTrees.deleteTree(home);
     }
 
     @Override

@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -139,12 +138,6 @@ public final class LoopVolumeStorage implements VolumeStorage {
             throw new IOException("volume " + volumeId + " is not mounted on this host");
         }
         return content;
-    }
-
-    @Override
-    public Usage usage(String volumeId) throws IOException {
-        FileStore store = Files.getFileStore(content(volumeId));
-        return new Usage(store.getTotalSpace() - store.getUnallocatedSpace(), store.getTotalSpace());
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.agentenv.volumes.storage;
 
 import java.io.IOException;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
@@ -20,8 +22,11 @@ public interface VolumeStorage {
      */
     Path content(String volumeId) throws IOException;
 
-    /** Bytes used and the volume's capacity. */
-    Usage usage(String volumeId) throws IOException;
+    /** Bytes used and the volume's capacity: what the filesystem holding its content directory says. */
+    default Usage usage(String volumeId) throws IOException {
+        FileStore store = Files.getFileStore(content(volumeId));
+        return new Usage(store.getTotalSpace() - store.getUnallocatedSpace(), store.getTotalSpace());
+    }
 
     /** Unmounts the volume and removes everything it had on this host. Deleting an absent volume does nothing. */
     void delete(String volumeId) throws IOException;
