@@ -109,7 +109,7 @@ test('the operator sets the default and the maximum size', async () => {
   assert.equal(noKey.status, 401)
 })
 
-test('files through the SDK: write, read, list, makeDir, getInfo, updateMetadata, remove', async () => {
+test('SDK file methods: write, read, list, makeDir, getInfo, updateMetadata, remove', async () => {
   const volume = await Volume.create('e2e-files', opts)
   try {
     const written = await volume.writeFile('/docs/readme.md', '# volume\n')
