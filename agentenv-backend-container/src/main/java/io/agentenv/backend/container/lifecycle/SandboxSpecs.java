@@ -87,23 +87,10 @@ public final class SandboxSpecs {
         return ociSpecs.build(spec(id, dirs, slot, hostname, lineage, resources, extraEnv, List.of(), List.of()));
     }
 
-    /** {@link #build}, with extra arguments for the first envd the init starts (see {@link EnvdLayout#envdSupervisor}). */
-    OciSpec build(
-            ContainerId id,
-            SandboxDirs dirs,
-            NetSlot slot,
-            String hostname,
-            Lineage lineage,
-            Resources resources,
-            List<String> extraEnv,
-            List<String> firstEnvdArgs)
-            throws LxcfsViews.UnavailableException {
-        return build(id, dirs, slot, hostname, lineage, resources, extraEnv, firstEnvdArgs, List.of());
-    }
-
     /**
-     * {@link #build}, with extra arguments for the first envd and the sandbox's volumes. Every launch of a sandbox that
-     * mounts volumes (and of a snapshot or fork of it: its checkpoint names them) must name the same ones.
+     * {@link #build}, with extra arguments for the first envd the init starts (see {@link EnvdLayout#envdSupervisor})
+     * and the sandbox's volumes. Every launch of a sandbox that mounts volumes (and of a snapshot or fork of it: its
+     * checkpoint names them) must name the same ones.
      */
     OciSpec build(
             ContainerId id,

@@ -240,7 +240,16 @@ public final class TemplateImages {
             GuestProcFiles.writeBootId(dirs, GuestProcFiles.newBootId()); // each restore is given its own
             RuncRuntime.writeConfig(
                     dirs.bundle(),
-                    specs.build(id, dirs, slot, "sandbox", boot, settings.resources(), List.of(), BOOT_ENVD_ARGS));
+                    specs.build(
+                            id,
+                            dirs,
+                            slot,
+                            "sandbox",
+                            boot,
+                            settings.resources(),
+                            List.of(),
+                            BOOT_ENVD_ARGS,
+                            List.of()));
             if (!preparation.isEmpty()) {
                 Files.writeString(dirs.envd().resolve(EnvdLayout.PREPARATION), preparation);
             }
