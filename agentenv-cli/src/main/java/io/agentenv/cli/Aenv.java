@@ -62,6 +62,7 @@ public final class Aenv {
             ExecCommand.class,
             StartCommand.class,
             FilesCommands.class,
+            VolumeCommand.class,
             LogsCommand.class,
             MetricsCommand.class,
             NetworkCommand.class,

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.api.model.ConnectSandbox;
 import io.agentenv.api.model.ListedSandbox;
 import io.agentenv.api.model.NewSandboxV2;
+import io.agentenv.api.model.NewVolume;
 import io.agentenv.api.model.PauseSandbox;
 import io.agentenv.api.model.Sandbox;
 import io.agentenv.api.model.SandboxDetail;
@@ -25,6 +26,8 @@ import io.agentenv.api.model.TemplateBuildInfo;
 import io.agentenv.api.model.TemplateBuildRequestV3;
 import io.agentenv.api.model.TemplateBuildStartV2;
 import io.agentenv.api.model.TemplateRequestResponseV3;
+import io.agentenv.api.model.Volume;
+import io.agentenv.api.model.VolumeAndToken;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -322,6 +325,40 @@ final class ApiClient {
         return true;
     }
 
+    /** {@code POST /volumes}: the new volume with its token. */
+    VolumeAndToken createVolume(NewVolume body) {
+        return read(expect(send("POST", "/volumes", body), 201), VolumeAndToken.class);
+    }
+
+    /** {@code GET /volumes}: every volume, newest first. */
+    List<Volume> volumes() {
+        return read(expect(send("GET", "/volumes", null), 200), new TypeReference<List<Volume>>() {});
+    }
+
+    /** {@code GET /volumes/{volumeID}}: the volume with its token; empty when there is no such volume. */
+    Optional<VolumeAndToken> volume(String id) {
+        Reply response = send("GET", "/volumes/" + segment(id), null);
+        if (response.statusCode() == 404) {
+            return Optional.empty();
+        }
+        return Optional.of(read(expect(response, 200), VolumeAndToken.class));
+    }
+
+    /** True when deleted, false when there was no such volume (409 while sandboxes mount it is thrown). */
+    boolean deleteVolume(String id) {
+        Reply response = send("DELETE", "/volumes/" + segment(id), null);
+        if (response.statusCode() == 404) {
+            return false;
+        }
+        expect(response, 204);
+        return true;
+    }
+
+    /** The content routes of a volume, on this server, with the volume's token. */
+    VolumeContentClient volumeContent(VolumeAndToken volume) {
+        return new VolumeContentClient(base, volume.volumeID(), volume.token());
+    }
+
     /** {@code PUT /sandboxes/{id}/network}: replaces the sandbox's egress rules. */
     void updateNetwork(String id, SandboxNetworkUpdateConfig body) {
         expect(send("PUT", "/sandboxes/" + segment(id) + "/network", body), 204);
@@ -342,7 +379,7 @@ final class ApiClient {
         return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 
-    private static String segment(String id) {
+    static String segment(String id) {
         return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
@@ -397,21 +434,25 @@ final class ApiClient {
     }
 
     private ApiException error(Reply response) {
-        String message = response.body();
+        String message = message(response.statusCode(), response.body());
+        if (response.statusCode() == 401) {
+            message = message + " (check AENV_API_KEY or --api-key)";
+        }
+        return new ApiException(response.statusCode(), message);
+    }
+
+    /** An error answer's text: the {@code message} of its {@code {code, message}} body, else the body, else the status. */
+    static String message(int status, String body) {
+        String message = body;
         try {
-            JsonNode node = json().readTree(response.body());
+            JsonNode node = json().readTree(body);
             if (node != null && node.hasNonNull("message")) {
                 message = node.get("message").asText();
             }
         } catch (JsonProcessingException ignored) {
             // not JSON: show the raw body
         }
-        if (response.statusCode() == 401) {
-            message = message + " (check AENV_API_KEY or --api-key)";
-        }
-        return new ApiException(
-                response.statusCode(),
-                message == null || message.isBlank() ? "HTTP " + response.statusCode() : message);
+        return message == null || message.isBlank() ? "HTTP " + status : message;
     }
 
     private <T> T read(Reply response, Class<T> type) {
