@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentenv.api.model.ConnectSandbox;
 import io.agentenv.api.model.ListedSandbox;
 import io.agentenv.api.model.NewSandboxV2;
@@ -81,7 +82,18 @@ final class ApiClient {
     }
 
     Sandbox create(NewSandboxV2 body) {
-        return read(expect(send("POST", "/v2/sandboxes", body), 201), Sandbox.class);
+        return create(body, List.of());
+    }
+
+    /** {@code POST /v2/sandboxes} with {@code volumeMounts} added to the body when there are any. */
+    Sandbox create(NewSandboxV2 body, List<VolumeMountOption> volumeMounts) {
+        Object wire = body;
+        if (!volumeMounts.isEmpty()) {
+            ObjectNode node = json().valueToTree(body);
+            node.set("volumeMounts", json().valueToTree(volumeMounts));
+            wire = node;
+        }
+        return read(expect(send("POST", "/v2/sandboxes", wire), 201), Sandbox.class);
     }
 
     SandboxDetail info(String id) {

@@ -55,8 +55,15 @@ final class SandboxCommands {
         @Option(names = "--no-internet", description = "Deny outbound internet access.")
         private boolean noInternet;
 
+        @Option(
+                names = "--volume",
+                paramLabel = VolumeMountOption.SHAPE,
+                description = "Mount a volume (name or id) at /PATH, read-only with :ro (repeatable).")
+        private List<String> volumes;
+
         @Override
         public Integer call() {
+            List<VolumeMountOption> mounts = VolumeMountOption.parseAll(volumes);
             Boolean autoPause = switch (onTimeout == null ? "" : onTimeout) {
                 case "" -> null;
                 case "kill" -> false;
@@ -74,7 +81,7 @@ final class SandboxCommands {
                     metadata,
                     envVars,
                     null);
-            Sandbox sandbox = aenv.client().create(body);
+            Sandbox sandbox = aenv.client().create(body, mounts);
             if (aenv.output() == Aenv.Output.json) {
                 return aenv.printJson(sandbox);
             }

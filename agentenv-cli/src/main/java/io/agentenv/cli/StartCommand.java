@@ -3,6 +3,7 @@ package io.agentenv.cli;
 import io.agentenv.api.model.NewSandboxV2;
 import io.agentenv.api.model.Sandbox;
 import io.agentenv.spi.EnvdException;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -50,6 +51,12 @@ final class StartCommand implements Callable<Integer> {
     private Map<String, String> metadata;
 
     @Option(
+            names = "--volume",
+            paramLabel = VolumeMountOption.SHAPE,
+            description = "Mount a volume (name or id) at /PATH, read-only with :ro (repeatable).")
+    private List<String> volumes;
+
+    @Option(
             names = {"-u", "--user"},
             paramLabel = "USER",
             description = "Run the shell as USER (default: the sandbox's default user).")
@@ -63,9 +70,10 @@ final class StartCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws EnvdException {
+        List<VolumeMountOption> mounts = VolumeMountOption.parseAll(volumes);
         ApiClient api = aenv.client();
-        Sandbox sandbox =
-                api.create(new NewSandboxV2(template, timeout, null, null, null, null, null, metadata, envVars, null));
+        Sandbox sandbox = api.create(
+                new NewSandboxV2(template, timeout, null, null, null, null, null, metadata, envVars, null), mounts);
         String id = sandbox.sandboxID();
         aenv.err()
                 .println("aenv: sandbox " + id

@@ -115,7 +115,12 @@ class StartCommandTest {
         };
 
         int code = cli.run(
-                new ByteArrayInputStream("exit 3\r".getBytes(StandardCharsets.UTF_8)), terminal, "start", "--keep");
+                new ByteArrayInputStream("exit 3\r".getBytes(StandardCharsets.UTF_8)),
+                terminal,
+                "start",
+                "--keep",
+                "--volume",
+                "data:/data:ro");
 
         assertThat(code).as(cli.stderr()).isEqualTo(3);
         StartRequest start = FakeSandboxServer.streamRequest(
@@ -127,7 +132,9 @@ class StartCommandTest {
                 .filter(r -> r.method().equals("POST") && r.uri().equals("/v2/sandboxes"))
                 .findFirst()
                 .orElseThrow();
-        assertThat(create.text()).contains("\"templateID\":\"base\"");
+        assertThat(create.text())
+                .contains("\"templateID\":\"base\"")
+                .contains("\"volumeMounts\":[{\"name\":\"data\",\"path\":\"/data\",\"readOnly\":true}]");
         assertThat(cli.stderr()).isEqualTo("aenv: sandbox " + ID + " (kept when the shell ends)\n");
     }
 

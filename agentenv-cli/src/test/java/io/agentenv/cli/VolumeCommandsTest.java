@@ -332,6 +332,58 @@ class VolumeCommandsTest {
     }
 
     @Test
+    void create_sends_each_volume_option_as_a_volume_mount() throws IOException {
+        server.api("POST /v2/sandboxes", 201, """
+                {"templateID":"base","sandboxID":"%s","clientID":"","envdVersion":"0.6.13"}""".formatted(FakeSandboxServer.ID));
+
+        int code = cli.run(
+                "create", "base", "--volume", "data:/data", "--volume", ID + ":/mnt/ref:ro", "--volume", "x:/w:rw");
+
+        assertThat(code).as(cli.stderr()).isZero();
+        assertThat(cli.stdout()).isEqualTo(FakeSandboxServer.ID + "\n");
+        JsonNode body = json.readTree(only("POST", "/v2/sandboxes").body());
+        assertThat(body.get("templateID").asText()).isEqualTo("base");
+        assertThat(body.get("volumeMounts")).isEqualTo(json.readTree("""
+                        [{"name":"data","path":"/data","readOnly":false},
+                         {"name":"%s","path":"/mnt/ref","readOnly":true},
+                         {"name":"x","path":"/w","readOnly":false}]""".formatted(ID)));
+    }
+
+    @Test
+    void create_without_volumes_sends_no_volume_mounts() throws IOException {
+        server.api("POST /v2/sandboxes", 201, """
+                {"templateID":"base","sandboxID":"%s","clientID":"","envdVersion":"0.6.13"}""".formatted(FakeSandboxServer.ID));
+
+        assertThat(cli.run("create", "base", "--timeout", "60"))
+                .as(cli.stderr())
+                .isZero();
+
+        assertThat(json.readTree(only("POST", "/v2/sandboxes").body()))
+                .isEqualTo(json.readTree("{\"templateID\":\"base\",\"timeout\":60}"));
+    }
+
+    @Test
+    void a_volume_option_of_another_shape_is_a_usage_error_before_any_request() {
+        for (String bad : List.of("data", ":/data", "data:", "data:rel/path", "data:/d:rx", "data:/d:", "data:/:ro")) {
+            assertThat(cli.run("create", "base", "--volume", bad)).as(bad).isEqualTo(2);
+        }
+        assertThat(cli.run("start", "base", "--volume", "data:/d:RO")).isEqualTo(2);
+
+        assertThat(cli.stderr().lines().toList())
+                .containsExactly(
+                        "error: bad --volume data: name the volume and the path, as NAME:/PATH[:ro|:rw]",
+                        "error: bad --volume :/data: name the volume and the path, as NAME:/PATH[:ro|:rw]",
+                        "error: bad --volume data:: the path must be absolute (start with /), as in NAME:/PATH[:ro|:rw]",
+                        "error: bad --volume data:rel/path: the path must be absolute (start with /), as in"
+                                + " NAME:/PATH[:ro|:rw]",
+                        "error: bad --volume data:/d:rx: the mode after the path must be ro or rw, not 'rx'",
+                        "error: bad --volume data:/d:: the mode after the path must be ro or rw, not ''",
+                        "error: bad --volume data:/:ro: a volume cannot be mounted at /",
+                        "error: bad --volume data:/d:RO: the mode after the path must be ro or rw, not 'RO'");
+        assertThat(server.requests).isEmpty();
+    }
+
+    @Test
     void volume_alone_is_a_usage_error_naming_the_subcommands() {
         assertThat(cli.run("volume")).isEqualTo(2);
         assertThat(cli.stderr()).contains("name a subcommand: create, ls, info, rm, put, get");
