@@ -125,6 +125,7 @@ class AenvTest {
         assertThat(builtCommands("--api-url", "http://h:1", "-o", "json", "ls", "--state", "paused"))
                 .containsExactlyInAnyOrder("list", "ls");
         assertThat(builtCommands("files", "ls", ID)).containsExactly("files");
+        assertThat(builtCommands("volume", "put", "data", "-", "/a")).containsExactly("volume");
     }
 
     @Test
@@ -152,7 +153,7 @@ class AenvTest {
         assertThat(aenv("help", "list")).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("Usage: aenv list");
         assertThat(aenv("--help")).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("snapshots", "templates", "completion");
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("snapshots", "templates", "volume", "completion");
         assertThat(aenv("lst")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("Unmatched argument", "list");
     }

@@ -93,6 +93,7 @@ final class AotTraining {
                 [{"timestamp":"2026-01-01T00:00:05Z","timestampUnix":1767225605,"cpuCount":2,"cpuUsedPct":12.5,
                   "memUsed":104857600,"memTotal":536870912,"memCache":0,"diskUsed":1048576,"diskTotal":1073741824}]""");
         server.api("PUT /sandboxes/" + ID + "/network", 204, "");
+        new FakeVolumes(server);
         server.envd("/process.Process/Start", (request, ex) -> {
             OutputStream out = FakeSandboxServer.openStream(ex);
             FakeSandboxServer.event(out, FakeSandboxServer.start(42));
@@ -204,6 +205,22 @@ final class AotTraining {
             aenv("files", "rm", ID, "/tmp/x");
             aenv("files", "put", "-r", ID, tree.toString(), "/tmp/tree");
             aenv("files", "get", "-r", ID, "/tmp", work.resolve("got").toString());
+            aenv("volume", "create", FakeVolumes.NAME);
+            aenv("volume", "create", FakeVolumes.NAME, "--size", "64", "-o", "json");
+            aenv("volume", "ls");
+            aenv("volume", "info", FakeVolumes.NAME);
+            aenv("volume", "put", FakeVolumes.NAME, local.toString(), "/README.md");
+            aenv("volume", "get", FakeVolumes.NAME, "/README.md");
+            aenv(
+                    "volume",
+                    "get",
+                    FakeVolumes.NAME,
+                    "/README.md",
+                    work.resolve("vol.txt").toString());
+            aenv("volume", "ls", FakeVolumes.NAME, "/", "--depth", "2");
+            aenv("volume", "rm", FakeVolumes.NAME);
+            aenv("create", "base", "--volume", "data:/data");
+            aenv("create", "base", "--volume", "data"); // a usage error
             aenv("completion", "bash");
             aenv("auth", "status");
             aenv(false, "start", "base");

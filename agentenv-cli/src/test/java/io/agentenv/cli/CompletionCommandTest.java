@@ -37,6 +37,8 @@ class CompletionCommandTest {
                 .contains("list")
                 .contains("exec")
                 .contains("files")
+                .contains("volume")
+                .contains("delete-path")
                 .contains("completion")
                 .contains("put")
                 .contains("get");
@@ -50,6 +52,9 @@ class CompletionCommandTest {
 
         assertThat(complete(script, "aenv", "fi")).isEqualTo("files");
         assertThat(complete(script, "aenv", "files", "p")).isEqualTo("put");
+        assertThat(complete(script, "aenv", "vol")).isEqualTo("volume");
+        assertThat(complete(script, "aenv", "volume", "in")).isEqualTo("info");
+        assertThat(complete(script, "aenv", "create", "--vol")).isEqualTo("--volume");
         assertThat(complete(script, "aenv", "exec", "--no-s")).isEqualTo("--no-stdin");
     }
 
