@@ -25,7 +25,14 @@ import picocli.CommandLine.ParentCommand;
             "terminal), unless --keep. Its id is printed on stderr.",
             "Exit code: the shell's."
         },
-        footer = {"", "Examples:", "  aenv start", "  aenv start base --keep", "  echo 'uname -a' | aenv start"})
+        footer = {
+            "",
+            "Examples:",
+            "  aenv start",
+            "  aenv start base --keep",
+            "  aenv start base --volume data:/data",
+            "  echo 'uname -a' | aenv start"
+        })
 final class StartCommand implements Callable<Integer> {
     @ParentCommand
     private Aenv aenv;

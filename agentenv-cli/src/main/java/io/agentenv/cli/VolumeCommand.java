@@ -32,9 +32,9 @@ import picocli.CommandLine.ParentCommand;
         name = "volume",
         mixinStandardHelpOptions = true,
         description = {
-            "Create, list, inspect and delete persistent volumes, and copy files in and out of",
-            "them without a sandbox. A volume is named by its name or its id.",
-            "Sandboxes mount them with: aenv create TEMPLATE --volume NAME:/PATH[:ro]"
+            "Manage persistent volumes and the files in them, without a sandbox.",
+            "A volume is named by its name or its id. Sandboxes mount volumes with",
+            "aenv create TEMPLATE --volume NAME:/PATH[:ro] (or aenv start)."
         },
         subcommands = {
             VolumeCommand.Create.class,
@@ -120,7 +120,7 @@ final class VolumeCommand implements Callable<Integer> {
             name = "ls",
             aliases = "list",
             mixinStandardHelpOptions = true,
-            description = {"List volumes; with VOLUME, list the files under PATH in it (default: its root)."})
+            description = "List volumes; with VOLUME, the files under PATH in it (default: its root).")
     static final class ListVolumes implements Callable<Integer> {
         @ParentCommand
         VolumeCommand parent;
@@ -178,8 +178,8 @@ final class VolumeCommand implements Callable<Integer> {
             name = "info",
             mixinStandardHelpOptions = true,
             description = {
-                "Show a volume: id, name and size. Its token (what the content API and the",
-                "E2B SDK's Volume take) only with --token, or in -o json."
+                "Show a volume: its id, name and size.",
+                "Its token (for the content API and the E2B SDK) only with --token or -o json."
             })
     static final class Info implements Callable<Integer> {
         @ParentCommand
@@ -217,8 +217,9 @@ final class VolumeCommand implements Callable<Integer> {
             aliases = "delete",
             mixinStandardHelpOptions = true,
             description = {
-                "Delete volumes with all their files. Refused while a sandbox mounts one;",
-                "the others are still deleted. Exits 1 when one was not."
+                "Delete volumes with all their files.",
+                "One that a sandbox mounts is refused; the others are still deleted, and",
+                "the exit code is 1."
             })
     static final class Remove implements Callable<Integer> {
         @ParentCommand
@@ -262,9 +263,9 @@ final class VolumeCommand implements Callable<Integer> {
             name = "put",
             mixinStandardHelpOptions = true,
             description = {
-                "Upload LOCAL (- for stdin) to PATH in the volume; parent directories are",
-                "made, a file is replaced. Transfers of 4 MiB or more draw a progress bar",
-                "when stderr is a terminal."
+                "Upload LOCAL (- for stdin) to PATH in the volume.",
+                "Parent directories are made, a file is replaced. Transfers of 4 MiB or",
+                "more draw a progress bar when stderr is a terminal."
             })
     static final class Put implements Callable<Integer> {
         @ParentCommand
@@ -316,9 +317,9 @@ final class VolumeCommand implements Callable<Integer> {
             name = "get",
             mixinStandardHelpOptions = true,
             description = {
-                "Download PATH from the volume; LOCAL - (the default) writes it to stdout,",
-                "a LOCAL directory receives it under its name. Transfers of 4 MiB or more",
-                "draw a progress bar when stderr is a terminal."
+                "Download PATH from the volume (to stdout unless LOCAL names a file).",
+                "A LOCAL directory receives it under its name; LOCAL - is stdout.",
+                "Transfers of 4 MiB or more draw a progress bar when stderr is a terminal."
             })
     static final class Get implements Callable<Integer> {
         @ParentCommand
