@@ -12,14 +12,16 @@ import { stopAndAssertNoLeftovers } from './host-leaks.mjs'
 
 /**
  * Starts the suite's server on {@code lane}; {@code env} adds the suite's own settings, {@code listenHost} the address
- * it listens on (startServer's, default 127.0.0.1). Returns it and SDK options.
+ * it listens on (startServer's, default 127.0.0.1), {@code dataDir} a kept data dir to start on again. Returns it and
+ * SDK options.
  */
-export async function startSuiteServer(lane, env = {}, { listenHost } = {}) {
+export async function startSuiteServer(lane, env = {}, { listenHost, dataDir } = {}) {
   delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
   const server = await startServer({
     backend: 'container',
     readyTimeoutMs: 120_000,
     listenHost,
+    dataDir,
     env: {
       AENV_BACKEND_NAME_PREFIX: lane.namePrefix,
       AENV_BACKEND_RUN_DIR: lane.runDir,

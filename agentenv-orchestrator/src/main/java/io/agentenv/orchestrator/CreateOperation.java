@@ -7,6 +7,8 @@ import io.agentenv.spi.Reservation;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
 import java.time.Clock;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -27,6 +29,7 @@ final class CreateOperation {
     private final HookCalls hooks;
     private final EventBus events;
     private final Clock clock;
+    private final VolumeCatalog volumes;
 
     CreateOperation(
             TemplateCatalog templates,
@@ -36,7 +39,8 @@ final class CreateOperation {
             EventBus events,
             Clock clock,
             Launcher launcher,
-            String defaultUser) {
+            String defaultUser,
+            VolumeCatalog volumes) {
         this.defaultUser = requireNonNull(defaultUser, "defaultUser is null");
         this.templates = requireNonNull(templates, "templates is null");
         this.backends = requireNonNull(backends, "backends is null");
@@ -45,11 +49,13 @@ final class CreateOperation {
         this.events = requireNonNull(events, "events is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.launcher = requireNonNull(launcher, "launcher is null");
+        this.volumes = requireNonNull(volumes, "volumes is null");
     }
 
     /** Checks that need no I/O; run on the caller's thread so bad input fails fast. */
     static void validate(CreateSandbox request, boolean extensionConfigured) {
         NetworkRules.validate(request.network());
+        VolumeMounts.check(request.volumeMounts());
         if (!extensionConfigured) {
             CustomExtensionParams.requireEmptyWithoutExtension(request.customExtensionParams());
         }
@@ -58,28 +64,85 @@ final class CreateOperation {
     SandboxView create(CreateSandbox request) {
         validate(request, hooks.enabled());
         TemplateCatalog.Resolved resolved = templates.resolve(request.template());
-        Optional<Reservation> reservation = switch (resolved.source()) {
-            case LaunchSource.Template(var template) -> backends.reserve(template);
-            // a template build's sandbox starts from a cached layer or a base once: no snapshot is kept warm for it
-            case LaunchSource.Snapshot(var state) ->
-                request.metadata().containsKey(TemplateBuilder.BUILD_METADATA)
-                        ? Optional.empty()
-                        : backends.reserve(
-                                resolved.template(),
-                                state,
-                                resolved.envVars(),
-                                resolved.guestDefaults().user().orElse(defaultUser),
-                                resolved.guestDefaults().workdir());
-            case LaunchSource.Paused paused -> Optional.empty();
-        };
+        if (request.volumeMounts().isEmpty() && resolved.volumes().isEmpty()) {
+            return create(request, resolved, List.of());
+        }
+        // from resolving the volumes until the record that mounts them is stored, none of them can be deleted
+        return volumes.keepingVolumes(() -> create(request, resolved, attachments(request, resolved)));
+    }
+
+    private SandboxView create(
+            CreateSandbox request, TemplateCatalog.Resolved resolved, List<VolumeAttachment> attachments) {
+        // a sandbox that mounts volumes boots with them: no ready instance (restored without them) can serve it
+        Optional<Reservation> reservation = !attachments.isEmpty()
+                ? Optional.empty()
+                : switch (resolved.source()) {
+                    case LaunchSource.Template(var template) -> backends.reserve(template);
+                    // a template build's sandbox starts from a cached layer or a base once: no snapshot is kept warm
+                    case LaunchSource.Snapshot(var state) ->
+                        request.metadata().containsKey(TemplateBuilder.BUILD_METADATA)
+                                ? Optional.empty()
+                                : backends.reserve(
+                                        resolved.template(),
+                                        state,
+                                        resolved.envVars(),
+                                        resolved.guestDefaults().user().orElse(defaultUser),
+                                        resolved.guestDefaults().workdir());
+                    case LaunchSource.Paused paused -> Optional.empty();
+                };
         try {
-            return create(request, resolved, reservation.map(Reservation::id).orElseGet(ids::newSandboxId));
+            return create(
+                    request,
+                    resolved,
+                    attachments,
+                    reservation.map(Reservation::id).orElseGet(ids::newSandboxId));
         } finally {
             reservation.ifPresent(Reservation::close); // a no-op once prepare took the instance
         }
     }
 
-    private SandboxView create(CreateSandbox request, TemplateCatalog.Resolved resolved, SandboxId id) {
+    /**
+     * The volumes the new sandbox mounts: those the request names, or a snapshot's (its source's mounts, which a
+     * sandbox created from it keeps: its checkpoint holds their mounts). A request may name a snapshot's
+     * volumes again, never others; every volume must still exist.
+     */
+    private List<VolumeAttachment> attachments(CreateSandbox request, TemplateCatalog.Resolved resolved) {
+        List<VolumeAttachment> asked = VolumeMounts.resolve(request.volumeMounts(), volumes);
+        if (resolved.volumes().isEmpty()) {
+            return asked;
+        }
+        if (!asked.isEmpty() && !new HashSet<>(asked).equals(new HashSet<>(resolved.volumes()))) {
+            throw AgentEnvException.invalidArgument("template " + resolved.template() + " is a snapshot of a "
+                    + "sandbox that mounted volumes " + describe(resolved.volumes()) + "; a sandbox created from it "
+                    + "mounts the same ones (leave volumeMounts out or name the same)");
+        }
+        for (VolumeAttachment volume : resolved.volumes()) {
+            if (volumes.find(volume.volumeId()).isEmpty()) {
+                throw AgentEnvException.invalidArgument("volume " + volume.name() + " (" + volume.volumeId()
+                        + "), which snapshot " + resolved.template() + " mounts at " + volume.path()
+                        + ", no longer exists");
+            }
+        }
+        return resolved.volumes();
+    }
+
+    private static String describe(List<VolumeAttachment> attachments) {
+        StringBuilder text = new StringBuilder();
+        for (VolumeAttachment volume : attachments) {
+            text.append(text.isEmpty() ? "" : ", ")
+                    .append(volume.name())
+                    .append(" at ")
+                    .append(volume.path())
+                    .append(volume.readOnly() ? " (read-only)" : "");
+        }
+        return text.toString();
+    }
+
+    private SandboxView create(
+            CreateSandbox request,
+            TemplateCatalog.Resolved resolved,
+            List<VolumeAttachment> attachments,
+            SandboxId id) {
         SandboxRecord creating = new SandboxRecord(
                 id,
                 resolved.template(),
@@ -100,7 +163,8 @@ final class CreateOperation {
                 Optional.empty(),
                 Optional.empty(),
                 request.maskRequestHost(),
-                resolved.guestDefaults());
+                resolved.guestDefaults(),
+                attachments);
         SandboxView view = launcher.launch(creating, resolved.source());
         events.publish(new LifecycleEvent.Created(id, clock.instant(), resolved.template()));
         return view;

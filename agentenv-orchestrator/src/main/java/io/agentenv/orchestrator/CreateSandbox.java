@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -23,6 +24,8 @@ import java.util.Optional;
  * @param secure                recorded and reported; the envd access token is issued either way
  * @param maskRequestHost       the Host header proxied requests to the sandbox's ports (not envd's) carry, with
  *                              {@code ${PORT}} replaced by the port; empty: the caller's Host is kept
+ * @param volumeMounts          volumes to mount, by name or id; a create from a snapshot mounts the snapshot's
+ *                              volumes, and may name them again but not others
  */
 public record CreateSandbox(
         String template,
@@ -35,7 +38,8 @@ public record CreateSandbox(
         NetworkPolicy network,
         String customExtensionParams,
         boolean secure,
-        Optional<String> maskRequestHost) {
+        Optional<String> maskRequestHost,
+        List<VolumeMountRequest> volumeMounts) {
     public CreateSandbox {
         requireNonNull(template, "template is null");
         requireNonNull(timeout, "timeout is null");
@@ -49,6 +53,35 @@ public record CreateSandbox(
         requireNonNull(network, "network is null");
         requireNonNull(customExtensionParams, "customExtensionParams is null");
         requireNonNull(maskRequestHost, "maskRequestHost is null");
+        volumeMounts = List.copyOf(volumeMounts);
+    }
+
+    /** A request that mounts no volume (or, from a snapshot, the snapshot's). */
+    public CreateSandbox(
+            String template,
+            Duration timeout,
+            TimeoutAction onTimeout,
+            PauseMode timeoutPauseMode,
+            boolean autoResume,
+            Map<String, String> envVars,
+            Map<String, String> metadata,
+            NetworkPolicy network,
+            String customExtensionParams,
+            boolean secure,
+            Optional<String> maskRequestHost) {
+        this(
+                template,
+                timeout,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                envVars,
+                metadata,
+                network,
+                customExtensionParams,
+                secure,
+                maskRequestHost,
+                List.of());
     }
 
     /** A request whose proxied requests keep their Host header. */

@@ -92,7 +92,7 @@ public final class Orchestrator {
         this(store, backends, tokens, clock, settings, listeners, LifecycleHooks.none());
     }
 
-    /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
+    /** Builds the orchestrator for a server without volumes ({@link VolumeCatalog#NONE}). */
     public Orchestrator(
             SandboxStore store,
             SandboxBackendFactory backends,
@@ -101,7 +101,21 @@ public final class Orchestrator {
             OrchestratorSettings settings,
             List<LifecycleListener> listeners,
             LifecycleHooks hooks) {
+        this(store, backends, tokens, clock, settings, listeners, hooks, VolumeCatalog.NONE);
+    }
+
+    /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
+    public Orchestrator(
+            SandboxStore store,
+            SandboxBackendFactory backends,
+            EnvdTokens tokens,
+            Clock clock,
+            OrchestratorSettings settings,
+            List<LifecycleListener> listeners,
+            LifecycleHooks hooks,
+            VolumeCatalog volumes) {
         requireNonNull(store, "store is null");
+        requireNonNull(volumes, "volumes is null");
         requireNonNull(backends, "backends is null");
         requireNonNull(settings, "settings is null");
         this.settings = settings;
@@ -115,7 +129,7 @@ public final class Orchestrator {
         this.templates = new TemplateCatalog(backends, store);
         this.pausedLogs = new PausedLogs(backends);
         Artifacts artifacts = new Artifacts(settings.artifactRoot(), ids);
-        LaunchSpecs specs = new LaunchSpecs(tokens, settings.defaultUser());
+        LaunchSpecs specs = new LaunchSpecs(tokens, settings.defaultUser(), volumes);
         this.disposal = new Disposal(records, runtime, artifacts, this.hooks, events, clock);
         Duration transitionWait = settings.transitionWait();
 
@@ -123,7 +137,7 @@ public final class Orchestrator {
                 new Launcher(records, runtime, backends, specs, ids, this.hooks, clock, settings.readyTimeout());
         Captures captures = new Captures(records, runtime, artifacts, disposal);
         this.creates = new CreateOperation(
-                templates, backends, ids, this.hooks, events, clock, launcher, settings.defaultUser());
+                templates, backends, ids, this.hooks, events, clock, launcher, settings.defaultUser(), volumes);
         this.kills =
                 new KillOperation(records, runtime, backends, artifacts, this.hooks, events, clock, transitionWait);
         this.pauses =

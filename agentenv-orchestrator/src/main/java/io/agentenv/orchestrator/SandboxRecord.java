@@ -9,6 +9,7 @@ import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -20,6 +21,7 @@ import java.util.UUID;
  * starts without one. {@code maskRequestHost} is the Host header the proxy sends to the sandbox's ports other than envd's
  * ({@code ${PORT}} replaced by the port; E2B's {@code network.maskRequestHost}), fixed at create and kept by forks.
  * {@code guestDefaults} are the user and working directory of its template (see {@link GuestDefaults}).
+ * {@code volumes} are the volumes it mounts, fixed at create and kept by its fork children and snapshots.
  */
 public record SandboxRecord(
         SandboxId id,
@@ -41,7 +43,8 @@ public record SandboxRecord(
         Optional<StoredState> paused,
         Optional<UUID> instanceId,
         Optional<String> maskRequestHost,
-        GuestDefaults guestDefaults) {
+        GuestDefaults guestDefaults,
+        List<VolumeAttachment> volumes) {
     public SandboxRecord {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -61,6 +64,53 @@ public record SandboxRecord(
         requireNonNull(instanceId, "instanceId is null");
         requireNonNull(maskRequestHost, "maskRequestHost is null");
         requireNonNull(guestDefaults, "guestDefaults is null");
+        volumes = List.copyOf(volumes);
+    }
+
+    /** A record of a sandbox that mounts no volume. */
+    public SandboxRecord(
+            SandboxId id,
+            TemplateId template,
+            Optional<String> alias,
+            SandboxState state,
+            Instant startedAt,
+            Duration timeout,
+            Optional<Instant> expiresAt,
+            TimeoutAction onTimeout,
+            PauseMode timeoutPauseMode,
+            boolean autoResume,
+            boolean secure,
+            Resources resources,
+            Map<String, String> metadata,
+            Map<String, String> envVars,
+            NetworkPolicy network,
+            String customExtensionParams,
+            Optional<StoredState> paused,
+            Optional<UUID> instanceId,
+            Optional<String> maskRequestHost,
+            GuestDefaults guestDefaults) {
+        this(
+                id,
+                template,
+                alias,
+                state,
+                startedAt,
+                timeout,
+                expiresAt,
+                onTimeout,
+                timeoutPauseMode,
+                autoResume,
+                secure,
+                resources,
+                metadata,
+                envVars,
+                network,
+                customExtensionParams,
+                paused,
+                instanceId,
+                maskRequestHost,
+                guestDefaults,
+                List.of());
     }
 
     /** A record whose proxied requests keep their Host header. */
@@ -171,7 +221,8 @@ public record SandboxRecord(
                 paused,
                 instanceId,
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     public SandboxRecord withTtl(Duration newTimeout, Optional<Instant> newExpiresAt) {
@@ -195,7 +246,8 @@ public record SandboxRecord(
                 paused,
                 instanceId,
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     public SandboxRecord withPaused(Optional<StoredState> newPaused) {
@@ -219,7 +271,8 @@ public record SandboxRecord(
                 newPaused,
                 instanceId,
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     SandboxRecord withResources(Resources newResources) {
@@ -243,7 +296,8 @@ public record SandboxRecord(
                 paused,
                 instanceId,
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     public SandboxRecord withMetadata(Map<String, String> newMetadata) {
@@ -267,7 +321,8 @@ public record SandboxRecord(
                 paused,
                 instanceId,
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     public SandboxRecord withNetwork(NetworkPolicy newNetwork) {
@@ -291,7 +346,8 @@ public record SandboxRecord(
                 paused,
                 instanceId,
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     public SandboxRecord withCustomExtensionParams(String params) {
@@ -315,7 +371,8 @@ public record SandboxRecord(
                 paused,
                 instanceId,
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     /** The runtime instance that was (or is being) started for this sandbox; recorded before its start hook is sent. */
@@ -340,7 +397,8 @@ public record SandboxRecord(
                 paused,
                 Optional.of(newInstanceId),
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     /** A fork child: same settings, new id, started now, running with a fresh TTL, no paused state. */
@@ -365,6 +423,7 @@ public record SandboxRecord(
                 Optional.empty(),
                 Optional.empty(),
                 maskRequestHost,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 }

@@ -61,6 +61,9 @@ public interface SandboxStore extends AutoCloseable {
     /** Ids of the sandboxes in {@code state} now, in one read (the liveness check's per-round view). */
     Set<SandboxId> idsIn(SandboxState state);
 
+    /** Ids of the sandboxes, in any state, that mount volume {@code volumeId}. */
+    Set<SandboxId> mounting(String volumeId);
+
     /** Keyset-paginated list in (startedAt, id) order. */
     Page<SandboxRecord> list(SandboxQuery query);
 

@@ -8,6 +8,7 @@ import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -35,7 +36,8 @@ public record SandboxView(
         Resources resources,
         Map<String, String> metadata,
         NetworkPolicy network,
-        Optional<String> maskRequestHost) {
+        Optional<String> maskRequestHost,
+        List<VolumeAttachment> volumes) {
     public SandboxView {
         requireNonNull(id, "id is null");
         requireNonNull(template, "template is null");
@@ -49,6 +51,7 @@ public record SandboxView(
         metadata = Map.copyOf(metadata);
         requireNonNull(network, "network is null");
         requireNonNull(maskRequestHost, "maskRequestHost is null");
+        volumes = List.copyOf(volumes);
     }
 
     /** The record as clients see it: a sandbox that is not running has no expiry. */
@@ -71,6 +74,7 @@ public record SandboxView(
                 r.resources(),
                 r.metadata(),
                 r.network(),
-                r.maskRequestHost());
+                r.maskRequestHost(),
+                r.volumes());
     }
 }

@@ -92,7 +92,8 @@ final class SnapshotOperation {
                 now,
                 now,
                 source.customExtensionParams(),
-                defaults.orElse(source.guestDefaults()));
+                defaults.orElse(source.guestDefaults()),
+                source.volumes());
         try {
             records.store().insertSnapshot(record);
         } catch (RuntimeException e) {

@@ -20,6 +20,8 @@ import java.util.Optional;
  * @param customExtensionParams the source's custom extension params (raw JSON object), inherited by sandboxes created
  *                              from it unless the create names its own
  * @param guestDefaults  the default user and working directory of sandboxes created from it
+ * @param volumes        the volumes its source mounted: sandboxes created from it mount the same ones (their content
+ *                       is not part of the snapshot)
  */
 public record SnapshotRecord(
         TemplateId id,
@@ -32,7 +34,8 @@ public record SnapshotRecord(
         Instant createdAt,
         Instant updatedAt,
         String customExtensionParams,
-        GuestDefaults guestDefaults) {
+        GuestDefaults guestDefaults,
+        List<VolumeAttachment> volumes) {
     public SnapshotRecord {
         requireNonNull(id, "id is null");
         aliases = List.copyOf(aliases);
@@ -45,6 +48,35 @@ public record SnapshotRecord(
         requireNonNull(updatedAt, "updatedAt is null");
         requireNonNull(customExtensionParams, "customExtensionParams is null");
         requireNonNull(guestDefaults, "guestDefaults is null");
+        volumes = List.copyOf(volumes);
+    }
+
+    /** A snapshot whose sandboxes mount no volume. */
+    public SnapshotRecord(
+            TemplateId id,
+            List<String> aliases,
+            Optional<SandboxId> sourceSandbox,
+            TemplateId sourceTemplate,
+            Map<String, String> envVars,
+            Resources resources,
+            StoredState state,
+            Instant createdAt,
+            Instant updatedAt,
+            String customExtensionParams,
+            GuestDefaults guestDefaults) {
+        this(
+                id,
+                aliases,
+                sourceSandbox,
+                sourceTemplate,
+                envVars,
+                resources,
+                state,
+                createdAt,
+                updatedAt,
+                customExtensionParams,
+                guestDefaults,
+                List.of());
     }
 
     /** A snapshot whose sandboxes get the server's default user and working directory. */
@@ -85,7 +117,8 @@ public record SnapshotRecord(
                 createdAt,
                 updatedAt,
                 customExtensionParams,
-                guestDefaults);
+                guestDefaults,
+                volumes);
     }
 
     public SnapshotView view() {

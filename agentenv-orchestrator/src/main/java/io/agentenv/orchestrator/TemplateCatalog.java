@@ -34,7 +34,8 @@ final class TemplateCatalog {
             Map<String, String> envVars,
             Resources resources,
             String customExtensionParams,
-            GuestDefaults guestDefaults) {}
+            GuestDefaults guestDefaults,
+            List<VolumeAttachment> volumes) {}
 
     private final SandboxBackendFactory backends;
     private final SandboxStore store;
@@ -81,7 +82,8 @@ final class TemplateCatalog {
                     Map.of(),
                     template.resources(),
                     CustomExtensionParams.EMPTY,
-                    GuestDefaults.NONE);
+                    GuestDefaults.NONE,
+                    List.of());
         }
         Optional<SnapshotRecord> tagged = reference.indexOf(':') > 0
                 ? store.findSnapshot(tags.apply(reference).value())
@@ -104,7 +106,8 @@ final class TemplateCatalog {
                 snapshot.envVars(),
                 state.resources(),
                 snapshot.customExtensionParams(),
-                snapshot.guestDefaults());
+                snapshot.guestDefaults(),
+                snapshot.volumes());
     }
 
     /** A built-in template or a snapshot, by id or alias (a built-in name wins, as in {@link #resolve}). */
@@ -169,7 +172,8 @@ final class TemplateCatalog {
         return env;
     }
 
-    private static String printable(String text) {
+    /** At most 128 characters of {@code text}, control characters as {@code ?}: safe to put in an error message. */
+    static String printable(String text) {
         String shortened = text.length() > 128 ? text.substring(0, 128) + "..." : text;
         return shortened.replaceAll("\\p{Cntrl}", "?");
     }

@@ -144,6 +144,11 @@ final class FaultyStore implements SandboxStore {
     }
 
     @Override
+    public Set<SandboxId> mounting(String volumeId) {
+        return delegate.mounting(volumeId);
+    }
+
+    @Override
     public Page<SandboxRecord> list(SandboxQuery query) {
         return delegate.list(query);
     }

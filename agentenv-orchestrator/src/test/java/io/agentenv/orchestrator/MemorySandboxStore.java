@@ -156,6 +156,15 @@ final class MemorySandboxStore implements SandboxStore {
     }
 
     @Override
+    public Set<SandboxId> mounting(String volumeId) {
+        requireNonNull(volumeId, "volumeId is null");
+        return locked(d -> Set.copyOf(d.sandboxes.values().stream()
+                .filter(r -> r.volumes().stream().anyMatch(v -> v.volumeId().equals(volumeId)))
+                .map(SandboxRecord::id)
+                .toList()));
+    }
+
+    @Override
     public Page<SandboxRecord> list(SandboxQuery query) {
         requireNonNull(query, "query is null");
         if (query.limit() == 0 || query.states().isEmpty()) {
@@ -238,7 +247,8 @@ final class MemorySandboxStore implements SandboxStore {
                 s.createdAt(),
                 s.updatedAt(),
                 s.customExtensionParams(),
-                s.guestDefaults());
+                s.guestDefaults(),
+                s.volumes());
     }
 
     @Override

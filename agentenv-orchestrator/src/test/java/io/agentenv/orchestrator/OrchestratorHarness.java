@@ -28,6 +28,7 @@ final class OrchestratorHarness implements AutoCloseable {
     final UnaryOperator<SandboxStore> storeWrapper;
     final Duration transitionWait;
     final LifecycleHooks hooks;
+    final FakeVolumeCatalog volumes = new FakeVolumeCatalog();
     SandboxStore store;
     private MemorySandboxStore data = new MemorySandboxStore();
     Orchestrator orchestrator;
@@ -82,7 +83,8 @@ final class OrchestratorHarness implements AutoCloseable {
                 new OrchestratorSettings(
                         artifactRoot(), Duration.ofSeconds(5), transitionWait, Duration.ofHours(1), 3, "user"),
                 List.of(events),
-                hooks);
+                hooks,
+                volumes);
         orchestrator.start();
         for (Object monitor : orchestrator.internalMonitors()) {
             backend.forbidLock(monitor);

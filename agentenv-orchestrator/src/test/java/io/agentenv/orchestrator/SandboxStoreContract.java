@@ -235,6 +235,67 @@ public abstract class SandboxStoreContract {
     }
 
     @Test
+    void volume_mounts_round_trip_and_name_the_sandboxes_that_mount_a_volume() {
+        // given a snapshot and two sandboxes, one mounting two volumes
+        List<VolumeAttachment> volumes = List.of(
+                new VolumeAttachment("vol00000000000000001", "data", "/data", false),
+                new VolumeAttachment("vol00000000000000002", "models", "/home/user/m", true));
+        SnapshotRecord snapshot = new SnapshotRecord(
+                new TemplateId("snapwithvolumes00001"),
+                List.of("with-volumes"),
+                Optional.empty(),
+                new TemplateId("base"),
+                Map.of(),
+                new Resources(2, 512, 1024),
+                new StoredState(new byte[] {9}, dir.resolve("s")),
+                T0,
+                T0,
+                "{}",
+                GuestDefaults.NONE,
+                volumes);
+        SandboxRecord plain = record(RUNNING, T0);
+        SandboxRecord other = record(RUNNING, T0.plusSeconds(1));
+        SandboxRecord mounting = plain.forChild(plain.id(), T0, plain.timeout(), RUNNING);
+        mounting = new SandboxRecord(
+                mounting.id(),
+                mounting.template(),
+                mounting.alias(),
+                mounting.state(),
+                mounting.startedAt(),
+                mounting.timeout(),
+                mounting.expiresAt(),
+                mounting.onTimeout(),
+                mounting.timeoutPauseMode(),
+                mounting.autoResume(),
+                mounting.secure(),
+                mounting.resources(),
+                mounting.metadata(),
+                mounting.envVars(),
+                mounting.network(),
+                mounting.customExtensionParams(),
+                mounting.paused(),
+                mounting.instanceId(),
+                mounting.maskRequestHost(),
+                mounting.guestDefaults(),
+                volumes);
+        // when
+        store.insertSnapshot(snapshot);
+        store.insert(mounting);
+        store.insert(other);
+        // then
+        assertThat(store.findSnapshot("with-volumes").orElseThrow().volumes()).isEqualTo(volumes);
+        assertThat(store.get(mounting.id()).orElseThrow().volumes()).isEqualTo(volumes);
+        assertThat(store.get(other.id()).orElseThrow().volumes()).isEmpty();
+        assertThat(store.mounting("vol00000000000000002")).containsExactly(mounting.id());
+        assertThat(store.mounting("vol00000000000000003")).isEmpty();
+        assertThat(store.replace(mounting.withState(PAUSED), EnumSet.of(RUNNING)))
+                .isTrue();
+        assertThat(store.get(mounting.id()).orElseThrow().volumes()).isEqualTo(volumes);
+        assertThat(store.delete(mounting.id(), EnumSet.of(PAUSED))).isTrue();
+        assertThat(store.mounting("vol00000000000000001")).isEmpty();
+    }
+
+    @Test
     void list_expired_returns_only_running_sandboxes_at_or_past_their_deadline() {
         // given
         SandboxRecord due = record(RUNNING, T0).withTtl(Duration.ofSeconds(1), Optional.of(T0.plusSeconds(1)));

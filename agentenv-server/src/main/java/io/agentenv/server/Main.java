@@ -17,14 +17,15 @@ import io.agentenv.server.images.RegistryImages;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
 import io.agentenv.server.templates.TemplateFileStore;
+import io.agentenv.server.volumes.MountableVolumes;
 import io.agentenv.server.volumes.ServerVolumes;
 import io.agentenv.spi.AccessToken;
 import io.agentenv.spi.BackendContext;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.SandboxBackendFactory;
+import io.agentenv.spi.SandboxId;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
-import io.agentenv.volumes.VolumeUsers;
 import io.agentenv.volumes.Volumes;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -39,6 +40,7 @@ import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,9 +97,29 @@ public final class Main {
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
             EnvdTokens envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
             initializeBackend(backend, dataDir, config, envdTokens);
+            // volumes are mounted on the host before recovery starts sandboxes that mount them; a volume is in use
+            // while any sandbox record (running, paused, being created) names it
+            Volumes volumes = ServerVolumes.open(
+                    config.volumes(),
+                    config.backendSettings(),
+                    dataDir,
+                    store.volumes(),
+                    store.tokenSeed(),
+                    volumeId -> store.mounting(volumeId).stream()
+                            .map(SandboxId::value)
+                            .collect(Collectors.toCollection(TreeSet::new)),
+                    Clock.systemUTC());
+            volumes.start();
             OrchestratorSettings settings = OrchestratorSettings.defaults(dataDir.resolve("artifacts"));
             orchestrator = new Orchestrator(
-                    store, backend, envdTokens, Clock.systemUTC(), settings, List.of(), lifecycleHooks(config));
+                    store,
+                    backend,
+                    envdTokens,
+                    Clock.systemUTC(),
+                    settings,
+                    List.of(),
+                    lifecycleHooks(config),
+                    new MountableVolumes(volumes));
             orchestrator.start();
             guests = new SandboxGuests(
                     orchestrator,
@@ -114,15 +136,6 @@ public final class Main {
                     settings.defaultUser(),
                     Clock.systemUTC());
             templates.recover();
-            Volumes volumes = ServerVolumes.open(
-                    config.volumes(),
-                    config.backendSettings(),
-                    dataDir,
-                    store.volumes(),
-                    store.tokenSeed(),
-                    VolumeUsers.none(), // no sandbox mounts a volume yet
-                    Clock.systemUTC());
-            volumes.start();
 
             ApiKeyFile.Resolved key = ApiKeyFile.resolve(config.apiKey(), dataDir, new SecureRandom());
             if (key.file().isPresent()) {

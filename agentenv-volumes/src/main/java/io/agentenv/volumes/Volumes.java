@@ -6,6 +6,7 @@ import io.agentenv.volumes.content.GuestOwner;
 import io.agentenv.volumes.content.VolumeFiles;
 import io.agentenv.volumes.storage.VolumeStorage;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
@@ -13,6 +14,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +40,12 @@ public final class Volumes {
     private final Optional<String> unavailable;
     /** Serialises creates and deletes: a name is checked and taken, or a volume removed, one at a time. */
     private final Object changes = new Object();
+
+    /**
+     * Held shared by sandbox creates from resolving their volumes until their records are stored, and exclusively by
+     * a delete from asking {@link VolumeUsers} until the volume is gone: a delete never misses a sandbox being created.
+     */
+    private final ReadWriteLock deletions = new ReentrantReadWriteLock();
 
     public Volumes(
             VolumeStore store,
@@ -127,6 +138,40 @@ public final class Volumes {
         return store.find(id).orElseThrow(() -> VolumeException.notFound("volume " + id + " not found"));
     }
 
+    /** The volume whose id or name is {@code nameOrId}; an id wins over a name. */
+    public Optional<VolumeRecord> find(String nameOrId) {
+        requireAvailable();
+        if (VolumeIds.isValid(nameOrId)) {
+            Optional<VolumeRecord> byId = store.find(nameOrId);
+            if (byId.isPresent()) {
+                return byId;
+            }
+        }
+        return store.list().stream().filter(v -> v.name().equals(nameOrId)).findFirst();
+    }
+
+    /** The host directory of volume {@code id}'s content, to bind into sandboxes. */
+    public Path contentDir(String id) {
+        VolumeRecord volume = get(id);
+        requireAvailable();
+        try {
+            return storage.content(volume.id());
+        } catch (IOException e) {
+            throw new VolumeException(VolumeException.Kind.UNAVAILABLE, e.getMessage(), e);
+        }
+    }
+
+    /** Runs {@code work} while no volume can be deleted (deletes wait; others running it do not). */
+    public <T> T keepingVolumes(Supplier<T> work) {
+        Lock shared = deletions.readLock();
+        shared.lock();
+        try {
+            return work.get();
+        } finally {
+            shared.unlock();
+        }
+    }
+
     public String token(String id) {
         return tokens.token(id);
     }
@@ -135,6 +180,17 @@ public final class Volumes {
     public void delete(String id) {
         VolumeRecord volume = get(id);
         requireAvailable();
+        Lock exclusive = deletions.writeLock();
+        exclusive.lock();
+        try {
+            deleteUnused(volume);
+        } finally {
+            exclusive.unlock();
+        }
+    }
+
+    private void deleteUnused(VolumeRecord volume) {
+        String id = volume.id();
         synchronized (changes) {
             Set<String> mounting = users.sandboxesMounting(volume.id());
             if (!mounting.isEmpty()) {

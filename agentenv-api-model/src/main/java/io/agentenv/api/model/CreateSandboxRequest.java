@@ -63,7 +63,8 @@ public sealed interface CreateSandboxRequest permits NewSandbox, NewSandboxV2 {
         return fields().iam();
     }
 
-    default java.util.List<Object> volumeMounts() {
+    /** The volumes to mount; null or empty for none. */
+    default java.util.List<SandboxVolumeMount> volumeMounts() {
         return fields().volumeMounts();
     }
 

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 /** One item of {@code GET /sandboxes} and {@code GET /v2/sandboxes} (E2B schema {@code ListedSandbox}). */
@@ -21,7 +22,8 @@ public record ListedSandbox(
         @JsonProperty("diskSizeMB") int diskSizeMB,
         Map<String, String> metadata,
         SandboxState state,
-        String envdVersion) {
+        String envdVersion,
+        List<SandboxVolumeMount> volumeMounts) {
 
     public ListedSandbox {
         requireNonNull(templateID, "templateID is null");
@@ -32,5 +34,6 @@ public record ListedSandbox(
         requireNonNull(state, "state is null");
         requireNonNull(envdVersion, "envdVersion is null");
         metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+        volumeMounts = volumeMounts == null ? List.of() : List.copyOf(volumeMounts);
     }
 }

@@ -9,8 +9,8 @@ import java.util.Map;
 /**
  * The fields both create bodies ({@link NewSandbox}, v1, and {@link NewSandboxV2}) carry, checked once. The bodies
  * hold it {@code @JsonUnwrapped}, so on the wire these are top-level fields of the body, as E2B sends them.
- * {@code mcp}, {@code iam} and {@code volumeMounts} are read so that the server can refuse them by name when they ask
- * for something it does not have (an MCP gateway, workload identity, volumes); they are written only when present.
+ * {@code mcp} and {@code iam} are read so that the server can refuse them by name when they ask for something it does
+ * not have (an MCP gateway, workload identity); they and {@code volumeMounts} are written only when present.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record SandboxCreateFields(
@@ -25,7 +25,7 @@ public record SandboxCreateFields(
         Map<String, Object> customExtensionParams,
         @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, Object> mcp,
         @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, Object> iam,
-        @JsonInclude(JsonInclude.Include.NON_NULL) List<Object> volumeMounts) {
+        @JsonInclude(JsonInclude.Include.NON_NULL) List<SandboxVolumeMount> volumeMounts) {
 
     public SandboxCreateFields {
         WireChecks.requireText(templateID, "templateID");
@@ -35,12 +35,15 @@ public record SandboxCreateFields(
         customExtensionParams = WireChecks.jsonObject(customExtensionParams);
         mcp = WireChecks.jsonObject(mcp);
         iam = WireChecks.jsonObject(iam);
-        volumeMounts = volumeMounts == null
-                ? null
-                : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(volumeMounts));
+        if (volumeMounts != null) {
+            if (volumeMounts.contains(null)) {
+                throw new IllegalArgumentException("volumeMounts has a null entry");
+            }
+            volumeMounts = List.copyOf(volumeMounts);
+        }
     }
 
-    /** The fields a client of this server sends (no MCP, workload identity or volumes). */
+    /** The fields without MCP, workload identity or volumes. */
     public SandboxCreateFields(
             String templateID,
             Integer timeout,

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -31,7 +32,8 @@ public record SandboxDetail(
         SandboxState state,
         @JsonInclude(JsonInclude.Include.ALWAYS) Boolean allowInternetAccess,
         SandboxNetworkConfig network,
-        SandboxLifecycle lifecycle) {
+        SandboxLifecycle lifecycle,
+        List<SandboxVolumeMount> volumeMounts) {
 
     public SandboxDetail {
         requireNonNull(templateID, "templateID is null");
@@ -42,6 +44,7 @@ public record SandboxDetail(
         requireNonNull(envdVersion, "envdVersion is null");
         requireNonNull(state, "state is null");
         metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+        volumeMounts = volumeMounts == null ? List.of() : List.copyOf(volumeMounts);
     }
 
     @Override

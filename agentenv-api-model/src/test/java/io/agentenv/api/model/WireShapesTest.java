@@ -118,6 +118,22 @@ class WireShapesTest {
     }
 
     @Test
+    void create_bodies_read_volume_mounts_by_name_with_an_optional_read_only() throws Exception {
+        NewSandboxV2 body = json.readValue(
+                "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"data\",\"path\":\"/data\"},"
+                        + "{\"name\":\"models\",\"path\":\"/m\",\"readOnly\":true}]}",
+                NewSandboxV2.class);
+        assertThat(body.volumeMounts())
+                .containsExactly(
+                        new SandboxVolumeMount("data", "/data", null), new SandboxVolumeMount("models", "/m", true));
+        assertThat(body.volumeMounts().get(0).readOnlyOrDefault()).isFalse();
+        assertThat(body.volumeMounts().get(1).readOnlyOrDefault()).isTrue();
+        assertThatThrownBy(() -> json.readValue(
+                        "{\"templateID\":\"base\",\"volumeMounts\":[{\"path\":\"/data\"}]}", NewSandboxV2.class))
+                .hasMessageContaining("volumeMounts[].name is required");
+    }
+
+    @Test
     void a_sandbox_detail_uses_camel_case_internet_access_and_iso_timestamps() throws Exception {
         SandboxDetail detail = new SandboxDetail(
                 "base",
@@ -136,8 +152,14 @@ class WireShapesTest {
                 SandboxState.PAUSED,
                 null,
                 null,
-                new SandboxLifecycle(false, OnTimeout.KILL));
+                new SandboxLifecycle(false, OnTimeout.KILL),
+                List.of(
+                        new SandboxVolumeMount("data", "/data", null),
+                        new SandboxVolumeMount("models", "/models", true)));
         JsonNode node = json.valueToTree(detail);
+        assertThat(node.get("volumeMounts").toString())
+                .isEqualTo("[{\"name\":\"data\",\"path\":\"/data\"},"
+                        + "{\"name\":\"models\",\"path\":\"/models\",\"readOnly\":true}]");
         assertThat(node.get("startedAt").asText()).isEqualTo("2026-01-01T00:00:00Z");
         assertThat(node.get("state").asText()).isEqualTo("paused");
         assertThat(node.has("allowInternetAccess")).isTrue();

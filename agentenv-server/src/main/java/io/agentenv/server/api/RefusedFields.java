@@ -22,10 +22,6 @@ final class RefusedFields {
         refuseIfSet("mcp", req.mcp(), "this server has no MCP gateway");
         Object tokens = req.iam() == null ? null : req.iam().get("tokens");
         refuseIfSet("iam.tokens", tokens, "this server issues no workload identity tokens");
-        refuseIfSet(
-                "volumeMounts",
-                req.volumeMounts(),
-                "volumes cannot be mounted into sandboxes yet (the Volume API works)");
         if (req.network() != null) {
             check(req.network());
         }

@@ -13,6 +13,7 @@ import io.agentenv.api.model.SandboxNetworkConfig;
 import io.agentenv.api.model.SandboxNetworkUpdateConfig;
 import io.agentenv.api.model.SandboxRefresh;
 import io.agentenv.api.model.SandboxTimeoutUpdate;
+import io.agentenv.api.model.SandboxVolumeMount;
 import io.agentenv.orchestrator.AgentEnvException;
 import io.agentenv.orchestrator.ConnectResult;
 import io.agentenv.orchestrator.CreateSandbox;
@@ -22,6 +23,7 @@ import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.PauseOutcome;
 import io.agentenv.orchestrator.SandboxView;
 import io.agentenv.orchestrator.TimeoutAction;
+import io.agentenv.orchestrator.VolumeMountRequest;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
@@ -125,7 +127,8 @@ final class SandboxEndpoints {
                 networkPolicy(req.allowInternetAccess(), req.network()),
                 json.write(req.customExtensionParams() == null ? Map.of() : req.customExtensionParams()),
                 req.secureOrDefault(),
-                HostMask.parse(req.network() == null ? null : req.network().maskRequestHost()));
+                HostMask.parse(req.network() == null ? null : req.network().maskRequestHost()),
+                volumeMounts(req.volumeMounts()));
         SandboxView view = orchestrator.create(create);
         // DEBUG: the launcher's INFO line "sandbox started" has the id, template and timings of every create
         log.atDebug()
@@ -251,6 +254,13 @@ final class SandboxEndpoints {
             return NetworkPolicy.InternetAccess.DEFAULT;
         }
         return allow ? NetworkPolicy.InternetAccess.ALLOWED : NetworkPolicy.InternetAccess.DENIED;
+    }
+
+    /** The request's {@code volumeMounts} for the orchestrator, which checks them and finds their volumes. */
+    private static List<VolumeMountRequest> volumeMounts(List<SandboxVolumeMount> mounts) {
+        return orEmpty(mounts).stream()
+                .map(m -> new VolumeMountRequest(m.name(), m.path(), m.readOnlyOrDefault()))
+                .toList();
     }
 
     private static <K, V> Map<K, V> orEmpty(Map<K, V> map) {

@@ -10,6 +10,7 @@ import io.agentenv.api.model.SandboxDetail;
 import io.agentenv.api.model.SandboxLifecycle;
 import io.agentenv.api.model.SandboxNetworkConfig;
 import io.agentenv.api.model.SandboxState;
+import io.agentenv.api.model.SandboxVolumeMount;
 import io.agentenv.api.model.SnapshotInfo;
 import io.agentenv.orchestrator.ForkResult;
 import io.agentenv.orchestrator.SandboxView;
@@ -21,6 +22,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -97,7 +99,8 @@ final class WireMapping {
                 internetAccess(view.network()),
                 network(view.network(), view.maskRequestHost()),
                 new SandboxLifecycle(
-                        view.autoResume(), view.onTimeout() == TimeoutAction.PAUSE ? OnTimeout.PAUSE : OnTimeout.KILL));
+                        view.autoResume(), view.onTimeout() == TimeoutAction.PAUSE ? OnTimeout.PAUSE : OnTimeout.KILL),
+                volumeMounts(view));
     }
 
     ListedSandbox listed(SandboxView view) {
@@ -113,7 +116,15 @@ final class WireMapping {
                 view.resources().diskSizeMiB(),
                 view.metadata(),
                 project(view.state()),
-                ENVD_VERSION);
+                ENVD_VERSION,
+                volumeMounts(view));
+    }
+
+    /** E2B's {@code volumeMounts}: each volume by name, and this server's {@code readOnly} when it is. */
+    static List<SandboxVolumeMount> volumeMounts(SandboxView view) {
+        return view.volumes().stream()
+                .map(v -> new SandboxVolumeMount(v.name(), v.path(), v.readOnly() ? Boolean.TRUE : null))
+                .toList();
     }
 
     static SnapshotInfo snapshot(SnapshotView view) {

@@ -78,7 +78,7 @@ class RequestFieldsTest {
     }
 
     @Test
-    void create_refuses_mcp_iam_tokens_and_volume_mounts_on_both_routes() throws Exception {
+    void create_refuses_mcp_iam_tokens_and_unknown_volumes_on_both_routes() throws Exception {
         for (String route : new String[] {"/sandboxes", "/v2/sandboxes"}) {
             refused(server.post(route, "{\"templateID\":\"base\",\"mcp\":{\"github\":{}}}"), "mcp");
             refused(
@@ -90,7 +90,7 @@ class RequestFieldsTest {
             refused(
                     server.post(
                             route, "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"v\",\"path\":\"/data\"}]}"),
-                    "volumeMounts");
+                    "volume v not found");
         }
         assertThat(server.orchestrator
                         .list(io.agentenv.orchestrator.SandboxQuery.all(100))

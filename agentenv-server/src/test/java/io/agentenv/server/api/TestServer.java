@@ -44,6 +44,7 @@ final class TestServer implements AutoCloseable {
     final SandboxGuests guests;
     final TemplateBuilder templates;
     final TemplateFileStore templateFiles;
+    final io.agentenv.volumes.Volumes volumes;
     final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final ObjectMapper json = new ObjectMapper();
@@ -72,6 +73,18 @@ final class TestServer implements AutoCloseable {
         LifecycleHooks hooks = config.customExtensionUrl()
                 .<LifecycleHooks>map(url -> new HttpLifecycleHooks(http, url, config.customExtensionTimeout()))
                 .orElse(LifecycleHooks.none());
+        // as Main does: volumes first, in use while a sandbox record names them
+        volumes = io.agentenv.server.volumes.ServerVolumes.open(
+                config.volumes(),
+                config.backendSettings(),
+                dataDir,
+                sqlite.volumes(),
+                store.tokenSeed(),
+                volumeId -> new java.util.TreeSet<>(store.mounting(volumeId).stream()
+                        .map(io.agentenv.spi.SandboxId::value)
+                        .toList()),
+                Clock.systemUTC());
+        volumes.start();
         orchestrator = new Orchestrator(
                 store,
                 backend,
@@ -79,7 +92,8 @@ final class TestServer implements AutoCloseable {
                 Clock.systemUTC(),
                 OrchestratorSettings.defaults(dataDir.resolve("artifacts")),
                 List.of(),
-                hooks);
+                hooks,
+                new io.agentenv.server.volumes.MountableVolumes(volumes));
         orchestrator.start();
         guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
         templateFiles = new TemplateFileStore(dataDir.resolve("template-files"));
@@ -97,14 +111,7 @@ final class TestServer implements AutoCloseable {
                 guests,
                 templates,
                 templateFiles,
-                io.agentenv.server.volumes.ServerVolumes.open(
-                        config.volumes(),
-                        config.backendSettings(),
-                        dataDir,
-                        sqlite.volumes(),
-                        store.tokenSeed(),
-                        io.agentenv.volumes.VolumeUsers.none(),
-                        Clock.systemUTC()),
+                volumes,
                 ApiKey.of(KEY),
                 tokens,
                 Clock.systemUTC(),

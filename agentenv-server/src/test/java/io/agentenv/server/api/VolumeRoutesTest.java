@@ -125,4 +125,57 @@ class VolumeRoutesTest {
         assertThat(dir.resolve("volumes").resolve(id)).doesNotExist();
         assertThat(server.get("/volumes").body()).isEqualTo("[]");
     }
+
+    @Test
+    void aMountedVolumeIsReportedAndCannotBeDeletedUntilItsSandboxIsGone() throws Exception {
+        JsonNode volume = create("shared");
+        String id = volume.get("volumeID").asText();
+        HttpResponse<String> made = server.post(
+                "/v2/sandboxes",
+                "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"shared\",\"path\":\"/data\"}," + "{\"name\":\""
+                        + id + "\",\"path\":\"/ro\",\"readOnly\":true}]}");
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        String sandbox = server.parse(made).get("sandboxID").asText();
+
+        assertThat(server.parse(server.get("/sandboxes/" + sandbox))
+                        .get("volumeMounts")
+                        .toString())
+                .isEqualTo("[{\"name\":\"shared\",\"path\":\"/data\"},"
+                        + "{\"name\":\"shared\",\"path\":\"/ro\",\"readOnly\":true}]");
+        assertThat(server.parse(server.get("/v2/sandboxes"))
+                        .get(0)
+                        .get("volumeMounts")
+                        .get(0)
+                        .get("name")
+                        .asText())
+                .isEqualTo("shared");
+        HttpResponse<String> refused = server.delete("/volumes/" + id);
+        assertThat(refused.statusCode()).isEqualTo(409);
+        assertThat(server.parse(refused).get("message").asText()).contains(sandbox);
+
+        assertThat(server.delete("/sandboxes/" + sandbox).statusCode()).isEqualTo(204);
+        assertThat(server.delete("/volumes/" + id).statusCode()).isEqualTo(204);
+    }
+
+    @Test
+    void aCreateNamingAnUnknownVolumeOrABadPathIsRefused() throws Exception {
+        create("data");
+        HttpResponse<String> unknown = server.post(
+                "/sandboxes", "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"nope\",\"path\":\"/d\"}]}");
+        assertThat(unknown.statusCode()).isEqualTo(400);
+        assertThat(server.parse(unknown).get("message").asText()).contains("volume nope not found");
+        for (String path : new String[] {"data", "/", "/usr", "/proc/x", "/d/../e"}) {
+            HttpResponse<String> bad = server.post(
+                    "/sandboxes",
+                    "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"data\",\"path\":\"" + path + "\"}]}");
+            assertThat(bad.statusCode()).as(path).isEqualTo(400);
+        }
+        HttpResponse<String> twice = server.post(
+                "/sandboxes",
+                "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"data\",\"path\":\"/d\"},"
+                        + "{\"name\":\"data\",\"path\":\"/d\"}]}");
+        assertThat(twice.statusCode()).isEqualTo(400);
+        assertThat(server.parse(twice).get("message").asText()).contains("two volume mounts at /d");
+        assertThat(server.parse(server.get("/v2/sandboxes")).size()).isZero();
+    }
 }

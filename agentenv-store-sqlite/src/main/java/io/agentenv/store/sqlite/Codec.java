@@ -4,8 +4,10 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentenv.orchestrator.GuestDefaults;
+import io.agentenv.orchestrator.VolumeAttachment;
 import io.agentenv.spi.NetworkPolicy;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -90,6 +92,41 @@ final class Codec {
     static GuestDefaults guestDefaults(String json) {
         Map<String, String> fields = map(json);
         return new GuestDefaults(Optional.ofNullable(fields.get("user")), Optional.ofNullable(fields.get("workdir")));
+    }
+
+    /** The volumes a sandbox or snapshot mounts, as a JSON array of objects ({@code []} for none). */
+    static String volumes(List<VolumeAttachment> volumes) {
+        if (volumes.isEmpty()) {
+            return "[]";
+        }
+        ArrayNode array = JSON.createArrayNode();
+        for (VolumeAttachment volume : volumes) {
+            array.addObject()
+                    .put("volumeId", volume.volumeId())
+                    .put("name", volume.name())
+                    .put("path", volume.path())
+                    .put("readOnly", volume.readOnly());
+        }
+        return array.toString();
+    }
+
+    static List<VolumeAttachment> volumes(String json) {
+        if ("[]".equals(json)) {
+            return List.of();
+        }
+        try {
+            List<VolumeAttachment> volumes = new ArrayList<>();
+            for (JsonNode node : JSON.readTree(json)) {
+                volumes.add(new VolumeAttachment(
+                        node.path("volumeId").asText(),
+                        node.path("name").asText(),
+                        node.path("path").asText(),
+                        node.path("readOnly").asBoolean()));
+            }
+            return List.copyOf(volumes);
+        } catch (JsonProcessingException | IllegalArgumentException e) {
+            throw new IllegalStateException("corrupt volume list in the store", e);
+        }
     }
 
     static String network(NetworkPolicy policy) {

@@ -30,8 +30,9 @@ import java.util.UUID;
 final class Rows {
     static final String COLUMNS = "id, template, alias, state, started_at, timeout_ms, expires_at, on_timeout, "
             + "timeout_pause_mode, auto_resume, secure, cpu_count, memory_mib, disk_size_mib, metadata, env_vars, network, "
-            + "custom_extension_params, paused_state, paused_artifact_dir, instance_id, mask_request_host, guest_defaults";
-    static final int COLUMN_COUNT = 23;
+            + "custom_extension_params, paused_state, paused_artifact_dir, instance_id, mask_request_host, guest_defaults, "
+            + "volumes";
+    static final int COLUMN_COUNT = 24;
 
     @FunctionalInterface
     interface CursorOf<T> {
@@ -85,7 +86,7 @@ final class Rows {
     }
 
     /**
-     * Binds the 23 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
+     * Binds the 24 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
      * caller also compares with what is stored); returns the next free index.
      */
     static int bindRecord(PreparedStatement st, SandboxRecord r, String metadata) throws SQLException {
@@ -121,7 +122,8 @@ final class Rows {
         st.setString(21, r.instanceId().map(UUID::toString).orElse(null));
         st.setString(22, r.maskRequestHost().orElse(null));
         st.setString(23, Codec.guestDefaults(r.guestDefaults()));
-        return 24;
+        st.setString(24, Codec.volumes(r.volumes()));
+        return 25;
     }
 
     /** The metadata's index rows (none, and no statement, for a record without metadata). */
@@ -168,7 +170,8 @@ final class Rows {
                 paused,
                 Optional.ofNullable(rs.getString(21)).map(UUID::fromString),
                 Optional.ofNullable(rs.getString(22)),
-                Codec.guestDefaults(rs.getString(23)));
+                Codec.guestDefaults(rs.getString(23)),
+                Codec.volumes(rs.getString(24)));
     }
 
     static SnapshotRecord toSnapshot(Statements statements, ResultSet rs) throws SQLException {
@@ -193,6 +196,7 @@ final class Rows {
                 Codec.instant(rs.getLong("created_at")),
                 Codec.instant(rs.getLong("updated_at")),
                 rs.getString("custom_extension_params"),
-                Codec.guestDefaults(rs.getString("guest_defaults")));
+                Codec.guestDefaults(rs.getString("guest_defaults")),
+                Codec.volumes(rs.getString("volumes")));
     }
 }

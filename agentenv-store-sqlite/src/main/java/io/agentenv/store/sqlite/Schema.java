@@ -142,7 +142,11 @@ final class Schema {
                         name       TEXT NOT NULL UNIQUE,
                         size_mib   INTEGER NOT NULL,
                         created_at INTEGER NOT NULL
-                    )"""));
+                    )"""),
+            // 9: the volumes a sandbox mounts, and those a snapshot's sandboxes mount (JSON arrays)
+            List.of(
+                    "ALTER TABLE sandbox ADD COLUMN volumes TEXT NOT NULL DEFAULT '[]'",
+                    "ALTER TABLE snapshot ADD COLUMN volumes TEXT NOT NULL DEFAULT '[]'"));
 
     private Schema() {}
 }

@@ -103,6 +103,8 @@ public final class SqliteSandboxStore implements SandboxStore {
     private static final String LIST_EXPIRED = "SELECT id FROM sandbox WHERE state = 'RUNNING' "
             + "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
     private static final String IDS_IN = "SELECT id FROM sandbox WHERE state = ?";
+    private static final String MOUNTING = "SELECT DISTINCT sandbox.id FROM sandbox, json_each(sandbox.volumes) AS v "
+            + "WHERE sandbox.volumes <> '[]' AND json_extract(v.value, '$.volumeId') = ?";
     // the conditional writes, by the number of states they accept (index: that number)
     private static final String[] TRANSITION =
             Rows.byStateCount("UPDATE sandbox SET state = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
@@ -300,6 +302,22 @@ public final class SqliteSandboxStore implements SandboxStore {
     }
 
     @Override
+    public Set<SandboxId> mounting(String volumeId) {
+        requireNonNull(volumeId, "volumeId is null");
+        return db.read("sandboxes mounting a volume", s -> {
+            PreparedStatement st = s.prepared(MOUNTING);
+            st.setString(1, volumeId);
+            Set<SandboxId> ids = new HashSet<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(new SandboxId(rs.getString(1)));
+                }
+            }
+            return Set.copyOf(ids);
+        });
+    }
+
+    @Override
     public Page<SandboxRecord> list(SandboxQuery query) {
         requireNonNull(query, "query is null");
         if (query.limit() == 0 || query.states().isEmpty()) {
@@ -380,7 +398,8 @@ public final class SqliteSandboxStore implements SandboxStore {
         db.write("insert snapshot", snapshot.id(), Durability.NOW, s -> {
             PreparedStatement row = s.prepared("INSERT INTO snapshot (id, source_sandbox, source_template, "
                     + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at, "
-                    + "custom_extension_params, guest_defaults) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                    + "custom_extension_params, guest_defaults, volumes) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
             row.setString(1, snapshot.id().value());
             row.setString(2, snapshot.sourceSandbox().map(SandboxId::value).orElse(null));
             row.setString(3, snapshot.sourceTemplate().value());
@@ -394,6 +413,7 @@ public final class SqliteSandboxStore implements SandboxStore {
             row.setLong(11, Codec.nanos(snapshot.updatedAt()));
             row.setString(12, snapshot.customExtensionParams());
             row.setString(13, Codec.guestDefaults(snapshot.guestDefaults()));
+            row.setString(14, Codec.volumes(snapshot.volumes()));
             row.executeUpdate();
             PreparedStatement aliases = s.prepared("INSERT INTO snapshot_alias (alias, snapshot_id) VALUES (?, ?) "
                     + "ON CONFLICT (alias) DO UPDATE SET snapshot_id = excluded.snapshot_id");

@@ -34,6 +34,8 @@ class StoreCrashTest {
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-cp",
                         System.getProperty("java.class.path"),
+                        // stdout carries the ids: logback's own start-up status lines must not appear there
+                        "-Dlogback.statusListenerClass=ch.qos.logback.core.status.NopStatusListener",
                         StoreCrashChild.class.getName(),
                         db.toString(),
                         "20")

@@ -138,9 +138,16 @@ public final class GenerationStart {
         try {
             // a template's checkpoint and the pool's members have no mount at a volume's path (CRIU restores the
             // mounts it dumped, nothing more): a sandbox with volumes boots afresh from its template, its volumes in
-            // the config; a snapshot or pause of one names them in its checkpoint, and its launch must name the same
+            // the config; a snapshot or pause of one names them in its checkpoint, and its launch must name the same.
+            // A snapshot saved without volumes (a built template, say) cannot take them into its checkpoint: a
+            // sandbox created from it with volumes boots afresh from the snapshot's files
             boolean mountsVolumes = !spec.volumeMounts().isEmpty();
-            requireSameVolumes(launch, spec);
+            boolean bootSnapshotFiles = mountsVolumes
+                    && launch instanceof ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot saved)
+                    && saved.volumePaths().isEmpty();
+            if (!bootSnapshotFiles) {
+                requireSameVolumes(launch, spec);
+            }
             boolean claimWarm = warm.isPresent() && bootEnv.isEmpty() && !mountsVolumes;
             // a member made for this very sandbox: its container, hostname and instance.json are this sandbox's
             boolean ownMember = warm.isPresent() && warm.get().sandbox().equals(spec.id());
@@ -184,8 +191,8 @@ public final class GenerationStart {
                                     .map(n -> new String[] {n, n})
                                     .toList());
                     lineage = state.lineage();
-                    images = Optional.of(state.images());
-                    guestToken = state.guestToken();
+                    images = bootSnapshotFiles ? Optional.empty() : Optional.of(state.images());
+                    guestToken = bootSnapshotFiles ? Optional.empty() : state.guestToken();
                 }
                 case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) -> {
                     boolean memory = state.mode() == PauseMode.WITH_MEMORY;
@@ -239,8 +246,8 @@ public final class GenerationStart {
                 GuestProcFiles.writeBootId(
                         dirs,
                         switch (launch) { // see GuestProcFiles: which launch is a new boot
-                            case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) ->
-                                state.bootId().orElseGet(GuestProcFiles::newBootId);
+                            case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state)
+                            when images.isPresent() -> state.bootId().orElseGet(GuestProcFiles::newBootId);
                             case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state)
                             when images.isPresent() -> state.bootId().orElseGet(GuestProcFiles::newBootId);
                             default -> GuestProcFiles.newBootId();
