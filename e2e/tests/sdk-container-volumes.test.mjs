@@ -12,7 +12,7 @@ import { unready, hostTest } from '../lib/host-tests.mjs'
 
 // the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
 const LANE = {
-  namePrefix: 'aenvv',
+  namePrefix: 'aenvm',
   runDir: '/run/agentenv/e2e-volumes',
   cgroupParent: 'agentenv-e2e-volumes',
   firstSlot: 13824,
@@ -124,7 +124,8 @@ hostTest('a read-only mount refuses writes and a full volume gives ENOSPC inside
 hostTest('a restarted server keeps the volume and mounts it again', async () => {
   const volume = await Volume.create('e2e-kept', opts)
   await volume.writeFile('/kept.txt', 'across a restart')
-  const dataDir = await server.stop({ keepDataDir: true })
+  const dataDir = server.dataDir
+  await server.stop({ keepDataDir: true })
   server = undefined
   await start(dataDir)
   const again = await Volume.connect(volume.volumeId, opts)
