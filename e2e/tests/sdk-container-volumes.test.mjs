@@ -53,7 +53,7 @@ async function run(sbx, cmd, user) {
   return r.stdout
 }
 
-hostTest('two sandboxes share a volume; pause, fork, kill and a third sandbox keep its data', async () => {
+hostTest('two sandboxes share a volume; pause, fork, kill, a third sandbox keep its data', async () => {
   const volume = await Volume.create('e2e-shared', opts)
   await volume.writeFile('/seed.txt', 'from the content API')
   const mounts = { volumeMounts: { '/data': 'e2e-shared' } }
@@ -118,6 +118,34 @@ hostTest('a read-only mount refuses writes and a full volume gives ENOSPC inside
     await run(sbx, 'rm /rw/big')
   } finally {
     await sbx.kill()
+  }
+})
+
+hostTest('a snapshot keeps its volume; one taken without can be created with one', async () => {
+  const volume = await Volume.create('e2e-snap', opts)
+  await volume.writeFile('/v.txt', 'in the volume')
+  const plain = await Sandbox.create('base', opts)
+  const mounting = await Sandbox.create('base', { ...opts, volumeMounts: { '/v': 'e2e-snap' } })
+  const made = []
+  try {
+    await plain.files.write('/home/user/s.txt', 'in the snapshot')
+    const withoutVolume = await plain.createSnapshot()
+    const withVolume = await mounting.createSnapshot()
+    made.push(withoutVolume.snapshotId, withVolume.snapshotId)
+    const booted = await Sandbox.create(withoutVolume.snapshotId, { ...opts, volumeMounts: { '/v': 'e2e-snap' } })
+    const restored = await Sandbox.create(withVolume.snapshotId, opts) // mounts the snapshot's volume
+    try {
+      assert.equal(await run(booted, 'cat /home/user/s.txt /v/v.txt'), 'in the snapshotin the volume')
+      await run(booted, 'echo from-booted > /v/booted.txt')
+      assert.equal(await run(restored, 'cat /v/booted.txt'), 'from-booted\n')
+    } finally {
+      await booted.kill()
+      await restored.kill()
+    }
+  } finally {
+    await plain.kill()
+    await mounting.kill()
+    for (const id of made) await Sandbox.deleteSnapshot(id, opts).catch(() => {})
   }
 })
 
