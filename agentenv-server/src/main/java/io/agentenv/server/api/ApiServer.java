@@ -94,7 +94,7 @@ public final class ApiServer implements AutoCloseable {
         // <port>-<id>.localhost:<port>, which the proxy routes and which resolves to loopback (RFC 6761)
         WireMapping wire = new WireMapping(
                 tokens, () -> config.sandboxDomain().orElseGet(() -> "localhost:" + connector.getLocalPort()), clock);
-        PrometheusMetrics metrics = new PrometheusMetrics(orchestrator);
+        PrometheusMetrics metrics = new PrometheusMetrics(orchestrator, volumes);
         orchestrator.subscribe(metrics);
         Router router = new Router()
                 .addPublic("GET", "/health", ex -> Reply.NO_CONTENT)

@@ -10,6 +10,10 @@ import io.agentenv.orchestrator.SandboxQuery;
 import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxView;
 import io.agentenv.orchestrator.SortOrder;
+import io.agentenv.volumes.VolumeException;
+import io.agentenv.volumes.VolumeRecord;
+import io.agentenv.volumes.Volumes;
+import io.agentenv.volumes.storage.VolumeStorage;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
@@ -49,9 +53,11 @@ final class PrometheusMetrics implements LifecycleListener {
     private final ConcurrentHashMap<OperationKey, Histogram> operations = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> events = new ConcurrentHashMap<>();
     private final Orchestrator orchestrator;
+    private final Volumes volumes;
 
-    PrometheusMetrics(Orchestrator orchestrator) {
+    PrometheusMetrics(Orchestrator orchestrator, Volumes volumes) {
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
+        this.volumes = requireNonNull(volumes, "volumes is null");
     }
 
     /** {@code route} is the matched pattern (never the raw path, so ids do not explode the label set). */
@@ -105,6 +111,7 @@ final class PrometheusMetrics implements LifecycleListener {
                 "Sandboxes in a transition (creating, pausing, resuming, forking, snapshotting).",
                 transitioning);
 
+        renderVolumes(out);
         out.append("# HELP aenv_http_requests_total HTTP requests handled, by method, route and status.\n");
         out.append("# TYPE aenv_http_requests_total counter\n");
         Map<String, Long> lines = new TreeMap<>();
@@ -133,6 +140,36 @@ final class PrometheusMetrics implements LifecycleListener {
         Map<String, Histogram> out = new TreeMap<>();
         operations.forEach((k, h) -> out.put("operation=\"" + k.operation() + "\",outcome=\"" + k.outcome() + "\"", h));
         return out;
+    }
+
+    /**
+     * Each volume's bytes used and size, read from its file system at scrape time (one {@code statfs} per volume); a
+     * volume whose storage cannot answer (not mounted, a host without volumes) is left out.
+     */
+    private void renderVolumes(StringBuilder out) {
+        StringBuilder used = new StringBuilder();
+        StringBuilder size = new StringBuilder();
+        for (VolumeRecord volume : volumes.list()) {
+            VolumeStorage.Usage usage;
+            try {
+                usage = volumes.usage(volume.id());
+            } catch (VolumeException e) {
+                continue;
+            }
+            String labels = "{volume_id=\"" + volume.id() + "\",name=\"" + volume.name() + "\"} ";
+            used.append("aenv_volume_used_bytes")
+                    .append(labels)
+                    .append(usage.usedBytes())
+                    .append('\n');
+            size.append("aenv_volume_size_bytes")
+                    .append(labels)
+                    .append(usage.totalBytes())
+                    .append('\n');
+        }
+        out.append("# HELP aenv_volume_used_bytes Bytes used on a volume.\n");
+        out.append("# TYPE aenv_volume_used_bytes gauge\n").append(used);
+        out.append("# HELP aenv_volume_size_bytes A volume's capacity in bytes.\n");
+        out.append("# TYPE aenv_volume_size_bytes gauge\n").append(size);
     }
 
     private static void gauge(StringBuilder out, String name, String help, long value) {

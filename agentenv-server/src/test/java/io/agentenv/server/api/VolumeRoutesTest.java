@@ -178,4 +178,13 @@ class VolumeRoutesTest {
         assertThat(server.parse(twice).get("message").asText()).contains("two volume mounts at /d");
         assertThat(server.parse(server.get("/v2/sandboxes")).size()).isZero();
     }
+
+    @Test
+    void metricsShowEachVolumesUsageAndSize() throws Exception {
+        String id = create("measured").get("volumeID").asText();
+        String metrics = server.get("/metrics").body();
+        assertThat(metrics)
+                .containsPattern("aenv_volume_used_bytes\\{volume_id=\"" + id + "\",name=\"measured\"} [0-9]+\n")
+                .containsPattern("aenv_volume_size_bytes\\{volume_id=\"" + id + "\",name=\"measured\"} [1-9][0-9]*\n");
+    }
 }
