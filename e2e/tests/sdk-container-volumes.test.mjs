@@ -12,7 +12,7 @@ import { unready, hostTest } from '../lib/host-tests.mjs'
 
 // the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
 const LANE = {
-  namePrefix: 'aenvm',
+  namePrefix: 'aenvo',
   runDir: '/run/agentenv/e2e-volumes',
   cgroupParent: 'agentenv-e2e-volumes',
   firstSlot: 13824,
