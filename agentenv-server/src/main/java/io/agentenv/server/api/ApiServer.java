@@ -2,20 +2,28 @@ package io.agentenv.server.api;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.api.model.SandboxVolumeUsage;
+import io.agentenv.orchestrator.AgentEnvException;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.orchestrator.TemplateBuilder;
 import io.agentenv.orchestrator.TemplateView;
+import io.agentenv.orchestrator.VolumeAttachment;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.console.ConsoleHandler;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.Resources;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.volumes.VolumeException;
 import io.agentenv.volumes.Volumes;
+import io.agentenv.volumes.storage.VolumeStorage;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.UnaryOperator;
 import org.eclipse.jetty.server.ForwardedRequestCustomizer;
 import org.eclipse.jetty.server.Handler;
@@ -37,6 +45,26 @@ public final class ApiServer implements AutoCloseable {
 
     /** A requested template's resources when it names none and there is no built-in base to copy them from. */
     private static final Resources DEFAULT_TEMPLATE_RESOURCES = new Resources(2, 512, 1024);
+
+    /** The usage of each volume sandbox {@code id} mounts; a volume whose storage cannot answer is left out. */
+    static List<SandboxVolumeUsage> volumeUsage(Orchestrator orchestrator, Volumes volumes, SandboxId id) {
+        List<VolumeAttachment> mounted;
+        try {
+            mounted = orchestrator.get(id).volumes();
+        } catch (AgentEnvException e) {
+            return List.of(); // gone since its metrics were read
+        }
+        List<SandboxVolumeUsage> usage = new ArrayList<>();
+        for (VolumeAttachment volume : mounted) {
+            try {
+                VolumeStorage.Usage now = volumes.usage(volume.volumeId());
+                usage.add(new SandboxVolumeUsage(volume.name(), volume.path(), now.usedBytes(), now.totalBytes()));
+            } catch (VolumeException e) {
+                // deleted or not mounted here: nothing to report
+            }
+        }
+        return usage;
+    }
 
     private ApiServer(Server server, ServerConnector connector) {
         this.server = server;
@@ -102,7 +130,8 @@ public final class ApiServer implements AutoCloseable {
                         "GET",
                         "/metrics",
                         ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
-        new GuestEndpoints(guests).register(router); // before SandboxEndpoints: /sandboxes/metrics is not an id
+        new GuestEndpoints(guests, id -> volumeUsage(orchestrator, volumes, id))
+                .register(router); // before SandboxEndpoints: /sandboxes/metrics is not an id
         new SandboxEndpoints(
                         orchestrator,
                         wire,

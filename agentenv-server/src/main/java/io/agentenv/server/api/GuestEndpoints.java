@@ -7,6 +7,7 @@ import io.agentenv.api.model.SandboxLogEntry;
 import io.agentenv.api.model.SandboxLogs;
 import io.agentenv.api.model.SandboxLogsV2Response;
 import io.agentenv.api.model.SandboxMetric;
+import io.agentenv.api.model.SandboxVolumeUsage;
 import io.agentenv.api.model.SandboxesWithMetrics;
 import io.agentenv.orchestrator.AgentEnvException;
 import io.agentenv.orchestrator.LogQuery;
@@ -23,6 +24,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Routes answered from the sandbox's guest agent: metrics (E2B's {@code SandboxMetric} shape, from the sampled history)
@@ -34,8 +36,12 @@ final class GuestEndpoints {
 
     private final SandboxGuests guests;
 
-    GuestEndpoints(SandboxGuests guests) {
+    /** The usage of each volume a sandbox mounts, now (empty for none, or a sandbox that is gone). */
+    private final Function<SandboxId, List<SandboxVolumeUsage>> volumeUsage;
+
+    GuestEndpoints(SandboxGuests guests, Function<SandboxId, List<SandboxVolumeUsage>> volumeUsage) {
         this.guests = requireNonNull(guests, "guests is null");
+        this.volumeUsage = requireNonNull(volumeUsage, "volumeUsage is null");
     }
 
     void register(Router router) {
@@ -50,9 +56,12 @@ final class GuestEndpoints {
         SandboxId id = SandboxEndpoints.sandboxId(ex);
         Optional<Instant> start = seconds(ex, "start");
         Optional<Instant> end = seconds(ex, "end");
-        List<SandboxMetric> body = guests.metrics(id, start, end).stream()
+        List<SandboxMetric> body = new ArrayList<>(guests.metrics(id, start, end).stream()
                 .map(GuestEndpoints::metric)
-                .toList();
+                .toList());
+        if (!body.isEmpty()) { // the newest item carries the volumes' usage as of now
+            body.set(body.size() - 1, body.getLast().withVolumes(volumeUsage.apply(id)));
+        }
         return new Reply.Json(200, body);
     }
 
@@ -75,7 +84,8 @@ final class GuestEndpoints {
         List<SandboxId> ids =
                 raw.stream().filter(SandboxId::isValid).map(SandboxId::new).toList();
         Map<String, SandboxMetric> out = new LinkedHashMap<>();
-        guests.latestMetrics(ids).forEach((id, m) -> out.put(id.value(), metric(m)));
+        guests.latestMetrics(ids)
+                .forEach((id, m) -> out.put(id.value(), metric(m).withVolumes(volumeUsage.apply(id))));
         return new Reply.Json(200, new SandboxesWithMetrics(out));
     }
 

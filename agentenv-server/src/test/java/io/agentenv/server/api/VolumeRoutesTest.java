@@ -187,4 +187,23 @@ class VolumeRoutesTest {
                 .containsPattern("aenv_volume_used_bytes\\{volume_id=\"" + id + "\",name=\"measured\"} [0-9]+\n")
                 .containsPattern("aenv_volume_size_bytes\\{volume_id=\"" + id + "\",name=\"measured\"} [1-9][0-9]*\n");
     }
+
+    @Test
+    void aSandboxsNewestMetricCarriesItsVolumesUsage() throws Exception {
+        create("measured");
+        HttpResponse<String> made = server.post(
+                "/v2/sandboxes",
+                "{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"measured\",\"path\":\"/m\"}]}");
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        String sandbox = server.parse(made).get("sandboxID").asText();
+
+        JsonNode metrics = server.parse(server.get("/sandboxes/" + sandbox + "/metrics"));
+        JsonNode newest = metrics.get(metrics.size() - 1);
+        assertThat(newest.get("volumes").get(0).get("name").asText()).isEqualTo("measured");
+        assertThat(newest.get("volumes").get(0).get("path").asText()).isEqualTo("/m");
+        assertThat(newest.get("volumes").get(0).get("totalBytes").asLong()).isPositive();
+        assertThat(newest.get("volumes").get(0).has("usedBytes")).isTrue();
+        JsonNode many = server.parse(server.get("/sandboxes/metrics?sandbox_ids=" + sandbox));
+        assertThat(many.toString()).contains("\"volumes\":[{\"name\":\"measured\",\"path\":\"/m\"");
+    }
 }
