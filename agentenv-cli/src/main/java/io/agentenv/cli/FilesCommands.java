@@ -86,14 +86,7 @@ final class FilesCommands {
             progress.finish();
             return 0;
         }
-        Path target = Path.of(local).toAbsolutePath();
-        if (Files.isDirectory(target)) {
-            Path name = Path.of(path).getFileName();
-            if (name == null) {
-                throw new IllegalArgumentException("name the local file: " + path + " has no file name");
-            }
-            target = target.resolve(name.toString());
-        }
+        Path target = localTarget(local, path);
         download(envd, path, target, length -> progress("get", length));
         progress.finish();
         return 0;
@@ -424,5 +417,18 @@ final class FilesCommands {
         } catch (AtomicMoveNotSupportedException e) {
             Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
         }
+    }
+
+    /** Where a download of remote {@code path} goes: {@code local}, or in it under the remote name when a directory. */
+    static Path localTarget(String local, String path) {
+        Path target = Path.of(local).toAbsolutePath();
+        if (!Files.isDirectory(target)) {
+            return target;
+        }
+        Path name = Path.of(path).getFileName();
+        if (name == null) {
+            throw new IllegalArgumentException("name the local file: " + path + " has no file name");
+        }
+        return target.resolve(name.toString());
     }
 }

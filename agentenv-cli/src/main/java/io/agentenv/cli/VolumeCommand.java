@@ -347,14 +347,7 @@ final class VolumeCommand implements Callable<Integer> {
                 bar[0].finish();
                 return 0;
             }
-            Path target = Path.of(local).toAbsolutePath();
-            if (Files.isDirectory(target)) {
-                Path name = Path.of(path).getFileName();
-                if (name == null) {
-                    throw new IllegalArgumentException("name the local file: " + path + " has no file name");
-                }
-                target = target.resolve(name.toString());
-            }
+            Path target = FilesCommands.localTarget(local, path);
             download(aenv, content, target, bar);
             bar[0].finish();
             return 0;
