@@ -7,7 +7,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.HostLayout;
-import io.agentenv.backend.container.host.Libc;
+import io.agentenv.libc.Libc;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.Arena;

@@ -3,7 +3,7 @@ package io.agentenv.backend.container.storage;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
-import io.agentenv.backend.container.host.Libc;
+import io.agentenv.libc.Libc;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;

@@ -1,4 +1,4 @@
-package io.agentenv.backend.container.host;
+package io.agentenv.libc;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
