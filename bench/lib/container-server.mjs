@@ -5,7 +5,8 @@ import { startServer, repoRoot, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-
 import { laneEnv } from './lane.mjs'
 
 /**
- * Starts it on {@code lane} with {@code layout} (lane.mjs LAYOUTS) and a warm pool of {@code poolSize};
+ * Starts it on {@code lane} with {@code layout} (lane.mjs LAYOUTS) and a warm pool of {@code poolSize} (undefined: the
+ * server's default);
  * AENV_BACKEND_ENVD_DIR in the environment picks another envd build; {@code env} adds or overrides settings.
  */
 export function startBenchServer(lane, layout, { poolSize, maxSandboxes = 48, env = {} }) {
@@ -18,7 +19,7 @@ export function startBenchServer(lane, layout, { poolSize, maxSandboxes = 48, en
       AENV_BACKEND_MAX_SANDBOXES: String(maxSandboxes),
       AENV_BACKEND_CPU_COUNT: '1',
       AENV_BACKEND_MEMORY_MB: '512',
-      AENV_BACKEND_POOL_SIZE: String(poolSize),
+      ...(poolSize === undefined ? {} : { AENV_BACKEND_POOL_SIZE: String(poolSize) }),
       AENV_BACKEND_ENVD_DIR: process.env.AENV_BACKEND_ENVD_DIR ?? join(repoRoot, 'agentenv-envd', 'target'),
       ...env,
     },

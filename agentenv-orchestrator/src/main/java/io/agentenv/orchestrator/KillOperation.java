@@ -113,12 +113,13 @@ final class KillOperation {
 
     /** Owns KILLING. */
     private void finish(SandboxId id, SandboxState previous) {
+        long started = System.nanoTime();
         Optional<UUID> instance = records.get(id).flatMap(SandboxRecord::instanceId);
         Optional<SandboxRuntime.Handle> handle = runtime.get(id);
         if (handle.isPresent()) {
             try {
                 handle.get().call(backend -> {
-                    backend.close();
+                    backend.kill(); // returns once nothing of it runs; the backend may release the rest after
                     return null;
                 });
             } catch (BackendException | RuntimeException e) {
@@ -139,14 +140,21 @@ final class KillOperation {
                 throw new AgentEnvException(ErrorKind.INTERNAL, "sandbox " + id + " could not be released", e);
             }
         }
+        long stopped = System.nanoTime();
         artifacts.deleteSandbox(id);
+        long deleted = System.nanoTime();
         records.delete(id, EnumSet.of(SandboxState.KILLING));
+        long recorded = System.nanoTime();
         if (handle.isPresent()) { // a paused sandbox had its stop hook when it was paused
-            instance.ifPresent(started -> hooks.stop(id, started));
+            instance.ifPresent(instanceId -> hooks.stop(id, instanceId));
         }
         log.atInfo()
                 .addKeyValue("sandbox_id", id.value())
                 .addKeyValue("from", previous)
+                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .addKeyValue("backend_ms", (stopped - started) / 1_000_000)
+                .addKeyValue("artifacts_ms", (deleted - stopped) / 1_000_000)
+                .addKeyValue("store_ms", (recorded - deleted) / 1_000_000)
                 .log("sandbox killed");
         events.publish(new LifecycleEvent.Killed(id, clock.instant()));
     }

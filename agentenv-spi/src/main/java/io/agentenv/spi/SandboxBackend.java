@@ -108,4 +108,15 @@ public interface SandboxBackend extends AutoCloseable {
     /** Stops the instance and releases everything it holds. Idempotent; "already gone" is success. */
     @Override
     void close() throws BackendException;
+
+    /**
+     * Stops the instance for good, as a kill does: returns once none of its processes runs any more. What it still
+     * holds (disk, network, runtime state) may be released after the return, in the background; the backend owns that
+     * release: a later {@link #close()} of this instance and {@link SandboxBackendFactory#shutdown()} wait for it, and
+     * after a crash the next {@link SandboxBackendFactory#initialize} removes what is left, as for any instance no
+     * record claims. Idempotent. The default closes the instance (everything released before the return).
+     */
+    default void kill() throws BackendException {
+        close();
+    }
 }

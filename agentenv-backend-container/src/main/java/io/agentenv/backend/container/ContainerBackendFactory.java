@@ -19,12 +19,12 @@ import io.agentenv.backend.container.lifecycle.ContainerNames;
 import io.agentenv.backend.container.lifecycle.ContainerSandbox;
 import io.agentenv.backend.container.lifecycle.ContainerSandboxes;
 import io.agentenv.backend.container.lifecycle.ContainerSettings;
+import io.agentenv.backend.container.lifecycle.DeferredReleases;
 import io.agentenv.backend.container.lifecycle.GenerationCapture;
 import io.agentenv.backend.container.lifecycle.GenerationPause;
 import io.agentenv.backend.container.lifecycle.GenerationRelease;
 import io.agentenv.backend.container.lifecycle.GenerationStart;
 import io.agentenv.backend.container.lifecycle.InstanceFile;
-import io.agentenv.backend.container.lifecycle.PauseReleases;
 import io.agentenv.backend.container.lifecycle.SandboxSpecs;
 import io.agentenv.backend.container.lifecycle.SavedStates;
 import io.agentenv.backend.container.lifecycle.TemplateDirs;
@@ -113,7 +113,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
     private NetnsPool pool;
     private EnvdClients envdClients;
     private IdmappedViews idmappedViews;
-    private PauseReleases pauseReleases;
+    private DeferredReleases deferredReleases;
     private UtsHostname hostnames;
     private InitReaper reaper;
     private WarmPool warmPool;
@@ -245,7 +245,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             RuncRuntime runcRuntime = new RuncRuntime(runner, layout, Duration.ofSeconds(30), settings.criuTimeout());
             CgroupTree cgroupTree = new CgroupTree(layout);
             envdClients = new EnvdClients(EnvdClientSettings.DEFAULTS, clock);
-            PauseReleases releases = new PauseReleases();
+            DeferredReleases releases = new DeferredReleases();
             UtsHostname utsHostname = new UtsHostname();
             TemplateDirs templateDirs = new TemplateDirs(layout.templatesDir(), workDir.resolve("image-templates"));
             Path envd = privateEnvdCopy(
@@ -282,6 +282,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     layerFiles,
                     clock,
                     settings.poolSize(),
+                    settings.poolMax(),
                     envdTokens);
             GenerationStart starting = new GenerationStart(
                     containerNames,
@@ -313,7 +314,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             this.disks = sandboxDisks;
             this.firewall = firewall;
             this.pool = pool;
-            this.pauseReleases = releases;
+            this.deferredReleases = releases;
             this.hostnames = utsHostname;
             this.reaper = reaper;
             this.templateDirs = templateDirs;
@@ -459,8 +460,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         List<BackendCapacity.PoolStock> stock = new ArrayList<>();
         warmPool.stock()
-                .forEach((template, ready) ->
-                        stock.add(new BackendCapacity.PoolStock(new TemplateId(template), ready, warmPool.size())));
+                .forEach((template, ready) -> stock.add(
+                        new BackendCapacity.PoolStock(new TemplateId(template), ready, warmPool.target(template))));
         return Optional.of(new BackendCapacity(pool.inUse(), OptionalInt.of(pool.slotCount()), stock));
     }
 
@@ -696,14 +697,14 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     /**
      * Finishes the release of the sandbox's last pause (slot, runc's state and cgroups, sandbox dir, claim), trying a
-     * failed one again ({@link PauseReleases#await}); without this a failed release of a killed sandbox stayed until the
+     * failed one again ({@link DeferredReleases#await}); without this a failed release of a killed sandbox stayed until the
      * next start-up's {@link LeftoverReaper}.
      */
     @Override
     public void discardPaused(SandboxId id) throws BackendException {
         try {
             requireInitialized();
-            pauseReleases.await(id);
+            deferredReleases.await(id);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable("interrupted while releasing paused sandbox " + id, e);
@@ -770,7 +771,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             return;
         }
         try {
-            pauseReleases.awaitAll(); // the slots, containers and dirs paused sandboxes still held
+            deferredReleases.awaitAll(); // the slots, containers and dirs paused sandboxes still held
             warmPool.close();
             pool.close();
         } catch (InterruptedException e) {
@@ -850,9 +851,9 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         return pool;
     }
 
-    PauseReleases pauseReleases() {
+    DeferredReleases deferredReleases() {
         requireInitialized();
-        return pauseReleases;
+        return deferredReleases;
     }
 
     private ContainerSandboxes requireInitialized() {

@@ -279,7 +279,7 @@ public final class BackendFixture implements AutoCloseable {
      */
     void assertNothingLeaked() throws Exception {
         ContainerBackendFactory p = factory;
-        p.pauseReleases().awaitAll(); // what pauses release after they answered
+        p.deferredReleases().awaitAll(); // what pauses release after they answered
         HostInventory inventory = new HostInventory(
                 p.runc(), p.cgroups(), p.overlays(), p.pool(), p.names().sandboxesDir());
         Leftovers left = inventory.scan(idPrefix);

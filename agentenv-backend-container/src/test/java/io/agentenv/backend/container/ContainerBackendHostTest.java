@@ -9,6 +9,7 @@ import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.GuestProcesses;
 import io.agentenv.backend.container.host.HostFixture;
+import io.agentenv.backend.container.host.HostProcess;
 import io.agentenv.backend.container.host.MountTable;
 import io.agentenv.backend.container.lifecycle.ContainerSandbox;
 import io.agentenv.backend.container.lifecycle.SavedStates;
@@ -25,7 +26,9 @@ import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
+import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -199,7 +202,7 @@ class ContainerBackendHostTest {
         BackendFixture.awaitNoLoopDevicesUnder(dir); // the image moved there; its loop device is gone
         // once the rest of the release, which runs after the answer, is done (checked before close(), which has
         // nothing left to release after a pause)
-        backend.factory.pauseReleases().await(spec.id());
+        backend.factory.deferredReleases().await(spec.id());
         assertThat(Files.exists(netns)).as("the slot's netns").isFalse();
         assertThat(backend.factory.runc().state(id)).isEmpty();
         assertThat(backend.factory.cgroups().pathsOf(id.value())).isEmpty();
@@ -210,6 +213,74 @@ class ContainerBackendHostTest {
         assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
         assertThat(exec(spec, "cat", "/home/user/note")).isEqualTo("kept");
         FileTrees.deleteTree(dir);
+    }
+
+    /** Gone, a zombie, or with SIGKILL pending (bit 9 of the pending masks in /proc/PID/status). */
+    private static boolean dyingOrGone(HostProcess process) throws IOException {
+        List<String> status;
+        try {
+            status = Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"));
+        } catch (NoSuchFileException gone) {
+            return true;
+        }
+        if (!process.exists()) {
+            return true;
+        }
+        for (String line : status) {
+            if (line.startsWith("State:") && (line.contains("Z") || line.contains("X"))) {
+                return true;
+            }
+            if ((line.startsWith("SigPnd:") || line.startsWith("ShdPnd:"))
+                    && (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << 8)) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void a_kill_freezes_every_process_and_kills_and_releases_after_the_return() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = backend.fresh(spec);
+        background(sandbox, spec);
+        ContainerId id = ((ContainerSandbox) sandbox).containerId();
+        Path sandboxDir = backend.factory.names().dirs(id).dir();
+        Path netns = sandbox.hostNetwork().orElseThrow().namespacePath();
+        List<HostProcess> processes = new ArrayList<>();
+        for (long pid : backend.factory.cgroups().pids(id.value())) {
+            HostProcess.of(pid).ifPresent(processes::add);
+        }
+        assertThat(processes).as("tini, envd's supervisor, envd, the sleeper").hasSizeGreaterThanOrEqualTo(3);
+
+        Path freezer = backend.factory.cgroups().pathsOf(id.value()).stream()
+                .filter(path -> path.toString().contains("/freezer/"))
+                .findFirst()
+                .orElseThrow();
+
+        sandbox.kill();
+
+        // none of its processes runs any more: frozen at the answer, killed and reaped in the release after it (which
+        // may have begun: then each one is gone or has SIGKILL pending, so it never runs its own code again)
+        boolean frozen =
+                Files.readString(freezer.resolve("freezer.state")).strip().equals("FROZEN");
+        for (HostProcess process : processes) {
+            assertThat(frozen || dyingOrGone(process))
+                    .as("process %d after the kill returned", process.pid())
+                    .isTrue();
+        }
+        backend.factory.deferredReleases().await(spec.id());
+        for (HostProcess process : processes) {
+            assertThat(process.exists())
+                    .as("process %d after the release", process.pid())
+                    .isFalse();
+        }
+        assertThat(Files.exists(netns)).as("the slot's netns").isFalse();
+        assertThat(backend.factory.runc().state(id)).isEmpty();
+        assertThat(backend.factory.cgroups().pathsOf(id.value())).isEmpty();
+        assertThat(MountTable.mountsUnder(sandboxDir)).isEmpty();
+        assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
+        sandbox.close(); // nothing left to release: returns at once, idempotent
+        sandbox.kill();
     }
 
     @Test
@@ -229,7 +300,7 @@ class ContainerBackendHostTest {
         HostFixture.await(
                 "the release after the pause failed",
                 Duration.ofSeconds(30),
-                () -> backend.factory.pauseReleases().failed().contains(spec.id()));
+                () -> backend.factory.deferredReleases().failed().contains(spec.id()));
         assertThat(Files.exists(sandboxDir))
                 .as("the sandbox dir, kept by the failed release")
                 .isTrue();
@@ -237,7 +308,7 @@ class ContainerBackendHostTest {
         assertThat(Unmounts.unmount(blocker)).isTrue(); // the cause goes away; the kill tries the release again
         backend.factory.discardPaused(spec.id());
 
-        assertThat(backend.factory.pauseReleases().inFlight()).isEmpty();
+        assertThat(backend.factory.deferredReleases().inFlight()).isEmpty();
         assertThat(Files.exists(sandboxDir)).as("the sandbox dir").isFalse();
         assertThat(backend.factory.cgroups().pathsOf(id.value())).isEmpty();
         FileTrees.deleteTree(dir);

@@ -64,7 +64,7 @@ class ContainerRestartHostTest {
         toPause.close();
         // a backend killed with -9 takes the rest of that pause's release with it (the new one's reaper removes what
         // it held); this one lives on in the same JVM, so its release must not run alongside the new backend's reaper
-        backend.factory.pauseReleases().awaitAll();
+        backend.factory.deferredReleases().awaitAll();
 
         // when a new backend starts on the same host and work dir, and the server claims only `kept`
         ContainerBackendFactory restarted = backend.restarted();

@@ -21,4 +21,11 @@ public final class Attempts {
             failures.add(e);
         }
     }
+
+    /** Runs {@code step} and returns the milliseconds it took. */
+    public static long timed(Step step) throws Exception {
+        long started = System.nanoTime();
+        step.run();
+        return (System.nanoTime() - started) / 1_000_000;
+    }
 }

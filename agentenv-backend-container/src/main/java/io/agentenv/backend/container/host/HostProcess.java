@@ -35,8 +35,21 @@ public record HostProcess(long pid, long startTicks) {
     }
 
     /** It is still in the process table (running or a zombie not reaped yet). */
-    boolean exists() throws IOException {
+    public boolean exists() throws IOException {
         return stat(pid).filter(s -> s.startTicks() == startTicks).isPresent();
+    }
+
+    /**
+     * Sends it SIGKILL, if the pid still names this process (a zombie takes the signal harmlessly); false when it is
+     * gone. The JDK's handle checks the start time it read against the process it signals, and this one's start time
+     * is checked against that handle's process, so a pid reused meanwhile is never signalled.
+     */
+    public boolean kill() throws IOException {
+        Optional<ProcessHandle> handle = ProcessHandle.of(pid);
+        if (handle.isEmpty() || !exists()) {
+            return false;
+        }
+        return handle.get().destroyForcibly();
     }
 
     /** Its children (threads of the main thread only, which is where a single-threaded parent forks). */

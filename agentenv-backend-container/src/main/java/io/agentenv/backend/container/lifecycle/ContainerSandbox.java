@@ -243,6 +243,12 @@ public final class ContainerSandbox implements SandboxBackend {
         release.close(gen);
     }
 
+    @Override
+    public void kill() throws BackendException {
+        liveness.stop();
+        release.kill(gen);
+    }
+
     /**
      * envd over TCP on the sandbox's veth, not its unix socket: a unix connection from the host lives in the host's
      * network namespace (the kernel creates the accepted socket in the connecting side's), where CRIU cannot find it,

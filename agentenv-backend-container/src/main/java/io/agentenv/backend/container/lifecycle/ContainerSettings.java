@@ -38,6 +38,9 @@ import java.util.Set;
  * @param maxSandboxes   network slots, so running sandboxes at most ({@code max_sandboxes}, default 1024)
  * @param poolSize       ready sandboxes kept restored per template, 0 disables the warm pool ({@code pool_size},
  *                       default 2)
+ * @param poolMax        the most ready sandboxes recent demand may grow the warm pool to, all templates together
+ *                       ({@code pool_max}; default: 1/16 of the host's memory at {@value #MEMBER_ESTIMATE_MIB} MiB a
+ *                       member, at least {@code pool_size}, at most half the slots); {@code pool_size} disables growth
  * @param spareDisks     formatted empty disk images kept ready per disk size, so a new disk is a rename instead of a
  *                       {@code mkfs}; 0 makes every disk when needed ({@code spare_disks}, default 4); see
  *                       {@link SpareDisks}
@@ -62,6 +65,7 @@ public record ContainerSettings(
         int pids,
         int maxSandboxes,
         int poolSize,
+        int poolMax,
         int spareDisks,
         ContainerSpec.Privileges privileges,
         String idPrefix,
@@ -92,6 +96,12 @@ public record ContainerSettings(
     /** Spare disk images per size when {@code spare_disks} is not set: enough for a few creates or forks in a row. */
     public static final int DEFAULT_SPARE_DISKS = 4;
 
+    /**
+     * What one idle warm-pool member is taken to cost in host memory when {@code pool_max} is derived from the host's:
+     * a little above the ~33 MiB private measured per idle member (bench/container/pool-idle.mjs).
+     */
+    static final int MEMBER_ESTIMATE_MIB = 40;
+
     static final Set<String> KEYS = Set.of(
             "host_env",
             "lxcfs_dir",
@@ -103,6 +113,7 @@ public record ContainerSettings(
             "pids_limit",
             "max_sandboxes",
             "pool_size",
+            "pool_max",
             "spare_disks",
             "no_new_privileges",
             "id_prefix",
@@ -136,6 +147,7 @@ public record ContainerSettings(
         range("pids_limit", pids, 64, 1 << 22);
         range("max_sandboxes", maxSandboxes, 1, 8192);
         range("pool_size", poolSize, 0, 32);
+        range("pool_max", poolMax, poolSize, Math.max(poolSize, maxSandboxes));
         range("spare_disks", spareDisks, 0, 64);
         if (!idPrefix.matches("([a-z0-9][a-z0-9-]{0,30})?")) {
             throw new IllegalArgumentException(
@@ -168,6 +180,7 @@ public record ContainerSettings(
                 number(settings, "pids_limit", 1024),
                 number(settings, "max_sandboxes", 1024),
                 number(settings, "pool_size", 2),
+                poolMax(settings),
                 number(settings, "spare_disks", DEFAULT_SPARE_DISKS),
                 bool(settings, "no_new_privileges")
                         ? ContainerSpec.Privileges.NO_NEW_PRIVILEGES
@@ -176,6 +189,19 @@ public record ContainerSettings(
                 Duration.ofSeconds(number(settings, "criu_timeout_s", 120)),
                 guestIds(settings),
                 isolation(settings, workingDir));
+    }
+
+    /** {@code pool_max}, or what 1/16 of the host's memory holds (at least {@code pool_size}, at most half the slots). */
+    private static int poolMax(Map<String, String> settings) {
+        int poolSize = number(settings, "pool_size", 2);
+        if (settings.containsKey("pool_max")) {
+            return number(settings, "pool_max", poolSize);
+        }
+        var os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long budgetMiB = os.getTotalMemorySize() / (1024 * 1024) / 16;
+        int slots = number(settings, "max_sandboxes", 1024);
+        return (int) Math.max(poolSize, Math.min(slots / 2, budgetMiB / MEMBER_ESTIMATE_MIB));
     }
 
     private static GuestIds guestIds(Map<String, String> settings) {

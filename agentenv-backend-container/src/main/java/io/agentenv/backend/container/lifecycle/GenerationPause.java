@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * Pauses a running generation into an artifact dir: with memory, a CRIU dump to disk that stops the container; then
  * keeps envd's journal, unmounts the overlay and disk and makes the disk image, layers and images durable in the
  * artifact dir before it answers; the network slot, the dead container's runc state and cgroups and the sandbox dir
- * are released after the answer ({@link PauseReleases}).
+ * are released after the answer ({@link DeferredReleases}).
  */
 public final class GenerationPause {
 
@@ -46,7 +46,7 @@ public final class GenerationPause {
     private final SandboxDisks disks;
     private final LayerFiles layerFiles;
     private final ContainerNames names;
-    private final PauseReleases pauseReleases;
+    private final DeferredReleases deferredReleases;
     private final ProcessRunner runner;
 
     public GenerationPause(
@@ -56,7 +56,7 @@ public final class GenerationPause {
             SandboxDisks disks,
             LayerFiles layerFiles,
             ContainerNames names,
-            PauseReleases pauseReleases,
+            DeferredReleases deferredReleases,
             ProcessRunner runner) {
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.runc = requireNonNull(runc, "runc is null");
@@ -64,7 +64,7 @@ public final class GenerationPause {
         this.disks = requireNonNull(disks, "disks is null");
         this.layerFiles = requireNonNull(layerFiles, "layerFiles is null");
         this.names = requireNonNull(names, "names is null");
-        this.pauseReleases = requireNonNull(pauseReleases, "pauseReleases is null");
+        this.deferredReleases = requireNonNull(deferredReleases, "deferredReleases is null");
         this.runner = requireNonNull(runner, "runner is null");
     }
 
@@ -106,7 +106,8 @@ public final class GenerationPause {
         // move
         // the disk image and layers into the artifact dir, syncfs. The rest frees what no paused state needs (the slot:
         // its nft chain and netns; runc's state and the dead container's cgroups; the sandbox dir and warm-pool claim)
-        // and runs after the answer (PauseReleases): a resume of this sandbox waits for it, shutdown too, and after a
+        // and runs after the answer (DeferredReleases): a resume of this sandbox waits for it, shutdown too, and after
+        // a
         // crash the start-up reconciler removes what is left. A filesystem-only pause stops the container first.
         boolean dumped = mode == PauseMode.WITH_MEMORY;
         long[] took = new long[5]; // journal, container (filesystem-only pause), unmount, move, sync: ms each
@@ -121,20 +122,20 @@ public final class GenerationPause {
         try {
             Attempts.attempt(failures, () -> {
                 if (!dumped) {
-                    took[1] = timed(() -> runc.delete(id));
-                    took[0] = timed(() -> journalKept[0] = keepJournal(gen, paused));
+                    took[1] = Attempts.timed(() -> runc.delete(id));
+                    took[0] = Attempts.timed(() -> journalKept[0] = keepJournal(gen, paused));
                 }
-                took[2] = timed(() -> {
+                took[2] = Attempts.timed(() -> {
                     overlays.unmount(dirs.rootfs());
                     diskReleaseWait[0] = disks.unmount(dirs); // returns once the disk is written clean
                 });
-                took[3] = timed(() -> {
+                took[3] = Attempts.timed(() -> {
                     disks.moveImage(dirs.diskImage(), paused.diskImage());
                     if (Files.isDirectory(dirs.layers())) {
                         layerFiles.move(dirs.layers(), paused.layers());
                     }
                 });
-                took[4] = timed(() -> syncFilesystem(artifactDir));
+                took[4] = Attempts.timed(() -> syncFilesystem(artifactDir));
             });
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -172,15 +173,15 @@ public final class GenerationPause {
         long started = System.nanoTime();
         long[] took = new long[3]; // slot, container, remove: ms each
         List<Attempts.Step> atOnce = new ArrayList<>();
-        atOnce.add(() -> took[0] = timed(gen::retireSlot));
+        atOnce.add(() -> took[0] = Attempts.timed(gen::retireSlot));
         if (dumped) {
-            atOnce.add(() -> took[1] = timed(() -> runc.delete(id)));
+            atOnce.add(() -> took[1] = Attempts.timed(() -> runc.delete(id)));
         }
-        pauseReleases.start(
+        deferredReleases.start(
                 gen.spec.id(),
                 atOnce,
                 List.of(
-                        () -> took[2] = timed(() -> {
+                        () -> took[2] = Attempts.timed(() -> {
                             FileTrees.deleteTree(gen.dirs.dir());
                             names.unclaim(gen.spec.id()); // a resume restores into the sandbox's own container id
                         }),
@@ -258,13 +259,6 @@ public final class GenerationPause {
      */
     private void syncFilesystem(Path dir) throws CommandFailedException, InterruptedException {
         runner.run(Command.of(SYNC_TIMEOUT, "sync", "--file-system", dir.toString()));
-    }
-
-    /** Runs a step and returns how long it took, in ms. */
-    private static long timed(Attempts.Step step) throws Exception {
-        long started = System.nanoTime();
-        step.run();
-        return (System.nanoTime() - started) / 1_000_000;
     }
 
     /** A checkpoint that failed: Recoverable when the container still runs (CRIU resumes it), else Terminal. */

@@ -11,6 +11,7 @@ import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.SandboxRootfs;
 import io.agentenv.spi.BackendException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,13 +30,13 @@ public final class GenerationRelease {
 
     private static final Logger log = LoggerFactory.getLogger(GenerationRelease.class);
     private static final Duration REAP_WAIT = Duration.ofSeconds(5);
-    private static final Duration REAP_POLL = Duration.ofMillis(5);
+    private static final Duration REAP_POLL = Duration.ofMillis(1);
 
     private final CgroupTree cgroups;
     private final RuncRuntime runc;
     private final SandboxRootfs sandboxRootfs;
     private final ContainerNames names;
-    private final PauseReleases pauseReleases;
+    private final DeferredReleases deferredReleases;
     private final InitReaper reaper;
 
     public GenerationRelease(
@@ -43,13 +44,13 @@ public final class GenerationRelease {
             RuncRuntime runc,
             SandboxRootfs sandboxRootfs,
             ContainerNames names,
-            PauseReleases pauseReleases,
+            DeferredReleases deferredReleases,
             InitReaper reaper) {
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.runc = requireNonNull(runc, "runc is null");
         this.sandboxRootfs = requireNonNull(sandboxRootfs, "sandboxRootfs is null");
         this.names = requireNonNull(names, "names is null");
-        this.pauseReleases = requireNonNull(pauseReleases, "pauseReleases is null");
+        this.deferredReleases = requireNonNull(deferredReleases, "deferredReleases is null");
         this.reaper = requireNonNull(reaper, "reaper is null");
     }
 
@@ -100,6 +101,114 @@ public final class GenerationRelease {
         }
     }
 
+    /**
+     * Kills the generation: freezes its cgroup (the kernel stops every task of it; none runs again) and returns. The
+     * rest runs after the return in {@link DeferredReleases}: SIGKILL to the init, thaw (the kernel then kills the
+     * rest of its pid namespace before the init exits), the init reaped, then runc's state, the cgroups, the rootfs
+     * mounts, the slot, the dir and the claim. {@link #close} of the same generation and shutdown wait for that; after
+     * a crash the start-up reconciler removes the frozen container like any unclaimed one. A generation that never
+     * ran, or is paused, is closed as usual; one whose freeze fails is killed and reaped before the return.
+     */
+    void kill(Generation gen) throws BackendException {
+        var id = gen.id;
+        ContainerSandbox.Phase before = gen.phase.get();
+        Optional<HostProcess> init = initProcess(gen);
+        if (before != ContainerSandbox.Phase.RUNNING
+                || init.isEmpty()
+                || !gen.phase.compareAndSet(before, ContainerSandbox.Phase.CLOSED)) {
+            close(gen); // not running (or another call moved it meanwhile): close waits for whatever runs
+            return;
+        }
+        gen.closeClient();
+        long started = System.nanoTime();
+        boolean frozen = false;
+        try {
+            cgroups.freeze(id);
+            frozen = true;
+        } catch (IOException e) {
+            log.atWarn()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(e)
+                    .log("the sandbox could not be frozen; killing it before the answer");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException.Terminal("interrupted while killing sandbox " + gen.spec.id(), e);
+        }
+        if (!frozen) {
+            try {
+                stop(gen, init.get(), false);
+            } catch (Exception e) {
+                gen.phase.set(before);
+                close(gen); // not stopped: release everything now, as a close does
+                return;
+            }
+        }
+        long stopped = System.nanoTime();
+        long[] took = new long[3]; // stop, container (runc, cgroups, mounts), remove: ms each
+        boolean stopInRelease = frozen;
+        deferredReleases.start(
+                gen.spec.id(),
+                List.of(() -> {
+                    if (stopInRelease) {
+                        took[0] = Attempts.timed(() -> stop(gen, init.get(), true));
+                    }
+                    took[1] = Attempts.timed(() -> releaseContainer(gen));
+                }),
+                List.of(
+                        gen::retireSlot,
+                        () -> took[2] = Attempts.timed(() -> {
+                            FileTrees.deleteTree(gen.dirs.dir());
+                            names.unclaim(gen.spec.id());
+                        }),
+                        () -> log.atInfo()
+                                .addKeyValue("sandbox_id", gen.spec.id().value())
+                                .addKeyValue("answer_ms", (stopped - started) / 1_000_000)
+                                .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                                .addKeyValue("stop_ms", took[0])
+                                .addKeyValue("container_ms", took[1])
+                                .addKeyValue("remove_ms", took[2])
+                                .log("killed container sandbox released")));
+    }
+
+    /**
+     * SIGKILL to every process of the sandbox, thaw, and the init reaped: no process of the sandbox is left. A frozen
+     * task cannot exit, so the pids read from the frozen cgroup are still its tasks when they are signalled; a sandbox
+     * that could not be frozen gets the signal at its init only (the kernel kills the rest of its pid namespace).
+     */
+    private void stop(Generation gen, HostProcess init, boolean frozen) throws Exception {
+        if (frozen) {
+            for (long pid : cgroups.pids(gen.id.value())) {
+                HostProcess.of(pid).ifPresent(process -> {
+                    try {
+                        process.kill();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                });
+            }
+        }
+        init.kill();
+        cgroups.thawIfFrozen(gen.id.value());
+        awaitReaped(gen, Optional.of(init));
+    }
+
+    /** runc's state and the cgroups of the dead container, then its rootfs mounts and disk. */
+    private void releaseContainer(Generation gen) throws Exception {
+        List<Exception> failures = new ArrayList<>();
+        Attempts.attempt(failures, () -> runc.delete(gen.id));
+        Attempts.attempt(failures, () -> {
+            if (!cgroups.pathsOf(gen.id.value()).isEmpty()) {
+                cgroups.reap(gen.id.value());
+            }
+        });
+        Attempts.attempt(failures, () -> sandboxRootfs.unmount(gen.dirs));
+        if (!failures.isEmpty()) {
+            Exception first = failures.getFirst();
+            failures.subList(1, failures.size()).forEach(first::addSuppressed);
+            throw first;
+        }
+    }
+
     /** Every step is idempotent, so a failed close can be repeated. */
     void close(Generation gen) throws BackendException {
         var id = gen.id;
@@ -115,7 +224,7 @@ public final class GenerationRelease {
         try {
             // after a pause whose release still runs (closed twice, or a pause that failed late): let it finish first,
             // its steps are among the ones below and must not race them
-            Attempts.attempt(failures, () -> pauseReleases.await(gen.spec.id()));
+            Attempts.attempt(failures, () -> deferredReleases.await(gen.spec.id()));
             Attempts.attempt(failures, () -> cgroups.thawIfFrozen(id.value()));
             if (before != ContainerSandbox.Phase.PREPARED
                     || Files.exists(gen.dirs.bundle().resolve("config.json"))) {

@@ -54,7 +54,7 @@ public final class GenerationStart {
     private final EgressFirewall firewall;
     private final UtsHostname hostnames;
     private final EnvdClients envdClients;
-    private final PauseReleases pauseReleases;
+    private final DeferredReleases deferredReleases;
     private final Clock clock;
 
     public GenerationStart(
@@ -69,7 +69,7 @@ public final class GenerationStart {
             EgressFirewall firewall,
             UtsHostname hostnames,
             EnvdClients envdClients,
-            PauseReleases pauseReleases,
+            DeferredReleases deferredReleases,
             Clock clock) {
         this.names = requireNonNull(names, "names is null");
         this.templates = requireNonNull(templates, "templates is null");
@@ -82,15 +82,15 @@ public final class GenerationStart {
         this.firewall = requireNonNull(firewall, "firewall is null");
         this.hostnames = requireNonNull(hostnames, "hostnames is null");
         this.envdClients = requireNonNull(envdClients, "envdClients is null");
-        this.pauseReleases = requireNonNull(pauseReleases, "pauseReleases is null");
+        this.deferredReleases = requireNonNull(deferredReleases, "deferredReleases is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
 
-    /** Waits until the last pause of this sandbox has released everything (see {@link PauseReleases}). */
+    /** Waits until the last pause of this sandbox has released everything (see {@link DeferredReleases}). */
     private void awaitPauseRelease(Generation gen) throws BackendException {
         long waiting = System.nanoTime();
         try {
-            pauseReleases.await(gen.spec.id());
+            deferredReleases.await(gen.spec.id());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendException.Recoverable(

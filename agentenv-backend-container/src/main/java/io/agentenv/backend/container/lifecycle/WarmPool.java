@@ -10,6 +10,7 @@ import io.agentenv.backend.container.host.FileTrees;
 import io.agentenv.backend.container.host.UtsHostname;
 import io.agentenv.backend.container.network.NetSlot;
 import io.agentenv.backend.container.network.NetnsPool;
+import io.agentenv.backend.container.pool.PoolDemand;
 import io.agentenv.backend.container.pool.RecentKeys;
 import io.agentenv.backend.container.pool.RefillPacing;
 import io.agentenv.backend.container.pool.RefillingPool;
@@ -38,6 +39,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +69,12 @@ public final class WarmPool implements AutoCloseable {
     private static final Duration BURST_QUIET = Duration.ofMillis(500);
     /** The longest a refill waits for a burst to end (a steady stream of concurrent creates must not keep it empty). */
     private static final Duration MAX_DEFERRAL = Duration.ofSeconds(2);
+    /** Creates of one template within this long count as one burst of demand. */
+    static final Duration DEMAND_WINDOW = Duration.ofSeconds(1);
+    /** How long a burst keeps its template's pool grown to its size. */
+    static final Duration DEMAND_MEMORY = Duration.ofMinutes(10);
+    /** How often members beyond a template's current target (its demand has passed) are destroyed. */
+    static final Duration TRIM_INTERVAL = Duration.ofSeconds(30);
 
     /** Snapshots kept warm at most (besides the templates): each holds {@code size} sandboxes' slots and memory. */
     static final int MAX_SNAPSHOTS = 2;
@@ -149,6 +158,12 @@ public final class WarmPool implements AutoCloseable {
     private final LayerFiles layerFiles;
     private final Clock clock;
     private final int size;
+    private final int max;
+    /** Destroys what demand no longer asks for; started by the first {@link #keepWarm}. Guarded by lock. */
+    private Thread trimmer;
+    /** Counted down by {@link #close}: the trimmer stops (after a trim in progress, which is never cut short). */
+    private final CountDownLatch closing = new CountDownLatch(1);
+
     private final Optional<EnvdTokens> tokens;
     private final SecureRandom random = new SecureRandom();
     /** Ready members per template, in the order templates were first asked for. */
@@ -186,6 +201,7 @@ public final class WarmPool implements AutoCloseable {
             LayerFiles layerFiles,
             Clock clock,
             int size,
+            int max,
             Optional<EnvdTokens> tokens) {
         this.resources = requireNonNull(resources, "resources is null");
         this.names = requireNonNull(names, "names is null");
@@ -220,13 +236,41 @@ public final class WarmPool implements AutoCloseable {
                 },
                 Optional.of(new RefillPacing(BURST_GAP, BURST_QUIET)),
                 MAX_DEFERRAL,
-                WarmPool::logPacingWait);
+                WarmPool::logPacingWait,
+                max > size ? Optional.of(new PoolDemand<>(DEMAND_WINDOW, DEMAND_MEMORY, size, max)) : Optional.empty());
+        this.max = max;
+    }
+
+    /** Starts the trimming of grown templates once (when demand can grow the pool at all); under lock. */
+    private void startTrimmer() {
+        if (trimmer == null && size > 0 && max > size && !closed) {
+            trimmer = Thread.ofVirtual().name("warm-pool-trim").start(this::trimWhileOpen);
+        }
+    }
+
+    /** Every {@link #TRIM_INTERVAL}, destroys the members a template holds beyond what its demand asks for now. */
+    private void trimWhileOpen() {
+        try {
+            while (!closing.await(TRIM_INTERVAL.toMillis(), TimeUnit.MILLISECONDS)) {
+                int trimmed = ready.trim();
+                if (trimmed > 0) {
+                    log.atInfo()
+                            .addKeyValue("members", trimmed)
+                            .log("warm pool shrunk: the demand that grew it has passed");
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Starts keeping {@code template} warm (idempotent); the refill runs in the background. */
     public void keepWarm(String template) {
         if (size == 0 || closed) {
             return;
+        }
+        synchronized (lock) {
+            startTrimmer();
         }
         ready.keep(template);
     }
@@ -398,9 +442,19 @@ public final class WarmPool implements AutoCloseable {
         return stock;
     }
 
-    /** How many ready members the pool keeps per template. */
+    /** How many ready members the pool keeps per template without demand. */
     public int size() {
         return size;
+    }
+
+    /** How many members {@code template} is refilled to now: {@link #size}, or more while its recent demand asks. */
+    public int target(String template) {
+        return ready.target(template);
+    }
+
+    /** The most ready members recent demand may grow the pool to, all templates together. */
+    public int max() {
+        return max;
     }
 
     public int readyCount(String template) {
@@ -596,8 +650,14 @@ public final class WarmPool implements AutoCloseable {
     /** Stops refilling and destroys every ready member. Idempotent. */
     @Override
     public void close() throws InterruptedException {
+        Thread trimming;
         synchronized (lock) {
             closed = true;
+            trimming = trimmer;
+        }
+        closing.countDown();
+        if (trimming != null) {
+            trimming.join();
         }
         List<Member> members = new ArrayList<>(ready.close(false));
         synchronized (lock) {

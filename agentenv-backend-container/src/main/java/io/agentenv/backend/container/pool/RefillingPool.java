@@ -19,7 +19,10 @@ import java.util.Set;
  * {@link #take} or {@link #refill}, it makes the first key's missing items, then the next key's, one at a time, until
  * every kept key has {@code target}. A make that cannot make one now (empty) ends that refill; the next take or
  * {@link #refill} tries again, never in a loop. With a {@link RefillPacing}, each make first waits as it says (at most
- * {@code maxDeferral}), so a burst of takes is not slowed by its own refill.
+ * {@code maxDeferral}), so a burst of takes is not slowed by its own refill. With a {@link PoolDemand}, a key's target
+ * grows above {@code target} with its recent demand (every take counts, found or not) while all keys' items together
+ * stay under the demand's ceiling, and {@link #trim} discards what a key holds beyond its target once that demand has
+ * passed.
  *
  * <p>Every item is handed out once: a take removes it from its queue under the pool's lock. An item made while
  * {@link #close} runs is discarded, never kept. {@link #close} stops the refill (waiting for the make in progress, or
@@ -53,6 +56,7 @@ public final class RefillingPool<K, T> {
     private final Optional<RefillPacing> pacing;
     private final Duration maxDeferral;
     private final PacingWaited onPacingWaited;
+    private final Optional<PoolDemand<K>> demand;
     private final Object lock = new Object();
     /** Ready items per key, in the order the keys were first kept. Guarded by lock. */
     private final Map<K, Deque<T>> ready = new LinkedHashMap<>();
@@ -85,6 +89,20 @@ public final class RefillingPool<K, T> {
             Optional<RefillPacing> pacing,
             Duration maxDeferral,
             PacingWaited onPacingWaited) {
+        this(name, target, items, pacing, maxDeferral, onPacingWaited, Optional.empty());
+    }
+
+    /**
+     * @param demand grows a key's target above {@code target} with its recent takes (its floor is {@code target})
+     */
+    public RefillingPool(
+            String name,
+            int target,
+            Items<K, T> items,
+            Optional<RefillPacing> pacing,
+            Duration maxDeferral,
+            PacingWaited onPacingWaited,
+            Optional<PoolDemand<K>> demand) {
         this.name = requireNonNull(name, "name is null");
         if (target < 0) {
             throw new IllegalArgumentException("target must be >= 0: " + target);
@@ -94,11 +112,18 @@ public final class RefillingPool<K, T> {
         this.pacing = requireNonNull(pacing, "pacing is null");
         this.maxDeferral = requireNonNull(maxDeferral, "maxDeferral is null");
         this.onPacingWaited = requireNonNull(onPacingWaited, "onPacingWaited is null");
+        this.demand = requireNonNull(demand, "demand is null");
+        demand.ifPresent(d -> {
+            if (d.floor() != target) {
+                throw new IllegalArgumentException(
+                        "the demand's floor must be the target: " + d.floor() + ", " + target);
+            }
+        });
     }
 
-    /** Items kept per key. */
-    public int target() {
-        return target;
+    /** Items kept for {@code key} now: {@code target}, or more while its recent demand asks for more. */
+    public int target(K key) {
+        return demand.map(d -> d.target(key, System.nanoTime())).orElse(target);
     }
 
     /** Starts keeping {@code key} filled (idempotent) and refills; false when the pool keeps nothing or is closed. */
@@ -183,7 +208,9 @@ public final class RefillingPool<K, T> {
             item = ready.computeIfAbsent(key, k -> new ArrayDeque<>()).pollFirst();
         }
         if (item != null || countMiss) {
-            pacing.ifPresent(p -> p.taken(System.nanoTime()));
+            long now = System.nanoTime();
+            pacing.ifPresent(p -> p.taken(now));
+            demand.ifPresent(d -> d.taken(key, now));
         }
         refill();
         return Optional.ofNullable(item);
@@ -221,6 +248,7 @@ public final class RefillingPool<K, T> {
      * it is done). A later {@link #keep} or take of the key keeps it again.
      */
     public List<T> drop(K key) {
+        demand.ifPresent(d -> d.forget(key));
         synchronized (lock) {
             Deque<T> queue = ready.remove(key);
             return queue == null ? List.of() : List.copyOf(queue);
@@ -268,8 +296,17 @@ public final class RefillingPool<K, T> {
         while (!closed) {
             K key = null;
             synchronized (lock) {
+                int total = 0;
                 for (Map.Entry<K, Deque<T>> entry : ready.entrySet()) {
-                    if (entry.getValue().size() + making.getOrDefault(entry.getKey(), 0) < target) {
+                    total += entry.getValue().size() + making.getOrDefault(entry.getKey(), 0);
+                }
+                for (Map.Entry<K, Deque<T>> entry : ready.entrySet()) {
+                    int held = entry.getValue().size() + making.getOrDefault(entry.getKey(), 0);
+                    // up to the target always; above it (demand) only while all keys together stay under the ceiling
+                    boolean wanted = held < target
+                            || (held < target(entry.getKey())
+                                    && total < demand.map(PoolDemand::ceiling).orElse(0));
+                    if (wanted) {
                         key = entry.getKey();
                         break;
                     }
@@ -310,6 +347,26 @@ public final class RefillingPool<K, T> {
                 items.discard(made.get());
             }
         }
+    }
+
+    /**
+     * Discards what each key holds beyond its {@link #target} now (the newest items first; the demand that grew it has
+     * passed) and returns how many. Discards run on the calling thread, outside the pool's lock.
+     */
+    public int trim() throws InterruptedException {
+        List<T> surplus = new ArrayList<>();
+        synchronized (lock) {
+            for (Map.Entry<K, Deque<T>> entry : ready.entrySet()) {
+                int keep = target(entry.getKey());
+                while (entry.getValue().size() > keep) {
+                    surplus.add(entry.getValue().pollLast());
+                }
+            }
+        }
+        for (T item : surplus) {
+            items.discard(item);
+        }
+        return surplus.size();
     }
 
     /**

@@ -73,6 +73,31 @@ class RefillingPoolTest {
     }
 
     @Test
+    void demand_grows_a_key_past_its_target_within_the_ceiling_and_trim_shrinks_it_after() throws Exception {
+        Counting items = new Counting();
+        PoolDemand<String> demand = new PoolDemand<>(Duration.ofSeconds(1), Duration.ofMillis(300), 2, 6);
+        RefillingPool<String, String> pool = new RefillingPool<>(
+                "test-refill", 2, items, Optional.empty(), Duration.ZERO, waited -> {}, Optional.of(demand));
+        pool.keep("a");
+        pool.keep("b");
+        HostFixture.await("a and b are filled", WAIT, () -> pool.ready("a") == 2 && pool.ready("b") == 2);
+
+        for (int i = 0; i < 5; i++) {
+            pool.take("a"); // a burst of 5 (2 found, 3 missed)
+        }
+        // a's target is 5 now, but all keys together stay under the ceiling of 6 once above their own target of 2
+        HostFixture.await("a grows", WAIT, () -> pool.ready("a") == 4 && pool.ready("b") == 2);
+        assertThat(pool.target("a")).isEqualTo(5);
+        assertThat(pool.trim()).isZero();
+
+        HostFixture.await("the demand passes", WAIT, () -> pool.target("a") == 2);
+        assertThat(pool.trim()).isEqualTo(2);
+        assertThat(pool.ready("a")).isEqualTo(2);
+        assertThat(items.discarded).hasSize(2);
+        assertThat(pool.close(false)).hasSize(4);
+    }
+
+    @Test
     void no_make_runs_on_once_close_returns_even_for_a_refill_begun_just_before() throws Exception {
         for (int round = 0; round < 2000; round++) {
             Counting items = new Counting();

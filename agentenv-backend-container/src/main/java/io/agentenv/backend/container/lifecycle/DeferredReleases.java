@@ -16,22 +16,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The part of a pause's release that finishes after the pause has answered: what holds no memory state and nothing the
- * paused state needs (the network slot, runc's state and the cgroups of the dead container, the emptied sandbox dir and
- * the warm-pool claim). The pause answers once the sandbox's processes are gone (its RAM released) and its state is
- * durable in the artifact dir; these steps run on, one release per sandbox.
+ * The part of a pause's or a kill's release that finishes after the operation has answered: what holds no memory state
+ * and nothing a paused state needs (the network slot, runc's state and the cgroups of the dead container, the sandbox's
+ * mounts and dir, the warm-pool claim). A pause answers once the sandbox's processes are gone (its RAM released) and
+ * its state is durable in the artifact dir, a kill once its processes are gone; these steps run on, one release per
+ * sandbox.
  *
  * <p>Whatever would reuse what a release still holds waits for it: the resume of the same sandbox ({@link #await}:
  * it restores into the same container id and sandbox dir, after the claim is gone), the kill of the paused sandbox
- * (also {@link #await}, through {@code ContainerBackendFactory#discardPaused}, so a killed sandbox leaves nothing), and
- * shutdown ({@link #awaitAll}), so a stopped backend leaves nothing. A release that failed is tried once more by the
- * one who waits for it (every step is idempotent), and stays for the next one to try if it fails again; after a crash
- * the start-up reconciler ({@link LeftoverReaper}) removes what was left, as for any sandbox that is not running.
- * Holds no lock while a step runs.
+ * (also {@link #await}, through {@code ContainerBackendFactory#discardPaused}, so a killed sandbox leaves nothing), a
+ * close after a kill, and shutdown ({@link #awaitAll}), so a stopped backend leaves nothing. A release that failed is
+ * tried once more by the one who waits for it (every step is idempotent), and stays for the next one to try if it
+ * fails again; after a crash the start-up reconciler ({@link LeftoverReaper}) removes what was left, as for any sandbox
+ * that is not running. Holds no lock while a step runs.
  */
-public final class PauseReleases {
+public final class DeferredReleases {
 
-    private static final Logger log = LoggerFactory.getLogger(PauseReleases.class);
+    private static final Logger log = LoggerFactory.getLogger(DeferredReleases.class);
 
     /** One sandbox's release: its steps and how they went. */
     private record Release(List<Attempts.Step> steps, CompletableFuture<List<Exception>> outcome) {}
@@ -40,7 +41,7 @@ public final class PauseReleases {
 
     /**
      * Runs {@code parallel} at once, each on its own virtual thread, and {@code after} once they are all done (each
-     * step attempted whatever the others did); a resume of {@code id} waits for all of it.
+     * step attempted whatever the others did); a resume, kill or close of {@code id} waits for all of it.
      */
     void start(SandboxId id, List<Attempts.Step> parallel, List<Attempts.Step> after) {
         requireNonNull(id, "id is null");
@@ -63,14 +64,15 @@ public final class PauseReleases {
         if (previous != null && !previous.outcome().isDone()) { // a resume waits first: only a bug gets here
             log.atWarn()
                     .addKeyValue("sandbox_id", id.value())
-                    .log("a pause's release started while the previous one runs");
+                    .log("a release started while the previous one of the sandbox runs");
         }
         outcome.whenComplete((failures, error) -> {
             if (error != null || !failures.isEmpty()) {
                 log.atWarn()
                         .addKeyValue("sandbox_id", id.value())
                         .setCause(error != null ? error : failures.getFirst())
-                        .log("releasing a paused sandbox failed; its resume or kill tries again");
+                        .log(
+                                "releasing a paused or killed sandbox failed; the next resume, kill, close or shutdown tries again");
             } else {
                 inFlight.remove(id, release);
             }
@@ -78,7 +80,7 @@ public final class PauseReleases {
     }
 
     /**
-     * Returns once the release of {@code id}'s last pause is done (at once when there is none). A release that failed
+     * Returns once the release of {@code id}'s last pause or kill is done (at once when there is none). A release that failed
      * is run once more, here; when that fails too the sandbox cannot be resumed or killed now (Recoverable: it stays
      * paused, and the next call tries again).
      */
@@ -90,7 +92,7 @@ public final class PauseReleases {
         List<Exception> failures = settle(id, release);
         if (!failures.isEmpty()) {
             BackendException.Recoverable error = new BackendException.Recoverable(
-                    "sandbox " + id + " is not released from its pause yet: "
+                    "sandbox " + id + " is not released yet: "
                             + failures.getFirst().getMessage(),
                     failures.getFirst());
             failures.subList(1, failures.size()).forEach(error::addSuppressed);
@@ -110,7 +112,7 @@ public final class PauseReleases {
                         .addKeyValue("sandbox_id", entry.getKey().value())
                         .setCause(failures.getFirst())
                         .log(
-                                "releasing a paused sandbox failed again at shutdown; the next start-up removes what is left");
+                                "releasing a paused or killed sandbox failed again at shutdown; the next start-up removes what is left");
             }
         }
     }
@@ -163,7 +165,7 @@ public final class PauseReleases {
     /** Runs the steps in order on a new virtual thread; completes with their failures. */
     private static CompletableFuture<List<Exception>> onVirtualThread(List<Attempts.Step> steps) {
         CompletableFuture<List<Exception>> done = new CompletableFuture<>();
-        Thread.ofVirtual().name("pause-release").start(() -> {
+        Thread.ofVirtual().name("deferred-release").start(() -> {
             List<Exception> failures = new ArrayList<>();
             try {
                 for (Attempts.Step step : steps) {

@@ -18,12 +18,12 @@ import org.junit.jupiter.api.Test;
 
 /** The interleavings of a pause's release that runs after the answer with a resume of the same sandbox and shutdown. */
 @DisplayNameGeneration(DisplayNameGenerator.ReplaceUnderscores.class)
-class PauseReleasesTest {
+class DeferredReleasesTest {
 
     private static final SandboxId A = new SandboxId("a".repeat(SandboxId.LENGTH));
     private static final SandboxId B = new SandboxId("b".repeat(SandboxId.LENGTH));
 
-    private final PauseReleases releases = new PauseReleases();
+    private final DeferredReleases releases = new DeferredReleases();
     private final List<String> done = new CopyOnWriteArrayList<>();
 
     private static Attempts.Step held(CountDownLatch gate, List<String> done, String name) {
@@ -105,7 +105,7 @@ class PauseReleasesTest {
         assertThatThrownBy(() -> releases.await(A))
                 .isInstanceOfSatisfying(
                         BackendException.Recoverable.class,
-                        e -> assertThat(e.getMessage()).contains("not released from its pause", "still mounted"));
+                        e -> assertThat(e.getMessage()).contains("not released yet", "still mounted"));
     }
 
     @Test
