@@ -28,7 +28,7 @@ export const LAYOUTS = Object.freeze({
   exec: Object.freeze({ tag: 'x', name: 'exec', id: 'exec', firstSlot: 14336, slots: 16 }),
   console: Object.freeze({ tag: 'e', name: 'console', id: 'con', firstSlot: 10880, slots: 16 }),
   templates: Object.freeze({ tag: 'm', name: 'templates', id: 'tpl', firstSlot: 11008, slots: 16 }),
-  scale: Object.freeze({ tag: 's', name: 'scale', id: 'scl', firstSlot: 11136, slots: 128 }),
+  scale: Object.freeze({ tag: 'g', name: 'scale', id: 'scl', firstSlot: 11136, slots: 128 }),
 })
 
 /** Claims the first free lane (0..7) for the rest of this process's life; throws when all are taken. */

@@ -94,6 +94,8 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     private static final Logger log = LoggerFactory.getLogger(ContainerBackendFactory.class);
     private static final List<String> ENVD_FILES = List.of("agentenv-envd.jar", "jvm.options", "envd.aot");
+    /** The longest a create with no free slot waits for kills' and pauses' releases to free one. */
+    private static final Duration SLOT_RELEASE_WAIT = Duration.ofSeconds(5);
 
     private final Clock clock;
     private volatile TemplateDirs templateDirs;
@@ -559,14 +561,20 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
 
     /**
      * A network slot for a sandbox; when none is free, a warm member gives its slot up (ready sandboxes nobody asked
-     * for yet must not refuse one that somebody did).
+     * for yet must not refuse one that somebody did), else a release still running after a kill or pause is waited for
+     * (at most {@link #SLOT_RELEASE_WAIT} in all: the client of a kill was answered before its slot came free).
      */
     private NetSlot acquireSlot() throws NetnsPool.NoFreeSlotException, CommandFailedException, InterruptedException {
+        long deadline = System.nanoTime() + SLOT_RELEASE_WAIT.toNanos();
         while (true) {
             try {
                 return pool.acquire();
             } catch (NetnsPool.NoFreeSlotException e) {
-                if (!warmPool.yieldOne()) {
+                if (warmPool.yieldOne()) {
+                    continue;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !deferredReleases.awaitOne(Duration.ofNanos(left))) {
                     throw e;
                 }
             }

@@ -111,6 +111,34 @@ class WarmPoolHostTest {
     }
 
     @Test
+    void a_burst_larger_than_the_pool_grows_it_to_the_bursts_size() throws Exception {
+        awaitReady(2);
+        List<LaunchSpec> specs = List.of(spec(), spec(), spec(), spec());
+        List<SandboxBackend> started = new ArrayList<>();
+        try {
+            for (LaunchSpec spec : specs) { // 4 creates within a second: 2 claims, 2 restores
+                SandboxBackend sandbox = backend.factory.prepare(spec, new LaunchSource.Template(BASE));
+                started.add(sandbox);
+            }
+            for (SandboxBackend sandbox : started) {
+                sandbox.start(Duration.ofSeconds(60));
+            }
+            assertThat(backend.factory.warmPool().target("base")).isEqualTo(4);
+            awaitReady(4); // refilled to the burst's size once it is over
+            assertThat(backend.factory.capacity().orElseThrow().warmPool())
+                    .singleElement()
+                    .satisfies(stock -> {
+                        assertThat(stock.ready()).isEqualTo(4);
+                        assertThat(stock.target()).isEqualTo(4);
+                    });
+        } finally {
+            for (SandboxBackend sandbox : started) {
+                sandbox.close();
+            }
+        }
+    }
+
+    @Test
     void a_claimed_members_log_shows_its_own_initialisation_only() throws Exception {
         awaitReady(1);
         LaunchSpec spec = spec();

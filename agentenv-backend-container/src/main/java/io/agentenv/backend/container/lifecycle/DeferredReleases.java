@@ -6,12 +6,16 @@ import io.agentenv.backend.container.host.Attempts;
 import io.agentenv.backend.container.leftovers.LeftoverReaper;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxId;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,6 +119,25 @@ public final class DeferredReleases {
                                 "releasing a paused or killed sandbox failed again at shutdown; the next start-up removes what is left");
             }
         }
+    }
+
+    /**
+     * Waits, at most {@code max}, for one release that is still running to finish (a create that found no free slot:
+     * a release in flight is about to free one); false when none is running.
+     */
+    public boolean awaitOne(Duration max) throws InterruptedException {
+        Optional<Release> running = inFlight.values().stream()
+                .filter(release -> !release.outcome().isDone())
+                .findFirst();
+        if (running.isEmpty()) {
+            return false;
+        }
+        try {
+            running.get().outcome().get(max.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            // failed (its waiter tries again) or slow: the caller looks for a free slot again either way
+        }
+        return true;
     }
 
     /** Sandboxes whose release has not finished (or failed and was not tried again yet). */

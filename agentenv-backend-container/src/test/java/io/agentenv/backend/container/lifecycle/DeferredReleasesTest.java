@@ -7,10 +7,12 @@ import io.agentenv.backend.container.host.Attempts;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SandboxId;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -33,6 +35,42 @@ class DeferredReleasesTest {
             }
             done.add(name);
         };
+    }
+
+    @Test
+    void await_one_waits_for_a_running_release_and_not_for_failed_ones() throws Exception {
+        assertThat(releases.awaitOne(Duration.ofSeconds(1)))
+                .as("nothing in flight")
+                .isFalse();
+        releases.start(
+                B,
+                List.of(() -> {
+                    throw new IOException("busy");
+                }),
+                List.of());
+        CountDownLatch gate = new CountDownLatch(1);
+        releases.start(A, List.of(held(gate, done, "slot")), List.of());
+        CountDownLatch waited = new CountDownLatch(1);
+        AtomicBoolean found = new AtomicBoolean();
+        Thread waiter = Thread.ofVirtual().start(() -> {
+            try {
+                found.set(releases.awaitOne(Duration.ofSeconds(30)));
+                waited.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+
+        assertThat(waited.await(200, TimeUnit.MILLISECONDS))
+                .as("returned while A runs")
+                .isFalse();
+        gate.countDown();
+        waiter.join();
+        assertThat(found).isTrue();
+        assertThat(done).containsExactly("slot");
+        assertThat(releases.awaitOne(Duration.ofSeconds(1)))
+                .as("only B is left, and it failed: nothing running to wait for")
+                .isFalse();
     }
 
     @Test
