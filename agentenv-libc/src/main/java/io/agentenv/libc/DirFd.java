@@ -152,18 +152,25 @@ public final class DirFd implements AutoCloseable {
 
     /** Makes the directory {@code entry}; false when something is there already (EEXIST). */
     public boolean makeDir(String entry, int mode) throws IOException {
-        int result = call("mkdirat", entry, (state, name) -> (int) MKDIRAT.invokeExact(state, fd, name, mode));
-        return result == 0;
+        try {
+            call("mkdirat", entry, (state, name) -> (int) MKDIRAT.invokeExact(state, fd, name, mode));
+            return true;
+        } catch (ErrnoException e) {
+            if (e.errno() == ErrnoException.EEXIST) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /** Removes the entry {@code entry} that is not a directory (a link itself). */
     public void unlink(String entry) throws IOException {
-        requireSuccess("unlinkat", entry, (state, name) -> (int) UNLINKAT.invokeExact(state, fd, name, 0));
+        call("unlinkat", entry, (state, name) -> (int) UNLINKAT.invokeExact(state, fd, name, 0));
     }
 
     /** Removes the empty directory {@code entry}. */
     public void removeDir(String entry) throws IOException {
-        requireSuccess("unlinkat", entry, (state, name) -> (int) UNLINKAT.invokeExact(state, fd, name, AT_REMOVEDIR));
+        call("unlinkat", entry, (state, name) -> (int) UNLINKAT.invokeExact(state, fd, name, AT_REMOVEDIR));
     }
 
     /**
@@ -174,7 +181,7 @@ public final class DirFd implements AutoCloseable {
         to.requireOpen();
         String target = checked(toEntry);
         int flags = replace ? 0 : RENAME_NOREPLACE;
-        requireSuccess("renameat2", entry, (state, name) -> {
+        call("renameat2", entry, (state, name) -> {
             try (Arena arena = Arena.ofConfined()) {
                 return (int) RENAMEAT2.invokeExact(state, fd, name, to.fd, arena.allocateFrom(target), flags);
             }
@@ -183,13 +190,13 @@ public final class DirFd implements AutoCloseable {
 
     /** Changes the owner of {@code entry} (a link itself); -1 keeps the uid or gid as it is. */
     public void changeOwner(String entry, int uid, int gid) throws IOException {
-        requireSuccess("fchownat", entry, (state, name) ->
+        call("fchownat", entry, (state, name) ->
                 (int) FCHOWNAT.invokeExact(state, fd, name, uid, gid, AT_SYMLINK_NOFOLLOW));
     }
 
     /** Changes the mode of {@code entry}; a link is refused (EOPNOTSUPP), never followed. */
     public void changeMode(String entry, int mode) throws IOException {
-        requireSuccess("fchmodat", entry, (state, name) ->
+        call("fchmodat", entry, (state, name) ->
                 (int) FCHMODAT.invokeExact(state, fd, name, mode, AT_SYMLINK_NOFOLLOW));
     }
 
@@ -200,9 +207,6 @@ public final class DirFd implements AutoCloseable {
     public FileChannel openRegularFile(String entry) throws IOException {
         int raw = call("openat", entry, (state, name) ->
                 (int) OPENAT.invokeExact(state, fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-        if (raw < 0) {
-            throw new ErrnoException("openat", name + "/" + entry, ErrnoException.EEXIST);
-        }
         Path opened = Path.of("/proc/self/fd", Integer.toString(raw));
         try {
             if (!Files.readAttributes(opened, BasicFileAttributes.class).isRegularFile()) {
@@ -241,10 +245,7 @@ public final class DirFd implements AutoCloseable {
         int run(MemorySegment state, MemorySegment name) throws Throwable;
     }
 
-    /**
-     * Runs {@code call} on {@code entry}: its result when it is not negative, -1 when it failed with EEXIST (the
-     * caller decides what an existing entry means), else an {@link ErrnoException}.
-     */
+    /** Runs {@code call} on {@code entry}: its result when it is not negative, else an {@link ErrnoException}. */
     private int call(String what, String entry, EntryCall call) throws IOException {
         requireOpen();
         String checked = checked(entry);
@@ -260,21 +261,12 @@ public final class DirFd implements AutoCloseable {
                 if (errno == ErrnoException.EINTR && attempt < MAX_RETRIES) {
                     continue;
                 }
-                if (errno == ErrnoException.EEXIST) {
-                    return -1;
-                }
                 throw new ErrnoException(what, this.name + "/" + checked, errno);
             }
         } catch (IOException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    private void requireSuccess(String what, String entry, EntryCall call) throws IOException {
-        if (call(what, entry, call) < 0) {
-            throw new ErrnoException(what, name + "/" + entry, ErrnoException.EEXIST);
         }
     }
 

@@ -11,7 +11,6 @@ import io.agentenv.backend.container.runtime.RuncRuntime;
 import io.agentenv.backend.container.storage.SandboxRootfs;
 import io.agentenv.spi.BackendException;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -138,6 +137,10 @@ public final class GenerationRelease {
             try {
                 stop(gen, init.get(), false);
             } catch (Exception e) {
+                log.atWarn()
+                        .addKeyValue("sandbox_id", gen.spec.id().value())
+                        .setCause(e)
+                        .log("killing the unfrozen sandbox failed; closing it instead");
                 gen.phase.set(before);
                 close(gen); // not stopped: release everything now, as a close does
                 return;
@@ -152,7 +155,13 @@ public final class GenerationRelease {
                     if (stopInRelease) {
                         took[0] = Attempts.timed(() -> stop(gen, init.get(), true));
                     }
-                    took[1] = Attempts.timed(() -> releaseContainer(gen));
+                    took[1] = Attempts.timed(() -> {
+                        List<Exception> failures = new ArrayList<>();
+                        releaseContainer(gen, true, failures);
+                        if (!failures.isEmpty()) {
+                            throw gen.notReleased("not fully released after its kill", failures);
+                        }
+                    });
                 }),
                 List.of(
                         gen::retireSlot,
@@ -177,36 +186,29 @@ public final class GenerationRelease {
      */
     private void stop(Generation gen, HostProcess init, boolean frozen) throws Exception {
         if (frozen) {
-            for (long pid : cgroups.pids(gen.id.value())) {
-                HostProcess.of(pid).ifPresent(process -> {
-                    try {
-                        process.kill();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                });
-            }
+            cgroups.pids(gen.id.value())
+                    .forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         }
         init.kill();
         cgroups.thawIfFrozen(gen.id.value());
         awaitReaped(gen, Optional.of(init));
     }
 
-    /** runc's state and the cgroups of the dead container, then its rootfs mounts and disk. */
-    private void releaseContainer(Generation gen) throws Exception {
-        List<Exception> failures = new ArrayList<>();
-        Attempts.attempt(failures, () -> runc.delete(gen.id));
+    /**
+     * runc's state ({@code runtimeRan}: runc knows the container) and the cgroups of the dead container, then its rootfs
+     * mounts and disk; each step runs whatever the others did, their failures go to {@code failures}.
+     */
+    private void releaseContainer(Generation gen, boolean runtimeRan, List<Exception> failures)
+            throws InterruptedException {
+        if (runtimeRan) {
+            Attempts.attempt(failures, () -> runc.delete(gen.id));
+        }
         Attempts.attempt(failures, () -> {
             if (!cgroups.pathsOf(gen.id.value()).isEmpty()) {
                 cgroups.reap(gen.id.value());
             }
         });
         Attempts.attempt(failures, () -> sandboxRootfs.unmount(gen.dirs));
-        if (!failures.isEmpty()) {
-            Exception first = failures.getFirst();
-            failures.subList(1, failures.size()).forEach(first::addSuppressed);
-            throw first;
-        }
     }
 
     /** Every step is idempotent, so a failed close can be repeated. */
@@ -226,16 +228,11 @@ public final class GenerationRelease {
             // its steps are among the ones below and must not race them
             Attempts.attempt(failures, () -> deferredReleases.await(gen.spec.id()));
             Attempts.attempt(failures, () -> cgroups.thawIfFrozen(id.value()));
-            if (before != ContainerSandbox.Phase.PREPARED
-                    || Files.exists(gen.dirs.bundle().resolve("config.json"))) {
-                Attempts.attempt(failures, () -> runc.delete(id));
-            }
-            Attempts.attempt(failures, () -> {
-                if (!cgroups.pathsOf(id.value()).isEmpty()) {
-                    cgroups.reap(id.value());
-                }
-            });
-            Attempts.attempt(failures, () -> sandboxRootfs.unmount(gen.dirs));
+            releaseContainer(
+                    gen,
+                    before != ContainerSandbox.Phase.PREPARED
+                            || Files.exists(gen.dirs.bundle().resolve("config.json")),
+                    failures);
             Attempts.attempt(failures, gen::releaseSlot);
             Attempts.attempt(failures, () -> FileTrees.deleteTree(gen.dirs.dir()));
             Attempts.attempt(failures, () -> names.unclaim(gen.spec.id()));

@@ -158,7 +158,8 @@ public final class WarmPool implements AutoCloseable {
     private final LayerFiles layerFiles;
     private final Clock clock;
     private final int size;
-    private final int max;
+    /** Whether recent demand grows the pool past {@link #size} (and the trimmer shrinks it back). */
+    private final boolean demandSized;
     /** Destroys what demand no longer asks for; started by the first {@link #keepWarm}. Guarded by lock. */
     private Thread trimmer;
     /** Counted down by {@link #close}: the trimmer stops (after a trim in progress, which is never cut short). */
@@ -238,12 +239,12 @@ public final class WarmPool implements AutoCloseable {
                 MAX_DEFERRAL,
                 WarmPool::logPacingWait,
                 max > size ? Optional.of(new PoolDemand<>(DEMAND_WINDOW, DEMAND_MEMORY, size, max)) : Optional.empty());
-        this.max = max;
+        this.demandSized = size > 0 && max > size;
     }
 
     /** Starts the trimming of grown templates once (when demand can grow the pool at all); under lock. */
     private void startTrimmer() {
-        if (trimmer == null && size > 0 && max > size && !closed) {
+        if (trimmer == null && demandSized && !closed) {
             trimmer = Thread.ofVirtual().name("warm-pool-trim").start(this::trimWhileOpen);
         }
     }
@@ -450,11 +451,6 @@ public final class WarmPool implements AutoCloseable {
     /** How many members {@code template} is refilled to now: {@link #size}, or more while its recent demand asks. */
     public int target(String template) {
         return ready.target(template);
-    }
-
-    /** The most ready members recent demand may grow the pool to, all templates together. */
-    public int max() {
-        return max;
     }
 
     public int readyCount(String template) {
