@@ -14,6 +14,7 @@ source "$REPO/scripts/lib/host/checks.sh"
 source "$REPO/scripts/lib/host/criu.sh"
 source "$REPO/scripts/lib/host/network.sh"
 source "$REPO/scripts/lib/host/limits.sh"
+source "$REPO/scripts/lib/host/ksm.sh"
 source "$REPO/scripts/lib/host/template.sh"
 source "$REPO/scripts/lib/host/disk.sh"
 source "$REPO/scripts/lib/host/lxcfs.sh"
@@ -98,12 +99,14 @@ case $mode in
     step lxcfs          start_lxcfs
     step network        setup_network
     step limits         setup_limits
+    step ksm            setup_ksm
     step template-base  build_template base "$REPO"
     step host-env       write_host_env
     ;;
   undo|purge)
     step network        undo_network
     step limits         undo_limits
+    step ksm            undo_ksm
     step lxcfs          stop_lxcfs
     step host           undo_host
     [[ $mode == purge ]] && step cache purge_cache

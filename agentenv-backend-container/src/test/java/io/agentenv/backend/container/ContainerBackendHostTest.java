@@ -284,6 +284,40 @@ class ContainerBackendHostTest {
     }
 
     @Test
+    void a_restored_envd_s_memory_is_mergeable_and_the_sandbox_s_programs_are_not() throws Exception {
+        LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
+        SandboxBackend sandbox = backend.fresh(spec); // a restore of the template's checkpoint
+        long sleeper = Long.parseLong(background(sandbox, spec));
+        ContainerId id = ((ContainerSandbox) sandbox).containerId();
+        boolean ksm = Files.exists(Path.of("/sys/kernel/mm/ksm/run"));
+        int envdMappings = 0;
+        int programMappings = 0;
+        for (long pid : backend.factory.cgroups().pids(id.value())) {
+            String comm = Files.readString(Path.of("/proc/" + pid + "/comm")).strip();
+            long mergeable = Files.readAllLines(Path.of("/proc/" + pid + "/smaps")).stream()
+                    .filter(line -> line.startsWith("VmFlags:")
+                            && List.of(line.split("\\s+")).contains("mg"))
+                    .count();
+            if (comm.equals("java")) {
+                envdMappings += (int) mergeable;
+            } else {
+                programMappings += (int) mergeable; // tini, envd's supervisor shell, the user's sleep
+            }
+        }
+        // the template's envd marked its mappings before the checkpoint and the restore marked them again (only where
+        // the kernel has KSM: elsewhere the madvise is refused and nothing is marked)
+        if (ksm) {
+            assertThat(envdMappings).as("envd's mergeable mappings").isGreaterThan(20);
+        } else {
+            assertThat(envdMappings).as("envd's mergeable mappings").isZero();
+        }
+        assertThat(programMappings)
+                .as("mergeable mappings of the sandbox's other processes")
+                .isZero();
+        assertThat(exec(spec, "cat", "/proc/" + sleeper + "/comm")).isEqualTo("sleep");
+    }
+
+    @Test
     void killing_a_paused_sandbox_whose_release_failed_finishes_it_and_leaves_nothing() throws Exception {
         LaunchSpec spec = spec(Map.of(), NetworkPolicy.DEFAULT);
         SandboxBackend sandbox = backend.fresh(spec);

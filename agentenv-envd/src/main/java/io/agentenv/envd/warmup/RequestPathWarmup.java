@@ -54,7 +54,8 @@ import org.slf4j.LoggerFactory;
  * <p>After that a full GC compacts the heap the checkpoint will hold, and {@value #ROUNDS_AFTER_GC} more rounds
  * (on token-less and on claimed connections) follow it: the GC armed the entry barrier of every compiled method, whose
  * first call after it then takes a slow path; these rounds take it once here instead of in every restored sandbox.
- * Last, a young collection empties eden ({@link YoungCollection}).
+ * Last, a young collection empties eden ({@link YoungCollection}) and envd's memory is offered to the kernel's samepage
+ * merging ({@link MergeableMemory}), so that the sandboxes restored from the checkpoint share what they have not written.
  *
  * <p>Then it leaves no trace: the session goes back to what it was before (uninitialised in a template's boot), its
  * processes are forgotten (not kept for Connect), its journal entries taken back ({@link LogJournal#discardFrom}) and
@@ -280,6 +281,7 @@ public final class RequestPathWarmup {
             System.gc();
         }
         boolean edenEmptied = YoungCollection.runNext(64L << 20, Duration.ofSeconds(2));
+        offerForMerging();
         if (failure != null) {
             log.atWarn()
                     .setCause(failure)
@@ -304,6 +306,30 @@ public final class RequestPathWarmup {
                     .log("request path warmed");
         }
         return requests;
+    }
+
+    /**
+     * Marks envd's memory mergeable ({@link MergeableMemory}) as the last step before the checkpoint; a kernel without
+     * KSM refuses it, which costs nothing but the sharing.
+     */
+    private static void offerForMerging() {
+        try {
+            MergeableMemory.Outcome outcome = MergeableMemory.adviseAll();
+            if (outcome.refused() > 0) {
+                log.atInfo()
+                        .addKeyValue("regions", outcome.regions())
+                        .addKeyValue("refused", outcome.refused())
+                        .addKeyValue("errno", outcome.lastErrno())
+                        .log("request warm-up: the kernel refused to merge some of envd's memory (no KSM?)");
+            } else {
+                log.atDebug()
+                        .addKeyValue("regions", outcome.regions())
+                        .addKeyValue("mib", outcome.bytes() >> 20)
+                        .log("request warm-up: envd's memory offered for merging");
+            }
+        } catch (IOException | RuntimeException e) {
+            log.atWarn().setCause(e).log("request warm-up: envd's memory not offered for merging");
+        }
     }
 
     /**
