@@ -4,8 +4,12 @@
 // lane's cgroup parent) and has settled (AENV_BENCH_POOL_SETTLE_MS, default 10000), then IDLE seconds (second argument, default 30)
 // with nobody calling: per member (each restored sandbox's cgroup) the CPU time (cpuacct, load-insensitive) and the
 // memory of its processes (PSS, private = Private_Clean + Private_Dirty, RSS from /proc/<pid>/smaps_rollup), and the
-// server JVM's own CPU. Run it with N = 0 too: the server's idle CPU without members is the baseline. Needs root,
-// scripts/setup-host.sh and the built jars:
+// server JVM's own CPU. Run it with N = 0 too: the server's idle CPU without members is the baseline. Also the host's
+// samepage merging over the idle window (ksmd's CPU, pages_sharing: the pages it saved, host-wide; scripts/setup-host.sh
+// starts ksmd, docs/container-backend.md), and last a create + first command that claims one of the members that
+// idled (each member's memory merged by then, unless ksmd is off): what a claim pays for writing to merged pages.
+// AENV_BACKEND_ENVD_DIR runs another envd build (bench/lib/container-server.mjs): run two in turn for an A/B. Needs
+// root, scripts/setup-host.sh and the built jars:
 //   mvn -B -q -DskipTests package && node bench/container/pool-idle.mjs [N] [idle seconds]
 import { join } from 'node:path'
 import { readFileSync, readdirSync, existsSync } from 'node:fs'
@@ -26,11 +30,14 @@ const cpuacct = `/sys/fs/cgroup/cpuacct/agentenv-bench-sdk-${lane}`
 function members() {
   const found = {}
   const walk = (dir, name) => {
-    const procs = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
-    if (name !== '' && procs.length > 0) {
-      found[name] = { cpuMs: Number(readFileSync(join(dir, 'cpuacct.usage'), 'utf8')) / 1e6, pids: procs }
-    }
-    for (const d of readdirSync(dir, { withFileTypes: true })) {
+    let procs, cpuMs, entries
+    try {
+      procs = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
+      cpuMs = Number(readFileSync(join(dir, 'cpuacct.usage'), 'utf8')) / 1e6
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch { return } // removed meanwhile (a killed sandbox's release runs after the kill's answer)
+    if (name !== '' && procs.length > 0) found[name] = { cpuMs, pids: procs }
+    for (const d of entries) {
       if (d.isDirectory()) walk(join(dir, d.name), name === '' ? d.name : `${name}/${d.name}`)
     }
   }
@@ -58,6 +65,22 @@ const serverCpuMs = () => {
   const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(f[11]) + Number(f[12])) * 10
 }
+/** ksmd's CPU in ms (10 ms ticks) and the host's KSM counters; ksmd absent: CPU -1. */
+function ksm() {
+  const read = (k) => { try { return Number(readFileSync(`/sys/kernel/mm/ksm/${k}`, 'utf8')) } catch { return -1 } }
+  let cpuMs = -1
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (!stat.includes('(ksmd)')) continue
+      const f = stat.split(') ')[1].split(' ')
+      cpuMs = (Number(f[11]) + Number(f[12])) * 10
+      break
+    } catch { /* ended meanwhile */ }
+  }
+  return { cpuMs, run: read('run'), sharing: read('pages_sharing'), shared: read('pages_shared') }
+}
+
 const serverRssKib = () => Number(readFileSync(`/proc/${server.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)/m)[1])
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] ?? 0
 const mib = (kib) => (kib / 1024).toFixed(1)
@@ -73,11 +96,13 @@ try {
   await sleep(settleMs)
   const m0 = members()
   const s0 = serverCpuMs()
+  const k0 = ksm()
   const t0 = performance.now()
   await sleep(idleSeconds * 1000)
   const seconds = (performance.now() - t0) / 1000
   const m1 = members()
   const s1 = serverCpuMs()
+  const k1 = ksm()
   const names = Object.keys(m1).filter((k) => k in m0)
   const cpuPerSecond = names.map((k) => (m1[k].cpuMs - m0[k].cpuMs) / seconds)
   const mem = names.map((k) => memoryKib(m1[k].pids))
@@ -90,6 +115,24 @@ try {
   }
   console.log(`server JVM: CPU ${((s1 - s0) / seconds).toFixed(2)} ms/s (10 ms ticks), RSS ${mib(serverRssKib())} MiB; ` +
     `load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
+  console.log(`ksm: run=${k1.run}, ksmd CPU ${k0.cpuMs < 0 ? 'n/a' : ((k1.cpuMs - k0.cpuMs) / seconds).toFixed(2) + ' ms/s'}; ` +
+    `pages_sharing ${k0.sharing} -> ${k1.sharing} (${mib(k1.sharing * 4)} MiB saved host-wide), pages_shared ${k1.shared}`)
+  // up to 5 claims in a row, before the refills' members (restored after the first claim) can be the ones claimed
+  const creates = []
+  const firsts = []
+  for (let i = 0; i < Math.min(poolSize, 5); i++) {
+    const c0 = performance.now()
+    const sandbox = await Sandbox.create('base', opts)
+    const c1 = performance.now()
+    await sandbox.commands.run('true')
+    creates.push(c1 - c0)
+    firsts.push(performance.now() - c1)
+    await sandbox.kill()
+  }
+  if (creates.length > 0) {
+    console.log(`claims of idled members (${creates.length}): create ${creates.map((x) => x.toFixed(1)).join(' ')} ms, ` +
+      `first command ${firsts.map((x) => x.toFixed(1)).join(' ')} ms (medians ${median(creates).toFixed(1)}, ${median(firsts).toFixed(1)})`)
+  }
 } finally {
   await server.stop({ timeoutMs: 120_000 })
 }

@@ -353,7 +353,7 @@ for runtime in "${RUNTIMES[@]}"; do
       # a private copy, as the backend makes one (a rebuild of agentenv-envd/target must not pull the files away
       # from a running JVM: CRIU cannot dump a deleted mapped file of that size)
       rm -rf "$W/envd-dist"; mkdir -p "$W/envd-dist"
-      cp -a "$ENVD_DIST"/{agentenv-envd.jar,jvm.options,envd.aot,lib} "$W/envd-dist/"
+      cp -a "$ENVD_DIST"/{agentenv-envd.jar,jvm.options,envd.aot} "$W/envd-dist/"
       WORKLOAD=envd bench_bundle_runtime runc-envd RUNC yes ;;
     crun)
       # Debian's crun 1.8.1 refuses hybrid cgroups while cgroup2 still owns hugetlb; it runs in a private mount
