@@ -55,14 +55,15 @@ async function scrollList(step) {
     o.observe({ type })
     observers.push(o)
   }
-  const body = document.querySelector('[data-testid="sandbox-table"] tbody')
+  // the rows' box: a tbody (a table with spacer rows) or the rowgroup whose rows are placed at their offsets
+  const body = document.querySelector('[data-testid="sandbox-table"] :is(tbody, [role="rowgroup"])')
   const bottom = () => document.documentElement.scrollHeight - innerHeight
   const gaps = []
   const covered = () => {
     const list = body.getBoundingClientRect()
     const top = Math.max(0, list.top)
     const end = Math.min(innerHeight, list.bottom)
-    const rows = body.querySelectorAll('tr[data-testid="sandbox-row"]')
+    const rows = body.querySelectorAll('[data-testid="sandbox-row"]')
     if (!rows.length) return end - top
     const first = rows[0].getBoundingClientRect()
     const last = rows[rows.length - 1].getBoundingClientRect()
