@@ -2,8 +2,8 @@
 // (the sign-in page: everything fetched before a key is typed, from an empty cache), and how long the sandbox list
 // takes to show 1,000 sandboxes, from the browser's performance timeline: the marks the list view sets when a poll's
 // data arrived (aenv:list-data) and after the rows were rendered and painted (aenv:list-rendered). The list renders
-// the rows near the viewport (a screenful plus overscan) and spacers for the rest; the count shown must be all of
-// them. The server runs on the mock backend (no real sandboxes: what is measured is the page, not the host).
+// the rows near the viewport (a screenful plus overscan) in a box as tall as all of them; the count shown must be
+// all of them. The server runs on the mock backend (no real sandboxes: what is measured is the page, not the host).
 //
 // Then the scroll, on the same page and list: the page itself scrolls the window from the top of the list to its
 // bottom and back, a fixed step per animation frame (--scroll-px, default 100 px: 6,000 px/s at 60 Hz), while its
