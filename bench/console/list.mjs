@@ -2,8 +2,8 @@
 // (the sign-in page: everything fetched before a key is typed, from an empty cache), and how long the sandbox list
 // takes to show 1,000 sandboxes, from the browser's performance timeline: the marks the list view sets when a poll's
 // data arrived (aenv:list-data) and after the rows were rendered and painted (aenv:list-rendered). The list renders
-// the rows near the viewport (a screenful plus overscan) and spacers for the rest; the count shown must be all of
-// them. The server runs on the mock backend (no real sandboxes: what is measured is the page, not the host).
+// the rows near the viewport (a screenful plus overscan) in a box as tall as all of them; the count shown must be
+// all of them. The server runs on the mock backend (no real sandboxes: what is measured is the page, not the host).
 //
 // Then the scroll, on the same page and list: the page itself scrolls the window from the top of the list to its
 // bottom and back, a fixed step per animation frame (--scroll-px, default 100 px: 6,000 px/s at 60 Hz), while its
@@ -55,14 +55,15 @@ async function scrollList(step) {
     o.observe({ type })
     observers.push(o)
   }
-  const body = document.querySelector('[data-testid="sandbox-table"] tbody')
+  // the rows' box: a tbody (a table with spacer rows) or the rowgroup whose rows are placed at their offsets
+  const body = document.querySelector('[data-testid="sandbox-table"] :is(tbody, [role="rowgroup"])')
   const bottom = () => document.documentElement.scrollHeight - innerHeight
   const gaps = []
   const covered = () => {
     const list = body.getBoundingClientRect()
     const top = Math.max(0, list.top)
     const end = Math.min(innerHeight, list.bottom)
-    const rows = body.querySelectorAll('tr[data-testid="sandbox-row"]')
+    const rows = body.querySelectorAll('[data-testid="sandbox-row"]')
     if (!rows.length) return end - top
     const first = rows[0].getBoundingClientRect()
     const last = rows[rows.length - 1].getBoundingClientRect()

@@ -1,8 +1,11 @@
 // The live list of sandboxes: polled every 1.5 s (GET /v2/sandboxes, every page), with the newest metrics every
 // third poll for the CPU and memory sparklines; filters by state, template and metadata; actions per row. Rows have
-// one fixed height and only those near the viewport are rendered (spacer rows stand in for the rest), so a poll of
-// thousands of sandboxes re-renders a screenful. A scroll re-renders only the rows that came into range: a row whose
-// sandbox, clock and sparkline values are unchanged keeps its DOM and canvases as they are.
+// one fixed height and only those near the viewport are rendered, so a poll of thousands of sandboxes re-renders a
+// screenful. Each row is placed at its own offset in a box as tall as the whole list (not a table with spacer rows):
+// a scroll adds and drops rows without moving or re-laying out the others, so only the rows that came into range are
+// painted (with spacer rows Chromium rastered ~50 tiles per scrolled frame, with placed rows ~9). A row whose
+// sandbox, clock and sparkline values are unchanged keeps its DOM as it is. An action's confirmation or form opens
+// below its row, over the next ones, so that rows keep their height.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { listSandboxes, latestMetrics } from '../api.js'
@@ -12,7 +15,7 @@ import { Actions } from './actions.js'
 
 const POLL_MS = 1500
 const HISTORY = 30
-/** Pixels per row (style.css: table.list.sandboxes tbody tr). */
+/** Pixels per row (style.css: .list.sandboxes .rows > .row). */
 const ROW_H = 36
 /** Rows rendered above and below the viewport. */
 const OVERSCAN = 15
@@ -133,18 +136,19 @@ export function SandboxList() {
         <span class="muted" data-testid="sandbox-count">${items ? `${shown.length} of ${items.length}` : 'loading…'}</span>
       </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
-      <table class="list sandboxes" data-testid="sandbox-table">
-        <thead><tr><th>Sandbox</th><th>State</th><th>Template</th><th>Metadata</th><th>Age</th><th>Time left</th>
-          <th>CPU</th><th>Memory</th><th>Actions</th></tr></thead>
-        <tbody ref=${body}>
-          ${range.start > 0 && html`<tr class="spacer" style=${{ height: `${Math.min(range.start, shown.length) * ROW_H}px` }}></tr>`}
-          ${shown.slice(range.start, range.end).map((s) => {
+      <div class="list sandboxes" role="table" data-testid="sandbox-table" aria-rowcount=${shown.length + 1}>
+        <div class="row head" role="row"><span role="columnheader">Sandbox</span><span role="columnheader">State</span>
+          <span role="columnheader">Template</span><span role="columnheader">Metadata</span><span role="columnheader">Age</span>
+          <span role="columnheader">Time left</span><span role="columnheader">CPU</span><span role="columnheader">Memory</span>
+          <span role="columnheader">Actions</span></div>
+        <div class="rows" role="rowgroup" ref=${body} style=${{ height: `${shown.length * ROW_H}px` }}>
+          ${shown.slice(range.start, range.end).map((s, i) => {
             const h = history.get(s.sandboxID)
-            return html`<${Row} key=${s.sandboxID} s=${s} now=${now} cpu=${h?.cpu ?? NONE} mem=${h?.mem ?? NONE} onDone=${done} />`
+            return html`<${Row} key=${s.sandboxID} at=${range.start + i} s=${s} now=${now} cpu=${h?.cpu ?? NONE}
+              mem=${h?.mem ?? NONE} onDone=${done} />`
           })}
-          ${shown.length > range.end && html`<tr class="spacer" style=${{ height: `${(shown.length - range.end) * ROW_H}px` }}></tr>`}
-        </tbody>
-      </table>
+        </div>
+      </div>
       ${items && !items.length && html`<p class="muted">No sandboxes. Create one with an E2B SDK, aenv or the REST API.</p>`}
     </section>`
 }
@@ -162,17 +166,18 @@ function Row(props) {
   return html`<${RowView} ...${props} />`
 }
 
-function RowView({ s, now, cpu, mem, onDone }) {
+function RowView({ at, s, now, cpu, mem, onDone }) {
   return html`
-    <tr data-testid="sandbox-row" data-id=${s.sandboxID} data-state=${s.state}>
-      <td><a href=${`#/sandboxes/${encodeURIComponent(s.sandboxID)}`} class="mono">${s.sandboxID}</a></td>
-      <td><span class=${`state ${s.state}`} data-testid="state">${s.state}</span></td>
-      <td>${s.alias || s.templateID}</td>
-      <td class="meta" data-testid="metadata" title=${metadataText(s.metadata)}>${metadataText(s.metadata)}</td>
-      <td>${duration(now - Date.parse(s.startedAt))}</td>
-      <td>${timeLeft(s, now)}</td>
-      <td><${Sparkline} values=${cpu} max=${100} label="CPU %" /></td>
-      <td><${Sparkline} values=${mem} max=${100} label="memory %" /></td>
-      <td><${Actions} sandbox=${s} onDone=${onDone} compact=${true} /></td>
-    </tr>`
+    <div class="row" role="row" aria-rowindex=${at + 2} style=${{ top: `${at * ROW_H}px` }} data-testid="sandbox-row"
+      data-id=${s.sandboxID} data-state=${s.state}>
+      <span role="cell"><a href=${`#/sandboxes/${encodeURIComponent(s.sandboxID)}`} class="mono">${s.sandboxID}</a></span>
+      <span role="cell"><span class=${`state ${s.state}`} data-testid="state">${s.state}</span></span>
+      <span role="cell" class="clip">${s.alias || s.templateID}</span>
+      <span role="cell" class="clip" data-testid="metadata" title=${metadataText(s.metadata)}>${metadataText(s.metadata)}</span>
+      <span role="cell">${duration(now - Date.parse(s.startedAt))}</span>
+      <span role="cell">${timeLeft(s, now)}</span>
+      <span role="cell"><${Sparkline} values=${cpu} max=${100} label="CPU %" /></span>
+      <span role="cell"><${Sparkline} values=${mem} max=${100} label="memory %" /></span>
+      <span role="cell"><${Actions} sandbox=${s} onDone=${onDone} compact=${true} /></span>
+    </div>`
 }

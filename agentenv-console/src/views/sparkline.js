@@ -1,28 +1,23 @@
-// A small line of the last values (0..max) on a canvas sized by CSS; drawn with the canvas API (no styles).
-import { useEffect, useRef } from 'preact/hooks'
+// A small line of the last values (0..max): an SVG polyline, painted with the row like its text. A canvas per
+// sparkline was a compositor layer of its own (two per row), each copied into a shared image on every commit and
+// drawn as a quad of its own: ~40 % of the main thread's time per scrolled frame (bench/console/list.mjs).
 import { html } from '../html.js'
 
+const W = 80
+const H = 20
+
+/** The polyline's points for values 0..max (max 0: the largest value, at least 1) in a W x H box. */
+export function points(values, max) {
+  const top = max || Math.max(...values, 1)
+  return values.map((v, i) => {
+    const x = values.length === 1 ? W : (i / (values.length - 1)) * W
+    const y = H - 1 - (Math.min(v, top) / top) * (H - 2)
+    return `${+x.toFixed(1)},${+y.toFixed(1)}`
+  }).join(' ')
+}
+
 export function Sparkline({ values, max, label }) {
-  const ref = useRef(null)
-  useEffect(() => {
-    const canvas = ref.current
-    if (!canvas) return
-    const w = canvas.width
-    const hgt = canvas.height
-    const ctx = canvas.getContext('2d')
-    ctx.clearRect(0, 0, w, hgt)
-    if (!values.length) return
-    const top = max || Math.max(...values, 1)
-    ctx.strokeStyle = '#2f7de1'
-    ctx.lineWidth = 1.5
-    ctx.beginPath()
-    values.forEach((v, i) => {
-      const x = values.length === 1 ? w : (i / (values.length - 1)) * w
-      const y = hgt - 1 - (Math.min(v, top) / top) * (hgt - 2)
-      if (i === 0) ctx.moveTo(x, y)
-      else ctx.lineTo(x, y)
-    })
-    ctx.stroke()
-  }, [values, max])
-  return html`<canvas ref=${ref} class="spark" width="80" height="20" role="img" aria-label=${label}></canvas>`
+  return html`<svg class="spark" width=${W} height=${H} viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${label}>
+    ${values.length > 0 && html`<polyline points=${points(values, max)} fill="none" stroke="#2f7de1" stroke-width="1.5" />`}
+  </svg>`
 }
