@@ -9,6 +9,7 @@
 //       bench/store/StoreCost.java [bursts=300] [warm-up bursts=200] [metadata pairs=0] [dir=a new one under /var/tmp,
 //       deleted at the end]
 // The store file lives on the disk of the server's state (ext4 here), not tmpfs: a commit's fsync is part of the cost.
+import io.agentenv.orchestrator.GuestDefaults;
 import io.agentenv.orchestrator.SandboxRecord;
 import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxStore;
@@ -108,7 +109,8 @@ public class StoreCost {
         SandboxRecord creating = new SandboxRecord(SandboxId.random(RANDOM), new TemplateId("base"), Optional.of("base"),
                 SandboxState.CREATING, Instant.now(), Duration.ofSeconds(300), Optional.empty(), TimeoutAction.KILL,
                 PauseMode.WITH_MEMORY, false, true, new Resources(2, 512, 1024), metadata, Map.of(),
-                NetworkPolicy.DEFAULT, "{}", Optional.empty(), Optional.of(UUID.randomUUID()));
+                NetworkPolicy.DEFAULT, "{}", Optional.empty(), Optional.of(UUID.randomUUID()), Optional.empty(),
+                GuestDefaults.NONE, List.of());
         SandboxId id = creating.id();
         store.insert(creating, SandboxStore.Durability.WITH_NEXT_WRITE);
         SandboxRecord running = creating.withState(SandboxState.RUNNING)

@@ -67,363 +67,193 @@ public record SandboxRecord(
         volumes = List.copyOf(volumes);
     }
 
-    /** A record of a sandbox that mounts no volume. */
-    public SandboxRecord(
-            SandboxId id,
-            TemplateId template,
-            Optional<String> alias,
-            SandboxState state,
-            Instant startedAt,
-            Duration timeout,
-            Optional<Instant> expiresAt,
-            TimeoutAction onTimeout,
-            PauseMode timeoutPauseMode,
-            boolean autoResume,
-            boolean secure,
-            Resources resources,
-            Map<String, String> metadata,
-            Map<String, String> envVars,
-            NetworkPolicy network,
-            String customExtensionParams,
-            Optional<StoredState> paused,
-            Optional<UUID> instanceId,
-            Optional<String> maskRequestHost,
-            GuestDefaults guestDefaults) {
-        this(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                List.of());
-    }
-
-    /** A record whose proxied requests keep their Host header. */
-    public SandboxRecord(
-            SandboxId id,
-            TemplateId template,
-            Optional<String> alias,
-            SandboxState state,
-            Instant startedAt,
-            Duration timeout,
-            Optional<Instant> expiresAt,
-            TimeoutAction onTimeout,
-            PauseMode timeoutPauseMode,
-            boolean autoResume,
-            boolean secure,
-            Resources resources,
-            Map<String, String> metadata,
-            Map<String, String> envVars,
-            NetworkPolicy network,
-            String customExtensionParams,
-            Optional<StoredState> paused,
-            Optional<UUID> instanceId) {
-        this(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                instanceId,
-                Optional.empty(),
-                GuestDefaults.NONE);
-    }
-
-    /** A record of a sandbox with the server's default user and working directory. */
-    public SandboxRecord(
-            SandboxId id,
-            TemplateId template,
-            Optional<String> alias,
-            SandboxState state,
-            Instant startedAt,
-            Duration timeout,
-            Optional<Instant> expiresAt,
-            TimeoutAction onTimeout,
-            PauseMode timeoutPauseMode,
-            boolean autoResume,
-            boolean secure,
-            Resources resources,
-            Map<String, String> metadata,
-            Map<String, String> envVars,
-            NetworkPolicy network,
-            String customExtensionParams,
-            Optional<StoredState> paused,
-            Optional<UUID> instanceId,
-            Optional<String> maskRequestHost) {
-        this(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                instanceId,
-                maskRequestHost,
-                GuestDefaults.NONE);
-    }
-
     public SandboxRecord withState(SandboxState newState) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                newState,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().state(newState).build();
     }
 
     public SandboxRecord withTtl(Duration newTimeout, Optional<Instant> newExpiresAt) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                newTimeout,
-                newExpiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().timeout(newTimeout).expiresAt(newExpiresAt).build();
     }
 
     public SandboxRecord withPaused(Optional<StoredState> newPaused) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                newPaused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().paused(newPaused).build();
     }
 
     SandboxRecord withResources(Resources newResources) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                newResources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().resources(newResources).build();
     }
 
     public SandboxRecord withMetadata(Map<String, String> newMetadata) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                newMetadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().metadata(newMetadata).build();
     }
 
     public SandboxRecord withNetwork(NetworkPolicy newNetwork) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                newNetwork,
-                customExtensionParams,
-                paused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().network(newNetwork).build();
     }
 
     public SandboxRecord withCustomExtensionParams(String params) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                params,
-                paused,
-                instanceId,
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().customExtensionParams(params).build();
     }
 
     /** The runtime instance that was (or is being) started for this sandbox; recorded before its start hook is sent. */
     public SandboxRecord withInstanceId(UUID newInstanceId) {
-        return new SandboxRecord(
-                id,
-                template,
-                alias,
-                state,
-                startedAt,
-                timeout,
-                expiresAt,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                paused,
-                Optional.of(newInstanceId),
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder().instanceId(Optional.of(newInstanceId)).build();
     }
 
     /** A fork child: same settings, new id, started now, running with a fresh TTL, no paused state. */
     SandboxRecord forChild(SandboxId childId, Instant now, Duration childTimeout, SandboxState childState) {
-        return new SandboxRecord(
-                childId,
-                template,
-                alias,
-                childState,
-                now,
-                childTimeout,
-                Optional.empty(),
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                secure,
-                resources,
-                metadata,
-                envVars,
-                network,
-                customExtensionParams,
-                Optional.empty(),
-                Optional.empty(),
-                maskRequestHost,
-                guestDefaults,
-                volumes);
+        return toBuilder()
+                .id(childId)
+                .state(childState)
+                .startedAt(now)
+                .timeout(childTimeout)
+                .expiresAt(Optional.empty())
+                .paused(Optional.empty())
+                .instanceId(Optional.empty())
+                .build();
+    }
+
+    /** A copy of this record to change components of: {@code record.toBuilder().state(RUNNING).build()}. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    /** Changes some components of a record; {@link #build} checks the result as the record's constructor does. */
+    public static final class Builder {
+        private SandboxId id;
+        private final TemplateId template;
+        private final Optional<String> alias;
+        private SandboxState state;
+        private Instant startedAt;
+        private Duration timeout;
+        private Optional<Instant> expiresAt;
+        private final TimeoutAction onTimeout;
+        private final PauseMode timeoutPauseMode;
+        private final boolean autoResume;
+        private final boolean secure;
+        private Resources resources;
+        private Map<String, String> metadata;
+        private final Map<String, String> envVars;
+        private NetworkPolicy network;
+        private String customExtensionParams;
+        private Optional<StoredState> paused;
+        private Optional<UUID> instanceId;
+        private Optional<String> maskRequestHost;
+        private GuestDefaults guestDefaults;
+        private final List<VolumeAttachment> volumes;
+
+        private Builder(SandboxRecord from) {
+            id = from.id;
+            template = from.template;
+            alias = from.alias;
+            state = from.state;
+            startedAt = from.startedAt;
+            timeout = from.timeout;
+            expiresAt = from.expiresAt;
+            onTimeout = from.onTimeout;
+            timeoutPauseMode = from.timeoutPauseMode;
+            autoResume = from.autoResume;
+            secure = from.secure;
+            resources = from.resources;
+            metadata = from.metadata;
+            envVars = from.envVars;
+            network = from.network;
+            customExtensionParams = from.customExtensionParams;
+            paused = from.paused;
+            instanceId = from.instanceId;
+            maskRequestHost = from.maskRequestHost;
+            guestDefaults = from.guestDefaults;
+            volumes = from.volumes;
+        }
+
+        public Builder id(SandboxId value) {
+            id = value;
+            return this;
+        }
+
+        public Builder state(SandboxState value) {
+            state = value;
+            return this;
+        }
+
+        public Builder startedAt(Instant value) {
+            startedAt = value;
+            return this;
+        }
+
+        public Builder timeout(Duration value) {
+            timeout = value;
+            return this;
+        }
+
+        public Builder expiresAt(Optional<Instant> value) {
+            expiresAt = value;
+            return this;
+        }
+
+        public Builder resources(Resources value) {
+            resources = value;
+            return this;
+        }
+
+        public Builder metadata(Map<String, String> value) {
+            metadata = value;
+            return this;
+        }
+
+        public Builder network(NetworkPolicy value) {
+            network = value;
+            return this;
+        }
+
+        public Builder customExtensionParams(String value) {
+            customExtensionParams = value;
+            return this;
+        }
+
+        public Builder paused(Optional<StoredState> value) {
+            paused = value;
+            return this;
+        }
+
+        public Builder instanceId(Optional<UUID> value) {
+            instanceId = value;
+            return this;
+        }
+
+        public Builder maskRequestHost(Optional<String> value) {
+            maskRequestHost = value;
+            return this;
+        }
+
+        public Builder guestDefaults(GuestDefaults value) {
+            guestDefaults = value;
+            return this;
+        }
+
+        public SandboxRecord build() {
+            return new SandboxRecord(
+                    id,
+                    template,
+                    alias,
+                    state,
+                    startedAt,
+                    timeout,
+                    expiresAt,
+                    onTimeout,
+                    timeoutPauseMode,
+                    autoResume,
+                    secure,
+                    resources,
+                    metadata,
+                    envVars,
+                    network,
+                    customExtensionParams,
+                    paused,
+                    instanceId,
+                    maskRequestHost,
+                    guestDefaults,
+                    volumes);
+        }
     }
 }

@@ -201,27 +201,9 @@ public abstract class SandboxStoreContract {
                 defaults);
         SandboxRecord plain = record(RUNNING, T0);
         SandboxRecord sandbox = plain.forChild(plain.id(), T0, plain.timeout(), RUNNING);
-        SandboxRecord withDefaults = new SandboxRecord(
-                sandbox.id(),
-                sandbox.template(),
-                sandbox.alias(),
-                sandbox.state(),
-                sandbox.startedAt(),
-                sandbox.timeout(),
-                sandbox.expiresAt(),
-                sandbox.onTimeout(),
-                sandbox.timeoutPauseMode(),
-                sandbox.autoResume(),
-                sandbox.secure(),
-                sandbox.resources(),
-                sandbox.metadata(),
-                sandbox.envVars(),
-                sandbox.network(),
-                sandbox.customExtensionParams(),
-                sandbox.paused(),
-                sandbox.instanceId(),
-                sandbox.maskRequestHost(),
-                new GuestDefaults(Optional.empty(), Optional.of("/data")));
+        SandboxRecord withDefaults = sandbox.toBuilder()
+                .guestDefaults(new GuestDefaults(Optional.empty(), Optional.of("/data")))
+                .build();
         // when
         store.insertSnapshot(snapshot);
         store.insert(withDefaults);
@@ -503,26 +485,9 @@ public abstract class SandboxStoreContract {
     @Test
     void the_host_mask_survives_a_reopen_and_a_network_update() {
         SandboxRecord plain = record(RUNNING, T0);
-        SandboxRecord masked = new SandboxRecord(
-                plain.id(),
-                plain.template(),
-                plain.alias(),
-                plain.state(),
-                plain.startedAt(),
-                plain.timeout(),
-                plain.expiresAt(),
-                plain.onTimeout(),
-                plain.timeoutPauseMode(),
-                plain.autoResume(),
-                plain.secure(),
-                plain.resources(),
-                plain.metadata(),
-                plain.envVars(),
-                plain.network(),
-                plain.customExtensionParams(),
-                plain.paused(),
-                plain.instanceId(),
-                Optional.of("localhost:${PORT}"));
+        SandboxRecord masked = plain.toBuilder()
+                .maskRequestHost(Optional.of("localhost:${PORT}"))
+                .build();
         store.insert(masked);
         NetworkPolicy egress = new NetworkPolicy(
                 NetworkPolicy.InternetAccess.DENIED,
@@ -566,7 +531,10 @@ public abstract class SandboxStoreContract {
                 NetworkPolicy.DEFAULT,
                 "{}",
                 Optional.empty(),
-                Optional.empty());
+                Optional.empty(),
+                Optional.empty(),
+                GuestDefaults.NONE,
+                List.of());
     }
 
     private SnapshotRecord snapshot(String id, List<String> aliases, Instant createdAt) {

@@ -2,6 +2,7 @@ package io.agentenv.store.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentenv.orchestrator.GuestDefaults;
 import io.agentenv.orchestrator.SandboxQuery;
 import io.agentenv.orchestrator.SandboxRecord;
 import io.agentenv.orchestrator.SandboxState;
@@ -114,25 +115,10 @@ class StoreStatementsPerCreateTest {
         store.insert(creating);
 
         // when
-        SandboxRecord changed = new SandboxRecord(
-                creating.id(),
-                creating.template(),
-                creating.alias(),
-                SandboxState.RUNNING,
-                creating.startedAt(),
-                creating.timeout(),
-                creating.expiresAt(),
-                creating.onTimeout(),
-                creating.timeoutPauseMode(),
-                creating.autoResume(),
-                creating.secure(),
-                creating.resources(),
-                Map.of("team", "b"),
-                creating.envVars(),
-                creating.network(),
-                creating.customExtensionParams(),
-                creating.paused(),
-                creating.instanceId());
+        SandboxRecord changed = creating.toBuilder()
+                .state(SandboxState.RUNNING)
+                .metadata(Map.of("team", "b"))
+                .build();
         boolean replaced = store.replace(changed, EnumSet.of(SandboxState.CREATING));
 
         // then the filters see the new pair only
@@ -221,6 +207,9 @@ class StoreStatementsPerCreateTest {
                 NetworkPolicy.DEFAULT,
                 "{}",
                 Optional.empty(),
-                Optional.of(UUID.randomUUID()));
+                Optional.of(UUID.randomUUID()),
+                Optional.empty(),
+                GuestDefaults.NONE,
+                List.of());
     }
 }
