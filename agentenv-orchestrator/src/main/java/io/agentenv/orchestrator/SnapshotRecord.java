@@ -51,60 +51,6 @@ public record SnapshotRecord(
         volumes = List.copyOf(volumes);
     }
 
-    /** A snapshot whose sandboxes mount no volume. */
-    public SnapshotRecord(
-            TemplateId id,
-            List<String> aliases,
-            Optional<SandboxId> sourceSandbox,
-            TemplateId sourceTemplate,
-            Map<String, String> envVars,
-            Resources resources,
-            StoredState state,
-            Instant createdAt,
-            Instant updatedAt,
-            String customExtensionParams,
-            GuestDefaults guestDefaults) {
-        this(
-                id,
-                aliases,
-                sourceSandbox,
-                sourceTemplate,
-                envVars,
-                resources,
-                state,
-                createdAt,
-                updatedAt,
-                customExtensionParams,
-                guestDefaults,
-                List.of());
-    }
-
-    /** A snapshot whose sandboxes get the server's default user and working directory. */
-    public SnapshotRecord(
-            TemplateId id,
-            List<String> aliases,
-            Optional<SandboxId> sourceSandbox,
-            TemplateId sourceTemplate,
-            Map<String, String> envVars,
-            Resources resources,
-            StoredState state,
-            Instant createdAt,
-            Instant updatedAt,
-            String customExtensionParams) {
-        this(
-                id,
-                aliases,
-                sourceSandbox,
-                sourceTemplate,
-                envVars,
-                resources,
-                state,
-                createdAt,
-                updatedAt,
-                customExtensionParams,
-                GuestDefaults.NONE);
-    }
-
     public SnapshotRecord withSource(SandboxId sandbox) {
         return new SnapshotRecord(
                 id,

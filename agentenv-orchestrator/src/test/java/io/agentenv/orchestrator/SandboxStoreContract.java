@@ -175,7 +175,9 @@ public abstract class SandboxStoreContract {
                 new StoredState(new byte[] {9}, dir.resolve("s")),
                 T0,
                 T0,
-                "{\"fw\":[22]}");
+                "{\"fw\":[22]}",
+                GuestDefaults.NONE,
+                List.of());
         // when
         store.insertSnapshot(snapshot);
         // then
@@ -198,7 +200,8 @@ public abstract class SandboxStoreContract {
                 T0,
                 T0,
                 "{}",
-                defaults);
+                defaults,
+                List.of());
         SandboxRecord plain = record(RUNNING, T0);
         SandboxRecord sandbox = plain.forChild(plain.id(), T0, plain.timeout(), RUNNING);
         SandboxRecord withDefaults = sandbox.toBuilder()
@@ -548,6 +551,8 @@ public abstract class SandboxStoreContract {
                 new StoredState(new byte[] {9}, dir.resolve(id)),
                 createdAt,
                 createdAt,
-                "{}");
+                "{}",
+                GuestDefaults.NONE,
+                List.of());
     }
 }

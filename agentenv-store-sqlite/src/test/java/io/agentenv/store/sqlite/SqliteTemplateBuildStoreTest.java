@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentenv.orchestrator.BuildLogLine;
 import io.agentenv.orchestrator.BuildRecord;
+import io.agentenv.orchestrator.GuestDefaults;
 import io.agentenv.orchestrator.SnapshotQuery;
 import io.agentenv.orchestrator.SnapshotRecord;
 import io.agentenv.orchestrator.StoredState;
@@ -67,7 +68,9 @@ class SqliteTemplateBuildStoreTest {
                 new StoredState(new byte[] {1}, Path.of("/tmp/" + id)),
                 T0,
                 T0,
-                "{}");
+                "{}",
+                GuestDefaults.NONE,
+                List.of());
     }
 
     @Test
