@@ -56,60 +56,6 @@ public record CreateSandbox(
         volumeMounts = List.copyOf(volumeMounts);
     }
 
-    /** A request that mounts no volume (or, from a snapshot, the snapshot's). */
-    public CreateSandbox(
-            String template,
-            Duration timeout,
-            TimeoutAction onTimeout,
-            PauseMode timeoutPauseMode,
-            boolean autoResume,
-            Map<String, String> envVars,
-            Map<String, String> metadata,
-            NetworkPolicy network,
-            String customExtensionParams,
-            boolean secure,
-            Optional<String> maskRequestHost) {
-        this(
-                template,
-                timeout,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                envVars,
-                metadata,
-                network,
-                customExtensionParams,
-                secure,
-                maskRequestHost,
-                List.of());
-    }
-
-    /** A request whose proxied requests keep their Host header. */
-    public CreateSandbox(
-            String template,
-            Duration timeout,
-            TimeoutAction onTimeout,
-            PauseMode timeoutPauseMode,
-            boolean autoResume,
-            Map<String, String> envVars,
-            Map<String, String> metadata,
-            NetworkPolicy network,
-            String customExtensionParams,
-            boolean secure) {
-        this(
-                template,
-                timeout,
-                onTimeout,
-                timeoutPauseMode,
-                autoResume,
-                envVars,
-                metadata,
-                network,
-                customExtensionParams,
-                secure,
-                Optional.empty());
-    }
-
     /** A request with defaults for everything but the template and timeout (tests and simple callers). */
     public static CreateSandbox of(String template, Duration timeout) {
         return new CreateSandbox(
@@ -122,6 +68,8 @@ public record CreateSandbox(
                 Map.of(),
                 NetworkPolicy.DEFAULT,
                 "{}",
-                true);
+                true,
+                Optional.empty(),
+                List.of());
     }
 }

@@ -374,7 +374,9 @@ public final class TemplateBuilder implements AutoCloseable {
                 Map.of(BUILD_METADATA, build.id()),
                 NetworkPolicy.DEFAULT,
                 CustomExtensionParams.EMPTY,
-                true));
+                true,
+                Optional.empty(),
+                List.of()));
     }
 
     /** Each step's cache key, the state advancing through the steps as the build would advance it. */

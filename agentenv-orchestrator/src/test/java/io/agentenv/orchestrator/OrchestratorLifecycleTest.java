@@ -49,7 +49,9 @@ class OrchestratorLifecycleTest {
                 Map.of("owner", "me"),
                 NetworkPolicy.DEFAULT,
                 "{}",
-                true);
+                true,
+                Optional.empty(),
+                List.of());
         // when
         SandboxView view = orchestrator.create(request);
         // then
@@ -95,7 +97,9 @@ class OrchestratorLifecycleTest {
                 Map.of(),
                 domains,
                 "{}",
-                false);
+                false,
+                Optional.empty(),
+                List.of());
         assertThatThrownBy(() -> orchestrator.create(request))
                 .isInstanceOfSatisfying(
                         AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
@@ -118,7 +122,9 @@ class OrchestratorLifecycleTest {
                 Map.of(),
                 NetworkPolicy.DEFAULT,
                 "{\"a\":1}",
-                false);
+                false,
+                Optional.empty(),
+                List.of());
         assertThatThrownBy(() -> orchestrator.create(request))
                 .isInstanceOfSatisfying(
                         AgentEnvException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_ARGUMENT));
@@ -233,7 +239,9 @@ class OrchestratorLifecycleTest {
                         Map.of("team", "a"),
                         NetworkPolicy.DEFAULT,
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
         SandboxId paused = orchestrator
                 .create(new CreateSandbox(
@@ -246,7 +254,9 @@ class OrchestratorLifecycleTest {
                         Map.of("team", "a"),
                         NetworkPolicy.DEFAULT,
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
         SandboxId killed = h.create();
         orchestrator.pause(paused, PauseMode.WITH_MEMORY);
@@ -280,7 +290,9 @@ class OrchestratorLifecycleTest {
                         Map.of(),
                         NetworkPolicy.DEFAULT,
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
         // when
         SnapshotView snapshot = orchestrator.snapshot(source, Optional.of("my-snap"));
@@ -331,7 +343,9 @@ class OrchestratorLifecycleTest {
                         Map.of("m", "1"),
                         NetworkPolicy.DEFAULT,
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
         h.clock.advance(Duration.ofSeconds(10));
         // when

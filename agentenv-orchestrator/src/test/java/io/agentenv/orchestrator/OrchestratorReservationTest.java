@@ -91,7 +91,9 @@ class OrchestratorReservationTest {
                 Map.of(TemplateBuilder.BUILD_METADATA, "b1"),
                 NetworkPolicy.DEFAULT,
                 CustomExtensionParams.EMPTY,
-                true));
+                true,
+                Optional.empty(),
+                List.of()));
         assertThat(build.id()).isNotEqualTo(h.backend.readyIds(snapshot.id()).getFirst());
         assertThat(h.backend.takenReservations()).containsExactly(proposed);
         // and a deleted snapshot is no longer kept ready

@@ -84,7 +84,9 @@ class OrchestratorRouteTest {
                         Map.of(),
                         tokenRequired,
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
 
         GuestRoute route = orchestrator.route(id);

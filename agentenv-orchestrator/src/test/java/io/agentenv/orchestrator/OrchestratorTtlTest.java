@@ -10,7 +10,9 @@ import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.SandboxId;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -42,7 +44,9 @@ class OrchestratorTtlTest {
                         Map.of(),
                         NetworkPolicy.DEFAULT,
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
     }
 

@@ -130,7 +130,9 @@ class CustomExtensionHooksTest {
                 Map.of(),
                 NetworkPolicy.DEFAULT,
                 params,
-                true);
+                true,
+                Optional.empty(),
+                List.of());
     }
 
     private SandboxId create(String params) {
@@ -353,7 +355,9 @@ class CustomExtensionHooksTest {
                         Map.of(),
                         NetworkPolicy.DEFAULT,
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
         UUID instance = recordedInstance(id);
 

@@ -101,7 +101,9 @@ class ContainerOrchestratorHostTest {
                 Map.of(),
                 NetworkPolicy.DEFAULT,
                 "{}",
-                true));
+                true,
+                Optional.empty(),
+                List.of()));
 
         assertThat(view.state()).isEqualTo(SandboxState.RUNNING);
         assertThat(run(view.id(), "echo $GREETING $(whoami) $(pwd) $(hostname)"))
@@ -184,7 +186,9 @@ class ContainerOrchestratorHostTest {
                                 List.of(),
                                 NetworkPolicy.PublicTraffic.ALLOWED),
                         "{}",
-                        true))
+                        true,
+                        Optional.empty(),
+                        List.of()))
                 .id();
         SandboxId other = create("base").id();
         String probe = "timeout 3 bash -c 'echo > /dev/tcp/%s/%d' 2>/dev/null && echo open || echo blocked";
