@@ -310,13 +310,14 @@ public final class RequestPathWarmup {
 
     /**
      * Marks envd's memory mergeable ({@link MergeableMemory}) as the last step before the checkpoint; a kernel without
-     * KSM refuses it, which costs nothing but the sharing.
+     * KSM refuses it, which costs nothing but the sharing. Its lines are DEBUG: the journal and stderr were already
+     * cleared of the warm-up, and an INFO line here would be in every restored sandbox's logs.
      */
     private static void offerForMerging() {
         try {
             MergeableMemory.Outcome outcome = MergeableMemory.adviseAll();
             if (outcome.refused() > 0) {
-                log.atInfo()
+                log.atDebug()
                         .addKeyValue("regions", outcome.regions())
                         .addKeyValue("refused", outcome.refused())
                         .addKeyValue("errno", outcome.lastErrno())
