@@ -40,6 +40,8 @@ import org.slf4j.LoggerFactory;
  * "Already gone" counts as success for delete and kill.
  */
 public final class RuncRuntime {
+    /** How often {@link #list} is taken again when containers went while runc listed them. */
+    static final int LIST_ATTEMPTS = 5;
 
     /** Whether the container keeps running after a checkpoint. */
     public enum AfterCheckpoint {
@@ -147,9 +149,23 @@ public final class RuncRuntime {
         }
     }
 
-    /** Ids of every container in this runtime's state root. */
+    /**
+     * Ids of every container in this runtime's state root. {@code runc list} fails as a whole when a container's state
+     * dir goes between its read of the root and its look into that dir (a kill's release deletes containers after the
+     * kill's answer), so such a failure is a list taken again, at most {@value #LIST_ATTEMPTS} times.
+     */
     public List<ContainerId> list() throws CommandFailedException, InterruptedException {
-        String out = run(commandTimeout, "list", "--format", "json").stdout().strip();
+        String out;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                out = run(commandTimeout, "list", "--format", "json").stdout().strip();
+                break;
+            } catch (CommandFailedException e) {
+                if (attempt == LIST_ATTEMPTS || !removedWhileListed(e)) {
+                    throw e;
+                }
+            }
+        }
         List<ContainerId> ids = new ArrayList<>();
         if (out.isEmpty() || out.equals("null")) {
             return ids;
@@ -452,6 +468,12 @@ public final class RuncRuntime {
         } catch (IOException | RuntimeException e) {
             return OptionalLong.empty();
         }
+    }
+
+    /** runc's list failed on a container dir that was there when it read the state root and is gone now. */
+    static boolean removedWhileListed(CommandFailedException e) {
+        return e.reason() == CommandFailedException.Reason.EXITED_NONZERO
+                && e.stderrTail().contains("no such file or directory");
     }
 
     private static boolean isGone(CommandFailedException e) {

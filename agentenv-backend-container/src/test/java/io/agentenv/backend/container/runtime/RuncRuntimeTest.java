@@ -44,6 +44,29 @@ class RuncRuntimeTest {
     private final RuncRuntime runc = new RuncRuntime(runner, layout, COMMAND, CRIU);
 
     @Test
+    void a_list_that_fails_on_a_container_removed_meanwhile_is_taken_again() throws Exception {
+        runner.fail(
+                        1,
+                        "time=\"2026-12-03T06:53:43Z\" level=error msg=\"stat /run/agentenv/runc/sbx-2: no such file or"
+                                + " directory\"")
+                .succeed("[{\"id\":\"sbx-1\"}]");
+
+        assertThat(runc.list()).containsExactly(ID);
+        assertThat(runner.commands()).hasSize(2);
+    }
+
+    @Test
+    void a_list_that_fails_otherwise_or_too_often_fails() throws Exception {
+        runner.fail(1, "permission denied");
+        assertThatThrownBy(runc::list).isInstanceOf(CommandFailedException.class);
+
+        for (int i = 0; i < RuncRuntime.LIST_ATTEMPTS; i++) {
+            runner.fail(1, "stat /run/agentenv/runc/sbx-" + i + ": no such file or directory");
+        }
+        assertThatThrownBy(runc::list).isInstanceOf(CommandFailedException.class);
+    }
+
+    @Test
     void create_hands_no_pipe_to_the_container_and_logs_runc_errors_to_the_bundle() throws Exception {
         Path bundle = Path.of("/sandboxes/sbx-1/bundle");
 
