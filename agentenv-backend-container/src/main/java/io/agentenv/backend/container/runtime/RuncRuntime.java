@@ -155,17 +155,7 @@ public final class RuncRuntime {
      * kill's answer), so such a failure is a list taken again, at most {@value #LIST_ATTEMPTS} times.
      */
     public List<ContainerId> list() throws CommandFailedException, InterruptedException {
-        String out;
-        for (int attempt = 1; ; attempt++) {
-            try {
-                out = run(commandTimeout, "list", "--format", "json").stdout().strip();
-                break;
-            } catch (CommandFailedException e) {
-                if (attempt == LIST_ATTEMPTS || !removedWhileListed(e)) {
-                    throw e;
-                }
-            }
-        }
+        String out = listJson();
         List<ContainerId> ids = new ArrayList<>();
         if (out.isEmpty() || out.equals("null")) {
             return ids;
@@ -178,6 +168,19 @@ public final class RuncRuntime {
             throw new IllegalStateException("runc list printed something that is not JSON: " + out, e);
         }
         return ids;
+    }
+
+    /** {@code runc list}'s JSON, taken again when it failed on a container removed while it listed. */
+    private String listJson() throws CommandFailedException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return run(commandTimeout, "list", "--format", "json").stdout().strip();
+            } catch (CommandFailedException e) {
+                if (attempt == LIST_ATTEMPTS || !removedWhileListed(e)) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /** Sends {@code signal} (e.g. "KILL", "TERM") to every process of the container. */
@@ -471,7 +474,7 @@ public final class RuncRuntime {
     }
 
     /** runc's list failed on a container dir that was there when it read the state root and is gone now. */
-    static boolean removedWhileListed(CommandFailedException e) {
+    private static boolean removedWhileListed(CommandFailedException e) {
         return e.reason() == CommandFailedException.Reason.EXITED_NONZERO
                 && e.stderrTail().contains("no such file or directory");
     }
