@@ -208,7 +208,6 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
     }
 
     private static boolean isWebSocketUpgrade(Request request) {
-        String upgrade = request.getHeaders().get(HttpHeader.UPGRADE);
-        return upgrade != null && upgrade.equalsIgnoreCase("websocket") && WebSocketBridge.isUpgrade(request);
+        return WebSocketBridge.isUpgrade(request);
     }
 }
