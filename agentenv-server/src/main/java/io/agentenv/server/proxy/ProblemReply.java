@@ -8,10 +8,10 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /** Writes a {@link ProxyProblem} as {@code {"code":<status>,"message":...[,"sandboxId":...]}}. */
-final class ProblemReply {
+public final class ProblemReply {
     private ProblemReply() {}
 
-    static void write(Response response, Callback callback, ProxyProblem problem) {
+    public static void write(Response response, Callback callback, ProxyProblem problem) {
         StringBuilder json = new StringBuilder(96)
                 .append("{\"code\":")
                 .append(problem.status())

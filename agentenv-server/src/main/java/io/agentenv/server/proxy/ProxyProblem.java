@@ -8,7 +8,7 @@ import java.util.Optional;
  * Why the proxy answers itself instead of forwarding: a status and a client-safe message, and the sandbox id for the
  * E2B "not found" body. {@link SandboxProxy} turns it into {@code {"code","message"[,"sandboxId"]}}.
  */
-final class ProxyProblem extends Exception {
+public final class ProxyProblem extends Exception {
     static final String NOT_FOUND_MESSAGE = "The sandbox was not found";
 
     private final int status;
@@ -25,7 +25,7 @@ final class ProxyProblem extends Exception {
         return new ProxyProblem(502, NOT_FOUND_MESSAGE, Optional.of(sandboxId));
     }
 
-    static ProxyProblem of(int status, String message) {
+    public static ProxyProblem of(int status, String message) {
         return new ProxyProblem(status, message, Optional.empty());
     }
 

@@ -3,7 +3,7 @@ package io.agentenv.server.proxy;
 import static java.util.Objects.requireNonNull;
 
 /** What {@link RouteClassifier} made of a request: the API's, a sandbox's port, a signed file URL, or malformed. */
-sealed interface ProxyRoute {
+public sealed interface ProxyRoute {
     /** Not for the proxy: the control plane serves it. */
     record ControlPlane() implements ProxyRoute {}
 

@@ -24,23 +24,25 @@ import org.eclipse.jetty.http.HttpFields;
  * </ol>
  * No I/O, no state: safe for concurrent use.
  */
-final class RouteClassifier {
+public final class RouteClassifier {
     static final List<String> SANDBOX_ID_HEADERS = List.of("E2b-Sandbox-Id", "x-agentenv-sandbox-id");
     static final List<String> PORT_HEADERS = List.of("E2b-Sandbox-Port", "x-agentenv-target-port");
     static final String PATH_PREFIX = "/proxy/";
 
     private final List<String> domains;
 
-    RouteClassifier(List<String> domains) {
+    public RouteClassifier(List<String> domains) {
         this.domains = List.copyOf(requireNonNull(domains, "domains is null"));
     }
 
     /**
+     * Classifies one request.
+     *
      * @param host    the Host header (null when absent)
      * @param rawPath the request path as sent (percent-encoding kept)
      * @param query   the raw query without '?', or null
      */
-    ProxyRoute classify(String method, String host, String rawPath, String query, HttpFields headers) {
+    public ProxyRoute classify(String method, String host, String rawPath, String query, HttpFields headers) {
         String path = rawPath == null || rawPath.isEmpty() ? "/" : rawPath;
         String suffix = query == null ? "" : "?" + query;
 

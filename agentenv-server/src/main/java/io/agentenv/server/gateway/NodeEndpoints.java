@@ -1,0 +1,147 @@
+package io.agentenv.server.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentenv.cluster.NodeId;
+import io.agentenv.cluster.NodeInfo;
+import io.agentenv.cluster.NodeRegistry;
+import io.agentenv.cluster.NodeState;
+import io.agentenv.server.proxy.ProblemReply;
+import io.agentenv.server.proxy.ProxyProblem;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The cluster's node routes, answered by the gateway from the registry (E2B's admin shape, with AgentENV's fields):
+ * {@code GET /nodes}, {@code GET /nodes/{nodeID}}, and {@code POST /nodes/{nodeID}} with
+ * {@code {"status":"draining"}} or {@code {"status":"ready"}}. A node's {@code status} is {@code ready} (ACTIVE),
+ * {@code draining}, {@code unhealthy} (its lease ran out, not yet declared dead) or {@code dead}.
+ */
+final class NodeEndpoints {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int MAX_BODY_BYTES = 4096;
+
+    private final NodeRegistry registry;
+    private final ClusterView cluster;
+
+    NodeEndpoints(NodeRegistry registry, ClusterView cluster) {
+        this.registry = requireNonNull(registry, "registry is null");
+        this.cluster = requireNonNull(cluster, "cluster is null");
+    }
+
+    void list(Response response, Callback callback) {
+        ArrayNode nodes = JSON.createArrayNode();
+        registry.nodes().forEach(node -> nodes.add(toJson(node)));
+        write(response, callback, 200, nodes);
+    }
+
+    void show(String nodeId, Response response, Callback callback) {
+        Optional<NodeInfo> node = parse(nodeId).flatMap(registry::find);
+        if (node.isEmpty()) {
+            ProblemReply.write(response, callback, ProxyProblem.of(404, "node " + nodeId + " not found"));
+            return;
+        }
+        write(response, callback, 200, toJson(node.get()));
+    }
+
+    void change(String nodeId, Request request, Response response, Callback callback) throws IOException {
+        byte[] body;
+        try (InputStream in = Content.Source.asInputStream(request)) {
+            body = in.readNBytes(MAX_BODY_BYTES + 1);
+        }
+        String status;
+        try {
+            JsonNode parsed = body.length > MAX_BODY_BYTES ? null : JSON.readTree(body);
+            status = parsed == null ? "" : parsed.path("status").asText("");
+        } catch (IOException e) {
+            status = "";
+        }
+        if (!status.equals("draining") && !status.equals("ready")) {
+            ProblemReply.write(
+                    response,
+                    callback,
+                    ProxyProblem.of(400, "the body must be {\"status\": \"draining\"} or {\"status\": \"ready\"}"));
+            return;
+        }
+        Optional<NodeInfo> node = parse(nodeId).flatMap(registry::find);
+        if (node.isEmpty()) {
+            ProblemReply.write(response, callback, ProxyProblem.of(404, "node " + nodeId + " not found"));
+            return;
+        }
+        if (!registry.setDraining(node.get().id(), status.equals("draining"))) {
+            ProblemReply.write(
+                    response, callback, ProxyProblem.of(409, "node " + nodeId + " is dead: it cannot be changed"));
+            return;
+        }
+        cluster.reload();
+        response.setStatus(204);
+        callback.succeeded();
+    }
+
+    private ObjectNode toJson(NodeInfo node) {
+        ObjectNode json = JSON.createObjectNode();
+        json.put("nodeID", node.id().value());
+        json.put("status", status(node));
+        json.put("address", node.address().toString());
+        json.put("epoch", node.epoch());
+        json.put("leaseUntil", node.leaseUntil().toString());
+        json.put("registeredAt", node.registeredAt().toString());
+        json.put("sandboxCount", node.load().slotsUsed());
+        json.put("sandboxLimit", node.load().slotsMax());
+        ObjectNode metrics = json.putObject("metrics");
+        metrics.put("cpuCount", node.load().cpuCount());
+        metrics.put("cpuLoad", node.load().cpuLoad());
+        metrics.put("memoryTotalBytes", node.load().memoryTotalMib() << 20);
+        metrics.put("memoryAvailableBytes", node.load().memoryAvailableMib() << 20);
+        ObjectNode pool = json.putObject("warmPool");
+        new TreeMap<>(node.load().poolStock()).forEach(pool::put);
+        ArrayNode templates = json.putArray("templates");
+        new TreeSet<>(node.load().localTemplates()).forEach(templates::add);
+        return json;
+    }
+
+    private String status(NodeInfo node) {
+        if (node.state() == NodeState.DEAD) {
+            return "dead";
+        }
+        if (!cluster.serving(node)) {
+            return "unhealthy";
+        }
+        return node.state() == NodeState.DRAINING ? "draining" : "ready";
+    }
+
+    private static Optional<NodeId> parse(String nodeId) {
+        try {
+            return Optional.of(new NodeId(nodeId));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static void write(Response response, Callback callback, int status, JsonNode body) {
+        byte[] bytes;
+        try {
+            bytes = JSON.writeValueAsBytes(body);
+        } catch (IOException e) {
+            callback.failed(e);
+            return;
+        }
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+        response.write(true, ByteBuffer.wrap(bytes), callback);
+    }
+}

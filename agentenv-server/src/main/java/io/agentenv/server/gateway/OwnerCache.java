@@ -1,0 +1,56 @@
+package io.agentenv.server.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.cluster.SandboxOwners;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Sandbox owners as the registry last said, kept for a short time so that a stream of requests to one sandbox reads
+ * the database once. An owner changes only when a paused sandbox resumes on another node or a node dies; a request
+ * that reached the wrong node in that window is answered by it (not found, or a conflict), and {@link #forget} makes the
+ * next one look again. Lookups of sandboxes that do not exist are not kept.
+ */
+final class OwnerCache {
+    private static final int MAX_ENTRIES = 100_000;
+
+    private final SandboxOwners owners;
+    private final Clock clock;
+    private final Duration ttl;
+    private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+
+    private record Entry(SandboxOwners.Ownership ownership, Instant until) {}
+
+    OwnerCache(SandboxOwners owners, Clock clock, Duration ttl) {
+        this.owners = requireNonNull(owners, "owners is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.ttl = requireNonNull(ttl, "ttl is null");
+    }
+
+    /** The owner of {@code sandboxId}; empty when there is no such sandbox. Throws what the registry throws. */
+    Optional<SandboxOwners.Ownership> owner(String sandboxId) {
+        Instant now = clock.instant();
+        Entry entry = entries.get(sandboxId);
+        if (entry != null && entry.until().isAfter(now)) {
+            return Optional.of(entry.ownership());
+        }
+        Optional<SandboxOwners.Ownership> found = owners.owner(sandboxId);
+        if (found.isPresent()) {
+            if (entries.size() >= MAX_ENTRIES) {
+                entries.clear(); // a bound, not a policy: entries live one ttl anyway
+            }
+            entries.put(sandboxId, new Entry(found.get(), now.plus(ttl)));
+        } else {
+            entries.remove(sandboxId);
+        }
+        return found;
+    }
+
+    void forget(String sandboxId) {
+        entries.remove(sandboxId);
+    }
+}
