@@ -68,6 +68,8 @@ import java.util.regex.Pattern;
  *                              ({@code AENV_TRUST_FORWARDED_HEADERS}, {@code on} or {@code off}, default {@code off}:
  *                              any client could send them)
  * @param volumes               volume sizes and storage ({@code AENV_VOLUME_*}, see {@link VolumeConfig})
+ * @param cluster               the cluster this server is a node of ({@code AENV_CLUSTER_*}, {@code AENV_NODE_*}, see
+ *                              {@link ClusterConfig}); empty: it runs alone on its SQLite store
  */
 public record ServerConfig(
         InetSocketAddress listen,
@@ -89,7 +91,8 @@ public record ServerConfig(
         RegistrySettings registries,
         long maxTemplateFileBytes,
         boolean trustForwardedHeaders,
-        VolumeConfig volumes) {
+        VolumeConfig volumes,
+        Optional<ClusterConfig> cluster) {
 
     public static final String CONFIG = "AENV_CONFIG";
     public static final String LISTEN = "AENV_LISTEN";
@@ -143,7 +146,14 @@ public record ServerConfig(
             TRUST_FORWARDED_HEADERS,
             VOLUME_DEFAULT_MB,
             VOLUME_MAX_MB,
-            VOLUME_STORAGE);
+            VOLUME_STORAGE,
+            ClusterDatabase.URL,
+            ClusterDatabase.USER,
+            ClusterDatabase.PASSWORD_FILE,
+            ClusterConfig.NODE_ID,
+            ClusterConfig.NODE_ADDRESS,
+            ClusterConfig.LEASE_SECONDS,
+            ClusterConfig.DEAD_AFTER_SECONDS);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 
@@ -163,6 +173,7 @@ public record ServerConfig(
         requireNonNull(imagesDir, "imagesDir is null");
         requireNonNull(registries, "registries is null");
         requireNonNull(volumes, "volumes is null");
+        requireNonNull(cluster, "cluster is null");
         if (metricsSampleInterval.compareTo(Duration.ofMillis(MIN_SAMPLE_INTERVAL_MS)) < 0
                 || metricsSampleInterval.compareTo(Duration.ofMillis(MAX_SAMPLE_INTERVAL_MS)) > 0) {
             throw new IllegalArgumentException(METRICS_SAMPLE_INTERVAL + " must be between " + MIN_SAMPLE_INTERVAL_MS
@@ -203,17 +214,7 @@ public record ServerConfig(
 
     /** Reads the environment (and the file it names in {@code AENV_CONFIG}); fails fast on any bad value. */
     public static ServerConfig load(Map<String, String> env) {
-        requireNonNull(env, "env is null");
-        Map<String, String> values = new HashMap<>();
-        String file = env.get(CONFIG);
-        if (file != null && !file.isBlank()) {
-            values.putAll(readFile(Path.of(file)));
-        }
-        for (Map.Entry<String, String> e : env.entrySet()) {
-            if (isKnownKey(e.getKey()) && e.getValue() != null && !e.getValue().isBlank()) {
-                values.put(e.getKey(), e.getValue().strip());
-            }
-        }
+        Map<String, String> values = values(env);
         Path home = Path.of(values.getOrDefault(HOME, "/var/lib/agentenv"));
         return new ServerConfig(
                 parseListen(values.getOrDefault(LISTEN, "0.0.0.0:3000")),
@@ -238,7 +239,24 @@ public record ServerConfig(
                 new VolumeConfig(
                         parseInt(values, VOLUME_DEFAULT_MB, 1024),
                         parseInt(values, VOLUME_MAX_MB, 10240),
-                        VolumeConfig.parseStorage(values.getOrDefault(VOLUME_STORAGE, "loop"))));
+                        VolumeConfig.parseStorage(values.getOrDefault(VOLUME_STORAGE, "loop"))),
+                ClusterConfig.from(values));
+    }
+
+    /** The settings in the environment and in the file it names ({@code AENV_CONFIG}); the environment wins. */
+    static Map<String, String> values(Map<String, String> env) {
+        requireNonNull(env, "env is null");
+        Map<String, String> values = new HashMap<>();
+        String file = env.get(CONFIG);
+        if (file != null && !file.isBlank()) {
+            values.putAll(readFile(Path.of(file)));
+        }
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            if (isKnownKey(e.getKey()) && e.getValue() != null && !e.getValue().isBlank()) {
+                values.put(e.getKey(), e.getValue().strip());
+            }
+        }
+        return values;
     }
 
     private static RegistrySettings registries(Map<String, String> values) {
@@ -340,7 +358,7 @@ public record ServerConfig(
         };
     }
 
-    private static int parseInt(Map<String, String> values, String key, int defaultValue) {
+    static int parseInt(Map<String, String> values, String key, int defaultValue) {
         String v = values.get(key);
         if (v == null) {
             return defaultValue;
