@@ -15,8 +15,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * This node's membership: it registers once (a new epoch, which fences every earlier run of the same node), then
- * renews its lease every third of its length with its current load. A renewal the registry refuses means the node was
+ * This node's membership: it registers once (a new epoch, which fences every earlier run of the same node) before its
+ * stores open, since they stamp the registration's token on every write; once the node serves,
+ * {@link #startRenewing} renews its lease every third of its length with its current load. A renewal the registry refuses means the node was
  * declared dead or registered again elsewhere: {@code fenced} is run and renewing stops, since nothing this node writes
  * would be accepted any more. While the database cannot be reached the node keeps serving what it runs and keeps
  * trying; if it stays away longer than the lease, the node may be declared dead, and it learns so on its next
@@ -28,52 +29,45 @@ public final class NodeMembership implements AutoCloseable {
     private final NodeRegistry registry;
     private final FencingToken token;
     private final Duration ttl;
-    private final Supplier<NodeLoad> load;
-    private final Runnable fenced;
     private final Clock clock;
-    private final Thread renewer;
+    private volatile Thread renewer;
 
-    private NodeMembership(
-            NodeRegistry registry,
-            FencingToken token,
-            Duration ttl,
-            Supplier<NodeLoad> load,
-            Runnable fenced,
-            Clock clock) {
+    private NodeMembership(NodeRegistry registry, FencingToken token, Duration ttl, Clock clock) {
         this.registry = registry;
         this.token = token;
         this.ttl = ttl;
-        this.load = load;
-        this.fenced = fenced;
         this.clock = clock;
-        this.renewer = Thread.ofVirtual().name("aenv-node-lease").unstarted(this::renewLoop);
     }
 
-    /** Registers {@code node} and starts renewing; throws what the registry throws when it cannot register. */
+    /**
+     * Registers {@code node} with what it reports before it serves ({@code load}); throws what the registry throws
+     * when it cannot register.
+     */
     public static NodeMembership join(
-            NodeRegistry registry,
-            NodeId node,
-            URI address,
-            Duration ttl,
-            Supplier<NodeLoad> load,
-            Runnable fenced,
-            Clock clock) {
+            NodeRegistry registry, NodeId node, URI address, Duration ttl, NodeLoad load, Clock clock) {
         requireNonNull(registry, "registry is null");
         requireNonNull(node, "node is null");
         requireNonNull(address, "address is null");
         requireNonNull(ttl, "ttl is null");
         requireNonNull(load, "load is null");
-        requireNonNull(fenced, "fenced is null");
         requireNonNull(clock, "clock is null");
-        FencingToken token = registry.register(node, address, load.get(), ttl);
+        FencingToken token = registry.register(node, address, load, ttl);
         log.atInfo()
                 .addKeyValue("node", node.value())
                 .addKeyValue("epoch", token.epoch())
                 .addKeyValue("address", address)
                 .log("cluster: node registered");
-        NodeMembership membership = new NodeMembership(registry, token, ttl, load, fenced, clock);
-        membership.renewer.start();
-        return membership;
+        return new NodeMembership(registry, token, ttl, clock);
+    }
+
+    /** Starts renewing the lease with {@code load}; {@code fenced} runs once if a renewal is refused. */
+    public synchronized void startRenewing(Supplier<NodeLoad> load, Runnable fenced) {
+        requireNonNull(load, "load is null");
+        requireNonNull(fenced, "fenced is null");
+        if (renewer != null) {
+            throw new IllegalStateException("already renewing");
+        }
+        renewer = Thread.ofVirtual().name("aenv-node-lease").start(() -> renewLoop(load, fenced));
     }
 
     /** The token of this run's registration: the stores stamp and check it on every write. */
@@ -83,15 +77,19 @@ public final class NodeMembership implements AutoCloseable {
 
     @Override
     public void close() {
-        renewer.interrupt();
+        Thread running = renewer;
+        if (running == null) {
+            return;
+        }
+        running.interrupt();
         try {
-            renewer.join(Duration.ofSeconds(5));
+            running.join(Duration.ofSeconds(5));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    private void renewLoop() {
+    private void renewLoop(Supplier<NodeLoad> load, Runnable fenced) {
         Duration every = ttl.dividedBy(3);
         Instant lastRenewed = clock.instant();
         boolean failing = false;

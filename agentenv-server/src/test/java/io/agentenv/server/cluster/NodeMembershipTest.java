@@ -80,9 +80,10 @@ class NodeMembershipTest {
         ScriptedRegistry registry = new ScriptedRegistry();
         CountDownLatch fenced = new CountDownLatch(1);
         NodeLoad load = new NodeLoad(2, 1000, 500, 0.5, 1, 10, Map.of("base", 2), java.util.Set.of("base"));
-        try (NodeMembership membership = NodeMembership.join(
-                registry, NODE, ADDRESS, Duration.ofSeconds(3), () -> load, fenced::countDown, Clock.systemUTC())) {
+        try (NodeMembership membership =
+                NodeMembership.join(registry, NODE, ADDRESS, Duration.ofSeconds(3), load, Clock.systemUTC())) {
             assertThat(membership.token()).isEqualTo(new FencingToken(NODE, 7));
+            membership.startRenewing(() -> load, fenced::countDown);
             await(() -> registry.renewals.get() >= 1);
             assertThat(registry.reported).allMatch(load::equals);
 
