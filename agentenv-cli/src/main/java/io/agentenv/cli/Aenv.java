@@ -69,6 +69,7 @@ public final class Aenv {
             TemplatesCommand.class,
             TemplateCommand.class,
             PullCommand.class,
+            NodeCommand.class,
             AuthCommand.class,
             CompletionCommand.class,
             CommandLine.HelpCommand.class);

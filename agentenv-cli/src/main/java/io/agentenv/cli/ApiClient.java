@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentenv.api.model.ClusterNode;
 import io.agentenv.api.model.ConnectSandbox;
 import io.agentenv.api.model.ListedSandbox;
 import io.agentenv.api.model.NewSandboxV2;
@@ -335,6 +336,20 @@ final class ApiClient {
         }
         expect(response, 204);
         return true;
+    }
+
+    /** A cluster's nodes, as a gateway lists them (a lone server has no such route: 404). */
+    List<ClusterNode> nodes() {
+        return read(expect(send("GET", "/nodes", null), 200), new TypeReference<List<ClusterNode>>() {});
+    }
+
+    ClusterNode node(String id) {
+        return read(expect(send("GET", "/nodes/" + segment(id), null), 200), ClusterNode.class);
+    }
+
+    /** Drains a node ({@code draining}) or lets it take sandboxes again ({@code ready}). */
+    void setNodeStatus(String id, String status) {
+        expect(send("POST", "/nodes/" + segment(id), new ClusterNode.StatusChange(status)), 204);
     }
 
     /** {@code POST /volumes}: the new volume with its token. */

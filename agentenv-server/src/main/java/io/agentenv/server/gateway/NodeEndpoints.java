@@ -4,10 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentenv.api.model.ClusterNode;
 import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.NodeInfo;
+import io.agentenv.cluster.NodeLoad;
 import io.agentenv.cluster.NodeRegistry;
 import io.agentenv.cluster.NodeState;
 import io.agentenv.server.proxy.ProblemReply;
@@ -15,6 +15,7 @@ import io.agentenv.server.proxy.ProxyProblem;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -43,8 +44,10 @@ final class NodeEndpoints {
     }
 
     void list(Response response, Callback callback) {
-        ArrayNode nodes = JSON.createArrayNode();
-        registry.nodes().forEach(node -> nodes.add(toJson(node)));
+        List<ClusterNode> nodes = registry.nodes().stream()
+                .sorted(java.util.Comparator.comparing(n -> n.id().value()))
+                .map(this::toJson)
+                .toList();
         write(response, callback, 200, nodes);
     }
 
@@ -91,26 +94,21 @@ final class NodeEndpoints {
         callback.succeeded();
     }
 
-    private ObjectNode toJson(NodeInfo node) {
-        ObjectNode json = JSON.createObjectNode();
-        json.put("nodeID", node.id().value());
-        json.put("status", status(node));
-        json.put("address", node.address().toString());
-        json.put("epoch", node.epoch());
-        json.put("leaseUntil", node.leaseUntil().toString());
-        json.put("registeredAt", node.registeredAt().toString());
-        json.put("sandboxCount", node.load().slotsUsed());
-        json.put("sandboxLimit", node.load().slotsMax());
-        ObjectNode metrics = json.putObject("metrics");
-        metrics.put("cpuCount", node.load().cpuCount());
-        metrics.put("cpuLoad", node.load().cpuLoad());
-        metrics.put("memoryTotalBytes", node.load().memoryTotalMib() << 20);
-        metrics.put("memoryAvailableBytes", node.load().memoryAvailableMib() << 20);
-        ObjectNode pool = json.putObject("warmPool");
-        new TreeMap<>(node.load().poolStock()).forEach(pool::put);
-        ArrayNode templates = json.putArray("templates");
-        new TreeSet<>(node.load().localTemplates()).forEach(templates::add);
-        return json;
+    private ClusterNode toJson(NodeInfo node) {
+        NodeLoad load = node.load();
+        return new ClusterNode(
+                node.id().value(),
+                status(node),
+                node.address().toString(),
+                node.epoch(),
+                node.leaseUntil().toString(),
+                node.registeredAt().toString(),
+                load.slotsUsed(),
+                load.slotsMax(),
+                new ClusterNode.Metrics(
+                        load.cpuCount(), load.cpuLoad(), load.memoryTotalMib() << 20, load.memoryAvailableMib() << 20),
+                new TreeMap<>(load.poolStock()),
+                List.copyOf(new TreeSet<>(load.localTemplates())));
     }
 
     private String status(NodeInfo node) {
@@ -131,7 +129,7 @@ final class NodeEndpoints {
         }
     }
 
-    private static void write(Response response, Callback callback, int status, JsonNode body) {
+    private static void write(Response response, Callback callback, int status, Object body) {
         byte[] bytes;
         try {
             bytes = JSON.writeValueAsBytes(body);
