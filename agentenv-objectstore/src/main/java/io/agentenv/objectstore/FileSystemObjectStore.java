@@ -118,7 +118,7 @@ public final class FileSystemObjectStore implements ObjectStore {
                         new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 20));
                 try {
                     content.writeTo(out);
-                } catch (IOException e) {
+                } catch (IOException | RuntimeException e) {
                     throw new ObjectStoreException.Failed("producing the content of " + key + ": " + e, e);
                 }
                 out.flush();
