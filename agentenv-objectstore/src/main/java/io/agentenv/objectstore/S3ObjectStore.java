@@ -51,7 +51,8 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
  * directory tree is packed twice), and fails, uploading nothing, if the second pass differs from the first. Content
  * up to {@link S3Settings#partSize()} is held in memory after the first pass and sent with one {@code PutObject};
  * larger content goes up as a multipart upload, one part at a time, each part held in memory while it is sent (with
- * its own SHA-256 checksum) and the upload aborted on any failure. S3 makes an object visible only when its
+ * its own SHA-256 checksum; parts grow beyond the setting where S3's 10,000 parts would not do) and the upload
+ * aborted on any failure. S3 makes an object visible only when its
  * {@code PutObject} or {@code CompleteMultipartUpload} succeeds, so readers never see a part.
  *
  * <p>Reads check the bytes against the metadata digest as they stream (the SDK's own response checksums are off:
@@ -65,6 +66,8 @@ public final class S3ObjectStore implements ObjectStore {
     static final String SHA256_METADATA = "sha256";
 
     private static final String CONTENT_TYPE = "application/octet-stream";
+    /** S3's most parts in one upload. */
+    private static final long MAX_PARTS = 10_000;
 
     private final S3Settings settings;
     private final S3Client client;
@@ -138,7 +141,7 @@ public final class S3ObjectStore implements ObjectStore {
                                 .checksumAlgorithm(ChecksumAlgorithm.SHA256)))
                 .uploadId();
         try {
-            Parts parts = new Parts(key, name, uploadId);
+            Parts parts = new Parts(key, name, uploadId, partSize(info.size(), settings.partSize()));
             produce(key, content, parts, parts);
             parts.finish();
             if (parts.count() != info.size() || !parts.sha256().equals(info.sha256())) {
@@ -244,6 +247,20 @@ public final class S3ObjectStore implements ObjectStore {
     @Override
     public void close() {
         client.close();
+    }
+
+    /**
+     * The part size for {@code size} bytes: the setting, or larger where the setting would need more than S3's 10,000
+     * parts (above 625 GiB with 64 MiB parts), rounded up to whole MiB.
+     */
+    static int partSize(long size, long configured) throws ObjectStoreException.Failed {
+        long needed = ((Math.ceilDiv(size, MAX_PARTS) + (1 << 20) - 1) >> 20) << 20;
+        long part = Math.max(configured, needed);
+        if (part > S3Settings.MAX_PART_SIZE) {
+            throw new ObjectStoreException.Failed(size + " bytes need parts of " + part + " bytes, above the "
+                    + S3Settings.MAX_PART_SIZE + " this store buffers");
+        }
+        return (int) part;
     }
 
     private String name(ObjectKey key) {
@@ -398,7 +415,7 @@ public final class S3ObjectStore implements ObjectStore {
         private final ObjectKey key;
         private final String name;
         private final String uploadId;
-        private final byte[] buffer = new byte[(int) settings.partSize()];
+        private final byte[] buffer;
         private final MessageDigest whole = Sha256.newDigest();
         private final MessageDigest part = Sha256.newDigest();
         private final List<CompletedPart> completed = new ArrayList<>();
@@ -406,10 +423,11 @@ public final class S3ObjectStore implements ObjectStore {
         private long count;
         private ObjectStoreException failure;
 
-        Parts(ObjectKey key, String name, String uploadId) {
+        Parts(ObjectKey key, String name, String uploadId, int partSize) {
             this.key = key;
             this.name = name;
             this.uploadId = uploadId;
+            this.buffer = new byte[partSize];
         }
 
         @Override

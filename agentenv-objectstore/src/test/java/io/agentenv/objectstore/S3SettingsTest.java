@@ -63,6 +63,17 @@ class S3SettingsTest {
     }
 
     @Test
+    void partsGrowWhereTenThousandWouldNotHoldTheObject() throws Exception {
+        long part = 64L << 20;
+
+        assertThat(S3ObjectStore.partSize(10L << 30, part)).isEqualTo(part);
+        assertThat(S3ObjectStore.partSize(10_000 * part, part)).isEqualTo(part);
+        assertThat(S3ObjectStore.partSize(10_000 * part + 1, part)).isEqualTo(65 << 20);
+        assertThatThrownBy(() -> S3ObjectStore.partSize(20_000L << 30, part))
+                .isInstanceOf(ObjectStoreException.Failed.class);
+    }
+
+    @Test
     void credentialsHideTheSecret() {
         assertThat(new S3Credentials("AKIDEXAMPLE", "very-secret").toString())
                 .contains("AKIDEXAMPLE")
