@@ -7,11 +7,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributeView;
@@ -331,39 +329,12 @@ public final class DirectoryArchives {
         }
     }
 
-    /** Removes what is left of a staging directory, making read-only directories in it writable first. */
+    /** Removes what is left of a staging directory; what cannot be removed stays, named .objectstore-tree-*. */
     private static void removeStaging(Path staging) {
-        if (!Files.exists(staging, NOFOLLOW_LINKS)) {
-            return;
-        }
         try {
-            Files.walkFileTree(
-                    staging,
-                    new SimpleFileVisitor<>() { // links are not followed
-                        @Override
-                        public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
-                                throws IOException {
-                            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-                            return FileVisitResult.CONTINUE;
-                        }
-
-                        @Override
-                        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                            Files.delete(file);
-                            return FileVisitResult.CONTINUE;
-                        }
-
-                        @Override
-                        public FileVisitResult postVisitDirectory(Path dir, IOException failed) throws IOException {
-                            if (failed != null) {
-                                throw failed;
-                            }
-                            Files.delete(dir);
-                            return FileVisitResult.CONTINUE;
-                        }
-                    });
+            Transfers.deleteTree(staging);
         } catch (IOException e) {
-            // a staging directory is named .objectstore-tree-<uuid>; what cannot be removed now is visible as such
+            // visible by its name; the failure that led here is the one reported
         }
     }
 

@@ -9,9 +9,14 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.UUID;
 import java.util.function.Function;
 
@@ -80,9 +85,43 @@ final class Transfers {
     }
 
     /**
-     * Deletes {@code file} if it exists; a failure to do so is not the caller's error to report (the operation it
-     * cleans up after already succeeded or failed for its own reason) and leaves a temp file that the store's own
-     * clean-up removes later.
+     * Deletes {@code dir} and everything below it, if it exists. Links are removed, never followed; directories are
+     * made writable by their owner first, so a tree unpacked with read-only directories can be removed by its owner.
+     */
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Files.walkFileTree(
+                dir,
+                new SimpleFileVisitor<>() { // links are not followed
+                    @Override
+                    public FileVisitResult preVisitDirectory(Path visited, BasicFileAttributes attrs)
+                            throws IOException {
+                        Files.setPosixFilePermissions(visited, PosixFilePermissions.fromString("rwx------"));
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                        Files.delete(file);
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult postVisitDirectory(Path visited, IOException failed) throws IOException {
+                        if (failed != null) {
+                            throw failed;
+                        }
+                        Files.delete(visited);
+                        return FileVisitResult.CONTINUE;
+                    }
+                });
+    }
+
+    /**
+     * Deletes {@code file} if it exists. A failure to do so is not reported: the operation it cleans up after has
+     * already succeeded or failed for its own reason, and the file left is a temp file recognisable by its name.
      */
     static void deleteQuietly(Path file) {
         try {

@@ -39,6 +39,27 @@ class ObjectCacheTest {
         store.close();
     }
 
+    /**
+     * {@code threads} acquisitions of one digest on {@code pool}, with the store's reads held until every thread has
+     * started, so the first fetch is still running when the others ask.
+     */
+    private List<Future<ObjectCache.Lease>> acquireTogether(
+            ObjectCache cache, ObjectKey key, String digest, int threads, ExecutorService pool)
+            throws InterruptedException {
+        CountDownLatch asking = new CountDownLatch(threads);
+        store.holdReads();
+        List<Future<ObjectCache.Lease>> leases = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            leases.add(pool.submit(() -> {
+                asking.countDown();
+                return cache.acquire(key, digest);
+            }));
+        }
+        asking.await();
+        store.releaseReads();
+        return leases;
+    }
+
     private ObjectInfo put(String key, long seed) throws Exception {
         return store.put(ObjectKey.of(key), TestContent.writer(seed, SIZE));
     }
@@ -47,20 +68,9 @@ class ObjectCacheTest {
     void manyThreadsAskingForOneObjectCauseOneDownload() throws Exception {
         ObjectInfo info = put("templates/base/rootfs.tar", 1);
         ObjectCache cache = new ObjectCache(cacheDir, 1L << 30, store);
-        int threads = 12;
-        CountDownLatch asking = new CountDownLatch(threads);
-        store.holdReads();
-        List<Future<ObjectCache.Lease>> leases = new ArrayList<>();
-        try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
-            for (int i = 0; i < threads; i++) {
-                leases.add(pool.submit(() -> {
-                    asking.countDown();
-                    return cache.acquire(info.key(), info.sha256());
-                }));
-            }
-            asking.await();
-            store.releaseReads();
-            for (Future<ObjectCache.Lease> lease : leases) {
+
+        try (ExecutorService pool = Executors.newFixedThreadPool(12)) {
+            for (Future<ObjectCache.Lease> lease : acquireTogether(cache, info.key(), info.sha256(), 12, pool)) {
                 try (ObjectCache.Lease l = lease.get()) {
                     assertThat(l.sha256()).isEqualTo(info.sha256());
                     assertThat(TestContent.sha256(l.path())).isEqualTo(info.sha256());
@@ -184,19 +194,9 @@ class ObjectCacheTest {
         ObjectKey missing = ObjectKey.of("missing");
         String digest = TestContent.sha256(new byte[] {2});
         int threads = 6;
-        CountDownLatch asking = new CountDownLatch(threads);
-        store.holdReads();
-        List<Future<ObjectCache.Lease>> attempts = new ArrayList<>();
+
         try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
-            for (int i = 0; i < threads; i++) {
-                attempts.add(pool.submit(() -> {
-                    asking.countDown();
-                    return cache.acquire(missing, digest);
-                }));
-            }
-            asking.await();
-            store.releaseReads();
-            for (Future<ObjectCache.Lease> attempt : attempts) {
+            for (Future<ObjectCache.Lease> attempt : acquireTogether(cache, missing, digest, threads, pool)) {
                 assertThatThrownBy(attempt::get)
                         .isInstanceOf(ExecutionException.class)
                         .hasCauseInstanceOf(ObjectStoreException.NotFound.class);

@@ -6,11 +6,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -110,7 +107,7 @@ public final class S3ProxyServer implements AutoCloseable {
             }
             throw new IllegalStateException("S3Proxy did not start:" + failures);
         } catch (IOException | RuntimeException e) {
-            deleteTree(dir);
+            Transfers.deleteTree(dir);
             throw e;
         }
     }
@@ -167,7 +164,7 @@ public final class S3ProxyServer implements AutoCloseable {
         } catch (IllegalStateException exiting) {
             // the JVM is shutting down and runs the hook itself
         }
-        deleteTree(dir);
+        Transfers.deleteTree(dir);
     }
 
     private void stop() {
@@ -221,29 +218,5 @@ public final class S3ProxyServer implements AutoCloseable {
             socket.bind(new InetSocketAddress("127.0.0.1", 0));
             return socket.getLocalPort();
         }
-    }
-
-    static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        Files.walkFileTree(
-                dir,
-                new SimpleFileVisitor<>() { // links are not followed
-                    @Override
-                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                        Files.delete(file);
-                        return FileVisitResult.CONTINUE;
-                    }
-
-                    @Override
-                    public FileVisitResult postVisitDirectory(Path visited, IOException failed) throws IOException {
-                        if (failed != null) {
-                            throw failed;
-                        }
-                        Files.delete(visited);
-                        return FileVisitResult.CONTINUE;
-                    }
-                });
     }
 }
