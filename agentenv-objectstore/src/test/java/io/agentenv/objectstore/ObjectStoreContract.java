@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,6 +92,20 @@ public abstract class ObjectStoreContract {
         Path target = scratch.resolve("empty");
         assertThat(store.get(key, target)).isEqualTo(put);
         assertThat(Files.size(target)).isZero();
+    }
+
+    @Test
+    void aWriterMayCloseWhatItWasGiven() throws Exception {
+        ObjectKey key = ObjectKey.of("closed-by-writer");
+        ObjectInfo put = store.put(key, out -> {
+            try (out) {
+                TestContent.write(14, 7_000_000, out);
+            }
+        });
+
+        assertThat(put).isEqualTo(new ObjectInfo(key, 7_000_000, TestContent.sha256(14, 7_000_000)));
+        long read = store.read(key, (in, info) -> in.transferTo(OutputStream.nullOutputStream()));
+        assertThat(read).isEqualTo(7_000_000L);
     }
 
     @Test
