@@ -1,0 +1,267 @@
+package io.agentenv.store.jdbc;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.orchestrator.Cursor;
+import io.agentenv.orchestrator.Page;
+import io.agentenv.orchestrator.SandboxQuery;
+import io.agentenv.orchestrator.SandboxRecord;
+import io.agentenv.orchestrator.SandboxStore;
+import io.agentenv.orchestrator.SnapshotQuery;
+import io.agentenv.orchestrator.SnapshotRecord;
+import io.agentenv.orchestrator.SortOrder;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.TemplateId;
+import java.security.SecureRandom;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What every SQL {@link SandboxStore} does the same way: reading a sandbox, the keyset-paginated list, the snapshot
+ * catalog and the token seed, all in standard SQL over the subclass's {@link Transactions}. The subclass writes and
+ * scopes the sandbox rows.
+ */
+public abstract class JdbcSandboxStore implements SandboxStore {
+    private static final String TOKEN_SEED = "token_seed";
+    private static final String GET = "SELECT " + Rows.COLUMNS + " FROM sandbox WHERE id = ?";
+    private static final String READ_SEED = "SELECT value FROM secret WHERE name = ?";
+    private static final String CREATE_SEED =
+            "INSERT INTO secret (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING";
+
+    private final Transactions db;
+
+    protected JdbcSandboxStore(Transactions db) {
+        this.db = requireNonNull(db, "db is null");
+    }
+
+    @Override
+    public Optional<SandboxRecord> get(SandboxId id) {
+        requireNonNull(id, "id is null");
+        return db.read("get", id, s -> {
+            PreparedStatement st = s.prepared(GET);
+            st.setString(1, id.value());
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(Rows.toRecord(rs)) : Optional.<SandboxRecord>empty();
+            }
+        });
+    }
+
+    @Override
+    public Page<SandboxRecord> list(SandboxQuery query) {
+        requireNonNull(query, "query is null");
+        if (query.limit() == 0 || query.states().isEmpty()) {
+            return new Page<>(List.of(), Optional.empty());
+        }
+        StringBuilder sql = new StringBuilder("SELECT " + Rows.COLUMNS + " FROM sandbox s WHERE state IN (")
+                .append(Rows.placeholders(query.states().size()))
+                .append(')');
+        List<Object> args = new ArrayList<>();
+        query.states().stream().map(Enum::name).sorted().forEach(args::add);
+        query.template().ifPresent(template -> {
+            sql.append(" AND (template = ? OR alias = ?)");
+            args.add(template);
+            args.add(template);
+        });
+        query.startedAfter().ifPresent(after -> {
+            sql.append(" AND started_at >= ?");
+            args.add(Codec.nanos(after));
+        });
+        for (Map.Entry<String, String> pair : query.metadata().entrySet()) {
+            sql.append(
+                    " AND EXISTS (SELECT 1 FROM sandbox_metadata m WHERE m.sandbox_id = s.id AND m.key = ? AND m.value = ?)");
+            args.add(pair.getKey());
+            args.add(pair.getValue());
+        }
+        boolean desc = query.order() == SortOrder.DESC;
+        query.after().ifPresent(cursor -> {
+            String cmp = desc ? "<" : ">";
+            sql.append(" AND (started_at ")
+                    .append(cmp)
+                    .append(" ? OR (started_at = ? AND id ")
+                    .append(cmp)
+                    .append(" ?))");
+            args.add(Codec.nanos(cursor.at()));
+            args.add(Codec.nanos(cursor.at()));
+            args.add(cursor.id());
+        });
+        String direction = desc ? " DESC" : " ASC";
+        sql.append(" ORDER BY started_at")
+                .append(direction)
+                .append(", id")
+                .append(direction)
+                .append(" LIMIT ?");
+        args.add(query.limit() + 1);
+        List<SandboxRecord> rows = db.read("list sandboxes", s -> {
+            try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
+                Rows.bindAll(st, args);
+                return records(st);
+            }
+        });
+        return Rows.page(rows, query.limit(), r -> new Cursor(r.startedAt(), r.id().value()));
+    }
+
+    // ---- snapshot catalog --------------------------------------------------------------------------------------
+
+    @Override
+    public void insertSnapshot(SnapshotRecord snapshot) {
+        requireNonNull(snapshot, "snapshot is null");
+        db.write("insert snapshot", snapshot.id(), Durability.NOW, s -> {
+            PreparedStatement row = s.prepared("INSERT INTO snapshot (id, source_sandbox, source_template, "
+                    + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at, "
+                    + "custom_extension_params, guest_defaults, volumes) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            row.setString(1, snapshot.id().value());
+            row.setString(2, snapshot.sourceSandbox().map(SandboxId::value).orElse(null));
+            row.setString(3, snapshot.sourceTemplate().value());
+            Rows.bindJson(row, 4, Codec.map(snapshot.envVars()));
+            row.setInt(5, snapshot.resources().cpuCount());
+            row.setInt(6, snapshot.resources().memoryMiB());
+            row.setInt(7, snapshot.resources().diskSizeMiB());
+            row.setBytes(8, snapshot.state().encoded());
+            row.setString(9, snapshot.state().artifactDir().toString());
+            row.setLong(10, Codec.nanos(snapshot.createdAt()));
+            row.setLong(11, Codec.nanos(snapshot.updatedAt()));
+            row.setString(12, snapshot.customExtensionParams());
+            Rows.bindJson(row, 13, Codec.guestDefaults(snapshot.guestDefaults()));
+            Rows.bindJson(row, 14, Codec.volumes(snapshot.volumes()));
+            row.executeUpdate();
+            PreparedStatement aliases = s.prepared("INSERT INTO snapshot_alias (alias, snapshot_id) VALUES (?, ?) "
+                    + "ON CONFLICT (alias) DO UPDATE SET snapshot_id = excluded.snapshot_id");
+            for (String alias : snapshot.aliases()) {
+                aliases.setString(1, alias);
+                aliases.setString(2, snapshot.id().value());
+                aliases.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<SnapshotRecord> findSnapshot(String idOrAlias) {
+        requireNonNull(idOrAlias, "idOrAlias is null");
+        return db.read("find snapshot", s -> {
+            PreparedStatement st = s.prepared("SELECT * FROM snapshot WHERE id = ? "
+                    + "UNION ALL SELECT s.* FROM snapshot s JOIN snapshot_alias a ON a.snapshot_id = s.id WHERE a.alias = ? "
+                    + "LIMIT 1");
+            st.setString(1, idOrAlias);
+            st.setString(2, idOrAlias);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(Rows.toSnapshot(s, rs)) : Optional.<SnapshotRecord>empty();
+            }
+        });
+    }
+
+    @Override
+    public Page<SnapshotRecord> listSnapshots(SnapshotQuery query) {
+        requireNonNull(query, "query is null");
+        if (query.limit() == 0) {
+            return new Page<>(List.of(), Optional.empty());
+        }
+        // template build steps' cached layers are the builder's, not the catalog's to show
+        StringBuilder sql = new StringBuilder(
+                "SELECT * FROM snapshot s WHERE NOT EXISTS (SELECT 1 FROM template_layer l WHERE l.snapshot_id = s.id)");
+        List<Object> args = new ArrayList<>();
+        query.sandbox().ifPresent(sandbox -> {
+            sql.append(" AND source_sandbox = ?");
+            args.add(sandbox.value());
+        });
+        query.name().ifPresent(name -> {
+            sql.append(
+                    " AND (id = ? OR EXISTS (SELECT 1 FROM snapshot_alias a WHERE a.snapshot_id = s.id AND a.alias = ?))");
+            args.add(name);
+            args.add(name);
+        });
+        query.after().ifPresent(cursor -> {
+            sql.append(" AND (created_at < ? OR (created_at = ? AND id < ?))");
+            args.add(Codec.nanos(cursor.at()));
+            args.add(Codec.nanos(cursor.at()));
+            args.add(cursor.id());
+        });
+        sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?");
+        args.add(query.limit() + 1);
+        List<SnapshotRecord> rows = db.read("list snapshots", s -> {
+            try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
+                Rows.bindAll(st, args);
+                List<SnapshotRecord> found = new ArrayList<>();
+                try (ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        found.add(Rows.toSnapshot(s, rs));
+                    }
+                }
+                return found;
+            }
+        });
+        return Rows.page(rows, query.limit(), s -> new Cursor(s.createdAt(), s.id().value()));
+    }
+
+    @Override
+    public boolean deleteSnapshot(TemplateId id) {
+        requireNonNull(id, "id is null");
+        return db.write("delete snapshot", id, Durability.NOW, s -> {
+            PreparedStatement st = s.prepared("DELETE FROM snapshot WHERE id = ?");
+            st.setString(1, id.value());
+            return st.executeUpdate() == 1;
+        });
+    }
+
+    // ---- secrets -----------------------------------------------------------------------------------------------
+
+    /**
+     * Read, else created: a new seed is inserted unless another writer's is there by then (which wins), and the stored
+     * one is read back, so concurrent first calls on several connections agree.
+     */
+    @Override
+    public String tokenSeed() {
+        return db.write("token seed", s -> {
+            Optional<String> stored = readSeed(s);
+            if (stored.isPresent()) {
+                return stored.get();
+            }
+            byte[] seed = new byte[32];
+            new SecureRandom().nextBytes(seed);
+            try (PreparedStatement st = s.connection().prepareStatement(CREATE_SEED)) {
+                st.setString(1, TOKEN_SEED);
+                st.setString(2, HexFormat.of().formatHex(seed));
+                st.executeUpdate();
+            }
+            return readSeed(s).orElseThrow(() -> new SQLException("the token seed was not stored"));
+        });
+    }
+
+    private static Optional<String> readSeed(PreparedStatements s) throws SQLException {
+        try (PreparedStatement st = s.connection().prepareStatement(READ_SEED)) {
+            st.setString(1, TOKEN_SEED);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        }
+    }
+
+    /** The first column of every row of {@code st}'s query, as sandbox ids in the query's order. */
+    protected static List<SandboxId> ids(PreparedStatement st) throws SQLException {
+        List<SandboxId> ids = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                ids.add(new SandboxId(rs.getString(1)));
+            }
+        }
+        return ids;
+    }
+
+    /** Every row of {@code st}'s query of {@link Rows#COLUMNS}, as records in the query's order. */
+    protected static List<SandboxRecord> records(PreparedStatement st) throws SQLException {
+        List<SandboxRecord> found = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                found.add(Rows.toRecord(rs));
+            }
+        }
+        return found;
+    }
+}
