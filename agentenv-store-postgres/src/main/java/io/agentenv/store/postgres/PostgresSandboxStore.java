@@ -1,0 +1,408 @@
+package io.agentenv.store.postgres;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.cluster.FencingToken;
+import io.agentenv.orchestrator.SandboxRecord;
+import io.agentenv.orchestrator.SandboxState;
+import io.agentenv.orchestrator.SandboxStore;
+import io.agentenv.orchestrator.StoreException;
+import io.agentenv.orchestrator.TemplateBuildStore;
+import io.agentenv.spi.NetworkPolicy;
+import io.agentenv.spi.SandboxId;
+import io.agentenv.store.jdbc.Codec;
+import io.agentenv.store.jdbc.JdbcSandboxStore;
+import io.agentenv.store.jdbc.PreparedStatements;
+import io.agentenv.store.jdbc.Rows;
+import io.agentenv.volumes.VolumeStore;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link SandboxStore} in the cluster's database, opened for one node's registration ({@link FencingToken}). Every
+ * sandbox row names its owner, a node and the epoch of that node's registration that wrote it.
+ *
+ * <ul>
+ *   <li>An insert makes the row the token's, and only while the token is the node's current registration and the node
+ *       is not dead; otherwise it fails with {@link StoreException} (the node is fenced).
+ *   <li>The conditional writes (transition, replace, the narrow updates, delete) change only a row the token owns. When
+ *       the only state they accept is PAUSED they may also take over a row that no node owns (released by a dead
+ *       node) or that a DEAD or DRAINING node owns: the row becomes the token's (a paused sandbox resumes or is deleted
+ *       on whichever node a gateway chose). A paused row of another ACTIVE node is not taken. A write by a fenced
+ *       token fails with {@link StoreException}.
+ *   <li>Reads of single sandboxes, the list, the snapshot catalog, volume mounts and the token seed are cluster-wide;
+ *       {@link #all()}, {@link #idsIn} and {@link #listExpired} are the token's rows only (the restart recovery, the
+ *       liveness check and the TTL expiry of the node that runs them).
+ *   <li>Opening the store adopts the node's rows written under its earlier registrations, so a restarted node's
+ *       recovery finds them.
+ * </ul>
+ *
+ * A write that makes a row the token's holds a share lock on the node's row until it commits, so it cannot interleave
+ * with the registry declaring the node dead or registering it again; the other writes rely on the lock of the sandbox
+ * row they change. Closing the store leaves the database open (it belongs to whoever opened it).
+ */
+public final class PostgresSandboxStore extends JdbcSandboxStore {
+    private static final Logger log = LoggerFactory.getLogger(PostgresSandboxStore.class);
+    private static final String COLUMNS = Rows.COLUMNS;
+    private static final Set<SandboxState> TAKE_OVER = Set.of(SandboxState.PAUSED);
+
+    private static final String CURRENT = "SELECT 1 FROM node WHERE id = ? AND epoch = ? AND state <> 'DEAD'";
+    private static final String LOCK_CURRENT = CURRENT + " FOR KEY SHARE";
+    /** The token owns the row (bound: node, epoch, node, epoch). */
+    private static final String OWNED = " AND node_id = ? AND node_epoch = ? AND EXISTS (" + CURRENT + ")";
+    /** A paused row the token owns, or one that is free to take (bound: node, epoch). */
+    private static final String TAKEABLE =
+            " AND state = 'PAUSED' AND (node_id IS NULL OR (node_id = ? AND node_epoch = ?)"
+                    + " OR node_id IN (SELECT id FROM node WHERE state IN ('DEAD', 'DRAINING')))";
+
+    private static final String INSERT = "INSERT INTO sandbox (" + COLUMNS + ", node_id, node_epoch) VALUES ("
+            + Rows.placeholders(Rows.COLUMN_COUNT + 2) + ")";
+    private static final String ADOPT =
+            "UPDATE sandbox SET node_epoch = ?, version = version + 1 WHERE node_id = ? AND node_epoch <> ?";
+    private static final String LOCK_METADATA = "SELECT metadata FROM sandbox WHERE id = ? FOR NO KEY UPDATE";
+    private static final String DELETE_METADATA = "DELETE FROM sandbox_metadata WHERE sandbox_id = ?";
+    private static final String ALL =
+            "SELECT " + COLUMNS + " FROM sandbox WHERE node_id = ? AND node_epoch = ? ORDER BY started_at, id";
+    private static final String LIST_EXPIRED = "SELECT id FROM sandbox WHERE node_id = ? AND node_epoch = ? "
+            + "AND state = 'RUNNING' AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
+    private static final String IDS_IN = "SELECT id FROM sandbox WHERE node_id = ? AND node_epoch = ? AND state = ?";
+    private static final String MOUNTING =
+            "SELECT id FROM sandbox WHERE volumes @> jsonb_build_array(jsonb_build_object('volumeId', ?::text))";
+
+    private static final Conditional TRANSITION = Conditional.update("state = ?");
+    private static final Conditional REPLACE = Conditional.update(String.join(" = ?, ", COLUMNS.split(", ")) + " = ?");
+    private static final Conditional UPDATE_TTL = Conditional.update("timeout_ms = ?, expires_at = ?");
+    private static final Conditional UPDATE_NETWORK = Conditional.update("network = ?");
+    private static final Conditional UPDATE_PARAMS = Conditional.update("custom_extension_params = ?");
+    private static final Conditional DELETE = Conditional.delete();
+
+    private final ClosableTransactions db;
+    private final FencingToken token;
+    private final PostgresTemplateBuildStore templateBuilds;
+    private final PostgresVolumeStore volumes;
+
+    private PostgresSandboxStore(ClosableTransactions db, PostgresDatabase database, FencingToken token) {
+        super(db);
+        this.db = db;
+        this.token = token;
+        this.templateBuilds = new PostgresTemplateBuildStore(database, token.node());
+        this.volumes = new PostgresVolumeStore(database);
+    }
+
+    /**
+     * The store of the node registration {@code token}: first the node's rows of earlier registrations become this
+     * one's. Fails with {@link StoreException} when the token is fenced.
+     */
+    public static PostgresSandboxStore open(PostgresDatabase db, FencingToken token) {
+        requireNonNull(db, "db is null");
+        requireNonNull(token, "token is null");
+        int adopted = db.write("adopt the sandboxes of", token.node(), Durability.NOW, s -> {
+            lockCurrent(s, token);
+            PreparedStatement st = s.prepared(ADOPT);
+            st.setLong(1, token.epoch());
+            st.setString(2, token.node().value());
+            st.setLong(3, token.epoch());
+            return st.executeUpdate();
+        });
+        if (adopted > 0) {
+            log.atInfo()
+                    .addKeyValue("node", token.node())
+                    .addKeyValue("epoch", token.epoch())
+                    .addKeyValue("sandboxes", adopted)
+                    .log("adopted the node's sandboxes of its earlier registrations");
+        }
+        return new PostgresSandboxStore(new ClosableTransactions(db, "sandbox store"), db, token);
+    }
+
+    /** The registration this store writes for. */
+    public FencingToken token() {
+        return token;
+    }
+
+    /** Volume records, in the same database (the cluster's). */
+    public VolumeStore volumes() {
+        return volumes;
+    }
+
+    /** Templates requested through the build API, their builds and logs, in the same database; builds are this node's. */
+    public TemplateBuildStore templateBuilds() {
+        return templateBuilds;
+    }
+
+    // ---- writes ------------------------------------------------------------------------------------------------
+
+    /**
+     * {@link Durability#WITH_NEXT_WRITE} commits with {@code synchronous_commit} off for this transaction only: the row
+     * is visible at once and durable with the next synchronous commit.
+     */
+    @Override
+    public void insert(SandboxRecord record, Durability durability) {
+        requireNonNull(record, "record is null");
+        requireNonNull(durability, "durability is null");
+        db.write("insert", record.id(), durability, s -> {
+            lockCurrent(s, token);
+            PreparedStatement st = s.prepared(INSERT);
+            int next = Rows.bindRecord(st, record, Codec.map(record.metadata()));
+            bindToken(st, next);
+            st.executeUpdate();
+            Rows.writeMetadata(s, record);
+            return null;
+        });
+    }
+
+    @Override
+    public boolean transition(SandboxId id, Set<SandboxState> from, SandboxState to) {
+        requireNonNull(id, "id is null");
+        requireNonNull(to, "to is null");
+        return write("transition", id, from, TRANSITION, st -> {
+            st.setString(1, to.name());
+            return 2;
+        });
+    }
+
+    /**
+     * One UPDATE of the record's columns, after a read of the stored metadata under the row's lock; the metadata index
+     * rows are rewritten only when the metadata changed.
+     */
+    @Override
+    public boolean replace(SandboxRecord record, Set<SandboxState> expected) {
+        requireNonNull(record, "record is null");
+        if (expected.isEmpty()) {
+            return false;
+        }
+        String metadata = Codec.map(record.metadata());
+        return db.write("replace", record.id(), Durability.NOW, s -> {
+            boolean takeOver = takesOver(s, expected);
+            Map<String, String> stored;
+            PreparedStatement read = s.prepared(LOCK_METADATA);
+            read.setString(1, record.id().value());
+            try (ResultSet rs = read.executeQuery()) {
+                if (!rs.next()) {
+                    requireCurrent(s, token);
+                    return false;
+                }
+                stored = Codec.map(rs.getString(1));
+            }
+            if (!update(s, record.id(), expected, takeOver, REPLACE, st -> Rows.bindRecord(st, record, metadata))) {
+                return false;
+            }
+            if (!stored.equals(record.metadata())) {
+                PreparedStatement clear = s.prepared(DELETE_METADATA);
+                clear.setString(1, record.id().value());
+                clear.executeUpdate();
+                Rows.writeMetadata(s, record);
+            }
+            return true;
+        });
+    }
+
+    @Override
+    public boolean updateTtl(SandboxId id, Set<SandboxState> expected, Duration timeout, Optional<Instant> expiresAt) {
+        requireNonNull(id, "id is null");
+        requireNonNull(timeout, "timeout is null");
+        requireNonNull(expiresAt, "expiresAt is null");
+        return write("update the TTL of", id, expected, UPDATE_TTL, st -> {
+            st.setLong(1, timeout.toMillis());
+            if (expiresAt.isPresent()) {
+                st.setLong(2, Codec.nanos(expiresAt.get()));
+            } else {
+                st.setNull(2, Types.BIGINT);
+            }
+            return 3;
+        });
+    }
+
+    @Override
+    public boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network) {
+        requireNonNull(id, "id is null");
+        requireNonNull(network, "network is null");
+        return write("update the network of", id, expected, UPDATE_NETWORK, st -> {
+            Rows.bindJson(st, 1, Codec.network(network));
+            return 2;
+        });
+    }
+
+    @Override
+    public boolean updateCustomExtensionParams(SandboxId id, Set<SandboxState> expected, String customExtensionParams) {
+        requireNonNull(id, "id is null");
+        requireNonNull(customExtensionParams, "customExtensionParams is null");
+        return write("update the custom extension params of", id, expected, UPDATE_PARAMS, st -> {
+            st.setString(1, customExtensionParams);
+            return 2;
+        });
+    }
+
+    @Override
+    public boolean delete(SandboxId id, Set<SandboxState> expected) {
+        requireNonNull(id, "id is null");
+        return write("delete", id, expected, DELETE, st -> 1);
+    }
+
+    /** One conditional write in its own transaction. */
+    private boolean write(String what, SandboxId id, Set<SandboxState> expected, Conditional sql, Binder set) {
+        if (expected.isEmpty()) {
+            return false;
+        }
+        return db.write(what, id, Durability.NOW, s -> update(s, id, expected, takesOver(s, expected), sql, set));
+    }
+
+    /** Whether a write accepting {@code expected} may take a row over; if so, locks the token's node row first. */
+    private boolean takesOver(PreparedStatements s, Set<SandboxState> expected) throws SQLException {
+        if (!TAKE_OVER.equals(expected)) {
+            return false;
+        }
+        lockCurrent(s, token);
+        return true;
+    }
+
+    /**
+     * Runs the conditional statement: {@code set} binds its SET clause's parameters from index 1 and returns the next
+     * index. False when no row matched, after making sure the token is not fenced (else it throws).
+     */
+    private boolean update(
+            PreparedStatements s,
+            SandboxId id,
+            Set<SandboxState> expected,
+            boolean takeOver,
+            Conditional sql,
+            Binder set)
+            throws SQLException {
+        PreparedStatement st = s.prepared(takeOver ? sql.takeOver() : sql.owned()[expected.size()]);
+        int next = set.bind(st);
+        if (takeOver && sql.assigns()) {
+            next = bindToken(st, next);
+        }
+        st.setString(next++, id.value());
+        if (!takeOver) {
+            next = Rows.bindStates(st, next, expected);
+            next = bindToken(st, next);
+        }
+        bindToken(st, next);
+        if (st.executeUpdate() == 1) {
+            return true;
+        }
+        if (!takeOver) {
+            requireCurrent(s, token);
+        }
+        return false;
+    }
+
+    private int bindToken(PreparedStatement st, int index) throws SQLException {
+        st.setString(index, token.node().value());
+        st.setLong(index + 1, token.epoch());
+        return index + 2;
+    }
+
+    /** Share-locks the token's node row until the transaction ends; throws if the token is fenced. */
+    private static void lockCurrent(PreparedStatements s, FencingToken token) throws SQLException {
+        check(s, LOCK_CURRENT, token);
+    }
+
+    /** Throws if the token is fenced. */
+    private static void requireCurrent(PreparedStatements s, FencingToken token) throws SQLException {
+        check(s, CURRENT, token);
+    }
+
+    private static void check(PreparedStatements s, String sql, FencingToken token) throws SQLException {
+        PreparedStatement st = s.prepared(sql);
+        st.setString(1, token.node().value());
+        st.setLong(2, token.epoch());
+        try (ResultSet rs = st.executeQuery()) {
+            if (!rs.next()) {
+                throw new StoreException(
+                        "node " + token.node() + " is fenced: epoch " + token.epoch()
+                                + " is no longer its registration, or it was declared dead",
+                        null);
+            }
+        }
+    }
+
+    // ---- this node's rows --------------------------------------------------------------------------------------
+
+    @Override
+    public List<SandboxId> listExpired(Instant now) {
+        requireNonNull(now, "now is null");
+        return db.read("list expired", s -> {
+            PreparedStatement st = s.prepared(LIST_EXPIRED);
+            bindToken(st, 1);
+            st.setLong(3, Codec.nanos(now));
+            return ids(st);
+        });
+    }
+
+    @Override
+    public Set<SandboxId> idsIn(SandboxState state) {
+        requireNonNull(state, "state is null");
+        return db.read("ids in state", s -> {
+            PreparedStatement st = s.prepared(IDS_IN);
+            bindToken(st, 1);
+            st.setString(3, state.name());
+            return Set.copyOf(ids(st));
+        });
+    }
+
+    @Override
+    public List<SandboxRecord> all() {
+        return db.read("list the node's sandboxes", s -> {
+            PreparedStatement st = s.prepared(ALL);
+            bindToken(st, 1);
+            return records(st);
+        });
+    }
+
+    // ---- cluster-wide reads ------------------------------------------------------------------------------------
+
+    @Override
+    public Set<SandboxId> mounting(String volumeId) {
+        requireNonNull(volumeId, "volumeId is null");
+        return db.read("sandboxes mounting a volume", s -> {
+            PreparedStatement st = s.prepared(MOUNTING);
+            st.setString(1, volumeId);
+            return Set.copyOf(ids(st));
+        });
+    }
+
+    /** Refuses further calls; the database stays open. */
+    @Override
+    public void close() {
+        db.close();
+    }
+
+    /** Binds a statement's SET clause parameters from index 1; returns the next free index. */
+    @FunctionalInterface
+    private interface Binder {
+        int bind(PreparedStatement st) throws SQLException;
+    }
+
+    /**
+     * A conditional write's SQL: for the token's own rows by the number of accepted states (index: that number;
+     * parameters: the SET clause's, the id, the states, the token twice), and for a take-over of a paused row
+     * (parameters: the SET clause's, the token when the write {@code assigns} the row, the id, the token).
+     */
+    private record Conditional(String[] owned, String takeOver, boolean assigns) {
+        static Conditional update(String set) {
+            String head = "UPDATE sandbox SET " + set + ", version = version + 1";
+            return new Conditional(
+                    Rows.byStateCount(head + " WHERE id = ? AND state IN (", ")" + OWNED),
+                    head + ", node_id = ?, node_epoch = ? WHERE id = ?" + TAKEABLE,
+                    true);
+        }
+
+        static Conditional delete() {
+            return new Conditional(
+                    Rows.byStateCount("DELETE FROM sandbox WHERE id = ? AND state IN (", ")" + OWNED),
+                    "DELETE FROM sandbox WHERE id = ?" + TAKEABLE,
+                    false);
+        }
+    }
+}
