@@ -6,26 +6,33 @@ import io.agentenv.orchestrator.Cursor;
 import io.agentenv.orchestrator.Page;
 import io.agentenv.orchestrator.SandboxQuery;
 import io.agentenv.orchestrator.SandboxRecord;
+import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.SnapshotQuery;
 import io.agentenv.orchestrator.SnapshotRecord;
 import io.agentenv.orchestrator.SortOrder;
+import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
 import java.security.SecureRandom;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
- * What every SQL {@link SandboxStore} does the same way: reading a sandbox, the keyset-paginated list, the snapshot
- * catalog and the token seed, all in standard SQL over the subclass's {@link Transactions}. The subclass writes and
- * scopes the sandbox rows.
+ * What every SQL {@link SandboxStore} does the same way, in standard SQL over the subclass's {@link Transactions}:
+ * the conditional writes' statements and bindings, reading a sandbox, the keyset-paginated list, the snapshot catalog
+ * and the token seed. The subclass inserts rows, decides which rows a conditional write may change
+ * ({@link #write}), and which rows its recovery reads ({@link #all()}, {@link #idsIn}, {@link #listExpired}).
  */
 public abstract class JdbcSandboxStore implements SandboxStore {
     private static final String TOKEN_SEED = "token_seed";
@@ -51,6 +58,158 @@ public abstract class JdbcSandboxStore implements SandboxStore {
             }
         });
     }
+
+    // ---- conditional writes ------------------------------------------------------------------------------------
+
+    /** What a conditional write changes: a SET clause (its parameters bound from index 1), or the row's deletion. */
+    protected enum Change {
+        STATE("state = ?"),
+        RECORD(String.join(" = ?, ", Rows.COLUMNS.split(", ")) + " = ?"),
+        TTL("timeout_ms = ?, expires_at = ?"),
+        NETWORK("network = ?"),
+        CUSTOM_EXTENSION_PARAMS("custom_extension_params = ?"),
+        DELETE(null);
+
+        private final String set;
+
+        Change(String set) {
+            this.set = set;
+        }
+
+        /** The statement up to its WHERE clause: an UPDATE of the SET clause and the row's version, or a DELETE. */
+        public String head() {
+            return set == null ? "DELETE FROM sandbox" : "UPDATE sandbox SET " + set + ", version = version + 1";
+        }
+
+        /** Whether the statement is an UPDATE (whose SET clause a store may extend). */
+        public boolean updates() {
+            return set != null;
+        }
+    }
+
+    /** Binds a conditional write's SET parameters from index 1; returns the next free index. */
+    @FunctionalInterface
+    protected interface Binder {
+        int bind(PreparedStatement st) throws SQLException;
+    }
+
+    /**
+     * Runs one conditional write in the caller's transaction: {@code change} of row {@code id} if its state is in
+     * {@code expected} (never empty) and the store lets this writer change the row, {@code set} binding the SET
+     * parameters. True when a row changed.
+     */
+    protected abstract boolean write(
+            PreparedStatements statements, SandboxId id, Set<SandboxState> expected, Change change, Binder set)
+            throws SQLException;
+
+    /** Runs first in each conditional write's transaction (a store may lock what its writes need); does nothing here. */
+    protected void begin(PreparedStatements statements, Set<SandboxState> expected) throws SQLException {}
+
+    /** The query (its one parameter: the id) that reads a row's stored metadata before a replace. */
+    protected String storedMetadataQuery() {
+        return "SELECT metadata FROM sandbox WHERE id = ?";
+    }
+
+    @Override
+    public boolean transition(SandboxId id, Set<SandboxState> from, SandboxState to) {
+        requireNonNull(id, "id is null");
+        requireNonNull(to, "to is null");
+        return conditional("transition", id, from, Change.STATE, st -> {
+            st.setString(1, to.name());
+            return 2;
+        });
+    }
+
+    /**
+     * One UPDATE of the record's columns; the metadata index rows are rewritten only when the metadata changed (a
+     * create's CREATING to RUNNING replace keeps them: the stored metadata column is read first and compared, as its
+     * encoding, else as the map it decodes to).
+     */
+    @Override
+    public boolean replace(SandboxRecord record, Set<SandboxState> expected) {
+        requireNonNull(record, "record is null");
+        if (expected.isEmpty()) {
+            return false;
+        }
+        String metadata = Codec.map(record.metadata());
+        return db.write("replace", record.id(), Durability.NOW, s -> {
+            begin(s, expected);
+            String stored = null;
+            PreparedStatement read = s.prepared(storedMetadataQuery());
+            read.setString(1, record.id().value());
+            try (ResultSet rs = read.executeQuery()) {
+                if (rs.next()) {
+                    stored = rs.getString(1);
+                }
+            }
+            if (!write(s, record.id(), expected, Change.RECORD, st -> Rows.bindRecord(st, record, metadata))) {
+                return false;
+            }
+            if (stored == null || !(metadata.equals(stored) || Codec.map(stored).equals(record.metadata()))) {
+                PreparedStatement clear = s.prepared("DELETE FROM sandbox_metadata WHERE sandbox_id = ?");
+                clear.setString(1, record.id().value());
+                clear.executeUpdate();
+                Rows.writeMetadata(s, record);
+            }
+            return true;
+        });
+    }
+
+    @Override
+    public boolean updateTtl(SandboxId id, Set<SandboxState> expected, Duration timeout, Optional<Instant> expiresAt) {
+        requireNonNull(id, "id is null");
+        requireNonNull(timeout, "timeout is null");
+        requireNonNull(expiresAt, "expiresAt is null");
+        return conditional("update the TTL of", id, expected, Change.TTL, st -> {
+            st.setLong(1, timeout.toMillis());
+            if (expiresAt.isPresent()) {
+                st.setLong(2, Codec.nanos(expiresAt.get()));
+            } else {
+                st.setNull(2, Types.BIGINT);
+            }
+            return 3;
+        });
+    }
+
+    @Override
+    public boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network) {
+        requireNonNull(id, "id is null");
+        requireNonNull(network, "network is null");
+        return conditional("update the network of", id, expected, Change.NETWORK, st -> {
+            Rows.bindJson(st, 1, Codec.network(network));
+            return 2;
+        });
+    }
+
+    @Override
+    public boolean updateCustomExtensionParams(SandboxId id, Set<SandboxState> expected, String customExtensionParams) {
+        requireNonNull(id, "id is null");
+        requireNonNull(customExtensionParams, "customExtensionParams is null");
+        return conditional(
+                "update the custom extension params of", id, expected, Change.CUSTOM_EXTENSION_PARAMS, st -> {
+                    st.setString(1, customExtensionParams);
+                    return 2;
+                });
+    }
+
+    @Override
+    public boolean delete(SandboxId id, Set<SandboxState> expected) {
+        requireNonNull(id, "id is null");
+        return conditional("delete", id, expected, Change.DELETE, st -> 1);
+    }
+
+    /** One conditional write, a transaction of its own. */
+    private boolean conditional(String what, SandboxId id, Set<SandboxState> expected, Change change, Binder set) {
+        if (expected.isEmpty()) {
+            return false;
+        }
+        return db.write(what, id, Durability.NOW, s -> {
+            begin(s, expected);
+            return write(s, id, expected, change, set);
+        });
+    }
+
+    // ---- reads -------------------------------------------------------------------------------------------------
 
     @Override
     public Page<SandboxRecord> list(SandboxQuery query) {

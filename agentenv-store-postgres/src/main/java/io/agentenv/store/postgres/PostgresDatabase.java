@@ -6,6 +6,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
+import io.agentenv.store.jdbc.Cleanup;
 import io.agentenv.store.jdbc.PreparedStatements;
 import io.agentenv.store.jdbc.Transactions;
 import java.sql.Connection;
@@ -207,13 +208,13 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
             try {
                 value = work.run(statements);
             } catch (SQLException e) {
-                rollbackQuietly(connection, e);
+                Cleanup.rollbackQuietly(connection, e);
                 if (lost(e)) {
                     throw new ConnectionLost(e);
                 }
                 throw e;
             } catch (RuntimeException | Error e) {
-                rollbackQuietly(connection, e);
+                Cleanup.rollbackQuietly(connection, e);
                 throw e;
             }
             if (commit) {
@@ -229,14 +230,6 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
     private static boolean lost(SQLException e) {
         String state = e.getSQLState();
         return state != null && (state.startsWith("08") || SESSION_ENDED.contains(state));
-    }
-
-    private static void rollbackQuietly(Connection connection, Throwable failure) {
-        try {
-            connection.rollback();
-        } catch (SQLException e) {
-            failure.addSuppressed(e);
-        }
     }
 
     /** Closes the pool; calls after this fail with {@link StoreException}. */
@@ -286,21 +279,7 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
 
         @Override
         public void close() throws SQLException {
-            SQLException first = null;
-            for (PreparedStatement statement : prepared.values()) {
-                try {
-                    statement.close();
-                } catch (SQLException e) {
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.addSuppressed(e);
-                    }
-                }
-            }
-            if (first != null) {
-                throw first;
-            }
+            Cleanup.closeAll(prepared.values());
         }
     }
 }

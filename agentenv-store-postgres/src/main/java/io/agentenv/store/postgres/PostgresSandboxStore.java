@@ -8,7 +8,6 @@ import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
 import io.agentenv.orchestrator.TemplateBuildStore;
-import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.store.jdbc.Codec;
 import io.agentenv.store.jdbc.JdbcSandboxStore;
@@ -18,12 +17,10 @@ import io.agentenv.volumes.VolumeStore;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
-import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,8 +66,6 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
             + Rows.placeholders(Rows.COLUMN_COUNT + 2) + ")";
     private static final String ADOPT =
             "UPDATE sandbox SET node_epoch = ?, version = version + 1 WHERE node_id = ? AND node_epoch <> ?";
-    private static final String LOCK_METADATA = "SELECT metadata FROM sandbox WHERE id = ? FOR NO KEY UPDATE";
-    private static final String DELETE_METADATA = "DELETE FROM sandbox_metadata WHERE sandbox_id = ?";
     private static final String ALL =
             "SELECT " + COLUMNS + " FROM sandbox WHERE node_id = ? AND node_epoch = ? ORDER BY started_at, id";
     private static final String LIST_EXPIRED = "SELECT id FROM sandbox WHERE node_id = ? AND node_epoch = ? "
@@ -79,12 +74,20 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
     private static final String MOUNTING =
             "SELECT id FROM sandbox WHERE volumes @> jsonb_build_array(jsonb_build_object('volumeId', ?::text))";
 
-    private static final Conditional TRANSITION = Conditional.update("state = ?");
-    private static final Conditional REPLACE = Conditional.update(String.join(" = ?, ", COLUMNS.split(", ")) + " = ?");
-    private static final Conditional UPDATE_TTL = Conditional.update("timeout_ms = ?, expires_at = ?");
-    private static final Conditional UPDATE_NETWORK = Conditional.update("network = ?");
-    private static final Conditional UPDATE_PARAMS = Conditional.update("custom_extension_params = ?");
-    private static final Conditional DELETE = Conditional.delete();
+    /** The conditional writes' SQL for the token's own rows, by the number of states they accept (index). */
+    private static final Map<Change, String[]> OWNED_ROWS = new EnumMap<>(Change.class);
+    /** The conditional writes' SQL for a paused row the token owns or takes over. */
+    private static final Map<Change, String> TAKE_OVER_ROWS = new EnumMap<>(Change.class);
+
+    static {
+        for (Change change : Change.values()) {
+            OWNED_ROWS.put(change, Rows.byStateCount(change.head() + " WHERE id = ? AND state IN (", ")" + OWNED));
+            TAKE_OVER_ROWS.put(
+                    change,
+                    change.head() + (change.updates() ? ", node_id = ?, node_epoch = ?" : "") + " WHERE id = ?"
+                            + TAKEABLE);
+        }
+    }
 
     private final ClosableTransactions db;
     private final FencingToken token;
@@ -160,126 +163,32 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
         });
     }
 
+    /** A write that accepts only PAUSED may take the row over: the token's node row is share-locked first. */
     @Override
-    public boolean transition(SandboxId id, Set<SandboxState> from, SandboxState to) {
-        requireNonNull(id, "id is null");
-        requireNonNull(to, "to is null");
-        return write("transition", id, from, TRANSITION, st -> {
-            st.setString(1, to.name());
-            return 2;
-        });
+    protected void begin(PreparedStatements s, Set<SandboxState> expected) throws SQLException {
+        if (TAKE_OVER.equals(expected)) {
+            lockCurrent(s, token);
+        }
+    }
+
+    /** Locks the row until the replace commits, so the metadata it compares with stays what is stored. */
+    @Override
+    protected String storedMetadataQuery() {
+        return super.storedMetadataQuery() + " FOR NO KEY UPDATE";
     }
 
     /**
-     * One UPDATE of the record's columns, after a read of the stored metadata under the row's lock; the metadata index
-     * rows are rewritten only when the metadata changed.
+     * The token's own row, or with only PAUSED accepted also a row free to take over (which becomes the token's). No
+     * row changed: false, or {@link StoreException} when the token is fenced.
      */
     @Override
-    public boolean replace(SandboxRecord record, Set<SandboxState> expected) {
-        requireNonNull(record, "record is null");
-        if (expected.isEmpty()) {
-            return false;
-        }
-        String metadata = Codec.map(record.metadata());
-        return db.write("replace", record.id(), Durability.NOW, s -> {
-            boolean takeOver = takesOver(s, expected);
-            Map<String, String> stored;
-            PreparedStatement read = s.prepared(LOCK_METADATA);
-            read.setString(1, record.id().value());
-            try (ResultSet rs = read.executeQuery()) {
-                if (!rs.next()) {
-                    requireCurrent(s, token);
-                    return false;
-                }
-                stored = Codec.map(rs.getString(1));
-            }
-            if (!update(s, record.id(), expected, takeOver, REPLACE, st -> Rows.bindRecord(st, record, metadata))) {
-                return false;
-            }
-            if (!stored.equals(record.metadata())) {
-                PreparedStatement clear = s.prepared(DELETE_METADATA);
-                clear.setString(1, record.id().value());
-                clear.executeUpdate();
-                Rows.writeMetadata(s, record);
-            }
-            return true;
-        });
-    }
-
-    @Override
-    public boolean updateTtl(SandboxId id, Set<SandboxState> expected, Duration timeout, Optional<Instant> expiresAt) {
-        requireNonNull(id, "id is null");
-        requireNonNull(timeout, "timeout is null");
-        requireNonNull(expiresAt, "expiresAt is null");
-        return write("update the TTL of", id, expected, UPDATE_TTL, st -> {
-            st.setLong(1, timeout.toMillis());
-            if (expiresAt.isPresent()) {
-                st.setLong(2, Codec.nanos(expiresAt.get()));
-            } else {
-                st.setNull(2, Types.BIGINT);
-            }
-            return 3;
-        });
-    }
-
-    @Override
-    public boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network) {
-        requireNonNull(id, "id is null");
-        requireNonNull(network, "network is null");
-        return write("update the network of", id, expected, UPDATE_NETWORK, st -> {
-            Rows.bindJson(st, 1, Codec.network(network));
-            return 2;
-        });
-    }
-
-    @Override
-    public boolean updateCustomExtensionParams(SandboxId id, Set<SandboxState> expected, String customExtensionParams) {
-        requireNonNull(id, "id is null");
-        requireNonNull(customExtensionParams, "customExtensionParams is null");
-        return write("update the custom extension params of", id, expected, UPDATE_PARAMS, st -> {
-            st.setString(1, customExtensionParams);
-            return 2;
-        });
-    }
-
-    @Override
-    public boolean delete(SandboxId id, Set<SandboxState> expected) {
-        requireNonNull(id, "id is null");
-        return write("delete", id, expected, DELETE, st -> 1);
-    }
-
-    /** One conditional write in its own transaction. */
-    private boolean write(String what, SandboxId id, Set<SandboxState> expected, Conditional sql, Binder set) {
-        if (expected.isEmpty()) {
-            return false;
-        }
-        return db.write(what, id, Durability.NOW, s -> update(s, id, expected, takesOver(s, expected), sql, set));
-    }
-
-    /** Whether a write accepting {@code expected} may take a row over; if so, locks the token's node row first. */
-    private boolean takesOver(PreparedStatements s, Set<SandboxState> expected) throws SQLException {
-        if (!TAKE_OVER.equals(expected)) {
-            return false;
-        }
-        lockCurrent(s, token);
-        return true;
-    }
-
-    /**
-     * Runs the conditional statement: {@code set} binds its SET clause's parameters from index 1 and returns the next
-     * index. False when no row matched, after making sure the token is not fenced (else it throws).
-     */
-    private boolean update(
-            PreparedStatements s,
-            SandboxId id,
-            Set<SandboxState> expected,
-            boolean takeOver,
-            Conditional sql,
-            Binder set)
+    protected boolean write(PreparedStatements s, SandboxId id, Set<SandboxState> expected, Change change, Binder set)
             throws SQLException {
-        PreparedStatement st = s.prepared(takeOver ? sql.takeOver() : sql.owned()[expected.size()]);
+        boolean takeOver = TAKE_OVER.equals(expected);
+        PreparedStatement st =
+                s.prepared(takeOver ? TAKE_OVER_ROWS.get(change) : OWNED_ROWS.get(change)[expected.size()]);
         int next = set.bind(st);
-        if (takeOver && sql.assigns()) {
+        if (takeOver && change.updates()) {
             next = bindToken(st, next);
         }
         st.setString(next++, id.value());
@@ -292,7 +201,7 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
             return true;
         }
         if (!takeOver) {
-            requireCurrent(s, token);
+            requireCurrent(s, token); // a take-over checked it in begin
         }
         return false;
     }
@@ -376,33 +285,5 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
     @Override
     public void close() {
         db.close();
-    }
-
-    /** Binds a statement's SET clause parameters from index 1; returns the next free index. */
-    @FunctionalInterface
-    private interface Binder {
-        int bind(PreparedStatement st) throws SQLException;
-    }
-
-    /**
-     * A conditional write's SQL: for the token's own rows by the number of accepted states (index: that number;
-     * parameters: the SET clause's, the id, the states, the token twice), and for a take-over of a paused row
-     * (parameters: the SET clause's, the token when the write {@code assigns} the row, the id, the token).
-     */
-    private record Conditional(String[] owned, String takeOver, boolean assigns) {
-        static Conditional update(String set) {
-            String head = "UPDATE sandbox SET " + set + ", version = version + 1";
-            return new Conditional(
-                    Rows.byStateCount(head + " WHERE id = ? AND state IN (", ")" + OWNED),
-                    head + ", node_id = ?, node_epoch = ? WHERE id = ?" + TAKEABLE,
-                    true);
-        }
-
-        static Conditional delete() {
-            return new Conditional(
-                    Rows.byStateCount("DELETE FROM sandbox WHERE id = ? AND state IN (", ")" + OWNED),
-                    "DELETE FROM sandbox WHERE id = ?" + TAKEABLE,
-                    false);
-        }
     }
 }

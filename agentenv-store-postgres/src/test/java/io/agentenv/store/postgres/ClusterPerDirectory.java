@@ -1,5 +1,6 @@
 package io.agentenv.store.postgres;
 
+import io.agentenv.cluster.NodeId;
 import java.nio.file.Path;
 
 /**
@@ -17,6 +18,13 @@ final class ClusterPerDirectory implements AutoCloseable {
             this.dir = dir;
         }
         return cluster;
+    }
+
+    /** {@code node}'s process starts (again) on {@code dir}'s database: a new pool, a new registration, its store. */
+    PostgresSandboxStore start(Path dir, NodeId node) {
+        TestCluster cluster = of(dir);
+        cluster.closeDatabase();
+        return cluster.start(node);
     }
 
     /** Closes the current cluster's pool, if there is a cluster (a store's close; the database stays). */

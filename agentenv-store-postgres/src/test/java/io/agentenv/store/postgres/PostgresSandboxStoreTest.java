@@ -29,9 +29,7 @@ class PostgresSandboxStoreTest extends SandboxStoreContract {
 
     @Override
     protected SandboxStore open(Path dir) {
-        TestCluster cluster = clusters.of(dir);
-        cluster.closeDatabase(); // a restart: a new pool
-        return cluster.start(NODE);
+        return clusters.start(dir, NODE);
     }
 
     @AfterEach

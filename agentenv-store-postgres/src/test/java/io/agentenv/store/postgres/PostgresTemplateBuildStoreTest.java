@@ -38,9 +38,7 @@ class PostgresTemplateBuildStoreTest extends TemplateBuildStoreContract {
 
     @Override
     protected SandboxStore open(Path dir) {
-        TestCluster cluster = clusters.of(dir);
-        cluster.closeDatabase();
-        return cluster.start(NODE);
+        return clusters.start(dir, NODE);
     }
 
     @Override

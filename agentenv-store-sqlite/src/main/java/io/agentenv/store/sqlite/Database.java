@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
+import io.agentenv.store.jdbc.Cleanup;
 import io.agentenv.store.jdbc.Transactions;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -240,7 +241,7 @@ final class Database implements Transactions, AutoCloseable {
                 connection.commit();
                 commits.incrementAndGet();
             } catch (Throwable e) { // every caller of the batch gets it; none may wait forever
-                rollbackQuietly(e);
+                Cleanup.rollbackQuietly(connection, e);
                 failure = e;
             } finally {
                 if (deferred) {
@@ -337,14 +338,6 @@ final class Database implements Transactions, AutoCloseable {
     private void checkOpen() {
         if (closed) {
             throw new StoreException("the sandbox store is closed", null);
-        }
-    }
-
-    private void rollbackQuietly(Throwable failure) {
-        try {
-            connection.rollback();
-        } catch (SQLException e) {
-            failure.addSuppressed(e);
         }
     }
 

@@ -2,6 +2,7 @@ package io.agentenv.store.sqlite;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.store.jdbc.Cleanup;
 import io.agentenv.store.jdbc.PreparedStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -72,21 +73,10 @@ final class Statements implements PreparedStatements, AutoCloseable {
     /** Closes every kept statement (before the connection is closed). */
     @Override
     public void close() throws SQLException {
-        SQLException first = null;
-        for (PreparedStatement statement : cached.values()) {
-            try {
-                statement.close();
-            } catch (SQLException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        cached.clear();
-        if (first != null) {
-            throw first;
+        try {
+            Cleanup.closeAll(cached.values());
+        } finally {
+            cached.clear();
         }
     }
 }
