@@ -30,9 +30,9 @@ import java.util.Set;
 
 /**
  * What every SQL {@link SandboxStore} does the same way, in standard SQL over the subclass's {@link Transactions}:
- * the conditional writes' statements and bindings, reading a sandbox, the keyset-paginated list, the snapshot catalog
- * and the token seed. The subclass inserts rows, decides which rows a conditional write may change
- * ({@link #write}), and which rows its recovery reads ({@link #all()}, {@link #idsIn}, {@link #listExpired}).
+ * the conditional writes' statements and bindings, the reads, the keyset-paginated list, the snapshot catalog and the
+ * token seed. The subclass inserts rows, decides which rows a conditional write may change ({@link #write}) and which
+ * rows its recovery reads (the constructor's own rows), and finds volume mounts in its JSON.
  */
 public abstract class JdbcSandboxStore implements SandboxStore {
     private static final String TOKEN_SEED = "token_seed";
@@ -42,9 +42,36 @@ public abstract class JdbcSandboxStore implements SandboxStore {
             "INSERT INTO secret (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING";
 
     private final Transactions db;
+    private final String all;
+    private final String listExpired;
+    private final String idsIn;
+    private final String mounting;
 
-    protected JdbcSandboxStore(Transactions db) {
+    /**
+     * A store on {@code db}.
+     *
+     * @param ownRows the condition on the sandbox table that picks the rows this store's own recovery reads
+     *     ({@link #all()}, {@link #idsIn}, {@link #listExpired}), its parameters bound by {@link #bindOwnRows}; empty
+     *     when every row is
+     * @param mountingQuery the query of the ids of the sandboxes that mount a volume (one parameter: the volume id)
+     */
+    protected JdbcSandboxStore(Transactions db, Optional<String> ownRows, String mountingQuery) {
         this.db = requireNonNull(db, "db is null");
+        String where = " WHERE "
+                + requireNonNull(ownRows, "ownRows is null")
+                        .map(c -> c + " AND ")
+                        .orElse("");
+        this.all = "SELECT " + Rows.COLUMNS + " FROM sandbox"
+                + ownRows.map(c -> " WHERE " + c).orElse("") + " ORDER BY started_at, id";
+        this.listExpired = "SELECT id FROM sandbox" + where
+                + "state = 'RUNNING' AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
+        this.idsIn = "SELECT id FROM sandbox" + where + "state = ?";
+        this.mounting = requireNonNull(mountingQuery, "mountingQuery is null");
+    }
+
+    /** Binds the parameters of the own rows' condition from index {@code first}; returns the next free index. */
+    protected int bindOwnRows(PreparedStatement st, int first) throws SQLException {
+        return first;
     }
 
     @Override
@@ -210,6 +237,45 @@ public abstract class JdbcSandboxStore implements SandboxStore {
     }
 
     // ---- reads -------------------------------------------------------------------------------------------------
+
+    @Override
+    public List<SandboxId> listExpired(Instant now) {
+        requireNonNull(now, "now is null");
+        return db.read("list expired", s -> {
+            PreparedStatement st = s.prepared(listExpired);
+            st.setLong(bindOwnRows(st, 1), Codec.nanos(now));
+            return ids(st);
+        });
+    }
+
+    @Override
+    public Set<SandboxId> idsIn(SandboxState state) {
+        requireNonNull(state, "state is null");
+        return db.read("ids in state", s -> {
+            PreparedStatement st = s.prepared(idsIn);
+            st.setString(bindOwnRows(st, 1), state.name());
+            return Set.copyOf(ids(st));
+        });
+    }
+
+    @Override
+    public List<SandboxRecord> all() {
+        return db.read("list all sandboxes", s -> {
+            PreparedStatement st = s.prepared(all);
+            bindOwnRows(st, 1);
+            return records(st);
+        });
+    }
+
+    @Override
+    public Set<SandboxId> mounting(String volumeId) {
+        requireNonNull(volumeId, "volumeId is null");
+        return db.read("sandboxes mounting a volume", s -> {
+            PreparedStatement st = s.prepared(mounting);
+            st.setString(1, volumeId);
+            return Set.copyOf(ids(st));
+        });
+    }
 
     @Override
     public Page<SandboxRecord> list(SandboxQuery query) {
@@ -403,7 +469,7 @@ public abstract class JdbcSandboxStore implements SandboxStore {
     }
 
     /** The first column of every row of {@code st}'s query, as sandbox ids in the query's order. */
-    protected static List<SandboxId> ids(PreparedStatement st) throws SQLException {
+    private static List<SandboxId> ids(PreparedStatement st) throws SQLException {
         List<SandboxId> ids = new ArrayList<>();
         try (ResultSet rs = st.executeQuery()) {
             while (rs.next()) {
@@ -414,7 +480,7 @@ public abstract class JdbcSandboxStore implements SandboxStore {
     }
 
     /** Every row of {@code st}'s query of {@link Rows#COLUMNS}, as records in the query's order. */
-    protected static List<SandboxRecord> records(PreparedStatement st) throws SQLException {
+    private static List<SandboxRecord> records(PreparedStatement st) throws SQLException {
         List<SandboxRecord> found = new ArrayList<>();
         try (ResultSet rs = st.executeQuery()) {
             while (rs.next()) {

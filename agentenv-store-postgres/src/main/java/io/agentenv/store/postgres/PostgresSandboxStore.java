@@ -17,10 +17,9 @@ import io.agentenv.volumes.VolumeStore;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Instant;
 import java.util.EnumMap;
-import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,10 +52,13 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
     private static final String COLUMNS = Rows.COLUMNS;
     private static final Set<SandboxState> TAKE_OVER = Set.of(SandboxState.PAUSED);
 
+    /** The rows of the token's registration (bound: node, epoch). */
+    private static final String OWN_ROWS = "node_id = ? AND node_epoch = ?";
+
     private static final String CURRENT = "SELECT 1 FROM node WHERE id = ? AND epoch = ? AND state <> 'DEAD'";
     private static final String LOCK_CURRENT = CURRENT + " FOR KEY SHARE";
     /** The token owns the row (bound: node, epoch, node, epoch). */
-    private static final String OWNED = " AND node_id = ? AND node_epoch = ? AND EXISTS (" + CURRENT + ")";
+    private static final String OWNED = " AND " + OWN_ROWS + " AND EXISTS (" + CURRENT + ")";
     /** A paused row the token owns, or one that is free to take (bound: node, epoch). */
     private static final String TAKEABLE =
             " AND state = 'PAUSED' AND (node_id IS NULL OR (node_id = ? AND node_epoch = ?)"
@@ -66,11 +68,6 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
             + Rows.placeholders(Rows.COLUMN_COUNT + 2) + ")";
     private static final String ADOPT =
             "UPDATE sandbox SET node_epoch = ?, version = version + 1 WHERE node_id = ? AND node_epoch <> ?";
-    private static final String ALL =
-            "SELECT " + COLUMNS + " FROM sandbox WHERE node_id = ? AND node_epoch = ? ORDER BY started_at, id";
-    private static final String LIST_EXPIRED = "SELECT id FROM sandbox WHERE node_id = ? AND node_epoch = ? "
-            + "AND state = 'RUNNING' AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
-    private static final String IDS_IN = "SELECT id FROM sandbox WHERE node_id = ? AND node_epoch = ? AND state = ?";
     private static final String MOUNTING =
             "SELECT id FROM sandbox WHERE volumes @> jsonb_build_array(jsonb_build_object('volumeId', ?::text))";
 
@@ -95,7 +92,7 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
     private final PostgresVolumeStore volumes;
 
     private PostgresSandboxStore(ClosableTransactions db, PostgresDatabase database, FencingToken token) {
-        super(db);
+        super(db, Optional.of(OWN_ROWS), MOUNTING);
         this.db = db;
         this.token = token;
         this.templateBuilds = new PostgresTemplateBuildStore(database, token.node());
@@ -238,47 +235,10 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
 
     // ---- this node's rows --------------------------------------------------------------------------------------
 
+    /** The token's rows: this registration's. */
     @Override
-    public List<SandboxId> listExpired(Instant now) {
-        requireNonNull(now, "now is null");
-        return db.read("list expired", s -> {
-            PreparedStatement st = s.prepared(LIST_EXPIRED);
-            bindToken(st, 1);
-            st.setLong(3, Codec.nanos(now));
-            return ids(st);
-        });
-    }
-
-    @Override
-    public Set<SandboxId> idsIn(SandboxState state) {
-        requireNonNull(state, "state is null");
-        return db.read("ids in state", s -> {
-            PreparedStatement st = s.prepared(IDS_IN);
-            bindToken(st, 1);
-            st.setString(3, state.name());
-            return Set.copyOf(ids(st));
-        });
-    }
-
-    @Override
-    public List<SandboxRecord> all() {
-        return db.read("list the node's sandboxes", s -> {
-            PreparedStatement st = s.prepared(ALL);
-            bindToken(st, 1);
-            return records(st);
-        });
-    }
-
-    // ---- cluster-wide reads ------------------------------------------------------------------------------------
-
-    @Override
-    public Set<SandboxId> mounting(String volumeId) {
-        requireNonNull(volumeId, "volumeId is null");
-        return db.read("sandboxes mounting a volume", s -> {
-            PreparedStatement st = s.prepared(MOUNTING);
-            st.setString(1, volumeId);
-            return Set.copyOf(ids(st));
-        });
+    protected int bindOwnRows(PreparedStatement st, int first) throws SQLException {
+        return bindToken(st, first);
     }
 
     /** Refuses further calls; the database stays open. */

@@ -15,10 +15,9 @@ import io.agentenv.volumes.VolumeStore;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.time.Instant;
 import java.util.EnumMap;
-import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -37,7 +36,7 @@ public final class SqliteSandboxStore extends JdbcSandboxStore {
     private final SqliteVolumeStore volumes;
 
     private SqliteSandboxStore(Database db) {
-        super(db);
+        super(db, Optional.empty(), MOUNTING); // every row is this server's
         this.db = db;
         this.templateBuilds = new SqliteTemplateBuildStore(db);
         this.volumes = new SqliteVolumeStore(db);
@@ -87,10 +86,7 @@ public final class SqliteSandboxStore extends JdbcSandboxStore {
 
     private static final String INSERT =
             "INSERT INTO sandbox (" + COLUMNS + ") VALUES (" + Rows.placeholders(Rows.COLUMN_COUNT) + ")";
-    private static final String ALL = "SELECT " + COLUMNS + " FROM sandbox ORDER BY started_at, id";
-    private static final String LIST_EXPIRED = "SELECT id FROM sandbox WHERE state = 'RUNNING' "
-            + "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
-    private static final String IDS_IN = "SELECT id FROM sandbox WHERE state = ?";
+    /** Each sandbox's volumes are a JSON array of objects. */
     private static final String MOUNTING = "SELECT DISTINCT sandbox.id FROM sandbox, json_each(sandbox.volumes) AS v "
             + "WHERE sandbox.volumes <> '[]' AND json_extract(v.value, '$.volumeId') = ?";
     /** The conditional writes' SQL, by the number of states they accept (index: that number). */
@@ -124,41 +120,6 @@ public final class SqliteSandboxStore extends JdbcSandboxStore {
         st.setString(next++, id.value());
         Rows.bindStates(st, next, expected);
         return st.executeUpdate() == 1;
-    }
-
-    @Override
-    public List<SandboxId> listExpired(Instant now) {
-        requireNonNull(now, "now is null");
-        return db.read("list expired", s -> {
-            PreparedStatement st = s.prepared(LIST_EXPIRED);
-            st.setLong(1, Codec.nanos(now));
-            return ids(st);
-        });
-    }
-
-    @Override
-    public Set<SandboxId> idsIn(SandboxState state) {
-        requireNonNull(state, "state is null");
-        return db.read("ids in state", s -> {
-            PreparedStatement st = s.prepared(IDS_IN);
-            st.setString(1, state.name());
-            return Set.copyOf(ids(st));
-        });
-    }
-
-    @Override
-    public Set<SandboxId> mounting(String volumeId) {
-        requireNonNull(volumeId, "volumeId is null");
-        return db.read("sandboxes mounting a volume", s -> {
-            PreparedStatement st = s.prepared(MOUNTING);
-            st.setString(1, volumeId);
-            return Set.copyOf(ids(st));
-        });
-    }
-
-    @Override
-    public List<SandboxRecord> all() {
-        return db.read("list all sandboxes", s -> records(s.prepared(ALL)));
     }
 
     @Override
