@@ -80,9 +80,7 @@ public abstract class JdbcSandboxStore implements SandboxStore {
         return db.read("get", id, s -> {
             PreparedStatement st = s.prepared(GET);
             st.setString(1, id.value());
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(Rows.toRecord(rs)) : Optional.<SandboxRecord>empty();
-            }
+            return Rows.first(st, rs -> Rows.toRecord(rs));
         });
     }
 
@@ -376,9 +374,7 @@ public abstract class JdbcSandboxStore implements SandboxStore {
                     + "LIMIT 1");
             st.setString(1, idOrAlias);
             st.setString(2, idOrAlias);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(Rows.toSnapshot(s, rs)) : Optional.<SnapshotRecord>empty();
-            }
+            return Rows.first(st, rs -> Rows.toSnapshot(s, rs));
         });
     }
 
@@ -413,13 +409,7 @@ public abstract class JdbcSandboxStore implements SandboxStore {
         List<SnapshotRecord> rows = db.read("list snapshots", s -> {
             try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
                 Rows.bindAll(st, args);
-                List<SnapshotRecord> found = new ArrayList<>();
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        found.add(Rows.toSnapshot(s, rs));
-                    }
-                }
-                return found;
+                return Rows.all(st, rs -> Rows.toSnapshot(s, rs));
             }
         });
         return Rows.page(rows, query.limit(), s -> new Cursor(s.createdAt(), s.id().value()));
@@ -462,31 +452,17 @@ public abstract class JdbcSandboxStore implements SandboxStore {
     private static Optional<String> readSeed(PreparedStatements s) throws SQLException {
         try (PreparedStatement st = s.connection().prepareStatement(READ_SEED)) {
             st.setString(1, TOKEN_SEED);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-            }
+            return Rows.first(st, rs -> rs.getString(1));
         }
     }
 
     /** The first column of every row of {@code st}'s query, as sandbox ids in the query's order. */
     private static List<SandboxId> ids(PreparedStatement st) throws SQLException {
-        List<SandboxId> ids = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery()) {
-            while (rs.next()) {
-                ids.add(new SandboxId(rs.getString(1)));
-            }
-        }
-        return ids;
+        return Rows.all(st, rs -> new SandboxId(rs.getString(1)));
     }
 
     /** Every row of {@code st}'s query of {@link Rows#COLUMNS}, as records in the query's order. */
     private static List<SandboxRecord> records(PreparedStatement st) throws SQLException {
-        List<SandboxRecord> found = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery()) {
-            while (rs.next()) {
-                found.add(Rows.toRecord(rs));
-            }
-        }
-        return found;
+        return Rows.all(st, Rows::toRecord);
     }
 }

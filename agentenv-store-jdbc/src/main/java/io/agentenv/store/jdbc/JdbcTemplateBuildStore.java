@@ -96,24 +96,16 @@ public abstract class JdbcTemplateBuildStore implements TemplateBuildStore {
                     + "LIMIT 1");
             st.setString(1, idOrName);
             st.setString(2, idOrName);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(template(s, rs)) : Optional.<TemplateRecord>empty();
-            }
+            return Rows.first(st, rs -> template(s, rs));
         });
     }
 
     @Override
     public List<TemplateRecord> templates() {
-        return db.read("list templates", s -> {
-            List<TemplateRecord> found = new ArrayList<>();
-            try (ResultSet rs = s.prepared("SELECT * FROM template ORDER BY created_at DESC, id DESC")
-                    .executeQuery()) {
-                while (rs.next()) {
-                    found.add(template(s, rs));
-                }
-            }
-            return found;
-        });
+        return db.read(
+                "list templates",
+                s -> Rows.all(
+                        s.prepared("SELECT * FROM template ORDER BY created_at DESC, id DESC"), rs -> template(s, rs)));
     }
 
     @Override
@@ -128,14 +120,9 @@ public abstract class JdbcTemplateBuildStore implements TemplateBuildStore {
 
     private static TemplateRecord template(PreparedStatements s, ResultSet rs) throws SQLException {
         String id = rs.getString("id");
-        List<String> names = new ArrayList<>();
         PreparedStatement st = s.prepared("SELECT name FROM template_name WHERE template_id = ? ORDER BY position");
         st.setString(1, id);
-        try (ResultSet found = st.executeQuery()) {
-            while (found.next()) {
-                names.add(found.getString(1));
-            }
-        }
+        List<String> names = Rows.all(st, found -> found.getString(1));
         return new TemplateRecord(
                 new TemplateId(id),
                 names,
@@ -173,9 +160,7 @@ public abstract class JdbcTemplateBuildStore implements TemplateBuildStore {
         return db.read("read build", s -> {
             PreparedStatement st = s.prepared("SELECT * FROM template_build WHERE id = ?");
             st.setString(1, buildId);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(build(rs)) : Optional.<BuildRecord>empty();
-            }
+            return Rows.first(st, rs -> build(rs));
         });
     }
 
@@ -220,13 +205,7 @@ public abstract class JdbcTemplateBuildStore implements TemplateBuildStore {
     }
 
     private static List<BuildRecord> builds(PreparedStatement st) throws SQLException {
-        List<BuildRecord> found = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery()) {
-            while (rs.next()) {
-                found.add(build(rs));
-            }
-        }
-        return found;
+        return Rows.all(st, rs -> build(rs));
     }
 
     private static BuildRecord build(ResultSet rs) throws SQLException {
@@ -279,17 +258,13 @@ public abstract class JdbcTemplateBuildStore implements TemplateBuildStore {
             PreparedStatement st = s.prepared(
                     "SELECT tag, build_id, assigned_at FROM template_tag WHERE template_id = ? ORDER BY tag");
             st.setString(1, template.value());
-            List<TagAssignment> tags = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    tags.add(new TagAssignment(
+            return Rows.all(
+                    st,
+                    rs -> new TagAssignment(
                             template,
                             rs.getString("tag"),
                             rs.getString("build_id"),
                             Codec.instant(rs.getLong("assigned_at"))));
-                }
-            }
-            return tags;
         });
     }
 
@@ -308,9 +283,7 @@ public abstract class JdbcTemplateBuildStore implements TemplateBuildStore {
             }
             PreparedStatement st = s.prepared("SELECT snapshot_id FROM template_layer WHERE key = ?");
             st.setString(1, key);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(new TemplateId(rs.getString(1))) : Optional.<TemplateId>empty();
-            }
+            return Rows.first(st, rs -> new TemplateId(rs.getString(1)));
         });
     }
 
@@ -407,17 +380,13 @@ public abstract class JdbcTemplateBuildStore implements TemplateBuildStore {
             st.setString(1, buildId);
             st.setInt(2, offset);
             st.setInt(3, limit);
-            List<BuildLogLine> lines = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    lines.add(new BuildLogLine(
+            return Rows.all(
+                    st,
+                    rs -> new BuildLogLine(
                             Codec.instant(rs.getLong("at")),
                             BuildLogLine.Level.valueOf(rs.getString("level")),
                             rs.getString("message"),
                             Optional.ofNullable(rs.getString("step"))));
-                }
-            }
-            return lines;
         });
     }
 }

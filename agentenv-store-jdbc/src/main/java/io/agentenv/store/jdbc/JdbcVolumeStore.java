@@ -8,7 +8,6 @@ import io.agentenv.volumes.VolumeStore;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -40,24 +39,15 @@ public abstract class JdbcVolumeStore implements VolumeStore {
         return db.read("find volume", id, s -> {
             PreparedStatement st = s.prepared("SELECT * FROM volume WHERE id = ?");
             st.setString(1, id);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(volume(rs)) : Optional.<VolumeRecord>empty();
-            }
+            return Rows.first(st, rs -> volume(rs));
         });
     }
 
     @Override
     public List<VolumeRecord> list() {
-        return db.read("list volumes", s -> {
-            List<VolumeRecord> found = new ArrayList<>();
-            try (ResultSet rs = s.prepared("SELECT * FROM volume ORDER BY created_at DESC, id DESC")
-                    .executeQuery()) {
-                while (rs.next()) {
-                    found.add(volume(rs));
-                }
-            }
-            return found;
-        });
+        return db.read(
+                "list volumes",
+                s -> Rows.all(s.prepared("SELECT * FROM volume ORDER BY created_at DESC, id DESC"), rs -> volume(rs)));
     }
 
     @Override

@@ -45,7 +45,31 @@ public final class Rows {
         Cursor of(T item);
     }
 
+    /** Reads the current row of a result set. */
+    @FunctionalInterface
+    public interface RowMapper<T> {
+        T map(ResultSet rs) throws SQLException;
+    }
+
     private Rows() {}
+
+    /** The first row of {@code st}'s query, mapped; empty when there is none. */
+    public static <T> Optional<T> first(PreparedStatement st, RowMapper<T> mapper) throws SQLException {
+        try (ResultSet rs = st.executeQuery()) {
+            return rs.next() ? Optional.of(mapper.map(rs)) : Optional.empty();
+        }
+    }
+
+    /** Every row of {@code st}'s query, mapped, in the query's order. */
+    public static <T> List<T> all(PreparedStatement st, RowMapper<T> mapper) throws SQLException {
+        List<T> rows = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                rows.add(mapper.map(rs));
+            }
+        }
+        return rows;
+    }
 
     /** A page of at most {@code limit} of {@code rows} (read with one row more, which says whether there is more). */
     public static <T> Page<T> page(List<T> rows, int limit, CursorOf<T> cursorOf) {
@@ -196,15 +220,10 @@ public final class Rows {
     /** The snapshot from a row of {@code SELECT *} of the snapshot table, with its aliases (read with another query). */
     public static SnapshotRecord toSnapshot(PreparedStatements statements, ResultSet rs) throws SQLException {
         String id = rs.getString("id");
-        List<String> aliases = new ArrayList<>();
         PreparedStatement st =
                 statements.prepared("SELECT alias FROM snapshot_alias WHERE snapshot_id = ? ORDER BY alias");
         st.setString(1, id);
-        try (ResultSet names = st.executeQuery()) {
-            while (names.next()) {
-                aliases.add(names.getString(1));
-            }
-        }
+        List<String> aliases = all(st, names -> names.getString(1));
         return new SnapshotRecord(
                 new TemplateId(id),
                 aliases,

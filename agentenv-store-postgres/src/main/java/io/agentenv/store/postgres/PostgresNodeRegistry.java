@@ -18,6 +18,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -114,15 +115,7 @@ public final class PostgresNodeRegistry implements NodeRegistry {
 
     @Override
     public List<NodeInfo> nodes() {
-        return db.read("list nodes", s -> {
-            List<NodeInfo> nodes = new ArrayList<>();
-            try (ResultSet rs = s.prepared(NODES).executeQuery()) {
-                while (rs.next()) {
-                    nodes.add(ClusterRows.node(rs));
-                }
-            }
-            return nodes;
-        });
+        return db.read("list nodes", s -> Rows.all(s.prepared(NODES), ClusterRows::node));
     }
 
     @Override
@@ -131,9 +124,7 @@ public final class PostgresNodeRegistry implements NodeRegistry {
         return db.read("find node", node, s -> {
             PreparedStatement st = s.prepared(FIND);
             st.setString(1, node.value());
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(ClusterRows.node(rs)) : Optional.<NodeInfo>empty();
-            }
+            return Rows.first(st, rs -> ClusterRows.node(rs));
         });
     }
 
@@ -164,13 +155,7 @@ public final class PostgresNodeRegistry implements NodeRegistry {
         List<NodeId> expired = db.read("find nodes whose lease ran out", s -> {
             PreparedStatement st = s.prepared(EXPIRED);
             st.setLong(1, graceMillis);
-            List<NodeId> ids = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    ids.add(new NodeId(rs.getString(1)));
-                }
-            }
-            return ids;
+            return Rows.all(st, rs -> new NodeId(rs.getString(1)));
         });
         List<DeadNode> dead = new ArrayList<>();
         for (NodeId node : expired) {
@@ -209,22 +194,12 @@ public final class PostgresNodeRegistry implements NodeRegistry {
         lose.setString(1, node.value());
         lose.setString(2, node.value());
         lose.setString(3, reason);
-        List<LostSandbox> lost = new ArrayList<>();
-        try (ResultSet rs = lose.executeQuery()) {
-            while (rs.next()) {
-                lost.add(ClusterRows.lost(rs));
-            }
-        }
-        lost.sort((a, b) -> a.sandboxId().compareTo(b.sandboxId()));
+        List<LostSandbox> lost = new ArrayList<>(Rows.all(lose, ClusterRows::lost));
+        lost.sort(Comparator.comparing(LostSandbox::sandboxId));
         PreparedStatement release = s.prepared(RELEASE);
         release.setString(1, node.value());
-        List<String> released = new ArrayList<>();
-        try (ResultSet rs = release.executeQuery()) {
-            while (rs.next()) {
-                released.add(rs.getString(1));
-            }
-        }
-        released.sort(null);
+        List<String> released = new ArrayList<>(Rows.all(release, rs -> rs.getString(1)));
+        released.sort(Comparator.naturalOrder());
         return Optional.of(new DeadNode(node, epoch, lost, released));
     }
 

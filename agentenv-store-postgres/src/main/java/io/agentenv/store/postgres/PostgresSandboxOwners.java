@@ -6,8 +6,8 @@ import io.agentenv.cluster.LostSandbox;
 import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.SandboxOwners;
 import io.agentenv.orchestrator.SandboxState;
+import io.agentenv.store.jdbc.Rows;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.util.Optional;
 
 /** {@link SandboxOwners} from the cluster's database: the sandbox rows' owners and the lost sandboxes' records. */
@@ -27,14 +27,11 @@ public final class PostgresSandboxOwners implements SandboxOwners {
         return db.read("find the owner of", sandboxId, s -> {
             PreparedStatement st = s.prepared(OWNER);
             st.setString(1, sandboxId);
-            try (ResultSet rs = st.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.<Ownership>empty();
-                }
-                return Optional.of(new Ownership(
-                        Optional.ofNullable(rs.getString(1)).map(NodeId::new),
-                        SandboxState.PAUSED.name().equals(rs.getString(2))));
-            }
+            return Rows.first(
+                    st,
+                    rs -> new Ownership(
+                            Optional.ofNullable(rs.getString(1)).map(NodeId::new),
+                            SandboxState.PAUSED.name().equals(rs.getString(2))));
         });
     }
 
@@ -44,9 +41,7 @@ public final class PostgresSandboxOwners implements SandboxOwners {
         return db.read("find the lost sandbox", sandboxId, s -> {
             PreparedStatement st = s.prepared(LOST);
             st.setString(1, sandboxId);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(ClusterRows.lost(rs)) : Optional.<LostSandbox>empty();
-            }
+            return Rows.first(st, rs -> ClusterRows.lost(rs));
         });
     }
 }
