@@ -515,7 +515,8 @@ public abstract class SandboxStoreContract {
                 Optional.empty());
     }
 
-    protected static SandboxRecord record(SandboxState state, Instant startedAt) {
+    /** A sandbox of template "base" with a fresh random id (other stores' tests make theirs with it too). */
+    public static SandboxRecord record(SandboxState state, Instant startedAt) {
         return new SandboxRecord(
                 SandboxId.random(RANDOM),
                 new TemplateId("base"),

@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
+import io.agentenv.store.jdbc.Cleanup;
+import io.agentenv.store.jdbc.Transactions;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
@@ -35,7 +37,7 @@ import org.sqlite.SQLiteConfig;
  * connection and its statements. An exclusive lock on {@code <file>.lock} keeps a second server from using the same
  * store (its restart recovery would reconcile the first one's sandboxes away).
  */
-final class Database implements AutoCloseable {
+final class Database implements Transactions, AutoCloseable {
     private final Connection connection;
     private final Statements statements;
     private final FileChannel lockFile;
@@ -46,11 +48,6 @@ final class Database implements AutoCloseable {
     private final ExecutorService writer = Executors.newSingleThreadExecutor(
             Thread.ofPlatform().name("aenv-store-writer").daemon().factory());
     private boolean closed;
-
-    @FunctionalInterface
-    interface Work<T> {
-        T run(Statements statements) throws SQLException;
-    }
 
     private Database(Connection connection, FileChannel lockFile) {
         this.connection = connection;
@@ -128,14 +125,6 @@ final class Database implements AutoCloseable {
         }
     }
 
-    <T> T write(String what, Work<T> work) {
-        return write(what, null, SandboxStore.Durability.NOW, work);
-    }
-
-    <T> T write(String what, SandboxStore.Durability durability, Work<T> work) {
-        return write(what, null, durability, work);
-    }
-
     /**
      * One unit of work, committed before this returns. Units are queued and committed by the store's own writer thread
      * (a platform thread: SQLite's fsync in a native call would otherwise pin a virtual thread's carrier, one of the
@@ -151,12 +140,13 @@ final class Database implements AutoCloseable {
      * (the interrupt is kept): its unit is committed or failed either way. {@code what} and {@code subject} (null, or
      * what it is done to, e.g. a sandbox id) name the unit in messages, which are built only when needed.
      */
-    <T> T write(String what, Object subject, SandboxStore.Durability durability, Work<T> work) {
+    @Override
+    public <T> T write(String what, Object subject, SandboxStore.Durability durability, Work<T> work) {
         requireNonNull(durability, "durability is null");
         requireNonNull(work, "work is null");
         if (lock.isHeldByCurrentThread()) {
-            throw new IllegalStateException(
-                    "a store write cannot start inside another store call (" + describe(what, subject) + ")");
+            throw new IllegalStateException("a store write cannot start inside another store call ("
+                    + Transactions.describe(what, subject) + ")");
         }
         QueuedWrite<T> mine = new QueuedWrite<>(what, subject, durability, work);
         queued.add(mine);
@@ -251,7 +241,7 @@ final class Database implements AutoCloseable {
                 connection.commit();
                 commits.incrementAndGet();
             } catch (Throwable e) { // every caller of the batch gets it; none may wait forever
-                rollbackQuietly(e);
+                Cleanup.rollbackQuietly(connection, e);
                 failure = e;
             } finally {
                 if (deferred) {
@@ -328,11 +318,8 @@ final class Database implements AutoCloseable {
         });
     }
 
-    <T> T read(String what, Work<T> work) {
-        return read(what, null, work);
-    }
-
-    <T> T read(String what, Object subject, Work<T> work) {
+    @Override
+    public <T> T read(String what, Object subject, Work<T> work) {
         lock.lock();
         try {
             checkOpen();
@@ -342,27 +329,15 @@ final class Database implements AutoCloseable {
                 connection.rollback(); // ends the read transaction
             }
         } catch (SQLException e) {
-            throw new StoreException("store failed to " + describe(what, subject), e);
+            throw new StoreException("store failed to " + Transactions.describe(what, subject), e);
         } finally {
             lock.unlock();
         }
     }
 
-    static String describe(String what, Object subject) {
-        return subject == null ? what : what + " " + subject;
-    }
-
     private void checkOpen() {
         if (closed) {
             throw new StoreException("the sandbox store is closed", null);
-        }
-    }
-
-    private void rollbackQuietly(Throwable failure) {
-        try {
-            connection.rollback();
-        } catch (SQLException e) {
-            failure.addSuppressed(e);
         }
     }
 

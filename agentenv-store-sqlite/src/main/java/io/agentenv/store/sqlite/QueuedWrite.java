@@ -2,23 +2,24 @@ package io.agentenv.store.sqlite;
 
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
+import io.agentenv.store.jdbc.Transactions;
 import java.sql.SQLException;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * One caller's unit of work for {@link Database#write(String, SandboxStore.Durability, Database.Work)} and, once the
+ * One caller's unit of work for {@link Database#write(String, Object, SandboxStore.Durability, Transactions.Work)} and, once the
  * batch it was committed in is done, its outcome: the work's value, or its own failure, or the batch's.
  */
 final class QueuedWrite<T> {
     private final String what;
     private final Object subject;
     private final SandboxStore.Durability durability;
-    private final Database.Work<T> work;
+    private final Transactions.Work<T> work;
     private final CountDownLatch done = new CountDownLatch(1);
     private T value;
     private Throwable failure;
 
-    QueuedWrite(String what, Object subject, SandboxStore.Durability durability, Database.Work<T> work) {
+    QueuedWrite(String what, Object subject, SandboxStore.Durability durability, Transactions.Work<T> work) {
         this.what = what;
         this.subject = subject;
         this.durability = durability;
@@ -27,7 +28,7 @@ final class QueuedWrite<T> {
 
     /** What the unit does, for messages: built only when one is needed. */
     String what() {
-        return Database.describe(what, subject);
+        return Transactions.describe(what, subject);
     }
 
     SandboxStore.Durability durability() {

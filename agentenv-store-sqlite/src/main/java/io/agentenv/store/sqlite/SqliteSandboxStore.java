@@ -2,31 +2,20 @@ package io.agentenv.store.sqlite;
 
 import static java.util.Objects.requireNonNull;
 
-import io.agentenv.orchestrator.Cursor;
-import io.agentenv.orchestrator.Page;
-import io.agentenv.orchestrator.SandboxQuery;
 import io.agentenv.orchestrator.SandboxRecord;
 import io.agentenv.orchestrator.SandboxState;
 import io.agentenv.orchestrator.SandboxStore;
-import io.agentenv.orchestrator.SnapshotQuery;
-import io.agentenv.orchestrator.SnapshotRecord;
-import io.agentenv.orchestrator.SortOrder;
 import io.agentenv.orchestrator.TemplateBuildStore;
-import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
-import io.agentenv.spi.TemplateId;
+import io.agentenv.store.jdbc.Codec;
+import io.agentenv.store.jdbc.JdbcSandboxStore;
+import io.agentenv.store.jdbc.PreparedStatements;
+import io.agentenv.store.jdbc.Rows;
 import io.agentenv.volumes.VolumeStore;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Types;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.HexFormat;
-import java.util.List;
+import java.sql.SQLException;
+import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -36,10 +25,10 @@ import java.util.Set;
  * fsynced before a method returns. One connection, used by one thread at a time; every method is one short
  * transaction. The lock guards only this connection (the orchestrator never calls the store while holding its own
  * locks across backend I/O). Fixed statements are compiled once per connection ({@link Statements}); a replace
- * rewrites the metadata index rows only when the metadata changed.
+ * rewrites the metadata index rows only when the metadata changed. Every row is this server's: the conditional writes
+ * change any row in an expected state, and the recovery reads every row.
  */
-public final class SqliteSandboxStore implements SandboxStore {
-    private static final String TOKEN_SEED = "token_seed";
+public final class SqliteSandboxStore extends JdbcSandboxStore {
     private static final String COLUMNS = Rows.COLUMNS;
 
     private final Database db;
@@ -47,6 +36,7 @@ public final class SqliteSandboxStore implements SandboxStore {
     private final SqliteVolumeStore volumes;
 
     private SqliteSandboxStore(Database db) {
+        super(db, Optional.empty(), MOUNTING); // every row is this server's
         this.db = db;
         this.templateBuilds = new SqliteTemplateBuildStore(db);
         this.volumes = new SqliteVolumeStore(db);
@@ -96,31 +86,17 @@ public final class SqliteSandboxStore implements SandboxStore {
 
     private static final String INSERT =
             "INSERT INTO sandbox (" + COLUMNS + ") VALUES (" + Rows.placeholders(Rows.COLUMN_COUNT) + ")";
-    private static final String GET = "SELECT " + COLUMNS + " FROM sandbox WHERE id = ?";
-    private static final String STORED_METADATA = "SELECT metadata FROM sandbox WHERE id = ?";
-    private static final String DELETE_METADATA = "DELETE FROM sandbox_metadata WHERE sandbox_id = ?";
-    private static final String ALL = "SELECT " + COLUMNS + " FROM sandbox ORDER BY started_at, id";
-    private static final String LIST_EXPIRED = "SELECT id FROM sandbox WHERE state = 'RUNNING' "
-            + "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id";
-    private static final String IDS_IN = "SELECT id FROM sandbox WHERE state = ?";
+    /** Each sandbox's volumes are a JSON array of objects. */
     private static final String MOUNTING = "SELECT DISTINCT sandbox.id FROM sandbox, json_each(sandbox.volumes) AS v "
             + "WHERE sandbox.volumes <> '[]' AND json_extract(v.value, '$.volumeId') = ?";
-    // the conditional writes, by the number of states they accept (index: that number)
-    private static final String[] TRANSITION =
-            Rows.byStateCount("UPDATE sandbox SET state = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
-    private static final String[] REPLACE = Rows.byStateCount(
-            "UPDATE sandbox SET " + String.join(" = ?, ", COLUMNS.split(", "))
-                    + " = ?, version = version + 1 WHERE id = ? AND state IN (",
-            ")");
-    private static final String[] UPDATE_TTL = Rows.byStateCount(
-            "UPDATE sandbox SET timeout_ms = ?, expires_at = ?, version = version + 1 WHERE id = ? AND state IN (",
-            ")");
-    private static final String[] UPDATE_NETWORK =
-            Rows.byStateCount("UPDATE sandbox SET network = ?, version = version + 1 WHERE id = ? AND state IN (", ")");
-    private static final String[] UPDATE_PARAMS = Rows.byStateCount(
-            "UPDATE sandbox SET custom_extension_params = ?, " + "version = version + 1 WHERE id = ? AND state IN (",
-            ")");
-    private static final String[] DELETE = Rows.byStateCount("DELETE FROM sandbox WHERE id = ? AND state IN (", ")");
+    /** The conditional writes' SQL, by the number of states they accept (index: that number). */
+    private static final Map<Change, String[]> CONDITIONAL = new EnumMap<>(Change.class);
+
+    static {
+        for (Change change : Change.values()) {
+            CONDITIONAL.put(change, Rows.byStateCount(change.head() + " WHERE id = ? AND state IN (", ")"));
+        }
+    }
 
     @Override
     public void insert(SandboxRecord record, Durability durability) {
@@ -135,389 +111,15 @@ public final class SqliteSandboxStore implements SandboxStore {
         });
     }
 
+    /** Any row in an expected state: every sandbox in the file is this server's. */
     @Override
-    public Optional<SandboxRecord> get(SandboxId id) {
-        requireNonNull(id, "id is null");
-        return db.read("get", id, s -> {
-            PreparedStatement st = s.prepared(GET);
-            st.setString(1, id.value());
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(Rows.toRecord(rs)) : Optional.<SandboxRecord>empty();
-            }
-        });
-    }
-
-    @Override
-    public boolean transition(SandboxId id, Set<SandboxState> from, SandboxState to) {
-        requireNonNull(id, "id is null");
-        requireNonNull(to, "to is null");
-        if (from.isEmpty()) {
-            return false;
-        }
-        return db.write("transition", id, Durability.NOW, s -> {
-            PreparedStatement st = s.prepared(TRANSITION[from.size()]);
-            st.setString(1, to.name());
-            st.setString(2, id.value());
-            Rows.bindStates(st, 3, from);
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    /**
-     * One UPDATE of the record's columns; the metadata index rows are rewritten only when the metadata changed (a
-     * create's CREATING to RUNNING replace keeps them: read back the stored metadata column and compare its encoding).
-     */
-    @Override
-    public boolean replace(SandboxRecord record, Set<SandboxState> expected) {
-        requireNonNull(record, "record is null");
-        if (expected.isEmpty()) {
-            return false;
-        }
-        String metadata = Codec.map(record.metadata());
-        return db.write("replace", record.id(), Durability.NOW, s -> {
-            String stored;
-            PreparedStatement read = s.prepared(STORED_METADATA);
-            read.setString(1, record.id().value());
-            try (ResultSet rs = read.executeQuery()) {
-                if (!rs.next()) {
-                    return false;
-                }
-                stored = rs.getString(1);
-            }
-            PreparedStatement st = s.prepared(REPLACE[expected.size()]);
-            int next = Rows.bindRecord(st, record, metadata);
-            st.setString(next++, record.id().value());
-            Rows.bindStates(st, next, expected);
-            if (st.executeUpdate() != 1) {
-                return false;
-            }
-            if (!metadata.equals(stored)) {
-                PreparedStatement clear = s.prepared(DELETE_METADATA);
-                clear.setString(1, record.id().value());
-                clear.executeUpdate();
-                Rows.writeMetadata(s, record);
-            }
-            return true;
-        });
-    }
-
-    @Override
-    public boolean updateTtl(SandboxId id, Set<SandboxState> expected, Duration timeout, Optional<Instant> expiresAt) {
-        requireNonNull(id, "id is null");
-        requireNonNull(timeout, "timeout is null");
-        requireNonNull(expiresAt, "expiresAt is null");
-        if (expected.isEmpty()) {
-            return false;
-        }
-        return db.write("update the TTL of", id, Durability.NOW, s -> {
-            PreparedStatement st = s.prepared(UPDATE_TTL[expected.size()]);
-            st.setLong(1, timeout.toMillis());
-            if (expiresAt.isPresent()) {
-                st.setLong(2, Codec.nanos(expiresAt.get()));
-            } else {
-                st.setNull(2, Types.INTEGER);
-            }
-            st.setString(3, id.value());
-            Rows.bindStates(st, 4, expected);
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    @Override
-    public boolean updateNetwork(SandboxId id, Set<SandboxState> expected, NetworkPolicy network) {
-        requireNonNull(id, "id is null");
-        requireNonNull(network, "network is null");
-        if (expected.isEmpty()) {
-            return false;
-        }
-        return db.write("update the network of", id, Durability.NOW, s -> {
-            PreparedStatement st = s.prepared(UPDATE_NETWORK[expected.size()]);
-            st.setString(1, Codec.network(network));
-            st.setString(2, id.value());
-            Rows.bindStates(st, 3, expected);
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    @Override
-    public boolean updateCustomExtensionParams(SandboxId id, Set<SandboxState> expected, String customExtensionParams) {
-        requireNonNull(id, "id is null");
-        requireNonNull(customExtensionParams, "customExtensionParams is null");
-        if (expected.isEmpty()) {
-            return false;
-        }
-        return db.write("update the custom extension params of", id, Durability.NOW, s -> {
-            PreparedStatement st = s.prepared(UPDATE_PARAMS[expected.size()]);
-            st.setString(1, customExtensionParams);
-            st.setString(2, id.value());
-            Rows.bindStates(st, 3, expected);
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    @Override
-    public boolean delete(SandboxId id, Set<SandboxState> expected) {
-        requireNonNull(id, "id is null");
-        if (expected.isEmpty()) {
-            return false;
-        }
-        return db.write("delete", id, Durability.NOW, s -> {
-            PreparedStatement st = s.prepared(DELETE[expected.size()]);
-            st.setString(1, id.value());
-            Rows.bindStates(st, 2, expected);
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    @Override
-    public List<SandboxId> listExpired(Instant now) {
-        requireNonNull(now, "now is null");
-        return db.read("list expired", s -> {
-            PreparedStatement st = s.prepared(LIST_EXPIRED);
-            st.setLong(1, Codec.nanos(now));
-            List<SandboxId> ids = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    ids.add(new SandboxId(rs.getString(1)));
-                }
-            }
-            return ids;
-        });
-    }
-
-    @Override
-    public Set<SandboxId> idsIn(SandboxState state) {
-        requireNonNull(state, "state is null");
-        return db.read("ids in state", s -> {
-            PreparedStatement st = s.prepared(IDS_IN);
-            st.setString(1, state.name());
-            Set<SandboxId> ids = new HashSet<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    ids.add(new SandboxId(rs.getString(1)));
-                }
-            }
-            return Set.copyOf(ids);
-        });
-    }
-
-    @Override
-    public Set<SandboxId> mounting(String volumeId) {
-        requireNonNull(volumeId, "volumeId is null");
-        return db.read("sandboxes mounting a volume", s -> {
-            PreparedStatement st = s.prepared(MOUNTING);
-            st.setString(1, volumeId);
-            Set<SandboxId> ids = new HashSet<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    ids.add(new SandboxId(rs.getString(1)));
-                }
-            }
-            return Set.copyOf(ids);
-        });
-    }
-
-    @Override
-    public Page<SandboxRecord> list(SandboxQuery query) {
-        requireNonNull(query, "query is null");
-        if (query.limit() == 0 || query.states().isEmpty()) {
-            return new Page<>(List.of(), Optional.empty());
-        }
-        StringBuilder sql = new StringBuilder("SELECT " + COLUMNS + " FROM sandbox s WHERE state IN (")
-                .append(Rows.placeholders(query.states().size()))
-                .append(')');
-        List<Object> args = new ArrayList<>();
-        query.states().stream().map(Enum::name).sorted().forEach(args::add);
-        query.template().ifPresent(template -> {
-            sql.append(" AND (template = ? OR alias = ?)");
-            args.add(template);
-            args.add(template);
-        });
-        query.startedAfter().ifPresent(after -> {
-            sql.append(" AND started_at >= ?");
-            args.add(Codec.nanos(after));
-        });
-        for (Map.Entry<String, String> pair : query.metadata().entrySet()) {
-            sql.append(
-                    " AND EXISTS (SELECT 1 FROM sandbox_metadata m WHERE m.sandbox_id = s.id AND m.key = ? AND m.value = ?)");
-            args.add(pair.getKey());
-            args.add(pair.getValue());
-        }
-        boolean desc = query.order() == SortOrder.DESC;
-        query.after().ifPresent(cursor -> {
-            String cmp = desc ? "<" : ">";
-            sql.append(" AND (started_at ")
-                    .append(cmp)
-                    .append(" ? OR (started_at = ? AND id ")
-                    .append(cmp)
-                    .append(" ?))");
-            args.add(Codec.nanos(cursor.at()));
-            args.add(Codec.nanos(cursor.at()));
-            args.add(cursor.id());
-        });
-        String direction = desc ? " DESC" : " ASC";
-        sql.append(" ORDER BY started_at")
-                .append(direction)
-                .append(", id")
-                .append(direction)
-                .append(" LIMIT ?");
-        args.add(query.limit() + 1);
-        List<SandboxRecord> rows = db.read("list sandboxes", s -> {
-            try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
-                Rows.bindAll(st, args);
-                List<SandboxRecord> found = new ArrayList<>();
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        found.add(Rows.toRecord(rs));
-                    }
-                }
-                return found;
-            }
-        });
-        return Rows.page(rows, query.limit(), r -> new Cursor(r.startedAt(), r.id().value()));
-    }
-
-    @Override
-    public List<SandboxRecord> all() {
-        return db.read("list all sandboxes", s -> {
-            try (ResultSet rs = s.prepared(ALL).executeQuery()) {
-                List<SandboxRecord> found = new ArrayList<>();
-                while (rs.next()) {
-                    found.add(Rows.toRecord(rs));
-                }
-                return found;
-            }
-        });
-    }
-
-    // ---- snapshot catalog --------------------------------------------------------------------------------------
-
-    @Override
-    public void insertSnapshot(SnapshotRecord snapshot) {
-        requireNonNull(snapshot, "snapshot is null");
-        db.write("insert snapshot", snapshot.id(), Durability.NOW, s -> {
-            PreparedStatement row = s.prepared("INSERT INTO snapshot (id, source_sandbox, source_template, "
-                    + "env_vars, cpu_count, memory_mib, disk_size_mib, state, artifact_dir, created_at, updated_at, "
-                    + "custom_extension_params, guest_defaults, volumes) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-            row.setString(1, snapshot.id().value());
-            row.setString(2, snapshot.sourceSandbox().map(SandboxId::value).orElse(null));
-            row.setString(3, snapshot.sourceTemplate().value());
-            row.setString(4, Codec.map(snapshot.envVars()));
-            row.setInt(5, snapshot.resources().cpuCount());
-            row.setInt(6, snapshot.resources().memoryMiB());
-            row.setInt(7, snapshot.resources().diskSizeMiB());
-            row.setBytes(8, snapshot.state().encoded());
-            row.setString(9, snapshot.state().artifactDir().toString());
-            row.setLong(10, Codec.nanos(snapshot.createdAt()));
-            row.setLong(11, Codec.nanos(snapshot.updatedAt()));
-            row.setString(12, snapshot.customExtensionParams());
-            row.setString(13, Codec.guestDefaults(snapshot.guestDefaults()));
-            row.setString(14, Codec.volumes(snapshot.volumes()));
-            row.executeUpdate();
-            PreparedStatement aliases = s.prepared("INSERT INTO snapshot_alias (alias, snapshot_id) VALUES (?, ?) "
-                    + "ON CONFLICT (alias) DO UPDATE SET snapshot_id = excluded.snapshot_id");
-            for (String alias : snapshot.aliases()) {
-                aliases.setString(1, alias);
-                aliases.setString(2, snapshot.id().value());
-                aliases.executeUpdate();
-            }
-            return null;
-        });
-    }
-
-    @Override
-    public Optional<SnapshotRecord> findSnapshot(String idOrAlias) {
-        requireNonNull(idOrAlias, "idOrAlias is null");
-        return db.read("find snapshot", s -> {
-            PreparedStatement st = s.prepared("SELECT * FROM snapshot WHERE id = ? "
-                    + "UNION ALL SELECT s.* FROM snapshot s JOIN snapshot_alias a ON a.snapshot_id = s.id WHERE a.alias = ? "
-                    + "LIMIT 1");
-            st.setString(1, idOrAlias);
-            st.setString(2, idOrAlias);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(Rows.toSnapshot(s, rs)) : Optional.<SnapshotRecord>empty();
-            }
-        });
-    }
-
-    @Override
-    public Page<SnapshotRecord> listSnapshots(SnapshotQuery query) {
-        requireNonNull(query, "query is null");
-        if (query.limit() == 0) {
-            return new Page<>(List.of(), Optional.empty());
-        }
-        // template build steps' cached layers are the builder's, not the catalog's to show
-        StringBuilder sql = new StringBuilder(
-                "SELECT * FROM snapshot s WHERE NOT EXISTS (SELECT 1 FROM template_layer l WHERE l.snapshot_id = s.id)");
-        List<Object> args = new ArrayList<>();
-        query.sandbox().ifPresent(sandbox -> {
-            sql.append(" AND source_sandbox = ?");
-            args.add(sandbox.value());
-        });
-        query.name().ifPresent(name -> {
-            sql.append(
-                    " AND (id = ? OR EXISTS (SELECT 1 FROM snapshot_alias a WHERE a.snapshot_id = s.id AND a.alias = ?))");
-            args.add(name);
-            args.add(name);
-        });
-        query.after().ifPresent(cursor -> {
-            sql.append(" AND (created_at < ? OR (created_at = ? AND id < ?))");
-            args.add(Codec.nanos(cursor.at()));
-            args.add(Codec.nanos(cursor.at()));
-            args.add(cursor.id());
-        });
-        sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?");
-        args.add(query.limit() + 1);
-        List<SnapshotRecord> rows = db.read("list snapshots", s -> {
-            try (PreparedStatement st = s.connection().prepareStatement(sql.toString())) {
-                Rows.bindAll(st, args);
-                List<SnapshotRecord> found = new ArrayList<>();
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        found.add(Rows.toSnapshot(s, rs));
-                    }
-                }
-                return found;
-            }
-        });
-        return Rows.page(rows, query.limit(), s -> new Cursor(s.createdAt(), s.id().value()));
-    }
-
-    @Override
-    public boolean deleteSnapshot(TemplateId id) {
-        requireNonNull(id, "id is null");
-        return db.write("delete snapshot", id, Durability.NOW, s -> {
-            PreparedStatement st = s.prepared("DELETE FROM snapshot WHERE id = ?");
-            st.setString(1, id.value());
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    // ---- secrets -----------------------------------------------------------------------------------------------
-
-    @Override
-    public String tokenSeed() {
-        return db.write("token seed", s -> {
-            try (PreparedStatement st = s.connection().prepareStatement("SELECT value FROM secret WHERE name = ?")) {
-                st.setString(1, TOKEN_SEED);
-                try (ResultSet rs = st.executeQuery()) {
-                    if (rs.next()) {
-                        return rs.getString(1);
-                    }
-                }
-            }
-            byte[] seed = new byte[32];
-            new SecureRandom().nextBytes(seed);
-            String hex = HexFormat.of().formatHex(seed);
-            try (PreparedStatement st =
-                    s.connection().prepareStatement("INSERT INTO secret (name, value) VALUES (?, ?)")) {
-                st.setString(1, TOKEN_SEED);
-                st.setString(2, hex);
-                st.executeUpdate();
-            }
-            return hex;
-        });
+    protected boolean write(PreparedStatements s, SandboxId id, Set<SandboxState> expected, Change change, Binder set)
+            throws SQLException {
+        PreparedStatement st = s.prepared(CONDITIONAL.get(change)[expected.size()]);
+        int next = set.bind(st);
+        st.setString(next++, id.value());
+        Rows.bindStates(st, next, expected);
+        return st.executeUpdate() == 1;
     }
 
     @Override

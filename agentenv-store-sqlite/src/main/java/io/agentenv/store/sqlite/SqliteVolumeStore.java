@@ -1,80 +1,11 @@
 package io.agentenv.store.sqlite;
 
-import static java.util.Objects.requireNonNull;
-
-import io.agentenv.orchestrator.SandboxStore.Durability;
-import io.agentenv.volumes.VolumeRecord;
+import io.agentenv.store.jdbc.JdbcVolumeStore;
 import io.agentenv.volumes.VolumeStore;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Optional;
 
 /** {@link VolumeStore} in the sandbox store's database (the same connection, writer thread and durability). */
-final class SqliteVolumeStore implements VolumeStore {
-    private final Database db;
-
+final class SqliteVolumeStore extends JdbcVolumeStore {
     SqliteVolumeStore(Database db) {
-        this.db = requireNonNull(db, "db is null");
-    }
-
-    @Override
-    public boolean insert(VolumeRecord volume) {
-        requireNonNull(volume, "volume is null");
-        return db.write("insert volume", volume.id(), Durability.NOW, s -> {
-            PreparedStatement st = s.prepared("INSERT INTO volume (id, name, size_mib, created_at) VALUES (?, ?, ?, ?) "
-                    + "ON CONFLICT DO NOTHING");
-            st.setString(1, volume.id());
-            st.setString(2, volume.name());
-            st.setInt(3, volume.sizeMiB());
-            st.setLong(4, Codec.nanos(volume.createdAt()));
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    @Override
-    public Optional<VolumeRecord> find(String id) {
-        requireNonNull(id, "id is null");
-        return db.read("find volume", id, s -> {
-            PreparedStatement st = s.prepared("SELECT * FROM volume WHERE id = ?");
-            st.setString(1, id);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(volume(rs)) : Optional.<VolumeRecord>empty();
-            }
-        });
-    }
-
-    @Override
-    public List<VolumeRecord> list() {
-        return db.read("list volumes", s -> {
-            List<VolumeRecord> found = new ArrayList<>();
-            try (ResultSet rs = s.prepared("SELECT * FROM volume ORDER BY created_at DESC, id DESC")
-                    .executeQuery()) {
-                while (rs.next()) {
-                    found.add(volume(rs));
-                }
-            }
-            return found;
-        });
-    }
-
-    @Override
-    public boolean delete(String id) {
-        requireNonNull(id, "id is null");
-        return db.write("delete volume", id, Durability.NOW, s -> {
-            PreparedStatement st = s.prepared("DELETE FROM volume WHERE id = ?");
-            st.setString(1, id);
-            return st.executeUpdate() == 1;
-        });
-    }
-
-    private static VolumeRecord volume(ResultSet rs) throws SQLException {
-        return new VolumeRecord(
-                rs.getString("id"),
-                rs.getString("name"),
-                rs.getInt("size_mib"),
-                Codec.instant(rs.getLong("created_at")));
+        super(db);
     }
 }

@@ -2,6 +2,8 @@ package io.agentenv.store.sqlite;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.store.jdbc.Cleanup;
+import io.agentenv.store.jdbc.PreparedStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -16,7 +18,7 @@ import java.util.Map;
  * use binds all its parameters. At most {@link #LIMIT} are kept (least recently used closed first); SQL built from
  * a query's filters goes through {@link #connection()} and is closed by its user, so it does not churn the cache.
  */
-final class Statements implements AutoCloseable {
+final class Statements implements PreparedStatements, AutoCloseable {
     static final int LIMIT = 64;
 
     private final Connection connection;
@@ -29,7 +31,8 @@ final class Statements implements AutoCloseable {
     }
 
     /** The statement for {@code sql}, compiled on its first use; do not close it. */
-    PreparedStatement prepared(String sql) throws SQLException {
+    @Override
+    public PreparedStatement prepared(String sql) throws SQLException {
         uses++;
         PreparedStatement statement = cached.get(sql);
         if (statement != null) {
@@ -47,7 +50,8 @@ final class Statements implements AutoCloseable {
     }
 
     /** For statements built per call (list filters) and schema work: the caller prepares and closes them. */
-    Connection connection() {
+    @Override
+    public Connection connection() {
         return connection;
     }
 
@@ -69,21 +73,10 @@ final class Statements implements AutoCloseable {
     /** Closes every kept statement (before the connection is closed). */
     @Override
     public void close() throws SQLException {
-        SQLException first = null;
-        for (PreparedStatement statement : cached.values()) {
-            try {
-                statement.close();
-            } catch (SQLException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        cached.clear();
-        if (first != null) {
-            throw first;
+        try {
+            Cleanup.closeAll(cached.values());
+        } finally {
+            cached.clear();
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.StoreException;
+import io.agentenv.store.jdbc.PreparedStatements;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -180,7 +181,7 @@ class DatabaseGroupCommitTest {
     }
 
     /** Through the statement cache: a unit that fails on it leaves it usable for the next one. */
-    private static int insert(Statements c, int n) throws SQLException {
+    private static int insert(PreparedStatements c, int n) throws SQLException {
         PreparedStatement st = c.prepared("INSERT INTO item (n) VALUES (?)");
         st.setInt(1, n);
         return st.executeUpdate();

@@ -1,4 +1,4 @@
-package io.agentenv.store.sqlite;
+package io.agentenv.store.jdbc;
 
 import io.agentenv.orchestrator.Cursor;
 import io.agentenv.orchestrator.Page;
@@ -26,22 +26,53 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
-/** Row mapping: binding records to statements and reading them back. */
-final class Rows {
-    static final String COLUMNS = "id, template, alias, state, started_at, timeout_ms, expires_at, on_timeout, "
+/**
+ * Row mapping: binding records to statements and reading them back. JSON values are bound with
+ * {@link #bindJson} (a driver with a JSON column type infers it from the column), booleans as booleans.
+ */
+public final class Rows {
+    /** The sandbox table's record columns, in the order {@link #bindRecord} binds and {@link #toRecord} reads them. */
+    public static final String COLUMNS = "id, template, alias, state, started_at, timeout_ms, expires_at, on_timeout, "
             + "timeout_pause_mode, auto_resume, secure, cpu_count, memory_mib, disk_size_mib, metadata, env_vars, network, "
             + "custom_extension_params, paused_state, paused_artifact_dir, instance_id, mask_request_host, guest_defaults, "
             + "volumes";
-    static final int COLUMN_COUNT = 24;
+    /** How many {@link #COLUMNS} there are. */
+    public static final int COLUMN_COUNT = 24;
 
+    /** The cursor that continues a page after an item. */
     @FunctionalInterface
-    interface CursorOf<T> {
+    public interface CursorOf<T> {
         Cursor of(T item);
+    }
+
+    /** Reads the current row of a result set. */
+    @FunctionalInterface
+    public interface RowMapper<T> {
+        T map(ResultSet rs) throws SQLException;
     }
 
     private Rows() {}
 
-    static <T> Page<T> page(List<T> rows, int limit, CursorOf<T> cursorOf) {
+    /** The first row of {@code st}'s query, mapped; empty when there is none. */
+    public static <T> Optional<T> first(PreparedStatement st, RowMapper<T> mapper) throws SQLException {
+        try (ResultSet rs = st.executeQuery()) {
+            return rs.next() ? Optional.of(mapper.map(rs)) : Optional.empty();
+        }
+    }
+
+    /** Every row of {@code st}'s query, mapped, in the query's order. */
+    public static <T> List<T> all(PreparedStatement st, RowMapper<T> mapper) throws SQLException {
+        List<T> rows = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                rows.add(mapper.map(rs));
+            }
+        }
+        return rows;
+    }
+
+    /** A page of at most {@code limit} of {@code rows} (read with one row more, which says whether there is more). */
+    public static <T> Page<T> page(List<T> rows, int limit, CursorOf<T> cursorOf) {
         if (rows.size() <= limit) {
             return new Page<>(rows, Optional.empty());
         }
@@ -49,7 +80,8 @@ final class Rows {
         return new Page<>(items, Optional.of(cursorOf.of(items.getLast())));
     }
 
-    static String placeholders(int count) {
+    /** {@code count} comma-separated placeholders. */
+    public static String placeholders(int count) {
         return String.join(", ", Collections.nCopies(count, "?"));
     }
 
@@ -57,7 +89,7 @@ final class Rows {
      * A conditional statement's SQL for each number of accepted states (index 0 unused), {@code head} and {@code tail}
      * around the states' placeholders: built once, so a call neither builds its SQL nor misses the statement cache.
      */
-    static String[] byStateCount(String head, String tail) {
+    public static String[] byStateCount(String head, String tail) {
         String[] sql = new String[SandboxState.values().length + 1];
         for (int count = 1; count < sql.length; count++) {
             sql[count] = head + placeholders(count) + tail;
@@ -65,14 +97,17 @@ final class Rows {
         return sql;
     }
 
-    static void bindStates(PreparedStatement st, int first, Set<SandboxState> states) throws SQLException {
+    /** Binds the states' names from index {@code first}; returns the next free index. */
+    public static int bindStates(PreparedStatement st, int first, Set<SandboxState> states) throws SQLException {
         int i = first;
         for (SandboxState state : states) {
             st.setString(i++, state.name());
         }
+        return i;
     }
 
-    static void bindAll(PreparedStatement st, List<Object> args) throws SQLException {
+    /** Binds strings, longs and ints from index 1, in order. */
+    public static void bindAll(PreparedStatement st, List<Object> args) throws SQLException {
         for (int i = 0; i < args.size(); i++) {
             switch (args.get(i)) {
                 case String s -> st.setString(i + 1, s);
@@ -89,7 +124,7 @@ final class Rows {
      * Binds the 24 columns of {@link #COLUMNS} from index 1, the metadata as {@code metadata} (its encoding, which the
      * caller also compares with what is stored); returns the next free index.
      */
-    static int bindRecord(PreparedStatement st, SandboxRecord r, String metadata) throws SQLException {
+    public static int bindRecord(PreparedStatement st, SandboxRecord r, String metadata) throws SQLException {
         st.setString(1, r.id().value());
         st.setString(2, r.template().value());
         st.setString(3, r.alias().orElse(null));
@@ -99,35 +134,43 @@ final class Rows {
         if (r.expiresAt().isPresent()) {
             st.setLong(7, Codec.nanos(r.expiresAt().get()));
         } else {
-            st.setNull(7, Types.INTEGER);
+            st.setNull(7, Types.BIGINT);
         }
         st.setString(8, r.onTimeout().name());
         st.setString(9, r.timeoutPauseMode().name());
-        st.setInt(10, r.autoResume() ? 1 : 0);
-        st.setInt(11, r.secure() ? 1 : 0);
+        st.setBoolean(10, r.autoResume());
+        st.setBoolean(11, r.secure());
         st.setInt(12, r.resources().cpuCount());
         st.setInt(13, r.resources().memoryMiB());
         st.setInt(14, r.resources().diskSizeMiB());
-        st.setString(15, metadata);
-        st.setString(16, Codec.map(r.envVars()));
-        st.setString(17, Codec.network(r.network()));
+        bindJson(st, 15, metadata);
+        bindJson(st, 16, Codec.map(r.envVars()));
+        bindJson(st, 17, Codec.network(r.network()));
         st.setString(18, r.customExtensionParams());
         if (r.paused().isPresent()) {
             st.setBytes(19, r.paused().get().encoded());
             st.setString(20, r.paused().get().artifactDir().toString());
         } else {
-            st.setNull(19, Types.BLOB);
+            st.setNull(19, Types.VARBINARY);
             st.setNull(20, Types.VARCHAR);
         }
         st.setString(21, r.instanceId().map(UUID::toString).orElse(null));
         st.setString(22, r.maskRequestHost().orElse(null));
-        st.setString(23, Codec.guestDefaults(r.guestDefaults()));
-        st.setString(24, Codec.volumes(r.volumes()));
+        bindJson(st, 23, Codec.guestDefaults(r.guestDefaults()));
+        bindJson(st, 24, Codec.volumes(r.volumes()));
         return 25;
     }
 
+    /**
+     * Binds a JSON value as a value of no declared type: SQLite stores the text, PostgreSQL takes it as the column's
+     * type (jsonb) without a cast in the SQL.
+     */
+    public static void bindJson(PreparedStatement st, int index, String json) throws SQLException {
+        st.setObject(index, json, Types.OTHER);
+    }
+
     /** The metadata's index rows (none, and no statement, for a record without metadata). */
-    static void writeMetadata(Statements statements, SandboxRecord record) throws SQLException {
+    public static void writeMetadata(PreparedStatements statements, SandboxRecord record) throws SQLException {
         if (record.metadata().isEmpty()) {
             return;
         }
@@ -142,7 +185,7 @@ final class Rows {
     }
 
     /** The record from a row of {@code SELECT} {@link #COLUMNS}, read by position (in the order of the list). */
-    static SandboxRecord toRecord(ResultSet rs) throws SQLException {
+    public static SandboxRecord toRecord(ResultSet rs) throws SQLException {
         long expires = rs.getLong(7);
         Optional<Instant> expiresAt = rs.wasNull() ? Optional.empty() : Optional.of(Codec.instant(expires));
         byte[] pausedState = rs.getBytes(19);
@@ -160,8 +203,8 @@ final class Rows {
                 expiresAt,
                 TimeoutAction.valueOf(rs.getString(8)),
                 PauseMode.valueOf(rs.getString(9)),
-                rs.getInt(10) != 0,
-                rs.getInt(11) != 0,
+                rs.getBoolean(10),
+                rs.getBoolean(11),
                 new Resources(rs.getInt(12), rs.getInt(13), rs.getInt(14)),
                 Codec.map(rs.getString(15)),
                 Codec.map(rs.getString(16)),
@@ -174,17 +217,13 @@ final class Rows {
                 Codec.volumes(rs.getString(24)));
     }
 
-    static SnapshotRecord toSnapshot(Statements statements, ResultSet rs) throws SQLException {
+    /** The snapshot from a row of {@code SELECT *} of the snapshot table, with its aliases (read with another query). */
+    public static SnapshotRecord toSnapshot(PreparedStatements statements, ResultSet rs) throws SQLException {
         String id = rs.getString("id");
-        List<String> aliases = new ArrayList<>();
         PreparedStatement st =
                 statements.prepared("SELECT alias FROM snapshot_alias WHERE snapshot_id = ? ORDER BY alias");
         st.setString(1, id);
-        try (ResultSet names = st.executeQuery()) {
-            while (names.next()) {
-                aliases.add(names.getString(1));
-            }
-        }
+        List<String> aliases = all(st, names -> names.getString(1));
         return new SnapshotRecord(
                 new TemplateId(id),
                 aliases,

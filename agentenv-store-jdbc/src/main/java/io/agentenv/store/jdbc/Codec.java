@@ -1,4 +1,4 @@
-package io.agentenv.store.sqlite;
+package io.agentenv.store.jdbc;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -16,8 +16,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 
-/** Column encodings: instants as epoch nanoseconds, maps and the network policy as JSON text. */
-final class Codec {
+/**
+ * Column encodings: instants as epoch nanoseconds, maps, lists and the network policy as JSON. The decoders take any
+ * JSON text of the value (SQLite gives back what was written, PostgreSQL's jsonb its own rendering of it).
+ */
+public final class Codec {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {};
     private static final long NANOS = 1_000_000_000L;
@@ -28,7 +31,7 @@ final class Codec {
     private Codec() {}
 
     /** Epoch nanoseconds, saturated outside 1677..2262 (so a far-away filter bound compares correctly). */
-    static long nanos(Instant instant) {
+    public static long nanos(Instant instant) {
         long seconds = instant.getEpochSecond();
         if (seconds >= Long.MAX_VALUE / NANOS) {
             return Long.MAX_VALUE;
@@ -39,11 +42,11 @@ final class Codec {
         return seconds * NANOS + instant.getNano();
     }
 
-    static Instant instant(long nanos) {
+    public static Instant instant(long nanos) {
         return Instant.ofEpochSecond(Math.floorDiv(nanos, NANOS), Math.floorMod(nanos, NANOS));
     }
 
-    static String map(Map<String, String> map) {
+    public static String map(Map<String, String> map) {
         if (map.isEmpty()) {
             return EMPTY_MAP;
         }
@@ -54,7 +57,7 @@ final class Codec {
         }
     }
 
-    static String list(List<String> list) {
+    public static String list(List<String> list) {
         try {
             return JSON.writeValueAsString(list);
         } catch (JsonProcessingException e) {
@@ -62,7 +65,7 @@ final class Codec {
         }
     }
 
-    static List<String> list(String json) {
+    public static List<String> list(String json) {
         try {
             return List.of(JSON.readValue(json, String[].class));
         } catch (JsonProcessingException e) {
@@ -70,7 +73,7 @@ final class Codec {
         }
     }
 
-    static Map<String, String> map(String json) {
+    public static Map<String, String> map(String json) {
         if (EMPTY_MAP.equals(json)) {
             return Map.of();
         }
@@ -82,20 +85,20 @@ final class Codec {
     }
 
     /** A template's default user and workdir as a JSON object with the keys present ({@code {}} for none). */
-    static String guestDefaults(GuestDefaults defaults) {
+    public static String guestDefaults(GuestDefaults defaults) {
         Map<String, String> fields = new TreeMap<>();
         defaults.user().ifPresent(u -> fields.put("user", u));
         defaults.workdir().ifPresent(w -> fields.put("workdir", w));
         return map(fields);
     }
 
-    static GuestDefaults guestDefaults(String json) {
+    public static GuestDefaults guestDefaults(String json) {
         Map<String, String> fields = map(json);
         return new GuestDefaults(Optional.ofNullable(fields.get("user")), Optional.ofNullable(fields.get("workdir")));
     }
 
     /** The volumes a sandbox or snapshot mounts, as a JSON array of objects ({@code []} for none). */
-    static String volumes(List<VolumeAttachment> volumes) {
+    public static String volumes(List<VolumeAttachment> volumes) {
         if (volumes.isEmpty()) {
             return "[]";
         }
@@ -110,7 +113,7 @@ final class Codec {
         return array.toString();
     }
 
-    static List<VolumeAttachment> volumes(String json) {
+    public static List<VolumeAttachment> volumes(String json) {
         if ("[]".equals(json)) {
             return List.of();
         }
@@ -129,7 +132,7 @@ final class Codec {
         }
     }
 
-    static String network(NetworkPolicy policy) {
+    public static String network(NetworkPolicy policy) {
         return NetworkPolicy.DEFAULT.equals(policy) ? DEFAULT_NETWORK : encode(policy);
     }
 
@@ -142,7 +145,7 @@ final class Codec {
         return node.toString();
     }
 
-    static NetworkPolicy network(String json) {
+    public static NetworkPolicy network(String json) {
         if (DEFAULT_NETWORK.equals(json)) {
             return NetworkPolicy.DEFAULT;
         }
