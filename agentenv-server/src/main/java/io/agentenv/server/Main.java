@@ -1,18 +1,24 @@
 package io.agentenv.server;
 
+import io.agentenv.cluster.SandboxOwners;
 import io.agentenv.images.ImageStore;
 import io.agentenv.orchestrator.GuestSettings;
 import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.Orchestrator;
 import io.agentenv.orchestrator.OrchestratorSettings;
 import io.agentenv.orchestrator.SandboxGuests;
-import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.TemplateBuilder;
 import io.agentenv.server.api.ApiServer;
+import io.agentenv.server.cluster.ClusterNode;
+import io.agentenv.server.cluster.NodeLoadProbe;
+import io.agentenv.server.config.GatewayConfig;
 import io.agentenv.server.config.ServerConfig;
+import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.ApiKeyFile;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
+import io.agentenv.server.gateway.Gateway;
+import io.agentenv.server.gateway.GatewaySettings;
 import io.agentenv.server.images.RegistryImages;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
@@ -25,6 +31,10 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.store.jdbc.JdbcSandboxStore;
+import io.agentenv.store.postgres.PostgresDatabase;
+import io.agentenv.store.postgres.PostgresNodeRegistry;
+import io.agentenv.store.postgres.PostgresSandboxOwners;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
 import io.agentenv.volumes.Volumes;
 import java.io.IOException;
@@ -34,6 +44,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -56,6 +67,16 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("gateway")) {
+            gateway();
+            return;
+        }
+        if (args.length > 0) {
+            System.err.println("agentenv-server: unknown argument '" + args[0]
+                    + "' (no argument: a server, or a node of a cluster; 'gateway': a cluster's gateway)");
+            System.exit(2);
+            return;
+        }
         ServerConfig config;
         SandboxBackendFactory backend;
         try {
@@ -74,6 +95,65 @@ public final class Main {
         }
     }
 
+    /** {@code agentenv-server gateway}: one endpoint in front of a cluster's nodes, until SIGTERM/SIGINT. */
+    private static void gateway() {
+        GatewayConfig config;
+        try {
+            config = GatewayConfig.load(System.getenv());
+            ApiKey.of(config.apiKey());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            System.err.println("agentenv-server gateway: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        PostgresDatabase database = null;
+        Gateway gateway = null;
+        try {
+            database = ClusterNode.open(config.database());
+            SandboxOwners owners = new PostgresSandboxOwners(database);
+            gateway = Gateway.start(
+                    GatewaySettings.defaults(
+                            config.listen(),
+                            ApiKey.of(config.apiKey()),
+                            config.sandboxDomain().stream().toList(),
+                            config.maxConcurrentRequests()),
+                    new PostgresNodeRegistry(database),
+                    owners,
+                    Clock.systemUTC());
+        } catch (Exception e) {
+            log.atError().setCause(e).log("gateway failed to start");
+            closeGateway(gateway, database);
+            System.exit(1);
+            return;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Gateway serving = gateway;
+        PostgresDatabase servingDatabase = database;
+        Runtime.getRuntime()
+                .addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
+                    closeGateway(serving, servingDatabase);
+                    stopped.countDown();
+                }));
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeGateway(Gateway gateway, PostgresDatabase database) {
+        if (gateway != null) {
+            try {
+                gateway.close();
+            } catch (Exception e) {
+                log.atWarn().setCause(e).log("stopping the gateway failed");
+            }
+        }
+        if (database != null) {
+            database.close();
+        }
+    }
+
     /** Finds the backend factory called {@code name}; the error names every backend on the classpath. */
     static SandboxBackendFactory loadBackend(String name) {
         List<SandboxBackendFactory> found = new ArrayList<>();
@@ -88,7 +168,12 @@ public final class Main {
 
     private static void run(ServerConfig config, SandboxBackendFactory backend) throws Exception {
         Path dataDir = prepareDataDir(config.dataDir());
-        SqliteSandboxStore store = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        // alone: the SQLite file in the data dir; a node of a cluster: the cluster's database, written with this
+        // node's registration
+        Optional<ClusterNode> cluster = config.cluster().map(settings -> ClusterNode.join(settings, Clock.systemUTC()));
+        JdbcSandboxStore store =
+                cluster.isPresent() ? cluster.get().store() : SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        AutoCloseable storage = cluster.isPresent() ? cluster.get() : store;
         Orchestrator orchestrator = null;
         SandboxGuests guests = null;
         TemplateBuilder templates = null;
@@ -170,9 +255,23 @@ public final class Main {
                     .addKeyValue("backend", backend.name())
                     .addKeyValue("data_dir", dataDir)
                     .addKeyValue("console", config.console() ? "/console/" : "off")
+                    .addKeyValue(
+                            "node",
+                            config.cluster().map(c -> c.nodeId().value()).orElse("-"))
                     .log("agentenv server listening");
+            if (cluster.isPresent()) {
+                cluster.get()
+                        .serve(
+                                new NodeLoadProbe(
+                                        orchestrator,
+                                        settings.artifactRoot(),
+                                        Path.of("/proc"),
+                                        Clock.systemUTC(),
+                                        Duration.ofSeconds(30)),
+                                ClusterNode.HALT);
+            }
         } catch (Exception | Error e) {
-            closeQuietly(api, templates, guests, orchestrator, backend, store);
+            closeQuietly(api, templates, guests, orchestrator, backend, storage);
             throw e;
         }
 
@@ -184,7 +283,7 @@ public final class Main {
         Runtime.getRuntime()
                 .addShutdownHook(Thread.ofPlatform().name("aenv-shutdown").unstarted(() -> {
                     log.atInfo().log("shutting down: finishing requests, pausing running sandboxes");
-                    closeQuietly(servingApi, servingTemplates, servingGuests, servingOrchestrator, backend, store);
+                    closeQuietly(servingApi, servingTemplates, servingGuests, servingOrchestrator, backend, storage);
                     log.atInfo().log("shutdown complete");
                     stopped.countDown();
                 }));
@@ -227,7 +326,7 @@ public final class Main {
 
     /**
      * Stops in order (API, template builds, metrics sampler, orchestrator, which pauses running sandboxes, backend,
-     * store); a failure in one step is logged and does not skip the next.
+     * store, and in a cluster the node's lease renewals); a failure in one step is logged and does not skip the next.
      */
     private static void closeQuietly(
             ApiServer api,
@@ -235,7 +334,7 @@ public final class Main {
             SandboxGuests guests,
             Orchestrator orchestrator,
             SandboxBackendFactory backend,
-            SandboxStore store) {
+            AutoCloseable store) {
         if (api != null) {
             try {
                 api.close();
@@ -263,7 +362,7 @@ public final class Main {
         }
         try {
             store.close();
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             log.atWarn().setCause(e).log("closing the store failed");
         }
     }

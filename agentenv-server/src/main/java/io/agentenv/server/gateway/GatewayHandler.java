@@ -117,7 +117,7 @@ final class GatewayHandler extends Handler.Abstract {
     private NodeInfo ownerOf(GatewayRoute.Owned route) throws ProxyProblem {
         Optional<SandboxOwners.Ownership> ownership;
         try {
-            ownership = owners.owner(route.sandboxId());
+            ownership = owners.owner(route.sandboxId(), !route.traffic());
         } catch (RuntimeException e) {
             log.atWarn().setCause(e).log("gateway: the cluster database cannot be read");
             throw ProxyProblem.of(503, "the cluster's database cannot be reached; try again");

@@ -43,13 +43,14 @@ public record GatewaySettings(
         }
     }
 
-    /** The defaults around a listen address and a key. */
-    public static GatewaySettings defaults(InetSocketAddress listen, ApiKey apiKey, List<String> sandboxDomains) {
+    /** The defaults around a listen address, a key, the sandbox domains and how many requests run at once. */
+    public static GatewaySettings defaults(
+            InetSocketAddress listen, ApiKey apiKey, List<String> sandboxDomains, int maxConcurrentRequests) {
         return new GatewaySettings(
                 listen,
                 apiKey,
                 sandboxDomains,
-                1024,
+                maxConcurrentRequests,
                 1 << 20,
                 Duration.ofSeconds(2),
                 Duration.ofSeconds(120),

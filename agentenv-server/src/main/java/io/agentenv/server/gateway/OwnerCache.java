@@ -10,8 +10,8 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Sandbox owners as the registry last said, kept for a short time so that a stream of requests to one sandbox reads
- * the database once. An owner changes only when a paused sandbox resumes on another node or a node dies; a request
+ * Sandbox owners as the registry last said, kept for a short time so that a stream of traffic to one sandbox reads
+ * the database once; control-plane requests always read it. An owner changes only when a paused sandbox resumes on another node or a node dies; a request
  * that reached the wrong node in that window is answered by it (not found, or a conflict), and {@link #forget} makes the
  * next one look again. Lookups of sandboxes that do not exist are not kept.
  */
@@ -31,11 +31,15 @@ final class OwnerCache {
         this.ttl = requireNonNull(ttl, "ttl is null");
     }
 
-    /** The owner of {@code sandboxId}; empty when there is no such sandbox. Throws what the registry throws. */
-    Optional<SandboxOwners.Ownership> owner(String sandboxId) {
+    /**
+     * The owner of {@code sandboxId}; empty when there is no such sandbox. {@code fresh}: read the registry even if a
+     * remembered answer is still young (control-plane requests, which may change the owner or the state; the cached
+     * answer serves the sandbox's traffic). Throws what the registry throws.
+     */
+    Optional<SandboxOwners.Ownership> owner(String sandboxId, boolean fresh) {
         Instant now = clock.instant();
         Entry entry = entries.get(sandboxId);
-        if (entry != null && entry.until().isAfter(now)) {
+        if (!fresh && entry != null && entry.until().isAfter(now)) {
             return Optional.of(entry.ownership());
         }
         Optional<SandboxOwners.Ownership> found = owners.owner(sandboxId);

@@ -11,12 +11,15 @@ import io.agentenv.orchestrator.OrchestratorSettings;
 import io.agentenv.orchestrator.SandboxGuests;
 import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.TemplateBuilder;
+import io.agentenv.server.cluster.ClusterNode;
+import io.agentenv.server.cluster.NodeLoadProbe;
 import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.AccessToken;
+import io.agentenv.store.jdbc.JdbcSandboxStore;
 import io.agentenv.store.sqlite.SqliteSandboxStore;
 import java.io.IOException;
 import java.net.URI;
@@ -28,6 +31,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * A real server for API tests: SQLite store in a temp dir, the real orchestrator over the scriptable mock backend,
@@ -38,6 +43,11 @@ final class TestServer implements AutoCloseable {
 
     final MockBackendFactory backend = new MockBackendFactory();
     final SandboxStore store;
+    /** Present when the environment makes this server a node of a cluster. */
+    final Optional<ClusterNode> cluster;
+    /** Counted down when the cluster refuses this node's lease (Main halts the process instead). */
+    final CountDownLatch fenced = new CountDownLatch(1);
+
     final Orchestrator orchestrator;
     final SandboxTokens tokens;
     final ApiServer api;
@@ -66,7 +76,10 @@ final class TestServer implements AutoCloseable {
                 "65536"));
         env.putAll(extraEnv);
         ServerConfig config = ServerConfig.load(env);
-        SqliteSandboxStore sqlite = SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
+        // as Main does: a node of a cluster keeps its records in the cluster's database
+        cluster = config.cluster().map(settings -> ClusterNode.join(settings, Clock.systemUTC()));
+        JdbcSandboxStore sqlite =
+                cluster.isPresent() ? cluster.get().store() : SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
         store = sqlite;
         tokens = new SandboxTokens(store.tokenSeed());
         // as Main does: the custom extension only when AENV_CUSTOM_EXTENSION_URL is set
@@ -117,6 +130,14 @@ final class TestServer implements AutoCloseable {
                 Clock.systemUTC(),
                 h -> h);
         base = URI.create("http://127.0.0.1:" + api.port());
+        cluster.ifPresent(node -> node.serve(
+                new NodeLoadProbe(
+                        orchestrator,
+                        dataDir.resolve("artifacts"),
+                        Path.of("/proc"),
+                        Clock.systemUTC(),
+                        Duration.ofSeconds(30)),
+                fenced::countDown));
     }
 
     HttpRequest.Builder request(String path) {
@@ -185,7 +206,11 @@ final class TestServer implements AutoCloseable {
             try {
                 orchestrator.shutdown();
             } finally {
-                store.close();
+                if (cluster.isPresent()) {
+                    cluster.get().close();
+                } else {
+                    store.close();
+                }
             }
         }
     }

@@ -11,9 +11,11 @@ import io.agentenv.orchestrator.SandboxStore;
 import io.agentenv.orchestrator.SnapshotQuery;
 import io.agentenv.orchestrator.SnapshotRecord;
 import io.agentenv.orchestrator.SortOrder;
+import io.agentenv.orchestrator.TemplateBuildStore;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.TemplateId;
+import io.agentenv.volumes.VolumeStore;
 import java.security.SecureRandom;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -73,6 +75,12 @@ public abstract class JdbcSandboxStore implements SandboxStore {
     protected int bindOwnRows(PreparedStatement st, int first) throws SQLException {
         return first;
     }
+
+    /** The volume records kept in the same database. */
+    public abstract VolumeStore volumes();
+
+    /** The template build records kept in the same database. */
+    public abstract TemplateBuildStore templateBuilds();
 
     @Override
     public Optional<SandboxRecord> get(SandboxId id) {

@@ -130,11 +130,13 @@ public final class PostgresSandboxStore extends JdbcSandboxStore {
     }
 
     /** Volume records, in the same database (the cluster's). */
+    @Override
     public VolumeStore volumes() {
         return volumes;
     }
 
     /** Templates requested through the build API, their builds and logs, in the same database; builds are this node's. */
+    @Override
     public TemplateBuildStore templateBuilds() {
         return templateBuilds;
     }

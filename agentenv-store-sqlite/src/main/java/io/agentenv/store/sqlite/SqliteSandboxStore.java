@@ -43,11 +43,13 @@ public final class SqliteSandboxStore extends JdbcSandboxStore {
     }
 
     /** Volume records, in the same database. */
+    @Override
     public VolumeStore volumes() {
         return volumes;
     }
 
     /** Templates requested through the build API, their builds and logs, in the same database. */
+    @Override
     public TemplateBuildStore templateBuilds() {
         return templateBuilds;
     }

@@ -1,0 +1,114 @@
+package io.agentenv.server.cluster;
+
+import static java.util.Objects.requireNonNull;
+
+import io.agentenv.cluster.NodeLoad;
+import io.agentenv.server.config.ClusterConfig;
+import io.agentenv.server.config.ClusterDatabase;
+import io.agentenv.store.postgres.PostgresDatabase;
+import io.agentenv.store.postgres.PostgresNodeRegistry;
+import io.agentenv.store.postgres.PostgresSandboxStore;
+import java.time.Clock;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This server as a node of a cluster: the cluster's database, the node's registration and the store opened for it,
+ * then, once the node serves, its lease renewals and its share of the dead-node sweeps. {@link #close} stops renewing
+ * (the lease then runs out on its own) and closes the store and the database.
+ */
+public final class ClusterNode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+
+    /**
+     * What a fenced server does: halt at once, without the shutdown that would pause its sandboxes (their records are
+     * no longer its own); a restart re-registers and reaps what is left on the host, as after a crash.
+     */
+    public static final Runnable HALT = () -> Runtime.getRuntime().halt(3);
+
+    private final ClusterConfig config;
+    private final PostgresDatabase database;
+    private final PostgresNodeRegistry registry;
+    private final NodeMembership membership;
+    private final PostgresSandboxStore store;
+    private DeadNodeSweeper sweeper;
+
+    private ClusterNode(
+            ClusterConfig config,
+            PostgresDatabase database,
+            PostgresNodeRegistry registry,
+            NodeMembership membership,
+            PostgresSandboxStore store) {
+        this.config = config;
+        this.database = database;
+        this.registry = registry;
+        this.membership = membership;
+        this.store = store;
+    }
+
+    /** Opens the cluster's database, registers this node and opens its store; nothing is left open on failure. */
+    public static ClusterNode join(ClusterConfig config, Clock clock) {
+        requireNonNull(config, "config is null");
+        requireNonNull(clock, "clock is null");
+        PostgresDatabase database = open(config.database());
+        try {
+            PostgresNodeRegistry registry = new PostgresNodeRegistry(database);
+            NodeMembership membership = NodeMembership.join(
+                    registry, config.nodeId(), config.address(), config.leaseTtl(), NodeLoad.UNKNOWN, clock);
+            PostgresSandboxStore store = PostgresSandboxStore.open(database, membership.token());
+            return new ClusterNode(config, database, registry, membership, store);
+        } catch (RuntimeException | Error e) {
+            database.close();
+            throw e;
+        }
+    }
+
+    /** Opens a cluster database (gateways open one too). */
+    public static PostgresDatabase open(ClusterDatabase database) {
+        return PostgresDatabase.open(
+                database.url(), database.user(), database.password().orElse(""));
+    }
+
+    /** The store of this node's registration. */
+    public PostgresSandboxStore store() {
+        return store;
+    }
+
+    /**
+     * The node serves: its lease is renewed with {@code load}, and it sweeps for dead nodes. A refused renewal runs
+     * {@code fenced} once: the cluster has declared this node dead or it runs again elsewhere, so nothing it would do
+     * next could be kept (its sandboxes were reported lost or released). {@link #HALT} is what a server does.
+     */
+    public synchronized void serve(Supplier<NodeLoad> load, Runnable fenced) {
+        requireNonNull(fenced, "fenced is null");
+        membership.startRenewing(load, () -> {
+            log.atError().addKeyValue("node", config.nodeId().value()).log("cluster: this node was fenced; stopping");
+            fenced.run();
+        });
+        sweeper = new DeadNodeSweeper(
+                registry, config.deadAfter(), config.leaseTtl().dividedBy(2), lost -> {});
+    }
+
+    /** Stops renewing the lease (and sweeping): the lease runs out and, after the grace, the node is declared dead. */
+    public synchronized void stopRenewing() {
+        if (sweeper != null) {
+            sweeper.close();
+            sweeper = null;
+        }
+        membership.close();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (sweeper != null) {
+            sweeper.close();
+        }
+        membership.close();
+        try {
+            store.close();
+        } finally {
+            database.close();
+        }
+    }
+}
