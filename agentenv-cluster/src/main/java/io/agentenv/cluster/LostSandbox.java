@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
 
 /**
  * A sandbox that was running on a node declared dead: it no longer exists anywhere, and the cluster remembers why.
@@ -13,6 +15,7 @@ import java.util.Map;
  * @param templateId its template
  * @param state the state it was in when its node died
  * @param metadata its metadata (for hooks and listings)
+ * @param instanceId its runtime instance as the custom extension knew it (its stop hook is called with it)
  * @param reason why it was lost
  * @param lostAt when the death was declared (the database's clock)
  */
@@ -22,6 +25,7 @@ public record LostSandbox(
         String templateId,
         String state,
         Map<String, String> metadata,
+        Optional<UUID> instanceId,
         String reason,
         Instant lostAt) {
     public LostSandbox {
@@ -30,6 +34,7 @@ public record LostSandbox(
         requireNonNull(templateId, "templateId is null");
         requireNonNull(state, "state is null");
         metadata = Map.copyOf(requireNonNull(metadata, "metadata is null"));
+        requireNonNull(instanceId, "instanceId is null");
         requireNonNull(reason, "reason is null");
         requireNonNull(lostAt, "lostAt is null");
     }

@@ -196,6 +196,7 @@ public final class Main {
                     Clock.systemUTC());
             volumes.start();
             OrchestratorSettings settings = OrchestratorSettings.defaults(dataDir.resolve("artifacts"));
+            LifecycleHooks hooks = lifecycleHooks(config);
             orchestrator = new Orchestrator(
                     store,
                     backend,
@@ -203,7 +204,7 @@ public final class Main {
                     Clock.systemUTC(),
                     settings,
                     List.of(),
-                    lifecycleHooks(config),
+                    hooks,
                     new MountableVolumes(volumes));
             orchestrator.start();
             guests = new SandboxGuests(
@@ -268,7 +269,8 @@ public final class Main {
                                         Path.of("/proc"),
                                         Clock.systemUTC(),
                                         Duration.ofSeconds(30)),
-                                ClusterNode.HALT);
+                                ClusterNode.HALT,
+                                hooks);
             }
         } catch (Exception | Error e) {
             closeQuietly(api, templates, guests, orchestrator, backend, storage);

@@ -70,6 +70,7 @@ CREATE TABLE lost_sandbox (
     template TEXT NOT NULL,
     state    TEXT NOT NULL,
     metadata JSONB NOT NULL,
+    instance_id TEXT,
     reason   TEXT NOT NULL,
     lost_at  TIMESTAMPTZ NOT NULL
 );

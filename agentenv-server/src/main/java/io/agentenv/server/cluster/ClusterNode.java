@@ -3,6 +3,7 @@ package io.agentenv.server.cluster;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.cluster.NodeLoad;
+import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.server.config.ClusterConfig;
 import io.agentenv.server.config.ClusterDatabase;
 import io.agentenv.store.postgres.PostgresDatabase;
@@ -78,16 +79,18 @@ public final class ClusterNode implements AutoCloseable {
     /**
      * The node serves: its lease is renewed with {@code load}, and it sweeps for dead nodes. A refused renewal runs
      * {@code fenced} once: the cluster has declared this node dead or it runs again elsewhere, so nothing it would do
-     * next could be kept (its sandboxes were reported lost or released). {@link #HALT} is what a server does.
+     * next could be kept (its sandboxes were reported lost or released). {@link #HALT} is what a server does. A
+     * sandbox lost with a node this node declared dead gets its custom extension's stop hook, as a killed one does.
      */
-    public synchronized void serve(Supplier<NodeLoad> load, Runnable fenced) {
+    public synchronized void serve(Supplier<NodeLoad> load, Runnable fenced, LifecycleHooks hooks) {
         requireNonNull(fenced, "fenced is null");
+        requireNonNull(hooks, "hooks is null");
         membership.startRenewing(load, () -> {
             log.atError().addKeyValue("node", config.nodeId().value()).log("cluster: this node was fenced; stopping");
             fenced.run();
         });
         sweeper = new DeadNodeSweeper(
-                registry, config.deadAfter(), config.leaseTtl().dividedBy(2), lost -> {});
+                registry, config.deadAfter(), config.leaseTtl().dividedBy(2), new LostSandboxHooks(hooks));
     }
 
     /** Stops renewing the lease (and sweeping): the lease runs out and, after the grace, the node is declared dead. */

@@ -137,7 +137,8 @@ final class TestServer implements AutoCloseable {
                         Path.of("/proc"),
                         Clock.systemUTC(),
                         Duration.ofSeconds(30)),
-                fenced::countDown));
+                fenced::countDown,
+                hooks));
     }
 
     HttpRequest.Builder request(String path) {

@@ -106,7 +106,14 @@ class NodeMembershipTest {
     void the_sweeper_reports_each_lost_sandbox_of_a_dead_node() {
         ScriptedRegistry registry = new ScriptedRegistry();
         LostSandbox lost = new LostSandbox(
-                "aaaaaaaaaaaaaaaaaaaa", new NodeId("n2"), "base", "RUNNING", Map.of(), "lease", Instant.EPOCH);
+                "aaaaaaaaaaaaaaaaaaaa",
+                new NodeId("n2"),
+                "base",
+                "RUNNING",
+                Map.of(),
+                Optional.of(java.util.UUID.randomUUID()),
+                "lease",
+                Instant.EPOCH);
         registry.deaths.add(List.of(new NodeRegistry.DeadNode(new NodeId("n2"), 3, List.of(lost), List.of("p1"))));
         List<LostSandbox> reported = new CopyOnWriteArrayList<>();
         try (DeadNodeSweeper sweeper =

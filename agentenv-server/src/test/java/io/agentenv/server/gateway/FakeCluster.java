@@ -45,6 +45,7 @@ final class FakeCluster implements NodeRegistry, SandboxOwners {
                         "base",
                         "RUNNING",
                         Map.of(),
+                        Optional.empty(),
                         "lease expired",
                         Instant.parse("2026-01-01T00:00:00Z")));
     }

@@ -19,12 +19,14 @@ import java.time.OffsetDateTime;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 
 /** The cluster tables' rows: nodes (their load as JSON), lost sandboxes, and the database's times. */
 final class ClusterRows {
     static final String NODE_COLUMNS = "id, address, state, epoch, lease_until, registered_at, load";
-    static final String LOST_COLUMNS = "id, node, template, state, metadata, reason, lost_at";
+    static final String LOST_COLUMNS = "id, node, template, state, metadata, instance_id, reason, lost_at";
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -50,6 +52,7 @@ final class ClusterRows {
                 rs.getString("template"),
                 rs.getString("state"),
                 Codec.map(rs.getString("metadata")),
+                Optional.ofNullable(rs.getString("instance_id")).map(UUID::fromString),
                 rs.getString("reason"),
                 instant(rs, "lost_at"));
     }

@@ -53,11 +53,12 @@ public final class PostgresNodeRegistry implements NodeRegistry {
                     + "AND lease_until < now() - ? * INTERVAL '1 millisecond' FOR UPDATE";
     private static final String KILL = "UPDATE node SET state = 'DEAD' WHERE id = ?";
     private static final String LOSE = "WITH gone AS (DELETE FROM sandbox WHERE node_id = ? AND state <> 'PAUSED' "
-            + "RETURNING id, template, state, metadata) "
+            + "RETURNING id, template, state, metadata, instance_id) "
             + "INSERT INTO lost_sandbox (" + ClusterRows.LOST_COLUMNS + ") "
-            + "SELECT id, ?, template, state, metadata, ?, now() FROM gone "
+            + "SELECT id, ?, template, state, metadata, instance_id, ?, now() FROM gone "
             + "ON CONFLICT (id) DO UPDATE SET node = excluded.node, template = excluded.template, "
-            + "state = excluded.state, metadata = excluded.metadata, reason = excluded.reason, "
+            + "state = excluded.state, metadata = excluded.metadata, instance_id = excluded.instance_id, "
+            + "reason = excluded.reason, "
             + "lost_at = excluded.lost_at RETURNING " + ClusterRows.LOST_COLUMNS;
     private static final String RELEASE = "UPDATE sandbox SET node_id = NULL, node_epoch = NULL, version = version + 1 "
             + "WHERE node_id = ? AND state = 'PAUSED' RETURNING id";

@@ -28,6 +28,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -116,7 +117,9 @@ class PostgresFencingTest {
         // given A's running and paused sandboxes, A's lease long over, A declared dead
         PostgresSandboxStore a = cluster.start(A);
         PostgresSandboxStore b = cluster.start(B);
-        SandboxRecord running = record(RUNNING).withMetadata(Map.of("team", "x"));
+        UUID instance = UUID.randomUUID();
+        SandboxRecord running =
+                record(RUNNING).withMetadata(Map.of("team", "x")).withInstanceId(instance);
         SandboxRecord paused = record(PAUSED);
         a.insert(running);
         a.insert(paused);
@@ -134,6 +137,9 @@ class PostgresFencingTest {
                 assertThat(lost.templateId()).isEqualTo("base");
                 assertThat(lost.state()).isEqualTo("RUNNING");
                 assertThat(lost.metadata()).containsEntry("team", "x");
+                assertThat(lost.instanceId())
+                        .as("for the custom extension's stop hook")
+                        .contains(instance);
                 assertThat(lost.reason()).isEqualTo("lease expired");
             });
             assertThat(node.released()).containsExactly(paused.id().value());
