@@ -75,7 +75,7 @@ class LostSandboxHooksTest {
     }
 
     @Test
-    void nothing_is_called_without_an_extension_or_an_instance_and_a_failing_hook_is_only_logged() {
+    void no_extension_or_no_instance_calls_nothing_and_a_failing_hook_is_logged() {
         RecordingHooks off = new RecordingHooks(false, false);
         new LostSandboxHooks(off).accept(lost(Optional.of(UUID.randomUUID())));
         RecordingHooks noInstance = new RecordingHooks(true, false);

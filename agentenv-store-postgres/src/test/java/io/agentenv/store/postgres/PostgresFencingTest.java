@@ -250,7 +250,7 @@ class PostgresFencingTest {
     }
 
     @Test
-    void declare_dead_reports_each_node_its_lost_and_released_sandboxes_once_when_called_at_once() throws Exception {
+    void concurrent_declarations_report_each_death_with_its_sandboxes_once() throws Exception {
         // given four nodes whose leases ended, each with two running and one paused sandbox, and a live node B
         List<NodeId> expired = List.of(new NodeId("n1"), new NodeId("n2"), new NodeId("n3"), new NodeId("n4"));
         Map<NodeId, List<String>> running = new HashMap<>();

@@ -42,7 +42,7 @@ class PostgresSandboxStoreTest extends SandboxStoreContract {
     }
 
     @Test
-    void an_insert_made_durable_by_the_next_write_is_read_at_once_and_leaves_commits_synchronous() {
+    void a_next_write_durable_insert_is_read_at_once_and_leaves_commits_synchronous() {
         // given
         SandboxRecord creating = record(SandboxState.CREATING, T0);
         // when
