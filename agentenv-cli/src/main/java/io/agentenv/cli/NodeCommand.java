@@ -39,6 +39,14 @@ final class NodeCommand implements Callable<Integer> {
         throw new CommandLine.ParameterException(spec.commandLine(), "name a subcommand: ls, info, drain or undrain");
     }
 
+    /** {@code POST /nodes/{node}} with {@code status}; prints the node and its new status. */
+    int setStatus(String node, String status) {
+        aenv.client().setNodeStatus(node, status);
+        aenv.out().println(node + " " + status);
+        aenv.out().flush();
+        return 0;
+    }
+
     @Command(name = "ls", aliases = "list", mixinStandardHelpOptions = true, description = "List the nodes.")
     static final class ListNodes implements Callable<Integer> {
         @ParentCommand
@@ -117,10 +125,7 @@ final class NodeCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            parent.aenv.client().setNodeStatus(node, "draining");
-            parent.aenv.out().println(node + " draining");
-            parent.aenv.out().flush();
-            return 0;
+            return parent.setStatus(node, "draining");
         }
     }
 
@@ -134,10 +139,7 @@ final class NodeCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            parent.aenv.client().setNodeStatus(node, "ready");
-            parent.aenv.out().println(node + " ready");
-            parent.aenv.out().flush();
-            return 0;
+            return parent.setStatus(node, "ready");
         }
     }
 }
