@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -122,22 +121,37 @@ public final class DeferredReleases {
     }
 
     /**
-     * Waits, at most {@code max}, for one release that is still running to finish (a create that found no free slot:
-     * a release in flight is about to free one); false when none is running.
+     * Waits, at most {@code max}, for one release that is still running to finish well (a create that found no free
+     * slot: a release in flight is about to free one). A release that ends in failure frees nothing, so the wait goes
+     * on for the others. True when one finished well or the time ran out while some still run (the caller looks for a
+     * free slot again either way); false when none is running, or every one that was has failed.
      */
     public boolean awaitOne(Duration max) throws InterruptedException {
-        Optional<Release> running = inFlight.values().stream()
-                .filter(release -> !release.outcome().isDone())
-                .findFirst();
-        if (running.isEmpty()) {
-            return false;
+        long deadline = System.nanoTime() + max.toNanos();
+        while (true) {
+            List<CompletableFuture<List<Exception>>> running = inFlight.values().stream()
+                    .map(Release::outcome)
+                    .filter(outcome -> !outcome.isDone())
+                    .toList();
+            if (running.isEmpty()) {
+                return false;
+            }
+            try {
+                CompletableFuture.anyOf(running.toArray(CompletableFuture<?>[]::new))
+                        .get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                return true;
+            } catch (ExecutionException e) {
+                // one failed: look at the others
+            }
+            for (CompletableFuture<List<Exception>> outcome : running) {
+                if (outcome.isDone()
+                        && !outcome.isCompletedExceptionally()
+                        && outcome.join().isEmpty()) {
+                    return true;
+                }
+            }
         }
-        try {
-            running.get().outcome().get(max.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            // failed (its waiter tries again) or slow: the caller looks for a free slot again either way
-        }
-        return true;
     }
 
     /** Sandboxes whose release has not finished (or failed and was not tried again yet). */

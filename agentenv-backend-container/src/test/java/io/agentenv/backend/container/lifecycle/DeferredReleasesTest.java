@@ -74,6 +74,39 @@ class DeferredReleasesTest {
     }
 
     @Test
+    void a_release_failing_during_the_wait_does_not_end_the_wait_for_a_running_one() throws Exception {
+        CountDownLatch failB = new CountDownLatch(1);
+        releases.start(
+                B,
+                List.of(() -> {
+                    failB.await(30, TimeUnit.SECONDS);
+                    throw new IOException("busy");
+                }),
+                List.of());
+        CountDownLatch waited = new CountDownLatch(1);
+        AtomicBoolean found = new AtomicBoolean();
+        Thread waiter = Thread.ofVirtual().start(() -> {
+            try {
+                found.set(releases.awaitOne(Duration.ofSeconds(30)));
+                waited.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        CountDownLatch gate = new CountDownLatch(1);
+        releases.start(A, List.of(held(gate, done, "slot")), List.of());
+        failB.countDown(); // B, the one the wait began with, fails (and is tried again): it frees nothing
+
+        assertThat(waited.await(300, TimeUnit.MILLISECONDS))
+                .as("returned when B failed, while A still runs")
+                .isFalse();
+        gate.countDown();
+        waiter.join();
+        assertThat(found).isTrue();
+        assertThat(done).containsExactly("slot");
+    }
+
+    @Test
     void a_resume_waits_for_its_release_and_later_steps_run_after_the_parallel_ones() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         releases.start(
