@@ -7,6 +7,8 @@
 // The server runs with a fresh temp data dir (AENV_HOME), a fixed API key (AENV_API_KEY) and a free port on 127.0.0.1
 // (`listenHost: '0.0.0.0'` listens on every address, as a production server does; the URL stays on 127.0.0.1).
 // With backend 'mock' the mock backend's jar is put on the classpath (it is a test double: no envd, no processes).
+// `port` fixes the port (a cluster node must name its address before it listens); `args: ['gateway']` starts a
+// cluster's gateway instead of a server (it answers /health once a node of its cluster serves).
 // Requires the built jars (`mvn -B package -DskipTests` or `scripts/test.sh`).
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -74,13 +76,13 @@ export async function freePort() {
  * `listenHost` is the address the server listens on (default 127.0.0.1); the returned URL is on 127.0.0.1 either way.
  * @param {{backend?: string, extraClasspath?: string[], env?: object, dataDir?: string, readyTimeoutMs?: number, jvmOptions?: string[], listenHost?: string}} opts
  */
-export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, dataDir: reuseDir, readyTimeoutMs = 30_000, jvmOptions, listenHost = '127.0.0.1' } = {}) {
+export async function startServer({ backend = 'mock', extraClasspath = [], env = {}, dataDir: reuseDir, readyTimeoutMs = 30_000, jvmOptions, listenHost = '127.0.0.1', port: chosenPort, args = [] } = {}) {
   if (!existsSync(serverJar)) {
     throw new Error(`server jar missing: ${serverJar} (build it: mvn -B -pl agentenv-server -am package -DskipTests)`)
   }
   const classpath = [serverJar, ...(backend === 'mock' ? [moduleJar('agentenv-backend-mock')] : []), ...extraClasspath]
   const dataDir = reuseDir ?? mkdtempSync(join(tmpdir(), 'aenv-server-e2e-'))
-  const port = await freePort()
+  const port = chosenPort ?? await freePort()
   const childEnv = { ...process.env, ...env }
   for (const k of Object.keys(childEnv)) if (k.startsWith('AENV_') && !(k in env)) delete childEnv[k]
   Object.assign(childEnv, {
@@ -91,7 +93,7 @@ export async function startServer({ backend = 'mock', extraClasspath = [], env =
     ...env,
   })
   const jvm = jvmOptions ?? ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx256m', '--enable-native-access=ALL-UNNAMED']
-  const child = spawn(javaBinary(), [...jvm, '-cp', classpath.join(':'), 'io.agentenv.server.Main'],
+  const child = spawn(javaBinary(), [...jvm, '-cp', classpath.join(':'), 'io.agentenv.server.Main', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv })
   let output = ''
   child.stdout.on('data', (d) => { output += d })
