@@ -7,50 +7,17 @@
 //   node bench/cluster/gateway.mjs [--requests N]        (as root: PostgreSQL runs as the postgres user)
 //
 // Needs the built jars: mvn -B -pl agentenv-server,agentenv-backend-mock,agentenv-envd -am package -DskipTests
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import os from 'node:os'
 import { startServer, freePort } from '../../e2e/lib/control-plane-harness.mjs'
 import { startEnvd } from '../../e2e/lib/envd-harness.mjs'
 import { startPostgres } from '../../e2e/lib/postgres-harness.mjs'
+import { interleaved } from '../lib/roundtrip.mjs'
 
 const args = process.argv.slice(2)
 const i = args.indexOf('--requests')
 const N = i >= 0 && Number(args[i + 1]) > 0 ? Number(args[i + 1]) : 3000
 const WARMUP = 1000
-
-function call(target, method, path, headers, body) {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint()
-    const req = request({ ...target, method, path, headers }, (res) => {
-      res.on('data', () => {})
-      res.on('end', () => {
-        if (res.statusCode >= 300) reject(new Error(`${method} ${path} -> ${res.statusCode}`))
-        else resolve(Number(process.hrtime.bigint() - started) / 1e6)
-      })
-    })
-    req.on('error', reject)
-    if (body !== undefined) req.end(body)
-    else req.end()
-  })
-}
-
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-
-async function measure(label, node, gateway, method, path, headers, body) {
-  const samples = { node: [], gateway: [] }
-  for (let n = 0; n < WARMUP + N; n++) {
-    const d = await call(node, method, path, headers, body)
-    const g = await call(gateway, method, path, headers, body)
-    if (n >= WARMUP) {
-      samples.node.push(d)
-      samples.gateway.push(g)
-    }
-  }
-  return ['node', 'gateway'].map((kind) => {
-    const s = samples[kind].sort((a, b) => a - b)
-    return { label, kind, p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99) }
-  })
-}
 
 const envd = await startEnvd({ port: await freePort() })
 const pg = await startPostgres()
@@ -82,9 +49,14 @@ try {
   const gated = via(gateway.port)
   const route = { 'E2b-Sandbox-Id': sandbox.sandboxID, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': sandbox.envdAccessToken }
   const rpc = { 'content-type': 'application/json', 'connect-protocol-version': '1' }
-  results.push(...await measure('GET /health', direct, gated, 'GET', '/health', route))
-  results.push(...await measure('process.Process/List', direct, gated, 'POST', '/process.Process/List',
-    { ...rpc, ...route }, '{}'))
+  const rounds = { n: N, warmup: WARMUP }
+  results.push(...await interleaved('GET /health',
+    { node: { target: direct, headers: route }, gateway: { target: gated, headers: route } },
+    'GET', '/health', undefined, rounds))
+  const rpcHeaders = { ...rpc, ...route }
+  results.push(...await interleaved('process.Process/List',
+    { node: { target: direct, headers: rpcHeaders }, gateway: { target: gated, headers: rpcHeaders } },
+    'POST', '/process.Process/List', '{}', rounds))
   direct.agent.destroy()
   gated.agent.destroy()
 } finally {

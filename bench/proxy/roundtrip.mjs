@@ -6,51 +6,16 @@
 //   node bench/proxy/roundtrip.mjs [--requests N]
 //
 // Needs the built jars: mvn -B -pl agentenv-server,agentenv-backend-mock,agentenv-envd -am package -DskipTests
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import os from 'node:os'
 import { startServer, freePort } from '../../e2e/lib/control-plane-harness.mjs'
 import { startEnvd } from '../../e2e/lib/envd-harness.mjs'
+import { interleaved } from '../lib/roundtrip.mjs'
 
 const args = process.argv.slice(2)
 const i = args.indexOf('--requests')
 const N = i >= 0 && Number(args[i + 1]) > 0 ? Number(args[i + 1]) : 3000
 const WARMUP = 1000
-
-function call(target, method, path, headers, body) {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint()
-    const req = request({ ...target, method, path, headers }, (res) => {
-      res.on('data', () => {})
-      res.on('end', () => {
-        if (res.statusCode >= 300) reject(new Error(`${method} ${path} -> ${res.statusCode}`))
-        else resolve(Number(process.hrtime.bigint() - started) / 1e6)
-      })
-    })
-    req.on('error', reject)
-    if (body !== undefined) req.end(body)
-    else req.end()
-  })
-}
-
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-
-async function measure(label, direct, proxied, method, path, headers, body) {
-  const samples = { direct: [], proxied: [] }
-  for (let n = 0; n < WARMUP + N; n++) {
-    const d = await call(direct, method, path, headers.direct, body)
-    const p = await call(proxied, method, path, headers.proxied, body)
-    if (n >= WARMUP) {
-      samples.direct.push(d)
-      samples.proxied.push(p)
-    }
-  }
-  const rows = []
-  for (const kind of ['direct', 'proxied']) {
-    const s = samples[kind].sort((a, b) => a - b)
-    rows.push({ label, kind, p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99) })
-  }
-  return rows
-}
 
 const envd = await startEnvd({ port: await freePort() })
 const results = []
@@ -71,10 +36,13 @@ try {
         : { host: '127.0.0.1', port: envd.port, agent: new Agent({ keepAlive: true, maxSockets: 1 }) }
       const route = { 'E2b-Sandbox-Id': sandbox.sandboxID, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': sandbox.envdAccessToken }
       const rpc = { 'content-type': 'application/json', 'connect-protocol-version': '1' }
-      results.push(...await measure(`GET /health (${transport})`, direct, proxied, 'GET', '/health',
-        { direct: {}, proxied: route }))
-      results.push(...await measure(`process.Process/List (${transport})`, direct, proxied, 'POST',
-        '/process.Process/List', { direct: rpc, proxied: { ...rpc, ...route } }, '{}'))
+      const rounds = { n: N, warmup: WARMUP }
+      results.push(...await interleaved(`GET /health (${transport})`,
+        { direct: { target: direct, headers: {} }, proxied: { target: proxied, headers: route } },
+        'GET', '/health', undefined, rounds))
+      results.push(...await interleaved(`process.Process/List (${transport})`,
+        { direct: { target: direct, headers: rpc }, proxied: { target: proxied, headers: { ...rpc, ...route } } },
+        'POST', '/process.Process/List', '{}', rounds))
       proxied.agent.destroy()
       direct.agent.destroy()
     } finally {
