@@ -98,9 +98,10 @@ public final class Main {
     /** {@code agentenv-server gateway}: one endpoint in front of a cluster's nodes, until SIGTERM/SIGINT. */
     private static void gateway() {
         GatewayConfig config;
+        ApiKey apiKey;
         try {
             config = GatewayConfig.load(System.getenv());
-            ApiKey.of(config.apiKey());
+            apiKey = ApiKey.of(config.apiKey());
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("agentenv-server gateway: " + e.getMessage());
             System.exit(2);
@@ -114,7 +115,7 @@ public final class Main {
             gateway = Gateway.start(
                     GatewaySettings.defaults(
                             config.listen(),
-                            ApiKey.of(config.apiKey()),
+                            apiKey,
                             config.sandboxDomain().stream().toList(),
                             config.maxConcurrentRequests()),
                     new PostgresNodeRegistry(database),

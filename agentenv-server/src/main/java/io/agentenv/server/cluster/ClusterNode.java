@@ -104,10 +104,7 @@ public final class ClusterNode implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        if (sweeper != null) {
-            sweeper.close();
-        }
-        membership.close();
+        stopRenewing();
         try {
             store.close();
         } finally {

@@ -93,6 +93,7 @@ public final class NodeMembership implements AutoCloseable {
         Duration every = ttl.dividedBy(3);
         Instant lastRenewed = clock.instant();
         boolean failing = false;
+        boolean expiryReported = false;
         while (!Thread.currentThread().isInterrupted()) {
             try {
                 Thread.sleep(every);
@@ -113,13 +114,15 @@ public final class NodeMembership implements AutoCloseable {
                     log.atInfo().log("cluster: lease renewed again");
                 }
                 failing = false;
+                expiryReported = false;
                 lastRenewed = clock.instant();
             } catch (RuntimeException e) {
                 if (!failing) {
                     log.atWarn().setCause(e).log("cluster: the lease cannot be renewed; retrying");
                 }
                 failing = true;
-                if (clock.instant().isAfter(lastRenewed.plus(ttl))) {
+                if (!expiryReported && clock.instant().isAfter(lastRenewed.plus(ttl))) {
+                    expiryReported = true; // once per outage, not every retry
                     log.atWarn()
                             .addKeyValue("since", lastRenewed)
                             .log("cluster: the lease ran out while the database is unreachable");

@@ -5,7 +5,9 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.server.proxy.ProxyRoute;
 import io.agentenv.server.proxy.RouteClassifier;
 import io.agentenv.spi.SandboxId;
+import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Pattern;
 import org.eclipse.jetty.http.HttpFields;
 
 /**
@@ -28,6 +30,9 @@ import org.eclipse.jetty.http.HttpFields;
 final class GatewayRoutes {
     /** The key every volume request is sent by: volumes are files on one node's disk. */
     static final String VOLUMES_KEY = "volumes";
+
+    /** A versioned API path's first segment ({@code /v2/sandboxes}). */
+    private static final Pattern VERSION = Pattern.compile("v[0-9]+");
 
     private final RouteClassifier proxyRoutes;
 
@@ -63,9 +68,10 @@ final class GatewayRoutes {
                 default -> new GatewayRoute.Refused(404, "no such route");
             };
         }
-        List<String> unversioned = segments.size() > 1 && segments.getFirst().matches("v[0-9]+")
-                ? segments.subList(1, segments.size())
-                : segments;
+        List<String> unversioned =
+                segments.size() > 1 && VERSION.matcher(segments.getFirst()).matches()
+                        ? segments.subList(1, segments.size())
+                        : segments;
         if (unversioned.size() >= 2
                 && unversioned.getFirst().equals("sandboxes")
                 && SandboxId.isValid(unversioned.get(1))) {
@@ -91,8 +97,6 @@ final class GatewayRoutes {
 
     /** The path's non-empty segments, still percent-encoded (ids and keywords never need decoding). */
     private static List<String> segments(String path) {
-        return java.util.Arrays.stream(path.split("/"))
-                .filter(s -> !s.isEmpty())
-                .toList();
+        return Arrays.stream(path.split("/")).filter(s -> !s.isEmpty()).toList();
     }
 }

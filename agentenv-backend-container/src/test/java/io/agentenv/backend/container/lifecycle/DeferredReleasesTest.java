@@ -9,10 +9,11 @@ import io.agentenv.spi.SandboxId;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -37,6 +38,28 @@ class DeferredReleasesTest {
         };
     }
 
+    /** {@code awaitOne(30 s)} on a thread of its own: its answer, once it returns. */
+    private CompletableFuture<Boolean> awaitOneInBackground() {
+        CompletableFuture<Boolean> answer = new CompletableFuture<>();
+        Thread.ofVirtual().start(() -> {
+            try {
+                answer.complete(releases.awaitOne(Duration.ofSeconds(30)));
+            } catch (InterruptedException e) {
+                answer.completeExceptionally(e);
+            }
+        });
+        return answer;
+    }
+
+    private static boolean finishesWithin(CompletableFuture<?> future, long millis) throws Exception {
+        try {
+            future.get(millis, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        }
+    }
+
     @Test
     void await_one_waits_for_a_running_release_and_not_for_failed_ones() throws Exception {
         assertThat(releases.awaitOne(Duration.ofSeconds(1)))
@@ -50,23 +73,11 @@ class DeferredReleasesTest {
                 List.of());
         CountDownLatch gate = new CountDownLatch(1);
         releases.start(A, List.of(held(gate, done, "slot")), List.of());
-        CountDownLatch waited = new CountDownLatch(1);
-        AtomicBoolean found = new AtomicBoolean();
-        Thread waiter = Thread.ofVirtual().start(() -> {
-            try {
-                found.set(releases.awaitOne(Duration.ofSeconds(30)));
-                waited.countDown();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        CompletableFuture<Boolean> found = awaitOneInBackground();
 
-        assertThat(waited.await(200, TimeUnit.MILLISECONDS))
-                .as("returned while A runs")
-                .isFalse();
+        assertThat(finishesWithin(found, 200)).as("returned while A runs").isFalse();
         gate.countDown();
-        waiter.join();
-        assertThat(found).isTrue();
+        assertThat(found.get(30, TimeUnit.SECONDS)).isTrue();
         assertThat(done).containsExactly("slot");
         assertThat(releases.awaitOne(Duration.ofSeconds(1)))
                 .as("only B is left, and it failed: nothing running to wait for")
@@ -83,26 +94,16 @@ class DeferredReleasesTest {
                     throw new IOException("busy");
                 }),
                 List.of());
-        CountDownLatch waited = new CountDownLatch(1);
-        AtomicBoolean found = new AtomicBoolean();
-        Thread waiter = Thread.ofVirtual().start(() -> {
-            try {
-                found.set(releases.awaitOne(Duration.ofSeconds(30)));
-                waited.countDown();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        CompletableFuture<Boolean> found = awaitOneInBackground();
         CountDownLatch gate = new CountDownLatch(1);
         releases.start(A, List.of(held(gate, done, "slot")), List.of());
         failB.countDown(); // B, the one the wait began with, fails (and is tried again): it frees nothing
 
-        assertThat(waited.await(300, TimeUnit.MILLISECONDS))
+        assertThat(finishesWithin(found, 300))
                 .as("returned when B failed, while A still runs")
                 .isFalse();
         gate.countDown();
-        waiter.join();
-        assertThat(found).isTrue();
+        assertThat(found.get(30, TimeUnit.SECONDS)).isTrue();
         assertThat(done).containsExactly("slot");
     }
 
