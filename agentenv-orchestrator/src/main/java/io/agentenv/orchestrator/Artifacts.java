@@ -16,7 +16,10 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.EnumSet;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,16 +29,29 @@ import org.slf4j.LoggerFactory;
  * {@code <root>/sandboxes/<sandbox id>/<generation>} for paused states,
  * {@code <root>/snapshots/<snapshot id>} for catalog snapshots and {@code <root>/forks/<sandbox id>-<generation>} for
  * the short-lived capture a fork restores its children from.
+ *
+ * <p>With {@link SharedArtifacts} (a node of a cluster), paused states and snapshots are also stored there under the
+ * same relative path, and a state recorded by another node (its directory is not under this root) is fetched to the
+ * same relative path under this root before use; the local copy of a state made here is used as it is.
  */
 final class Artifacts {
     private static final Logger log = LoggerFactory.getLogger(Artifacts.class);
+    private static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9_-]{1,128}");
 
     private final Path root;
     private final Ids ids;
+    private final Optional<SharedArtifacts> shared;
+    /** One lock per key being fetched, so that concurrent launches from one snapshot fetch it once. */
+    private final ConcurrentHashMap<String, Object> fetching = new ConcurrentHashMap<>();
 
     Artifacts(Path root, Ids ids) {
+        this(root, ids, Optional.empty());
+    }
+
+    Artifacts(Path root, Ids ids, Optional<SharedArtifacts> shared) {
         this.root = requireNonNull(root, "root is null").toAbsolutePath();
         this.ids = requireNonNull(ids, "ids is null");
+        this.shared = requireNonNull(shared, "shared is null");
     }
 
     Path newPausedDir(SandboxId id) {
@@ -48,6 +64,107 @@ final class Artifacts {
 
     Path snapshotDir(TemplateId snapshot) {
         return create(root.resolve("snapshots").resolve(snapshot.value()));
+    }
+
+    /** Whether paused states and snapshots are stored where every node reaches them. */
+    boolean shared() {
+        return shared.isPresent();
+    }
+
+    /**
+     * Stores a paused state's or a snapshot's directory (made here, complete) in the shared storage; nothing without
+     * one.
+     *
+     * @throws IOException if the shared storage failed
+     */
+    void share(Path dir) throws IOException {
+        if (shared.isPresent()) {
+            shared.get().put(key(dir), dir);
+        }
+    }
+
+    /**
+     * The directory to restore a state recorded as {@code stored} from, on this node: {@code stored} itself without
+     * shared storage; else this node's copy ({@code stored} when it was made here, else its place under this root),
+     * fetched from the shared storage when it is not on this disk (made elsewhere, or lost here). Reads and writes
+     * files: never call it holding a lock.
+     *
+     * @throws AgentEnvException INTERNAL if the shared storage does not hold the state, UPSTREAM_FAILED if it failed
+     */
+    Path local(Path stored) {
+        if (shared.isEmpty()) {
+            return stored;
+        }
+        Path local = localCopy(stored);
+        String key = key(stored);
+        Object lock = fetching.computeIfAbsent(key, k -> new Object());
+        synchronized (lock) {
+            if (Files.isDirectory(local, LinkOption.NOFOLLOW_LINKS)) {
+                return local;
+            }
+            long started = System.nanoTime();
+            try {
+                shared.get().get(key, local);
+            } catch (NoSuchFileException e) {
+                throw new AgentEnvException(
+                        ErrorKind.INTERNAL,
+                        "the artifacts " + key + " are not in the shared storage (the node that made them could not"
+                                + " store them); they can be restored only there",
+                        e);
+            } catch (IOException | RuntimeException e) {
+                throw new AgentEnvException(
+                        ErrorKind.UPSTREAM_FAILED, "fetching the artifacts " + key + " from shared storage failed", e);
+            }
+            log.atInfo()
+                    .addKeyValue("key", key)
+                    .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                    .log("artifacts fetched from shared storage");
+            return local;
+        }
+    }
+
+    /**
+     * Where this node keeps its copy of a state recorded as {@code stored}: {@code stored} when made here, else its
+     * place under this root (present or not).
+     */
+    Path localCopy(Path stored) {
+        return shared.isEmpty() || isLocal(stored) ? stored : root.resolve(key(stored));
+    }
+
+    /**
+     * Deletes a state that is no longer needed (its sandbox resumed, its snapshot deleted): the directory recorded,
+     * when it is here, this node's copy, and the shared copy. Failures are logged, never thrown.
+     */
+    void deleteState(Path stored) {
+        Path local = localCopy(stored);
+        delete(local);
+        if (!local.equals(stored) && isLocal(stored)) {
+            delete(stored);
+        }
+        if (shared.isPresent()) {
+            String key = key(stored);
+            fetching.remove(key);
+            try {
+                shared.get().delete(key);
+            } catch (IOException | RuntimeException e) {
+                log.atWarn().addKeyValue("key", key).setCause(e).log("cannot delete shared artifacts");
+            }
+        }
+    }
+
+    /** Deletes every shared paused state of the sandbox (a paused sandbox killed); logged, never thrown. */
+    void unshareSandbox(SandboxId id) {
+        if (shared.isEmpty()) {
+            return;
+        }
+        try {
+            shared.get().deleteAll("sandboxes/" + id.value() + "/");
+        } catch (IOException | RuntimeException e) {
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
+                    .log("cannot delete the shared paused states of a killed sandbox");
+        }
     }
 
     /** Deletes every paused state of the sandbox. */
@@ -106,6 +223,34 @@ final class Artifacts {
         if (empty) {
             delete(sandboxDir);
         }
+    }
+
+    private boolean isLocal(Path dir) {
+        return dir.toAbsolutePath().normalize().startsWith(root);
+    }
+
+    /**
+     * The shared key of a paused state's or snapshot's directory, wherever its root is: its last three segments
+     * ({@code sandboxes/<id>/<generation>}) or two ({@code snapshots/<id>}).
+     */
+    static String key(Path dir) {
+        Path normal = dir.toAbsolutePath().normalize();
+        int n = normal.getNameCount();
+        if (n >= 3 && normal.getName(n - 3).toString().equals("sandboxes")) {
+            return "sandboxes/" + segment(normal, n - 2) + "/" + segment(normal, n - 1);
+        }
+        if (n >= 2 && normal.getName(n - 2).toString().equals("snapshots")) {
+            return "snapshots/" + segment(normal, n - 1);
+        }
+        throw new IllegalArgumentException("not a paused state's or a snapshot's directory: " + dir);
+    }
+
+    private static String segment(Path dir, int index) {
+        String name = dir.getName(index).toString();
+        if (!SEGMENT.matcher(name).matches()) {
+            throw new IllegalArgumentException("unexpected name in an artifact directory: " + dir);
+        }
+        return name;
     }
 
     private static Path create(Path dir) {

@@ -142,6 +142,9 @@ final class KillOperation {
         }
         long stopped = System.nanoTime();
         artifacts.deleteSandbox(id);
+        if (previous == SandboxState.PAUSED) {
+            artifacts.unshareSandbox(id); // a running sandbox's shared state was deleted when it resumed
+        }
         long deleted = System.nanoTime();
         records.delete(id, EnumSet.of(SandboxState.KILLING));
         long recorded = System.nanoTime();

@@ -104,7 +104,7 @@ public final class Orchestrator {
         this(store, backends, tokens, clock, settings, listeners, hooks, VolumeCatalog.NONE);
     }
 
-    /** Builds the orchestrator without doing I/O; call {@link #start()} before use. */
+    /** Builds the orchestrator of a lone server (no shared storage) without doing I/O; call {@link #start()} first. */
     public Orchestrator(
             SandboxStore store,
             SandboxBackendFactory backends,
@@ -114,6 +114,23 @@ public final class Orchestrator {
             List<LifecycleListener> listeners,
             LifecycleHooks hooks,
             VolumeCatalog volumes) {
+        this(store, backends, tokens, clock, settings, listeners, hooks, volumes, Optional.empty());
+    }
+
+    /**
+     * Builds the orchestrator without doing I/O; call {@link #start()} before use. {@code shared} is where paused states
+     * and snapshots are also stored for other nodes of a cluster to restore (empty for a lone server).
+     */
+    public Orchestrator(
+            SandboxStore store,
+            SandboxBackendFactory backends,
+            EnvdTokens tokens,
+            Clock clock,
+            OrchestratorSettings settings,
+            List<LifecycleListener> listeners,
+            LifecycleHooks hooks,
+            VolumeCatalog volumes,
+            Optional<SharedArtifacts> shared) {
         requireNonNull(store, "store is null");
         requireNonNull(volumes, "volumes is null");
         requireNonNull(backends, "backends is null");
@@ -126,9 +143,9 @@ public final class Orchestrator {
         this.runtime = new SandboxRuntime();
         this.events = new EventBus(listeners);
         this.hooks = new HookCalls(hooks);
-        this.templates = new TemplateCatalog(backends, store);
+        Artifacts artifacts = new Artifacts(settings.artifactRoot(), ids, shared);
+        this.templates = new TemplateCatalog(backends, store, artifacts);
         this.pausedLogs = new PausedLogs(backends);
-        Artifacts artifacts = new Artifacts(settings.artifactRoot(), ids);
         LaunchSpecs specs = new LaunchSpecs(tokens, settings.defaultUser(), volumes);
         this.disposal = new Disposal(records, runtime, artifacts, this.hooks, events, clock);
         Duration transitionWait = settings.transitionWait();

@@ -6,6 +6,7 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.SandboxId;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -134,6 +135,16 @@ final class PauseOperation {
         // the paused instance leaves the runtime before PAUSED is written: a connect woken by that write registers
         // the resumed instance at once
         runtime.detach(handle.get());
+        long shareStarted = System.nanoTime();
+        try {
+            artifacts.share(dir); // before PAUSED is visible: any node may then resume it
+        } catch (IOException | RuntimeException e) {
+            log.atError()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
+                    .log("the paused state could not be stored in shared storage; it resumes on this node only");
+        }
+        long shareMs = (System.nanoTime() - shareStarted) / 1_000_000;
         try {
             SandboxRecord current = records.get(id).orElseThrow(); // picks up a network change made meanwhile
             SandboxRecord done = current.withState(SandboxState.PAUSED)
@@ -156,6 +167,7 @@ final class PauseOperation {
                 .addKeyValue("to", SandboxState.PAUSED)
                 .addKeyValue("mode", mode)
                 .addKeyValue("took_ms", (System.nanoTime() - started) / 1_000_000)
+                .addKeyValue("share_ms", shareMs)
                 .log("sandbox paused");
         events.publish(new LifecycleEvent.Paused(id, clock.instant()));
     }

@@ -78,6 +78,7 @@ final class Recovery {
                 records.get(record.id())
                         .flatMap(SandboxRecord::paused)
                         .map(StoredState::artifactDir)
+                        .map(artifacts::localCopy)
                         .ifPresent(keep::add);
             } else {
                 removed++;
@@ -155,6 +156,7 @@ final class Recovery {
             hooks.stopLater(record.id(), record.instanceId());
         }
         artifacts.deleteSandbox(record.id());
+        artifacts.unshareSandbox(record.id());
         records.delete(record.id(), EnumSet.allOf(SandboxState.class));
         log.atWarn()
                 .addKeyValue("sandbox_id", record.id().value())
@@ -170,7 +172,7 @@ final class Recovery {
         do {
             Page<SnapshotRecord> page =
                     records.store().listSnapshots(new SnapshotQuery(Optional.empty(), Optional.empty(), 1000, after));
-            page.items().forEach(s -> keep.add(s.state().artifactDir()));
+            page.items().forEach(s -> keep.add(artifacts.localCopy(s.state().artifactDir())));
             after = page.next();
         } while (after.isPresent());
     }

@@ -137,7 +137,8 @@ final class ResumeOperation {
                     hooks.stop(id, instance);
                 }
             });
-            PausedState state = backends.decodePausedState(stored.encoded(), stored.artifactDir());
+            // a state paused on another node is fetched from the shared storage first
+            PausedState state = backends.decodePausedState(stored.encoded(), artifacts.local(stored.artifactDir()));
             LaunchSource source = new LaunchSource.Paused(state);
             SandboxBackend backend = backends.prepare(specs.of(record), source);
             rollback.onFailure("close instance", backend::close);
@@ -186,7 +187,7 @@ final class ResumeOperation {
                     .orElseGet(
                             () -> new AgentEnvException(ErrorKind.INTERNAL, "resuming sandbox " + id + " failed", e));
         }
-        artifacts.delete(stored.artifactDir());
+        artifacts.deleteState(stored.artifactDir());
         log.atInfo()
                 .addKeyValue("sandbox_id", id.value())
                 .addKeyValue("from", SandboxState.PAUSED)

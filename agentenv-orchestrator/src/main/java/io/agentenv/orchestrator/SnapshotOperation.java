@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.spi.SandboxId;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateId;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
@@ -80,6 +81,16 @@ final class SnapshotOperation {
             throw e;
         }
         SnapshotState state = captures.capture(id, SandboxState.SNAPSHOTTING, dir);
+        try {
+            artifacts.share(dir); // before the catalog names it: any node may then start it
+        } catch (IOException | RuntimeException e) {
+            artifacts.delete(dir);
+            captures.release(id, SandboxState.SNAPSHOTTING);
+            throw new AgentEnvException(
+                    ErrorKind.UPSTREAM_FAILED,
+                    "storing the snapshot of sandbox " + id + " in shared storage failed",
+                    e);
+        }
         Instant now = clock.instant();
         SnapshotRecord record = new SnapshotRecord(
                 snapshotId,
@@ -124,7 +135,7 @@ final class SnapshotOperation {
         if (snapshot.isEmpty() || !records.store().deleteSnapshot(snapshot.get().id())) {
             return false;
         }
-        artifacts.delete(snapshot.get().state().artifactDir());
+        artifacts.deleteState(snapshot.get().state().artifactDir());
         templates.snapshotDeleted(snapshot.get().id());
         log.atInfo().addKeyValue("snapshot_id", snapshot.get().id().value()).log("snapshot deleted");
         return true;

@@ -39,14 +39,16 @@ final class TemplateCatalog {
 
     private final SandboxBackendFactory backends;
     private final SandboxStore store;
+    private final Artifacts artifacts;
     /** {@code name:tag} to the snapshot id the tag names (INVALID_ARGUMENT when there is none); set by the builder. */
     private volatile Function<String, TemplateId> tags = reference -> {
         throw AgentEnvException.invalidArgument("template " + printable(reference) + " not found");
     };
 
-    TemplateCatalog(SandboxBackendFactory backends, SandboxStore store) {
+    TemplateCatalog(SandboxBackendFactory backends, SandboxStore store, Artifacts artifacts) {
         this.backends = requireNonNull(backends, "backends is null");
         this.store = requireNonNull(store, "store is null");
+        this.artifacts = requireNonNull(artifacts, "artifacts is null");
     }
 
     /** Tells the backend that a snapshot is gone (it may keep restores of it ready); a failure is only logged. */
@@ -93,8 +95,9 @@ final class TemplateCatalog {
                         () -> AgentEnvException.invalidArgument("template " + printable(reference) + " not found"));
         SnapshotState state;
         try {
+            // a snapshot taken on another node is fetched from the shared storage first
             state = backends.decodeSnapshotState(
-                    snapshot.state().encoded(), snapshot.state().artifactDir());
+                    snapshot.state().encoded(), artifacts.local(snapshot.state().artifactDir()));
         } catch (BackendException e) {
             throw new AgentEnvException(ErrorKind.INTERNAL, "snapshot " + snapshot.id() + " cannot be restored", e);
         }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
@@ -31,6 +32,10 @@ final class OrchestratorHarness implements AutoCloseable {
     final FakeVolumeCatalog volumes = new FakeVolumeCatalog();
     SandboxStore store;
     private MemorySandboxStore data = new MemorySandboxStore();
+    /** Where paused states and snapshots are also stored (a node of a cluster); empty for a lone server. */
+    final Optional<SharedArtifacts> shared;
+
+    private String artifactDirName = "artifacts";
     Orchestrator orchestrator;
 
     OrchestratorHarness(Path dir) {
@@ -40,6 +45,17 @@ final class OrchestratorHarness implements AutoCloseable {
     OrchestratorHarness(
             Path dir, MockBackendFactory backend, UnaryOperator<SandboxStore> storeWrapper, Duration transitionWait) {
         this(dir, backend, storeWrapper, transitionWait, LifecycleHooks.none());
+    }
+
+    /** A harness whose orchestrator also stores its paused states and snapshots in {@code shared}. */
+    OrchestratorHarness(Path dir, SharedArtifacts shared) {
+        this(
+                dir,
+                new MockBackendFactory(),
+                UnaryOperator.identity(),
+                Duration.ofSeconds(10),
+                LifecycleHooks.none(),
+                Optional.of(shared));
     }
 
     /** With a custom extension (the hooks tests pass real HTTP hooks against an in-process extension server). */
@@ -53,6 +69,17 @@ final class OrchestratorHarness implements AutoCloseable {
             UnaryOperator<SandboxStore> storeWrapper,
             Duration transitionWait,
             LifecycleHooks hooks) {
+        this(dir, backend, storeWrapper, transitionWait, hooks, Optional.empty());
+    }
+
+    private OrchestratorHarness(
+            Path dir,
+            MockBackendFactory backend,
+            UnaryOperator<SandboxStore> storeWrapper,
+            Duration transitionWait,
+            LifecycleHooks hooks,
+            Optional<SharedArtifacts> shared) {
+        this.shared = shared;
         this.hooks = hooks;
         this.dir = dir;
         this.backend = backend;
@@ -84,7 +111,8 @@ final class OrchestratorHarness implements AutoCloseable {
                         artifactRoot(), Duration.ofSeconds(5), transitionWait, Duration.ofHours(1), 3, "user"),
                 List.of(events),
                 hooks,
-                volumes);
+                volumes,
+                shared);
         orchestrator.start();
         for (Object monitor : orchestrator.internalMonitors()) {
             backend.forbidLock(monitor);
@@ -92,7 +120,16 @@ final class OrchestratorHarness implements AutoCloseable {
     }
 
     Path artifactRoot() {
-        return dir.resolve("artifacts");
+        return dir.resolve(artifactDirName);
+    }
+
+    /**
+     * Like {@link #restart()}, with the artifacts under {@code artifactDir} instead: another node taking over the
+     * records (only what is in the shared storage comes along).
+     */
+    void restartOnAnotherDisk(String artifactDir) {
+        artifactDirName = artifactDir;
+        restart();
     }
 
     /** Abandons the orchestrator as a crash would (no shutdown), closes the store, and starts a new one on its data. */

@@ -206,7 +206,8 @@ public final class Main {
                     settings,
                     List.of(),
                     hooks,
-                    new MountableVolumes(volumes));
+                    new MountableVolumes(volumes),
+                    cluster.flatMap(node -> node.sharedArtifacts(dataDir.resolve("artifact-transfers"))));
             orchestrator.start();
             guests = new SandboxGuests(
                     orchestrator,

@@ -4,12 +4,15 @@ import static java.util.Objects.requireNonNull;
 
 import io.agentenv.cluster.NodeLoad;
 import io.agentenv.orchestrator.LifecycleHooks;
+import io.agentenv.orchestrator.SharedArtifacts;
 import io.agentenv.server.config.ClusterConfig;
 import io.agentenv.server.config.ClusterDatabase;
 import io.agentenv.store.postgres.PostgresDatabase;
 import io.agentenv.store.postgres.PostgresNodeRegistry;
 import io.agentenv.store.postgres.PostgresSandboxStore;
+import java.nio.file.Path;
 import java.time.Clock;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +37,7 @@ public final class ClusterNode implements AutoCloseable {
     private final NodeMembership membership;
     private final PostgresSandboxStore store;
     private DeadNodeSweeper sweeper;
+    private ObjectStoreArtifacts sharedArtifacts;
 
     private ClusterNode(
             ClusterConfig config,
@@ -77,6 +81,26 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     /**
+     * Where this node stores its paused states and snapshots for the other nodes (opened on the first call, closed
+     * with the node), with temporary archives under {@code scratch}; empty when the cluster names no shared storage.
+     */
+    public synchronized Optional<SharedArtifacts> sharedArtifacts(Path scratch) {
+        requireNonNull(scratch, "scratch is null");
+        if (config.sharedStorage().isEmpty()) {
+            log.atWarn()
+                    .addKeyValue("node", config.nodeId().value())
+                    .log("cluster: no shared storage; paused sandboxes and snapshots are restored on their own node"
+                            + " only");
+            return Optional.empty();
+        }
+        if (sharedArtifacts == null) {
+            sharedArtifacts = new ObjectStoreArtifacts(
+                    ObjectStoreArtifacts.open(config.sharedStorage().get()), scratch);
+        }
+        return Optional.of(sharedArtifacts);
+    }
+
+    /**
      * The node serves: its lease is renewed with {@code load}, and it sweeps for dead nodes. A refused renewal runs
      * {@code fenced} once: the cluster has declared this node dead or it runs again elsewhere, so nothing it would do
      * next could be kept (its sandboxes were reported lost or released). {@link #HALT} is what a server does. A
@@ -109,6 +133,9 @@ public final class ClusterNode implements AutoCloseable {
             store.close();
         } finally {
             database.close();
+            if (sharedArtifacts != null) {
+                sharedArtifacts.close();
+            }
         }
     }
 }

@@ -19,9 +19,16 @@ import java.util.Optional;
  *     every third of it)
  * @param deadAfter how long after its lease ran out a node is declared dead
  *     ({@code AENV_CLUSTER_DEAD_AFTER_SECONDS}, default 20)
+ * @param sharedStorage where paused states and snapshots are kept for every node ({@link SharedStorageConfig});
+ *     empty: on this node's disk only, so they are restored only here
  */
 public record ClusterConfig(
-        ClusterDatabase database, NodeId nodeId, URI address, Duration leaseTtl, Duration deadAfter) {
+        ClusterDatabase database,
+        NodeId nodeId,
+        URI address,
+        Duration leaseTtl,
+        Duration deadAfter,
+        Optional<SharedStorageConfig> sharedStorage) {
     public static final String NODE_ID = "AENV_NODE_ID";
     public static final String NODE_ADDRESS = "AENV_NODE_ADDRESS";
     public static final String LEASE_SECONDS = "AENV_CLUSTER_LEASE_SECONDS";
@@ -33,6 +40,7 @@ public record ClusterConfig(
         requireNonNull(address, "address is null");
         requireNonNull(leaseTtl, "leaseTtl is null");
         requireNonNull(deadAfter, "deadAfter is null");
+        requireNonNull(sharedStorage, "sharedStorage is null");
         if (!("http".equals(address.getScheme()) || "https".equals(address.getScheme()))
                 || address.getHost() == null
                 || address.getPort() < 1
@@ -48,7 +56,13 @@ public record ClusterConfig(
     /** The node's cluster settings when a cluster database is named; fails when the node's own are missing. */
     static Optional<ClusterConfig> from(Map<String, String> values) {
         Optional<ClusterDatabase> database = ClusterDatabase.from(values);
+        Optional<SharedStorageConfig> sharedStorage = SharedStorageConfig.from(values);
         if (database.isEmpty()) {
+            if (sharedStorage.isPresent()) {
+                throw new IllegalArgumentException("shared storage (" + SharedStorageConfig.DIR + ", "
+                        + SharedStorageConfig.S3_BUCKET + ") is for the nodes of a cluster; set "
+                        + ClusterDatabase.URL + " too");
+            }
             return Optional.empty();
         }
         String nodeId = values.get(NODE_ID);
@@ -62,6 +76,7 @@ public record ClusterConfig(
                 new NodeId(nodeId),
                 URI.create(address),
                 Duration.ofSeconds(ServerConfig.parseInt(values, LEASE_SECONDS, 10)),
-                Duration.ofSeconds(ServerConfig.parseInt(values, DEAD_AFTER_SECONDS, 20))));
+                Duration.ofSeconds(ServerConfig.parseInt(values, DEAD_AFTER_SECONDS, 20)),
+                sharedStorage));
     }
 }

@@ -153,7 +153,12 @@ public record ServerConfig(
             ClusterConfig.NODE_ID,
             ClusterConfig.NODE_ADDRESS,
             ClusterConfig.LEASE_SECONDS,
-            ClusterConfig.DEAD_AFTER_SECONDS);
+            ClusterConfig.DEAD_AFTER_SECONDS,
+            SharedStorageConfig.DIR,
+            SharedStorageConfig.S3_BUCKET,
+            SharedStorageConfig.S3_ENDPOINT,
+            SharedStorageConfig.S3_REGION,
+            SharedStorageConfig.S3_PREFIX);
     private static final Pattern BACKEND_NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
     private static final Pattern DOMAIN = Pattern.compile("[A-Za-z0-9.-]+(:[0-9]{1,5})?");
 

@@ -12,6 +12,7 @@ import io.agentenv.store.postgres.PostgresDatabase;
 import io.agentenv.store.postgres.PostgresNodeRegistry;
 import io.agentenv.store.postgres.PostgresSandboxOwners;
 import io.agentenv.store.postgres.PostgresServer;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -22,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayNameGeneration;
@@ -59,6 +62,7 @@ class ClusterRoutesTest {
     void start() throws Exception {
         database = PostgresServer.shared().newDatabase();
         Path password = Files.writeString(dir.resolve("password"), database.password());
+        Files.createDirectory(dir.resolve("shared")); // what operators mount on every node
         a = node("a", password);
         b = node("b", password);
         gatewayDb = database.open();
@@ -91,7 +95,9 @@ class ClusterRoutesTest {
                         "AENV_CLUSTER_LEASE_SECONDS",
                         "3",
                         "AENV_CLUSTER_DEAD_AFTER_SECONDS",
-                        "0"));
+                        "0",
+                        "AENV_OBJECT_STORE_DIR",
+                        dir.resolve("shared").toString()));
     }
 
     @AfterEach
@@ -147,9 +153,12 @@ class ClusterRoutesTest {
                 .isEqualTo(204);
         undrain("b");
         drain("a");
+        // as if the nodes were different hosts: b finds the paused state in the shared storage only
+        deleteTree(dir.resolve("a").resolve("artifacts").resolve("sandboxes"));
         HttpResponse<String> resumed = send("POST", "/sandboxes/" + id + "/connect", "{\"timeout\":60}");
         assertThat(resumed.statusCode()).as(resumed.body()).isIn(200, 201);
         assertThat(owner(id)).contains(new NodeId("b"));
+        assertThat(sharedObjects()).isEmpty(); // consumed by the resume
         assertThat(a.parse(send("GET", "/sandboxes/" + id, null)).path("state").asText())
                 .isEqualTo("running");
     }
@@ -187,6 +196,21 @@ class ClusterRoutesTest {
 
     private Optional<NodeId> owner(String id) {
         return owners.owner(id).flatMap(SandboxOwners.Ownership::node);
+    }
+
+    /** The objects in the nodes' shared storage directory. */
+    private List<Path> sharedObjects() throws IOException {
+        try (Stream<Path> files = Files.walk(dir.resolve("shared"))) {
+            return files.filter(Files::isRegularFile).toList();
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(file);
+            }
+        }
     }
 
     private void drain(String node) throws Exception {

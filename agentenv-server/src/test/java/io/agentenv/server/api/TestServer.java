@@ -106,7 +106,8 @@ final class TestServer implements AutoCloseable {
                 OrchestratorSettings.defaults(dataDir.resolve("artifacts")),
                 List.of(),
                 hooks,
-                new io.agentenv.server.volumes.MountableVolumes(volumes));
+                new io.agentenv.server.volumes.MountableVolumes(volumes),
+                cluster.flatMap(node -> node.sharedArtifacts(dataDir.resolve("artifact-transfers"))));
         orchestrator.start();
         guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
         templateFiles = new TemplateFileStore(dataDir.resolve("template-files"));

@@ -75,6 +75,50 @@ class ClusterConfigTest {
     }
 
     @Test
+    void a_node_reads_its_shared_storage_a_bucket_or_a_directory() {
+        Map<String, String> node = Map.of(
+                "AENV_CLUSTER_DATABASE_URL", URL, "AENV_NODE_ID", "n1", "AENV_NODE_ADDRESS", "http://10.0.0.2:3000");
+        assertThat(ServerConfig.load(node).cluster().orElseThrow().sharedStorage())
+                .isEmpty();
+        assertThat(ServerConfig.load(with(node, "AENV_OBJECT_STORE_DIR", "/mnt/agentenv"))
+                        .cluster()
+                        .orElseThrow()
+                        .sharedStorage())
+                .contains(new SharedStorageConfig.Directory(Path.of("/mnt/agentenv")));
+        Map<String, String> s3 = with(
+                with(node, "AENV_OBJECT_STORE_S3_BUCKET", "agentenv"),
+                "AENV_OBJECT_STORE_S3_ENDPOINT",
+                "http://10.0.0.9:9000");
+        assertThat(ServerConfig.load(with(s3, "AENV_OBJECT_STORE_S3_PREFIX", "prod"))
+                        .cluster()
+                        .orElseThrow()
+                        .sharedStorage())
+                .contains(new SharedStorageConfig.S3(
+                        "agentenv", Optional.of(URI.create("http://10.0.0.9:9000")), "us-east-1", "prod/"));
+    }
+
+    @Test
+    void shared_storage_named_twice_half_or_without_a_cluster_is_refused() {
+        Map<String, String> node = Map.of(
+                "AENV_CLUSTER_DATABASE_URL", URL, "AENV_NODE_ID", "n1", "AENV_NODE_ADDRESS", "http://10.0.0.2:3000");
+        assertThatThrownBy(() -> ServerConfig.load(
+                        with(with(node, "AENV_OBJECT_STORE_DIR", "/mnt/a"), "AENV_OBJECT_STORE_S3_BUCKET", "b")))
+                .hasMessageContaining("not both");
+        assertThatThrownBy(() -> ServerConfig.load(with(node, "AENV_OBJECT_STORE_S3_ENDPOINT", "http://s3:9000")))
+                .hasMessageContaining("AENV_OBJECT_STORE_S3_BUCKET");
+        assertThatThrownBy(() -> ServerConfig.load(with(node, "AENV_OBJECT_STORE_DIR", "relative/dir")))
+                .hasMessageContaining("absolute");
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_OBJECT_STORE_DIR", "/mnt/a")))
+                .hasMessageContaining("AENV_CLUSTER_DATABASE_URL");
+    }
+
+    private static Map<String, String> with(Map<String, String> values, String key, String value) {
+        Map<String, String> copy = new java.util.HashMap<>(values);
+        copy.put(key, value);
+        return copy;
+    }
+
+    @Test
     void a_gateway_needs_the_api_key_and_the_database() {
         assertThatThrownBy(() -> GatewayConfig.load(Map.of("AENV_CLUSTER_DATABASE_URL", URL)))
                 .hasMessageContaining("AENV_API_KEY");
