@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -22,15 +24,15 @@ import java.util.concurrent.TimeUnit;
  * <p>Such trees hold what {@link DirectoryArchives} refuses on purpose: a sandbox's disk image (a sparse file many
  * times larger than its data, which must stay sparse), overlay whiteouts (character devices 0/0) and the
  * {@code trusted.overlay.*} attributes of captured upper dirs, owned by the sandboxes' mapped ids. GNU tar keeps all
- * of them ({@code --sparse}, {@code --xattrs --xattrs-include=*}, {@code --numeric-owner}); the archive is written to a
- * temporary file first, so a store that reads its input twice (the S3 store hashes, then uploads) reads the same
- * bytes.
+ * of them ({@code --sparse}, {@code --xattrs --xattrs-include=*}, {@code --numeric-owner}). Its output streams
+ * straight into the store; entries are sorted and carry no access or change times, so a store that reads its content
+ * twice (the S3 store hashes, then uploads) gets the same bytes from an unchanged tree.
  *
- * <p>{@link #get} downloads to a temporary file, which the store checks against the size and SHA-256 recorded at put,
- * before tar reads a byte of it; it unpacks into a fresh directory beside the target and renames that into place, so
- * the target appears complete or not at all. The archive was made by tar from a real directory of this project's, so
- * it holds no {@code ..} names nor names beneath a link of its own; GNU tar refuses both anyway. Run as root (owners,
- * devices and {@code trusted.*} attributes need it).
+ * <p>{@link #get} streams the object into tar, unpacking into a fresh directory beside the target, and renames that
+ * into place only once the store has checked every byte against the size and SHA-256 recorded at put; damaged bytes
+ * leave nothing behind. tar never writes outside that directory: it refuses {@code ..} names and absolute names, and
+ * creates a link that points outside only after every file is written, so no file is written through one. Run as root
+ * (owners, devices and {@code trusted.*} attributes need it).
  */
 public final class TarTrees {
 
@@ -38,15 +40,10 @@ public final class TarTrees {
     private static final int MAX_ERROR_CHARS = 2000;
 
     private final ObjectStore store;
-    private final Path scratch;
 
-    /**
-     * Trees in {@code store}, with temporary archives in {@code scratch} (created when missing; on the same file system
-     * as the targets of {@link #get} keeps the disk's copies cheap).
-     */
-    public TarTrees(ObjectStore store, Path scratch) {
+    /** Trees in {@code store}. */
+    public TarTrees(ObjectStore store) {
         this.store = requireNonNull(store, "store");
-        this.scratch = requireNonNull(scratch, "scratch").toAbsolutePath();
     }
 
     /**
@@ -60,24 +57,25 @@ public final class TarTrees {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             throw new ObjectStoreException.Failed("pack " + dir + ": not a directory");
         }
-        Path archive = temporary("put");
-        try {
-            tar(List.of(
-                    "--create",
-                    "--file=" + archive,
-                    "--directory=" + dir.toAbsolutePath(),
-                    "--format=posix",
-                    "--sparse",
-                    "--xattrs",
-                    "--xattrs-include=*",
-                    "--numeric-owner",
-                    "--sort=name",
-                    "--pax-option=delete=atime,delete=ctime",
-                    "."));
-            return store.put(key, archive);
-        } finally {
-            Transfers.deleteQuietly(archive);
-        }
+        List<String> pack = List.of(
+                "--create",
+                "--file=-",
+                "--directory=" + dir.toAbsolutePath(),
+                "--format=posix",
+                "--sparse",
+                "--xattrs",
+                "--xattrs-include=*",
+                "--numeric-owner",
+                "--sort=name",
+                "--pax-option=delete=atime,delete=ctime",
+                ".");
+        return store.put(key, out -> {
+            try (Tar tar = Tar.start(pack, ProcessBuilder.Redirect.PIPE, ProcessBuilder.Redirect.PIPE);
+                    InputStream archive = tar.process.getInputStream()) {
+                archive.transferTo(out);
+                tar.finish();
+            }
+        });
     }
 
     /**
@@ -85,7 +83,7 @@ public final class TarTrees {
      *
      * @return the object's size and SHA-256
      * @throws ObjectStoreException.NotFound if there is no such object
-     * @throws ObjectStoreException.Corrupt if its bytes are not the ones put (nothing was unpacked)
+     * @throws ObjectStoreException.Corrupt if its bytes are not the ones put (nothing is left behind)
      * @throws ObjectStoreException.Failed if {@code target} exists or tar fails (nothing is left behind)
      */
     public ObjectInfo get(ObjectKey key, Path target) throws ObjectStoreException {
@@ -94,22 +92,29 @@ public final class TarTrees {
         if (Files.exists(absolute, LinkOption.NOFOLLOW_LINKS)) {
             throw new ObjectStoreException.Failed("unpack " + key + ": " + absolute + " exists");
         }
-        Path archive = temporary("get");
         Path fresh = null;
         try {
-            ObjectInfo info = store.get(key, archive);
             Path parent = Files.createDirectories(absolute.getParent());
             fresh = Files.createDirectory(parent.resolve(".unpack-" + UUID.randomUUID()));
-            tar(List.of(
+            List<String> unpack = List.of(
                     "--extract",
-                    "--file=" + archive,
+                    "--file=-",
                     "--directory=" + fresh,
                     "--xattrs",
                     "--xattrs-include=*",
                     "--numeric-owner",
                     "--same-permissions",
-                    "--same-owner"));
-            Files.move(fresh, absolute, StandardCopyOption.ATOMIC_MOVE);
+                    "--same-owner");
+            ObjectInfo info = store.read(key, (in, recorded) -> {
+                try (Tar tar = Tar.start(unpack, ProcessBuilder.Redirect.PIPE, ProcessBuilder.Redirect.DISCARD)) {
+                    try (OutputStream archive = tar.process.getOutputStream()) {
+                        in.transferTo(archive);
+                    }
+                    tar.finish();
+                }
+                return recorded;
+            });
+            Files.move(fresh, absolute, StandardCopyOption.ATOMIC_MOVE); // only once every byte was checked
             fresh = null;
             return info;
         } catch (FileAlreadyExistsException e) {
@@ -117,57 +122,73 @@ public final class TarTrees {
         } catch (IOException e) {
             throw new ObjectStoreException.Failed("unpack " + key + " into " + absolute + ": " + e, e);
         } finally {
-            Transfers.deleteQuietly(archive);
             if (fresh != null) {
                 deleteTreeQuietly(fresh);
             }
         }
     }
 
-    private Path temporary(String purpose) throws ObjectStoreException {
-        try {
-            Files.createDirectories(scratch);
-            return scratch.resolve(".tar-" + purpose + "-" + UUID.randomUUID());
-        } catch (IOException e) {
-            throw new ObjectStoreException.Failed("cannot create " + scratch + ": " + e, e);
-        }
-    }
+    /** One run of tar, its standard error collected aside; closing it before {@link #finish} kills it. */
+    private static final class Tar implements AutoCloseable {
+        final Process process;
+        private final Thread errorReader;
+        private volatile String errors = "";
+        private boolean finished;
 
-    private static void tar(List<String> arguments) throws ObjectStoreException {
-        List<String> command = new ArrayList<>();
-        command.add("tar");
-        command.addAll(arguments);
-        Process process;
-        try {
-            process = new ProcessBuilder(command)
-                    .redirectInput(
-                            ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .start();
-        } catch (IOException e) {
-            throw new ObjectStoreException.Failed("cannot run tar: " + e, e);
+        private Tar(Process process) {
+            this.process = process;
+            this.errorReader = Thread.ofVirtual().start(() -> {
+                try (InputStream stderr = process.getErrorStream()) {
+                    errors = new String(stderr.readNBytes(MAX_ERROR_CHARS), StandardCharsets.UTF_8);
+                    stderr.transferTo(OutputStream.nullOutputStream());
+                } catch (IOException e) {
+                    // the process ended; its exit status tells
+                }
+            });
         }
-        String errors;
-        try (InputStream stderr = process.getErrorStream()) {
-            errors = new String(stderr.readAllBytes(), StandardCharsets.UTF_8);
-            if (!process.waitFor(TAR_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+
+        static Tar start(List<String> arguments, ProcessBuilder.Redirect in, ProcessBuilder.Redirect out)
+                throws IOException {
+            List<String> command = new ArrayList<>();
+            command.add("tar");
+            command.addAll(arguments);
+            return new Tar(new ProcessBuilder(command)
+                    .redirectInput(in)
+                    .redirectOutput(out)
+                    .redirectError(ProcessBuilder.Redirect.PIPE)
+                    .start());
+        }
+
+        /** Waits for tar and fails unless it exited with 0. */
+        void finish() throws IOException {
+            finished = true;
+            try {
+                if (!process.waitFor(TAR_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    throw new IOException("tar did not finish within " + TAR_TIMEOUT_SECONDS + " s");
+                }
+                errorReader.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while tar ran");
+            } finally {
                 process.destroyForcibly();
-                throw new ObjectStoreException.Failed("tar did not finish within " + TAR_TIMEOUT_SECONDS + " s");
             }
-        } catch (IOException e) {
-            process.destroyForcibly();
-            throw new ObjectStoreException.Failed("tar failed: " + e, e);
-        } catch (InterruptedException e) {
-            process.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new ObjectStoreException.Failed("interrupted while tar ran", e);
+            if (process.exitValue() != 0) {
+                throw new IOException("tar exited with " + process.exitValue() + ": " + errors.strip());
+            }
         }
-        if (process.exitValue() != 0) {
-            String message = errors.strip();
-            if (message.length() > MAX_ERROR_CHARS) {
-                message = message.substring(0, MAX_ERROR_CHARS) + "...";
+
+        /** Kills tar unless it finished: the transfer failed, and its own error is the one to report. */
+        @Override
+        public void close() {
+            if (!finished) {
+                process.destroyForcibly();
+                try {
+                    process.waitFor(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
-            throw new ObjectStoreException.Failed("tar exited with " + process.exitValue() + ": " + message);
         }
     }
 

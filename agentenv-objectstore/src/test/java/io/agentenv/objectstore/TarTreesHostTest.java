@@ -44,7 +44,7 @@ class TarTreesHostTest {
             Assumptions.abort("host test skipped: not root");
         }
         store = new FileSystemObjectStore(Files.createDirectory(scratch.resolve("store")));
-        trees = new TarTrees(store, scratch.resolve("tmp"));
+        trees = new TarTrees(store);
         source = Files.createDirectory(scratch.resolve("source"));
     }
 

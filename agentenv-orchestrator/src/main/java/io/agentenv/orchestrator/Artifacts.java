@@ -16,11 +16,15 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -149,6 +153,48 @@ final class Artifacts {
             } catch (IOException | RuntimeException e) {
                 log.atWarn().addKeyValue("key", key).setCause(e).log("cannot delete shared artifacts");
             }
+        }
+    }
+
+    /**
+     * With shared storage: deletes this node's copies of states that other nodes took over: paused states of sandboxes
+     * this node no longer owns (resumed or killed elsewhere) and copies of snapshots that were deleted. The directories
+     * are listed before {@code ownSandboxes} is asked, so a sandbox paused here meanwhile is never swept (its record
+     * was this node's when its directory appeared). Failures are logged.
+     */
+    void sweepCopies(Supplier<Set<String>> ownSandboxes, Predicate<String> snapshotExists) {
+        if (shared.isEmpty()) {
+            return;
+        }
+        List<Path> sandboxes = list(root.resolve("sandboxes"));
+        List<Path> snapshots = list(root.resolve("snapshots"));
+        Set<String> own = ownSandboxes.get();
+        for (Path dir : sandboxes) {
+            if (!own.contains(dir.getFileName().toString())) {
+                log.atInfo().addKeyValue("dir", dir).log("removing the paused state of a sandbox another node took");
+                delete(dir);
+            }
+        }
+        for (Path dir : snapshots) {
+            if (!snapshotExists.test(dir.getFileName().toString())) {
+                log.atInfo().addKeyValue("dir", dir).log("removing the copy of a deleted snapshot");
+                delete(dir);
+            }
+        }
+    }
+
+    /** The entries of {@code dir} named like ids (not temporary names); none when it is missing or unreadable. */
+    private static List<Path> list(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.filter(
+                            p -> SEGMENT.matcher(p.getFileName().toString()).matches())
+                    .toList();
+        } catch (IOException | UncheckedIOException e) {
+            log.atWarn().addKeyValue("dir", dir).setCause(e).log("cannot list artifacts");
+            return List.of();
         }
     }
 

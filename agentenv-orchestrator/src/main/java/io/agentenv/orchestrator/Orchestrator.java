@@ -67,6 +67,7 @@ public final class Orchestrator {
     private final OperationRunner runner = new OperationRunner();
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.NEW);
     private volatile ScheduledExecutorService scheduler;
+    private final Artifacts artifacts;
 
     private final CreateOperation creates;
     private final KillOperation kills;
@@ -143,7 +144,7 @@ public final class Orchestrator {
         this.runtime = new SandboxRuntime();
         this.events = new EventBus(listeners);
         this.hooks = new HookCalls(hooks);
-        Artifacts artifacts = new Artifacts(settings.artifactRoot(), ids, shared);
+        this.artifacts = new Artifacts(settings.artifactRoot(), ids, shared);
         this.templates = new TemplateCatalog(backends, store, artifacts);
         this.pausedLogs = new PausedLogs(backends);
         LaunchSpecs specs = new LaunchSpecs(tokens, settings.defaultUser(), volumes);
@@ -203,6 +204,9 @@ public final class Orchestrator {
                 Thread.ofVirtual().name("aenv-ttl-eviction").factory());
         long interval = settings.evictionInterval().toMillis();
         ticks.scheduleWithFixedDelay(this::evictNow, interval, interval, TimeUnit.MILLISECONDS);
+        if (artifacts.shared()) { // copies of states other nodes took over go once they are not this node's
+            ticks.scheduleWithFixedDelay(this::sweepArtifactCopies, 1, 1, TimeUnit.MINUTES);
+        }
         scheduler = ticks;
     }
 
@@ -547,6 +551,19 @@ public final class Orchestrator {
             events.close();
         }
         log.atInfo().log("orchestrator shut down");
+    }
+
+    /** Deletes this node's copies of paused states and snapshots that are no longer its own (shared storage only). */
+    void sweepArtifactCopies() {
+        try {
+            artifacts.sweepCopies(
+                    () -> records.store().all().stream()
+                            .map(r -> r.id().value())
+                            .collect(java.util.stream.Collectors.toSet()),
+                    id -> records.store().findSnapshot(id).isPresent());
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("sweeping artifact copies failed; the next sweep tries again");
+        }
     }
 
     /** Applies TTL actions due at {@code now} and returns when they are done (the scheduler calls it every tick). */

@@ -145,6 +145,28 @@ class OrchestratorSharedArtifactsTest {
         assertThat(h.artifactRoot().resolve("snapshots")).isEmptyDirectory();
     }
 
+    @Test
+    void copies_of_states_other_nodes_took_over_are_swept_and_own_ones_kept() throws Exception {
+        SandboxId kept = h.create();
+        h.orchestrator.pause(kept, PauseMode.WITH_MEMORY);
+        SandboxId taken = h.create();
+        h.orchestrator.pause(taken, PauseMode.WITH_MEMORY);
+        SnapshotView snapshot = h.orchestrator.snapshot(h.create(), Optional.empty());
+        Path sandboxes = h.artifactRoot().resolve("sandboxes");
+        Path snapshots = h.artifactRoot().resolve("snapshots");
+
+        // another node resumed one sandbox (its record is no longer this node's) and deleted the snapshot
+        h.store.delete(taken, java.util.EnumSet.allOf(SandboxState.class));
+        h.store.deleteSnapshot(snapshot.id());
+        h.orchestrator.sweepArtifactCopies();
+
+        assertThat(sandboxes.resolve(kept.value())).isDirectory();
+        assertThat(sandboxes.resolve(taken.value())).doesNotExist();
+        assertThat(snapshots.resolve(snapshot.id().value())).doesNotExist();
+        assertThat(h.orchestrator.connect(kept, Duration.ofSeconds(30)).view().state())
+                .isEqualTo(SandboxState.RUNNING);
+    }
+
     /** Shared storage in a directory, trees copied whole. */
     private static final class DirectoryShared implements SharedArtifacts {
         final Path root;

@@ -207,7 +207,7 @@ public final class Main {
                     List.of(),
                     hooks,
                     new MountableVolumes(volumes),
-                    cluster.flatMap(node -> node.sharedArtifacts(dataDir.resolve("artifact-transfers"))));
+                    cluster.flatMap(ClusterNode::sharedArtifacts));
             orchestrator.start();
             guests = new SandboxGuests(
                     orchestrator,

@@ -10,7 +10,6 @@ import io.agentenv.server.config.ClusterDatabase;
 import io.agentenv.store.postgres.PostgresDatabase;
 import io.agentenv.store.postgres.PostgresNodeRegistry;
 import io.agentenv.store.postgres.PostgresSandboxStore;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -82,10 +81,9 @@ public final class ClusterNode implements AutoCloseable {
 
     /**
      * Where this node stores its paused states and snapshots for the other nodes (opened on the first call, closed
-     * with the node), with temporary archives under {@code scratch}; empty when the cluster names no shared storage.
+     * with the node); empty when the cluster names no shared storage.
      */
-    public synchronized Optional<SharedArtifacts> sharedArtifacts(Path scratch) {
-        requireNonNull(scratch, "scratch is null");
+    public synchronized Optional<SharedArtifacts> sharedArtifacts() {
         if (config.sharedStorage().isEmpty()) {
             log.atWarn()
                     .addKeyValue("node", config.nodeId().value())
@@ -95,7 +93,7 @@ public final class ClusterNode implements AutoCloseable {
         }
         if (sharedArtifacts == null) {
             sharedArtifacts = new ObjectStoreArtifacts(
-                    ObjectStoreArtifacts.open(config.sharedStorage().get()), scratch);
+                    ObjectStoreArtifacts.open(config.sharedStorage().get()));
         }
         return Optional.of(sharedArtifacts);
     }

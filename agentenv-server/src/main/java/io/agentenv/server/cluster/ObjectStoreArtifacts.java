@@ -26,10 +26,10 @@ public final class ObjectStoreArtifacts implements SharedArtifacts, AutoCloseabl
     private final ObjectStore store;
     private final TarTrees trees;
 
-    /** Artifacts in {@code store}, with temporary archives under {@code scratch} (on the artifacts' file system). */
-    public ObjectStoreArtifacts(ObjectStore store, Path scratch) {
+    /** Artifacts in {@code store}. */
+    public ObjectStoreArtifacts(ObjectStore store) {
         this.store = requireNonNull(store, "store is null");
-        this.trees = new TarTrees(store, scratch);
+        this.trees = new TarTrees(store);
     }
 
     /** Opens the store {@code config} names. */

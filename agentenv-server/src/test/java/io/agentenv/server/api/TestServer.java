@@ -107,7 +107,7 @@ final class TestServer implements AutoCloseable {
                 List.of(),
                 hooks,
                 new io.agentenv.server.volumes.MountableVolumes(volumes),
-                cluster.flatMap(node -> node.sharedArtifacts(dataDir.resolve("artifact-transfers"))));
+                cluster.flatMap(ClusterNode::sharedArtifacts));
         orchestrator.start();
         guests = new SandboxGuests(orchestrator, GuestSettings.defaults(), Clock.systemUTC());
         templateFiles = new TemplateFileStore(dataDir.resolve("template-files"));
