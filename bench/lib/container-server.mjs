@@ -7,11 +7,13 @@ import { laneEnv } from './lane.mjs'
 /**
  * Starts it on {@code lane} with {@code layout} (lane.mjs LAYOUTS) and a warm pool of {@code poolSize} (undefined: the
  * server's default);
- * AENV_BACKEND_ENVD_DIR in the environment picks another envd build; {@code env} adds or overrides settings.
+ * AENV_BACKEND_ENVD_DIR in the environment picks another envd build; {@code env} adds or overrides settings;
+ * {@code port} fixes the port (a cluster node names its address before it listens).
  */
-export function startBenchServer(lane, layout, { poolSize, maxSandboxes = 48, env = {} }) {
+export function startBenchServer(lane, layout, { poolSize, maxSandboxes = 48, env = {}, port }) {
   return startServer({
     backend: 'container',
+    port,
     jvmOptions: SERVE_JVM_OPTIONS,
     readyTimeoutMs: 120_000,
     env: {

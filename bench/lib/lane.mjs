@@ -19,7 +19,8 @@ export const LANE_DIR = process.env.AENV_BENCH_LANE_DIR ?? '/run/agentenv/bench-
  * Each script's names and slot block per lane. Slot blocks of all lanes of all users on one host are disjoint: the
  * host's server 0-1023, capacity 2048-8191, the server's host tests 8192-8223, bench/container/run.sh (ContainerBench)
  * 9216-9727, sdk 10240-10751, pause 10752-10879, the console's terminal 10880-11007, the template benches
- * 11008-11135, the scale bench 11136-12159, the e2e suites from 12288 (e2e/tests/bench-lanes.test.mjs checks).
+ * 11008-11135, the scale bench 11136-12159, the e2e suites from 12288, the cluster benches' three nodes 14464-15231
+ * (e2e/tests/bench-lanes.test.mjs checks).
  */
 export const LAYOUTS = Object.freeze({
   sdk: Object.freeze({ tag: 'q', name: 'sdk', id: 'sdk', firstSlot: 10240, slots: 64 }),
@@ -29,6 +30,9 @@ export const LAYOUTS = Object.freeze({
   console: Object.freeze({ tag: 'e', name: 'console', id: 'con', firstSlot: 10880, slots: 16 }),
   templates: Object.freeze({ tag: 'm', name: 'templates', id: 'tpl', firstSlot: 11008, slots: 16 }),
   scale: Object.freeze({ tag: 'g', name: 'scale', id: 'scl', firstSlot: 11136, slots: 128 }),
+  clusterNodeA: Object.freeze({ tag: 'r', name: 'cluster-a', id: 'cla', firstSlot: 14464, slots: 32 }),
+  clusterNodeB: Object.freeze({ tag: 's', name: 'cluster-b', id: 'clb', firstSlot: 14720, slots: 32 }),
+  clusterNodeC: Object.freeze({ tag: 't', name: 'cluster-c', id: 'clc', firstSlot: 14976, slots: 32 }),
 })
 
 /** Claims the first free lane (0..7) for the rest of this process's life; throws when all are taken. */
