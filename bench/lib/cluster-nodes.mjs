@@ -1,7 +1,7 @@
 // A cluster for the cluster benches: up to three container-backend nodes on this host (each on its own bench lane
 // layout: names, runc dir, cgroup parent, slots, id prefix), a private PostgreSQL (e2e/lib/postgres-harness.mjs), a
-// shared-directory object store for paused states and snapshots, and a gateway in front. Nodes run with the JVM options
-// of scripts/serve.sh (bench/lib/container-server.mjs), 1 CPU and 512 MiB per sandbox.
+// shared-directory object store for paused states and snapshots, and a gateway in front. Nodes and the gateway run
+// with the JVM options of scripts/serve.sh (bench/lib/container-server.mjs), 1 CPU and 512 MiB per sandbox.
 //
 //   const cluster = await startBenchCluster(lane, { nodes: 2, poolSize: 0 })
 //   ... cluster.gateway.url, cluster.nodes[0].url, await cluster.setStatus('n1', 'draining') ...
@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer, freePort } from '../../e2e/lib/control-plane-harness.mjs'
+import { startServer, freePort, SERVE_JVM_OPTIONS } from '../../e2e/lib/control-plane-harness.mjs'
 import { startPostgres } from '../../e2e/lib/postgres-harness.mjs'
 import { startBenchServer } from './container-server.mjs'
 import { LAYOUTS } from './lane.mjs'
@@ -52,7 +52,7 @@ export async function startBenchCluster(lane, { nodes = 3, poolSize, maxSandboxe
         },
       }))
     }
-    gateway = await startServer({ backend: 'mock', args: ['gateway'], env: cluster })
+    gateway = await startServer({ backend: 'mock', args: ['gateway'], jvmOptions: SERVE_JVM_OPTIONS, env: cluster })
   } catch (e) {
     await stop()
     throw e

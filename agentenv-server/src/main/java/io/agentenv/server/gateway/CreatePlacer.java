@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.NodeInfo;
 import io.agentenv.server.proxy.ProblemReply;
 import io.agentenv.server.proxy.ProxyProblem;
@@ -56,6 +57,7 @@ final class CreatePlacer {
     private final HttpClientSource http;
     private final int maxBodyBytes;
     private final Duration timeout;
+    private final OwnerCache owners;
 
     /** The HTTP client to send with (the forwarder's, which exists once it started). */
     @FunctionalInterface
@@ -63,8 +65,15 @@ final class CreatePlacer {
         HttpClient get();
     }
 
-    CreatePlacer(Placement placement, ClusterView cluster, HttpClientSource http, int maxBodyBytes, Duration timeout) {
+    CreatePlacer(
+            Placement placement,
+            ClusterView cluster,
+            HttpClientSource http,
+            int maxBodyBytes,
+            Duration timeout,
+            OwnerCache owners) {
         this.placement = requireNonNull(placement, "placement is null");
+        this.owners = requireNonNull(owners, "owners is null");
         this.cluster = requireNonNull(cluster, "cluster is null");
         this.http = requireNonNull(http, "http is null");
         this.maxBodyBytes = maxBodyBytes;
@@ -128,6 +137,13 @@ final class CreatePlacer {
                 .addKeyValue("node", answered.id().value())
                 .addKeyValue("status", answer.getStatus())
                 .log("gateway: create placed");
+        if (answer.getStatus() == 201 || answer.getStatus() == 200) {
+            NodeId owner = answered.id();
+            parse(answer.getContent())
+                    .map(created -> created.path("sandboxID"))
+                    .filter(JsonNode::isTextual)
+                    .ifPresent(id -> owners.remember(id.asText(), owner));
+        }
         relay(answer, response, callback);
     }
 

@@ -76,7 +76,8 @@ public final class Gateway implements AutoCloseable {
                             cluster,
                             forwarder::getHttpClient,
                             settings.maxCreateBytes(),
-                            settings.requestTimeout()),
+                            settings.requestTimeout(),
+                            ownerCache),
                     new NodeEndpoints(registry, cluster),
                     settings.apiKey());
             handler.addBean(forwarder, true);

@@ -2,6 +2,7 @@ package io.agentenv.server.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.SandboxOwners;
 import java.time.Clock;
 import java.time.Duration;
@@ -52,6 +53,21 @@ final class OwnerCache {
             entries.remove(sandboxId);
         }
         return found;
+    }
+
+    /**
+     * Remembers that {@code node} owns the running sandbox {@code sandboxId}, which a create the gateway placed there
+     * just made: the sandbox's first traffic (the SDK's first command) then reads no database.
+     */
+    void remember(String sandboxId, NodeId node) {
+        if (entries.size() >= MAX_ENTRIES) {
+            entries.clear();
+        }
+        entries.put(
+                sandboxId,
+                new Entry(
+                        new SandboxOwners.Ownership(Optional.of(node), false),
+                        clock.instant().plus(ttl)));
     }
 
     void forget(String sandboxId) {

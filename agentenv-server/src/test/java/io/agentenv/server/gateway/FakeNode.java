@@ -41,6 +41,9 @@ final class FakeNode implements AutoCloseable {
     final String name;
     final AtomicInteger requests = new AtomicInteger();
     volatile int createStatus = 201;
+    /** The id a create answers with as {@code sandboxID} (none when null). */
+    volatile String createdId;
+
     private final Server server;
     private final ServerConnector connector;
     private final CountDownLatch gate = new CountDownLatch(1);
@@ -104,6 +107,9 @@ final class FakeNode implements AutoCloseable {
                 .put("forwarded", request.getHeaders().get(HttpHeader.FORWARDED))
                 .put("body", body);
         boolean create = request.getMethod().equals("POST") && path.equals("/sandboxes");
+        if (create && createdId != null) {
+            json.put("sandboxID", createdId);
+        }
         response.setStatus(create ? createStatus : 200);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         write(response, JSON.writeValueAsString(json), true);

@@ -130,6 +130,23 @@ class GatewayTest {
     }
 
     @Test
+    void the_first_traffic_of_a_sandbox_the_gateway_created_reads_no_database() throws Exception {
+        a.createdId = "createdona0000000000";
+        b.createdId = "createdonb0000000000";
+        HttpResponse<String> created = send("POST", "/sandboxes", Map.of(), "{\"templateID\":\"tpl\"}");
+        assertThat(created.statusCode()).isEqualTo(201);
+        String id = json(created).path("sandboxID").asText();
+        String node = json(created).path("node").asText();
+        int reads = cluster.ownerReads.get();
+
+        JsonNode first = json(
+                send("POST", "/process.Process/List", Map.of("E2b-Sandbox-Id", id, "E2b-Sandbox-Port", "49983"), "{}"));
+
+        assertThat(first.path("node").asText()).isEqualTo(node);
+        assertThat(cluster.ownerReads.get()).isEqualTo(reads);
+    }
+
+    @Test
     void a_create_passes_over_a_full_node_and_one_that_refuses_the_connection() throws Exception {
         cluster.node("gone", closedPort(), NodeState.ACTIVE, later, load(Map.of("tpl", 5), Set.of("tpl")));
         cluster.node("a", a.address(), NodeState.ACTIVE, later, load(Map.of("tpl", 1), Set.of()));
