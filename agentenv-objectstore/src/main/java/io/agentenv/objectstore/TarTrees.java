@@ -13,10 +13,12 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Sandbox state trees (checkpoints, snapshot layers) as single objects, packed and unpacked by GNU tar.
@@ -24,9 +26,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Such trees hold what {@link DirectoryArchives} refuses on purpose: a sandbox's disk image (a sparse file many
  * times larger than its data, which must stay sparse), overlay whiteouts (character devices 0/0) and the
  * {@code trusted.overlay.*} attributes of captured upper dirs, owned by the sandboxes' mapped ids. GNU tar keeps all
- * of them ({@code --sparse}, {@code --xattrs --xattrs-include=*}, {@code --numeric-owner}). Its output streams
- * straight into the store; entries are sorted and carry no access or change times, so a store that reads its content
- * twice (the S3 store hashes, then uploads) gets the same bytes from an unchanged tree.
+ * of them ({@code --sparse}, {@code --xattrs --xattrs-include=*}, {@code --numeric-owner}). Its output streams into
+ * the store and, on the way, into a file beside the tree, which a store that reads its content twice (the S3 store
+ * hashes, then uploads) reads the second time: tar does not pack the same bytes twice (a sparse member's name carries
+ * its pid).
  *
  * <p>{@link #get} streams the object into tar, unpacking into a fresh directory beside the target, and renames that
  * into place only once the store has checked every byte against the size and SHA-256 recorded at put; damaged bytes
@@ -69,13 +72,31 @@ public final class TarTrees {
                 "--sort=name",
                 "--pax-option=delete=atime,delete=ctime",
                 ".");
-        return store.put(key, out -> {
-            try (Tar tar = Tar.start(pack, ProcessBuilder.Redirect.PIPE, ProcessBuilder.Redirect.PIPE);
-                    InputStream archive = tar.process.getInputStream()) {
-                archive.transferTo(out);
-                tar.finish();
-            }
-        });
+        // tar names a sparse member after its own pid, so a second run packs other bytes: the first pass keeps what
+        // it packed beside the tree, and a store that reads its content again (the S3 store, past one part) reads that
+        Path spool = dir.toAbsolutePath().resolveSibling(".pack-" + UUID.randomUUID());
+        AtomicBoolean packed = new AtomicBoolean();
+        try {
+            return store.put(key, out -> {
+                if (packed.get()) {
+                    Files.copy(spool, out);
+                    return;
+                }
+                try (Tar tar = Tar.start(pack, ProcessBuilder.Redirect.PIPE, ProcessBuilder.Redirect.PIPE);
+                        InputStream archive = tar.process.getInputStream();
+                        OutputStream copy = Files.newOutputStream(spool, StandardOpenOption.CREATE_NEW)) {
+                    byte[] buffer = new byte[1 << 16];
+                    for (int n; (n = archive.read(buffer)) > 0; ) {
+                        out.write(buffer, 0, n);
+                        copy.write(buffer, 0, n);
+                    }
+                    tar.finish();
+                }
+                packed.set(true);
+            });
+        } finally {
+            Transfers.deleteQuietly(spool);
+        }
     }
 
     /**

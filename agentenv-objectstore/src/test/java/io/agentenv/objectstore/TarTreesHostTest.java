@@ -126,12 +126,39 @@ class TarTreesHostTest {
         assertThat(leftovers()).isEmpty();
     }
 
+    @Test
+    void a_tree_larger_than_a_part_goes_through_s3_whose_two_passes_read_one_packing() throws Exception {
+        Path disk = source.resolve("disk.img");
+        try (RandomAccessFile file = new RandomAccessFile(disk.toFile(), "rw")) {
+            file.setLength(DISK_BYTES); // a sparse member: tar names it after its pid
+            file.seek(DATA_OFFSET);
+            file.write(1);
+        }
+        Files.write(source.resolve("images"), new byte[(int) S3Settings.MIN_PART_SIZE + 4096]);
+        try (S3ProxyServer server = S3ProxyServer.start();
+                ObjectStore s3 = new S3ObjectStore(server.settings("trees")
+                        .partSize(S3Settings.MIN_PART_SIZE)
+                        .build())) {
+            server.createBucket("trees");
+            TarTrees overS3 = new TarTrees(s3);
+
+            ObjectInfo put = overS3.put(ObjectKey.of("checkpoints", "sb2", "g1"), source);
+            overS3.get(ObjectKey.of("checkpoints", "sb2", "g1"), scratch.resolve("fetched"));
+
+            assertThat(put.size()).isGreaterThan(S3Settings.MIN_PART_SIZE);
+            assertThat(Files.size(scratch.resolve("fetched/disk.img"))).isEqualTo(DISK_BYTES);
+            assertThat(Files.mismatch(scratch.resolve("fetched/images"), source.resolve("images")))
+                    .isEqualTo(-1);
+        }
+        assertThat(leftovers()).isEmpty();
+    }
+
     /** Temporary archives and half-unpacked dirs anywhere under the scratch dir. */
     private List<Path> leftovers() throws IOException {
         try (Stream<Path> all = Files.walk(scratch)) {
             return all.filter(p -> {
                         String name = p.getFileName().toString();
-                        return name.startsWith(".tar-") || name.startsWith(".unpack-");
+                        return name.startsWith(".pack-") || name.startsWith(".unpack-");
                     })
                     .toList();
         }
