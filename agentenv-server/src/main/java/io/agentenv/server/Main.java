@@ -20,6 +20,7 @@ import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.gateway.Gateway;
 import io.agentenv.server.gateway.GatewaySettings;
 import io.agentenv.server.images.RegistryImages;
+import io.agentenv.server.metrics.MetricsSource;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
 import io.agentenv.server.templates.TemplateFileStore;
@@ -112,13 +113,15 @@ public final class Main {
         try {
             database = ClusterNode.open(config.database());
             SandboxOwners owners = new PostgresSandboxOwners(database);
+            PostgresNodeRegistry registry = new PostgresNodeRegistry(database);
             gateway = Gateway.start(
                     GatewaySettings.defaults(
                             config.listen(),
                             apiKey,
                             config.sandboxDomain().stream().toList(),
                             config.maxConcurrentRequests()),
-                    new PostgresNodeRegistry(database),
+                    registry,
+                    registry,
                     owners,
                     Clock.systemUTC());
         } catch (Exception e) {
@@ -250,7 +253,8 @@ public final class Main {
                     key.key(),
                     tokens,
                     Clock.systemUTC(),
-                    proxy::inFrontOf);
+                    proxy::inFrontOf,
+                    cluster.map(ClusterNode::metrics).orElse(MetricsSource.NONE));
             log.atInfo()
                     .addKeyValue("address", config.listen().getHostString())
                     .addKeyValue("port", api.port())

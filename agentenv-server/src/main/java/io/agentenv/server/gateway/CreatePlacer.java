@@ -56,6 +56,7 @@ final class CreatePlacer {
     private final HttpClientSource http;
     private final int maxBodyBytes;
     private final Duration timeout;
+    private final GatewayMetrics metrics;
 
     /** The HTTP client to send with (the forwarder's, which exists once it started). */
     @FunctionalInterface
@@ -63,7 +64,14 @@ final class CreatePlacer {
         HttpClient get();
     }
 
-    CreatePlacer(Placement placement, ClusterView cluster, HttpClientSource http, int maxBodyBytes, Duration timeout) {
+    CreatePlacer(
+            Placement placement,
+            ClusterView cluster,
+            HttpClientSource http,
+            int maxBodyBytes,
+            Duration timeout,
+            GatewayMetrics metrics) {
+        this.metrics = requireNonNull(metrics, "metrics is null");
         this.placement = requireNonNull(placement, "placement is null");
         this.cluster = requireNonNull(cluster, "cluster is null");
         this.http = requireNonNull(http, "http is null");
@@ -72,6 +80,7 @@ final class CreatePlacer {
     }
 
     void handle(Request request, Response response, Callback callback) throws IOException, InterruptedException {
+        long started = System.nanoTime();
         byte[] body;
         try (InputStream in = Content.Source.asInputStream(request)) {
             body = in.readNBytes(maxBodyBytes + 1);
@@ -101,18 +110,22 @@ final class CreatePlacer {
                 if (answer.getStatus() != 429 && answer.getStatus() != 503) {
                     break;
                 }
+                metrics.retried(node.id(), answer.getStatus() == 429 ? "full" : "unavailable");
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof ConnectException)) {
+                    metrics.upstreamFailure(node.id(), 502);
                     ProblemReply.write(
                             response,
                             callback,
                             ProxyProblem.of(502, "node " + node.id().value() + " failed during the create"));
                     return;
                 }
+                metrics.retried(node.id(), "refused");
                 log.atInfo()
                         .addKeyValue("node", node.id().value())
                         .log("gateway: node refused the connection; placing the create on the next node");
             } catch (TimeoutException e) {
+                metrics.upstreamFailure(node.id(), 504);
                 ProblemReply.write(
                         response,
                         callback,
@@ -124,6 +137,8 @@ final class CreatePlacer {
             ProblemReply.write(response, callback, ProxyProblem.of(502, "no node could be reached for the create"));
             return;
         }
+        metrics.forwarded("create", System.nanoTime() - started);
+        metrics.placed(answered.id(), answer.getStatus());
         log.atDebug()
                 .addKeyValue("node", answered.id().value())
                 .addKeyValue("status", answer.getStatus())

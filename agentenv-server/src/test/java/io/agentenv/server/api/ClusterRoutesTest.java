@@ -63,10 +63,12 @@ class ClusterRoutesTest {
         b = node("b", password);
         gatewayDb = database.open();
         owners = new PostgresSandboxOwners(gatewayDb);
+        PostgresNodeRegistry registry = new PostgresNodeRegistry(gatewayDb);
         gateway = Gateway.start(
                 GatewaySettings.defaults(
                         new InetSocketAddress("127.0.0.1", 0), ApiKey.of(TestServer.KEY), List.of(), 64),
-                new PostgresNodeRegistry(gatewayDb),
+                registry,
+                registry,
                 owners,
                 Clock.systemUTC());
     }
