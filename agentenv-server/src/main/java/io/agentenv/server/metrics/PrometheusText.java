@@ -2,6 +2,7 @@ package io.agentenv.server.metrics;
 
 import static java.util.Objects.requireNonNull;
 
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +75,7 @@ public final class PrometheusText {
             if (d.isInfinite()) {
                 return d > 0 ? "+Inf" : "-Inf";
             }
+            return BigDecimal.valueOf(d).toPlainString(); // no exponent: 1764771234.5, not 1.7647712345E9
         }
         return value.toString();
     }
