@@ -65,10 +65,13 @@ import org.slf4j.LoggerFactory;
 public final class Main {
     private static final Logger log = LoggerFactory.getLogger(Main.class);
 
+    /** The one argument the jar takes: {@code java -jar agentenv-server.jar gateway} runs a gateway. */
+    public static final String GATEWAY_COMMAND = "gateway";
+
     private Main() {}
 
     public static void main(String[] args) {
-        if (args.length > 0 && args[0].equals("gateway")) {
+        if (args.length > 0 && args[0].equals(GATEWAY_COMMAND)) {
             gateway();
             return;
         }
