@@ -3,6 +3,7 @@ package io.agentenv.server.gateway;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.cluster.LostSandbox;
+import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.NodeInfo;
 import io.agentenv.cluster.NodeState;
 import io.agentenv.cluster.SandboxOwners;
@@ -176,7 +177,7 @@ final class GatewayHandler extends Handler.Abstract {
      */
     private void signedFiles(Request request, Response response, Callback callback) throws Exception {
         Optional<String> sandbox;
-        Map<String, io.agentenv.cluster.NodeId> running;
+        Map<String, NodeId> running;
         try {
             SandboxTokens derive = tokens();
             running = derive == null ? Map.of() : registry.running();
@@ -196,7 +197,7 @@ final class GatewayHandler extends Handler.Abstract {
             return;
         }
         request.setAttribute(SANDBOX_ATTRIBUTE, sandbox.get());
-        io.agentenv.cluster.NodeId ownerId = running.get(sandbox.get());
+        NodeId ownerId = running.get(sandbox.get());
         Optional<NodeInfo> owner = cluster.node(ownerId);
         if (owner.isEmpty() || !cluster.serving(owner.get())) {
             metrics.upstreamFailure(ownerId, 503);

@@ -32,6 +32,8 @@ final class GatewayMetrics {
     private final PrometheusText.Counters placements = new PrometheusText.Counters("node", "status");
     private final PrometheusText.Counters retries = new PrometheusText.Counters("node", "reason");
     private final PrometheusText.Counters upstreamFailures = new PrometheusText.Counters("node", "status");
+    /** Whether the last scrape could not read the census: the warning is logged once per outage, not per scrape. */
+    private volatile boolean censusFailing;
 
     GatewayMetrics(ClusterCensus census, ClusterView cluster) {
         this.census = requireNonNull(census, "census is null");
@@ -72,8 +74,12 @@ final class GatewayMetrics {
         ClusterCensus.Census now = null;
         try {
             now = census.census();
+            censusFailing = false;
         } catch (RuntimeException e) {
-            log.atWarn().setCause(e).log("gateway: the cluster's census cannot be read for /metrics");
+            if (!censusFailing) {
+                log.atWarn().setCause(e).log("gateway: the cluster's census cannot be read for /metrics");
+            }
+            censusFailing = true;
         }
         PrometheusText.gauge(
                 out,

@@ -36,8 +36,9 @@ import org.eclipse.jetty.util.Callback;
 /**
  * The cluster's node routes, answered by the gateway from the registry (E2B's admin shape, with AgentENV's fields):
  * {@code GET /nodes}, {@code GET /nodes/{nodeID}}, and {@code POST /nodes/{nodeID}} with
- * {@code {"status":"draining"}} or {@code {"status":"ready"}}. A node's {@code status} is {@code ready} (ACTIVE),
- * {@code draining}, {@code unhealthy} (its lease ran out, not yet declared dead) or {@code dead}.
+ * {@code {"status":"draining"}} or {@code {"status":"ready"}} (read into the API's {@link ClusterNode.StatusChange}, as
+ * strictly as the API reads bodies; a bad one is a 400 saying what is wrong). A node's {@code status} is {@code ready}
+ * (ACTIVE), {@code draining}, {@code unhealthy} (its lease ran out, not yet declared dead) or {@code dead}.
  */
 final class NodeEndpoints {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -193,7 +193,19 @@ class ClusterRoutesTest {
                 .isEqualTo(204);
         assertThat(send("GET", "/sandboxes/" + onA, null).statusCode()).isEqualTo(200);
 
-        String text = scrape(URI.create("http://127.0.0.1:" + gateway.port() + "/metrics"));
+        URI gatewayMetrics = URI.create("http://127.0.0.1:" + gateway.port() + "/metrics");
+        // a request is counted once its exchange completed, which may be just after its client read the answer
+        await(
+                () -> {
+                    try {
+                        return scrape(gatewayMetrics)
+                                .contains("aenv_gateway_requests_total{route=\"sandbox\",status=\"200\"} 1\n");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                Duration.ofSeconds(10));
+        String text = scrape(gatewayMetrics);
 
         assertThat(text)
                 .contains("aenv_gateway_database_up 1\n")

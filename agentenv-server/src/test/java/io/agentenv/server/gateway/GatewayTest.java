@@ -330,6 +330,8 @@ class GatewayTest {
         assertThat(send("POST", "/sandboxes", Map.of(), "{\"templateID\":\"base\"}")
                         .statusCode())
                 .isEqualTo(201);
+        // a request is counted once its exchange completed, which may be just after its client read the answer
+        scrapeOnce("aenv_gateway_requests_total{route=\"create\",status=\"201\"} 1\n");
         int censusReads = cluster.censusReads.get();
 
         HttpResponse<String> scrape = send("GET", "/metrics", Map.of(), null);
@@ -371,7 +373,7 @@ class GatewayTest {
         assertThat(blind.statusCode()).isEqualTo(200);
         assertThat(blind.body())
                 .contains("aenv_gateway_database_up 0\n")
-                .contains("aenv_gateway_requests_total{route=\"metrics\",status=\"200\"} 1\n")
+                .containsPattern("aenv_gateway_requests_total\\{route=\"metrics\",status=\"200\"} [1-9]")
                 .doesNotContain("aenv_cluster_nodes{");
     }
 
@@ -481,6 +483,15 @@ class GatewayTest {
         assertThat(send("POST", "/nodes/b", Map.of("X-API-Key", KEY), "{\"status\":\"ready\"}")
                         .statusCode())
                 .isEqualTo(204);
+    }
+
+    /** Scrapes until {@code line} shows (bounded), for counts made as an exchange completes. */
+    private void scrapeOnce(String line) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!send("GET", "/metrics", Map.of(), null).body().contains(line)) {
+            assertThat(System.nanoTime()).as("waiting for " + line).isLessThan(deadline);
+            Thread.sleep(20);
+        }
     }
 
     private HttpResponse<String> send(String method, String path, Map<String, String> headers, String body)
