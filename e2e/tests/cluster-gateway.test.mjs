@@ -116,3 +116,40 @@ step('creates succeed with each node drained in turn; all are reached and listed
     for (const sbx of made) await sbx.kill()
   }
 })
+
+step('signed file URLs, multi-sandbox metrics and /metrics reach every owner', async () => {
+  const made = []
+  try {
+    await nodeStatus('n2', 'draining')
+    made.push(await Sandbox.create('base', { ...opts, secure: true, metadata: { suite: 'owners' } }))
+    await nodeStatus('n2', 'ready')
+    await nodeStatus('n1', 'draining')
+    made.push(await Sandbox.create('base', { ...opts, secure: true, metadata: { suite: 'owners' } }))
+    // n1 still serves what it holds, but only n2 takes requests that may go to any node
+    const onN1 = made[0]
+    const path = `/tmp/cluster-signed-${onN1.sandboxId}.txt`
+    await onN1.files.write(path, 'signed through the gateway')
+    const url = await onN1.downloadUrl(path, { useSignatureExpiration: 60_000 })
+    assert.ok(url.startsWith(`${gateway.url}/files?`), url)
+    const got = await fetch(url)
+    assert.equal(got.status, 200, await got.clone().text())
+    assert.equal(await got.text(), 'signed through the gateway')
+
+    const ids = made.map((s) => s.sandboxId)
+    const res = await fetch(`${gateway.url}/sandboxes/metrics?sandbox_ids=${ids.join(',')}`, {
+      headers: { 'X-API-Key': gateway.apiKey },
+    })
+    assert.equal(res.status, 200, await res.clone().text())
+    assert.deepEqual(Object.keys((await res.json()).sandboxes).sort(), [...ids].sort())
+
+    const scrape = await (await fetch(`${gateway.url}/metrics`)).text()
+    assert.match(scrape, /^aenv_cluster_nodes\{state="active"\} 1$/m)
+    assert.match(scrape, /^aenv_cluster_nodes\{state="draining"\} 1$/m)
+    assert.match(scrape, /^aenv_cluster_node_sandboxes\{node="n1",state="running"\} 1$/m)
+    assert.match(scrape, /^aenv_cluster_node_sandboxes\{node="n2",state="running"\} 1$/m)
+  } finally {
+    await nodeStatus('n1', 'ready')
+    await nodeStatus('n2', 'ready')
+    for (const sbx of made) await sbx.kill()
+  }
+})

@@ -14,7 +14,7 @@ public interface NodeRegistry {
     /**
      * Registers a node, or registers it again after a restart: its epoch becomes one more than before (fencing every
      * token of earlier registrations), its lease runs {@code ttl} from now, and it is ACTIVE unless an operator had
-     * drained it (a drain outlives restarts).
+     * drained it (a drain outlives restarts and deaths, until it is undone).
      */
     FencingToken register(NodeId node, URI address, NodeLoad load, Duration ttl);
 

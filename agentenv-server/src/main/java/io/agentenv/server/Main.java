@@ -20,6 +20,7 @@ import io.agentenv.server.extension.HttpLifecycleHooks;
 import io.agentenv.server.gateway.Gateway;
 import io.agentenv.server.gateway.GatewaySettings;
 import io.agentenv.server.images.RegistryImages;
+import io.agentenv.server.metrics.MetricsSource;
 import io.agentenv.server.proxy.ProxySettings;
 import io.agentenv.server.proxy.SandboxProxy;
 import io.agentenv.server.templates.TemplateFileStore;
@@ -64,10 +65,13 @@ import org.slf4j.LoggerFactory;
 public final class Main {
     private static final Logger log = LoggerFactory.getLogger(Main.class);
 
+    /** The one argument the jar takes: {@code java -jar agentenv-server.jar gateway} runs a gateway. */
+    public static final String GATEWAY_COMMAND = "gateway";
+
     private Main() {}
 
     public static void main(String[] args) {
-        if (args.length > 0 && args[0].equals("gateway")) {
+        if (args.length > 0 && args[0].equals(GATEWAY_COMMAND)) {
             gateway();
             return;
         }
@@ -112,13 +116,15 @@ public final class Main {
         try {
             database = ClusterNode.open(config.database());
             SandboxOwners owners = new PostgresSandboxOwners(database);
+            PostgresNodeRegistry registry = new PostgresNodeRegistry(database);
             gateway = Gateway.start(
                     GatewaySettings.defaults(
                             config.listen(),
                             apiKey,
                             config.sandboxDomain().stream().toList(),
                             config.maxConcurrentRequests()),
-                    new PostgresNodeRegistry(database),
+                    registry,
+                    registry,
                     owners,
                     Clock.systemUTC());
         } catch (Exception e) {
@@ -251,7 +257,8 @@ public final class Main {
                     key.key(),
                     tokens,
                     Clock.systemUTC(),
-                    proxy::inFrontOf);
+                    proxy::inFrontOf,
+                    cluster.map(ClusterNode::metrics).orElse(MetricsSource.NONE));
             log.atInfo()
                     .addKeyValue("address", config.listen().getHostString())
                     .addKeyValue("port", api.port())

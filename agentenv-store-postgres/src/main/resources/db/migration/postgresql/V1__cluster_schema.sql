@@ -13,7 +13,9 @@ CREATE TABLE node (
     epoch         BIGINT NOT NULL CHECK (epoch > 0),
     lease_until   TIMESTAMPTZ NOT NULL,
     registered_at TIMESTAMPTZ NOT NULL,
-    load          JSONB NOT NULL
+    load          JSONB NOT NULL,
+    -- an operator's drain: kept through deaths, so a drained node that dies and registers again is DRAINING
+    drained       BOOLEAN NOT NULL DEFAULT FALSE
 );
 
 -- ---- sandboxes ------------------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.console.ConsoleHandler;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.metrics.MetricsSource;
+import io.agentenv.server.metrics.PrometheusText;
 import io.agentenv.server.templates.TemplateFileStore;
 import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxId;
@@ -89,7 +91,40 @@ public final class ApiServer implements AutoCloseable {
             Clock clock,
             UnaryOperator<Handler> front)
             throws Exception {
+        return start(
+                config,
+                orchestrator,
+                guests,
+                templates,
+                templateFiles,
+                volumes,
+                apiKey,
+                tokens,
+                clock,
+                front,
+                MetricsSource.NONE);
+    }
+
+    /**
+     * As {@link #start(ServerConfig, Orchestrator, SandboxGuests, TemplateBuilder, TemplateFileStore, Volumes, ApiKey,
+     * SandboxTokens, Clock, UnaryOperator)}, with {@code nodeMetrics} added to {@code GET /metrics} (a node of a
+     * cluster: its identity and lease).
+     */
+    public static ApiServer start(
+            ServerConfig config,
+            Orchestrator orchestrator,
+            SandboxGuests guests,
+            TemplateBuilder templates,
+            TemplateFileStore templateFiles,
+            Volumes volumes,
+            ApiKey apiKey,
+            SandboxTokens tokens,
+            Clock clock,
+            UnaryOperator<Handler> front,
+            MetricsSource nodeMetrics)
+            throws Exception {
         requireNonNull(front, "front is null");
+        requireNonNull(nodeMetrics, "nodeMetrics is null");
         requireNonNull(config, "config is null");
         requireNonNull(orchestrator, "orchestrator is null");
         requireNonNull(guests, "guests is null");
@@ -122,14 +157,11 @@ public final class ApiServer implements AutoCloseable {
         // <port>-<id>.localhost:<port>, which the proxy routes and which resolves to loopback (RFC 6761)
         WireMapping wire = new WireMapping(
                 tokens, () -> config.sandboxDomain().orElseGet(() -> "localhost:" + connector.getLocalPort()), clock);
-        PrometheusMetrics metrics = new PrometheusMetrics(orchestrator, volumes);
+        PrometheusMetrics metrics = new PrometheusMetrics(orchestrator, volumes, nodeMetrics);
         orchestrator.subscribe(metrics);
         Router router = new Router()
                 .addPublic("GET", "/health", ex -> Reply.NO_CONTENT)
-                .addPublic(
-                        "GET",
-                        "/metrics",
-                        ex -> new Reply.Text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+                .addPublic("GET", "/metrics", ex -> new Reply.Text(200, PrometheusText.CONTENT_TYPE, metrics.render()));
         new GuestEndpoints(guests, id -> volumeUsage(orchestrator, volumes, id))
                 .register(router); // before SandboxEndpoints: /sandboxes/metrics is not an id
         new SandboxEndpoints(

@@ -7,6 +7,8 @@ import io.agentenv.orchestrator.LifecycleHooks;
 import io.agentenv.orchestrator.SharedArtifacts;
 import io.agentenv.server.config.ClusterConfig;
 import io.agentenv.server.config.ClusterDatabase;
+import io.agentenv.server.metrics.MetricsSource;
+import io.agentenv.server.metrics.PrometheusText;
 import io.agentenv.store.postgres.PostgresDatabase;
 import io.agentenv.store.postgres.PostgresNodeRegistry;
 import io.agentenv.store.postgres.PostgresSandboxStore;
@@ -96,6 +98,50 @@ public final class ClusterNode implements AutoCloseable {
                     ObjectStoreArtifacts.open(config.sharedStorage().get()));
         }
         return Optional.of(sharedArtifacts);
+    }
+
+    /**
+     * This node's place in the cluster for its {@code GET /metrics}: {@code aenv_node_info} (its id and address), the
+     * epoch of its registration, its lease's length, when it was last renewed and how many renewals failed. A lone
+     * server has none of these.
+     */
+    public MetricsSource metrics() {
+        return out -> {
+            String node = PrometheusText.labels("node", config.nodeId().value());
+            PrometheusText.family(out, "aenv_node_info", "gauge", "This server is a node of a cluster (always 1).");
+            PrometheusText.sample(
+                    out,
+                    "aenv_node_info",
+                    PrometheusText.labels(
+                            "node",
+                            config.nodeId().value(),
+                            "address",
+                            config.address().toString()),
+                    1);
+            PrometheusText.family(
+                    out, "aenv_node_epoch", "gauge", "The epoch of this node's registration (one more per start).");
+            PrometheusText.sample(
+                    out, "aenv_node_epoch", node, membership.token().epoch());
+            PrometheusText.family(out, "aenv_node_lease_seconds", "gauge", "The length of this node's lease.");
+            PrometheusText.sample(
+                    out, "aenv_node_lease_seconds", node, membership.ttl().toMillis() / 1000.0);
+            PrometheusText.family(
+                    out,
+                    "aenv_node_lease_renewed_timestamp_seconds",
+                    "gauge",
+                    "When this node last registered or renewed its lease (Unix time, the node's clock).");
+            PrometheusText.sample(
+                    out,
+                    "aenv_node_lease_renewed_timestamp_seconds",
+                    node,
+                    membership.lastRenewed().toEpochMilli() / 1000.0);
+            PrometheusText.family(
+                    out,
+                    "aenv_node_lease_renewal_failures_total",
+                    "counter",
+                    "Lease renewals that failed because the cluster's database could not be reached.");
+            PrometheusText.sample(out, "aenv_node_lease_renewal_failures_total", node, membership.failedRenewals());
+        };
     }
 
     /**

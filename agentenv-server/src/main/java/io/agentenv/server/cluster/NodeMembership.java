@@ -10,6 +10,7 @@ import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,12 +32,15 @@ public final class NodeMembership implements AutoCloseable {
     private final Duration ttl;
     private final Clock clock;
     private volatile Thread renewer;
+    private volatile Instant lastRenewed;
+    private final LongAdder failedRenewals = new LongAdder();
 
     private NodeMembership(NodeRegistry registry, FencingToken token, Duration ttl, Clock clock) {
         this.registry = registry;
         this.token = token;
         this.ttl = ttl;
         this.clock = clock;
+        this.lastRenewed = clock.instant();
     }
 
     /**
@@ -73,6 +77,21 @@ public final class NodeMembership implements AutoCloseable {
     /** The token of this run's registration: the stores stamp and check it on every write. */
     public FencingToken token() {
         return token;
+    }
+
+    /** When the lease was last registered or renewed (this node's clock). */
+    public Instant lastRenewed() {
+        return lastRenewed;
+    }
+
+    /** How many renewals failed because the database could not be reached (a refused one stops the node). */
+    public long failedRenewals() {
+        return failedRenewals.sum();
+    }
+
+    /** The lease's length. */
+    public Duration ttl() {
+        return ttl;
     }
 
     @Override
@@ -116,7 +135,9 @@ public final class NodeMembership implements AutoCloseable {
                 failing = false;
                 expiryReported = false;
                 lastRenewed = clock.instant();
+                this.lastRenewed = lastRenewed;
             } catch (RuntimeException e) {
+                failedRenewals.increment();
                 if (!failing) {
                     log.atWarn().setCause(e).log("cluster: the lease cannot be renewed; retrying");
                 }

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A gateway's configuration ({@code agentenv-server gateway}), read like the server's (environment, then the file in
@@ -22,6 +23,17 @@ public record GatewayConfig(
         Optional<String> sandboxDomain,
         ClusterDatabase database,
         int maxConcurrentRequests) {
+    /** Every key a gateway reads (a deployment may set these; the deployment files' test checks them). */
+    public static final Set<String> KEYS = Set.of(
+            ServerConfig.CONFIG,
+            ServerConfig.LISTEN,
+            ServerConfig.API_KEY,
+            ServerConfig.SANDBOX_DOMAIN,
+            ServerConfig.MAX_CONCURRENT_REQUESTS,
+            ClusterDatabase.URL,
+            ClusterDatabase.USER,
+            ClusterDatabase.PASSWORD_FILE);
+
     public GatewayConfig {
         requireNonNull(listen, "listen is null");
         requireNonNull(apiKey, "apiKey is null");

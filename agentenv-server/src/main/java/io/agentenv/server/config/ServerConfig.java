@@ -292,6 +292,16 @@ public record ServerConfig(
         }
     }
 
+    /**
+     * Every key a server (or a node) reads besides the backend's own {@code AENV_BACKEND_<KEY>} settings, sorted: what
+     * a deployment may set (the deployment files' test checks them against this).
+     */
+    public static Set<String> knownKeys() {
+        Set<String> keys = new TreeSet<>(KEYS);
+        keys.add(CONFIG);
+        return java.util.Collections.unmodifiableSet(keys);
+    }
+
     private static boolean isKnownKey(String key) {
         return KEYS.contains(key)
                 || (key.startsWith(BACKEND_SETTING_PREFIX) && key.length() > BACKEND_SETTING_PREFIX.length());

@@ -56,6 +56,20 @@ final class ClusterView implements AutoCloseable {
         return node.state() != NodeState.DEAD && node.leaseUntil().isAfter(clock.instant());
     }
 
+    /**
+     * A node's status as {@code GET /nodes} and the metrics give it: {@code dead}, {@code unhealthy} (its lease ran
+     * out, not yet declared dead), {@code draining} or {@code ready}.
+     */
+    String status(NodeInfo node) {
+        if (node.state() == NodeState.DEAD) {
+            return "dead";
+        }
+        if (!serving(node)) {
+            return "unhealthy";
+        }
+        return node.state() == NodeState.DRAINING ? "draining" : "ready";
+    }
+
     /** The nodes that take new sandboxes: serving and ACTIVE. */
     List<NodeInfo> accepting() {
         return nodes.stream()

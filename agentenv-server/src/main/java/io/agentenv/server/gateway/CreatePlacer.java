@@ -58,6 +58,7 @@ final class CreatePlacer {
     private final int maxBodyBytes;
     private final Duration timeout;
     private final OwnerCache owners;
+    private final GatewayMetrics metrics;
 
     /** The HTTP client to send with (the forwarder's, which exists once it started). */
     @FunctionalInterface
@@ -71,7 +72,9 @@ final class CreatePlacer {
             HttpClientSource http,
             int maxBodyBytes,
             Duration timeout,
-            OwnerCache owners) {
+            OwnerCache owners,
+            GatewayMetrics metrics) {
+        this.metrics = requireNonNull(metrics, "metrics is null");
         this.placement = requireNonNull(placement, "placement is null");
         this.owners = requireNonNull(owners, "owners is null");
         this.cluster = requireNonNull(cluster, "cluster is null");
@@ -81,6 +84,7 @@ final class CreatePlacer {
     }
 
     void handle(Request request, Response response, Callback callback) throws IOException, InterruptedException {
+        long started = System.nanoTime();
         byte[] body;
         try (InputStream in = Content.Source.asInputStream(request)) {
             body = in.readNBytes(maxBodyBytes + 1);
@@ -110,18 +114,22 @@ final class CreatePlacer {
                 if (answer.getStatus() != 429 && answer.getStatus() != 503) {
                     break;
                 }
+                metrics.retried(node.id(), answer.getStatus() == 429 ? "full" : "unavailable");
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof ConnectException)) {
+                    metrics.upstreamFailure(node.id(), 502);
                     ProblemReply.write(
                             response,
                             callback,
                             ProxyProblem.of(502, "node " + node.id().value() + " failed during the create"));
                     return;
                 }
+                metrics.retried(node.id(), "refused");
                 log.atInfo()
                         .addKeyValue("node", node.id().value())
                         .log("gateway: node refused the connection; placing the create on the next node");
             } catch (TimeoutException e) {
+                metrics.upstreamFailure(node.id(), 504);
                 ProblemReply.write(
                         response,
                         callback,
@@ -133,6 +141,8 @@ final class CreatePlacer {
             ProblemReply.write(response, callback, ProxyProblem.of(502, "no node could be reached for the create"));
             return;
         }
+        metrics.forwarded("create", System.nanoTime() - started);
+        metrics.placed(answered.id(), answer.getStatus());
         log.atDebug()
                 .addKeyValue("node", answered.id().value())
                 .addKeyValue("status", answer.getStatus())

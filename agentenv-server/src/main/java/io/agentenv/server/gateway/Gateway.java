@@ -2,6 +2,7 @@ package io.agentenv.server.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.cluster.ClusterCensus;
 import io.agentenv.cluster.NodeRegistry;
 import io.agentenv.cluster.SandboxOwners;
 import java.time.Clock;
@@ -33,10 +34,12 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** Starts serving on {@code settings.listen()}. */
-    public static Gateway start(GatewaySettings settings, NodeRegistry registry, SandboxOwners owners, Clock clock)
+    public static Gateway start(
+            GatewaySettings settings, NodeRegistry registry, ClusterCensus census, SandboxOwners owners, Clock clock)
             throws Exception {
         requireNonNull(settings, "settings is null");
         requireNonNull(registry, "registry is null");
+        requireNonNull(census, "census is null");
         requireNonNull(owners, "owners is null");
         requireNonNull(clock, "clock is null");
         ClusterView cluster = new ClusterView(registry, clock, settings.nodeRefresh());
@@ -55,11 +58,15 @@ public final class Gateway implements AutoCloseable {
             server.addConnector(connector);
 
             OwnerCache ownerCache = new OwnerCache(owners, clock, settings.ownerTtl());
-            NodeForwarder forwarder = new NodeForwarder(settings.connectTimeout(), request -> {
-                if (request.getAttribute(GatewayHandler.SANDBOX_ATTRIBUTE) instanceof String sandboxId) {
-                    ownerCache.forget(sandboxId);
-                }
-            });
+            GatewayMetrics metrics = new GatewayMetrics(census, cluster);
+            NodeForwarder forwarder = new NodeForwarder(
+                    settings.connectTimeout(),
+                    request -> {
+                        if (request.getAttribute(GatewayHandler.SANDBOX_ATTRIBUTE) instanceof String sandboxId) {
+                            ownerCache.forget(sandboxId);
+                        }
+                    },
+                    metrics);
             GatewayWebSockets webSockets =
                     new GatewayWebSockets(settings.connectTimeout(), settings.requestTimeout(), Duration.ofMinutes(10));
             Placement placement = new Placement(cluster);
@@ -77,9 +84,13 @@ public final class Gateway implements AutoCloseable {
                             forwarder::getHttpClient,
                             settings.maxCreateBytes(),
                             settings.requestTimeout(),
-                            ownerCache),
+                            ownerCache,
+                            metrics),
                     new NodeEndpoints(registry, cluster),
-                    settings.apiKey());
+                    settings.apiKey(),
+                    metrics,
+                    new SandboxMetricsFanOut(
+                            owners, cluster, forwarder::getHttpClient, settings.requestTimeout(), metrics));
             handler.addBean(forwarder, true);
             handler.addBean(webSockets, true);
             server.setHandler(handler);

@@ -3,13 +3,20 @@ package io.agentenv.server.gateway;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.cluster.LostSandbox;
+import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.NodeInfo;
 import io.agentenv.cluster.NodeState;
 import io.agentenv.cluster.SandboxOwners;
 import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
+import io.agentenv.server.metrics.PrometheusText;
 import io.agentenv.server.proxy.ProblemReply;
 import io.agentenv.server.proxy.ProxyProblem;
+import io.agentenv.server.proxy.SignedFiles;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpURI;
@@ -26,7 +33,11 @@ import org.slf4j.LoggerFactory;
  * itself. For a sandbox's requests the node is its owner. A paused sandbox whose owner is gone, draining or dead is
  * resumed by a node placement picks, and its other requests go to any node (every node reads the cluster's records,
  * and a paused sandbox may be taken over). A lost sandbox's control-plane requests are answered 404 with why it was
- * lost; a sandbox no record names goes to any node, which answers as it would for an unknown id.
+ * lost; a sandbox no record names goes to any node, which answers as it would for an unknown id. A signed
+ * {@code /files} URL goes to the owner of the running sandbox whose envd token signed it (found as a node's proxy
+ * finds it, over the cluster's running sandboxes); {@code GET /sandboxes/metrics} for several sandboxes asks each
+ * owner ({@link SandboxMetricsFanOut}). Every finished request is counted by route class and status
+ * ({@link GatewayMetrics}, served at {@code GET /metrics} without a key, as a node serves its own).
  */
 final class GatewayHandler extends Handler.Abstract {
     private static final Logger log = LoggerFactory.getLogger(GatewayHandler.class);
@@ -44,6 +55,10 @@ final class GatewayHandler extends Handler.Abstract {
     private final CreatePlacer creates;
     private final NodeEndpoints nodes;
     private final ApiKey apiKey;
+    private final GatewayMetrics metrics;
+    private final SandboxMetricsFanOut sandboxMetrics;
+    /** Derived from the cluster's token seed once a node stored it (the seed never changes). */
+    private volatile SandboxTokens tokens;
 
     GatewayHandler(
             GatewayRoutes routes,
@@ -55,7 +70,9 @@ final class GatewayHandler extends Handler.Abstract {
             GatewayWebSockets webSockets,
             CreatePlacer creates,
             NodeEndpoints nodes,
-            ApiKey apiKey) {
+            ApiKey apiKey,
+            GatewayMetrics metrics,
+            SandboxMetricsFanOut sandboxMetrics) {
         this.routes = requireNonNull(routes, "routes is null");
         this.cluster = requireNonNull(cluster, "cluster is null");
         this.owners = requireNonNull(owners, "owners is null");
@@ -66,10 +83,13 @@ final class GatewayHandler extends Handler.Abstract {
         this.creates = requireNonNull(creates, "creates is null");
         this.nodes = requireNonNull(nodes, "nodes is null");
         this.apiKey = requireNonNull(apiKey, "apiKey is null");
+        this.metrics = requireNonNull(metrics, "metrics is null");
+        this.sandboxMetrics = requireNonNull(sandboxMetrics, "sandboxMetrics is null");
     }
 
     @Override
-    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+    public boolean handle(Request request, Response response, Callback served) throws Exception {
+        long started = System.nanoTime();
         HttpURI uri = request.getHttpURI();
         GatewayRoute route = routes.classify(
                 request.getMethod(),
@@ -77,9 +97,26 @@ final class GatewayHandler extends Handler.Abstract {
                 uri.getPath(),
                 uri.getQuery(),
                 request.getHeaders());
+        String routeClass = routeClass(route);
+        request.setAttribute(NodeForwarder.ROUTE_ATTRIBUTE, routeClass);
+        request.setAttribute(NodeForwarder.STARTED_ATTRIBUTE, started);
+        Callback callback = new Callback.Nested(served) {
+            @Override
+            public void succeeded() {
+                metrics.request(routeClass, response.getStatus());
+                super.succeeded();
+            }
+
+            @Override
+            public void failed(Throwable failure) {
+                metrics.request(routeClass, response.isCommitted() ? response.getStatus() : 500);
+                super.failed(failure);
+            }
+        };
         try {
             switch (route) {
                 case GatewayRoute.Health ignored -> health(response, callback);
+                case GatewayRoute.Metrics ignored -> scrape(response, callback);
                 case GatewayRoute.ListNodes ignored -> {
                     authenticate(request, "GET");
                     nodes.list(response, callback);
@@ -106,11 +143,105 @@ final class GatewayHandler extends Handler.Abstract {
                     request.setAttribute(SANDBOX_ATTRIBUTE, owned.sandboxId());
                     forward(request, response, callback, ownerOf(owned));
                 }
+                case GatewayRoute.SignedFiles ignored -> signedFiles(request, response, callback);
+                case GatewayRoute.ManySandboxMetrics ignored -> manySandboxMetrics(request, response, callback);
             }
         } catch (ProxyProblem problem) {
             ProblemReply.write(response, callback, problem);
         }
         return true;
+    }
+
+    /** The class a request is counted under in the metrics (never an id, so the label set stays small). */
+    static String routeClass(GatewayRoute route) {
+        return switch (route) {
+            case GatewayRoute.Health ignored -> "health";
+            case GatewayRoute.Metrics ignored -> "metrics";
+            case GatewayRoute.ListNodes ignored -> "nodes";
+            case GatewayRoute.ShowNode ignored -> "nodes";
+            case GatewayRoute.ChangeNode ignored -> "nodes";
+            case GatewayRoute.Refused ignored -> "refused";
+            case GatewayRoute.Create ignored -> "create";
+            case GatewayRoute.Keyed keyed -> keyed.key().equals(GatewayRoutes.VOLUMES_KEY) ? "volumes" : "template";
+            case GatewayRoute.AnyNode ignored -> "any";
+            case GatewayRoute.Owned owned -> owned.traffic() ? "traffic" : "sandbox";
+            case GatewayRoute.SignedFiles ignored -> "signed_files";
+            case GatewayRoute.ManySandboxMetrics ignored -> "sandbox_metrics";
+        };
+    }
+
+    /**
+     * A signed {@code /files} URL: the running sandbox whose envd token made the signature, found among the cluster's
+     * (one database read, one hash per running sandbox, as a node's proxy does over what it lists), and its owner
+     * serves it. When none matches, any node answers, as it would (401).
+     */
+    private void signedFiles(Request request, Response response, Callback callback) throws Exception {
+        Optional<String> sandbox;
+        Map<String, NodeId> running;
+        try {
+            SandboxTokens derive = tokens();
+            running = derive == null ? Map.of() : registry.running();
+            sandbox = derive == null
+                    ? Optional.empty()
+                    : SignedFiles.signer(
+                            request.getHttpURI().getQuery(),
+                            request.getMethod(),
+                            running.keySet(),
+                            derive::envdAccessToken);
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("gateway: the cluster database cannot be read");
+            throw ProxyProblem.of(503, "the cluster's database cannot be reached; try again");
+        }
+        if (sandbox.isEmpty()) {
+            forward(request, response, callback, cluster.anyNode().orElseThrow(GatewayHandler::noNode));
+            return;
+        }
+        request.setAttribute(SANDBOX_ATTRIBUTE, sandbox.get());
+        NodeId ownerId = running.get(sandbox.get());
+        Optional<NodeInfo> owner = cluster.node(ownerId);
+        if (owner.isEmpty() || !cluster.serving(owner.get())) {
+            metrics.upstreamFailure(ownerId, 503);
+            throw ProxyProblem.of(
+                    503, "sandbox " + sandbox.get() + " runs on node " + ownerId.value() + ", which is not responding");
+        }
+        forward(request, response, callback, owner.get());
+    }
+
+    private SandboxTokens tokens() {
+        SandboxTokens known = tokens;
+        if (known == null) {
+            Optional<String> seed = registry.tokenSeed();
+            if (seed.isPresent()) {
+                known = new SandboxTokens(seed.get());
+                tokens = known;
+            }
+        }
+        return known;
+    }
+
+    private void manySandboxMetrics(Request request, Response response, Callback callback) throws Exception {
+        Optional<SandboxMetricsFanOut.Plan> plan = sandboxMetrics.plan(request);
+        if (plan.isEmpty()) { // nothing any node holds, or a request every node refuses alike: one node answers
+            forward(request, response, callback, cluster.anyNode().orElseThrow(GatewayHandler::noNode));
+            return;
+        }
+        SandboxMetricsFanOut.Answer answer = sandboxMetrics.ask(request, plan.get());
+        metrics.forwarded(
+                "sandbox_metrics", System.nanoTime() - (Long) request.getAttribute(NodeForwarder.STARTED_ATTRIBUTE));
+        response.setStatus(answer.status());
+        if (answer.contentType() != null) {
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
+        }
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, answer.body().length);
+        response.write(true, ByteBuffer.wrap(answer.body()), callback);
+    }
+
+    private void scrape(Response response, Callback callback) {
+        byte[] body = metrics.render().getBytes(StandardCharsets.UTF_8);
+        response.setStatus(200);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, PrometheusText.CONTENT_TYPE);
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+        response.write(true, ByteBuffer.wrap(body), callback);
     }
 
     /** Where an owned route goes; throws the answer when it goes nowhere. */
@@ -157,6 +288,7 @@ final class GatewayHandler extends Handler.Abstract {
             return owner.get();
         }
         String node = ownership.get().node().map(n -> n.value()).orElse("?");
+        ownership.get().node().ifPresent(n -> metrics.upstreamFailure(n, 503));
         throw ProxyProblem.of(
                 503, "sandbox " + route.sandboxId() + " runs on node " + node + ", which is not responding");
     }

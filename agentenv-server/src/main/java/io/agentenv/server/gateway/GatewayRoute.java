@@ -7,6 +7,18 @@ sealed interface GatewayRoute {
     /** {@code GET /health}: the gateway answers itself. */
     record Health() implements GatewayRoute {}
 
+    /** {@code GET /metrics}: the gateway's and the cluster's metrics, answered by the gateway. */
+    record Metrics() implements GatewayRoute {}
+
+    /**
+     * {@code GET /sandboxes/metrics?sandbox_ids=...}: several sandboxes' latest metrics, asked of each one's owner and
+     * merged.
+     */
+    record ManySandboxMetrics() implements GatewayRoute {}
+
+    /** A signed envd {@code /files} URL: no sandbox in the URL; the signature says which, and so which owner. */
+    record SignedFiles() implements GatewayRoute {}
+
     /** {@code GET /nodes}. */
     record ListNodes() implements GatewayRoute {}
 

@@ -15,7 +15,8 @@ import org.eclipse.jetty.http.HttpFields;
  * <ol>
  *   <li>traffic for a sandbox's port, as the node's proxy recognises it (Host {@code <port>-<id>.<domain>}, the
  *       routing headers, {@code /proxy/<id>/<port>/...}): the sandbox's owner;</li>
- *   <li>{@code /health} and {@code /nodes[/<id>]}: the gateway itself;</li>
+ *   <li>{@code /health}, {@code /metrics} and {@code /nodes[/<id>]}: the gateway itself;</li>
+ *   <li>{@code GET /sandboxes/metrics?sandbox_ids=...}: each id's owner, the answers merged;</li>
  *   <li>{@code /sandboxes/<id>[/...]} and {@code /v2/sandboxes/<id>/...}: the owner ({@code resume} and
  *       {@code connect} may resume it elsewhere);</li>
  *   <li>{@code POST /sandboxes}: placement;</li>
@@ -24,7 +25,8 @@ import org.eclipse.jetty.http.HttpFields;
  *       that node's files);</li>
  *   <li>anything else: any live node.</li>
  * </ol>
- * A signed {@code /files} URL names no sandbox; it goes to any live node (see docs/cluster.md for what that covers).
+ * A signed {@code /files} URL names no sandbox: the handler finds the sandbox whose token signed it, as a node's proxy
+ * does, and sends it to that sandbox's owner.
  * No I/O, no state.
  */
 final class GatewayRoutes {
@@ -50,13 +52,19 @@ final class GatewayRoutes {
                 return new GatewayRoute.Refused(400, malformed.message());
             }
             case ProxyRoute.SignedFiles ignored -> {
-                return new GatewayRoute.AnyNode();
+                return new GatewayRoute.SignedFiles();
             }
             case ProxyRoute.ControlPlane ignored -> {}
         }
         List<String> segments = segments(path);
         if (segments.size() == 1 && segments.getFirst().equals("health")) {
             return new GatewayRoute.Health();
+        }
+        if (segments.size() == 1 && segments.getFirst().equals("metrics") && "GET".equals(method)) {
+            return new GatewayRoute.Metrics();
+        }
+        if (segments.equals(List.of("sandboxes", "metrics")) && "GET".equals(method)) {
+            return new GatewayRoute.ManySandboxMetrics();
         }
         if (!segments.isEmpty() && segments.getFirst().equals("nodes")) {
             return switch (segments.size()) {

@@ -2,14 +2,22 @@ package io.agentenv.server.gateway;
 
 import static java.util.Objects.requireNonNull;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import io.agentenv.api.model.ClusterNode;
 import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.NodeInfo;
 import io.agentenv.cluster.NodeLoad;
 import io.agentenv.cluster.NodeRegistry;
-import io.agentenv.cluster.NodeState;
 import io.agentenv.server.proxy.ProblemReply;
 import io.agentenv.server.proxy.ProxyProblem;
 import java.io.IOException;
@@ -28,12 +36,29 @@ import org.eclipse.jetty.util.Callback;
 /**
  * The cluster's node routes, answered by the gateway from the registry (E2B's admin shape, with AgentENV's fields):
  * {@code GET /nodes}, {@code GET /nodes/{nodeID}}, and {@code POST /nodes/{nodeID}} with
- * {@code {"status":"draining"}} or {@code {"status":"ready"}}. A node's {@code status} is {@code ready} (ACTIVE),
- * {@code draining}, {@code unhealthy} (its lease ran out, not yet declared dead) or {@code dead}.
+ * {@code {"status":"draining"}} or {@code {"status":"ready"}} (read into the API's {@link ClusterNode.StatusChange}, as
+ * strictly as the API reads bodies; a bad one is a 400 saying what is wrong). A node's {@code status} is {@code ready}
+ * (ACTIVE), {@code draining}, {@code unhealthy} (its lease ran out, not yet declared dead) or {@code dead}.
  */
 final class NodeEndpoints {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Read as strictly as the API reads its bodies: no coercion to a string, no duplicate keys, nothing after. */
+    private static final ObjectMapper STRICT = JsonMapper.builder()
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .withCoercionConfig(
+                    LogicalType.Textual,
+                    c -> c.setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+                            .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+                            .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
+            .build();
+
+    private static final String USAGE = "the body must be {\"status\": \"draining\"} or {\"status\": \"ready\"}";
     private static final int MAX_BODY_BYTES = 4096;
+    private static final String DRAINING = "draining";
+    private static final String READY = "ready";
 
     private final NodeRegistry registry;
     private final ClusterView cluster;
@@ -67,16 +92,9 @@ final class NodeEndpoints {
         }
         String status;
         try {
-            JsonNode parsed = body.length > MAX_BODY_BYTES ? null : JSON.readTree(body);
-            status = parsed == null ? "" : parsed.path("status").asText("");
-        } catch (IOException e) {
-            status = "";
-        }
-        if (!status.equals("draining") && !status.equals("ready")) {
-            ProblemReply.write(
-                    response,
-                    callback,
-                    ProxyProblem.of(400, "the body must be {\"status\": \"draining\"} or {\"status\": \"ready\"}"));
+            status = statusChange(body).status();
+        } catch (ProxyProblem problem) {
+            ProblemReply.write(response, callback, problem);
             return;
         }
         Optional<NodeInfo> node = parse(nodeId).flatMap(registry::find);
@@ -84,7 +102,7 @@ final class NodeEndpoints {
             ProblemReply.write(response, callback, ProxyProblem.of(404, "node " + nodeId + " not found"));
             return;
         }
-        if (!registry.setDraining(node.get().id(), status.equals("draining"))) {
+        if (!registry.setDraining(node.get().id(), status.equals(DRAINING))) {
             ProblemReply.write(
                     response, callback, ProxyProblem.of(409, "node " + nodeId + " is dead: it cannot be changed"));
             return;
@@ -94,11 +112,44 @@ final class NodeEndpoints {
         callback.succeeded();
     }
 
+    /** The body of {@code POST /nodes/{nodeID}}, read into the API's record; a 400 that says what is wrong. */
+    static ClusterNode.StatusChange statusChange(byte[] body) throws ProxyProblem {
+        if (body.length > MAX_BODY_BYTES) {
+            throw ProxyProblem.of(400, "request body larger than " + MAX_BODY_BYTES + " bytes; " + USAGE);
+        }
+        ClusterNode.StatusChange change;
+        try {
+            change = STRICT.readValue(body, ClusterNode.StatusChange.class);
+        } catch (ValueInstantiationException e) {
+            throw ProxyProblem.of(400, "status is required; " + USAGE);
+        } catch (MismatchedInputException e) {
+            if (e.getOriginalMessage() != null && e.getOriginalMessage().startsWith("Trailing token")) {
+                throw ProxyProblem.of(400, "malformed JSON body: more after the object; " + USAGE);
+            }
+            String field = e.getPath().isEmpty() ? "" : e.getPath().getFirst().getFieldName();
+            throw ProxyProblem.of(
+                    400,
+                    (field == null || field.isEmpty()
+                                    ? "the body must be a JSON object"
+                                    : "invalid value for field '" + field + "': expected a string")
+                            + "; " + USAGE);
+        } catch (JsonProcessingException e) {
+            throw ProxyProblem.of(400, "malformed JSON body; " + USAGE);
+        } catch (IOException e) {
+            throw ProxyProblem.of(400, "unreadable request body; " + USAGE);
+        }
+        if (change == null
+                || !(change.status().equals(DRAINING) || change.status().equals(READY))) {
+            throw ProxyProblem.of(400, USAGE);
+        }
+        return change;
+    }
+
     private ClusterNode toJson(NodeInfo node) {
         NodeLoad load = node.load();
         return new ClusterNode(
                 node.id().value(),
-                status(node),
+                cluster.status(node),
                 node.address().toString(),
                 node.epoch(),
                 node.leaseUntil().toString(),
@@ -109,16 +160,6 @@ final class NodeEndpoints {
                         load.cpuCount(), load.cpuLoad(), load.memoryTotalMib() << 20, load.memoryAvailableMib() << 20),
                 new TreeMap<>(load.poolStock()),
                 List.copyOf(new TreeSet<>(load.localTemplates())));
-    }
-
-    private String status(NodeInfo node) {
-        if (node.state() == NodeState.DEAD) {
-            return "dead";
-        }
-        if (!cluster.serving(node)) {
-            return "unhealthy";
-        }
-        return node.state() == NodeState.DRAINING ? "draining" : "ready";
     }
 
     private static Optional<NodeId> parse(String nodeId) {

@@ -29,16 +29,37 @@ import org.slf4j.LoggerFactory;
 final class NodeForwarder extends ProxyHandler {
     private static final Logger log = LoggerFactory.getLogger(NodeForwarder.class);
     static final String NODE_ATTRIBUTE = NodeForwarder.class.getName() + ".node";
+    /** The request's route class, for the metrics. */
+    static final String ROUTE_ATTRIBUTE = NodeForwarder.class.getName() + ".route";
+    /** When the gateway received the request ({@link System#nanoTime()}), for the metrics. */
+    static final String STARTED_ATTRIBUTE = NodeForwarder.class.getName() + ".started";
 
     private final Duration connectTimeout;
     private final Consumer<Request> unreachable;
+    private final GatewayMetrics metrics;
 
     /**
      * @param unreachable told about a request whose node could not be reached (the gateway forgets what it cached)
      */
-    NodeForwarder(Duration connectTimeout, Consumer<Request> unreachable) {
+    NodeForwarder(Duration connectTimeout, Consumer<Request> unreachable, GatewayMetrics metrics) {
         this.connectTimeout = requireNonNull(connectTimeout, "connectTimeout is null");
         this.unreachable = requireNonNull(unreachable, "unreachable is null");
+        this.metrics = requireNonNull(metrics, "metrics is null");
+    }
+
+    /** Times the node's answer: from the request's arrival to the head of the node's response. */
+    @Override
+    protected void sendProxyToServerRequest(
+            Request clientToProxyRequest,
+            org.eclipse.jetty.client.Request proxyToServerRequest,
+            Response proxyToClientResponse,
+            Callback proxyToClientCallback) {
+        if (clientToProxyRequest.getAttribute(STARTED_ATTRIBUTE) instanceof Long started
+                && clientToProxyRequest.getAttribute(ROUTE_ATTRIBUTE) instanceof String route) {
+            proxyToServerRequest.onResponseBegin(answer -> metrics.forwarded(route, System.nanoTime() - started));
+        }
+        super.sendProxyToServerRequest(
+                clientToProxyRequest, proxyToServerRequest, proxyToClientResponse, proxyToClientCallback);
     }
 
     @Override
@@ -94,6 +115,7 @@ final class NodeForwarder extends ProxyHandler {
             return;
         }
         boolean timedOut = failure instanceof TimeoutException || failure.getCause() instanceof TimeoutException;
+        metrics.upstreamFailure(node.id(), timedOut ? 504 : 502);
         ProblemReply.write(
                 proxyToClientResponse,
                 proxyToClientCallback,

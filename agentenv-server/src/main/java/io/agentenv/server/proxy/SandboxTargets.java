@@ -137,9 +137,10 @@ final class SandboxTargets {
      */
     ProxyRoute.Targeted bySignature(ProxyRoute.SignedFiles route, String method) throws ProxyProblem {
         int q = route.pathAndQuery().indexOf('?');
-        SignedUrl signed = SignedUrl.parse(q < 0 ? "" : route.pathAndQuery().substring(q + 1))
-                .orElseThrow(() -> ProxyProblem.of(401, "invalid signature"));
-        String operation = SignedUrl.operation(method).orElseThrow(() -> ProxyProblem.of(401, "invalid signature"));
+        String query = q < 0 ? "" : route.pathAndQuery().substring(q + 1);
+        if (SignedUrl.parse(query).isEmpty() || SignedUrl.operation(method).isEmpty()) {
+            throw ProxyProblem.of(401, "invalid signature");
+        }
         Optional<Cursor> after = Optional.empty();
         do {
             Page<SandboxView> page = orchestrator.list(new SandboxQuery(
@@ -150,10 +151,13 @@ final class SandboxTargets {
                     SortOrder.DESC,
                     SIGNATURE_SCAN_PAGE,
                     after));
-            for (SandboxView view : page.items()) {
-                if (signed.signedWith(tokens.envdAccessToken(view.id().value()), operation)) {
-                    return new ProxyRoute.Targeted(view.id().value(), settings.envdPort(), route.pathAndQuery());
-                }
+            Optional<String> signer = SignedFiles.signer(
+                    query,
+                    method,
+                    page.items().stream().map(v -> v.id().value()).toList(),
+                    tokens::envdAccessToken);
+            if (signer.isPresent()) {
+                return new ProxyRoute.Targeted(signer.get(), settings.envdPort(), route.pathAndQuery());
             }
             after = page.next();
         } while (after.isPresent());

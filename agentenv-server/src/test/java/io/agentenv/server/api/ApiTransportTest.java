@@ -60,7 +60,9 @@ class ApiTransportTest {
         assertThat(response.body())
                 .contains("aenv_sandboxes{state=\"running\"} 1")
                 .contains("aenv_sandboxes{state=\"paused\"} 0")
-                .contains("aenv_http_requests_total{method=\"POST\",route=\"/v2/sandboxes\",status=\"201\"} 1");
+                .contains("aenv_http_requests_total{method=\"POST\",route=\"/v2/sandboxes\",status=\"201\"} 1")
+                .as("a lone server is no node")
+                .doesNotContain("aenv_node_");
     }
 
     @Test

@@ -67,10 +67,12 @@ class ClusterRoutesTest {
         b = node("b", password);
         gatewayDb = database.open();
         owners = new PostgresSandboxOwners(gatewayDb);
+        PostgresNodeRegistry registry = new PostgresNodeRegistry(gatewayDb);
         gateway = Gateway.start(
                 GatewaySettings.defaults(
                         new InetSocketAddress("127.0.0.1", 0), ApiKey.of(TestServer.KEY), List.of(), 64),
-                new PostgresNodeRegistry(gatewayDb),
+                registry,
+                registry,
                 owners,
                 Clock.systemUTC());
     }
@@ -186,6 +188,70 @@ class ClusterRoutesTest {
         HttpResponse<String> zombie = a.post("/v2/sandboxes", "{\"templateID\":\"base\"}");
         assertThat(zombie.statusCode()).as("a dead node's writes are refused").isGreaterThanOrEqualTo(500);
         assertThat(a.fenced.await(0, TimeUnit.SECONDS)).isFalse(); // it stopped renewing, so it never heard
+    }
+
+    @Test
+    void a_gateway_scrape_shows_both_nodes_and_each_node_shows_its_identity() throws Exception {
+        drain("b");
+        String onA = create();
+        undrain("b");
+        drain("a");
+        String onB = create();
+        undrain("a");
+        assertThat(send("POST", "/sandboxes/" + onB + "/pause", null).statusCode())
+                .isEqualTo(204);
+        assertThat(send("GET", "/sandboxes/" + onA, null).statusCode()).isEqualTo(200);
+
+        URI gatewayMetrics = URI.create("http://127.0.0.1:" + gateway.port() + "/metrics");
+        // a request is counted once its exchange completed, which may be just after its client read the answer
+        await(
+                () -> {
+                    try {
+                        return scrape(gatewayMetrics)
+                                .contains("aenv_gateway_requests_total{route=\"sandbox\",status=\"200\"} 1\n");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                Duration.ofSeconds(10));
+        String text = scrape(gatewayMetrics);
+
+        assertThat(text)
+                .contains("aenv_gateway_database_up 1\n")
+                .contains("aenv_cluster_nodes{state=\"active\"} 2\n")
+                .contains("aenv_cluster_nodes{state=\"dead\"} 0\n")
+                .contains("aenv_cluster_node_status{node=\"a\",status=\"ready\"} 1\n")
+                .contains("aenv_cluster_node_status{node=\"b\",status=\"ready\"} 1\n")
+                .contains("aenv_cluster_node_sandboxes{node=\"a\",state=\"running\"} 1\n")
+                .contains("aenv_cluster_node_sandboxes{node=\"b\",state=\"paused\"} 1\n")
+                .contains("aenv_cluster_node_sandboxes{node=\"b\",state=\"running\"} 0\n")
+                .contains("aenv_cluster_node_epoch{node=\"a\"} 1\n")
+                .contains("aenv_cluster_node_slots_total{node=\"b\"} ")
+                .contains("aenv_cluster_sandboxes_lost 0\n")
+                .contains("aenv_gateway_nodes{view=\"accepting\"} 2\n")
+                .contains("aenv_gateway_requests_total{route=\"create\",status=\"201\"} 2\n")
+                .contains("aenv_gateway_requests_total{route=\"sandbox\",status=\"200\"} 1\n")
+                .contains("aenv_gateway_create_placements_total{node=\"a\",status=\"201\"} 1\n")
+                .contains("aenv_gateway_create_placements_total{node=\"b\",status=\"201\"} 1\n")
+                .contains("aenv_gateway_forward_duration_seconds_count{route=\"sandbox\"} 2\n"); // pause, get
+        String nodeA = scrape(a.base.resolve("/metrics"));
+        assertThat(nodeA)
+                .contains("aenv_node_info{node=\"a\",address=\"" + a.base + "\"} 1\n")
+                .contains("aenv_node_epoch{node=\"a\"} 1\n")
+                .contains("aenv_node_lease_seconds{node=\"a\"} 3.0\n")
+                .contains("aenv_node_lease_renewal_failures_total{node=\"a\"} 0\n")
+                .containsPattern("aenv_node_lease_renewed_timestamp_seconds\\{node=\"a\"} 1[0-9]{9}(\\.[0-9]+)?\n");
+    }
+
+    private String scrape(URI uri) throws Exception {
+        HttpResponse<String> answer = http.send(
+                HttpRequest.newBuilder(uri)
+                        .timeout(Duration.ofSeconds(30))
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+        return answer.body();
     }
 
     private String create() throws Exception {

@@ -129,7 +129,8 @@ final class TestServer implements AutoCloseable {
                 ApiKey.of(KEY),
                 tokens,
                 Clock.systemUTC(),
-                h -> h);
+                h -> h,
+                cluster.map(ClusterNode::metrics).orElse(io.agentenv.server.metrics.MetricsSource.NONE));
         base = URI.create("http://127.0.0.1:" + api.port());
         cluster.ifPresent(node -> node.serve(
                 new NodeLoadProbe(

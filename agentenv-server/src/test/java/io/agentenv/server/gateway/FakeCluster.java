@@ -1,5 +1,6 @@
 package io.agentenv.server.gateway;
 
+import io.agentenv.cluster.ClusterCensus;
 import io.agentenv.cluster.FencingToken;
 import io.agentenv.cluster.LostSandbox;
 import io.agentenv.cluster.NodeId;
@@ -12,6 +13,9 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,12 +23,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** An in-memory registry and owner table for gateway tests: the test sets what the database would say. */
-final class FakeCluster implements NodeRegistry, SandboxOwners {
+final class FakeCluster implements NodeRegistry, SandboxOwners, ClusterCensus {
     private final Map<NodeId, NodeInfo> nodes = new ConcurrentHashMap<>();
     private final Map<String, Ownership> owners = new ConcurrentHashMap<>();
     private final Map<String, LostSandbox> lost = new ConcurrentHashMap<>();
+    private final Map<String, String> running = new ConcurrentHashMap<>();
     final AtomicInteger ownerReads = new AtomicInteger();
+    final AtomicInteger censusReads = new AtomicInteger();
     volatile boolean databaseDown;
+    volatile String tokenSeed;
 
     void node(String id, URI address, NodeState state, Instant leaseUntil, NodeLoad load) {
         NodeId nodeId = new NodeId(id);
@@ -33,6 +40,11 @@ final class FakeCluster implements NodeRegistry, SandboxOwners {
 
     void owns(String sandboxId, Optional<String> node, boolean paused) {
         owners.put(sandboxId, new Ownership(node.map(NodeId::new), paused));
+        if (!paused && node.isPresent()) {
+            running.put(sandboxId, node.get());
+        } else {
+            running.remove(sandboxId);
+        }
     }
 
     void lose(String sandboxId, String node) {
@@ -106,5 +118,49 @@ final class FakeCluster implements NodeRegistry, SandboxOwners {
     @Override
     public Optional<LostSandbox> lost(String sandboxId) {
         return Optional.ofNullable(lost.get(sandboxId));
+    }
+
+    @Override
+    public Map<String, Ownership> owners(Collection<String> sandboxIds) {
+        if (databaseDown) {
+            throw new IllegalStateException("connection refused");
+        }
+        Map<String, Ownership> found = new LinkedHashMap<>();
+        sandboxIds.forEach(id -> {
+            Ownership o = owners.get(id);
+            if (o != null) {
+                found.put(id, o);
+            }
+        });
+        return found;
+    }
+
+    @Override
+    public Map<String, NodeId> running() {
+        if (databaseDown) {
+            throw new IllegalStateException("connection refused");
+        }
+        Map<String, NodeId> out = new LinkedHashMap<>();
+        running.forEach((id, node) -> out.put(id, new NodeId(node)));
+        return out;
+    }
+
+    @Override
+    public Optional<String> tokenSeed() {
+        return Optional.ofNullable(tokenSeed);
+    }
+
+    @Override
+    public Census census() {
+        censusReads.incrementAndGet();
+        if (databaseDown) {
+            throw new IllegalStateException("connection refused");
+        }
+        Map<NodeId, Map<String, Long>> counts = new HashMap<>();
+        owners.forEach((id, o) -> o.node()
+                .ifPresent(n -> counts.computeIfAbsent(n, k -> new HashMap<>())
+                        .merge(o.paused() ? "PAUSED" : "RUNNING", 1L, Long::sum)));
+        long unowned = owners.values().stream().filter(o -> o.node().isEmpty()).count();
+        return new Census(nodes(), counts, unowned, lost.size());
     }
 }

@@ -33,7 +33,8 @@ import org.eclipse.jetty.websocket.core.server.Handshaker;
  * A stand-in for a node server behind a gateway. Every request is answered with JSON saying which node saw it and how
  * ({@code node, method, path, query, host, apiKey, body}), except: {@code /stream} (a first line, then the rest once
  * {@link #release} was called), {@code /ws} (a WebSocket that echoes text frames prefixed with the node's name), and
- * creates ({@code POST /sandboxes}) answered with {@link #createStatus}.
+ * creates ({@code POST /sandboxes}) answered with {@link #createStatus}, and {@code GET /sandboxes/metrics} (every id
+ * asked, with this node's name, answered with {@link #metricsStatus}).
  */
 final class FakeNode implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -43,6 +44,8 @@ final class FakeNode implements AutoCloseable {
     volatile int createStatus = 201;
     /** The id a create answers with as {@code sandboxID} (none when null). */
     volatile String createdId;
+    /** The status of {@code GET /sandboxes/metrics}; its body names this node for every id asked. */
+    volatile int metricsStatus = 200;
 
     private final Server server;
     private final ServerConnector connector;
@@ -91,6 +94,19 @@ final class FakeNode implements AutoCloseable {
             firstLineSent.countDown();
             gate.await(30, TimeUnit.SECONDS);
             write(response, "second\n", true);
+            return;
+        }
+        if (path.equals("/sandboxes/metrics")) {
+            ObjectNode sandboxes = JSON.createObjectNode();
+            String ids = Request.extractQueryParameters(request).getValue("sandbox_ids");
+            for (String id : ids.split(",")) {
+                sandboxes.putObject(id).put("node", name).put("asked", ids);
+            }
+            response.setStatus(metricsStatus);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            ObjectNode answer = JSON.createObjectNode();
+            answer.set("sandboxes", sandboxes);
+            write(response, JSON.writeValueAsString(answer), true);
             return;
         }
         String body;

@@ -71,7 +71,7 @@ class GatewayTest {
                 defaults.requestTimeout(),
                 Duration.ofMinutes(1),
                 Duration.ofMinutes(1));
-        gateway = Gateway.start(settings, cluster, cluster, Clock.systemUTC());
+        gateway = Gateway.start(settings, cluster, cluster, cluster, Clock.systemUTC());
     }
 
     @AfterEach
@@ -304,6 +304,156 @@ class GatewayTest {
     }
 
     @Test
+    void a_drain_body_is_read_into_the_api_s_record_and_bad_ones_are_400s() throws Exception {
+        Map<String, String> key = Map.of("X-API-Key", KEY);
+        Map<String, String> refused = new java.util.LinkedHashMap<>();
+        refused.put("{\"status\":\"draining\",\"status\":\"ready\"}", "");
+        refused.put("{\"status\":\"draining\"} {\"status\":\"ready\"}", "malformed JSON body");
+        refused.put("{\"status\":5}", "invalid value for field 'status': expected a string");
+        refused.put("{\"status\":true}", "invalid value for field 'status': expected a string");
+        refused.put("{}", "status is required");
+        refused.put("[\"draining\"]", "the body must be a JSON object");
+        refused.put("", "the body must be a JSON object");
+        refused.put("{\"status\":\"sleeping\"}", "");
+        for (Map.Entry<String, String> body : refused.entrySet()) {
+            HttpResponse<String> answer = send("POST", "/nodes/a", key, body.getKey());
+            assertThat(answer.statusCode()).as(body.getKey()).isEqualTo(400);
+            assertThat(answer.body())
+                    .as(body.getKey())
+                    .contains(body.getValue())
+                    .contains("the body must be {\\\"status\\\": \\\"draining\\\"}");
+        }
+        assertThat(json(send("GET", "/nodes/a", key, null)).path("status").asText())
+                .isEqualTo("ready");
+        assertThat(send("POST", "/nodes/a", key, "{\"status\":\"draining\",\"reason\":\"kernel update\"}")
+                        .statusCode())
+                .as("unknown fields are ignored, as the API does")
+                .isEqualTo(204);
+        assertThat(json(send("GET", "/nodes/a", key, null)).path("status").asText())
+                .isEqualTo("draining");
+    }
+
+    @Test
+    void metrics_show_the_cluster_s_census_and_the_gateway_s_traffic() throws Exception {
+        cluster.owns("aaaaaaaaaaaaaaaaaaa2", Optional.of("silent"), false);
+        cluster.owns("aaaaaaaaaaaaaaaaaaa3", Optional.empty(), true);
+        cluster.lose("aaaaaaaaaaaaaaaaaaa4", "dead");
+        assertThat(send("GET", "/sandboxes/" + S1, Map.of("X-API-Key", KEY), null)
+                        .statusCode())
+                .isEqualTo(200);
+        assertThat(send("GET", "/sandboxes/aaaaaaaaaaaaaaaaaaa2", Map.of(), null)
+                        .statusCode())
+                .isEqualTo(503);
+        assertThat(send("POST", "/sandboxes", Map.of(), "{\"templateID\":\"base\"}")
+                        .statusCode())
+                .isEqualTo(201);
+        // a request is counted once its exchange completed, which may be just after its client read the answer
+        scrapeOnce("aenv_gateway_requests_total{route=\"create\",status=\"201\"} 1\n");
+        int censusReads = cluster.censusReads.get();
+
+        HttpResponse<String> scrape = send("GET", "/metrics", Map.of(), null);
+
+        assertThat(scrape.statusCode()).as("no key needed, as a node's").isEqualTo(200);
+        assertThat(scrape.headers().firstValue("Content-Type")).contains("text/plain; version=0.0.4; charset=utf-8");
+        assertThat(cluster.censusReads.get() - censusReads)
+                .as("one census read per scrape")
+                .isEqualTo(1);
+        assertThat(scrape.body())
+                .contains("aenv_gateway_database_up 1\n")
+                .contains("aenv_cluster_nodes{state=\"active\"} 3\n")
+                .contains("aenv_cluster_nodes{state=\"draining\"} 1\n")
+                .contains("aenv_cluster_nodes{state=\"dead\"} 1\n")
+                .contains("aenv_cluster_node_status{node=\"silent\",status=\"unhealthy\"} 1\n")
+                .contains("aenv_cluster_node_status{node=\"c\",status=\"draining\"} 1\n")
+                .contains("aenv_cluster_node_slots_total{node=\"a\"} 100\n")
+                .contains("aenv_cluster_node_slots_free{node=\"a\"} 100\n")
+                .contains("aenv_cluster_node_memory_total_bytes{node=\"a\"} " + (24_000L << 20) + "\n")
+                .contains("aenv_cluster_node_memory_available_bytes{node=\"a\"} " + (20_000L << 20) + "\n")
+                .contains("aenv_cluster_node_load1{node=\"a\"} 0.1\n")
+                .contains("aenv_cluster_node_sandboxes{node=\"b\",state=\"running\"} 1\n")
+                .contains("aenv_cluster_node_sandboxes{node=\"a\",state=\"paused\"} 0\n")
+                .contains("aenv_cluster_sandboxes_unowned 1\n")
+                .contains("aenv_cluster_sandboxes_lost 1\n")
+                .contains("aenv_gateway_nodes{view=\"accepting\"} 2\n")
+                .contains("aenv_gateway_nodes{view=\"serving\"} 3\n")
+                .contains("aenv_gateway_requests_total{route=\"sandbox\",status=\"200\"} 1\n")
+                .contains("aenv_gateway_requests_total{route=\"sandbox\",status=\"503\"} 1\n")
+                .contains("aenv_gateway_requests_total{route=\"create\",status=\"201\"} 1\n")
+                .contains("aenv_gateway_forward_duration_seconds_count{route=\"sandbox\"} 1\n")
+                .contains("aenv_gateway_forward_duration_seconds_count{route=\"create\"} 1\n")
+                .contains("aenv_gateway_upstream_failures_total{node=\"silent\",status=\"503\"} 1\n")
+                .containsPattern("aenv_gateway_create_placements_total\\{node=\"[ab]\",status=\"201\"} 1\n")
+                .doesNotContain("aenv_cluster_node_slots_total{node=\"dead\"}");
+
+        cluster.databaseDown = true;
+        HttpResponse<String> blind = send("GET", "/metrics", Map.of(), null);
+        assertThat(blind.statusCode()).isEqualTo(200);
+        assertThat(blind.body())
+                .contains("aenv_gateway_database_up 0\n")
+                .containsPattern("aenv_gateway_requests_total\\{route=\"metrics\",status=\"200\"} [1-9]")
+                .doesNotContain("aenv_cluster_nodes{");
+    }
+
+    @Test
+    void many_sandboxes_metrics_ask_each_owner_and_merge_the_answers() throws Exception {
+        String onA = "aaaaaaaaaaaaaaaaaaa5";
+        String onC = "aaaaaaaaaaaaaaaaaaa6";
+        cluster.owns(onA, Optional.of("a"), false);
+        cluster.owns(onC, Optional.of("c"), true);
+        String ids = S1 + "," + onA + ",nosuchsandbox00000000&sandbox_ids=" + onC;
+
+        JsonNode merged = json(send("GET", "/sandboxes/metrics?sandbox_ids=" + ids, Map.of("X-API-Key", KEY), null));
+
+        assertThat(merged.path("sandboxes").size()).isEqualTo(3);
+        assertThat(merged.path("sandboxes").path(S1).path("node").asText()).isEqualTo("b");
+        assertThat(merged.path("sandboxes").path(S1).path("asked").asText()).isEqualTo(S1);
+        assertThat(merged.path("sandboxes").path(onA).path("node").asText()).isEqualTo("a");
+        assertThat(merged.path("sandboxes").path(onC).path("node").asText()).isEqualTo("c");
+
+        b.metricsStatus = 500;
+        HttpResponse<String> failed =
+                send("GET", "/sandboxes/metrics?sandbox_ids=" + ids, Map.of("X-API-Key", KEY), null);
+        assertThat(failed.statusCode()).isEqualTo(502);
+        assertThat(failed.body()).contains("node b").contains(S1);
+        b.metricsStatus = 401;
+        HttpResponse<String> refused =
+                send("GET", "/sandboxes/metrics?sandbox_ids=" + ids, Map.of("X-API-Key", KEY), null);
+        assertThat(refused.statusCode()).as("a node's own refusal is relayed").isEqualTo(401);
+        cluster.owns(onA, Optional.of("silent"), false);
+        HttpResponse<String> silent =
+                send("GET", "/sandboxes/metrics?sandbox_ids=" + onA, Map.of("X-API-Key", KEY), null);
+        assertThat(silent.statusCode()).isEqualTo(503);
+        assertThat(silent.body()).contains("node silent");
+    }
+
+    @Test
+    void a_signed_files_url_reaches_the_owner_of_the_sandbox_that_signed_it() throws Exception {
+        String seed = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        cluster.tokenSeed = seed;
+        String onC = "aaaaaaaaaaaaaaaaaaa7";
+        cluster.owns(onC, Optional.of("c"), false); // c drains: never "any node"
+        String token = new io.agentenv.server.credentials.SandboxTokens(seed).envdAccessToken(onC);
+        String signature = "v1_"
+                + java.util.Base64.getEncoder()
+                        .withoutPadding()
+                        .encodeToString(java.security.MessageDigest.getInstance("SHA-256")
+                                .digest(("/home/user/a.txt:read:user:" + token).getBytes(StandardCharsets.UTF_8)));
+        String query = "path=%2Fhome%2Fuser%2Fa.txt&username=user&signature="
+                + java.net.URLEncoder.encode(signature, StandardCharsets.UTF_8);
+
+        JsonNode read = json(send("GET", "/files?" + query, Map.of(), null));
+
+        assertThat(read.path("node").asText()).isEqualTo("c");
+        assertThat(read.path("query").asText()).isEqualTo(query);
+        HttpResponse<String> write = send("POST", "/files?" + query, Map.of(), "x");
+        assertThat(json(write).path("node").asText())
+                .as("signed for reading only: no sandbox signed a write, so any node answers it")
+                .isIn("a", "b");
+        cluster.owns(onC, Optional.of("silent"), false);
+        assertThat(send("GET", "/files?" + query, Map.of(), null).statusCode()).isEqualTo(503);
+    }
+
+    @Test
     void a_stream_passes_through_as_the_node_writes_it() throws Exception {
         HttpRequest request = HttpRequest.newBuilder(uri("/proxy/" + S1 + "/49983/stream"))
                 .GET()
@@ -350,6 +500,15 @@ class GatewayTest {
         assertThat(send("POST", "/nodes/b", Map.of("X-API-Key", KEY), "{\"status\":\"ready\"}")
                         .statusCode())
                 .isEqualTo(204);
+    }
+
+    /** Scrapes until {@code line} shows (bounded), for counts made as an exchange completes. */
+    private void scrapeOnce(String line) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!send("GET", "/metrics", Map.of(), null).body().contains(line)) {
+            assertThat(System.nanoTime()).as("waiting for " + line).isLessThan(deadline);
+            Thread.sleep(20);
+        }
     }
 
     private HttpResponse<String> send(String method, String path, Map<String, String> headers, String body)

@@ -2,6 +2,7 @@ package io.agentenv.store.postgres;
 
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.cluster.ClusterCensus;
 import io.agentenv.cluster.FencingToken;
 import io.agentenv.cluster.LostSandbox;
 import io.agentenv.cluster.NodeId;
@@ -19,7 +20,9 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,9 +31,11 @@ import org.slf4j.LoggerFactory;
  * {@link NodeRegistry} on the cluster's {@code node} table; lease times are the database's {@code now()}. Registering
  * again and declaring a node dead lock the node's row for update: they wait for the sandbox writes that hold it (an
  * insert or a take-over, see {@link PostgresSandboxStore}), and those writes see the new epoch or the death after
- * them. A node declared dead that registers again is ACTIVE; a live node's drain outlives its re-registrations.
+ * them. An operator's drain is kept in its own column ({@code drained}), apart from the state a death overwrites: it
+ * outlives re-registrations and deaths alike, until {@code ready} clears it; a node that registers again is DRAINING
+ * while drained, else ACTIVE.
  */
-public final class PostgresNodeRegistry implements NodeRegistry {
+public final class PostgresNodeRegistry implements NodeRegistry, ClusterCensus {
     private static final Logger log = LoggerFactory.getLogger(PostgresNodeRegistry.class);
 
     private static final String LOCK = "SELECT 1 FROM node WHERE id = ? FOR UPDATE";
@@ -38,14 +43,14 @@ public final class PostgresNodeRegistry implements NodeRegistry {
             "INSERT INTO node (" + ClusterRows.NODE_COLUMNS + ") VALUES (?, ?, 'ACTIVE', 1, "
                     + "now() + ? * INTERVAL '1 millisecond', now(), ?) ON CONFLICT (id) DO UPDATE SET "
                     + "address = excluded.address, epoch = node.epoch + 1, "
-                    + "state = CASE WHEN node.state = 'DRAINING' THEN 'DRAINING' ELSE 'ACTIVE' END, "
+                    + "state = CASE WHEN node.drained THEN 'DRAINING' ELSE 'ACTIVE' END, "
                     + "lease_until = excluded.lease_until, registered_at = excluded.registered_at, "
                     + "load = excluded.load RETURNING epoch";
     private static final String RENEW = "UPDATE node SET lease_until = now() + ? * INTERVAL '1 millisecond', "
             + "load = ? WHERE id = ? AND epoch = ? AND state <> 'DEAD'";
     private static final String NODES = "SELECT " + ClusterRows.NODE_COLUMNS + " FROM node ORDER BY id";
     private static final String FIND = "SELECT " + ClusterRows.NODE_COLUMNS + " FROM node WHERE id = ?";
-    private static final String DRAIN = "UPDATE node SET state = ? WHERE id = ? AND state <> 'DEAD'";
+    private static final String DRAIN = "UPDATE node SET state = ?, drained = ? WHERE id = ? AND state <> 'DEAD'";
     private static final String EXPIRED = "SELECT id FROM node WHERE state IN ('ACTIVE', 'DRAINING') "
             + "AND lease_until < now() - ? * INTERVAL '1 millisecond' ORDER BY id";
     private static final String LOCK_EXPIRED =
@@ -60,6 +65,8 @@ public final class PostgresNodeRegistry implements NodeRegistry {
             + "state = excluded.state, metadata = excluded.metadata, instance_id = excluded.instance_id, "
             + "reason = excluded.reason, "
             + "lost_at = excluded.lost_at RETURNING " + ClusterRows.LOST_COLUMNS;
+    private static final String COUNTS = "SELECT node_id, state, count(*) FROM sandbox GROUP BY node_id, state "
+            + "UNION ALL SELECT NULL, 'LOST', count(*) FROM lost_sandbox";
     private static final String RELEASE = "UPDATE sandbox SET node_id = NULL, node_epoch = NULL, version = version + 1 "
             + "WHERE node_id = ? AND state = 'PAUSED' RETURNING id";
 
@@ -119,6 +126,34 @@ public final class PostgresNodeRegistry implements NodeRegistry {
         return db.read("list nodes", s -> Rows.all(s.prepared(NODES), ClusterRows::node));
     }
 
+    /** Two queries in one transaction: the nodes, and the sandboxes counted by owner and state with the lost ones. */
+    @Override
+    public Census census() {
+        return db.read("read the cluster's census", "cluster", s -> {
+            List<NodeInfo> nodes = Rows.all(s.prepared(NODES), ClusterRows::node);
+            Map<NodeId, Map<String, Long>> sandboxes = new HashMap<>();
+            long unowned = 0;
+            long lost = 0;
+            try (ResultSet rs = s.prepared(COUNTS).executeQuery()) {
+                while (rs.next()) {
+                    String node = rs.getString(1);
+                    String state = rs.getString(2);
+                    long count = rs.getLong(3);
+                    if (node != null) {
+                        sandboxes
+                                .computeIfAbsent(new NodeId(node), k -> new HashMap<>())
+                                .put(state, count);
+                    } else if (state.equals("LOST")) {
+                        lost = count;
+                    } else {
+                        unowned += count;
+                    }
+                }
+            }
+            return new Census(nodes, sandboxes, unowned, lost);
+        });
+    }
+
     @Override
     public Optional<NodeInfo> find(NodeId node) {
         requireNonNull(node, "node is null");
@@ -135,7 +170,8 @@ public final class PostgresNodeRegistry implements NodeRegistry {
         boolean changed = db.write(draining ? "drain node" : "undrain node", node, Durability.NOW, s -> {
             PreparedStatement st = s.prepared(DRAIN);
             st.setString(1, (draining ? NodeState.DRAINING : NodeState.ACTIVE).name());
-            st.setString(2, node.value());
+            st.setBoolean(2, draining);
+            st.setString(3, node.value());
             return st.executeUpdate() == 1;
         });
         if (changed) {

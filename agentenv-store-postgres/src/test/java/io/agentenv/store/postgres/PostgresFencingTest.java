@@ -7,6 +7,7 @@ import static io.agentenv.orchestrator.SandboxState.RUNNING;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentenv.cluster.ClusterCensus.Census;
 import io.agentenv.cluster.FencingToken;
 import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.NodeLoad;
@@ -343,6 +344,60 @@ class PostgresFencingTest {
                     .matches("[0-9a-f]{64}")
                     .isEqualTo(seedB.get(30, TimeUnit.SECONDS));
         }
+    }
+
+    @Test
+    void the_census_counts_sandboxes_by_owner_and_state_and_the_lost_ones() {
+        // given A with a running and a paused sandbox, B with two running, then A declared dead
+        PostgresSandboxStore a = cluster.start(A);
+        PostgresSandboxStore b = cluster.start(B);
+        a.insert(record(RUNNING));
+        a.insert(record(PAUSED));
+        b.insert(record(RUNNING));
+        b.insert(record(RUNNING));
+        Census before = registry.census();
+        cluster.endLease(A, LONG_AGO);
+        registry.declareDead(Duration.ZERO, "lease expired");
+        // when
+        Census after = registry.census();
+        // then
+        assertThat(before.nodes()).extracting(n -> n.id()).containsExactly(A, B);
+        assertThat(before.sandboxes())
+                .isEqualTo(Map.of(A, Map.of("RUNNING", 1L, "PAUSED", 1L), B, Map.of("RUNNING", 2L)));
+        assertThat(before.unowned()).isZero();
+        assertThat(before.lost()).isZero();
+        assertThat(after.sandboxes()).isEqualTo(Map.of(B, Map.of("RUNNING", 2L)));
+        assertThat(after.unowned()).as("A's paused sandbox, released").isEqualTo(1);
+        assertThat(after.lost()).as("A's running sandbox").isEqualTo(1);
+    }
+
+    @Test
+    void owners_of_many_the_running_sandboxes_and_the_token_seed_are_read_at_once() {
+        // given
+        PostgresSandboxStore a = cluster.start(A);
+        PostgresSandboxStore b = cluster.start(B);
+        SandboxRecord onA = record(RUNNING);
+        SandboxRecord pausedOnA = record(PAUSED);
+        SandboxRecord onB = record(RUNNING);
+        a.insert(onA);
+        a.insert(pausedOnA);
+        b.insert(onB);
+        assertThat(owners.tokenSeed()).as("no node stored one yet").isEmpty();
+        String seed = a.tokenSeed();
+        // when
+        Map<String, Ownership> found = owners.owners(
+                List.of(onA.id().value(), pausedOnA.id().value(), onB.id().value(), "nosuchsandbox"));
+        // then
+        assertThat(found)
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        onA.id().value(), new Ownership(Optional.of(A), false),
+                        pausedOnA.id().value(), new Ownership(Optional.of(A), true),
+                        onB.id().value(), new Ownership(Optional.of(B), false)));
+        assertThat(owners.owners(List.of())).isEmpty();
+        assertThat(owners.running())
+                .containsExactlyInAnyOrderEntriesOf(
+                        Map.of(onA.id().value(), A, onB.id().value(), B));
+        assertThat(owners.tokenSeed()).contains(seed);
     }
 
     private static SandboxQuery everything() {

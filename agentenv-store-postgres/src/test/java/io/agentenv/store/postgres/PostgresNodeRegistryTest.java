@@ -87,7 +87,7 @@ class PostgresNodeRegistryTest {
     }
 
     @Test
-    void a_drain_outlives_a_re_registration_but_not_a_death() {
+    void a_drain_outlives_a_re_registration_and_a_death_until_ready_clears_it() {
         // given
         registry.register(A, ADDRESS, NodeLoad.UNKNOWN, Duration.ofMinutes(1));
         // when / then
@@ -108,7 +108,16 @@ class PostgresNodeRegistryTest {
         assertThat(registry.setDraining(A, false)).as("a dead node").isFalse();
         FencingToken back = registry.register(A, ADDRESS, NodeLoad.UNKNOWN, Duration.ofMinutes(1));
         assertThat(back.epoch()).isEqualTo(3);
-        assertThat(registry.find(A).orElseThrow().state()).isEqualTo(NodeState.ACTIVE);
+        assertThat(registry.find(A).orElseThrow().state())
+                .as("drained before it died, so drained when it is back")
+                .isEqualTo(NodeState.DRAINING);
+        assertThat(registry.setDraining(A, false)).isTrue();
+        cluster.endLease(A, Duration.ofMinutes(1));
+        assertThat(registry.declareDead(Duration.ZERO, "lease expired")).hasSize(1);
+        registry.register(A, ADDRESS, NodeLoad.UNKNOWN, Duration.ofMinutes(1));
+        assertThat(registry.find(A).orElseThrow().state())
+                .as("undrained before it died")
+                .isEqualTo(NodeState.ACTIVE);
     }
 
     @Test
