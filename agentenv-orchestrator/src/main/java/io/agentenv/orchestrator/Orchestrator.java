@@ -102,20 +102,7 @@ public final class Orchestrator {
             OrchestratorSettings settings,
             List<LifecycleListener> listeners,
             LifecycleHooks hooks) {
-        this(store, backends, tokens, clock, settings, listeners, hooks, VolumeCatalog.NONE);
-    }
-
-    /** Builds the orchestrator of a lone server (no shared storage) without doing I/O; call {@link #start()} first. */
-    public Orchestrator(
-            SandboxStore store,
-            SandboxBackendFactory backends,
-            EnvdTokens tokens,
-            Clock clock,
-            OrchestratorSettings settings,
-            List<LifecycleListener> listeners,
-            LifecycleHooks hooks,
-            VolumeCatalog volumes) {
-        this(store, backends, tokens, clock, settings, listeners, hooks, volumes, Optional.empty());
+        this(store, backends, tokens, clock, settings, listeners, hooks, VolumeCatalog.NONE, Optional.empty());
     }
 
     /**

@@ -77,38 +77,8 @@ public final class ApiServer implements AutoCloseable {
      * Builds the routes over {@code orchestrator}, {@code guests}, {@code templates}, {@code templateFiles} (the
      * uploads of the builds' COPY steps) and {@code volumes} and starts listening on
      * {@code config.listen()}, with {@code front} wrapping the API's handler on the same port (the sandbox proxy:
-     * requests it does not claim reach the API).
-     */
-    public static ApiServer start(
-            ServerConfig config,
-            Orchestrator orchestrator,
-            SandboxGuests guests,
-            TemplateBuilder templates,
-            TemplateFileStore templateFiles,
-            Volumes volumes,
-            ApiKey apiKey,
-            SandboxTokens tokens,
-            Clock clock,
-            UnaryOperator<Handler> front)
-            throws Exception {
-        return start(
-                config,
-                orchestrator,
-                guests,
-                templates,
-                templateFiles,
-                volumes,
-                apiKey,
-                tokens,
-                clock,
-                front,
-                MetricsSource.NONE);
-    }
-
-    /**
-     * As {@link #start(ServerConfig, Orchestrator, SandboxGuests, TemplateBuilder, TemplateFileStore, Volumes, ApiKey,
-     * SandboxTokens, Clock, UnaryOperator)}, with {@code nodeMetrics} added to {@code GET /metrics} (a node of a
-     * cluster: its identity and lease).
+     * requests it does not claim reach the API) and {@code nodeMetrics} added to {@code GET /metrics} (a node of a
+     * cluster: its identity and lease; {@link MetricsSource#NONE} for a lone server).
      */
     public static ApiServer start(
             ServerConfig config,

@@ -121,7 +121,8 @@ final class ProxyHarness implements AutoCloseable {
                 ApiKey.of(KEY),
                 tokens,
                 Clock.systemUTC(),
-                proxy::inFrontOf);
+                proxy::inFrontOf,
+                io.agentenv.server.metrics.MetricsSource.NONE);
         base = "http://127.0.0.1:" + api.port();
         http.start();
         http.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME); // the proxy's 401s carry no challenge
