@@ -21,7 +21,19 @@ if [[ $EUID -eq 0 && ! -x /usr/bin/chromium ]]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 fi
 shopt -s nullglob
-suites=(e2e/tests/*.test.mjs)
+# cluster-resume-elsewhere.test.mjs needs paused sandboxes in the object store, which the nodes do not use yet
+# (docs/cluster.md, "Status and limits"): run it on its own
+suites=()
+for suite in e2e/tests/*.test.mjs; do
+  [[ $suite == */cluster-resume-elsewhere.test.mjs ]] || suites+=("$suite")
+done
 if (( ${#suites[@]} )); then
   node --test --test-concurrency=1 "${suites[@]}"
+fi
+# The container SDK suites a second time, unchanged, through a gateway of a local cluster (three nodes, each in a
+# network namespace of its own: e2e/lib/container-suite.mjs, cluster-harness.mjs); a suite that cannot apply there is
+# skipped with its reason (GATEWAY_SKIPS in container-suite.mjs)
+gateway_suites=(e2e/tests/sdk-container*.test.mjs)
+if [[ $EUID -eq 0 ]] && (( ${#gateway_suites[@]} )); then
+  AENV_E2E_THROUGH_GATEWAY=1 node --test --test-concurrency=1 "${gateway_suites[@]}"
 fi

@@ -15,17 +15,13 @@ import io.agentenv.store.postgres.PostgresServer;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -181,30 +177,6 @@ class ClusterRoutesTest {
         HttpResponse<String> zombie = a.post("/v2/sandboxes", "{\"templateID\":\"base\"}");
         assertThat(zombie.statusCode()).as("a dead node's writes are refused").isGreaterThanOrEqualTo(500);
         assertThat(a.fenced.await(0, TimeUnit.SECONDS)).isFalse(); // it stopped renewing, so it never heard
-    }
-
-    @Test
-    void a_signed_files_url_sent_to_a_node_not_running_it_is_redirected_to_the_owner() throws Exception {
-        drain("a");
-        HttpResponse<String> created = send("POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"secure\":true}");
-        undrain("a");
-        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
-        String id = a.parse(created).path("sandboxID").asText();
-        String token = a.parse(created).path("envdAccessToken").asText();
-        String signature = "v1_"
-                + Base64.getEncoder()
-                        .withoutPadding()
-                        .encodeToString(MessageDigest.getInstance("SHA-256")
-                                .digest(("/tmp/x:read:user:" + token).getBytes(StandardCharsets.UTF_8)));
-        String query =
-                "path=%2Ftmp%2Fx&username=user&signature=" + URLEncoder.encode(signature, StandardCharsets.UTF_8);
-
-        // a gateway sends a signed URL to any node: here the one that does not run the sandbox
-        HttpResponse<String> onA = http.send(
-                HttpRequest.newBuilder(a.base.resolve("/files?" + query)).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(onA.statusCode()).as(onA.body()).isEqualTo(307);
-        assertThat(onA.headers().firstValue("Location")).contains("/proxy/" + id + "/49983/files?" + query);
     }
 
     private String create() throws Exception {
