@@ -14,10 +14,10 @@ import { startCluster } from '../lib/cluster-harness.mjs'
 import { api, create, setNodeStatus, ownerOf, assertOwnedOnce } from '../lib/cluster-checks.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
-// short leases, so that a killed node is declared dead soon: its lease runs out 3 s after its last renewal, and it
-// is declared dead 4 s after that
-const LEASE_SECONDS = 3
-const DEAD_AFTER_SECONDS = 4
+// short leases, so that a killed node is declared dead soon: its lease runs out 5 s after its last renewal, and it
+// is declared dead 5 s after that
+const LEASE_SECONDS = 5
+const DEAD_AFTER_SECONDS = 5
 
 let cluster
 let g1

@@ -255,7 +255,7 @@ cluster_start() {
   mkdir -p "$CLUSTER_LOGS"
   chmod 755 "$CLUSTER_DIR"
   # from here on cluster_stop finds whatever exists
-  echo "$CLUSTER_TAG" > "$CLUSTER_DIR/started"
+  echo "$CLUSTER_TAG $CLUSTER_NET" > "$CLUSTER_DIR/started"
   CLUSTER_API_KEY=${AENV_API_KEY:-e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')}
   CLUSTER_DOMAIN=${AENV_SANDBOX_DOMAIN:-localhost:${CLUSTER_GATEWAY_PORTS[0]}}
   (umask 077; echo "$CLUSTER_API_KEY" > "$CLUSTER_DIR/api-key")
@@ -342,8 +342,10 @@ cluster_stop() {
   local -
   set +e
   [[ -e $CLUSTER_DIR/started ]] || return 0
-  local saved_tag=$CLUSTER_TAG i
-  CLUSTER_TAG=$(<"$CLUSTER_DIR/started")
+  local saved_tag=$CLUSTER_TAG saved_net=$CLUSTER_NET i
+  # the names and addresses of the cluster that was started, whatever this run's settings are
+  read -r CLUSTER_TAG CLUSTER_NET < "$CLUSTER_DIR/started"
+  CLUSTER_SERVICE_ADDRESS=$CLUSTER_NET.1
   stop_pid g1 20
   stop_pid g2 20
   for i in "${CLUSTER_NODES[@]}"; do [[ -f $CLUSTER_DIR/pids/n$i ]] && kill -TERM "$(<"$CLUSTER_DIR/pids/n$i")" 2>/dev/null; done
@@ -367,6 +369,6 @@ cluster_stop() {
   fi
   rm -rf "$CLUSTER_DIR/nodes" "$CLUSTER_DIR/postgres" "$CLUSTER_DIR/s3proxy" "$CLUSTER_DIR/pids" \
     "$CLUSTER_DIR/cluster.env" "$CLUSTER_DIR/api-key" "$CLUSTER_DIR/started"
-  CLUSTER_TAG=$saved_tag
+  CLUSTER_TAG=$saved_tag CLUSTER_NET=$saved_net CLUSTER_SERVICE_ADDRESS=$saved_net.1
   return 0
 }
