@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/env.sh
 source scripts/lib/host/network.sh
+source scripts/lib/postgres.sh
 source scripts/lib/cluster.sh
 
 [[ $EUID -eq 0 ]] || { echo "cluster.sh: run as root (PostgreSQL runs as postgres; the nodes make namespaces, mounts and cgroups)" >&2; exit 1; }
@@ -24,12 +25,13 @@ case ${1:-} in
   *) echo "usage: scripts/cluster.sh [--no-build] | scripts/cluster.sh stop" >&2; exit 2 ;;
 esac
 
-[[ -x $CLUSTER_PG_BIN/postgres ]] ||
-  { echo "cluster.sh: PostgreSQL 15 is missing: apt-get install postgresql (scripts/test.sh shows how without a default cluster)" >&2; exit 1; }
 if (( build )); then
   scripts/setup-host.sh
+  ensure_postgres
   mvn -B -q -ntp -DskipTests package
 fi
+[[ -x $CLUSTER_PG_BIN/postgres ]] ||
+  { echo "cluster.sh: PostgreSQL 15 is missing (scripts/cluster.sh without --no-build installs it)" >&2; exit 1; }
 
 # from the first thing started on: whatever ends this script stops the cluster
 trap 'cluster_stop' EXIT
@@ -44,6 +46,7 @@ The local cluster runs: gateways $gateway1 and $gateway2, nodes $(sed -n 's/^NOD
 (PostgreSQL on 127.0.0.1:$CLUSTER_PG_PORT, S3Proxy on $CLUSTER_SERVICE_ADDRESS:$CLUSTER_S3_PORT, logs in $CLUSTER_LOGS).
 API key: $CLUSTER_API_KEY (also in $CLUSTER_DIR/api-key). In a second shell, from the repository's root:
 
+  (cd e2e && npm ci --no-audit --no-fund)    # once: the npm e2b SDK
   export E2B_API_KEY=\$(cat $CLUSTER_DIR/api-key) E2B_API_URL=$gateway1 E2B_SANDBOX_URL=$gateway1
   (cd e2e && node -e "const {Sandbox}=require('e2b'); (async()=>{const s=await Sandbox.create(); console.log((await s.commands.run('hostname')).stdout); await s.kill()})()")
   export PATH=\$PWD/bin:\$PATH AENV_API_URL=$gateway2 AENV_API_KEY=\$(cat $CLUSTER_DIR/api-key)

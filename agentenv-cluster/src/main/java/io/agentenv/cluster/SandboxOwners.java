@@ -2,6 +2,7 @@ package io.agentenv.cluster;
 
 import static java.util.Objects.requireNonNull;
 
+import java.util.List;
 import java.util.Optional;
 
 /** Which node holds a sandbox: what a gateway asks before it forwards a sandbox's request or bytes. Thread-safe. */
@@ -11,6 +12,15 @@ public interface SandboxOwners {
 
     /** Lost sandboxes are remembered: empty when {@code sandboxId} was never lost. */
     Optional<LostSandbox> lost(String sandboxId);
+
+    /**
+     * The ids of the cluster's running sandboxes: a signed envd files URL names no sandbox, so a gateway finds the
+     * one whose token signed it among these.
+     */
+    List<String> running();
+
+    /** The cluster's token seed, from which any sandbox's tokens are derived; empty until a node has made it. */
+    Optional<String> tokenSeed();
 
     /**
      * Where a sandbox lives.

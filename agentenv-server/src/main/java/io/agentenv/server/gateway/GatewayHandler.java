@@ -7,8 +7,10 @@ import io.agentenv.cluster.NodeInfo;
 import io.agentenv.cluster.NodeState;
 import io.agentenv.cluster.SandboxOwners;
 import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
 import io.agentenv.server.proxy.ProblemReply;
 import io.agentenv.server.proxy.ProxyProblem;
+import io.agentenv.server.proxy.SignedUrl;
 import java.util.List;
 import java.util.Optional;
 import org.eclipse.jetty.http.HttpHeader;
@@ -26,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * itself. For a sandbox's requests the node is its owner. A paused sandbox whose owner is gone, draining or dead is
  * resumed by a node placement picks, and its other requests go to any node (every node reads the cluster's records,
  * and a paused sandbox may be taken over). A lost sandbox's control-plane requests are answered 404 with why it was
- * lost; a sandbox no record names goes to any node, which answers as it would for an unknown id.
+ * lost; a sandbox no record names goes to any node, which answers as it would for an unknown id. A signed envd files
+ * URL goes to the owner of the running sandbox whose token signed it (found with the cluster's token seed, as a node
+ * finds it), since only the owner can serve it.
  */
 final class GatewayHandler extends Handler.Abstract {
     private static final Logger log = LoggerFactory.getLogger(GatewayHandler.class);
@@ -44,6 +48,8 @@ final class GatewayHandler extends Handler.Abstract {
     private final CreatePlacer creates;
     private final NodeEndpoints nodes;
     private final ApiKey apiKey;
+    /** The cluster's sandbox tokens, once the token seed was read (it never changes). */
+    private volatile SandboxTokens tokens;
 
     GatewayHandler(
             GatewayRoutes routes,
@@ -106,11 +112,49 @@ final class GatewayHandler extends Handler.Abstract {
                     request.setAttribute(SANDBOX_ATTRIBUTE, owned.sandboxId());
                     forward(request, response, callback, ownerOf(owned));
                 }
+                case GatewayRoute.Signed signed -> {
+                    GatewayRoute.Owned owned = new GatewayRoute.Owned(signer(signed, request.getMethod()), false, true);
+                    request.setAttribute(SANDBOX_ATTRIBUTE, owned.sandboxId());
+                    forward(request, response, callback, ownerOf(owned));
+                }
             }
         } catch (ProxyProblem problem) {
             ProblemReply.write(response, callback, problem);
         }
         return true;
+    }
+
+    /**
+     * The running sandbox whose envd token signed the URL (each running sandbox's token is tried, as a node does);
+     * 401 when none did, 503 when the database cannot be read. Expiry and the rest are the owner's to check.
+     */
+    private String signer(GatewayRoute.Signed route, String method) throws ProxyProblem {
+        int q = route.pathAndQuery().indexOf('?');
+        SignedUrl signed = SignedUrl.parse(q < 0 ? "" : route.pathAndQuery().substring(q + 1))
+                .orElseThrow(() -> ProxyProblem.of(401, "invalid signature"));
+        String operation = SignedUrl.operation(method).orElseThrow(() -> ProxyProblem.of(401, "invalid signature"));
+        List<String> running;
+        SandboxTokens known = tokens;
+        try {
+            if (known == null) {
+                Optional<String> seed = registry.tokenSeed();
+                if (seed.isEmpty()) {
+                    throw ProxyProblem.of(401, "invalid signature"); // no node has made a token yet
+                }
+                known = new SandboxTokens(seed.get());
+                tokens = known;
+            }
+            running = registry.running();
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("gateway: the cluster database cannot be read");
+            throw ProxyProblem.of(503, "the cluster's database cannot be reached; try again");
+        }
+        for (String id : running) {
+            if (signed.signedWith(known.envdAccessToken(id), operation)) {
+                return id;
+            }
+        }
+        throw ProxyProblem.of(401, "invalid signature");
     }
 
     /** Where an owned route goes; throws the answer when it goes nowhere. */

@@ -36,6 +36,16 @@ sealed interface GatewayRoute {
         }
     }
 
+    /**
+     * A signed envd {@code /files} URL ({@code pathAndQuery}): it names no sandbox, so the gateway finds the running
+     * sandbox whose token signed it and sends it to that sandbox's owner.
+     */
+    record Signed(String pathAndQuery) implements GatewayRoute {
+        public Signed {
+            requireNonNull(pathAndQuery, "pathAndQuery is null");
+        }
+    }
+
     /** {@code POST /sandboxes}: placed on a node. */
     record Create() implements GatewayRoute {}
 

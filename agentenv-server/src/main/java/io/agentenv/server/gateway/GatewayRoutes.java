@@ -24,7 +24,7 @@ import org.eclipse.jetty.http.HttpFields;
  *       that node's files);</li>
  *   <li>anything else: any live node.</li>
  * </ol>
- * A signed {@code /files} URL names no sandbox; it goes to any live node (see docs/cluster.md for what that covers).
+ * A signed {@code /files} URL names no sandbox; it goes to the owner of the running sandbox whose token signed it.
  * No I/O, no state.
  */
 final class GatewayRoutes {
@@ -49,8 +49,8 @@ final class GatewayRoutes {
             case ProxyRoute.Malformed malformed -> {
                 return new GatewayRoute.Refused(400, malformed.message());
             }
-            case ProxyRoute.SignedFiles ignored -> {
-                return new GatewayRoute.AnyNode();
+            case ProxyRoute.SignedFiles signed -> {
+                return new GatewayRoute.Signed(signed.pathAndQuery());
             }
             case ProxyRoute.ControlPlane ignored -> {}
         }

@@ -90,12 +90,6 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
                 case ProxyRoute.SignedFiles signed -> targets.bySignature(signed, request.getMethod());
                 case ProxyRoute.Targeted targeted -> targeted;
             };
-            if (route instanceof ProxyRoute.SignedFiles
-                    && target != null
-                    && targets.runsElsewhere(target.sandboxId())) {
-                redirectToOwner(response, callback, target);
-                return true;
-            }
             if (target == null) {
                 return super.handle(request, response, callback);
             }
@@ -128,20 +122,6 @@ public final class SandboxProxy extends Handler.Wrapper implements LifecycleList
             ProblemReply.write(response, callback, problem);
             return true;
         }
-    }
-
-    /**
-     * A signed {@code /files} URL names no sandbox, so a cluster's gateway sends it to any node; when the sandbox whose
-     * token signed it runs on another node, this one answers 307 with the same request as a {@code /proxy/<id>/<port>}
-     * path on the same host, which the gateway sends to the owner (whose proxy checks the signature again). The client
-     * repeats the request, its method and body included.
-     */
-    private static void redirectToOwner(Response response, Callback callback, ProxyRoute.Targeted target) {
-        response.setStatus(307);
-        response.getHeaders()
-                .put(HttpHeader.LOCATION, "/proxy/" + target.sandboxId() + "/" + target.port() + target.pathAndQuery());
-        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0L);
-        response.write(true, null, callback);
     }
 
     /**

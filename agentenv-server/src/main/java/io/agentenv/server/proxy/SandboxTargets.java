@@ -161,20 +161,6 @@ final class SandboxTargets {
     }
 
     /**
-     * Whether a sandbox a signature named runs on another node of a cluster: every node reads the cluster's records,
-     * so {@link #bySignature} finds it, but only its owner has its instance (this node's route has a RUNNING record
-     * without an endpoint, or none at all).
-     */
-    boolean runsElsewhere(String sandboxId) {
-        try {
-            GuestRoute guest = routes.route(new SandboxId(sandboxId));
-            return guest.endpoint().isEmpty() && guest.state() == SandboxState.RUNNING;
-        } catch (AgentEnvException e) {
-            return e.kind() == ErrorKind.NOT_FOUND;
-        }
-    }
-
-    /**
      * The Host header for a request to {@code port} (never envd's): the sandbox's {@code maskRequestHost} with
      * {@code ${PORT}} replaced by the port, as E2B's proxy does; empty when the sandbox has no mask.
      */

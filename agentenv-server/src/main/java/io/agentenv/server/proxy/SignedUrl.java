@@ -17,10 +17,10 @@ import java.util.Optional;
  * {@code signature = "v1_" + base64(sha256("<path>:<read|write>:<username>:<envdAccessToken>[:<expiration>]"))}
  * without padding. Only the query values are read, never the request's other parts.
  */
-record SignedUrl(String path, String username, String signature, Optional<Long> expiration) {
+public record SignedUrl(String path, String username, String signature, Optional<Long> expiration) {
     static final String PREFIX = "v1_";
 
-    SignedUrl {
+    public SignedUrl {
         requireNonNull(path, "path is null");
         requireNonNull(username, "username is null");
         requireNonNull(signature, "signature is null");
@@ -32,7 +32,7 @@ record SignedUrl(String path, String username, String signature, Optional<Long> 
     }
 
     /** Empty when the query has no {@code signature} (or a malformed expiration). */
-    static Optional<SignedUrl> parse(String rawQuery) {
+    public static Optional<SignedUrl> parse(String rawQuery) {
         if (rawQuery == null || rawQuery.isEmpty()) {
             return Optional.empty();
         }
@@ -64,7 +64,7 @@ record SignedUrl(String path, String username, String signature, Optional<Long> 
     }
 
     /** The operation a method stands for: GET reads, POST writes; anything else cannot be signed. */
-    static Optional<String> operation(String method) {
+    public static Optional<String> operation(String method) {
         return switch (method) {
             case "GET" -> Optional.of("read");
             case "POST" -> Optional.of("write");
@@ -73,7 +73,7 @@ record SignedUrl(String path, String username, String signature, Optional<Long> 
     }
 
     /** True when the signature was made with {@code envdAccessToken} for {@code operation} (constant-time compare). */
-    boolean signedWith(String envdAccessToken, String operation) {
+    public boolean signedWith(String envdAccessToken, String operation) {
         String raw = path + ":" + operation + ":" + username + ":" + envdAccessToken
                 + expiration.map(e -> ":" + e).orElse("");
         String expected = PREFIX + Base64.getEncoder().withoutPadding().encodeToString(sha256(raw));

@@ -107,4 +107,22 @@ final class FakeCluster implements NodeRegistry, SandboxOwners {
     public Optional<LostSandbox> lost(String sandboxId) {
         return Optional.ofNullable(lost.get(sandboxId));
     }
+
+    /** The token seed the fake cluster's nodes derive tokens from. */
+    static final String SEED = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+    /** Every sandbox that is owned and not paused. */
+    @Override
+    public List<String> running() {
+        return owners.entrySet().stream()
+                .filter(e -> !e.getValue().paused())
+                .map(Map.Entry::getKey)
+                .sorted()
+                .toList();
+    }
+
+    @Override
+    public Optional<String> tokenSeed() {
+        return Optional.of(SEED);
+    }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentenv.cluster.NodeLoad;
 import io.agentenv.cluster.NodeState;
 import io.agentenv.server.credentials.ApiKey;
+import io.agentenv.server.credentials.SandboxTokens;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -109,6 +110,38 @@ class GatewayTest {
         assertThat(cluster.ownerReads.get())
                 .as("traffic after the first reads the remembered owner")
                 .isEqualTo(reads);
+    }
+
+    @Test
+    void a_signed_files_url_goes_to_the_owner_of_the_sandbox_whose_token_signed_it() throws Exception {
+        cluster.owns("aaaaaaaaaaaaaaaaaaa2", Optional.of("a"), false);
+        String token = new SandboxTokens(FakeCluster.SEED).envdAccessToken(S1);
+        String query = "path=%2Ftmp%2Fx&username=user&signature=" + signature("/tmp/x:write:user:" + token);
+
+        JsonNode upload = json(send("POST", "/files?" + query, Map.of(), "content"));
+        assertThat(upload.path("node").asText()).isEqualTo("b");
+        assertThat(upload.path("query").asText()).isEqualTo(query);
+        assertThat(upload.path("body").asText()).isEqualTo("content");
+
+        String read = "path=%2Ftmp%2Fx&username=user&signature=" + signature("/tmp/x:read:user:" + token);
+        assertThat(json(send("GET", "/files?" + read, Map.of(), null))
+                        .path("node")
+                        .asText())
+                .isEqualTo("b");
+        HttpResponse<String> wrongOperation = send("GET", "/files?" + query, Map.of(), null);
+        assertThat(wrongOperation.statusCode()).isEqualTo(401);
+        String other = "path=%2Ftmp%2Fx&username=user&signature=" + signature("/tmp/x:read:user:not-a-token");
+        assertThat(send("GET", "/files?" + other, Map.of(), null).statusCode()).isEqualTo(401);
+    }
+
+    /** An envd files URL's signature of {@code raw} (path:operation:user:token), URL-encoded. */
+    private static String signature(String raw) throws Exception {
+        String signature = "v1_"
+                + java.util.Base64.getEncoder()
+                        .withoutPadding()
+                        .encodeToString(java.security.MessageDigest.getInstance("SHA-256")
+                                .digest(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        return java.net.URLEncoder.encode(signature, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     @Test

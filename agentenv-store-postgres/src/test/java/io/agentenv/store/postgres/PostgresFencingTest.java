@@ -345,6 +345,22 @@ class PostgresFencingTest {
         }
     }
 
+    @Test
+    void owners_list_the_running_sandboxes_of_every_node_and_read_the_token_seed() {
+        PostgresSandboxStore a = cluster.start(A);
+        PostgresSandboxStore b = cluster.start(B);
+        assertThat(owners.tokenSeed()).as("before any node made it").isEmpty();
+        SandboxRecord onA = record(RUNNING);
+        SandboxRecord onB = record(RUNNING);
+        a.insert(onA);
+        b.insert(onB);
+        a.insert(record(PAUSED));
+
+        assertThat(owners.running()).containsExactlyInAnyOrder(onA.id().value(), onB.id().value());
+        String seed = a.tokenSeed(); // made by the first node that needs it
+        assertThat(owners.tokenSeed()).contains(seed);
+    }
+
     private static SandboxQuery everything() {
         return query(Map.of());
     }
