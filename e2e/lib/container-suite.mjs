@@ -6,9 +6,28 @@
 //                  firstSlot: 12288, idPrefix: 'sdk-' }
 //   before(async () => { if (!unready) ({ server, opts } = await startSuiteServer(LANE, { AENV_BACKEND_MAX_SANDBOXES: '16' })) })
 //   after(async () => { if (server) await stopSuiteServer(server, LANE) })
+//
+// With AENV_E2E_THROUGH_GATEWAY=1 the suite runs against a local cluster instead (cluster-harness.mjs: three nodes with
+// the suite's settings, each in a network namespace of its own, tagged after the lane) and the SDK options point at
+// its first gateway, whose domain the nodes report: every control-plane request and every envd byte of the unchanged
+// suite goes through a gateway. `server` is then the cluster: its url a gateway's, output() every node's log.
+// Suites that cannot apply there are skipped in that mode (host-tests.mjs, GATEWAY_SKIPS below).
 import { join } from 'node:path'
 import { startServer, repoRoot } from './control-plane-harness.mjs'
 import { stopAndAssertNoLeftovers } from './host-leaks.mjs'
+import { startCluster } from './cluster-harness.mjs'
+
+/** Whether the container suites run through a gateway of a local cluster (AENV_E2E_THROUGH_GATEWAY=1). */
+export const throughGateway = process.env.AENV_E2E_THROUGH_GATEWAY === '1'
+
+/** The suites that do not apply through a gateway, by file name, and why: skipped in that mode only. */
+export const GATEWAY_SKIPS = Object.freeze({
+  'sdk-container-robustness.test.mjs': 'reads the freezer state under its one server\'s cgroup parent and fills that '
+    + 'server\'s slots (a cluster\'s nodes each have their own parent and slots)',
+  'sdk-container-volumes.test.mjs': 'restarts its one server on the same data dir',
+  'sdk-container-images.test.mjs': 'pulls from a registry on the host\'s loopback, which nodes in network namespaces '
+    + 'of their own cannot reach',
+})
 
 /**
  * Starts the suite's server on {@code lane}; {@code env} adds the suite's own settings, {@code listenHost} the address
@@ -17,6 +36,12 @@ import { stopAndAssertNoLeftovers } from './host-leaks.mjs'
  */
 export async function startSuiteServer(lane, env = {}, { listenHost, dataDir } = {}) {
   delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
+  if (throughGateway) {
+    if (dataDir) throw new Error('a cluster does not restart on one server\'s data dir (GATEWAY_SKIPS)')
+    const server = await startCluster({ tag: lane.namePrefix.slice('aenv'.length, 'aenv'.length + 1), env })
+    const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
+    return { server, opts }
+  }
   const server = await startServer({
     backend: 'container',
     readyTimeoutMs: 120_000,
@@ -41,5 +66,6 @@ export async function startSuiteServer(lane, env = {}, { listenHost, dataDir } =
  * namespace of its lane.
  */
 export async function stopSuiteServer(server, lane) {
+  if (throughGateway) return server.stop()
   await stopAndAssertNoLeftovers(server, { runDir: lane.runDir, namePrefix: lane.namePrefix })
 }

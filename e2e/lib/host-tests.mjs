@@ -3,6 +3,8 @@
 // AENV_REQUIRE_HOST_TESTS=1 (CI as root), where a missing prerequisite fails the file instead.
 import { test } from 'node:test'
 import { existsSync } from 'node:fs'
+import { basename } from 'node:path'
+import { throughGateway, GATEWAY_SKIPS } from './container-suite.mjs'
 
 function unreadyReason() {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root'
@@ -12,9 +14,13 @@ function unreadyReason() {
   return null
 }
 
-/** Why this host cannot run container sandboxes, or null when it can. */
-export const unready = unreadyReason()
-if (unready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${unready}`)
+/** Why this suite does not apply through a gateway (AENV_E2E_THROUGH_GATEWAY=1), or null. */
+const gatewaySkip = throughGateway ? GATEWAY_SKIPS[basename(process.argv[1] ?? '')] ?? null : null
+
+/** Why this host cannot run container sandboxes, or this suite not in this mode, or null when it can. */
+const hostUnready = unreadyReason()
+export const unready = hostUnready ?? (gatewaySkip && `does not apply through a gateway: ${gatewaySkip}`)
+if (hostUnready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${hostUnready}`)
 
 /** A test that runs only where container sandboxes can run (180 s each). */
 export const hostTest = (name, fn) => test(name, { skip: unready ? `host test skipped: ${unready}` : false, timeout: 180_000 }, fn)

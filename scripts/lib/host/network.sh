@@ -17,6 +17,43 @@ host_resolvers() {
   awk '$1 == "nameserver" && $2 ~ /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/ && $2 !~ /^127\./ { print $2 }' /etc/resolv.conf 2>/dev/null
 }
 
+# sandbox_ruleset PREFIX CIDR INTERNAL RESOLVERS [FOREIGN]: the nftables batch of table "ip agentenv" for sandboxes
+# whose host-side veths start with PREFIX and whose addresses are in CIDR, in whichever network namespace it is applied
+# (the host's here; a local cluster's node namespace, scripts/lib/cluster.sh): INTERNAL and RESOLVERS are
+# comma-separated address lists (RESOLVERS may be empty), FOREIGN an optional last forward rule. Declared with "add"
+# and refilled with "flush" in one transaction: a rerun updates the rules in place and keeps what the backend added at
+# run time (the egress map and the per-sandbox egress-* chains).
+sandbox_ruleset() {
+  local prefix=$1 cidr=$2 internal=$3 resolvers=$4 foreign=${5:-}
+  cat <<NFT
+add table ip agentenv { comment "agentenv: sandbox egress and isolation, see docs/host-setup.md"; }
+add set ip agentenv resolvers { type ipv4_addr; }
+flush set ip agentenv resolvers
+${resolvers:+add element ip agentenv resolvers { $resolvers \}}
+add set ip agentenv internal { type ipv4_addr; flags interval; auto-merge; }
+flush set ip agentenv internal
+add element ip agentenv internal { $internal }
+add map ip agentenv egress { type ifname : verdict; comment "host veth -> jump to that sandbox's egress chain (filled by the backend)"; }
+add chain ip agentenv forward { type filter hook forward priority filter; policy accept; }
+flush chain ip agentenv forward
+add rule ip agentenv forward iifname "$prefix*" oifname "$prefix*" drop comment "sandboxes never reach each other"
+add rule ip agentenv forward oifname "$prefix*" ct state established,related accept
+add rule ip agentenv forward oifname "$prefix*" drop comment "no unsolicited traffic into sandboxes"
+add rule ip agentenv forward iifname "$prefix*" ip daddr @resolvers meta l4proto { tcp, udp } th dport 53 accept comment "DNS"
+add rule ip agentenv forward iifname "$prefix*" ip daddr @internal drop comment "no internal ranges"
+add rule ip agentenv forward iifname "$prefix*" iifname vmap @egress comment "per-sandbox allowOut/denyOut/internet access"
+add rule ip agentenv forward iifname "$prefix*" accept
+${foreign:+add rule ip agentenv forward $foreign}
+add chain ip agentenv input { type filter hook input priority filter; policy accept; }
+flush chain ip agentenv input
+add rule ip agentenv input iifname "$prefix*" ct state established,related accept
+add rule ip agentenv input iifname "$prefix*" drop comment "sandboxes never reach the host's services"
+add chain ip agentenv postrouting { type nat hook postrouting priority srcnat; policy accept; }
+flush chain ip agentenv postrouting
+add rule ip agentenv postrouting ip saddr $cidr oifname != "$prefix*" masquerade
+NFT
+}
+
 setup_network() {
   local state="$AENV_CACHE_DIR/host-state"
   mkdir -p "$state"
@@ -32,10 +69,8 @@ setup_network() {
 
   local internal resolver_set="" foreign_forward=""
   internal=$(IFS=,; echo "${INTERNAL_RANGES[*]}${connected:+,}${connected[*]}")
-  local resolver_elems=""
   if (( ${#resolvers[@]} )); then
     resolver_set=$(IFS=,; echo "${resolvers[*]}")
-    resolver_elems=1
   fi
   # Forwarding was off before this project turned it on: keep the host from routing anyone else's traffic.
   if [[ $(<"$state/ip_forward.orig") == 0 ]]; then
@@ -43,36 +78,8 @@ setup_network() {
   fi
 
   local rules="$state/agentenv.nft"
-  # Declared with "add" and refilled with "flush" in one transaction: a rerun updates the host-wide rules in place and
-  # keeps what the backend added at run time (the egress map and the per-sandbox egress-* chains).
-  cat > "$rules.new" <<NFT
-# Written by scripts/setup-host.sh (AgentENV sandbox egress). Applied atomically on every run.
-add table ip agentenv { comment "agentenv: sandbox egress and isolation, see docs/host-setup.md"; }
-add set ip agentenv resolvers { type ipv4_addr; }
-flush set ip agentenv resolvers
-${resolver_elems:+add element ip agentenv resolvers { $resolver_set \}}
-add set ip agentenv internal { type ipv4_addr; flags interval; auto-merge; }
-flush set ip agentenv internal
-add element ip agentenv internal { $internal }
-add map ip agentenv egress { type ifname : verdict; comment "host veth -> jump to that sandbox's egress chain (filled by the backend)"; }
-add chain ip agentenv forward { type filter hook forward priority filter; policy accept; }
-flush chain ip agentenv forward
-add rule ip agentenv forward iifname "$NAME_PREFIX*" oifname "$NAME_PREFIX*" drop comment "sandboxes never reach each other"
-add rule ip agentenv forward oifname "$NAME_PREFIX*" ct state established,related accept
-add rule ip agentenv forward oifname "$NAME_PREFIX*" drop comment "no unsolicited traffic into sandboxes"
-add rule ip agentenv forward iifname "$NAME_PREFIX*" ip daddr @resolvers meta l4proto { tcp, udp } th dport 53 accept comment "DNS"
-add rule ip agentenv forward iifname "$NAME_PREFIX*" ip daddr @internal drop comment "no internal ranges"
-add rule ip agentenv forward iifname "$NAME_PREFIX*" iifname vmap @egress comment "per-sandbox allowOut/denyOut/internet access"
-add rule ip agentenv forward iifname "$NAME_PREFIX*" accept
-${foreign_forward:+add rule ip agentenv forward $foreign_forward}
-add chain ip agentenv input { type filter hook input priority filter; policy accept; }
-flush chain ip agentenv input
-add rule ip agentenv input iifname "$NAME_PREFIX*" ct state established,related accept
-add rule ip agentenv input iifname "$NAME_PREFIX*" drop comment "sandboxes never reach the host's services"
-add chain ip agentenv postrouting { type nat hook postrouting priority srcnat; policy accept; }
-flush chain ip agentenv postrouting
-add rule ip agentenv postrouting ip saddr $SANDBOX_CIDR oifname != "$NAME_PREFIX*" masquerade
-NFT
+  { echo "# Written by scripts/setup-host.sh (AgentENV sandbox egress). Applied atomically on every run."
+    sandbox_ruleset "$NAME_PREFIX" "$SANDBOX_CIDR" "$internal" "$resolver_set" "$foreign_forward"; } > "$rules.new"
   nft -f "$rules.new" || fail "nftables rejected the sandbox ruleset ($rules.new)"
   mv -f "$rules.new" "$rules"
 

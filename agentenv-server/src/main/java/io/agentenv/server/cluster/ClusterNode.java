@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * This server as a node of a cluster: the cluster's database, the node's registration and the store opened for it,
- * then, once the node serves, its lease renewals and its share of the dead-node sweeps. {@link #close} stops renewing
- * (the lease then runs out on its own) and closes the store and the database.
+ * its lease renewals from the registration on (a start that takes longer than the lease and the grace, such as a
+ * backend building its templates' boot images, must not get the node declared dead), and, once the node serves, its
+ * load in those renewals and its share of the dead-node sweeps. {@link #close} stops renewing (the lease then runs out
+ * on its own) and closes the store and the database.
  */
 public final class ClusterNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
@@ -37,6 +39,14 @@ public final class ClusterNode implements AutoCloseable {
     private final PostgresNodeRegistry registry;
     private final NodeMembership membership;
     private final PostgresSandboxStore store;
+    /** What the renewals report: {@link NodeLoad#UNKNOWN} until the node serves. */
+    private volatile Supplier<NodeLoad> load = () -> NodeLoad.UNKNOWN;
+    /** Guards onFenced and fencedEarly (not this: a renewal that waits for it must not hold up stopRenewing). */
+    private final Object fencing = new Object();
+    /** What a refused renewal runs: set when the node serves; before, the refusal is remembered. */
+    private Runnable onFenced;
+
+    private boolean fencedEarly;
     private DeadNodeSweeper sweeper;
     private ObjectStoreArtifacts sharedArtifacts;
 
@@ -63,7 +73,9 @@ public final class ClusterNode implements AutoCloseable {
             NodeMembership membership = NodeMembership.join(
                     registry, config.nodeId(), config.address(), config.leaseTtl(), NodeLoad.UNKNOWN, clock);
             PostgresSandboxStore store = PostgresSandboxStore.open(database, membership.token());
-            return new ClusterNode(config, database, registry, membership, store);
+            ClusterNode node = new ClusterNode(config, database, registry, membership, store);
+            membership.startRenewing(() -> node.load.get(), node::fenced);
+            return node;
         } catch (RuntimeException | Error e) {
             database.close();
             throw e;
@@ -151,14 +163,39 @@ public final class ClusterNode implements AutoCloseable {
      * sandbox lost with a node this node declared dead gets its custom extension's stop hook, as a killed one does.
      */
     public synchronized void serve(Supplier<NodeLoad> load, Runnable fenced, LifecycleHooks hooks) {
+        requireNonNull(load, "load is null");
         requireNonNull(fenced, "fenced is null");
         requireNonNull(hooks, "hooks is null");
-        membership.startRenewing(load, () -> {
-            log.atError().addKeyValue("node", config.nodeId().value()).log("cluster: this node was fenced; stopping");
-            fenced.run();
-        });
+        this.load = load;
+        boolean early;
+        synchronized (fencing) {
+            onFenced = fenced;
+            early = fencedEarly;
+        }
+        if (early) {
+            fenced();
+        }
         sweeper = new DeadNodeSweeper(
                 registry, config.deadAfter(), config.leaseTtl().dividedBy(2), new LostSandboxHooks(hooks));
+    }
+
+    /** A renewal was refused: runs what {@link #serve} was given, or remembers it for then. */
+    private void fenced() {
+        Runnable action;
+        synchronized (fencing) {
+            action = onFenced;
+            if (action == null) {
+                fencedEarly = true;
+            }
+        }
+        if (action == null) {
+            log.atError()
+                    .addKeyValue("node", config.nodeId().value())
+                    .log("cluster: this node was fenced while starting; it stops once it serves");
+            return;
+        }
+        log.atError().addKeyValue("node", config.nodeId().value()).log("cluster: this node was fenced; stopping");
+        action.run();
     }
 
     /** Stops renewing the lease (and sweeping): the lease runs out and, after the grace, the node is declared dead. */

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.SandboxOwners;
+import io.agentenv.server.cluster.ClusterNode;
+import io.agentenv.server.config.ClusterConfig;
+import io.agentenv.server.config.ServerConfig;
 import io.agentenv.server.credentials.ApiKey;
 import io.agentenv.server.gateway.Gateway;
 import io.agentenv.server.gateway.GatewaySettings;
@@ -252,6 +255,29 @@ class ClusterRoutesTest {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         return answer.body();
+    }
+
+    @Test
+    void a_node_still_starting_renews_its_lease_and_is_not_declared_dead() throws Exception {
+        Path password = dir.resolve("password");
+        ClusterConfig config = ServerConfig.load(Map.of(
+                        "AENV_HOME", dir.resolve("c").toString(),
+                        "AENV_BACKEND", "mock",
+                        "AENV_CLUSTER_DATABASE_URL", database.jdbcUrl(),
+                        "AENV_CLUSTER_DATABASE_USER", database.user(),
+                        "AENV_CLUSTER_DATABASE_PASSWORD_FILE", password.toString(),
+                        "AENV_NODE_ID", "c",
+                        "AENV_NODE_ADDRESS", "http://127.0.0.1:9",
+                        "AENV_CLUSTER_LEASE_SECONDS", "3",
+                        "AENV_CLUSTER_DEAD_AFTER_SECONDS", "0"))
+                .cluster()
+                .orElseThrow();
+        // registered, not serving (a backend still starting): a and b sweep with no grace after the lease
+        try (ClusterNode starting = ClusterNode.join(config, Clock.systemUTC())) {
+            Thread.sleep(Duration.ofSeconds(3 * 3).toMillis()); // three leases
+            JsonNode c = a.parse(send("GET", "/nodes/c", null));
+            assertThat(c.path("status").asText()).as(c.toString()).isNotEqualTo("dead");
+        }
     }
 
     private String create() throws Exception {

@@ -36,6 +36,12 @@ public final class NetnsPool implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(NetnsPool.class);
     private static final Duration IP_TIMEOUT = Duration.ofSeconds(15);
+    /**
+     * The network interfaces of this process's own network namespace, one directory each (their IPv4 settings):
+     * {@code /sys/class/net} would show those of the namespace the sysfs mount was made in, which is not this one when
+     * the server runs in a network namespace of its own (a node of a local cluster) on the host's mounts.
+     */
+    static final Path LINKS = Path.of("/proc/sys/net/ipv4/conf");
 
     private final ProcessRunner runner;
     private final EgressFirewall firewall;
@@ -227,9 +233,9 @@ public final class NetnsPool implements AutoCloseable {
     }
 
     private static List<String> linkNames(String prefix) throws IOException {
-        try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
+        try (Stream<Path> links = Files.list(LINKS)) {
             return links.map(p -> p.getFileName().toString())
-                    .filter(n -> n.startsWith(prefix))
+                    .filter(n -> n.startsWith(prefix) && !n.equals("all") && !n.equals("default"))
                     .sorted()
                     .toList();
         }
@@ -291,7 +297,7 @@ public final class NetnsPool implements AutoCloseable {
     }
 
     private void deleteLink(String name) throws CommandFailedException, InterruptedException {
-        if (!Files.exists(Path.of("/sys/class/net", name))) {
+        if (!Files.exists(LINKS.resolve(name))) {
             return;
         }
         try {

@@ -105,7 +105,8 @@ public final class OciSpecs {
             "name=${4##*/}",
             "[ \"${4%/*}\" = /run/netns ] || { echo \"agentenv-network: $4 is not under /run/netns\" >&2; exit 1; }",
             "before=''", // what a slot used again must remove first, for printf's %b
-            "[ -e /sys/class/net/\"$1\" ] && before=\"link delete $1\\\\n\"",
+            // the interfaces of this namespace (/sys/class/net shows those of the sysfs mount's, NetnsPool.LINKS)
+            "[ -e /proc/sys/net/ipv4/conf/\"$1\" ] && before=\"link delete $1\\\\n\"",
             "[ -e \"$4\" ] && before=\"${before}netns delete $name\\\\n\"",
             "printf '%bnetns attach %s %s\\nlink add name %s type veth peer name eth0 netns %s\\n"
                     + "link set dev %s addrgenmode none\\naddr add %s/30 dev %s\\nlink set %s up\\n'"
