@@ -17,12 +17,7 @@ if [[ $EUID -eq 0 && ! -x /usr/bin/chromium ]]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 fi
 shopt -s nullglob
-# cluster-resume-elsewhere.test.mjs needs paused sandboxes in the object store, which the nodes do not use yet
-# (docs/cluster.md, "Status and limits"): run it on its own
-suites=()
-for suite in e2e/tests/*.test.mjs; do
-  [[ $suite == */cluster-resume-elsewhere.test.mjs ]] || suites+=("$suite")
-done
+suites=(e2e/tests/*.test.mjs)
 if (( ${#suites[@]} )); then
   node --test --test-concurrency=1 "${suites[@]}"
 fi

@@ -1,8 +1,7 @@
 // A paused sandbox of a node killed with SIGKILL resumes on another node of a real local cluster (cluster-harness.mjs,
-// container backend): its checkpoint and files must reach the other node through the object store. Kept apart from
-// cluster-failures.test.mjs and out of scripts/test.sh until the nodes keep paused sandboxes in the object store (the
-// container backend's checkpoints are files on the pausing node's disk until then, docs/cluster.md "Status and
-// limits"). Needs root and scripts/setup-host.sh; skipped otherwise (failed when AENV_REQUIRE_HOST_TESTS=1).
+// container backend): its checkpoint and files reach the other node through the object store (S3Proxy), since the
+// killed node's disk is out of reach once it is dead. Needs root and scripts/setup-host.sh; skipped otherwise (failed
+// when AENV_REQUIRE_HOST_TESTS=1).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from 'e2b'
