@@ -83,11 +83,18 @@ setup_network() {
   nft -f "$rules.new" || fail "nftables rejected the sandbox ruleset ($rules.new)"
   mv -f "$rules.new" "$rules"
 
-  # The resolv.conf every sandbox gets (bind-mounted read-only by the backend).
-  local resolv="$AENV_CACHE_DIR/resolv.conf"
-  { echo "# Written by scripts/setup-host.sh from the host's reachable resolvers."
-    local r; for r in "${resolvers[@]}"; do echo "nameserver $r"; done; } > "$resolv.new"
-  mv -f "$resolv.new" "$resolv"
+  # The resolv.conf every sandbox gets (bind-mounted read-only by the backend). Running and paused sandboxes and every
+  # checkpoint name this file's inode: a new file would leave them all unrestorable (CRIU finds their mount's source
+  # deleted), so it is made once and later changed in place, only when the resolvers changed.
+  local resolv="$AENV_CACHE_DIR/resolv.conf" wanted r
+  wanted=$(echo "# Written by scripts/setup-host.sh from the host's reachable resolvers."
+    for r in "${resolvers[@]}"; do echo "nameserver $r"; done)
+  if [[ ! -f $resolv ]]; then
+    printf '%s\n' "$wanted" > "$resolv.new"
+    mv -f "$resolv.new" "$resolv"
+  elif [[ $(<"$resolv") != "$wanted" ]]; then
+    printf '%s\n' "$wanted" > "$resolv"
+  fi
 
   local dns="DNS via ${resolver_set:-none (no non-loopback resolver on the host)}"
   note "ip_forward=1, nft table 'ip agentenv' (NAT for $SANDBOX_CIDR, $dns)"
