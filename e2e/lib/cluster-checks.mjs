@@ -35,9 +35,9 @@ export async function setNodeStatus(cluster, gateway, node, status) {
 /** The node the cluster's database names as the sandbox's owner (null: none, undefined: no record). */
 export function ownerOf(cluster, id) {
   assert.match(id, ID)
-  // psql prints an empty value as an empty line, which the row split drops: a released row reads as '-'
-  const rows = cluster.sql(`select coalesce(node_id, '-') from sandbox where id = '${id}'`)
-  return rows.length === 0 ? undefined : (rows[0][0] === '-' ? null : rows[0][0])
+  // psql prints an empty value as an empty line, which sql() drops: the id keeps the row
+  const rows = cluster.sql(`select id, coalesce(node_id, '') from sandbox where id = '${id}'`)
+  return rows.length === 0 ? undefined : (rows[0][1] || null)
 }
 
 /** The container ids runc knows on a node (its own state root), running or not. */

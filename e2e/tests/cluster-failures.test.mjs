@@ -76,11 +76,12 @@ step('a gateway killed mid-stream: a clean error; the process runs on via the ot
   assertOwnedOnce(cluster)
 })
 
-step('PostgreSQL restarted mid-burst of creates: 201 or 5xx, then creates work again', async () => {
+step('PostgreSQL restarted mid-burst of creates: 201 or 5xx, then creates work again', async (t) => {
   const burst = Array.from({ length: 6 }, (_, i) => delay(i * 150).then(() => create(cluster, g2, { burst: 'pg' })))
   await delay(300)
   cluster.restartPostgres()
   const results = await Promise.all(burst)
+  t.diagnostic(`the burst's answers: ${results.map((r) => r.status).join(' ')}`)
   for (const r of results) {
     assert.ok(r.status === 201 || (r.status >= 500 && r.status < 600), `a create during the restart answered ${r.status}: ${JSON.stringify(r.body)}`)
   }

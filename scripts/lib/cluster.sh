@@ -10,7 +10,8 @@
 #   AENV_LOCAL_CLUSTER_TAG         one lowercase letter (default n) naming everything the cluster makes on the host:
 #                                  node namespaces agentenv-node-<tag><i>, their veths acl<tag><i>, backend name
 #                                  prefixes aenv<tag><i>, run dirs /run/agentenv/cluster-<tag><i>, cgroup parents
-#                                  agentenv-cluster-<tag><i>, sandbox ids cl<tag><i>-...; two clusters need two tags
+#                                  agentenv-cluster-<tag><i>, container ids cl<tag><i>-...; two clusters need two
+#                                  tags, and none may be a benchmark lane's letter (bench/lib/lane.mjs: aenv<tag><lane>)
 #   AENV_LOCAL_CLUSTER_NET         the first three octets of the /24 the nodes' links use (default 10.201.0): the
 #                                  host's service address .1 (PostgreSQL, S3Proxy) and node i's link .4i/30 (host
 #                                  end .4i+1, node .4i+2)
