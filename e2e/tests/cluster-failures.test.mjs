@@ -1,7 +1,7 @@
 // Failures of a real local cluster (cluster-harness.mjs: scripts/cluster.sh with three container-backend nodes, each in
 // a network namespace of its own, two gateways, PostgreSQL), driven with the unmodified npm `e2b` SDK and the REST API:
 // a gateway killed mid-stream, PostgreSQL restarted mid-burst of creates, a node drained under load, a node killed
-// with SIGKILL. After each: no sandbox owned twice and none lost but the killed node's (the cluster's database against
+// with SIGKILL (its running sandbox lost, its paused one resumed on another node from the object store). After each: no sandbox owned twice and none lost but the killed node's (the cluster's database against
 // runc's state on every node); when the cluster stops, nothing of it is left on the host. The tests run in this order
 // (the last one kills a node). Needs root and scripts/setup-host.sh; skipped otherwise (failed when
 // AENV_REQUIRE_HOST_TESTS=1).
@@ -132,14 +132,20 @@ step('a node drained under load: creates succeed elsewhere, its sandboxes keep w
   }
 })
 
-step('a node killed with SIGKILL: its running sandbox is lost, 404 with the reason', async () => {
+step('a node killed with SIGKILL: running sandbox lost, paused one resumed elsewhere', async () => {
   await setNodeStatus(cluster, g2, 'n1', 'draining')
   await setNodeStatus(cluster, g2, 'n2', 'draining')
   const doomed = await create(cluster, g2, { kill: 'node' })
+  const parked = await create(cluster, g2, { kill: 'node', resume: 'elsewhere' })
   await setNodeStatus(cluster, g2, 'n1', 'ready')
   await setNodeStatus(cluster, g2, 'n2', 'ready')
   assert.equal(doomed.status, 201)
+  assert.equal(parked.status, 201, JSON.stringify(parked.body))
   assert.equal(ownerOf(cluster, doomed.id), 'n3')
+  assert.equal(ownerOf(cluster, parked.id), 'n3')
+  const before = await Sandbox.connect(parked.id, sdk(g2))
+  await before.files.write('/home/user/kept.txt', 'from n3')
+  assert.equal((await api(cluster, g2, 'POST', `/sandboxes/${parked.id}/pause`)).status, 204)
 
   process.kill(cluster.nodes[2].pid, 'SIGKILL')
   const lost = await waitFor(async () => {
@@ -148,6 +154,14 @@ step('a node killed with SIGKILL: its running sandbox is lost, 404 with the reas
   }, { timeoutMs: 120_000, what: 'the lost sandbox\'s 404' })
   assert.match(JSON.stringify(lost.body), new RegExp(`sandbox ${doomed.id} was lost: its node n3 was declared dead`))
   assert.deepEqual(cluster.sql(`select node from lost_sandbox where id = '${doomed.id}'`), [['n3']])
+
+  // its paused sandbox was released to any node and resumes on one of the others: the state comes from the object
+  // store (S3Proxy), since the dead node's disk is out of reach
+  await waitFor(() => ownerOf(cluster, parked.id) === null, { timeoutMs: 60_000, what: 'the paused sandbox released' })
+  const resumed = await Sandbox.connect(parked.id, sdk(g2))
+  assert.ok(['n1', 'n2'].includes(ownerOf(cluster, parked.id)))
+  assert.equal(await resumed.files.read('/home/user/kept.txt'), 'from n3')
+  assert.equal((await resumed.commands.run('echo resumed elsewhere')).stdout, 'resumed elsewhere\n')
 
   // the other nodes take the next creates
   const next = await create(cluster, g2, { kill: 'node' })
