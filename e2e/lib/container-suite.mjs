@@ -26,7 +26,8 @@ export const GATEWAY_SKIPS = Object.freeze({
     + 'server\'s slots (a cluster\'s nodes each have their own parent and slots)',
   'sdk-container-volumes.test.mjs': 'restarts its one server on the same data dir',
   'sdk-container-images.test.mjs': 'pulls from a registry on the host\'s loopback, which nodes in network namespaces '
-    + 'of their own cannot reach',
+    + 'of their own cannot reach; and a template made from an image starts only on the node that pulled it '
+    + '(docs/cluster.md, "Status and limits")',
 })
 
 /**
