@@ -6,8 +6,9 @@ import java.nio.file.Path;
 
 /**
  * Storage that every node of a cluster reaches, for the artifacts that must outlive the node that made them: paused
- * sandboxes' states and snapshots. With it, a paused sandbox resumes and a snapshot starts on any node; without it
- * (a lone server) artifacts stay on the local disk only.
+ * sandboxes' states and snapshots. With it, another node fetches a paused sandbox's state or a snapshot to restore it
+ * (the backend's own files the state was made on, such as a template, must be there too); without it (a lone server)
+ * artifacts stay on the local disk only.
  *
  * <p>A key is the artifact's path relative to the artifact root, the same on every node:
  * {@code sandboxes/<sandbox id>/<generation>} or {@code snapshots/<snapshot id>}. A tree is stored whole and read back
