@@ -5,7 +5,7 @@
 //   tti:   one node; Sandbox.create + commands.run('true'), sequential, alternately straight to the node and through
 //          the gateway (placement, forwarding, then every envd byte through the gateway); each sandbox killed after;
 //          400 commands and 200 creates through the gateway first, as a gateway that has served a while has compiled
-//          its paths.
+//          its paths (AENV_BENCH_WARM_CREATES sets how many creates).
 //   burst: three nodes; a 20-way burst of creates (+ first command) straight to one node, then a 60-way burst through
 //          the gateway, which spreads it over the three; each burst after the pools refilled, AENV_BENCH_BURSTS times.
 //          All three nodes share this host's CPUs: a burst of 60 is three times the work of 20 on the same cores, so
@@ -58,7 +58,8 @@ try {
     const warm = await Sandbox.create('base', gated)
     for (let i = 0; i < 400; i++) await warm.commands.run('true')
     await warm.kill()
-    for (let i = 0; i < 200; i++) await (await Sandbox.create('base', gated)).kill()
+    const warmCreates = Number(process.env.AENV_BENCH_WARM_CREATES ?? 200)
+    for (let i = 0; i < warmCreates; i++) await (await Sandbox.create('base', gated)).kill()
     for (let i = -5; i < iterations; i++) { // 5 warm-up rounds
       for (const [kind, opts] of i % 2 === 0 ? [['node', direct], ['gateway', gated]] : [['gateway', gated], ['node', direct]]) {
         const { ms, createMs, commandMs, sbx } = await tti(opts)
