@@ -136,15 +136,11 @@ final class Artifacts {
     }
 
     /**
-     * Deletes a state that is no longer needed (its sandbox resumed, its snapshot deleted): the directory recorded,
-     * when it is here, this node's copy, and the shared copy. Failures are logged, never thrown.
+     * Deletes a state that is no longer needed (its sandbox resumed, its snapshot deleted): this node's copy (the
+     * directory recorded, when it was made here) and the shared copy. Failures are logged, never thrown.
      */
     void deleteState(Path stored) {
-        Path local = localCopy(stored);
-        delete(local);
-        if (!local.equals(stored) && isLocal(stored)) {
-            delete(stored);
-        }
+        delete(localCopy(stored)); // the directory recorded when it was made here, else this node's copy
         if (shared.isPresent()) {
             String key = key(stored);
             fetching.remove(key);

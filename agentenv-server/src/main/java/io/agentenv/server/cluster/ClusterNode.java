@@ -136,7 +136,7 @@ public final class ClusterNode implements AutoCloseable {
                     out, "aenv_node_epoch", node, membership.token().epoch());
             PrometheusText.family(out, "aenv_node_lease_seconds", "gauge", "The length of this node's lease.");
             PrometheusText.sample(
-                    out, "aenv_node_lease_seconds", node, membership.ttl().toMillis() / 1000.0);
+                    out, "aenv_node_lease_seconds", node, config.leaseTtl().toMillis() / 1000.0);
             PrometheusText.family(
                     out,
                     "aenv_node_lease_renewed_timestamp_seconds",

@@ -89,11 +89,6 @@ public final class NodeMembership implements AutoCloseable {
         return failedRenewals.sum();
     }
 
-    /** The lease's length. */
-    public Duration ttl() {
-        return ttl;
-    }
-
     @Override
     public void close() {
         Thread running = renewer;
@@ -110,7 +105,6 @@ public final class NodeMembership implements AutoCloseable {
 
     private void renewLoop(Supplier<NodeLoad> load, Runnable fenced) {
         Duration every = ttl.dividedBy(3);
-        Instant lastRenewed = clock.instant();
         boolean failing = false;
         boolean expiryReported = false;
         while (!Thread.currentThread().isInterrupted()) {
@@ -135,7 +129,6 @@ public final class NodeMembership implements AutoCloseable {
                 failing = false;
                 expiryReported = false;
                 lastRenewed = clock.instant();
-                this.lastRenewed = lastRenewed;
             } catch (RuntimeException e) {
                 failedRenewals.increment();
                 if (!failing) {
