@@ -8,6 +8,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as delay } from 'node:timers/promises'
+import { readdirSync, renameSync } from 'node:fs'
+import { join } from 'node:path'
 import { Sandbox } from 'e2b'
 import { unready } from '../lib/host-tests.mjs'
 import { startCluster } from '../lib/cluster-harness.mjs'
@@ -156,10 +158,16 @@ step('a node killed with SIGKILL: running sandbox lost, paused one resumed elsew
   assert.deepEqual(cluster.sql(`select node from lost_sandbox where id = '${doomed.id}'`), [['n3']])
 
   // its paused sandbox was released to any node and resumes on one of the others: the state comes from the object
-  // store (S3Proxy), since the dead node's disk is out of reach
+  // store (S3Proxy), and so do the files of the dead node it was made on (its template's boot layer and envd), which
+  // are put out of reach here as they would be on another machine
   await waitFor(() => ownerOf(cluster, parked.id) === null, { timeoutMs: 60_000, what: 'the paused sandbox released' })
+  const deadBackend = join(cluster.nodes[2].home, 'backend', 'container')
+  for (const dir of ['templates', 'envd']) renameSync(join(deadBackend, dir), join(deadBackend, `${dir}-out-of-reach`))
   const resumed = await Sandbox.connect(parked.id, sdk(g2))
-  assert.ok(['n1', 'n2'].includes(ownerOf(cluster, parked.id)))
+  const resumer = cluster.nodes.find((n) => n.id === ownerOf(cluster, parked.id))
+  assert.ok(['n1', 'n2'].includes(resumer.id))
+  const fetched = readdirSync(join(resumer.home, 'backend', 'container', 'shared-files'))
+  assert.equal(fetched.length, 2, `the boot layer and envd of n3 fetched by ${resumer.id}: ${fetched}`)
   assert.equal(await resumed.files.read('/home/user/kept.txt'), 'from n3')
   assert.equal((await resumed.commands.run('echo resumed elsewhere')).stdout, 'resumed elsewhere\n')
 

@@ -32,6 +32,7 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.EnvdTokens;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SharedFiles;
 import io.agentenv.store.jdbc.JdbcSandboxStore;
 import io.agentenv.store.postgres.PostgresDatabase;
 import io.agentenv.store.postgres.PostgresNodeRegistry;
@@ -188,7 +189,7 @@ public final class Main {
         try {
             SandboxTokens tokens = new SandboxTokens(store.tokenSeed());
             EnvdTokens envdTokens = id -> new AccessToken(tokens.envdAccessToken(id.value()));
-            initializeBackend(backend, dataDir, config, envdTokens);
+            initializeBackend(backend, dataDir, config, envdTokens, cluster.flatMap(ClusterNode::backendFiles));
             // volumes are mounted on the host before recovery starts sandboxes that mount them; a volume is in use
             // while any sandbox record (running, paused, being created) names it
             Volumes volumes = ServerVolumes.open(
@@ -329,10 +330,14 @@ public final class Main {
      * before the orchestrator may call it.
      */
     private static void initializeBackend(
-            SandboxBackendFactory backend, Path dataDir, ServerConfig config, EnvdTokens envdTokens)
+            SandboxBackendFactory backend,
+            Path dataDir,
+            ServerConfig config,
+            EnvdTokens envdTokens,
+            Optional<SharedFiles> sharedFiles)
             throws IOException, BackendException {
         Path workDir = Files.createDirectories(dataDir.resolve("backend").resolve(backend.name()));
-        backend.initialize(new BackendContext(workDir, config.backendSettings(), Optional.of(envdTokens)));
+        backend.initialize(new BackendContext(workDir, config.backendSettings(), Optional.of(envdTokens), sharedFiles));
     }
 
     /**

@@ -15,12 +15,24 @@ import java.util.Optional;
  * @param settings   backend-specific keys and values, e.g. {@code AENV_BACKEND_CACHE_DIR} passed as {@code cache_dir}
  * @param envdTokens the server's envd token of a sandbox id (what {@link LaunchSpec#accessToken()} will carry), for a
  *                   backend that initialises ready instances for the ids it proposes; empty when not given
+ * @param sharedFiles the cluster's storage for the backend's own files that its states are made on (a node of a
+ *                    cluster with shared storage); empty for a lone server
  */
-public record BackendContext(Path workDir, Map<String, String> settings, Optional<EnvdTokens> envdTokens) {
+public record BackendContext(
+        Path workDir,
+        Map<String, String> settings,
+        Optional<EnvdTokens> envdTokens,
+        Optional<SharedFiles> sharedFiles) {
     public BackendContext {
         requireNonNull(workDir, "workDir is null");
         settings = Map.copyOf(settings);
         requireNonNull(envdTokens, "envdTokens is null");
+        requireNonNull(sharedFiles, "sharedFiles is null");
+    }
+
+    /** A lone server's: no shared storage. */
+    public BackendContext(Path workDir, Map<String, String> settings, Optional<EnvdTokens> envdTokens) {
+        this(workDir, settings, envdTokens, Optional.empty());
     }
 
     /** Without the server's token derivation (a backend then proposes no ids). */

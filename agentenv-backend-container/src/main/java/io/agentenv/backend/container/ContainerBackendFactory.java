@@ -25,6 +25,7 @@ import io.agentenv.backend.container.lifecycle.GenerationPause;
 import io.agentenv.backend.container.lifecycle.GenerationRelease;
 import io.agentenv.backend.container.lifecycle.GenerationStart;
 import io.agentenv.backend.container.lifecycle.InstanceFile;
+import io.agentenv.backend.container.lifecycle.LineageFiles;
 import io.agentenv.backend.container.lifecycle.SandboxSpecs;
 import io.agentenv.backend.container.lifecycle.SavedStates;
 import io.agentenv.backend.container.lifecycle.TemplateDirs;
@@ -58,6 +59,7 @@ import io.agentenv.spi.Resources;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxBackendFactory;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SharedFiles;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateDescriptor;
 import io.agentenv.spi.TemplateId;
@@ -167,7 +169,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             }
             firstSlot = isolation.firstSlot();
         }
-        initialize(context.workDir(), settings, layout, firstSlot, context.envdTokens());
+        initialize(context.workDir(), settings, layout, firstSlot, context.envdTokens(), context.sharedFiles());
     }
 
     /**
@@ -176,9 +178,16 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
      *
      * @param envdTokens the server's envd token derivation: warm members are initialised for their own ids and
      *                   {@link #reserve} proposes them; without it creates claim members under their own ids
+     * @param sharedFiles the cluster's storage for the template files states are made on ({@link LineageFiles});
+     *                    empty for a lone server
      */
     void initialize(
-            Path workDir, ContainerSettings settings, HostLayout layout, int firstSlot, Optional<EnvdTokens> envdTokens)
+            Path workDir,
+            ContainerSettings settings,
+            HostLayout layout,
+            int firstSlot,
+            Optional<EnvdTokens> envdTokens,
+            Optional<SharedFiles> sharedFiles)
             throws BackendException {
         if (sandboxes != null) {
             throw new IllegalStateException("already initialized");
@@ -250,6 +259,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
             DeferredReleases releases = new DeferredReleases();
             UtsHostname utsHostname = new UtsHostname();
             TemplateDirs templateDirs = new TemplateDirs(layout.templatesDir(), workDir.resolve("image-templates"));
+            LineageFiles lineageFiles = new LineageFiles(sharedFiles, workDir.resolve("shared-files"));
             Path envd = privateEnvdCopy(
                     runner,
                     settings.envdDir(),
@@ -269,6 +279,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     workDir.resolve("templates"),
                     envd,
                     templateDirs,
+                    lineageFiles,
                     clock);
             warmPool = new WarmPool(
                     settings.resources(),
@@ -301,9 +312,21 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     releases,
                     clock);
             GenerationPause pausing = new GenerationPause(
-                    cgroupTree, runcRuntime, overlayMounts, sandboxDisks, layerFiles, containerNames, releases, runner);
+                    cgroupTree,
+                    runcRuntime,
+                    overlayMounts,
+                    sandboxDisks,
+                    layerFiles,
+                    containerNames,
+                    releases,
+                    runner,
+                    lineageFiles);
             GenerationCapture capture = new GenerationCapture(
-                    cgroupTree, runcRuntime, new LayerCapture(runner, Duration.ofMinutes(10)), layerFiles);
+                    cgroupTree,
+                    runcRuntime,
+                    new LayerCapture(runner, Duration.ofMinutes(10)),
+                    layerFiles,
+                    lineageFiles);
             GenerationRelease release =
                     new GenerationRelease(cgroupTree, runcRuntime, rootfs, containerNames, releases, reaper);
             this.settings = settings;

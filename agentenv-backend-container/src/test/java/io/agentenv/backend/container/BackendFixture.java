@@ -32,6 +32,7 @@ import io.agentenv.spi.LaunchSpec;
 import io.agentenv.spi.NetworkPolicy;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
+import io.agentenv.spi.SharedFiles;
 import io.agentenv.spi.TemplateId;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -65,6 +66,7 @@ public final class BackendFixture implements AutoCloseable {
     private final TestLane lane;
     private final HostLayout layout;
     private final Optional<EnvdTokens> tokens;
+    private final Optional<SharedFiles> sharedFiles;
     private final List<SandboxBackend> launched = new ArrayList<>();
 
     private BackendFixture(
@@ -73,10 +75,12 @@ public final class BackendFixture implements AutoCloseable {
             Path workDir,
             ContainerBackendFactory factory,
             String idPrefix,
-            Optional<EnvdTokens> tokens) {
+            Optional<EnvdTokens> tokens,
+            Optional<SharedFiles> sharedFiles) {
         this.lane = lane;
         this.layout = layout;
         this.tokens = tokens;
+        this.sharedFiles = sharedFiles;
         this.workDir = workDir;
         this.factory = factory;
         this.idPrefix = idPrefix;
@@ -100,15 +104,21 @@ public final class BackendFixture implements AutoCloseable {
 
     /** An initialized backend, or the test is skipped (failed, if host tests are required) when the host is not ready. */
     public static BackendFixture create(Map<String, String> extraSettings) throws Exception {
-        return create(extraSettings, Optional.empty());
+        return create(extraSettings, Optional.empty(), Optional.empty());
     }
 
     /** As {@link #create}, with the server's token derivation {@link #token}: warm members can be reserved. */
     static BackendFixture createWithTokens(Map<String, String> extraSettings) throws Exception {
-        return create(extraSettings, Optional.of(BackendFixture::token));
+        return create(extraSettings, Optional.of(BackendFixture::token), Optional.empty());
     }
 
-    private static BackendFixture create(Map<String, String> extraSettings, Optional<EnvdTokens> tokens)
+    /** As {@link #create}, as a node of a cluster whose shared storage is {@code sharedFiles}. */
+    static BackendFixture createSharing(SharedFiles sharedFiles) throws Exception {
+        return create(Map.of(), Optional.empty(), Optional.of(sharedFiles));
+    }
+
+    private static BackendFixture create(
+            Map<String, String> extraSettings, Optional<EnvdTokens> tokens, Optional<SharedFiles> sharedFiles)
             throws Exception {
         Path lxcfsDir = Path.of(extraSettings.getOrDefault("lxcfs_dir", LxcfsViews.HOST_DIR.toString()));
         Optional<String> unready = HostLayout.unreadyReason(HostLayout.DEFAULT_HOST_ENV)
@@ -143,9 +153,10 @@ public final class BackendFixture implements AutoCloseable {
                     ContainerSettings.from(settings, Path.of("").toAbsolutePath()),
                     layout,
                     lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2,
-                    tokens);
+                    tokens,
+                    sharedFiles);
             factory.reapUnclaimed(java.util.Set.of());
-            return new BackendFixture(lane, layout, workDir, factory, idPrefix, tokens);
+            return new BackendFixture(lane, layout, workDir, factory, idPrefix, tokens, sharedFiles);
         } catch (Exception | Error e) {
             lane.close();
             throw e;
@@ -351,8 +362,31 @@ public final class BackendFixture implements AutoCloseable {
                 factory.settings(),
                 layout,
                 lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2,
-                tokens);
+                tokens,
+                sharedFiles);
         return again;
+    }
+
+    /**
+     * A second backend with the same settings, host layout and slots on a new work dir of this lane (removed by
+     * {@link #close()}'s next run of the lane if a test dies), as another node of the cluster would be; its caller
+     * shuts it down and deletes {@code workDir}.
+     */
+    ContainerBackendFactory onAnotherWorkDir(Path workDir) throws BackendException {
+        ContainerBackendFactory other = new ContainerBackendFactory();
+        other.initialize(
+                workDir,
+                factory.settings(),
+                layout,
+                lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2,
+                tokens,
+                sharedFiles);
+        return other;
+    }
+
+    /** A new, empty work dir of this lane (see {@link #onAnotherWorkDir}). */
+    Path newWorkDir() throws IOException {
+        return Files.createTempDirectory(TEMP, lane.dirPrefix());
     }
 
     /**

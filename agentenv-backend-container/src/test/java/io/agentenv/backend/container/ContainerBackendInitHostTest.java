@@ -44,7 +44,8 @@ class ContainerBackendInitHostTest {
                 int noSlotLeft =
                         layout.addressing().slotCount(); // the network pool refuses it: after the refill started
 
-                assertThatThrownBy(() -> factory.initialize(workDir, settings, layout, noSlotLeft, Optional.empty()))
+                assertThatThrownBy(() -> factory.initialize(
+                                workDir, settings, layout, noSlotLeft, Optional.empty(), Optional.empty()))
                         .isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining("do not fit");
 
@@ -74,7 +75,13 @@ class ContainerBackendInitHostTest {
                         Path.of("").toAbsolutePath());
 
                 assertThatThrownBy(() -> new ContainerBackendFactory()
-                                .initialize(workDir.resolve("work"), settings, layout, 0, Optional.empty()))
+                                .initialize(
+                                        workDir.resolve("work"),
+                                        settings,
+                                        layout,
+                                        0,
+                                        Optional.empty(),
+                                        Optional.empty()))
                         .isInstanceOf(BackendException.Terminal.class)
                         .hasMessage("container backend: sandboxes cannot get their own /proc views: LXCFS is not"
                                 + " mounted at " + notMounted

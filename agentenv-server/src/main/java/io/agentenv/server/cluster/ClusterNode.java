@@ -9,6 +9,7 @@ import io.agentenv.server.config.ClusterConfig;
 import io.agentenv.server.config.ClusterDatabase;
 import io.agentenv.server.metrics.MetricsSource;
 import io.agentenv.server.metrics.PrometheusText;
+import io.agentenv.spi.SharedFiles;
 import io.agentenv.store.postgres.PostgresDatabase;
 import io.agentenv.store.postgres.PostgresNodeRegistry;
 import io.agentenv.store.postgres.PostgresSandboxStore;
@@ -110,6 +111,21 @@ public final class ClusterNode implements AutoCloseable {
                     ObjectStoreArtifacts.open(config.sharedStorage().get()));
         }
         return Optional.of(sharedArtifacts);
+    }
+
+    /**
+     * Where the backend stores the template files its states are made on, in the same shared storage; empty when the
+     * cluster names none.
+     */
+    public synchronized Optional<SharedFiles> backendFiles() {
+        if (config.sharedStorage().isEmpty()) {
+            return Optional.empty();
+        }
+        if (sharedArtifacts == null) {
+            sharedArtifacts = new ObjectStoreArtifacts(
+                    ObjectStoreArtifacts.open(config.sharedStorage().get()));
+        }
+        return Optional.of(sharedArtifacts.backendFiles());
     }
 
     /**

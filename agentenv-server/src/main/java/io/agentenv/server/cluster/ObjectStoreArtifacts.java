@@ -12,16 +12,20 @@ import io.agentenv.objectstore.S3Settings;
 import io.agentenv.objectstore.TarTrees;
 import io.agentenv.orchestrator.SharedArtifacts;
 import io.agentenv.server.config.SharedStorageConfig;
+import io.agentenv.spi.SharedFiles;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
  * The orchestrator's {@link SharedArtifacts} in the cluster's object store: each paused state or snapshot is one tar
- * object ({@link TarTrees}) under {@code artifacts/<key>}, checked against its SHA-256 when fetched.
+ * object ({@link TarTrees}) under {@code artifacts/<key>}, checked against its SHA-256 when fetched. The backend's
+ * {@link SharedFiles} (the template files its states are made on) are tar objects under {@code backend-files/<key>}
+ * ({@link #backendFiles()}).
  */
 public final class ObjectStoreArtifacts implements SharedArtifacts, AutoCloseable {
     private static final String PREFIX = "artifacts";
+    private static final String BACKEND_FILES = "backend-files";
 
     private final ObjectStore store;
     private final TarTrees trees;
@@ -94,6 +98,49 @@ public final class ObjectStoreArtifacts implements SharedArtifacts, AutoCloseabl
     @Override
     public void close() {
         store.close();
+    }
+
+    /** The backend's shared files in the same store (closed with it). */
+    public SharedFiles backendFiles() {
+        return new SharedFiles() {
+            @Override
+            public boolean contains(String key) throws IOException {
+                try {
+                    return store.stat(filesKey(key)).isPresent();
+                } catch (ObjectStoreException e) {
+                    throw new IOException("looking up " + key + " failed: " + e.getMessage(), e);
+                }
+            }
+
+            @Override
+            public void put(String key, Path dir) throws IOException {
+                try {
+                    trees.put(filesKey(key), dir);
+                } catch (ObjectStoreException e) {
+                    throw new IOException("storing " + dir + " as " + key + " failed: " + e.getMessage(), e);
+                }
+            }
+
+            @Override
+            public void get(String key, Path target) throws IOException {
+                try {
+                    trees.get(filesKey(key), target);
+                } catch (ObjectStoreException.NotFound e) {
+                    NoSuchFileException missing = new NoSuchFileException(key);
+                    missing.initCause(e);
+                    throw missing;
+                } catch (ObjectStoreException e) {
+                    throw new IOException("fetching " + key + " failed: " + e.getMessage(), e);
+                }
+            }
+        };
+    }
+
+    private static ObjectKey filesKey(String key) {
+        if (!SharedFiles.isValidKey(key)) {
+            throw new IllegalArgumentException("not a shared file key: " + key);
+        }
+        return new ObjectKey(BACKEND_FILES + "/" + key);
     }
 
     private static ObjectKey objectKey(String key) {

@@ -12,6 +12,7 @@ import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SnapshotState;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,12 +29,19 @@ public final class GenerationCapture {
     private final RuncRuntime runc;
     private final LayerCapture layerCapture;
     private final LayerFiles layerFiles;
+    private final LineageFiles lineageFiles;
 
-    public GenerationCapture(CgroupTree cgroups, RuncRuntime runc, LayerCapture layerCapture, LayerFiles layerFiles) {
+    public GenerationCapture(
+            CgroupTree cgroups,
+            RuncRuntime runc,
+            LayerCapture layerCapture,
+            LayerFiles layerFiles,
+            LineageFiles lineageFiles) {
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.runc = requireNonNull(runc, "runc is null");
         this.layerCapture = requireNonNull(layerCapture, "layerCapture is null");
         this.layerFiles = requireNonNull(layerFiles, "layerFiles is null");
+        this.lineageFiles = requireNonNull(lineageFiles, "lineageFiles is null");
     }
 
     void freeze(Generation gen) throws BackendException {
@@ -70,13 +78,25 @@ public final class GenerationCapture {
     SnapshotState snapshot(Generation gen, Path artifactDir) throws BackendException {
         gen.requireRunning("snapshot");
         Lineage current = gen.lineage();
+        // in a cluster a snapshot starts on any node: the template's files it is made on go to the shared storage
+        // first (once per tree); a snapshot other nodes could not start is not taken
+        Map<String, String> files = lineageFiles.keys(current);
+        try {
+            lineageFiles.publish(files);
+        } catch (IOException e) {
+            throw new BackendException.Recoverable(
+                    "snapshot of sandbox " + gen.spec.id() + " failed: the shared storage did not take its template's"
+                            + " files: " + e.getMessage(),
+                    e);
+        }
         SavedStates.Snapshot snapshot = new SavedStates.Snapshot(
                 current.withCapturedUpper(),
                 gen.resources,
                 Optional.of(gen.spec.accessToken()),
                 artifactDir,
                 gen.bootId(),
-                SavedStates.volumePaths(gen.spec.volumeMounts()));
+                SavedStates.volumePaths(gen.spec.volumeMounts()),
+                files);
         boolean wasFrozen = gen.frozen();
         long started = System.nanoTime();
         Path work = gen.dirs.dir().resolve("snapshot-work");

@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +49,7 @@ public final class GenerationPause {
     private final ContainerNames names;
     private final DeferredReleases deferredReleases;
     private final ProcessRunner runner;
+    private final LineageFiles lineageFiles;
 
     public GenerationPause(
             CgroupTree cgroups,
@@ -57,7 +59,8 @@ public final class GenerationPause {
             LayerFiles layerFiles,
             ContainerNames names,
             DeferredReleases deferredReleases,
-            ProcessRunner runner) {
+            ProcessRunner runner,
+            LineageFiles lineageFiles) {
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.runc = requireNonNull(runc, "runc is null");
         this.overlays = requireNonNull(overlays, "overlays is null");
@@ -66,6 +69,7 @@ public final class GenerationPause {
         this.names = requireNonNull(names, "names is null");
         this.deferredReleases = requireNonNull(deferredReleases, "deferredReleases is null");
         this.runner = requireNonNull(runner, "runner is null");
+        this.lineageFiles = requireNonNull(lineageFiles, "lineageFiles is null");
     }
 
     PausedState pause(Generation gen, PauseMode mode, Path artifactDir) throws BackendException {
@@ -75,13 +79,26 @@ public final class GenerationPause {
         if (!gen.phase.compareAndSet(ContainerSandbox.Phase.RUNNING, ContainerSandbox.Phase.PAUSING)) {
             throw new BackendException.Recoverable("sandbox " + gen.spec.id() + " is not running: " + gen.phase.get());
         }
+        // in a cluster, the template's files the state is made on go to the shared storage first (once per tree), while
+        // the sandbox still runs; a storage that refuses them leaves a state that resumes on this machine only
+        Map<String, String> files = lineageFiles.keys(gen.lineage());
+        try {
+            lineageFiles.publish(files);
+        } catch (IOException e) {
+            log.atWarn()
+                    .addKeyValue("sandbox_id", gen.spec.id().value())
+                    .setCause(e)
+                    .log("the shared storage did not take this sandbox's template files; it resumes on this machine"
+                            + " only");
+        }
         SavedStates.Paused paused = new SavedStates.Paused(
                 mode,
                 gen.lineage(),
                 gen.resources,
                 artifactDir,
                 mode == PauseMode.WITH_MEMORY ? gen.bootId() : Optional.empty(), // without memory: a new boot at resume
-                SavedStates.volumePaths(gen.spec.volumeMounts()));
+                SavedStates.volumePaths(gen.spec.volumeMounts()),
+                files);
         Path work = dirs.dir().resolve("dump-work");
         long started = System.nanoTime();
         long checkpointed;

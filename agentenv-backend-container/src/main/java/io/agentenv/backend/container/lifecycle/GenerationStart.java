@@ -183,21 +183,22 @@ public final class GenerationStart {
                     guestToken = Optional.empty();
                 }
                 case ContainerSandbox.Launch.FromSnapshot(SavedStates.Snapshot state) -> {
-                    SavedStates.requirePresent(state.lineage(), state.layers(), Optional.of(state.images()));
+                    lineage = templates.localize(state.lineage(), state.files());
+                    SavedStates.requirePresent(lineage, state.layers(), Optional.of(state.images()));
                     layerFiles.copyLayers(
                             state.layers(),
                             dirs.layers(),
-                            state.lineage().owned().stream()
+                            lineage.owned().stream()
                                     .map(n -> new String[] {n, n})
                                     .toList());
-                    lineage = state.lineage();
                     images = bootSnapshotFiles ? Optional.empty() : Optional.of(state.images());
                     guestToken = bootSnapshotFiles ? Optional.empty() : state.guestToken();
                 }
                 case ContainerSandbox.Launch.FromPaused(SavedStates.Paused state) -> {
                     boolean memory = state.mode() == PauseMode.WITH_MEMORY;
+                    lineage = templates.localize(state.lineage(), state.files());
                     SavedStates.requirePresent(
-                            state.lineage(), state.layers(), memory ? Optional.of(state.images()) : Optional.empty());
+                            lineage, state.layers(), memory ? Optional.of(state.images()) : Optional.empty());
                     if (Files.isRegularFile(state.diskImage())) {
                         disks.moveImage(state.diskImage(), dirs.diskImage());
                         disks.mount(dirs);
@@ -206,7 +207,6 @@ public final class GenerationStart {
                         layerFiles.move(state.upper(), dirs.upper());
                     }
                     layerFiles.move(state.layers(), dirs.layers());
-                    lineage = state.lineage();
                     images = memory ? Optional.of(state.images()) : Optional.empty();
                     guestToken = memory ? Optional.of(spec.accessToken()) : Optional.empty();
                 }

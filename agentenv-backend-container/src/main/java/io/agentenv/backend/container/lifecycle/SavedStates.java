@@ -13,12 +13,14 @@ import io.agentenv.spi.EnvdLogEntry;
 import io.agentenv.spi.PauseMode;
 import io.agentenv.spi.PausedState;
 import io.agentenv.spi.Resources;
+import io.agentenv.spi.SharedFiles;
 import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.VolumeMount;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,12 +54,15 @@ public final class SavedStates {
             int diskSizeMiB,
             String guestToken,
             String bootId,
-            List<String> volumePaths) {}
+            List<String> volumePaths,
+            Map<String, String> files) {}
 
     /**
      * A paused sandbox: its disk image and owned layers moved into {@code artifactDir}, plus CRIU images WITH_MEMORY.
      * {@code bootId} is the boot id its resume keeps ({@link GuestProcFiles}): a pause with memory only; empty for a
      * filesystem-only pause (its resume is a new boot) and for states paused before sandboxes had their own.
+     * {@code files} holds the key of each tree its lineage names outside the artifact dir ({@link LineageFiles}): empty
+     * on a lone server, whose states stay on its disk.
      */
     public record Paused(
             PauseMode mode,
@@ -65,10 +70,12 @@ public final class SavedStates {
             Resources resources,
             Path artifactDir,
             Optional<String> bootId,
-            List<String> volumePaths)
+            List<String> volumePaths,
+            Map<String, String> files)
             implements PausedState {
         public Paused {
             volumePaths = List.copyOf(volumePaths);
+            files = Map.copyOf(files);
             requireNonNull(mode, "mode is null");
             requireNonNull(lineage, "lineage is null");
             requireNonNull(resources, "resources is null");
@@ -90,7 +97,8 @@ public final class SavedStates {
                     resources.diskSizeMiB(),
                     null,
                     bootId.orElse(null),
-                    volumePaths.isEmpty() ? null : volumePaths));
+                    volumePaths.isEmpty() ? null : volumePaths,
+                    files.isEmpty() ? null : files));
         }
 
         public Path images() {
@@ -136,6 +144,7 @@ public final class SavedStates {
      * had when captured (a restored envd asks for it before it accepts a new one); it is stored with the state, in the
      * server's database, like the sandbox tokens themselves. {@code bootId} is the source's boot id, which the sandboxes
      * restored from it keep (they continue its memory); empty for snapshots taken before sandboxes had their own.
+     * {@code files}: as for {@link Paused}.
      */
     public record Snapshot(
             Lineage lineage,
@@ -143,10 +152,12 @@ public final class SavedStates {
             Optional<AccessToken> guestToken,
             Path artifactDir,
             Optional<String> bootId,
-            List<String> volumePaths)
+            List<String> volumePaths,
+            Map<String, String> files)
             implements SnapshotState {
         public Snapshot {
             volumePaths = List.copyOf(volumePaths);
+            files = Map.copyOf(files);
             requireNonNull(lineage, "lineage is null");
             requireNonNull(resources, "resources is null");
             requireNonNull(guestToken, "guestToken is null");
@@ -168,7 +179,8 @@ public final class SavedStates {
                     resources.diskSizeMiB(),
                     guestToken.map(AccessToken::value).orElse(null),
                     bootId.orElse(null),
-                    volumePaths.isEmpty() ? null : volumePaths));
+                    volumePaths.isEmpty() ? null : volumePaths,
+                    files.isEmpty() ? null : files));
         }
 
         public Path images() {
@@ -189,7 +201,8 @@ public final class SavedStates {
                     resources(wire),
                     absolute(artifactDir),
                     Optional.ofNullable(wire.bootId()),
-                    volumePaths(wire));
+                    volumePaths(wire),
+                    files(wire));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("paused state is malformed: " + e.getMessage(), e);
         }
@@ -204,7 +217,8 @@ public final class SavedStates {
                     Optional.ofNullable(wire.guestToken()).map(AccessToken::new),
                     absolute(artifactDir),
                     Optional.ofNullable(wire.bootId()),
-                    volumePaths(wire));
+                    volumePaths(wire),
+                    files(wire));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new BackendException.Terminal("snapshot state is malformed: " + e.getMessage(), e);
         }
@@ -241,6 +255,19 @@ public final class SavedStates {
     /** The volume paths of a state (none in one of an older version). */
     private static List<String> volumePaths(Wire wire) {
         return wire.volumePaths() == null ? List.of() : wire.volumePaths();
+    }
+
+    /** The keys of the trees a state names outside itself ({@link LineageFiles}); none in one of an older version. */
+    private static Map<String, String> files(Wire wire) {
+        if (wire.files() == null) {
+            return Map.of();
+        }
+        for (String key : wire.files().values()) {
+            if (!SharedFiles.isValidKey(key)) {
+                throw new IllegalArgumentException("not a file key: " + key);
+            }
+        }
+        return wire.files();
     }
 
     private static Lineage lineage(Wire wire) {

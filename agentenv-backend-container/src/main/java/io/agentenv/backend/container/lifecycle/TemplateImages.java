@@ -92,6 +92,7 @@ public final class TemplateImages {
     private final Path imagesDir;
     private final Path envdDir;
     private final TemplateDirs templateDirs;
+    private final LineageFiles lineageFiles;
     private final Clock clock;
     private final Map<String, CompletableFuture<Image>> builds = new ConcurrentHashMap<>();
 
@@ -109,6 +110,7 @@ public final class TemplateImages {
             Path imagesDir,
             Path envdDir,
             TemplateDirs templateDirs,
+            LineageFiles lineageFiles,
             Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
         this.names = requireNonNull(names, "names is null");
@@ -123,6 +125,7 @@ public final class TemplateImages {
         this.imagesDir = requireNonNull(imagesDir, "imagesDir is null");
         this.envdDir = requireNonNull(envdDir, "envdDir is null");
         this.templateDirs = requireNonNull(templateDirs, "templateDirs is null");
+        this.lineageFiles = requireNonNull(lineageFiles, "lineageFiles is null");
         this.clock = requireNonNull(clock, "clock is null");
     }
 
@@ -134,6 +137,14 @@ public final class TemplateImages {
     /** The root filesystem of the template's current build. */
     Path rootfs(String template) throws IOException {
         return templateDirs.rootfs(template);
+    }
+
+    /**
+     * A saved state's lineage with the template's files it names on this machine: fetched from the cluster's shared
+     * storage when they are not ({@link LineageFiles#localize}).
+     */
+    Lineage localize(Lineage lineage, Map<String, String> files) throws BackendException {
+        return lineageFiles.localize(lineage, files);
     }
 
     /** The template's boot image, built on first use (blocks meanwhile; other callers wait for the same build). */
@@ -154,7 +165,9 @@ public final class TemplateImages {
         if (build == null) {
             build = mine;
             try {
-                mine.complete(loadOrBuild(template, rootfs, preparation, imagesDir.resolve(key)));
+                Image image = loadOrBuild(template, rootfs, preparation, imagesDir.resolve(key));
+                lineageFiles.publishLater(image.lineage()); // in a cluster: ready in the shared storage before a pause
+                mine.complete(image);
             } catch (BackendException | RuntimeException e) {
                 builds.remove(key, mine);
                 mine.completeExceptionally(e);

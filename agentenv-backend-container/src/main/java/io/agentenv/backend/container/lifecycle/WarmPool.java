@@ -552,10 +552,10 @@ public final class WarmPool implements AutoCloseable {
         SandboxId sandbox = SandboxId.random(random);
         ContainerId container = names.containerId(sandbox);
         SandboxDirs dirs = names.dirs(container);
-        Lineage lineage = snapshot.lineage();
         NetSlot slot = null;
         EnvdClient client = null;
         try {
+            Lineage lineage = templates.localize(snapshot.lineage(), snapshot.files());
             SavedStates.requirePresent(lineage, snapshot.layers(), Optional.of(snapshot.images()));
             try {
                 slot = pool.acquire();

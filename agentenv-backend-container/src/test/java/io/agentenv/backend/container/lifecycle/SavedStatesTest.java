@@ -10,6 +10,7 @@ import io.agentenv.spi.Resources;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.DisplayNameGeneration;
 import org.junit.jupiter.api.DisplayNameGenerator;
@@ -34,12 +35,30 @@ class SavedStatesTest {
 
         assertThat(decoded.bootId()).isEmpty();
         assertThat(decoded.volumePaths()).isEmpty();
+        assertThat(decoded.files()).isEmpty();
+    }
+
+    @Test
+    void a_state_whose_file_key_could_name_a_path_is_malformed() {
+        String state = "{\"version\":1,\"kind\":\"paused\",\"mode\":\"WITH_MEMORY\",\"layers\":[],\"template\":\"/t\","
+                + "\"envdDir\":\"/e\",\"cpuCount\":2,\"memoryMiB\":512,\"diskSizeMiB\":1024,"
+                + "\"files\":{\"/t\":\"../../etc\"}}";
+
+        assertThatThrownBy(() -> SavedStates.decodePaused(state.getBytes(StandardCharsets.UTF_8), Path.of("/a")))
+                .isInstanceOf(BackendException.Terminal.class)
+                .hasMessageContaining("not a file key");
     }
 
     @Test
     void a_paused_state_round_trips_found_under_the_artifact_dir_it_is_decoded_with() throws Exception {
         SavedStates.Paused paused = new SavedStates.Paused(
-                PauseMode.WITH_MEMORY, LINEAGE, RESOURCES, Path.of("/a/one"), Optional.of(BOOT_ID), List.of("/data"));
+                PauseMode.WITH_MEMORY,
+                LINEAGE,
+                RESOURCES,
+                Path.of("/a/one"),
+                Optional.of(BOOT_ID),
+                List.of("/data"),
+                Map.of("/t/rootfs", "0123abcd"));
 
         SavedStates.Paused decoded = SavedStates.decodePaused(paused.encode(), Path.of("/b/two"));
 
@@ -49,6 +68,7 @@ class SavedStatesTest {
         assertThat(decoded.images()).isEqualTo(Path.of("/b/two/images"));
         assertThat(decoded.bootId()).contains(BOOT_ID);
         assertThat(decoded.volumePaths()).containsExactly("/data");
+        assertThat(decoded.files()).containsExactly(Map.entry("/t/rootfs", "0123abcd"));
         assertThat(new String(paused.encode(), StandardCharsets.UTF_8)).doesNotContain("/a/one");
     }
 
@@ -60,7 +80,8 @@ class SavedStatesTest {
                 Optional.of(new AccessToken("t0k")),
                 Path.of("/a"),
                 Optional.of(BOOT_ID),
-                List.of());
+                List.of(),
+                Map.of());
 
         SavedStates.Snapshot decoded = SavedStates.decodeSnapshot(snapshot.encode(), Path.of("/a"));
 
