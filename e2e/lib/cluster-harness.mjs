@@ -25,6 +25,12 @@ const FIRST_SLOT = 14592
 const SLOTS = 64
 const NODES = [1, 2, 3]
 
+/** The first three octets of the addresses of the cluster tagged {@code tag}. */
+const clusterNet = (tag) => `10.201.${tag.charCodeAt(0) - 96}`
+
+/** The host's address that the nodes of the cluster tagged {@code tag} reach (PostgreSQL and S3Proxy listen there). */
+export const serviceAddressOf = (tag) => `${clusterNet(tag)}.1`
+
 /**
  * Starts a cluster tagged {@code tag} (one letter; two clusters at once need two) with {@code env} given to every node
  * and gateway (AENV_BACKEND_*, lease settings). Returns its gateways' URLs, the API key, the nodes (id, url, pid) and
@@ -39,7 +45,7 @@ export async function startCluster({ tag, env = {}, readyTimeoutMs = 300_000 }) 
   Object.assign(childEnv, {
     AENV_LOCAL_CLUSTER_DIR: dir,
     AENV_LOCAL_CLUSTER_TAG: tag,
-    AENV_LOCAL_CLUSTER_NET: `10.201.${tag.charCodeAt(0) - 96}`,
+    AENV_LOCAL_CLUSTER_NET: clusterNet(tag),
     AENV_LOCAL_CLUSTER_GATEWAY_PORTS: `${g1} ${g2}`,
     AENV_LOCAL_CLUSTER_PG_PORT: String(pgPort),
     AENV_LOCAL_CLUSTER_S3_PORT: String(s3Port),
@@ -88,6 +94,8 @@ export async function startCluster({ tag, env = {}, readyTimeoutMs = 300_000 }) 
   return {
     tag,
     dir,
+    /** The host's address the nodes reach (PostgreSQL and S3Proxy listen there): for other services of a test. */
+    serviceAddress: serviceAddressOf(tag),
     gateways,
     url: gateways[0],
     apiKey: info.API_KEY,

@@ -15,7 +15,7 @@
 import { join } from 'node:path'
 import { startServer, repoRoot } from './control-plane-harness.mjs'
 import { stopAndAssertNoLeftovers } from './host-leaks.mjs'
-import { startCluster } from './cluster-harness.mjs'
+import { startCluster, serviceAddressOf } from './cluster-harness.mjs'
 
 /** Whether the container suites run through a gateway of a local cluster (AENV_E2E_THROUGH_GATEWAY=1). */
 export const throughGateway = process.env.AENV_E2E_THROUGH_GATEWAY === '1'
@@ -25,10 +25,13 @@ export const GATEWAY_SKIPS = Object.freeze({
   'sdk-container-robustness.test.mjs': 'reads the freezer state under its one server\'s cgroup parent and fills that '
     + 'server\'s slots (a cluster\'s nodes each have their own parent and slots)',
   'sdk-container-volumes.test.mjs': 'restarts its one server on the same data dir',
-  'sdk-container-images.test.mjs': 'pulls from a registry on the host\'s loopback, which nodes in network namespaces '
-    + 'of their own cannot reach; and a template made from an image starts only on the node that pulled it '
-    + '(docs/cluster.md, "Status and limits")',
 })
+
+/** The cluster's tag of a suite's lane, in the gateway mode. */
+const clusterTag = (lane) => lane.namePrefix.slice('aenv'.length, 'aenv'.length + 1)
+
+/** The host's address the nodes of the suite's cluster reach (the gateway mode), for services a suite starts. */
+export const clusterServiceAddress = (lane) => serviceAddressOf(clusterTag(lane))
 
 /**
  * Starts the suite's server on {@code lane}; {@code env} adds the suite's own settings, {@code listenHost} the address
@@ -39,7 +42,7 @@ export async function startSuiteServer(lane, env = {}, { listenHost, dataDir } =
   delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
   if (throughGateway) {
     if (dataDir) throw new Error('a cluster does not restart on one server\'s data dir (GATEWAY_SKIPS)')
-    const server = await startCluster({ tag: lane.namePrefix.slice('aenv'.length, 'aenv'.length + 1), env })
+    const server = await startCluster({ tag: clusterTag(lane), env })
     const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
     return { server, opts }
   }

@@ -1,6 +1,8 @@
 // A real OCI registry for template tests: Debian's docker-registry (the reference distribution registry) on 127.0.0.1
 // and a free port, its storage in a temp dir, and images made here from small root filesystems with umoci and pushed
-// with skopeo. Loopback registries are pulled over plain HTTP, as Docker does, so the server needs no setting for it.
+// with skopeo. Loopback registries are pulled over plain HTTP, as Docker does, so the server needs no setting for it;
+// one on another address (where a cluster's nodes, in network namespaces of their own, reach it) needs
+// AENV_IMAGES_INSECURE=<address>:<port>.
 //
 //   const registry = await startRegistry()
 //   const ref = await registry.push('musl/hello:1', await muslHelloRootfs(dir), { env: ['GREETING=hi'] })
@@ -12,7 +14,7 @@ import { createServer, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-async function freePort() {
+export async function freePort() {
   return await new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)
@@ -23,10 +25,10 @@ async function freePort() {
   })
 }
 
-async function listening(port, deadline) {
+async function listening(port, deadline, address = '127.0.0.1') {
   while (Date.now() < deadline) {
     const ok = await new Promise((resolve) => {
-      const socket = connect(port, '127.0.0.1')
+      const socket = connect(port, address)
       socket.once('connect', () => { socket.destroy(); resolve(true) })
       socket.once('error', () => resolve(false))
     })
@@ -40,10 +42,13 @@ function run(cmd, args, opts = {}) {
   return execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts }).toString()
 }
 
-/** Starts docker-registry on 127.0.0.1; returns { host, push(name, rootfs, config), stop() }. */
-export async function startRegistry() {
+/**
+ * Starts docker-registry on {@code address} (127.0.0.1 unless given) and {@code port} (a free one unless given); returns
+ * { host, push(name, rootfs, config), stop() }.
+ */
+export async function startRegistry({ address = '127.0.0.1', port } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'aenv-registry-'))
-  const port = await freePort()
+  port ??= await freePort()
   const config = join(dir, 'config.yml')
   writeFileSync(config, [
     'version: 0.1',
@@ -55,17 +60,17 @@ export async function startRegistry() {
     '  delete:',
     '    enabled: true',
     'http:',
-    `  addr: 127.0.0.1:${port}`,
+    `  addr: ${address}:${port}`,
     '',
   ].join('\n'))
   const child = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.on('data', (d) => { stderr += d })
-  if (!await listening(port, Date.now() + 30_000)) {
+  if (!await listening(port, Date.now() + 30_000, address)) {
     child.kill('SIGKILL')
     throw new Error(`docker-registry did not listen on ${port}: ${stderr}`)
   }
-  const host = `127.0.0.1:${port}`
+  const host = `${address}:${port}`
   return {
     host,
     /**

@@ -11,10 +11,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Sandbox, Template } from 'e2b'
-import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
+import { startSuiteServer, stopSuiteServer, throughGateway, clusterServiceAddress } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
 import { repoRoot } from '../lib/control-plane-harness.mjs'
-import { startRegistry, busyboxRootfs, muslHelloRootfs } from '../lib/registry.mjs'
+import { startRegistry, busyboxRootfs, muslHelloRootfs, freePort } from '../lib/registry.mjs'
 
 // the suite's own names, run dir, cgroup parent, network slots and sandbox ids (container-suite.mjs)
 const LANE = {
@@ -35,7 +35,16 @@ let musl
 before(async () => {
   if (unready) return
   work = mkdtempSync(join(tmpdir(), 'aenv-images-e2e-'))
-  registry = await startRegistry()
+  // builds, their sandboxes and the ones being released after a kill can hold more than a handful of slots at once
+  const settings = { AENV_BACKEND_MAX_SANDBOXES: '12', AENV_BACKEND_MEMORY_MB: '512' }
+  if (throughGateway) { // the nodes reach the registry on the cluster's service address, once the cluster made it
+    const host = `${clusterServiceAddress(LANE)}:${await freePort()}`
+    ;({ server, opts } = await startSuiteServer(LANE, { ...settings, AENV_IMAGES_INSECURE: host }))
+    registry = await startRegistry({ address: server.serviceAddress, port: Number(host.split(':')[1]) })
+  } else {
+    registry = await startRegistry()
+    ;({ server, opts } = await startSuiteServer(LANE, settings))
+  }
   busybox = await registry.push('e2e/busybox:1', busyboxRootfs(work), {
     env: ['PATH=/bin', 'IMAGE_NAME=busybox'],
   })
@@ -43,11 +52,6 @@ before(async () => {
     env: ['PATH=/usr/bin:/bin'],
     workdir: '/data',
   })
-  // builds, their sandboxes and the ones being released after a kill can hold more than a handful of slots at once
-  ;({ server, opts } = await startSuiteServer(LANE, {
-    AENV_BACKEND_MAX_SANDBOXES: '12',
-    AENV_BACKEND_MEMORY_MB: '512',
-  }))
 })
 
 after(async () => {
