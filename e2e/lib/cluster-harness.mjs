@@ -86,6 +86,7 @@ export async function startCluster({ tag, env = {}, readyTimeoutMs = 300_000 }) 
     namePrefix: `aenv${tag}${i}`,
     runDir: `/run/agentenv/cluster-${tag}${i}`,
     cgroupParent: `agentenv-cluster-${tag}${i}`,
+    idPrefix: `cl${tag}${i}-`,
     home: join(dir, 'nodes', `n${i}`),
   }))
   const gateways = info.GATEWAY_URLS.split(' ')
@@ -173,7 +174,8 @@ export function clusterLeftovers({ dir, tag, nodes, pids = [] }) {
       ...nodes.map((n) => `agentenv-node-${n.id.replace('n', tag)}`).filter((ns) => existsSync(join('/run/netns', ns)))],
     links: nodes.map((n) => `acl${n.id.replace('n', tag)}`).filter((l) => existsSync(join('/sys/class/net', l))),
     cgroups,
-    addresses: execFileSync('ip', ['-o', '-4', 'addr', 'show', 'dev', 'lo']).toString().includes(` 10.201.${tag.charCodeAt(0) - 96}.1/32`)
-      ? [`10.201.${tag.charCodeAt(0) - 96}.1/32 on lo`] : [],
+    addresses: execFileSync('ip', ['-o', '-4', 'addr', 'show', 'dev', 'lo']).toString().includes(` ${serviceAddressOf(tag)}/32`)
+      ? [`${serviceAddressOf(tag)}/32 on lo`] : [],
+    nft: execFileSync('nft', ['list', 'tables']).toString().split('\n').filter((t) => t === `table ip agentenv_cluster_${tag}`),
   }
 }

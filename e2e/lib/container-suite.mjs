@@ -11,7 +11,8 @@
 // the suite's settings, each in a network namespace of its own, tagged after the lane) and the SDK options point at
 // its first gateway, whose domain the nodes report: every control-plane request and every envd byte of the unchanged
 // suite goes through a gateway. `server` is then the cluster: its url a gateway's, output() every node's log.
-// Suites that cannot apply there are skipped in that mode (host-tests.mjs, GATEWAY_SKIPS below).
+// Tests that cannot apply there are skipped in that mode (host-tests.mjs, GATEWAY_SKIPS below).
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { startServer, repoRoot } from './control-plane-harness.mjs'
 import { stopAndAssertNoLeftovers } from './host-leaks.mjs'
@@ -20,11 +21,17 @@ import { startCluster, serviceAddressOf } from './cluster-harness.mjs'
 /** Whether the container suites run through a gateway of a local cluster (AENV_E2E_THROUGH_GATEWAY=1). */
 export const throughGateway = process.env.AENV_E2E_THROUGH_GATEWAY === '1'
 
-/** The suites that do not apply through a gateway, by file name, and why: skipped in that mode only. */
+/** The tests that do not apply through a gateway, by suite file name and test name, and why: skipped in that mode only. */
 export const GATEWAY_SKIPS = Object.freeze({
-  'sdk-container-robustness.test.mjs': 'reads the freezer state under its one server\'s cgroup parent and fills that '
-    + 'server\'s slots (a cluster\'s nodes each have their own parent and slots)',
-  'sdk-container-volumes.test.mjs': 'restarts its one server on the same data dir',
+  'sdk-container-robustness.test.mjs': {
+    'all slots taken: create fails at once with a RateLimitError; a kill frees one':
+      'fills its one server\'s slots (a gateway places the next create on another node)',
+    'a fork past the free slots gets the children that fit, RateLimitError the rest':
+      'fills its one server\'s slots (a gateway places the next create on another node)',
+  },
+  'sdk-container-volumes.test.mjs': {
+    'a restarted server keeps the volume and mounts it again': 'restarts its one server on the same data dir',
+  },
 })
 
 /** The cluster's tag of a suite's lane, in the gateway mode. */
@@ -32,6 +39,19 @@ const clusterTag = (lane) => lane.namePrefix.slice('aenv'.length, 'aenv'.length 
 
 /** The host's address the nodes of the suite's cluster reach (the gateway mode), for services a suite starts. */
 export const clusterServiceAddress = (lane) => serviceAddressOf(clusterTag(lane))
+
+/**
+ * Where the container of the sandbox {@code sandboxId} is: runc's root, the container's name and its cgroup parent, on
+ * the suite's server or, through a gateway, on the node that runs it.
+ */
+export function sandboxContainer(server, lane, sandboxId) {
+  const places = throughGateway
+    ? server.nodes.map((n) => ({ runcRoot: join(n.runDir, 'runc'), name: n.idPrefix + sandboxId, cgroupParent: n.cgroupParent }))
+    : [{ runcRoot: join(lane.runDir, 'runc'), name: lane.idPrefix + sandboxId, cgroupParent: lane.cgroupParent }]
+  const found = places.find((p) => existsSync(join(p.runcRoot, p.name)))
+  if (!found) throw new Error(`no container of sandbox ${sandboxId} in ${places.map((p) => p.runcRoot).join(', ')}`)
+  return found
+}
 
 /**
  * Starts the suite's server on {@code lane}; {@code env} adds the suite's own settings, {@code listenHost} the address

@@ -14,13 +14,16 @@ function unreadyReason() {
   return null
 }
 
-/** Why this suite does not apply through a gateway (AENV_E2E_THROUGH_GATEWAY=1), or null. */
-const gatewaySkip = throughGateway ? GATEWAY_SKIPS[basename(process.argv[1] ?? '')] ?? null : null
+/** Why the test {@code name} of this suite does not apply through a gateway (AENV_E2E_THROUGH_GATEWAY=1), or null. */
+const gatewayTestSkip = (name) => throughGateway ? GATEWAY_SKIPS[basename(process.argv[1] ?? '')]?.[name] ?? null : null
 
-/** Why this host cannot run container sandboxes, or this suite not in this mode, or null when it can. */
-const hostUnready = unreadyReason()
-export const unready = hostUnready ?? (gatewaySkip && `does not apply through a gateway: ${gatewaySkip}`)
-if (hostUnready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${hostUnready}`)
+/** Why this host cannot run container sandboxes, or null when it can. */
+export const unready = unreadyReason()
+if (unready && process.env.AENV_REQUIRE_HOST_TESTS === '1') throw new Error(`host tests are required but ${unready}`)
 
-/** A test that runs only where container sandboxes can run (180 s each). */
-export const hostTest = (name, fn) => test(name, { skip: unready ? `host test skipped: ${unready}` : false, timeout: 180_000 }, fn)
+/** A test that runs only where container sandboxes can run, and in the gateway mode only if it applies (180 s each). */
+export const hostTest = (name, fn) => {
+  const skip = unready ? `host test skipped: ${unready}`
+    : gatewayTestSkip(name) ? `does not apply through a gateway: ${gatewayTestSkip(name)}` : false
+  return test(name, { skip, timeout: 180_000 }, fn)
+}

@@ -10,9 +10,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { Sandbox, RateLimitError, SandboxNotFoundError } from 'e2b'
-import { startSuiteServer, stopSuiteServer } from '../lib/container-suite.mjs'
+import { startSuiteServer, stopSuiteServer, sandboxContainer } from '../lib/container-suite.mjs'
 import { unready, hostTest } from '../lib/host-tests.mjs'
 import { waitFor } from '../lib/envd-harness.mjs'
 
@@ -103,7 +102,9 @@ hostTest('envd killed with sudo comes back; later commands keep the env vars and
       }
     }, { timeoutMs: 60_000, what: 'commands to work again after envd was killed' })
     assert.equal(after, 'hello user /home/user')
-    assert.match(server.output(), new RegExp(`restarted envd initialised sandbox_id=${sbx.sandboxId}`))
+    // the commands may work again a moment before the re-init is logged (a node's log is read from its file)
+    const reinitialised = new RegExp(`restarted envd initialised sandbox_id=${sbx.sandboxId}`)
+    await waitFor(() => reinitialised.test(server.output()), { timeoutMs: 30_000, what: 'the re-init logged' })
     assert.equal(await sbx.isRunning(), true)
     assert.equal((await sbx.getInfo()).state, 'running')
   } finally {
@@ -113,7 +114,8 @@ hostTest('envd killed with sudo comes back; later commands keep the env vars and
 
 hostTest('a sandbox whose container died is removed: not found, not listed, kill a no-op', async () => {
   const sbx = await Sandbox.create('base', opts)
-  const state = JSON.parse(execFileSync('runc', ['--root', join(RUN_DIR, 'runc'), 'state', ID_PREFIX + sbx.sandboxId], { encoding: 'utf8' }))
+  const container = sandboxContainer(server, LANE, sbx.sandboxId)
+  const state = JSON.parse(execFileSync('runc', ['--root', container.runcRoot, 'state', container.name], { encoding: 'utf8' }))
   process.kill(state.pid, 'SIGKILL') // the container's init: everything in the sandbox dies with it
 
   await waitFor(async () => {
@@ -129,14 +131,15 @@ hostTest('a sandbox whose container died is removed: not found, not listed, kill
   assert.ok(!listed.some((s) => s.sandboxId === sbx.sandboxId))
   assert.equal(await sbx.isRunning(), false)
   assert.equal(await Sandbox.kill(sbx.sandboxId, opts), false)
-  assert.match(server.output(), new RegExp(`sandbox instance is gone on its own; removing the sandbox sandbox_id=${sbx.sandboxId}`))
+  const removed = new RegExp(`sandbox instance is gone on its own; removing the sandbox sandbox_id=${sbx.sandboxId}`)
+  await waitFor(() => removed.test(server.output()), { timeoutMs: 30_000, what: 'the removal logged' })
 })
 
 hostTest('kill answers once nothing of the sandbox runs; its init is reaped after', async (t) => {
   const sbx = await Sandbox.create('base', opts)
-  const container = ID_PREFIX + sbx.sandboxId
-  const state = JSON.parse(execFileSync('runc', ['--root', join(RUN_DIR, 'runc'), 'state', container], { encoding: 'utf8' }))
-  const freezer = `/sys/fs/cgroup/freezer/${LANE.cgroupParent}/${container}/freezer.state`
+  const container = sandboxContainer(server, LANE, sbx.sandboxId)
+  const state = JSON.parse(execFileSync('runc', ['--root', container.runcRoot, 'state', container.name], { encoding: 'utf8' }))
+  const freezer = `/sys/fs/cgroup/freezer/${container.cgroupParent}/${container.name}/freezer.state`
   await sbx.commands.run("trap '' TERM; sleep 600", { background: true })
   await sbx.kill()
   // at the answer the sandbox is frozen (no task of it runs again), or its release has SIGKILLed it already

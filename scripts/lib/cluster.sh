@@ -44,9 +44,12 @@ cluster_settings() {
   CLUSTER_LOGS=$CLUSTER_DIR/logs
 }
 
+# The host's nft table of the cluster's NAT.
+cluster_nat_table() { echo "agentenv_cluster_$CLUSTER_TAG"; }
+
 # Names and addresses of node $1 (1..3).
 node_netns() { echo "agentenv-node-$CLUSTER_TAG$1"; }
-node_veth() { echo "acl$CLUSTER_TAG$1"; }
+node_veth() { echo "$LOCAL_CLUSTER_LINKS$CLUSTER_TAG$1"; }
 node_host_address() { echo "$CLUSTER_NET.$(( 4 * $1 + 1 ))"; }
 node_address() { echo "$CLUSTER_NET.$(( 4 * $1 + 2 ))"; }
 node_prefix() { echo "aenv$CLUSTER_TAG$1"; }
@@ -77,10 +80,16 @@ remember_pid() { mkdir -p "$CLUSTER_DIR/pids"; echo "$2" > "$CLUSTER_DIR/pids/$1
 # its veth, and nothing outside this machine can), and per node a network namespace with a veth pair
 # to the host, forwarding and the sandbox rules of scripts/lib/host/network.sh for the node's own sandboxes: they are
 # made in the node's namespace (the node starts runc, ip and nft there), so their forwarding, NAT and isolation happen
-# there too. Sandboxes reach neither other ranges nor the host's network beyond their node (the host forwards nothing
-# from nodes).
+# there too, as on a lone server: the node's namespace masquerades them as the node, and the host masquerades the
+# nodes' addresses (table cluster_nat_table) to reach what the host reaches (its DNS resolvers, the internet where
+# there is one); the sandbox rules keep them off the internal ranges.
 cluster_network_up() {
   ip addr add "$CLUSTER_SERVICE_ADDRESS/32" dev lo
+  nft -f - <<NFT
+add table ip $(cluster_nat_table) { comment "agentenv local cluster: its nodes' traffic leaves as the host's"; }
+add chain ip $(cluster_nat_table) postrouting { type nat hook postrouting priority srcnat; policy accept; }
+add rule ip $(cluster_nat_table) postrouting ip saddr $CLUSTER_NET.0/24 oifname != "$LOCAL_CLUSTER_LINKS$CLUSTER_TAG*" masquerade
+NFT
   local resolvers="" internal
   resolvers=$(host_resolvers | paste -sd, -)
   internal=$(IFS=,; echo "${INTERNAL_RANGES[*]}")
@@ -362,6 +371,7 @@ cluster_stop() {
     ip link delete "$(node_veth "$i")" 2>/dev/null
   done
   ip addr del "$CLUSTER_SERVICE_ADDRESS/32" dev lo 2>/dev/null
+  nft delete table ip "$(cluster_nat_table)" 2>/dev/null
   local left
   left=$(awk -v d="$CLUSTER_DIR/" 'index($5 "/", d) == 1 { print $5 }' /proc/self/mountinfo)
   if [[ -n $left ]]; then

@@ -7,6 +7,9 @@
 SANDBOX_CIDR=${AENV_SANDBOX_CIDR:-10.200.0.0/16}
 # Every netns and host-side veth the pool creates starts with this; the rules below match interfaces by it.
 NAME_PREFIX=${AENV_NAME_PREFIX:-aenv}
+# The host ends of a local cluster's node links (scripts/lib/cluster.sh: acl<tag><node>); the host forwards their
+# traffic like its sandboxes'.
+LOCAL_CLUSTER_LINKS=acl
 # Ranges sandboxes may never reach (besides each other and this host): private, shared, link-local, loopback,
 # multicast and reserved space. The host's own directly connected subnets are added at run time.
 INTERNAL_RANGES=(0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.168.0.0/16
@@ -72,9 +75,11 @@ setup_network() {
   if (( ${#resolvers[@]} )); then
     resolver_set=$(IFS=,; echo "${resolvers[*]}")
   fi
-  # Forwarding was off before this project turned it on: keep the host from routing anyone else's traffic.
+  # Forwarding was off before this project turned it on: keep the host from routing anyone else's traffic (but for
+  # its sandboxes and the nodes of a local cluster, scripts/lib/cluster.sh, whose links are $LOCAL_CLUSTER_LINKS*).
   if [[ $(<"$state/ip_forward.orig") == 0 ]]; then
-    foreign_forward="iifname != \"$NAME_PREFIX*\" oifname != \"$NAME_PREFIX*\" drop"
+    foreign_forward="iifname != \"$NAME_PREFIX*\" oifname != \"$NAME_PREFIX*\""
+    foreign_forward+=" iifname != \"$LOCAL_CLUSTER_LINKS*\" oifname != \"$LOCAL_CLUSTER_LINKS*\" drop"
   fi
 
   local rules="$state/agentenv.nft"
