@@ -33,10 +33,11 @@ export const serviceAddressOf = (tag) => `${clusterNet(tag)}.1`
 
 /**
  * Starts a cluster tagged {@code tag} (one letter; two clusters at once need two) with {@code env} given to every node
- * and gateway (AENV_BACKEND_*, lease settings). Returns its gateways' URLs, the API key, the nodes (id, url, pid) and
- * what stops it.
+ * and gateway (AENV_BACKEND_*, lease settings); {@code store} is the nodes' shared storage, 's3' (S3Proxy) or
+ * 'directory' (lighter, for suites that do not test S3). Returns its gateways' URLs, the API key, the nodes (id, url,
+ * pid) and what stops it.
  */
-export async function startCluster({ tag, env = {}, readyTimeoutMs = 300_000 }) {
+export async function startCluster({ tag, env = {}, store = 's3', readyTimeoutMs = 300_000 }) {
   if (!/^[a-z]$/.test(tag)) throw new Error(`a cluster's tag is one lowercase letter: ${tag}`)
   const dir = mkdtempSync(join(tmpdir(), `aenv-cluster-${tag}-`))
   const [g1, g2, pgPort, s3Port] = [await freePort(), await freePort(), await freePort(), await freePort()]
@@ -53,6 +54,7 @@ export async function startCluster({ tag, env = {}, readyTimeoutMs = 300_000 }) 
     AENV_LOCAL_CLUSTER_SLOTS: String(SLOTS),
     AENV_LOCAL_CLUSTER_NODE_JVM: TEST_JVM,
     AENV_LOCAL_CLUSTER_GATEWAY_JVM: TEST_JVM,
+    AENV_LOCAL_CLUSTER_STORE: store,
     AENV_API_KEY: TEST_API_KEY,
     ...env,
   })

@@ -30,6 +30,8 @@ export const GATEWAY_SKIPS = Object.freeze({
       'fills its one server\'s slots (a gateway places the next create on another node)',
   },
   'sdk-container-volumes.test.mjs': {
+    'a read-only mount refuses writes and a full volume gives ENOSPC inside':
+      'the local cluster keeps volumes in its shared volume directory, plain directories without a size limit',
     'a restarted server keeps the volume and mounts it again': 'restarts its one server on the same data dir',
   },
 })
@@ -62,7 +64,8 @@ export async function startSuiteServer(lane, env = {}, { listenHost, dataDir } =
   delete process.env.E2B_DEBUG // any value turns on the SDK's debug mode
   if (throughGateway) {
     if (dataDir) throw new Error('a cluster does not restart on one server\'s data dir (GATEWAY_SKIPS)')
-    const server = await startCluster({ tag: clusterTag(lane), env })
+    // the shared storage in a directory: these suites test the API through a gateway, not S3 (cluster-failures does)
+    const server = await startCluster({ tag: clusterTag(lane), env, store: 'directory' })
     const opts = { apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 60_000 }
     return { server, opts }
   }

@@ -1,7 +1,8 @@
 // Failures of a real local cluster (cluster-harness.mjs: scripts/cluster.sh with three container-backend nodes, each in
 // a network namespace of its own, two gateways, PostgreSQL), driven with the unmodified npm `e2b` SDK and the REST API:
 // a gateway killed mid-stream, PostgreSQL restarted mid-burst of creates, a node drained under load, a node killed
-// with SIGKILL (its running sandbox lost, its paused one resumed on another node from the object store). After each: no sandbox owned twice and none lost but the killed node's (the cluster's database against
+// with SIGKILL (its running sandbox lost, its paused one resumed on another node from the object store); and a volume
+// in the cluster's shared volume directory mounted by sandboxes on all three nodes. After each: no sandbox owned twice and none lost but the killed node's (the cluster's database against
 // runc's state on every node); when the cluster stops, nothing of it is left on the host. The tests run in this order
 // (the last one kills a node). Needs root and scripts/setup-host.sh; skipped otherwise (failed when
 // AENV_REQUIRE_HOST_TESTS=1).
@@ -10,7 +11,7 @@ import assert from 'node:assert/strict'
 import { setTimeout as delay } from 'node:timers/promises'
 import { readdirSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { Sandbox } from 'e2b'
+import { Sandbox, Volume } from 'e2b'
 import { unready } from '../lib/host-tests.mjs'
 import { startCluster } from '../lib/cluster-harness.mjs'
 import { api, create, setNodeStatus, ownerOf, assertOwnedOnce } from '../lib/cluster-checks.mjs'
@@ -132,6 +133,39 @@ step('a node drained under load: creates succeed elsewhere, its sandboxes keep w
     await setNodeStatus(cluster, g2, drained, 'ready')
     await killAll()
   }
+})
+
+step('a volume in the shared volume directory is the same on every node', async () => {
+  process.env.E2B_VOLUME_API_URL = g2 // where the SDK sends volume content requests (gateway 1 was killed above)
+  const volume = await Volume.create('cluster-shared', sdk(g2))
+  await volume.writeFile('/from-gateway.txt', 'written through a gateway')
+  const ids = cluster.nodes.map((n) => n.id)
+  const sandboxes = []
+  try {
+    for (const node of ids) { // the others drained: the create lands on this node
+      for (const other of ids.filter((i) => i !== node)) await setNodeStatus(cluster, g2, other, 'draining')
+      const res = await api(cluster, g2, 'POST', '/sandboxes',
+        { templateID: 'base', timeout: 600, volumeMounts: [{ name: 'cluster-shared', path: '/data' }] })
+      for (const other of ids.filter((i) => i !== node)) await setNodeStatus(cluster, g2, other, 'ready')
+      assert.equal(res.status, 201, JSON.stringify(res.body))
+      assert.equal(ownerOf(cluster, res.body.sandboxID), node)
+      const sbx = await Sandbox.connect(res.body.sandboxID, sdk(g2))
+      sandboxes.push(sbx)
+      await sbx.commands.run(`echo ${node} > /data/from-${node}.txt`)
+    }
+    for (const sbx of sandboxes) {
+      assert.equal((await sbx.commands.run('cat /data/from-gateway.txt /data/from-n1.txt /data/from-n2.txt /data/from-n3.txt')).stdout,
+        'written through a gatewayn1\nn2\nn3\n')
+    }
+    const seen = await (await Volume.connect(volume.volumeId, sdk(g2))).list('/')
+    assert.deepEqual(seen.map((e) => e.name).sort(), ['from-gateway.txt', 'from-n1.txt', 'from-n2.txt', 'from-n3.txt'])
+    const refused = await api(cluster, g2, 'DELETE', `/volumes/${volume.volumeId}`)
+    assert.equal(refused.status, 409, 'mounted by sandboxes on three nodes')
+  } finally {
+    for (const sbx of sandboxes) await sbx.kill()
+  }
+  assert.equal((await api(cluster, g2, 'DELETE', `/volumes/${volume.volumeId}`)).status, 204)
+  assertOwnedOnce(cluster, { nodes: cluster.nodes })
 })
 
 step('a node killed with SIGKILL: running sandbox lost, paused one resumed elsewhere', async () => {

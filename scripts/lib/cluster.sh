@@ -21,6 +21,9 @@
 #                                  (default 15360, 64; SLOTS is also each node's AENV_BACKEND_MAX_SANDBOXES unless set)
 #   AENV_LOCAL_CLUSTER_NODE_JVM, AENV_LOCAL_CLUSTER_GATEWAY_JVM  JVM options (space-separated; default: the server's
 #                                  jvm.options as scripts/serve.sh runs it, with -Xmx512m and -Xmx256m)
+#   AENV_LOCAL_CLUSTER_STORE       the nodes' shared storage: s3 (default: S3Proxy) or directory (a directory under
+#                                  the state dir, AENV_OBJECT_STORE_DIR, and no S3Proxy: lighter, for the test suites
+#                                  that do not test S3)
 # Every other AENV_* setting in the environment (AENV_BACKEND_*, AENV_CLUSTER_LEASE_SECONDS, ...) reaches every node.
 
 CLUSTER_NODES=(1 2 3)
@@ -41,6 +44,9 @@ cluster_settings() {
   CLUSTER_SLOTS=${AENV_LOCAL_CLUSTER_SLOTS:-64}
   CLUSTER_PG_BIN=/usr/lib/postgresql/15/bin
   CLUSTER_BUCKET=agentenv
+  CLUSTER_STORE=${AENV_LOCAL_CLUSTER_STORE:-s3}
+  [[ $CLUSTER_STORE == s3 || $CLUSTER_STORE == directory ]] ||
+    { echo "cluster: AENV_LOCAL_CLUSTER_STORE must be s3 or directory" >&2; return 1; }
   CLUSTER_LOGS=$CLUSTER_DIR/logs
 }
 
@@ -199,12 +205,20 @@ cluster_node_up() {
     "AENV_BACKEND_ID_PREFIX=cl$CLUSTER_TAG$i-"
     "AENV_BACKEND_MAX_SANDBOXES=${AENV_BACKEND_MAX_SANDBOXES:-$CLUSTER_SLOTS}"
     "AENV_BACKEND_POOL_SIZE=${AENV_BACKEND_POOL_SIZE:-1}"
-    "AENV_OBJECT_STORE_S3_BUCKET=$CLUSTER_BUCKET"
-    "AENV_OBJECT_STORE_S3_ENDPOINT=http://$CLUSTER_SERVICE_ADDRESS:$CLUSTER_S3_PORT"
-    "AENV_OBJECT_STORE_S3_REGION=us-east-1"
-    "AWS_ACCESS_KEY_ID=$CLUSTER_S3_KEY"
-    "AWS_SECRET_ACCESS_KEY=$CLUSTER_S3_SECRET"
+    "AENV_VOLUME_STORAGE=directory"
+    "AENV_VOLUME_SHARED_DIR=$CLUSTER_DIR/volumes"
   )
+  if [[ $CLUSTER_STORE == directory ]]; then
+    env+=("AENV_OBJECT_STORE_DIR=$CLUSTER_DIR/objects")
+  else
+    env+=(
+      "AENV_OBJECT_STORE_S3_BUCKET=$CLUSTER_BUCKET"
+      "AENV_OBJECT_STORE_S3_ENDPOINT=http://$CLUSTER_SERVICE_ADDRESS:$CLUSTER_S3_PORT"
+      "AENV_OBJECT_STORE_S3_REGION=us-east-1"
+      "AWS_ACCESS_KEY_ID=$CLUSTER_S3_KEY"
+      "AWS_SECRET_ACCESS_KEY=$CLUSTER_S3_SECRET"
+    )
+  fi
   if [[ -n ${AENV_LOCAL_CLUSTER_NODE_JVM:-} ]]; then
     read -r -a jvm <<<"$AENV_LOCAL_CLUSTER_NODE_JVM"
   else
@@ -273,9 +287,14 @@ cluster_start() {
   cluster_network_up
   cluster_log "PostgreSQL on 127.0.0.1 and $CLUSTER_SERVICE_ADDRESS:$CLUSTER_PG_PORT"
   cluster_postgres_up
-  cluster_log "S3Proxy on $CLUSTER_SERVICE_ADDRESS:$CLUSTER_S3_PORT (bucket $CLUSTER_BUCKET)"
-  cluster_s3proxy_up
-  wait_until_listening S3Proxy "$CLUSTER_SERVICE_ADDRESS" "$CLUSTER_S3_PORT" s3proxy
+  if [[ $CLUSTER_STORE == directory ]]; then
+    cluster_log "shared storage: the directory $CLUSTER_DIR/objects"
+    mkdir -p "$CLUSTER_DIR/objects"
+  else
+    cluster_log "S3Proxy on $CLUSTER_SERVICE_ADDRESS:$CLUSTER_S3_PORT (bucket $CLUSTER_BUCKET)"
+    cluster_s3proxy_up
+    wait_until_listening S3Proxy "$CLUSTER_SERVICE_ADDRESS" "$CLUSTER_S3_PORT" s3proxy
+  fi
   local i g
   for i in "${CLUSTER_NODES[@]}"; do cluster_node_up "$i"; done
   for g in 1 2; do cluster_gateway_up "$g" "${CLUSTER_GATEWAY_PORTS[g - 1]}"; done

@@ -278,7 +278,8 @@ public final class Main {
                                         settings.artifactRoot(),
                                         Path.of("/proc"),
                                         Clock.systemUTC(),
-                                        Duration.ofSeconds(30)),
+                                        Duration.ofSeconds(30),
+                                        config.volumes().shared()),
                                 ClusterNode.HALT,
                                 hooks);
             }

@@ -356,21 +356,13 @@ public final class BackendFixture implements AutoCloseable {
      * is abandoned without shutdown, like a process killed with -9).
      */
     ContainerBackendFactory restarted() throws BackendException {
-        ContainerBackendFactory again = new ContainerBackendFactory();
-        again.initialize(
-                workDir,
-                factory.settings(),
-                layout,
-                lane.firstSlot(layout.addressing()) + TestLane.SLOTS_PER_LANE / 2,
-                tokens,
-                sharedFiles);
-        return again;
+        return onAnotherWorkDir(workDir);
     }
 
     /**
-     * A second backend with the same settings, host layout and slots on a new work dir of this lane (removed by
-     * {@link #close()}'s next run of the lane if a test dies), as another node of the cluster would be; its caller
-     * shuts it down and deletes {@code workDir}.
+     * A second backend with the same settings, host layout and slots on {@code workDir}: this one's (a restart), or a
+     * new one of this lane ({@link #newWorkDir()}, removed by the lane's next run if a test dies), as another node of
+     * the cluster would be; its caller shuts it down and deletes a new work dir.
      */
     ContainerBackendFactory onAnotherWorkDir(Path workDir) throws BackendException {
         ContainerBackendFactory other = new ContainerBackendFactory();

@@ -25,7 +25,8 @@ import java.util.function.Supplier;
  * What this node reports with each lease renewal: the host's CPUs, memory ({@code /proc/meminfo}) and load
  * ({@code /proc/loadavg}), the backend's slots and warm pool stock, and the templates it can start without fetching
  * anything: the backend's built-in templates (ids and aliases) and the snapshots whose files are in this node's
- * artifact directory (re-read at most every {@code templatesEvery}).
+ * artifact directory (re-read at most every {@code templatesEvery}); and whether its volumes are the cluster's shared
+ * ones.
  */
 public final class NodeLoadProbe implements Supplier<NodeLoad> {
     private final Orchestrator orchestrator;
@@ -33,20 +34,28 @@ public final class NodeLoadProbe implements Supplier<NodeLoad> {
     private final Path proc;
     private final Clock clock;
     private final Duration templatesEvery;
+    private final boolean sharedVolumes;
     private Set<String> templates = Set.of();
     private Instant templatesRead = Instant.MIN;
 
     /**
      * @param artifactRoot the orchestrator's artifact root (snapshots are under {@code snapshots/<id>})
      * @param proc {@code /proc}, or a stand-in for tests
+     * @param sharedVolumes whether this node keeps volumes in the cluster's shared volume directory
      */
     public NodeLoadProbe(
-            Orchestrator orchestrator, Path artifactRoot, Path proc, Clock clock, Duration templatesEvery) {
+            Orchestrator orchestrator,
+            Path artifactRoot,
+            Path proc,
+            Clock clock,
+            Duration templatesEvery,
+            boolean sharedVolumes) {
         this.orchestrator = requireNonNull(orchestrator, "orchestrator is null");
         this.snapshotsDir = requireNonNull(artifactRoot, "artifactRoot is null").resolve("snapshots");
         this.proc = requireNonNull(proc, "proc is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.templatesEvery = requireNonNull(templatesEvery, "templatesEvery is null");
+        this.sharedVolumes = sharedVolumes;
     }
 
     @Override
@@ -67,7 +76,8 @@ public final class NodeLoadProbe implements Supplier<NodeLoad> {
                                 : Optional.empty())
                         .orElse(0),
                 pool,
-                localTemplates());
+                localTemplates(),
+                sharedVolumes);
     }
 
     private Set<String> localTemplates() {

@@ -55,24 +55,12 @@ public final class ObjectStoreArtifacts implements SharedArtifacts, AutoCloseabl
 
     @Override
     public void put(String key, Path dir) throws IOException {
-        try {
-            trees.put(objectKey(key), dir);
-        } catch (ObjectStoreException e) {
-            throw new IOException("storing " + key + " failed: " + e.getMessage(), e);
-        }
+        putTree(objectKey(key), dir);
     }
 
     @Override
     public void get(String key, Path target) throws IOException {
-        try {
-            trees.get(objectKey(key), target);
-        } catch (ObjectStoreException.NotFound e) {
-            NoSuchFileException missing = new NoSuchFileException(key);
-            missing.initCause(e);
-            throw missing;
-        } catch (ObjectStoreException e) {
-            throw new IOException("fetching " + key + " failed: " + e.getMessage(), e);
-        }
+        getTree(objectKey(key), target);
     }
 
     @Override
@@ -114,26 +102,35 @@ public final class ObjectStoreArtifacts implements SharedArtifacts, AutoCloseabl
 
             @Override
             public void put(String key, Path dir) throws IOException {
-                try {
-                    trees.put(filesKey(key), dir);
-                } catch (ObjectStoreException e) {
-                    throw new IOException("storing " + dir + " as " + key + " failed: " + e.getMessage(), e);
-                }
+                putTree(filesKey(key), dir);
             }
 
             @Override
             public void get(String key, Path target) throws IOException {
-                try {
-                    trees.get(filesKey(key), target);
-                } catch (ObjectStoreException.NotFound e) {
-                    NoSuchFileException missing = new NoSuchFileException(key);
-                    missing.initCause(e);
-                    throw missing;
-                } catch (ObjectStoreException e) {
-                    throw new IOException("fetching " + key + " failed: " + e.getMessage(), e);
-                }
+                getTree(filesKey(key), target);
             }
         };
+    }
+
+    private void putTree(ObjectKey key, Path dir) throws IOException {
+        try {
+            trees.put(key, dir);
+        } catch (ObjectStoreException e) {
+            throw new IOException("storing " + key + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Unpacks {@code key} as {@code target}; nothing stored is a {@link NoSuchFileException} naming it. */
+    private void getTree(ObjectKey key, Path target) throws IOException {
+        try {
+            trees.get(key, target);
+        } catch (ObjectStoreException.NotFound e) {
+            NoSuchFileException missing = new NoSuchFileException(key.toString());
+            missing.initCause(e);
+            throw missing;
+        } catch (ObjectStoreException e) {
+            throw new IOException("fetching " + key + " failed: " + e.getMessage(), e);
+        }
     }
 
     private static ObjectKey filesKey(String key) {

@@ -117,6 +117,7 @@ public record ServerConfig(
     public static final String VOLUME_DEFAULT_MB = "AENV_VOLUME_DEFAULT_MB";
     public static final String VOLUME_MAX_MB = "AENV_VOLUME_MAX_MB";
     public static final String VOLUME_STORAGE = "AENV_VOLUME_STORAGE";
+    public static final String VOLUME_SHARED_DIR = "AENV_VOLUME_SHARED_DIR";
     /** Below this, sampling every sandbox's envd would be load of its own. */
     public static final int MIN_SAMPLE_INTERVAL_MS = 100;
     /** An hour: metrics older than that are of little use to a dashboard. */
@@ -147,6 +148,7 @@ public record ServerConfig(
             VOLUME_DEFAULT_MB,
             VOLUME_MAX_MB,
             VOLUME_STORAGE,
+            VOLUME_SHARED_DIR,
             ClusterDatabase.URL,
             ClusterDatabase.USER,
             ClusterDatabase.PASSWORD_FILE,
@@ -244,7 +246,8 @@ public record ServerConfig(
                 new VolumeConfig(
                         parseInt(values, VOLUME_DEFAULT_MB, 1024),
                         parseInt(values, VOLUME_MAX_MB, 10240),
-                        VolumeConfig.parseStorage(values.getOrDefault(VOLUME_STORAGE, "loop"))),
+                        VolumeConfig.parseStorage(values.getOrDefault(VOLUME_STORAGE, "loop")),
+                        Optional.ofNullable(values.get(VOLUME_SHARED_DIR)).map(Path::of)),
                 ClusterConfig.from(values));
     }
 

@@ -77,6 +77,16 @@ final class ClusterView implements AutoCloseable {
                 .toList();
     }
 
+    /**
+     * Whether every node that takes new sandboxes keeps its volumes in the cluster's shared volume directory (each sees
+     * every volume), so a create that mounts volumes may go to any of them.
+     */
+    boolean volumesShared() {
+        List<NodeInfo> candidates = accepting();
+        return !candidates.isEmpty()
+                && candidates.stream().allMatch(n -> n.load().sharedVolumes());
+    }
+
     /** Any node that takes new sandboxes, else any serving one; empty when none serves. */
     Optional<NodeInfo> anyNode() {
         List<NodeInfo> candidates = accepting();

@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Places {@code POST /sandboxes}: reads the (small) body, asks {@link Placement} for the candidates for its
- * {@code templateID} (a create that mounts volumes goes to the node that holds the volumes), and sends it to the best
+ * {@code templateID} (a create that mounts volumes goes to the node that holds the volumes, unless every node keeps
+ * them in the cluster's shared volume directory), and sends it to the best
  * one; a node that refuses the connection, or answers 429 or 503 (full, or shutting down), is passed over for the
  * next. The chosen node's answer is relayed as it is, errors included.
  */
@@ -95,7 +96,7 @@ final class CreatePlacer {
             return;
         }
         Optional<JsonNode> parsed = parse(body);
-        List<NodeInfo> candidates = mountsVolumes(parsed)
+        List<NodeInfo> candidates = mountsVolumes(parsed) && !cluster.volumesShared()
                 ? cluster.byKey(GatewayRoutes.VOLUMES_KEY).stream().toList()
                 : placement.candidates(parsed.map(p -> p.path("templateID"))
                         .filter(JsonNode::isTextual)

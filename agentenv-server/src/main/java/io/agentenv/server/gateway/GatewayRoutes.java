@@ -22,7 +22,7 @@ import org.eclipse.jetty.http.HttpFields;
  *   <li>{@code POST /sandboxes}: placement;</li>
  *   <li>a template's builds and files ({@code /templates/<id>/...}, {@code /v2/templates/<id>/builds/...}): one node
  *       per template; volumes ({@code /volumes...}, {@code /volumecontent/...}): one node for all (their disks are
- *       that node's files);</li>
+ *       that node's files; with a shared volume directory any node would do, and this one still does);</li>
  *   <li>anything else: any live node.</li>
  * </ol>
  * A signed {@code /files} URL names no sandbox: the handler finds the sandbox whose token signed it, as a node's proxy

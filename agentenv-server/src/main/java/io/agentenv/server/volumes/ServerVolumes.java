@@ -16,9 +16,11 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Map;
+import java.util.Optional;
 
 /**
- * Builds the volume registry as the configuration asks: the storage under {@code <data dir>/volumes}, the guest ids
+ * Builds the volume registry as the configuration asks: the storage under {@code <data dir>/volumes} (or the cluster's
+ * shared volume directory), the guest ids
  * the backend maps sandboxes' users to (its {@code guest_id_start} setting), the content tokens from the store's seed.
  */
 public final class ServerVolumes {
@@ -38,10 +40,16 @@ public final class ServerVolumes {
         requireNonNull(config, "config is null");
         int guestIdStart = guestIdStart(backendSettings);
         VolumeSettings settings = new VolumeSettings(config.defaultSizeMiB(), config.maxSizeMiB(), guestIdStart);
-        Path dir = dataDir.resolve("volumes");
+        Path dir = config.sharedDir().orElse(dataDir.resolve("volumes"));
         VolumeStorage storage = switch (config.storage()) {
             case LOOP -> new LoopVolumeStorage(dir, settings.ownerHostId(), settings.ownerHostId());
-            case DIRECTORY -> new DirectoryVolumeStorage(dir);
+            case DIRECTORY ->
+                new DirectoryVolumeStorage(
+                        dir,
+                        config.shared()
+                                ? Optional.of(new DirectoryVolumeStorage.Owner(
+                                        settings.ownerHostId(), settings.ownerHostId()))
+                                : Optional.empty());
         };
         return new Volumes(
                 store,
@@ -51,7 +59,7 @@ public final class ServerVolumes {
                 settings,
                 new VolumeIds(new SecureRandom()),
                 clock,
-                config.storage() == VolumeConfig.Storage.LOOP);
+                config.storage() == VolumeConfig.Storage.LOOP || config.shared());
     }
 
     private static int guestIdStart(Map<String, String> backendSettings) {

@@ -138,7 +138,8 @@ final class TestServer implements AutoCloseable {
                         dataDir.resolve("artifacts"),
                         Path.of("/proc"),
                         Clock.systemUTC(),
-                        Duration.ofSeconds(30)),
+                        Duration.ofSeconds(30),
+                        false),
                 fenced::countDown,
                 hooks));
     }

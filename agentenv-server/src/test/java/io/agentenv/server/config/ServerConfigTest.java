@@ -60,6 +60,22 @@ class ServerConfigTest {
     }
 
     @Test
+    void a_shared_volume_directory_takes_directory_storage_only() {
+        ServerConfig config = ServerConfig.load(
+                Map.of("AENV_VOLUME_STORAGE", "directory", "AENV_VOLUME_SHARED_DIR", "/mnt/cluster/volumes"));
+        assertThat(config.volumes().sharedDir()).contains(Path.of("/mnt/cluster/volumes"));
+        assertThat(config.volumes().shared()).isTrue();
+        assertThat(ServerConfig.load(Map.of()).volumes().shared()).isFalse();
+        assertThatThrownBy(() -> ServerConfig.load(Map.of("AENV_VOLUME_SHARED_DIR", "/mnt/cluster/volumes")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("AENV_VOLUME_STORAGE=directory");
+        assertThatThrownBy(() -> ServerConfig.load(
+                        Map.of("AENV_VOLUME_STORAGE", "directory", "AENV_VOLUME_SHARED_DIR", "volumes")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must be absolute");
+    }
+
+    @Test
     void the_console_is_on_unless_aenv_console_is_off() {
         assertThat(ServerConfig.load(Map.of("AENV_CONSOLE", "off")).console()).isFalse();
         assertThat(ServerConfig.load(Map.of("AENV_CONSOLE", "OFF")).console()).isFalse();

@@ -130,6 +130,40 @@ class GatewayTest {
     }
 
     @Test
+    void a_create_that_mounts_volumes_goes_to_their_node_unless_every_node_shares_them() throws Exception {
+        String volumeNode = json(send("GET", "/volumes", Map.of("X-API-Key", KEY), null))
+                .path("node")
+                .asText();
+        String other = volumeNode.equals("a") ? "b" : "a";
+        FakeNode volumes = volumeNode.equals("a") ? a : b;
+        FakeNode warm = volumeNode.equals("a") ? b : a;
+        cluster.node(volumeNode, volumes.address(), NodeState.ACTIVE, later, load(Map.of(), Set.of("base")));
+        cluster.node(other, warm.address(), NodeState.ACTIVE, later, load(Map.of("tpl", 2), Set.of("base")));
+        reload();
+        String create = "{\"templateID\":\"tpl\",\"volumeMounts\":[{\"name\":\"v\",\"path\":\"/data\"}]}";
+        for (int i = 0; i < 3; i++) {
+            assertThat(json(send("POST", "/sandboxes", Map.of(), create))
+                            .path("node")
+                            .asText())
+                    .as("volumes on one node's disk: the create goes there")
+                    .isEqualTo(volumeNode);
+        }
+
+        NodeLoad shared = new NodeLoad(2, 24_000, 20_000, 0.1, 0, 100, Map.of(), Set.of("base"), true);
+        NodeLoad sharedWarm = new NodeLoad(2, 24_000, 20_000, 0.1, 0, 100, Map.of("tpl", 2), Set.of("base"), true);
+        cluster.node(volumeNode, volumes.address(), NodeState.ACTIVE, later, shared);
+        cluster.node(other, warm.address(), NodeState.ACTIVE, later, sharedWarm);
+        reload();
+        for (int i = 0; i < 3; i++) {
+            assertThat(json(send("POST", "/sandboxes", Map.of(), create))
+                            .path("node")
+                            .asText())
+                    .as("volumes every node sees: placed like any create (the warm sandbox)")
+                    .isEqualTo(other);
+        }
+    }
+
+    @Test
     void the_first_traffic_of_a_sandbox_the_gateway_created_reads_no_database() throws Exception {
         a.createdId = "createdona0000000000";
         b.createdId = "createdonb0000000000";

@@ -82,6 +82,7 @@ final class ClusterRows {
                 .sorted(Map.Entry.comparingByKey())
                 .forEach(e -> stock.put(e.getKey(), e.getValue()));
         load.localTemplates().stream().sorted().forEach(node.putArray("localTemplates")::add);
+        node.put("sharedVolumes", load.sharedVolumes());
         return node.toString();
     }
 
@@ -102,7 +103,8 @@ final class ClusterRows {
                     node.path("slotsUsed").asInt(),
                     node.path("slotsMax").asInt(),
                     stock,
-                    templates);
+                    templates,
+                    node.path("sharedVolumes").asBoolean(false));
         } catch (JsonProcessingException | IllegalArgumentException e) {
             throw new IllegalStateException("corrupt node load in the store", e);
         }

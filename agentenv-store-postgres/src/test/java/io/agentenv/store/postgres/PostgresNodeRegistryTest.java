@@ -28,7 +28,7 @@ class PostgresNodeRegistryTest {
     private static final NodeId B = new NodeId("node-b");
     private static final URI ADDRESS = URI.create("http://10.0.0.1:8080");
     private static final NodeLoad LOAD =
-            new NodeLoad(8, 32_768, 20_000, 1.25, 3, 40, Map.of("base", 2, "python", 1), Set.of("base"));
+            new NodeLoad(8, 32_768, 20_000, 1.25, 3, 40, Map.of("base", 2, "python", 1), Set.of("base"), true);
 
     private TestCluster cluster;
     private PostgresNodeRegistry registry;

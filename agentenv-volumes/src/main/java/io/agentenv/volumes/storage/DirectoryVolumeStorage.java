@@ -5,18 +5,33 @@ import static java.util.Objects.requireNonNull;
 import io.agentenv.volumes.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 
 /**
- * Volumes as plain directories {@code <dir>/<id>/content}, for development hosts without root: no size limit is
- * enforced (usage reports the host file system's) and the files keep the server's own uid.
+ * Volumes as plain directories {@code <dir>/<id>/content}: no size limit is enforced (usage reports the file system's).
+ * Two uses: a development host without root (the files keep the server's own uid), and a cluster's shared volume
+ * directory, which every node mounts (NFS, CephFS, ...): there the content root belongs to the given owner (the
+ * sandboxes' default user as the host sees it), as a loop volume's does.
  */
 public final class DirectoryVolumeStorage implements VolumeStorage {
     private final Path dir;
+    private final Optional<Owner> owner;
 
+    /** The owner of a content root: host uid and gid. */
+    public record Owner(int uid, int gid) {}
+
+    /** Directories that keep the server's own uid. */
     public DirectoryVolumeStorage(Path dir) {
+        this(dir, Optional.empty());
+    }
+
+    /** Directories whose content roots belong to {@code owner} (needs root). */
+    public DirectoryVolumeStorage(Path dir, Optional<Owner> owner) {
         this.dir = requireNonNull(dir, "dir is null");
+        this.owner = requireNonNull(owner, "owner is null");
     }
 
     @Override
@@ -24,7 +39,12 @@ public final class DirectoryVolumeStorage implements VolumeStorage {
         Path home = home(volumeId);
         Files.createDirectories(dir);
         Files.createDirectory(home);
-        return Files.createDirectory(home.resolve(LoopVolumeStorage.CONTENT));
+        Path content = Files.createDirectory(home.resolve(LoopVolumeStorage.CONTENT));
+        if (owner.isPresent()) {
+            Files.setAttribute(content, "unix:uid", owner.get().uid(), LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(content, "unix:gid", owner.get().gid(), LinkOption.NOFOLLOW_LINKS);
+        }
+        return content;
     }
 
     @Override
