@@ -318,7 +318,8 @@ public final class RefillingPool<K, T> {
             if (key == null) {
                 return;
             }
-            Optional<T> made;
+            Optional<T> made = Optional.empty();
+            boolean kept = false;
             try {
                 if (pacing.isPresent()) {
                     awaitPacing(pacing.get());
@@ -328,20 +329,19 @@ public final class RefillingPool<K, T> {
                 }
                 made = items.make(key);
             } finally {
+                // one step: the item stops counting as being made as it starts counting as ready, so a fill on another
+                // thread never sees neither and makes one more than the target
                 synchronized (lock) {
                     making.merge(key, -1, Integer::sum);
+                    Deque<T> queue = ready.get(key);
+                    kept = made.isPresent() && !closed && queue != null; // a key dropped meanwhile takes no more
+                    if (kept) {
+                        queue.addLast(made.get());
+                    }
                 }
             }
             if (made.isEmpty()) {
                 return;
-            }
-            boolean kept;
-            synchronized (lock) {
-                Deque<T> queue = ready.get(key);
-                kept = !closed && queue != null; // a key dropped meanwhile takes no more items
-                if (kept) {
-                    queue.addLast(made.get());
-                }
             }
             if (!kept) {
                 items.discard(made.get());
