@@ -104,13 +104,8 @@ public final class ClusterNode implements AutoCloseable {
                     .addKeyValue("node", config.nodeId().value())
                     .log("cluster: no shared storage; paused sandboxes and snapshots are restored on their own node"
                             + " only");
-            return Optional.empty();
         }
-        if (sharedArtifacts == null) {
-            sharedArtifacts = new ObjectStoreArtifacts(
-                    ObjectStoreArtifacts.open(config.sharedStorage().get()));
-        }
-        return Optional.of(sharedArtifacts);
+        return objectStore().map(SharedArtifacts.class::cast);
     }
 
     /**
@@ -118,14 +113,16 @@ public final class ClusterNode implements AutoCloseable {
      * cluster names none.
      */
     public synchronized Optional<SharedFiles> backendFiles() {
-        if (config.sharedStorage().isEmpty()) {
-            return Optional.empty();
-        }
-        if (sharedArtifacts == null) {
+        return objectStore().map(ObjectStoreArtifacts::backendFiles);
+    }
+
+    /** The cluster's shared storage, opened on the first call (closed with the node); empty when it names none. */
+    private Optional<ObjectStoreArtifacts> objectStore() { // callers hold the lock
+        if (config.sharedStorage().isPresent() && sharedArtifacts == null) {
             sharedArtifacts = new ObjectStoreArtifacts(
                     ObjectStoreArtifacts.open(config.sharedStorage().get()));
         }
-        return Optional.of(sharedArtifacts.backendFiles());
+        return Optional.ofNullable(sharedArtifacts);
     }
 
     /**
