@@ -5,7 +5,11 @@
 //   tti:   one node; Sandbox.create + commands.run('true'), sequential, alternately straight to the node and through
 //          the gateway (placement, forwarding, then every envd byte through the gateway); each sandbox killed after;
 //          400 commands and 200 creates through the gateway first, as a gateway that has served a while has compiled
-//          its paths (AENV_BENCH_WARM_CREATES sets how many creates).
+//          its paths (AENV_BENCH_WARM_CREATES sets how many creates); AENV_BENCH_PAUSE_MS (default 300) between two
+//          measurements, while the node restores a pool member. Besides each kind's percentiles it prints the median of
+//          the rounds' paired differences (a round measures every kind once), which drift over a run does not move.
+//          AENV_BENCH_GATEWAY_B_JVM="<JVM options>" starts a second gateway with those options added and measures it
+//          in the same rotation (an A/B of gateway settings in one run).
 //   burst: three nodes; a 20-way burst of creates (+ first command) straight to one node, then a 60-way burst through
 //          the gateway, which spreads it over the three; each burst after the pools refilled, AENV_BENCH_BURSTS times.
 //          All three nodes share this host's CPUs: a burst of 60 is three times the work of 20 on the same cores, so
@@ -24,10 +28,12 @@ const iterations = Number(process.argv[3] ?? (mode === 'tti' ? 40 : 2))
 if (!['tti', 'burst'].includes(mode)) throw new Error('usage: tti.mjs [tti|burst] [iterations]')
 delete process.env.E2B_DEBUG
 const lane = await claimLane()
-const cluster = await startBenchCluster(lane, { nodes: mode === 'tti' ? 1 : 3, poolSize: 2, maxSandboxes: 40 })
+const gatewayBJvm = process.env.AENV_BENCH_GATEWAY_B_JVM?.split(' ').filter(Boolean)
+const cluster = await startBenchCluster(lane, { nodes: mode === 'tti' ? 1 : 3, poolSize: 2, maxSandboxes: 40, gatewayBJvm })
 const sdk = (server) => ({ apiUrl: server.url, sandboxUrl: server.url, apiKey: server.apiKey, requestTimeoutMs: 120_000 })
 const direct = sdk(cluster.nodes[0])
 const gated = sdk(cluster.gateway)
+const gatedB = cluster.gatewayB && sdk(cluster.gatewayB)
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
@@ -48,35 +54,51 @@ async function burst(opts, n) {
   return runs.map((r) => r.ms)
 }
 
+// after each TTI the node restores a pool member in its place; the next one starts after this pause
+const pauseMs = Number(process.env.AENV_BENCH_PAUSE_MS ?? 300)
 const rows = []
 try {
   if (mode === 'tti') {
-    const times = { node: [], gateway: [] }
-    const parts = { node: { create: [], command: [] }, gateway: { create: [], command: [] } }
+    const kinds = [['node', direct], ['gateway', gated], ...(gatedB ? [['gateway B', gatedB]] : [])]
+    const times = Object.fromEntries(kinds.map(([kind]) => [kind, []]))
+    const parts = Object.fromEntries(kinds.map(([kind]) => [kind, { create: [], command: [] }]))
+    // each round measures every kind once: a round's difference to the node is paired, so drift over the run cancels
+    const differences = Object.fromEntries(kinds.map(([kind]) => [kind, []]))
     // a gateway that has served a while has compiled its request paths (the server's JVM runs C1 only, which compiles
-    // a method after some hundred calls): 400 commands and 200 creates through it first
-    const warm = await Sandbox.create('base', gated)
-    for (let i = 0; i < 400; i++) await warm.commands.run('true')
-    await warm.kill()
+    // a method after some hundred calls): 400 commands and 200 creates through each first
     const warmCreates = Number(process.env.AENV_BENCH_WARM_CREATES ?? 200)
-    for (let i = 0; i < warmCreates; i++) await (await Sandbox.create('base', gated)).kill()
-    for (let i = -5; i < iterations; i++) { // 5 warm-up rounds
-      for (const [kind, opts] of i % 2 === 0 ? [['node', direct], ['gateway', gated]] : [['gateway', gated], ['node', direct]]) {
+    for (const [, opts] of kinds.slice(1)) {
+      const warm = await Sandbox.create('base', opts)
+      for (let i = 0; i < 400; i++) await warm.commands.run('true')
+      await warm.kill()
+      for (let i = 0; i < warmCreates; i++) await (await Sandbox.create('base', opts)).kill()
+    }
+    for (let i = -5; i < iterations; i++) { // 5 warm-up rounds; the order rotates every round
+      const offset = ((i % kinds.length) + kinds.length) % kinds.length
+      const round = {}
+      for (const [kind, opts] of [...kinds.slice(offset), ...kinds.slice(0, offset)]) {
         const { ms, createMs, commandMs, sbx } = await tti(opts)
         await sbx.kill()
         if (i >= 0) {
           times[kind].push(ms)
           parts[kind].create.push(createMs)
           parts[kind].command.push(commandMs)
+          round[kind] = ms
         }
-        await delay(300) // the pool refills
+        await delay(pauseMs) // the pool refills
       }
+      if (i >= 0) for (const [kind] of kinds.slice(1)) differences[kind].push(round[kind] - round.node)
     }
-    rows.push(['TTI straight to the node', times.node], ['TTI through the gateway', times.gateway],
-      ['  of which Sandbox.create, straight', parts.node.create], ['  of which Sandbox.create, gateway', parts.gateway.create],
-      ['  of which the first command, straight', parts.node.command],
-      ['  of which the first command, gateway', parts.gateway.command])
-    console.log(`gateway adds at p50: ${(pct(times.gateway, 50) - pct(times.node, 50)).toFixed(1)} ms (target: <= 3 ms)`)
+    const label = (kind) => kind === 'node' ? 'straight' : kind
+    for (const [kind] of kinds) rows.push([kind === 'node' ? 'TTI straight to the node' : `TTI through the ${kind}`, times[kind]])
+    for (const [kind] of kinds) rows.push([`  of which Sandbox.create, ${label(kind)}`, parts[kind].create])
+    for (const [kind] of kinds) rows.push([`  of which the first command, ${label(kind)}`, parts[kind].command])
+    for (const [kind] of kinds.slice(1)) {
+      const d = differences[kind]
+      console.log(`${kind} adds at p50: ${(pct(times[kind], 50) - pct(times.node, 50)).toFixed(1)} ms (target: <= 3 ms);`
+        + ` the rounds' paired differences: median ${pct(d, 50).toFixed(1)} ms, quartiles ${pct(d, 25).toFixed(1)}`
+        + ` to ${pct(d, 75).toFixed(1)} ms`)
+    }
   } else {
     const one = []
     const three = []

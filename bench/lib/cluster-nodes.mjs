@@ -18,9 +18,10 @@ const NODE_LAYOUTS = [LAYOUTS.clusterNodeA, LAYOUTS.clusterNodeB, LAYOUTS.cluste
 
 /**
  * Starts PostgreSQL, {@code nodes} nodes (n1, n2, ...) and a gateway; {@code poolSize} is every node's warm pool
- * (undefined: the server's default), {@code env} adds settings to every node.
+ * (undefined: the server's default), {@code env} adds settings to every node. {@code gatewayBJvm} (JVM options added
+ * to the serve.sh ones) starts a second gateway with them, for an A/B of gateway settings in one run.
  */
-export async function startBenchCluster(lane, { nodes = 3, poolSize, maxSandboxes = 48, env = {} } = {}) {
+export async function startBenchCluster(lane, { nodes = 3, poolSize, maxSandboxes = 48, env = {}, gatewayBJvm } = {}) {
   if (nodes < 1 || nodes > NODE_LAYOUTS.length) throw new Error(`1 to ${NODE_LAYOUTS.length} nodes`)
   const pg = await startPostgres()
   const shared = mkdtempSync(join(tmpdir(), 'aenv-bench-shared-'))
@@ -30,7 +31,9 @@ export async function startBenchCluster(lane, { nodes = 3, poolSize, maxSandboxe
   }
   const started = []
   let gateway
+  let gatewayB
   const stop = async () => {
+    if (gatewayB) await gatewayB.stop()
     if (gateway) await gateway.stop()
     for (const node of started.reverse()) await node.stop()
     await pg.stop()
@@ -53,6 +56,11 @@ export async function startBenchCluster(lane, { nodes = 3, poolSize, maxSandboxe
       }))
     }
     gateway = await startServer({ backend: 'mock', args: ['gateway'], jvmOptions: SERVE_JVM_OPTIONS, env: cluster })
+    if (gatewayBJvm) {
+      gatewayB = await startServer({
+        backend: 'mock', args: ['gateway'], jvmOptions: [...SERVE_JVM_OPTIONS, ...gatewayBJvm], env: cluster,
+      })
+    }
   } catch (e) {
     await stop()
     throw e
@@ -62,6 +70,7 @@ export async function startBenchCluster(lane, { nodes = 3, poolSize, maxSandboxe
     pg,
     nodes: nodesList,
     gateway,
+    gatewayB,
     /** Sets a node's status through the gateway: 'draining' or 'ready'. */
     async setStatus(id, status) {
       const res = await fetch(`${gateway.url}/nodes/${id}`, {
