@@ -13,6 +13,7 @@ import io.agentenv.backend.container.host.HostLayout;
 import io.agentenv.backend.container.host.InitReaper;
 import io.agentenv.backend.container.host.JdkProcessRunner;
 import io.agentenv.backend.container.host.ProcessRunner;
+import io.agentenv.backend.container.host.TextDigest;
 import io.agentenv.backend.container.host.UtsHostname;
 import io.agentenv.backend.container.leftovers.LeftoverReaper;
 import io.agentenv.backend.container.lifecycle.ContainerNames;
@@ -64,18 +65,14 @@ import io.agentenv.spi.SnapshotState;
 import io.agentenv.spi.TemplateDescriptor;
 import io.agentenv.spi.TemplateId;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -413,7 +410,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
                     .append(Files.getLastModifiedTime(file).toMillis())
                     .append('\n');
         }
-        Path target = copies.resolve(sha(fingerprint.toString()));
+        Path target = copies.resolve(TextDigest.sha256Hex(fingerprint.toString(), 16));
         if (Files.isRegularFile(target.resolve("agentenv-envd.jar"))) {
             return target;
         }
@@ -431,17 +428,6 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         runtime.assemble(partial.resolve(GuestRuntime.DIR));
         Files.move(partial, target);
         return target;
-    }
-
-    private static String sha(String text) {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            return HexFormat.of()
-                    .formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)))
-                    .substring(0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every JDK", e);
-        }
     }
 
     /**
@@ -552,7 +538,7 @@ public final class ContainerBackendFactory implements SandboxBackendFactory {
         }
         try {
             Path image = rootfs.toRealPath();
-            String build = "image-" + sha(image + "\n" + preparation);
+            String build = "image-" + TextDigest.sha256Hex(image + "\n" + preparation, 16);
             if (templateDirs.linkImage(id.value(), image, preparation, build)) {
                 log.atInfo()
                         .addKeyValue("template", id.value())

@@ -3,20 +3,17 @@ package io.agentenv.backend.container.lifecycle;
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 import static java.util.Objects.requireNonNull;
 
+import io.agentenv.backend.container.host.TextDigest;
 import io.agentenv.spi.BackendException;
 import io.agentenv.spi.SharedFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -124,7 +121,7 @@ public final class LineageFiles {
                 String.valueOf(unix.get("dev")),
                 String.valueOf(unix.get("ino")),
                 Long.toString(basic.creationTime().to(TimeUnit.NANOSECONDS)));
-        return sha256(identity).substring(0, 32);
+        return TextDigest.sha256Hex(identity, 32);
     }
 
     /**
@@ -269,15 +266,6 @@ public final class LineageFiles {
             throw new IOException("interrupted while " + what, e);
         } catch (ExecutionException e) {
             throw new IOException(what + " failed: " + e.getCause(), e.getCause());
-        }
-    }
-
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of()
-                    .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
     }
 }

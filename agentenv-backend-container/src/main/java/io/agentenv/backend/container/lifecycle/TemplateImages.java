@@ -7,6 +7,7 @@ import io.agentenv.backend.container.guest.GuestProcFiles;
 import io.agentenv.backend.container.host.CommandFailedException;
 import io.agentenv.backend.container.host.ContainerId;
 import io.agentenv.backend.container.host.FileTrees;
+import io.agentenv.backend.container.host.TextDigest;
 import io.agentenv.backend.container.network.EgressFirewall;
 import io.agentenv.backend.container.network.EgressPolicy;
 import io.agentenv.backend.container.network.NetSlot;
@@ -30,12 +31,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -195,30 +193,23 @@ public final class TemplateImages {
     }
 
     private String key(Path rootfs, String preparation) {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            // the boot envd's first command line (its request warm-up): images checkpointed before it or with another
-            // warm-up get a new key
-            digest.update((EnvdLayout.envdSupervisor(BOOT_ENVD_ARGS) + "\n").getBytes(StandardCharsets.UTF_8));
-            String text = String.join(
-                    "\n",
-                    rootfs.toString(),
-                    envdDir.toString(),
-                    settings.jdkHome().toString(),
-                    Integer.toString(settings.cpuCount()),
-                    Integer.toString(settings.memoryMiB()),
-                    settings.privileges().name(),
-                    "v2",
-                    EnvdLayout.ENVD_SUPERVISOR,
-                    EnvdLayout.ENVD_JOURNAL,
-                    OciSpecs.MOUNT_LAYOUT,
-                    preparation);
-            return HexFormat.of()
-                    .formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)))
-                    .substring(0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every JDK", e);
-        }
+        // the boot envd's first command line (its request warm-up) comes first: images checkpointed before it or with
+        // another warm-up get a new key
+        String text = String.join(
+                "\n",
+                EnvdLayout.envdSupervisor(BOOT_ENVD_ARGS),
+                rootfs.toString(),
+                envdDir.toString(),
+                settings.jdkHome().toString(),
+                Integer.toString(settings.cpuCount()),
+                Integer.toString(settings.memoryMiB()),
+                settings.privileges().name(),
+                "v2",
+                EnvdLayout.ENVD_SUPERVISOR,
+                EnvdLayout.ENVD_JOURNAL,
+                OciSpecs.MOUNT_LAYOUT,
+                preparation);
+        return TextDigest.sha256Hex(text, 16);
     }
 
     private Image loadOrBuild(String template, Path rootfs, String preparation, Path dir)

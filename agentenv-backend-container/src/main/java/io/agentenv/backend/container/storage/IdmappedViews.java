@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.util.Objects.requireNonNull;
 
 import io.agentenv.backend.container.host.GuestIds;
+import io.agentenv.backend.container.host.TextDigest;
 import io.agentenv.libc.Libc;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -13,15 +14,11 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -110,7 +107,7 @@ public final class IdmappedViews implements AutoCloseable {
             if (existing != null) {
                 return existing;
             }
-            Path target = dir.resolve(sha16(real.toString()));
+            Path target = dir.resolve(TextDigest.sha256Hex(real.toString(), 16));
             if (Files.exists(target)) {
                 Unmounts.unmount(target); // an earlier view of this tree (a view is never left half made)
             }
@@ -252,16 +249,6 @@ public final class IdmappedViews implements AutoCloseable {
                 }
                 usernsFd = -1;
             }
-        }
-    }
-
-    private static String sha16(String text) {
-        try {
-            return HexFormat.of()
-                    .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)))
-                    .substring(0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
     }
 }
