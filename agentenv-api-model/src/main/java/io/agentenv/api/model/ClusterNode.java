@@ -58,7 +58,9 @@ public record ClusterNode(
     /** The body of {@code POST /nodes/{nodeID}}: {@code draining} or {@code ready}. */
     public record StatusChange(String status) {
         public StatusChange {
-            requireNonNull(status, "status is null");
+            if (status == null) {
+                throw new IllegalArgumentException("status is required");
+            }
         }
     }
 }

@@ -22,9 +22,9 @@ import java.util.stream.Collectors;
 /**
  * JSON reading and writing for the API. Reading is strict about types (no string-to-number coercion, no float-to-int
  * truncation, no duplicate keys) and lenient about unknown fields; every failure becomes INVALID_ARGUMENT with a
- * message that names the field.
+ * message that names the field. The gateway reads the node routes' bodies with it too, so both answer bad JSON alike.
  */
-final class Json {
+public final class Json {
     private static final int MAX_DETAIL = 200;
 
     private final ObjectMapper mapper = JsonMapper.builder()
@@ -43,8 +43,12 @@ final class Json {
                             .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
             .build();
 
-    /** Parses a request body; an empty body is read as {@code {}} when {@code emptyAllowed}, else rejected. */
-    <T> T read(byte[] body, Class<T> type, boolean emptyAllowed) {
+    /**
+     * Parses a request body; an empty body is read as {@code {}} when {@code emptyAllowed}, else rejected.
+     *
+     * @throws AgentEnvException INVALID_ARGUMENT, with a message for the client, when the body is not a {@code type}
+     */
+    public <T> T read(byte[] body, Class<T> type, boolean emptyAllowed) {
         if (isBlank(body)) {
             if (!emptyAllowed) {
                 throw AgentEnvException.invalidArgument("request body is required");
@@ -60,6 +64,9 @@ final class Json {
                     : "invalid value";
             throw AgentEnvException.invalidArgument("invalid request body: " + clip(detail));
         } catch (MismatchedInputException e) {
+            if (e.getOriginalMessage() != null && e.getOriginalMessage().startsWith("Trailing token")) {
+                throw AgentEnvException.invalidArgument("malformed JSON body: more after the JSON value");
+            }
             String field = fieldPath(e);
             if (field.isEmpty()) {
                 throw AgentEnvException.invalidArgument("request body must be a JSON object");
@@ -89,7 +96,7 @@ final class Json {
         }
     }
 
-    byte[] writeBytes(Object value) {
+    public byte[] writeBytes(Object value) {
         try {
             return mapper.writeValueAsBytes(value);
         } catch (JsonProcessingException e) {

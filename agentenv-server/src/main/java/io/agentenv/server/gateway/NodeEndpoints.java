@@ -2,22 +2,13 @@ package io.agentenv.server.gateway;
 
 import static java.util.Objects.requireNonNull;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.MapperFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.cfg.CoercionAction;
-import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
-import com.fasterxml.jackson.databind.exc.MismatchedInputException;
-import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.databind.type.LogicalType;
 import io.agentenv.api.model.ClusterNode;
 import io.agentenv.cluster.NodeId;
 import io.agentenv.cluster.NodeInfo;
 import io.agentenv.cluster.NodeLoad;
 import io.agentenv.cluster.NodeRegistry;
+import io.agentenv.orchestrator.AgentEnvException;
+import io.agentenv.server.api.Json;
 import io.agentenv.server.proxy.ProblemReply;
 import io.agentenv.server.proxy.ProxyProblem;
 import java.io.IOException;
@@ -41,19 +32,8 @@ import org.eclipse.jetty.util.Callback;
  * (ACTIVE), {@code draining}, {@code unhealthy} (its lease ran out, not yet declared dead) or {@code dead}.
  */
 final class NodeEndpoints {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    /** Read as strictly as the API reads its bodies: no coercion to a string, no duplicate keys, nothing after. */
-    private static final ObjectMapper STRICT = JsonMapper.builder()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .withCoercionConfig(
-                    LogicalType.Textual,
-                    c -> c.setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
-                            .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
-                            .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
-            .build();
+    /** Bodies are read and written as the API does its own (no coercion to a string, no duplicate keys, nothing after). */
+    private static final Json BODIES = new Json();
 
     private static final String USAGE = "the body must be {\"status\": \"draining\"} or {\"status\": \"ready\"}";
     private static final int MAX_BODY_BYTES = 4096;
@@ -119,27 +99,11 @@ final class NodeEndpoints {
         }
         ClusterNode.StatusChange change;
         try {
-            change = STRICT.readValue(body, ClusterNode.StatusChange.class);
-        } catch (ValueInstantiationException e) {
-            throw ProxyProblem.of(400, "status is required; " + USAGE);
-        } catch (MismatchedInputException e) {
-            if (e.getOriginalMessage() != null && e.getOriginalMessage().startsWith("Trailing token")) {
-                throw ProxyProblem.of(400, "malformed JSON body: more after the object; " + USAGE);
-            }
-            String field = e.getPath().isEmpty() ? "" : e.getPath().getFirst().getFieldName();
-            throw ProxyProblem.of(
-                    400,
-                    (field == null || field.isEmpty()
-                                    ? "the body must be a JSON object"
-                                    : "invalid value for field '" + field + "': expected a string")
-                            + "; " + USAGE);
-        } catch (JsonProcessingException e) {
-            throw ProxyProblem.of(400, "malformed JSON body; " + USAGE);
-        } catch (IOException e) {
-            throw ProxyProblem.of(400, "unreadable request body; " + USAGE);
+            change = BODIES.read(body, ClusterNode.StatusChange.class, false);
+        } catch (AgentEnvException e) {
+            throw ProxyProblem.of(400, e.getMessage() + "; " + USAGE);
         }
-        if (change == null
-                || !(change.status().equals(DRAINING) || change.status().equals(READY))) {
+        if (!(change.status().equals(DRAINING) || change.status().equals(READY))) {
             throw ProxyProblem.of(400, USAGE);
         }
         return change;
@@ -171,13 +135,7 @@ final class NodeEndpoints {
     }
 
     private static void write(Response response, Callback callback, int status, Object body) {
-        byte[] bytes;
-        try {
-            bytes = JSON.writeValueAsBytes(body);
-        } catch (IOException e) {
-            callback.failed(e);
-            return;
-        }
+        byte[] bytes = BODIES.writeBytes(body);
         response.setStatus(status);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);

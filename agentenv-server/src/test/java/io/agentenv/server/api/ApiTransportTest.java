@@ -157,6 +157,14 @@ class ApiTransportTest {
     }
 
     @Test
+    void json_with_more_after_the_object_is_400_saying_so() throws Exception {
+        HttpResponse<String> response = server.post("/v2/sandboxes", "{\"templateID\": \"base\"} {}");
+        assertError(response, 400);
+        assertThat(server.parse(response).get("message").asText())
+                .isEqualTo("malformed JSON body: more after the JSON value");
+    }
+
+    @Test
     void a_wrongly_typed_field_is_400_naming_the_field() throws Exception {
         HttpResponse<String> response = server.post("/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":\"soon\"}");
         assertError(response, 400);

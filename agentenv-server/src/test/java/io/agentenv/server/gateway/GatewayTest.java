@@ -346,8 +346,8 @@ class GatewayTest {
         refused.put("{\"status\":5}", "invalid value for field 'status': expected a string");
         refused.put("{\"status\":true}", "invalid value for field 'status': expected a string");
         refused.put("{}", "status is required");
-        refused.put("[\"draining\"]", "the body must be a JSON object");
-        refused.put("", "the body must be a JSON object");
+        refused.put("[\"draining\"]", "request body must be a JSON object");
+        refused.put("", "request body is required");
         refused.put("{\"status\":\"sleeping\"}", "");
         for (Map.Entry<String, String> body : refused.entrySet()) {
             HttpResponse<String> answer = send("POST", "/nodes/a", key, body.getKey());
