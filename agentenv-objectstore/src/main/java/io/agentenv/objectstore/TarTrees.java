@@ -27,9 +27,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * times larger than its data, which must stay sparse), overlay whiteouts (character devices 0/0) and the
  * {@code trusted.overlay.*} attributes of captured upper dirs, owned by the sandboxes' mapped ids. GNU tar keeps all
  * of them ({@code --sparse}, {@code --xattrs --xattrs-include=*}, {@code --numeric-owner}). Its output streams into
- * the store and, on the way, into a file beside the tree, which a store that reads its content twice (the S3 store
- * hashes, then uploads) reads the second time: tar does not pack the same bytes twice (a sparse member's name carries
- * its pid).
+ * the store and, on the way, into a file in the spool directory, which a store that reads its content twice (the S3
+ * store hashes, then uploads) reads the second time: tar does not pack the same bytes twice (a sparse member's name
+ * carries its pid). The spool directory is the caller's (a node's data directory), not the tree's parent: a tree may
+ * live where this process should not write large files (a host's template cache).
  *
  * <p>{@link #get} streams the object into tar, unpacking into a fresh directory beside the target, and renames that
  * into place only once the store has checked every byte against the size and SHA-256 recorded at put; damaged bytes
@@ -43,10 +44,14 @@ public final class TarTrees {
     private static final int MAX_ERROR_CHARS = 2000;
 
     private final ObjectStore store;
+    private final Path spoolDir;
 
-    /** Trees in {@code store}. */
-    public TarTrees(ObjectStore store) {
+    /**
+     * Trees in {@code store}; what a put packs is kept in {@code spoolDir} (created when missing) while it is stored.
+     */
+    public TarTrees(ObjectStore store, Path spoolDir) {
         this.store = requireNonNull(store, "store");
+        this.spoolDir = requireNonNull(spoolDir, "spoolDir").toAbsolutePath();
     }
 
     /**
@@ -73,8 +78,13 @@ public final class TarTrees {
                 "--pax-option=delete=atime,delete=ctime",
                 ".");
         // tar names a sparse member after its own pid, so a second run packs other bytes: the first pass keeps what
-        // it packed beside the tree, and a store that reads its content again (the S3 store, past one part) reads that
-        Path spool = dir.toAbsolutePath().resolveSibling(".pack-" + UUID.randomUUID());
+        // it packed in the spool, and a store that reads its content again (the S3 store, past one part) reads that
+        Path spool;
+        try {
+            spool = Files.createDirectories(spoolDir).resolve(".pack-" + UUID.randomUUID());
+        } catch (IOException e) {
+            throw new ObjectStoreException.Failed("pack " + dir + ": spool directory " + spoolDir + ": " + e, e);
+        }
         AtomicBoolean packed = new AtomicBoolean();
         try {
             return store.put(key, out -> {

@@ -44,7 +44,7 @@ class TarTreesHostTest {
             Assumptions.abort("host test skipped: not root");
         }
         store = new FileSystemObjectStore(Files.createDirectory(scratch.resolve("store")));
-        trees = new TarTrees(store);
+        trees = new TarTrees(store, scratch.resolve("spool"));
         source = Files.createDirectory(scratch.resolve("source"));
     }
 
@@ -140,7 +140,7 @@ class TarTreesHostTest {
                         .partSize(S3Settings.MIN_PART_SIZE)
                         .build())) {
             server.createBucket("trees");
-            TarTrees overS3 = new TarTrees(s3);
+            TarTrees overS3 = new TarTrees(s3, scratch.resolve("spool"));
 
             ObjectInfo put = overS3.put(ObjectKey.of("checkpoints", "sb2", "g1"), source);
             overS3.get(ObjectKey.of("checkpoints", "sb2", "g1"), scratch.resolve("fetched"));

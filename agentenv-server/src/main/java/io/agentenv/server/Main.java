@@ -178,7 +178,8 @@ public final class Main {
         Path dataDir = prepareDataDir(config.dataDir());
         // alone: the SQLite file in the data dir; a node of a cluster: the cluster's database, written with this
         // node's registration
-        Optional<ClusterNode> cluster = config.cluster().map(settings -> ClusterNode.join(settings, Clock.systemUTC()));
+        Optional<ClusterNode> cluster =
+                config.cluster().map(settings -> ClusterNode.join(settings, dataDir, Clock.systemUTC()));
         JdbcSandboxStore store =
                 cluster.isPresent() ? cluster.get().store() : SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
         AutoCloseable storage = cluster.isPresent() ? cluster.get() : store;

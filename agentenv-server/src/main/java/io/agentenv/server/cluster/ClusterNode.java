@@ -13,9 +13,14 @@ import io.agentenv.spi.SharedFiles;
 import io.agentenv.store.postgres.PostgresDatabase;
 import io.agentenv.store.postgres.PostgresNodeRegistry;
 import io.agentenv.store.postgres.PostgresSandboxStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Optional;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,6 +41,9 @@ public final class ClusterNode implements AutoCloseable {
     public static final Runnable HALT = () -> Runtime.getRuntime().halt(3);
 
     private final ClusterConfig config;
+    /** Where trees being stored in the shared storage are spooled: this node's own, emptied when the node joins. */
+    private final Path spoolDir;
+
     private final PostgresDatabase database;
     private final PostgresNodeRegistry registry;
     private final NodeMembership membership;
@@ -53,33 +61,55 @@ public final class ClusterNode implements AutoCloseable {
 
     private ClusterNode(
             ClusterConfig config,
+            Path spoolDir,
             PostgresDatabase database,
             PostgresNodeRegistry registry,
             NodeMembership membership,
             PostgresSandboxStore store) {
         this.config = config;
+        this.spoolDir = spoolDir;
         this.database = database;
         this.registry = registry;
         this.membership = membership;
         this.store = store;
     }
 
-    /** Opens the cluster's database, registers this node and opens its store; nothing is left open on failure. */
-    public static ClusterNode join(ClusterConfig config, Clock clock) {
+    /**
+     * Opens the cluster's database, registers this node and opens its store; nothing is left open on failure.
+     * {@code dataDir} is this node's own data directory (it spools what it stores in the shared storage there).
+     */
+    public static ClusterNode join(ClusterConfig config, Path dataDir, Clock clock) {
         requireNonNull(config, "config is null");
+        requireNonNull(dataDir, "dataDir is null");
         requireNonNull(clock, "clock is null");
+        Path spoolDir = emptySpool(dataDir.resolve("object-spool"));
         PostgresDatabase database = open(config.database());
         try {
             PostgresNodeRegistry registry = new PostgresNodeRegistry(database);
             NodeMembership membership = NodeMembership.join(
                     registry, config.nodeId(), config.address(), config.leaseTtl(), NodeLoad.UNKNOWN, clock);
             PostgresSandboxStore store = PostgresSandboxStore.open(database, membership.token());
-            ClusterNode node = new ClusterNode(config, database, registry, membership, store);
+            ClusterNode node = new ClusterNode(config, spoolDir, database, registry, membership, store);
             membership.startRenewing(() -> node.load.get(), node::fenced);
             return node;
         } catch (RuntimeException | Error e) {
             database.close();
             throw e;
+        }
+    }
+
+    /** Creates {@code dir}, or removes what a process that stopped while storing a tree left in it. */
+    private static Path emptySpool(Path dir) {
+        try {
+            Files.createDirectories(dir);
+            try (Stream<Path> left = Files.list(dir)) {
+                for (Path file : left.toList()) {
+                    Files.deleteIfExists(file);
+                }
+            }
+            return dir;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cluster: cannot prepare the spool directory " + dir, e);
         }
     }
 
@@ -120,7 +150,7 @@ public final class ClusterNode implements AutoCloseable {
     private Optional<ObjectStoreArtifacts> objectStore() { // callers hold the lock
         if (config.sharedStorage().isPresent() && sharedArtifacts == null) {
             sharedArtifacts = new ObjectStoreArtifacts(
-                    ObjectStoreArtifacts.open(config.sharedStorage().get()));
+                    ObjectStoreArtifacts.open(config.sharedStorage().get()), spoolDir);
         }
         return Optional.ofNullable(sharedArtifacts);
     }

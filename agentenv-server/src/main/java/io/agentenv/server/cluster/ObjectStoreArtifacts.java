@@ -30,10 +30,10 @@ public final class ObjectStoreArtifacts implements SharedArtifacts, AutoCloseabl
     private final ObjectStore store;
     private final TarTrees trees;
 
-    /** Artifacts in {@code store}. */
-    public ObjectStoreArtifacts(ObjectStore store) {
+    /** Artifacts in {@code store}; a tree being stored is spooled in {@code spoolDir} ({@link TarTrees}). */
+    public ObjectStoreArtifacts(ObjectStore store, Path spoolDir) {
         this.store = requireNonNull(store, "store is null");
-        this.trees = new TarTrees(store);
+        this.trees = new TarTrees(store, spoolDir);
     }
 
     /** Opens the store {@code config} names. */

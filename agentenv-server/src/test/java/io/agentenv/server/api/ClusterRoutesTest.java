@@ -273,7 +273,11 @@ class ClusterRoutesTest {
                 .cluster()
                 .orElseThrow();
         // registered, not serving (a backend still starting): a and b sweep with no grace after the lease
-        try (ClusterNode starting = ClusterNode.join(config, Clock.systemUTC())) {
+        Path leftSpool =
+                Files.createDirectories(dir.resolve("c-data/object-spool")).resolve(".pack-left");
+        Files.writeString(leftSpool, "what a node stopped while storing a tree left");
+        try (ClusterNode starting = ClusterNode.join(config, dir.resolve("c-data"), Clock.systemUTC())) {
+            assertThat(leftSpool).as("emptied when the node joins").doesNotExist();
             Thread.sleep(Duration.ofSeconds(3 * 3).toMillis()); // three leases
             JsonNode c = a.parse(send("GET", "/nodes/c", null));
             assertThat(c.path("status").asText()).as(c.toString()).isNotEqualTo("dead");

@@ -77,7 +77,7 @@ final class TestServer implements AutoCloseable {
         env.putAll(extraEnv);
         ServerConfig config = ServerConfig.load(env);
         // as Main does: a node of a cluster keeps its records in the cluster's database
-        cluster = config.cluster().map(settings -> ClusterNode.join(settings, Clock.systemUTC()));
+        cluster = config.cluster().map(settings -> ClusterNode.join(settings, dataDir, Clock.systemUTC()));
         JdbcSandboxStore sqlite =
                 cluster.isPresent() ? cluster.get().store() : SqliteSandboxStore.open(dataDir.resolve("agentenv.db"));
         store = sqlite;

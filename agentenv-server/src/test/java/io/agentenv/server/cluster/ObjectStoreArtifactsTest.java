@@ -26,8 +26,8 @@ class ObjectStoreArtifactsTest {
         Files.writeString(tree.resolve("tool"), "#!/bin/sh\n");
         Files.setPosixFilePermissions(tree.resolve("tool"), PosixFilePermissions.fromString("rwxr-x---"));
         Files.createSymbolicLink(tmp.resolve("layer/link"), Path.of("usr/bin/tool"));
-        try (ObjectStoreArtifacts artifacts =
-                new ObjectStoreArtifacts(new FileSystemObjectStore(Files.createDirectories(tmp.resolve("store"))))) {
+        try (ObjectStoreArtifacts artifacts = new ObjectStoreArtifacts(
+                new FileSystemObjectStore(Files.createDirectories(tmp.resolve("store"))), tmp.resolve("spool"))) {
             SharedFiles files = artifacts.backendFiles();
 
             assertThat(files.contains("k1")).isFalse();
