@@ -56,7 +56,11 @@ public final class Json {
             body = new byte[] {'{', '}'};
         }
         try {
-            return mapper.readValue(body, type);
+            T value = mapper.readValue(body, type);
+            if (value == null) { // the body was JSON null
+                throw AgentEnvException.invalidArgument("request body must be a JSON object");
+            }
+            return value;
         } catch (ValueInstantiationException e) {
             Throwable cause = e.getCause();
             String detail = cause instanceof IllegalArgumentException && cause.getMessage() != null

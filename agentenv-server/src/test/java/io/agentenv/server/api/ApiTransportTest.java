@@ -180,6 +180,7 @@ class ApiTransportTest {
     void a_body_that_is_not_an_object_is_400() throws Exception {
         assertError(server.post("/v2/sandboxes", "[1,2]"), 400);
         assertError(server.post("/v2/sandboxes", ""), 400);
+        assertError(server.post("/v2/sandboxes", "null"), 400);
     }
 
     @Test

@@ -348,6 +348,7 @@ class GatewayTest {
         refused.put("{}", "status is required");
         refused.put("[\"draining\"]", "request body must be a JSON object");
         refused.put("", "request body is required");
+        refused.put("null", "request body must be a JSON object");
         refused.put("{\"status\":\"sleeping\"}", "");
         for (Map.Entry<String, String> body : refused.entrySet()) {
             HttpResponse<String> answer = send("POST", "/nodes/a", key, body.getKey());
