@@ -131,6 +131,7 @@ export async function startCluster({ tag, env = {}, store = 's3', readyTimeoutMs
         child.kill('SIGKILL')
         await exited
       }
+      reportFailures(dir, tag)
       keepLogs(dir, tag)
       const left = clusterLeftovers({ dir, tag, nodes, pids: [...nodes.map((n) => n.pid), ...gatewayPids] })
       if (result === 'timeout') throw new Error(`the cluster did not stop within ${timeoutMs} ms:\n${output}`)
@@ -147,6 +148,33 @@ function nodeLogs(dir) {
     try { return readFileSync(join(dir, 'logs', `n${i}.log`), 'utf8') } catch { return '' }
   }).join('\n')
 }
+
+/**
+ * Prints to stderr what the cluster's daemons logged as failed (ERROR lines, and requests answered with a 5xx), each
+ * with the innermost cause of its stack trace, at most MAX_FAILURES_SHOWN per daemon: a failed test's cause, where the
+ * logs themselves are not kept (AENV_E2E_SERVER_LOGS unset, as in CI).
+ */
+function reportFailures(dir, tag) {
+  const logsDir = join(dir, 'logs')
+  if (!existsSync(logsDir)) return
+  for (const file of readdirSync(logsDir).filter((f) => /^[ng]\d+\.log$/.test(f)).sort()) {
+    const lines = readFileSync(join(logsDir, file), 'utf8').split('\n')
+    const failures = []
+    lines.forEach((line, i) => {
+      if (!/^\S+ (ERROR |WARN .*request failed)/.test(line)) return
+      const trace = lines.slice(i + 1, i + 200)
+      const end = trace.findIndex((l) => /^\d{4}-\d\d-\d\dT/.test(l)) // the next entry
+      const cause = trace.slice(0, end < 0 ? trace.length : end).filter((l) => l.startsWith('Caused by:')).pop()
+      failures.push(cause ? `${line}\n    ${cause}` : line)
+    })
+    if (failures.length === 0) continue
+    const shown = failures.slice(-MAX_FAILURES_SHOWN)
+    process.stderr.write(`[cluster ${tag} ${file}] ${failures.length} failure(s) logged${failures.length > shown.length ? `, the last ${shown.length}` : ''}:\n`
+      + shown.map((f) => `  ${f.slice(0, 2000)}\n`).join(''))
+  }
+}
+
+const MAX_FAILURES_SHOWN = 12
 
 function keepLogs(dir, tag) {
   const keep = process.env.AENV_E2E_SERVER_LOGS

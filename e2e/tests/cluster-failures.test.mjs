@@ -80,31 +80,34 @@ step('a gateway killed mid-stream: a clean error; the process runs on via the ot
 })
 
 step('PostgreSQL restarted mid-burst of creates: 201 or 5xx, then creates work again', async (t) => {
-  const burst = Array.from({ length: 6 }, (_, i) => delay(i * 150).then(() => create(cluster, g2, { burst: 'pg' })))
-  await delay(300)
-  cluster.restartPostgres()
-  const results = await Promise.all(burst)
-  t.diagnostic(`the burst's answers: ${results.map((r) => r.status).join(' ')}`)
-  for (const r of results) {
-    assert.ok(r.status === 201 || (r.status >= 500 && r.status < 600), `a create during the restart answered ${r.status}: ${JSON.stringify(r.body)}`)
-  }
-  // then creates work again with no one doing anything: each try either succeeds or fails with a 5xx, and one succeeds
-  const after = await waitFor(async () => {
-    const r = await create(cluster, g2, { burst: 'pg' })
-    assert.ok(r.status === 201 || r.status >= 500, `a create after the restart answered ${r.status}: ${JSON.stringify(r.body)}`)
-    return r.status === 201 ? r : undefined
-  }, { timeoutMs: 60_000, what: 'a create after the restart' })
-  // every sandbox reported created is usable, or cleanly absent
-  for (const id of [...results.filter((r) => r.status === 201).map((r) => r.id), after.id]) {
-    const info = await api(cluster, g2, 'GET', `/sandboxes/${id}`)
-    assert.ok(info.status === 200 || info.status === 404, `sandbox ${id}: ${info.status} ${JSON.stringify(info.body)}`)
-    if (info.status === 200) {
-      const sbx = await Sandbox.connect(id, sdk(g2))
-      assert.equal((await sbx.commands.run('echo usable')).stdout, 'usable\n')
+  try {
+    const burst = Array.from({ length: 6 }, (_, i) => delay(i * 150).then(() => create(cluster, g2, { burst: 'pg' })))
+    await delay(300)
+    cluster.restartPostgres()
+    const results = await Promise.all(burst)
+    t.diagnostic(`the burst's answers: ${results.map((r) => r.status).join(' ')}`)
+    for (const r of results) {
+      assert.ok(r.status === 201 || (r.status >= 500 && r.status < 600), `a create during the restart answered ${r.status}: ${JSON.stringify(r.body)}`)
     }
+    // then creates work again with no one doing anything: each try either succeeds or fails with a 5xx, and one succeeds
+    const after = await waitFor(async () => {
+      const r = await create(cluster, g2, { burst: 'pg' })
+      assert.ok(r.status === 201 || r.status >= 500, `a create after the restart answered ${r.status}: ${JSON.stringify(r.body)}`)
+      return r.status === 201 ? r : undefined
+    }, { timeoutMs: 60_000, what: 'a create after the restart' })
+    // every sandbox reported created is usable, or cleanly absent
+    for (const id of [...results.filter((r) => r.status === 201).map((r) => r.id), after.id]) {
+      const info = await api(cluster, g2, 'GET', `/sandboxes/${id}`)
+      assert.ok(info.status === 200 || info.status === 404, `sandbox ${id}: ${info.status} ${JSON.stringify(info.body)}`)
+      if (info.status === 200) {
+        const sbx = await Sandbox.connect(id, sdk(g2))
+        assert.equal((await sbx.commands.run('echo usable')).stdout, 'usable\n')
+      }
+    }
+    assertOwnedOnce(cluster)
+  } finally {
+    await killAll()
   }
-  assertOwnedOnce(cluster)
-  await killAll()
 })
 
 step('a node drained under load: creates succeed elsewhere, its sandboxes keep working', async () => {

@@ -11,10 +11,12 @@ import io.agentenv.store.jdbc.PreparedStatements;
 import io.agentenv.store.jdbc.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
@@ -26,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * opened ({@code db/migration/postgresql}; Flyway's lock lets several nodes open it at once). An outage makes calls
  * fail with {@link StoreException} within the settings' time limits instead of waiting for the database, and the pool
  * connects again once it is back (after a back-off of up to 5 s); a unit whose connection is lost before it commits
- * runs again on another one.
+ * runs again on another one, and one whose connection is lost while it commits asks the database (by its transaction
+ * id) whether it committed before it answers or runs again, so a restart never turns a change that was made into a
+ * failure.
  * Thread-safe; close it after the stores built on it.
  */
 public final class PostgresDatabase implements Transactions, AutoCloseable {
@@ -35,8 +39,15 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
     /** SQLSTATEs of a session the server ended: admin_shutdown, crash_shutdown, cannot_connect_now. */
     private static final Set<String> SESSION_ENDED = Set.of("57P01", "57P02", "57P03");
 
+    /** Whether a transaction committed, by the id {@link Unit#WRITE} learned ({@code committed}, {@code aborted}, ...). */
+    private static final String TRANSACTION_STATUS = "SELECT pg_xact_status(?::xid8)";
+
+    private static final Duration IN_DOUBT_POLL = Duration.ofMillis(50);
+
     private final HikariDataSource pool;
     private final int poolSize;
+    /** How long a unit whose commit lost its connection asks whether it committed: twice the connect timeout. */
+    private final Duration inDoubtTimeout;
 
     /**
      * Where the database is and how long a call may wait for it.
@@ -85,9 +96,10 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
         }
     }
 
-    private PostgresDatabase(HikariDataSource pool, int poolSize) {
+    private PostgresDatabase(HikariDataSource pool, Settings settings) {
         this.pool = pool;
-        this.poolSize = poolSize;
+        this.poolSize = settings.poolSize();
+        this.inDoubtTimeout = settings.connectTimeout().multipliedBy(2);
     }
 
     /** Opens the database with {@link Settings#of} and migrates its schema. */
@@ -111,7 +123,7 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
                     .failOnMissingLocations(true)
                     .load()
                     .migrate();
-            return new PostgresDatabase(pool, settings.poolSize());
+            return new PostgresDatabase(pool, settings);
         } catch (RuntimeException e) { // FlywayException, or the pool's
             pool.close();
             throw new StoreException("cannot migrate the PostgreSQL store at " + settings.jdbcUrl(), e);
@@ -148,81 +160,170 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
     @Override
     public <T> T read(String what, Object subject, Work<T> work) {
         requireNonNull(work, "work is null");
-        return run(what, subject, false, work);
+        return run(what, subject, Unit.READ, work);
     }
 
     /**
      * {@link SandboxStore.Durability#WITH_NEXT_WRITE} commits with {@code synchronous_commit} off for this transaction
-     * only ({@code SET LOCAL}): visible at once, made durable by the WAL writer or the next synchronous commit (which
-     * flushes the WAL up to it).
+     * only (set locally): visible at once, made durable by the WAL writer or the next synchronous commit (which flushes
+     * the WAL up to it).
      */
     @Override
     public <T> T write(String what, Object subject, SandboxStore.Durability durability, Work<T> work) {
         requireNonNull(durability, "durability is null");
         requireNonNull(work, "work is null");
-        if (durability == SandboxStore.Durability.WITH_NEXT_WRITE) {
-            return run(what, subject, true, s -> {
-                s.prepared("SET LOCAL synchronous_commit TO OFF").execute();
-                return work.run(s);
-            });
-        }
-        return run(what, subject, true, work);
+        return run(
+                what,
+                subject,
+                durability == SandboxStore.Durability.WITH_NEXT_WRITE ? Unit.WRITE_ASYNC : Unit.WRITE,
+                work);
     }
 
     /**
      * Runs the unit; while its connection is lost before it commits, again on another one, at most once per pooled
      * connection (after a restart of the database every pooled connection may be cut; each is dropped once it fails).
+     * A connection lost while it commits leaves the outcome in doubt: the database is asked on another connection
+     * whether the unit's transaction committed ({@link #committed}); if it did, its value is returned, if it did not,
+     * the unit runs again.
      */
-    private <T> T run(String what, Object subject, boolean commit, Work<T> work) {
+    private <T> T run(String what, Object subject, Unit unit, Work<T> work) {
+        String name = Transactions.describe(what, subject);
+        SQLException first = null;
         try {
-            ConnectionLost first = null;
             for (int attempt = 0; attempt <= poolSize; attempt++) {
-                try {
-                    return once(commit, work);
-                } catch (ConnectionLost e) {
-                    log.atDebug()
-                            .addKeyValue("unit", Transactions.describe(what, subject))
-                            .log("a store connection was lost before the unit committed; it runs again");
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.getCause().addSuppressed(e.getCause());
+                SQLException lost;
+                switch (once(unit, work)) {
+                    case Attempt.Done<T> done -> {
+                        return done.value();
+                    }
+                    case Attempt.Lost<T> before -> {
+                        lost = before.cause();
+                        log.atDebug()
+                                .addKeyValue("unit", name)
+                                .log("a store connection was lost before the unit committed; it runs again");
+                    }
+                    case Attempt.InDoubt<T> doubt -> {
+                        if (committed(doubt, name)) {
+                            log.atInfo()
+                                    .addKeyValue("unit", name)
+                                    .log("a store connection was lost while the unit committed; it had committed");
+                            return doubt.value();
+                        }
+                        lost = doubt.cause();
+                        log.atInfo()
+                                .addKeyValue("unit", name)
+                                .log(
+                                        "a store connection was lost while the unit committed; it had not, and runs again");
                     }
                 }
+                if (first == null) {
+                    first = lost;
+                } else {
+                    first.addSuppressed(lost);
+                }
             }
-            throw first.getCause();
+            throw requireNonNull(first);
         } catch (SQLException e) {
-            throw new StoreException("store failed to " + Transactions.describe(what, subject), e);
+            throw new StoreException("store failed to " + name, e);
         }
     }
 
     /**
-     * The unit on a pooled connection. A connection lost while the work ran (before the commit was sent) is thrown as
-     * {@link ConnectionLost}; a commit that fails is not (whether the database committed is then unknown).
+     * The unit on a pooled connection. A write first learns its transaction's id (one statement, which for
+     * {@link Unit#WRITE_ASYNC} also turns synchronous commit off). A connection lost while the work ran (before the
+     * commit was sent) is {@link Attempt.Lost}; one lost while it committed is {@link Attempt.InDoubt}; any other
+     * failure is thrown.
      */
-    private <T> T once(boolean commit, Work<T> work) throws SQLException, ConnectionLost {
+    private <T> Attempt<T> once(Unit unit, Work<T> work) throws SQLException {
         Connection connection = pool.getConnection();
         try (connection;
                 UnitStatements statements = new UnitStatements(connection)) {
             T value;
+            String transaction;
             try {
+                transaction = unit.begin == null ? null : transactionId(statements, unit.begin);
                 value = work.run(statements);
             } catch (SQLException e) {
                 Cleanup.rollbackQuietly(connection, e);
                 if (lost(e)) {
-                    throw new ConnectionLost(e);
+                    return new Attempt.Lost<>(e);
                 }
                 throw e;
             } catch (RuntimeException | Error e) {
                 Cleanup.rollbackQuietly(connection, e);
                 throw e;
             }
-            if (commit) {
-                connection.commit();
-            } else {
+            if (transaction == null) {
                 connection.rollback(); // ends the read's transaction
+                return new Attempt.Done<>(value);
             }
-            return value;
+            try {
+                connection.commit();
+            } catch (SQLException e) {
+                if (lost(e)) {
+                    return new Attempt.InDoubt<>(value, transaction, e);
+                }
+                throw e;
+            }
+            return new Attempt.Done<>(value);
+        }
+    }
+
+    private static String transactionId(PreparedStatements statements, String begin) throws SQLException {
+        try (ResultSet row = statements.prepared(begin).executeQuery()) {
+            row.next();
+            return row.getString(1);
+        }
+    }
+
+    /**
+     * Whether the transaction of a unit whose commit lost its connection committed, asked on other connections until
+     * {@link #inDoubtTimeout} has passed (a restarted database answers once it is back). Throws {@link SQLException}
+     * (the commit's failure, with the later ones suppressed in it) when the database cannot tell within that time.
+     */
+    private boolean committed(Attempt.InDoubt<?> doubt, String name) throws SQLException {
+        long deadline = System.nanoTime() + inDoubtTimeout.toNanos();
+        SQLException failure = doubt.cause();
+        while (true) {
+            Optional<String> answer = Optional.empty(); // empty: not asked (no connection)
+            try (Connection connection = pool.getConnection();
+                    PreparedStatement status = connection.prepareStatement(TRANSACTION_STATUS)) {
+                status.setString(1, doubt.transaction());
+                try (ResultSet row = status.executeQuery()) {
+                    row.next();
+                    answer = Optional.of(String.valueOf(row.getString(1)));
+                }
+                connection.rollback();
+            } catch (SQLException e) {
+                failure.addSuppressed(e);
+            }
+            switch (answer.orElse("")) {
+                case "committed" -> {
+                    return true;
+                }
+                case "aborted" -> {
+                    return false;
+                }
+                case "null" -> // too old for the database to remember: cannot happen within seconds
+                    throw new SQLException(
+                            "the database no longer knows whether " + name + " committed",
+                            failure.getSQLState(),
+                            failure);
+                default -> {} // not asked, or "in progress": the session that lost its connection has not ended yet
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new SQLException(
+                        "whether " + name + " committed is unknown: its connection was lost while it committed, and"
+                                + " the database could not tell within " + inDoubtTimeout.toMillis() + " ms",
+                        failure.getSQLState(),
+                        failure);
+            }
+            try {
+                Thread.sleep(IN_DOUBT_POLL);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SQLException("interrupted while asking whether " + name + " committed", failure);
+            }
         }
     }
 
@@ -232,22 +333,35 @@ public final class PostgresDatabase implements Transactions, AutoCloseable {
         return state != null && (state.startsWith("08") || SESSION_ENDED.contains(state));
     }
 
+    /** How a unit starts: a read does nothing; a write learns its transaction id ({@link #transactionId}). */
+    private enum Unit {
+        READ(null),
+        WRITE("SELECT pg_current_xact_id()::text"),
+        WRITE_ASYNC("SELECT pg_current_xact_id()::text, set_config('synchronous_commit', 'off', true)");
+
+        private final String begin;
+
+        Unit(String begin) {
+            this.begin = begin;
+        }
+    }
+
+    /** How one run of a unit ended. */
+    private sealed interface Attempt<T> {
+        /** Committed (a write) or ended (a read). */
+        record Done<T>(T value) implements Attempt<T> {}
+
+        /** The connection was lost before the commit was sent: nothing was kept, the unit may run again. */
+        record Lost<T>(SQLException cause) implements Attempt<T> {}
+
+        /** The connection was lost while the unit's transaction committed: whether it did is unknown here. */
+        record InDoubt<T>(T value, String transaction, SQLException cause) implements Attempt<T> {}
+    }
+
     /** Closes the pool; calls after this fail with {@link StoreException}. */
     @Override
     public void close() {
         pool.close();
-    }
-
-    /** The work's connection was lost before its commit: it may run again. */
-    private static final class ConnectionLost extends Exception {
-        ConnectionLost(SQLException cause) {
-            super(cause);
-        }
-
-        @Override
-        public synchronized SQLException getCause() {
-            return (SQLException) super.getCause();
-        }
     }
 
     /**
