@@ -104,6 +104,26 @@ final class KillOperation {
         return true;
     }
 
+    /**
+     * For the liveness check: removes a RUNNING record that has no instance on this node (see {@link LivenessCheck}),
+     * like a kill (artifacts and record deleted, Killed published; no stop hook: the operation that failed sent it when
+     * it rolled back). False when it has an instance by now or is no longer RUNNING.
+     */
+    boolean removeWithoutInstance(SandboxId id) {
+        if (runtime.get(id).isPresent() || !records.cas(id, SandboxState.RUNNING, SandboxState.KILLING)) {
+            return false;
+        }
+        if (runtime.get(id).isPresent()) {
+            records.cas(id, SandboxState.KILLING, SandboxState.RUNNING);
+            return false;
+        }
+        log.atWarn()
+                .addKeyValue("sandbox_id", id.value())
+                .log("a running sandbox has no instance on this node; removing its record");
+        finish(id, SandboxState.RUNNING);
+        return true;
+    }
+
     private boolean stillExpired(SandboxId id, Instant now) {
         return records.get(id)
                 .flatMap(SandboxRecord::expiresAt)

@@ -7,6 +7,7 @@ import io.agentenv.spi.Liveness;
 import io.agentenv.spi.SandboxBackend;
 import io.agentenv.spi.SandboxId;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,6 +27,12 @@ import org.slf4j.LoggerFactory;
  * one store read per round at most ({@link Records#runningIds}: none while no sandbox changed); a sandbox that leaves
  * RUNNING after it is harmless, since the removal is a compare-and-set from RUNNING, and one that becomes RUNNING
  * after it is checked in the next round.
+ *
+ * <p>The same round removes RUNNING records that have no instance here at all: every operation registers its instance
+ * before it writes RUNNING and writes another state before it lets go of it, so such a record is left by a write whose
+ * outcome could not be learned (a launch or resume whose RUNNING write reached a networked store that then went away
+ * before it answered, so the operation rolled back around a record that stayed RUNNING; or a discard whose delete
+ * failed). Without this it would be listed as running, with nothing behind it, until its TTL ran out.
  */
 final class LivenessCheck {
     private static final Logger log = LoggerFactory.getLogger(LivenessCheck.class);
@@ -38,7 +45,7 @@ final class LivenessCheck {
         FAILED
     }
 
-    /** What one round did, per sandbox with a live instance. */
+    /** What one round did, per sandbox with a live instance and per RUNNING sandbox without one. */
     record Round(Map<SandboxId, Outcome> outcomes) {
         Round {
             outcomes = Map.copyOf(outcomes);
@@ -65,8 +72,10 @@ final class LivenessCheck {
         Map<SandboxId, Outcome> outcomes = new HashMap<>();
         Map<SandboxId, Future<Outcome>> removals = new HashMap<>();
         List<SandboxRuntime.Handle> handles = runtime.all();
-        Set<SandboxId> running = handles.isEmpty() ? Set.of() : records.runningIds();
+        Set<SandboxId> running = records.runningIds();
+        Set<SandboxId> withInstance = new HashSet<>();
         for (SandboxRuntime.Handle handle : handles) {
+            withInstance.add(handle.id());
             SandboxId id = handle.id();
             if (!running.contains(id)) {
                 outcomes.put(id, Outcome.NOT_RUNNING);
@@ -89,6 +98,11 @@ final class LivenessCheck {
                 case Liveness.Gone gone -> removals.put(id, executor.submit(() -> remove(handle, gone.reason())));
             }
         }
+        for (SandboxId id : running) {
+            if (!withInstance.contains(id)) {
+                removals.put(id, executor.submit(() -> removeWithoutInstance(id)));
+            }
+        }
         for (Map.Entry<SandboxId, Future<Outcome>> removal : removals.entrySet()) {
             outcomes.put(removal.getKey(), outcome(removal.getKey(), removal.getValue()));
         }
@@ -106,6 +120,18 @@ final class LivenessCheck {
                     .addKeyValue("sandbox_id", handle.id().value())
                     .setCause(e)
                     .log("removing a sandbox that is gone failed; retrying on the next round");
+            return Outcome.FAILED;
+        }
+    }
+
+    private Outcome removeWithoutInstance(SandboxId id) {
+        try {
+            return kills.removeWithoutInstance(id) ? Outcome.REMOVED : Outcome.NOT_RUNNING;
+        } catch (RuntimeException e) {
+            log.atWarn()
+                    .addKeyValue("sandbox_id", id.value())
+                    .setCause(e)
+                    .log("removing a running record without an instance failed; retrying on the next round");
             return Outcome.FAILED;
         }
     }

@@ -28,6 +28,7 @@ final class FaultyStore implements SandboxStore {
 
     private final SandboxStore delegate;
     private final Set<Write> failNext = ConcurrentHashMap.newKeySet();
+    private final Set<Write> failNextAfterApplying = ConcurrentHashMap.newKeySet();
     private final AtomicInteger recordReads = new AtomicInteger();
     private final AtomicInteger idSetReads = new AtomicInteger();
     private final AtomicReference<CountDownLatch[]> holdNextGet = new AtomicReference<>();
@@ -39,6 +40,14 @@ final class FaultyStore implements SandboxStore {
 
     void failNext(Write write) {
         failNext.add(write);
+    }
+
+    /**
+     * The next write of this kind is made and then fails: a networked store that committed it and went away before it
+     * answered, so its caller cannot tell.
+     */
+    void failNextAfterApplying(Write write) {
+        failNextAfterApplying.add(write);
     }
 
     /** Reads of single records since the last {@link #resetReads}. */
@@ -109,7 +118,11 @@ final class FaultyStore implements SandboxStore {
     @Override
     public boolean replace(SandboxRecord record, Set<SandboxState> expected) {
         maybeFail(Write.REPLACE);
-        return delegate.replace(record, expected);
+        boolean done = delegate.replace(record, expected);
+        if (failNextAfterApplying.remove(Write.REPLACE)) {
+            throw new StoreException("injected " + Write.REPLACE + " failure after the write was made", null);
+        }
+        return done;
     }
 
     @Override

@@ -164,6 +164,26 @@ class OrchestratorFailureTest {
     }
 
     @Test
+    void a_running_record_a_failed_launch_left_is_removed_by_the_liveness_check() throws Exception {
+        // given a create whose RUNNING write was made although the store answered with a failure
+        faulty.get().failNextAfterApplying(FaultyStore.Write.REPLACE);
+        assertKind(() -> orchestrator.create(CreateSandbox.of("base", Duration.ofSeconds(60))), ErrorKind.INTERNAL);
+        assertThat(h.backend.openInstances()).isEmpty();
+        SandboxRecord left = h.store.all().getFirst();
+        assertThat(left.state()).isEqualTo(SandboxState.RUNNING);
+
+        // when
+        LivenessCheck.Round round = orchestrator.checkLiveness().orElseThrow();
+
+        // then it is gone like a killed sandbox
+        assertThat(round.of(left.id())).isEqualTo(LivenessCheck.Outcome.REMOVED);
+        assertNothingLeftOfTheFailedLaunch();
+        h.events.await(
+                e -> e instanceof LifecycleEvent.Killed k && k.sandbox().equals(left.id()), OrchestratorHarness.WAIT);
+        assertThat(orchestrator.checkLiveness().orElseThrow().outcomes()).isEmpty();
+    }
+
+    @Test
     void a_create_whose_guest_agent_never_gets_healthy_is_an_upstream_failure_rolled_back() throws Exception {
         Gate starting = h.backend.holdNext(MockOp.START);
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
