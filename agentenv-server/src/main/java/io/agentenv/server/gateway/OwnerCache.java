@@ -11,10 +11,12 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Sandbox owners as the registry last said, kept for a short time so that a stream of traffic to one sandbox reads
- * the database once; control-plane requests always read it. An owner changes only when a paused sandbox resumes on another node or a node dies; a request
- * that reached the wrong node in that window is answered by it (not found, or a conflict), and {@link #forget} makes the
- * next one look again. Lookups of sandboxes that do not exist are not kept.
+ * Running sandboxes' owners as the registry last said, kept for a short time so that a stream of traffic to one sandbox
+ * reads the database once. Control-plane requests always read it and drop what was kept, since they may change the
+ * owner (a connect that resumes a paused sandbox on another node): the traffic after them reads again. Paused
+ * sandboxes and lookups of sandboxes that do not exist are not kept. An owner also changes when a sandbox is paused and
+ * resumed elsewhere through another gateway, or a node dies; a request that reached the wrong node in that window is
+ * answered by it (not found, or a conflict), and {@link #forget} makes the next one look again.
  */
 final class OwnerCache {
     private static final int MAX_ENTRIES = 100_000;
@@ -33,9 +35,9 @@ final class OwnerCache {
     }
 
     /**
-     * The owner of {@code sandboxId}; empty when there is no such sandbox. {@code fresh}: read the registry even if a
-     * remembered answer is still young (control-plane requests, which may change the owner or the state; the cached
-     * answer serves the sandbox's traffic). Throws what the registry throws.
+     * The owner of {@code sandboxId}; empty when there is no such sandbox. {@code fresh}: a control-plane request,
+     * which may change the owner or the state: the registry is read and nothing is kept (the traffic after it reads
+     * again); otherwise traffic, served from a young remembered answer. Throws what the registry throws.
      */
     Optional<SandboxOwners.Ownership> owner(String sandboxId, boolean fresh) {
         Instant now = clock.instant();
@@ -44,7 +46,7 @@ final class OwnerCache {
             return Optional.of(entry.ownership());
         }
         Optional<SandboxOwners.Ownership> found = owners.owner(sandboxId);
-        if (found.isPresent()) {
+        if (!fresh && found.isPresent() && !found.get().paused()) {
             if (entries.size() >= MAX_ENTRIES) {
                 entries.clear(); // a bound, not a policy: entries live one ttl anyway
             }

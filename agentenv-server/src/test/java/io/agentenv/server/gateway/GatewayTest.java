@@ -258,6 +258,23 @@ class GatewayTest {
     }
 
     @Test
+    void traffic_after_a_connect_or_to_a_paused_sandbox_reads_the_owner_again() throws Exception {
+        // the owner cache keeps answers for a minute here; a resume elsewhere changes the owner within it
+        for (String node : List.of("a", "b")) {
+            String id = "aaaaaaaaaaaaaaaaaa6" + node;
+            cluster.owns(id, Optional.of("dead"), true);
+            send("GET", "/proxy/" + id + "/49983/health", Map.of(), null); // traffic while it is paused
+            send("POST", "/sandboxes/" + id + "/connect", Map.of(), "{}");
+            cluster.owns(id, Optional.of(node), false); // what the node that resumed it wrote
+
+            assertThat(json(send("GET", "/proxy/" + id + "/49983/health", Map.of(), null))
+                            .path("node")
+                            .asText())
+                    .isEqualTo(node);
+        }
+    }
+
+    @Test
     void a_running_sandbox_on_a_node_that_stopped_renewing_is_unavailable() throws Exception {
         String id = "aaaaaaaaaaaaaaaaaaa5";
         cluster.owns(id, Optional.of("silent"), false);
